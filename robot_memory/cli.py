@@ -1,0 +1,291 @@
+"""The ``robot-memory`` command line: a thin layer over the core library.
+
+The memory file comes from ``--file``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else
+``~/.opencastor/robot-memory.md``. Exit codes: 0 success, 1 a problem with the
+memory (reported one per line), 2 a usage error.
+"""
+
+import argparse
+import collections
+import datetime as dt
+import json
+import sys
+
+from robot_memory import context
+from robot_memory import lifecycle
+from robot_memory.config import lifecycle_config
+from robot_memory.config import read_parameters
+from robot_memory.errors import MemoryFileError
+from robot_memory.memory_file import append_durably
+from robot_memory.memory_file import MemoryFile
+from robot_memory.memory_file import side_file
+from robot_memory.schema import ENTRY_TYPES
+from robot_memory.timeutil import format_iso
+from robot_memory.timeutil import parse_iso
+from robot_memory.timeutil import UTC
+
+
+def _iso_time(text: str) -> dt.datetime:
+    try:
+        return parse_iso(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a whole number') from None
+    if value < 1:
+        raise argparse.ArgumentTypeError('must be at least 1')
+    return value
+
+
+def _unit_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError('must be between 0 and 1')
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser; every command and option carries help text."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument('--file', help='memory file (default: $CASTOR_ROBOT_MEMORY_FILE, '
+                                       'else ~/.opencastor/robot-memory.md)')
+    common.add_argument('--config', help='ROS 2 parameters file with lifecycle settings '
+                                         '(e.g. config/robot_memory.yaml)')
+    at = argparse.ArgumentParser(add_help=False)
+    at.add_argument('--at', type=_iso_time, metavar='ISO-TIME',
+                    help='evaluate decay at this moment instead of now (e.g. 2026-05-01T03:00:00Z)')
+
+    parser = argparse.ArgumentParser(
+        prog='robot-memory',
+        description='Operational memory for ROS 2 robots (RCAN Robot Memory Schema 1.0).')
+    commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+
+    show = commands.add_parser('show', parents=[common, at],
+                               help='print the context block the robot brain receives')
+    show.add_argument('--budget', type=_positive_int, metavar='TOKENS',
+                      help='token budget of the block (default: the configured token_budget)')
+    show.add_argument('--no-peers', action='store_true', help='leave out peer robots\' entries')
+    show.add_argument('--min-confidence', type=_unit_float, metavar='C',
+                      help='raise the injection threshold for this call')
+
+    commands.add_parser('validate', parents=[common],
+                        help='check the memory file; exit 0 when valid, 1 with one line a problem')
+
+    stats = commands.add_parser('stats', parents=[common, at],
+                                help='counts by type and band, peers, file facts')
+    stats.add_argument('--json', action='store_true', help='print the statistics as JSON')
+
+    prune = commands.add_parser('prune', parents=[common, at],
+                                help='remove entries below prune_min, archiving them first')
+    prune.add_argument('--dry-run', action='store_true', help='only list what would be pruned')
+
+    export = commands.add_parser('export', parents=[common, at],
+                                 help='write the memory as JSON to standard output')
+    export.add_argument('--format', choices=['json'], default='json', help='output format')
+    return parser
+
+
+def _now(args) -> dt.datetime:
+    return getattr(args, 'at', None) or dt.datetime.now(UTC)
+
+
+def _config(args) -> lifecycle.LifecycleConfig:
+    if not args.config:
+        return lifecycle.DEFAULT_CONFIG
+    return lifecycle_config(read_parameters(args.config))
+
+
+def _warn(memory: MemoryFile, result) -> None:
+    for problem in result.problems:
+        print(f'warning: {problem.format(memory.path)}', file=sys.stderr)
+
+
+def cmd_show(args, memory: MemoryFile) -> int:
+    """Print the context block."""
+    config = _config(args)
+    result = memory.load(_now(args))
+    _warn(memory, result)
+    block = context.build_context(result.document, _now(args), config, args.budget,
+                                  not args.no_peers, args.min_confidence)
+    if block.text:
+        print(block.text)
+    else:
+        print(f'(no entries at or above {config.inject_min:.0%} confidence)', file=sys.stderr)
+    if block.omitted:
+        print(f'({block.omitted} more entries did not fit the token budget)', file=sys.stderr)
+    return 0
+
+
+def cmd_validate(args, memory: MemoryFile) -> int:
+    """Report every problem; exit 1 if there is any."""
+    try:
+        result = memory.load(dt.datetime.now(UTC))
+    except MemoryFileError as error:
+        line = error.line if error.line is not None else 1
+        print(f'{error.path}:{line}: {error.problem}')
+        return 1
+    for problem in result.problems:
+        print(problem.format(memory.path))
+    if result.problems:
+        return 1
+    document = result.document
+    print(f'{memory.path}: valid (schema {document.schema_version}, {len(document.entries)} '
+          f'entries, {len(document.peer_context or [])} peer blocks)')
+    return 0
+
+
+def collect_stats(document, now, config, path=None) -> dict:
+    """Counts by type and band, peers and file facts, as a plain dict."""
+    by_type = collections.Counter({name: 0 for name in ENTRY_TYPES})
+    by_band = collections.Counter({'high': 0, 'medium': 0, 'low': 0, 'below_threshold': 0})
+    for entry in document.entries:
+        by_type[entry.type] += 1
+        if entry.type == 'resolved':
+            continue
+        confidence = lifecycle.effective_confidence(entry, now, config)
+        if confidence < config.inject_min:
+            by_band['below_threshold'] += 1
+        elif confidence >= config.band_high:
+            by_band['high'] += 1
+        elif confidence >= config.band_medium:
+            by_band['medium'] += 1
+        else:
+            by_band['low'] += 1
+    prunable = sum(1 for entry in document.entries
+                   if lifecycle.effective_confidence(entry, now, config) < config.prune_min)
+    stats = {
+        'rrn': document.rrn,
+        'at': format_iso(now),
+        'last_updated': format_iso(document.last_updated),
+        'entries': len(document.entries),
+        'by_type': dict(by_type),
+        'by_band': dict(by_band),
+        'prunable': prunable,
+        'peers': {block.rrn: {'entries': len(block.entries),
+                              'last_synced': format_iso(block.last_synced)}
+                  for block in document.peer_context or []},
+        'oldest_first_seen': min((format_iso(e.first_seen) for e in document.entries),
+                                 default=None),
+    }
+    if path is not None and path.exists():
+        stats['file'] = str(path)
+        stats['file_bytes'] = path.stat().st_size
+    return stats
+
+
+def cmd_stats(args, memory: MemoryFile) -> int:
+    """Print statistics."""
+    now = _now(args)
+    result = memory.load(now)
+    _warn(memory, result)
+    stats = collect_stats(result.document, now, _config(args), memory.path)
+    if args.json:
+        print(json.dumps(stats, indent=2, ensure_ascii=False))
+        return 0
+    print(f'{stats["file"]}  rrn {stats["rrn"]}  last updated {stats["last_updated"]}')
+    print(f'entries: {stats["entries"]}  ' +
+          '  '.join(f'{name}: {count}' for name, count in stats['by_type'].items()))
+    band_counts = stats['by_band']
+    print(f'at {stats["at"]}: 🔴 {band_counts["high"]}  🟡 {band_counts["medium"]}  '
+          f'🟢 {band_counts["low"]}  below threshold {band_counts["below_threshold"]}  '
+          f'prunable {stats["prunable"]}')
+    for rrn, peer in stats['peers'].items():
+        print(f'peer {rrn}: {peer["entries"]} entries, last synced {peer["last_synced"]}')
+    print(f'file size: {stats["file_bytes"]} bytes')
+    return 0
+
+
+def archive_pruned(memory: MemoryFile, pruned, now, reason='pruned') -> None:
+    """Append pruned entries to ``<file>.archive.jsonl`` durably, before they leave the file."""
+    append_durably(side_file(memory.path, '.archive.jsonl'), [
+        {'archived_at': format_iso(now), 'reason': reason,
+         'effective_confidence': round(item.effective_confidence, 6),
+         'entry': item.entry.model_dump(mode='json')}
+        for item in pruned])
+
+
+def cmd_prune(args, memory: MemoryFile) -> int:
+    """Prune entries below prune_min (archived first)."""
+    now = _now(args)
+    config = _config(args)
+    if args.dry_run:
+        outcome = lifecycle.prune(memory.load(now).document.entries, now, config)
+    else:
+        with memory.update(now) as result:
+            outcome = lifecycle.prune(result.document.entries, now, config)
+            archive_pruned(memory, outcome.pruned, now)
+            result.document.entries = outcome.kept
+    verb = 'would prune' if args.dry_run else 'pruned'
+    for item in outcome.pruned:
+        print(f'{verb} {item.entry.id} [{context.percent(item.effective_confidence)}%] '
+              f'{item.entry.text}')
+    print(f'{verb} {len(outcome.pruned)} entries; {len(outcome.kept)} remain' +
+          (f'; {outcome.held_back} held back for a later prune (max_prune_fraction)'
+           if outcome.held_back else ''))
+    return 0
+
+
+def document_as_json(document, now, config) -> dict:
+    """The document as plain JSON data, with effective confidences at ``now``."""
+    def entry_data(entry, reference=None):
+        data = entry.model_dump(mode='json', exclude_none=True)
+        data['effective_confidence'] = round(
+            lifecycle.effective_confidence(entry, now, config, reference), 6)
+        return data
+
+    return {
+        'schema_version': document.schema_version,
+        'rrn': document.rrn,
+        'last_updated': format_iso(document.last_updated),
+        'evaluated_at': format_iso(now),
+        'entries': [entry_data(entry) for entry in document.entries],
+        'peer_context': [
+            {'rrn': block.rrn, 'last_synced': format_iso(block.last_synced),
+             'entries': [entry_data(entry, block.last_synced) for entry in block.entries]}
+            for block in document.peer_context or []],
+        'extra': document.extra,
+    }
+
+
+def cmd_export(args, memory: MemoryFile) -> int:
+    """Print the memory as JSON."""
+    now = _now(args)
+    result = memory.load(now)
+    _warn(memory, result)
+    print(json.dumps(document_as_json(result.document, now, _config(args)), indent=2,
+                     ensure_ascii=False, default=str))
+    return 0
+
+
+COMMANDS = {
+    'show': cmd_show,
+    'validate': cmd_validate,
+    'stats': cmd_stats,
+    'prune': cmd_prune,
+    'export': cmd_export,
+}
+
+
+def main(argv=None) -> int:
+    """Entry point of ``robot-memory``."""
+    args = build_parser().parse_args(argv)
+    memory = MemoryFile(args.file)
+    try:
+        return COMMANDS[args.command](args, memory)
+    except (MemoryFileError, ValueError) as error:
+        print(f'robot-memory {args.command}: {error}', file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""Reading robot_memory settings from a ROS 2 parameters file (config/robot_memory.yaml).
+
+The node and the CLI share one file: the ``ros__parameters`` of the node (or of
+``/**``) hold the lifecycle constants; unknown keys are left to the node.
+"""
+
+import pathlib
+
+import yaml
+from pydantic import ValidationError
+
+from robot_memory.errors import MemoryFileError
+from robot_memory.lifecycle import LifecycleConfig
+
+
+def read_parameters(path, node_name: str = 'robot_memory') -> dict:
+    """The merged ``ros__parameters`` for ``node_name`` (and ``/**``) from a params file."""
+    path = pathlib.Path(path).expanduser()
+    try:
+        data = yaml.load(path.read_text(encoding='utf-8'), Loader=yaml.CSafeLoader) or {}
+    except OSError as error:
+        raise MemoryFileError(f'cannot read the config file: {error.strerror}', path) from None
+    except yaml.YAMLError as error:
+        raise MemoryFileError(f'config file is not valid YAML: {error}', path) from None
+    if not isinstance(data, dict):
+        raise MemoryFileError('config file must map node names to ros__parameters', path)
+    merged = {}
+    for key in ('/**', node_name, '/' + node_name):
+        section = data.get(key)
+        if isinstance(section, dict) and isinstance(section.get('ros__parameters'), dict):
+            merged.update(section['ros__parameters'])
+    return merged
+
+
+def lifecycle_config(parameters: dict) -> LifecycleConfig:
+    """Build a validated LifecycleConfig from the lifecycle keys found in ``parameters``."""
+    fields = {key: parameters[key] for key in LifecycleConfig.model_fields if key in parameters}
+    try:
+        return LifecycleConfig(**fields)
+    except ValidationError as error:
+        detail = error.errors()[0]
+        where = '.'.join(str(part) for part in detail['loc']) or 'lifecycle settings'
+        raise ValueError(f'invalid setting {where}: {detail["msg"]}') from None

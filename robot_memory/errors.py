@@ -1,0 +1,23 @@
+"""Exceptions raised by the robot_memory core.
+
+Each error says what was wrong and what to do about it; the ROS layer and the
+CLI turn them into service replies, diagnostics and exit codes.
+"""
+
+
+class MemoryFileError(Exception):
+    """A robot-memory.md file could not be read or written."""
+
+    def __init__(self, message, path=None, line=None, set_aside_to=None):
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.set_aside_to = str(set_aside_to) if set_aside_to is not None else None
+        location = ''
+        if self.path is not None:
+            location = self.path + (f':{line}' if line is not None else '') + ': '
+        super().__init__(location + message)
+        self.problem = message
+
+
+class MemoryLockTimeout(MemoryFileError):
+    """Another writer held the memory file lock for too long."""

@@ -1,0 +1,133 @@
+"""Entry lifecycle (RCAN §4) as pure functions: decay, reinforcement, eligibility, pruning.
+
+The clock is always an argument. The file stores the confidence as of
+``last_reinforced``; decay is computed at read time and never written back, so a
+load/save cycle never changes a confidence.
+"""
+
+import dataclasses
+import datetime as dt
+from typing import Optional
+
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import model_validator
+
+from robot_memory.timeutil import days_between
+
+
+class LifecycleConfig(BaseModel):
+    """Every constant of the lifecycle and the context block; all configurable."""
+
+    model_config = ConfigDict(frozen=True, extra='forbid')
+
+    reinforce_step: float = Field(0.10, gt=0.0, le=1.0,
+                                  description='Confidence added when new evidence matches (§4.2)')
+    decay_per_day: float = Field(0.05, ge=0.0, le=1.0,
+                                 description='Confidence lost per day without evidence (§4.3)')
+    inject_min: float = Field(0.30, ge=0.0, le=1.0,
+                              description='Lowest effective confidence injected into context (§4.4)')
+    prune_min: float = Field(0.10, ge=0.0, le=1.0,
+                             description='Entries below this effective confidence are pruned (§4.5)')
+    band_high: float = Field(0.80, ge=0.0, le=1.0, description='🔴 at or above this confidence')
+    band_medium: float = Field(0.50, ge=0.0, le=1.0, description='🟡 at or above this confidence')
+    token_budget: int = Field(400, ge=1, le=1_000_000,
+                              description='Default token budget of the context block')
+    max_prune_fraction: float = Field(
+        0.5, gt=0.0, le=1.0,
+        description='One prune removes at most this share of entries (at least one), so a '
+                    'clock jump can never empty the memory at once; the rest go in later cycles')
+
+    @model_validator(mode='after')
+    def _thresholds_ordered(self):
+        if not self.prune_min <= self.inject_min <= self.band_medium <= self.band_high:
+            raise ValueError('thresholds must satisfy prune_min ≤ inject_min ≤ band_medium ≤ '
+                             f'band_high (got {self.prune_min}, {self.inject_min}, '
+                             f'{self.band_medium}, {self.band_high})')
+        return self
+
+
+DEFAULT_CONFIG = LifecycleConfig()
+
+
+def effective_confidence(entry, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG,
+                         reference: Optional[dt.datetime] = None) -> float:
+    """Confidence after decay at ``now``: max(0, c − rate × days since last_reinforced).
+
+    ``reference`` stands in for entries without ``last_reinforced`` (peer entries use
+    their block's ``last_synced``). A clock that went backwards never raises confidence.
+    """
+    since = entry.last_reinforced or reference
+    if since is None:
+        return entry.confidence
+    days = max(0.0, days_between(since, now))
+    return min(1.0, max(0.0, entry.confidence - config.decay_per_day * days))
+
+
+def reinforce(entry, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG,
+              observations: int = 1):
+    """New evidence: start from the effective confidence, add the step, count, reset the clock.
+
+    ``observations`` is how many confirmations this reinforcement represents (added to
+    ``observation_count``); confidence moves by one step whatever that number is.
+    """
+    start = effective_confidence(entry, now, config)
+    last = max(now, entry.last_reinforced) if entry.last_reinforced else now
+    return entry.model_copy(update={
+        'confidence': round(min(1.0, start + config.reinforce_step), 6),
+        'observation_count': (entry.observation_count or 0) + max(1, observations),
+        'last_reinforced': last,
+    })
+
+
+def is_injectable(entry, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG,
+                  reference: Optional[dt.datetime] = None) -> bool:
+    """Eligible for the context block: not resolved and effective confidence ≥ inject_min."""
+    return (entry.type != 'resolved'
+            and effective_confidence(entry, now, config, reference) >= config.inject_min)
+
+
+def band(confidence: float, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
+    """The emoji band of RCAN §5: 🔴 high, 🟡 medium, 🟢 lower."""
+    if confidence >= config.band_high:
+        return '🔴'
+    if confidence >= config.band_medium:
+        return '🟡'
+    return '🟢'
+
+
+@dataclasses.dataclass(frozen=True)
+class PrunedEntry:
+    """An entry removed by pruning, with its effective confidence at that moment."""
+
+    entry: object
+    effective_confidence: float
+
+
+@dataclasses.dataclass
+class PruneOutcome:
+    """What a prune kept, removed, and held back for a later cycle."""
+
+    kept: list
+    pruned: list
+    held_back: int = 0
+
+
+def prune(entries, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG) -> PruneOutcome:
+    """Split ``entries`` into kept and pruned (effective confidence < prune_min).
+
+    At most ``max_prune_fraction`` of the entries (at least one) go in one call, the
+    weakest first, so that a clock jumping far ahead cannot empty the memory at once.
+    """
+    scored = [(entry, effective_confidence(entry, now, config)) for entry in entries]
+    below = [(entry, c) for entry, c in scored if c < config.prune_min]
+    allowed = max(1, int(len(scored) * config.max_prune_fraction))
+    below.sort(key=lambda pair: (pair[1], pair[0].last_reinforced or now, pair[0].id))
+    chosen = below[:allowed]
+    chosen_ids = {id(entry) for entry, _ in chosen}
+    return PruneOutcome(
+        kept=[entry for entry in entries if id(entry) not in chosen_ids],
+        pruned=[PrunedEntry(entry, c) for entry, c in chosen],
+        held_back=len(below) - len(chosen),
+    )

@@ -1,0 +1,799 @@
+"""The one reader and the one writer of robot-memory.md (RCAN Robot Memory Schema 1.0).
+
+The file is Markdown with a YAML front matter. The front matter is found by its
+delimiter lines only (a line that is exactly ``---``), so entry text may contain
+``---``. Everything after the closing delimiter is the Markdown body and is kept
+byte for byte.
+
+Writing produces a canonical form that is plain YAML any YAML library reads: the
+top-level scalars as quoted strings and one entry per line as a flow mapping::
+
+    entries:
+    - {"id": "mem-a3f9c1d2", "type": "hardware_observation", "text": "...", ...}
+
+Reading that form takes a fast path through the C ``json`` module with YAML 1.1
+number rules, so it means exactly what libyaml would read; anything else (a file
+a person edited, the spec's own example) is read with libyaml's C loader.
+
+Safety: writes go to a temporary file in the same directory, are flushed and
+fsynced, renamed over the old file and the directory is fsynced; the file is mode
+0600; writers take an exclusive lock so the node and the CLI never lose each
+other's updates. A file that cannot be parsed is never overwritten: writers set
+it aside as ``<file>.corrupt-<time>``. One invalid entry is quarantined (kept in
+``<file>.quarantine.jsonl``) and the valid entries survive.
+"""
+
+import contextlib
+import dataclasses
+import datetime as dt
+import decimal
+import errno
+import fcntl
+import json
+import os
+import pathlib
+import re
+import tempfile
+import time
+from json.encoder import encode_basestring as _quote
+from typing import Any, Iterator, Optional
+
+import yaml
+from pydantic import TypeAdapter
+from pydantic import ValidationError
+
+from robot_memory.errors import MemoryFileError
+from robot_memory.errors import MemoryLockTimeout
+from robot_memory.schema import DocumentHeader
+from robot_memory.schema import MemoryDocument
+from robot_memory.schema import MemoryEntry
+from robot_memory.schema import PeerBlock
+from robot_memory.schema import PeerEntry
+from robot_memory.schema import SCHEMA_VERSION
+from robot_memory.timeutil import format_iso
+
+try:  # libyaml's C loader and dumper when present: 5-10x faster than pure Python.
+    _YamlLoader = yaml.CSafeLoader
+    _YamlDumper = yaml.CSafeDumper
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _YamlLoader = yaml.SafeLoader
+    _YamlDumper = yaml.SafeDumper
+
+DEFAULT_PATH = pathlib.Path('~/.opencastor/robot-memory.md')
+ENV_VAR = 'CASTOR_ROBOT_MEMORY_FILE'
+FILE_MODE = 0o600
+UNSET_RRN = 'RRN-UNSET'
+
+_KNOWN_KEYS = ('schema_version', 'rrn', 'last_updated', 'entries', 'peer_context')
+_ENTRIES = TypeAdapter(list[MemoryEntry])
+_KEY_LINE = re.compile(r'([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?\r?$')
+# What libyaml refuses or folds; the fast path leaves such text to libyaml.
+_YAML_UNSAFE = re.compile(
+    '[^\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]'
+    r'|\\u[dD][89abAB]|\\U'
+)
+# PyYAML's YAML 1.1 float rule: 1e5 is a string there, 1.0e+5 a float.
+_YAML_FLOAT = re.compile(r'[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?$')
+
+
+def resolve_path(path=None) -> pathlib.Path:
+    """The memory file: ``path``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else ~/.opencastor/."""
+    chosen = path or os.environ.get(ENV_VAR) or DEFAULT_PATH
+    return pathlib.Path(chosen).expanduser()
+
+
+def side_file(path: pathlib.Path, suffix: str) -> pathlib.Path:
+    """A file kept beside the memory file, e.g. ``robot-memory.md.archive.jsonl``."""
+    return path.with_name(path.name + suffix)
+
+
+@dataclasses.dataclass
+class Problem:
+    """One thing wrong with a memory file, located by line when possible."""
+
+    message: str
+    line: Optional[int] = None
+
+    def format(self, path=None) -> str:
+        """``path:line: message`` as compilers print it."""
+        where = str(path) if path is not None else '<memory>'
+        return f'{where}:{self.line if self.line is not None else 1}: {self.message}'
+
+
+@dataclasses.dataclass
+class QuarantinedItem:
+    """An entry (or peer block) that failed validation, kept verbatim with the reason."""
+
+    section: str
+    raw: Any
+    reason: str
+    line: Optional[int] = None
+
+
+@dataclasses.dataclass
+class LoadResult:
+    """A parsed document plus what was wrong with the file it came from."""
+
+    document: MemoryDocument
+    problems: list = dataclasses.field(default_factory=list)
+    quarantined: list = dataclasses.field(default_factory=list)
+    # The whole original file when it was free-form (no schema_version) and migrated.
+    legacy_original: Optional[bytes] = None
+    used_fast_path: bool = False
+
+
+# --------------------------------------------------------------------------- reading
+
+def _fast_loads(text: str) -> Any:
+    return json.loads(
+        text,
+        parse_float=lambda s: float(s) if _YAML_FLOAT.match(s) else s,
+        parse_constant=lambda s: s,
+    )
+
+
+def _split_front_matter(data: bytes):
+    """Return (front matter bytes, line number of its first line, body bytes) or None."""
+    if data.startswith(b'\xef\xbb\xbf'):
+        data = data[3:]
+    first_end = data.find(b'\n')
+    first = data if first_end < 0 else data[:first_end]
+    if first.rstrip(b' \t\r') != b'---':
+        return None
+    start = first_end + 1 if first_end >= 0 else len(data)
+    position = start
+    while position < len(data):
+        end = data.find(b'\n', position)
+        line_end = len(data) if end < 0 else end
+        if data[position:line_end].rstrip(b' \t\r') in (b'---', b'...'):
+            body_start = len(data) if end < 0 else end + 1
+            return data[start:position], 2, data[body_start:]
+        position = line_end + 1
+    raise MemoryFileError(
+        'the front matter opened with --- on line 1 is never closed; add a line with just ---',
+        line=1,
+    )
+
+
+def _fast_front_matter(front: str, first_line: int):
+    """Parse the canonical form; return (mapping, key lines, item lines) or None to fall back."""
+    if _YAML_UNSAFE.search(front) or '\t' in front:
+        return None
+    lines = front.split('\n')
+    if lines and lines[-1] == '':
+        lines.pop()
+    mapping, key_lines, item_lines = {}, {}, {}
+    index, count = 0, len(lines)
+    try:
+        while index < count:
+            line = lines[index]
+            if not line.strip():
+                index += 1
+                continue
+            match = _KEY_LINE.match(line)
+            if match is None:
+                return None
+            key, rest = match.group(1), match.group(2)
+            if key in mapping:
+                return None
+            key_lines[key] = first_line + index
+            if rest is None or not rest.strip():
+                start = index + 1
+                end = start
+                while end < count and lines[end].startswith('- {'):
+                    end += 1
+                if end == start:
+                    mapping[key] = None
+                else:
+                    items = _fast_loads('[' + ','.join(line[2:] for line in lines[start:end]) + ']')
+                    if not all(isinstance(item, dict) for item in items):
+                        return None
+                    mapping[key] = items
+                    item_lines[key] = (first_line + start, lines[start:end])
+                index = end
+            else:
+                if rest.lstrip().startswith(('&', '*', '!', '|', '>')):
+                    return None
+                mapping[key] = _fast_loads(rest)
+                index += 1
+    except ValueError:
+        return None
+    return mapping, key_lines, item_lines
+
+
+def _yaml_front_matter(front: str, first_line: int):
+    """Parse any YAML front matter with libyaml; errors name the file line."""
+    try:
+        mapping = yaml.load(front, Loader=_YamlLoader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = first_line + mark.line if mark is not None else None
+        problem = error.problem or error.context or 'invalid YAML'
+        raise MemoryFileError(f'front matter is not valid YAML: {problem}', line=line) from None
+    except yaml.YAMLError as error:
+        raise MemoryFileError(f'front matter is not valid YAML: {error}', line=first_line) from None
+    if mapping is None:
+        mapping = {}
+    if not isinstance(mapping, dict):
+        raise MemoryFileError(
+            f'front matter must be a YAML mapping of keys, found a {type(mapping).__name__}',
+            line=first_line,
+        )
+    return mapping
+
+
+def _yaml_positions(front: str, first_line: int):
+    """Line numbers of top-level keys and of the items of top-level sequences."""
+    key_lines, item_lines = {}, {}
+    try:
+        node = yaml.compose(front, Loader=_YamlLoader)
+    except yaml.YAMLError:
+        return key_lines, item_lines
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value
+            key_lines[key] = first_line + key_node.start_mark.line
+            if isinstance(value_node, yaml.SequenceNode):
+                item_lines[key] = [first_line + item.start_mark.line for item in value_node.value]
+    return key_lines, item_lines
+
+
+def _first_error(error: ValidationError) -> str:
+    parts = []
+    for detail in error.errors()[:3]:
+        where = '.'.join(str(part) for part in detail['loc'])
+        message = detail['msg']
+        parts.append(f'{where}: {message}' if where else message)
+    more = error.error_count() - len(parts)
+    return '; '.join(parts) + (f' (+{more} more)' if more > 0 else '')
+
+
+def _validate_entries(raw_items, section, lines_of, model, result):
+    """Validate a list of raw entries; quarantine the bad ones and later duplicates."""
+    if raw_items is None:
+        return []
+    if not isinstance(raw_items, list):
+        result.problems.append(Problem(f'{section} must be a list of entries', lines_of(None)))
+        result.quarantined.append(QuarantinedItem(section, raw_items, 'not a list', lines_of(None)))
+        return []
+    valid = []
+    try:
+        if model is MemoryEntry:
+            valid = _ENTRIES.validate_python(raw_items)
+        else:
+            valid = [model.model_validate(item) for item in raw_items]
+        bad = []
+    except ValidationError:
+        valid, bad = [], []
+        for index, item in enumerate(raw_items):
+            try:
+                valid.append(model.model_validate(item))
+            except ValidationError as error:
+                bad.append((index, item, _first_error(error)))
+    positions = {}
+    kept = []
+    seen = set()
+    valid_iter = iter(valid)
+    bad_map = {index: (item, reason) for index, item, reason in bad}
+    for index in range(len(raw_items)):
+        if index in bad_map:
+            item, reason = bad_map[index]
+            where = lines_of(index)
+            result.problems.append(Problem(f'{section}[{index}] quarantined: {reason}', where))
+            result.quarantined.append(QuarantinedItem(section, item, reason, where))
+            continue
+        entry = next(valid_iter)
+        if entry.id in seen:
+            where = lines_of(index)
+            reason = f'duplicate id {entry.id} (the first one is kept)'
+            result.problems.append(Problem(f'{section}[{index}] quarantined: {reason}', where))
+            result.quarantined.append(QuarantinedItem(section, raw_items[index], reason, where))
+            continue
+        seen.add(entry.id)
+        positions[index] = entry
+        kept.append((index, entry))
+    return kept
+
+
+def parse_bytes(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN) -> LoadResult:
+    """Parse a whole robot-memory.md. Raise MemoryFileError when it cannot be read at all."""
+    split = _split_front_matter(data)
+    if split is None:
+        return migrate_legacy(data, now, default_rrn)
+    front_bytes, first_line, body = split
+    try:
+        front = front_bytes.decode('utf-8')
+    except UnicodeDecodeError as error:
+        line = first_line + front_bytes[:error.start].count(b'\n')
+        raise MemoryFileError('front matter is not valid UTF-8 text', line=line) from None
+    fast = _fast_front_matter(front, first_line)
+    if fast is not None:
+        mapping, key_lines, fast_items = fast
+        item_lines = {key: [start + i for i in range(len(raw))]
+                      for key, (start, raw) in fast_items.items()}
+    else:
+        mapping = _yaml_front_matter(front, first_line)
+        key_lines, item_lines = _yaml_positions(front, first_line)
+        fast_items = {}
+    if 'schema_version' not in mapping:
+        return migrate_legacy(data, now, default_rrn, mapping)
+    try:
+        header = DocumentHeader.model_validate({key: mapping.get(key) for key in
+                                                ('schema_version', 'rrn', 'last_updated')})
+    except ValidationError as error:
+        detail = error.errors()[0]
+        key = str(detail['loc'][0]) if detail['loc'] else 'schema_version'
+        raise MemoryFileError(
+            f'{key}: {detail["msg"]} (got {mapping.get(key)!r}); fix this top-level field',
+            line=key_lines.get(key, first_line),
+        ) from None
+
+    result = LoadResult(MemoryDocument(rrn=header.rrn, last_updated=header.last_updated,
+                                       schema_version=header.schema_version, body=body),
+                        used_fast_path=fast is not None)
+    document = result.document
+
+    def lines_for(key):
+        def lines_of(index):
+            if index is None:
+                return key_lines.get(key)
+            found = item_lines.get(key)
+            return found[index] if found and index < len(found) else key_lines.get(key)
+        return lines_of
+
+    kept = _validate_entries(mapping.get('entries'), 'entries', lines_for('entries'),
+                             MemoryEntry, result)
+    document.entries = [entry for _, entry in kept]
+    if 'entries' in fast_items:
+        raw_lines = fast_items['entries'][1]
+        document_cache = _line_cache(document)
+        for index, entry in kept:
+            document_cache[id(entry)] = (entry, raw_lines[index].rstrip('\r'))
+
+    if 'peer_context' in mapping:
+        document.peer_context = _parse_peer_context(mapping['peer_context'],
+                                                    lines_for('peer_context'), result)
+    for key, value in mapping.items():
+        if key not in _KNOWN_KEYS:
+            document.extra[key] = value
+    return result
+
+
+def _parse_peer_context(raw, lines_of, result):
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        result.problems.append(Problem('peer_context must be a list of peer blocks', lines_of(None)))
+        result.quarantined.append(QuarantinedItem('peer_context', raw, 'not a list', lines_of(None)))
+        return []
+    blocks, seen = [], set()
+    for index, item in enumerate(raw):
+        where = lines_of(index)
+        if not isinstance(item, dict):
+            reason = 'a peer block must be a mapping with rrn, last_synced and entries'
+            result.problems.append(Problem(f'peer_context[{index}] quarantined: {reason}', where))
+            result.quarantined.append(QuarantinedItem('peer_context', item, reason, where))
+            continue
+        header = {key: value for key, value in item.items() if key != 'entries'}
+        try:
+            block = PeerBlock.model_validate(header)
+        except ValidationError as error:
+            reason = _first_error(error)
+            result.problems.append(Problem(f'peer_context[{index}] quarantined: {reason}', where))
+            result.quarantined.append(QuarantinedItem('peer_context', item, reason, where))
+            continue
+        if block.rrn in seen:
+            reason = f'a second block for peer {block.rrn} (the first one is kept)'
+            result.problems.append(Problem(f'peer_context[{index}] quarantined: {reason}', where))
+            result.quarantined.append(QuarantinedItem('peer_context', item, reason, where))
+            continue
+        seen.add(block.rrn)
+        kept = _validate_entries(item.get('entries'), f'peer_context[{block.rrn}].entries',
+                                 lambda _index, where=where: where, PeerEntry, result)
+        blocks.append(block.model_copy(update={'entries': [entry for _, entry in kept]}))
+    return blocks
+
+
+# ------------------------------------------------------------------------ migration
+
+_BULLET = re.compile(r'^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$')
+_HARDWARE_WORDS = re.compile(
+    r'\b(motor|wheel|encoder|battery|sensor|camera|lidar|imu|gripper|arm|joint|servo|'
+    r'temperature|overheat|voltage|current|calibrat\w*|drift|firmware)\b', re.I)
+_BEHAVIOR_WORDS = re.compile(r'\b(prefer|avoid|always|never|slow|speed|route|limit)\b', re.I)
+
+
+def _guess_type(text: str) -> str:
+    if _HARDWARE_WORDS.search(text):
+        return 'hardware_observation'
+    if _BEHAVIOR_WORDS.search(text):
+        return 'behavior_pattern'
+    return 'environment_note'
+
+
+def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
+                   mapping: Optional[dict] = None) -> LoadResult:
+    """Turn a free-form file (no schema_version) into a 1.0 document, losing no text.
+
+    Each bullet line becomes an entry (confidence 0.5, tag ``migrated``); the whole
+    original file is kept verbatim in the body under a heading, and writers also
+    archive it as ``<file>.legacy-<time>``.
+    """
+    from robot_memory.schema import make_entry_id, new_entry  # noqa: I100 - avoid cycle
+
+    text = data.decode('utf-8', errors='replace')
+    rrn = default_rrn
+    if mapping and isinstance(mapping.get('rrn'), str):
+        rrn = mapping['rrn']
+    try:
+        DocumentHeader(schema_version=SCHEMA_VERSION, rrn=rrn, last_updated=now)
+    except ValidationError:
+        rrn = default_rrn
+    candidates = [m.group(1) for m in map(_BULLET.match, text.splitlines()) if m]
+    if not candidates:
+        candidates = [line.strip() for line in text.splitlines()
+                      if line.strip() and not line.lstrip().startswith(('#', '---', '```'))]
+    entries, taken = [], set()
+    for candidate in candidates:
+        cleaned = ' '.join(re.sub(r'[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]', ' ',
+                                  candidate).split())[:500].strip()
+        if not cleaned:
+            continue
+        entry_type = _guess_type(cleaned)
+        if make_entry_id(entry_type, cleaned) in taken:
+            continue
+        try:
+            entry = new_entry(entry_type, cleaned, 0.5, now, tags=['migrated'], taken=taken)
+        except ValidationError:
+            continue
+        taken.add(entry.id)
+        entries.append(entry)
+    heading = (f'\n## Migrated from a free-form memory file on {format_iso(now)}\n\n'
+               'The original text follows verbatim; each bullet above became an entry '
+               'tagged `migrated`.\n\n').encode('utf-8')
+    body = heading + data + (b'' if data.endswith(b'\n') else b'\n')
+    document = MemoryDocument(rrn=rrn, last_updated=now, entries=entries, body=body)
+    problem = Problem('no schema_version: free-form file migrated to schema 1.0 '
+                      f'({len(entries)} entries); the original is kept in the body', 1)
+    return LoadResult(document, problems=[problem], legacy_original=data)
+
+
+# --------------------------------------------------------------------------- writing
+
+def _line_cache(document: MemoryDocument) -> dict:
+    cache = getattr(document, '_rendered_lines', None)
+    if cache is None:
+        cache = {}
+        object.__setattr__(document, '_rendered_lines', cache)
+    return cache
+
+
+class _NotCanonical(Exception):
+    """A value the canonical one-line form cannot carry exactly; use libyaml instead."""
+
+
+def _float(value: float) -> str:
+    text = repr(value)
+    if 'e' in text or 'E' in text:
+        text = format(decimal.Decimal(text), 'f')
+        if '.' not in text:
+            text += '.0'
+    if text in ('nan', 'inf', '-inf'):
+        raise _NotCanonical(text)
+    return text
+
+
+def _flow(value: Any) -> str:
+    """Render a value as one-line YAML flow that ``_fast_loads`` reads back identically."""
+    if isinstance(value, str):
+        if _YAML_UNSAFE.search(value) or '\t' in value:
+            raise _NotCanonical('string needs YAML escaping')
+        return _quote(value)
+    if value is True:
+        return 'true'
+    if value is False:
+        return 'false'
+    if value is None:
+        return 'null'
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, dict):
+        if not all(isinstance(key, str) for key in value):
+            raise _NotCanonical('non-string key')
+        return '{' + ', '.join(f'{_flow(k)}: {_flow(v)}' for k, v in value.items()) + '}'
+    if isinstance(value, (list, tuple)):
+        return '[' + ', '.join(_flow(item) for item in value) + ']'
+    raise _NotCanonical(type(value).__name__)
+
+
+def _entry_line(entry) -> str:
+    parts = [f'"id": {_quote(entry.id)}', f'"type": {_quote(entry.type)}',
+             f'"text": {_flow(entry.text)}', f'"confidence": {_float(entry.confidence)}']
+    if entry.first_seen is not None:
+        parts.append(f'"first_seen": "{format_iso(entry.first_seen)}"')
+    if entry.last_reinforced is not None:
+        parts.append(f'"last_reinforced": "{format_iso(entry.last_reinforced)}"')
+    if entry.observation_count is not None:
+        parts.append(f'"observation_count": {entry.observation_count}')
+    parts.append(f'"tags": [{", ".join(_flow(tag) for tag in entry.tags)}]')
+    extra = entry.__pydantic_extra__
+    if extra:
+        parts.extend(f'{_flow(key)}: {_flow(value)}' for key, value in extra.items())
+    return '{' + ', '.join(parts) + '}'
+
+
+def _entry_dict(entry) -> dict:
+    data = entry.model_dump(mode='json', exclude_none=isinstance(entry, PeerEntry))
+    for key in ('first_seen', 'last_reinforced'):
+        value = getattr(entry, key)
+        if value is not None:
+            data[key] = format_iso(value)
+    data.update(entry.__pydantic_extra__ or {})
+    return data
+
+
+def _peer_block_line(block: PeerBlock) -> str:
+    parts = [f'"rrn": {_quote(block.rrn)}', f'"last_synced": "{format_iso(block.last_synced)}"']
+    extra = block.__pydantic_extra__
+    if extra:
+        parts.extend(f'{_flow(key)}: {_flow(value)}' for key, value in extra.items())
+    parts.append('"entries": [' + ', '.join(_entry_line(entry) for entry in block.entries) + ']')
+    return '{' + ', '.join(parts) + '}'
+
+
+def _canonical_front(document: MemoryDocument) -> str:
+    cache = _line_cache(document)
+    out = [f'schema_version: "{document.schema_version}"',
+           f'rrn: {_quote(document.rrn)}',
+           f'last_updated: "{format_iso(document.last_updated)}"']
+    if document.entries:
+        out.append('entries:')
+        for entry in document.entries:
+            cached = cache.get(id(entry))
+            if cached is not None and cached[0] is entry:
+                out.append('- ' + cached[1])
+            else:
+                out.append('- ' + _entry_line(entry))
+    else:
+        out.append('entries: []')
+    if document.peer_context is not None:
+        if document.peer_context:
+            out.append('peer_context:')
+            out.extend('- ' + _peer_block_line(block) for block in document.peer_context)
+        else:
+            out.append('peer_context: []')
+    for key, value in document.extra.items():
+        if not isinstance(key, str) or not _KEY_LINE.match(key):
+            raise _NotCanonical('unusual top-level key')
+        out.append(f'{key}: {_flow(value)}')
+    return '\n'.join(out) + '\n'
+
+
+def _yaml_front(document: MemoryDocument) -> str:
+    mapping = {
+        'schema_version': document.schema_version,
+        'rrn': document.rrn,
+        'last_updated': format_iso(document.last_updated),
+        'entries': [_entry_dict(entry) for entry in document.entries],
+    }
+    if document.peer_context is not None:
+        mapping['peer_context'] = [
+            {'rrn': block.rrn, 'last_synced': format_iso(block.last_synced),
+             **(block.__pydantic_extra__ or {}),
+             'entries': [_entry_dict(entry) for entry in block.entries]}
+            for block in document.peer_context
+        ]
+    mapping.update(document.extra)
+    return yaml.dump(mapping, Dumper=_YamlDumper, sort_keys=False, allow_unicode=True,
+                     default_flow_style=False, width=1 << 30)
+
+
+def render(document: MemoryDocument) -> bytes:
+    """The whole file for ``document``: front matter between --- lines, then the body."""
+    try:
+        front = _canonical_front(document)
+    except _NotCanonical:
+        front = _yaml_front(document)
+    return b'---\n' + front.encode('utf-8') + b'---\n' + document.body
+
+
+def new_document(rrn: str, now: dt.datetime) -> MemoryDocument:
+    """An empty 1.0 document for ``rrn`` with a short explanatory body."""
+    DocumentHeader(schema_version=SCHEMA_VERSION, rrn=rrn, last_updated=now)
+    body = (b'\n# Robot memory\n\nOperational memory kept by robot_memory (RCAN Robot Memory '
+            b'Schema 1.0).\nThe front matter above is rewritten after each dream; text below '
+            b'it is yours and is kept as it is.\n')
+    return MemoryDocument(rrn=rrn, last_updated=now, body=body)
+
+
+def _fsync_directory(directory: pathlib.Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None:
+    """Replace ``path`` with ``data``: temp file, fsync, rename, fsync of the directory."""
+    path = pathlib.Path(path)
+    directory = path.parent
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, temp_name = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp', dir=directory)
+    except OSError as error:
+        raise MemoryFileError(f'cannot create a file in {directory}: {error.strerror}; '
+                              'check the directory exists and is writable', path) from None
+    try:
+        with os.fdopen(fd, 'wb') as handle:
+            os.fchmod(handle.fileno(), mode)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp_name, path)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_name)
+        if isinstance(error, OSError):
+            hint = ('the disk is full; free space and the write will succeed'
+                    if error.errno in (errno.ENOSPC, errno.EDQUOT) else 'check permissions')
+            raise MemoryFileError(f'write failed ({error.strerror}); the previous file is '
+                                  f'intact; {hint}', path) from None
+        raise
+    _fsync_directory(directory)
+
+
+def append_durably(path: pathlib.Path, lines: list) -> None:
+    """Append JSON-serialisable records to a JSON-lines side file and fsync it."""
+    if not lines:
+        return
+    payload = ''.join(json.dumps(line, ensure_ascii=False, default=str) + '\n'
+                      for line in lines).encode('utf-8')
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        try:
+            os.write(fd, payload)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        raise MemoryFileError(f'cannot append to {path.name} ({error.strerror}); nothing was '
+                              'changed in the memory file', path) from None
+
+
+def _unused_name(path: pathlib.Path, suffix: str) -> pathlib.Path:
+    candidate = side_file(path, suffix)
+    counter = 2
+    while candidate.exists():
+        candidate = side_file(path, f'{suffix}-{counter}')
+        counter += 1
+    return candidate
+
+
+def _stamp(now: dt.datetime) -> str:
+    return format_iso(now).replace(':', '').replace('-', '').split('.')[0].rstrip('Z') + 'Z'
+
+
+class MemoryFile:
+    """robot-memory.md on disk: lock-free reads, locked read-modify-write updates."""
+
+    def __init__(self, path=None, lock_timeout_s: float = 10.0):
+        self.path = resolve_path(path)
+        self.lock_path = side_file(self.path, '.lock')
+        self.lock_timeout_s = lock_timeout_s
+
+    def exists(self) -> bool:
+        """Whether the memory file exists."""
+        return self.path.exists()
+
+    def read_bytes(self) -> bytes:
+        """The file's bytes; a missing file is a MemoryFileError with advice."""
+        try:
+            return self.path.read_bytes()
+        except FileNotFoundError:
+            raise MemoryFileError('no memory file here yet; it is created by the first dream '
+                                  '(robot-memory dream) or by memory_node', self.path) from None
+        except OSError as error:
+            raise MemoryFileError(f'cannot read: {error.strerror}', self.path) from None
+
+    def load(self, now: dt.datetime, default_rrn: str = UNSET_RRN) -> LoadResult:
+        """Parse the file without locking or writing anything."""
+        data = self.read_bytes()
+        try:
+            return parse_bytes(data, now, default_rrn)
+        except MemoryFileError as error:
+            raise MemoryFileError(error.problem, self.path, error.line) from None
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the exclusive writer lock (``<file>.lock``) for the duration."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+        try:
+            deadline = time.monotonic() + self.lock_timeout_s
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise MemoryLockTimeout(
+                            f'another writer held {self.lock_path.name} for more than '
+                            f'{self.lock_timeout_s:.0f} s; retry, or find the stuck process',
+                            self.path) from None
+                    time.sleep(0.01)
+            self._remove_stale_temp_files()
+            yield
+        finally:
+            os.close(fd)
+
+    def _remove_stale_temp_files(self) -> None:
+        # Left by a writer killed between mkstemp and rename; safe under the lock.
+        for stale in self.path.parent.glob(f'.{self.path.name}.*.tmp'):
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+    def set_aside(self, now: dt.datetime, reason: str = 'corrupt') -> pathlib.Path:
+        """Rename the current file to ``<file>.<reason>-<time>`` (never overwriting)."""
+        target = _unused_name(self.path, f'.{reason}-{_stamp(now)}')
+        os.rename(self.path, target)
+        _fsync_directory(self.path.parent)
+        return target
+
+    def save(self, document: MemoryDocument, result: Optional[LoadResult] = None,
+             now: Optional[dt.datetime] = None) -> None:
+        """Write ``document`` atomically (call while holding ``lock()``).
+
+        Quarantined items and a migrated legacy original are made durable first, so
+        nothing that was in the old file is lost when it is replaced.
+        """
+        if result is not None:
+            when = format_iso(now or document.last_updated)
+            append_durably(side_file(self.path, '.quarantine.jsonl'), [
+                {'quarantined_at': when, 'section': item.section, 'line': item.line,
+                 'reason': item.reason, 'raw': item.raw}
+                for item in result.quarantined])
+            result.quarantined = []
+            if result.legacy_original is not None:
+                archive = _unused_name(self.path, f'.legacy-{_stamp(now or document.last_updated)}')
+                write_atomic(archive, result.legacy_original)
+                result.legacy_original = None
+        write_atomic(self.path, render(document))
+
+    @contextlib.contextmanager
+    def update(self, now: dt.datetime, rrn: Optional[str] = None,
+               on_corrupt: str = 'raise') -> Iterator[LoadResult]:
+        """Lock, load (or create), yield the LoadResult, then save if anything changed.
+
+        ``on_corrupt='set_aside'`` moves an unparseable file to ``<file>.corrupt-<time>``
+        and starts from an empty document; ``'raise'`` leaves it untouched and raises.
+        ``last_updated`` is set to ``now`` only when the content changed.
+        """
+        with self.lock():
+            original = self.read_bytes() if self.path.exists() else None
+            try:
+                if original is None:
+                    result = LoadResult(new_document(rrn or UNSET_RRN, now))
+                else:
+                    result = parse_bytes(original, now, rrn or UNSET_RRN)
+            except MemoryFileError as error:
+                if on_corrupt != 'set_aside' or original is None:
+                    raise MemoryFileError(
+                        f'{error.problem}. The file was left untouched; fix it by hand '
+                        '(robot-memory validate shows every problem)', self.path,
+                        error.line) from None
+                target = self.set_aside(now)
+                result = LoadResult(new_document(rrn or UNSET_RRN, now))
+                result.problems.append(Problem(
+                    f'unreadable memory file set aside as {target.name}: {error.problem}',
+                    error.line))
+            yield result
+            document = result.document
+            rendered = render(document)
+            needs_write = (original is None or rendered != original or result.quarantined
+                           or result.legacy_original is not None)
+            if needs_write:
+                document.last_updated = now
+                self.save(document, result, now)
