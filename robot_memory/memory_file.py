@@ -348,7 +348,7 @@ def parse_bytes(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN) -> 
         raw_lines = fast_items['entries'][1]
         document_cache = _line_cache(document)
         for index, entry in kept:
-            document_cache[id(entry)] = (entry, raw_lines[index].rstrip('\r'))
+            document_cache[id(entry)] = (entry, raw_lines[index][2:].rstrip('\r'))
 
     if 'peer_context' in mapping:
         document.peer_context = _parse_peer_context(mapping['peer_context'],

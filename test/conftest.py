@@ -1,0 +1,39 @@
+"""Shared fixtures for the plain-pytest core tests (no rclpy anywhere near them)."""
+
+import datetime as dt
+import pathlib
+
+import pytest
+
+from robot_memory.timeutil import UTC
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+# The example of RCAN Robot Memory Schema 1.0 §3.2, verbatim (unquoted timestamps).
+SPEC_EXAMPLE = '''---
+schema_version: "1.0"
+rrn: RRN-000000000001
+last_updated: 2026-04-01T02:00:00Z
+entries:
+  - id: mem-a3f9c1d2
+    type: hardware_observation
+    text: "Left wheel encoder intermittent under sustained load — prefer speeds ≤0.3m/s"
+    confidence: 0.92
+    first_seen: 2026-03-28T14:00:00Z
+    last_reinforced: 2026-04-01T02:00:00Z
+    observation_count: 14
+    tags: [wheel, encoder, navigation]
+---
+'''
+
+
+@pytest.fixture
+def now():
+    """A fixed moment: the spec example's last_updated plus one hour."""
+    return dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def memory_path(tmp_path):
+    """Where a test's robot-memory.md lives."""
+    return tmp_path / 'robot-memory.md'
