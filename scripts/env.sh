@@ -1,0 +1,47 @@
+# shellcheck shell=bash
+# Source me (after scripts/setup.sh):   source scripts/env.sh
+# Activates .venv, points ament/cmake at the ROS 2 it was built against,
+# sources the colcon install tree (generated robot_memory.msg / .srv, the
+# hand-written robot_memory package, `robot-memory` and `memory_node` on PATH)
+# and keeps DDS discovery on this host unless told otherwise.
+#
+# Note: install/ holds a COPY of robot_memory/; re-run scripts/setup.sh after
+# editing sources (scripts/test.sh does that for you; it takes ~1-3 s).
+
+_rm_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ ! -x "$_rm_root/.venv/bin/python" ] || [ ! -f "$_rm_root/install/local_setup.bash" ]; then
+  echo "robot_memory: run 'bash scripts/setup.sh' first" >&2
+  unset _rm_root
+  return 1 2>/dev/null || exit 1
+fi
+
+# The ROS setup scripts read unset variables: relax nounset while sourcing.
+case $- in *u*) _rm_nounset=1; set +u ;; *) _rm_nounset=0 ;; esac
+
+_rm_mode="$(sed -n 1p "$_rm_root/.venv/.robot_memory_mode" 2>/dev/null || echo wheels)"
+_rm_distro="$(sed -n 2p "$_rm_root/.venv/.robot_memory_mode" 2>/dev/null || true)"
+if [ "$_rm_mode" = system ] && [ -z "${ROS_DISTRO:-}" ] && [ -n "$_rm_distro" ] \
+   && [ -f "/opt/ros/$_rm_distro/setup.bash" ]; then
+  # shellcheck disable=SC1090
+  source "/opt/ros/$_rm_distro/setup.bash"
+fi
+
+# shellcheck disable=SC1091
+VIRTUAL_ENV_DISABLE_PROMPT="${VIRTUAL_ENV_DISABLE_PROMPT:-1}" source "$_rm_root/.venv/bin/activate"
+
+if [ "$_rm_mode" = wheels ]; then
+  # The venv is the ament prefix of the ROS 2 Kilted wheels.
+  case ":${AMENT_PREFIX_PATH:-}:" in *":$_rm_root/.venv:"*) ;;
+    *) export AMENT_PREFIX_PATH="$_rm_root/.venv${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}" ;; esac
+  case ":${CMAKE_PREFIX_PATH:-}:" in *":$_rm_root/.venv:"*) ;;
+    *) export CMAKE_PREFIX_PATH="$_rm_root/.venv${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}" ;; esac
+fi
+
+# shellcheck disable=SC1091
+source "$_rm_root/install/local_setup.bash"
+
+export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
+
+[ "$_rm_nounset" = 1 ] && set -u
+unset _rm_root _rm_mode _rm_distro _rm_nounset
+true
