@@ -1,0 +1,544 @@
+"""The evidence store: observations, signature links, audit trail and dream state in SQLite.
+
+The database (default ``robot-memory.db`` beside the memory file, mode 0600, WAL, a busy
+timeout so the node and the CLI can share it) is the system of record for what the robot
+observed and for every change made to an entry. Tables:
+
+``observations``
+    Append-only (an UPDATE is refused by a trigger). One row per piece of evidence, only
+    what dreaming needs: stamp (UNIX seconds), source, signature (NULL for an OK
+    report), source key, severity (0 OK, 1 WARN, 2 ERROR) and a compact JSON payload.
+    OK reports are thinned: one is kept when a source turns OK again, then at most one
+    per ``ok_heartbeat_s`` per source. Raw rows older than ``retention_days`` that a
+    dream has consumed are folded into ``daily_counts`` by ``compact(now)``.
+``signatures`` / ``sources``
+    A signature's entry (``entry_id``) and the entry's original type, so a resolved
+    entry re-opens with its type; per source key, the last bad report and since when it
+    has been OK.
+``audit``
+    Append-only (UPDATE and DELETE refused): every change to an entry with time, actor,
+    action (create, reinforce, resolve, reopen, prune, manual, peer_merge) and reason.
+``dreams`` / ``dream_state`` / ``snapshot`` / ``pending_dream``
+    The dream log, the dream cursor (last observation id consumed, last dream time, hash
+    of the file the dream wrote), the per-entry snapshot of that file (to recognise a
+    person's edits), and the intent record of a dream in progress (crash recovery).
+``migrations``
+    Named schema migrations, each applied once in its own transaction.
+
+Ingestion is a cheap append: ``add()`` classifies the observation with the rules and
+buffers rows; one transaction writes every ``batch_size`` rows or on ``flush()``. The
+store starts no threads; the node calls ``flush()`` from a timer. A lock makes ``add``
+and ``flush`` safe to call from several executor threads; for anything else use one
+store (one connection) per thread: WAL lets a dreaming connection and an ingesting one
+work side by side.
+"""
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import pathlib
+import sqlite3
+import threading
+from typing import Iterable, Optional
+
+from sqlite_utils import Database
+from sqlite_utils import Migrations
+
+from robot_memory.rules import Rules
+from robot_memory.timeutil import format_iso
+from robot_memory.timeutil import parse_iso
+from robot_memory.timeutil import to_utc
+
+DB_NAME = 'robot-memory.db'
+FILE_MODE = 0o600
+AUDIT_ACTIONS = ('create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
+SIGNATURE_COLUMNS = ('signature', 'source', 'source_key', 'rule', 'entry_id', 'entry_type',
+                     'first_seen', 'last_bad', 'bad_total', 'held', 'payload')
+SOURCE_COLUMNS = ('source_key', 'last_bad', 'ok_since', 'last_ok')
+_MAX_BUFFER = 200_000
+_INSERT_OBSERVATION = ('INSERT INTO observations (stamp, source, signature, source_key, '
+                       'severity, payload) VALUES (?, ?, ?, ?, ?, ?)')
+
+
+class EvidenceError(ValueError):
+    """The evidence database cannot be opened or written; says what to do."""
+
+
+class _Migrations(Migrations):
+    """sqlite-utils migrations recorded in a table named ``migrations``."""
+
+    migrations_table = 'migrations'
+
+
+MIGRATIONS = _Migrations('robot_memory.evidence')
+
+
+@MIGRATIONS(name='0001_evidence_tables')
+def _create_tables(db: Database) -> None:
+    statements = [
+        'CREATE TABLE IF NOT EXISTS observations (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'stamp REAL NOT NULL, source TEXT NOT NULL, signature TEXT, source_key TEXT NOT NULL, '
+        "severity INTEGER NOT NULL, payload TEXT NOT NULL DEFAULT '')",
+        'CREATE TABLE IF NOT EXISTS daily_counts (day TEXT NOT NULL, source TEXT NOT NULL, '
+        'source_key TEXT NOT NULL, signature TEXT NOT NULL, severity INTEGER NOT NULL, '
+        'count INTEGER NOT NULL, first_stamp REAL NOT NULL, last_stamp REAL NOT NULL, '
+        'PRIMARY KEY (day, source_key, signature, severity))',
+        'CREATE TABLE IF NOT EXISTS signatures (signature TEXT PRIMARY KEY, source TEXT NOT NULL, '
+        "source_key TEXT NOT NULL, rule TEXT NOT NULL DEFAULT '', entry_id TEXT, "
+        'entry_type TEXT, first_seen REAL, last_bad REAL, bad_total INTEGER NOT NULL DEFAULT 0, '
+        "held INTEGER NOT NULL DEFAULT 0, payload TEXT NOT NULL DEFAULT '')",
+        'CREATE INDEX IF NOT EXISTS signatures_entry ON signatures (entry_id)',
+        'CREATE TABLE IF NOT EXISTS sources (source_key TEXT PRIMARY KEY, last_bad REAL, '
+        'ok_since REAL, last_ok REAL)',
+        'CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'at TEXT NOT NULL, entry_id TEXT NOT NULL, action TEXT NOT NULL, actor TEXT NOT NULL, '
+        "reason TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '{}', dream_id INTEGER)",
+        'CREATE INDEX IF NOT EXISTS audit_entry ON audit (entry_id, id)',
+        'CREATE TABLE IF NOT EXISTS dreams (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'at TEXT NOT NULL, actor TEXT NOT NULL, first_id INTEGER NOT NULL, '
+        'last_id INTEGER NOT NULL, report TEXT NOT NULL)',
+        'CREATE TABLE IF NOT EXISTS dream_state (id INTEGER PRIMARY KEY CHECK (id = 1), '
+        'last_id INTEGER NOT NULL DEFAULT 0, last_dream_at TEXT, file_hash TEXT)',
+        'INSERT OR IGNORE INTO dream_state (id, last_id) VALUES (1, 0)',
+        'CREATE TABLE IF NOT EXISTS snapshot (entry_id TEXT PRIMARY KEY, data TEXT NOT NULL)',
+        'CREATE TABLE IF NOT EXISTS pending_dream (id INTEGER PRIMARY KEY CHECK (id = 1), '
+        'token TEXT NOT NULL, at TEXT NOT NULL, file_hash TEXT NOT NULL, payload TEXT NOT NULL)',
+    ]
+    for statement in statements:
+        db.execute(statement)
+
+
+@MIGRATIONS(name='0002_append_only_triggers')
+def _append_only(db: Database) -> None:
+    refusals = [
+        ('audit', 'UPDATE', 'the audit log is append-only'),
+        ('audit', 'DELETE', 'the audit log is append-only'),
+        ('dreams', 'UPDATE', 'the dream log is append-only'),
+        ('dreams', 'DELETE', 'the dream log is append-only'),
+        ('observations', 'UPDATE', 'observations are append-only'),
+    ]
+    for table, event, message in refusals:
+        db.execute(f'CREATE TRIGGER IF NOT EXISTS {table}_no_{event.lower()} BEFORE {event} '
+                   f"ON {table} BEGIN SELECT RAISE(ABORT, '{message}'); END")
+
+
+def default_db_path(memory_path) -> pathlib.Path:
+    """The evidence database beside the memory file: ``<dir>/robot-memory.db``."""
+    return pathlib.Path(memory_path).expanduser().with_name(DB_NAME)
+
+
+def _epoch(value: dt.datetime) -> float:
+    return to_utc(value).timestamp()
+
+
+def from_epoch(seconds: Optional[float]) -> Optional[dt.datetime]:
+    """A stored UNIX time as an aware UTC datetime (None stays None)."""
+    if seconds is None:
+        return None
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditRecord:
+    """One change to an entry: when, which entry, what, who, why, and details."""
+
+    at: dt.datetime
+    entry_id: str
+    action: str
+    actor: str
+    reason: str
+    detail: dict = dataclasses.field(default_factory=dict)
+    dream_id: Optional[int] = None
+    id: Optional[int] = None
+
+    def to_dict(self) -> dict:
+        """Plain JSON data."""
+        return {'id': self.id, 'at': format_iso(self.at), 'entry_id': self.entry_id,
+                'action': self.action, 'actor': self.actor, 'reason': self.reason,
+                'detail': self.detail, 'dream_id': self.dream_id}
+
+
+@dataclasses.dataclass
+class DreamCursor:
+    """Where the last dream stopped: observation id, time, hash of the file it wrote."""
+
+    last_id: int
+    last_dream_at: Optional[dt.datetime]
+    file_hash: Optional[str]
+
+
+@dataclasses.dataclass
+class EvidenceGroup:
+    """All new bad evidence of one signature in a dream window."""
+
+    signature: str
+    source: str
+    source_key: str
+    count: int
+    errors: int
+    first: float
+    last: float
+    payload: str
+
+
+@dataclasses.dataclass
+class CompactReport:
+    """What ``compact`` folded into daily counts and forgot."""
+
+    rows: int
+    days: int
+    signatures_forgotten: int
+
+
+class EvidenceStore:
+    """The SQLite evidence store; use as a context manager or call ``close()``."""
+
+    def __init__(self, path, rules: Optional[Rules] = None, batch_size: int = 500,
+                 retention_days: float = 14.0, ok_heartbeat_s: float = 900.0,
+                 busy_timeout_s: float = 10.0):
+        if batch_size < 1:
+            raise ValueError('batch_size must be at least 1')
+        if retention_days <= 0:
+            raise ValueError('retention_days must be positive (days of raw observations kept)')
+        self.path = pathlib.Path(path).expanduser()
+        self.rules = rules or Rules.default()
+        self.batch_size = batch_size
+        self.retention_days = retention_days
+        self.ok_heartbeat_s = ok_heartbeat_s
+        self._buffer = []
+        self._ok_last = {}
+        self._lock = threading.RLock()
+        self.dropped = 0
+        self.db = self._open(busy_timeout_s)
+
+    def _open(self, busy_timeout_s: float) -> Database:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+            os.close(fd)
+            os.chmod(self.path, FILE_MODE)
+            conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s,
+                                   check_same_thread=False)
+        except OSError as error:
+            raise EvidenceError(f'cannot create the evidence database {self.path}: '
+                                f'{error.strerror}; check the directory is writable') from None
+        try:
+            db = Database(conn, execute_plugins=False)
+            db.execute(f'PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}')
+            db.enable_wal()
+            db.execute('PRAGMA synchronous = NORMAL')
+            self._migrate(db)
+        except sqlite3.DatabaseError as error:
+            conn.close()
+            raise EvidenceError(f'{self.path} is not a usable evidence database ({error}); '
+                                'move it aside and a new one is created') from None
+        return db
+
+    @staticmethod
+    def _migrate(db: Database) -> None:
+        try:
+            MIGRATIONS.apply(db)
+        except sqlite3.IntegrityError:
+            # Another process applied the same migration at the same moment.
+            if MIGRATIONS.pending(db):
+                raise
+
+    def applied_migrations(self) -> list:
+        """Names of the schema migrations applied to this database, in order."""
+        return [migration.name for migration in MIGRATIONS.applied(self.db)]
+
+    def __enter__(self) -> 'EvidenceStore':
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Flush buffered observations and close the database."""
+        with self._lock:
+            try:
+                self.flush()
+            finally:
+                self.db.close()
+
+    # ------------------------------------------------------------------ ingestion
+
+    def add(self, observation) -> int:
+        """Buffer the evidence of one observation; returns how many rows it will write."""
+        if observation.stamp.tzinfo is None:
+            raise ValueError('observation stamps must be aware UTC datetimes, got a naive '
+                             f'{observation.stamp.isoformat()}; attach timezone.utc')
+        stamp = observation.stamp.timestamp()
+        source = observation.source
+        added = 0
+        with self._lock:
+            for item in self.rules.classify(observation):
+                if item.severity == 0:
+                    last = self._ok_last.get(item.source_key)
+                    if last is not None and last <= stamp < last + self.ok_heartbeat_s:
+                        continue
+                    self._ok_last[item.source_key] = stamp
+                else:
+                    self._ok_last[item.source_key] = None
+                self._buffer.append((stamp, source, item.signature, item.source_key,
+                                     item.severity, item.payload))
+                added += 1
+            if len(self._ok_last) > 100_000:
+                self._ok_last.clear()
+            if len(self._buffer) >= self.batch_size:
+                self.flush()
+        return added
+
+    def add_all(self, observations: Iterable) -> int:
+        """``add`` each observation; returns the number of rows buffered or written."""
+        return sum(self.add(observation) for observation in observations)
+
+    def flush(self) -> int:
+        """Write the buffered rows in one transaction; returns how many were written."""
+        with self._lock:
+            rows, self._buffer = self._buffer, []
+            if not rows:
+                return 0
+            try:
+                with self.db.atomic():
+                    self.db.conn.executemany(_INSERT_OBSERVATION, rows)
+            except sqlite3.Error as error:
+                self._buffer = rows + self._buffer
+                if len(self._buffer) > _MAX_BUFFER:
+                    self.dropped += len(self._buffer) - _MAX_BUFFER
+                    self._buffer = self._buffer[-_MAX_BUFFER:]
+                raise EvidenceError(f'cannot write observations to {self.path} ({error}); they '
+                                    'stay buffered and the next flush retries') from None
+            return len(rows)
+
+    @property
+    def buffered(self) -> int:
+        """Rows waiting for the next flush."""
+        return len(self._buffer)
+
+    def observation_count(self) -> int:
+        """Raw observation rows currently stored (compacted rows not included)."""
+        return self.db.execute('SELECT count(*) FROM observations').fetchone()[0]
+
+    # ------------------------------------------------------------------ retention
+
+    def compact(self, now: dt.datetime) -> CompactReport:
+        """Fold consumed observations older than the retention window into daily counts."""
+        self.flush()
+        cutoff = _epoch(now) - self.retention_days * 86400.0
+        last_id = self.dream_cursor().last_id
+        with self.db.atomic():
+            days = self.db.execute(
+                "SELECT count(DISTINCT strftime('%Y-%m-%d', stamp, 'unixepoch')) "
+                'FROM observations WHERE id <= ? AND stamp < ?', (last_id, cutoff)).fetchone()[0]
+            self.db.execute(
+                'INSERT INTO daily_counts (day, source, source_key, signature, severity, count, '
+                "first_stamp, last_stamp) SELECT strftime('%Y-%m-%d', stamp, 'unixepoch'), "
+                "source, source_key, coalesce(signature, ''), severity, count(*), min(stamp), "
+                'max(stamp) FROM observations WHERE id <= ? AND stamp < ? '
+                'GROUP BY 1, 3, 4, 5 ON CONFLICT (day, source_key, signature, severity) DO UPDATE '
+                'SET count = count + excluded.count, '
+                'first_stamp = min(first_stamp, excluded.first_stamp), '
+                'last_stamp = max(last_stamp, excluded.last_stamp)', (last_id, cutoff))
+            rows = self.db.execute('DELETE FROM observations WHERE id <= ? AND stamp < ?',
+                                   (last_id, cutoff)).rowcount
+            forgotten = self.db.execute(
+                'DELETE FROM signatures WHERE entry_id IS NULL AND held = 0 AND last_bad < ?',
+                (cutoff,)).rowcount
+        return CompactReport(rows, days, forgotten)
+
+    def daily_counts(self, signature: Optional[str] = None) -> list:
+        """Compacted per-day counts (all, or of one signature), oldest day first."""
+        sql = ('SELECT day, source, source_key, signature, severity, count FROM daily_counts'
+               + (' WHERE signature = ?' if signature is not None else '')
+               + ' ORDER BY day, source_key, signature, severity')
+        params = (signature,) if signature is not None else ()
+        return list(self.db.query(sql, params))
+
+    # ------------------------------------------------------------------ audit
+
+    def record_audit(self, records: Iterable) -> None:
+        """Append audit records (e.g. a peer merge or a manual change) in one transaction."""
+        rows = [self._audit_row(record) for record in records]
+        with self.db.atomic():
+            self.db.conn.executemany(
+                'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
+                'VALUES (?, ?, ?, ?, ?, ?, ?)', rows)
+
+    @staticmethod
+    def _audit_row(record: AuditRecord) -> tuple:
+        if record.action not in AUDIT_ACTIONS:
+            raise ValueError(f'audit action {record.action!r} is not one of '
+                             f'{", ".join(AUDIT_ACTIONS)}')
+        return (format_iso(record.at), record.entry_id, record.action, record.actor,
+                record.reason, json.dumps(record.detail, ensure_ascii=False, sort_keys=True),
+                record.dream_id)
+
+    def history(self, entry_id: str) -> list:
+        """The audit trail of one entry, oldest first."""
+        rows = self.db.query('SELECT * FROM audit WHERE entry_id = ? ORDER BY id', (entry_id,))
+        return [AuditRecord(parse_iso(row['at']), row['entry_id'], row['action'], row['actor'],
+                            row['reason'], json.loads(row['detail']), row['dream_id'], row['id'])
+                for row in rows]
+
+    def audit_count(self) -> int:
+        """Number of audit records."""
+        return self.db.execute('SELECT count(*) FROM audit').fetchone()[0]
+
+    def dreams(self) -> list:
+        """The dream log, oldest first, as dicts with the report decoded."""
+        return [dict(row, report=json.loads(row['report']))
+                for row in self.db.query('SELECT * FROM dreams ORDER BY id')]
+
+    # ------------------------------------------------------------------ dream plumbing
+
+    def dream_cursor(self) -> DreamCursor:
+        """The last consumed observation id, last dream time and the hash it wrote."""
+        row = self.db.execute(
+            'SELECT last_id, last_dream_at, file_hash FROM dream_state WHERE id = 1').fetchone()
+        return DreamCursor(row[0], parse_iso(row[1]) if row[1] else None, row[2])
+
+    def max_observation_id(self) -> int:
+        """The highest observation id written so far (flush first)."""
+        value = self.db.execute('SELECT max(id) FROM observations').fetchone()[0]
+        return max(value or 0, self.dream_cursor().last_id)
+
+    def evidence_groups(self, after: int, upto: int) -> tuple:
+        """Bad evidence with ``after < id <= upto`` per signature, and last bad per source key.
+
+        One scan grouped by (signature, source key); the payload is the latest row's.
+        """
+        rows = self.db.execute(
+            'SELECT g.signature, g.source_key, g.n, g.errors, g.first, g.last, o.source, '
+            'o.payload, g.last_id FROM (SELECT signature, source_key, count(*) AS n, '
+            'sum(severity >= 2) AS errors, min(stamp) AS first, max(stamp) AS last, '
+            'max(id) AS last_id FROM observations WHERE id > ? AND id <= ? AND severity > 0 '
+            'GROUP BY signature, source_key) AS g JOIN observations AS o ON o.id = g.last_id',
+            (after, upto)).fetchall()
+        groups, last_bad, newest = {}, {}, {}
+        for signature, source_key, count, errors, first, last, source, payload, last_id in rows:
+            if last_bad.get(source_key) is None or last > last_bad[source_key]:
+                last_bad[source_key] = last
+            group = groups.get(signature)
+            if group is None:
+                groups[signature] = EvidenceGroup(signature, source, source_key, count, errors,
+                                                  first, last, payload)
+                newest[signature] = last_id
+                continue
+            group.count += count
+            group.errors += errors
+            group.first = min(group.first, first)
+            group.last = max(group.last, last)
+            if last_id > newest[signature]:
+                newest[signature] = last_id
+                group.source, group.source_key, group.payload = source, source_key, payload
+        return groups, last_bad
+
+    def ok_reports(self, after: int, upto: int, last_bad: dict) -> dict:
+        """Per source key: (first OK after its last bad report or None, last OK, count)."""
+        with self.db.atomic():
+            self.db.execute('CREATE TEMP TABLE IF NOT EXISTS dream_last_bad '
+                            '(source_key TEXT PRIMARY KEY, stamp REAL)')
+            self.db.execute('DELETE FROM temp.dream_last_bad')
+            self.db.conn.executemany('INSERT INTO temp.dream_last_bad VALUES (?, ?)',
+                                     [(key, value) for key, value in last_bad.items()
+                                      if value is not None])
+        rows = self.db.execute(
+            'SELECT o.source_key, min(CASE WHEN b.stamp IS NULL OR o.stamp > b.stamp '
+            'THEN o.stamp END), max(o.stamp), count(*) FROM observations AS o '
+            'LEFT JOIN temp.dream_last_bad AS b ON b.source_key = o.source_key '
+            'WHERE o.id > ? AND o.id <= ? AND o.severity = 0 GROUP BY o.source_key',
+            (after, upto)).fetchall()
+        return {row[0]: (row[1], row[2], row[3]) for row in rows}
+
+    def signature_rows(self) -> dict:
+        """Every signature link as a dict of its columns, by signature."""
+        sql = f'SELECT {", ".join(SIGNATURE_COLUMNS)} FROM signatures'
+        return {row[0]: dict(zip(SIGNATURE_COLUMNS, row)) for row in self.db.execute(sql)}
+
+    def source_rows(self) -> dict:
+        """Every source key's state (last bad, OK since, last OK), by source key."""
+        sql = f'SELECT {", ".join(SOURCE_COLUMNS)} FROM sources'
+        return {row[0]: dict(zip(SOURCE_COLUMNS, row)) for row in self.db.execute(sql)}
+
+    def snapshot(self) -> dict:
+        """The per-entry snapshot of the file the last dream wrote: id -> canonical JSON."""
+        return dict(self.db.execute('SELECT entry_id, data FROM snapshot').fetchall())
+
+    def pending_dream(self) -> Optional[dict]:
+        """The intent record of a dream that did not finish, or None."""
+        row = self.db.execute('SELECT payload FROM pending_dream WHERE id = 1').fetchone()
+        return json.loads(row[0]) if row else None
+
+    def begin_dream(self, payload: dict) -> None:
+        """Durably record a dream's intended changes before the memory file is written."""
+        text = json.dumps(payload, ensure_ascii=False, separators=(',', ':'))
+        with self._durable():
+            with self.db.atomic():
+                self.db.execute('INSERT OR REPLACE INTO pending_dream (id, token, at, '
+                                'file_hash, payload) VALUES (1, ?, ?, ?, ?)',
+                                (payload['token'], payload['at'], payload['file_hash'], text))
+
+    def commit_dream(self, payload: dict) -> Optional[int]:
+        """Apply a dream's changes (audit, links, snapshot, cursor, log) in one transaction.
+
+        Applies only while the intent record of ``payload`` is still pending, so a dream
+        completed by a concurrent recovery is never applied twice (returns None then).
+        """
+        with self._durable():
+            with self.db.atomic():
+                claimed = self.db.execute('DELETE FROM pending_dream WHERE id = 1 AND token = ?',
+                                          (payload['token'],)).rowcount
+                if not claimed:
+                    return None
+                report = dict(payload['report'])
+                cursor = self.db.execute(
+                    'INSERT INTO dreams (at, actor, first_id, last_id, report) '
+                    'VALUES (?, ?, ?, ?, ?)',
+                    (payload['at'], payload['actor'], payload['first_id'], payload['last_id'],
+                     json.dumps(report, ensure_ascii=False, sort_keys=True)))
+                dream_id = cursor.lastrowid
+                self.db.conn.executemany(
+                    'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
+                    'VALUES (?, ?, ?, ?, ?, ?, ?)',
+                    [(payload['at'], entry_id, action, payload['actor'], reason, detail,
+                      dream_id) for entry_id, action, reason, detail in payload['audit']])
+                self.db.conn.executemany(
+                    f'INSERT OR REPLACE INTO signatures ({", ".join(SIGNATURE_COLUMNS)}) '
+                    f'VALUES ({", ".join("?" * len(SIGNATURE_COLUMNS))})',
+                    payload['signatures'])
+                self.db.conn.executemany('DELETE FROM signatures WHERE signature = ?',
+                                         [(key,) for key in payload['signatures_deleted']])
+                self.db.conn.executemany(
+                    f'INSERT OR REPLACE INTO sources ({", ".join(SOURCE_COLUMNS)}) '
+                    f'VALUES ({", ".join("?" * len(SOURCE_COLUMNS))})', payload['sources'])
+                self.db.conn.executemany('INSERT OR REPLACE INTO snapshot VALUES (?, ?)',
+                                         payload['snapshot'])
+                self.db.conn.executemany('DELETE FROM snapshot WHERE entry_id = ?',
+                                         [(key,) for key in payload['snapshot_deleted']])
+                self.db.execute('UPDATE dream_state SET last_id = ?, last_dream_at = ?, '
+                                'file_hash = ? WHERE id = 1',
+                                (payload['last_id'], payload['at'], payload['file_hash']))
+        return dream_id
+
+    def discard_pending(self) -> None:
+        """Forget the intent record of a dream whose file was never written."""
+        with self.db.atomic():
+            self.db.execute('DELETE FROM pending_dream')
+
+    def _durable(self):
+        return _SynchronousFull(self.db)
+
+
+class _SynchronousFull:
+    """``PRAGMA synchronous = FULL`` for the dream's two transactions, NORMAL otherwise."""
+
+    def __init__(self, db: Database):
+        self.db = db
+
+    def __enter__(self):
+        self.db.execute('PRAGMA synchronous = FULL')
+
+    def __exit__(self, *exc):
+        self.db.execute('PRAGMA synchronous = NORMAL')

@@ -1,0 +1,240 @@
+"""The SQLite evidence store: file safety, migrations, buffered ingest, audit, retention."""
+
+import datetime as dt
+import sqlite3
+import stat
+
+import pytest
+from sqlite_utils import Database
+from sqlite_utils import Migrations
+
+from robot_memory.evidence import AuditRecord
+from robot_memory.evidence import default_db_path
+from robot_memory.evidence import EvidenceStore
+from robot_memory.evidence import MIGRATIONS
+from robot_memory.observations import DiagnosticObservation
+from robot_memory.observations import LogObservation
+from robot_memory.timeutil import UTC
+
+T0 = dt.datetime(2026, 5, 1, 0, 0, tzinfo=UTC)
+
+
+def warn(at, message='dropped 12 ticks', hardware_id='wheel_left', level=1):
+    return DiagnosticObservation(at, 'base: encoder', hardware_id, level, message)
+
+
+def ok(at, hardware_id='wheel_left'):
+    return DiagnosticObservation(at, 'base: encoder', hardware_id, 0, 'OK')
+
+
+@pytest.fixture
+def store(tmp_path):
+    with EvidenceStore(tmp_path / 'robot-memory.db') as opened:
+        yield opened
+
+
+def test_default_path_is_beside_the_memory_file(tmp_path):
+    assert default_db_path(tmp_path / 'x' / 'robot-memory.md') == tmp_path / 'x' / 'robot-memory.db'
+
+
+def test_database_is_private_wal_with_a_busy_timeout(tmp_path):
+    path = tmp_path / 'robot-memory.db'
+    path.touch(mode=0o644)
+    with EvidenceStore(path, busy_timeout_s=3) as store:
+        store.add(warn(T0))
+        store.flush()
+        assert store.db.journal_mode == 'wal'
+        assert store.db.execute('PRAGMA busy_timeout').fetchone()[0] == 3000
+        for name in ('robot-memory.db', 'robot-memory.db-wal'):
+            assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600
+
+
+def test_migrations_are_named_and_applied_once(tmp_path):
+    path = tmp_path / 'robot-memory.db'
+    EvidenceStore(path).close()
+    with EvidenceStore(path) as store:
+        MIGRATIONS.apply(store.db)
+        assert store.applied_migrations() == ['0001_evidence_tables', '0002_append_only_triggers']
+        rows = list(store.db.query('SELECT name FROM migrations ORDER BY id'))
+        assert [row['name'] for row in rows] == store.applied_migrations()
+
+
+def test_each_migration_runs_in_its_own_transaction(tmp_path):
+    db = Database(tmp_path / 'm.db')
+    steps = Migrations('test')
+
+    @steps(name='one')
+    def one(db):
+        db.execute('CREATE TABLE kept (x)')
+
+    @steps(name='two')
+    def two(db):
+        db.execute('CREATE TABLE rolled_back (x)')
+        raise RuntimeError('migration failed')
+
+    with pytest.raises(RuntimeError):
+        steps.apply(db)
+    assert [m.name for m in steps.applied(db)] == ['one']
+    assert db.table_names() == ['_sqlite_migrations', 'kept']
+
+
+def test_add_buffers_and_flushes_every_batch(tmp_path):
+    with EvidenceStore(tmp_path / 'e.db', batch_size=10) as store:
+        for second in range(9):
+            store.add(warn(T0 + dt.timedelta(seconds=second)))
+        assert store.buffered == 9 and store.observation_count() == 0
+        store.add(warn(T0 + dt.timedelta(seconds=9)))
+        assert store.buffered == 0 and store.observation_count() == 10
+        store.add(warn(T0))
+        assert store.flush() == 1 and store.observation_count() == 11
+    with EvidenceStore(tmp_path / 'e.db') as store:
+        store.add(warn(T0))
+    with EvidenceStore(tmp_path / 'e.db') as store:
+        assert store.observation_count() == 12
+
+
+def test_rows_keep_only_what_dreaming_needs(store):
+    store.add(warn(T0))
+    store.add(LogObservation(T0, 'nav2', 50, 'Crashed 3 times', 'a.cpp', 'f', 9))
+    store.flush()
+    rows = list(store.db.query('SELECT stamp, source, signature, source_key, severity, payload '
+                               'FROM observations ORDER BY id'))
+    assert rows[0]['stamp'] == T0.timestamp() and rows[0]['severity'] == 1
+    assert rows[0]['signature'] == 'diagnostic|wheel_left|base: encoder|dropped # ticks'
+    assert rows[1]['signature'] == 'log|nav2|Crashed # times' and rows[1]['severity'] == 2
+    assert len(rows[1]['payload']) < 200
+
+
+def test_ok_reports_are_thinned_per_source(tmp_path):
+    with EvidenceStore(tmp_path / 'e.db', ok_heartbeat_s=600) as store:
+        seconds = [0, 1, 2, 599, 600, 601]
+        stored = [store.add(ok(T0 + dt.timedelta(seconds=s))) for s in seconds]
+        assert stored == [1, 0, 0, 0, 1, 0]
+        assert store.add(warn(T0 + dt.timedelta(seconds=602))) == 1
+        assert store.add(ok(T0 + dt.timedelta(seconds=603))) == 1
+        assert store.add(ok(T0 + dt.timedelta(seconds=604), hardware_id='other')) == 1
+
+
+def test_observations_and_audit_are_append_only(store):
+    store.add(warn(T0))
+    store.flush()
+    store.record_audit([AuditRecord(T0, 'mem-1', 'manual', 'manual', 'edited')])
+    for sql in ('UPDATE observations SET severity = 0', 'UPDATE audit SET reason = "x"',
+                'DELETE FROM audit'):
+        with pytest.raises(sqlite3.IntegrityError, match='append-only'):
+            store.db.execute(sql)
+    assert store.audit_count() == 1
+
+
+def test_history_is_oldest_first_and_actions_are_checked(store):
+    store.record_audit([
+        AuditRecord(T0, 'mem-1', 'create', 'autodream', 'new', {'n': 3}),
+        AuditRecord(T0 + dt.timedelta(days=1), 'mem-2', 'create', 'autodream', 'other'),
+        AuditRecord(T0 + dt.timedelta(days=2), 'mem-1', 'peer_merge', 'peer:RRN-5', 'merged'),
+    ])
+    history = store.history('mem-1')
+    assert [(record.action, record.detail) for record in history] == \
+        [('create', {'n': 3}), ('peer_merge', {})]
+    assert history[0].to_dict()['at'] == '2026-05-01T00:00:00Z'
+    with pytest.raises(ValueError, match='not one of create, reinforce'):
+        store.record_audit([AuditRecord(T0, 'mem-1', 'rewrite', 'x', 'y')])
+    assert store.history('mem-unknown') == []
+
+
+def test_two_connections_share_the_database(tmp_path):
+    path = tmp_path / 'e.db'
+    with EvidenceStore(path) as first, EvidenceStore(path) as second:
+        for index in range(300):
+            (first if index % 2 else second).add(warn(T0 + dt.timedelta(seconds=index)))
+        first.flush()
+        second.flush()
+        assert first.observation_count() == 300
+
+
+def test_evidence_groups_per_signature_with_latest_payload(store):
+    for minute, message in enumerate(['dropped 1 ticks', 'dropped 2 ticks', 'checksum bad']):
+        store.add(warn(T0 + dt.timedelta(minutes=minute), message))
+    store.add(warn(T0 + dt.timedelta(minutes=5), 'dropped 9 ticks', level=2))
+    store.add(ok(T0 + dt.timedelta(minutes=9)))
+    store.flush()
+    groups, last_bad = store.evidence_groups(0, store.max_observation_id())
+    dropped = groups['diagnostic|wheel_left|base: encoder|dropped # ticks']
+    assert (dropped.count, dropped.errors) == (3, 1)
+    assert dropped.last - dropped.first == 300 and 'dropped 9 ticks' in dropped.payload
+    assert last_bad == {'diagnostic|wheel_left|base: encoder': dropped.last}
+    oks = store.ok_reports(0, store.max_observation_id(), last_bad)
+    first_after, last_ok, count = oks['diagnostic|wheel_left|base: encoder']
+    assert first_after == last_ok == (T0 + dt.timedelta(minutes=9)).timestamp() and count == 1
+    assert store.evidence_groups(store.max_observation_id(), store.max_observation_id()) == \
+        ({}, {})
+
+
+def _mark_consumed(store, last_id):
+    store.db.execute('UPDATE dream_state SET last_id = ? WHERE id = 1', (last_id,))
+
+
+def test_compaction_keeps_daily_counts_of_consumed_old_rows(tmp_path):
+    with EvidenceStore(tmp_path / 'e.db', retention_days=14) as store:
+        for day in range(20):
+            for hour in (1, 2, 3):
+                store.add(warn(T0 + dt.timedelta(days=day, hours=hour)))
+            store.add(ok(T0 + dt.timedelta(days=day, hours=12)))
+        store.flush()
+        consumed = store.max_observation_id() - 8
+        _mark_consumed(store, consumed)
+        now = T0 + dt.timedelta(days=20)
+        report = store.compact(now)
+        assert report.rows == 6 * 4 and report.days == 6
+        assert store.observation_count() == 80 - 24
+        counts = store.daily_counts('diagnostic|wheel_left|base: encoder|dropped # ticks')
+        assert [(row['day'], row['count']) for row in counts] == \
+            [(f'2026-05-0{day}', 3) for day in range(1, 7)]
+        oks = [row for row in store.daily_counts() if row['severity'] == 0]
+        assert len(oks) == 6 and all(row['count'] == 1 for row in oks)
+        assert store.compact(now).rows == 0
+        assert sum(row['count'] for row in store.daily_counts()) == 24
+
+
+def test_compaction_never_touches_unconsumed_rows(tmp_path):
+    with EvidenceStore(tmp_path / 'e.db', retention_days=1) as store:
+        store.add(warn(T0))
+        store.flush()
+        assert store.compact(T0 + dt.timedelta(days=30)).rows == 0
+        assert store.observation_count() == 1
+
+
+def test_ids_never_go_back_after_everything_is_compacted(tmp_path):
+    with EvidenceStore(tmp_path / 'e.db', retention_days=1) as store:
+        store.add(warn(T0))
+        store.flush()
+        _mark_consumed(store, store.max_observation_id())
+        store.compact(T0 + dt.timedelta(days=5))
+        assert store.observation_count() == 0
+        store.add(warn(T0 + dt.timedelta(days=5)))
+        store.flush()
+        new_id = store.db.execute('SELECT max(id) FROM observations').fetchone()[0]
+        assert new_id == 2
+
+
+def test_unusable_database_is_reported_with_advice(tmp_path):
+    path = tmp_path / 'robot-memory.db'
+    path.write_bytes(b'this is not sqlite' * 100)
+    with pytest.raises(ValueError, match='not a usable evidence database.*move it aside'):
+        EvidenceStore(path)
+
+
+def test_naive_stamps_are_refused(store):
+    with pytest.raises(ValueError, match='aware UTC datetimes'):
+        store.add(warn(dt.datetime(2026, 5, 1)))
+    assert store.buffered == 0
+
+
+def test_strings_sqlite_cannot_store_never_block_a_flush(store):
+    store.add(warn(T0, message='bad \udc80 byte', hardware_id='w\ud800'))
+    assert store.flush() == 1
+
+
+@pytest.mark.parametrize('settings', [{'batch_size': 0}, {'retention_days': 0}])
+def test_bad_settings_are_refused(tmp_path, settings):
+    with pytest.raises(ValueError):
+        EvidenceStore(tmp_path / 'e.db', **settings)
