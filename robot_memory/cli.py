@@ -9,16 +9,21 @@ import argparse
 import collections
 import datetime as dt
 import json
+import pathlib
 import sys
 
+from robot_memory import autodream
 from robot_memory import context
 from robot_memory import lifecycle
+from robot_memory import observations
+from robot_memory.autodream import archive_pruned
 from robot_memory.config import lifecycle_config
 from robot_memory.config import read_parameters
 from robot_memory.errors import MemoryFileError
-from robot_memory.memory_file import append_durably
+from robot_memory.evidence import default_db_path
+from robot_memory.evidence import EvidenceStore
 from robot_memory.memory_file import MemoryFile
-from robot_memory.memory_file import side_file
+from robot_memory.rules import Rules
 from robot_memory.schema import ENTRY_TYPES
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
@@ -90,6 +95,31 @@ def build_parser() -> argparse.ArgumentParser:
     export = commands.add_parser('export', parents=[common, at],
                                  help='write the memory as JSON to standard output')
     export.add_argument('--format', choices=['json'], default='json', help='output format')
+
+    database = argparse.ArgumentParser(add_help=False)
+    database.add_argument('--db', help='evidence database (default: robot-memory.db beside the '
+                                       'memory file)')
+    rules = argparse.ArgumentParser(add_help=False)
+    rules.add_argument('--rules', help='observation rules file (default: built-in rules; see '
+                                       'config/observation_rules.yaml)')
+
+    ingest = commands.add_parser('ingest', parents=[common, database, rules],
+                                 help='add observations from a JSON-lines file to the evidence '
+                                      'database')
+    ingest.add_argument('jsonl', metavar='FILE.jsonl',
+                        help='one observation a line ({"stamp": ..., "source": ...}); - reads '
+                             'standard input')
+
+    dream = commands.add_parser('dream', parents=[common, database, rules],
+                                help='consolidate new evidence into the memory file (autodream)')
+    dream.add_argument('--at', type=_iso_time, metavar='ISO-TIME',
+                       help='dream as of this moment instead of now (e.g. 2026-05-01T03:00:00Z)')
+    dream.add_argument('--json', action='store_true', help='print the dream report as JSON')
+
+    history = commands.add_parser('history', parents=[common, database],
+                                  help='print the audit trail of one entry, oldest first')
+    history.add_argument('entry_id', metavar='ENTRY_ID', help='entry id, e.g. mem-a3f9c1d2')
+    history.add_argument('--json', action='store_true', help='print the records as JSON lines')
     return parser
 
 
@@ -203,15 +233,6 @@ def cmd_stats(args, memory: MemoryFile) -> int:
     return 0
 
 
-def archive_pruned(memory: MemoryFile, pruned, now, reason='pruned') -> None:
-    """Append pruned entries to ``<file>.archive.jsonl`` durably, before they leave the file."""
-    append_durably(side_file(memory.path, '.archive.jsonl'), [
-        {'archived_at': format_iso(now), 'reason': reason,
-         'effective_confidence': round(item.effective_confidence, 6),
-         'entry': item.entry.model_dump(mode='json')}
-        for item in pruned])
-
-
 def cmd_prune(args, memory: MemoryFile) -> int:
     """Prune entries below prune_min (archived first)."""
     now = _now(args)
@@ -265,12 +286,82 @@ def cmd_export(args, memory: MemoryFile) -> int:
     return 0
 
 
+def _db_path(args, memory: MemoryFile) -> pathlib.Path:
+    return pathlib.Path(args.db).expanduser() if args.db else default_db_path(memory.path)
+
+
+def _rules(args) -> Rules:
+    return Rules.load(args.rules) if args.rules else Rules.default()
+
+
+def cmd_ingest(args, memory: MemoryFile) -> int:
+    """Add observations from a JSON-lines file; report accepted and refused lines."""
+    name = '<stdin>' if args.jsonl == '-' else args.jsonl
+    try:
+        handle = sys.stdin if args.jsonl == '-' else open(args.jsonl, encoding='utf-8',
+                                                             errors='surrogateescape')
+    except OSError as error:
+        raise ValueError(f'cannot read {name}: {error.strerror}') from None
+    with handle:
+        report = observations.parse_lines(handle)
+    rows = 0
+    with EvidenceStore(_db_path(args, memory), _rules(args)) as store:
+        rows = store.add_all(report.accepted)
+    for number, note in report.notes:
+        print(f'{name}:{number}: note: {note}', file=sys.stderr)
+    for refusal in report.refused:
+        print(f'{name}:{refusal.line}: refused: {refusal.message}', file=sys.stderr)
+    print(f'accepted {len(report.accepted)}, refused {len(report.refused)} '
+          f'({rows} evidence rows stored)')
+    return 1 if report.refused else 0
+
+
+def cmd_dream(args, memory: MemoryFile) -> int:
+    """Run one dream and print its report."""
+    now = _now(args)
+    config = (autodream.dream_config(read_parameters(args.config)) if args.config
+              else autodream.DreamConfig())
+    rules = _rules(args)
+    with EvidenceStore(_db_path(args, memory), rules) as store:
+        report = autodream.dream(store, memory, now, rules, config, actor='cli')
+    for problem in report.problems:
+        print(f'warning: {problem}', file=sys.stderr)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(report.summary())
+    return 1 if report.clock_backwards else 0
+
+
+def cmd_history(args, memory: MemoryFile) -> int:
+    """Print one entry's audit trail, oldest first."""
+    path = _db_path(args, memory)
+    if not path.exists():
+        raise ValueError(f'no evidence database at {path}; it is created by robot-memory '
+                         'ingest, robot-memory dream or memory_node (or pass --db)')
+    with EvidenceStore(path) as store:
+        records = store.history(args.entry_id)
+    if not records:
+        print(f'no audit records for {args.entry_id} in {path}', file=sys.stderr)
+        return 1
+    for record in records:
+        if args.json:
+            print(json.dumps(record.to_dict(), ensure_ascii=False))
+        else:
+            print(f'{format_iso(record.at)}  {record.action:<10} {record.actor:<10} '
+                  f'{record.reason}')
+    return 0
+
+
 COMMANDS = {
     'show': cmd_show,
     'validate': cmd_validate,
     'stats': cmd_stats,
     'prune': cmd_prune,
     'export': cmd_export,
+    'ingest': cmd_ingest,
+    'dream': cmd_dream,
+    'history': cmd_history,
 }
 
 

@@ -1,0 +1,195 @@
+"""Benchmark of the evidence store and autodream; prints one JSON object a line.
+
+Each line is ``{"bench", "n", "ms", "rate", "baseline_ms", "ratio"}``: the median of
+several runs, the rate in items per second and the ratio to a bare ``sqlite3`` baseline
+doing the irreducible part of the same work on the same rows:
+
+``ingest``           ``EvidenceStore.add`` of n diagnostic observations (classification,
+                     buffering, one transaction per 500 rows) vs ``executemany`` of the
+                     already-classified rows, 500 per transaction. Goal: >= 50,000/s.
+``dream``            ``autodream.dream`` over n new observations of 10,000 signatures (a
+                     first night: every signature creates an entry, the file is written)
+                     vs one ``GROUP BY signature`` over the same rows. Goal: < 10 s for 1M.
+``dream_reinforce``  the next night: n more observations reinforce the 10,000 entries.
+
+Usage: ``python bench/bench_autodream.py [--quick] [--runs N]``.
+"""
+
+import argparse
+import datetime as dt
+import json
+import pathlib
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+
+try:
+    from robot_memory.autodream import dream
+except ImportError:  # run from a source checkout without installing
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from robot_memory.autodream import dream
+from robot_memory.autodream import DreamConfig
+from robot_memory.evidence import EvidenceStore
+from robot_memory.memory_file import MemoryFile
+from robot_memory.observations import DiagnosticObservation
+from robot_memory.rules import Rules
+
+UTC = dt.timezone.utc
+NIGHT = dt.datetime(2026, 5, 1, 20, 0, tzinfo=UTC)
+CONFIG = DreamConfig(rrn='RRN-000000000001')
+INSERT = ('INSERT INTO observations (stamp, source, signature, source_key, severity, payload) '
+          'VALUES (?, ?, ?, ?, ?, ?)')
+
+
+def emit(bench: str, n: int, times: list, baselines: list) -> None:
+    """Print one result line: medians, rate and ratio to the baseline."""
+    ms = statistics.median(times) * 1000.0
+    baseline_ms = statistics.median(baselines) * 1000.0
+    print(json.dumps({'bench': bench, 'n': n, 'ms': round(ms, 2),
+                      'rate': round(n / (ms / 1000.0), 1), 'baseline_ms': round(baseline_ms, 2),
+                      'ratio': round(ms / baseline_ms, 2)}), flush=True)
+
+
+def observations(n: int, signatures: int, night: dt.datetime) -> list:
+    """n WARN diagnostics of ``signatures`` different devices spread over four hours."""
+    step = 4 * 3600.0 / n
+    return [DiagnosticObservation(night + dt.timedelta(seconds=index * step),
+                                  f'sensor {index % signatures}: status', f'hw{index % signatures}',
+                                  1 + (index % 7 == 0), f'dropped {index % 97} ticks')
+            for index in range(n)]
+
+
+def classified_rows(items: list) -> list:
+    """The rows the store writes for ``items`` (classification done once, outside timing)."""
+    rules = Rules.default()
+    rows = []
+    for item in items:
+        for found in rules.classify(item):
+            rows.append((item.stamp.timestamp(), item.source, found.signature, found.source_key,
+                         found.severity, found.payload))
+    return rows
+
+
+def bare_insert(path: pathlib.Path, rows: list, batch: int = 500) -> float:
+    """Seconds for executemany of ``rows`` into the same table, ``batch`` rows a transaction."""
+    connection = sqlite3.connect(str(path), isolation_level=None)
+    connection.execute('PRAGMA journal_mode = WAL')
+    connection.execute('PRAGMA synchronous = NORMAL')
+    connection.execute('CREATE TABLE observations (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+                       'stamp REAL NOT NULL, source TEXT NOT NULL, signature TEXT, '
+                       'source_key TEXT NOT NULL, severity INTEGER NOT NULL, payload TEXT)')
+    started = time.perf_counter()
+    for start in range(0, len(rows), batch):
+        connection.execute('BEGIN')
+        connection.executemany(INSERT, rows[start:start + batch])
+        connection.execute('COMMIT')
+    elapsed = time.perf_counter() - started
+    connection.close()
+    return elapsed
+
+
+def bench_ingest(n: int, runs: int, scratch: pathlib.Path) -> None:
+    """Store ingest rate against bare executemany of the same rows."""
+    items = observations(n, 1000, NIGHT)
+    rows = classified_rows(items)
+    times, baselines = [], []
+    for run in range(runs):
+        store = EvidenceStore(scratch / f'ingest-{run}.db')
+        started = time.perf_counter()
+        for item in items:
+            store.add(item)
+        store.flush()
+        times.append(time.perf_counter() - started)
+        store.close()
+        baselines.append(bare_insert(scratch / f'bare-{run}.db', rows))
+    emit('ingest', n, times, baselines)
+
+
+def fill(directory: pathlib.Path, n: int, signatures: int, night: dt.datetime) -> None:
+    """Append n classified observations to the store in ``directory`` (untimed setup)."""
+    rows = classified_rows(observations(n, signatures, night))
+    store = EvidenceStore(directory / 'robot-memory.db')
+    with store.db.atomic():
+        store.db.conn.executemany(INSERT, rows)
+    store.close()
+
+
+def bare_group_by(path: pathlib.Path, after: int) -> float:
+    """Seconds for the bare aggregate a dream needs: one GROUP BY signature over new rows."""
+    connection = sqlite3.connect(str(path))
+    started = time.perf_counter()
+    connection.execute('SELECT signature, count(*), min(stamp), max(stamp), max(severity) '
+                       'FROM observations WHERE id > ? GROUP BY signature', (after,)).fetchall()
+    elapsed = time.perf_counter() - started
+    connection.close()
+    return elapsed
+
+
+def timed_dream(template: pathlib.Path, work: pathlib.Path, now: dt.datetime) -> tuple:
+    """Copy ``template`` to ``work``, run one dream there; (seconds, report)."""
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(template, work)
+    memory = MemoryFile(work / 'robot-memory.md')
+    store = EvidenceStore(work / 'robot-memory.db')
+    started = time.perf_counter()
+    report = dream(store, memory, now, store.rules, CONFIG, actor='bench')
+    elapsed = time.perf_counter() - started
+    store.close()
+    return elapsed, report
+
+
+def bench_dream(n: int, signatures: int, runs: int, scratch: pathlib.Path) -> None:
+    """Dream over n observations of ``signatures`` signatures: first night, then reinforce."""
+    first = scratch / 'night1'
+    first.mkdir()
+    fill(first, n, signatures, NIGHT)
+    now = NIGHT + dt.timedelta(hours=6)
+    times, baselines = [], []
+    for run in range(runs):
+        elapsed, report = timed_dream(first, scratch / 'work', now)
+        assert len(report.created) == signatures, report.summary()
+        times.append(elapsed)
+        baselines.append(bare_group_by(first / 'robot-memory.db', 0))
+    emit('dream', n, times, baselines)
+
+    second = scratch / 'night2'
+    shutil.copytree(scratch / 'work', second)
+    after = EvidenceStore(second / 'robot-memory.db')
+    last_id = after.dream_cursor().last_id
+    after.close()
+    fill(second, n, signatures, NIGHT + dt.timedelta(days=1))
+    times, baselines = [], []
+    for run in range(runs):
+        elapsed, report = timed_dream(second, scratch / 'work', now + dt.timedelta(days=1))
+        assert len(report.reinforced) == signatures, report.summary()
+        times.append(elapsed)
+        baselines.append(bare_group_by(second / 'robot-memory.db', last_id))
+    emit('dream_reinforce', n, times, baselines)
+
+
+def main(argv=None) -> int:
+    """Run the benchmarks and print one JSON line per benchmark."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--quick', action='store_true',
+                        help='small smoke run (20,000 ingested, 50,000 dreamt over 500 signatures)')
+    parser.add_argument('--runs', type=int, default=None,
+                        help='runs per benchmark, the median is reported (default 5 ingest / 3 '
+                             'dream; 2 with --quick)')
+    args = parser.parse_args(argv)
+    runs = args.runs or (2 if args.quick else None)
+    with tempfile.TemporaryDirectory(prefix='bench-autodream-') as scratch:
+        scratch = pathlib.Path(scratch)
+        if args.quick:
+            bench_ingest(20_000, runs, scratch)
+            bench_dream(50_000, 500, runs, scratch)
+        else:
+            bench_ingest(200_000, runs or 5, scratch)
+            bench_dream(1_000_000, 10_000, runs or 3, scratch)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
