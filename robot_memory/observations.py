@@ -36,6 +36,7 @@ from typing import Any, Iterable, Optional, Union
 
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
+from robot_memory.timeutil import to_utc
 
 SOURCES = ('diagnostic', 'log', 'telemetry')
 MAX_STRING_CHARS = 4096
@@ -275,7 +276,7 @@ def _clean_fields(reader: _Reader, value: Any, path: str, depth: int) -> Any:
 
 
 def from_dict(data: Any, line: Optional[int] = None) -> ParsedLine:
-    """Validate one decoded JSON object and build its observation."""
+    """Validate one decoded JSON object (``stamp`` may also be an aware datetime) and build it."""
     if not isinstance(data, dict):
         raise ObservationError(f'expected a JSON object, got {_json_type(data)}', line)
     reader = _Reader(data, line)
@@ -288,12 +289,19 @@ def from_dict(data: Any, line: Optional[int] = None) -> ParsedLine:
                                 f'{", ".join(sorted(_ALLOWED_KEYS[source]))})')
     if 'stamp' not in data:
         reader.fail('stamp', 'missing; give an ISO-8601 time such as 2026-05-01T02:00:00Z')
-    if not isinstance(data['stamp'], str):
-        reader.fail('stamp', f'expected an ISO-8601 string, got {_json_type(data["stamp"])}')
-    try:
-        stamp = parse_iso(data['stamp'])
-    except ValueError as error:
-        reader.fail('stamp', str(error))
+    stamp = data['stamp']
+    if isinstance(stamp, dt.datetime):
+        # Built by the ROS edge from a message (JSON never yields a datetime).
+        if stamp.tzinfo is None:
+            reader.fail('stamp', 'a datetime stamp must be timezone-aware (UTC)')
+        stamp = to_utc(stamp)
+    elif not isinstance(stamp, str):
+        reader.fail('stamp', f'expected an ISO-8601 string, got {_json_type(stamp)}')
+    else:
+        try:
+            stamp = parse_iso(stamp)
+        except ValueError as error:
+            reader.fail('stamp', str(error))
     if source == 'diagnostic':
         observation = DiagnosticObservation(
             stamp=stamp, name=reader.string('name'), hardware_id=reader.string('hardware_id'),

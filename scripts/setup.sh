@@ -25,7 +25,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 VENV="$ROOT/.venv"
-PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "pytest-timeout")
+PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "pytest-timeout"
+         "cryptography" "mcp" "matplotlib")
 ROS_REQS="$ROOT/scripts/ros-requirements.txt"
 LOG_DIR="$ROOT/log/setup"
 BUILD_STAMP_DIR="$ROOT/build/.robot_memory_setup"

@@ -1,0 +1,125 @@
+"""Conversions between ROS 2 messages and the core's plain data, at the edge of the node.
+
+Only this package (``robot_memory.ros``) touches rclpy and message classes. Incoming
+messages become the plain dicts that ``observations.from_dict`` validates (the same
+path as ``robot-memory ingest``), so a message and a JSON line obey one set of rules;
+outgoing entries and context blocks become ``robot_memory.msg`` messages.
+"""
+
+import array
+import datetime as dt
+import importlib
+import math
+
+from builtin_interfaces.msg import Time
+
+from robot_memory.msg import ContextBlock
+from robot_memory.msg import MemoryEntry as MemoryEntryMsg
+from robot_memory.timeutil import UTC
+
+# Telemetry messages can carry large arrays (point clouds, images): only this many
+# items of any sequence are kept as evidence; numbers beyond are of no use to a rule.
+MAX_SEQUENCE_ITEMS = 64
+MAX_MESSAGE_DEPTH = 12
+
+
+class MessageTypeError(ValueError):
+    """A configured message type cannot be imported."""
+
+
+def import_message_type(type_name: str):
+    """The class of ``pkg/msg/Type``; MessageTypeError says what to install or fix."""
+    package, _, name = type_name.partition('/msg/')
+    if not package or not name:
+        raise MessageTypeError(f'{type_name!r} is not of the form pkg/msg/Type')
+    try:
+        module = importlib.import_module(f'{package}.msg')
+    except ImportError as error:
+        raise MessageTypeError(
+            f'message package {package!r} cannot be imported ({error}); install it '
+            f'(e.g. apt install ros-$ROS_DISTRO-{package.replace("_", "-")}) or fix the '
+            'type name') from None
+    cls = getattr(module, name, None)
+    if cls is None or not hasattr(cls, 'get_fields_and_field_types'):
+        raise MessageTypeError(f'{package}.msg has no message type {name!r}; check the '
+                               'spelling (types are CamelCase, e.g. BatteryState)')
+    return cls
+
+
+def time_to_datetime(stamp) -> dt.datetime:
+    """A builtin_interfaces/Time as an aware UTC datetime."""
+    return dt.datetime.fromtimestamp(stamp.sec + stamp.nanosec * 1e-9, UTC)
+
+
+def datetime_to_time(value) -> Time:
+    """An aware datetime (or None, as time zero) as builtin_interfaces/Time."""
+    if value is None:
+        return Time()
+    seconds = value.timestamp()
+    whole = math.floor(seconds)
+    return Time(sec=int(whole), nanosec=min(999_999_999, int(round((seconds - whole) * 1e9))))
+
+
+def message_to_data(message, depth: int = 0):
+    """A ROS message as plain dicts, lists, numbers and strings (sequences cut short)."""
+    if depth > MAX_MESSAGE_DEPTH:
+        return None
+    if hasattr(message, 'get_fields_and_field_types'):
+        return {name: message_to_data(getattr(message, name), depth + 1)
+                for name in message.get_fields_and_field_types()}
+    if isinstance(message, (bytes, bytearray)):
+        return len(message)
+    if isinstance(message, (list, tuple, array.array)) or type(message).__name__ == 'ndarray':
+        return [message_to_data(item, depth + 1) for item in list(message[:MAX_SEQUENCE_ITEMS])]
+    if isinstance(message, (bool, int, float, str)) or message is None:
+        return message
+    if hasattr(message, 'item'):  # numpy scalars
+        return message.item()
+    return str(message)
+
+
+def diagnostic_status_data(status, stamp: dt.datetime) -> dict:
+    """One diagnostic_msgs/DiagnosticStatus as an observation dict."""
+    level = status.level
+    if isinstance(level, (bytes, bytearray)):
+        level = level[0] if level else 0
+    return {'stamp': stamp, 'source': 'diagnostic', 'name': status.name,
+            'hardware_id': status.hardware_id, 'level': int(level), 'message': status.message,
+            'values': [{'key': item.key, 'value': item.value} for item in status.values]}
+
+
+def log_data(record, stamp: dt.datetime) -> dict:
+    """One rcl_interfaces/Log record as an observation dict."""
+    level = record.level
+    if isinstance(level, (bytes, bytearray)):
+        level = level[0] if level else 0
+    return {'stamp': stamp, 'source': 'log', 'name': record.name, 'level': int(level),
+            'msg': record.msg, 'file': record.file, 'function': record.function,
+            'line': int(record.line)}
+
+
+def telemetry_data(topic: str, type_name: str, message, stamp: dt.datetime) -> dict:
+    """A telemetry message as an observation dict (fields as plain data)."""
+    return {'stamp': stamp, 'source': 'telemetry', 'topic': topic, 'type': type_name,
+            'fields': message_to_data(message)}
+
+
+def entry_message(line) -> MemoryEntryMsg:
+    """A context line (entry, effective confidence, source rrn) as robot_memory/MemoryEntry."""
+    entry = line.entry
+    return MemoryEntryMsg(
+        id=entry.id, type=entry.type, text=entry.text, confidence=float(entry.confidence),
+        effective_confidence=float(line.effective_confidence),
+        first_seen=datetime_to_time(entry.first_seen),
+        last_reinforced=datetime_to_time(entry.last_reinforced),
+        observation_count=int(entry.observation_count or 0), tags=list(entry.tags),
+        source_rrn=line.source_rrn)
+
+
+def context_message(block) -> ContextBlock:
+    """A core ContextBlock as robot_memory/ContextBlock."""
+    return ContextBlock(
+        rrn=block.rrn, stamp=datetime_to_time(block.at), text=block.text,
+        entries=[entry_message(line) for line in block.entries],
+        peer_entries=[entry_message(line) for line in block.peer_entries],
+        token_estimate=int(block.token_estimate), omitted=int(block.omitted))

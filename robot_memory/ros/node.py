@@ -1,0 +1,519 @@
+"""memory_node: robot_memory on the robot (ROS 2).
+
+A thin layer over the core. It converts ``/diagnostics``, ``/rosout`` (ERROR and above)
+and configured telemetry topics into observations (``robot_memory.ros.convert``), hands
+them to the store worker (one thread owns SQLite), dreams nightly and on
+``~/dream``, serves ``~/get_context`` from the cached memory file with decay evaluated
+at call time, publishes the block latched on ``~/context`` and its own health on
+``/diagnostics`` in the form ``diagnostic_updater`` uses.
+
+QoS, on purpose:
+
+* ``/diagnostics`` and ``/rosout`` in: reliable, volatile, depth 1000 — evidence should
+  not be lost to a short burst; lost samples are counted through the message-lost event
+  where the middleware reports it.
+* telemetry in: best effort, depth 10 (sensor data; compatible with any publisher).
+* ``~/context`` out: reliable, transient local, depth 1 — a brain node that starts later
+  still receives the current block.
+* ``/diagnostics`` out: reliable, volatile, depth 10, like ``diagnostic_updater``.
+"""
+
+import datetime as dt
+import json
+import os
+import sys
+import threading
+import time
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticStatus
+from diagnostic_msgs.msg import KeyValue
+from rcl_interfaces.msg import Log
+from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.clock import Clock
+from rclpy.clock import ClockType
+from rclpy.event_handler import SubscriptionEventCallbacks
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.executors import ExternalShutdownException
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy
+from rclpy.qos import HistoryPolicy
+from rclpy.qos import QoSProfile
+from rclpy.qos import ReliabilityPolicy
+from rclpy.qos import qos_profile_sensor_data
+
+from robot_memory import autodream
+from robot_memory import context
+from robot_memory import lifecycle
+from robot_memory import observations
+from robot_memory.document_cache import DocumentCache
+from robot_memory.errors import MemoryFileError
+from robot_memory.evidence import EvidenceError
+from robot_memory.evidence import EvidenceStore
+from robot_memory.evidence import default_db_path
+from robot_memory.memory_file import MemoryFile
+from robot_memory.msg import ContextBlock
+from robot_memory.ros import convert
+from robot_memory.rules import Rules
+from robot_memory.settings import parameter_specs
+from robot_memory.settings import validate_parameters
+from robot_memory.srv import Dream
+from robot_memory.srv import GetContext
+from robot_memory.timeutil import format_iso
+from robot_memory.timeutil import UTC
+from robot_memory.worker import StoreWorker
+
+NODE_NAME = 'robot_memory'
+EVIDENCE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1000,
+                          reliability=ReliabilityPolicy.RELIABLE,
+                          durability=DurabilityPolicy.VOLATILE)
+LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                         reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+DIAGNOSTICS_OUT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                                 reliability=ReliabilityPolicy.RELIABLE,
+                                 durability=DurabilityPolicy.VOLATILE)
+OK, WARN, ERROR = 0, 1, 2  # DiagnosticStatus levels (the message field is a byte)
+
+
+class StartupError(RuntimeError):
+    """The node cannot start with this configuration; the message says why and what to do."""
+
+
+class MemoryClock:
+    """The memory's notion of now: the wall clock, optionally sped up for demos and tests."""
+
+    def __init__(self, scale: float = 1.0):
+        self.scale = scale
+        self._wall0 = dt.datetime.now(UTC)
+        self._mono0 = time.monotonic()
+
+    def now(self) -> dt.datetime:
+        """The current memory time (aware UTC)."""
+        if self.scale == 1.0:
+            return dt.datetime.now(UTC)
+        elapsed = (time.monotonic() - self._mono0) * self.scale
+        return self._wall0 + dt.timedelta(seconds=elapsed)
+
+
+def next_nightly(now: dt.datetime, hour: int, minute: int) -> dt.datetime:
+    """The next local ``hour:minute`` strictly after ``now`` (aware UTC in, UTC out)."""
+    local = now.astimezone()
+    candidate = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    if candidate <= local:
+        candidate = (local + dt.timedelta(days=1)).replace(hour=hour, minute=minute, second=0,
+                                                          microsecond=0)
+    return candidate.astimezone(UTC)
+
+
+def _ros_type(value) -> Parameter.Type:
+    if isinstance(value, bool):
+        return Parameter.Type.BOOL
+    if isinstance(value, int):
+        return Parameter.Type.INTEGER
+    if isinstance(value, float):
+        return Parameter.Type.DOUBLE
+    if isinstance(value, list):
+        return Parameter.Type.STRING_ARRAY
+    return Parameter.Type.STRING
+
+
+class MemoryNode(Node):
+    """The robot_memory node; raises StartupError when it cannot run as configured."""
+
+    def __init__(self, **kwargs):
+        super().__init__(NODE_NAME, **kwargs)
+        self._declare_parameters()
+        try:
+            self.settings = validate_parameters(self._parameter_values())
+        except ValueError as error:
+            raise StartupError(f'invalid parameter {error}') from None
+        node_settings = self.settings.node
+        self.clock_ = MemoryClock(node_settings.time_scale)
+        self.rrn = node_settings.rrn
+        self.memory = MemoryFile(node_settings.memory_file or None)
+        self.db_path = (os.path.expanduser(node_settings.database_file)
+                        if node_settings.database_file else default_db_path(self.memory.path))
+        try:
+            self.rules = (Rules.load(node_settings.rules_file) if node_settings.rules_file
+                          else Rules.default())
+        except ValueError as error:
+            raise StartupError(f'rules_file: {error}') from None
+        telemetry_types = []
+        for topic, type_name in node_settings.telemetry():
+            try:
+                telemetry_types.append((topic, type_name, convert.import_message_type(type_name)))
+            except convert.MessageTypeError as error:
+                raise StartupError(f'telemetry topic {topic} with type {type_name}: {error}') \
+                    from None
+        self.cache = DocumentCache(self.memory, self.rrn)
+        self._own_prefix = f'{self.get_name()}: '
+        self._own_logger = self.get_logger().name
+        self.refused = 0
+        self.lost = 0
+        self.last_dream = None
+        self.last_dream_error = None
+        self.last_write_error = None
+        self._state_lock = threading.Lock()
+
+        self.worker = StoreWorker(self._open_store, node_settings.flush_period_s,
+                                  node_settings.batch_size, node_settings.max_backlog,
+                                  on_error=self._store_error)
+        try:
+            self.worker.start()
+        except (EvidenceError, OSError) as error:
+            raise StartupError(f'evidence database {self.db_path}: {error}') from None
+
+        self.add_on_set_parameters_callback(self.parameters_callback)
+        ingest_group = MutuallyExclusiveCallbackGroup()
+        services_group = ReentrantCallbackGroup()
+        timers_group = MutuallyExclusiveCallbackGroup()
+        events = SubscriptionEventCallbacks(message_lost=self.message_lost_callback)
+        self.create_subscription(DiagnosticArray, '/diagnostics', self.diagnostics_callback,
+                                 EVIDENCE_QOS, callback_group=ingest_group,
+                                 event_callbacks=events)
+        self.create_subscription(Log, '/rosout', self.rosout_callback, EVIDENCE_QOS,
+                                 callback_group=ingest_group, event_callbacks=events)
+        for topic, type_name, message_type in telemetry_types:
+            self.create_subscription(
+                message_type, topic,
+                lambda message, t=topic, n=type_name: self.telemetry_callback(t, n, message),
+                qos_profile_sensor_data, callback_group=ingest_group)
+
+        self.context_publisher = self.create_publisher(
+            ContextBlock, '~/context', LATCHED_QOS)
+        self.diagnostics_publisher = self.create_publisher(
+            DiagnosticArray, '/diagnostics', DIAGNOSTICS_OUT_QOS)
+        self.create_service(GetContext, '~/get_context', self.get_context_callback,
+                            callback_group=services_group)
+        self.create_service(Dream, '~/dream', self.dream_callback, callback_group=services_group)
+
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._next_period_dream = None
+        if node_settings.dream_period_s:
+            self._next_period_dream = time.monotonic() + node_settings.dream_period_s
+        self._next_nightly = self._schedule_nightly()
+        self.create_timer(0.25, self.schedule_callback, callback_group=timers_group, clock=steady)
+        self.create_timer(node_settings.diagnostics_period_s, self.publish_diagnostics,
+                          callback_group=MutuallyExclusiveCallbackGroup(), clock=steady)
+        self.publish_context()
+        self.publish_diagnostics()
+        self.get_logger().info(
+            f'robot_memory ready: rrn {self.rrn}, memory {self.memory.path}, evidence '
+            f'{self.db_path}, telemetry {[t for t, _, _ in telemetry_types] or "none"}, '
+            f'nightly dream {node_settings.dream_time or "off"}'
+            + (f', every {node_settings.dream_period_s:g} s' if node_settings.dream_period_s
+               else ''))
+
+    # ------------------------------------------------------------------ parameters
+
+    def _declare_parameters(self) -> None:
+        for spec in parameter_specs():
+            descriptor = ParameterDescriptor(
+                description=spec.description, read_only=spec.read_only,
+                additional_constraints=spec.constraints)
+            default = spec.default
+            if isinstance(default, list) and not default:
+                default = _ros_type(default)
+            self.declare_parameter(spec.name, default, descriptor)
+
+    def _parameter_values(self, overrides=()) -> dict:
+        values = {}
+        for spec in parameter_specs():
+            try:
+                value = self.get_parameter(spec.name).value
+            except ParameterUninitializedException:  # a typed array declared without a value
+                value = None
+            values[spec.name] = spec.default if value is None else value
+        for parameter in overrides:
+            values[parameter.name] = parameter.value
+        for name, value in values.items():
+            if isinstance(value, tuple) or type(value).__name__ == 'array':
+                values[name] = list(value)
+        return values
+
+    def parameters_callback(self, parameters) -> SetParametersResult:
+        """Validate a parameter change as a whole; refuse it with the reason."""
+        try:
+            settings = validate_parameters(self._parameter_values(parameters))
+        except ValueError as error:
+            return SetParametersResult(successful=False, reason=str(error))
+        with self._state_lock:
+            old = self.settings.node
+            self.settings = settings
+            if settings.node.dream_period_s != old.dream_period_s:
+                self._next_period_dream = (time.monotonic() + settings.node.dream_period_s
+                                           if settings.node.dream_period_s else None)
+            if settings.node.dream_time != old.dream_time:
+                self._next_nightly = self._schedule_nightly()
+        return SetParametersResult(successful=True)
+
+    # ------------------------------------------------------------------ store
+
+    def _open_store(self) -> EvidenceStore:
+        node = self.settings.node
+        return EvidenceStore(self.db_path, self.rules, batch_size=node.batch_size,
+                             retention_days=node.retention_days,
+                             ok_heartbeat_s=node.ok_heartbeat_s)
+
+    def _store_error(self, error) -> None:
+        self.last_write_error = str(error)
+        self.get_logger().warning(f'evidence store: {error}', throttle_duration_sec=10.0)
+
+    # ------------------------------------------------------------------ ingestion
+
+    def _submit(self, data: dict) -> None:
+        try:
+            parsed = observations.from_dict(data)
+        except observations.ObservationError as error:
+            self.refused += 1
+            self.get_logger().warning(f'observation refused: {error}', throttle_duration_sec=10.0)
+            return
+        self.worker.submit(parsed.observation)
+
+    def diagnostics_callback(self, message: DiagnosticArray) -> None:
+        """Each status of a DiagnosticArray (but our own) becomes an observation."""
+        stamp = self.clock_.now()
+        for status in message.status:
+            if status.name.startswith(self._own_prefix):
+                continue
+            self._submit(convert.diagnostic_status_data(status, stamp))
+
+    def rosout_callback(self, record: Log) -> None:
+        """ERROR and FATAL log records of other nodes become observations."""
+        level = record.level[0] if isinstance(record.level, bytes) else record.level
+        if level < Log.ERROR or record.name == self._own_logger:
+            return
+        self._submit(convert.log_data(record, self.clock_.now()))
+
+    def telemetry_callback(self, topic: str, type_name: str, message) -> None:
+        """A message of a configured telemetry topic becomes an observation."""
+        self._submit(convert.telemetry_data(topic, type_name, message, self.clock_.now()))
+
+    def message_lost_callback(self, info) -> None:
+        """The middleware lost incoming samples (queue overflow): count them."""
+        self.lost += int(getattr(info, 'total_count_change', 1) or 1)
+
+    # ------------------------------------------------------------------ context
+
+    def build_block(self, token_budget=None, include_peers=True, min_confidence=None):
+        """The context block at the memory clock's now, from the cached file."""
+        now = self.clock_.now()
+        document = self.cache.document(now)
+        return context.build_context(document, now, self.settings.lifecycle, token_budget,
+                                     include_peers, min_confidence)
+
+    def publish_context(self) -> None:
+        """Publish the current block on ~/context (latched)."""
+        self.context_publisher.publish(convert.context_message(self.build_block()))
+
+    def get_context_callback(self, request, response):
+        """Answer ~/get_context with decay evaluated now."""
+        min_confidence = request.min_confidence if request.min_confidence > 0 else None
+        if min_confidence is not None and not 0.0 < min_confidence <= 1.0:
+            response.success = False
+            response.message = (f'min_confidence must be in (0, 1], got {min_confidence}; '
+                                'use 0 for the default threshold')
+            return response
+        try:
+            block = self.build_block(request.token_budget or None, request.include_peers,
+                                     min_confidence)
+        except (MemoryFileError, ValueError) as error:
+            response.success = False
+            response.message = str(error)
+            return response
+        message = convert.context_message(block)
+        response.success = True
+        response.message = (f'{len(block.entries)} entries, {len(block.peer_entries)} peer '
+                            f'entries, {block.omitted} omitted by the budget')
+        if self.cache.error:
+            response.message += f'; memory file unreadable, last good copy used: {self.cache.error}'
+        response.text = message.text
+        response.entries = message.entries
+        response.peer_entries = message.peer_entries
+        return response
+
+    # ------------------------------------------------------------------ dreaming
+
+    def _schedule_nightly(self):
+        nightly = self.settings.node.nightly_time()
+        return None if nightly is None else next_nightly(self.clock_.now(), *nightly)
+
+    def schedule_callback(self) -> None:
+        """Dream when the nightly time or the period is due."""
+        due = False
+        with self._state_lock:
+            if self._next_period_dream is not None and time.monotonic() >= self._next_period_dream:
+                self._next_period_dream = time.monotonic() + self.settings.node.dream_period_s
+                due = True
+            if self._next_nightly is not None and self.clock_.now() >= self._next_nightly:
+                self._next_nightly = self._schedule_nightly()
+                due = True
+        if due:
+            try:
+                self.run_dream('memory_node')
+            except Exception as error:  # noqa: B902 - reported in diagnostics; retried later
+                self.get_logger().error(f'scheduled dream failed: {error}')
+
+    def run_dream(self, actor: str):
+        """Dream on the store thread; publish the new block and health afterwards."""
+        now = self.clock_.now()
+        settings = self.settings
+
+        def task(store):
+            return autodream.dream(store, self.memory, now, self.rules, settings.dream,
+                                   actor=actor)
+
+        try:
+            report = self.worker.call(task)
+        except (MemoryFileError, EvidenceError, OSError, ValueError) as error:
+            self.last_dream_error = str(error)
+            self.last_dream = (now, f'failed: {error}')
+            self.publish_diagnostics()
+            raise
+        self.last_dream_error = None
+        self.last_dream = (now, report.summary())
+        self.cache.invalidate()
+        self.publish_context()
+        self.publish_diagnostics()
+        self.get_logger().info(report.summary())
+        return report
+
+    def dream_callback(self, request, response):
+        """Answer ~/dream: run a dream now and report what it did."""
+        try:
+            report = self.run_dream('dream_service')
+        except Exception as error:  # noqa: B902 - converted into the reply
+            response.success = False
+            response.message = f'dream failed: {error}'
+            return response
+        response.success = not report.clock_backwards
+        response.message = report.summary()
+        for name in ('created', 'reinforced', 'resolved', 'reopened', 'pruned', 'manual'):
+            setattr(response, name, list(getattr(report, name)))
+        response.consumed = int(report.consumed)
+        response.report_json = json.dumps(report.to_dict(), ensure_ascii=False)
+        return response
+
+    # ------------------------------------------------------------------ health
+
+    def _status(self, task: str, level: int, message: str, values: dict) -> DiagnosticStatus:
+        return DiagnosticStatus(
+            level=bytes([level]),
+            name=f'{self.get_name()}: {task}', message=message, hardware_id=self.rrn,
+            values=[KeyValue(key=key, value=str(value)) for key, value in values.items()])
+
+    def health_statuses(self) -> list:
+        """The node's health as DiagnosticStatus messages, one per task."""
+        now = self.clock_.now()
+        document = self.cache.document(now)
+        path = self.memory.path
+        statuses = []
+
+        directory = path.parent
+        writable = os.access(directory if directory.exists() else directory.parent, os.W_OK) \
+            and (not path.exists() or os.access(path, os.W_OK))
+        if self.cache.error:
+            level, message = ERROR, f'memory file unreadable: {self.cache.error}'
+        elif not writable:
+            level, message = ERROR, f'memory file not writable: {path}'
+        elif self.last_dream_error:
+            level, message = ERROR, f'last write failed: {self.last_dream_error}'
+        else:
+            level, message = OK, 'writable'
+        statuses.append(self._status('memory file', level, message, {
+            'path': path, 'entries': len(document.entries),
+            'bytes': path.stat().st_size if path.exists() else 0,
+            'last_updated': format_iso(document.last_updated)}))
+
+        if self.last_dream is None:
+            dream_level, dream_message, dream_at = OK, 'no dream yet', ''
+        else:
+            dream_at, dream_message = format_iso(self.last_dream[0]), self.last_dream[1]
+            dream_level = ERROR if self.last_dream_error else OK
+        statuses.append(self._status('dream', dream_level, dream_message, {
+            'last_dream': dream_at,
+            'next_nightly': format_iso(self._next_nightly) if self._next_nightly else 'off',
+            'period_s': self.settings.node.dream_period_s}))
+
+        worker = self.worker
+        db_bytes = sum(os.path.getsize(name) for name in
+                       (str(self.db_path), f'{self.db_path}-wal') if os.path.exists(name))
+        lost = worker.dropped + self.lost
+        if worker.flush_errors and worker.last_flush_error is not None and worker.backlog:
+            evidence_level = ERROR
+            evidence_message = f'cannot store evidence: {worker.last_flush_error}'
+        elif lost:
+            evidence_level = WARN
+            evidence_message = f'{lost} observations lost (backlog full or middleware overflow)'
+        else:
+            evidence_level, evidence_message = OK, 'ingesting'
+        statuses.append(self._status('evidence', evidence_level, evidence_message, {
+            'backlog': worker.backlog, 'received': worker.submitted, 'stored': worker.stored,
+            'dropped_backlog_full': worker.dropped, 'lost_in_middleware': self.lost,
+            'refused': self.refused, 'database_bytes': db_bytes}))
+
+        config = self.settings.lifecycle
+        bands = {'high': 0, 'medium': 0, 'low': 0, 'below_threshold': 0, 'resolved': 0}
+        for entry in document.entries:
+            if entry.type == 'resolved':
+                bands['resolved'] += 1
+                continue
+            confidence = lifecycle.effective_confidence(entry, now, config)
+            if confidence < config.inject_min:
+                bands['below_threshold'] += 1
+            elif confidence >= config.band_high:
+                bands['high'] += 1
+            elif confidence >= config.band_medium:
+                bands['medium'] += 1
+            else:
+                bands['low'] += 1
+        bands['peers'] = len(document.peer_context or [])
+        statuses.append(self._status(
+            'entries', OK, f'🔴 {bands["high"]} 🟡 {bands["medium"]} 🟢 {bands["low"]}', bands))
+        return statuses
+
+    def publish_diagnostics(self) -> None:
+        """Publish the health statuses on /diagnostics."""
+        array = DiagnosticArray(status=self.health_statuses())
+        array.header.stamp = self.get_clock().now().to_msg()
+        self.diagnostics_publisher.publish(array)
+
+    def destroy_node(self):
+        """Flush all evidence and close the store, then destroy the node."""
+        worker = getattr(self, 'worker', None)
+        if worker is not None:
+            worker.stop()
+        return super().destroy_node()
+
+
+def main(args=None) -> int:
+    """Entry point of memory_node."""
+    rclpy.init(args=args)
+    node = None
+    executor = MultiThreadedExecutor(num_threads=4)
+    try:
+        node = MemoryNode()
+        executor.add_node(node)
+        executor.spin()
+    except StartupError as error:
+        print(f'[robot_memory] cannot start: {error}', file=sys.stderr, flush=True)
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        executor.shutdown()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""One thread that owns the evidence store: ingestion backlog, flushes, and store tasks.
+
+SQLite connections belong to one thread, and ingestion must never wait for a dream. So
+callers on any thread hand observations to :meth:`StoreWorker.submit` (an O(1) append to
+a bounded backlog) and store work to :meth:`StoreWorker.call`; the worker thread drains
+the backlog into the store every ``flush_period_s`` or once ``batch_size`` observations
+wait, runs tasks in order, and flushes everything on :meth:`stop`.
+
+Drop policy (documented, counted): when ``max_backlog`` observations are already
+waiting — the store cannot keep up, e.g. the disk stalls — a new observation is dropped
+and counted in :attr:`dropped`. Nothing else ever discards evidence. If a flush fails
+(disk full), the rows stay buffered in the store and are retried at the next flush.
+"""
+
+import collections
+import concurrent.futures
+import queue
+import threading
+import time
+from typing import Callable, Optional
+
+
+class WorkerStopped(RuntimeError):
+    """The worker was stopped; no more tasks are accepted."""
+
+
+class StoreWorker:
+    """Owns a store created by ``open_store()`` on its own thread."""
+
+    def __init__(self, open_store: Callable, flush_period_s: float = 0.5, batch_size: int = 500,
+                 max_backlog: int = 200_000, on_error: Optional[Callable] = None):
+        self._open_store = open_store
+        self.flush_period_s = flush_period_s
+        self.batch_size = batch_size
+        self.max_backlog = max_backlog
+        self._on_error = on_error or (lambda error: None)
+        self._backlog = collections.deque()
+        self._tasks = queue.Queue()
+        self._stopping = threading.Event()
+        self._ready = threading.Event()
+        self._open_error = None
+        self.store = None
+        self.dropped = 0
+        self.submitted = 0
+        self.stored = 0
+        self.flush_errors = 0
+        self.last_flush_error = None
+        self._thread = threading.Thread(target=self._run, name='robot_memory-store', daemon=True)
+
+    def start(self) -> None:
+        """Start the thread and open the store; re-raise the store's opening error."""
+        self._thread.start()
+        self._ready.wait()
+        if self._open_error is not None:
+            raise self._open_error
+
+    @property
+    def backlog(self) -> int:
+        """Observations waiting for the worker."""
+        return len(self._backlog)
+
+    def submit(self, observation) -> bool:
+        """Queue one observation; False (and counted) when the backlog is full."""
+        if len(self._backlog) >= self.max_backlog:
+            self.dropped += 1
+            return False
+        self._backlog.append(observation)
+        self.submitted += 1
+        if len(self._backlog) == self.batch_size:
+            self._tasks.put(None)  # wake the worker early
+        return True
+
+    def call(self, function: Callable, timeout: Optional[float] = None):
+        """Run ``function(store)`` on the worker thread after the backlog; return its result."""
+        future = self.call_async(function)
+        return future.result(timeout)
+
+    def call_async(self, function: Callable) -> concurrent.futures.Future:
+        """Schedule ``function(store)`` on the worker thread; a Future of its result."""
+        if self._stopping.is_set():
+            raise WorkerStopped('the memory store is shutting down')
+        future = concurrent.futures.Future()
+        self._tasks.put((function, future))
+        return future
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Drain the backlog into the store, flush, close it and end the thread."""
+        self._stopping.set()
+        self._tasks.put(None)
+        self._thread.join(timeout)
+
+    # ------------------------------------------------------------------ thread
+
+    def _drain(self) -> None:
+        store = self.store
+        backlog = self._backlog
+        count = 0
+        try:
+            while backlog:
+                store.add(backlog.popleft())
+                count += 1
+            store.flush()
+        except Exception as error:  # noqa: B902 - reported, retried at the next flush
+            self.flush_errors += 1
+            self.last_flush_error = error
+            self._on_error(error)
+        self.stored += count
+
+    def _run(self) -> None:
+        try:
+            self.store = self._open_store()
+        except Exception as error:  # noqa: B902 - handed to start()
+            self._open_error = error
+            self._ready.set()
+            return
+        self._ready.set()
+        next_flush = time.monotonic() + self.flush_period_s
+        try:
+            while not self._stopping.is_set():
+                timeout = max(0.0, next_flush - time.monotonic())
+                try:
+                    task = self._tasks.get(timeout=timeout)
+                except queue.Empty:
+                    task = None
+                if task is not None or len(self._backlog) >= self.batch_size \
+                        or time.monotonic() >= next_flush:
+                    self._drain()
+                    next_flush = time.monotonic() + self.flush_period_s
+                if task is not None:
+                    self._run_task(task)
+        finally:
+            self._drain()
+            while True:
+                try:
+                    task = self._tasks.get_nowait()
+                except queue.Empty:
+                    break
+                if task is not None:
+                    task[1].set_exception(WorkerStopped('the memory store is shutting down'))
+            try:
+                self.store.close()
+            except Exception as error:  # noqa: B902 - reported at shutdown
+                self._on_error(error)
+
+    def _run_task(self, task) -> None:
+        function, future = task
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(function(self.store))
+        except BaseException as error:  # noqa: B902 - handed to the caller
+            future.set_exception(error)
