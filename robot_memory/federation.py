@@ -42,6 +42,7 @@ Replay and ordering
 import base64
 import dataclasses
 import datetime as dt
+import functools
 import json
 import os
 import pathlib
@@ -55,6 +56,7 @@ from pydantic import ConfigDict
 from pydantic import Field
 from pydantic import field_validator
 from pydantic import model_validator
+from pydantic import PrivateAttr
 from pydantic import ValidationError
 
 from robot_memory.evidence import AuditRecord
@@ -257,6 +259,9 @@ class PeerPayload(BaseModel):
     signature: str = Field('', max_length=256, pattern=r'^[A-Za-z0-9+/=]*$', strict=True,
                            description='base64 Ed25519 signature of canonical_bytes, or empty')
 
+    # canonical_bytes() of this payload, computed once: (entries, (rrn, sent_at), bytes).
+    _canonical: Optional[tuple] = PrivateAttr(None)
+
     @field_validator('sent_at', mode='before')
     @classmethod
     def _time(cls, value: Any) -> dt.datetime:
@@ -275,10 +280,17 @@ class PeerPayload(BaseModel):
 
 def canonical_bytes(payload: PeerPayload) -> bytes:
     """Deterministic bytes that are signed: sorted-key compact JSON of rrn, sent_at, entries."""
+    cached = payload._canonical
+    if cached is not None and cached[0] is payload.entries and cached[1] == (payload.rrn,
+                                                                           payload.sent_at):
+        return cached[2]
     data = {'rrn': payload.rrn, 'sent_at': format_iso(payload.sent_at),
             'entries': [entry.canonical() for entry in payload.entries]}
-    return json.dumps(data, sort_keys=True, separators=(',', ':'), ensure_ascii=False,
-                      allow_nan=False).encode('utf-8')
+    encoded = json.dumps(data, sort_keys=True, separators=(',', ':'), ensure_ascii=False,
+                         allow_nan=False).encode('utf-8')
+    # Keyed on the entries tuple itself, so a model_copy with other entries recomputes.
+    payload._canonical = (payload.entries, (payload.rrn, payload.sent_at), encoded)
+    return encoded
 
 
 def payload_size(payload: PeerPayload) -> int:
@@ -572,6 +584,7 @@ def peer_entry_id(rrn: str, entry_id: str) -> str:
     return f'{PEER_ID_PREFIX}{rrn}:{entry_id}'
 
 
+@functools.lru_cache(maxsize=65_536)
 def tokens(text: str) -> frozenset:
     """Normalised word tokens of ``text`` (NFKC, case-folded) for similarity."""
     return frozenset(_TOKEN.findall(unicodedata.normalize('NFKC', text).casefold()))
