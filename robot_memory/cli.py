@@ -13,6 +13,7 @@ import pathlib
 import sys
 
 from robot_memory import autodream
+from robot_memory import cli_substrate
 from robot_memory import context
 from robot_memory import lifecycle
 from robot_memory import observations
@@ -120,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   help='print the audit trail of one entry, oldest first')
     history.add_argument('entry_id', metavar='ENTRY_ID', help='entry id, e.g. mem-a3f9c1d2')
     history.add_argument('--json', action='store_true', help='print the records as JSON lines')
+    cli_substrate.add_commands(commands, [common, database])
     return parser
 
 
@@ -217,6 +219,7 @@ def cmd_stats(args, memory: MemoryFile) -> int:
     result = memory.load(now)
     _warn(memory, result)
     stats = collect_stats(result.document, now, _config(args), memory.path)
+    stats['substrate'] = cli_substrate.substrate_stats(default_db_path(memory.path), now)
     if args.json:
         print(json.dumps(stats, indent=2, ensure_ascii=False))
         return 0
@@ -230,6 +233,8 @@ def cmd_stats(args, memory: MemoryFile) -> int:
     for rrn, peer in stats['peers'].items():
         print(f'peer {rrn}: {peer["entries"]} entries, last synced {peer["last_synced"]}')
     print(f'file size: {stats["file_bytes"]} bytes')
+    for line in cli_substrate.stats_lines(stats['substrate']):
+        print(line)
     return 0
 
 
@@ -363,6 +368,7 @@ COMMANDS = {
     'dream': cmd_dream,
     'history': cmd_history,
 }
+COMMANDS.update(cli_substrate.HANDLERS)
 
 
 def main(argv=None) -> int:

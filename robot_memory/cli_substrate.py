@@ -1,0 +1,273 @@
+"""The substrate's ``robot-memory`` subcommands: learn, recall, forget, mcp, import-rlm, export-rlm.
+
+``add_commands(subparsers, common_parents)`` adds them to the main parser and ``HANDLERS``
+maps each name to its function ``(args, memory) -> exit code``. The records live in the
+database beside the memory file (``--db`` to choose another).
+"""
+
+import argparse
+import datetime as dt
+import json
+import pathlib
+import sqlite3
+import sys
+
+from robot_memory.substrate import default_db_path
+from robot_memory.substrate import HashingEmbedder
+from robot_memory.substrate import MEMORY_TYPES
+from robot_memory.substrate import rlm
+from robot_memory.substrate import SENSITIVITIES
+from robot_memory.substrate import Substrate
+from robot_memory.substrate import SubstrateError
+from robot_memory.timeutil import UTC
+from robot_memory.timeutil import parse_iso
+
+
+def _iso_time(text: str) -> dt.datetime:
+    try:
+        return parse_iso(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _json_object(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f'not JSON ({error.msg} at column {error.colno})') \
+            from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError('must be a JSON object, e.g. {"room": "kitchen"}')
+    return value
+
+
+def _point(text: str) -> tuple:
+    try:
+        values = tuple(float(part) for part in text.split(','))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not X,Y or X,Y,Z') from None
+    if len(values) not in (2, 3):
+        raise argparse.ArgumentTypeError('give 2 or 3 comma-separated numbers: X,Y[,Z]')
+    return values
+
+
+def add_commands(subparsers, common_parents) -> None:
+    """Add learn, recall, forget, mcp, import-rlm and export-rlm to ``subparsers``."""
+    clock = _clock_parser()
+    learn = subparsers.add_parser('learn', parents=list(common_parents) + [clock],
+                                  help='remember a piece of text as a typed record (deduplicated)')
+    learn.add_argument('text', help='what to remember, e.g. "The charging dock is in the hallway"')
+    learn.add_argument('--type', choices=MEMORY_TYPES,
+                       help='memory type (default: classified from the text by rules)')
+    learn.add_argument('--tag', action='append', default=[], metavar='TAG',
+                       help='a tag (repeat for several)')
+    learn.add_argument('--context', type=_json_object, metavar='JSON',
+                       help='structured context, e.g. \'{"location": {"room": "kitchen"}}\'')
+    learn.add_argument('--sensitivity', choices=SENSITIVITIES,
+                       help='sensitivity class (default: low, high when it mentions secrets)')
+    learn.add_argument('--confidence', type=float, default=0.7, help='confidence 0..1 '
+                                                                     '(default 0.7)')
+    learn.add_argument('--conditions', type=_json_object, metavar='JSON',
+                       help='validity conditions of a semantic fact, e.g. \'{"floor": 2}\'')
+    learn.add_argument('--json', action='store_true', help='print the result as JSON')
+
+    recall = subparsers.add_parser('recall', parents=list(common_parents) + [clock],
+                                   help='find records by keywords (and vectors with --vectors)')
+    recall.add_argument('query', help='what to look for, e.g. "charging dock"')
+    recall.add_argument('-k', type=int, default=5, help='how many records (1-100, default 5)')
+    recall.add_argument('--filter', type=_json_object, metavar='JSON',
+                        help='context filter, e.g. \'{"context.battery": {"$lt": 0.2}}\'')
+    recall.add_argument('--type', action='append', choices=MEMORY_TYPES, dest='types',
+                        help='only this memory type (repeat for several)')
+    recall.add_argument('--trust', choices=SENSITIVITIES, default='medium',
+                        help='caller trust level: one level above is redacted, higher is '
+                             'withheld (default medium)')
+    recall.add_argument('--near', type=_point, metavar='X,Y[,Z]',
+                        help='sort nearest first by context.position')
+    recall.add_argument('--vectors', action='store_true',
+                        help='add vector similarity (local hashing embedder) merged by RRF')
+    recall.add_argument('--json', action='store_true', help='print the result as JSON')
+
+    forget = subparsers.add_parser('forget', parents=list(common_parents) + [clock],
+                                   help='archive a record by id or query (audited); --hard '
+                                        'deletes')
+    forget.add_argument('target', help='record id, or a query whose every word must match')
+    forget.add_argument('--reason', required=True, help='why (recorded in the audit log)')
+    forget.add_argument('--hard', action='store_true',
+                        help='delete the rows instead of archiving them (still audited)')
+    forget.add_argument('--dry-run', action='store_true', help='only list what would be '
+                                                               'forgotten')
+
+    mcp = subparsers.add_parser('mcp', parents=list(common_parents),
+                                help='run a Model Context Protocol server on stdio (tools: '
+                                     'learn, recall, forget, get_context)')
+    mcp.add_argument('--trust', choices=SENSITIVITIES, default='medium',
+                     help='highest sensitivity the MCP client sees in full (default medium)')
+    mcp.add_argument('--vectors', action='store_true',
+                     help='turn on vector search with the local hashing embedder')
+
+    importer = subparsers.add_parser('import-rlm', parents=list(common_parents) + [clock],
+                                     help='import RLM-MEM JSON chunks (a directory or a file)')
+    importer.add_argument('source', help='RLM-MEM memory directory (chunks/, archive/) or one '
+                                         'chunk file')
+    importer.add_argument('--json', action='store_true', help='print the report as JSON')
+
+    exporter = subparsers.add_parser('export-rlm', parents=list(common_parents) + [clock],
+                                     help='export the records as RLM-MEM JSON chunks')
+    exporter.add_argument('target', help='directory to write chunks/, archive/ and index/ into')
+    exporter.add_argument('--json', action='store_true', help='print the report as JSON')
+
+
+def _clock_parser():
+    clock = argparse.ArgumentParser(add_help=False)
+    clock.add_argument('--now', type=_iso_time, metavar='ISO-TIME',
+                       help='act as of this moment instead of the clock (e.g. '
+                            '2026-05-01T03:00:00Z)')
+    return clock
+
+
+def _now(args) -> dt.datetime:
+    return getattr(args, 'now', None) or dt.datetime.now(UTC)
+
+
+def db_path(args, memory) -> pathlib.Path:
+    """The database of the records: ``--db`` or the one beside the memory file."""
+    db = getattr(args, 'db', None)
+    return pathlib.Path(db).expanduser() if db else default_db_path(memory.path)
+
+
+def _open(args, memory, vectors: bool = False) -> Substrate:
+    return Substrate(db_path(args, memory), embedder=HashingEmbedder() if vectors else None)
+
+
+def cmd_learn(args, memory) -> int:
+    """Learn one record and say whether it was new or a duplicate."""
+    with _open(args, memory) as substrate:
+        result = substrate.learn(args.text, type=args.type, tags=args.tag, context=args.context,
+                                 now=_now(args), sensitivity=args.sensitivity,
+                                 confidence=args.confidence, conditions=args.conditions,
+                                 actor='cli')
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
+    else:
+        print(f'{result.action} {result.type} {result.record_id}: {result.message}')
+    return 0
+
+
+def cmd_recall(args, memory) -> int:
+    """Print the best records for a query; exit 1 when none matched."""
+    with _open(args, memory, args.vectors) as substrate:
+        if args.vectors:
+            substrate.reindex_vectors()
+        result = substrate.recall(args.query, k=args.k, filters=args.filter, trust=args.trust,
+                                  now=_now(args), types=args.types, near=args.near,
+                                  vectors=args.vectors or None)
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
+    else:
+        for hit in result.hits:
+            print(f'{hit.score:.5f}  {hit.type:<10} {hit.id}  {hit.text}')
+        if result.withheld:
+            print(f'({result.withheld} records above trust level {args.trust} withheld)',
+                  file=sys.stderr)
+        if not result.hits:
+            print('no records matched', file=sys.stderr)
+    return 0 if result.hits else 1
+
+
+def cmd_forget(args, memory) -> int:
+    """Archive (or hard-delete) records; print their ids."""
+    with _open(args, memory) as substrate:
+        result = substrate.forget(args.target, args.reason, _now(args), hard=args.hard,
+                                  actor='cli', dry_run=args.dry_run)
+    verb = ('would delete' if args.hard else 'would archive') if args.dry_run else (
+        'deleted' if args.hard else 'archived')
+    for record_id in result.ids:
+        print(f'{verb} {record_id}')
+    if not result.ids:
+        print(f'nothing matched {args.target!r}', file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_mcp(args, memory) -> int:
+    """Serve the MCP tools on standard input and output until the client leaves."""
+    from robot_memory import mcp_server
+    mcp_server.serve(memory.path, db_path(args, memory), trust=args.trust, vectors=args.vectors)
+    return 0
+
+
+def cmd_import_rlm(args, memory) -> int:
+    """Import RLM-MEM chunks; print what was imported, skipped and refused."""
+    with _open(args, memory) as substrate:
+        report = rlm.import_chunks(substrate, args.source, _now(args))
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False))
+    else:
+        for problem in report.refused:
+            print(f'refused: {problem}', file=sys.stderr)
+        print(f'imported {len(report.imported)}, duplicates {len(report.duplicates)}, '
+              f'refused {len(report.refused)}, links {report.links}')
+    return 1 if report.refused else 0
+
+
+def cmd_export_rlm(args, memory) -> int:
+    """Export every record as RLM-MEM chunks into a directory."""
+    with _open(args, memory) as substrate:
+        report = rlm.export_chunks(substrate, args.target, _now(args))
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False))
+    else:
+        print(f'exported {len(report.written)} chunks ({report.archived} archived) to '
+              f'{args.target}')
+    return 0
+
+
+HANDLERS = {
+    'learn': cmd_learn,
+    'recall': cmd_recall,
+    'forget': cmd_forget,
+    'mcp': cmd_mcp,
+    'import-rlm': cmd_import_rlm,
+    'export-rlm': cmd_export_rlm,
+}
+
+
+def substrate_stats(path, now: dt.datetime) -> dict:
+    """Substrate metrics of the database at ``path``, or None when it holds no records table.
+
+    Never creates the database or its tables: ``stats`` only reads.
+    """
+    path = pathlib.Path(path)
+    if not path.exists():
+        return None
+    try:
+        conn = sqlite3.connect(f'file:{path}?mode=ro', uri=True)
+        try:
+            present = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                   "name = 'substrate_records'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    if not present:
+        return None
+    try:
+        with Substrate(path) as substrate:
+            return substrate.metrics(now)
+    except SubstrateError:
+        return None
+
+
+def stats_lines(metrics) -> list:
+    """Human-readable lines of substrate metrics for ``robot-memory stats``."""
+    if not metrics:
+        return []
+    types = '  '.join(f'{name}: {count}' for name, count in metrics['by_type'].items())
+    usefulness = metrics['retrieval']['usefulness']
+    return [f'substrate records: {metrics["records"]}  {types}',
+            f'substrate salience mean {metrics["salience"]["mean"]}  recalls '
+            f'{metrics["retrieval"]["recalls"]}  usefulness '
+            f'{"n/a" if usefulness is None else f"{usefulness:.0%}"}  contested '
+            f'{metrics["contradiction"]["contested"]}  revisions (30 d) '
+            f'{metrics["revision"]["total_in_window"]}']

@@ -1,0 +1,1626 @@
+"""The substrate store: typed records in SQLite with FTS5, optional vectors, revision and audit.
+
+The records live in the same database file as the evidence (default ``robot-memory.db``
+beside the memory file) in tables of their own, created by their own named migrations
+(set ``robot_memory.substrate``, recorded in ``substrate_migrations``):
+
+``substrate_records``
+    One row per record: type, sensitivity, status (active, contested, retracted,
+    superseded, archived), text, tags, confidence, stored salience and its decay profile,
+    pinning, use counts, outcome counts, context / payload / provenance JSON, the
+    (subject, predicate, condition set) key of semantic facts and an optional float32
+    embedding. A partial unique index allows at most one *active* semantic record per
+    key. A trigger refuses edits of an episodic record's text, payload or context.
+``substrate_fts``
+    FTS5 index (porter stemming) of text and tags, kept in step by triggers.
+``substrate_relations`` / ``substrate_provenance``
+    Graph edges (supports, contradicts, derived_from, supersedes, related_to, follows)
+    and evidence links (e.g. ``observation:42``, ``audit:7``, ``entry:mem-a3f9c1d2``).
+``substrate_audit``
+    Append-only (UPDATE and DELETE refused): every create, reinforce, revision, archive,
+    delete, pin and feedback with time, actor and reason.
+``substrate_recalls``
+    One row per recalled hit, later marked useful or not by ``feedback``.
+
+Salience decays at read time from the stored value ("salience as of last reinforcement")
+with the record's profile; pinned records never decay. Every revision (supersede, fork,
+contest, retract, merge, affirm) is one ``BEGIN IMMEDIATE`` transaction: nothing partial
+is ever visible.
+
+Trust gating in ``recall``: a record whose sensitivity is at most the caller's trust
+level is returned in full; one level above is *redacted* (id, type, sensitivity, status
+and score only); two or more levels above is *withheld* (only counted).
+"""
+
+import contextlib
+import datetime as dt
+import json
+import os
+import pathlib
+import re
+import sqlite3
+import threading
+import uuid
+from typing import Iterable
+from typing import Optional
+
+import numpy
+import pydantic
+from sqlite_utils import Database
+from sqlite_utils import Migrations
+
+from robot_memory.substrate import text as textrules
+from robot_memory.substrate.filters import check_json
+from robot_memory.substrate.filters import check_point
+from robot_memory.substrate.filters import compile_filters
+from robot_memory.substrate.filters import distance
+from robot_memory.substrate.filters import matches
+from robot_memory.substrate.filters import position_of
+from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.models import AuditEntry
+from robot_memory.substrate.models import DecayProfile
+from robot_memory.substrate.models import Lifecycle
+from robot_memory.substrate.models import MEMORY_TYPES
+from robot_memory.substrate.models import MemoryRecord
+from robot_memory.substrate.models import PAYLOAD_MODELS
+from robot_memory.substrate.models import Provenance
+from robot_memory.substrate.models import ProvenanceSource
+from robot_memory.substrate.models import Relation
+from robot_memory.substrate.models import RELATION_PREDICATES
+from robot_memory.substrate.models import SENSITIVITIES
+from robot_memory.substrate.results import Candidate
+from robot_memory.substrate.results import ForgetResult
+from robot_memory.substrate.results import LearnResult
+from robot_memory.substrate.results import RecallHit
+from robot_memory.substrate.results import RecallResult
+from robot_memory.substrate.results import RevisionResult
+from robot_memory.substrate.results import SelectionResult
+from robot_memory.timeutil import format_iso
+
+DB_NAME = 'robot-memory.db'
+FILE_MODE = 0o600
+MAX_TEXT = 4000
+MAX_TAGS = 20
+MAX_TAG = 64
+MAX_K = 100
+RRF_K = 60
+RECALLABLE = ('active', 'contested')
+LIVE = ('active', 'contested')
+DAY = 86400.0
+DEFAULT_DECAY = {
+    'episodic': DecayProfile(half_life_seconds=7 * 86400, min_salience=0.0),
+    'working': DecayProfile(half_life_seconds=86400, min_salience=0.0),
+    'semantic': DecayProfile(half_life_seconds=90 * 86400, min_salience=0.1),
+    'competence': DecayProfile(half_life_seconds=30 * 86400, min_salience=0.1),
+    'plan_graph': DecayProfile(half_life_seconds=60 * 86400, min_salience=0.1),
+}
+CONFLICT_POLICIES = ('auto', 'supersede', 'contest', 'error')
+_TAG = re.compile(r'^[\w][\w\-:./]*$', re.UNICODE)
+_COLUMNS = ('seq', 'id', 'type', 'sensitivity', 'status', 'text', 'tags', 'scope', 'confidence',
+            'salience', 'created_at', 'updated_at', 'last_reinforced_at', 'decay_curve',
+            'half_life_s', 'decay_floor', 'max_age_s', 'gain', 'pinned', 'deletion_policy',
+            'access_count', 'last_accessed', 'useful_count', 'unused_count', 'successes',
+            'failures', 'content_hash', 'context', 'payload', 'provenance', 'subject',
+            'predicate', 'condition_key', 'archived_at', 'archive_reason')
+_SELECT = f'SELECT {", ".join(_COLUMNS)} FROM substrate_records'
+
+
+class _Migrations(Migrations):
+    """The substrate's migrations, recorded apart from the evidence store's."""
+
+    migrations_table = 'substrate_migrations'
+
+
+MIGRATIONS = _Migrations('robot_memory.substrate')
+
+
+@MIGRATIONS(name='0001_substrate_tables')
+def _create_tables(db: Database) -> None:
+    types = ', '.join(f"'{name}'" for name in MEMORY_TYPES)
+    levels = ', '.join(f"'{name}'" for name in SENSITIVITIES)
+    statements = [
+        'CREATE TABLE IF NOT EXISTS substrate_records (seq INTEGER PRIMARY KEY AUTOINCREMENT, '
+        f'id TEXT NOT NULL UNIQUE, type TEXT NOT NULL CHECK (type IN ({types})), '
+        f'sensitivity TEXT NOT NULL CHECK (sensitivity IN ({levels})), '
+        "status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'contested', "
+        "'retracted', 'superseded', 'archived')), text TEXT NOT NULL, "
+        "tags TEXT NOT NULL DEFAULT '', scope TEXT, "
+        'confidence REAL NOT NULL CHECK (confidence BETWEEN 0 AND 1), '
+        'salience REAL NOT NULL CHECK (salience BETWEEN 0 AND 1), created_at REAL NOT NULL, '
+        'updated_at REAL NOT NULL, last_reinforced_at REAL NOT NULL, '
+        "decay_curve TEXT NOT NULL, half_life_s REAL NOT NULL, decay_floor REAL NOT NULL, "
+        'max_age_s REAL, gain REAL NOT NULL, pinned INTEGER NOT NULL DEFAULT 0, '
+        "deletion_policy TEXT NOT NULL DEFAULT 'auto_prune', "
+        'access_count INTEGER NOT NULL DEFAULT 0, last_accessed REAL, '
+        'useful_count INTEGER NOT NULL DEFAULT 0, unused_count INTEGER NOT NULL DEFAULT 0, '
+        'successes INTEGER NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0, '
+        "content_hash TEXT NOT NULL, context TEXT NOT NULL DEFAULT '{}', "
+        'payload TEXT NOT NULL, provenance TEXT NOT NULL, subject TEXT, predicate TEXT, '
+        'condition_key TEXT, embedding BLOB, embedding_model TEXT, archived_at REAL, '
+        'archive_reason TEXT, '
+        "CHECK (type != 'semantic' OR (subject IS NOT NULL AND predicate IS NOT NULL "
+        'AND condition_key IS NOT NULL)))',
+        'CREATE INDEX IF NOT EXISTS substrate_records_hash ON substrate_records '
+        '(content_hash, type)',
+        'CREATE INDEX IF NOT EXISTS substrate_records_type ON substrate_records (type, status)',
+        'CREATE INDEX IF NOT EXISTS substrate_records_fact ON substrate_records '
+        '(subject, predicate, condition_key)',
+        'CREATE UNIQUE INDEX IF NOT EXISTS substrate_one_active_fact ON substrate_records '
+        "(subject, predicate, condition_key) WHERE type = 'semantic' AND status = 'active'",
+        'CREATE VIRTUAL TABLE IF NOT EXISTS substrate_fts USING fts5(text, tags, '
+        "content='substrate_records', content_rowid='seq', "
+        "tokenize='porter unicode61 remove_diacritics 2')",
+        'CREATE TRIGGER IF NOT EXISTS substrate_fts_insert AFTER INSERT ON substrate_records '
+        'BEGIN INSERT INTO substrate_fts (rowid, text, tags) '
+        'VALUES (new.seq, new.text, new.tags); END',
+        'CREATE TRIGGER IF NOT EXISTS substrate_fts_delete AFTER DELETE ON substrate_records '
+        "BEGIN INSERT INTO substrate_fts (substrate_fts, rowid, text, tags) "
+        "VALUES ('delete', old.seq, old.text, old.tags); END",
+        'CREATE TRIGGER IF NOT EXISTS substrate_fts_update AFTER UPDATE OF text, tags '
+        "ON substrate_records BEGIN INSERT INTO substrate_fts (substrate_fts, rowid, text, tags) "
+        "VALUES ('delete', old.seq, old.text, old.tags); "
+        'INSERT INTO substrate_fts (rowid, text, tags) VALUES (new.seq, new.text, new.tags); END',
+        'CREATE TRIGGER IF NOT EXISTS substrate_episodic_append_only BEFORE UPDATE OF text, '
+        'payload, context, type, subject, predicate ON substrate_records '
+        "WHEN old.type = 'episodic' BEGIN SELECT RAISE(ABORT, "
+        "'episodic records are append-only'); END",
+        'CREATE TABLE IF NOT EXISTS substrate_relations (source_id TEXT NOT NULL, '
+        'predicate TEXT NOT NULL, target_id TEXT NOT NULL, weight REAL, '
+        'created_at REAL NOT NULL, PRIMARY KEY (source_id, predicate, target_id))',
+        'CREATE INDEX IF NOT EXISTS substrate_relations_target ON substrate_relations '
+        '(target_id)',
+        'CREATE TABLE IF NOT EXISTS substrate_provenance (record_id TEXT NOT NULL, '
+        'kind TEXT NOT NULL, ref TEXT NOT NULL, hash TEXT, PRIMARY KEY (record_id, kind, ref))',
+        'CREATE INDEX IF NOT EXISTS substrate_provenance_ref ON substrate_provenance (ref)',
+        'CREATE TABLE IF NOT EXISTS substrate_audit (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'at REAL NOT NULL, record_id TEXT NOT NULL, action TEXT NOT NULL, '
+        "actor TEXT NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '{}')",
+        'CREATE INDEX IF NOT EXISTS substrate_audit_record ON substrate_audit (record_id, id)',
+        'CREATE TABLE IF NOT EXISTS substrate_recalls (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'recall_id INTEGER NOT NULL, at REAL NOT NULL, record_id TEXT NOT NULL, '
+        'rank INTEGER NOT NULL, useful INTEGER)',
+        'CREATE INDEX IF NOT EXISTS substrate_recalls_record ON substrate_recalls '
+        '(record_id, id)',
+    ]
+    for statement in statements:
+        db.execute(statement)
+    for event in ('UPDATE', 'DELETE'):
+        db.execute(f'CREATE TRIGGER IF NOT EXISTS substrate_audit_no_{event.lower()} BEFORE '
+                   f"{event} ON substrate_audit BEGIN SELECT RAISE(ABORT, "
+                   "'the substrate audit log is append-only'); END")
+
+
+def default_db_path(memory_path) -> pathlib.Path:
+    """The database beside the memory file: ``<dir>/robot-memory.db``."""
+    return pathlib.Path(memory_path).expanduser().with_name(DB_NAME)
+
+
+def _epoch(now: dt.datetime, what: str = 'now') -> float:
+    if not isinstance(now, dt.datetime):
+        raise SubstrateError(f'{what} must be a datetime (the caller passes the clock), '
+                             f'got {type(now).__name__}')
+    if now.tzinfo is None:
+        raise SubstrateError(f'{what} must be an aware datetime, got a naive '
+                             f'{now.isoformat()}; attach timezone.utc')
+    return now.timestamp()
+
+
+def _when(seconds: Optional[float]) -> Optional[dt.datetime]:
+    if seconds is None:
+        return None
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
+
+
+def _dumps(value) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(',', ':'))
+
+
+def effective_salience(salience: float, curve: str, half_life_s: float, floor: float,
+                       elapsed_s: float, pinned: bool = False,
+                       age_s: Optional[float] = None, max_age_s: Optional[float] = None) -> float:
+    """Salience after ``elapsed_s`` seconds of decay; pinned records never decay.
+
+    Exponential: ``s * 0.5 ** (elapsed / half_life)``; linear: ``s * (1 - elapsed /
+    (2 * half_life))``; custom: no automatic decay (the host drives salience through
+    reinforcement and feedback). Never below the floor (nor above the stored value),
+    except past ``max_age_s`` where an unpinned record's salience is 0.
+    """
+    if pinned:
+        return salience
+    if max_age_s is not None and age_s is not None and age_s > max_age_s:
+        return 0.0
+    elapsed = max(0.0, elapsed_s)
+    if curve == 'exponential':
+        value = salience * 0.5 ** (elapsed / half_life_s)
+    elif curve == 'linear':
+        value = salience * max(0.0, 1.0 - elapsed / (2.0 * half_life_s))
+    else:
+        value = salience
+    return max(min(floor, salience), value)
+
+
+def _row_salience(row: dict, now_s: float) -> float:
+    return effective_salience(row['salience'], row['decay_curve'], row['half_life_s'],
+                              row['decay_floor'], now_s - row['last_reinforced_at'],
+                              bool(row['pinned']), now_s - row['created_at'], row['max_age_s'])
+
+
+def _level(name: str, what: str = 'trust') -> int:
+    if name not in SENSITIVITIES:
+        raise SubstrateError(f'{what} {name!r} is not one of {", ".join(SENSITIVITIES)}')
+    return SENSITIVITIES.index(name)
+
+
+def _condition_key(validity: dict) -> str:
+    key = {name: validity[name] for name in ('conditions', 'start', 'end')
+           if validity.get(name) not in (None, {})}
+    return _dumps(key)
+
+
+class Substrate:
+    """Typed, revisable, auditable memory in SQLite; a context manager (or call ``close``).
+
+    ``embedder`` (e.g. :class:`~robot_memory.substrate.embedding.HashingEmbedder`) turns on
+    vector search and cosine dedup; without it everything is keyword (FTS5 BM25) only.
+    """
+
+    def __init__(self, path, embedder=None, busy_timeout_s: float = 10.0,
+                 jaccard_threshold: float = 0.8, cosine_threshold: float = 0.95,
+                 recall_gain: float = 0.05, default_sensitivity: str = 'low'):
+        if not 0.0 < jaccard_threshold <= 1.0 or not 0.0 < cosine_threshold <= 1.0:
+            raise SubstrateError('dedup thresholds must be in (0, 1]')
+        _level(default_sensitivity, 'default_sensitivity')
+        self.path = pathlib.Path(path).expanduser() if str(path) != ':memory:' else None
+        self.embedder = embedder
+        self.jaccard_threshold = jaccard_threshold
+        self.cosine_threshold = cosine_threshold
+        self.recall_gain = recall_gain
+        self.default_sensitivity = default_sensitivity
+        self._lock = threading.RLock()
+        self._writes = 0
+        self._vectors = None
+        self.db = self._open(path, busy_timeout_s)
+
+    def _open(self, path, busy_timeout_s: float) -> Database:
+        target = ':memory:'
+        if self.path is not None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+                os.close(fd)
+                os.chmod(self.path, FILE_MODE)
+            except OSError as error:
+                raise SubstrateError(f'cannot create the memory database {self.path}: '
+                                     f'{error.strerror}; check the directory is writable') from None
+            target = str(self.path)
+        conn = sqlite3.connect(target, timeout=busy_timeout_s, check_same_thread=False)
+        try:
+            db = Database(conn, execute_plugins=False)
+            db.execute(f'PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}')
+            if self.path is not None:
+                db.enable_wal()
+            db.execute('PRAGMA synchronous = NORMAL')
+            try:
+                MIGRATIONS.apply(db)
+            except sqlite3.IntegrityError:
+                # Another process applied the same migration at the same moment.
+                if MIGRATIONS.pending(db):
+                    raise
+        except sqlite3.DatabaseError as error:
+            conn.close()
+            raise SubstrateError(f'{target} is not a usable memory database ({error}); move it '
+                                 'aside and a new one is created') from None
+        return db
+
+    def applied_migrations(self) -> list:
+        """Names of the substrate's schema migrations applied to this database, in order."""
+        return [migration.name for migration in MIGRATIONS.applied(self.db)]
+
+    def __enter__(self) -> 'Substrate':
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            self.db.close()
+
+    @contextlib.contextmanager
+    def _write(self):
+        """One ``BEGIN IMMEDIATE`` transaction: all of it is committed or none of it."""
+        with self._lock:
+            conn = self.db.conn
+            conn.execute('BEGIN IMMEDIATE')
+            try:
+                yield conn
+            except BaseException:
+                conn.rollback()
+                raise
+            conn.execute('COMMIT')
+            self._writes += 1
+
+    # ------------------------------------------------------------------ validation
+
+    @staticmethod
+    def _check_text(text) -> str:
+        if not isinstance(text, str):
+            raise SubstrateError(f'text must be a string, got {type(text).__name__}')
+        stripped = text.strip()
+        if not stripped:
+            raise SubstrateError('text is empty; say what to remember')
+        if '\x00' in stripped:
+            raise SubstrateError('text contains a NUL character; remove it')
+        if len(stripped) > MAX_TEXT:
+            raise SubstrateError(f'text is {len(stripped)} characters; the limit is {MAX_TEXT} '
+                                 '(split it into several memories)')
+        return stripped
+
+    @staticmethod
+    def _check_tags(tags) -> list:
+        if tags is None:
+            return []
+        if isinstance(tags, str):
+            raise SubstrateError('tags must be a list of strings, not one string')
+        cleaned = []
+        for tag in tags:
+            if not isinstance(tag, str) or not _TAG.match(tag) or len(tag) > MAX_TAG:
+                raise SubstrateError(f'tag {tag!r} is invalid: use 1–{MAX_TAG} letters, digits '
+                                     'or _ - : . / (starting with a letter or digit)')
+            if tag.casefold() not in cleaned:
+                cleaned.append(tag.casefold())
+        if len(cleaned) > MAX_TAGS:
+            raise SubstrateError(f'{len(cleaned)} tags given; the limit is {MAX_TAGS}')
+        return cleaned
+
+    @staticmethod
+    def _check_type(name) -> str:
+        if name not in MEMORY_TYPES:
+            raise SubstrateError(f'memory type {name!r} is not one of {", ".join(MEMORY_TYPES)}')
+        return name
+
+    @staticmethod
+    def _check_unit(value, what: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                0.0 <= value <= 1.0):
+            raise SubstrateError(f'{what} must be a number between 0 and 1, got {value!r}')
+        return float(value)
+
+    @staticmethod
+    def _check_reason(reason) -> str:
+        if not isinstance(reason, str) or not reason.strip():
+            raise SubstrateError('a reason is required (it goes into the audit log)')
+        if len(reason) > 1000:
+            raise SubstrateError('reason is longer than 1000 characters; shorten it')
+        return reason.strip()
+
+    @staticmethod
+    def _check_provenance(provenance) -> list:
+        sources = []
+        for item in provenance or ():
+            if isinstance(item, str):
+                kind, _, ref = item.partition(':')
+                item = {'kind': kind, 'ref': item} if ref else {'kind': 'event', 'ref': item}
+            try:
+                sources.append(ProvenanceSource.model_validate(item).to_dict())
+            except pydantic.ValidationError as error:
+                raise SubstrateError(f'provenance {item!r} is invalid: {_first_error(error)}; '
+                                     'give {"kind": "observation", "ref": "observation:42"} '
+                                     'or a "kind:ref" string') from None
+        if len(sources) > 100:
+            raise SubstrateError('more than 100 provenance links; link a summary record')
+        return sources
+
+    # ------------------------------------------------------------------ reads
+
+    def _rows(self, where: str, params=()) -> list:
+        cursor = self.db.conn.execute(f'{_SELECT} WHERE {where}', params)
+        return [dict(zip(_COLUMNS, row)) for row in cursor.fetchall()]
+
+    def _row(self, record_id: str) -> dict:
+        if not isinstance(record_id, str) or not record_id:
+            raise SubstrateError(f'record id must be a non-empty string, got {record_id!r}')
+        rows = self._rows('id = ?', (record_id,))
+        if not rows:
+            raise SubstrateError(f'no record with id {record_id!r}; recall to find ids')
+        return rows[0]
+
+    def _record(self, row: dict, now_s: Optional[float] = None) -> MemoryRecord:
+        payload = json.loads(row['payload'])
+        status = row['status']
+        if row['type'] == 'semantic':
+            revision = payload.setdefault('revision', {})
+            revision['status'] = {'contested': 'contested', 'active': 'active'}.get(
+                status, 'retracted')
+        elif row['type'] == 'competence' and (row['successes'] or row['failures']):
+            payload['performance'] = {'successes': row['successes'], 'failures': row['failures']}
+        elif row['type'] == 'plan_graph' and (row['successes'] or row['failures']):
+            runs = row['successes'] + row['failures']
+            metrics = payload.setdefault('metrics', {})
+            metrics['runs'] = runs
+            metrics['failure_rate'] = row['failures'] / runs
+        relations = [Relation(predicate=predicate, target_id=target, weight=weight)
+                     for predicate, target, weight in self.db.conn.execute(
+                         'SELECT predicate, target_id, weight FROM substrate_relations '
+                         'WHERE source_id = ? ORDER BY created_at, predicate, target_id',
+                         (row['id'],))]
+        decay = DecayProfile(curve=row['decay_curve'], half_life_seconds=int(row['half_life_s']),
+                             min_salience=row['decay_floor'],
+                             max_age_seconds=(int(row['max_age_s'])
+                                              if row['max_age_s'] is not None else None),
+                             reinforcement_gain=row['gain'])
+        return MemoryRecord(
+            id=row['id'], type=row['type'], sensitivity=row['sensitivity'],
+            confidence=row['confidence'], salience=row['salience'], scope=row['scope'],
+            tags=row['tags'].split() if row['tags'] else [],
+            created_at=_when(row['created_at']), updated_at=_when(row['updated_at']),
+            lifecycle=Lifecycle(decay=decay, last_reinforced_at=_when(row['last_reinforced_at']),
+                                pinned=bool(row['pinned']),
+                                deletion_policy=row['deletion_policy']),
+            provenance=Provenance.model_validate(json.loads(row['provenance'])),
+            relations=relations, payload=payload, text=row['text'],
+            context=json.loads(row['context']), status=status,
+            access_count=row['access_count'], last_accessed=_when(row['last_accessed']),
+            effective_salience=(round(_row_salience(row, now_s), 6)
+                                if now_s is not None else None))
+
+    def get(self, record_id: str, now: Optional[dt.datetime] = None) -> MemoryRecord:
+        """One record, archived or not, with its effective salience at ``now`` if given."""
+        with self._lock:
+            return self._record(self._row(record_id), _epoch(now) if now else None)
+
+    def history(self, record_id: str) -> list:
+        """The audit trail of one record, oldest first (also after a hard delete)."""
+        with self._lock:
+            rows = self.db.conn.execute(
+                'SELECT id, at, record_id, action, actor, reason, detail FROM substrate_audit '
+                'WHERE record_id = ? ORDER BY id', (record_id,)).fetchall()
+        return [AuditEntry(id=row[0], timestamp=_when(row[1]), record_id=row[2], action=row[3],
+                           actor=row[4], rationale=row[5], detail=json.loads(row[6]))
+                for row in rows]
+
+    def count(self, status: Optional[str] = 'active', type: Optional[str] = None) -> int:
+        """Number of records, optionally of one status and type."""
+        clauses, params = [], []
+        if status is not None:
+            clauses.append('status = ?')
+            params.append(status)
+        if type is not None:
+            clauses.append('type = ?')
+            params.append(self._check_type(type))
+        where = ' WHERE ' + ' AND '.join(clauses) if clauses else ''
+        with self._lock:
+            return self.db.conn.execute(f'SELECT count(*) FROM substrate_records{where}',
+                                        params).fetchone()[0]
+
+    # ------------------------------------------------------------------ writes (helpers)
+
+    def _audit(self, conn, now_s: float, record_id: str, action: str, actor: str, reason: str,
+               detail: Optional[dict] = None) -> None:
+        conn.execute('INSERT INTO substrate_audit (at, record_id, action, actor, reason, detail) '
+                     'VALUES (?, ?, ?, ?, ?, ?)',
+                     (now_s, record_id, action, actor, reason, _dumps(detail or {})))
+
+    def _relate(self, conn, now_s: float, source: str, predicate: str, target: str,
+                weight: Optional[float] = None) -> None:
+        if predicate not in RELATION_PREDICATES:
+            raise SubstrateError(f'relation {predicate!r} is not one of '
+                                 f'{", ".join(RELATION_PREDICATES)}')
+        conn.execute('INSERT OR REPLACE INTO substrate_relations (source_id, predicate, '
+                     'target_id, weight, created_at) VALUES (?, ?, ?, ?, ?)',
+                     (source, predicate, target, weight, now_s))
+
+    def _set_status(self, conn, now_s: float, record_id: str, status: str) -> None:
+        conn.execute('UPDATE substrate_records SET status = ?, updated_at = ? WHERE id = ?',
+                     (status, now_s, record_id))
+
+    def _build_payload(self, kind: str, text: str, payload, context: dict, conditions,
+                       now: dt.datetime, record_id: str) -> dict:
+        if payload is not None:
+            if not isinstance(payload, dict):
+                raise SubstrateError('payload must be an object matching the schema of its type')
+            data = dict(payload)
+            data.setdefault('kind', kind)
+            if data['kind'] != kind:
+                raise SubstrateError(f'payload kind {data["kind"]!r} does not match type {kind!r}')
+        elif kind == 'semantic':
+            fact = textrules.parse_fact(text)
+            subject, predicate, value = fact or (textrules.normalise(text), 'holds', True)
+            data = {'kind': 'semantic', 'subject': subject, 'predicate': predicate,
+                    'object': value}
+        elif kind == 'competence':
+            procedure = textrules.parse_procedure(text)
+            skill, steps = procedure or (' '.join(textrules.tokens(text)[:6]) or 'skill', [text])
+            data = {'kind': 'competence', 'skill_name': skill, 'triggers': [{'signal': skill}],
+                    'recipe': [{'step': step} for step in steps]}
+        elif kind == 'plan_graph':
+            procedure = textrules.parse_procedure(text)
+            intent, steps = procedure or (' '.join(textrules.tokens(text)[:6]) or 'plan', [text])
+            nodes = [{'id': f'n{index + 1}', 'op': step} for index, step in enumerate(steps)]
+            edges = [{'from': f'n{index}', 'to': f'n{index + 1}', 'kind': 'control'}
+                     for index in range(1, len(steps))]
+            data = {'kind': 'plan_graph', 'plan_id': record_id, 'version': '1', 'intent': intent,
+                    'nodes': nodes, 'edges': edges}
+        elif kind == 'working':
+            data = {'kind': 'working', 'thread_id': str(context.get('task') or 'default'),
+                    'state': 'executing', 'context_summary': text}
+        else:
+            data = {'kind': 'episodic', 'timeline': [
+                {'t': format_iso(now), 'event_kind': str(context.get('event') or 'note'),
+                 'ref': f'record:{record_id}', 'summary': text}]}
+        if kind == 'semantic' and conditions is not None:
+            if not isinstance(conditions, dict):
+                raise SubstrateError('conditions must be an object, e.g. {"floor": 2}')
+            check_json(conditions, 'conditions', max_bytes=2048)
+            data['validity'] = {'mode': 'conditional' if conditions else 'global',
+                                'conditions': conditions or None}
+        check_json(data, 'payload', max_bytes=65536, max_depth=12)
+        try:
+            model = PAYLOAD_MODELS[kind].model_validate(data)
+        except pydantic.ValidationError as error:
+            raise SubstrateError(f'{kind} payload is invalid: {_first_error(error)}; see '
+                                 f'json_schema({PAYLOAD_MODELS[kind].__name__!r})') from None
+        return model.to_dict()
+
+    def _insert(self, conn, now_s: float, record_id: str, kind: str, text: str, tags: list,
+                context: dict, payload: dict, sensitivity: str, confidence: float,
+                salience: float, decay: DecayProfile, pinned: bool, provenance: list,
+                scope: Optional[str], created_by: str) -> None:
+        subject = predicate = condition_key = None
+        if kind == 'semantic':
+            subject = textrules.normalise(payload['subject'])
+            predicate = textrules.normalise(payload['predicate'])
+            condition_key = _condition_key(payload.get('validity') or {})
+        vector = model = None
+        if self.embedder is not None:
+            vector = self.embedder.embed([text])[0].astype(numpy.float32).tobytes()
+            model = self.embedder.name
+        conn.execute(
+            'INSERT INTO substrate_records (id, type, sensitivity, status, text, tags, scope, '
+            'confidence, salience, created_at, updated_at, last_reinforced_at, decay_curve, '
+            'half_life_s, decay_floor, max_age_s, gain, pinned, content_hash, context, payload, '
+            'provenance, subject, predicate, condition_key, embedding, embedding_model) '
+            "VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            '?, ?, ?, ?, ?)',
+            (record_id, kind, sensitivity, text, ' '.join(tags), scope, confidence, salience,
+             now_s, now_s, now_s, decay.curve, float(decay.half_life_seconds),
+             decay.min_salience, decay.max_age_seconds, decay.reinforcement_gain, int(pinned),
+             textrules.content_hash(text), _dumps(context), _dumps(payload),
+             _dumps({'sources': provenance, 'created_by': created_by}), subject, predicate,
+             condition_key, vector, model))
+        conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, hash) '
+                         'VALUES (?, ?, ?, ?)',
+                         [(record_id, source['kind'], source['ref'], source.get('hash'))
+                          for source in provenance])
+
+    def _reinforce(self, conn, now_s: float, row: dict, gain: float,
+                   confidence: Optional[float] = None, provenance: Iterable = (),
+                   tags: Iterable = ()) -> float:
+        salience = min(1.0, _row_salience(row, now_s) + gain)
+        merged_tags = row['tags'].split() if row['tags'] else []
+        merged_tags += [tag for tag in tags if tag not in merged_tags]
+        sources = json.loads(row['provenance'])
+        known = {(source['kind'], source['ref']) for source in sources['sources']}
+        new_sources = [source for source in provenance
+                       if (source['kind'], source['ref']) not in known]
+        sources['sources'].extend(new_sources)
+        conn.execute('UPDATE substrate_records SET salience = ?, last_reinforced_at = ?, '
+                     'updated_at = ?, confidence = max(confidence, ?), tags = ?, '
+                     'provenance = ? WHERE id = ?',
+                     (salience, now_s, now_s, confidence if confidence is not None else 0.0,
+                      ' '.join(merged_tags[:MAX_TAGS]), _dumps(sources), row['id']))
+        conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, hash) '
+                         'VALUES (?, ?, ?, ?)',
+                         [(row['id'], source['kind'], source['ref'], source.get('hash'))
+                          for source in new_sources])
+        return salience
+
+    # ------------------------------------------------------------------ learn
+
+    def learn(self, text: str, type: Optional[str] = None, tags=None, context=None,
+              now: Optional[dt.datetime] = None, sensitivity: Optional[str] = None,
+              confidence: float = 0.7, salience: float = 0.7, payload: Optional[dict] = None,
+              provenance=(), conditions: Optional[dict] = None, scope: Optional[str] = None,
+              decay: Optional[dict] = None, pinned: bool = False, actor: str = 'api',
+              dedup: bool = True, on_conflict: str = 'auto') -> LearnResult:
+        """Store a memory, or reinforce the existing one when it is a duplicate.
+
+        Dedup: same type and normalised text (exact hash); then token Jaccard at least
+        ``jaccard_threshold``; then cosine at least ``cosine_threshold`` when vectors are
+        on. Episodic records (events) are deduplicated by exact text only. A semantic fact
+        whose (subject, predicate, conditions) already has an active record with another
+        object is a conflict: ``on_conflict`` ``auto`` supersedes it when the new
+        confidence is at least the old one, else contests both; ``supersede``,
+        ``contest`` force one; ``error`` refuses.
+        """
+        text = self._check_text(text)
+        kind = self._check_type(type) if type is not None else textrules.classify(text)
+        tags = self._check_tags(tags)
+        context = {} if context is None else context
+        if not isinstance(context, dict):
+            raise SubstrateError('context must be an object, e.g. {"location": {"room": '
+                                 '"kitchen"}}')
+        check_json(context, 'context')
+        if sensitivity is None:
+            sensitivity = 'high' if textrules.looks_secret(text) else self.default_sensitivity
+        _level(sensitivity, 'sensitivity')
+        confidence = self._check_unit(confidence, 'confidence')
+        salience = self._check_unit(salience, 'salience')
+        if on_conflict not in CONFLICT_POLICIES:
+            raise SubstrateError(f'on_conflict {on_conflict!r} is not one of '
+                                 f'{", ".join(CONFLICT_POLICIES)}')
+        if scope is not None and (not isinstance(scope, str) or len(scope) > 100):
+            raise SubstrateError('scope must be a short string (e.g. "robot", "site", "global")')
+        try:
+            profile = DecayProfile.model_validate(decay) if decay is not None \
+                else DEFAULT_DECAY[kind]
+        except pydantic.ValidationError as error:
+            raise SubstrateError(f'decay profile is invalid: {_first_error(error)}') from None
+        sources = self._check_provenance(provenance)
+        now_s = _epoch(now)
+        record_id = str(uuid.uuid4())
+        data = self._build_payload(kind, text, payload, context, conditions, now, record_id)
+        with self._write() as conn:
+            if dedup:
+                found = self._find_duplicate(kind, text)
+                if found is not None:
+                    row, match, similarity = found
+                    self._reinforce(conn, now_s, row, row['gain'], confidence, sources, tags)
+                    self._audit(conn, now_s, row['id'], 'reinforce', actor,
+                                f'learned again ({match} duplicate)',
+                                {'match': match, 'similarity': similarity})
+                    return LearnResult('reinforced', row['id'], kind, True, match, similarity,
+                                       message=f'duplicate of {row["id"]} ({match} match); '
+                                               'reinforced it instead of adding a record')
+            replaced, action = [], 'created'
+            if kind == 'semantic':
+                action, replaced, same = self._resolve_fact(conn, now_s, data, confidence,
+                                                            on_conflict, record_id, actor)
+                if same is not None:
+                    self._reinforce(conn, now_s, same, same['gain'], confidence, sources, tags)
+                    self._audit(conn, now_s, same['id'], 'reinforce', actor,
+                                'learned the same fact again', {'match': 'same_fact'})
+                    return LearnResult('reinforced', same['id'], kind, True, 'same_fact', 1.0,
+                                       message=f'same fact as {same["id"]}; reinforced it')
+            self._insert(conn, now_s, record_id, kind, text, tags, context, data, sensitivity,
+                         confidence, salience, profile, pinned, sources, scope, actor)
+            if action == 'contested':
+                self._set_status(conn, now_s, record_id, 'contested')
+            self._audit(conn, now_s, record_id, 'create', actor, 'learned',
+                        {'type': kind, 'sensitivity': sensitivity})
+            for old in replaced:
+                self._relate(conn, now_s, record_id,
+                             'supersedes' if action == 'superseded' else 'contradicts', old)
+                if action == 'contested':
+                    self._relate(conn, now_s, old, 'contradicts', record_id)
+                self._audit(conn, now_s, old, 'supersede' if action == 'superseded'
+                            else 'contest', actor, f'conflicting fact learned: {record_id}',
+                            {'by': record_id})
+        message = {'created': f'new {kind} record',
+                   'superseded': f'new {kind} record superseding {", ".join(replaced)}',
+                   'contested': f'new {kind} record contesting {", ".join(replaced)}'}[action]
+        return LearnResult(action, record_id, kind, False, replaced=replaced, message=message)
+
+    def _resolve_fact(self, conn, now_s: float, data: dict, confidence: float, policy: str,
+                      record_id: str, actor: str) -> tuple:
+        key = (textrules.normalise(data['subject']), textrules.normalise(data['predicate']),
+               _condition_key(data.get('validity') or {}))
+        rows = self._rows("type = 'semantic' AND status = 'active' AND subject = ? AND "
+                          'predicate = ? AND condition_key = ?', key)
+        if not rows:
+            return 'created', [], None
+        old = rows[0]
+        old_object = json.loads(old['payload'])['object']
+        if _same_object(old_object, data['object']):
+            return 'created', [], old
+        if policy == 'error':
+            raise SubstrateError(f'conflicts with active fact {old["id"]} '
+                                 f'({key[0]} {key[1]} {old_object!r}); choose '
+                                 'on_conflict="supersede" or "contest", or fork with conditions')
+        if policy == 'supersede' or (policy == 'auto' and confidence >= old['confidence']):
+            self._set_status(conn, now_s, old['id'], 'superseded')
+            self._patch_revision(conn, old, superseded_by=record_id)
+            data.setdefault('revision', {})['supersedes'] = old['id']
+            return 'superseded', [old['id']], None
+        self._set_status(conn, now_s, old['id'], 'contested')
+        data.setdefault('revision', {})['status'] = 'contested'
+        return 'contested', [old['id']], None
+
+    def _patch_revision(self, conn, row: dict, **changes) -> None:
+        payload = json.loads(row['payload'])
+        payload.setdefault('revision', {}).update(changes)
+        conn.execute('UPDATE substrate_records SET payload = ? WHERE id = ?',
+                     (_dumps(payload), row['id']))
+
+    def _find_duplicate(self, kind: str, text: str) -> Optional[tuple]:
+        rows = self._rows(f'content_hash = ? AND type = ? AND status IN {LIVE}',
+                          (textrules.content_hash(text), kind))
+        if rows:
+            return rows[0], 'exact', 1.0
+        if kind == 'episodic':
+            return None
+        query = textrules.fts_query(text)
+        if query is not None:
+            words = textrules.content_tokens(text)
+            seqs = [seq for seq, in self.db.conn.execute(
+                'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
+                'ORDER BY bm25(substrate_fts) LIMIT 20', (query,))]
+            best = None
+            for row in self._rows_by_seq(seqs):
+                if row['type'] != kind or row['status'] not in LIVE:
+                    continue
+                similarity = textrules.jaccard(words, textrules.content_tokens(row['text']))
+                if similarity >= self.jaccard_threshold and (best is None or similarity > best[2]):
+                    best = (row, 'jaccard', round(similarity, 4))
+            if best is not None:
+                return best
+        if self.embedder is not None:
+            index = self._vector_index()
+            if index[1].shape[0]:
+                sims = index[1] @ self.embedder.embed([text])[0]
+                for position in numpy.argsort(-sims)[:10]:
+                    if sims[position] < self.cosine_threshold:
+                        break
+                    row = self._rows_by_seq([int(index[0][position])])
+                    if row and row[0]['type'] == kind and row[0]['status'] in LIVE:
+                        return row[0], 'cosine', round(float(sims[position]), 4)
+        return None
+
+    def _rows_by_seq(self, seqs: list) -> list:
+        rows = []
+        for start in range(0, len(seqs), 500):
+            chunk = seqs[start:start + 500]
+            rows += self._rows(f'seq IN ({", ".join("?" * len(chunk))})', chunk)
+        return rows
+
+    # ------------------------------------------------------------------ import
+
+    def restore(self, record: dict, now: dt.datetime, actor: str = 'import',
+                reason: str = 'imported') -> str:
+        """Insert a full record (``MemoryRecord`` shape, id and times kept); returns its status.
+
+        Relations are not inserted here (their targets may come later); add them with
+        ``relate``. A semantic fact that collides with an active one is stored contested,
+        and so is the active one, linked by ``contradicts``.
+        """
+        try:
+            model = MemoryRecord.model_validate(record)
+        except pydantic.ValidationError as error:
+            raise SubstrateError(f'record is invalid: {_first_error(error)}') from None
+        text = self._check_text(model.text)
+        tags = self._check_tags(model.tags)
+        check_json(model.context, 'context')
+        now_s = _epoch(now)
+        data = model.payload.to_dict()
+        data.pop('performance', None)
+        with self._write() as conn:
+            if self._rows('id = ?', (model.id,)):
+                raise SubstrateError(f'a record with id {model.id} already exists')
+            self._insert(conn, model.created_at.timestamp(), model.id, model.type, text, tags,
+                         model.context, data, model.sensitivity, model.confidence,
+                         model.salience, model.lifecycle.decay, model.lifecycle.pinned,
+                         [source.to_dict() for source in model.provenance.sources], model.scope,
+                         model.provenance.created_by or actor)
+            status = model.status
+            if status != 'active':
+                self._set_status(conn, now_s, model.id, status)
+            elif model.type == 'semantic':
+                status = self._contest_collision(conn, now_s, model.id)
+            conn.execute('UPDATE substrate_records SET updated_at = ?, last_reinforced_at = ?, '
+                         'access_count = ?, last_accessed = ? WHERE id = ?',
+                         (model.updated_at.timestamp(),
+                          model.lifecycle.last_reinforced_at.timestamp(), model.access_count,
+                          model.last_accessed.timestamp() if model.last_accessed else None,
+                          model.id))
+            self._audit(conn, now_s, model.id, 'import', actor, reason, {'status': status})
+        return status
+
+    def _contest_collision(self, conn, now_s: float, record_id: str) -> str:
+        row = self._row(record_id)
+        others = self._rows("type = 'semantic' AND status = 'active' AND subject = ? AND "
+                            'predicate = ? AND condition_key = ? AND id != ?',
+                            (row['subject'], row['predicate'], row['condition_key'], record_id))
+        for other in others:
+            self._set_status(conn, now_s, other['id'], 'contested')
+            self._relate(conn, now_s, record_id, 'contradicts', other['id'])
+            self._relate(conn, now_s, other['id'], 'contradicts', record_id)
+        if others:
+            self._set_status(conn, now_s, record_id, 'contested')
+            return 'contested'
+        return 'active'
+
+    def all_records(self, now: Optional[dt.datetime] = None) -> list:
+        """Every record (archived too), oldest first."""
+        now_s = _epoch(now) if now is not None else None
+        with self._lock:
+            return [self._record(row, now_s) for row in self._rows('1 ORDER BY seq')]
+
+    # ------------------------------------------------------------------ vectors
+
+    def _vector_index(self) -> tuple:
+        """(seq array, float32 matrix) of live records embedded with the current backend."""
+        version = (self.db.conn.execute('PRAGMA data_version').fetchone()[0], self._writes)
+        if self._vectors is not None and self._vectors[0] == version:
+            return self._vectors[1]
+        rows = self.db.conn.execute(
+            'SELECT seq, embedding FROM substrate_records WHERE embedding IS NOT NULL AND '
+            f'embedding_model = ? AND status IN {LIVE}', (self.embedder.name,)).fetchall()
+        seqs = numpy.array([row[0] for row in rows], dtype=numpy.int64)
+        matrix = (numpy.frombuffer(b''.join(row[1] for row in rows), dtype=numpy.float32)
+                  .reshape(len(rows), self.embedder.dim) if rows
+                  else numpy.zeros((0, self.embedder.dim), dtype=numpy.float32))
+        self._vectors = (version, (seqs, matrix))
+        return self._vectors[1]
+
+    def reindex_vectors(self, batch: int = 1000) -> int:
+        """Embed records that have no vector from the current backend; returns how many."""
+        if self.embedder is None:
+            raise SubstrateError('vectors are off; create the Substrate with an embedder')
+        done = 0
+        while True:
+            with self._lock:
+                rows = self.db.conn.execute(
+                    'SELECT seq, text FROM substrate_records WHERE embedding IS NULL OR '
+                    'embedding_model IS NOT ? LIMIT ?', (self.embedder.name, batch)).fetchall()
+            if not rows:
+                return done
+            vectors = self.embedder.embed([row[1] for row in rows])
+            with self._write() as conn:
+                conn.executemany('UPDATE substrate_records SET embedding = ?, embedding_model = ? '
+                                 'WHERE seq = ?',
+                                 [(vectors[index].astype(numpy.float32).tobytes(),
+                                   self.embedder.name, row[0]) for index, row in enumerate(rows)])
+            done += len(rows)
+
+    # ------------------------------------------------------------------ recall
+
+    def recall(self, query: str, k: int = 5, filters: Optional[dict] = None,
+               trust: str = 'medium', now: Optional[dt.datetime] = None, types=None, tags=None,
+               near=None, max_distance: Optional[float] = None,
+               position_path: str = 'context.position', vectors: Optional[bool] = None,
+               include_inactive: bool = False, reinforce: bool = True,
+               min_confidence: float = 0.0) -> RecallResult:
+        """Find records for ``query``: BM25 (+ vectors) merged by RRF, weighted, trust-gated.
+
+        score = RRF (k=60) x (0.5 + 0.5 x confidence) x (0.5 + 0.5 x effective salience).
+        ``filters`` select on context fields; ``near`` (x, y[, z]) sorts the matches
+        nearest first by ``position_path`` (records without a position go last, or are
+        dropped when ``max_distance`` is given). Returned, unredacted hits get their access
+        count incremented and their salience reinforced by ``recall_gain`` (``reinforce``).
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise SubstrateError('the query is empty; say what to look for (e.g. "charging '
+                                 'dock")')
+        if len(query) > MAX_TEXT:
+            raise SubstrateError(f'the query is longer than {MAX_TEXT} characters; shorten it')
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise SubstrateError(f'k must be a whole number from 1 to {MAX_K}, got {k!r}')
+        trust_level = _level(trust)
+        compiled = compile_filters(filters)
+        wanted_types = None
+        if types is not None:
+            wanted_types = {self._check_type(name) for name in
+                            ([types] if isinstance(types, str) else types)}
+        wanted_tags = set(self._check_tags(tags)) if tags else set()
+        point = check_point(near) if near is not None else None
+        if max_distance is not None and (point is None or not max_distance >= 0):
+            raise SubstrateError('max_distance needs near=(x, y[, z]) and a distance >= 0')
+        position_parts = tuple(position_path.split('.'))
+        if position_parts[0] != 'context' or len(position_parts) < 2:
+            raise SubstrateError('position_path must start with "context." '
+                                 '(e.g. "context.position")')
+        min_confidence = self._check_unit(min_confidence, 'min_confidence')
+        use_vectors = self.embedder is not None if vectors is None else vectors
+        if use_vectors and self.embedder is None:
+            raise SubstrateError('vectors were requested but no embedding backend is set; '
+                                 'create the Substrate with embedder=HashingEmbedder()')
+        now_s = _epoch(now)
+        statuses = ('active', 'contested', 'retracted', 'superseded') if include_inactive \
+            else RECALLABLE
+        fts = textrules.fts_query(query)
+
+        def eligible(row):
+            if row['status'] not in statuses:
+                return False
+            if wanted_types is not None and row['type'] not in wanted_types:
+                return False
+            if wanted_tags and not wanted_tags <= set(row['tags'].split()):
+                return False
+            if row['confidence'] < min_confidence:
+                return False
+            if SENSITIVITIES.index(row['sensitivity']) > trust_level + 1:
+                return False
+            if compiled and not matches(json.loads(row['context']), compiled):
+                return False
+            if max_distance is not None:
+                where = position_of(json.loads(row['context']), position_parts[1:])
+                if where is None or distance(point, where) > max_distance:
+                    return False
+            return True
+
+        wanted = k if point is None else max(k * 4, 50)
+        with self._lock:
+            keyword, rows = self._keyword_candidates(fts, wanted, eligible)
+            vector = []
+            if use_vectors:
+                vector = self._vector_candidates(query, wanted, eligible, rows)
+            withheld = self._count_withheld(fts, trust_level) if fts else 0
+        fused = {}
+        for rank, seq in enumerate(keyword):
+            fused.setdefault(seq, [0.0, None, None])
+            fused[seq][0] += 1.0 / (RRF_K + rank + 1)
+            fused[seq][1] = rank + 1
+        for rank, seq in enumerate(vector):
+            fused.setdefault(seq, [0.0, None, None])
+            fused[seq][0] += 1.0 / (RRF_K + rank + 1)
+            fused[seq][2] = rank + 1
+        scored = []
+        for seq, (rrf, keyword_rank, vector_rank) in fused.items():
+            row = rows[seq]
+            current = _row_salience(row, now_s)
+            score = rrf * (0.5 + 0.5 * row['confidence']) * (0.5 + 0.5 * current)
+            where = None
+            if point is not None:
+                position = position_of(json.loads(row['context']), position_parts[1:])
+                where = distance(point, position) if position is not None else None
+            scored.append((score, row, current, keyword_rank, vector_rank, where))
+        scored.sort(key=lambda item: (-item[0], item[1]['seq']))
+        if point is not None:
+            scored.sort(key=lambda item: (item[5] is None, item[5] or 0.0))
+        scored = scored[:k]
+        hits, used, redacted = [], [], 0
+        for score, row, current, keyword_rank, vector_rank, where in scored:
+            if SENSITIVITIES.index(row['sensitivity']) > trust_level:
+                redacted += 1
+                hits.append(RecallHit(row['id'], row['type'],
+                                      f'[redacted: {row["sensitivity"]} sensitivity]',
+                                      round(score, 8), row['sensitivity'], row['status'], True,
+                                      keyword_rank=keyword_rank, vector_rank=vector_rank))
+                continue
+            used.append((row, current))
+            hits.append(RecallHit(
+                row['id'], row['type'], row['text'], round(score, 8), row['sensitivity'],
+                row['status'], False, row['confidence'], round(current, 6),
+                row['tags'].split() if row['tags'] else [], json.loads(row['context']),
+                self._record(row).payload.to_dict(), keyword_rank, vector_rank,
+                round(where, 6) if where is not None else None,
+                row['access_count'] + (1 if reinforce else 0)))
+        recall_id = self._log_recall(now_s, used, reinforce) if used else None
+        mode = 'hybrid' if use_vectors and fts else ('vector' if use_vectors else 'keyword')
+        return RecallResult(query, hits, withheld, redacted, mode, recall_id)
+
+    def _keyword_candidates(self, fts: Optional[str], wanted: int, eligible) -> tuple:
+        order, rows = [], {}
+        if fts is None:
+            return order, rows
+        limit = max(wanted * 3, 30)
+        offset = 0
+        while len(order) < wanted:
+            seqs = [seq for seq, in self.db.conn.execute(
+                'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
+                'ORDER BY bm25(substrate_fts, 1.0, 0.5) LIMIT ? OFFSET ?', (fts, limit, offset))]
+            found = {row['seq']: row for row in self._rows_by_seq(seqs)}
+            for seq in seqs:
+                row = found.get(seq)
+                if row is not None and eligible(row):
+                    order.append(seq)
+                    rows[seq] = row
+            if len(seqs) < limit:
+                break
+            offset += limit
+            limit *= 4
+        return order, rows
+
+    def _vector_candidates(self, query: str, wanted: int, eligible, rows: dict) -> list:
+        seqs, matrix = self._vector_index()
+        if not len(seqs):
+            return []
+        sims = matrix @ self.embedder.embed([query])[0]
+        count = min(len(seqs), max(wanted * 4, 40))
+        top = numpy.argpartition(-sims, count - 1)[:count]
+        top = top[numpy.argsort(-sims[top], kind='stable')]
+        top = [index for index in top if sims[index] > 0.05]
+        fetched = {row['seq']: row for row in self._rows_by_seq([int(seqs[i]) for i in top])}
+        order = []
+        for index in top:
+            row = fetched.get(int(seqs[index]))
+            if row is not None and eligible(row):
+                order.append(row['seq'])
+                rows[row['seq']] = row
+            if len(order) >= wanted:
+                break
+        return order
+
+    def _count_withheld(self, fts: str, trust_level: int) -> int:
+        hidden = SENSITIVITIES[trust_level + 2:]
+        if not hidden:
+            return 0
+        return self.db.conn.execute(
+            'SELECT count(*) FROM substrate_records WHERE seq IN (SELECT rowid FROM substrate_fts '
+            f'WHERE substrate_fts MATCH ?) AND status IN {RECALLABLE} AND sensitivity IN '
+            f'({", ".join("?" * len(hidden))})', (fts, *hidden)).fetchone()[0]
+
+    def _log_recall(self, now_s: float, used: list, reinforce: bool) -> int:
+        with self._write() as conn:
+            recall_id = (conn.execute('SELECT coalesce(max(recall_id), 0) + 1 '
+                                      'FROM substrate_recalls').fetchone()[0])
+            conn.executemany('INSERT INTO substrate_recalls (recall_id, at, record_id, rank) '
+                             'VALUES (?, ?, ?, ?)',
+                             [(recall_id, now_s, row['id'], rank + 1)
+                              for rank, (row, _) in enumerate(used)])
+            if reinforce:
+                conn.executemany(
+                    'UPDATE substrate_records SET access_count = access_count + 1, '
+                    'last_accessed = ?, salience = ?, last_reinforced_at = ? WHERE id = ?',
+                    [(now_s, min(1.0, current + self.recall_gain), now_s, row['id'])
+                     for row, current in used])
+        return recall_id
+
+    # ------------------------------------------------------------------ feedback and outcomes
+
+    def feedback(self, record_id: str, useful: bool, now: dt.datetime, actor: str = 'api',
+                 recall_id: Optional[int] = None) -> float:
+        """Mark a recalled record useful (reinforce) or not (penalise); returns its salience."""
+        if not isinstance(useful, bool):
+            raise SubstrateError('useful must be true or false')
+        now_s = _epoch(now)
+        with self._write() as conn:
+            row = self._row(record_id)
+            current = _row_salience(row, now_s)
+            salience = min(1.0, current + row['gain']) if useful else max(0.0,
+                                                                          current - row['gain'])
+            conn.execute('UPDATE substrate_records SET salience = ?, last_reinforced_at = ?, '
+                         'useful_count = useful_count + ?, unused_count = unused_count + ? '
+                         'WHERE id = ?', (salience, now_s, int(useful), int(not useful),
+                                          record_id))
+            clause = 'recall_id = ?' if recall_id is not None else (
+                'id = (SELECT max(id) FROM substrate_recalls WHERE record_id = ?)')
+            conn.execute(f'UPDATE substrate_recalls SET useful = ? WHERE record_id = ? AND '
+                         f'{clause}', (int(useful), record_id,
+                                       recall_id if recall_id is not None else record_id))
+            self._audit(conn, now_s, record_id, 'feedback', actor,
+                        'useful' if useful else 'not useful', {'salience': round(salience, 6)})
+        return salience
+
+    def record_outcome(self, record_id: str, success: bool, now: dt.datetime,
+                       actor: str = 'api', note: str = '') -> None:
+        """Count a success or failure of a competence or plan record (drives selection)."""
+        if not isinstance(success, bool):
+            raise SubstrateError('success must be true or false')
+        now_s = _epoch(now)
+        with self._write() as conn:
+            row = self._row(record_id)
+            if row['type'] not in ('competence', 'plan_graph'):
+                raise SubstrateError(f'{record_id} is a {row["type"]} record; outcomes are for '
+                                     'competence and plan_graph records')
+            current = _row_salience(row, now_s)
+            salience = min(1.0, current + row['gain']) if success else max(
+                0.0, current - row['gain'])
+            conn.execute('UPDATE substrate_records SET successes = successes + ?, '
+                         'failures = failures + ?, salience = ?, last_reinforced_at = ?, '
+                         'updated_at = ? WHERE id = ?',
+                         (int(success), int(not success), salience, now_s, now_s, record_id))
+            self._audit(conn, now_s, record_id, 'outcome', actor, note or (
+                'success' if success else 'failure'), {'success': success})
+
+    # ------------------------------------------------------------------ forget and pin
+
+    def forget(self, target: str, reason: str, now: dt.datetime, hard: bool = False,
+               actor: str = 'api', limit: int = 10, dry_run: bool = False) -> ForgetResult:
+        """Archive a record (by id) or the records matching every word of a query.
+
+        Archived records leave recall but stay inspectable with ``get`` and ``history``.
+        ``hard=True`` deletes the rows (the audit entry stays). A query matching more than
+        ``limit`` records is refused: narrow it or forget by id.
+        """
+        reason = self._check_reason(reason)
+        if not isinstance(target, str) or not target.strip():
+            raise SubstrateError('say what to forget: a record id or a query')
+        now_s = _epoch(now)
+        with self._lock:
+            rows = self._rows('id = ?', (target.strip(),))
+            if not rows:
+                words = [word for word in textrules.tokens(target)
+                         if word not in textrules._STOPWORDS] or textrules.tokens(target)
+                if not words:
+                    raise SubstrateError(f'{target!r} is neither a record id nor a query with '
+                                         'words')
+                query = ' AND '.join('"' + word.replace('"', '""') + '"' for word in words)
+                seqs = [seq for seq, in self.db.conn.execute(
+                    'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ?', (query,))]
+                rows = [row for row in self._rows_by_seq(seqs)
+                        if row['status'] != 'archived' or hard]
+                if len(rows) > limit:
+                    raise SubstrateError(f'{len(rows)} records match {target!r}, more than the '
+                                         f'limit of {limit}; narrow the query or forget by id')
+        if not rows:
+            return ForgetResult([], hard, reason, dry_run)
+        ids = [row['id'] for row in rows]
+        if dry_run:
+            return ForgetResult(ids, hard, reason, True)
+        with self._write() as conn:
+            for row in rows:
+                if hard:
+                    conn.execute('DELETE FROM substrate_records WHERE id = ?', (row['id'],))
+                    conn.execute('DELETE FROM substrate_relations WHERE source_id = ? OR '
+                                 'target_id = ?', (row['id'], row['id']))
+                    conn.execute('DELETE FROM substrate_provenance WHERE record_id = ?',
+                                 (row['id'],))
+                    self._audit(conn, now_s, row['id'], 'delete', actor, reason,
+                                {'type': row['type'], 'status': row['status'],
+                                 'content_hash': row['content_hash']})
+                else:
+                    conn.execute("UPDATE substrate_records SET status = 'archived', "
+                                 'archived_at = ?, archive_reason = ?, updated_at = ? '
+                                 'WHERE id = ?', (now_s, reason, now_s, row['id']))
+                    self._audit(conn, now_s, row['id'], 'archive', actor, reason,
+                                {'previous_status': row['status']})
+        return ForgetResult(ids, hard, reason)
+
+    def pin(self, record_id: str, now: dt.datetime, reason: str = 'pinned',
+            actor: str = 'api') -> None:
+        """Pin a record: its salience never decays until unpinned."""
+        self._set_pinned(record_id, True, now, reason, actor)
+
+    def unpin(self, record_id: str, now: dt.datetime, reason: str = 'unpinned',
+              actor: str = 'api') -> None:
+        """Unpin a record; decay restarts from now at its current salience."""
+        self._set_pinned(record_id, False, now, reason, actor)
+
+    def _set_pinned(self, record_id, pinned, now, reason, actor) -> None:
+        now_s = _epoch(now)
+        reason = self._check_reason(reason)
+        with self._write() as conn:
+            row = self._row(record_id)
+            conn.execute('UPDATE substrate_records SET pinned = ?, salience = ?, '
+                         'last_reinforced_at = ?, updated_at = ? WHERE id = ?',
+                         (int(pinned), _row_salience(row, now_s), now_s, now_s, record_id))
+            self._audit(conn, now_s, record_id, 'pin' if pinned else 'unpin', actor, reason)
+
+    # ------------------------------------------------------------------ revision
+
+    def _revisable(self, record_id: str, what: str) -> dict:
+        row = self._row(record_id)
+        if row['type'] == 'episodic':
+            raise SubstrateError(f'{record_id} is episodic; episodic records are append-only '
+                                 '(record the correction as a new semantic or competence '
+                                 'record, or forget it)')
+        if row['status'] not in LIVE:
+            raise SubstrateError(f'cannot {what} {record_id}: it is {row["status"]}')
+        return row
+
+    def supersede(self, record_id: str, now: dt.datetime, reason: str,
+                  text: Optional[str] = None, payload: Optional[dict] = None,
+                  object=None, confidence: Optional[float] = None, tags=None,
+                  context: Optional[dict] = None, provenance=(),
+                  actor: str = 'api') -> RevisionResult:
+        """Replace a record by a new version; the old one becomes ``superseded`` (one transaction)."""
+        reason = self._check_reason(reason)
+        now_s = _epoch(now)
+        sources = self._check_provenance(provenance)
+        with self._write() as conn:
+            old = self._revisable(record_id, 'supersede')
+            new_id = str(uuid.uuid4())
+            data = self._revised_payload(old, text, payload, object, new_id)
+            if old['type'] == 'semantic':
+                data.setdefault('revision', {}).update({'supersedes': record_id,
+                                                        'status': 'active'})
+            self._set_status(conn, now_s, record_id, 'superseded')
+            if old['type'] == 'semantic':
+                self._patch_revision(conn, old, superseded_by=new_id)
+            self._insert_version(conn, now_s, old, new_id, text, data, confidence, tags, context,
+                                 sources, actor)
+            self._relate(conn, now_s, new_id, 'supersedes', record_id)
+            self._audit(conn, now_s, record_id, 'supersede', actor, reason, {'by': new_id})
+            self._audit(conn, now_s, new_id, 'create', actor, reason, {'supersedes': record_id})
+        return RevisionResult('supersede', [new_id], [record_id], reason)
+
+    def fork(self, record_id: str, conditions: dict, now: dt.datetime, reason: str,
+             text: Optional[str] = None, object=None, payload: Optional[dict] = None,
+             confidence: Optional[float] = None, original_conditions: Optional[dict] = None,
+             actor: str = 'api') -> RevisionResult:
+        """Add a variant valid under ``conditions``; both stay active (conditional fork).
+
+        ``original_conditions`` narrows the original's validity in the same transaction (it
+        is superseded by a copy with those conditions), so the two become disjoint.
+        """
+        reason = self._check_reason(reason)
+        if not isinstance(conditions, dict) or not conditions:
+            raise SubstrateError('a fork needs non-empty conditions, e.g. {"floor": 2}')
+        check_json(conditions, 'conditions', max_bytes=2048)
+        now_s = _epoch(now)
+        with self._write() as conn:
+            old = self._revisable(record_id, 'fork')
+            created, changed = [], []
+            original = record_id
+            if original_conditions is not None:
+                if not isinstance(original_conditions, dict):
+                    raise SubstrateError('original_conditions must be an object')
+                narrowed_id = str(uuid.uuid4())
+                narrowed = json.loads(old['payload'])
+                self._apply_conditions(old['type'], narrowed, original_conditions)
+                self._set_status(conn, now_s, record_id, 'superseded')
+                self._insert_version(conn, now_s, old, narrowed_id, None, narrowed, None, None,
+                                     None, [], actor)
+                self._relate(conn, now_s, narrowed_id, 'supersedes', record_id)
+                self._audit(conn, now_s, record_id, 'supersede', actor,
+                            f'narrowed for a fork: {reason}', {'by': narrowed_id})
+                created.append(narrowed_id)
+                changed.append(record_id)
+                original = narrowed_id
+            new_id = str(uuid.uuid4())
+            data = self._revised_payload(old, text, payload, object, new_id)
+            self._apply_conditions(old['type'], data, conditions)
+            if old['type'] == 'semantic':
+                data['revision'] = {'status': 'active'}
+            try:
+                self._insert_version(conn, now_s, old, new_id, text, data, confidence, None,
+                                     None, [], actor)
+            except sqlite3.IntegrityError:
+                raise SubstrateError(f'an active fact with these conditions already exists '
+                                     f'({conditions}); supersede it instead of forking') from None
+            self._relate(conn, now_s, new_id, 'derived_from', original)
+            self._audit(conn, now_s, new_id, 'fork', actor, reason,
+                        {'from': original, 'conditions': conditions})
+            created.append(new_id)
+        return RevisionResult('fork', created, changed, reason)
+
+    @staticmethod
+    def _apply_conditions(kind: str, data: dict, conditions: dict) -> None:
+        if kind == 'semantic':
+            data['validity'] = {'mode': 'conditional' if conditions else 'global',
+                                **({'conditions': conditions} if conditions else {})}
+        elif kind == 'competence':
+            for trigger in data['triggers']:
+                trigger['conditions'] = conditions
+        elif kind == 'plan_graph':
+            data['constraints'] = conditions
+        else:
+            data.setdefault('next_actions', [])
+
+    def contest(self, record_id: str, now: dt.datetime, reason: str,
+                against: Optional[str] = None, actor: str = 'api') -> RevisionResult:
+        """Mark a record (and ``against``, if given) contested, linked by ``contradicts``."""
+        reason = self._check_reason(reason)
+        now_s = _epoch(now)
+        with self._write() as conn:
+            rows = [self._revisable(record_id, 'contest')]
+            if against is not None:
+                rows.append(self._revisable(against, 'contest'))
+                self._relate(conn, now_s, record_id, 'contradicts', against)
+                self._relate(conn, now_s, against, 'contradicts', record_id)
+            for row in rows:
+                self._set_status(conn, now_s, row['id'], 'contested')
+                self._audit(conn, now_s, row['id'], 'contest', actor, reason,
+                            {'against': against} if against else {})
+        return RevisionResult('contest', [], [row['id'] for row in rows], reason)
+
+    def retract(self, record_id: str, now: dt.datetime, reason: str,
+                actor: str = 'api') -> RevisionResult:
+        """Withdraw a record: it no longer holds (kept for history, out of recall)."""
+        reason = self._check_reason(reason)
+        now_s = _epoch(now)
+        with self._write() as conn:
+            self._revisable(record_id, 'retract')
+            self._set_status(conn, now_s, record_id, 'retracted')
+            self._audit(conn, now_s, record_id, 'retract', actor, reason)
+        return RevisionResult('retract', [], [record_id], reason)
+
+    def affirm(self, record_id: str, now: dt.datetime, reason: str,
+               actor: str = 'api') -> RevisionResult:
+        """Resolve a contest in favour of a record: contested becomes active again."""
+        reason = self._check_reason(reason)
+        now_s = _epoch(now)
+        with self._write() as conn:
+            row = self._row(record_id)
+            if row['status'] != 'contested':
+                raise SubstrateError(f'{record_id} is {row["status"]}, not contested')
+            try:
+                self._set_status(conn, now_s, record_id, 'active')
+            except sqlite3.IntegrityError:
+                raise SubstrateError(f'another active fact has the same subject, predicate and '
+                                     f'conditions as {record_id}; retract or supersede it '
+                                     'first') from None
+            self._audit(conn, now_s, record_id, 'affirm', actor, reason)
+        return RevisionResult('affirm', [], [record_id], reason)
+
+    def merge(self, record_ids: list, now: dt.datetime, reason: str,
+              into: Optional[str] = None, actor: str = 'api') -> RevisionResult:
+        """Fold records of one type into one keeper (``into`` or the most confident).
+
+        The keeper takes the highest confidence, summed use counts and the union of tags
+        and provenance; the others become ``superseded`` by it.
+        """
+        reason = self._check_reason(reason)
+        ids = list(dict.fromkeys(record_ids or []))
+        if len(ids) < 2:
+            raise SubstrateError('merge needs at least two distinct record ids')
+        if into is not None and into not in ids:
+            ids.insert(0, into)
+        now_s = _epoch(now)
+        with self._write() as conn:
+            rows = [self._revisable(record_id, 'merge') for record_id in ids]
+            if len({row['type'] for row in rows}) != 1:
+                raise SubstrateError('merge needs records of one type; got '
+                                     f'{", ".join(sorted({row["type"] for row in rows}))}')
+            keeper = next(row for row in rows if row['id'] == into) if into else max(
+                rows, key=lambda row: (row['confidence'], row['access_count'], -row['seq']))
+            others = [row for row in rows if row['id'] != keeper['id']]
+            for row in others:
+                self._set_status(conn, now_s, row['id'], 'superseded')
+                if row['type'] == 'semantic':
+                    self._patch_revision(conn, row, superseded_by=keeper['id'])
+                self._relate(conn, now_s, keeper['id'], 'supersedes', row['id'])
+                self._audit(conn, now_s, row['id'], 'merge', actor, reason,
+                            {'into': keeper['id']})
+            sources, tags = [], []
+            for row in [keeper] + others:
+                sources += json.loads(row['provenance'])['sources']
+                tags += [tag for tag in row['tags'].split() if tag not in tags]
+            unique = list({(source['kind'], source['ref']): source for source in sources}.values())
+            conn.execute('UPDATE substrate_records SET confidence = ?, access_count = ?, '
+                         'tags = ?, provenance = ?, updated_at = ?, salience = ?, '
+                         'last_reinforced_at = ? WHERE id = ?',
+                         (max(row['confidence'] for row in rows),
+                          sum(row['access_count'] for row in rows), ' '.join(tags[:MAX_TAGS]),
+                          _dumps({'sources': unique,
+                                  'created_by': json.loads(keeper['provenance']).get(
+                                      'created_by')}),
+                          now_s, max(_row_salience(row, now_s) for row in rows), now_s,
+                          keeper['id']))
+            conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, '
+                             'hash) VALUES (?, ?, ?, ?)',
+                             [(keeper['id'], source['kind'], source['ref'], source.get('hash'))
+                              for source in unique])
+            self._audit(conn, now_s, keeper['id'], 'merge', actor, reason,
+                        {'merged': [row['id'] for row in others]})
+        return RevisionResult('merge', [], [keeper['id']] + [row['id'] for row in others],
+                              reason)
+
+    def relate(self, source_id: str, predicate: str, target_id: str, now: dt.datetime,
+               weight: Optional[float] = None, actor: str = 'api') -> None:
+        """Add a relation between two records (supports, contradicts, derived_from, ...)."""
+        now_s = _epoch(now)
+        if weight is not None:
+            self._check_unit(weight, 'weight')
+        with self._write() as conn:
+            self._row(source_id)
+            self._row(target_id)
+            self._relate(conn, now_s, source_id, predicate, target_id, weight)
+            self._audit(conn, now_s, source_id, 'relate', actor, f'{predicate} {target_id}')
+
+    def _revised_payload(self, old: dict, text, payload, value, new_id: str) -> dict:
+        if payload is not None:
+            data = dict(payload)
+            data.setdefault('kind', old['type'])
+        else:
+            data = json.loads(old['payload'])
+            if value is not None:
+                if old['type'] != 'semantic':
+                    raise SubstrateError('object= applies to semantic records; pass payload= '
+                                         'for other types')
+                data['object'] = value
+            elif text is not None and old['type'] != 'semantic':
+                data = self._build_payload(old['type'], self._check_text(text), None,
+                                           json.loads(old['context']), None,
+                                           _when(old['created_at']), new_id)
+            data.pop('revision', None)
+        try:
+            return PAYLOAD_MODELS[old['type']].model_validate(data).to_dict()
+        except pydantic.ValidationError as error:
+            raise SubstrateError(f'{old["type"]} payload is invalid: {_first_error(error)}') \
+                from None
+
+    def _insert_version(self, conn, now_s: float, old: dict, new_id: str, text, data: dict,
+                        confidence, tags, context, sources, actor) -> None:
+        text = self._check_text(text) if text is not None else old['text']
+        if text == old['text'] and data.get('kind') == 'semantic' and json.loads(
+                old['payload']).get('object') != data.get('object'):
+            text = f'{data["subject"]} {data["predicate"]} {data["object"]}'
+        if context is not None:
+            check_json(context, 'context')
+        decay = DecayProfile(curve=old['decay_curve'], half_life_seconds=int(old['half_life_s']),
+                             min_salience=old['decay_floor'],
+                             max_age_seconds=(int(old['max_age_s'])
+                                              if old['max_age_s'] is not None else None),
+                             reinforcement_gain=old['gain'])
+        provenance = json.loads(old['provenance'])['sources'] + list(sources)
+        self._insert(conn, now_s, new_id, old['type'], text,
+                     self._check_tags(tags) if tags is not None else old['tags'].split(),
+                     context if context is not None else json.loads(old['context']), data,
+                     old['sensitivity'],
+                     self._check_unit(confidence, 'confidence') if confidence is not None
+                     else old['confidence'], max(_row_salience(old, now_s), 0.5), decay,
+                     bool(old['pinned']), provenance, old['scope'], actor)
+
+    # ------------------------------------------------------------------ selection
+
+    def select(self, task: str, now: dt.datetime, context: Optional[dict] = None,
+               types=('competence', 'plan_graph'), trust: str = 'medium', margin: float = 0.1,
+               k: int = 5) -> SelectionResult:
+        """Choose among competence / plan records for a task (§15A.11).
+
+        score = 0.4 applicability + 0.3 success rate + 0.15 recency + 0.15 relevance, where
+        applicability is the share of the record's conditions the ``context`` satisfies (0
+        when one contradicts it: such records are dropped), success rate is (successes + 1) /
+        (runs + 2), recency is 0.5 ** (days since last reinforcement / 30) and relevance the
+        record's rank in a recall of ``task``. When the best two are within ``margin`` the
+        result is undecided and lists the ranked candidates instead of one winner.
+        """
+        context = context or {}
+        if not isinstance(context, dict):
+            raise SubstrateError('context must be an object of the current conditions')
+        check_json(context, 'context')
+        margin = self._check_unit(margin, 'margin')
+        now_s = _epoch(now)
+        found = self.recall(task, k=max(k * 4, 20), trust=trust, now=now, types=types,
+                            reinforce=False)
+        candidates = []
+        count = len(found.hits)
+        for position, hit in enumerate(found.hits):
+            if hit.redacted:
+                continue
+            row = self._row(hit.id)
+            payload = json.loads(row['payload'])
+            if row['type'] == 'competence':
+                conditions = {}
+                for trigger in payload['triggers']:
+                    conditions.update(trigger.get('conditions') or {})
+                name = payload['skill_name']
+            else:
+                conditions = dict(payload.get('constraints') or {})
+                name = payload.get('intent') or payload['plan_id']
+            applicability = _applicability(conditions, context)
+            if applicability is None:
+                continue
+            runs = row['successes'] + row['failures']
+            success = (row['successes'] + 1) / (runs + 2)
+            recency = 0.5 ** (max(0.0, now_s - row['last_reinforced_at']) / (30 * DAY))
+            relevance = 1.0 - position / max(count, 1)
+            score = 0.4 * applicability + 0.3 * success + 0.15 * recency + 0.15 * relevance
+            candidates.append(Candidate(row['id'], row['type'], name, round(score, 6),
+                                        round(applicability, 6), round(success, 6),
+                                        round(recency, 6), round(relevance, 6)))
+        candidates.sort(key=lambda item: -item.score)
+        candidates = candidates[:k]
+        if not candidates:
+            return SelectionResult(task, False, None, [], margin, 'no applicable competence or '
+                                   'plan record; learn one or relax the context')
+        if len(candidates) > 1 and candidates[0].score - candidates[1].score < margin:
+            return SelectionResult(task, False, None, candidates, margin,
+                                   f'top scores within {margin}: ranked candidates returned; '
+                                   'add context to disambiguate')
+        return SelectionResult(task, True, candidates[0].id, candidates, margin,
+                               f'selected {candidates[0].name}')
+
+    # ------------------------------------------------------------------ metrics
+
+    def metrics(self, now: dt.datetime, window_days: float = 30.0) -> dict:
+        """Growth, salience distribution, usefulness, contradiction and revision rates (§15.10)."""
+        now_s = _epoch(now)
+        if not window_days > 0:
+            raise SubstrateError('window_days must be positive')
+        since = now_s - window_days * DAY
+        conn = self.db.conn
+        with self._lock:
+            by_type = {name: 0 for name in MEMORY_TYPES}
+            by_status = {}
+            for kind, status, count in conn.execute(
+                    'SELECT type, status, count(*) FROM substrate_records GROUP BY 1, 2'):
+                by_status[status] = by_status.get(status, 0) + count
+                if status != 'archived':
+                    by_type[kind] += count
+            per_day = {}
+            for day, kind, count in conn.execute(
+                    "SELECT strftime('%Y-%m-%d', created_at, 'unixepoch'), type, count(*) "
+                    'FROM substrate_records WHERE created_at >= ? GROUP BY 1, 2 ORDER BY 1',
+                    (since,)):
+                per_day.setdefault(day, {})[kind] = count
+            rows = [dict(zip(('salience', 'decay_curve', 'half_life_s', 'decay_floor',
+                              'last_reinforced_at', 'pinned', 'created_at', 'max_age_s'), row))
+                    for row in conn.execute(
+                        'SELECT salience, decay_curve, half_life_s, decay_floor, '
+                        'last_reinforced_at, pinned, created_at, max_age_s FROM substrate_records '
+                        f'WHERE status IN {LIVE}')]
+            recalls = conn.execute('SELECT count(*), count(useful), coalesce(sum(useful), 0), '
+                                   'count(DISTINCT record_id), count(DISTINCT recall_id) '
+                                   'FROM substrate_recalls').fetchone()
+            contested = by_status.get('contested', 0)
+            contradicts = conn.execute("SELECT count(*) FROM substrate_relations "
+                                       "WHERE predicate = 'contradicts'").fetchone()[0]
+            revisions = dict(conn.execute(
+                'SELECT action, count(*) FROM substrate_audit WHERE at >= ? AND action IN '
+                "('supersede', 'fork', 'contest', 'retract', 'merge', 'affirm') GROUP BY 1",
+                (since,)).fetchall())
+            created = conn.execute("SELECT count(*) FROM substrate_audit WHERE at >= ? AND "
+                                   "action = 'create'", (since,)).fetchone()[0]
+            outcomes = conn.execute('SELECT type, sum(successes), sum(failures), '
+                                    'sum(access_count), count(*) FROM substrate_records '
+                                    "WHERE type IN ('competence', 'plan_graph') AND status IN "
+                                    f'{LIVE} GROUP BY type').fetchall()
+        values = numpy.array([_row_salience(row, now_s) for row in rows], dtype=float)
+        edges = [round(step / 10, 1) for step in range(11)]
+        histogram = {f'{low:.1f}-{high:.1f}': 0 for low, high in zip(edges, edges[1:])}
+        for value in values:
+            index = min(int(value * 10), 9)
+            histogram[f'{edges[index]:.1f}-{edges[index + 1]:.1f}'] += 1
+        semantic_live = conn.execute("SELECT count(*) FROM substrate_records WHERE "
+                                     f"type = 'semantic' AND status IN {LIVE}").fetchone()[0]
+        revised = sum(revisions.values())
+        stats = {name: {'records': 0, 'successes': 0, 'failures': 0, 'accesses': 0}
+                 for name in ('competence', 'plan_graph')}
+        for kind, successes, failures, accesses, count in outcomes:
+            stats[kind] = {'records': count, 'successes': successes or 0,
+                           'failures': failures or 0, 'accesses': accesses or 0}
+
+        def rate(good, bad):
+            return round(good / (good + bad), 6) if good + bad else None
+
+        return {
+            'at': format_iso(now),
+            'window_days': window_days,
+            'records': sum(by_status.values()),
+            'by_type': by_type,
+            'by_status': by_status,
+            'growth': {'created_in_window': created,
+                       'per_day': per_day,
+                       'rate_per_day': round(created / window_days, 6)},
+            'salience': {'count': int(values.size),
+                         'mean': round(float(values.mean()), 6) if values.size else None,
+                         'p10': round(float(numpy.percentile(values, 10)), 6)
+                         if values.size else None,
+                         'median': round(float(numpy.median(values)), 6) if values.size else None,
+                         'p90': round(float(numpy.percentile(values, 90)), 6)
+                         if values.size else None,
+                         'pinned': int(sum(1 for row in rows if row['pinned'])),
+                         'histogram': histogram},
+            'retrieval': {'hits': recalls[0], 'recalls': recalls[4], 'rated': recalls[1],
+                          'useful': recalls[2], 'distinct_records': recalls[3],
+                          'usefulness': round(recalls[2] / recalls[0], 6) if recalls[0] else None,
+                          'useful_share_of_rated': (round(recalls[2] / recalls[1], 6)
+                                                    if recalls[1] else None)},
+            'contradiction': {'contested': contested, 'contradicts_relations': contradicts,
+                              'rate': round(contested / (semantic_live or 1), 6)
+                              if semantic_live else 0.0},
+            'revision': {'in_window': revisions, 'total_in_window': revised,
+                         'rate_per_day': round(revised / window_days, 6),
+                         'per_created': round(revised / created, 6) if created else None},
+            'competence': {'records': stats['competence']['records'],
+                           'success_rate': rate(stats['competence']['successes'],
+                                                stats['competence']['failures']),
+                           'outcomes': (stats['competence']['successes']
+                                        + stats['competence']['failures'])},
+            'plan_reuse': {'plans': stats['plan_graph']['records'],
+                           'uses': stats['plan_graph']['accesses']
+                           + stats['plan_graph']['successes'] + stats['plan_graph']['failures'],
+                           'success_rate': rate(stats['plan_graph']['successes'],
+                                                stats['plan_graph']['failures'])},
+        }
+
+
+def _first_error(error: pydantic.ValidationError) -> str:
+    first = error.errors()[0]
+    where = '.'.join(str(part) for part in first.get('loc', ())) or 'value'
+    return f'{where}: {first.get("msg", "invalid")}'
+
+
+def _same_object(left, right) -> bool:
+    if isinstance(left, str) and isinstance(right, str):
+        return textrules.normalise(left) == textrules.normalise(right)
+    return left == right
+
+
+def _applicability(conditions: dict, context: dict) -> Optional[float]:
+    """Share of conditions met by the context; None when one is contradicted."""
+    if not conditions:
+        return 0.5
+    met = 0
+    for key, expected in conditions.items():
+        if key not in context:
+            continue
+        if context[key] != expected:
+            return None
+        met += 1
+    return met / len(conditions)
+

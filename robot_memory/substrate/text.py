@@ -1,0 +1,132 @@
+"""Text rules of the substrate: normalising, tokens, safe FTS5 queries and type classification.
+
+All pure functions. ``fts_query`` turns anything a user types into an FTS5 expression that
+cannot fail to parse: every word is quoted, so ``NEAR``, ``AND``, ``col:`` filters,
+quotes and unbalanced parentheses are plain words or dropped punctuation.
+"""
+
+import hashlib
+import re
+import unicodedata
+from typing import Optional
+
+_WORD = re.compile(r'\w+', re.UNICODE)
+_STOPWORDS = frozenset(
+    'a an and are as at be been by for from has have how i in is it its of on or that the '
+    'then this to was were what when where which who why will with do does did my me we our '
+    'you your there their it\'s'.split())
+_SECRET = re.compile(r'\b(password|passwd|passphrase|api[ _-]?key|secret|token|private key|'
+                     r'pin code|credential)s?\b', re.IGNORECASE)
+_TIMESTAMP = re.compile(r'\b\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2})?|\b\d{1,2}:\d{2}(?::\d{2})?\b|'
+                        r'\b(?:yesterday|today|this (?:morning|afternoon|evening)|last night|'
+                        r'just now|tonight)\b', re.IGNORECASE)
+_WORKING = re.compile(r'^\s*(?:currently|now|right now|in progress|todo|to-do|pending|waiting|'
+                      r'blocked|next step|working on|task)\b|\b(?:in progress|waiting for|'
+                      r'blocked (?:on|by)|currently (?:doing|running|executing|working)|'
+                      r'next step is|is pending)\b', re.IGNORECASE)
+_PROCEDURE = re.compile(r'^\s*(?:to|how to)\s+(?P<skill>[^:]{2,120}?)\s*[:,]\s*(?P<steps>.+)$',
+                        re.IGNORECASE | re.DOTALL)
+_STEP_SPLIT = re.compile(r'\s*(?:;|\n|(?:,\s*)?\b(?:then|after that|afterwards|next|finally|'
+                         r'and then)\b[,:]?|(?:^|\s)\d+[.)]\s)\s*', re.IGNORECASE)
+_STEP_WORDS = re.compile(r'\b(?:first|then|finally|step \d|afterwards)\b|(?:^|\n)\s*\d+[.)]\s',
+                         re.IGNORECASE)
+_FACT = re.compile(
+    r'^\s*(?P<subject>.+?)\s+(?P<predicate>is not|isn\'t|is|are not|aren\'t|are|was|were|'
+    r'prefers?|likes?|dislikes?|has|have|needs?|uses?|requires?|must not|must|should not|'
+    r'should|can not|cannot|can|works best (?:at|with|on)|lives in|belongs to|'
+    r'means|equals)\s+(?P<object>.+?)\s*[.!]?\s*$', re.IGNORECASE | re.DOTALL)
+
+
+def normalise(text: str) -> str:
+    """Text folded for comparison: NFKC, case-folded, whitespace collapsed, end punctuation off."""
+    folded = unicodedata.normalize('NFKC', text).casefold()
+    return ' '.join(folded.split()).rstrip(' .!?;,')
+
+
+def content_hash(text: str) -> str:
+    """SHA-256 (hex, first 32 digits) of the normalised text: the exact-duplicate key."""
+    return hashlib.sha256(normalise(text).encode('utf-8')).hexdigest()[:32]
+
+
+def tokens(text: str) -> list:
+    """Lower-case word tokens, in order."""
+    return [token.casefold() for token in _WORD.findall(unicodedata.normalize('NFKC', text))]
+
+
+def content_tokens(text: str) -> set:
+    """The set of word tokens without stop words (falls back to all tokens)."""
+    words = tokens(text)
+    meaningful = {word for word in words if word not in _STOPWORDS}
+    return meaningful or set(words)
+
+
+def jaccard(left: set, right: set) -> float:
+    """Token-set Jaccard similarity in [0, 1] (two empty sets count as 0)."""
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+def fts_query(text: str, max_terms: int = 32) -> Optional[str]:
+    """A safe FTS5 OR-query of the words of ``text``, or None when it has no words."""
+    seen, terms = set(), []
+    for word in tokens(text):
+        if word in seen:
+            continue
+        seen.add(word)
+        terms.append(word)
+    if not terms:
+        return None
+    meaningful = [word for word in terms if word not in _STOPWORDS] or terms
+    return ' OR '.join('"' + word.replace('"', '""') + '"' for word in meaningful[:max_terms])
+
+
+def looks_secret(text: str) -> bool:
+    """Whether the text mentions credentials (passwords, keys, tokens)."""
+    return bool(_SECRET.search(text))
+
+
+def split_steps(text: str) -> list:
+    """The steps of a procedure written as prose or a list ("first A, then B; finally C")."""
+    body = re.sub(r'^\s*first\b[,:]?\s*', '', text.strip(), flags=re.IGNORECASE)
+    parts = [part.strip(' ,.;:') for part in _STEP_SPLIT.split(body)]
+    parts = [re.sub(r'^(?:first|then|finally|next)\b[,:]?\s*', '', part, flags=re.IGNORECASE)
+             for part in parts if part and part.strip(' ,.;:')]
+    return [part for part in parts if part]
+
+
+def parse_procedure(text: str) -> Optional[tuple]:
+    """``(skill, steps)`` of "to X: first A, then B", or None when the text is no procedure."""
+    match = _PROCEDURE.match(text)
+    if match:
+        steps = split_steps(match.group('steps'))
+        if len(steps) >= 2 or _STEP_WORDS.search(match.group('steps')):
+            return match.group('skill').strip(), steps or [match.group('steps').strip()]
+    if _STEP_WORDS.search(text):
+        steps = split_steps(text)
+        if len(steps) >= 2:
+            return ' '.join(tokens(steps[0])[:6]) or 'procedure', steps
+    return None
+
+
+def parse_fact(text: str) -> Optional[tuple]:
+    """``(subject, predicate, object)`` of "X is Y" / "X prefers Y", or None."""
+    match = _FACT.match(text)
+    if not match:
+        return None
+    predicate = '_'.join(match.group('predicate').casefold().replace("n't", ' not').split())
+    subject = normalise(match.group('subject'))
+    if not subject or len(subject) > 200:
+        return None
+    return subject, predicate, match.group('object').strip()
+
+
+def classify(text: str) -> str:
+    """The memory type of free text by rule: competence, working, episodic, else semantic."""
+    if parse_procedure(text):
+        return 'competence'
+    if _WORKING.search(text):
+        return 'working'
+    if _TIMESTAMP.search(text):
+        return 'episodic'
+    return 'semantic'
