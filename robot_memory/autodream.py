@@ -80,6 +80,7 @@ from robot_memory.memory_file import append_durably
 from robot_memory.memory_file import render
 from robot_memory.memory_file import side_file
 from robot_memory.rules import Rules
+from robot_memory.schema import make_entry_id
 from robot_memory.schema import MemoryEntry
 from robot_memory.schema import new_entry
 from robot_memory.schema import RRN_PATTERN
@@ -269,6 +270,12 @@ def _as_config(config) -> DreamConfig:
     return config
 
 
+def store_set_aside_copies(store) -> list:
+    """Damaged evidence databases set aside beside ``store`` (none for other stores)."""
+    copies = getattr(store, 'set_aside_copies', None)
+    return copies() if copies is not None else []
+
+
 def recover(store, memory_file) -> Optional[str]:
     """Finish or discard an interrupted dream (call while holding the file lock)."""
     pending = store.pending_dream()
@@ -297,6 +304,7 @@ def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, c
     now = _aware(now)
     config = _as_config(config)
     report = DreamReport(now, actor)
+    report.problems.extend(store.take_problems() if hasattr(store, 'take_problems') else ())
     store.flush()
     payload = None
     with memory_file.update(now, rrn=config.rrn, on_corrupt='set_aside') as result:
@@ -455,6 +463,12 @@ class _Dream:
                     f'entry {raw_id} was invalid after an edit ({item.reason}); the last good '
                     'version was kept and the edited one is in the quarantine file')
         first_dream = self.cursor.file_hash is None and not snapshot
+        first_reason = 'present in the memory file before the first dream'
+        set_aside = store_set_aside_copies(self.store) if first_dream else []
+        if set_aside:
+            first_reason = ('taken in from the memory file: the evidence database was damaged '
+                            f'and set aside as {set_aside[-1].name}, so it was rebuilt from '
+                            'robot-memory.md')
         linked = {}
         for key, row in self.links.items():
             if row['entry_id']:
@@ -466,8 +480,7 @@ class _Dream:
                 continue
             after = json.loads(data)
             if old is None:
-                reason = ('present in the memory file before the first dream' if first_dream
-                          else 'entry added by hand')
+                reason = first_reason if first_dream else 'entry added by hand'
                 self._log(entry.id, 'manual', reason, {'change': 'added', 'entry': after})
             else:
                 before = json.loads(old)
@@ -552,7 +565,22 @@ class _Dream:
             self._reinforce(self.by_id[entry_id], evidence[entry_id])
         self._create(creations)
 
-    def _reinforce(self, entry, items: list) -> None:
+    def _unlinked_twin(self, entry_type: str, texts: tuple, linked: set):
+        """An entry no signature links to whose id and text are what ``texts`` would create.
+
+        Such an entry was made from the same evidence before its link was lost (the
+        evidence database was rebuilt from the memory file); it is reinforced, not doubled.
+        """
+        for text in texts:
+            entry = self.by_id.get(make_entry_id(entry_type, text))
+            if entry is None or entry.id in linked or entry.text != text:
+                continue
+            if entry.type == entry_type or (entry.type == 'resolved' and
+                                            entry.extras.get('resolved_from') == entry_type):
+                return entry
+        return None
+
+    def _reinforce(self, entry, items: list, note: str = '') -> None:
         count = sum(group.count for _, group in items if group is not None)
         held = sum(link['held'] for link, _ in items)
         signatures = sorted(link['signature'] for link, _ in items)
@@ -568,7 +596,7 @@ class _Dream:
             updated = lifecycle.reinforce(MemoryEntry.model_validate(data), self.now, self.lc)
             detail['confidence'] = [round(before, 6), updated.confidence]
             self._log(entry.id, 'reopen', f'the fault recurred ({count} observations); '
-                                          f're-opened as {original_type}', detail)
+                                          f're-opened as {original_type}{note}', detail)
             self.report.reopened.append(entry.id)
         else:
             interval = self.config.min_reinforce_interval_hours * 3600.0
@@ -584,7 +612,7 @@ class _Dream:
             detail['confidence'] = [round(before, 6), updated.confidence]
             extra = f' plus {held} held from an earlier cycle' if held else ''
             self._log(entry.id, 'reinforce', f'{count} new observations{extra} of '
-                                             f'{len(signatures)} signature(s)', detail)
+                                             f'{len(signatures)} signature(s){note}', detail)
             self.report.reinforced.append(entry.id)
         for link, _ in items:
             link['held'] = 0
@@ -611,7 +639,16 @@ class _Dream:
             self.report.distiller_fallbacks = len(fell_back)
         self.report.problems.extend(getattr(self.distiller, 'errors', None) or [])
         taken = set(self.by_id)
+        linked = {row['entry_id'] for row in self.links.values() if row['entry_id']}
         for (group, _, view, link), candidate in zip(creations, candidates):
+            twin = self._unlinked_twin(view.entry_type,
+                                       (texts[candidate.signature], candidate.text), linked)
+            if twin is not None:
+                link.update(entry_id=twin.id, entry_type=view.entry_type, held=0)
+                linked.add(twin.id)
+                self._reinforce(twin, [(link, group)],
+                                note='; linked again to its existing entry of the same text')
+                continue
             confidence = initial_confidence(group.count, group.errors, group.last - group.first,
                                             self.config)
             try:

@@ -25,6 +25,13 @@ observed and for every change made to an entry. Tables:
 ``migrations``
     Named schema migrations, each applied once in its own transaction.
 
+**Damage.** ``on_corrupt='raise'`` (the default) refuses a file that is not a usable SQLite
+database with an EvidenceError. ``on_corrupt='set_aside'`` (what the node and the CLI use)
+checks the file at open (``PRAGMA quick_check``, so a truncated file is caught too), renames
+a damaged one with its WAL to ``robot-memory.db.corrupt-<time>`` (never deleted) and starts a
+fresh database; the next dream takes the entries of robot-memory.md in again and audits it.
+A full disk is reported as such (EvidenceError saying the disk is full), never as damage.
+
 Ingestion is a cheap append: ``add()`` classifies the observation with the rules and
 buffers rows; one transaction writes every ``batch_size`` rows or on ``flush()``. The
 store starts no threads; the node calls ``flush()`` from a timer. A lock makes ``add``
@@ -33,11 +40,14 @@ store (one connection) per thread: WAL lets a dreaming connection and an ingesti
 work side by side.
 """
 
+import contextlib
 import dataclasses
 import datetime as dt
+import errno
 import json
 import os
 import pathlib
+import shutil
 import sqlite3
 import threading
 from typing import Iterable, Optional
@@ -45,6 +55,8 @@ from typing import Iterable, Optional
 from sqlite_utils import Database
 from sqlite_utils import Migrations
 
+from robot_memory.memory_file import _stamp
+from robot_memory.memory_file import _unused_name
 from robot_memory.rules import Rules
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
@@ -56,13 +68,60 @@ AUDIT_ACTIONS = ('create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 
 SIGNATURE_COLUMNS = ('signature', 'source', 'source_key', 'rule', 'entry_id', 'entry_type',
                      'first_seen', 'last_bad', 'bad_total', 'held', 'payload')
 SOURCE_COLUMNS = ('source_key', 'last_bad', 'ok_since', 'last_ok')
+ON_CORRUPT = ('raise', 'set_aside')
 _MAX_BUFFER = 200_000
+# Primary SQLite result codes: a damaged file, and a full disk.
+_SQLITE_CORRUPT_CODES = (11, 26)
+_SQLITE_FULL = 13
+_SQLITE_IO_CODES = (10, 14)
+_SQLITE_HEADER = b'SQLite format 3\x00'
+_LOW_SPACE_BYTES = 1 << 20
 _INSERT_OBSERVATION = ('INSERT INTO observations (stamp, source, signature, source_key, '
                        'severity, payload) VALUES (?, ?, ?, ?, ?, ?)')
 
 
 class EvidenceError(ValueError):
     """The evidence database cannot be opened or written; says what to do."""
+
+
+class _Damaged(Exception):
+    """The database file is damaged (internal: set aside or reported by the constructor)."""
+
+
+def _primary_code(error: BaseException) -> Optional[int]:
+    code = getattr(error, 'sqlite_errorcode', None)
+    return code & 0xff if isinstance(code, int) else None
+
+
+def is_damage(error: BaseException) -> bool:
+    """Whether a sqlite3 error means the database file is damaged (not locked, not full)."""
+    if _primary_code(error) in _SQLITE_CORRUPT_CODES:
+        return True
+    text = str(error).lower()
+    return 'malformed' in text or 'not a database' in text
+
+
+def is_disk_full(error: BaseException, path: Optional[pathlib.Path] = None) -> bool:
+    """Whether an OSError or sqlite3 error was caused by a full disk.
+
+    SQLite reports ENOSPC as SQLITE_FULL, but failing to create its ``-wal`` / ``-shm``
+    files on a full disk surfaces as an I/O or cannot-open error; then the free space of
+    the directory decides.
+    """
+    if isinstance(error, OSError):
+        return error.errno in (errno.ENOSPC, errno.EDQUOT)
+    code = _primary_code(error)
+    if code == _SQLITE_FULL or 'disk is full' in str(error).lower():
+        return True
+    if code in _SQLITE_IO_CODES and path is not None:
+        with contextlib.suppress(OSError):
+            return shutil.disk_usage(path.parent).free < _LOW_SPACE_BYTES
+    return False
+
+
+def _disk_full_message(path: pathlib.Path, doing: str) -> str:
+    return (f'cannot {doing} {path}: the disk is full; free some space and retry (nothing '
+            'already stored was changed)')
 
 
 class _Migrations(Migrations):
@@ -196,7 +255,10 @@ class EvidenceStore:
 
     def __init__(self, path, rules: Optional[Rules] = None, batch_size: int = 500,
                  retention_days: float = 14.0, ok_heartbeat_s: float = 900.0,
-                 busy_timeout_s: float = 10.0):
+                 busy_timeout_s: float = 10.0, on_corrupt: str = 'raise'):
+        if on_corrupt not in ON_CORRUPT:
+            raise ValueError(f'on_corrupt must be one of {", ".join(ON_CORRUPT)}, got '
+                             f'{on_corrupt!r}')
         if batch_size < 1:
             raise ValueError('batch_size must be at least 1')
         if retention_days <= 0:
@@ -210,7 +272,29 @@ class EvidenceStore:
         self._ok_last = {}
         self._lock = threading.RLock()
         self.dropped = 0
-        self.db = self._open(busy_timeout_s)
+        self.on_corrupt = on_corrupt
+        # Where a damaged database was moved by this store, and notes for the next report.
+        self.set_aside_to = None
+        self.problems = []
+        try:
+            if on_corrupt == 'set_aside':
+                self._check(busy_timeout_s)
+            self.db = self._open(busy_timeout_s)
+        except _Damaged as damage:
+            if on_corrupt != 'set_aside':
+                raise EvidenceError(f'{self.path} is not a usable evidence database '
+                                    f'({damage}); move it aside and a new one is created, or '
+                                    "open it with on_corrupt='set_aside'") from None
+            self.set_aside_to = self._set_aside()
+            self.problems.append(
+                f'the evidence database was damaged ({damage}); it was set aside as '
+                f'{self.set_aside_to.name} and a new one was created; the next dream takes '
+                'the entries of the memory file in again')
+            try:
+                self.db = self._open(busy_timeout_s)
+            except _Damaged as again:
+                raise EvidenceError(f'{self.path}: a new evidence database could not be '
+                                    f'created ({again})') from None
 
     def _open(self, busy_timeout_s: float) -> Database:
         try:
@@ -221,6 +305,8 @@ class EvidenceStore:
             conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s,
                                    check_same_thread=False)
         except OSError as error:
+            if is_disk_full(error):
+                raise EvidenceError(_disk_full_message(self.path, 'create')) from None
             raise EvidenceError(f'cannot create the evidence database {self.path}: '
                                 f'{error.strerror}; check the directory is writable') from None
         try:
@@ -231,9 +317,96 @@ class EvidenceStore:
             self._migrate(db)
         except sqlite3.DatabaseError as error:
             conn.close()
-            raise EvidenceError(f'{self.path} is not a usable evidence database ({error}); '
-                                'move it aside and a new one is created') from None
+            if is_damage(error):
+                raise _Damaged(str(error)) from None
+            if is_disk_full(error, self.path):
+                raise EvidenceError(_disk_full_message(self.path, 'open')) from None
+            if self.on_corrupt == 'raise':
+                raise EvidenceError(f'{self.path} is not a usable evidence database ({error}); '
+                                    'move it aside and a new one is created') from None
+            raise EvidenceError(f'cannot open the evidence database {self.path} ({error}); '
+                                'it was left as it is') from None
         return db
+
+    def _check(self, busy_timeout_s: float) -> None:
+        """Raise _Damaged if the file is not a sound SQLite database.
+
+        Reads only: the header, then ``PRAGMA quick_check`` on a read-only connection, which
+        (unlike a writer's last close) never checkpoints or deletes the WAL, so a damaged
+        database is set aside exactly as it was found.
+        """
+        try:
+            with open(self.path, 'rb') as handle:
+                header = handle.read(100)
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            raise EvidenceError(f'cannot read the evidence database {self.path}: '
+                                f'{error.strerror}') from None
+        if not header:
+            return
+        if not header.startswith(_SQLITE_HEADER):
+            raise _Damaged('file is not a database: it does not start with the SQLite header')
+        if len(header) < 100:
+            raise _Damaged(f'file is not a database: only {len(header)} bytes long')
+        uri = f'{self.path.resolve().as_uri()}?mode=ro'
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s)
+        except sqlite3.Error:
+            return  # Not a verdict on the content: _open reports what is wrong.
+        try:
+            verdict = conn.execute('PRAGMA quick_check(1)').fetchone()[0]
+        except sqlite3.DatabaseError as error:
+            if is_damage(error):
+                raise _Damaged(str(error)) from None
+            return
+        finally:
+            conn.close()
+        if verdict != 'ok':
+            raise _Damaged(f'quick_check found: {verdict}')
+
+    def _set_aside(self) -> pathlib.Path:
+        """Rename the damaged database and its WAL to ``<db>.corrupt-<time>[-wal]``."""
+        target = _unused_name(self.path, f'.corrupt-{_stamp(dt.datetime.now(dt.timezone.utc))}')
+        try:
+            os.rename(self.path, target)
+            for suffix in ('-wal', '-shm'):
+                companion = self.path.with_name(self.path.name + suffix)
+                if not companion.exists():
+                    continue
+                if suffix == '-wal':
+                    os.rename(companion, target.with_name(target.name + suffix))
+                else:
+                    companion.unlink()
+            fd = os.open(self.path.parent, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0))
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as error:
+            raise EvidenceError(f'{self.path} is damaged and could not be set aside '
+                                f'({error.strerror}); move it aside by hand') from None
+        return target
+
+    def set_aside_copies(self) -> list:
+        """Damaged databases set aside beside this one (``<db>.corrupt-*``), oldest first."""
+        return sorted(path for path in self.path.parent.glob(f'{self.path.name}.corrupt-*')
+                      if not path.name.endswith('-wal'))
+
+    def take_problems(self) -> list:
+        """Notes about the store for a report (e.g. a database set aside), once each."""
+        problems, self.problems = self.problems, []
+        return problems
+
+    @contextlib.contextmanager
+    def _writing(self, doing: str):
+        """Turn a failed write into an EvidenceError that says what happened."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            if is_disk_full(error, self.path):
+                raise EvidenceError(_disk_full_message(self.path, doing)) from None
+            raise EvidenceError(f'cannot {doing} {self.path} ({error})') from None
 
     @staticmethod
     def _migrate(db: Database) -> None:
@@ -308,7 +481,9 @@ class EvidenceStore:
                 if len(self._buffer) > _MAX_BUFFER:
                     self.dropped += len(self._buffer) - _MAX_BUFFER
                     self._buffer = self._buffer[-_MAX_BUFFER:]
-                raise EvidenceError(f'cannot write observations to {self.path} ({error}); they '
+                cause = ('the disk is full; free some space' if is_disk_full(error, self.path)
+                         else str(error))
+                raise EvidenceError(f'cannot write observations to {self.path} ({cause}); they '
                                     'stay buffered and the next flush retries') from None
             return len(rows)
 
@@ -328,7 +503,7 @@ class EvidenceStore:
         self.flush()
         cutoff = _epoch(now) - self.retention_days * 86400.0
         last_id = self.dream_cursor().last_id
-        with self.db.atomic():
+        with self._writing('compact old observations in'), self.db.atomic():
             days = self.db.execute(
                 "SELECT count(DISTINCT strftime('%Y-%m-%d', stamp, 'unixepoch')) "
                 'FROM observations WHERE id <= ? AND stamp < ?', (last_id, cutoff)).fetchone()[0]
@@ -361,7 +536,7 @@ class EvidenceStore:
     def record_audit(self, records: Iterable) -> None:
         """Append audit records (e.g. a peer merge or a manual change) in one transaction."""
         rows = [self._audit_row(record) for record in records]
-        with self.db.atomic():
+        with self._writing('write audit records to'), self.db.atomic():
             self.db.conn.executemany(
                 'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
                 'VALUES (?, ?, ?, ?, ?, ?, ?)', rows)
@@ -474,7 +649,7 @@ class EvidenceStore:
     def begin_dream(self, payload: dict) -> None:
         """Durably record a dream's intended changes before the memory file is written."""
         text = json.dumps(payload, ensure_ascii=False, separators=(',', ':'))
-        with self._durable():
+        with self._writing('record the dream in'), self._durable():
             with self.db.atomic():
                 self.db.execute('INSERT OR REPLACE INTO pending_dream (id, token, at, '
                                 'file_hash, payload) VALUES (1, ?, ?, ?, ?)',
@@ -486,7 +661,7 @@ class EvidenceStore:
         Applies only while the intent record of ``payload`` is still pending, so a dream
         completed by a concurrent recovery is never applied twice (returns None then).
         """
-        with self._durable():
+        with self._writing('record the finished dream in'), self._durable():
             with self.db.atomic():
                 claimed = self.db.execute('DELETE FROM pending_dream WHERE id = 1 AND token = ?',
                                           (payload['token'],)).rowcount
@@ -524,7 +699,7 @@ class EvidenceStore:
 
     def discard_pending(self) -> None:
         """Forget the intent record of a dream whose file was never written."""
-        with self.db.atomic():
+        with self._writing('update'), self.db.atomic():
             self.db.execute('DELETE FROM pending_dream')
 
     def _durable(self):

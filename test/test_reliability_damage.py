@@ -1,0 +1,198 @@
+"""Damaged files: a broken evidence database is set aside and rebuilt; a broken memory file
+is never overwritten.
+
+Evidence database (``EvidenceStore(path, on_corrupt='set_aside')``, what the node and the
+CLI use): a truncated file, a file of garbage and a file whose pages were overwritten are
+detected when the store opens, renamed to ``robot-memory.db.corrupt-<time>`` (with its WAL,
+byte for byte, never deleted) and replaced by a fresh database. The next dream takes every
+entry of robot-memory.md in again (audited, naming the set-aside copy) and new evidence of
+an old fault reinforces its existing entry instead of doubling it. Without the option the
+store still refuses the file and leaves it alone.
+
+Memory file: garbage, a truncated file and a front matter that is never closed are set aside
+as ``robot-memory.md.corrupt-<time>`` with their exact bytes by a dream (which restores the
+entries from its snapshot), and left untouched by ``MemoryFile.update`` and by
+``robot-memory prune`` (which exit with an error instead).
+"""
+
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from robot_memory.autodream import dream
+from robot_memory.errors import MemoryFileError
+from robot_memory.evidence import EvidenceError
+from robot_memory.evidence import EvidenceStore
+from robot_memory.memory_file import MemoryFile
+from test_autodream import CONFIG
+from test_autodream import morning
+from test_autodream import Robot
+from test_crash_safety import child_env
+
+MOTOR = ('motor: right', 'motor_right')
+
+
+def grown_robot(directory) -> Robot:
+    """Three nights of an encoder fault and one of a motor fault, dreamt; then closed."""
+    robot = Robot(directory)
+    for day in range(3):
+        robot.fault(day)
+        if day == 1:
+            robot.fault(day, source=MOTOR, level=2)
+        robot.dream(day)
+    robot.close()
+    return robot
+
+
+def truncate_half(path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) // 2])
+
+
+def garbage(path) -> None:
+    path.write_bytes(b'\x00\xffnot a database at all\n' * 500)
+
+
+def scribble_pages(path) -> None:
+    data = bytearray(path.read_bytes())
+    for offset in range(4096, len(data), 4096 * 3):
+        data[offset:offset + 64] = b'\xa5' * 64
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize('damage', [truncate_half, garbage, scribble_pages])
+def test_a_damaged_database_is_set_aside_and_rebuilt_from_the_memory_file(tmp_path, damage):
+    robot = grown_robot(tmp_path / 'robot')
+    database = robot.store.path
+    entries = robot.entries(2)
+    assert len(entries) == 2
+    damage(database)
+    damaged = database.read_bytes()
+
+    with EvidenceStore(database, robot.rules, on_corrupt='set_aside') as store:
+        assert store.set_aside_to is not None
+        assert store.set_aside_to.name.startswith('robot-memory.db.corrupt-')
+        assert store.set_aside_to.read_bytes() == damaged
+        assert store.set_aside_copies() == [store.set_aside_to]
+        assert store.db.execute('PRAGMA integrity_check').fetchone() == ('ok',)
+        assert store.observation_count() == 0
+        report = dream(store, robot.memory, morning(3), robot.rules, CONFIG)
+        assert any('was set aside as robot-memory.db.corrupt-' in problem
+                   for problem in report.problems), report.problems
+        assert sorted(report.manual) == sorted(entries)
+        for entry_id in entries:
+            record, = store.history(entry_id)
+            assert record.action == 'manual'
+            assert store.set_aside_to.name in record.reason
+            assert 'rebuilt from robot-memory.md' in record.reason
+    assert robot.entries(3) == entries
+
+    robot = Robot(tmp_path / 'robot')
+    robot.fault(4)
+    report = robot.dream(4)
+    encoder = next(entry_id for entry_id, entry in entries.items()
+                   if 'left encoder' in entry.text)
+    assert report.created == [] and report.reinforced == [encoder]
+    assert 'linked again to its existing entry' in robot.store.history(encoder)[-1].reason
+    assert set(robot.entries(4)) == set(entries)
+    assert robot.entries(4)[encoder].observation_count == entries[encoder].observation_count + 1
+    robot.close()
+
+
+def test_a_wal_beside_a_damaged_database_is_set_aside_with_it(tmp_path):
+    database = tmp_path / 'robot-memory.db'
+    garbage(database)
+    wal = tmp_path / 'robot-memory.db-wal'
+    wal.write_bytes(b'wal of the damaged database')
+    with EvidenceStore(database, on_corrupt='set_aside') as store:
+        moved = store.set_aside_to
+    assert moved.with_name(moved.name + '-wal').read_bytes() == b'wal of the damaged database'
+    assert sorted(path.name for path in tmp_path.glob('robot-memory.db.corrupt-*')) == \
+        sorted([moved.name, moved.name + '-wal'])
+
+
+def test_without_the_option_a_damaged_database_is_refused_and_left_alone(tmp_path):
+    database = tmp_path / 'robot-memory.db'
+    garbage(database)
+    damaged = database.read_bytes()
+    with pytest.raises(EvidenceError, match="move it aside.*on_corrupt='set_aside'"):
+        EvidenceStore(database)
+    assert database.read_bytes() == damaged
+    assert list(tmp_path.glob('*.corrupt-*')) == []
+    with pytest.raises(ValueError, match='on_corrupt must be one of raise, set_aside'):
+        EvidenceStore(database, on_corrupt='delete')
+
+
+def test_a_healthy_or_busy_database_is_never_set_aside(tmp_path):
+    robot = grown_robot(tmp_path / 'robot')
+    holder = sqlite3.connect(robot.store.path, isolation_level=None)
+    holder.execute('PRAGMA locking_mode = EXCLUSIVE')
+    holder.execute('BEGIN EXCLUSIVE')
+    try:
+        with pytest.raises(EvidenceError) as raised:
+            EvidenceStore(robot.store.path, on_corrupt='set_aside', busy_timeout_s=0.2)
+        assert 'locked' in str(raised.value)
+    finally:
+        holder.execute('ROLLBACK')
+        holder.close()
+    with EvidenceStore(robot.store.path, on_corrupt='set_aside') as store:
+        assert store.set_aside_to is None and store.take_problems() == []
+        assert store.audit_count() > 0
+    assert list(robot.store.path.parent.glob('*.corrupt-*')) == []
+
+
+def damaged_texts() -> dict:
+    return {
+        'garbage': b'---\n' + b'\x00\x01\x02 not text \xff\xfe' * 40,
+        'unclosed': b'---\nschema_version: "1.0"\nentries:\n- {"id": "mem-1"\n',
+        'bad_yaml': b'---\nschema_version: "1.0"\nentries: [oops\n---\nbody\n',
+        'bad_header': b'---\nschema_version: "9.9"\nrrn: RRN-000000000001\n---\n',
+        'truncated': None,
+    }
+
+
+@pytest.mark.parametrize('name', sorted(damaged_texts()))
+def test_a_damaged_memory_file_is_kept_byte_for_byte(tmp_path, name):
+    robot = grown_robot(tmp_path / 'robot')
+    entries = robot.entries(2)
+    path = robot.memory.path
+    if name == 'truncated':
+        path.write_bytes(path.read_bytes()[:200])
+    else:
+        path.write_bytes(damaged_texts()[name])
+    damaged = path.read_bytes()
+
+    with pytest.raises(MemoryFileError, match='left untouched'):
+        with MemoryFile(path).update(morning(3)) as result:
+            result.document.entries.clear()
+    assert path.read_bytes() == damaged
+    pruned = subprocess.run([sys.executable, '-m', 'robot_memory.cli', 'prune', '--file',
+                             str(path)], env=child_env(), capture_output=True, text=True,
+                            timeout=60)
+    assert pruned.returncode == 1 and 'left untouched' in pruned.stderr
+    assert path.read_bytes() == damaged
+
+    robot = Robot(tmp_path / 'robot')
+    report = robot.dream(3)
+    robot.close()
+    kept, = path.parent.glob('robot-memory.md.corrupt-*')
+    assert kept.read_bytes() == damaged
+    assert any('set aside as robot-memory.md.corrupt-' in problem for problem in report.problems)
+    assert set(robot.entries(3)) == set(entries)
+
+
+def test_both_files_damaged_lose_nothing_that_was_on_disk(tmp_path):
+    robot = grown_robot(tmp_path / 'robot')
+    memory, database = robot.memory.path, robot.store.path
+    garbage(database)
+    memory.write_bytes(b'---\nentries: [oops\n---\n')
+    old_db, old_memory = database.read_bytes(), memory.read_bytes()
+    with EvidenceStore(database, on_corrupt='set_aside') as store:
+        report = dream(store, robot.memory, morning(3), robot.rules, CONFIG)
+    assert len(report.problems) >= 2
+    db_copy, = tmp_path.glob('robot/robot-memory.db.corrupt-*')
+    memory_copy, = tmp_path.glob('robot/robot-memory.md.corrupt-*')
+    assert db_copy.read_bytes() == old_db and memory_copy.read_bytes() == old_memory
+    assert robot.memory.load(morning(3)).document.entries == []
