@@ -37,6 +37,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock
 from rclpy.clock import ClockType
 from rclpy.event_handler import SubscriptionEventCallbacks
+from rclpy._rclpy_pybind11 import RCLError
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.executors import ExternalShutdownException
 from rclpy.executors import MultiThreadedExecutor
@@ -507,6 +508,11 @@ def main(args=None) -> int:
         return 2
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except RCLError:
+        # SIGINT/SIGTERM shut the context down while an executor thread was building its
+        # wait set (an rclpy race): that is an orderly shutdown, anything else is not.
+        if rclpy.ok():
+            raise
     finally:
         if node is not None:
             node.destroy_node()

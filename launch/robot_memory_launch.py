@@ -1,0 +1,55 @@
+"""Launch memory_node: `ros2 launch robot_memory robot_memory_launch.py [arg:=value ...]`.
+
+Arguments:
+  namespace    namespace of the node (default: none), e.g. robot_b for a second robot
+  rrn          Robot Resource Name written into robot-memory.md (overrides params_file)
+  memory_file  path of robot-memory.md (default: $CASTOR_ROBOT_MEMORY_FILE, else
+               ~/.opencastor/robot-memory.md)
+  params_file  parameters file (default: the package's config/robot_memory.yaml)
+
+An empty rrn or memory_file leaves the value of params_file in force.
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.actions import OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+
+def _node(context):
+    overrides = {}
+    for name in ('rrn', 'memory_file'):
+        value = LaunchConfiguration(name).perform(context)
+        if value:
+            overrides[name] = value
+    return [Node(
+        package='robot_memory',
+        executable='memory_node',
+        name='robot_memory',
+        namespace=LaunchConfiguration('namespace'),
+        parameters=[LaunchConfiguration('params_file'), overrides],
+        output='screen',
+        emulate_tty=True,
+    )]
+
+
+def generate_launch_description():
+    """The launch description: four arguments and the node."""
+    default_params = os.path.join(get_package_share_directory('robot_memory'), 'config',
+                                  'robot_memory.yaml')
+    return LaunchDescription([
+        DeclareLaunchArgument('namespace', default_value='',
+                              description='Namespace of the node, e.g. robot_b'),
+        DeclareLaunchArgument('rrn', default_value='',
+                              description='Robot Resource Name (empty: from params_file)'),
+        DeclareLaunchArgument('memory_file', default_value='',
+                              description='Path of robot-memory.md (empty: from params_file, '
+                                          'else $CASTOR_ROBOT_MEMORY_FILE or ~/.opencastor/)'),
+        DeclareLaunchArgument('params_file', default_value=default_params,
+                              description='Parameters file (see config/robot_memory.yaml)'),
+        OpaqueFunction(function=_node),
+    ])
