@@ -1,0 +1,248 @@
+"""Run every benchmark under bench/ and write BENCHMARKS.md: one command, one report.
+
+Every ``bench/bench_*.py`` is found by glob and run with this interpreter (``--quick`` is
+passed through). Each prints one JSON object a line with at least ``bench`` and its
+figures (``n``, ``ms``, ``rate``...), usually ``baseline_*``, ``ratio`` and goal fields.
+The report has the machine (CPU model, cores, RAM, Python, OS, date), then one table per
+script: every figure, the ratio to its baseline and the goals, as printed. A script that
+fails (non-zero exit, or a line that is not a JSON object) gets a row saying so with the
+tail of its stderr; nothing is hidden. The confidence plot (``bench/plot_confidence.py``)
+is drawn and embedded unless ``--no-plot``.
+
+Usage: ``python bench/run_all.py [--quick] [--output BENCHMARKS.md] [--plot PNG]
+[--no-plot] [--bench-dir DIR] [--timeout SECONDS]``. Exit status 1 when a script failed.
+"""
+
+import argparse
+import datetime as dt
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+HERE = REPO / 'bench'
+STDERR_TAIL_LINES = 15
+# Column order: identity first, then figures, then the comparison with baseline and goals.
+FIRST = ('bench', 'n')
+LAST_PREFIXES = ('baseline', 'ratio', 'goal', 'met')
+
+
+def machine() -> dict:
+    """CPU model, cores, RAM, Python, OS and date of this run."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in pathlib.Path('/proc/cpuinfo').read_text().splitlines():
+            if line.startswith('model name'):
+                cpu = line.split(':', 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram = None
+    try:
+        ram = os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
+    except (ValueError, OSError, AttributeError):
+        pass
+    return {
+        'cpu': cpu,
+        'cores': os.cpu_count(),
+        'ram': f'{ram / (1 << 30):.1f} GiB' if ram else 'unknown',
+        'python': f'{platform.python_implementation()} {platform.python_version()}',
+        'os': f'{platform.system()} {platform.release()} ({platform.machine()})',
+        'date': dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'),
+    }
+
+
+def run_script(script: pathlib.Path, quick: bool, timeout: float) -> dict:
+    """Run one benchmark; returns its records, or why it failed with its stderr tail."""
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env.setdefault('MPLBACKEND', 'Agg')
+    command = [sys.executable, str(script)] + (['--quick'] if quick else [])
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as expired:
+        stderr = expired.stderr.decode(errors='replace') if isinstance(expired.stderr, bytes) \
+            else (expired.stderr or '')
+        return {'records': [], 'seconds': timeout,
+                'failure': f'timed out after {timeout:.0f} s', 'stderr': stderr}
+    seconds = time.perf_counter() - started
+    records, bad = [], []
+    for number, line in enumerate(done.stdout.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            bad.append(number)
+            continue
+        if isinstance(record, dict) and 'bench' in record:
+            records.append(record)
+        else:
+            bad.append(number)
+    failure = None
+    if done.returncode != 0:
+        failure = f'exit status {done.returncode}'
+    elif bad:
+        failure = f'stdout lines {", ".join(map(str, bad[:5]))} are not JSON objects with "bench"'
+    elif not records:
+        failure = 'printed no result'
+    return {'records': records, 'seconds': seconds, 'failure': failure, 'stderr': done.stderr}
+
+
+def _cell(value) -> str:
+    if value is None:
+        return '—'
+    if isinstance(value, bool):
+        return 'yes' if value else 'no'
+    if isinstance(value, float):
+        text = f'{value:,.3f}'.rstrip('0').rstrip('.') if abs(value) < 1000 else f'{value:,.0f}'
+        return text
+    if isinstance(value, int):
+        return f'{value:,}'
+    if isinstance(value, (dict, list)):
+        value = json.dumps(value, ensure_ascii=False)
+    return str(value).replace('|', '\\|').replace('\n', ' ')
+
+
+def _columns(records: list) -> list:
+    seen = []
+    for record in records:
+        for key in record:
+            if key not in seen:
+                seen.append(key)
+    first = [key for key in FIRST if key in seen]
+    last = [key for key in seen if key.startswith(LAST_PREFIXES) and key not in first]
+    middle = [key for key in seen if key not in first and key not in last]
+    return first + middle + last
+
+
+def table(result: dict) -> list:
+    """Markdown lines of one script's table (a failure row when it failed)."""
+    records = result['records']
+    columns = _columns(records) if records else ['bench', 'result']
+    lines = ['| ' + ' | '.join(columns) + ' |', '|' + '---|' * len(columns)]
+    for record in records:
+        lines.append('| ' + ' | '.join(_cell(record.get(key)) for key in columns) + ' |')
+    if result['failure']:
+        tail = '\n'.join(result['stderr'].strip().splitlines()[-STDERR_TAIL_LINES:])
+        row = ['**FAILED**'] + [''] * (len(columns) - 1)
+        row[-1 if len(columns) > 1 else 0] += f'{result["failure"]}; see the stderr tail below'
+        lines.append('| ' + ' | '.join(row) + ' |')
+        lines += ['', f'**{result["name"]} failed: {result["failure"]}.** Last lines of '
+                  'its stderr:', '', '```', tail or '(stderr was empty)', '```']
+    return lines
+
+
+def _doc_line(script: pathlib.Path) -> str:
+    try:
+        text = script.read_text(encoding='utf-8')
+    except OSError:
+        return ''
+    if text.startswith('"""'):
+        return text[3:].split('\n', 1)[0].strip().rstrip('"').strip()
+    return ''
+
+
+def render(results: list, info: dict, quick: bool, plot: pathlib.Path,
+           output: pathlib.Path) -> str:
+    """The whole BENCHMARKS.md text."""
+    lines = ['# Benchmarks', '',
+             'Written by `python bench/run_all.py' + (' --quick' if quick else '') + '`; '
+             'every `bench/bench_*.py` was run on the machine below. Times are medians in '
+             'milliseconds unless a column says otherwise; `ratio` is the time divided by '
+             'the baseline the script measured in the same run on the same data '
+             '(below 1 is faster than the baseline); goal columns state the target.', '',
+             '## Machine', '', '| | |', '|---|---|']
+    for key in ('cpu', 'cores', 'ram', 'python', 'os', 'date'):
+        lines.append(f'| {key} | {_cell(info[key])} |')
+    lines.append(f'| mode | {"quick (--quick)" if quick else "full"} |')
+    failed = [result['name'] for result in results if result['failure']]
+    lines += ['', '## Summary', '', '| script | records | seconds | status |',
+              '|---|---|---|---|']
+    for result in results:
+        status = f'FAILED: {result["failure"]}' if result['failure'] else 'ok'
+        lines.append(f'| {result["name"]} | {len(result["records"])} | '
+                     f'{result["seconds"]:.1f} | {_cell(status)} |')
+    for result in results:
+        lines += ['', f'## {result["name"]}', '']
+        about = _doc_line(result['script'])
+        if about:
+            lines += [about, '']
+        lines += table(result)
+    if plot is not None:
+        relative = os.path.relpath(plot, output.parent)
+        lines += ['', '## Confidence over time', '',
+                  'Computed by really ingesting simulated diagnostics and running autodream '
+                  'every night with a moving clock (`python bench/plot_confidence.py`): an '
+                  'intermittent fault climbs to the red band, a fault that stops is resolved '
+                  'and decays away, a one-off glitch never reaches the injection threshold.', '',
+                  f'![Confidence over simulated weeks]({relative})']
+    if failed:
+        lines += ['', f'**{len(failed)} script(s) failed: {", ".join(failed)}.**']
+    return '\n'.join(lines) + '\n'
+
+
+def main(argv=None) -> int:
+    """Run the benchmarks, draw the plot and write the report; 1 when a script failed."""
+    parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
+    parser.add_argument('--quick', action='store_true', help='pass --quick to every script')
+    parser.add_argument('--output', default=str(REPO / 'BENCHMARKS.md'),
+                        help='markdown report to write (default: BENCHMARKS.md at the root)')
+    parser.add_argument('--plot', default=str(REPO / 'docs' / 'confidence-over-time.png'),
+                        help='where plot_confidence.py draws its PNG')
+    parser.add_argument('--no-plot', action='store_true', help='do not draw or embed the plot')
+    parser.add_argument('--bench-dir', default=str(HERE),
+                        help='directory whose bench_*.py scripts are run (default: bench/)')
+    parser.add_argument('--timeout', type=float, default=3600.0,
+                        help='seconds one script may run before it counts as failed')
+    args = parser.parse_args(argv)
+    output = pathlib.Path(args.output).resolve()
+    scripts = sorted(pathlib.Path(args.bench_dir).glob('bench_*.py'))
+    results = []
+    for script in scripts:
+        print(f'running {script.name}...', file=sys.stderr, flush=True)
+        result = run_script(script, args.quick, args.timeout)
+        result.update(name=script.name, script=script)
+        if result['failure']:
+            print(f'{script.name} FAILED: {result["failure"]}', file=sys.stderr)
+        results.append(result)
+    plot = None
+    if not args.no_plot:
+        plot = pathlib.Path(args.plot).resolve()
+        drawn = _draw(plot, args.timeout)
+        if drawn is not None:
+            drawn.update(name='plot_confidence.py', script=HERE / 'plot_confidence.py')
+            results.append(drawn)
+            plot = None
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(render(results, machine(), args.quick, plot, output), encoding='utf-8')
+    print(f'wrote {output}', file=sys.stderr)
+    return 1 if any(result['failure'] for result in results) else 0
+
+
+def _draw(plot: pathlib.Path, timeout: float):
+    """Run plot_confidence.py; None when it drew the PNG, else a failed result."""
+    env = dict(os.environ, MPLBACKEND='Agg')
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    command = [sys.executable, str(HERE / 'plot_confidence.py'), '--output', str(plot)]
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {'records': [], 'seconds': timeout, 'failure': f'timed out after {timeout} s',
+                'stderr': ''}
+    if done.returncode == 0 and plot.exists():
+        return None
+    return {'records': [], 'seconds': time.perf_counter() - started,
+            'failure': f'exit status {done.returncode}', 'stderr': done.stderr}
+
+
+if __name__ == '__main__':
+    sys.exit(main())
