@@ -1,0 +1,67 @@
+"""Node parameters: one declaration, validated with reasons, documented in the config file."""
+
+import ast
+
+import pytest
+import yaml
+
+from conftest import REPO
+from robot_memory.settings import parameter_specs
+from robot_memory.settings import validate_parameters
+
+
+def _flatten(mapping, prefix=''):
+    flat = {}
+    for key, value in mapping.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f'{prefix}{key}.'))
+        else:
+            flat[prefix + key] = value
+    return flat
+
+
+def test_every_parameter_is_in_the_config_file_with_its_default_and_a_comment():
+    path = REPO / 'config' / 'robot_memory.yaml'
+    text = path.read_text(encoding='utf-8')
+    values = _flatten(yaml.safe_load(text)['/**']['ros__parameters'])
+    specs = {spec.name: spec for spec in parameter_specs()}
+    assert set(values) == set(specs)
+    lines = text.splitlines()
+    for name, spec in specs.items():
+        assert values[name] == spec.default, name
+        assert spec.description, name
+        leaf = name.split('.')[-1]
+        index = next(i for i, line in enumerate(lines) if line.strip().startswith(leaf + ':'))
+        assert lines[index - 1].strip().startswith('#'), f'{name} has no comment above it'
+    assert validate_parameters(values).node.rrn == 'RRN-UNSET'
+
+
+def test_the_demo_parameters_are_valid():
+    values = _flatten(yaml.safe_load((REPO / 'config' / 'demo.yaml').read_text())['/**']
+                      ['ros__parameters'])
+    settings = validate_parameters(values)
+    assert settings.node.telemetry() == [('/battery_state', 'sensor_msgs/msg/BatteryState')]
+
+
+@pytest.mark.parametrize('values, named', [
+    ({'decay_per_day': -1.0}, 'decay_per_day'),
+    ({'dream.quiet_period_days': 0.0}, 'dream.quiet_period_days'),
+    ({'telemetry_topics': ['/battery_state']}, 'telemetry_topics'),
+    ({'telemetry_topics': ['/a:x/msg/A', '/a:x/msg/B']}, 'listed twice'),
+    ({'dream_time': '25:00'}, 'dream_time'),
+    ({'dream_period_s': 0.5}, 'dream_period_s'),
+    ({'no_such_parameter': 1}, 'no_such_parameter'),
+    ({'inject_min': 0.95}, 'thresholds must satisfy'),
+    ({'rrn': '../etc'}, 'rrn'),
+])
+def test_invalid_values_are_refused_with_a_reason_naming_them(values, named):
+    with pytest.raises(ValueError, match=named.replace('.', r'\.')):
+        validate_parameters(values)
+
+
+def test_the_launch_file_declares_its_four_arguments():
+    tree = ast.parse((REPO / 'launch' / 'robot_memory_launch.py').read_text())
+    declared = [node.args[0].value for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and getattr(node.func, 'id', '') ==
+                'DeclareLaunchArgument']
+    assert declared == ['namespace', 'rrn', 'memory_file', 'params_file']
