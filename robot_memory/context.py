@@ -25,8 +25,9 @@ def estimate_tokens(text: str) -> int:
 
 
 def percent(confidence: float) -> int:
-    """Confidence as a whole percentage, rounded half up."""
-    return int(confidence * 100 + 0.5)
+    """Confidence as a whole percentage, rounded half up (0.575 is 58%, 0.285 is 29%)."""
+    # Rounding to 1e-6 first removes float noise: 0.575 * 100 is 57.49999999999999.
+    return int(round(confidence * 100, 6) + 0.5)
 
 
 @dataclasses.dataclass(frozen=True)

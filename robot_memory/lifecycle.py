@@ -27,9 +27,11 @@ class LifecycleConfig(BaseModel):
     decay_per_day: float = Field(0.05, ge=0.0, le=1.0,
                                  description='Confidence lost per day without evidence (§4.3)')
     inject_min: float = Field(0.30, ge=0.0, le=1.0,
-                              description='Lowest effective confidence injected into context (§4.4)')
+                              description='Lowest effective confidence injected into context '
+                                          '(§4.4)')
     prune_min: float = Field(0.10, ge=0.0, le=1.0,
-                             description='Entries below this effective confidence are pruned (§4.5)')
+                             description='Entries below this effective confidence are pruned '
+                                         '(§4.5)')
     band_high: float = Field(0.80, ge=0.0, le=1.0, description='🔴 at or above this confidence')
     band_medium: float = Field(0.50, ge=0.0, le=1.0, description='🟡 at or above this confidence')
     token_budget: int = Field(400, ge=1, le=1_000_000,
@@ -61,8 +63,13 @@ def effective_confidence(entry, now: dt.datetime, config: LifecycleConfig = DEFA
     since = entry.last_reinforced or reference
     if since is None:
         return entry.confidence
-    days = max(0.0, days_between(since, now))
-    return min(1.0, max(0.0, entry.confidence - config.decay_per_day * days))
+    days = days_between(since, now)
+    if days <= 0.0:
+        return entry.confidence
+    # Rounded to 1e-9 so that float noise never crosses a threshold (0.85 one day later is
+    # 0.80, not 0.7999999999999999) and capped so that rounding never raises confidence.
+    decayed = round(entry.confidence - config.decay_per_day * days, 9)
+    return min(entry.confidence, max(0.0, decayed))
 
 
 def reinforce(entry, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG,

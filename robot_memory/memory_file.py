@@ -67,6 +67,11 @@ UNSET_RRN = 'RRN-UNSET'
 _KNOWN_KEYS = ('schema_version', 'rrn', 'last_updated', 'entries', 'peer_context')
 _ENTRIES = TypeAdapter(list[MemoryEntry])
 _KEY_LINE = re.compile(r'([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?\r?$')
+_PLAIN_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_]*\Z')
+# Plain words YAML 1.1 reads as booleans or null: such a key is not a string to libyaml.
+_YAML_KEYWORDS = frozenset(
+    'yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF '
+    'null Null NULL'.split())
 # What libyaml refuses or folds; the fast path leaves such text to libyaml.
 _YAML_UNSAFE = re.compile(
     '[^\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]'
@@ -174,7 +179,7 @@ def _fast_front_matter(front: str, first_line: int):
             if match is None:
                 return None
             key, rest = match.group(1), match.group(2)
-            if key in mapping:
+            if key in mapping or key in _YAML_KEYWORDS:
                 return None
             key_lines[key] = first_line + index
             if rest is None or not rest.strip():
@@ -363,8 +368,9 @@ def _parse_peer_context(raw, lines_of, result):
     if raw is None:
         return []
     if not isinstance(raw, list):
-        result.problems.append(Problem('peer_context must be a list of peer blocks', lines_of(None)))
-        result.quarantined.append(QuarantinedItem('peer_context', raw, 'not a list', lines_of(None)))
+        where = lines_of(None)
+        result.problems.append(Problem('peer_context must be a list of peer blocks', where))
+        result.quarantined.append(QuarantinedItem('peer_context', raw, 'not a list', where))
         return []
     blocks, seen = [], set()
     for index, item in enumerate(raw):
@@ -525,12 +531,16 @@ def _entry_line(entry) -> str:
 
 
 def _entry_dict(entry) -> dict:
-    data = entry.model_dump(mode='json', exclude_none=isinstance(entry, PeerEntry))
+    # Declared fields first, then unknown keys verbatim and in file order (exclude_none
+    # must not touch them: a None among them is data).
+    extra = entry.__pydantic_extra__ or {}
+    data = entry.model_dump(mode='json', exclude_none=isinstance(entry, PeerEntry),
+                            exclude=set(extra))
     for key in ('first_seen', 'last_reinforced'):
         value = getattr(entry, key)
         if value is not None:
             data[key] = format_iso(value)
-    data.update(entry.__pydantic_extra__ or {})
+    data.update(extra)
     return data
 
 
@@ -565,7 +575,7 @@ def _canonical_front(document: MemoryDocument) -> str:
         else:
             out.append('peer_context: []')
     for key, value in document.extra.items():
-        if not isinstance(key, str) or not _KEY_LINE.match(key):
+        if not isinstance(key, str) or not _PLAIN_KEY.match(key) or key in _YAML_KEYWORDS:
             raise _NotCanonical('unusual top-level key')
         out.append(f'{key}: {_flow(value)}')
     return '\n'.join(out) + '\n'
@@ -721,7 +731,7 @@ class MemoryFile:
                     if time.monotonic() > deadline:
                         raise MemoryLockTimeout(
                             f'another writer held {self.lock_path.name} for more than '
-                            f'{self.lock_timeout_s:.0f} s; retry, or find the stuck process',
+                            f'{self.lock_timeout_s:g} s; retry, or find the stuck process',
                             self.path) from None
                     time.sleep(0.01)
             self._remove_stale_temp_files()

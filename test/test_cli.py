@@ -1,0 +1,328 @@
+"""The ``robot-memory`` command line: show, validate, stats, prune, export, file resolution,
+exit codes (0 ok, 1 a memory problem, 2 a usage error) and help text on every option.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from robot_memory import cli
+from robot_memory.context import estimate_tokens
+from robot_memory.memory_file import ENV_VAR
+from robot_memory.memory_file import side_file
+
+MEMORY = '''---
+schema_version: "1.0"
+rrn: RRN-000000000001
+last_updated: 2026-04-01T02:00:00Z
+entries:
+  - {id: mem-high, type: hardware_observation, text: "Left wheel encoder intermittent",
+     confidence: 0.92, first_seen: 2026-03-28T14:00:00Z, last_reinforced: 2026-04-01T02:00:00Z,
+     observation_count: 14, tags: [wheel]}
+  - {id: mem-mid, type: environment_note, text: "Kitchen doorway has 3cm lip",
+     confidence: 0.65, first_seen: 2026-03-20T09:12:00Z, last_reinforced: 2026-04-01T02:00:00Z,
+     observation_count: 5}
+  - {id: mem-low, type: behavior_pattern, text: "Prefer the east corridor after dark",
+     confidence: 0.35, first_seen: 2026-03-30T22:40:00Z, last_reinforced: 2026-04-01T02:00:00Z,
+     observation_count: 2}
+  - {id: mem-weak, type: environment_note, text: "Hallway lamp flickers",
+     confidence: 0.05, first_seen: 2026-03-30T22:40:00Z, last_reinforced: 2026-04-01T02:00:00Z,
+     observation_count: 1}
+  - {id: mem-done, type: resolved, text: "Battery contacts corroded (cleaned)",
+     confidence: 0.8, first_seen: 2026-03-10T08:00:00Z, last_reinforced: 2026-04-01T02:00:00Z,
+     observation_count: 6}
+peer_context:
+  - rrn: RRN-000000000005
+    last_synced: 2026-04-01T02:00:00Z
+    entries:
+      - {id: mem-peer-b1c2, type: environment_note, confidence: 0.75,
+         text: "Alex reports east corridor blocked by construction barrier"}
+---
+
+# Notes
+'''
+AT = '2026-04-01T02:00:00Z'
+
+
+@pytest.fixture
+def memory(tmp_path, monkeypatch):
+    """A memory file with entries in every band, a resolved one, a weak one and a peer."""
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    monkeypatch.setenv('HOME', str(tmp_path / 'home'))
+    path = tmp_path / 'robot-memory.md'
+    path.write_text(MEMORY, encoding='utf-8')
+    return path
+
+
+def run(capsys, *argv):
+    """``robot-memory *argv`` in this process: (exit code, stdout, stderr)."""
+    code = cli.main([str(arg) for arg in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# ------------------------------------------------------------------------------ show
+
+def test_show_prints_the_banded_block_own_entries_first_then_peers(memory, capsys):
+    code, out, _ = run(capsys, 'show', '--file', memory, '--at', AT)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[:3] == ['🔴 [92%] Left wheel encoder intermittent',
+                         '🟡 [65%] Kitchen doorway has 3cm lip',
+                         '🟢 [35%] Prefer the east corridor after dark']
+    assert 'RRN-000000000005' in lines[4]
+    assert lines[5] == '🟡 [75%] Alex reports east corridor blocked by construction barrier'
+    assert 'Battery' not in out and 'Hallway' not in out
+
+
+def test_show_at_evaluates_decay_at_that_moment(memory, capsys):
+    code, out, _ = run(capsys, 'show', '--file', memory, '--at', '2026-04-03T02:00:00Z',
+                       '--no-peers')
+    assert code == 0
+    assert out.splitlines() == ['🔴 [82%] Left wheel encoder intermittent',
+                                '🟡 [55%] Kitchen doorway has 3cm lip']
+
+
+def test_show_no_peers_leaves_the_peer_section_out(memory, capsys):
+    _, out, _ = run(capsys, 'show', '--file', memory, '--at', AT, '--no-peers')
+    assert 'RRN-000000000005' not in out and 'Alex' not in out
+    assert len(out.splitlines()) == 3
+
+
+def test_show_budget_cuts_the_block_and_says_how_many_were_left_out(memory, capsys):
+    code, out, err = run(capsys, 'show', '--file', memory, '--at', AT, '--budget', 12)
+    assert code == 0
+    assert out.splitlines() == ['🔴 [92%] Left wheel encoder intermittent']
+    assert estimate_tokens(out.rstrip('\n')) <= 12
+    assert '(3 more entries did not fit the token budget)' in err
+
+
+def test_show_min_confidence_raises_the_threshold(memory, capsys):
+    _, out, _ = run(capsys, 'show', '--file', memory, '--at', AT, '--min-confidence', 0.7)
+    assert [line[:1] for line in out.splitlines() if line.startswith(('🔴', '🟡', '🟢'))] == [
+        '🔴', '🟡']
+    assert 'Kitchen' not in out
+
+
+def test_show_of_a_missing_file_exits_1_with_advice(tmp_path, capsys):
+    code, out, err = run(capsys, 'show', '--file', tmp_path / 'none.md')
+    assert code == 1 and out == ''
+    assert 'none.md' in err and 'no memory file here yet' in err
+
+
+# -------------------------------------------------------------------------- validate
+
+def test_validate_exits_0_for_a_valid_file(memory, capsys):
+    code, out, _ = run(capsys, 'validate', '--file', memory)
+    assert code == 0
+    assert out == f'{memory}: valid (schema 1.0, 5 entries, 1 peer blocks)\n'
+
+
+def test_the_example_file_validates(capsys):
+    code, out, _ = run(capsys, 'validate', '--file', REPO / 'examples' / 'robot-memory.md')
+    assert code == 0 and ': valid (' in out
+
+
+def test_validate_prints_one_path_line_problem_per_problem_and_exits_1(memory, capsys):
+    text = MEMORY.replace('confidence: 0.65', 'confidence: 1.65').replace(
+        'observation_count: 2}', 'observation_count: 0}')
+    memory.write_text(text, encoding='utf-8')
+    before = memory.read_bytes()
+    code, out, _ = run(capsys, 'validate', '--file', memory)
+    assert code == 1
+    lines = out.splitlines()
+    assert len(lines) == 2
+    mid_line = text.splitlines().index('  - {id: mem-mid, type: environment_note, '
+                                       'text: "Kitchen doorway has 3cm lip",') + 1
+    low_line = mid_line + 3
+    assert lines[0].startswith(f'{memory}:{mid_line}: entries[1] quarantined: confidence')
+    assert lines[1].startswith(f'{memory}:{low_line}: entries[2] quarantined: observation_count')
+    assert memory.read_bytes() == before
+    assert not side_file(memory, '.quarantine.jsonl').exists()
+
+
+def test_validate_of_an_unreadable_file_names_the_line_and_exits_1(memory, capsys):
+    memory.write_text('---\nschema_version: "1.0"\nrrn: [unclosed\nlast_updated: x: y\n---\n',
+                      encoding='utf-8')
+    code, out, _ = run(capsys, 'validate', '--file', memory)
+    assert code == 1
+    [line] = out.splitlines()
+    assert line.startswith(f'{memory}:4: front matter is not valid YAML')
+
+
+# ----------------------------------------------------------------------------- stats
+
+def test_stats_json_counts_by_type_and_band(memory, capsys):
+    code, out, _ = run(capsys, 'stats', '--file', memory, '--at', AT, '--json')
+    assert code == 0
+    stats = json.loads(out)
+    assert stats['rrn'] == 'RRN-000000000001' and stats['entries'] == 5
+    assert stats['by_type'] == {'hardware_observation': 1, 'environment_note': 2,
+                                'behavior_pattern': 1, 'resolved': 1}
+    assert stats['by_band'] == {'high': 1, 'medium': 1, 'low': 1, 'below_threshold': 1}
+    assert stats['prunable'] == 1
+    assert stats['peers'] == {'RRN-000000000005': {'entries': 1,
+                                                   'last_synced': '2026-04-01T02:00:00Z'}}
+    assert stats['file'] == str(memory) and stats['file_bytes'] == memory.stat().st_size
+
+
+def test_stats_at_a_later_moment_sees_decay(memory, capsys):
+    _, out, _ = run(capsys, 'stats', '--file', memory, '--at', '2026-04-11T02:00:00Z', '--json')
+    stats = json.loads(out)
+    assert stats['by_band'] == {'high': 0, 'medium': 0, 'low': 1, 'below_threshold': 3}
+    assert stats['prunable'] == 2
+
+
+def test_stats_prints_a_human_summary(memory, capsys):
+    code, out, _ = run(capsys, 'stats', '--file', memory, '--at', AT)
+    assert code == 0
+    assert '🔴 1  🟡 1  🟢 1  below threshold 1  prunable 1' in out
+    assert 'peer RRN-000000000005: 1 entries' in out
+
+
+# ----------------------------------------------------------------------------- prune
+
+def test_prune_archives_then_removes_entries_below_ten_percent(memory, capsys):
+    code, out, _ = run(capsys, 'prune', '--file', memory, '--at', AT)
+    assert code == 0
+    assert 'pruned mem-weak [5%] Hallway lamp flickers' in out
+    assert 'pruned 1 entries; 4 remain' in out
+    archive = side_file(memory, '.archive.jsonl')
+    [record] = [json.loads(line) for line in archive.read_text().splitlines()]
+    assert record['entry']['id'] == 'mem-weak' and record['archived_at'] == AT
+    _, shown, _ = run(capsys, 'export', '--file', memory, '--at', AT)
+    assert [entry['id'] for entry in json.loads(shown)['entries']] == [
+        'mem-high', 'mem-mid', 'mem-low', 'mem-done']
+    assert memory.read_text(encoding='utf-8').endswith('\n# Notes\n')
+
+
+def test_prune_dry_run_changes_nothing(memory, capsys):
+    before = memory.read_bytes()
+    code, out, _ = run(capsys, 'prune', '--file', memory, '--at', AT, '--dry-run')
+    assert code == 0
+    assert 'would prune mem-weak' in out and 'would prune 1 entries; 4 remain' in out
+    assert memory.read_bytes() == before
+    assert not side_file(memory, '.archive.jsonl').exists()
+
+
+def test_prune_at_a_far_future_moment_holds_entries_back(memory, capsys):
+    code, out, _ = run(capsys, 'prune', '--file', memory, '--at', '2030-01-01T00:00:00Z')
+    assert code == 0
+    assert 'pruned 2 entries; 3 remain; 3 held back for a later prune' in out
+    archived = side_file(memory, '.archive.jsonl').read_text().splitlines()
+    assert len(archived) == 2
+
+
+# ---------------------------------------------------------------------------- export
+
+def test_export_json_has_every_entry_with_its_effective_confidence(memory, capsys):
+    code, out, _ = run(capsys, 'export', '--file', memory, '--format', 'json',
+                       '--at', '2026-04-02T02:00:00Z')
+    assert code == 0
+    data = json.loads(out)
+    assert data['schema_version'] == '1.0' and data['rrn'] == 'RRN-000000000001'
+    assert data['evaluated_at'] == '2026-04-02T02:00:00Z'
+    entries = {entry['id']: entry for entry in data['entries']}
+    assert set(entries) == {'mem-high', 'mem-mid', 'mem-low', 'mem-weak', 'mem-done'}
+    assert entries['mem-high']['confidence'] == 0.92
+    assert entries['mem-high']['effective_confidence'] == pytest.approx(0.87)
+    assert entries['mem-weak']['effective_confidence'] == 0.0
+    [peer] = data['peer_context']
+    assert peer['entries'][0]['effective_confidence'] == pytest.approx(0.70)
+
+
+# ------------------------------------------------------------------- file resolution
+
+def test_file_option_beats_the_environment_which_beats_the_home_default(tmp_path, monkeypatch,
+                                                                        capsys):
+    home = tmp_path / 'home'
+    default = home / '.opencastor' / 'robot-memory.md'
+    from_env = tmp_path / 'env.md'
+    from_option = tmp_path / 'option.md'
+    for path, rrn in ((default, 'RRN-HOME'), (from_env, 'RRN-ENV'), (from_option, 'RRN-OPT')):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(MEMORY.replace('RRN-000000000001', rrn), encoding='utf-8')
+    monkeypatch.setenv('HOME', str(home))
+    monkeypatch.setenv(ENV_VAR, str(from_env))
+
+    def rrn_used(*extra):
+        code, out, _ = run(capsys, 'stats', '--json', *extra)
+        assert code == 0
+        return json.loads(out)['rrn']
+
+    assert rrn_used('--file', from_option) == 'RRN-OPT'
+    assert rrn_used() == 'RRN-ENV'
+    monkeypatch.delenv(ENV_VAR)
+    assert rrn_used() == 'RRN-HOME'
+    monkeypatch.setenv(ENV_VAR, '')
+    assert rrn_used() == 'RRN-HOME'
+
+
+# ------------------------------------------------------------------------ usage errors
+
+@pytest.mark.parametrize('argv', [
+    [],
+    ['no-such-command'],
+    ['show', '--budget', '0'],
+    ['show', '--budget', 'many'],
+    ['show', '--at', 'yesterday'],
+    ['show', '--min-confidence', '1.5'],
+    ['export', '--format', 'xml'],
+    ['stats', '--unknown-option'],
+])
+def test_a_usage_error_exits_2(argv, memory, capsys):
+    with pytest.raises(SystemExit) as caught:
+        cli.main(argv + ['--file', str(memory)] if argv else argv)
+    assert caught.value.code == 2
+    assert 'usage: robot-memory' in capsys.readouterr().err
+
+
+def test_the_module_runs_as_a_command_with_its_exit_codes(memory):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(REPO), os.environ.get('PYTHONPATH')])))
+    valid = subprocess.run([sys.executable, '-m', 'robot_memory.cli', 'validate', '--file',
+                            str(memory)], env=env, capture_output=True, text=True, timeout=60)
+    assert valid.returncode == 0, valid.stderr
+    assert valid.stdout.startswith(f'{memory}: valid')
+    usage = subprocess.run([sys.executable, '-m', 'robot_memory.cli', 'show', '--budget', '-3'],
+                           env=env, capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 2 and 'must be at least 1' in usage.stderr
+
+
+# -------------------------------------------------------------------------- help text
+
+def _walk(parser, path=('robot-memory',)):
+    """Every (command path, parser) reachable from ``parser``, sub-commands included."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, child in action.choices.items():
+                yield path + (name,), helps.get(name)
+                yield from _walk(child, path + (name,))
+
+
+def test_every_command_and_every_option_has_help_text():
+    missing = []
+    commands = 0
+    for path, item in _walk(cli.build_parser()):
+        if not isinstance(item, argparse.ArgumentParser):
+            commands += 1
+            if not item or not item.strip():
+                missing.append(' '.join(path))
+            continue
+        for action in item._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            if action.help is argparse.SUPPRESS:
+                continue
+            if not action.help or not str(action.help).strip():
+                name = '/'.join(action.option_strings) or action.dest
+                missing.append(f'{" ".join(path)} {name}')
+    assert commands >= 8
+    assert missing == []

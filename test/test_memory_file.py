@@ -1,0 +1,551 @@
+"""Rules of the one reader and writer of robot-memory.md (RCAN §3 and §8).
+
+The spec's own example loads; ``---`` inside text is not a delimiter; one bad entry is
+quarantined while the rest survive; legacy files migrate losing no text; nothing the
+file holds (peer_context, body, unknown keys) is dropped on save; unreadable files are
+never overwritten; writes are atomic, fsynced, locked and mode 0600; saving never
+changes a confidence.
+"""
+
+import datetime as dt
+import json
+import os
+import stat
+import threading
+
+import pytest
+import yaml
+
+from conftest import REPO
+from conftest import SPEC_EXAMPLE
+from robot_memory import memory_file
+from robot_memory.errors import MemoryFileError
+from robot_memory.errors import MemoryLockTimeout
+from robot_memory.lifecycle import effective_confidence
+from robot_memory.memory_file import FILE_MODE
+from robot_memory.memory_file import MemoryFile
+from robot_memory.memory_file import parse_bytes
+from robot_memory.memory_file import render
+from robot_memory.schema import new_entry
+from robot_memory.timeutil import UTC
+
+T_UPDATED = dt.datetime(2026, 4, 1, 2, 0, tzinfo=UTC)
+HEADER = ['---', 'schema_version: "1.0"', 'rrn: RRN-000000000001',
+          'last_updated: 2026-04-01T02:00:00Z', 'entries:']
+
+
+def yaml_entry(index, confidence='0.5', text=None, entry_id=None):
+    """Seven lines of a block-style YAML entry, as a person would write it."""
+    return [f'  - id: {entry_id or f"mem-{index:04d}"}',
+            '    type: environment_note',
+            f'    text: "{text or f"note {index}"}"',
+            f'    confidence: {confidence}',
+            '    first_seen: 2026-03-28T14:00:00Z',
+            '    last_reinforced: 2026-04-01T02:00:00Z',
+            '    observation_count: 1']
+
+
+def file_bytes(lines, body='\nbody\n'):
+    return ('\n'.join(lines) + '\n---\n' + body).encode('utf-8')
+
+
+# ------------------------------------------------------------------ the spec's example
+
+def test_the_spec_example_loads_with_every_field_right(now):
+    result = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now)
+    assert result.problems == [] and result.quarantined == []
+    document = result.document
+    assert document.schema_version == '1.0'
+    assert document.rrn == 'RRN-000000000001'
+    assert document.last_updated == T_UPDATED
+    [entry] = document.entries
+    assert entry.id == 'mem-a3f9c1d2'
+    assert entry.type == 'hardware_observation'
+    assert entry.text == ('Left wheel encoder intermittent under sustained load — '
+                          'prefer speeds ≤0.3m/s')
+    assert entry.confidence == 0.92
+    assert entry.first_seen == dt.datetime(2026, 3, 28, 14, 0, tzinfo=UTC)
+    assert entry.last_reinforced == T_UPDATED
+    assert entry.observation_count == 14
+    assert entry.tags == ['wheel', 'encoder', 'navigation']
+    assert entry.extras == {}
+    assert document.peer_context is None and document.extra == {} and document.body == b''
+
+
+def test_the_shipped_example_file_loads_cleanly(now):
+    result = MemoryFile(REPO / 'examples' / 'robot-memory.md').load(now)
+    assert result.problems == []
+    assert len(result.document.entries) == 4
+    assert result.document.peer_context[0].rrn == 'RRN-000000000005'
+
+
+# ----------------------------------------------------------------- '---' inside text
+
+@pytest.mark.parametrize('text', ['Kitchen doorway has 3cm lip --- slow down', ' --- ',
+                                  '---', '--- leading', 'trailing ---', '...'])
+def test_text_containing_three_dashes_loads_and_round_trips(text, now, memory_path):
+    escaped = text.replace('"', '\\"')
+    data = file_bytes(HEADER + yaml_entry(1, text=escaped) + yaml_entry(2))
+    result = parse_bytes(data, now)
+    assert result.problems == []
+    assert [entry.text for entry in result.document.entries] == [text, 'note 2']
+    assert result.document.body == b'\nbody\n'
+    rendered = render(result.document)
+    again = parse_bytes(rendered, now)
+    assert again.used_fast_path
+    assert [entry.text for entry in again.document.entries] == [text, 'note 2']
+    assert again.document.body == b'\nbody\n'
+
+
+def test_an_indented_dash_line_inside_a_quoted_multiline_text_is_not_a_delimiter(now):
+    lines = HEADER + ['  - id: mem-0001', '    type: environment_note',
+                      '    text: "Kitchen doorway', '      ---', '      has a lip"',
+                      '    confidence: 0.5', '    first_seen: 2026-03-28T14:00:00Z',
+                      '    last_reinforced: 2026-04-01T02:00:00Z', '    observation_count: 1']
+    result = parse_bytes(file_bytes(lines), now)
+    assert result.problems == []
+    assert result.document.entries[0].text == 'Kitchen doorway --- has a lip'
+    assert result.document.body == b'\nbody\n'
+
+
+# ------------------------------------------------------- one bad entry among good ones
+
+def test_one_bad_entry_among_ten_good_ones_is_quarantined_and_the_ten_survive(now, memory_path):
+    lines = list(HEADER)
+    for index in range(11):
+        lines += yaml_entry(index, confidence='1.5' if index == 6 else '0.5')
+    memory_path.write_bytes(file_bytes(lines))
+    memory = MemoryFile(memory_path)
+    result = memory.load(now)
+    assert [entry.id for entry in result.document.entries] == [
+        f'mem-{index:04d}' for index in range(11) if index != 6]
+    [problem] = result.problems
+    bad_line = lines.index('  - id: mem-0006') + 1
+    assert problem.line == bad_line
+    assert 'entries[6]' in problem.message and 'confidence' in problem.message
+    assert problem.format(memory_path) == f'{memory_path}:{bad_line}: {problem.message}'
+    assert not memory_file.side_file(memory_path, '.quarantine.jsonl').exists()
+
+    with memory.update(now) as update:
+        assert len(update.document.entries) == 10
+    records = memory_file.side_file(memory_path, '.quarantine.jsonl').read_text().splitlines()
+    [record] = [json.loads(line) for line in records]
+    assert record['section'] == 'entries' and record['line'] == bad_line
+    assert record['raw']['id'] == 'mem-0006' and record['raw']['confidence'] == 1.5
+    assert 'less than or equal to 1' in record['reason']
+    reloaded = memory.load(now)
+    assert reloaded.problems == [] and len(reloaded.document.entries) == 10
+
+
+def test_a_bad_entry_in_the_canonical_form_is_reported_on_its_own_line(now):
+    entries = [new_entry('environment_note', f'note {index}', 0.5, now) for index in range(5)]
+    document = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now).document
+    document.entries = entries
+    lines = render(document).decode('utf-8').split('\n')
+    bad_index = lines.index('- ' + memory_file._entry_line(entries[3]))
+    lines[bad_index] = lines[bad_index].replace('"confidence": 0.5', '"confidence": "high"')
+    result = parse_bytes('\n'.join(lines).encode('utf-8'), now)
+    assert result.used_fast_path
+    assert len(result.document.entries) == 4
+    [problem] = result.problems
+    assert problem.line == bad_index + 1 and 'entries[3]' in problem.message
+
+
+def test_duplicate_ids_keep_the_first_and_quarantine_the_later_ones(now, memory_path):
+    lines = HEADER + yaml_entry(1, entry_id='mem-same', text='first') + yaml_entry(2) + \
+        yaml_entry(3, entry_id='mem-same', text='second')
+    memory_path.write_bytes(file_bytes(lines))
+    memory = MemoryFile(memory_path)
+    result = memory.load(now)
+    assert [(entry.id, entry.text) for entry in result.document.entries] == [
+        ('mem-same', 'first'), ('mem-0002', 'note 2')]
+    [problem] = result.problems
+    assert 'duplicate id mem-same' in problem.message
+    assert problem.line == len(HEADER) + 15
+    with memory.update(now):
+        pass
+    quarantine = memory_file.side_file(memory_path, '.quarantine.jsonl').read_text()
+    assert json.loads(quarantine)['raw']['text'] == 'second'
+
+
+# ----------------------------------------------------------------------- legacy files
+
+LEGACY = (b'# What Bob learned\n\nSome prose about the robot.\n'
+          b'- Left wheel encoder slips on carpet\n* prefer slow speed near the stairs\n'
+          b'1. Kitchen is dark at night\n\nA closing remark with an odd byte \xff.\r\n')
+
+
+def test_a_free_form_legacy_file_is_migrated_losing_no_text(now, memory_path):
+    memory_path.write_bytes(LEGACY)
+    memory = MemoryFile(memory_path)
+    with memory.update(now, rrn='RRN-000000000007') as result:
+        assert 'no schema_version' in result.problems[0].message
+    archive = memory_file.side_file(memory_path, '.legacy-20260401T030000Z')
+    assert archive.read_bytes() == LEGACY
+    assert stat.S_IMODE(archive.stat().st_mode) == FILE_MODE
+    migrated = memory.load(now)
+    assert migrated.problems == []
+    document = migrated.document
+    assert document.rrn == 'RRN-000000000007'
+    assert [entry.text for entry in document.entries] == [
+        'Left wheel encoder slips on carpet', 'prefer slow speed near the stairs',
+        'Kitchen is dark at night']
+    assert all(entry.tags == ['migrated'] and entry.observation_count == 1
+               for entry in document.entries)
+    assert LEGACY in document.body
+
+
+def test_a_legacy_file_without_bullets_keeps_its_lines_as_entries(now):
+    data = b'# Notes\nThe dock is behind the sofa.\nThe lidar drifts when warm.\n'
+    result = parse_bytes(data, now)
+    assert [entry.text for entry in result.document.entries] == [
+        'The dock is behind the sofa.', 'The lidar drifts when warm.']
+    assert result.document.entries[1].type == 'hardware_observation'
+    assert data in result.document.body and result.legacy_original == data
+
+
+def test_front_matter_without_schema_version_is_legacy_too(now, memory_path):
+    data = b'---\ntitle: notes\nrrn: RRN-000000000042\n---\n- The ramp is steep\n'
+    memory_path.write_bytes(data)
+    with MemoryFile(memory_path).update(now):
+        pass
+    document = MemoryFile(memory_path).load(now).document
+    assert document.rrn == 'RRN-000000000042'
+    assert [entry.text for entry in document.entries] == ['The ramp is steep']
+    assert data in document.body
+    assert memory_file.side_file(memory_path, '.legacy-20260401T030000Z').read_bytes() == data
+
+
+# ------------------------------------------------------------------ nothing is dropped
+
+RICH = '''---
+schema_version: "1.0"
+rrn: RRN-000000000001
+last_updated: 2026-04-01T02:00:00Z
+fleet: warehouse-7
+entries:
+  - id: mem-a3f9c1d2
+    type: hardware_observation
+    text: "Left wheel encoder intermittent"
+    confidence: 0.92
+    first_seen: 2026-03-28T14:00:00Z
+    last_reinforced: 2026-04-01T02:00:00Z
+    observation_count: 14
+    tags: [wheel]
+    severity: high
+    source: {topic: /diagnostics, count: 3}
+peer_context:
+  - rrn: RRN-000000000005
+    last_synced: 2026-04-01T01:00:00Z
+    site: north
+    entries:
+      - id: mem-peer-b1c2
+        type: environment_note
+        text: "Alex reports east corridor blocked by construction barrier"
+        confidence: 0.75
+        tags: [navigation, peer]
+        reporter: alex
+operator_notes:
+  - check wheels monthly
+  - {owner: ops, ticket: 42}
+---
+'''
+ODD_BODY = (b'\r\n# Notes \xe2\x80\x94 kept verbatim\r\n\r\ntrailing spaces   \r\n'
+            b'\xff\xfe not UTF-8 \x00\x01\r\n---\r\nlooks like a delimiter\n\tno final newline')
+
+
+def test_peer_context_body_and_unknown_keys_survive_a_write(now, memory_path):
+    memory_path.write_bytes(RICH.encode('utf-8') + ODD_BODY)
+    memory = MemoryFile(memory_path)
+    with memory.update(now) as result:
+        assert result.problems == []
+        result.document.entries.append(new_entry('environment_note', 'new', 0.4, now))
+    document = memory.load(now).document
+    assert document.body == ODD_BODY
+    assert memory_path.read_bytes().endswith(b'\n---\n' + ODD_BODY)
+    assert document.extra == {'fleet': 'warehouse-7',
+                              'operator_notes': ['check wheels monthly',
+                                                 {'owner': 'ops', 'ticket': 42}]}
+    assert list(document.extra) == ['fleet', 'operator_notes']
+    own = document.entries[0]
+    assert own.extras == {'severity': 'high', 'source': {'topic': '/diagnostics', 'count': 3}}
+    [block] = document.peer_context
+    assert block.rrn == 'RRN-000000000005'
+    assert block.last_synced == dt.datetime(2026, 4, 1, 1, 0, tzinfo=UTC)
+    assert block.__pydantic_extra__ == {'site': 'north'}
+    [peer] = block.entries
+    assert (peer.id, peer.text, peer.confidence, peer.tags) == (
+        'mem-peer-b1c2', 'Alex reports east corridor blocked by construction barrier', 0.75,
+        ['navigation', 'peer'])
+    assert peer.extras == {'reporter': 'alex'}
+    assert peer.last_reinforced is None and peer.observation_count is None
+    assert [entry.text for entry in document.entries] == ['Left wheel encoder intermittent',
+                                                          'new']
+
+
+def test_unknown_top_level_keys_keep_the_canonical_one_line_form(now, memory_path):
+    memory_path.write_bytes(RICH.encode('utf-8'))
+    memory = MemoryFile(memory_path)
+    with memory.update(now) as result:
+        result.document.extra['on_call'] = 'ops'
+    written = memory_path.read_text(encoding='utf-8')
+    assert '\nfleet: "warehouse-7"\n' in written and '\non_call: "ops"\n' in written
+    assert memory.load(now).used_fast_path
+
+
+def test_a_yaml_keyword_as_top_level_key_keeps_the_meaning_libyaml_gives_it(now):
+    text = SPEC_EXAMPLE[:-4] + 'on: 1\nyes_sir: 2\n---\n'
+    document = parse_bytes(text.encode('utf-8'), now).document
+    assert document.extra == {True: 1, 'yes_sir': 2}
+    assert parse_bytes(render(document), now).document.extra == {True: 1, 'yes_sir': 2}
+    document.extra = {'on': 1}
+    again = parse_bytes(render(document), now)
+    assert again.document.extra == {'on': 1}
+
+
+def test_an_empty_peer_context_stays_and_an_absent_one_stays_absent(now):
+    with_empty = SPEC_EXAMPLE[:-4] + 'peer_context: []\n---\n'
+    assert parse_bytes(render(parse_bytes(with_empty.encode(), now).document),
+                       now).document.peer_context == []
+    assert parse_bytes(render(parse_bytes(SPEC_EXAMPLE.encode(), now).document),
+                       now).document.peer_context is None
+
+
+def test_bom_and_crlf_files_load(now):
+    data = b'\xef\xbb\xbf' + SPEC_EXAMPLE.replace('\n', '\r\n').encode('utf-8') + b'body\r\n'
+    result = parse_bytes(data, now)
+    assert result.problems == []
+    [entry] = result.document.entries
+    assert entry.text.endswith('prefer speeds ≤0.3m/s') and entry.tags[-1] == 'navigation'
+    assert result.document.body == b'body\r\n'
+    again = parse_bytes(render(result.document), now).document
+    assert again.entries == result.document.entries and again.body == b'body\r\n'
+
+
+# ---------------------------------------------------------------- unreadable files
+
+CORRUPT = {
+    'bad YAML': (b'---\nschema_version: "1.0"\nrrn: RRN-1\nlast_updated: a: b\nentries: []\n'
+                 b'---\n', 4, 'not valid YAML'),
+    'unclosed front matter': (b'---\nschema_version: "1.0"\nrrn: RRN-1\nentries: []\n', 1,
+                              'never closed'),
+    'bad UTF-8': (b'---\nschema_version: "1.0"\nrrn: RRN-1\nlast_updated: 2026-04-01T02:00:00Z\n'
+                  b'entries: []\nnote: "caf\xe9"\n---\n', 6, 'UTF-8'),
+    'wrong schema_version': (b'---\nschema_version: "2.0"\nrrn: RRN-1\n'
+                             b'last_updated: 2026-04-01T02:00:00Z\nentries: []\n---\n', 2,
+                             'not supported'),
+    'not a mapping': (b'---\n- just\n- a list\n---\n', 2, 'mapping'),
+    'missing rrn': (b'---\nschema_version: "1.0"\nlast_updated: 2026-04-01T02:00:00Z\n'
+                    b'entries: []\n---\n', None, 'rrn'),
+}
+
+
+@pytest.mark.parametrize('name', list(CORRUPT))
+def test_an_unparseable_file_raises_naming_the_line_and_is_never_overwritten(name, now,
+                                                                              memory_path):
+    data, line, fragment = CORRUPT[name]
+    memory_path.write_bytes(data)
+    memory = MemoryFile(memory_path)
+    with pytest.raises(MemoryFileError) as loaded:
+        memory.load(now)
+    if line is not None:
+        assert loaded.value.line == line
+        assert f'{memory_path}:{line}: ' in str(loaded.value)
+    assert fragment in loaded.value.problem
+    with pytest.raises(MemoryFileError) as updated:
+        with memory.update(now) as result:
+            result.document.entries.append(new_entry('environment_note', 'x', 0.5, now))
+    assert 'left untouched' in str(updated.value)
+    assert memory_path.read_bytes() == data
+    assert sorted(path.name for path in memory_path.parent.iterdir()) == [
+        'robot-memory.md', 'robot-memory.md.lock']
+
+
+@pytest.mark.parametrize('name', list(CORRUPT))
+def test_an_unparseable_file_is_set_aside_when_asked(name, now, memory_path):
+    data = CORRUPT[name][0]
+    memory_path.write_bytes(data)
+    memory = MemoryFile(memory_path)
+    with memory.update(now, rrn='RRN-000000000001', on_corrupt='set_aside') as result:
+        assert 'set aside as robot-memory.md.corrupt-20260401T030000Z' in (
+            result.problems[0].message)
+        result.document.entries.append(new_entry('environment_note', 'fresh', 0.5, now))
+    kept = memory_file.side_file(memory_path, '.corrupt-20260401T030000Z')
+    assert kept.read_bytes() == data
+    fresh = memory.load(now)
+    assert fresh.problems == [] and [entry.text for entry in fresh.document.entries] == ['fresh']
+
+
+def test_setting_aside_twice_at_the_same_moment_never_overwrites(now, memory_path):
+    memory = MemoryFile(memory_path)
+    for data in CORRUPT['bad YAML'][0], CORRUPT['bad UTF-8'][0]:
+        memory_path.write_bytes(data)
+        with memory.update(now, on_corrupt='set_aside'):
+            pass
+    first = memory_file.side_file(memory_path, '.corrupt-20260401T030000Z')
+    second = memory_file.side_file(memory_path, '.corrupt-20260401T030000Z-2')
+    assert first.read_bytes() == CORRUPT['bad YAML'][0]
+    assert second.read_bytes() == CORRUPT['bad UTF-8'][0]
+
+
+# ------------------------------------------------------------------------ write safety
+
+def test_a_written_file_is_mode_0600(now, memory_path):
+    memory_path.write_bytes(SPEC_EXAMPLE.encode('utf-8'))
+    os.chmod(memory_path, 0o644)
+    old_umask = os.umask(0)
+    try:
+        with MemoryFile(memory_path).update(now) as result:
+            result.document.entries.append(new_entry('environment_note', 'x', 0.5, now))
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE(memory_path.stat().st_mode) == 0o600
+
+
+def test_a_new_file_and_its_quarantine_are_mode_0600(now, tmp_path):
+    path = tmp_path / 'new' / 'robot-memory.md'
+    with MemoryFile(path).update(now, rrn='RRN-000000000001'):
+        pass
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    path.write_bytes(file_bytes(HEADER + yaml_entry(1, confidence='7')))
+    with MemoryFile(path).update(now):
+        pass
+    quarantine = memory_file.side_file(path, '.quarantine.jsonl')
+    assert stat.S_IMODE(quarantine.stat().st_mode) == 0o600
+
+
+def test_writes_fsync_the_file_before_the_rename_and_the_directory_after(now, memory_path,
+                                                                         monkeypatch):
+    memory_path.write_bytes(SPEC_EXAMPLE.encode('utf-8'))
+    before = memory_path.read_bytes()
+    synced = []
+    real_fsync = os.fsync
+
+    def counting_fsync(fd):
+        info = os.fstat(fd)
+        synced.append((stat.S_ISDIR(info.st_mode), info.st_ino, memory_path.read_bytes()))
+        real_fsync(fd)
+
+    monkeypatch.setattr(memory_file.os, 'fsync', counting_fsync)
+    with MemoryFile(memory_path).update(now) as result:
+        result.document.entries.append(new_entry('environment_note', 'x', 0.5, now))
+    after = memory_path.read_bytes()
+    assert after != before
+    assert len(synced) == 2
+    (file_is_dir, file_inode, seen_at_file_sync), (dir_is_dir, dir_inode, seen_at_dir_sync) = synced
+    assert not file_is_dir and file_inode == memory_path.stat().st_ino
+    assert seen_at_file_sync == before
+    assert dir_is_dir and dir_inode == memory_path.parent.stat().st_ino
+    assert seen_at_dir_sync == after
+
+
+def test_an_unchanged_document_is_not_rewritten(now, memory_path):
+    memory = MemoryFile(memory_path)
+    with memory.update(now, rrn='RRN-000000000001'):
+        pass
+    inode = memory_path.stat().st_ino
+    with memory.update(now + dt.timedelta(days=3)):
+        pass
+    assert memory_path.stat().st_ino == inode
+    assert memory.load(now).document.last_updated == now
+
+
+def test_a_second_writer_waits_for_the_lock(now, memory_path):
+    first = MemoryFile(memory_path, lock_timeout_s=30)
+    second = MemoryFile(memory_path, lock_timeout_s=30)
+    with first.update(now, rrn='RRN-000000000001') as result:
+        result.document.entries.append(new_entry('environment_note', 'first', 0.5, now))
+
+    entered = threading.Event()
+    errors = []
+
+    def second_writer():
+        try:
+            with second.update(now) as update:
+                entered.set()
+                update.document.entries.append(new_entry('environment_note', 'second', 0.5,
+                                                         now))
+        except Exception as error:  # reported to the main thread below
+            errors.append(error)
+
+    with first.lock():
+        thread = threading.Thread(target=second_writer)
+        thread.start()
+        assert not entered.wait(0.3) and thread.is_alive()
+    thread.join(30)
+    assert errors == [] and entered.is_set()
+    texts = [entry.text for entry in first.load(now).document.entries]
+    assert texts == ['first', 'second']
+
+
+def test_a_writer_gives_up_with_a_message_after_the_lock_timeout(now, memory_path):
+    holder = MemoryFile(memory_path)
+    waiter = MemoryFile(memory_path, lock_timeout_s=0.05)
+    with holder.lock():
+        with pytest.raises(MemoryLockTimeout) as caught:
+            with waiter.update(now, rrn='RRN-000000000001'):
+                pass
+    message = str(caught.value)
+    assert 'robot-memory.md.lock' in message and '0.05 s' in message
+    assert 'another writer' in message and 'retry' in message
+    assert isinstance(caught.value, MemoryFileError)
+    assert not memory_path.exists()
+
+
+# ------------------------------------------------------------------- canonical form
+
+def test_the_canonical_form_is_plain_yaml_with_the_same_meaning(now):
+    document = parse_bytes(RICH.encode('utf-8'), now).document
+    document.entries.append(new_entry('behavior_pattern', 'Say "hi" — then: go {fast}?', 0.3,
+                                      now, tags=['a: b', '#x']))
+    data = render(document)
+    front, _, body = memory_file._split_front_matter(data)
+    front_text = front.decode('utf-8')
+    plain = yaml.safe_load(front_text)
+    fast, _, _ = memory_file._fast_front_matter(front_text, 2)
+    assert plain == fast
+    assert plain['schema_version'] == '1.0' and plain['rrn'] == 'RRN-000000000001'
+    assert plain['fleet'] == 'warehouse-7'
+    assert plain['last_updated'] == '2026-04-01T02:00:00Z'
+    for raw, entry in zip(plain['entries'], document.entries):
+        assert raw['id'] == entry.id and raw['text'] == entry.text
+        assert raw['confidence'] == entry.confidence and raw['tags'] == entry.tags
+        assert raw['observation_count'] == entry.observation_count
+        assert memory_file.format_iso(entry.last_reinforced) == raw['last_reinforced']
+    assert plain['entries'][0]['severity'] == 'high'
+    assert plain['peer_context'][0]['entries'][0]['reporter'] == 'alex'
+    assert all(line.startswith('- {') for line in front_text.splitlines()
+               if line.startswith('-'))
+
+
+def test_saving_never_changes_a_confidence_over_many_cycles(now, memory_path):
+    memory_path.write_bytes(SPEC_EXAMPLE.encode('utf-8'))
+    memory = MemoryFile(memory_path)
+    with memory.update(now) as result:
+        result.document.entries.append(new_entry('environment_note', 'odd', 0.1 + 0.2, now))
+        result.document.entries.append(new_entry('environment_note', 'tiny', 5e-324, now))
+    expected = [(entry.id, entry.confidence, entry.last_reinforced)
+                for entry in memory.load(now).document.entries]
+    for cycle in range(40):
+        at = now + dt.timedelta(days=cycle, hours=cycle)
+        with memory.update(at) as result:
+            # Something else changes each time, so the file really is rewritten.
+            result.document.extra['cycle'] = cycle
+        loaded = memory.load(at).document
+        assert [(e.id, e.confidence, e.last_reinforced) for e in loaded.entries] == expected
+    decayed = memory.load(at).document.entries[0]
+    assert decayed.confidence == 0.92
+    assert effective_confidence(decayed, at) == 0.0
+
+
+def test_a_document_written_through_the_yaml_fallback_keeps_its_confidences(now, memory_path):
+    text = SPEC_EXAMPLE[:-4] + 'seen_by:\n  2026-04-01: [bob]\n---\n'
+    memory_path.write_bytes(text.encode('utf-8'))
+    memory = MemoryFile(memory_path)
+    for cycle in range(5):
+        with memory.update(now + dt.timedelta(days=cycle)) as result:
+            result.document.extra['cycle'] = cycle
+        loaded = memory.load(now).document
+        assert not memory.load(now).used_fast_path
+        assert loaded.entries[0].confidence == 0.92
+        assert loaded.extra['seen_by'] == {dt.date(2026, 4, 1): ['bob']}
