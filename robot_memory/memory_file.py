@@ -72,11 +72,21 @@ _PLAIN_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_]*\Z')
 _YAML_KEYWORDS = frozenset(
     'yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF '
     'null Null NULL'.split())
-# What libyaml refuses or folds; the fast path leaves such text to libyaml.
-_YAML_UNSAFE = re.compile(
-    '[^\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]'
-    r'|\\u[dD][89abAB]|\\U'
-)
+# What libyaml refuses or folds; the fast path leaves such text to libyaml. A single
+# character class (tab, controls, U+2028/U+2029, BOM, surrogates, U+FFFE/U+FFFF) scans a
+# 4 MB front matter about four times faster than one alternation holding it and the escapes.
+_YAML_UNSAFE_CHAR = re.compile(
+    '[^\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd'
+    '\U00010000-\U0010ffff]')
+_YAML_UNSAFE_ESCAPE = re.compile(r'\\u[dD][89abAB]|\\U')
+
+
+def _yaml_unsafe(text: str) -> bool:
+    """Whether ``text`` holds a character or escape libyaml reads differently from JSON."""
+    return (_YAML_UNSAFE_CHAR.search(text) is not None
+            or _YAML_UNSAFE_ESCAPE.search(text) is not None)
+
+
 # PyYAML's YAML 1.1 float rule: 1e5 is a string there, 1.0e+5 a float.
 _YAML_FLOAT = re.compile(r'[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?$')
 
@@ -162,7 +172,7 @@ def _split_front_matter(data: bytes):
 
 def _fast_front_matter(front: str, first_line: int):
     """Parse the canonical form; return (mapping, key lines, item lines) or None to fall back."""
-    if _YAML_UNSAFE.search(front) or '\t' in front:
+    if _yaml_unsafe(front):
         return None
     lines = front.split('\n')
     if lines and lines[-1] == '':
@@ -492,7 +502,7 @@ def _float(value: float) -> str:
 def _flow(value: Any) -> str:
     """Render a value as one-line YAML flow that ``_fast_loads`` reads back identically."""
     if isinstance(value, str):
-        if _YAML_UNSAFE.search(value) or '\t' in value:
+        if _yaml_unsafe(value):
             raise _NotCanonical('string needs YAML escaping')
         return _quote(value)
     if value is True:
