@@ -143,7 +143,7 @@ def test_sigkill_of_the_cli_never_loses_durable_data(tmp_path):
     outcomes = {'ingest': 0, 'dream': 0}
     while kills < KILLS:
         attempts += 1
-        assert attempts < KILLS * 4, f'only {kills} of {attempts} runs could be killed'
+        assert attempts < KILLS * 10, f'only {kills} of {attempts} runs could be killed'
         items = day_observations(day, chance)
         source = tmp_path / 'today.jsonl'
         write_jsonl(source, items)
@@ -172,6 +172,8 @@ def test_sigkill_of_the_cli_never_loses_durable_data(tmp_path):
             outcomes[target] += 1
         else:
             assert process.returncode == 0, stderr.decode()
+            # Finished first (the machine got faster than at calibration): aim earlier.
+            longest_s = max(imports_s, longest_s * 0.9)
         where = f'{target} of day {day} killed after {delay:.3f} s'
 
         after = durable_state(directory)
