@@ -499,7 +499,7 @@ def test_the_canonical_form_is_plain_yaml_with_the_same_meaning(now):
     document.entries.append(new_entry('behavior_pattern', 'Say "hi" — then: go {fast}?', 0.3,
                                       now, tags=['a: b', '#x']))
     data = render(document)
-    front, _, body = memory_file._split_front_matter(data)
+    front, _, _ = memory_file._split_front_matter(data)
     front_text = front.decode('utf-8')
     plain = yaml.safe_load(front_text)
     fast, _, _ = memory_file._fast_front_matter(front_text, 2)
