@@ -242,6 +242,10 @@ def cmd_prune(args, memory: MemoryFile) -> int:
     """Prune entries below prune_min (archived first)."""
     now = _now(args)
     config = _config(args)
+    if not memory.exists():
+        # A mistyped --file must not create an empty memory file and report success.
+        raise MemoryFileError('no memory file here, so nothing to prune; check --file and '
+                              '$CASTOR_ROBOT_MEMORY_FILE', memory.path)
     if args.dry_run:
         outcome = lifecycle.prune(memory.load(now).document.entries, now, config)
     else:

@@ -218,6 +218,15 @@ def test_prune_at_a_far_future_moment_holds_entries_back(memory, capsys):
     assert len(archived) == 2
 
 
+def test_prune_of_a_missing_file_exits_1_and_creates_nothing(tmp_path, capsys):
+    missing = tmp_path / 'typo.md'
+    for extra in ([], ['--dry-run']):
+        code, out, err = run(capsys, 'prune', '--file', missing, *extra)
+        assert code == 1 and out == ''
+        assert 'typo.md' in err
+    assert list(tmp_path.iterdir()) == []
+
+
 # ---------------------------------------------------------------------------- export
 
 def test_export_json_has_every_entry_with_its_effective_confidence(memory, capsys):
