@@ -518,6 +518,23 @@ def test_the_canonical_form_is_plain_yaml_with_the_same_meaning(now):
                if line.startswith('-'))
 
 
+@pytest.mark.parametrize('number, meaning', [
+    ('0.92', 0.92), ('9.2e-1', 0.92), ('9.2E-1', 0.92), ('92e-2', '92e-2'), ('1e0', '1e0'),
+])
+def test_a_hand_edited_canonical_line_means_what_libyaml_reads(number, meaning, now):
+    # YAML 1.1 (libyaml) reads 92e-2 as a string, not a float; the fast path must agree.
+    document = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now).document
+    data = render(document).replace(b'"confidence": 0.92', b'"confidence": ' + number.encode())
+    front = memory_file._split_front_matter(data)[0].decode('utf-8')
+    fast = memory_file._fast_front_matter(front, 2)
+    assert fast is not None
+    assert fast[0] == memory_file._yaml_front_matter(front, 2)
+    raw = fast[0]['entries'][0]['confidence']
+    assert raw == meaning and type(raw) is type(meaning)
+    # A numeric string is then taken as the number it spells (lax validation).
+    assert parse_bytes(data, now).document.entries[0].confidence == float(number)
+
+
 def test_saving_never_changes_a_confidence_over_many_cycles(now, memory_path):
     memory_path.write_bytes(SPEC_EXAMPLE.encode('utf-8'))
     memory = MemoryFile(memory_path)
