@@ -98,7 +98,7 @@ def add_commands(subparsers, common_parents) -> None:
     forget.add_argument('--dry-run', action='store_true', help='only list what would be '
                                                                'forgotten')
 
-    mcp = subparsers.add_parser('mcp', parents=list(common_parents),
+    mcp = subparsers.add_parser('mcp', parents=list(common_parents) + [clock],
                                 help='run a Model Context Protocol server on stdio (tools: '
                                      'learn, recall, forget, get_context)')
     mcp.add_argument('--trust', choices=SENSITIVITIES, default='medium',
@@ -193,7 +193,9 @@ def cmd_forget(args, memory) -> int:
 def cmd_mcp(args, memory) -> int:
     """Serve the MCP tools on standard input and output until the client leaves."""
     from robot_memory import mcp_server
-    mcp_server.serve(memory.path, db_path(args, memory), trust=args.trust, vectors=args.vectors)
+    clock = (lambda: args.now) if args.now else None
+    mcp_server.serve(memory.path, db_path(args, memory), trust=args.trust, vectors=args.vectors,
+                     clock=clock)
     return 0
 
 

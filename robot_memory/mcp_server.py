@@ -92,9 +92,10 @@ def build_server(memory_path, db_path, trust: str = 'medium', vectors: bool = Fa
     return server
 
 
-def serve(memory_path, db_path, trust: str = 'medium', vectors: bool = False) -> None:
+def serve(memory_path, db_path, trust: str = 'medium', vectors: bool = False,
+          clock=None) -> None:
     """Run the server on standard input / output until the client disconnects."""
-    server = build_server(pathlib.Path(memory_path), db_path, trust, vectors)
+    server = build_server(pathlib.Path(memory_path), db_path, trust, vectors, clock or _now)
     try:
         server.run('stdio')
     finally:

@@ -300,5 +300,5 @@ def _exists(substrate, record_id: str) -> bool:
 
 def _same_text(substrate, record: dict) -> Optional[bool]:
     return bool(substrate.db.conn.execute(
-        'SELECT 1 FROM substrate_records WHERE content_hash = ? AND type = ? LIMIT 1',
+        'SELECT 1 FROM substrate_records WHERE content_hash = ? AND +type = ? LIMIT 1',
         (textrules.content_hash(record.get('text', '')), record.get('type'))).fetchone())

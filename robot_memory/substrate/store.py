@@ -29,7 +29,8 @@ is ever visible.
 
 Trust gating in ``recall``: a record whose sensitivity is at most the caller's trust
 level is returned in full; one level above is *redacted* (id, type, sensitivity, status
-and score only); two or more levels above is *withheld* (only counted).
+and score only); two or more levels above is *withheld*: left out, and counted among the
+candidates recall examined (``RecallResult.withheld``; not a census, so recall stays fast).
 """
 
 import contextlib
@@ -706,7 +707,7 @@ class Substrate:
                       record_id: str, actor: str) -> tuple:
         key = (textrules.normalise(data['subject']), textrules.normalise(data['predicate']),
                _condition_key(data.get('validity') or {}))
-        rows = self._rows("type = 'semantic' AND status = 'active' AND subject = ? AND "
+        rows = self._rows("+type = 'semantic' AND +status = 'active' AND subject = ? AND "
                           'predicate = ? AND condition_key = ?', key)
         if not rows:
             return 'created', [], None
@@ -734,7 +735,7 @@ class Substrate:
                      (_dumps(payload), row['id']))
 
     def _find_duplicate(self, kind: str, text: str) -> Optional[tuple]:
-        rows = self._rows(f'content_hash = ? AND type = ? AND status IN {LIVE}',
+        rows = self._rows(f'content_hash = ? AND +type = ? AND +status IN {LIVE}',
                           (textrules.content_hash(text), kind))
         if rows:
             return rows[0], 'exact', 1.0
@@ -773,6 +774,40 @@ class Substrate:
             chunk = seqs[start:start + 500]
             rows += self._rows(f'seq IN ({", ".join("?" * len(chunk))})', chunk)
         return rows
+
+    def learn_many(self, texts: Iterable[str], now: dt.datetime, type: Optional[str] = None,
+                   sensitivity: Optional[str] = None, confidence: float = 0.7,
+                   actor: str = 'bulk') -> int:
+        """Bulk-load texts in one transaction (exact-text dedup only); returns rows added."""
+        now_s = _epoch(now)
+        confidence = self._check_unit(confidence, 'confidence')
+        added = 0
+        with self._write() as conn:
+            for text in texts:
+                text = self._check_text(text)
+                kind = self._check_type(type) if type is not None else textrules.classify(text)
+                level = sensitivity or self.default_sensitivity
+                _level(level, 'sensitivity')
+                if self._rows(f'content_hash = ? AND +type = ? AND +status IN {LIVE}',
+                              (textrules.content_hash(text), kind)):
+                    continue
+                record_id = str(uuid.uuid4())
+                data = self._build_payload(kind, text, None, {}, None, now, record_id)
+                if kind == 'semantic':
+                    action, replaced, same = self._resolve_fact(conn, now_s, data, confidence,
+                                                                'supersede', record_id, actor)
+                    if same is not None:
+                        continue
+                self._insert(conn, now_s, record_id, kind, text, [], {}, data, level, confidence,
+                             0.7, DEFAULT_DECAY[kind], False, [], None, actor)
+                self._audit(conn, now_s, record_id, 'create', actor, 'bulk load',
+                            {'type': kind})
+                for old in replaced if kind == 'semantic' else ():
+                    self._relate(conn, now_s, record_id, 'supersedes', old)
+                    self._audit(conn, now_s, old, 'supersede', actor, 'bulk load',
+                                {'by': record_id})
+                added += 1
+        return added
 
     # ------------------------------------------------------------------ import
 
@@ -818,7 +853,7 @@ class Substrate:
 
     def _contest_collision(self, conn, now_s: float, record_id: str) -> str:
         row = self._row(record_id)
-        others = self._rows("type = 'semantic' AND status = 'active' AND subject = ? AND "
+        others = self._rows("+type = 'semantic' AND +status = 'active' AND subject = ? AND "
                             'predicate = ? AND condition_key = ? AND id != ?',
                             (row['subject'], row['predicate'], row['condition_key'], record_id))
         for other in others:
@@ -880,13 +915,14 @@ class Substrate:
                near=None, max_distance: Optional[float] = None,
                position_path: str = 'context.position', vectors: Optional[bool] = None,
                include_inactive: bool = False, reinforce: bool = True,
-               min_confidence: float = 0.0) -> RecallResult:
+               min_confidence: float = 0.0, keywords: bool = True) -> RecallResult:
         """Find records for ``query``: BM25 (+ vectors) merged by RRF, weighted, trust-gated.
 
         score = RRF (k=60) x (0.5 + 0.5 x confidence) x (0.5 + 0.5 x effective salience).
         ``filters`` select on context fields; ``near`` (x, y[, z]) sorts the matches
         nearest first by ``position_path`` (records without a position go last, or are
-        dropped when ``max_distance`` is given). Returned, unredacted hits get their access
+        dropped when ``max_distance`` is given). ``keywords=False`` searches vectors only.
+        Returned, unredacted hits get their access
         count incremented and their salience reinforced by ``recall_gain`` (``reinforce``).
         """
         if not isinstance(query, str) or not query.strip():
@@ -918,7 +954,9 @@ class Substrate:
         now_s = _epoch(now)
         statuses = ('active', 'contested', 'retracted', 'superseded') if include_inactive \
             else RECALLABLE
-        fts = textrules.fts_query(query)
+        if not keywords and not use_vectors:
+            raise SubstrateError('keywords=False needs vectors; nothing would be searched')
+        fts = textrules.fts_query(query) if keywords else None
 
         def eligible(row):
             if row['status'] not in statuses:
@@ -929,23 +967,24 @@ class Substrate:
                 return False
             if row['confidence'] < min_confidence:
                 return False
-            if SENSITIVITIES.index(row['sensitivity']) > trust_level + 1:
-                return False
             if compiled and not matches(json.loads(row['context']), compiled):
                 return False
             if max_distance is not None:
                 where = position_of(json.loads(row['context']), position_parts[1:])
                 if where is None or distance(point, where) > max_distance:
                     return False
+            if SENSITIVITIES.index(row['sensitivity']) > trust_level + 1:
+                withheld.add(row['seq'])
+                return False
             return True
 
         wanted = k if point is None else max(k * 4, 50)
+        withheld = set()
         with self._lock:
-            keyword, rows = self._keyword_candidates(fts, wanted, eligible)
+            keyword, rows = self._keyword_candidates(query, keywords, wanted, eligible)
             vector = []
             if use_vectors:
                 vector = self._vector_candidates(query, wanted, eligible, rows)
-            withheld = self._count_withheld(fts, trust_level) if fts else 0
         fused = {}
         for rank, seq in enumerate(keyword):
             fused.setdefault(seq, [0.0, None, None])
@@ -988,28 +1027,40 @@ class Substrate:
                 row['access_count'] + (1 if reinforce else 0)))
         recall_id = self._log_recall(now_s, used, reinforce) if used else None
         mode = 'hybrid' if use_vectors and fts else ('vector' if use_vectors else 'keyword')
-        return RecallResult(query, hits, withheld, redacted, mode, recall_id)
+        return RecallResult(query, hits, len(withheld), redacted, mode, recall_id)
 
-    def _keyword_candidates(self, fts: Optional[str], wanted: int, eligible) -> tuple:
-        order, rows = [], {}
-        if fts is None:
+    def _keyword_candidates(self, query: str, keywords: bool, wanted: int, eligible) -> tuple:
+        """BM25 candidates: records with every word first, then (if too few) any word."""
+        order, rows, seen = [], {}, set()
+        if not keywords:
             return order, rows
-        limit = max(wanted * 3, 30)
-        offset = 0
-        while len(order) < wanted:
-            seqs = [seq for seq, in self.db.conn.execute(
-                'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
-                'ORDER BY bm25(substrate_fts, 1.0, 0.5) LIMIT ? OFFSET ?', (fts, limit, offset))]
-            found = {row['seq']: row for row in self._rows_by_seq(seqs)}
-            for seq in seqs:
-                row = found.get(seq)
-                if row is not None and eligible(row):
-                    order.append(seq)
-                    rows[seq] = row
-            if len(seqs) < limit:
+        every = textrules.fts_query(query, operator='AND')
+        any_word = textrules.fts_query(query)
+        if any_word is None:
+            return order, rows
+        passes = [every, any_word] if every != any_word else [any_word]
+        for fts in passes:
+            limit = max(wanted * 3, 30)
+            offset = 0
+            while len(order) < wanted:
+                seqs = [seq for seq, in self.db.conn.execute(
+                    'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
+                    'ORDER BY bm25(substrate_fts, 1.0, 0.5) LIMIT ? OFFSET ?',
+                    (fts, limit, offset))]
+                fresh = [seq for seq in seqs if seq not in seen]
+                seen.update(fresh)
+                found = {row['seq']: row for row in self._rows_by_seq(fresh)}
+                for seq in fresh:
+                    row = found.get(seq)
+                    if row is not None and eligible(row):
+                        order.append(seq)
+                        rows[seq] = row
+                if len(seqs) < limit:
+                    break
+                offset += limit
+                limit *= 4
+            if len(order) >= wanted:
                 break
-            offset += limit
-            limit *= 4
         return order, rows
 
     def _vector_candidates(self, query: str, wanted: int, eligible, rows: dict) -> list:
@@ -1031,15 +1082,6 @@ class Substrate:
             if len(order) >= wanted:
                 break
         return order
-
-    def _count_withheld(self, fts: str, trust_level: int) -> int:
-        hidden = SENSITIVITIES[trust_level + 2:]
-        if not hidden:
-            return 0
-        return self.db.conn.execute(
-            'SELECT count(*) FROM substrate_records WHERE seq IN (SELECT rowid FROM substrate_fts '
-            f'WHERE substrate_fts MATCH ?) AND status IN {RECALLABLE} AND sensitivity IN '
-            f'({", ".join("?" * len(hidden))})', (fts, *hidden)).fetchone()[0]
 
     def _log_recall(self, now_s: float, used: list, reinforce: bool) -> int:
         with self._write() as conn:
@@ -1195,7 +1237,7 @@ class Substrate:
                   object=None, confidence: Optional[float] = None, tags=None,
                   context: Optional[dict] = None, provenance=(),
                   actor: str = 'api') -> RevisionResult:
-        """Replace a record by a new version; the old one becomes ``superseded`` (one transaction)."""
+        """Replace a record by a new version; the old one becomes ``superseded``, atomically."""
         reason = self._check_reason(reason)
         now_s = _epoch(now)
         sources = self._check_provenance(provenance)

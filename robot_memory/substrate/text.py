@@ -67,8 +67,8 @@ def jaccard(left: set, right: set) -> float:
     return len(left & right) / len(left | right)
 
 
-def fts_query(text: str, max_terms: int = 32) -> Optional[str]:
-    """A safe FTS5 OR-query of the words of ``text``, or None when it has no words."""
+def fts_query(text: str, max_terms: int = 32, operator: str = 'OR') -> Optional[str]:
+    """A safe FTS5 query (words joined by OR or AND) of ``text``, or None without words."""
     seen, terms = set(), []
     for word in tokens(text):
         if word in seen:
@@ -78,7 +78,10 @@ def fts_query(text: str, max_terms: int = 32) -> Optional[str]:
     if not terms:
         return None
     meaningful = [word for word in terms if word not in _STOPWORDS] or terms
-    return ' OR '.join('"' + word.replace('"', '""') + '"' for word in meaningful[:max_terms])
+    if operator not in ('OR', 'AND'):
+        raise ValueError(f'operator must be OR or AND, got {operator!r}')
+    return f' {operator} '.join('"' + word.replace('"', '""') + '"'
+                                for word in meaningful[:max_terms])
 
 
 def looks_secret(text: str) -> bool:

@@ -1,0 +1,172 @@
+"""The substrate's CLI commands, RLM-MEM import/export and the recall benchmark's smoke run."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from robot_memory import cli
+from robot_memory.substrate import Substrate
+from robot_memory.substrate import SubstrateError
+from robot_memory.substrate.rlm import check_chunk_id
+from robot_memory.substrate.rlm import export_chunks
+from robot_memory.substrate.rlm import import_chunks
+from test_substrate import DAY
+from test_substrate import NOW
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+AT = '2026-04-01T12:00:00Z'
+
+
+def run(capsys, *argv):
+    """Run the CLI; returns (exit code, stdout, stderr)."""
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_learn_recall_forget_from_the_command_line(tmp_path, capsys):
+    memory = str(tmp_path / 'robot-memory.md')
+    code, out, _ = run(capsys, 'learn', 'The charging dock is in the hallway', '--file', memory,
+                       '--context', '{"battery": 0.1}', '--tag', 'dock', '--now', AT)
+    assert code == 0 and out.startswith('created semantic ')
+    code, out, _ = run(capsys, 'learn', 'the charging dock is in the hallway', '--file', memory,
+                       '--json', '--now', AT)
+    assert json.loads(out)['action'] == 'reinforced'
+    code, out, _ = run(capsys, 'recall', 'charging dock', '--file', memory, '--json',
+                       '--filter', '{"context.battery": {"$lt": 0.2}}', '--now', AT)
+    result = json.loads(out)
+    assert code == 0 and result['hits'][0]['tags'] == ['dock']
+    code, out, _ = run(capsys, 'recall', 'dock', '--file', memory, '--vectors', '--now', AT)
+    assert code == 0 and 'The charging dock is in the hallway' in out
+    code, _, err = run(capsys, 'recall', '  ', '--file', memory)
+    assert code == 1 and 'query is empty' in err
+    code, out, _ = run(capsys, 'forget', 'charging dock', '--reason', 'moved', '--file', memory)
+    assert code == 0 and out.startswith('archived ')
+    code, _, err = run(capsys, 'recall', 'dock', '--file', memory)
+    assert code == 1 and 'no records matched' in err
+    with Substrate(tmp_path / 'robot-memory.db') as substrate:
+        assert substrate.metrics(NOW)['by_status'] == {'archived': 1}
+
+
+def test_stats_include_substrate_metrics(tmp_path, capsys):
+    from conftest import SPEC_EXAMPLE
+    memory = tmp_path / 'robot-memory.md'
+    memory.write_text(SPEC_EXAMPLE, encoding='utf-8')
+    code, out, _ = run(capsys, 'stats', '--file', str(memory), '--json')
+    assert code == 0 and json.loads(out)['substrate'] is None
+    assert not (tmp_path / 'robot-memory.db').exists()
+    run(capsys, 'learn', 'The lift is slow', '--file', str(memory))
+    code, out, _ = run(capsys, 'stats', '--file', str(memory), '--json')
+    assert json.loads(out)['substrate']['by_type']['semantic'] == 1
+    code, out, _ = run(capsys, 'stats', '--file', str(memory))
+    assert 'substrate records: 1' in out
+
+
+def test_every_substrate_command_and_option_has_help():
+    parser = cli.build_parser()
+    commands = next(action for action in parser._actions if action.dest == 'command')
+    for name in ('learn', 'recall', 'forget', 'mcp', 'import-rlm', 'export-rlm'):
+        assert cli.COMMANDS[name].__doc__
+        for action in commands.choices[name]._actions:
+            assert action.help, f'{name} {action.dest} has no help text'
+
+
+def test_rlm_chunks_round_trip_with_links(tmp_path):
+    with Substrate(tmp_path / 'a.db') as source:
+        dock = source.learn('The charging dock is in the hallway', now=NOW, tags=['dock'],
+                            context={'conversation_id': 'conv-1'}).record_id
+        proof = source.learn('At 09:00 the robot docked in the hallway', now=NOW).record_id
+        source.relate(proof, 'supports', dock, NOW)
+        gone = source.learn('The old dock was in the garage', now=NOW).record_id
+        source.forget(gone, 'obsolete', NOW)
+        report = export_chunks(source, tmp_path / 'rlm', NOW)
+    assert len(report.written) == 3 and report.archived == 1
+    files = sorted((tmp_path / 'rlm' / 'chunks').glob('*/*.json'))
+    assert len(files) == 2 and len(list((tmp_path / 'rlm' / 'archive').glob('*.json'))) == 1
+    chunks = {json.loads(path.read_text())['content']: json.loads(path.read_text())
+              for path in files}
+    fact = chunks['The charging dock is in the hallway']
+    assert fact['type'] == 'fact' and fact['links']['context_of'] == ['conv-1']
+    assert set(fact) >= {'id', 'content', 'tokens', 'type', 'metadata', 'links', 'tags'}
+    event = chunks['At 09:00 the robot docked in the hallway']
+    assert event['links']['supports'] == [fact['id']]
+    assert json.loads((tmp_path / 'rlm' / 'index' / 'tag_index.json').read_text()) == {
+        'dock': [fact['id']]}
+    with Substrate(tmp_path / 'b.db') as target:
+        imported = import_chunks(target, tmp_path / 'rlm', NOW + DAY)
+        assert len(imported.imported) == 3 and imported.links == 1 and not imported.refused
+        assert target.get(dock).text == 'The charging dock is in the hallway'
+        assert target.get(proof).relations[0].predicate == 'supports'
+        assert target.get(gone).status == 'archived'
+        again = import_chunks(target, tmp_path / 'rlm', NOW + DAY)
+        assert len(again.duplicates) == 3 and not again.imported
+
+
+def test_plain_rlm_chunks_are_mapped_by_type(tmp_path):
+    directory = tmp_path / 'brain' / 'chunks' / '2026-02'
+    directory.mkdir(parents=True)
+    chunks = [
+        {'id': 'chunk-2026-02-10-a1b2c3d4', 'content': 'User prefers Python over JavaScript',
+         'tokens': 12, 'type': 'preference',
+         'metadata': {'created': '2026-02-10T21:37:00Z', 'conversation_id': 'conv-123',
+                      'source': 'interaction', 'confidence': 0.95, 'access_count': 3},
+         'links': {'context_of': ['conv-123'], 'related_to': ['chunk-2026-02-10-b1b2c3d4']},
+         'tags': ['coding']},
+        {'id': 'chunk-2026-02-10-b1b2c3d4', 'content': 'Decided to use RLM instead of RAG',
+         'tokens': 9, 'type': 'decision', 'metadata': {'created': '2026-02-10T21:40:00Z'},
+         'links': {}},
+        {'id': '../../etc/passwd', 'content': 'x', 'tokens': 1, 'type': 'note',
+         'metadata': {}, 'links': {}},
+    ]
+    for index, chunk in enumerate(chunks):
+        (directory / f'chunk-{index}.json').write_text(json.dumps(chunk))
+    (directory / 'chunk-broken.json').write_text('{not json')
+    with Substrate(tmp_path / 'c.db') as target:
+        report = import_chunks(target, tmp_path / 'brain', NOW)
+        assert len(report.imported) == 2 and report.links == 1
+        assert len(report.refused) == 2
+        assert any('path separator' in problem for problem in report.refused)
+        hit = target.recall('python', now=NOW).hits[0]
+        assert hit.payload['predicate'] == 'prefers'
+        assert hit.context == {'conversation_id': 'conv-123'} and hit.tags == ['coding']
+
+
+@pytest.mark.parametrize('bad, message', [
+    ('../x', 'path separator'), ('..', '".."'), ('/etc/passwd', 'path separator'),
+    ('a\x00b', 'NUL'), ('a\\b', 'path separator'), ('C:evil', 'absolute'), ('', 'non-empty'),
+    ('chunk id', 'characters outside'),
+])
+def test_chunk_ids_are_checked_against_path_traversal(bad, message):
+    with pytest.raises(SubstrateError, match=message):
+        check_chunk_id(bad)
+    assert check_chunk_id('chunk-2026-02-10-a1b2c3d4') == 'chunk-2026-02-10-a1b2c3d4'
+
+
+def test_recall_benchmark_quick_run_prints_json_lines():
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    run = subprocess.run([sys.executable, str(REPO / 'bench' / 'bench_recall.py'), '--quick'],
+                         cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stderr
+    records = [json.loads(line) for line in run.stdout.splitlines()]
+    keyword = [record for record in records if record['bench'] == 'recall_keyword']
+    assert len(keyword) == 1 and keyword[0]['n'] == 1000
+    assert {'p50_ms', 'p99_ms', 'baseline_p50_ms', 'ratio', 'goal'} <= set(keyword[0])
+    assert keyword[0]['p99_ms'] >= keyword[0]['p50_ms'] > 0
+    quality = [record for record in records if record['bench'] == 'recall_quality']
+    assert len(quality) == 1
+    for mode in ('keyword', 'vector', 'hybrid'):
+        assert 0.0 <= quality[0][f'{mode}_recall_at_5'] <= 1.0
+
+
+def test_quality_set_is_large_enough():
+    lines = [json.loads(line) for line in
+             (REPO / 'bench' / 'data' / 'recall_quality.jsonl').read_text().splitlines()]
+    queries = [line for line in lines if 'query' in line]
+    memories = {line['memory'] for line in lines if 'memory' in line}
+    assert len(queries) >= 100
+    assert all(line['answer'] in memories for line in queries)
