@@ -120,14 +120,14 @@ def add_commands(subparsers, common_parents) -> None:
 
 def _clock_parser():
     clock = argparse.ArgumentParser(add_help=False)
-    clock.add_argument('--now', type=_iso_time, metavar='ISO-TIME',
+    clock.add_argument('--at', type=_iso_time, metavar='ISO-TIME',
                        help='act as of this moment instead of the clock (e.g. '
                             '2026-05-01T03:00:00Z)')
     return clock
 
 
 def _now(args) -> dt.datetime:
-    return getattr(args, 'now', None) or dt.datetime.now(UTC)
+    return getattr(args, 'at', None) or dt.datetime.now(UTC)
 
 
 def db_path(args, memory) -> pathlib.Path:
@@ -193,7 +193,7 @@ def cmd_forget(args, memory) -> int:
 def cmd_mcp(args, memory) -> int:
     """Serve the MCP tools on standard input and output until the client leaves."""
     from robot_memory import mcp_server
-    clock = (lambda: args.now) if args.now else None
+    clock = (lambda: args.at) if args.at else None
     mcp_server.serve(memory.path, db_path(args, memory), trust=args.trust, vectors=args.vectors,
                      clock=clock)
     return 0

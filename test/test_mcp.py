@@ -26,7 +26,7 @@ async def _session_run(memory_path: pathlib.Path) -> dict:
     params = StdioServerParameters(
         command=sys.executable, args=['-m', 'robot_memory.cli', 'mcp', '--file',
                                       str(memory_path), '--trust', 'low',
-                                      '--now', '2026-04-01T03:00:00Z'],
+                                      '--at', '2026-04-01T03:00:00Z'],
         cwd=str(REPO), env=env)
     seen = {}
     with open(os.devnull, 'w') as errors:

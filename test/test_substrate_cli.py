@@ -31,16 +31,16 @@ def run(capsys, *argv):
 def test_learn_recall_forget_from_the_command_line(tmp_path, capsys):
     memory = str(tmp_path / 'robot-memory.md')
     code, out, _ = run(capsys, 'learn', 'The charging dock is in the hallway', '--file', memory,
-                       '--context', '{"battery": 0.1}', '--tag', 'dock', '--now', AT)
+                       '--context', '{"battery": 0.1}', '--tag', 'dock', '--at', AT)
     assert code == 0 and out.startswith('created semantic ')
     code, out, _ = run(capsys, 'learn', 'the charging dock is in the hallway', '--file', memory,
-                       '--json', '--now', AT)
+                       '--json', '--at', AT)
     assert json.loads(out)['action'] == 'reinforced'
     code, out, _ = run(capsys, 'recall', 'charging dock', '--file', memory, '--json',
-                       '--filter', '{"context.battery": {"$lt": 0.2}}', '--now', AT)
+                       '--filter', '{"context.battery": {"$lt": 0.2}}', '--at', AT)
     result = json.loads(out)
     assert code == 0 and result['hits'][0]['tags'] == ['dock']
-    code, out, _ = run(capsys, 'recall', 'dock', '--file', memory, '--vectors', '--now', AT)
+    code, out, _ = run(capsys, 'recall', 'dock', '--file', memory, '--vectors', '--at', AT)
     assert code == 0 and 'The charging dock is in the hallway' in out
     code, _, err = run(capsys, 'recall', '  ', '--file', memory)
     assert code == 1 and 'query is empty' in err
