@@ -177,20 +177,10 @@ def cmd_validate(args, memory: MemoryFile) -> int:
 def collect_stats(document, now, config, path=None) -> dict:
     """Counts by type and band, peers and file facts, as a plain dict."""
     by_type = collections.Counter({name: 0 for name in ENTRY_TYPES})
-    by_band = collections.Counter({'high': 0, 'medium': 0, 'low': 0, 'below_threshold': 0})
     for entry in document.entries:
         by_type[entry.type] += 1
-        if entry.type == 'resolved':
-            continue
-        confidence = lifecycle.effective_confidence(entry, now, config)
-        if confidence < config.inject_min:
-            by_band['below_threshold'] += 1
-        elif confidence >= config.band_high:
-            by_band['high'] += 1
-        elif confidence >= config.band_medium:
-            by_band['medium'] += 1
-        else:
-            by_band['low'] += 1
+    by_band = lifecycle.band_counts(document.entries, now, config)
+    del by_band['resolved']  # shown by type
     prunable = sum(1 for entry in document.entries
                    if lifecycle.effective_confidence(entry, now, config) < config.prune_min)
     stats = {

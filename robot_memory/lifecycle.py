@@ -104,6 +104,25 @@ def band(confidence: float, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
     return '🟢'
 
 
+def band_counts(entries, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG) -> dict:
+    """Own entries by band at ``now``: high, medium, low, below_threshold and resolved."""
+    counts = {'high': 0, 'medium': 0, 'low': 0, 'below_threshold': 0, 'resolved': 0}
+    for entry in entries:
+        if entry.type == 'resolved':
+            counts['resolved'] += 1
+            continue
+        confidence = effective_confidence(entry, now, config)
+        if confidence < config.inject_min:
+            counts['below_threshold'] += 1
+        elif confidence >= config.band_high:
+            counts['high'] += 1
+        elif confidence >= config.band_medium:
+            counts['medium'] += 1
+        else:
+            counts['low'] += 1
+    return counts
+
+
 @dataclasses.dataclass(frozen=True)
 class PrunedEntry:
     """An entry removed by pruning, with its effective confidence at that moment."""

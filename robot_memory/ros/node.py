@@ -461,20 +461,7 @@ class MemoryNode(Node):
             'refused': self.refused, 'database_bytes': db_bytes}))
 
         config = self.settings.lifecycle
-        bands = {'high': 0, 'medium': 0, 'low': 0, 'below_threshold': 0, 'resolved': 0}
-        for entry in document.entries:
-            if entry.type == 'resolved':
-                bands['resolved'] += 1
-                continue
-            confidence = lifecycle.effective_confidence(entry, now, config)
-            if confidence < config.inject_min:
-                bands['below_threshold'] += 1
-            elif confidence >= config.band_high:
-                bands['high'] += 1
-            elif confidence >= config.band_medium:
-                bands['medium'] += 1
-            else:
-                bands['low'] += 1
+        bands = lifecycle.band_counts(document.entries, now, config)
         bands['peers'] = len(document.peer_context or [])
         statuses.append(self._status(
             'entries', OK, f'🔴 {bands["high"]} 🟡 {bands["medium"]} 🟢 {bands["low"]}', bands))
