@@ -269,9 +269,12 @@ class EvidenceStore:
         self.retention_days = retention_days
         self.ok_heartbeat_s = ok_heartbeat_s
         self._buffer = []
+        self._flush_backoff = 0
         self._ok_last = {}
         self._lock = threading.RLock()
         self.dropped = 0
+        # The error of the last failed flush (None once a flush succeeds).
+        self.write_error = None
         self.on_corrupt = on_corrupt
         # Where a damaged database was moved by this store, and notes for the next report.
         self.set_aside_to = None
@@ -438,7 +441,15 @@ class EvidenceStore:
     # ------------------------------------------------------------------ ingestion
 
     def add(self, observation) -> int:
-        """Buffer the evidence of one observation; returns how many rows it will write."""
+        """Buffer the evidence of one observation; returns how many rows it will write.
+
+        Once ``batch_size`` rows wait, ``add`` writes them. If that write fails (a full
+        disk), the observation is still accepted: it stays buffered with the others,
+        nothing is raised, and :attr:`write_error` says why; the next write is tried when
+        another ``batch_size`` rows have come in, or at ``flush()``, which raises. So an
+        ``add`` that returned was taken exactly once, and one that raised (a naive stamp)
+        was not taken at all.
+        """
         if observation.stamp.tzinfo is None:
             raise ValueError('observation stamps must be aware UTC datetimes, got a naive '
                              f'{observation.stamp.isoformat()}; attach timezone.utc')
@@ -459,8 +470,12 @@ class EvidenceStore:
                 added += 1
             if len(self._ok_last) > 100_000:
                 self._ok_last.clear()
-            if len(self._buffer) >= self.batch_size:
-                self.flush()
+            if len(self._buffer) >= self.batch_size + self._flush_backoff:
+                try:
+                    self.flush()
+                except EvidenceError:
+                    # Kept buffered and reported in write_error; retried a batch later.
+                    self._flush_backoff = len(self._buffer)
         return added
 
     def add_all(self, observations: Iterable) -> int:
@@ -468,7 +483,11 @@ class EvidenceStore:
         return sum(self.add(observation) for observation in observations)
 
     def flush(self) -> int:
-        """Write the buffered rows in one transaction; returns how many were written."""
+        """Write the buffered rows in one transaction; returns how many were written.
+
+        On failure the rows stay buffered (the oldest dropped and counted in ``dropped``
+        beyond 200,000) and EvidenceError says why; it is also kept in ``write_error``.
+        """
         with self._lock:
             rows, self._buffer = self._buffer, []
             if not rows:
@@ -483,8 +502,12 @@ class EvidenceStore:
                     self._buffer = self._buffer[-_MAX_BUFFER:]
                 cause = ('the disk is full; free some space' if is_disk_full(error, self.path)
                          else str(error))
-                raise EvidenceError(f'cannot write observations to {self.path} ({cause}); they '
-                                    'stay buffered and the next flush retries') from None
+                self.write_error = EvidenceError(
+                    f'cannot write observations to {self.path} ({cause}); {len(self._buffer)} '
+                    'stay buffered and the next flush retries')
+                raise self.write_error from None
+            self.write_error = None
+            self._flush_backoff = 0
             return len(rows)
 
     @property

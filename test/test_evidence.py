@@ -238,3 +238,48 @@ def test_strings_sqlite_cannot_store_never_block_a_flush(store):
 def test_bad_settings_are_refused(tmp_path, settings):
     with pytest.raises(ValueError):
         EvidenceStore(tmp_path / 'e.db', **settings)
+
+
+def refuse_writes(store, message='disk I/O error'):
+    """Make every INSERT into observations on this store's connection fail like a bad disk."""
+    store.db.execute('CREATE TEMP TRIGGER refuse_writes BEFORE INSERT ON main.observations '
+                     f"BEGIN SELECT RAISE(ABORT, '{message}'); END")
+
+
+def allow_writes(store):
+    store.db.execute('DROP TRIGGER temp.refuse_writes')
+
+
+def test_a_failed_automatic_flush_keeps_the_observation_and_does_not_raise(tmp_path):
+    # add() buffers; when its automatic flush fails, the observation is accepted (kept in
+    # the buffer, counted in the return value) and nothing is raised, so a caller that
+    # retries on an exception can never store it twice. flush() says what went wrong.
+    with EvidenceStore(tmp_path / 'e.db', batch_size=10) as store:
+        refuse_writes(store)
+        added = sum(store.add(warn(T0 + dt.timedelta(seconds=second)))
+                    for second in range(25))
+        assert added == 25 and store.buffered == 25
+        assert store.observation_count() == 0
+        assert 'cannot write observations' in str(store.write_error)
+        with pytest.raises(ValueError, match='stay buffered'):
+            store.flush()
+        assert store.buffered == 25
+
+        allow_writes(store)
+        store.add(warn(T0 + dt.timedelta(seconds=25)))
+        assert store.flush() == 26
+        assert store.observation_count() == 26 and store.buffered == 0
+        assert store.write_error is None
+
+
+def test_a_failing_disk_is_not_retried_on_every_add(tmp_path, monkeypatch):
+    with EvidenceStore(tmp_path / 'e.db', batch_size=10) as store:
+        refuse_writes(store)
+        attempts = []
+        flush = store.flush
+        monkeypatch.setattr(store, 'flush', lambda: attempts.append(store.buffered) or flush())
+        for second in range(35):
+            store.add(warn(T0 + dt.timedelta(seconds=second)))
+        allow_writes(store)
+        # One attempt when the buffer fills, then one per further batch (not one per add).
+        assert attempts == [10, 20, 30] and store.buffered == 35

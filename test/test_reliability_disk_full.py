@@ -173,6 +173,28 @@ def test_observations_on_a_full_disk_stay_buffered_until_space_returns(tiny_disk
     robot.close()
 
 
+def test_adding_on_a_full_disk_accepts_each_observation_once(tiny_disk):
+    # The automatic flush of add() fails on the full disk: add neither raises nor loses the
+    # observation, so a caller never has a reason to add it again; it is stored exactly once
+    # when space returns.
+    robot = grown(tiny_disk / 'robot', 1)
+    robot.store.batch_size = 50
+    stored = robot.store.observation_count()
+    filler = fill(tiny_disk)
+    robot.fault(2, count=400)
+    assert robot.store.buffered == 400
+    assert FULL in str(robot.store.write_error)
+    with pytest.raises(EvidenceError, match=FULL):
+        robot.store.flush()
+
+    filler.unlink()
+    robot.fault(3, count=10)
+    assert robot.store.flush() == 410
+    assert robot.store.observation_count() == stored + 410
+    assert robot.store.write_error is None
+    robot.close()
+
+
 def cli(*args) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, '-m', 'robot_memory.cli', *map(str, args)],
                           env=child_env(), capture_output=True, text=True, timeout=120)
