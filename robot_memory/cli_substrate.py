@@ -19,6 +19,7 @@ from robot_memory.substrate import rlm
 from robot_memory.substrate import SENSITIVITIES
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
+from robot_memory.substrate.filters import parse_json_object
 from robot_memory.timeutil import UTC
 from robot_memory.timeutil import parse_iso
 
@@ -32,13 +33,9 @@ def _iso_time(text: str) -> dt.datetime:
 
 def _json_object(text: str) -> dict:
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise argparse.ArgumentTypeError(f'not JSON ({error.msg} at column {error.colno})') \
-            from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError('must be a JSON object, e.g. {"room": "kitchen"}')
-    return value
+        return parse_json_object(text, 'the value')
+    except SubstrateError as error:
+        raise argparse.ArgumentTypeError(str(error).replace('the value ', '', 1)) from None
 
 
 def _point(text: str) -> tuple:
@@ -192,7 +189,12 @@ def cmd_forget(args, memory) -> int:
 
 def cmd_mcp(args, memory) -> int:
     """Serve the MCP tools on standard input and output until the client leaves."""
-    from robot_memory import mcp_server
+    try:
+        from robot_memory import mcp_server
+    except ImportError as error:
+        print(f'robot-memory mcp needs the mcp package ({error}); install it with '
+              "pip install 'robot_memory[mcp]' (scripts/setup.sh installs it)", file=sys.stderr)
+        return 1
     clock = (lambda: args.at) if args.at else None
     mcp_server.serve(memory.path, db_path(args, memory), trust=args.trust, vectors=args.vectors,
                      clock=clock)

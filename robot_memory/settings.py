@@ -6,13 +6,18 @@ both at start-up and on ``ros2 param set``; an invalid value is refused with a r
 that names the parameter. The same specs document ``config/robot_memory.yaml`` (a test
 checks that every parameter is there) and are pure Python (no rclpy).
 
-Three groups: the node's own settings (:class:`NodeSettings`), the RCAN lifecycle
-constants (``lifecycle.LifecycleConfig``, top-level names such as ``decay_per_day``) and
-the dream settings (``autodream.DreamConfig``, names prefixed ``dream.``).
+Four groups: the node's own settings (:class:`NodeSettings`), the RCAN lifecycle
+constants (``lifecycle.LifecycleConfig``, top-level names such as ``decay_per_day``), the
+dream settings (``autodream.DreamConfig``, names prefixed ``dream.``) and the peer
+federation policy (``federation.FederationPolicy``, names prefixed ``federation.``; ROS
+parameters have no maps or nulls, so a key file path is a string, empty for none, and
+``peer_public_keys`` is a list of ``"RRN=path"``).
 """
 
 import dataclasses
+import json
 import re
+import textwrap
 from typing import Any
 
 from pydantic import BaseModel
@@ -22,13 +27,18 @@ from pydantic import ValidationError
 from pydantic import field_validator
 
 from robot_memory.autodream import DreamConfig
+from robot_memory.federation import FederationPolicy
 from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.schema import RRN_PATTERN
+from robot_memory.substrate.models import SENSITIVITIES
+from robot_memory.timeutil import parse_iso
 
 # ROS 2 topic names cannot contain ':', so 'TOPIC:pkg/msg/Type' is unambiguous.
 _TELEMETRY = re.compile(r'^(?P<topic>~?/?[A-Za-z_{][A-Za-z0-9_/{}~]*):'
                         r'(?P<type>[A-Za-z][A-Za-z0-9_]*/msg/[A-Za-z][A-Za-z0-9_]*)$')
 _CLOCK = re.compile(r'^([01][0-9]|2[0-3]):([0-5][0-9])$')
+# A fully qualified node name, e.g. /robot_b/robot_memory.
+_NODE_NAME = re.compile(r'^(/[A-Za-z_][A-Za-z0-9_]*)+$')
 
 
 def _frozen(**kwargs) -> Any:
@@ -80,6 +90,29 @@ class NodeSettings(BaseModel):
                                 description='Memory time runs this many times faster than '
                                             'the wall clock (demos and tests only; 1 on a '
                                             'robot)')
+    time_origin: str = _frozen(default='', description='With time_scale > 1: the wall-clock '
+                               'moment (ISO-8601, e.g. 2026-01-01T00:00:00Z) at which memory '
+                               'time equals wall time, so sped-up peers agree on the time; '
+                               'empty: the node\'s start')
+    peer_nodes: list[str] = Field(
+        default_factory=list,
+        description='Peer robots to sync memory with: the fully qualified names of their '
+                    'robot_memory nodes, e.g. "/robot_b/robot_memory"; their RRNs must also be '
+                    'in federation.allowed_peers')
+    peer_sync_period_s: float = Field(
+        300.0, ge=0.0, le=7 * 86400.0,
+        description='Seconds between syncs with peer_nodes (also on demand: ~/sync_peers); '
+                    '0: on demand only. At least 1 when set')
+    service_max_trust: str = Field(
+        'medium', description='Highest trust level a ~/recall caller may ask for (public | low '
+                              '| medium | high | hyper); records above it are redacted or '
+                              'withheld')
+    substrate_vectors: bool = _frozen(
+        default=False, description='Also search the typed memory by vector similarity (a '
+                                   'small deterministic local embedder; nothing is downloaded)')
+    substrate_metrics_period_s: float = _frozen(
+        default=30.0, ge=1.0, le=86400.0,
+        description='Seconds between recomputing the typed memory metrics shown in diagnostics')
 
     @field_validator('telemetry_topics')
     @classmethod
@@ -103,16 +136,50 @@ class NodeSettings(BaseModel):
                              '(empty disables the nightly dream)')
         return value.strip()
 
-    @field_validator('dream_period_s')
+    @field_validator('dream_period_s', 'peer_sync_period_s')
     @classmethod
     def _period_valid(cls, value: float) -> float:
         if 0.0 < value < 1.0:
             raise ValueError(f'{value} s is too short; use 0 (off) or at least 1 second')
         return value
 
+    @field_validator('time_origin')
+    @classmethod
+    def _origin_valid(cls, value: str) -> str:
+        if value.strip():
+            try:
+                parse_iso(value.strip())
+            except (ValueError, OverflowError):
+                raise ValueError(f'{value!r} is not an ISO-8601 time such as '
+                                 '"2026-01-01T00:00:00Z" (empty: the node\'s start)') from None
+        return value.strip()
+
+    @field_validator('peer_nodes')
+    @classmethod
+    def _peers_valid(cls, value: list) -> list:
+        names = [item.strip() for item in value]
+        for name in names:
+            if not _NODE_NAME.match(name):
+                raise ValueError(f'{name!r} is not a fully qualified node name such as '
+                                 '"/robot_b/robot_memory"')
+        if len(set(names)) != len(names):
+            raise ValueError('a peer node is listed twice')
+        return names
+
+    @field_validator('service_max_trust')
+    @classmethod
+    def _trust_valid(cls, value: str) -> str:
+        if value not in SENSITIVITIES:
+            raise ValueError(f'{value!r} is not one of {" | ".join(SENSITIVITIES)}')
+        return value
+
     def telemetry(self) -> list:
         """The telemetry topics as (topic, 'pkg/msg/Type') pairs."""
         return [tuple(item.split(':', 1)) for item in self.telemetry_topics]
+
+    def origin(self):
+        """time_origin as an aware datetime, or None (the node's start)."""
+        return parse_iso(self.time_origin) if self.time_origin else None
 
     def nightly_time(self):
         """(hour, minute) of the nightly dream, or None when it is off."""
@@ -158,10 +225,34 @@ def _specs_of(model, prefix: str = '', skip=()) -> list:
     return specs
 
 
+FEDERATION = 'federation.'
+# FederationPolicy fields whose Python type has no ROS parameter form: their ROS default
+# and description.
+_FEDERATION_ROS = {
+    'allowed_peers': ([], 'RRNs of the peers whose memory is accepted, e.g. '
+                          '["RRN-000000000002"]; empty: accept none'),
+    'private_key_path': ('', "Path of this robot's Ed25519 private key (PEM, mode 0600) that "
+                             'signs what it shares; empty: payloads are not signed'),
+    'peer_public_keys': ([], 'Public keys of peers, each "RRN=path of its Ed25519 public key '
+                             '(PEM)", e.g. "RRN-000000000002=/etc/robot_memory/b.pub"'),
+}
+
+
+def _federation_specs() -> list:
+    specs = []
+    for spec in _specs_of(FederationPolicy, FEDERATION):
+        ros = _FEDERATION_ROS.get(spec.name[len(FEDERATION):])
+        if ros is not None:
+            spec = dataclasses.replace(spec, default=ros[0], description=ros[1])
+        specs.append(spec)
+    return specs
+
+
 def parameter_specs() -> list:
-    """Every memory_node parameter, node settings first, then lifecycle, then dream."""
+    """Every memory_node parameter: node settings, lifecycle, dream, then federation."""
     return (_specs_of(NodeSettings) + _specs_of(LifecycleConfig)
-            + _specs_of(DreamConfig, 'dream.', skip=('lifecycle', 'rrn')))
+            + _specs_of(DreamConfig, 'dream.', skip=('lifecycle', 'rrn'))
+            + _federation_specs())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,6 +261,7 @@ class Settings:
 
     node: NodeSettings
     dream: DreamConfig
+    federation: FederationPolicy = FederationPolicy()
 
     @property
     def lifecycle(self) -> LifecycleConfig:
@@ -210,4 +302,88 @@ def validate_parameters(values: dict) -> Settings:
         dream = DreamConfig(lifecycle=lifecycle, rrn=node.rrn, **dream_values)
     except ValidationError as error:
         raise ValueError(_reason(error, 'dream.')) from None
-    return Settings(node, dream)
+    federation_values = {key[len(FEDERATION):]: value for key, value in values.items()
+                         if key.startswith(FEDERATION)}
+    try:
+        federation = FederationPolicy(**_federation_fields(federation_values))
+    except ValidationError as error:
+        raise ValueError(_reason(error, FEDERATION)) from None
+    return Settings(node, dream, federation)
+
+
+def _federation_fields(values: dict) -> dict:
+    """ROS parameter values of the federation policy as FederationPolicy fields."""
+    fields = dict(values)
+    if 'private_key_path' in fields:
+        fields['private_key_path'] = fields['private_key_path'] or None
+    if 'allowed_peers' in fields and isinstance(fields['allowed_peers'], list):
+        fields['allowed_peers'] = tuple(item.strip() if isinstance(item, str) else item
+                                        for item in fields['allowed_peers'])
+    keys = fields.get('peer_public_keys')
+    if isinstance(keys, list):
+        mapping = {}
+        for item in keys:
+            rrn, separator, path = str(item).partition('=')
+            if not separator or not rrn.strip() or not path.strip():
+                raise ValueError(f'{FEDERATION}peer_public_keys: {item!r} is not "RRN=path", e.g. '
+                                 '"RRN-000000000002=/etc/robot_memory/b.pub"')
+            if rrn.strip() in mapping:
+                raise ValueError(f'{FEDERATION}peer_public_keys: {rrn.strip()} is listed twice')
+            mapping[rrn.strip()] = path.strip()
+        fields['peer_public_keys'] = mapping
+    return fields
+
+
+_HEADER = """\
+# Parameters of memory_node (robot_memory). Every parameter is listed here with what it
+# means and its allowed values; an invalid value is refused at start-up or on `ros2 param set`
+# with a reason. [read-only] parameters take effect at start-up only.
+#
+#   ros2 launch robot_memory robot_memory_launch.py params_file:=/path/to/this.yaml
+#
+# The lifecycle constants (reinforce_step ... max_prune_fraction) are RCAN Robot Memory Schema
+# 1.0 defaults; robot-memory (the CLI) reads them from this file with --config.
+# (Generated from robot_memory/settings.py: python -m robot_memory.settings > this file.)
+/**:
+  ros__parameters:
+"""
+_SECTIONS = {'reinforce_step': '--- entry lifecycle (RCAN §4) and the context block (§5) ---',
+             'dream.': '--- autodream ---',
+             FEDERATION: '--- peer federation (RCAN §6) ---'}
+
+
+def _yaml_value(value) -> str:
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def render_parameters_file() -> str:
+    """The text of config/robot_memory.yaml: every parameter, its default and description."""
+    lines = [_HEADER.rstrip('\n')]
+    group = ''
+    for spec in parameter_specs():
+        prefix = spec.name.rpartition('.')[0]
+        prefix = prefix + '.' if prefix else ''
+        section = _SECTIONS.get(spec.name) or (_SECTIONS.get(prefix) if prefix != group else None)
+        indent = '    ' + '  ' * bool(prefix)
+        if section:
+            lines += ['', f'    # {section}']
+            if prefix:
+                lines.append(f'    {prefix.rstrip(".")}:')
+        group = prefix
+        comment = spec.description.rstrip('.') + '.'
+        if spec.constraints:
+            comment += f' Allowed: {spec.constraints}.'
+        if spec.read_only:
+            comment += ' [read-only]'
+        lines += textwrap.wrap(comment, width=99, initial_indent=indent + '# ',
+                               subsequent_indent=indent + '# ')
+        lines.append(f'{indent}{spec.name[len(prefix):]}: {_yaml_value(spec.default)}')
+    return '\n'.join(lines) + '\n'
+
+
+if __name__ == '__main__':
+    print(render_parameters_file(), end='')

@@ -7,6 +7,7 @@ import yaml
 
 from conftest import REPO
 from robot_memory.settings import parameter_specs
+from robot_memory.settings import render_parameters_file
 from robot_memory.settings import validate_parameters
 
 
@@ -36,6 +37,25 @@ def test_every_parameter_is_in_the_config_file_with_its_default_and_a_comment():
     assert validate_parameters(values).node.rrn == 'RRN-UNSET'
 
 
+def test_the_config_file_is_exactly_what_the_specs_render():
+    # Regenerate with: python -m robot_memory.settings > config/robot_memory.yaml
+    assert (REPO / 'config' / 'robot_memory.yaml').read_text(encoding='utf-8') == \
+        render_parameters_file()
+
+
+def test_the_federation_policy_comes_from_ros_parameters():
+    settings = validate_parameters({
+        'federation.allowed_peers': ['RRN-000000000002'],
+        'federation.peer_public_keys': ['RRN-000000000002 = /keys/b.pub'],
+        'federation.private_key_path': '', 'peer_nodes': ['/robot_b/robot_memory'],
+        'time_origin': '2026-01-01T00:00:00Z'})
+    policy = settings.federation
+    assert policy.allowed_peers == ('RRN-000000000002',)
+    assert str(policy.peer_public_keys['RRN-000000000002']) == '/keys/b.pub'
+    assert policy.private_key_path is None
+    assert settings.node.origin().isoformat() == '2026-01-01T00:00:00+00:00'
+
+
 def test_the_demo_parameters_are_valid():
     values = _flatten(yaml.safe_load((REPO / 'config' / 'demo.yaml').read_text())['/**']
                       ['ros__parameters'])
@@ -53,6 +73,15 @@ def test_the_demo_parameters_are_valid():
     ({'no_such_parameter': 1}, 'no_such_parameter'),
     ({'inject_min': 0.95}, 'thresholds must satisfy'),
     ({'rrn': '../etc'}, 'rrn'),
+    ({'peer_nodes': ['robot_b']}, 'peer_nodes'),
+    ({'peer_nodes': ['/b/robot_memory', '/b/robot_memory']}, 'listed twice'),
+    ({'peer_sync_period_s': 0.2}, 'peer_sync_period_s'),
+    ({'service_max_trust': 'root'}, 'service_max_trust'),
+    ({'time_origin': 'yesterday'}, 'time_origin'),
+    ({'federation.allowed_peers': ['../etc']}, 'allowed_peers'),
+    ({'federation.peer_public_keys': ['RRN-000000000002']}, 'RRN=path'),
+    ({'federation.max_entries': 0}, 'federation.max_entries'),
+    ({'federation.require_signatures': True}, 'private_key_path'),
 ])
 def test_invalid_values_are_refused_with_a_reason_naming_them(values, named):
     with pytest.raises(ValueError, match=named.replace('.', r'\.')):

@@ -9,13 +9,17 @@ outgoing entries and context blocks become ``robot_memory.msg`` messages.
 import array
 import datetime as dt
 import importlib
-import math
+import json
 
 from builtin_interfaces.msg import Time
 
 from robot_memory.msg import ContextBlock
 from robot_memory.msg import MemoryEntry as MemoryEntryMsg
+from robot_memory.msg import MemoryRecord as MemoryRecordMsg
+from robot_memory.msg import PeerContext
 from robot_memory.timeutil import UTC
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
 
 # Telemetry messages can carry large arrays (point clouds, images): only this many
 # items of any sequence are kept as evidence; numbers beyond are of no use to a rule.
@@ -47,17 +51,20 @@ def import_message_type(type_name: str):
 
 
 def time_to_datetime(stamp) -> dt.datetime:
-    """A builtin_interfaces/Time as an aware UTC datetime."""
-    return dt.datetime.fromtimestamp(stamp.sec + stamp.nanosec * 1e-9, UTC)
+    """A builtin_interfaces/Time as an aware UTC datetime (exact to the microsecond)."""
+    return _EPOCH + dt.timedelta(seconds=int(stamp.sec), microseconds=int(stamp.nanosec) // 1000)
 
 
 def datetime_to_time(value) -> Time:
-    """An aware datetime (or None, as time zero) as builtin_interfaces/Time."""
+    """An aware datetime (or None, as time zero) as builtin_interfaces/Time (exact).
+
+    Exact both ways, so a signed peer payload's timestamps survive the message unchanged.
+    """
     if value is None:
         return Time()
-    seconds = value.timestamp()
-    whole = math.floor(seconds)
-    return Time(sec=int(whole), nanosec=min(999_999_999, int(round((seconds - whole) * 1e9))))
+    delta = value - _EPOCH
+    seconds = delta.days * 86400 + delta.seconds
+    return Time(sec=int(seconds), nanosec=delta.microseconds * 1000)
 
 
 def message_to_data(message, depth: int = 0):
@@ -123,3 +130,44 @@ def context_message(block) -> ContextBlock:
         entries=[entry_message(line) for line in block.entries],
         peer_entries=[entry_message(line) for line in block.peer_entries],
         token_estimate=int(block.token_estimate), omitted=int(block.omitted))
+
+
+# --------------------------------------------------------------------------- federation
+
+def peer_context_data(message) -> dict:
+    """A robot_memory/PeerContext as the plain payload ``federation.validate_payload`` checks."""
+    return {'rrn': message.rrn, 'sent_at': time_to_datetime(message.sent_at),
+            'signature': message.signature,
+            'entries': [{'id': entry.id, 'type': entry.type, 'text': entry.text,
+                         'confidence': float(entry.confidence),
+                         'first_seen': time_to_datetime(entry.first_seen),
+                         'last_reinforced': time_to_datetime(entry.last_reinforced),
+                         'observation_count': int(entry.observation_count),
+                         'tags': list(entry.tags)}
+                        for entry in message.entries]}
+
+
+def peer_context_message(payload) -> PeerContext:
+    """A ``federation.PeerPayload`` as robot_memory/PeerContext."""
+    return PeerContext(
+        rrn=payload.rrn, sent_at=datetime_to_time(payload.sent_at), signature=payload.signature,
+        entries=[MemoryEntryMsg(
+            id=entry.id, type=entry.type, text=entry.text, confidence=float(entry.confidence),
+            effective_confidence=float(entry.confidence),
+            first_seen=datetime_to_time(entry.first_seen),
+            last_reinforced=datetime_to_time(entry.last_reinforced),
+            observation_count=int(entry.observation_count), tags=list(entry.tags))
+            for entry in payload.entries])
+
+
+# --------------------------------------------------------------------------- substrate
+
+def record_message(hit) -> MemoryRecordMsg:
+    """A substrate ``RecallHit`` as robot_memory/MemoryRecord."""
+    extra = {key: value for key, value in (('payload', hit.payload), ('context', hit.context))
+             if value is not None}
+    return MemoryRecordMsg(
+        id=hit.id, type=hit.type, text=hit.text, sensitivity=hit.sensitivity,
+        confidence=float(hit.confidence or 0.0), salience=float(hit.salience or 0.0),
+        score=float(hit.score), redacted=bool(hit.redacted), tags=list(hit.tags or ()),
+        payload_json=json.dumps(extra, ensure_ascii=False, default=str) if extra else '')

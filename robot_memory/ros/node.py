@@ -5,7 +5,10 @@ and configured telemetry topics into observations (``robot_memory.ros.convert``)
 them to the store worker (one thread owns SQLite), dreams nightly and on
 ``~/dream``, serves ``~/get_context`` from the cached memory file with decay evaluated
 at call time, publishes the block latched on ``~/context`` and its own health on
-``/diagnostics`` in the form ``diagnostic_updater`` uses.
+``/diagnostics`` in the form ``diagnostic_updater`` uses. Peer federation
+(``~/exchange_peer_context``, ``~/sync_peers``) is in ``robot_memory.ros.peers``; the
+typed memory services (``~/learn``, ``~/recall``, ``~/forget``) in
+``robot_memory.ros.typed_memory``.
 
 QoS, on purpose:
 
@@ -61,12 +64,15 @@ from robot_memory.evidence import default_db_path
 from robot_memory.memory_file import MemoryFile
 from robot_memory.msg import ContextBlock
 from robot_memory.ros import convert
+from robot_memory.ros.peers import PeerFederation
+from robot_memory.ros.typed_memory import TypedMemoryServices
 from robot_memory.rules import Rules
 from robot_memory.settings import parameter_specs
 from robot_memory.settings import validate_parameters
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.timeutil import format_iso
+from robot_memory.timeutil import to_utc
 from robot_memory.timeutil import UTC
 from robot_memory.worker import StoreWorker
 
@@ -88,11 +94,18 @@ class StartupError(RuntimeError):
 
 
 class MemoryClock:
-    """The memory's notion of now: the wall clock, optionally sped up for demos and tests."""
+    """The memory's notion of now: the wall clock, optionally sped up for demos and tests.
 
-    def __init__(self, scale: float = 1.0):
+    Sped up, memory time is ``origin + (wall - origin) * scale`` at start-up and then runs
+    ``scale`` times faster on the monotonic clock. ``origin`` defaults to the start; peers
+    given the same origin agree on the memory time.
+    """
+
+    def __init__(self, scale: float = 1.0, origin=None):
         self.scale = scale
-        self._wall0 = dt.datetime.now(UTC)
+        wall = dt.datetime.now(UTC)
+        origin = wall if origin is None else to_utc(origin)
+        self._memory0 = origin + (wall - origin) * scale
         self._mono0 = time.monotonic()
 
     def now(self) -> dt.datetime:
@@ -100,7 +113,7 @@ class MemoryClock:
         if self.scale == 1.0:
             return dt.datetime.now(UTC)
         elapsed = (time.monotonic() - self._mono0) * self.scale
-        return self._wall0 + dt.timedelta(seconds=elapsed)
+        return self._memory0 + dt.timedelta(seconds=elapsed)
 
 
 def next_nightly(now: dt.datetime, hour: int, minute: int) -> dt.datetime:
@@ -125,8 +138,10 @@ def _ros_type(value) -> Parameter.Type:
     return Parameter.Type.STRING
 
 
-class MemoryNode(Node):
+class MemoryNode(PeerFederation, TypedMemoryServices, Node):
     """The robot_memory node; raises StartupError when it cannot run as configured."""
+
+    startup_error = StartupError
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
@@ -136,7 +151,7 @@ class MemoryNode(Node):
         except ValueError as error:
             raise StartupError(f'invalid parameter {error}') from None
         node_settings = self.settings.node
-        self.clock_ = MemoryClock(node_settings.time_scale)
+        self.clock_ = MemoryClock(node_settings.time_scale, node_settings.origin())
         self.rrn = node_settings.rrn
         self.memory = MemoryFile(node_settings.memory_file or None)
         self.db_path = (os.path.expanduser(node_settings.database_file)
@@ -194,6 +209,8 @@ class MemoryNode(Node):
         self.create_service(GetContext, '~/get_context', self.get_context_callback,
                             callback_group=services_group)
         self.create_service(Dream, '~/dream', self.dream_callback, callback_group=services_group)
+        self._init_federation(services_group)
+        self._init_substrate(MutuallyExclusiveCallbackGroup())
 
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._next_period_dream = None
@@ -361,6 +378,10 @@ class MemoryNode(Node):
                 self.run_dream('memory_node')
             except Exception as error:  # noqa: B902 - reported in diagnostics; retried later
                 self.get_logger().error(f'scheduled dream failed: {error}')
+        try:
+            self.federation_tick()
+        except Exception as error:  # noqa: B902 - a peer problem must not stop the scheduler
+            self.get_logger().error(f'peer sync failed: {error}', throttle_duration_sec=30.0)
 
     def run_dream(self, actor: str):
         """Dream on the store thread; publish the new block and health afterwards."""
@@ -465,6 +486,8 @@ class MemoryNode(Node):
         bands['peers'] = len(document.peer_context or [])
         statuses.append(self._status(
             'entries', OK, f'🔴 {bands["high"]} 🟡 {bands["medium"]} 🟢 {bands["low"]}', bands))
+        statuses.append(self._status('peers', *self.peer_health()))
+        statuses.append(self._status('typed memory', *self.substrate_health()))
         return statuses
 
     def publish_diagnostics(self) -> None:
@@ -474,10 +497,18 @@ class MemoryNode(Node):
         self.diagnostics_publisher.publish(array)
 
     def destroy_node(self):
-        """Flush all evidence and close the store, then destroy the node."""
+        """Flush all evidence and close the stores, then destroy the node."""
         worker = getattr(self, 'worker', None)
         if worker is not None:
+            if getattr(self, '_unchanged', None):
+                try:
+                    self.flush_unchanged_audit()
+                except Exception as error:  # noqa: B902 - reported; shutdown goes on
+                    self.get_logger().error(f'audit log not written at shutdown: {error}')
             worker.stop()
+        substrate = getattr(self, 'substrate', None)
+        if substrate is not None:
+            substrate.close()
         return super().destroy_node()
 
 
@@ -485,7 +516,7 @@ def main(args=None) -> int:
     """Entry point of memory_node."""
     rclpy.init(args=args)
     node = None
-    executor = MultiThreadedExecutor(num_threads=4)
+    executor = MultiThreadedExecutor(num_threads=6)
     try:
         node = MemoryNode()
         executor.add_node(node)

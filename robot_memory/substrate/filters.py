@@ -25,6 +25,23 @@ _SEGMENT = re.compile(r'^[A-Za-z0-9_\-]{1,64}$')
 _MISSING = object()
 
 
+def parse_json_object(text: str, what: str, max_bytes: int = MAX_CONTEXT_BYTES) -> dict:
+    """A JSON object from text (a CLI argument, a service field); SubstrateError says why not."""
+    if len(text.encode('utf-8', 'surrogatepass')) > max_bytes:
+        raise SubstrateError(f'{what} is larger than {max_bytes} bytes; send less')
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SubstrateError(f'{what} is not JSON ({error.msg} at column {error.colno})') \
+            from None
+    except RecursionError:
+        raise SubstrateError(f'{what} nests too deeply; flatten it') from None
+    if not isinstance(value, dict):
+        raise SubstrateError(f'{what} must be a JSON object, e.g. {{"room": "kitchen"}}')
+    check_json(value, what, max_bytes)
+    return value
+
+
 def check_json(value: Any, what: str, max_bytes: int = MAX_CONTEXT_BYTES,
                max_depth: int = MAX_JSON_DEPTH) -> None:
     """Refuse values that are not JSON, nest deeper than ``max_depth`` or exceed ``max_bytes``."""

@@ -1,0 +1,139 @@
+"""The typed memory substrate at the edge of memory_node: ~/learn, ~/recall, ~/forget.
+
+The substrate (``robot_memory.substrate.Substrate``) lives in the same SQLite database as
+the evidence and is safe to call from the executor's threads (its own lock and
+connection). This mixin of ``MemoryNode`` converts requests to plain values, calls it
+with the memory clock, and turns every refusal into ``success: false`` with the
+substrate's reason. A ~/recall caller's trust is capped by ``service_max_trust``: the
+ROS graph is not an authentication, so a caller cannot raise its own clearance.
+Metrics (RFC §15.10) are recomputed every ``substrate_metrics_period_s`` for diagnostics.
+"""
+
+import time
+
+from robot_memory.ros import convert
+from robot_memory.srv import Forget
+from robot_memory.srv import Learn
+from robot_memory.srv import Recall
+from robot_memory.substrate import HashingEmbedder
+from robot_memory.substrate import SENSITIVITIES
+from robot_memory.substrate import Substrate
+from robot_memory.substrate import SubstrateError
+from robot_memory.substrate.filters import parse_json_object
+
+DEFAULT_K = 5
+
+
+class TypedMemoryServices:
+    """Mixin of MemoryNode: the substrate and its three services."""
+
+    def _init_substrate(self, group) -> None:
+        vectors = self.settings.node.substrate_vectors
+        try:
+            self.substrate = Substrate(self.db_path,
+                                       embedder=HashingEmbedder() if vectors else None)
+            if vectors:
+                self.substrate.reindex_vectors()
+        except SubstrateError as error:
+            raise self.startup_error(f'typed memory: {error}') from None
+        self._metrics = None
+        self._metrics_error = None
+        self._metrics_due = 0.0
+        self.create_service(Learn, '~/learn', self.learn_callback, callback_group=group)
+        self.create_service(Recall, '~/recall', self.recall_callback, callback_group=group)
+        self.create_service(Forget, '~/forget', self.forget_callback, callback_group=group)
+
+    def learn_callback(self, request, response):
+        """Answer ~/learn: store (or reinforce) a typed record."""
+        try:
+            context = (parse_json_object(request.context_json, 'context_json')
+                       if request.context_json.strip() else None)
+            result = self.substrate.learn(
+                request.text, type=request.type.strip() or None, tags=list(request.tags),
+                context=context, now=self.clock_.now(),
+                sensitivity=request.sensitivity.strip() or None, actor='ros:learn')
+        except (SubstrateError, ValueError) as error:
+            response.success = False
+            response.message = str(error)
+            return response
+        response.success = True
+        response.message = result.message or f'{result.action} {result.record_id}'
+        response.id = result.record_id
+        response.type = result.type
+        response.duplicate = bool(result.duplicate)
+        return response
+
+    def recall_callback(self, request, response):
+        """Answer ~/recall: the best records for a query, trust-gated."""
+        trust = request.trust.strip() or 'public'
+        ceiling = self.settings.node.service_max_trust
+        try:
+            if trust not in SENSITIVITIES:
+                raise SubstrateError(f'trust {trust!r} is not one of {" | ".join(SENSITIVITIES)}')
+            if SENSITIVITIES.index(trust) > SENSITIVITIES.index(ceiling):
+                raise SubstrateError(f'trust {trust!r} is above what this node grants service '
+                                     f'callers ({ceiling!r}); ask for {ceiling!r} or lower, or '
+                                     'have the operator raise service_max_trust')
+            filters = (parse_json_object(request.filters_json, 'filters_json')
+                       if request.filters_json.strip() else None)
+            result = self.substrate.recall(request.query, k=int(request.k) or DEFAULT_K,
+                                           filters=filters, trust=trust, now=self.clock_.now())
+        except (SubstrateError, ValueError) as error:
+            response.success = False
+            response.message = str(error)
+            return response
+        response.success = True
+        response.message = (f'{len(result.hits)} records ({result.mode}); {result.withheld} '
+                            f'withheld and {result.redacted} redacted at trust {trust!r}')
+        response.records = [convert.record_message(hit) for hit in result.hits]
+        return response
+
+    def forget_callback(self, request, response):
+        """Answer ~/forget: archive (or hard-delete) a record by id or best query match."""
+        record_id, query = request.id.strip(), request.query.strip()
+        try:
+            if record_id and query:
+                raise SubstrateError('give either id or query, not both')
+            if not record_id and not query:
+                raise SubstrateError('say what to forget: an id, or a query')
+            if record_id:
+                self.substrate.get(record_id)  # an unknown id is an error, never a search
+            result = self.substrate.forget(record_id or query, request.reason,
+                                           self.clock_.now(), hard=request.hard,
+                                           actor='ros:forget')
+        except (SubstrateError, ValueError, KeyError) as error:
+            response.success = False
+            response.message = str(error).strip('"\'')
+            return response
+        response.ids = list(result.ids)
+        response.success = bool(result.ids)
+        how = 'deleted' if request.hard else 'archived'
+        response.message = (f'{how} {len(result.ids)} records: {", ".join(result.ids)}'
+                            if result.ids else f'nothing matches {query!r}; nothing forgotten')
+        return response
+
+    def substrate_health(self) -> tuple:
+        """(level, message, values) for the "typed memory" diagnostic status."""
+        if time.monotonic() >= self._metrics_due:
+            self._metrics_due = time.monotonic() + self.settings.node.substrate_metrics_period_s
+            try:
+                self._metrics = self.substrate.metrics(self.clock_.now())
+                self._metrics_error = None
+            except (SubstrateError, ValueError, OSError) as error:
+                self._metrics_error = str(error)
+        if self._metrics_error:
+            return 1, f'metrics unavailable: {self._metrics_error}', {}
+        metrics = self._metrics
+        salience = metrics['salience']
+        retrieval = metrics['retrieval']
+        values = {'records': metrics['records'],
+                  **{f'type {name}': count for name, count in metrics['by_type'].items()},
+                  **{f'status {name}': count for name, count in metrics['by_status'].items()},
+                  'created_per_day': metrics['growth']['rate_per_day'],
+                  'salience_mean': salience['mean'], 'salience_median': salience['median'],
+                  'pinned': salience['pinned'],
+                  'recall_hits': retrieval['hits'], 'usefulness': retrieval['usefulness'],
+                  'contradiction_rate': metrics['contradiction']['rate'],
+                  'revisions_per_day': metrics['revision']['rate_per_day'],
+                  'window_days': metrics['window_days']}
+        return 0, f'{metrics["records"]} records', values
