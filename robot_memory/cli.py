@@ -22,6 +22,7 @@ from robot_memory.config import lifecycle_config
 from robot_memory.config import read_parameters
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence import default_db_path
+from robot_memory.evidence import EvidenceDamaged
 from robot_memory.evidence import EvidenceStore
 from robot_memory.memory_file import MemoryFile
 from robot_memory.rules import Rules
@@ -293,6 +294,21 @@ def _rules(args) -> Rules:
     return Rules.load(args.rules) if args.rules else Rules.default()
 
 
+def _store(args, memory: MemoryFile, rules: Rules = None) -> EvidenceStore:
+    """The evidence database for a writing command.
+
+    A damaged database (truncated, garbage) is set aside as ``robot-memory.db.corrupt-<time>``
+    and a fresh one is started, like memory_node does; the next dream takes the entries of
+    the memory file in again. Reading commands (history) leave a damaged file alone.
+    """
+    return EvidenceStore(_db_path(args, memory), rules, on_corrupt='set_aside')
+
+
+def _warn_store(store: EvidenceStore) -> None:
+    for problem in store.take_problems():
+        print(f'warning: {problem}', file=sys.stderr)
+
+
 def cmd_ingest(args, memory: MemoryFile) -> int:
     """Add observations from a JSON-lines file; report accepted and refused lines."""
     name = '<stdin>' if args.jsonl == '-' else args.jsonl
@@ -304,7 +320,8 @@ def cmd_ingest(args, memory: MemoryFile) -> int:
     with handle:
         report = observations.parse_lines(handle)
     rows = 0
-    with EvidenceStore(_db_path(args, memory), _rules(args)) as store:
+    with _store(args, memory, _rules(args)) as store:
+        _warn_store(store)
         rows = store.add_all(report.accepted)
     for number, note in report.notes:
         print(f'{name}:{number}: note: {note}', file=sys.stderr)
@@ -321,7 +338,7 @@ def cmd_dream(args, memory: MemoryFile) -> int:
     config = (autodream.dream_config(read_parameters(args.config)) if args.config
               else autodream.DreamConfig())
     rules = _rules(args)
-    with EvidenceStore(_db_path(args, memory), rules) as store:
+    with _store(args, memory, rules) as store:
         report = autodream.dream(store, memory, now, rules, config, actor='cli')
     for problem in report.problems:
         print(f'warning: {problem}', file=sys.stderr)
@@ -338,7 +355,13 @@ def cmd_history(args, memory: MemoryFile) -> int:
     if not path.exists():
         raise ValueError(f'no evidence database at {path}; it is created by robot-memory '
                          'ingest, robot-memory dream or memory_node (or pass --db)')
-    with EvidenceStore(path) as store:
+    try:
+        store = EvidenceStore(path)
+    except EvidenceDamaged as error:
+        raise ValueError(f'{error.path} is not a usable evidence database ({error.detail}); '
+                         'it was left as it is. robot-memory dream sets it aside and rebuilds '
+                         'it from the memory file') from None
+    with store:
         records = store.history(args.entry_id)
     if not records:
         print(f'no audit records for {args.entry_id} in {path}', file=sys.stderr)

@@ -26,8 +26,8 @@ observed and for every change made to an entry. Tables:
     Named schema migrations, each applied once in its own transaction.
 
 **Damage.** ``on_corrupt='raise'`` (the default) refuses a file that is not a usable SQLite
-database with an EvidenceError. ``on_corrupt='set_aside'`` (what the node and the CLI use)
-checks the file at open (``PRAGMA quick_check``, so a truncated file is caught too), renames
+database with EvidenceDamaged (an EvidenceError). ``on_corrupt='set_aside'`` (what
+``robot-memory ingest``, ``dream`` and ``prune`` use) checks the file at open (``PRAGMA quick_check``, so a truncated file is caught too), renames
 a damaged one with its WAL to ``robot-memory.db.corrupt-<time>`` (never deleted) and starts a
 fresh database; the next dream takes the entries of robot-memory.md in again and audits it.
 A full disk is reported as such (EvidenceError saying the disk is full), never as damage.
@@ -82,6 +82,18 @@ _INSERT_OBSERVATION = ('INSERT INTO observations (stamp, source, signature, sour
 
 class EvidenceError(ValueError):
     """The evidence database cannot be opened or written; says what to do."""
+
+
+class EvidenceDamaged(EvidenceError):
+    """The file is not a usable SQLite database (refused with ``on_corrupt='raise'``).
+
+    ``path`` is the database and ``detail`` what is wrong with it.
+    """
+
+    def __init__(self, message: str, path: pathlib.Path, detail: str):
+        super().__init__(message)
+        self.path = path
+        self.detail = detail
 
 
 class _Damaged(Exception):
@@ -285,9 +297,10 @@ class EvidenceStore:
             self.db = self._open(busy_timeout_s)
         except _Damaged as damage:
             if on_corrupt != 'set_aside':
-                raise EvidenceError(f'{self.path} is not a usable evidence database '
-                                    f'({damage}); move it aside and a new one is created, or '
-                                    "open it with on_corrupt='set_aside'") from None
+                raise EvidenceDamaged(f'{self.path} is not a usable evidence database '
+                                      f'({damage}); move it aside and a new one is created, or '
+                                      "open it with on_corrupt='set_aside'", self.path,
+                                      str(damage)) from None
             self.set_aside_to = self._set_aside()
             self.problems.append(
                 f'the evidence database was damaged ({damage}); it was set aside as '
@@ -324,9 +337,8 @@ class EvidenceStore:
                 raise _Damaged(str(error)) from None
             if is_disk_full(error, self.path):
                 raise EvidenceError(_disk_full_message(self.path, 'open')) from None
-            if self.on_corrupt == 'raise':
-                raise EvidenceError(f'{self.path} is not a usable evidence database ({error}); '
-                                    'move it aside and a new one is created') from None
+            # Not damage (e.g. locked by another process for longer than the busy timeout):
+            # moving the file aside would be wrong advice.
             raise EvidenceError(f'cannot open the evidence database {self.path} ({error}); '
                                 'it was left as it is') from None
         return db
@@ -504,7 +516,7 @@ class EvidenceStore:
                          else str(error))
                 self.write_error = EvidenceError(
                     f'cannot write observations to {self.path} ({cause}); {len(self._buffer)} '
-                    'stay buffered and the next flush retries')
+                    'rows stay buffered and the next flush retries')
                 raise self.write_error from None
             self.write_error = None
             self._flush_backoff = 0

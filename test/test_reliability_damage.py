@@ -21,14 +21,17 @@ import sys
 
 import pytest
 
+from robot_memory import cli
 from robot_memory.autodream import dream
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import EvidenceStore
 from robot_memory.memory_file import MemoryFile
+from robot_memory.observations import to_json_line
 from test_autodream import CONFIG
 from test_autodream import morning
 from test_autodream import Robot
+from test_autodream import status
 from test_crash_safety import child_env
 
 MOTOR = ('motor: right', 'motor_right')
@@ -196,3 +199,74 @@ def test_both_files_damaged_lose_nothing_that_was_on_disk(tmp_path):
     memory_copy, = tmp_path.glob('robot/robot-memory.md.corrupt-*')
     assert db_copy.read_bytes() == old_db and memory_copy.read_bytes() == old_memory
     assert robot.memory.load(morning(3)).document.entries == []
+
+
+def run_cli(capsys, *argv):
+    """``robot-memory *argv`` in this process: (exit code, stdout, stderr)."""
+    code = cli.main([str(arg) for arg in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize('damage', [truncate_half, garbage])
+def test_robot_memory_dream_sets_a_damaged_database_aside_and_rebuilds_it(tmp_path, capsys,
+                                                                           damage):
+    robot = grown_robot(tmp_path / 'robot')
+    entries = robot.entries(2)
+    database = robot.store.path
+    damage(database)
+    damaged = database.read_bytes()
+
+    code, out, err = run_cli(capsys, 'dream', '--file', robot.memory.path, '--at',
+                             morning(3).isoformat())
+    assert code == 0, err
+    assert 'was set aside as robot-memory.db.corrupt-' in err and err.startswith('warning: ')
+    assert f'manual edits {len(entries)}' in out
+    kept, = (path for path in tmp_path.glob('robot/robot-memory.db.corrupt-*')
+             if not path.name.endswith('-wal'))
+    assert kept.read_bytes() == damaged
+    assert set(robot.entries(3)) == set(entries)
+    with EvidenceStore(database) as store:
+        assert store.db.execute('PRAGMA integrity_check').fetchone() == ('ok',)
+        for entry_id in entries:
+            record, = store.history(entry_id)
+            assert record.action == 'manual' and kept.name in record.reason
+
+
+def test_robot_memory_ingest_sets_a_damaged_database_aside_and_stores(tmp_path, capsys):
+    robot = grown_robot(tmp_path / 'robot')
+    garbage(robot.store.path)
+    source = tmp_path / 'day3.jsonl'
+    source.write_text(''.join(to_json_line(status(morning(3), 1)) + '\n' for _ in range(7)))
+
+    code, out, err = run_cli(capsys, 'ingest', '--file', robot.memory.path, source)
+    assert code == 0, err
+    assert 'accepted 7, refused 0 (7 evidence rows stored)' in out
+    assert 'was set aside as robot-memory.db.corrupt-' in err
+    assert len([path for path in tmp_path.glob('robot/robot-memory.db.corrupt-*')
+                if not path.name.endswith('-wal')]) == 1
+    with EvidenceStore(robot.store.path) as store:
+        assert store.observation_count() == 7
+
+    # The next dream names the set-aside copy when it takes the file's entries in again.
+    code, out, err = run_cli(capsys, 'dream', '--file', robot.memory.path, '--at',
+                             morning(3).isoformat())
+    assert code == 0, err
+    with EvidenceStore(robot.store.path) as store:
+        first = [store.history(entry_id)[0] for entry_id in robot.entries(3)]
+    assert len(first) == 2
+    assert all(record.action == 'manual' and 'robot-memory.db.corrupt-' in record.reason
+               for record in first)
+
+
+def test_robot_memory_history_leaves_a_damaged_database_alone_and_says_what_to_do(tmp_path,
+                                                                                  capsys):
+    robot = grown_robot(tmp_path / 'robot')
+    garbage(robot.store.path)
+    damaged = robot.store.path.read_bytes()
+    code, out, err = run_cli(capsys, 'history', '--file', robot.memory.path, 'mem-00000000')
+    assert code == 1 and out == ''
+    assert 'not a usable evidence database' in err and 'robot-memory dream' in err
+    assert "on_corrupt" not in err
+    assert robot.store.path.read_bytes() == damaged
+    assert list(tmp_path.glob('robot/*.corrupt-*')) == []
