@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import pathlib
 import sys
+import uuid
 
 from robot_memory import autodream
 from robot_memory import cli_substrate
@@ -25,6 +26,7 @@ from robot_memory.evidence import default_db_path
 from robot_memory.evidence import EvidenceDamaged
 from robot_memory.evidence import EvidenceStore
 from robot_memory.memory_file import MemoryFile
+from robot_memory.memory_file import render
 from robot_memory.rules import Rules
 from robot_memory.schema import ENTRY_TYPES
 from robot_memory.timeutil import format_iso
@@ -90,7 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
                                 help='counts by type and band, peers, file facts')
     stats.add_argument('--json', action='store_true', help='print the statistics as JSON')
 
-    prune = commands.add_parser('prune', parents=[common, at],
+    database = argparse.ArgumentParser(add_help=False)
+    database.add_argument('--db', help='evidence database (default: robot-memory.db beside the '
+                                       'memory file)')
+    prune = commands.add_parser('prune', parents=[common, at, database],
                                 help='remove entries below prune_min, archiving them first')
     prune.add_argument('--dry-run', action='store_true', help='only list what would be pruned')
 
@@ -98,9 +103,6 @@ def build_parser() -> argparse.ArgumentParser:
                                  help='write the memory as JSON to standard output')
     export.add_argument('--format', choices=['json'], default='json', help='output format')
 
-    database = argparse.ArgumentParser(add_help=False)
-    database.add_argument('--db', help='evidence database (default: robot-memory.db beside the '
-                                       'memory file)')
     rules = argparse.ArgumentParser(add_help=False)
     rules.add_argument('--rules', help='observation rules file (default: built-in rules; see '
                                        'config/observation_rules.yaml)')
@@ -230,7 +232,7 @@ def cmd_stats(args, memory: MemoryFile) -> int:
 
 
 def cmd_prune(args, memory: MemoryFile) -> int:
-    """Prune entries below prune_min (archived first)."""
+    """Prune entries below prune_min (archived first), audited as ``prune`` by ``cli``."""
     now = _now(args)
     config = _config(args)
     if not memory.exists():
@@ -240,10 +242,9 @@ def cmd_prune(args, memory: MemoryFile) -> int:
     if args.dry_run:
         outcome = lifecycle.prune(memory.load(now).document.entries, now, config)
     else:
-        with memory.update(now) as result:
-            outcome = lifecycle.prune(result.document.entries, now, config)
-            archive_pruned(memory, outcome.pruned, now)
-            result.document.entries = outcome.kept
+        with _store(args, memory) as store:
+            _warn_store(store)
+            outcome = _prune_recorded(store, memory, now, config)
     verb = 'would prune' if args.dry_run else 'pruned'
     for item in outcome.pruned:
         print(f'{verb} {item.entry.id} [{context.percent(item.effective_confidence)}%] '
@@ -252,6 +253,51 @@ def cmd_prune(args, memory: MemoryFile) -> int:
           (f'; {outcome.held_back} held back for a later prune (max_prune_fraction)'
            if outcome.held_back else ''))
     return 0
+
+
+def _prune_recorded(store: EvidenceStore, memory: MemoryFile, now: dt.datetime,
+                    config: lifecycle.LifecycleConfig) -> lifecycle.PruneOutcome:
+    """Prune the file and record it in the evidence database, crash-safe like a dream.
+
+    The next dream recognises a person's deletion by an entry that is in the database's
+    snapshot but not in the file. So the pruned entries leave the snapshot, with a
+    ``prune`` audit record each, through the dream's intent record: committed durably
+    (under the file lock) before the file is written and applied after it, or by the
+    next dream's recovery if this process dies in between; discarded if the file was
+    never written. An unfinished dream found on the way is completed first.
+    """
+    payload = None
+    with memory.update(now) as result:
+        autodream.recover(store, memory)
+        document = result.document
+        outcome = lifecycle.prune(document.entries, now, config)
+        if outcome.pruned:
+            original = memory.path.read_bytes()
+            archive_pruned(memory, outcome.pruned, now)
+            document.entries = outcome.kept
+            document.last_updated = now
+            payload = {
+                'kind': 'prune',
+                'token': uuid.uuid4().hex,
+                'at': format_iso(now),
+                'actor': 'cli',
+                'file_hash': autodream.file_hash(render(document)),
+                'prior_hash': autodream.file_hash(original),
+                'file_changed': True,
+                'audit': [
+                    [item.entry.id, 'prune',
+                     f'effective confidence {item.effective_confidence:.3f} below prune_min '
+                     f'{config.prune_min:.2f}; archived (robot-memory prune)',
+                     json.dumps({'effective_confidence': round(item.effective_confidence, 6),
+                                 'type': item.entry.type, 'text': item.entry.text},
+                                ensure_ascii=False, sort_keys=True)]
+                    for item in outcome.pruned],
+                'snapshot_deleted': [item.entry.id for item in outcome.pruned],
+            }
+            store.begin_dream(payload)
+    if payload is not None:
+        store.commit_dream(payload)
+    return outcome
 
 
 def document_as_json(document, now, config) -> dict:

@@ -21,7 +21,8 @@ observed and for every change made to an entry. Tables:
 ``dreams`` / ``dream_state`` / ``snapshot`` / ``pending_dream``
     The dream log, the dream cursor (last observation id consumed, last dream time, hash
     of the file the dream wrote), the per-entry snapshot of that file (to recognise a
-    person's edits), and the intent record of a dream in progress (crash recovery).
+    person's edits), and the intent record of a dream (or of a ``robot-memory prune``) in
+    progress (crash recovery).
 ``migrations``
     Named schema migrations, each applied once in its own transaction.
 
@@ -695,12 +696,17 @@ class EvidenceStore:
 
         Applies only while the intent record of ``payload`` is still pending, so a dream
         completed by a concurrent recovery is never applied twice (returns None then).
+        An intent of kind ``prune`` (``robot-memory prune``) carries only audit records and
+        the entries that leave the snapshot; it is applied the same way (returns None).
         """
         with self._writing('record the finished dream in'), self._durable():
             with self.db.atomic():
                 claimed = self.db.execute('DELETE FROM pending_dream WHERE id = 1 AND token = ?',
                                           (payload['token'],)).rowcount
                 if not claimed:
+                    return None
+                if payload.get('kind') == 'prune':
+                    self._apply_prune(payload)
                     return None
                 report = dict(payload['report'])
                 cursor = self.db.execute(
@@ -731,6 +737,19 @@ class EvidenceStore:
                                 'file_hash = ? WHERE id = 1',
                                 (payload['last_id'], payload['at'], payload['file_hash']))
         return dream_id
+
+    def _apply_prune(self, payload: dict) -> None:
+        """The database half of a prune made outside a dream (inside commit_dream)."""
+        for entry_id, action, _, _ in payload['audit']:
+            if action != 'prune':
+                raise ValueError(f'a prune intent holds a {action!r} record for {entry_id}')
+        self.db.conn.executemany(
+            'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
+            'VALUES (?, ?, ?, ?, ?, ?, NULL)',
+            [(payload['at'], entry_id, action, payload['actor'], reason, detail)
+             for entry_id, action, reason, detail in payload['audit']])
+        self.db.conn.executemany('DELETE FROM snapshot WHERE entry_id = ?',
+                                 [(key,) for key in payload['snapshot_deleted']])
 
     def discard_pending(self) -> None:
         """Forget the intent record of a dream whose file was never written."""

@@ -12,9 +12,14 @@ import pytest
 
 from conftest import REPO
 from robot_memory import cli
+from robot_memory import memory_file
 from robot_memory.context import estimate_tokens
+from robot_memory.errors import MemoryFileError
+from robot_memory.evidence import EvidenceStore
 from robot_memory.memory_file import ENV_VAR
 from robot_memory.memory_file import side_file
+from test_autodream import morning
+from test_autodream import Robot
 
 MEMORY = '''---
 schema_version: "1.0"
@@ -225,6 +230,91 @@ def test_prune_of_a_missing_file_exits_1_and_creates_nothing(tmp_path, capsys):
         assert code == 1 and out == ''
         assert 'typo.md' in err
     assert list(tmp_path.iterdir()) == []
+
+
+def dreamt_once(directory):
+    """A robot whose first dream made one entry from an encoder fault; (robot, entry id)."""
+    robot = Robot(directory)
+    robot.fault(0)
+    created = robot.dream(0).created
+    robot.close()
+    assert len(created) == 1
+    return robot, created[0]
+
+
+def test_a_cli_prune_is_audited_and_not_taken_for_a_manual_deletion(tmp_path, capsys):
+    robot, entry_id = dreamt_once(tmp_path / 'robot')
+    text = robot.entries(0)[entry_id].text
+    code, out, err = run(capsys, 'prune', '--file', robot.memory.path, '--at',
+                         morning(10).isoformat())
+    assert code == 0, err
+    assert f'pruned {entry_id}' in out and robot.entries(10) == {}
+    with EvidenceStore(robot.store.path) as store:
+        record = store.history(entry_id)[-1]
+        assert entry_id not in store.snapshot()
+    assert (record.action, record.actor) == ('prune', 'cli')
+    assert 'below prune_min' in record.reason and record.detail['text'] == text
+
+    # The fault comes back: the next dream creates the entry again instead of muting
+    # its signature as if a person had deleted it.
+    robot = Robot(tmp_path / 'robot')
+    robot.fault(11)
+    report = robot.dream(11)
+    robot.close()
+    assert report.manual == [] and len(report.created) == 1, report.to_dict()
+    assert [entry.text for entry in robot.entries(11).values()] == [text]
+
+
+def test_a_prune_interrupted_after_writing_the_file_is_completed_by_the_next_dream(
+        tmp_path, capsys, monkeypatch):
+    robot, entry_id = dreamt_once(tmp_path / 'robot')
+
+    def killed(self, payload):
+        raise KeyboardInterrupt('killed between the file write and the database commit')
+
+    monkeypatch.setattr(EvidenceStore, 'commit_dream', killed)
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(['prune', '--file', str(robot.memory.path), '--at', morning(10).isoformat()])
+    monkeypatch.undo()
+    assert robot.entries(10) == {}
+
+    robot = Robot(tmp_path / 'robot')
+    robot.fault(11)
+    report = robot.dream(11)
+    assert report.recovered == 'completed' and report.manual == []
+    assert len(report.created) == 1
+    actions = [(record.action, record.actor) for record in robot.store.history(entry_id)]
+    assert actions[:2] == [('create', 'autodream'), ('prune', 'cli')], actions
+    robot.close()
+
+
+def test_a_prune_that_could_not_write_the_file_leaves_no_trace_in_the_audit(
+        tmp_path, capsys, monkeypatch):
+    robot, entry_id = dreamt_once(tmp_path / 'robot')
+    before = robot.memory.path.read_bytes()
+
+    def full(path, data, mode=0o600):
+        raise MemoryFileError('write failed (No space left on device); the previous file is '
+                              'intact', path)
+
+    monkeypatch.setattr(memory_file, 'write_atomic', full)
+    code, _, err = run(capsys, 'prune', '--file', robot.memory.path, '--at',
+                       morning(10).isoformat())
+    monkeypatch.undo()
+    assert code == 1 and 'No space left' in err
+    assert robot.memory.path.read_bytes() == before
+
+    robot = Robot(tmp_path / 'robot')
+    report = robot.dream(1)
+    assert report.recovered == 'discarded' and report.manual == []
+    assert set(robot.entries(1)) == {entry_id}
+    assert 'prune' not in [record.action for record in robot.store.history(entry_id)]
+    robot.close()
+
+
+def test_prune_dry_run_opens_no_database(memory, capsys):
+    code, _, _ = run(capsys, 'prune', '--file', memory, '--at', AT, '--dry-run')
+    assert code == 0 and not memory.with_name('robot-memory.db').exists()
 
 
 # ---------------------------------------------------------------------------- export
