@@ -104,9 +104,9 @@ class NodeSettings(BaseModel):
         description='Seconds between syncs with peer_nodes (also on demand: ~/sync_peers); '
                     '0: on demand only. At least 1 when set')
     service_max_trust: str = Field(
-        'medium', description='Highest trust level a ~/recall caller may ask for (public | low '
-                              '| medium | high | hyper); records above it are redacted or '
-                              'withheld')
+        'medium', description='Highest trust level a ~/recall caller may ask for, and what an '
+                              'empty trust means (public | low | medium | high | hyper); '
+                              'records above it are redacted or withheld')
     substrate_vectors: bool = _frozen(
         default=False, description='Also search the typed memory by vector similarity (a '
                                    'small deterministic local embedder; nothing is downloaded)')

@@ -23,7 +23,6 @@ from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.msg import ParameterValue
 from rcl_interfaces.srv import SetParameters
-from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy
 from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
@@ -38,6 +37,10 @@ from robot_memory.timeutil import UTC
 
 from ros_harness import NodeProcess
 from ros_harness import wait_for
+from ros_probe import call
+from ros_probe import make_probe
+from ros_probe import spin
+from ros_probe import wait_ready
 
 WARN = bytes([1])  # DiagnosticStatus.level is a byte field
 FAST = {'time_scale': 1800.0, 'dream.initial_max': 0.9, 'flush_period_s': 0.1}
@@ -46,46 +49,11 @@ FAST = {'time_scale': 1800.0, 'dream.initial_max': 0.9, 'flush_period_s': 0.1}
 @pytest.fixture(scope='module')
 def probe():
     """An rclpy node in the test process to publish, subscribe and call services."""
-    rclpy.init()
-    node = Node(f'test_probe_{os.getpid()}')
-    yield node
-    node.destroy_node()
-    rclpy.shutdown()
+    yield from make_probe()
 
 
 def _now():
     return dt.datetime.now(UTC)
-
-
-def spin(node):
-    """A spin function for wait_for."""
-    return lambda step: rclpy.spin_once(node, timeout_sec=step)
-
-
-def call(node, service_type, name, request, timeout=20.0):
-    """Call a service and return the response (fail the test on timeout)."""
-    client = node.create_client(service_type, name)
-    try:
-        assert client.wait_for_service(timeout_sec=timeout), f'{name} never appeared'
-        future = client.call_async(request)
-        rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
-        assert future.done(), f'{name} did not answer within {timeout} s'
-        return future.result()
-    finally:
-        node.destroy_client(client)
-
-
-def wait_ready(probe, node, timeout=20.0):
-    """Wait until the node serves ~/get_context (its subscriptions exist by then)."""
-    client = probe.create_client(GetContext, f'{node.prefix}/get_context')
-    try:
-        assert client.wait_for_service(timeout_sec=timeout), node.log()
-    finally:
-        probe.destroy_client(client)
-    namespace = f'/{node.namespace}'
-    assert wait_for(lambda: any(info.node_namespace == namespace for info in
-                                probe.get_subscriptions_info_by_topic('/diagnostics')),
-                    timeout, spin=spin(probe)), 'the node never subscribed to /diagnostics'
 
 
 def encoder_warning(index):

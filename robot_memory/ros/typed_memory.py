@@ -65,8 +65,8 @@ class TypedMemoryServices:
 
     def recall_callback(self, request, response):
         """Answer ~/recall: the best records for a query, trust-gated."""
-        trust = request.trust.strip() or 'public'
         ceiling = self.settings.node.service_max_trust
+        trust = request.trust.strip() or ceiling
         try:
             if trust not in SENSITIVITIES:
                 raise SubstrateError(f'trust {trust!r} is not one of {" | ".join(SENSITIVITIES)}')

@@ -1,0 +1,81 @@
+"""The test side of the ROS graph: an rclpy probe node and small helpers to use it.
+
+Shared by the integration tests that talk to memory_node over DDS (the node itself is
+started by ``ros_harness.NodeProcess``).
+"""
+
+import os
+
+import rclpy
+from rclpy.node import Node
+
+from robot_memory.srv import GetContext
+
+from ros_harness import wait_for
+
+
+def make_probe(name: str = 'test_probe'):
+    """A generator for a module-scoped ``probe`` fixture: rclpy up, one node, then down."""
+    rclpy.init()
+    node = Node(f'{name}_{os.getpid()}')
+    try:
+        yield node
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+
+
+def spin(node):
+    """A spin function for wait_for."""
+    return lambda step: rclpy.spin_once(node, timeout_sec=step)
+
+
+def call(node, service_type, name, request, timeout=20.0):
+    """Call a service and return the response (fail the test on timeout)."""
+    client = node.create_client(service_type, name)
+    try:
+        assert client.wait_for_service(timeout_sec=timeout), f'{name} never appeared'
+        future = client.call_async(request)
+        rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
+        assert future.done(), f'{name} did not answer within {timeout} s'
+        return future.result()
+    finally:
+        node.destroy_client(client)
+
+
+def wait_ready(probe, node, timeout=20.0):
+    """Wait until the node serves ~/get_context (its subscriptions exist by then)."""
+    client = probe.create_client(GetContext, f'{node.prefix}/get_context')
+    try:
+        assert client.wait_for_service(timeout_sec=timeout), node.log()
+    finally:
+        probe.destroy_client(client)
+    namespace = f'/{node.namespace}'
+    assert wait_for(lambda: any(info.node_namespace == namespace for info in
+                                probe.get_subscriptions_info_by_topic('/diagnostics')),
+                    timeout, spin=spin(probe)), 'the node never subscribed to /diagnostics'
+
+
+def health(probe, task: str, timeout: float = 10.0, where=None) -> dict:
+    """The key/values of the next ``robot_memory: <task>`` status (from ``where`` if given)."""
+    from diagnostic_msgs.msg import DiagnosticArray  # noqa: I100 - only where used
+
+    seen = {}
+
+    def keep(array):
+        for status in array.status:
+            if status.name == f'robot_memory: {task}' and (where is None
+                                                           or status.hardware_id == where):
+                seen['status'] = status
+
+    subscription = probe.create_subscription(DiagnosticArray, '/diagnostics', keep, 50)
+    try:
+        assert wait_for(lambda: 'status' in seen, timeout, spin=spin(probe)), \
+            f'no robot_memory: {task} status'
+    finally:
+        probe.destroy_subscription(subscription)
+    status = seen['status']
+    values = {item.key: item.value for item in status.values}
+    values['_level'] = status.level[0] if isinstance(status.level, bytes) else status.level
+    values['_message'] = status.message
+    return values

@@ -1,0 +1,208 @@
+"""~/learn, ~/recall and ~/forget on a real memory_node, probed over DDS from this process.
+
+The node is the installed executable in its own process; the substrate it serves is the
+same SQLite database as its evidence. Requests are also fuzzed with hypothesis: whatever
+a caller sends, the node answers (success, or a refusal that says what was wrong) and
+stays up.
+"""
+
+import json
+import sqlite3
+
+import pytest
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from robot_memory.srv import Forget
+from robot_memory.srv import Learn
+from robot_memory.srv import Recall
+
+from ros_harness import NodeProcess
+from ros_probe import call
+from ros_probe import health
+from ros_probe import make_probe
+from ros_probe import wait_ready
+
+
+@pytest.fixture(scope='module')
+def probe():
+    """An rclpy node in the test process."""
+    yield from make_probe('typed_probe')
+
+
+@pytest.fixture(scope='module')
+def node(tmp_path_factory, probe):
+    """One memory_node serving the typed memory; recall callers capped at 'medium'."""
+    tmp_path = tmp_path_factory.mktemp('typed')
+    process = NodeProcess(tmp_path, 'it_typed', substrate_metrics_period_s=1.0,
+                          service_max_trust='medium').start()
+    try:
+        wait_ready(probe, process)
+        yield process
+    finally:
+        assert process.stop() == 0, process.log()
+
+
+def learn(probe, node, text, **fields):
+    """Call ~/learn."""
+    if 'context' in fields:
+        fields['context_json'] = json.dumps(fields.pop('context'))
+    return call(probe, Learn, f'{node.prefix}/learn', Learn.Request(text=text, **fields))
+
+
+def recall(probe, node, query, **fields):
+    """Call ~/recall."""
+    if 'filters' in fields:
+        fields['filters_json'] = json.dumps(fields.pop('filters'))
+    return call(probe, Recall, f'{node.prefix}/recall', Recall.Request(query=query, **fields))
+
+
+def test_learn_recall_and_a_duplicate_reinforces(node, probe):
+    first = learn(probe, node, 'The charging dock is behind the kitchen door', type='semantic',
+                  tags=['dock'], context={'location': {'room': 'kitchen'}})
+    assert first.success and first.id and first.type == 'semantic' and not first.duplicate, \
+        first.message
+    again = learn(probe, node, 'The charging dock is behind the kitchen door', type='semantic')
+    assert again.success and again.duplicate and again.id == first.id, again.message
+    found = recall(probe, node, 'where is the charging dock', k=3)
+    assert found.success, found.message
+    assert found.records and found.records[0].id == first.id
+    record = found.records[0]
+    assert record.type == 'semantic' and 'dock' in record.tags and not record.redacted
+    assert 0.0 < record.confidence <= 1.0 and 0.0 < record.salience <= 1.0 and record.score > 0
+    assert json.loads(record.payload_json)['context'] == {'location': {'room': 'kitchen'}}
+
+
+def test_recall_filters_on_context_fields(node, probe):
+    learn(probe, node, 'Battery sags on the ramp', type='episodic', context={'battery': 0.15})
+    learn(probe, node, 'Battery fine on the ramp today', type='episodic', context={'battery': 0.9})
+    low = recall(probe, node, 'battery ramp', filters={'context.battery': {'$lt': 0.2}})
+    assert low.success, low.message
+    assert [record.text for record in low.records] == ['Battery sags on the ramp']
+    bad = recall(probe, node, 'battery', filters={'context.battery': {'$near': 1}})
+    assert not bad.success and '$near' in bad.message
+
+
+def test_a_caller_cannot_raise_its_own_trust_and_sensitive_records_are_gated(node, probe):
+    secret = learn(probe, node, 'The maintenance door code is 4711', type='semantic',
+                   sensitivity='high')
+    assert secret.success, secret.message
+    refused = recall(probe, node, 'maintenance door code', trust='hyper')
+    assert not refused.success and 'service_max_trust' in refused.message
+    gated = recall(probe, node, 'maintenance door code', trust='medium')
+    assert gated.success, gated.message
+    assert all('4711' not in record.text for record in gated.records)
+    assert 'withheld' in gated.message and 'redacted' in gated.message
+    bogus = recall(probe, node, 'door', trust='root')
+    assert not bogus.success and 'root' in bogus.message
+
+
+def test_forget_archives_by_id_and_refuses_what_it_cannot_do(node, probe):
+    learned = learn(probe, node, 'Cleaning cart parks in hallway B', type='semantic')
+    name = f'{node.prefix}/forget'
+    no_reason = call(probe, Forget, name, Forget.Request(id=learned.id))
+    assert not no_reason.success and 'reason' in no_reason.message
+    unknown = call(probe, Forget, name, Forget.Request(id='no-such-id', reason='test'))
+    assert not unknown.success and 'no-such-id' in unknown.message
+    both = call(probe, Forget, name, Forget.Request(id=learned.id, query='cart', reason='x'))
+    assert not both.success and 'either' in both.message
+    done = call(probe, Forget, name, Forget.Request(id=learned.id, reason='cart moved'))
+    assert done.success and list(done.ids) == [learned.id], done.message
+    after = recall(probe, node, 'cleaning cart hallway')
+    assert learned.id not in [record.id for record in after.records]
+    with sqlite3.connect(node.memory_file.with_name('robot-memory.db')) as db:
+        status, = db.execute('SELECT status FROM substrate_records WHERE id = ?',
+                             (learned.id,)).fetchone()
+        actions = [row[0] for row in db.execute(
+            'SELECT action FROM substrate_audit WHERE record_id = ? ORDER BY id', (learned.id,))]
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    assert status == 'archived' and actions[-1] == 'archive'
+    assert 'observations' in tables, 'the typed memory shares the evidence database'
+
+
+@pytest.mark.parametrize('fields, named', [
+    ({'text': ''}, 'text'),
+    ({'text': 'x' * 100_000}, 'characters'),
+    ({'text': 'ok', 'type': 'gossip'}, 'gossip'),
+    ({'text': 'ok', 'context_json': '{not json'}, 'not JSON'),
+    ({'text': 'ok', 'context_json': '[1, 2]'}, 'object'),
+    ({'text': 'ok', 'context_json': '{"a": NaN}'}, 'nan'),
+    ({'text': 'ok', 'context_json': '[' * 5000 + ']' * 5000}, 'deep'),
+    ({'text': 'ok', 'sensitivity': 'top-secret'}, 'top-secret'),
+    ({'text': 'ok', 'tags': ['x' * 1000]}, 'tag'),
+])
+def test_bad_learn_requests_are_refused_with_the_reason(node, probe, fields, named):
+    reply = call(probe, Learn, f'{node.prefix}/learn', Learn.Request(**fields))
+    assert not reply.success
+    assert named.lower() in reply.message.lower(), reply.message
+    assert node.process.poll() is None
+
+
+@pytest.mark.parametrize('fields, named', [
+    ({'query': ''}, 'empty'),
+    ({'query': 'dock', 'k': 1000}, 'k must'),
+    ({'query': 'dock', 'filters_json': '{"context.x": {"$lt": "a", "$gt": []}}'}, ''),
+])
+def test_bad_recall_requests_are_refused_with_the_reason(node, probe, fields, named):
+    reply = call(probe, Recall, f'{node.prefix}/recall', Recall.Request(**fields))
+    assert not reply.success and reply.message
+    assert named.lower() in reply.message.lower(), reply.message
+
+
+_TEXT = st.text(st.characters(blacklist_categories=('Cs',), blacklist_characters='\x00'),
+                max_size=3000)
+_JSONISH = st.one_of(_TEXT, st.recursive(
+    st.none() | st.booleans() | st.floats() | st.integers() | _TEXT,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_TEXT, children,
+                                                                       max_size=4),
+    max_leaves=20).map(lambda value: json.dumps(value)))
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(text=_TEXT, kind=st.sampled_from(['', 'semantic', 'episodic', 'plan_graph', 'x', '../']),
+       tags=st.lists(_TEXT, max_size=5), context=_JSONISH,
+       sensitivity=st.sampled_from(['', 'public', 'hyper', 'NaN']), query=_TEXT,
+       k=st.integers(0, 2 ** 32 - 1), filters=_JSONISH, trust=st.sampled_from(['', 'low', '∞']))
+def test_fuzzed_requests_always_get_an_answer_that_says_why(node, probe, text, kind, tags,
+                                                           context, sensitivity, query, k,
+                                                           filters, trust):
+    learned = call(probe, Learn, f'{node.prefix}/learn', Learn.Request(
+        text=text, type=kind, tags=tags, context_json=context, sensitivity=sensitivity))
+    assert learned.success or learned.message
+    found = call(probe, Recall, f'{node.prefix}/recall', Recall.Request(
+        query=query, k=k, filters_json=filters, trust=trust))
+    assert found.success or found.message
+    forgot = call(probe, Forget, f'{node.prefix}/forget', Forget.Request(
+        id=text[:200], reason='fuzz'))
+    assert forgot.success or forgot.message
+    assert node.process.poll() is None, node.log()
+
+
+def test_typed_memory_metrics_are_in_the_node_diagnostics(node, probe):
+    learn(probe, node, 'The lift to floor 2 is out of service on Mondays', type='semantic')
+    values = health(probe, 'typed memory', timeout=15.0)
+    assert values['_level'] == 0, values
+    assert int(values['records']) >= 1 and int(values['type semantic']) >= 1
+    for key in ('salience_mean', 'usefulness', 'contradiction_rate', 'revisions_per_day',
+                'created_per_day'):
+        assert key in values, sorted(values)
+
+
+def test_the_typed_memory_survives_a_restart(tmp_path, probe):
+    first = NodeProcess(tmp_path, 'it_typed_restart').start()
+    try:
+        wait_ready(probe, first)
+        stored = learn(probe, first, 'Door 3 sticks when it is cold', type='semantic')
+        assert stored.success, stored.message
+    finally:
+        assert first.stop() == 0, first.log()
+    second = NodeProcess(tmp_path, 'it_typed_restart').start()
+    try:
+        wait_ready(probe, second)
+        found = recall(probe, second, 'door sticks cold')
+        assert [record.id for record in found.records][:1] == [stored.id], found.message
+    finally:
+        assert second.stop() == 0, second.log()
