@@ -20,9 +20,10 @@ NODE_EXECUTABLE = shutil.which('memory_node')
 class NodeProcess:
     """memory_node running in a subprocess under ``namespace``; stop() ends it by PID."""
 
-    def __init__(self, tmp_path: pathlib.Path, namespace: str, **parameters):
+    def __init__(self, tmp_path: pathlib.Path, namespace: str, remaps=(), **parameters):
         self.tmp_path = pathlib.Path(tmp_path)
         self.namespace = namespace
+        self.remaps = [arg for remap in remaps for arg in ('-r', remap)]  # e.g. '/a:=/b'
         self.memory_file = self.tmp_path / 'robot-memory.md'
         values = {'memory_file': str(self.memory_file), 'rrn': 'RRN-000000000042',
                   'dream_time': ''}
@@ -44,7 +45,7 @@ class NodeProcess:
         env = dict(os.environ)
         env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
         self.process = subprocess.Popen(
-            [NODE_EXECUTABLE, '--ros-args', '-r', f'__ns:=/{self.namespace}',
+            [NODE_EXECUTABLE, '--ros-args', '-r', f'__ns:=/{self.namespace}', *self.remaps,
              '--params-file', str(self.params_file)],
             stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=self.tmp_path)
         return self
