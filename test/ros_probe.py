@@ -43,8 +43,8 @@ def call(node, service_type, name, request, timeout=20.0):
         node.destroy_client(client)
 
 
-def wait_ready(probe, node, timeout=20.0):
-    """Wait until the node serves ~/get_context (its subscriptions exist by then)."""
+def wait_ready(probe, node, timeout=20.0, topic='/diagnostics'):
+    """Wait until the node serves ~/get_context and subscribes to ``topic``."""
     client = probe.create_client(GetContext, f'{node.prefix}/get_context')
     try:
         assert client.wait_for_service(timeout_sec=timeout), node.log()
@@ -52,8 +52,8 @@ def wait_ready(probe, node, timeout=20.0):
         probe.destroy_client(client)
     namespace = f'/{node.namespace}'
     assert wait_for(lambda: any(info.node_namespace == namespace for info in
-                                probe.get_subscriptions_info_by_topic('/diagnostics')),
-                    timeout, spin=spin(probe)), 'the node never subscribed to /diagnostics'
+                                probe.get_subscriptions_info_by_topic(topic)),
+                    timeout, spin=spin(probe)), f'the node never subscribed to {topic}'
 
 
 def health(probe, task: str, timeout: float = 10.0, where=None) -> dict:
