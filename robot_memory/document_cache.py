@@ -7,13 +7,19 @@ still the file's content, because every writer replaces the file by rename.
 
 A file that cannot be read is reported (``error``) and the last good document is kept
 for answering; nothing here ever writes.
+
+Next to the document sits its :class:`~robot_memory.context.ContextIndex` (one per decay
+rate), built on the first context call after a load and dropped with the document, so a
+``~/get_context`` costs O(log n + shown) instead of decaying and sorting every entry.
 """
 
 import datetime as dt
 import threading
 from typing import Optional
 
+from robot_memory import context
 from robot_memory.errors import MemoryFileError
+from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import new_document
 
@@ -27,6 +33,7 @@ class DocumentCache:
         self._lock = threading.Lock()
         self._key = None
         self._document = None
+        self._indexes: dict = {}
         self.error: Optional[str] = None
         self.problems: list = []
 
@@ -44,7 +51,7 @@ class DocumentCache:
             if self._document is not None and key == self._key:
                 return self._document
             if key is None:
-                self._document = new_document(self.rrn, now)
+                self._set(new_document(self.rrn, now))
                 self._key = None
                 self.error = None
                 return self._document
@@ -53,13 +60,40 @@ class DocumentCache:
             except MemoryFileError as error:
                 self.error = str(error)
                 if self._document is None:
-                    self._document = new_document(self.rrn, now)
+                    self._set(new_document(self.rrn, now))
                 return self._document
-            self._document = result.document
+            self._set(result.document)
             self._key = key
             self.error = None
             self.problems = [problem.message for problem in result.problems]
             return self._document
+
+    def _set(self, document) -> None:
+        self._document = document
+        self._indexes = {}
+
+    def context_index(self, document, config: LifecycleConfig):
+        """The context index of ``document`` at ``config``'s decay rate, built once.
+
+        None when ``document`` is no longer the cached one (the file changed in between):
+        the caller then builds its block by the scan, which gives the same result.
+        """
+        with self._lock:
+            if document is not self._document:
+                return None
+            index = self._indexes.get(config.decay_per_day)
+            if index is None:
+                index = context.ContextIndex(document, config)
+                self._indexes[config.decay_per_day] = index
+            return index
+
+    def build_context(self, now: dt.datetime, config: LifecycleConfig,
+                      token_budget: Optional[int] = None, include_peers: bool = True,
+                      min_confidence: Optional[float] = None) -> context.ContextBlock:
+        """The context block of the current file at ``now``, through the cached index."""
+        document = self.document(now)
+        return context.build_context(document, now, config, token_budget, include_peers,
+                                     min_confidence, index=self.context_index(document, config))
 
     def invalidate(self) -> None:
         """Forget the parsed document; the next call re-reads the file."""
