@@ -75,7 +75,6 @@ _MAX_BUFFER = 200_000
 _SQLITE_CORRUPT_CODES = (11, 26)
 _SQLITE_FULL = 13
 _SQLITE_IO_CODES = (10, 14)
-_SQLITE_HEADER = b'SQLite format 3\x00'
 _LOW_SPACE_BYTES = 1 << 20
 _INSERT_OBSERVATION = ('INSERT INTO observations (stamp, source, signature, source_key, '
                        'severity, payload) VALUES (?, ?, ?, ?, ?, ?)')
@@ -193,6 +192,24 @@ def _append_only(db: Database) -> None:
     for table, event, message in refusals:
         db.execute(f'CREATE TRIGGER IF NOT EXISTS {table}_no_{event.lower()} BEFORE {event} '
                    f"ON {table} BEGIN SELECT RAISE(ABORT, '{message}'); END")
+
+
+def _create_private(path: pathlib.Path) -> None:
+    """Create ``path`` empty with mode 0600 if it is missing; make it 0600 either way.
+
+    An existing database is never opened here: closing any descriptor of a file drops
+    every POSIX lock this process holds on it, including the shared lock of a SQLite
+    connection already open on it (another store, the typed memory). Without that lock
+    another process's last close deletes the WAL under the connection, and everything it
+    commits afterwards is lost.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except FileExistsError:
+        pass
+    else:
+        os.close(fd)
+    os.chmod(path, FILE_MODE)
 
 
 def default_db_path(memory_path) -> pathlib.Path:
@@ -316,9 +333,7 @@ class EvidenceStore:
     def _open(self, busy_timeout_s: float) -> Database:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
-            os.close(fd)
-            os.chmod(self.path, FILE_MODE)
+            _create_private(self.path)
             conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s,
                                    check_same_thread=False)
         except OSError as error:
@@ -347,24 +362,21 @@ class EvidenceStore:
     def _check(self, busy_timeout_s: float) -> None:
         """Raise _Damaged if the file is not a sound SQLite database.
 
-        Reads only: the header, then ``PRAGMA quick_check`` on a read-only connection, which
-        (unlike a writer's last close) never checkpoints or deletes the WAL, so a damaged
-        database is set aside exactly as it was found.
+        Reads only, and only through SQLite: ``PRAGMA quick_check`` on a read-only
+        connection, which (unlike a writer's last close) never checkpoints or deletes the
+        WAL, so a damaged database is set aside exactly as it was found. (SQLite reports a
+        short file or one without its header as "file is not a database".) The file is
+        never opened directly: see :func:`_create_private`.
         """
         try:
-            with open(self.path, 'rb') as handle:
-                header = handle.read(100)
+            size = os.stat(self.path).st_size
         except FileNotFoundError:
             return
         except OSError as error:
             raise EvidenceError(f'cannot read the evidence database {self.path}: '
                                 f'{error.strerror}') from None
-        if not header:
+        if size == 0:
             return
-        if not header.startswith(_SQLITE_HEADER):
-            raise _Damaged('file is not a database: it does not start with the SQLite header')
-        if len(header) < 100:
-            raise _Damaged(f'file is not a database: only {len(header)} bytes long')
         uri = f'{self.path.resolve().as_uri()}?mode=ro'
         try:
             conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s)

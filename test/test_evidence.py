@@ -3,6 +3,8 @@
 import datetime as dt
 import sqlite3
 import stat
+import subprocess
+import sys
 
 import pytest
 from sqlite_utils import Database
@@ -283,3 +285,33 @@ def test_a_failing_disk_is_not_retried_on_every_add(tmp_path, monkeypatch):
         allow_writes(store)
         # One attempt when the buffer fills, then one per further batch (not one per add).
         assert attempts == [10, 20, 30] and store.buffered == 35
+
+
+def _count_elsewhere(path) -> int:
+    """Rows of observations as another process sees them (it opens, reads and closes)."""
+    done = subprocess.run(
+        [sys.executable, '-c', 'import sqlite3, sys; connection = sqlite3.connect(sys.argv[1]); '
+         'print(connection.execute("SELECT count(*) FROM observations").fetchone()[0]); '
+         'connection.close()', str(path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout)
+
+
+@pytest.mark.parametrize('on_corrupt', ['raise', 'set_aside'])
+def test_opening_a_second_store_keeps_the_first_ones_locks(tmp_path, on_corrupt):
+    # A plain open()/close() of the database file in a process drops every POSIX lock the
+    # process holds on it, SQLite's included. A store that loses its shared lock can have
+    # its WAL deleted under it by another process's last close, and every commit after
+    # that goes to a deleted file. So opening a store must not open and close the file of
+    # a database this process already uses (the node opens the store twice).
+    path = tmp_path / 'robot-memory.db'
+    with EvidenceStore(path) as first:
+        first.add(warn(T0))
+        first.flush()
+        EvidenceStore(path, on_corrupt=on_corrupt).close()
+        assert _count_elsewhere(path) == 1
+        for second in range(1, 6):
+            first.add(warn(T0 + dt.timedelta(seconds=second)))
+        first.flush()
+        assert (tmp_path / 'robot-memory.db-wal').exists()
+        assert _count_elsewhere(path) == 6
