@@ -85,3 +85,106 @@ def wait_for(condition, timeout: float = 10.0, step: float = 0.05, spin=None):
         else:
             time.sleep(step)
     return bool(condition())
+
+
+# ------------------------------------------------------------------ load and power-loss helpers
+
+def rss_bytes(pid: int) -> int:
+    """Resident set size of process ``pid`` in bytes (0 once it has gone)."""
+    try:
+        with open(f'/proc/{pid}/status', encoding='ascii') as handle:
+            for line in handle:
+                if line.startswith('VmRSS:'):
+                    return int(line.split()[1]) * 1024
+    except (FileNotFoundError, ProcessLookupError):
+        return 0
+    return 0
+
+
+FLOOD_CODE = 'import ros_harness, sys; ros_harness.flood_main(sys.argv[1:])'
+
+
+def start_flood(rate: float, seconds: float, prefix: str = 'flood', statuses: int = 1,
+                sources: int = 50, rotate: int = 0,
+                topic: str = '/diagnostics') -> subprocess.Popen:
+    """A separate process publishing DiagnosticArrays (see :func:`flood_main`).
+
+    It prints ``ready`` once a subscriber is matched, then a JSON line with what it sent.
+    """
+    env = dict(os.environ)
+    here = str(pathlib.Path(__file__).resolve().parent)
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [here, env.get('PYTHONPATH')]))
+    env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    import sys  # noqa: I100 - only the flood needs it
+    return subprocess.Popen(
+        [sys.executable, '-P', '-c', FLOOD_CODE, '--rate', str(rate), '--seconds', str(seconds),
+         '--prefix', prefix, '--statuses', str(statuses), '--sources', str(sources),
+         '--rotate', str(rotate), '--topic', topic],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+
+
+def flood_main(argv) -> None:
+    """Publish WARN DiagnosticArrays at ``--rate`` arrays/s for ``--seconds``.
+
+    Each array holds ``--statuses`` statuses of hardware ``<prefix>-<k>``, ``k`` cycling
+    over ``--sources`` ids; with ``--rotate N`` the window of ids moves on by one every N
+    arrays (new signatures keep coming, old ones stop). Prints
+    ``ready`` when a subscriber is matched and, at the end, ``{"arrays": .., "statuses":
+    .., "seconds": ..}``. Publishes in bursts every 5 ms so the rate holds on a busy machine.
+    """
+    import argparse
+    import json
+
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
+    from diagnostic_msgs.msg import DiagnosticStatus
+    from diagnostic_msgs.msg import KeyValue
+    from rclpy.qos import QoSProfile
+    from rclpy.qos import ReliabilityPolicy
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--rate', type=float, required=True)
+    parser.add_argument('--seconds', type=float, required=True)
+    parser.add_argument('--prefix', default='flood')
+    parser.add_argument('--statuses', type=int, default=1)
+    parser.add_argument('--sources', type=int, default=50)
+    parser.add_argument('--rotate', type=int, default=0)
+    parser.add_argument('--topic', default='/diagnostics')
+    args = parser.parse_args(argv)
+    rclpy.init()
+    node = rclpy.create_node(f'flood_{os.getpid()}')
+    publisher = node.create_publisher(
+        DiagnosticArray, args.topic,
+        QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+    deadline = time.monotonic() + 30.0
+    while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
+        rclpy.spin_once(node, timeout_sec=0.05)
+    print('ready', flush=True)
+    parent = os.getppid()
+    arrays = 0
+    started = time.monotonic()
+    end = started + args.seconds
+    level = bytes([1])
+    while True:
+        now = time.monotonic()
+        if now >= end or os.getppid() != parent:  # done, or the test went away
+            break
+        due = int((now - started) * args.rate) + 1
+        while arrays < due:
+            window = arrays // args.rotate if args.rotate else 0
+            statuses = [
+                DiagnosticStatus(level=level, name=f'{args.prefix}: sensor {index}',
+                                 hardware_id=f'{args.prefix}-'
+                                             f'{window + (arrays + index) % args.sources}',
+                                 message=f'dropped {arrays % 97} frames',
+                                 values=[KeyValue(key='frames', value=str(arrays))])
+                for index in range(args.statuses)]
+            publisher.publish(DiagnosticArray(status=statuses))
+            arrays += 1
+        time.sleep(0.005)
+    elapsed = time.monotonic() - started
+    time.sleep(0.5)  # let the reliable writer deliver what is queued
+    print(json.dumps({'arrays': arrays, 'statuses': arrays * args.statuses,
+                      'seconds': round(elapsed, 3)}), flush=True)
+    node.destroy_node()
+    rclpy.shutdown()
