@@ -28,9 +28,10 @@ observed and for every change made to an entry. Tables:
 
 **Damage.** ``on_corrupt='raise'`` (the default) refuses a file that is not a usable SQLite
 database with EvidenceDamaged (an EvidenceError). ``on_corrupt='set_aside'`` (what
-``robot-memory ingest``, ``dream`` and ``prune`` use) checks the file at open (``PRAGMA quick_check``, so a truncated file is caught too), renames
-a damaged one with its WAL to ``robot-memory.db.corrupt-<time>`` (never deleted) and starts a
-fresh database; the next dream takes the entries of robot-memory.md in again and audits it.
+``robot-memory ingest``, ``dream`` and ``prune`` use) checks the file at open (``PRAGMA
+quick_check``, so a truncated file is caught too), renames a damaged one with its WAL to
+``robot-memory.db.corrupt-<time>`` (never deleted) and starts a fresh database; the next
+dream takes the entries of robot-memory.md in again and audits it.
 A full disk is reported as such (EvidenceError saying the disk is full), never as damage.
 
 Ingestion is a cheap append: ``add()`` classifies the observation with the rules and
