@@ -9,6 +9,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import re
+import sys
 import unicodedata
 from typing import Any, Literal, Optional
 
@@ -16,6 +17,9 @@ from pydantic import BaseModel
 from pydantic import ConfigDict
 from pydantic import Field
 from pydantic import field_validator
+from pydantic import ValidationError
+from pydantic_core import core_schema
+from pydantic_core import SchemaValidator
 
 from robot_memory.timeutil import to_utc
 
@@ -219,3 +223,175 @@ def new_entry(entry_type: str, text: str, confidence: float, now: dt.datetime,
         observation_count=1,
         tags=list(tags),
     )
+
+
+# ------------------------------------------------------------------ fast list validation
+#
+# Loading a 10,000-entry file validates 10,000 entries. Through ``MemoryEntry`` that
+# costs six Python-level validator calls per entry. ``validate_entries_fast`` checks the
+# same rules inside pydantic-core (Rust regular expressions, strict types) for the
+# inputs a writer produces, and answers None for anything it is not sure of; the caller
+# then validates with ``MemoryEntry`` itself. Its contract, proven by the tests:
+#
+#   whenever it returns a list, ``[MemoryEntry.model_validate(item) for item in items]``
+#   succeeds and returns equal entries (same field values and types, UTC as
+#   ``datetime.timezone.utc``, the same unknown keys and the same fields set).
+#
+# So it only ever says yes to what ``MemoryEntry`` says yes to, with the same result;
+# every "no", and every error message, comes from ``MemoryEntry``.
+
+def _rust_class_without(ranges) -> str:
+    """A Rust regex class of every character outside ``ranges`` (pairs of code points)."""
+    body = ''.join(f'\\x{{{low:X}}}' if low == high else f'\\x{{{low:X}}}-\\x{{{high:X}}}'
+                   for low, high in ranges)
+    return f'[^{body}]'
+
+
+# _UNSAFE_CHARS without the surrogates (a string holding one is refused by pydantic-core
+# before any pattern runs, as it cannot be turned into Rust text).
+_UNSAFE_RANGES = ((0x00, 0x1F), (0x7F, 0x9F), (0x2028, 0x2029), (0xFEFF, 0xFEFF),
+                  (0xFFFE, 0xFFFF))
+# The characters ``str.strip`` removes that _UNSAFE_CHARS lets through (test_schema checks
+# this list against ``str.isspace`` over every code point).
+SPACE_RANGES = ((0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A),
+                (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000))
+_SAFE = _rust_class_without(_UNSAFE_RANGES)
+_SAFE_NOT_SPACE = _rust_class_without(sorted(_UNSAFE_RANGES + SPACE_RANGES))
+# Printable and not blank: what _text_is_printable accepts, unchanged.
+FAST_TEXT_PATTERN = f'^{_SAFE}*{_SAFE_NOT_SPACE}{_SAFE}*$'
+# Printable, not blank and nothing for strip() to remove: what _clean_tags keeps as it is.
+FAST_TAG_PATTERN = f'^{_SAFE_NOT_SPACE}(?:{_SAFE}*{_SAFE_NOT_SPACE})?$'
+# The writer's own timestamps (timeutil.format_iso of a UTC datetime).
+FAST_TIME_PATTERN = r'^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{6})?Z$'
+
+if sys.version_info >= (3, 11):
+    # A C function: no Python frame per timestamp. 'Z' gives datetime.timezone.utc.
+    _parse_utc_z = dt.datetime.fromisoformat
+else:  # pragma: no cover - Python 3.10 (ROS 2 Humble) does not read 'Z'
+    def _parse_utc_z(text: str) -> dt.datetime:
+        return dt.datetime.fromisoformat(text[:-1]).replace(tzinfo=dt.timezone.utc)
+
+
+def _walk(schema):
+    if isinstance(schema, dict):
+        yield schema
+        for value in schema.values():
+            yield from _walk(value)
+    elif isinstance(schema, (list, tuple)):
+        for value in schema:
+            yield from _walk(value)
+
+
+def _after(function, inner: dict) -> dict:
+    return {'type': 'function-after', 'function': {'type': 'no-info', 'function': function},
+            'schema': inner}
+
+
+def _build_fast_entries():
+    """The fast list validator, or None when MemoryEntry is not the model it was made for."""
+    schema = MemoryEntry.__pydantic_core_schema__
+    if schema.get('type') != 'model' or schema['schema'].get('type') != 'model-fields':
+        return None
+    fields = schema['schema']['fields']
+    dt_schema = {'type': 'datetime', 'microseconds_precision': 'truncate'}
+    # What MemoryEntry's Python-level validators sit on, exactly; any change to the model
+    # (another validator, another limit) switches the fast validator off rather than
+    # letting it disagree.
+    expected = {
+        'text': _after(MemoryEntry._text_is_printable,
+                       {'type': 'str', 'min_length': 1, 'max_length': MAX_TEXT_CHARS}),
+        'first_seen': _after(MemoryEntry._as_utc, dt_schema),
+        'last_reinforced': _after(MemoryEntry._as_utc, dt_schema),
+        'observation_count': {'type': 'function-before',
+                              'function': {'type': 'no-info',
+                                           'function': MemoryEntry._count_is_whole},
+                              'schema': {'type': 'int', 'ge': 1, 'strict': False}},
+        'tags': {'type': 'default', 'default_factory': list,
+                 'default_factory_takes_data': False,
+                 'schema': _after(MemoryEntry._tags_are_clean,
+                                  {'type': 'list', 'items_schema': {'type': 'str'}})},
+    }
+    fast_time = core_schema.chain_schema([
+        core_schema.str_schema(strict=True, pattern=FAST_TIME_PATTERN),
+        core_schema.no_info_plain_validator_function(_parse_utc_z),
+    ])
+    replacement = {
+        'text': core_schema.str_schema(min_length=1, max_length=MAX_TEXT_CHARS,
+                                       pattern=FAST_TEXT_PATTERN),
+        'first_seen': fast_time,
+        'last_reinforced': fast_time,
+        'observation_count': core_schema.int_schema(ge=1, strict=True),
+        'tags': core_schema.with_default_schema(
+            core_schema.list_schema(core_schema.str_schema(
+                min_length=1, max_length=MAX_TAG_CHARS, pattern=FAST_TAG_PATTERN),
+                max_length=MAX_TAGS),
+            default_factory=list),
+    }
+    new_fields = {}
+    for name, field in fields.items():
+        if name in expected:
+            if field.get('schema') != expected[name]:
+                return None
+            new_fields[name] = dict(field, schema=replacement[name])
+        elif any(str(node.get('type', '')).startswith('function') for node in _walk(field)):
+            return None  # a validator this module does not know about
+        else:
+            new_fields[name] = field
+    if set(new_fields) != set(expected) | {'id', 'type', 'confidence'}:
+        return None
+    if MemoryEntry.__private_attributes__ or MemoryEntry.__pydantic_post_init__:
+        return None
+    inner = dict(schema['schema'], fields=new_fields)
+    # Fields only: a 'model' schema naming MemoryEntry would make pydantic-core reuse the
+    # model's own validator. The instances are made below as model_construct makes them.
+    return SchemaValidator(core_schema.list_schema(inner), schema.get('config'))
+
+
+_FAST_ENTRIES = _build_fast_entries()
+
+
+def _make_entries(validated) -> list:
+    new = object.__new__
+    set_attribute = object.__setattr__
+    entries = []
+    append = entries.append
+    for values, extra, fields_set in validated:
+        entry = new(MemoryEntry)
+        set_attribute(entry, '__dict__', values)
+        set_attribute(entry, '__pydantic_extra__', extra)
+        set_attribute(entry, '__pydantic_fields_set__', fields_set)
+        set_attribute(entry, '__pydantic_private__', None)
+        append(entry)
+    return entries
+
+
+def validate_entries_fast(items) -> Optional[list]:
+    """``items`` as MemoryEntry objects, or None: then validate with MemoryEntry itself."""
+    if _FAST_ENTRIES is None or not isinstance(items, list):
+        return None
+    try:
+        validated = _FAST_ENTRIES.validate_python(items)
+    except (ValidationError, ValueError, TypeError):
+        return None
+    return _make_entries(validated)
+
+
+def _fast_entries_agree() -> bool:
+    """Self-check at import: the fast validator builds what MemoryEntry builds."""
+    sample = {'id': 'mem-0', 'type': 'resolved', 'text': 'a — b', 'confidence': 0.5,
+              'first_seen': '2026-01-02T03:04:05.000006Z',
+              'last_reinforced': '2026-01-02T03:04:05Z', 'observation_count': 2,
+              'tags': ['x'], 'unknown': [1]}
+    try:
+        [fast] = validate_entries_fast([sample])
+    except (TypeError, ValueError):
+        return False
+    slow = MemoryEntry.model_validate(sample)
+    return all(getattr(fast, name, None) == getattr(slow, name)
+               for name in ('__dict__', '__pydantic_extra__', '__pydantic_fields_set__',
+                            '__pydantic_private__')) and \
+        fast.first_seen.tzinfo is slow.first_seen.tzinfo
+
+
+if _FAST_ENTRIES is not None and not _fast_entries_agree():  # pragma: no cover
+    _FAST_ENTRIES = None

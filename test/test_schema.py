@@ -1,16 +1,25 @@
 """Schema rules of RCAN §3: entry constraints, IDs, peer blocks, header."""
 
 import datetime as dt
+import sys
 
-import pytest
+from hypothesis import given
+from hypothesis import HealthCheck
+from hypothesis import settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
+from pydantic_core import core_schema
+from pydantic_core import SchemaValidator
+import pytest
 
+from robot_memory import schema
 from robot_memory.schema import DocumentHeader
 from robot_memory.schema import make_entry_id
 from robot_memory.schema import MemoryEntry
 from robot_memory.schema import new_entry
 from robot_memory.schema import PeerBlock
 from robot_memory.schema import PeerEntry
+from robot_memory.schema import validate_entries_fast
 from robot_memory.timeutil import UTC
 
 T0 = dt.datetime(2026, 3, 28, 14, 0, tzinfo=UTC)
@@ -108,3 +117,202 @@ def test_header_accepts_unquoted_version_and_refuses_future_major():
     with pytest.raises(ValidationError) as caught:
         DocumentHeader(schema_version='2.0', rrn='RRN-1', last_updated=T0)
     assert 'not supported' in str(caught.value)
+
+
+# ------------------------------------------------- the fast list validator (loading)
+#
+# schema.validate_entries_fast may only say yes where MemoryEntry says yes, and must then
+# build exactly what MemoryEntry builds; everything else falls back to MemoryEntry.
+
+RAW = {'id': 'mem-a3f9c1d2', 'type': 'hardware_observation', 'text': 'Left wheel encoder',
+       'confidence': 0.92, 'first_seen': '2026-03-28T14:00:00Z',
+       'last_reinforced': '2026-04-01T02:00:00.000001Z', 'observation_count': 14,
+       'tags': ['wheel', 'encoder']}
+
+
+def slow(raw):
+    """What MemoryEntry makes of ``raw``, or None when it refuses it."""
+    try:
+        return MemoryEntry.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+def assert_identical(fast, slow_entry):
+    assert type(fast) is MemoryEntry and slow_entry is not None
+    assert fast == slow_entry
+    for name in ('__dict__', '__pydantic_extra__', '__pydantic_fields_set__',
+                 '__pydantic_private__'):
+        assert getattr(fast, name) == getattr(slow_entry, name), name
+    for name, value in fast.__dict__.items():
+        assert type(value) is type(slow_entry.__dict__[name]), name
+    assert list(fast.__pydantic_extra__) == list(slow_entry.__pydantic_extra__)
+    for name in ('first_seen', 'last_reinforced'):
+        assert getattr(fast, name).tzinfo is getattr(slow_entry, name).tzinfo is UTC
+
+
+def test_the_fast_validator_is_on_for_the_model_as_it_is():
+    # Off (None) would mean MemoryEntry changed and _build_fast_entries must follow it.
+    assert schema._FAST_ENTRIES is not None
+    [fast] = validate_entries_fast([RAW])
+    assert_identical(fast, slow(RAW))
+
+
+def test_the_fast_validator_switches_off_when_the_model_gains_a_validator(monkeypatch):
+    changed = dict(MemoryEntry.__pydantic_core_schema__)
+    changed['schema'] = dict(changed['schema'], fields=dict(changed['schema']['fields']))
+    field = dict(changed['schema']['fields']['confidence'])
+    field['schema'] = {'type': 'function-after', 'schema': field['schema'],
+                       'function': {'type': 'no-info', 'function': lambda value: value}}
+    changed['schema']['fields']['confidence'] = field
+    monkeypatch.setattr(MemoryEntry, '__pydantic_core_schema__', changed)
+    assert schema._build_fast_entries() is None
+
+
+def test_space_ranges_are_exactly_what_strip_removes_from_printable_text():
+    listed = {code for low, high in schema.SPACE_RANGES for code in range(low, high + 1)}
+    stripped = {code for code in range(sys.maxunicode + 1)
+                if chr(code).isspace() and not schema._UNSAFE_CHARS.search(chr(code))}
+    assert listed == stripped
+
+
+def _code_points():
+    # Every BMP code point (all the classes live there) and a spread of the others.
+    yield from range(0x10000)
+    yield from range(0x10000, sys.maxunicode + 1, 251)
+    yield from (0x1FFFE, 0x1FFFF, 0xE0001, 0xEFFFF, 0x10FFFE, 0x10FFFF)
+
+
+def _refuses(check, value) -> bool:
+    try:
+        return check(value) != value
+    except ValueError:
+        return True
+
+
+def test_text_and_tag_patterns_classify_every_character_like_the_model():
+    text = SchemaValidator(core_schema.str_schema(pattern=schema.FAST_TEXT_PATTERN))
+    tag = SchemaValidator(core_schema.str_schema(pattern=schema.FAST_TAG_PATTERN))
+    check_text = MemoryEntry._text_is_printable
+    check_tag = schema._clean_tags
+    disagree = []
+    for code in _code_points():
+        char = chr(code)
+        for candidate in (char, 'a' + char, char + 'b', 'a' + char + 'b'):
+            if text.isinstance_python(candidate) == _refuses(check_text, candidate):
+                disagree.append(('text', hex(code), candidate))
+            tag_fast = tag.isinstance_python(candidate)
+            if tag_fast == _refuses(lambda value: check_tag([value])[0], candidate):
+                disagree.append(('tag', hex(code), candidate))
+    assert disagree == []
+
+
+@pytest.mark.parametrize('changes', [
+    {'first_seen': '0001-01-01T00:00:00Z'}, {'first_seen': '9999-12-31T23:59:59.999999Z'},
+    {'first_seen': '2024-02-29T12:00:00Z'}, {'tags': []}, {'tags': ['ünïcödé', 'a b']},
+    {'text': 'x' * 500}, {'text': ' padded text '}, {'text': '≤ — 🔴\u00a0ok'},
+    {'confidence': 0}, {'confidence': 1}, {'confidence': '0.5'}, {'confidence': True},
+    {'tags': ('wheel',)},
+    {'observation_count': 2 ** 80},
+    {'severity': 'high', 'seen_by': [{'at': None}]},
+])
+def test_the_fast_validator_builds_what_the_model_builds(changes):
+    raw = dict(RAW, **changes)
+    [fast] = validate_entries_fast([raw])
+    assert_identical(fast, slow(raw))
+
+
+def test_the_fast_validator_leaves_a_missing_tags_field_unset_like_the_model():
+    raw = {key: value for key, value in RAW.items() if key != 'tags'}
+    [fast] = validate_entries_fast([raw])
+    assert_identical(fast, slow(raw))
+    assert 'tags' not in fast.model_fields_set
+
+
+@pytest.mark.parametrize('changes', [
+    # Refused by the model too.
+    {'text': ''}, {'text': '   '}, {'text': '\u3000\u00a0'}, {'text': 'bell\x07'},
+    {'text': 'x' * 501}, {'text': 'a\u2028b'}, {'text': 'lone \ud800'}, {'tags': ['']},
+    {'tags': [' ']}, {'tags': ['x' * 65]}, {'tags': ['t'] * 33}, {'tags': 'wheel'},
+    {'tags': ['a\x00']}, {'confidence': 1.01}, {'confidence': float('nan')},
+    {'observation_count': 0}, {'observation_count': 2.5},
+    {'observation_count': True}, {'type': 'rumour'}, {'id': '../x'}, {'id': 5},
+    {'first_seen': '2026-02-30T00:00:00Z'}, {'first_seen': '2026-03-28T24:00:00Z'},
+    {'first_seen': 'yesterday'}, {'first_seen': None}, {'observation_count': None},
+    # Accepted by the model, but changed by it (stripped, converted): left to the model.
+    {'tags': [' wheel']}, {'tags': ['wheel\u00a0']},
+    {'first_seen': '2026-03-28T16:00:00+02:00'}, {'first_seen': '2026-03-28T14:00:00'},
+    {'first_seen': '2026-03-28T14:00:00.5Z'}, {'first_seen': '2026-03-28 14:00:00Z'},
+    {'first_seen': '2026-03-28T14:00:00z'}, {'first_seen': 1774706400},
+    {'first_seen': dt.datetime(2026, 3, 28, 14, 0, tzinfo=UTC)},
+    {'first_seen': '２０２６-03-28T14:00:00Z'}, {'observation_count': 3.0},
+    {'observation_count': '3'},
+])
+def test_the_fast_validator_says_no_and_leaves_the_answer_to_the_model(changes):
+    raw = dict(RAW, **changes)
+    assert validate_entries_fast([raw]) is None
+    assert validate_entries_fast([RAW, raw, RAW]) is None
+
+
+# Values of every kind for every field: valid ones, ones the model refuses and ones it
+# accepts only after changing them.
+_texts = st.one_of(
+    st.text(max_size=12),
+    st.text(st.sampled_from(' \t\n\r\x00\x07\x85\xa0\u1680\u2000\u200b\u2028\u202f\u3000'
+                            '\ufeff\ufffe\ud800xé≤—🔴'), max_size=6),
+    st.sampled_from(['x' * 500, 'x' * 501, ' x', 'x ', 'ok']),
+)
+_times = st.one_of(
+    st.datetimes(min_value=dt.datetime(1, 1, 1), max_value=dt.datetime(9999, 12, 31),
+                 timezones=st.sampled_from([UTC, dt.timezone(dt.timedelta(hours=2))])
+                 ).map(lambda value: value.isoformat().replace('+00:00', 'Z')),
+    st.from_regex(r'[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,7})?[Zz]?',
+                  fullmatch=True),
+    st.datetimes(timezones=st.none() | st.just(UTC)), st.integers(-10 ** 10, 10 ** 10),
+    st.sampled_from(['', 'now', None, '2026-04-01T02:00:00Z']),
+)
+_fields = {
+    'id': st.one_of(st.from_regex(r'[A-Za-z0-9][A-Za-z0-9_.:-]{0,8}', fullmatch=True),
+                    st.text(max_size=5), st.integers()),
+    'type': st.one_of(st.sampled_from(schema.ENTRY_TYPES), st.text(max_size=4)),
+    'text': _texts,
+    'confidence': st.one_of(st.floats(), st.integers(-2, 2), st.booleans(),
+                            st.sampled_from(['0.5', '5e-1', 'high', None])),
+    'tags': st.one_of(st.lists(_texts, max_size=4), st.lists(st.just('t'), min_size=30,
+                                                             max_size=34),
+                      st.tuples(st.just('t')), st.just('tag'), st.none()),
+    'first_seen': _times,
+    'last_reinforced': _times,
+    'observation_count': st.one_of(st.integers(-2, 2 ** 70), st.floats(0, 5), st.booleans(),
+                                   st.sampled_from(['4', None])),
+    'severity': st.one_of(st.none(), st.integers(), st.text(max_size=3),
+                          st.lists(st.floats(), max_size=2)),
+}
+_raw_entries = st.one_of(
+    st.fixed_dictionaries({}, optional=_fields),  # anything, fields missing
+    st.fixed_dictionaries({}, optional=_fields).map(lambda change: dict(RAW, **change)),
+    # One field changed: about half of these are valid.
+    st.one_of([st.fixed_dictionaries({name: values}) for name, values in _fields.items()])
+    .map(lambda change: dict(RAW, **change)),
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_raw_entries, min_size=1, max_size=3))
+def test_fast_and_model_validation_agree_on_any_entries(items):
+    fast = validate_entries_fast(items)
+    slow_entries = [slow(item) for item in items]
+    if fast is not None:
+        assert len(fast) == len(items)
+        for fast_entry, slow_entry in zip(fast, slow_entries):
+            assert_identical(fast_entry, slow_entry)
+    # Whatever the fast validator says, all-valid input is what it must mostly accept.
+    if all(entry is not None for entry in slow_entries) and all(
+            entry.tags == list(item.get('tags', [])) and isinstance(item.get('tags', []), list)
+            and all(isinstance(item[name], str) and item[name].endswith('Z')
+                    and '+' not in item[name] and ' ' not in item[name]
+                    and (len(item[name]) in (20, 27)) and item[name].isascii()
+                    for name in ('first_seen', 'last_reinforced'))
+            and type(item['observation_count']) is int
+            for entry, item in zip(slow_entries, items)):
+        assert fast is not None
