@@ -666,21 +666,47 @@ def write_atomic(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None
 
 
 def append_durably(path: pathlib.Path, lines: list) -> None:
-    """Append JSON-serialisable records to a JSON-lines side file and fsync it."""
+    """Append JSON-serialisable records to a JSON-lines side file and fsync it.
+
+    All or nothing: ``os.write`` may write only part of the data (a nearly full disk),
+    so it is repeated until everything is written; on any error the file is truncated
+    back to its size before the call and MemoryFileError is raised, so the caller keeps
+    the records (e.g. does not remove archived entries from the memory file). Callers
+    hold the memory file's lock, so no other writer appends meanwhile.
+    """
     if not lines:
         return
     payload = ''.join(json.dumps(line, ensure_ascii=False, default=str) + '\n'
                       for line in lines).encode('utf-8')
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
-        try:
-            os.write(fd, payload)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
     except OSError as error:
         raise MemoryFileError(f'cannot append to {path.name} ({error.strerror}); nothing was '
                               'changed in the memory file', path) from None
+    try:
+        original_size = os.fstat(fd).st_size
+        try:
+            if original_size and os.pread(fd, 1, original_size - 1) != b'\n':
+                payload = b'\n' + payload  # a torn last line stays apart from these records
+            view = memoryview(payload)
+            while view:
+                written = os.write(fd, view)
+                if written <= 0:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                view = view[written:]
+            os.fsync(fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, original_size)
+                os.fsync(fd)
+            raise
+    except OSError as error:
+        hint = ('the disk is full; free space and retry'
+                if error.errno in (errno.ENOSPC, errno.EDQUOT) else 'check permissions')
+        raise MemoryFileError(f'cannot append to {path.name} ({error.strerror}); nothing was '
+                              f'changed in the memory file; {hint}', path) from None
+    finally:
+        os.close(fd)
 
 
 def _unused_name(path: pathlib.Path, suffix: str) -> pathlib.Path:

@@ -8,6 +8,7 @@ changes a confidence.
 """
 
 import datetime as dt
+import errno
 import json
 import os
 import stat
@@ -412,6 +413,96 @@ def test_a_new_file_and_its_quarantine_are_mode_0600(now, tmp_path):
         pass
     quarantine = memory_file.side_file(path, '.quarantine.jsonl')
     assert stat.S_IMODE(quarantine.stat().st_mode) == 0o600
+
+
+def _short_writes(monkeypatch, most=7):
+    """os.write that writes at most ``most`` bytes a call, as on a nearly full disk."""
+    real_write = os.write
+    calls = []
+
+    def short(fd, data):
+        calls.append(len(data))
+        return real_write(fd, bytes(data[:most]))
+    monkeypatch.setattr(memory_file.os, 'write', short)
+    return calls
+
+
+def test_an_append_is_completed_when_the_disk_writes_only_part_of_it(tmp_path, monkeypatch):
+    archive = tmp_path / 'robot-memory.md.archive.jsonl'
+    archive.write_bytes(b'{"old": 1}\n')
+    calls = _short_writes(monkeypatch)
+    records = [{'entry': f'mem-{index}', 'text': 'wheel ≤0.3m/s'} for index in range(5)]
+    memory_file.append_durably(archive, records)
+    assert len(calls) > 10
+    lines = archive.read_text('utf-8').splitlines()
+    assert [json.loads(line) for line in lines] == [{'old': 1}] + records
+
+
+@pytest.mark.parametrize('error', [errno.ENOSPC, errno.EIO])
+def test_a_failed_append_leaves_the_side_file_as_it_was_and_raises(tmp_path, monkeypatch,
+                                                                   error):
+    archive = tmp_path / 'robot-memory.md.archive.jsonl'
+    archive.write_bytes(b'{"old": 1}\n')
+    real_write = os.write
+    calls = []
+
+    def write_then_fail(fd, data):
+        calls.append(len(data))
+        if len(calls) > 2:  # two short writes got through, then the disk is full
+            raise OSError(error, os.strerror(error))
+        return real_write(fd, bytes(data[:10]))
+    monkeypatch.setattr(memory_file.os, 'write', write_then_fail)
+    with pytest.raises(MemoryFileError) as caught:
+        memory_file.append_durably(archive, [{'entry': 'mem-1'}, {'entry': 'mem-2'}])
+    assert 'nothing was changed in the memory file' in str(caught.value)
+    assert ('disk is full' in str(caught.value)) == (error == errno.ENOSPC)
+    assert archive.read_bytes() == b'{"old": 1}\n'  # no torn line left behind
+
+
+def test_a_write_that_makes_no_progress_is_an_error_not_a_loop(tmp_path, monkeypatch):
+    archive = tmp_path / 'robot-memory.md.archive.jsonl'
+    monkeypatch.setattr(memory_file.os, 'write', lambda fd, data: 0)
+    with pytest.raises(MemoryFileError):
+        memory_file.append_durably(archive, [{'entry': 'mem-1'}])
+    assert archive.read_bytes() == b''
+
+
+def test_an_append_after_a_torn_last_line_starts_on_a_line_of_its_own(tmp_path):
+    archive = tmp_path / 'robot-memory.md.archive.jsonl'
+    archive.write_bytes(b'{"old": 1}\n{"torn": ')
+    memory_file.append_durably(archive, [{'entry': 'mem-1'}])
+    assert archive.read_bytes().splitlines()[-1] == b'{"entry": "mem-1"}'
+
+
+def test_entries_stay_in_the_memory_file_when_archiving_them_fails(now, memory_path,
+                                                                   monkeypatch):
+    from robot_memory.autodream import archive_pruned
+    from robot_memory.lifecycle import effective_confidence as effective
+
+    memory_path.write_bytes(SPEC_EXAMPLE.encode('utf-8'))
+    memory = MemoryFile(memory_path)
+    archive = memory_file.side_file(memory_path, '.archive.jsonl')
+    real_write = os.write
+    calls = []
+
+    def full_disk(fd, data):
+        calls.append(len(data))
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, bytes(data[:5]))
+    before = memory_path.read_bytes()
+
+    class Pruned:
+        def __init__(self, entry):
+            self.entry, self.effective_confidence = entry, effective(entry, now)
+    with pytest.raises(MemoryFileError):
+        with memory.update(now) as result:
+            pruned = [Pruned(entry) for entry in result.document.entries]
+            monkeypatch.setattr(memory_file.os, 'write', full_disk)
+            archive_pruned(memory, pruned, now)  # raises: the removal below never runs
+            result.document.entries = []
+    assert memory_path.read_bytes() == before
+    assert not archive.exists() or archive.read_bytes() == b''
 
 
 def test_writes_fsync_the_file_before_the_rename_and_the_directory_after(now, memory_path,
