@@ -6,7 +6,10 @@ figures (``n``, ``ms``, ``rate``...), usually ``baseline_*``, ``ratio`` and goal
 The report has the machine (CPU model, cores, RAM, Python, OS, date), then one table per
 script: every figure, the ratio to its baseline and the goals, as printed. A script that
 fails (non-zero exit, or a line that is not a JSON object) gets a row saying so with the
-tail of its stderr; nothing is hidden. The confidence plot (``bench/plot_confidence.py``)
+tail of its stderr; nothing is hidden. ``bench_node.py`` runs the installed
+``memory_node`` over ROS 2, so run this after ``source scripts/env.sh`` (and
+``scripts/setup.sh`` after editing sources); without ``memory_node`` on PATH it fails and
+says so. The confidence plot (``bench/plot_confidence.py``)
 is drawn and embedded unless ``--no-plot``.
 
 Usage: ``python bench/run_all.py [--quick] [--output BENCHMARKS.md] [--plot PNG]
@@ -155,9 +158,10 @@ def render(results: list, info: dict, quick: bool, plot: pathlib.Path,
     lines = ['# Benchmarks', '',
              'Written by `python bench/run_all.py' + (' --quick' if quick else '') + '`; '
              'every `bench/bench_*.py` was run on the machine below. Times are medians in '
-             'milliseconds unless a column says otherwise; `ratio` is the time divided by '
-             'the baseline the script measured in the same run on the same data '
-             '(below 1 is faster than the baseline); goal columns state the target.', '',
+             'milliseconds unless a column says otherwise; `ratio` is the figure divided '
+             'by the baseline the script measured in the same run on the same data (for a '
+             'time below 1 is faster than the baseline, for a rate such as `ingest` above 1 '
+             'is); goal columns state the target.', '',
              '## Machine', '', '| | |', '|---|---|']
     for key in ('cpu', 'cores', 'ram', 'python', 'os', 'date'):
         lines.append(f'| {key} | {_cell(info[key])} |')
