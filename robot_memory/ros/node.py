@@ -53,7 +53,6 @@ from rclpy.qos import ReliabilityPolicy
 from rclpy.qos import qos_profile_sensor_data
 
 from robot_memory import autodream
-from robot_memory import context
 from robot_memory import lifecycle
 from robot_memory import observations
 from robot_memory.document_cache import DocumentCache
@@ -322,10 +321,8 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
 
     def build_block(self, token_budget=None, include_peers=True, min_confidence=None):
         """The context block at the memory clock's now, from the cached file."""
-        now = self.clock_.now()
-        document = self.cache.document(now)
-        return context.build_context(document, now, self.settings.lifecycle, token_budget,
-                                     include_peers, min_confidence)
+        return self.cache.build_context(self.clock_.now(), self.settings.lifecycle,
+                                        token_budget, include_peers, min_confidence)
 
     def publish_context(self) -> None:
         """Publish the current block on ~/context (latched)."""
