@@ -437,6 +437,29 @@ class EvidenceStore:
                 raise EvidenceError(_disk_full_message(self.path, doing)) from None
             raise EvidenceError(f'cannot {doing} {self.path} ({error})') from None
 
+    @contextlib.contextmanager
+    def _transaction(self):
+        """A write transaction that takes SQLite's write lock when it begins.
+
+        ``BEGIN IMMEDIATE``, not a deferred BEGIN: a deferred transaction that reads first
+        and writes later fails at once with "database is locked" (no busy wait) when
+        another process committed in between, which the node ingesting every 0.5 s makes
+        likely for the CLI. Nested use becomes a savepoint.
+        """
+        conn = self.db.conn
+        if conn.in_transaction:
+            with self.db.atomic():
+                yield
+            return
+        conn.execute('BEGIN IMMEDIATE')
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.rollback()
+            raise
+        conn.commit()
+
     @staticmethod
     def _migrate(db: Database) -> None:
         try:
@@ -519,7 +542,7 @@ class EvidenceStore:
             if not rows:
                 return 0
             try:
-                with self.db.atomic():
+                with self._transaction():
                     self.db.conn.executemany(_INSERT_OBSERVATION, rows)
             except sqlite3.Error as error:
                 self._buffer = rows + self._buffer
@@ -552,7 +575,7 @@ class EvidenceStore:
         self.flush()
         cutoff = _epoch(now) - self.retention_days * 86400.0
         last_id = self.dream_cursor().last_id
-        with self._writing('compact old observations in'), self.db.atomic():
+        with self._writing('compact old observations in'), self._transaction():
             days = self.db.execute(
                 "SELECT count(DISTINCT strftime('%Y-%m-%d', stamp, 'unixepoch')) "
                 'FROM observations WHERE id <= ? AND stamp < ?', (last_id, cutoff)).fetchone()[0]
@@ -585,7 +608,7 @@ class EvidenceStore:
     def record_audit(self, records: Iterable) -> None:
         """Append audit records (e.g. a peer merge or a manual change) in one transaction."""
         rows = [self._audit_row(record) for record in records]
-        with self._writing('write audit records to'), self.db.atomic():
+        with self._writing('write audit records to'), self._transaction():
             self.db.conn.executemany(
                 'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
                 'VALUES (?, ?, ?, ?, ?, ?, ?)', rows)
@@ -699,7 +722,7 @@ class EvidenceStore:
         """Durably record a dream's intended changes before the memory file is written."""
         text = json.dumps(payload, ensure_ascii=False, separators=(',', ':'))
         with self._writing('record the dream in'), self._durable():
-            with self.db.atomic():
+            with self._transaction():
                 self.db.execute('INSERT OR REPLACE INTO pending_dream (id, token, at, '
                                 'file_hash, payload) VALUES (1, ?, ?, ?, ?)',
                                 (payload['token'], payload['at'], payload['file_hash'], text))
@@ -713,7 +736,7 @@ class EvidenceStore:
         the entries that leave the snapshot; it is applied the same way (returns None).
         """
         with self._writing('record the finished dream in'), self._durable():
-            with self.db.atomic():
+            with self._transaction():
                 claimed = self.db.execute('DELETE FROM pending_dream WHERE id = 1 AND token = ?',
                                           (payload['token'],)).rowcount
                 if not claimed:
@@ -766,7 +789,7 @@ class EvidenceStore:
 
     def discard_pending(self) -> None:
         """Forget the intent record of a dream whose file was never written."""
-        with self._writing('update'), self.db.atomic():
+        with self._writing('update'), self._transaction():
             self.db.execute('DELETE FROM pending_dream')
 
     def _durable(self):

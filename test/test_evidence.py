@@ -315,3 +315,32 @@ def test_opening_a_second_store_keeps_the_first_ones_locks(tmp_path, on_corrupt)
         first.flush()
         assert (tmp_path / 'robot-memory.db-wal').exists()
         assert _count_elsewhere(path) == 6
+
+
+def test_compaction_beside_another_writer_never_fails_as_locked(tmp_path):
+    # compact() reads, then writes. In a deferred transaction another connection's commit
+    # between the two makes SQLite refuse the write at once ("database is locked", no
+    # busy wait), which failed `robot-memory dream` beside a running node. Write
+    # transactions take the write lock first, so the other writer waits instead.
+    path = tmp_path / 'e.db'
+    with EvidenceStore(path, retention_days=1, busy_timeout_s=5) as store, \
+            EvidenceStore(path, busy_timeout_s=0.2) as other:
+        for day in range(3):
+            store.add(warn(T0 + dt.timedelta(days=day)))
+        store.flush()
+        _mark_consumed(store, store.max_observation_id())
+        interleaved = []
+
+        def commit_elsewhere(sql):
+            if sql.startswith('INSERT INTO daily_counts') and not interleaved:
+                interleaved.append(sql)
+                other.add(warn(T0 + dt.timedelta(days=9)))
+                try:
+                    other.flush()
+                except ValueError:
+                    pass  # waited for the compaction's write lock: that is the point
+
+        store.db.conn.set_trace_callback(commit_elsewhere)
+        report = store.compact(T0 + dt.timedelta(days=5))
+        store.db.conn.set_trace_callback(None)
+        assert interleaved and report.rows == 3
