@@ -30,6 +30,7 @@ import decimal
 import errno
 import fcntl
 import json
+import operator
 import os
 import pathlib
 import re
@@ -50,6 +51,7 @@ from robot_memory.schema import MemoryEntry
 from robot_memory.schema import PeerBlock
 from robot_memory.schema import PeerEntry
 from robot_memory.schema import SCHEMA_VERSION
+from robot_memory.schema import validate_entries_fast
 from robot_memory.timeutil import format_iso
 
 try:  # libyaml's C loader and dumper when present: 5-10x faster than pure Python.
@@ -85,6 +87,24 @@ def _yaml_unsafe(text: str) -> bool:
     """Whether ``text`` holds a character or escape libyaml reads differently from JSON."""
     return (_YAML_UNSAFE_CHAR.search(text) is not None
             or _YAML_UNSAFE_ESCAPE.search(text) is not None)
+
+
+# The same set, found in UTF-8 bytes (no surrogates there: the bytes decoded strictly).
+# Deleting every harmless single byte leaves the control bytes; the unsafe multi-byte
+# characters (U+0080-U+009F, U+2028, U+2029, U+FEFF, U+FFFE, U+FFFF) are found by their
+# sequences, each pattern led by a literal byte that the regex engine skips to quickly (a
+# UTF-8 lead byte never occurs inside another character). Twice as fast as the class.
+_UNSAFE_BYTES = bytes(range(0x0a)) + b'\x0b\x0c' + bytes(range(0x0e, 0x20)) + b'\x7f'
+_HARMLESS_BYTES = bytes(byte for byte in range(256) if byte not in _UNSAFE_BYTES)
+_UNSAFE_SEQUENCES = (re.compile(rb'\xc2[\x80-\x9f]'), re.compile(rb'\xe2\x80[\xa8\xa9]'),
+                     re.compile(rb'\xef(?:\xbb\xbf|\xbf[\xbe\xbf])'),
+                     re.compile(rb'\\(?:u[dD][89abAB]|U)'))
+
+
+def _yaml_unsafe_utf8(data: bytes) -> bool:
+    """``_yaml_unsafe(data.decode('utf-8'))`` for bytes that are valid UTF-8."""
+    return bool(data.translate(None, _HARMLESS_BYTES)) or any(
+        sequence.search(data) is not None for sequence in _UNSAFE_SEQUENCES)
 
 
 # PyYAML's YAML 1.1 float rule: 1e5 is a string there, 1.0e+5 a float.
@@ -139,12 +159,19 @@ class LoadResult:
 
 # --------------------------------------------------------------------------- reading
 
+def _yaml_float(text: str):
+    # A JSON float without an exponent has a '.', so YAML 1.1 reads it as a float too.
+    if 'e' in text or 'E' in text:
+        return float(text) if _YAML_FLOAT.match(text) else text
+    return float(text)
+
+
 def _fast_loads(text: str) -> Any:
-    return json.loads(
-        text,
-        parse_float=lambda s: float(s) if _YAML_FLOAT.match(s) else s,
-        parse_constant=lambda s: s,
-    )
+    return json.loads(text, parse_float=_yaml_float, parse_constant=str)
+
+
+# The closing delimiter: a line that is ``---`` or ``...`` (trailing blanks allowed).
+_CLOSING_LINE = re.compile(rb'\n(?:---|\.\.\.)[ \t\r]*(?:\n|\Z)')
 
 
 def _split_front_matter(data: bytes):
@@ -155,35 +182,55 @@ def _split_front_matter(data: bytes):
     first = data if first_end < 0 else data[:first_end]
     if first.rstrip(b' \t\r') != b'---':
         return None
-    start = first_end + 1 if first_end >= 0 else len(data)
-    position = start
-    while position < len(data):
-        end = data.find(b'\n', position)
-        line_end = len(data) if end < 0 else end
-        if data[position:line_end].rstrip(b' \t\r') in (b'---', b'...'):
-            body_start = len(data) if end < 0 else end + 1
-            return data[start:position], 2, data[body_start:]
-        position = line_end + 1
-    raise MemoryFileError(
-        'the front matter opened with --- on line 1 is never closed; add a line with just ---',
-        line=1,
-    )
+    closing = _CLOSING_LINE.search(data, first_end) if first_end >= 0 else None
+    if closing is None:
+        raise MemoryFileError(
+            'the front matter opened with --- on line 1 is never closed; add a line with just ---',
+            line=1,
+        )
+    end = data.find(b'\n', closing.start() + 1)
+    body_start = len(data) if end < 0 else end + 1
+    return data[first_end + 1:closing.start() + 1], 2, data[body_start:]
 
 
-def _fast_front_matter(front: str, first_line: int):
-    """Parse the canonical form; return (mapping, key lines, item lines) or None to fall back."""
-    if _yaml_unsafe(front):
+# Where a top-level line starts: after a newline not followed by an entry line.
+_TOP_LEVEL_LINE = re.compile(rb'\n(?!- \{)')
+
+
+def _fast_front_matter(front, first_line: int, checked: bool = False):
+    """Parse the canonical form; return (mapping, key lines, item blocks) or None to fall back.
+
+    ``front`` is the front matter as UTF-8 bytes (or text). ``item blocks`` maps a key whose
+    value is a list of one-line entries to (line number of the first entry, the ``- {...}``
+    lines as bytes). ``checked`` tells that the caller already found no character libyaml
+    reads differently (``_yaml_unsafe_utf8``). Every byte is decoded here, so bytes that
+    are not UTF-8 give None as well.
+    """
+    if isinstance(front, str):
+        if _yaml_unsafe(front):
+            return None
+        front = front.encode('utf-8')
+    elif not checked and _yaml_unsafe_utf8(front):
         return None
-    lines = front.split('\n')
-    if lines and lines[-1] == '':
-        lines.pop()
-    mapping, key_lines, item_lines = {}, {}, {}
-    index, count = 0, len(lines)
+    starts = [0]
+    starts.extend(match.end() for match in _TOP_LEVEL_LINE.finditer(front))
+    starts.append(len(front) + 1)
+    mapping, key_lines, item_blocks = {}, {}, {}
+    line_number, counted_to = first_line, 0
     try:
-        while index < count:
-            line = lines[index]
-            if not line.strip():
-                index += 1
+        for index in range(len(starts) - 1):
+            start, following = starts[index], starts[index + 1]
+            line_number += front.count(b'\n', counted_to, start)
+            counted_to = start
+            end = front.find(b'\n', start)
+            if end < 0:
+                end = len(front)
+            # The '- {' lines between this line and the next top-level one, if any.
+            block = front[end + 1:following - 1] if end + 1 < following else b''
+            line = front[start:end].decode('utf-8')
+            if not line.strip(' \r'):  # YAML's blank: spaces only (tabs never get here)
+                if block:
+                    return None
                 continue
             match = _KEY_LINE.match(line)
             if match is None:
@@ -191,29 +238,24 @@ def _fast_front_matter(front: str, first_line: int):
             key, rest = match.group(1), match.group(2)
             if key in mapping or key in _YAML_KEYWORDS:
                 return None
-            key_lines[key] = first_line + index
-            if rest is None or not rest.strip():
-                start = index + 1
-                end = start
-                while end < count and lines[end].startswith('- {'):
-                    end += 1
-                if end == start:
+            key_lines[key] = line_number
+            if rest is None or not rest.strip(' \r'):
+                if not block:
                     mapping[key] = None
-                else:
-                    items = _fast_loads('[' + ','.join(line[2:] for line in lines[start:end]) + ']')
-                    if not all(isinstance(item, dict) for item in items):
-                        return None
-                    mapping[key] = items
-                    item_lines[key] = (first_line + start, lines[start:end])
-                index = end
+                    continue
+                items = _fast_loads((b'[' + block[2:].replace(b'\n- {', b',{') + b']')
+                                    .decode('utf-8'))
+                if not set(map(type, items)) <= {dict}:
+                    return None
+                mapping[key] = items
+                item_blocks[key] = (line_number + 1, block)
             else:
-                if rest.lstrip().startswith(('&', '*', '!', '|', '>')):
+                if block or rest.lstrip().startswith(('&', '*', '!', '|', '>')):
                     return None
                 mapping[key] = _fast_loads(rest)
-                index += 1
-    except ValueError:
+    except ValueError:  # JSON errors and UnicodeDecodeError
         return None
-    return mapping, key_lines, item_lines
+    return mapping, key_lines, item_blocks
 
 
 def _yaml_front_matter(front: str, first_line: int):
@@ -264,29 +306,34 @@ def _first_error(error: ValidationError) -> str:
 
 
 def _validate_entries(raw_items, section, lines_of, model, result):
-    """Validate a list of raw entries; quarantine the bad ones and later duplicates."""
+    """Validate a list of raw entries; quarantine the bad ones and later duplicates.
+
+    Returns (entries kept, their indices in ``raw_items`` or None when all were kept).
+    """
     if raw_items is None:
-        return []
+        return [], None
     if not isinstance(raw_items, list):
         result.problems.append(Problem(f'{section} must be a list of entries', lines_of(None)))
         result.quarantined.append(QuarantinedItem(section, raw_items, 'not a list', lines_of(None)))
-        return []
-    valid = []
-    try:
-        if model is MemoryEntry:
-            valid = _ENTRIES.validate_python(raw_items)
-        else:
-            valid = [model.model_validate(item) for item in raw_items]
-        bad = []
-    except ValidationError:
-        valid, bad = [], []
-        for index, item in enumerate(raw_items):
-            try:
-                valid.append(model.model_validate(item))
-            except ValidationError as error:
-                bad.append((index, item, _first_error(error)))
-    positions = {}
-    kept = []
+        return [], []
+    valid = validate_entries_fast(raw_items) if model is MemoryEntry else None
+    bad = []
+    if valid is None:
+        try:
+            if model is MemoryEntry:
+                valid = _ENTRIES.validate_python(raw_items)
+            else:
+                valid = [model.model_validate(item) for item in raw_items]
+        except ValidationError:
+            valid = []
+            for index, item in enumerate(raw_items):
+                try:
+                    valid.append(model.model_validate(item))
+                except ValidationError as error:
+                    bad.append((index, item, _first_error(error)))
+    if not bad and len({entry.id for entry in valid}) == len(valid):
+        return valid, None
+    kept, indices = [], []
     seen = set()
     valid_iter = iter(valid)
     bad_map = {index: (item, reason) for index, item, reason in bad}
@@ -305,9 +352,9 @@ def _validate_entries(raw_items, section, lines_of, model, result):
             result.quarantined.append(QuarantinedItem(section, raw_items[index], reason, where))
             continue
         seen.add(entry.id)
-        positions[index] = entry
-        kept.append((index, entry))
-    return kept
+        kept.append(entry)
+        indices.append(index)
+    return kept, indices
 
 
 def parse_bytes(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN) -> LoadResult:
@@ -316,20 +363,22 @@ def parse_bytes(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN) -> 
     if split is None:
         return migrate_legacy(data, now, default_rrn)
     front_bytes, first_line, body = split
-    try:
-        front = front_bytes.decode('utf-8')
-    except UnicodeDecodeError as error:
-        line = first_line + front_bytes[:error.start].count(b'\n')
-        raise MemoryFileError('front matter is not valid UTF-8 text', line=line) from None
-    fast = _fast_front_matter(front, first_line)
+    fast = None
+    if not _yaml_unsafe_utf8(front_bytes):
+        fast = _fast_front_matter(front_bytes, first_line, checked=True)
     if fast is not None:
-        mapping, key_lines, fast_items = fast
-        item_lines = {key: [start + i for i in range(len(raw))]
-                      for key, (start, raw) in fast_items.items()}
+        mapping, key_lines, item_blocks = fast
+        item_lines = {key: range(start, start + block.count(b'\n') + 1)
+                      for key, (start, block) in item_blocks.items()}
     else:
+        try:
+            front = front_bytes.decode('utf-8')
+        except UnicodeDecodeError as error:
+            line = first_line + front_bytes[:error.start].count(b'\n')
+            raise MemoryFileError('front matter is not valid UTF-8 text', line=line) from None
         mapping = _yaml_front_matter(front, first_line)
         key_lines, item_lines = _yaml_positions(front, first_line)
-        fast_items = {}
+        item_blocks = {}
     if 'schema_version' not in mapping:
         return migrate_legacy(data, now, default_rrn, mapping)
     try:
@@ -356,14 +405,12 @@ def parse_bytes(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN) -> 
             return found[index] if found and index < len(found) else key_lines.get(key)
         return lines_of
 
-    kept = _validate_entries(mapping.get('entries'), 'entries', lines_for('entries'),
-                             MemoryEntry, result)
-    document.entries = [entry for _, entry in kept]
-    if 'entries' in fast_items:
-        raw_lines = fast_items['entries'][1]
-        document_cache = _line_cache(document)
-        for index, entry in kept:
-            document_cache[id(entry)] = (entry, raw_lines[index][2:].rstrip('\r'))
+    document.entries, kept = _validate_entries(mapping.get('entries'), 'entries',
+                                               lines_for('entries'), MemoryEntry, result)
+    if 'entries' in item_blocks and document.entries:
+        # Unchanged entries are written back as the very lines they were read from.
+        object.__setattr__(document, '_source_lines',
+                           _SourceLines(document.entries, item_blocks['entries'][1], kept))
 
     if 'peer_context' in mapping:
         document.peer_context = _parse_peer_context(mapping['peer_context'],
@@ -404,9 +451,9 @@ def _parse_peer_context(raw, lines_of, result):
             result.quarantined.append(QuarantinedItem('peer_context', item, reason, where))
             continue
         seen.add(block.rrn)
-        kept = _validate_entries(item.get('entries'), f'peer_context[{block.rrn}].entries',
-                                 lambda _index, where=where: where, PeerEntry, result)
-        blocks.append(block.model_copy(update={'entries': [entry for _, entry in kept]}))
+        kept, _ = _validate_entries(item.get('entries'), f'peer_context[{block.rrn}].entries',
+                                    lambda _index, where=where: where, PeerEntry, result)
+        blocks.append(block.model_copy(update={'entries': kept}))
     return blocks
 
 
@@ -476,12 +523,41 @@ def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
 
 # --------------------------------------------------------------------------- writing
 
-def _line_cache(document: MemoryDocument) -> dict:
-    cache = getattr(document, '_rendered_lines', None)
-    if cache is None:
-        cache = {}
-        object.__setattr__(document, '_rendered_lines', cache)
-    return cache
+class _SourceLines:
+    """The ``- {...}`` lines a document's entries were read from (the canonical form).
+
+    Entries are frozen, so an entry that is still the very object that was read is
+    written back as its original line (the original bytes) instead of being serialised
+    again. The entries are held here so that their ``id()`` cannot be reused.
+    """
+
+    __slots__ = ('entries', 'block', 'indices', '_by_id')
+
+    def __init__(self, entries: list, block: bytes, indices: Optional[list]):
+        self.entries = tuple(entries)
+        self.block = block  # every line of the list, kept or quarantined
+        self.indices = indices  # line of each kept entry in ``block``; None: all, in order
+        self._by_id = None
+
+    def render(self, entries: list) -> bytes:
+        """The entry lines for ``entries``: the original where unchanged, else new ones."""
+        if (self.indices is None and len(entries) == len(self.entries)
+                and b'\r' not in self.block and all(map(operator.is_, entries, self.entries))):
+            return self.block + b'\n'  # nothing changed, added, removed or moved
+        by_id = self._by_id
+        if by_id is None:
+            lines = self.block.split(b'\n')
+            if b'\r' in self.block:
+                lines = [line.rstrip(b'\r') for line in lines]
+            if self.indices is not None:
+                lines = [lines[index] for index in self.indices]
+            by_id = self._by_id = dict(zip(map(id, self.entries), zip(self.entries, lines)))
+        out = []
+        for entry in entries:
+            cached = by_id.get(id(entry))
+            out.append(cached[1] if cached is not None and cached[0] is entry
+                       else ('- ' + _entry_line(entry)).encode('utf-8'))
+        return b'\n'.join(out) + b'\n'
 
 
 class _NotCanonical(Exception):
@@ -563,21 +639,23 @@ def _peer_block_line(block: PeerBlock) -> str:
     return '{' + ', '.join(parts) + '}'
 
 
-def _canonical_front(document: MemoryDocument) -> str:
-    cache = _line_cache(document)
-    out = [f'schema_version: "{document.schema_version}"',
-           f'rrn: {_quote(document.rrn)}',
-           f'last_updated: "{format_iso(document.last_updated)}"']
+def _canonical_front(document: MemoryDocument) -> bytes:
+    head = [f'schema_version: "{document.schema_version}"',
+            f'rrn: {_quote(document.rrn)}',
+            f'last_updated: "{format_iso(document.last_updated)}"']
+    parts = []
     if document.entries:
-        out.append('entries:')
-        for entry in document.entries:
-            cached = cache.get(id(entry))
-            if cached is not None and cached[0] is entry:
-                out.append('- ' + cached[1])
-            else:
-                out.append('- ' + _entry_line(entry))
+        head.append('entries:\n')
+        source = getattr(document, '_source_lines', None)
+        if source is not None:
+            parts.append(source.render(document.entries))
+        else:
+            parts.append('\n'.join(['- ' + _entry_line(entry) for entry in document.entries])
+                         .encode('utf-8') + b'\n')
     else:
-        out.append('entries: []')
+        head.append('entries: []\n')
+    parts.insert(0, '\n'.join(head).encode('utf-8'))
+    out = []
     if document.peer_context is not None:
         if document.peer_context:
             out.append('peer_context:')
@@ -588,7 +666,9 @@ def _canonical_front(document: MemoryDocument) -> str:
         if not isinstance(key, str) or not _PLAIN_KEY.match(key) or key in _YAML_KEYWORDS:
             raise _NotCanonical('unusual top-level key')
         out.append(f'{key}: {_flow(value)}')
-    return '\n'.join(out) + '\n'
+    if out:
+        parts.append(('\n'.join(out) + '\n').encode('utf-8'))
+    return b''.join(parts)
 
 
 def _yaml_front(document: MemoryDocument) -> str:
@@ -615,8 +695,8 @@ def render(document: MemoryDocument) -> bytes:
     try:
         front = _canonical_front(document)
     except _NotCanonical:
-        front = _yaml_front(document)
-    return b'---\n' + front.encode('utf-8') + b'---\n' + document.body
+        front = _yaml_front(document).encode('utf-8')
+    return b''.join((b'---\n', front, b'---\n', document.body))
 
 
 def new_document(rrn: str, now: dt.datetime) -> MemoryDocument:

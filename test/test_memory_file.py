@@ -14,6 +14,9 @@ import os
 import stat
 import threading
 
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 import pytest
 import yaml
 
@@ -321,6 +324,84 @@ def test_bom_and_crlf_files_load(now):
     assert result.document.body == b'body\r\n'
     again = parse_bytes(render(result.document), now).document
     assert again.entries == result.document.entries and again.body == b'body\r\n'
+
+
+def _split_by_lines(data: bytes):
+    """The front matter split as it was done before the regex: line by line."""
+    if data.startswith(b'\xef\xbb\xbf'):
+        data = data[3:]
+    first_end = data.find(b'\n')
+    first = data if first_end < 0 else data[:first_end]
+    if first.rstrip(b' \t\r') != b'---':
+        return None
+    start = first_end + 1 if first_end >= 0 else len(data)
+    position = start
+    while position < len(data):
+        end = data.find(b'\n', position)
+        line_end = len(data) if end < 0 else end
+        if data[position:line_end].rstrip(b' \t\r') in (b'---', b'...'):
+            return data[start:position], 2, data[len(data) if end < 0 else end + 1:]
+        position = line_end + 1
+    return 'never closed'
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b'---', b'...', b'--- ', b'---\t', b'---\r', b'...\r ',
+                                 b' ---', b'----', b'-- -', b'x', b'', b'- {"a": "---"}',
+                                 b'\xef\xbb\xbf---', b'\r', b'a: ...']), max_size=8),
+       st.sampled_from([b'\n', b'\r\n']), st.booleans())
+def test_the_front_matter_is_split_where_the_first_delimiter_line_is(lines, newline, ending):
+    data = newline.join(lines) + (newline if ending else b'')
+    try:
+        found = memory_file._split_front_matter(data)
+    except MemoryFileError as error:
+        assert 'never closed' in str(error)
+        found = 'never closed'
+    assert found == _split_by_lines(data)
+
+
+@pytest.mark.parametrize('front', [
+    'schema_version: "1.0"\nnote: \u00a0\n',  # libyaml: the string '\xa0', not null
+    'schema_version: "1.0"\n\u3000\nnote: 1\n',  # libyaml: not YAML at all
+    'schema_version: "1.0"\nentries:\n\n- {"id": "x"}\n',
+    'schema_version: "1.0"\nnote: 1\n- {"id": "x"}\n',
+])
+def test_the_fast_path_reads_unicode_blanks_as_libyaml_does_or_leaves_them_to_it(front):
+    fast = memory_file._fast_front_matter(front, 2)
+    if fast is not None:
+        assert fast[0] == yaml.load(front, Loader=yaml.CSafeLoader)
+
+
+def _code_points():
+    yield from range(0xD800)
+    yield from range(0xE000, 0x10000)
+    yield from range(0x10000, 0x110000, 97)
+    yield from (0x10FFFE, 0x10FFFF)
+
+
+def test_the_utf8_scan_finds_exactly_what_the_text_scan_finds():
+    disagree = []
+    for code in _code_points():
+        text = f'a{chr(code)}b'
+        if memory_file._yaml_unsafe_utf8(text.encode('utf-8')) != memory_file._yaml_unsafe(text):
+            disagree.append(hex(code))
+    for text in ('\\ud800', '\\uDBFF', '\\udc00', '\\u00e9', '\\U0001F600', '\\\\u', 'u\\',
+                 '\\n', '"\\""', '\r\n', '\t'):
+        if memory_file._yaml_unsafe_utf8(text.encode('utf-8')) != memory_file._yaml_unsafe(text):
+            disagree.append(text)
+    assert disagree == []
+
+
+def test_a_canonical_crlf_file_is_read_fast_and_written_back_with_plain_newlines(now):
+    document = parse_bytes(RICH.encode('utf-8'), now).document
+    data = render(document)
+    front, _, body = memory_file._split_front_matter(data)
+    crlf = b'---\r\n' + front.replace(b'\n', b'\r\n') + b'---\r\n' + body
+    result = parse_bytes(crlf, now)
+    assert result.used_fast_path and result.problems == []
+    assert render(result.document) == data
+    result.document.entries.append(new_entry('environment_note', 'new', 0.5, now))
+    assert render(result.document).startswith(data[:data.index(b'\npeer_context')])
 
 
 # ---------------------------------------------------------------- unreadable files

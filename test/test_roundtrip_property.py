@@ -11,19 +11,23 @@
 Hypothesis runs are bounded (max_examples 150, no deadline) so the file takes seconds.
 """
 
+import dataclasses
 import datetime as dt
+import json
 import math
 import pathlib
 import shutil
 from unittest import mock
 
 import yaml
+from hypothesis import assume
 from hypothesis import given
 from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
 
 from robot_memory import memory_file
+from robot_memory.errors import MemoryFileError
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import parse_bytes
 from robot_memory.memory_file import render
@@ -32,6 +36,7 @@ from robot_memory.schema import ENTRY_TYPES
 from robot_memory.schema import ID_PATTERN
 from robot_memory.schema import MemoryDocument
 from robot_memory.schema import MemoryEntry
+from robot_memory.schema import new_entry
 from robot_memory.schema import PeerBlock
 from robot_memory.schema import PeerEntry
 from robot_memory.schema import RRN_PATTERN
@@ -263,6 +268,124 @@ def test_fast_path_reads_what_libyaml_reads(document):
         slow = clean_parse(data)
     assert slow.used_fast_path is False
     assert same(document_data(slow.document), document_data(result.document))
+
+
+# What a person might type into one field of a canonical entry line: valid values, values
+# the schema refuses, and values it accepts only after converting them.
+hand_edits = st.one_of(
+    st.tuples(st.just('confidence'), st.one_of(
+        st.sampled_from([1.5, -0.1, 'high', None, True, 0, 1, '0.5', [0.5]]),
+        st.floats(allow_nan=False, allow_infinity=False), st.floats(1e-9, 1e-3))),
+    st.tuples(st.just('text'), st.one_of(entry_texts, st.sampled_from(
+        ['', '   ', '\u3000', 'bell\x07', 'tab\there', 'two\nlines', 'x' * 501, ' padded ',
+         7, None]))),
+    st.tuples(st.just('tags'), st.one_of(
+        st.lists(tags, max_size=3),
+        st.sampled_from([[' wheel'], ['wheel '], [''], ['x' * 65], ['t'] * 33, 'wheel', [1],
+                         None, ['a\u00a0']]))),
+    st.tuples(st.sampled_from(['first_seen', 'last_reinforced']), st.sampled_from(
+        ['2026-03-28T14:00:00Z', '2026-03-28T16:00:00+02:00', '2026-03-28T14:00:00',
+         '2026-03-28T14:00:00.5Z', '2026-02-30T00:00:00Z', '2026-03-28t14:00:00z', 'yesterday',
+         '0001-01-01T00:00:00Z', 1774706400, None])),
+    st.tuples(st.just('observation_count'), st.sampled_from(
+        [0, 1, 2 ** 70, 2.5, 3.0, '3', True, None, -1])),
+    st.tuples(st.just('type'), st.sampled_from(['rumour', 'resolved', None, ''])),
+    st.tuples(st.just('id'), st.one_of(entry_ids, st.sampled_from(['../x', '', 5]))),
+    st.tuples(st.sampled_from(['severity', 'seen_by']), json_values),
+    st.tuples(st.sampled_from(['drop_tags', 'drop_text']), st.none()),
+)
+
+
+def _hand_edit(line: str, field: str, value) -> str:
+    entry = json.loads(line[2:])
+    if field.startswith('drop_'):
+        entry.pop(field[len('drop_'):], None)
+    else:
+        entry[field] = value
+    return '- ' + json.dumps(entry, ensure_ascii=False)
+
+
+def _outcome(data: bytes):
+    """What parse_bytes makes of ``data``: entries, problems, quarantine, file written back."""
+    try:
+        result = parse_bytes(data, NOW)
+    except MemoryFileError as error:  # e.g. a raw control character: libyaml refuses it
+        return ('unreadable', error.problem, error.line)
+    return (result.used_fast_path, document_data(result.document),
+            [(problem.message, problem.line) for problem in result.problems],
+            [(item.section, item.raw, item.reason, item.line) for item in result.quarantined],
+            render(result.document))
+
+
+@st.composite
+def canonical_documents(draw):
+    """A document with at least one own entry that the writer puts one entry a line."""
+    ids = draw(st.lists(entry_ids, min_size=1, max_size=6, unique=True))
+    document = MemoryDocument(
+        rrn=draw(rrns), last_updated=draw(datetimes),
+        entries=[draw(own_entries(entry_id)) for entry_id in ids],
+        peer_context=draw(st.one_of(st.none(), peer_blocks())), body=draw(bodies))
+    assume(is_canonical(document))
+    return document
+
+
+@PROPERTY
+@given(canonical_documents(), st.lists(st.tuples(st.integers(0, 5), hand_edits), min_size=1,
+                                       max_size=4), st.booleans())
+def test_fast_and_slow_paths_agree_on_hand_edited_canonical_files(document, edits, dup):
+    """The fast reader + fast validation, the fast reader + MemoryEntry, and libyaml +
+    MemoryEntry read any hand edit of a canonical file identically: same entries, same
+    quarantined entries with the same reasons and lines, same file written back."""
+    front, _, body = memory_file._split_front_matter(render(document))
+    lines = front.decode('utf-8').split('\n')
+    first = lines.index('entries:') + 1
+    for index, (field, value) in edits:
+        where = first + index % len(document.entries)
+        lines[where] = _hand_edit(lines[where], field, value)
+    if dup:  # the same id twice: the later one is quarantined
+        lines.insert(first + 1, lines[first])
+    data = b'---\n' + '\n'.join(lines).encode('utf-8') + b'---\n' + body
+    fast = _outcome(data)
+    with mock.patch.object(memory_file, 'validate_entries_fast', return_value=None):
+        model = _outcome(data)
+        with mock.patch.object(memory_file, '_fast_front_matter', return_value=None):
+            libyaml = _outcome(data)
+    assert same(fast, model)
+    if fast[0] is True:  # read by the fast path: libyaml reads the same, but not fast
+        assert libyaml[0] is False and same(fast[1:-1], libyaml[1:-1])
+    else:
+        assert same(fast, libyaml)
+
+
+@PROPERTY
+@given(documents(), st.lists(st.tuples(
+    st.sampled_from(['delete', 'swap', 'repeat', 'change', 'add', 'reverse']),
+    st.integers(0, 10)), max_size=4))
+def test_a_loaded_document_renders_as_if_every_entry_were_written_anew(document, changes):
+    """Reusing the lines of unchanged entries never changes what is written."""
+    if not is_canonical(document):
+        return
+    loaded = clean_parse(render(document)).document
+    entries = loaded.entries
+    for change, index in changes:
+        at = index % len(entries) if entries else 0
+        if change == 'delete' and entries:
+            del entries[at]
+        elif change == 'swap' and len(entries) > 1:
+            entries[0], entries[at] = entries[at], entries[0]
+        elif change == 'repeat' and entries:
+            entries.append(entries[at])
+        elif change == 'change' and entries:
+            entries[at] = entries[at].model_copy(update={'confidence': 0.5,
+                                                         'observation_count': index + 1})
+        elif change == 'add':
+            entries.insert(at, new_entry('environment_note', f'added {index}', 0.4, NOW,
+                                         taken={entry.id for entry in entries}))
+        elif change == 'reverse':
+            entries.reverse()
+    fresh = dataclasses.replace(loaded, entries=list(entries))
+    assert not hasattr(fresh, '_source_lines')
+    assert render(loaded) == render(fresh)
 
 
 def test_generated_documents_cover_both_writer_forms():
