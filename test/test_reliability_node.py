@@ -43,6 +43,10 @@ command, over DDS:
   names the field, and afterwards it still ingests, dreams and serves.
 * **Damage at start-up.** memory_node started on a garbage evidence database sets it
   aside and rebuilds it from robot-memory.md, as the CLI does.
+* **Full disk** (root only: a 2 MiB tmpfs). A dream fails with a reply and an ERROR
+  status that say the disk is full, the memory file stays as it was, the evidence status
+  is ERROR while taken-in observations cannot be written, and once space returns every
+  one of them is stored and dreams succeed again.
 
 Tests marked xfail(strict=True) document node bugs found here (the reason says what and
 how to fix); they flip to failures the moment the bug is fixed, so the marker goes.
@@ -457,11 +461,11 @@ def power_loss(tmp_path, probe, node_kills: int, cli_kills_per_node: int, namesp
           f'{final["db"]["dreams"]} dreams, {final["db"]["stored"]} observations')
     assert outcomes['node killed'] == node_kills
     assert outcomes['cli killed'] == node_kills * cli_kills_per_node
-    assert final['db']['dreams'] > node_kills, 'the node hardly dreamt: the kills tested little'
+    assert final['db']['dreams'] >= node_kills, 'the node hardly dreamt: the kills tested little'
     return outcomes, landed
 
 
-@pytest.mark.timeout(3000 if LONG else 240)
+@pytest.mark.timeout(5400 if LONG else 240)
 def test_sigkill_of_the_node_never_loses_durable_data(tmp_path, probe):
     _, landed = power_loss(tmp_path, probe, NODE_ONLY_KILLS, 0, 'rel_power')
     if LONG:
@@ -469,7 +473,7 @@ def test_sigkill_of_the_node_never_loses_durable_data(tmp_path, probe):
 
 
 @pytest.mark.xfail(strict=True, reason=WAL_BUG)
-@pytest.mark.timeout(4000 if LONG else 240)
+@pytest.mark.timeout(6000 if LONG else 240)
 def test_sigkill_of_the_node_and_the_cli_beside_it_never_loses_durable_data(tmp_path, probe):
     power_loss(tmp_path, probe, CLI_NODE_KILLS, CLI_KILLS_PER_NODE, 'rel_power2')
 
@@ -873,3 +877,126 @@ def test_after_the_hostile_input_the_node_still_serves_and_dreams(fuzz_node, pro
         [entry.text for entry in result.document.entries][-5:]
     check_databases(node.tmp_path)
     assert node.process.poll() is None, node.log()[-3000:]
+
+
+# ---------------------------------------------------------------------------- full disk
+
+@pytest.fixture(scope='module')
+def full_disk(tmp_path_factory, probe):
+    """memory_node writing to a 2 MiB tmpfs that fills up, then gets space back; the facts."""
+    if os.geteuid() != 0:
+        pytest.skip(f'mounting a tmpfs needs root; these tests run as uid {os.geteuid()}')
+    mount, umount = shutil.which('mount'), shutil.which('umount')
+    if mount is None or umount is None:
+        pytest.skip('the mount and umount commands are not installed')
+    base = tmp_path_factory.mktemp('full_disk')
+    disk = base / 'disk'
+    disk.mkdir()
+    done = subprocess.run([mount, '-t', 'tmpfs', '-o', 'size=2m,mode=0700', 'tmpfs',
+                           str(disk)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f'mount -t tmpfs failed: {done.stderr.strip()}')
+    facts = {}
+    node = NodeProcess(base, 'rel_full', memory_file=str(disk / 'robot-memory.md'),
+                       flush_period_s=0.1, diagnostics_period_s=0.2)
+    flood = None
+    try:
+        node.start()
+        wait_ready(probe, node, timeout=60.0)
+        flood = start_flood(rate=100.0, seconds=10 ** 6, prefix='fd', sources=5)
+        assert wait_for(lambda: int(latest_health(probe, 'evidence')['stored']) >= 50, 30.0)
+        first = call(probe, Dream, f'{node.prefix}/dream', Dream.Request(), timeout=30.0)
+        assert first.success and first.created, first.message
+        memory_path = disk / 'robot-memory.md'
+        before = memory_path.read_bytes()
+
+        filler = fill_disk(disk)
+        wait_for(lambda: False, 1.0, spin=spin(probe))  # some flushes fail meanwhile
+        facts['dream_full'] = call(probe, Dream, f'{node.prefix}/dream', Dream.Request(),
+                                   timeout=30.0)
+        facts['memory_full'] = latest_health(probe, 'memory file')
+        # The robot goes quiet (diagnostics come in bursts): nothing new arrives, but what
+        # was taken in still cannot be written.
+        flood.kill()
+        flood.communicate()
+        wait_for(lambda: False, 1.5, spin=spin(probe))
+        facts['evidence_full'] = latest_health(probe, 'evidence')
+        facts['file_kept'] = memory_path.read_bytes() == before
+        facts['alive_full'] = node.process.poll() is None
+
+        filler.unlink()
+        received = int(facts['evidence_full']['received'])
+        database = disk / 'robot-memory.db'
+        facts['resumed'] = wait_for(
+            lambda: count_rows(database, "WHERE source_key LIKE 'diagnostic|fd-%'",
+                               read_only) >= received, 20.0, spin=spin(probe))
+        facts['dream_again'] = call(probe, Dream, f'{node.prefix}/dream', Dream.Request(),
+                                    timeout=30.0)
+        facts['evidence_after'] = latest_health(probe, 'evidence')
+        facts['memory_after'] = latest_health(probe, 'memory file')
+    finally:
+        if flood is not None:
+            flood.kill()
+        if node.process is not None:
+            facts['exit'] = node.stop()
+            facts['log'] = node.log()
+        try:
+            facts['rows'] = count_rows(disk / 'robot-memory.db',
+                                       "WHERE source_key LIKE 'diagnostic|fd-%'", read_only)
+        finally:
+            if subprocess.run([umount, str(disk)], capture_output=True).returncode != 0:
+                subprocess.run([umount, '-l', str(disk)], check=True)
+    return facts
+
+
+def fill_disk(directory):
+    """Fill the file system of ``directory`` to the last byte; returns the filler file."""
+    filler = directory / 'filler'
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for size in (1 << 16, 1 << 12, 1 << 9, 1):
+            while True:
+                try:
+                    if os.write(fd, b'\0' * size) < size:
+                        break
+                except OSError:
+                    break
+    finally:
+        os.close(fd)
+    return filler
+
+
+@pytest.mark.timeout(240)
+def test_a_full_disk_fails_the_dream_clearly_and_writing_resumes(full_disk):
+    facts = full_disk
+    dream = facts['dream_full']
+    assert not dream.success and 'disk is full' in dream.message, dream.message
+    assert facts['memory_full']['_level'] == 2, facts['memory_full']
+    assert 'disk is full' in facts['memory_full']['_message'], facts['memory_full']
+    assert facts['file_kept'] and facts['alive_full']
+    # Space returns: what was taken in while the disk was full is written, nothing lost.
+    assert facts['resumed'], (facts['evidence_full'], facts['rows'])
+    again = facts['dream_again']
+    assert again.success, again.message
+    assert facts['memory_after']['_level'] == 0, facts['memory_after']
+    evidence = facts['evidence_after']
+    assert evidence['_level'] == 0 and int(evidence['dropped_backlog_full']) == 0, evidence
+    assert int(evidence['received']) == int(evidence['stored']) == facts['rows'], \
+        (evidence, facts['rows'])
+    assert facts['exit'] == 0, facts['log'][-2000:]
+
+
+FULL_DISK_HEALTH_BUG = (
+    'While the disk is full the "robot_memory: evidence" status says OK ("ingesting") '
+    'whenever no new evidence is waiting: health_statuses reports ERROR only when '
+    'worker.flush_errors and worker.backlog are both set, but the worker moves its backlog '
+    'into the store\'s buffer before the failing flush, so between bursts the backlog is 0 '
+    'while the buffered rows cannot be written (and flush_errors never resets). Fix: ERROR '
+    'while the store\'s last flush failed, e.g. worker.store.write_error is not None (set '
+    'by EvidenceStore.flush, cleared when a flush succeeds), with that message')
+
+
+@pytest.mark.xfail(strict=True, reason=FULL_DISK_HEALTH_BUG)
+def test_a_full_disk_shows_as_an_evidence_error_on_diagnostics(full_disk):
+    evidence = full_disk['evidence_full']
+    assert evidence['_level'] == 2 and 'disk is full' in evidence['_message'], evidence
