@@ -105,11 +105,13 @@ FLOOD_CODE = 'import ros_harness, sys; ros_harness.flood_main(sys.argv[1:])'
 
 
 def start_flood(rate: float, seconds: float, prefix: str = 'flood', statuses: int = 1,
-                sources: int = 50, rotate: int = 0,
-                topic: str = '/diagnostics') -> subprocess.Popen:
+                sources: int = 50, rotate: int = 0, topic: str = '/diagnostics',
+                stderr=subprocess.DEVNULL) -> subprocess.Popen:
     """A separate process publishing DiagnosticArrays (see :func:`flood_main`).
 
     It prints ``ready`` once a subscriber is matched, then a JSON line with what it sent.
+    Its standard error goes to ``stderr`` (nowhere by default: an undrained pipe would
+    stop a long-lived flood once full).
     """
     env = dict(os.environ)
     here = str(pathlib.Path(__file__).resolve().parent)
@@ -120,7 +122,7 @@ def start_flood(rate: float, seconds: float, prefix: str = 'flood', statuses: in
         [sys.executable, '-P', '-c', FLOOD_CODE, '--rate', str(rate), '--seconds', str(seconds),
          '--prefix', prefix, '--statuses', str(statuses), '--sources', str(sources),
          '--rotate', str(rotate), '--topic', topic],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+        stdout=subprocess.PIPE, stderr=stderr, env=env, text=True)
 
 
 def flood_main(argv) -> None:
