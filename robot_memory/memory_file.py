@@ -29,6 +29,7 @@ import datetime as dt
 import decimal
 import errno
 import fcntl
+import gc
 import json
 import operator
 import os
@@ -357,8 +358,34 @@ def _validate_entries(raw_items, section, lines_of, model, result):
     return kept, indices
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a file's objects are built.
+
+    Reading 10,000 entries allocates some 80,000 container objects, none of them in a
+    reference cycle. With the collector on, that many allocations set off more than a
+    hundred collections, some of them full ones that walk every object of the process:
+    in a process holding much data that was a third of the load time and most of its
+    variance. Reference counting frees everything as usual meanwhile; the collector
+    resumes afterwards (only if it was on) and looks at the new objects once.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def parse_bytes(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN) -> LoadResult:
     """Parse a whole robot-memory.md. Raise MemoryFileError when it cannot be read at all."""
+    with _collector_paused():
+        return _parse_bytes(data, now, default_rrn)
+
+
+def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
     split = _split_front_matter(data)
     if split is None:
         return migrate_legacy(data, now, default_rrn)

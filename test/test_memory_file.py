@@ -372,6 +372,31 @@ def test_the_fast_path_reads_unicode_blanks_as_libyaml_does_or_leaves_them_to_it
         assert fast[0] == yaml.load(front, Loader=yaml.CSafeLoader)
 
 
+def test_the_garbage_collector_is_paused_while_parsing_and_left_as_it_was(now):
+    import gc
+    seen = []
+    real = memory_file._parse_bytes
+
+    def watching(*args):
+        seen.append(gc.isenabled())
+        return real(*args)
+    assert gc.isenabled()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(memory_file, '_parse_bytes', watching)
+        parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now)
+        assert gc.isenabled()
+        with pytest.raises(MemoryFileError):
+            parse_bytes(b'---\nentries: [\n---\n', now)
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now)
+            assert not gc.isenabled()  # not switched on behind the caller's back
+        finally:
+            gc.enable()
+    assert seen == [False, False, False]
+
+
 def _code_points():
     yield from range(0xD800)
     yield from range(0xE000, 0x10000)
