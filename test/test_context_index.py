@@ -225,8 +225,9 @@ def test_the_document_cache_builds_the_index_once_per_file_version(tmp_path):
     document = cache.document(T0)
     assert cache.context_index(document, LifecycleConfig()) is cache.context_index(
         document, LifecycleConfig())
-    memory.save(MemoryDocument(rrn='RRN-000000000001', last_updated=T0,
-                               entries=[entry('mem-a', 0.9, -24)]))
+    with memory.lock():
+        memory.save(MemoryDocument(rrn='RRN-000000000001', last_updated=T0,
+                                   entries=[entry('mem-a', 0.9, -24)]))
     block = cache.build_context(T0, LifecycleConfig())
     assert block.text == '🔴 [85%] note mem-a'
     first = cache.context_index(cache.document(T0), LifecycleConfig())
