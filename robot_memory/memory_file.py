@@ -54,6 +54,7 @@ from robot_memory.schema import PeerEntry
 from robot_memory.schema import SCHEMA_VERSION
 from robot_memory.schema import validate_entries_fast
 from robot_memory.timeutil import format_iso
+from robot_memory.timeutil import UTC as _UTC
 
 try:  # libyaml's C loader and dumper when present: 5-10x faster than pure Python.
     _YamlLoader = yaml.CSafeLoader
@@ -627,16 +628,34 @@ def _flow(value: Any) -> str:
     raise _NotCanonical(type(value).__name__)
 
 
+def _iso(value: dt.datetime) -> str:
+    # format_iso without its calls for the usual case: already UTC (every loaded entry).
+    if value.tzinfo is _UTC:
+        return value.isoformat()[:-6] + 'Z'  # '+00:00' is always last
+    return format_iso(value)
+
+
 def _entry_line(entry) -> str:
+    text, tags = entry.text, entry.tags
+    if type(text) is str and all(type(tag) is str for tag in tags):
+        # One scan for the text and every tag: joined by '\n', which the scan allows and
+        # no unsafe escape can span, the strings are refused exactly when one of them is.
+        if _yaml_unsafe('\n'.join((text, *tags)) if tags else text):
+            raise _NotCanonical('string needs YAML escaping')
+        text_json = _quote(text)
+        tags_json = ', '.join(map(_quote, tags))
+    else:  # not reached by validated entries
+        text_json = _flow(text)
+        tags_json = ', '.join(_flow(tag) for tag in tags)
     parts = [f'"id": {_quote(entry.id)}', f'"type": {_quote(entry.type)}',
-             f'"text": {_flow(entry.text)}', f'"confidence": {_float(entry.confidence)}']
+             f'"text": {text_json}', f'"confidence": {_float(entry.confidence)}']
     if entry.first_seen is not None:
-        parts.append(f'"first_seen": "{format_iso(entry.first_seen)}"')
+        parts.append(f'"first_seen": "{_iso(entry.first_seen)}"')
     if entry.last_reinforced is not None:
-        parts.append(f'"last_reinforced": "{format_iso(entry.last_reinforced)}"')
+        parts.append(f'"last_reinforced": "{_iso(entry.last_reinforced)}"')
     if entry.observation_count is not None:
         parts.append(f'"observation_count": {entry.observation_count}')
-    parts.append(f'"tags": [{", ".join(_flow(tag) for tag in entry.tags)}]')
+    parts.append(f'"tags": [{tags_json}]')
     extra = entry.__pydantic_extra__
     if extra:
         parts.extend(f'{_flow(key)}: {_flow(value)}' for key, value in extra.items())

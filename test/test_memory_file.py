@@ -30,6 +30,7 @@ from robot_memory.memory_file import FILE_MODE
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import parse_bytes
 from robot_memory.memory_file import render
+from robot_memory.schema import MemoryEntry
 from robot_memory.schema import new_entry
 from robot_memory.timeutil import UTC
 
@@ -395,6 +396,42 @@ def test_the_garbage_collector_is_paused_while_parsing_and_left_as_it_was(now):
         finally:
             gc.enable()
     assert seen == [False, False, False]
+
+
+def _entry_line_by_flow(entry) -> str:
+    """The entry line as _flow writes each value (the writer before its shortcuts)."""
+    flow, iso = memory_file._flow, memory_file.format_iso
+    parts = [f'"id": {flow(entry.id)}', f'"type": {flow(entry.type)}',
+             f'"text": {flow(entry.text)}', f'"confidence": {flow(entry.confidence)}',
+             f'"first_seen": "{iso(entry.first_seen)}"',
+             f'"last_reinforced": "{iso(entry.last_reinforced)}"',
+             f'"observation_count": {entry.observation_count}',
+             f'"tags": [{", ".join(flow(tag) for tag in entry.tags)}]']
+    parts.extend(f'{flow(key)}: {flow(value)}' for key, value in entry.extras.items())
+    return '{' + ', '.join(parts) + '}'
+
+
+@pytest.mark.parametrize('text, tags', [
+    ('plain', []), ('say "hi" \\ ≤ — 🔴', ['a: b', '#x', '\\U']), ('x', ['\\ud800']),
+    ('tab\there', []), ('ok', ['bell\x07']), ('ok', ['a', 'line\u2028sep']), ('\ufeffbom', []),
+    ('ok', ['\x85']), ('\\ud83d', ['ok']), ('new\nline', ['cr\r']),
+])
+@pytest.mark.parametrize('when', [
+    dt.datetime(2026, 4, 1, 2, 0, tzinfo=UTC), dt.datetime(2026, 4, 1, 2, 0, 0, 7, tzinfo=UTC),
+    dt.datetime(2026, 4, 1, 4, 0, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+])
+def test_the_entry_writer_refuses_and_writes_exactly_what_flow_does(text, tags, when):
+    # model_construct: strings the schema would refuse, as a bug elsewhere could make them.
+    entry = MemoryEntry.model_construct(
+        id='mem-1', type='resolved', text=text, confidence=0.25, first_seen=when,
+        last_reinforced=when, observation_count=3, tags=tags)
+    try:
+        expected = _entry_line_by_flow(entry)
+    except memory_file._NotCanonical:
+        with pytest.raises(memory_file._NotCanonical):
+            memory_file._entry_line(entry)
+    else:
+        assert memory_file._entry_line(entry) == expected
 
 
 def _code_points():
