@@ -9,13 +9,16 @@ such as ``≤`` and ``—``, tags, three peer blocks and a Markdown body, built 
 
 ``load``            ``memory_file.parse_bytes`` (split, fast path, pydantic validation)
                     vs ``yaml.load(front matter, CSafeLoader)``.
-``save_warm``       ``render`` of a freshly loaded document: unchanged entries reuse
-                    their original line, the usual case after a dream touched a few.
+``save_warm``       ``render`` of a freshly loaded, unchanged document: the entry lines
+                    are written back as the bytes they were read from, in one piece.
 ``save_cold``       ``render`` of the same document with every entry rebuilt
                     (``model_copy``), so no line is reused; both vs ``yaml.dump``
                     (CSafeDumper, ``allow_unicode``, ``sort_keys=False``) of the mapping.
 ``load_save``       load + save_warm; ``load_save_cold`` load + save_cold (the
-                    ``model_copy`` between them is not timed); both vs load + dump.
+                    ``model_copy`` between them is not timed); ``load_save_touched``
+                    load + save after 1% of the entries were reinforced (as a dream
+                    does; the ``model_copy`` is not timed), so unchanged entries reuse
+                    their line one by one; all three vs load + dump.
 ``write_atomic``    ``MemoryFile.save`` of a loaded document in a temporary directory
                     (render, temp file, fsync, rename, directory fsync) vs dump + write
                     + fsync of one file.
@@ -138,6 +141,16 @@ def cold_copy(document: MemoryDocument) -> MemoryDocument:
                           body=document.body)
 
 
+def touch(document: MemoryDocument) -> None:
+    """Reinforce every hundredth entry (at least one), as a dream would."""
+    entries = document.entries
+    for index in range(0, len(entries), 100):
+        entry = entries[index]
+        entries[index] = entry.model_copy(update={
+            'confidence': min(1.0, round(entry.confidence + 0.1, 2)), 'last_reinforced': NOW,
+            'observation_count': entry.observation_count + 1})
+
+
 # ------------------------------------------------------------------------ measuring
 
 def timed(run, repeats: int, prepare=None, self_timed: bool = False) -> list:
@@ -212,6 +225,15 @@ def bench_size(n: int, repeats: int, baseline_repeats: int, directory: pathlib.P
         render(cold)
         return loaded_s + time.perf_counter() - start
 
+    def render_touched_after_load(_):
+        start = time.perf_counter()
+        document = parse_bytes(data, NOW).document
+        loaded_s = time.perf_counter() - start
+        touch(document)  # not timed: a dream's reinforcements are not saving
+        start = time.perf_counter()
+        render(document)
+        return loaded_s + time.perf_counter() - start
+
     memory = MemoryFile(directory / f'robot-memory-{n}.md')
     results = {}
     results['load'] = emit('load', n, timed(lambda _: parse_bytes(data, NOW), repeats),
@@ -229,6 +251,10 @@ def bench_size(n: int, repeats: int, baseline_repeats: int, directory: pathlib.P
                                      timed(render_cold_after_load, repeats,
                                            self_timed=True), base_both,
                                      'yaml.load + yaml.dump')
+    results['load_save_touched'] = emit('load_save_touched', n,
+                                        timed(render_touched_after_load, repeats,
+                                              self_timed=True), base_both,
+                                        'yaml.load + yaml.dump')
     results['write_atomic'] = emit('write_atomic', n,
                                    timed(lambda document: memory.save(document), repeats,
                                          loaded),
