@@ -41,6 +41,7 @@ from rclpy.clock import Clock
 from rclpy.clock import ClockType
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy._rclpy_pybind11 import RCLError
+from rclpy.exceptions import InvalidHandle
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.executors import ExternalShutdownException
 from rclpy.executors import MultiThreadedExecutor
@@ -85,6 +86,7 @@ LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
 DIAGNOSTICS_OUT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                                  reliability=ReliabilityPolicy.RELIABLE,
                                  durability=DurabilityPolicy.VOLATILE)
+DRAIN_MAX = 100  # waiting messages ingested per executor wake-up (see MemoryNode._drain)
 OK, WARN, ERROR = 0, 1, 2  # DiagnosticStatus levels (the message field is a byte)
 
 
@@ -190,11 +192,12 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         services_group = ReentrantCallbackGroup()
         timers_group = MutuallyExclusiveCallbackGroup()
         events = SubscriptionEventCallbacks(message_lost=self.message_lost_callback)
-        self.create_subscription(DiagnosticArray, '/diagnostics', self.diagnostics_callback,
-                                 EVIDENCE_QOS, callback_group=ingest_group,
-                                 event_callbacks=events)
-        self.create_subscription(Log, '/rosout', self.rosout_callback, EVIDENCE_QOS,
-                                 callback_group=ingest_group, event_callbacks=events)
+        self._diagnostics_subscription = self.create_subscription(
+            DiagnosticArray, '/diagnostics', self.diagnostics_callback, EVIDENCE_QOS,
+            callback_group=ingest_group, event_callbacks=events)
+        self._rosout_subscription = self.create_subscription(
+            Log, '/rosout', self.rosout_callback, EVIDENCE_QOS, callback_group=ingest_group,
+            event_callbacks=events)
         for topic, type_name, message_type in telemetry_types:
             self.create_subscription(
                 message_type, topic,
@@ -294,7 +297,37 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
             return
         self.worker.submit(parsed.observation)
 
+    @staticmethod
+    def _drain(subscription, ingest) -> None:
+        """Ingest up to DRAIN_MAX more waiting messages of ``subscription`` right now.
+
+        rclpy's executor costs more per message (wait set, task) than ingesting it, so
+        a flood is taken in batches per wake-up; the ingest callback group is mutually
+        exclusive, so order and exclusivity are as before. ``take_message`` is the call
+        the executor itself makes.
+        """
+        for _ in range(DRAIN_MAX):
+            try:
+                with subscription.handle:
+                    taken = subscription.handle.take_message(subscription.msg_type,
+                                                             subscription.raw)
+            except InvalidHandle:  # the subscription is being destroyed (shutdown)
+                return
+            if taken is None:
+                return
+            ingest(taken[0])
+
     def diagnostics_callback(self, message: DiagnosticArray) -> None:
+        """Ingest this DiagnosticArray and the others already waiting."""
+        self._ingest_diagnostics(message)
+        self._drain(self._diagnostics_subscription, self._ingest_diagnostics)
+
+    def rosout_callback(self, record: Log) -> None:
+        """Ingest this log record and the others already waiting."""
+        self._ingest_log(record)
+        self._drain(self._rosout_subscription, self._ingest_log)
+
+    def _ingest_diagnostics(self, message: DiagnosticArray) -> None:
         """Each status of a DiagnosticArray (but our own) becomes an observation."""
         stamp = self.clock_.now()
         for status in message.status:
@@ -302,7 +335,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
                 continue
             self._submit(convert.diagnostic_status_data(status, stamp))
 
-    def rosout_callback(self, record: Log) -> None:
+    def _ingest_log(self, record: Log) -> None:
         """ERROR and FATAL log records of other nodes become observations."""
         level = record.level[0] if isinstance(record.level, bytes) else record.level
         if level < Log.ERROR or record.name == self._own_logger:
