@@ -30,6 +30,7 @@ import decimal
 import errno
 import fcntl
 import gc
+import itertools
 import json
 import operator
 import os
@@ -559,19 +560,35 @@ class _SourceLines:
     again. The entries are held here so that their ``id()`` cannot be reused.
     """
 
-    __slots__ = ('entries', 'block', 'indices', '_by_id')
+    __slots__ = ('entries', 'block', 'indices', '_by_id', '_id_set')
 
     def __init__(self, entries: list, block: bytes, indices: Optional[list]):
         self.entries = tuple(entries)
         self.block = block  # every line of the list, kept or quarantined
         self.indices = indices  # line of each kept entry in ``block``; None: all, in order
         self._by_id = None
+        self._id_set = None
+
+    def _ids(self) -> set:
+        if self._id_set is None:
+            self._id_set = set(map(id, self.entries))
+        return self._id_set
 
     def render(self, entries: list) -> bytes:
         """The entry lines for ``entries``: the original where unchanged, else new ones."""
         if (self.indices is None and len(entries) == len(self.entries)
-                and b'\r' not in self.block and all(map(operator.is_, entries, self.entries))):
-            return self.block + b'\n'  # nothing changed, added, removed or moved
+                and b'\r' not in self.block):
+            same = list(map(operator.is_, entries, self.entries))
+            changed = list(itertools.compress(range(len(same)), map(operator.not_, same)))
+            if not changed:
+                return self.block + b'\n'  # nothing changed, added, removed or moved
+            if len(changed) <= len(entries) // 8 and not any(
+                    id(entries[index]) in self._ids() for index in changed):
+                # A few entries replaced in place by new ones (as a dream does).
+                lines = self.block.split(b'\n')
+                for index in changed:
+                    lines[index] = ('- ' + _entry_line(entries[index])).encode('utf-8')
+                return b'\n'.join(lines) + b'\n'
         by_id = self._by_id
         if by_id is None:
             lines = self.block.split(b'\n')

@@ -7,6 +7,7 @@ never overwritten; writes are atomic, fsynced, locked and mode 0600; saving neve
 changes a confidence.
 """
 
+import dataclasses
 import datetime as dt
 import errno
 import json
@@ -432,6 +433,34 @@ def test_the_entry_writer_refuses_and_writes_exactly_what_flow_does(text, tags, 
             memory_file._entry_line(entry)
     else:
         assert memory_file._entry_line(entry) == expected
+
+
+@pytest.mark.parametrize('change', ['one', 'several', 'swap_and_one', 'many', 'moved'])
+def test_a_dream_that_replaces_a_few_entries_rewrites_only_their_lines(change, now):
+    entries = [new_entry('environment_note', f'note {index} ≤ —', 0.5, now, tags=['t'])
+               for index in range(64)]
+    document = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now).document
+    document.entries = entries
+    data = render(document)
+    # A person's edit the writer would not make: kept as it is while the entry is unchanged.
+    edited = data.replace(b'"confidence": 0.5, "first_seen"',
+                          b'"confidence": 5.0e-1, "first_seen"', 1)
+    loaded = parse_bytes(edited, now).document
+    assert loaded.entries[0].confidence == 0.5
+    targets = {'one': [5], 'several': [1, 9, 40, 63], 'swap_and_one': [7],
+               'many': range(0, 64, 3), 'moved': [3]}[change]
+    for index in targets:
+        loaded.entries[index] = loaded.entries[index].model_copy(update={'confidence': 0.75})
+    if change == 'swap_and_one':
+        loaded.entries[10], loaded.entries[11] = loaded.entries[11], loaded.entries[10]
+    if change == 'moved':  # the hand-edited entry moves: its line moves with it
+        loaded.entries[0], loaded.entries[20] = loaded.entries[20], loaded.entries[0]
+    written = render(loaded)
+    fresh = render(dataclasses.replace(loaded, entries=list(loaded.entries)))
+    assert parse_bytes(written, now).document.entries == loaded.entries
+    kept_edit = change not in ('many',) or 0 not in targets
+    assert (b'"confidence": 5.0e-1' in written) == kept_edit
+    assert written.replace(b'5.0e-1', b'0.5') == fresh
 
 
 def _code_points():
