@@ -338,15 +338,14 @@ def cli_succeeded(kind: str, done: subprocess.CompletedProcess) -> bool:
 
 # --------------------------------------------------------------------------- power loss
 
-WAL_BUG = (
-    'memory_node loses every write after another process opens and closes robot-memory.db '
-    '(robot-memory ingest/dream/prune/history, sqlite3, a backup): Substrate._open '
-    '(robot_memory/substrate/store.py) does os.open/os.close on the database after the '
-    "store worker's connection is open, and closing any descriptor of a file drops all of "
-    "the process's POSIX locks on it, SQLite's shared lock included; the other process's "
-    'last close then deletes the WAL under the node. Fix: create the file only if missing '
-    '(O_CREAT|O_EXCL) and chmod by path, as EvidenceStore._open now does, or open the '
-    'substrate before the worker in MemoryNode.__init__')
+# Regression (fixed 2026-11-22): memory_node loses every write after another process opens and
+# closes robot-memory.db (robot-memory ingest/dream/prune/history, sqlite3, a backup):
+# Substrate._open (robot_memory/substrate/store.py) does os.open/os.close on the database after
+# the store worker's connection is open, and closing any descriptor of a file drops all of the
+# process's POSIX locks on it, SQLite's shared lock included; the other process's last close
+# then deletes the WAL under the node. Fix: create the file only if missing (O_CREAT|O_EXCL) and
+# chmod by path, as EvidenceStore._open now does, or open the substrate before the worker in
+# MemoryNode.__init__
 
 
 def wait_serving(probe, node, timeout: float = 60.0) -> None:
@@ -492,7 +491,6 @@ def test_sigkill_of_the_node_never_loses_durable_data(tmp_path, probe):
         assert landed.get('intent record pending', 0) > 0, landed
 
 
-@pytest.mark.xfail(strict=True, reason=WAL_BUG)
 @pytest.mark.timeout(6000 if LONG else 240)
 def test_sigkill_of_the_node_and_the_cli_beside_it_never_loses_durable_data(tmp_path, probe):
     power_loss(tmp_path, probe, CLI_NODE_KILLS, CLI_KILLS_PER_NODE, 'rel_power2')
@@ -510,7 +508,6 @@ def count_rows(database, where: str = '', connect=None) -> int:
         connection.close()
 
 
-@pytest.mark.xfail(strict=True, reason=WAL_BUG)
 @pytest.mark.timeout(120)
 def test_another_process_reading_the_database_costs_the_node_no_writes(tmp_path, probe):
     node = NodeProcess(tmp_path, 'rel_reader', rrn=rrn_of('rel_reader'),
@@ -539,15 +536,13 @@ def test_another_process_reading_the_database_costs_the_node_no_writes(tmp_path,
     assert count_rows(database) >= seen
 
 
-NODE_DAMAGE_BUG = (
-    'memory_node refuses to start on a damaged evidence database (exit 2, "not a usable '
-    'evidence database") instead of setting it aside and rebuilding it from robot-memory.md '
-    "(issue 7 point 3): MemoryNode._open_store opens EvidenceStore without on_corrupt="
-    "'set_aside'. Fix: pass on_corrupt='set_aside' there (the first dream then reports the "
-    'set-aside copy and takes the file in again)')
+# Regression (fixed 2026-11-22): memory_node refuses to start on a damaged evidence database
+# (exit 2, "not a usable evidence database") instead of setting it aside and rebuilding it from
+# robot-memory.md (issue 7 point 3): MemoryNode._open_store opens EvidenceStore without
+# on_corrupt='set_aside'. Fix: pass on_corrupt='set_aside' there (the first dream then reports
+# the set-aside copy and takes the file in again)
 
 
-@pytest.mark.xfail(strict=True, reason=NODE_DAMAGE_BUG)
 @pytest.mark.timeout(120)
 def test_the_node_sets_a_damaged_database_aside_and_rebuilds_it(tmp_path, probe):
     origin = dt.datetime.now(UTC).replace(microsecond=0)
@@ -729,7 +724,6 @@ def test_a_burst_beyond_what_the_node_can_take_is_counted_as_lost(tmp_path, prob
 
 # --------------------------------------------------------------------------- concurrency
 
-@pytest.mark.xfail(strict=True, reason=WAL_BUG)
 @pytest.mark.timeout(600 if LONG else 180)
 def test_the_cli_and_the_node_writing_at_once_never_lose_an_update(tmp_path, probe):
     origin = dt.datetime.now(UTC).replace(microsecond=0)
@@ -843,14 +837,12 @@ def test_get_context_answers_every_request_and_names_what_was_wrong(fuzz_node, p
         assert all(entry.effective_confidence >= 0.3 - 1e-6 for entry in reply.entries)
 
 
-NAN_CONFIDENCE_BUG = (
-    'get_context_callback takes a NaN or negative min_confidence for "use the default" '
-    '(request.min_confidence > 0 is False for both) and answers success=True, so the caller '
-    'never learns its value was wrong. Fix: refuse anything but 0 or a number in (0, 1], '
-    'e.g. `if not (mc == 0 or 0 < mc <= 1)` (NaN fails both), with the same message')
+# Regression (fixed 2026-11-22): get_context_callback takes a NaN or negative min_confidence for
+# "use the default" (request.min_confidence > 0 is False for both) and answers success=True, so
+# the caller never learns its value was wrong. Fix: refuse anything but 0 or a number in (0, 1],
+# e.g. `if not (mc == 0 or 0 < mc <= 1)` (NaN fails both), with the same message
 
 
-@pytest.mark.xfail(strict=True, reason=NAN_CONFIDENCE_BUG)
 @pytest.mark.parametrize('value', [math.nan, -1.0, -math.inf, -1e-6])
 def test_get_context_refuses_a_nan_or_negative_min_confidence(fuzz_node, probe, value):
     _, client = fuzz_node
@@ -1038,17 +1030,15 @@ def test_a_full_disk_fails_the_dream_clearly_and_writing_resumes(full_disk):
     assert facts['exit'] == 0, facts['log'][-2000:]
 
 
-FULL_DISK_HEALTH_BUG = (
-    'While the disk is full the "robot_memory: evidence" status says OK ("ingesting") '
-    'whenever no new evidence is waiting: health_statuses reports ERROR only when '
-    'worker.flush_errors and worker.backlog are both set, but the worker moves its backlog '
-    'into the store\'s buffer before the failing flush, so between bursts the backlog is 0 '
-    'while the buffered rows cannot be written (and flush_errors never resets). Fix: ERROR '
-    'while the store\'s last flush failed, e.g. worker.store.write_error is not None (set '
-    'by EvidenceStore.flush, cleared when a flush succeeds), with that message')
+# Regression (fixed 2026-11-22): While the disk is full the "robot_memory: evidence" status says
+# OK ("ingesting") whenever no new evidence is waiting: health_statuses reports ERROR only when
+# worker.flush_errors and worker.backlog are both set, but the worker moves its backlog into the
+# store's buffer before the failing flush, so between bursts the backlog is 0 while the buffered
+# rows cannot be written (and flush_errors never resets). Fix: ERROR while the store's last
+# flush failed, e.g. worker.store.write_error is not None (set by EvidenceStore.flush, cleared
+# when a flush succeeds), with that message
 
 
-@pytest.mark.xfail(strict=True, reason=FULL_DISK_HEALTH_BUG)
 def test_a_full_disk_shows_as_an_evidence_error_on_diagnostics(full_disk):
     evidence = full_disk['evidence_full']
     assert evidence['_level'] == 2 and 'disk is full' in evidence['_message'], evidence

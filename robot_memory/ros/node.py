@@ -278,9 +278,11 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
 
     def _open_store(self) -> EvidenceStore:
         node = self.settings.node
+        # A damaged database is set aside and a new one started; the next dream takes
+        # robot-memory.md in again, so nothing in the file is lost (issue 7 point 3).
         return EvidenceStore(self.db_path, self.rules, batch_size=node.batch_size,
                              retention_days=node.retention_days,
-                             ok_heartbeat_s=node.ok_heartbeat_s)
+                             ok_heartbeat_s=node.ok_heartbeat_s, on_corrupt='set_aside')
 
     def _store_error(self, error) -> None:
         self.last_write_error = str(error)
@@ -363,12 +365,13 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
 
     def get_context_callback(self, request, response):
         """Answer ~/get_context with decay evaluated now."""
-        min_confidence = request.min_confidence if request.min_confidence > 0 else None
-        if min_confidence is not None and not 0.0 < min_confidence <= 1.0:
+        value = request.min_confidence
+        if not (value == 0.0 or 0.0 < value <= 1.0):  # NaN fails both
             response.success = False
-            response.message = (f'min_confidence must be in (0, 1], got {min_confidence}; '
+            response.message = (f'min_confidence must be in (0, 1], got {value}; '
                                 'use 0 for the default threshold')
             return response
+        min_confidence = value if value > 0 else None
         try:
             block = self.build_block(request.token_budget or None, request.include_peers,
                                      min_confidence)
@@ -498,9 +501,11 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         db_bytes = sum(os.path.getsize(name) for name in
                        (str(self.db_path), f'{self.db_path}-wal') if os.path.exists(name))
         lost = worker.dropped + self.lost
-        if worker.flush_errors and worker.last_flush_error is not None and worker.backlog:
+        store_error = getattr(worker.store, 'write_error', None)
+        if store_error is not None or (worker.backlog and worker.flush_errors
+                                       and worker.last_flush_error is not None):
             evidence_level = ERROR
-            evidence_message = f'cannot store evidence: {worker.last_flush_error}'
+            evidence_message = f'cannot store evidence: {store_error or worker.last_flush_error}'
         elif lost:
             evidence_level = WARN
             evidence_message = f'{lost} observations lost (backlog full or middleware overflow)'

@@ -36,7 +36,6 @@ candidates recall examined (``RecallResult.withheld``; not a census, so recall s
 import contextlib
 import datetime as dt
 import json
-import os
 import pathlib
 import re
 import sqlite3
@@ -50,6 +49,7 @@ import pydantic
 from sqlite_utils import Database
 from sqlite_utils import Migrations
 
+from robot_memory.evidence import _create_private as create_private  # one home for the rule
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import check_point
@@ -79,7 +79,6 @@ from robot_memory.substrate.results import SelectionResult
 from robot_memory.timeutil import format_iso
 
 DB_NAME = 'robot-memory.db'
-FILE_MODE = 0o600
 MAX_TEXT = 4000
 MAX_TAGS = 20
 MAX_TAG = 64
@@ -287,9 +286,9 @@ class Substrate:
         if self.path is not None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
-                os.close(fd)
-                os.chmod(self.path, FILE_MODE)
+                # Never open (and close) an existing database: that would drop the SQLite
+                # locks of the evidence store's connection in this process.
+                create_private(self.path)
             except OSError as error:
                 raise SubstrateError(f'cannot create the memory database {self.path}: '
                                      f'{error.strerror}; check the directory is writable') from None
