@@ -172,8 +172,10 @@ def test_sigkill_of_the_cli_never_loses_durable_data(tmp_path):
             outcomes[target] += 1
         else:
             assert process.returncode == 0, stderr.decode()
-            # Finished first (the machine got faster than at calibration): aim earlier.
-            longest_s = max(imports_s, longest_s * 0.9)
+            # Finished first (the machine got faster than at calibration, or the calibration
+            # ran under load): aim earlier, the whole window, start-up included.
+            imports_s *= 0.8
+            longest_s = max(imports_s * 1.2, longest_s * 0.8)
         where = f'{target} of day {day} killed after {delay:.3f} s'
 
         after = durable_state(directory)
