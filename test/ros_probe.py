@@ -79,3 +79,15 @@ def health(probe, task: str, timeout: float = 10.0, where=None) -> dict:
     values['_level'] = status.level[0] if isinstance(status.level, bytes) else status.level
     values['_message'] = status.message
     return values
+
+
+def wait_gone(probe, node, timeout=20.0):
+    """Wait until a stopped node has left the probe's view of the graph.
+
+    A node restarted under the same name is otherwise "available" at once through the
+    stale discovery data of the old one, and a request sent then is lost.
+    """
+    namespace = f'/{node.namespace}'
+    assert wait_for(lambda: ('robot_memory', namespace) not in
+                    probe.get_node_names_and_namespaces(), timeout, spin=spin(probe)), \
+        f'{node.prefix} is still in the graph after it stopped'

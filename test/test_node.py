@@ -40,6 +40,7 @@ from ros_harness import wait_for
 from ros_probe import call
 from ros_probe import make_probe
 from ros_probe import spin
+from ros_probe import wait_gone
 from ros_probe import wait_ready
 
 WARN = bytes([1])  # DiagnosticStatus.level is a byte field
@@ -177,8 +178,10 @@ def test_a_restart_keeps_the_memory(tmp_path, probe):
         assert len(created) == 1
     finally:
         assert first.stop() == 0, first.log()
+    wait_gone(probe, first)
     second = NodeProcess(tmp_path, 'it_restart', **FAST).start()
     try:
+        wait_ready(probe, second)
         reply = call(probe, GetContext, f'{second.prefix}/get_context', GetContext.Request())
         assert [entry.id for entry in reply.entries] == list(created), reply.text
     finally:

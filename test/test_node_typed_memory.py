@@ -23,6 +23,7 @@ from ros_harness import NodeProcess
 from ros_probe import call
 from ros_probe import health
 from ros_probe import make_probe
+from ros_probe import wait_gone
 from ros_probe import wait_ready
 
 
@@ -199,6 +200,7 @@ def test_the_typed_memory_survives_a_restart(tmp_path, probe):
         assert stored.success, stored.message
     finally:
         assert first.stop() == 0, first.log()
+    wait_gone(probe, first)
     second = NodeProcess(tmp_path, 'it_typed_restart').start()
     try:
         wait_ready(probe, second)
