@@ -93,8 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument('--json', action='store_true', help='print the statistics as JSON')
 
     database = argparse.ArgumentParser(add_help=False)
-    database.add_argument('--db', help='evidence database (default: robot-memory.db beside the '
-                                       'memory file)')
+    database.add_argument('--db', help='database of the evidence and the typed memory '
+                                       '(default: robot-memory.db beside the memory file)')
     prune = commands.add_parser('prune', parents=[common, at, database],
                                 help='remove entries below prune_min, archiving them first')
     prune.add_argument('--dry-run', action='store_true', help='only list what would be pruned')

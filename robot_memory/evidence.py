@@ -195,7 +195,7 @@ def _append_only(db: Database) -> None:
                    f"ON {table} BEGIN SELECT RAISE(ABORT, '{message}'); END")
 
 
-def _create_private(path: pathlib.Path) -> None:
+def create_private_file(path: pathlib.Path) -> None:
     """Create ``path`` empty with mode 0600 if it is missing; make it 0600 either way.
 
     An existing database is never opened here: closing any descriptor of a file drops
@@ -334,7 +334,7 @@ class EvidenceStore:
     def _open(self, busy_timeout_s: float) -> Database:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            _create_private(self.path)
+            create_private_file(self.path)
             conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s,
                                    check_same_thread=False)
         except OSError as error:
@@ -367,7 +367,7 @@ class EvidenceStore:
         connection, which (unlike a writer's last close) never checkpoints or deletes the
         WAL, so a damaged database is set aside exactly as it was found. (SQLite reports a
         short file or one without its header as "file is not a database".) The file is
-        never opened directly: see :func:`_create_private`.
+        never opened directly: see :func:`create_private_file`.
         """
         try:
             size = os.stat(self.path).st_size

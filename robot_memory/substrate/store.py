@@ -49,7 +49,7 @@ import pydantic
 from sqlite_utils import Database
 from sqlite_utils import Migrations
 
-from robot_memory.evidence import _create_private as create_private  # one home for the rule
+from robot_memory.evidence import create_private_file
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import check_point
@@ -288,7 +288,7 @@ class Substrate:
                 self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                 # Never open (and close) an existing database: that would drop the SQLite
                 # locks of the evidence store's connection in this process.
-                create_private(self.path)
+                create_private_file(self.path)
             except OSError as error:
                 raise SubstrateError(f'cannot create the memory database {self.path}: '
                                      f'{error.strerror}; check the directory is writable') from None
