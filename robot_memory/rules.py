@@ -411,6 +411,11 @@ class Rules:
         self._by_name = {rule.name: rule for rule in self.spec.rules}
         self._signature_templates = {rule.name: rule.signature for rule in self.spec.rules
                                      if rule.signature}
+        # Rules whose text or signature template reads a diagnostic's key/values: their
+        # evidence depends on the values, so the values are part of the payload and of
+        # the classification cache key (otherwise the first values seen would be reused).
+        self._values_rules = {rule.name for rule, *_ in self._diagnostic
+                              if 'values' in (rule.text or '') + (rule.signature or '')}
         self._cache = {}
 
     @classmethod
@@ -450,7 +455,7 @@ class Rules:
         """The evidence ``observation`` gives: zero, one or (telemetry) several items."""
         if isinstance(observation, DiagnosticObservation):
             key = ('d', observation.name, observation.hardware_id, observation.level,
-                   observation.message)
+                   observation.message, observation.values if self._values_rules else None)
             found = self._cache.get(key)
             if found is None:
                 found = self._classify_diagnostic(observation)
@@ -494,7 +499,7 @@ class Rules:
         rule_name = chosen.name if chosen is not None else ''
         payload = {'rule': rule_name, 'name': obs.name, 'hardware_id': obs.hardware_id,
                    'message': obs.message, 'level': obs.level}
-        if chosen is not None and chosen.text and 'values' in chosen.text:
+        if rule_name in self._values_rules:
             payload['values'] = dict(obs.values)
             text = _dumps(payload)
         else:

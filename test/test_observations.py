@@ -330,3 +330,21 @@ def test_signatures_stay_bounded():
     assert re.fullmatch(r'diagnostic\|wheel_left\|.*#[0-9a-f]{16}', item.signature)
     shorter, = Rules.default().classify(diag(message='word ' * 299))
     assert shorter.signature != item.signature
+
+
+def test_rules_reading_values_see_each_observations_own_values():
+    rules = Rules.from_data({'rules': [
+        {'name': 'hot', 'source': 'diagnostic', 'match': {'name': 'motor*'},
+         'text': 'Motor hot at {values[temp]} C', 'signature': '{hardware_id}|{values[zone]}'},
+        {'name': 'sig-only', 'source': 'diagnostic', 'match': {'name': 'fan*'},
+         'signature': '{values[zone]}'}]})
+    first, = rules.classify(diag(name='motor', values=(('temp', '70'), ('zone', 'a'))))
+    second, = rules.classify(diag(name='motor', values=(('temp', '99'), ('zone', 'b'))))
+    assert json.loads(first.payload)['values'] == {'temp': '70', 'zone': 'a'}
+    assert json.loads(second.payload)['values'] == {'temp': '99', 'zone': 'b'}
+    assert rules.candidate_text('diagnostic', json.loads(second.payload)) == 'Motor hot at 99 C'
+    assert first.signature != second.signature
+    # A signature template alone also gets the values (not '?').
+    fan_a, = rules.classify(diag(name='fan', values=(('zone', 'a'),)))
+    fan_b, = rules.classify(diag(name='fan', values=(('zone', 'b'),)))
+    assert fan_a.signature == 'diagnostic|a' and fan_b.signature == 'diagnostic|b'
