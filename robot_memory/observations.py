@@ -162,7 +162,8 @@ class _Reader:
     def fail(self, field: str, message: str):
         raise ObservationError(message, self.line, field)
 
-    def string(self, field: str, required: bool = True, default: str = '') -> str:
+    def string(self, field: str, required: bool = True, default: str = '',
+               clip: bool = True) -> str:
         if field not in self.data:
             if required:
                 self.fail(field, 'missing; every observation of this source needs it')
@@ -170,16 +171,10 @@ class _Reader:
         value = self.data[field]
         if not isinstance(value, str):
             self.fail(field, f'expected a string, got {_json_type(value)}')
-        return self.clip(value, field)
+        return self.clip(value, field) if clip else value
 
     def clip(self, value: str, field: str) -> str:
-        if _SURROGATE.search(value):
-            self.notes.append(f'{field}: unpaired surrogate escapes replaced by U+FFFD')
-            value = _SURROGATE.sub('\ufffd', value)
-        if len(value) <= MAX_STRING_CHARS:
-            return value
-        self.notes.append(f'{field}: {len(value)} characters truncated to {MAX_STRING_CHARS}')
-        return value[:MAX_STRING_CHARS - len(TRUNCATION_MARKER)] + TRUNCATION_MARKER
+        return _clip(value, field, self.notes)
 
     def integer(self, field: str, allowed=None, required: bool = True, default: int = 0) -> int:
         if field not in self.data:
@@ -190,11 +185,63 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, int):
             self.fail(field, f'expected a whole number, got {_json_type(value)}')
         if allowed is not None and value not in allowed:
-            choices = ', '.join(f'{key} ({name})' for key, name in allowed.items())
-            self.fail(field, f'{value} is not one of {choices}')
+            self.fail(field, _not_one_of(value, allowed))
         if value < 0:
             self.fail(field, f'must not be negative, got {value}')
         return value
+
+
+def _clip(value: str, field: str, notes: list) -> str:
+    """``value`` storable: unpaired surrogates replaced, cut to MAX_STRING_CHARS (noted)."""
+    if len(value) <= MAX_STRING_CHARS and value.isascii():
+        return value  # the common case: ASCII holds no surrogates
+    if _SURROGATE.search(value):
+        notes.append(f'{field}: unpaired surrogate escapes replaced by U+FFFD')
+        value = _SURROGATE.sub('\ufffd', value)
+    if len(value) <= MAX_STRING_CHARS:
+        return value
+    notes.append(f'{field}: {len(value)} characters truncated to {MAX_STRING_CHARS}')
+    return value[:MAX_STRING_CHARS - len(TRUNCATION_MARKER)] + TRUNCATION_MARKER
+
+
+def _not_one_of(value: int, allowed: dict) -> str:
+    choices = ', '.join(f'{key} ({name})' for key, name in allowed.items())
+    return f'{value} is not one of {choices}'
+
+
+def diagnostic(stamp: dt.datetime, name: str, hardware_id: str, level: int, message: str = '',
+               values: Iterable = (), notes: Optional[list] = None) -> DiagnosticObservation:
+    """A DiagnosticObservation from fields of the right types, strings made storable.
+
+    The ROS edge calls this with a message's fields (already strings and a byte level);
+    ``from_dict`` calls it once a JSON object's types are checked. ``stamp`` is an aware
+    UTC datetime; ``values`` are (key, value) string pairs; what clipping changed is
+    appended to ``notes``. ObservationError names a level that is not 0-3.
+    """
+    if level not in DIAGNOSTIC_LEVELS:
+        raise ObservationError(_not_one_of(level, DIAGNOSTIC_LEVELS), field='level')
+    notes = [] if notes is None else notes
+    return DiagnosticObservation(
+        stamp, _clip(name, 'name', notes), _clip(hardware_id, 'hardware_id', notes), level,
+        _clip(message, 'message', notes),
+        tuple((_clip(key, 'values', notes), _clip(value, f'values.{key}', notes))
+              for key, value in values))
+
+
+def log(stamp: dt.datetime, name: str, level: int, msg: str, file: str = '',
+        function: str = '', line: int = 0, notes: Optional[list] = None) -> LogObservation:
+    """A LogObservation from fields of the right types, strings made storable.
+
+    As :func:`diagnostic`: for the ROS edge and ``from_dict``. ObservationError names a
+    level that is not ERROR (40) or FATAL (50), or a negative line.
+    """
+    if level not in LOG_LEVELS:
+        raise ObservationError(_not_one_of(level, LOG_LEVELS), field='level')
+    if line < 0:
+        raise ObservationError(f'must not be negative, got {line}', field='line')
+    notes = [] if notes is None else notes
+    return LogObservation(stamp, _clip(name, 'name', notes), level, _clip(msg, 'msg', notes),
+                          _clip(file, 'file', notes), _clip(function, 'function', notes), line)
 
 
 def _json_type(value: Any) -> str:
@@ -243,8 +290,8 @@ def _values(reader: _Reader) -> tuple:
         if not isinstance(value, str):
             reader.fail(f'values.{key}', 'expected a string (diagnostic key/values are strings), '
                                          f'got {_json_type(value)}')
-        pairs.append((reader.clip(key, 'values'), reader.clip(value, f'values.{key}')))
-    return tuple(pairs)
+        pairs.append((key, value))
+    return pairs
 
 
 def _clean_fields(reader: _Reader, value: Any, path: str, depth: int) -> Any:
@@ -303,17 +350,17 @@ def from_dict(data: Any, line: Optional[int] = None) -> ParsedLine:
         except ValueError as error:
             reader.fail('stamp', str(error))
     if source == 'diagnostic':
-        observation = DiagnosticObservation(
-            stamp=stamp, name=reader.string('name'), hardware_id=reader.string('hardware_id'),
-            level=reader.integer('level', DIAGNOSTIC_LEVELS),
-            message=reader.string('message', required=False), values=_values(reader))
+        observation = diagnostic(
+            stamp, reader.string('name', clip=False), reader.string('hardware_id', clip=False),
+            reader.integer('level', DIAGNOSTIC_LEVELS),
+            reader.string('message', required=False, clip=False), _values(reader),
+            reader.notes)
     elif source == 'log':
-        observation = LogObservation(
-            stamp=stamp, name=reader.string('name'),
-            level=reader.integer('level', LOG_LEVELS), msg=reader.string('msg'),
-            file=reader.string('file', required=False),
-            function=reader.string('function', required=False),
-            line=reader.integer('line', required=False))
+        observation = log(
+            stamp, reader.string('name', clip=False), reader.integer('level', LOG_LEVELS),
+            reader.string('msg', clip=False), reader.string('file', required=False, clip=False),
+            reader.string('function', required=False, clip=False),
+            reader.integer('line', required=False), reader.notes)
     else:
         type_name = reader.string('type')
         if not _TYPE_NAME.match(type_name):

@@ -162,6 +162,12 @@ def flood_main(argv) -> None:
     deadline = time.monotonic() + 30.0
     while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
         rclpy.spin_once(node, timeout_sec=0.05)
+    # Matching is two-sided: our writer has found the reader, the reader may not have
+    # found our writer yet, and what we send before it has is not delivered to it (nor
+    # counted as lost by it: it never knew the samples were meant for it). Let it settle.
+    settle = time.monotonic() + 0.5
+    while time.monotonic() < settle:
+        rclpy.spin_once(node, timeout_sec=0.05)
     print('ready', flush=True)
     parent = os.getppid()
     arrays = 0

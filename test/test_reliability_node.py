@@ -49,8 +49,6 @@ command, over DDS:
   is ERROR while taken-in observations cannot be written, and once space returns every
   one of them is stored and dreams succeed again.
 
-Tests marked xfail(strict=True) document node bugs found here (the reason says what and
-how to fix); they flip to failures the moment the bug is fixed, so the marker goes.
 """
 
 import datetime as dt
@@ -692,16 +690,6 @@ def test_what_the_node_took_in_is_stored_and_counted(flooded):
         assert evidence['_level'] == 1 and 'lost' in evidence['_message'], evidence
 
 
-UNCOUNTED_LOSS = (
-    'A burst of DiagnosticArrays faster than memory_node can take them overflows the '
-    "middleware's KEEP_LAST history of its /diagnostics reader (depth 1000), which discards "
-    'the oldest waiting samples without raising the message_lost event: lost_in_middleware '
-    'stays 0 and received + dropped_backlog_full + lost_in_middleware < published. Fix: '
-    'count gaps in the publication sequence numbers per publisher GID (take the '
-    'MessageInfo with each message) into lost_in_middleware, so every loss is counted')
-
-
-@pytest.mark.xfail(strict=True, reason=UNCOUNTED_LOSS)
 @pytest.mark.timeout(120)
 def test_a_burst_beyond_what_the_node_can_take_is_counted_as_lost(tmp_path, probe):
     node = NodeProcess(tmp_path, 'rel_burst', rrn=rrn_of('rel_burst'),
@@ -720,6 +708,9 @@ def test_a_burst_beyond_what_the_node_can_take_is_counted_as_lost(tmp_path, prob
                     ('received', 'dropped_backlog_full', 'lost_in_middleware', 'refused'))
     print(f'\nburst: published {published}, evidence {evidence}')
     assert accounted == published, (published, evidence)
+    # The burst really overflowed the reader (else this shows nothing), and it says so.
+    assert int(evidence['lost_in_middleware']) > 0, evidence
+    assert evidence['_level'] == 1 and 'lost in the middleware' in evidence['_message'], evidence
 
 
 # --------------------------------------------------------------------------- concurrency

@@ -1,9 +1,12 @@
 """Conversions between ROS 2 messages and the core's plain data, at the edge of the node.
 
 Only this package (``robot_memory.ros``) touches rclpy and message classes. Incoming
-messages become the plain dicts that ``observations.from_dict`` validates (the same
-path as ``robot-memory ingest``), so a message and a JSON line obey one set of rules;
-outgoing entries and context blocks become ``robot_memory.msg`` messages.
+diagnostics and log records become observations through ``observations.diagnostic`` /
+``observations.log``, the constructors ``robot-memory ingest`` reaches through
+``observations.from_dict``, so a message and a JSON line obey one set of rules (a
+message's fields are typed already, so only the JSON path checks types); telemetry
+becomes the plain dict ``from_dict`` validates. Outgoing entries and context blocks
+become ``robot_memory.msg`` messages.
 """
 
 import array
@@ -13,6 +16,7 @@ import json
 
 from builtin_interfaces.msg import Time
 
+from robot_memory import observations
 from robot_memory.msg import ContextBlock
 from robot_memory.msg import MemoryEntry as MemoryEntryMsg
 from robot_memory.msg import MemoryRecord as MemoryRecordMsg
@@ -85,24 +89,24 @@ def message_to_data(message, depth: int = 0):
     return str(message)
 
 
-def diagnostic_status_data(status, stamp: dt.datetime) -> dict:
-    """One diagnostic_msgs/DiagnosticStatus as an observation dict."""
-    level = status.level
-    if isinstance(level, (bytes, bytearray)):
-        level = level[0] if level else 0
-    return {'stamp': stamp, 'source': 'diagnostic', 'name': status.name,
-            'hardware_id': status.hardware_id, 'level': int(level), 'message': status.message,
-            'values': [{'key': item.key, 'value': item.value} for item in status.values]}
+def _level(value) -> int:
+    """A message's byte level (rclpy gives ``bytes`` of length 1) as an int."""
+    if isinstance(value, (bytes, bytearray)):
+        return value[0] if value else 0
+    return int(value)
 
 
-def log_data(record, stamp: dt.datetime) -> dict:
-    """One rcl_interfaces/Log record as an observation dict."""
-    level = record.level
-    if isinstance(level, (bytes, bytearray)):
-        level = level[0] if level else 0
-    return {'stamp': stamp, 'source': 'log', 'name': record.name, 'level': int(level),
-            'msg': record.msg, 'file': record.file, 'function': record.function,
-            'line': int(record.line)}
+def diagnostic_observation(status, stamp: dt.datetime) -> observations.DiagnosticObservation:
+    """One diagnostic_msgs/DiagnosticStatus as a validated observation (ObservationError)."""
+    return observations.diagnostic(stamp, status.name, status.hardware_id, _level(status.level),
+                                   status.message,
+                                   [(item.key, item.value) for item in status.values])
+
+
+def log_observation(record, stamp: dt.datetime) -> observations.LogObservation:
+    """One rcl_interfaces/Log record as a validated observation (ObservationError)."""
+    return observations.log(stamp, record.name, _level(record.level), record.msg, record.file,
+                            record.function, int(record.line))
 
 
 def telemetry_data(topic: str, type_name: str, message, stamp: dt.datetime) -> dict:

@@ -13,8 +13,10 @@ typed memory services (``~/learn``, ``~/recall``, ``~/forget``) in
 QoS, on purpose:
 
 * ``/diagnostics`` and ``/rosout`` in: reliable, volatile, depth 1000 — evidence should
-  not be lost to a short burst; lost samples are counted through the message-lost event
-  where the middleware reports it.
+  not be lost to a short burst. A longer burst than the node can take overflows the
+  reader's history, which drops the oldest waiting samples silently; those are counted
+  from the gaps in each publisher's sequence numbers (``robot_memory.sequence_gaps``) as
+  ``lost_in_middleware`` (messages, not statuses) on the evidence status.
 * telemetry in: best effort, depth 10 (sensor data; compatible with any publisher).
 * ``~/context`` out: reliable, transient local, depth 1 — a brain node that starts later
   still receives the current block.
@@ -67,6 +69,7 @@ from robot_memory.ros import convert
 from robot_memory.ros.peers import PeerFederation
 from robot_memory.ros.typed_memory import TypedMemoryServices
 from robot_memory.rules import Rules
+from robot_memory.sequence_gaps import SequenceGaps
 from robot_memory.settings import parameter_specs
 from robot_memory.settings import validate_parameters
 from robot_memory.srv import Dream
@@ -88,6 +91,7 @@ DIAGNOSTICS_OUT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                                  durability=DurabilityPolicy.VOLATILE)
 DRAIN_MAX = 100  # waiting messages ingested per executor wake-up (see MemoryNode._drain)
 OK, WARN, ERROR = 0, 1, 2  # DiagnosticStatus levels (the message field is a byte)
+LOSS_WARN_S = 600.0  # the evidence status stays WARN this long after evidence was lost
 
 
 class StartupError(RuntimeError):
@@ -173,7 +177,10 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         self._own_prefix = f'{self.get_name()}: '
         self._own_logger = self.get_logger().name
         self.refused = 0
-        self.lost = 0
+        self._gaps = SequenceGaps()  # messages of /diagnostics and /rosout publishers lost
+        self.loss_events = 0
+        self._losses_seen = 0
+        self._last_loss = None  # monotonic time the loss counters last grew
         self.last_dream = None
         self.last_dream_error = None
         self.last_write_error = None
@@ -208,6 +215,12 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
             ContextBlock, '~/context', LATCHED_QOS)
         self.diagnostics_publisher = self.create_publisher(
             DiagnosticArray, '/diagnostics', DIAGNOSTICS_OUT_QOS)
+        # Our own health and log records come back on the topics we read: not evidence,
+        # and not ours to count as lost.
+        self._own_gids = {bytes(info.endpoint_gid) for topic in ('/diagnostics', '/rosout')
+                          for info in self.get_publishers_info_by_topic(topic)
+                          if (info.node_name, info.node_namespace) == (self.get_name(),
+                                                                       self.get_namespace())}
         self.create_service(GetContext, '~/get_context', self.get_context_callback,
                             callback_group=services_group)
         self.create_service(Dream, '~/dream', self.dream_callback, callback_group=services_group)
@@ -290,14 +303,15 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
 
     # ------------------------------------------------------------------ ingestion
 
-    def _submit(self, data: dict) -> None:
-        try:
-            parsed = observations.from_dict(data)
-        except observations.ObservationError as error:
-            self.refused += 1
-            self.get_logger().warning(f'observation refused: {error}', throttle_duration_sec=10.0)
-            return
-        self.worker.submit(parsed.observation)
+    def _refuse(self, error: observations.ObservationError) -> None:
+        self.refused += 1
+        self.get_logger().warning(f'observation refused: {error}', throttle_duration_sec=10.0)
+
+    def _note_sequence(self, info) -> None:
+        """Count the messages of this message's publisher that never reached us."""
+        gid = info['publisher_gid']
+        if gid is not None and gid['data'] not in self._own_gids:
+            self._gaps.observe(gid['data'], info['publication_sequence_number'])
 
     @staticmethod
     def _drain(subscription, ingest) -> None:
@@ -306,7 +320,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         rclpy's executor costs more per message (wait set, task) than ingesting it, so
         a flood is taken in batches per wake-up; the ingest callback group is mutually
         exclusive, so order and exclusivity are as before. ``take_message`` is the call
-        the executor itself makes.
+        the executor itself makes; it returns the message and its MessageInfo.
         """
         for _ in range(DRAIN_MAX):
             try:
@@ -317,40 +331,64 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
                 return
             if taken is None:
                 return
-            ingest(taken[0])
+            ingest(*taken)
 
-    def diagnostics_callback(self, message: DiagnosticArray) -> None:
+    def diagnostics_callback(self, message: DiagnosticArray, info) -> None:
         """Ingest this DiagnosticArray and the others already waiting."""
-        self._ingest_diagnostics(message)
+        self._ingest_diagnostics(message, info)
         self._drain(self._diagnostics_subscription, self._ingest_diagnostics)
 
-    def rosout_callback(self, record: Log) -> None:
+    def rosout_callback(self, record: Log, info) -> None:
         """Ingest this log record and the others already waiting."""
-        self._ingest_log(record)
+        self._ingest_log(record, info)
         self._drain(self._rosout_subscription, self._ingest_log)
 
-    def _ingest_diagnostics(self, message: DiagnosticArray) -> None:
+    def _ingest_diagnostics(self, message: DiagnosticArray, info) -> None:
         """Each status of a DiagnosticArray (but our own) becomes an observation."""
+        self._note_sequence(info)
         stamp = self.clock_.now()
+        own_prefix = self._own_prefix
+        submit = self.worker.submit
         for status in message.status:
-            if status.name.startswith(self._own_prefix):
+            if status.name.startswith(own_prefix):
                 continue
-            self._submit(convert.diagnostic_status_data(status, stamp))
+            try:
+                observation = convert.diagnostic_observation(status, stamp)
+            except observations.ObservationError as error:
+                self._refuse(error)
+                continue
+            submit(observation)
 
-    def _ingest_log(self, record: Log) -> None:
+    def _ingest_log(self, record: Log, info) -> None:
         """ERROR and FATAL log records of other nodes become observations."""
+        self._note_sequence(info)
         level = record.level[0] if isinstance(record.level, bytes) else record.level
         if level < Log.ERROR or record.name == self._own_logger:
             return
-        self._submit(convert.log_data(record, self.clock_.now()))
+        try:
+            observation = convert.log_observation(record, self.clock_.now())
+        except observations.ObservationError as error:
+            self._refuse(error)
+            return
+        self.worker.submit(observation)
 
     def telemetry_callback(self, topic: str, type_name: str, message) -> None:
         """A message of a configured telemetry topic becomes an observation."""
-        self._submit(convert.telemetry_data(topic, type_name, message, self.clock_.now()))
+        try:
+            parsed = observations.from_dict(
+                convert.telemetry_data(topic, type_name, message, self.clock_.now()))
+        except observations.ObservationError as error:
+            self._refuse(error)
+            return
+        self.worker.submit(parsed.observation)
 
     def message_lost_callback(self, info) -> None:
-        """The middleware lost incoming samples (queue overflow): count them."""
-        self.lost += int(getattr(info, 'total_count_change', 1) or 1)
+        """The middleware reported lost samples: kept apart from the counted gaps.
+
+        Samples it reports are gaps in a publisher's sequence numbers too, so adding them
+        to ``lost_in_middleware`` would count them twice; they are shown on their own.
+        """
+        self.loss_events += int(getattr(info, 'total_count_change', 1) or 1)
 
     # ------------------------------------------------------------------ context
 
@@ -500,21 +538,29 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         worker = self.worker
         db_bytes = sum(os.path.getsize(name) for name in
                        (str(self.db_path), f'{self.db_path}-wal') if os.path.exists(name))
-        lost = worker.dropped + self.lost
+        losses = {'observations dropped (backlog full)': worker.dropped,
+                  'messages lost in the middleware (reader queue overflow)': self._gaps.lost,
+                  'samples reported lost by the middleware': self.loss_events}
+        total = sum(losses.values())
+        if total > self._losses_seen:
+            self._losses_seen, self._last_loss = total, time.monotonic()
         store_error = getattr(worker.store, 'write_error', None)
         if store_error is not None or (worker.backlog and worker.flush_errors
                                        and worker.last_flush_error is not None):
             evidence_level = ERROR
             evidence_message = f'cannot store evidence: {store_error or worker.last_flush_error}'
-        elif lost:
+        elif self._last_loss is not None and time.monotonic() - self._last_loss < LOSS_WARN_S:
             evidence_level = WARN
-            evidence_message = f'{lost} observations lost (backlog full or middleware overflow)'
+            evidence_message = ('evidence lost since start: ' + ', '.join(
+                f'{count} {what}' for what, count in losses.items() if count)
+                + f'; the last loss {time.monotonic() - self._last_loss:.0f} s ago')
         else:
             evidence_level, evidence_message = OK, 'ingesting'
         statuses.append(self._status('evidence', evidence_level, evidence_message, {
             'backlog': worker.backlog, 'received': worker.submitted, 'stored': worker.stored,
-            'dropped_backlog_full': worker.dropped, 'lost_in_middleware': self.lost,
-            'refused': self.refused, 'database_bytes': db_bytes}))
+            'dropped_backlog_full': worker.dropped, 'lost_in_middleware': self._gaps.lost,
+            'middleware_loss_events': self.loss_events, 'refused': self.refused,
+            'database_bytes': db_bytes}))
 
         config = self.settings.lifecycle
         bands = lifecycle.band_counts(document.entries, now, config)
