@@ -29,6 +29,7 @@ Parsing validates everything and never lets one bad line stop the rest:
 
 import dataclasses
 import datetime as dt
+import itertools
 import json
 import math
 import re
@@ -220,6 +221,12 @@ def diagnostic(stamp: dt.datetime, name: str, hardware_id: str, level: int, mess
     """
     if level not in DIAGNOSTIC_LEVELS:
         raise ObservationError(_not_one_of(level, DIAGNOSTIC_LEVELS), field='level')
+    values = tuple(values)
+    everything = ''.join((name, hardware_id, message, *itertools.chain.from_iterable(values)))
+    if len(everything) <= MAX_STRING_CHARS and everything.isascii():
+        # The common case, checked at once: every string short and free of surrogates.
+        return DiagnosticObservation(stamp, name, hardware_id, level, message,
+                                     tuple(map(tuple, values)))
     notes = [] if notes is None else notes
     return DiagnosticObservation(
         stamp, _clip(name, 'name', notes), _clip(hardware_id, 'hardware_id', notes), level,

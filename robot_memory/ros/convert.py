@@ -1,11 +1,11 @@
 """Conversions between ROS 2 messages and the core's plain data, at the edge of the node.
 
 Only this package (``robot_memory.ros``) touches rclpy and message classes. Incoming
-diagnostics and log records become observations through ``observations.diagnostic`` /
-``observations.log``, the constructors ``robot-memory ingest`` reaches through
-``observations.from_dict``, so a message and a JSON line obey one set of rules (a
-message's fields are typed already, so only the JSON path checks types); telemetry
-becomes the plain dict ``from_dict`` validates. Outgoing entries and context blocks
+diagnostics (taken serialized, see :func:`diagnostic_statuses`) and log records become
+observations through ``observations.diagnostic`` / ``observations.log``, the constructors
+``robot-memory ingest`` reaches through ``observations.from_dict``, so a message and a JSON
+line obey one set of rules (a message's fields are typed already, so only the JSON path
+checks types); telemetry becomes the plain dict ``from_dict`` validates. Outgoing entries and context blocks
 become ``robot_memory.msg`` messages.
 """
 
@@ -15,12 +15,15 @@ import importlib
 import json
 
 from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.serialization import deserialize_message
 
 from robot_memory import observations
 from robot_memory.msg import ContextBlock
 from robot_memory.msg import MemoryEntry as MemoryEntryMsg
 from robot_memory.msg import MemoryRecord as MemoryRecordMsg
 from robot_memory.msg import PeerContext
+from robot_memory.ros import cdr
 from robot_memory.timeutil import UTC
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
@@ -96,11 +99,28 @@ def _level(value) -> int:
     return int(value)
 
 
-def diagnostic_observation(status, stamp: dt.datetime) -> observations.DiagnosticObservation:
-    """One diagnostic_msgs/DiagnosticStatus as a validated observation (ObservationError)."""
-    return observations.diagnostic(stamp, status.name, status.hardware_id, _level(status.level),
-                                   status.message,
-                                   [(item.key, item.value) for item in status.values])
+class MessageDecodeError(ValueError):
+    """A serialized message that neither the CDR reader nor rclpy can read."""
+
+
+def diagnostic_statuses(raw: bytes) -> list:
+    """The statuses of a serialized DiagnosticArray as (level, name, message, hardware_id,
+    [(key, value), ...]) tuples.
+
+    Read straight from the bytes (``robot_memory.ros.cdr``, several times cheaper than
+    building message objects); what that reader does not take is deserialized by rclpy.
+    """
+    try:
+        return cdr.diagnostic_statuses(raw)
+    except cdr.CdrError:
+        pass
+    try:
+        array = deserialize_message(raw, DiagnosticArray)
+    except Exception as error:  # noqa: B902 - rclpy raises RMWError, or others on garbage
+        raise MessageDecodeError(f'a DiagnosticArray that cannot be deserialized ({error})') \
+            from None
+    return [(_level(status.level), status.name, status.message, status.hardware_id,
+             [(item.key, item.value) for item in status.values]) for status in array.status]
 
 
 def log_observation(record, stamp: dt.datetime) -> observations.LogObservation:

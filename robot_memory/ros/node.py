@@ -199,9 +199,11 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         services_group = ReentrantCallbackGroup()
         timers_group = MutuallyExclusiveCallbackGroup()
         events = SubscriptionEventCallbacks(message_lost=self.message_lost_callback)
+        # Taken serialized: robot_memory.ros.cdr reads the few fields we need far cheaper
+        # than rclpy builds message objects (the cost that matters in a flood).
         self._diagnostics_subscription = self.create_subscription(
             DiagnosticArray, '/diagnostics', self.diagnostics_callback, EVIDENCE_QOS,
-            callback_group=ingest_group, event_callbacks=events)
+            callback_group=ingest_group, event_callbacks=events, raw=True)
         self._rosout_subscription = self.create_subscription(
             Log, '/rosout', self.rosout_callback, EVIDENCE_QOS, callback_group=ingest_group,
             event_callbacks=events)
@@ -303,7 +305,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
 
     # ------------------------------------------------------------------ ingestion
 
-    def _refuse(self, error: observations.ObservationError) -> None:
+    def _refuse(self, error: ValueError) -> None:
         self.refused += 1
         self.get_logger().warning(f'observation refused: {error}', throttle_duration_sec=10.0)
 
@@ -333,9 +335,9 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
                 return
             ingest(*taken)
 
-    def diagnostics_callback(self, message: DiagnosticArray, info) -> None:
-        """Ingest this DiagnosticArray and the others already waiting."""
-        self._ingest_diagnostics(message, info)
+    def diagnostics_callback(self, raw: bytes, info) -> None:
+        """Ingest this serialized DiagnosticArray and the others already waiting."""
+        self._ingest_diagnostics(raw, info)
         self._drain(self._diagnostics_subscription, self._ingest_diagnostics)
 
     def rosout_callback(self, record: Log, info) -> None:
@@ -343,17 +345,23 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         self._ingest_log(record, info)
         self._drain(self._rosout_subscription, self._ingest_log)
 
-    def _ingest_diagnostics(self, message: DiagnosticArray, info) -> None:
-        """Each status of a DiagnosticArray (but our own) becomes an observation."""
+    def _ingest_diagnostics(self, raw: bytes, info) -> None:
+        """Each status of a serialized DiagnosticArray (but our own) becomes an observation."""
         self._note_sequence(info)
+        try:
+            statuses = convert.diagnostic_statuses(raw)
+        except convert.MessageDecodeError as error:
+            self._refuse(error)
+            return
         stamp = self.clock_.now()
         own_prefix = self._own_prefix
         submit = self.worker.submit
-        for status in message.status:
-            if status.name.startswith(own_prefix):
+        for level, name, message, hardware_id, values in statuses:
+            if name.startswith(own_prefix):
                 continue
             try:
-                observation = convert.diagnostic_observation(status, stamp)
+                observation = observations.diagnostic(stamp, name, hardware_id, level, message,
+                                                      values)
             except observations.ObservationError as error:
                 self._refuse(error)
                 continue

@@ -1,0 +1,89 @@
+"""Reading a serialized ``diagnostic_msgs/msg/DiagnosticArray`` straight from its CDR bytes.
+
+Why: in a flood of diagnostics most of memory_node's time went into rclpy building Python
+message objects (every field through a generated property setter), about 85 us for an
+array of 5 statuses, to then read 5 fields of each. Taking the message serialized and
+reading just those fields here is several times cheaper (``bench/bench_node.py``).
+
+What it reads: the XCDR1 encoding that ROS 2 middlewares use for ROS messages
+(encapsulation ``00 00`` big-endian or ``00 01`` little-endian; every length and count a
+4-byte unsigned integer aligned to 4 from the end of the encapsulation header; a string is
+its length including the terminating NUL, then its bytes). Strings mean what rclpy makes
+of them: cut at the first NUL, invalid UTF-8 replaced by U+FFFD. Anything else (another
+encapsulation, a buffer that is too short or whose counts cannot be right) raises
+:class:`CdrError`, and the caller deserializes with rclpy instead, so an odd message is
+never lost to this shortcut. ``test/test_cdr.py`` checks it against rclpy's deserializer
+on generated messages.
+
+No rclpy here: plain bytes in, plain tuples out.
+"""
+
+import struct
+
+_U32 = {0: struct.Struct('>I').unpack_from, 1: struct.Struct('<I').unpack_from}
+_HEADER = 4          # encapsulation: 2 bytes scheme, 2 bytes options
+_MIN_STATUS = 1 + 4 * 4  # level, three string lengths and the values count (unpadded)
+
+
+class CdrError(ValueError):
+    """The bytes are not a DiagnosticArray this reader understands; use rclpy instead."""
+
+
+def diagnostic_statuses(raw: bytes) -> list:
+    """The statuses of a serialized DiagnosticArray as (level, name, message, hardware_id,
+    [(key, value), ...]) tuples; CdrError when the bytes are not read here."""
+    size = len(raw)
+    if size < _HEADER + 16 or raw[0] != 0 or raw[1] not in _U32:
+        raise CdrError(f'encapsulation {bytes(raw[:2]).hex()} is not plain CDR')
+    unpack = _U32[raw[1]]
+    find = raw.find
+    # The strings are read inline (a helper call per string costs as much as the read):
+    # align to 4, length, the bytes up to the first NUL or the length, decoded as rclpy does.
+    try:
+        pos = _HEADER + 8                                   # header stamp: sec, nanosec
+        (length,) = unpack(raw, pos)                        # header frame_id
+        pos += 4 + length
+        pos += -(pos - _HEADER) % 4
+        (statuses,) = unpack(raw, pos)
+        pos += 4
+        if pos + statuses * _MIN_STATUS > size:
+            raise CdrError(f'{statuses} statuses cannot fit in the {size - pos} bytes left')
+        result = []
+        for _ in range(statuses):
+            level = raw[pos]
+            fields = []
+            pos += 1
+            for _ in range(3):                              # name, message, hardware_id
+                pos += -(pos - _HEADER) % 4
+                (length,) = unpack(raw, pos)
+                pos += 4
+                end = pos + length
+                if end > size:
+                    raise CdrError(f'a string of {length} bytes at byte {pos} runs past the end')
+                cut = find(b'\0', pos, end)
+                fields.append(raw[pos:end if cut < 0 else cut].decode('utf-8', 'replace'))
+                pos = end
+            pos += -(pos - _HEADER) % 4
+            (pairs,) = unpack(raw, pos)
+            pos += 4
+            if pos + pairs * 8 > size:
+                raise CdrError(f'{pairs} key/values cannot fit in the {size - pos} bytes left')
+            values = []
+            for _ in range(pairs):
+                pair = []
+                for _ in range(2):                          # key, value
+                    pos += -(pos - _HEADER) % 4
+                    (length,) = unpack(raw, pos)
+                    pos += 4
+                    end = pos + length
+                    if end > size:
+                        raise CdrError(f'a string of {length} bytes at byte {pos} runs past '
+                                       'the end')
+                    cut = find(b'\0', pos, end)
+                    pair.append(raw[pos:end if cut < 0 else cut].decode('utf-8', 'replace'))
+                    pos = end
+                values.append((pair[0], pair[1]))
+            result.append((level, fields[0], fields[1], fields[2], values))
+    except (struct.error, IndexError):
+        raise CdrError(f'the message ends before its last field ({size} bytes)') from None
+    return result
