@@ -70,8 +70,8 @@ class SimulatedRobot(Node):
         self.battery.publish(BatteryState(percentage=float(level), voltage=11.1 + level,
                                           temperature=31.0))
         if tick % 40 == 20:
-            self.controller.get_logger().error('Failed to make progress: robot stuck near the kitchen '
-                                      'doorway lip')
+            self.controller.get_logger().error(
+                'Failed to make progress: robot stuck near the kitchen doorway lip')
 
 
 class Brain(Node):
