@@ -473,6 +473,12 @@ class Rules:
             return self._classify_telemetry(observation)
         raise TypeError(f'not an observation: {type(observation).__name__}')
 
+    def telemetry_rules_for(self, topic: str, type_name: str) -> list:
+        """Names of the telemetry rules that read ``topic`` of ``type_name`` (not ignoring)."""
+        type_name = normal_type(type_name)
+        return [rule.name for rule, rule_type, pattern, _ in self._telemetry
+                if rule_type == type_name and _matches(pattern, topic) and not rule.ignore]
+
     def _remember(self, key, found) -> None:
         if len(self._cache) >= self._CACHE_LIMIT:
             self._cache.clear()

@@ -9,6 +9,7 @@ strength needs; nothing about the node's logic is replaced or mocked.
 import datetime as dt
 import math
 import os
+import pathlib
 import signal
 import sqlite3
 import stat
@@ -42,6 +43,8 @@ from ros_probe import make_probe
 from ros_probe import spin
 from ros_probe import wait_gone
 from ros_probe import wait_ready
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
 
 WARN = bytes([1])  # DiagnosticStatus.level is a byte field
 FAST = {'time_scale': 1800.0, 'dream.initial_max': 0.9, 'flush_period_s': 0.1}
@@ -221,6 +224,23 @@ def test_an_unknown_telemetry_type_is_a_clear_start_up_error(tmp_path):
     missing = NodeProcess(tmp_path, 'it_badpkg',
                           telemetry_topics=['/x:no_such_pkg/msg/Thing']).start()
     assert missing.wait_exit() == 2 and 'no_such_pkg' in missing.log()
+
+
+def test_a_telemetry_topic_no_rule_reads_is_named_at_start_up(tmp_path, probe):
+    rules = str(REPO / 'config' / 'observation_rules.yaml')
+    unread = NodeProcess(tmp_path, 'it_unread', telemetry_topics=[
+        '/battery_state:sensor_msgs/msg/BatteryState']).start()
+    read = NodeProcess(tmp_path, 'it_read', rules_file=rules, telemetry_topics=[
+        '/battery_state:sensor_msgs/msg/BatteryState']).start()
+    try:
+        wait_ready(probe, unread)
+        wait_ready(probe, read)
+    finally:
+        unread.stop()
+        read.stop()
+    warning = 'telemetry topic /battery_state (sensor_msgs/msg/BatteryState): no rule'
+    assert warning in unread.log() and 'set rules_file' in unread.log(), unread.log()
+    assert 'no rule' not in read.log(), read.log()
 
 
 def test_absurd_messages_are_handled_without_crashing(tmp_path, probe):

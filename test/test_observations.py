@@ -348,3 +348,12 @@ def test_rules_reading_values_see_each_observations_own_values():
     fan_a, = rules.classify(diag(name='fan', values=(('zone', 'a'),)))
     fan_b, = rules.classify(diag(name='fan', values=(('zone', 'b'),)))
     assert fan_a.signature == 'diagnostic|a' and fan_b.signature == 'diagnostic|b'
+
+
+def test_telemetry_rules_for_names_the_rules_that_read_a_topic():
+    rules = Rules.load(REPO / 'config' / 'observation_rules.yaml')
+    assert 'battery-low' in rules.telemetry_rules_for('/robot/battery_state',
+                                                      'sensor_msgs/msg/BatteryState')
+    assert rules.telemetry_rules_for('/odom', 'nav_msgs/msg/Odometry') == []
+    assert Rules.default().telemetry_rules_for('/battery_state',
+                                               'sensor_msgs/msg/BatteryState') == []

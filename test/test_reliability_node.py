@@ -1033,3 +1033,5 @@ def test_a_full_disk_fails_the_dream_clearly_and_writing_resumes(full_disk):
 def test_a_full_disk_shows_as_an_evidence_error_on_diagnostics(full_disk):
     evidence = full_disk['evidence_full']
     assert evidence['_level'] == 2 and 'disk is full' in evidence['_message'], evidence
+    # What waits in memory for the disk is reported, and none of it was dropped yet.
+    assert evidence['dropped_unwritable'] == '0', evidence

@@ -173,6 +173,13 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
             except convert.MessageTypeError as error:
                 raise StartupError(f'telemetry topic {topic} with type {type_name}: {error}') \
                     from None
+        for topic, type_name, _ in telemetry_types:
+            if not self.rules.telemetry_rules_for(topic, type_name):
+                self.get_logger().warning(
+                    f'telemetry topic {topic} ({type_name}): no rule in '
+                    f'{node_settings.rules_file or "the built-in defaults"} reads it, so its '
+                    'messages are never evidence; add a telemetry rule for it (see '
+                    'config/observation_rules.yaml) and set rules_file')
         self.cache = DocumentCache(self.memory, self.rrn)
         self._own_prefix = f'{self.get_name()}: '
         self._own_logger = self.get_logger().name
@@ -546,7 +553,9 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         worker = self.worker
         db_bytes = sum(os.path.getsize(name) for name in
                        (str(self.db_path), f'{self.db_path}-wal') if os.path.exists(name))
+        unwritable = getattr(worker.store, 'dropped', 0)  # oldest rows, the disk full too long
         losses = {'observations dropped (backlog full)': worker.dropped,
+                  'evidence rows dropped (disk unwritable for too long)': unwritable,
                   'messages lost in the middleware (reader queue overflow)': self._gaps.lost,
                   'samples reported lost by the middleware': self.loss_events}
         total = sum(losses.values())
@@ -566,7 +575,8 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
             evidence_level, evidence_message = OK, 'ingesting'
         statuses.append(self._status('evidence', evidence_level, evidence_message, {
             'backlog': worker.backlog, 'received': worker.submitted, 'stored': worker.stored,
-            'dropped_backlog_full': worker.dropped, 'lost_in_middleware': self._gaps.lost,
+            'dropped_backlog_full': worker.dropped, 'dropped_unwritable': unwritable,
+            'lost_in_middleware': self._gaps.lost,
             'middleware_loss_events': self.loss_events, 'refused': self.refused,
             'database_bytes': db_bytes}))
 
