@@ -49,14 +49,14 @@ def test_run_all_quick_writes_a_table_per_script(tmp_path):
         rows = [line for line in found[name].splitlines() if line.startswith('| ')]
         assert rows[0].startswith('| bench |'), name
         assert len(rows) >= 2, f'{name} has an empty table'
-        if 'FAILED' in found[name]:
-            assert 'stderr' in found[name] and done.returncode == 1
+        # Every real benchmark runs through: a FAILED row here is a broken benchmark.
+        assert 'FAILED' not in found[name], found[name][-3000:]
     machine = found['Machine']
     for key in ('cpu', 'cores', 'ram', 'python', 'os', 'date'):
         assert re.search(rf'^\| {key} \| \S', machine, flags=re.M), key
     assert plot.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
     assert '![Confidence over simulated weeks](docs/confidence.png)' in markdown
-    assert done.returncode == (1 if 'FAILED' in markdown else 0), done.stderr
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_failing_script_gets_a_row_with_its_stderr(tmp_path):
