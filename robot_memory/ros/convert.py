@@ -5,8 +5,8 @@ diagnostics (taken serialized, see :func:`diagnostic_statuses`) and log records 
 observations through ``observations.diagnostic`` / ``observations.log``, the constructors
 ``robot-memory ingest`` reaches through ``observations.from_dict``, so a message and a JSON
 line obey one set of rules (a message's fields are typed already, so only the JSON path
-checks types); telemetry becomes the plain dict ``from_dict`` validates. Outgoing entries and context blocks
-become ``robot_memory.msg`` messages.
+checks types); telemetry becomes the plain dict ``from_dict`` validates. Outgoing entries
+and context blocks become ``robot_memory.msg`` messages.
 """
 
 import array
