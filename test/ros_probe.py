@@ -91,3 +91,22 @@ def wait_gone(probe, node, timeout=20.0):
     assert wait_for(lambda: ('robot_memory', namespace) not in
                     probe.get_node_names_and_namespaces(), timeout, spin=spin(probe)), \
         f'{node.prefix} is still in the graph after it stopped'
+
+
+def latched_context(probe, node, timeout: float = 10.0):
+    """The ContextBlock a subscriber that joins now receives on the node's latched topic."""
+    from rclpy.qos import DurabilityPolicy  # noqa: I100 - only where used
+    from rclpy.qos import QoSProfile
+    from rclpy.qos import ReliabilityPolicy
+    from robot_memory.msg import ContextBlock
+
+    received = []
+    qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    subscription = probe.create_subscription(ContextBlock, f'{node.prefix}/context',
+                                             received.append, qos)
+    try:
+        assert wait_for(lambda: received, timeout, spin=spin(probe)), 'no latched context block'
+    finally:
+        probe.destroy_subscription(subscription)
+    return received[-1]

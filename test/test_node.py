@@ -24,14 +24,10 @@ from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.msg import ParameterValue
 from rcl_interfaces.srv import SetParameters
-from rclpy.qos import DurabilityPolicy
-from rclpy.qos import QoSProfile
-from rclpy.qos import ReliabilityPolicy
 from sensor_msgs.msg import BatteryState
 
 from robot_memory.lifecycle import band
 from robot_memory.memory_file import MemoryFile
-from robot_memory.msg import ContextBlock
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.timeutil import UTC
@@ -39,6 +35,7 @@ from robot_memory.timeutil import UTC
 from ros_harness import NodeProcess
 from ros_harness import wait_for
 from ros_probe import call
+from ros_probe import latched_context
 from ros_probe import make_probe
 from ros_probe import spin
 from ros_probe import wait_gone
@@ -122,16 +119,7 @@ def test_get_context_refuses_a_bad_min_confidence_and_honours_a_high_one(learned
 
 def test_a_late_subscriber_to_context_receives_the_block(learned, probe):
     node, dream = learned
-    received = []
-    qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    subscription = probe.create_subscription(ContextBlock, f'{node.prefix}/context',
-                                             received.append, qos)
-    try:
-        assert wait_for(lambda: received, 10.0, spin=spin(probe)), 'no latched context block'
-    finally:
-        probe.destroy_subscription(subscription)
-    block = received[-1]
+    block = latched_context(probe, node)
     assert block.rrn == 'RRN-000000000042'
     assert [entry.id for entry in block.entries] == list(dream.created)
     assert block.text.startswith('🔴 [')

@@ -27,15 +27,11 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from diagnostic_msgs.msg import DiagnosticStatus
 from diagnostic_msgs.msg import KeyValue
-from rclpy.qos import DurabilityPolicy
-from rclpy.qos import QoSProfile
-from rclpy.qos import ReliabilityPolicy
 from sensor_msgs.msg import BatteryState
 
 from robot_memory import observations
 from robot_memory.evidence import EvidenceStore
 from robot_memory.memory_file import MemoryFile
-from robot_memory.msg import ContextBlock
 from robot_memory.rules import Rules
 from robot_memory.schema import MemoryEntry
 from robot_memory.srv import Dream
@@ -47,6 +43,7 @@ from ros_harness import NodeProcess
 from ros_harness import wait_for
 from ros_probe import call
 from ros_probe import health
+from ros_probe import latched_context
 from ros_probe import make_probe
 from ros_probe import spin
 from ros_probe import wait_ready
@@ -351,16 +348,7 @@ def seeded(tmp_path_factory, probe):
 
 def test_context_is_published_at_start_up_for_a_late_subscriber(seeded, probe):
     node, digest = seeded
-    received = []
-    qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    subscription = probe.create_subscription(ContextBlock, f'{node.prefix}/context',
-                                             received.append, qos)
-    try:
-        assert wait_for(lambda: received, 10.0, spin=spin(probe)), 'no latched context block'
-    finally:
-        probe.destroy_subscription(subscription)
-    block = received[-1]
+    block = latched_context(probe, node)
     assert block.rrn == 'RRN-000000000042'
     assert [entry.id for entry in block.entries] == [SEEDED_ID], block.text
     assert SEEDED_TEXT in block.text and block.text.startswith('🔴 ['), block.text
