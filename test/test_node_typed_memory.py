@@ -2,12 +2,16 @@
 
 The node is the installed executable in its own process; the substrate it serves is the
 same SQLite database as its evidence. Requests are also fuzzed with hypothesis: whatever
-a caller sends, the node answers (success, or a refusal that says what was wrong) and
-stays up.
+a caller sends, the node answers (success, or a refusal that names the field or rule at
+fault) and stays up. Hostile values (oversized, NaN/inf, bidi marks, NULs, path-like ids,
+JSON-like and deeply nested text, huge k) are sent one field at a time, so a refusal must
+name that very field; NULs are cut by the middleware, so the node sees what precedes one.
 """
 
 import json
+import re
 import sqlite3
+import uuid
 
 import pytest
 from hypothesis import HealthCheck
@@ -161,25 +165,130 @@ _JSONISH = st.one_of(_TEXT, st.recursive(
     max_leaves=20).map(lambda value: json.dumps(value)))
 
 
+# What a refusal must contain when this request field is at fault (the field's name, as the
+# caller wrote it; a tag may be named singly).
+_NAMES = {
+    Learn: {'text': r'\btext\b', 'type': r'\btype\b', 'tags': r'\btags?\b',
+            'context_json': r'\bcontext_json\b', 'sensitivity': r'\bsensitivity\b'},
+    Recall: {'query': r'\bquery\b', 'k': r'\bk\b', 'filters_json': r'\bfilters_json\b',
+             'trust': r'\btrust\b'},
+    Forget: {'id': r'\bid\b', 'query': r'\bquery\b', 'reason': r'\breason\b'},
+}
+
+
+def _names(service, fields, message) -> bool:
+    """Whether ``message`` names one of ``fields`` of ``service``'s request."""
+    return any(re.search(_NAMES[service][field], message) for field in fields)
+
+
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(text=_TEXT, kind=st.sampled_from(['', 'semantic', 'episodic', 'plan_graph', 'x', '../']),
        tags=st.lists(_TEXT, max_size=5), context=_JSONISH,
        sensitivity=st.sampled_from(['', 'public', 'hyper', 'NaN']), query=_TEXT,
-       k=st.integers(0, 2 ** 32 - 1), filters=_JSONISH, trust=st.sampled_from(['', 'low', '∞']))
+       k=st.integers(0, 2 ** 32 - 1), filters=_JSONISH, trust=st.sampled_from(['', 'low', '∞']),
+       forget_by=st.sampled_from(['id', 'query', 'both', 'neither']), hard=st.booleans())
 def test_fuzzed_requests_always_get_an_answer_that_says_why(node, probe, text, kind, tags,
                                                            context, sensitivity, query, k,
-                                                           filters, trust):
+                                                           filters, trust, forget_by, hard):
     learned = call(probe, Learn, f'{node.prefix}/learn', Learn.Request(
         text=text, type=kind, tags=tags, context_json=context, sensitivity=sensitivity))
-    assert learned.success or learned.message
+    assert learned.success or _names(Learn, _NAMES[Learn], learned.message), learned.message
     found = call(probe, Recall, f'{node.prefix}/recall', Recall.Request(
         query=query, k=k, filters_json=filters, trust=trust))
-    assert found.success or found.message
+    assert found.success or _names(Recall, _NAMES[Recall], found.message), found.message
     forgot = call(probe, Forget, f'{node.prefix}/forget', Forget.Request(
-        id=text[:200], reason='fuzz'))
-    assert forgot.success or forgot.message
+        id=text[:200] if forget_by in ('id', 'both') else '',
+        query=query if forget_by in ('query', 'both') else '', reason='fuzz', hard=hard))
+    assert forgot.success or _names(Forget, _NAMES[Forget], forgot.message), forgot.message
     assert node.process.poll() is None, node.log()
+
+
+# ------------------------------------------------------------------ hostile fields, one at a time
+
+_ANY_CHAR = st.characters(blacklist_categories=('Cs',))  # NULs, controls, bidi marks included
+_NASTY = ['NaN', 'nan', 'inf', '-inf', 'Infinity', '1e309', '-0', ' ', '\t\n', '\x00',
+          'a\x00b', '\u202eevil\u202c', '\u200f\u2066x\u2069', '\ufeff', '\u2028', '🤖' * 3,
+          '../../etc/passwd', '/etc/passwd', 'C:\\Windows\\system32', '~/.ssh/id_rsa',
+          'file:///etc/passwd', "'; DROP TABLE substrate_records; --", 'NEAR(a b)', '"open',
+          'a OR', '*', 'text:x', '{}', '[]', 'null', '"s"', '{"a": NaN}', '{"a": Infinity}',
+          '{"a": -Infinity}', '{"a": 1e999}', '{"$where": "1"}', '{"context.a": {"$lt": []}}',
+          '{"context.a": {"$regex": "x"}}', '{"context.a": {"$lt": NaN}}', '{"context.": 1}',
+          '{"context.a b": 1}', '{"context.a": {"$eq": {"x": [1]}}}', '{"task": {"x": 1}}',
+          json.dumps({'task': 'y' * 3000}), json.dumps({'blob': 'z' * 20_000}),
+          json.dumps({'context.a': 'q' * 5000})]
+_FILTERISH = st.dictionaries(
+    st.sampled_from(['context.a', 'context.b.c', 'context', 'x', 'context.$x', '']),
+    st.one_of(st.integers(), st.floats(), _TEXT.map(lambda text: text[:20]),
+              st.dictionaries(st.sampled_from(['$lt', '$gte', '$eq', '$ne', '$in', '$regex']),
+                              st.one_of(st.integers(), st.floats(), st.text(max_size=5),
+                                        st.lists(st.integers(), max_size=3)), max_size=3)),
+    max_size=3).map(json.dumps)
+_SHORT_HOSTILE = st.one_of(st.text(_ANY_CHAR, max_size=40), st.sampled_from(_NASTY),
+                           st.integers(60, 200).map(lambda n: 't' * n))
+_HOSTILE = st.one_of(
+    _SHORT_HOSTILE, _TEXT, _JSONISH, _FILTERISH,
+    st.integers(2_001, 120_000).map(lambda n: 'x' * n),
+    st.integers(1, 3_000).map(lambda n: 'ü🤖 ' * n),
+    st.integers(1, 50_000).map(lambda n: '[' * n + ']' * n),
+    st.integers(1, 3_000).map(lambda n: '{"a": ' * n + '1' + '}' * n))
+_HOSTILE_K = st.one_of(st.integers(0, 2 ** 32 - 1), st.sampled_from([101, 2 ** 31, 2 ** 32 - 1]))
+_FUZZ = settings(max_examples=50, deadline=None,
+                 suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                        HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def _refusal_names(service, field, reply) -> None:
+    assert reply.success or _names(service, [field], reply.message), \
+        f'a refusal caused by {field} does not name it: {reply.message[:500]!r}'
+
+
+def _still_serving(node, probe) -> None:
+    assert node.process.poll() is None, node.log()
+    reply = recall(probe, node, 'charging dock', k=3)
+    assert reply.success, reply.message
+
+
+@_FUZZ
+@given(field=st.sampled_from(sorted(_NAMES[Learn])), value=_HOSTILE,
+       tags=st.lists(_SHORT_HOSTILE, max_size=25),
+       kind=st.sampled_from(['', 'semantic', 'episodic', 'working', 'competence', 'plan_graph']))
+def test_a_hostile_learn_field_is_refused_naming_that_field(node, probe, field, value, tags, kind):
+    request = Learn.Request(text='The fuzzing robot parks by the loading bay', type=kind)
+    if field == 'tags':
+        request.tags = tags
+    else:
+        setattr(request, field, value)
+    _refusal_names(Learn, field, call(probe, Learn, f'{node.prefix}/learn', request))
+    _still_serving(node, probe)
+
+
+@_FUZZ
+@given(field=st.sampled_from(sorted(_NAMES[Recall])), value=_HOSTILE, k=_HOSTILE_K)
+def test_a_hostile_recall_field_is_refused_naming_that_field(node, probe, field, value, k):
+    request = Recall.Request(query='loading bay', k=3)
+    if field == 'k':
+        request.k = k
+    else:
+        setattr(request, field, value)
+    _refusal_names(Recall, field, call(probe, Recall, f'{node.prefix}/recall', request))
+    _still_serving(node, probe)
+
+
+@_FUZZ
+@given(field=st.sampled_from(sorted(_NAMES[Forget])), value=_HOSTILE, hard=st.booleans())
+def test_a_hostile_forget_field_is_refused_naming_that_field(node, probe, field, value, hard):
+    if field == 'reason':  # forget a record of its own, by id: only the reason can be wrong
+        target = learn(probe, node, f'Fuzz record {uuid.uuid4().hex}', type='episodic')
+        assert target.success, target.message
+        request = Forget.Request(id=target.id, reason=value, hard=hard)
+    else:
+        request = Forget.Request(reason='fuzz', hard=hard, **{field: value})
+    reply = call(probe, Forget, f'{node.prefix}/forget', request)
+    _refusal_names(Forget, field, reply)
+    if field == 'reason' and reply.success:
+        assert list(reply.ids) == [request.id], reply.message
+    _still_serving(node, probe)
 
 
 def test_typed_memory_metrics_are_in_the_node_diagnostics(node, probe):

@@ -19,9 +19,11 @@ from robot_memory.substrate import HashingEmbedder
 from robot_memory.substrate import SENSITIVITIES
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
+from robot_memory.substrate.filters import compile_filters
 from robot_memory.substrate.filters import parse_json_object
 
 DEFAULT_K = 5
+MAX_FILTERS_BYTES = 4096  # what compile_filters accepts
 
 
 class TypedMemoryServices:
@@ -74,8 +76,13 @@ class TypedMemoryServices:
                 raise SubstrateError(f'trust {trust!r} is above what this node grants service '
                                      f'callers ({ceiling!r}); ask for {ceiling!r} or lower, or '
                                      'have the operator raise service_max_trust')
-            filters = (parse_json_object(request.filters_json, 'filters_json')
+            filters = (parse_json_object(request.filters_json, 'filters_json',
+                                         MAX_FILTERS_BYTES)
                        if request.filters_json.strip() else None)
+            try:
+                compile_filters(filters)
+            except SubstrateError as error:  # name the request field, not the Python argument
+                raise SubstrateError(f'filters_json: {error}') from None
             result = self.substrate.recall(request.query, k=int(request.k) or DEFAULT_K,
                                            filters=filters, trust=trust, now=self.clock_.now())
         except (SubstrateError, ValueError) as error:
@@ -109,7 +116,8 @@ class TypedMemoryServices:
         response.success = bool(result.ids)
         how = 'deleted' if request.hard else 'archived'
         response.message = (f'{how} {len(result.ids)} records: {", ".join(result.ids)}'
-                            if result.ids else f'nothing matches {query!r}; nothing forgotten')
+                            if result.ids else f'no record matches query {query!r}; nothing '
+                            'forgotten')
         return response
 
     def substrate_health(self) -> tuple:

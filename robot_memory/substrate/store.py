@@ -559,7 +559,12 @@ class Substrate:
         try:
             model = PAYLOAD_MODELS[kind].model_validate(data)
         except pydantic.ValidationError as error:
-            raise SubstrateError(f'{kind} payload is invalid: {_first_error(error)}; see '
+            detail = _first_error(error)
+            if payload is None and not detail.startswith('validity'):
+                # The payload was derived from the text: the text is what the caller must fix.
+                raise SubstrateError(f'text does not make a valid {kind} record ({detail}); '
+                                     'shorten it or choose another type') from None
+            raise SubstrateError(f'{kind} payload is invalid: {detail}; see '
                                  f'json_schema({PAYLOAD_MODELS[kind].__name__!r})') from None
         return model.to_dict()
 
