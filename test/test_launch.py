@@ -195,8 +195,8 @@ def probe():
 
 
 def _set(config) -> dict:
-    """The values of ``config`` a node reports: an empty list leaves a typed array unset."""
-    return {name: value for name, value in config.items() if value != []}
+    """The values of ``config`` a node reports: an empty list is declared not set (None)."""
+    return {name: None if value == [] else value for name, value in config.items()}
 
 
 def _parameters(probe, node, names) -> dict:

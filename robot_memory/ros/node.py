@@ -44,11 +44,9 @@ from rclpy.clock import ClockType
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy._rclpy_pybind11 import RCLError
 from rclpy.exceptions import InvalidHandle
-from rclpy.exceptions import ParameterUninitializedException
 from rclpy.executors import ExternalShutdownException
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy
 from rclpy.qos import HistoryPolicy
 from rclpy.qos import QoSProfile
@@ -129,18 +127,6 @@ def next_nightly(now: dt.datetime, hour: int, minute: int) -> dt.datetime:
         candidate = (local + dt.timedelta(days=1)).replace(hour=hour, minute=minute, second=0,
                                                           microsecond=0)
     return candidate.astimezone(UTC)
-
-
-def _ros_type(value) -> Parameter.Type:
-    if isinstance(value, bool):
-        return Parameter.Type.BOOL
-    if isinstance(value, int):
-        return Parameter.Type.INTEGER
-    if isinstance(value, float):
-        return Parameter.Type.DOUBLE
-    if isinstance(value, list):
-        return Parameter.Type.STRING_ARRAY
-    return Parameter.Type.STRING
 
 
 class MemoryNode(PeerFederation, TypedMemoryServices, Node):
@@ -262,16 +248,18 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
                 additional_constraints=spec.constraints)
             default = spec.default
             if isinstance(default, list) and not default:
-                default = _ros_type(default)
+                # rclpy cannot hold an empty string array (it takes [] for a byte array),
+                # and a typed parameter declared without a value stays unset, which makes
+                # ~/get_parameters answer nothing for any request naming it (ros2 param
+                # dump). Declared not set instead; validate_parameters checks the type.
+                descriptor.dynamic_typing = True
+                default = None
             self.declare_parameter(spec.name, default, descriptor)
 
     def _parameter_values(self, overrides=()) -> dict:
         values = {}
         for spec in parameter_specs():
-            try:
-                value = self.get_parameter(spec.name).value
-            except ParameterUninitializedException:  # a typed array declared without a value
-                value = None
+            value = self.get_parameter(spec.name).value  # None: declared not set
             values[spec.name] = spec.default if value is None else value
         for parameter in overrides:
             values[parameter.name] = parameter.value
