@@ -352,6 +352,17 @@ _SECTIONS = {'reinforce_step': '--- entry lifecycle (RCAN §4) and the context b
              FEDERATION: '--- peer federation (RCAN §6) ---'}
 
 
+def flat_parameters(mapping: dict, prefix: str = '') -> dict:
+    """A parameters file's ``ros__parameters`` as rcl reads them: nested keys joined by '.'."""
+    flat = {}
+    for key, value in mapping.items():
+        if isinstance(value, dict):
+            flat.update(flat_parameters(value, f'{prefix}{key}.'))
+        else:
+            flat[prefix + key] = value
+    return flat
+
+
 def _yaml_value(value) -> str:
     if isinstance(value, bool):
         return 'true' if value else 'false'

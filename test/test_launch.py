@@ -29,6 +29,7 @@ from rclpy.parameter import parameter_value_to_python
 
 from conftest import REPO
 from robot_memory.memory_file import MemoryFile
+from robot_memory.settings import flat_parameters
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.timeutil import UTC
@@ -120,16 +121,6 @@ def installed():
     share = shares[0]
     assert all(other.resolve() == share.resolve() for other in shares), shares
     return share, share.parents[1], launch_facts(share / 'launch' / LAUNCH_FILE)
-
-
-def _flatten(mapping, prefix=''):
-    flat = {}
-    for key, value in mapping.items():
-        if isinstance(value, dict):
-            flat.update(_flatten(value, f'{prefix}{key}.'))
-        else:
-            flat[prefix + key] = value
-    return flat
 
 
 class LaunchedNode:
@@ -251,8 +242,8 @@ def test_rrn_and_memory_file_arguments_override_the_default_config(installed, pr
     try:
         status = _come_up_and_dream(probe, node, RRN)
         assert status['path'] == str(memory), status
-        config = _flatten(yaml.safe_load(node.default_params.read_text())['/**']
-                          ['ros__parameters'])
+        config = flat_parameters(
+            yaml.safe_load(node.default_params.read_text())['/**']['ros__parameters'])
         values = _parameters(probe, node, sorted(_set(config)))
     finally:
         assert node.stop() == 0, node.log()
@@ -270,7 +261,8 @@ def test_empty_arguments_leave_the_default_config_in_force(installed, probe, tmp
     node = LaunchedNode(installed, tmp_path, f'launched_{where}', home,
                         overrides={'rrn': '', 'memory_file': ''}, env=env)
     assert node.command.count('--params-file') == 1, 'empty arguments pass no overrides'
-    config = _flatten(yaml.safe_load(node.default_params.read_text())['/**']['ros__parameters'])
+    config = flat_parameters(
+        yaml.safe_load(node.default_params.read_text())['/**']['ros__parameters'])
     assert config['memory_file'] == '', 'this test expects the config to leave it to HOME'
     expected = chosen if where == 'environment' else home / '.opencastor' / 'robot-memory.md'
     node.start()

@@ -6,25 +6,16 @@ import pytest
 import yaml
 
 from conftest import REPO
+from robot_memory.settings import flat_parameters
 from robot_memory.settings import parameter_specs
 from robot_memory.settings import render_parameters_file
 from robot_memory.settings import validate_parameters
 
 
-def _flatten(mapping, prefix=''):
-    flat = {}
-    for key, value in mapping.items():
-        if isinstance(value, dict):
-            flat.update(_flatten(value, f'{prefix}{key}.'))
-        else:
-            flat[prefix + key] = value
-    return flat
-
-
 def test_every_parameter_is_in_the_config_file_with_its_default_and_a_comment():
     path = REPO / 'config' / 'robot_memory.yaml'
     text = path.read_text(encoding='utf-8')
-    values = _flatten(yaml.safe_load(text)['/**']['ros__parameters'])
+    values = flat_parameters(yaml.safe_load(text)['/**']['ros__parameters'])
     specs = {spec.name: spec for spec in parameter_specs()}
     assert set(values) == set(specs)
     lines = text.splitlines()
@@ -57,7 +48,7 @@ def test_the_federation_policy_comes_from_ros_parameters():
 
 
 def test_the_demo_parameters_are_valid():
-    values = _flatten(yaml.safe_load((REPO / 'config' / 'demo.yaml').read_text())['/**']
+    values = flat_parameters(yaml.safe_load((REPO / 'config' / 'demo.yaml').read_text())['/**']
                       ['ros__parameters'])
     settings = validate_parameters(values)
     assert settings.node.telemetry() == [('/battery_state', 'sensor_msgs/msg/BatteryState')]
