@@ -10,9 +10,11 @@ command, over DDS:
   every second over a file of ~2,000 entries of which some age past ``prune_min`` every
   memory hour, and ingests a stream of diagnostics whose sources keep changing (so dreams
   create, reinforce and prune). It is SIGKILLed at random moments, half of them aimed at
-  a dream requested on ``~/dream``. In the second variant ``robot-memory prune / ingest /
-  dream`` also runs beside it and is SIGKILLed at random moments, and one CLI run per
-  cycle ends normally before the node's next dream. After every kill: robot-memory.md
+  a dream requested on ``~/dream`` (half of those the instant the dream's intent record is
+  durable, while the file is being replaced; long mode requires some to land there). In
+  the second variant ``robot-memory prune / ingest / dream`` also runs beside it and is
+  SIGKILLed at random moments, and one CLI run per cycle ends normally before the node's
+  next dream. After every kill: robot-memory.md
   parses with no problem, every database passes ``PRAGMA integrity_check``, every entry of
   the file read just before the kill is still there or in the prune archive (and its
   observation count, last reinforcement and first sighting never go back), stored
@@ -167,6 +169,27 @@ def read_only(database) -> sqlite3.Connection:
     """A read-only connection: looking must not change what is looked at (a read-write
     connection's last close checkpoints and deletes the WAL)."""
     return sqlite3.connect(f'{database.resolve().as_uri()}?mode=ro', uri=True, timeout=30.0)
+
+
+def until_intent_recorded(database, timeout: float) -> float:
+    """Poll (read-only) until a dream's intent record is in ``database``; seconds waited.
+
+    Returns at once when it appears, or after ``timeout`` (the dream may have had nothing
+    to write): the caller kills the node either way.
+    """
+    started = time.monotonic()
+    connection = read_only(database)
+    try:
+        while time.monotonic() - started < timeout:
+            try:
+                if connection.execute('SELECT 1 FROM pending_dream').fetchone():
+                    break
+            except sqlite3.OperationalError:  # busy for a moment: look again
+                pass
+            time.sleep(0.0005)
+    finally:
+        connection.close()
+    return time.monotonic() - started
 
 
 def db_state(database) -> dict:
@@ -430,17 +453,28 @@ def power_loss(tmp_path, probe, node_kills: int, cli_kills_per_node: int, namesp
                 assert wait_for(lambda: memory_path.stat().st_mtime_ns != mark, 15.0,
                                 spin=spin(probe)), 'the node did not dream'
             dream_client = probe.create_client(Dream, f'{node.prefix}/dream')
-            if chance.random() < 0.5:
-                # Aim at a dream: request one and kill while it may still run.
+            aim = chance.random()
+            if aim < 0.25:
+                # Aim at the commit itself: kill the moment the dream's intent record is
+                # durable, while robot-memory.md is being replaced (a window of milliseconds
+                # that random delays hardly ever hit). What was durable is read first: read
+                # between the intent and the kill, it would let the dream finish.
+                before = snapshot_state(tmp_path, memory_path, memory_now(origin))
                 assert dream_client.wait_for_service(timeout_sec=20.0)
                 dream_client.call_async(Dream.Request())
-                delay = chance.uniform(0.0, 0.6)
+                delay = until_intent_recorded(tmp_path / 'robot-memory.db', 5.0)
             else:
-                delay = chance.uniform(0.0, 2.5)
-            wait_for(lambda: False, delay, spin=spin(probe))
-            probe.destroy_client(dream_client)
-            before = snapshot_state(tmp_path, memory_path, memory_now(origin))
+                if aim < 0.5:
+                    # Aim at a dream: request one and kill while it may still run.
+                    assert dream_client.wait_for_service(timeout_sec=20.0)
+                    dream_client.call_async(Dream.Request())
+                    delay = chance.uniform(0.0, 0.6)
+                else:
+                    delay = chance.uniform(0.0, 2.5)
+                wait_for(lambda: False, delay, spin=spin(probe))
+                before = snapshot_state(tmp_path, memory_path, memory_now(origin))
             node.process.send_signal(signal.SIGKILL)
+            probe.destroy_client(dream_client)
             assert node.process.wait(20.0) == -signal.SIGKILL, node.log()
             node._log.close()
             outcomes['node killed'] += 1
