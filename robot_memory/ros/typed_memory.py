@@ -20,10 +20,10 @@ from robot_memory.substrate import SENSITIVITIES
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
 from robot_memory.substrate.filters import compile_filters
+from robot_memory.substrate.filters import MAX_FILTERS_BYTES
 from robot_memory.substrate.filters import parse_json_object
 
 DEFAULT_K = 5
-MAX_FILTERS_BYTES = 4096  # what compile_filters accepts
 
 
 class TypedMemoryServices:

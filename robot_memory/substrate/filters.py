@@ -21,6 +21,7 @@ class SubstrateError(ValueError):
 OPERATORS = ('$eq', '$ne', '$lt', '$lte', '$gt', '$gte')
 MAX_CONTEXT_BYTES = 16_384
 MAX_JSON_DEPTH = 8
+MAX_FILTERS_BYTES = 4096
 _SEGMENT = re.compile(r'^[A-Za-z0-9_\-]{1,64}$')
 _MISSING = object()
 
@@ -90,7 +91,7 @@ def compile_filters(filters: Optional[dict]) -> list:
     if not isinstance(filters, dict):
         raise SubstrateError('filters must be an object of dot path -> value or '
                              '{"$op": value}')
-    check_json(filters, 'filters', max_bytes=4096)
+    check_json(filters, 'filters', max_bytes=MAX_FILTERS_BYTES)
     compiled = []
     for path, condition in filters.items():
         parts = _path(path)
