@@ -5,6 +5,7 @@ started by ``ros_harness.NodeProcess``).
 """
 
 import os
+import time
 
 import rclpy
 from rclpy.node import Node
@@ -30,11 +31,25 @@ def spin(node):
     return lambda step: rclpy.spin_once(node, timeout_sec=step)
 
 
+SETTLE_S = 0.2
+
+
+def spin_for(node, seconds: float) -> None:
+    """Spin ``node`` for ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        rclpy.spin_once(node, timeout_sec=max(0.0, deadline - time.monotonic()))
+
+
 def call(node, service_type, name, request, timeout=20.0):
     """Call a service and return the response (fail the test on timeout)."""
     client = node.create_client(service_type, name)
     try:
         assert client.wait_for_service(timeout_sec=timeout), f'{name} never appeared'
+        # Matching is two-sided: the server is visible to this new client before the server
+        # has matched the client's reply reader, and a reply sent before that is lost (a
+        # rare 20 s timeout under load). Let discovery settle first.
+        spin_for(node, SETTLE_S)
         future = client.call_async(request)
         rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
         assert future.done(), f'{name} did not answer within {timeout} s'
