@@ -78,7 +78,6 @@ from robot_memory.evidence import SOURCE_COLUMNS
 from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.memory_file import append_durably
 from robot_memory.memory_file import render
-from robot_memory.memory_file import side_file
 from robot_memory.rules import Rules
 from robot_memory.schema import make_entry_id
 from robot_memory.schema import MemoryEntry
@@ -204,10 +203,12 @@ def canonical(entry) -> str:
 def archive_pruned(memory, pruned, now, reason='pruned') -> None:
     """Append pruned entries to ``<file>.archive.jsonl`` durably, before they leave the file.
 
+    The archive lies beside the memory file's target when the file is a symbolic link.
+
     Idempotent for one ``now``: an entry already archived at that moment (a dream re-run
     after a crash) is not archived twice.
     """
-    path = side_file(memory.path, '.archive.jsonl')
+    path = memory.side_path('.archive.jsonl')
     when = format_iso(now)
     already = _archived_at(path, when) if pruned else set()
     append_durably(path, [

@@ -25,6 +25,7 @@ from robot_memory.errors import MemoryFileError
 from robot_memory.evidence import default_db_path
 from robot_memory.evidence import EvidenceDamaged
 from robot_memory.evidence import EvidenceStore
+from robot_memory.memory_file import link_target
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import render
 from robot_memory.rules import Rules
@@ -94,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     database = argparse.ArgumentParser(add_help=False)
     database.add_argument('--db', help='database of the evidence and the typed memory '
-                                       '(default: robot-memory.db beside the memory file)')
+                                       '(default: beside the memory file, named after it: '
+                                       'robot-memory.db for robot-memory.md)')
     prune = commands.add_parser('prune', parents=[common, at, database],
                                 help='remove entries below prune_min, archiving them first')
     prune.add_argument('--dry-run', action='store_true', help='only list what would be pruned')
@@ -203,6 +205,8 @@ def collect_stats(document, now, config, path=None) -> dict:
     if path is not None and path.exists():
         stats['file'] = str(path)
         stats['file_bytes'] = path.stat().st_size
+        if path.is_symlink():
+            stats['file_target'] = str(link_target(path))
     return stats
 
 
@@ -212,7 +216,10 @@ def cmd_stats(args, memory: MemoryFile) -> int:
     result = memory.load(now)
     _warn(memory, result)
     stats = collect_stats(result.document, now, _config(args), memory.path)
-    stats['substrate'] = cli_substrate.substrate_stats(default_db_path(memory.path), now)
+    database = default_db_path(memory.path)
+    stats['database'] = str(database)
+    stats['database_exists'] = database.exists()
+    stats['substrate'] = cli_substrate.substrate_stats(database, now)
     if args.json:
         print(json.dumps(stats, indent=2, ensure_ascii=False))
         return 0
@@ -225,7 +232,10 @@ def cmd_stats(args, memory: MemoryFile) -> int:
           f'prunable {stats["prunable"]}')
     for rrn, peer in stats['peers'].items():
         print(f'peer {rrn}: {peer["entries"]} entries, last synced {peer["last_synced"]}')
-    print(f'file size: {stats["file_bytes"]} bytes')
+    print(f'file size: {stats["file_bytes"]} bytes' +
+          (f'  (a link to {stats["file_target"]})' if 'file_target' in stats else ''))
+    print(f'evidence database: {stats["database"]}' +
+          ('' if stats['database_exists'] else ' (not created yet)'))
     for line in cli_substrate.stats_lines(stats['substrate']):
         print(line)
     return 0
@@ -333,7 +343,7 @@ def cmd_export(args, memory: MemoryFile) -> int:
 
 
 def _db_path(args, memory: MemoryFile) -> pathlib.Path:
-    return pathlib.Path(args.db).expanduser() if args.db else default_db_path(memory.path)
+    return cli_substrate.db_path(args, memory)
 
 
 def _rules(args) -> Rules:
@@ -343,7 +353,7 @@ def _rules(args) -> Rules:
 def _store(args, memory: MemoryFile, rules: Rules = None) -> EvidenceStore:
     """The evidence database for a writing command.
 
-    A damaged database (truncated, garbage) is set aside as ``robot-memory.db.corrupt-<time>``
+    A damaged database (truncated, garbage) is set aside as ``<database>.corrupt-<time>``
     and a fresh one is started, like memory_node does; the next dream takes the entries of
     the memory file in again. Reading commands (history) leave a damaged file alone.
     """

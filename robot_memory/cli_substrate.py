@@ -12,7 +12,7 @@ import pathlib
 import sqlite3
 import sys
 
-from robot_memory.substrate import default_db_path
+from robot_memory.evidence import default_db_path
 from robot_memory.substrate import HashingEmbedder
 from robot_memory.substrate import MEMORY_TYPES
 from robot_memory.substrate import rlm
@@ -128,7 +128,7 @@ def _now(args) -> dt.datetime:
 
 
 def db_path(args, memory) -> pathlib.Path:
-    """The database of the records: ``--db`` or the one beside the memory file."""
+    """The database: ``--db``, else the memory file's own (``default_db_path``)."""
     db = getattr(args, 'db', None)
     return pathlib.Path(db).expanduser() if db else default_db_path(memory.path)
 

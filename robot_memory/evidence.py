@@ -1,8 +1,10 @@
 """The evidence store: observations, signature links, audit trail and dream state in SQLite.
 
-The database (default ``robot-memory.db`` beside the memory file, mode 0600, WAL, a busy
-timeout so the node and the CLI can share it) is the system of record for what the robot
-observed and for every change made to an entry. Tables:
+The database (by default beside the memory file and named after it, ``robot-memory.db``
+for ``robot-memory.md``: see ``default_db_path``; mode 0600, WAL, a busy timeout so the
+node and the CLI can share it; a symbolic link is opened through to its target) is the
+system of record for what the robot observed and for every change made to an entry.
+Tables:
 
 ``observations``
     Append-only (an UPDATE is refused by a trigger). One row per piece of evidence, only
@@ -57,14 +59,18 @@ from typing import Iterable, Optional
 from sqlite_utils import Database
 from sqlite_utils import Migrations
 
+from robot_memory.errors import MemoryFileError
 from robot_memory.memory_file import _stamp
 from robot_memory.memory_file import _unused_name
+from robot_memory.memory_file import link_target
 from robot_memory.rules import Rules
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
 from robot_memory.timeutil import to_utc
 
-DB_NAME = 'robot-memory.db'
+DB_NAME = 'robot-memory.db'  # the database of robot-memory.md (see default_db_path)
+DB_SUFFIX = '.db'
+MEMORY_SUFFIX = '.md'
 FILE_MODE = 0o600
 AUDIT_ACTIONS = ('create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
 SIGNATURE_COLUMNS = ('signature', 'source', 'source_key', 'rule', 'entry_id', 'entry_type',
@@ -214,8 +220,25 @@ def create_private_file(path: pathlib.Path) -> None:
 
 
 def default_db_path(memory_path) -> pathlib.Path:
-    """The evidence database beside the memory file: ``<dir>/robot-memory.db``."""
-    return pathlib.Path(memory_path).expanduser().with_name(DB_NAME)
+    """The database of a memory file: beside it (beside a link's target), named after it.
+
+    ``robot-memory.md`` -> ``robot-memory.db`` (so existing robots keep their evidence),
+    ``foo.md`` -> ``foo.db``, ``notes`` -> ``notes.db``, ``x.db`` -> ``x.db.db`` (never the
+    memory file itself). Every place that needs the default database calls this.
+    """
+    path = link_target(memory_path)
+    name = path.name
+    stem = name[:-len(MEMORY_SUFFIX)] if name.endswith(MEMORY_SUFFIX) and name != MEMORY_SUFFIX \
+        else name
+    return path.with_name(stem + DB_SUFFIX)
+
+
+def open_target(path) -> pathlib.Path:
+    """The database file ``path`` names, through symbolic links (EvidenceError if dangling)."""
+    try:
+        return link_target(path)
+    except MemoryFileError as error:
+        raise EvidenceError(f'the database {error}') from None
 
 
 def _epoch(value: dt.datetime) -> float:
@@ -294,7 +317,9 @@ class EvidenceStore:
             raise ValueError('batch_size must be at least 1')
         if retention_days <= 0:
             raise ValueError('retention_days must be positive (days of raw observations kept)')
-        self.path = pathlib.Path(path).expanduser()
+        # A symlinked database is used through to its target: -wal, -shm and a set-aside
+        # copy lie beside the file SQLite writes, and the link stays.
+        self.path = open_target(path)
         self.rules = rules or Rules.default()
         self.batch_size = batch_size
         self.retention_days = retention_days

@@ -21,6 +21,13 @@ fsynced, renamed over the old file and the directory is fsynced; the file is mod
 other's updates. A file that cannot be parsed is never overwritten: writers set
 it aside as ``<file>.corrupt-<time>``. One invalid entry is quarantined (kept in
 ``<file>.quarantine.jsonl``) and the valid entries survive.
+
+A memory file that is a symbolic link (say onto a persistent partition) stays one:
+every write goes through to the end of the chain of links, in that file's directory,
+and the lock and the side files (archive, quarantine, ``.corrupt-`` and ``.legacy-``
+copies) lie beside that target, on the same file system as the data they belong to,
+so every link to one file shares one lock. A link to nothing is refused, never
+replaced by a regular file.
 """
 
 import contextlib
@@ -30,6 +37,7 @@ import decimal
 import errno
 import fcntl
 import gc
+import glob
 import itertools
 import json
 import operator
@@ -123,6 +131,32 @@ def resolve_path(path=None) -> pathlib.Path:
 def side_file(path: pathlib.Path, suffix: str) -> pathlib.Path:
     """A file kept beside the memory file, e.g. ``robot-memory.md.archive.jsonl``."""
     return path.with_name(path.name + suffix)
+
+
+def link_target(path) -> pathlib.Path:
+    """The file that ``path`` names: the end of its chain of symbolic links, else ``path``.
+
+    Writers replace this file (in its own directory) so a symlinked memory file or database
+    stays a link. A link that ends nowhere or goes round in a loop is refused with a
+    MemoryFileError that says so: writing there would replace the link with a regular file.
+    """
+    path = pathlib.Path(path).expanduser()
+    if not path.is_symlink():
+        return path
+    try:
+        target = pathlib.Path(os.path.realpath(path, strict=True))
+    except FileNotFoundError:
+        raise MemoryFileError(
+            f'is a symbolic link to {os.path.realpath(path)}, which does not exist; create that '
+            'file (or its directory), point the link at an existing file, or remove the link',
+            path) from None
+    except OSError as error:
+        raise MemoryFileError(f'is a symbolic link that cannot be followed ({error.strerror}); '
+                              'fix or remove the link', path) from None
+    if not target.is_file():
+        raise MemoryFileError(f'is a symbolic link to {target}, which is not a regular file; '
+                              'point the link at a file', path)
+    return target
 
 
 @dataclasses.dataclass
@@ -780,8 +814,11 @@ def _fsync_directory(directory: pathlib.Path) -> None:
 
 
 def write_atomic(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None:
-    """Replace ``path`` with ``data``: temp file, fsync, rename, fsync of the directory."""
-    path = pathlib.Path(path)
+    """Replace ``path`` with ``data``: temp file, fsync, rename, fsync of the directory.
+
+    A symbolic link is written through: its target is replaced and the link kept.
+    """
+    path = link_target(path)
     directory = path.parent
     try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -870,18 +907,35 @@ class MemoryFile:
 
     def __init__(self, path=None, lock_timeout_s: float = 10.0):
         self.path = resolve_path(path)
-        self.lock_path = side_file(self.path, '.lock')
         self.lock_timeout_s = lock_timeout_s
+        # The target resolved when the lock was taken: everything under one lock (a file
+        # set aside, then the new one written) goes to the same file.
+        self._locked_target = None
+
+    def target(self) -> pathlib.Path:
+        """The file writes replace: the end of ``path``'s chain of links (see link_target)."""
+        locked = self._locked_target
+        return locked if locked is not None else link_target(self.path)
+
+    def side_path(self, suffix: str) -> pathlib.Path:
+        """A side file (``.archive.jsonl``, ``.lock``...) beside the target of ``path``."""
+        return side_file(self.target(), suffix)
+
+    @property
+    def lock_path(self) -> pathlib.Path:
+        """The writers' lock file, beside the target so every link shares it."""
+        return self.side_path('.lock')
 
     def exists(self) -> bool:
-        """Whether the memory file exists."""
-        return self.path.exists()
+        """Whether the memory file exists (a link to nothing raises MemoryFileError)."""
+        return self.target().exists()
 
     def read_bytes(self) -> bytes:
         """The file's bytes; a missing file is a MemoryFileError with advice."""
         try:
             return self.path.read_bytes()
         except FileNotFoundError:
+            self.target()  # a link to nothing says so
             raise MemoryFileError('no memory file here yet; it is created by the first dream '
                                   '(robot-memory dream) or by memory_node', self.path) from None
         except OSError as error:
@@ -897,9 +951,11 @@ class MemoryFile:
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the exclusive writer lock (``<file>.lock``) for the duration."""
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+        """Hold the exclusive writer lock (``<file>.lock`` beside the target) for the duration."""
+        target = link_target(self.path)
+        lock_path = side_file(target, '.lock')
+        lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
         try:
             deadline = time.monotonic() + self.lock_timeout_s
             while True:
@@ -909,26 +965,32 @@ class MemoryFile:
                 except BlockingIOError:
                     if time.monotonic() > deadline:
                         raise MemoryLockTimeout(
-                            f'another writer held {self.lock_path.name} for more than '
+                            f'another writer held {lock_path.name} for more than '
                             f'{self.lock_timeout_s:g} s; retry, or find the stuck process',
                             self.path) from None
                     time.sleep(0.01)
-            self._remove_stale_temp_files()
-            yield
+            self._locked_target = target
+            try:
+                self._remove_stale_temp_files()
+                yield
+            finally:
+                self._locked_target = None  # before the lock is released to the next writer
         finally:
             os.close(fd)
 
     def _remove_stale_temp_files(self) -> None:
         # Left by a writer killed between mkstemp and rename; safe under the lock.
-        for stale in self.path.parent.glob(f'.{self.path.name}.*.tmp'):
+        target = self.target()
+        for stale in target.parent.glob(f'.{glob.escape(target.name)}.*.tmp'):
             with contextlib.suppress(OSError):
                 stale.unlink()
 
     def set_aside(self, now: dt.datetime, reason: str = 'corrupt') -> pathlib.Path:
-        """Rename the current file to ``<file>.<reason>-<time>`` (never overwriting)."""
-        target = _unused_name(self.path, f'.{reason}-{_stamp(now)}')
-        os.rename(self.path, target)
-        _fsync_directory(self.path.parent)
+        """Rename the current file (a link's target) to ``<file>.<reason>-<time>``, beside it."""
+        current = self.target()
+        target = _unused_name(current, f'.{reason}-{_stamp(now)}')
+        os.rename(current, target)
+        _fsync_directory(current.parent)
         return target
 
     def save(self, document: MemoryDocument, result: Optional[LoadResult] = None,
@@ -938,18 +1000,19 @@ class MemoryFile:
         Quarantined items and a migrated legacy original are made durable first, so
         nothing that was in the old file is lost when it is replaced.
         """
+        target = self.target()
         if result is not None:
             when = format_iso(now or document.last_updated)
-            append_durably(side_file(self.path, '.quarantine.jsonl'), [
+            append_durably(side_file(target, '.quarantine.jsonl'), [
                 {'quarantined_at': when, 'section': item.section, 'line': item.line,
                  'reason': item.reason, 'raw': item.raw}
                 for item in result.quarantined])
             result.quarantined = []
             if result.legacy_original is not None:
-                archive = _unused_name(self.path, f'.legacy-{_stamp(now or document.last_updated)}')
+                archive = _unused_name(target, f'.legacy-{_stamp(now or document.last_updated)}')
                 write_atomic(archive, result.legacy_original)
                 result.legacy_original = None
-        write_atomic(self.path, render(document))
+        write_atomic(target, render(document))
 
     @contextlib.contextmanager
     def update(self, now: dt.datetime, rrn: Optional[str] = None,
@@ -961,7 +1024,7 @@ class MemoryFile:
         ``last_updated`` is set to ``now`` only when the content changed.
         """
         with self.lock():
-            original = self.read_bytes() if self.path.exists() else None
+            original = self.read_bytes() if self.exists() else None
             try:
                 if original is None:
                     result = LoadResult(new_document(rrn or UNSET_RRN, now))

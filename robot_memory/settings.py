@@ -56,8 +56,10 @@ class NodeSettings(BaseModel):
                                    'shared with peers, e.g. RRN-000000000001')
     memory_file: str = _frozen(default='', description='Path of robot-memory.md; empty: '
                                '$CASTOR_ROBOT_MEMORY_FILE, else ~/.opencastor/robot-memory.md')
-    database_file: str = _frozen(default='', description='Path of the evidence database; '
-                                 'empty: robot-memory.db beside the memory file')
+    database_file: str = _frozen(default='', description='Path of the evidence database (a '
+                                 'symbolic link is used through to its target); empty: beside '
+                                 'the memory file, named after it (robot-memory.db for '
+                                 'robot-memory.md)')
     rules_file: str = _frozen(default='', description='Observation rules file (see '
                               'config/observation_rules.yaml); empty: the built-in defaults')
     telemetry_topics: list[str] = _frozen(

@@ -28,6 +28,7 @@ from rcl_interfaces.srv import GetParameters
 from rclpy.parameter import parameter_value_to_python
 
 from conftest import REPO
+from robot_memory.evidence import default_db_path
 from robot_memory.memory_file import MemoryFile
 from robot_memory.settings import flat_parameters
 from robot_memory.srv import Dream
@@ -213,7 +214,7 @@ def _come_up_and_dream(probe, node, rrn) -> dict:
 def _written(path, rrn):
     assert wait_for(path.is_file, 5.0), f'{path} was not written'
     assert stat.S_IMODE(path.stat().st_mode) == 0o600, oct(path.stat().st_mode)
-    assert (path.parent / 'robot-memory.db').is_file(), 'the evidence database lies beside it'
+    assert default_db_path(path).is_file(), 'the evidence database lies beside it, named after it'
     document = MemoryFile(path).load(dt.datetime.now(UTC)).document
     assert document.rrn == rrn
 

@@ -61,6 +61,7 @@ from robot_memory.errors import MemoryFileError
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import EvidenceStore
 from robot_memory.evidence import default_db_path
+from robot_memory.evidence import open_target
 from robot_memory.memory_file import MemoryFile
 from robot_memory.msg import ContextBlock
 from robot_memory.ros import convert
@@ -145,8 +146,11 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         self.clock_ = MemoryClock(node_settings.time_scale, node_settings.origin())
         self.rrn = node_settings.rrn
         self.memory = MemoryFile(node_settings.memory_file or None)
-        self.db_path = (os.path.expanduser(node_settings.database_file)
-                        if node_settings.database_file else default_db_path(self.memory.path))
+        try:
+            self.db_path = (open_target(node_settings.database_file)
+                            if node_settings.database_file else default_db_path(self.memory.path))
+        except (EvidenceError, MemoryFileError) as error:
+            raise StartupError(str(error)) from None
         try:
             self.rules = (Rules.load(node_settings.rules_file) if node_settings.rules_file
                           else Rules.default())
@@ -512,7 +516,10 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         path = self.memory.path
         statuses = []
 
-        directory = path.parent
+        try:
+            directory = self.memory.target().parent  # where writes go (a link's target)
+        except MemoryFileError:
+            directory = path.parent  # a link to nothing: cache.error reports it
         writable = os.access(directory if directory.exists() else directory.parent, os.W_OK) \
             and (not path.exists() or os.access(path, os.W_OK))
         if self.cache.error:

@@ -6,6 +6,7 @@ revision (``supersede``, ``fork``, ``contest``, ``retract``, ``merge``, ``affirm
 shapes and their JSON Schemas are in :mod:`robot_memory.substrate.models`.
 """
 
+from robot_memory.evidence import default_db_path
 from robot_memory.substrate.embedding import Embedder
 from robot_memory.substrate.embedding import HashingEmbedder
 from robot_memory.substrate.filters import SubstrateError
@@ -13,7 +14,6 @@ from robot_memory.substrate.models import json_schema
 from robot_memory.substrate.models import MEMORY_TYPES
 from robot_memory.substrate.models import MemoryRecord
 from robot_memory.substrate.models import SENSITIVITIES
-from robot_memory.substrate.store import default_db_path
 from robot_memory.substrate.store import effective_salience
 from robot_memory.substrate.store import Substrate
 

@@ -1,8 +1,9 @@
 """The substrate store: typed records in SQLite with FTS5, optional vectors, revision and audit.
 
-The records live in the same database file as the evidence (default ``robot-memory.db``
-beside the memory file) in tables of their own, created by their own named migrations
-(set ``robot_memory.substrate``, recorded in ``substrate_migrations``):
+The records live in the same database file as the evidence (by default beside the memory
+file and named after it: ``robot_memory.evidence.default_db_path``) in tables of their own,
+created by their own named migrations (set ``robot_memory.substrate``, recorded in
+``substrate_migrations``):
 
 ``substrate_records``
     One row per record: type, sensitivity, status (active, contested, retracted,
@@ -36,7 +37,6 @@ candidates recall examined (``RecallResult.withheld``; not a census, so recall s
 import contextlib
 import datetime as dt
 import json
-import pathlib
 import re
 import sqlite3
 import threading
@@ -50,6 +50,8 @@ from sqlite_utils import Database
 from sqlite_utils import Migrations
 
 from robot_memory.evidence import create_private_file
+from robot_memory.evidence import EvidenceError
+from robot_memory.evidence import open_target
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import check_point
@@ -78,7 +80,6 @@ from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.results import SelectionResult
 from robot_memory.timeutil import format_iso
 
-DB_NAME = 'robot-memory.db'
 MAX_TEXT = 4000
 MAX_TAGS = 20
 MAX_TAG = 64
@@ -190,11 +191,6 @@ def _create_tables(db: Database) -> None:
                    "'the substrate audit log is append-only'); END")
 
 
-def default_db_path(memory_path) -> pathlib.Path:
-    """The database beside the memory file: ``<dir>/robot-memory.db``."""
-    return pathlib.Path(memory_path).expanduser().with_name(DB_NAME)
-
-
 def _epoch(now: dt.datetime, what: str = 'now') -> float:
     if not isinstance(now, dt.datetime):
         raise SubstrateError(f'{what} must be a datetime (the caller passes the clock), '
@@ -270,7 +266,12 @@ class Substrate:
         if not 0.0 < jaccard_threshold <= 1.0 or not 0.0 < cosine_threshold <= 1.0:
             raise SubstrateError('dedup thresholds must be in (0, 1]')
         _level(default_sensitivity, 'default_sensitivity')
-        self.path = pathlib.Path(path).expanduser() if str(path) != ':memory:' else None
+        self.path = None
+        if str(path) != ':memory:':
+            try:  # a symlinked database is used through to its target, the link kept
+                self.path = open_target(path)
+            except EvidenceError as error:
+                raise SubstrateError(str(error)) from None
         self.embedder = embedder
         self.jaccard_threshold = jaccard_threshold
         self.cosine_threshold = cosine_threshold
