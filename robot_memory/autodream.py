@@ -67,11 +67,13 @@ from pydantic import Field
 from pydantic import ValidationError
 from pydantic import model_validator
 
+from robot_memory import dream_summary
 from robot_memory import lifecycle
 from robot_memory.config import lifecycle_config
 from robot_memory.distiller import Candidate
 from robot_memory.distiller import proposals
 from robot_memory.distiller import RuleDistiller
+from robot_memory.errors import MemoryFileError
 from robot_memory.evidence import from_epoch
 from robot_memory.evidence import SIGNATURE_COLUMNS
 from robot_memory.evidence import SOURCE_COLUMNS
@@ -113,6 +115,10 @@ class DreamConfig(BaseModel):
         60.0, ge=0.0, le=7 * 24 * 60,
         description='Minutes between first and last observation for full spread strength')
     compact: bool = Field(True, description='Compact old observations after each dream')
+    summary_nights: int = Field(
+        14, ge=0, le=3650,
+        description='Days a dream summary for people (<memory file>.dream-<time>.md beside '
+                    'the memory file) is kept; 0 writes none')
 
     @model_validator(mode='after')
     def _ordered(self):
@@ -170,10 +176,22 @@ class DreamReport:
     compacted: int = 0
     dream_id: Optional[int] = None
     problems: list = dataclasses.field(default_factory=list)
+    # What contradicts what: {'entry_id', 'kind', 'text', 'what'} (see dream_summary).
+    contradictions: list = dataclasses.field(default_factory=list)
+    # Where the summary for people was written (None: not written, e.g. nothing new).
+    summary_file: Optional[str] = None
+    # Every audited change with the entry's text, for the summary (not in to_dict: the
+    # audit log already holds them).
+    changes: list = dataclasses.field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict:
         """Plain JSON data."""
-        data = dataclasses.asdict(self)
+        changes, self.changes = self.changes, []
+        try:
+            data = dataclasses.asdict(self)
+        finally:
+            self.changes = changes
+        del data['changes']
         data['at'] = format_iso(self.at)
         return data
 
@@ -333,6 +351,13 @@ def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, c
     report.dream_id = store.commit_dream(payload)
     if config.compact:
         report.compacted = store.compact(now).rows
+    if config.summary_nights and dream_summary.worth_telling(report):
+        try:
+            report.summary_file = str(dream_summary.write_summary(
+                memory_file, dream_summary.build_summary(report, config.lifecycle), now,
+                config.summary_nights))
+        except MemoryFileError as error:  # the dream is done and safe; say so, go on
+            report.problems.append(f'the dream summary was not written: {error}')
     return report
 
 
@@ -360,6 +385,18 @@ class _Dream:
     def _log(self, entry_id: str, action: str, reason: str, detail: dict) -> None:
         self.audit.append([entry_id, action, reason,
                            json.dumps(detail, ensure_ascii=False, sort_keys=True)])
+        # A person's edit carries the entry in its detail (logged before by_id exists).
+        shown = detail.get('after') or detail.get('before') or detail.get('entry')
+        if shown is None:
+            entry = getattr(self, 'by_id', {}).get(entry_id)
+            shown = {'text': entry.text, 'type': entry.type} if entry is not None else detail
+        self.report.changes.append({
+            'id': entry_id, 'action': action, 'reason': reason, 'detail': detail,
+            'text': shown.get('text', ''), 'type': shown.get('type', '')})
+
+    def _contradiction(self, entry_id: str, kind: str, text: str, what: str) -> None:
+        self.report.contradictions.append(
+            {'entry_id': entry_id, 'kind': kind, 'text': text, 'what': what})
 
     def _replace(self, old, new) -> None:
         self.entries[self.position[old.id]] = new
@@ -380,7 +417,7 @@ class _Dream:
         self.sources = self.store.source_rows()
         sources_before = {key: tuple(row.values()) for key, row in self.sources.items()}
         self.entries = document.entries
-        self.muted = set()
+        self.muted = {}  # signature -> (id, text) of an entry a person deleted
 
         self._take_in_edits(document, original, result)
         self.by_id = {entry.id: entry for entry in self.entries}
@@ -495,12 +532,13 @@ class _Dream:
         for entry_id, old in snapshot.items():
             if entry_id in present:
                 continue
+            before = json.loads(old)
             self._log(entry_id, 'manual', 'entry deleted by hand; its evidence starts over',
-                      {'change': 'deleted', 'before': json.loads(old)})
+                      {'change': 'deleted', 'before': before})
             self.report.manual.append(entry_id)
             for key in linked.get(entry_id, ()):
                 self.links[key].update(entry_id=None, bad_total=0, held=0)
-                self.muted.add(key)
+                self.muted[key] = (entry_id, before.get('text', ''))
 
     # ------------------------------------------------------------------ evidence
 
@@ -540,6 +578,12 @@ class _Dream:
         for key in sorted(groups):
             group = groups[key]
             if key in self.muted:
+                entry_id, text = self.muted[key]
+                self._contradiction(
+                    entry_id, 'deleted_by_hand_seen_again', text,
+                    f'deleted by hand, but its fault was reported {group.count} more times; '
+                    'that evidence was not used to re-create it (later evidence starts a new '
+                    'entry from a low confidence)')
                 continue
             payload = json.loads(group.payload) if group.payload else {}
             link = self.links.get(key)
@@ -598,6 +642,9 @@ class _Dream:
             detail['confidence'] = [round(before, 6), updated.confidence]
             self._log(entry.id, 'reopen', f'the fault recurred ({count} observations); '
                                           f're-opened as {original_type}{note}', detail)
+            self._contradiction(entry.id, 'resolved_recurred', entry.text,
+                                f'was resolved, but the fault came back ({count} observations); '
+                                f're-opened as {original_type}: check the repair')
             self.report.reopened.append(entry.id)
         else:
             interval = self.config.min_reinforce_interval_hours * 3600.0

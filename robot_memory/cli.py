@@ -16,6 +16,7 @@ import uuid
 from robot_memory import autodream
 from robot_memory import cli_substrate
 from robot_memory import context
+from robot_memory import dream_summary
 from robot_memory import lifecycle
 from robot_memory import observations
 from robot_memory.autodream import archive_pruned
@@ -117,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
                              'standard input')
 
     dream = commands.add_parser('dream', parents=[common, database, rules],
-                                help='consolidate new evidence into the memory file (autodream)')
+                                help='consolidate new evidence into the memory file (autodream) '
+                                     'and print what it did, for people')
     dream.add_argument('--at', type=_iso_time, metavar='ISO-TIME',
                        help='dream as of this moment instead of now (e.g. 2026-05-01T03:00:00Z)')
     dream.add_argument('--json', action='store_true', help='print the dream report as JSON')
@@ -402,6 +404,10 @@ def cmd_dream(args, memory: MemoryFile) -> int:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
         print(report.summary())
+        print()
+        print(dream_summary.build_summary(report, config.lifecycle), end='')
+        if report.summary_file:
+            print(f'\n(kept as {report.summary_file})')
     return 1 if report.clock_backwards else 0
 
 

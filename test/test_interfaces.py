@@ -58,7 +58,7 @@ FIELDS = {
     srv.GetContext.Request: {'token_budget', 'include_peers', 'min_confidence'},
     srv.GetContext.Response: {'success', 'message', 'text', 'entries', 'peer_entries'},
     srv.Dream.Response: {'success', 'message', 'created', 'reinforced', 'resolved', 'pruned',
-                         'consumed', 'report_json'},
+                         'consumed', 'report_json', 'summary'},
     srv.ExchangePeerContext.Request: {'request'},
     srv.ExchangePeerContext.Response: {'success', 'message', 'response'},
     srv.Learn.Request: {'text', 'type'},

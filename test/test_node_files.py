@@ -105,8 +105,8 @@ def test_two_nodes_with_memory_files_in_one_directory_keep_their_own_evidence(tm
         base_reply = dream(probe, base)
         arm_reply = dream(probe, arm)
     finally:
-        assert base.stop() == 0, base.log()
-        assert arm.stop() == 0, arm.log()
+        codes = (base.stop(), arm.stop())
+        assert codes == (0, 0), (base.log(), arm.log())
     now = dt.datetime.now(UTC)
     [base_entry] = MemoryFile(shared / 'robot-memory.md').load(now).document.entries
     [arm_entry] = MemoryFile(shared / 'arm.md').load(now).document.entries
@@ -119,7 +119,10 @@ def test_a_memory_file_linked_to_nothing_stops_the_node_with_a_reason(tmp_path):
     link = tmp_path / 'robot-memory.md'
     link.symlink_to(tmp_path / 'unmounted' / 'robot-memory.md')
     node = NodeProcess(tmp_path, 'it_dangling').start()
-    assert node.wait_exit() == 2, node.log()
+    try:
+        assert node.wait_exit() == 2, node.log()
+    finally:
+        node.stop()  # only if it is still running
     log = node.log()
     assert 'is a symbolic link to' in log and 'which does not exist' in log, log
     assert link.is_symlink() and not (tmp_path / 'unmounted').exists()

@@ -52,8 +52,10 @@ from rclpy.qos import HistoryPolicy
 from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
 from rclpy.qos import qos_profile_sensor_data
+from std_msgs.msg import String
 
 from robot_memory import autodream
+from robot_memory import dream_summary
 from robot_memory import lifecycle
 from robot_memory import observations
 from robot_memory.document_cache import DocumentCache
@@ -212,6 +214,9 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
 
         self.context_publisher = self.create_publisher(
             ContextBlock, '~/context', LATCHED_QOS)
+        # The last dream's summary for people, latched so a late operator tool gets it.
+        self.dream_summary_publisher = self.create_publisher(
+            String, '~/dream_summary', LATCHED_QOS)
         self.diagnostics_publisher = self.create_publisher(
             DiagnosticArray, '/diagnostics', DIAGNOSTICS_OUT_QOS)
         # Our own health and log records come back on the topics we read: not evidence,
@@ -236,6 +241,9 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
                           callback_group=MutuallyExclusiveCallbackGroup(), clock=steady)
         self.publish_context()
         self.publish_diagnostics()
+        kept = dream_summary.latest_summary(self.memory)
+        if kept is not None:  # after a restart: the last summary written by any dream
+            self.dream_summary_publisher.publish(String(data=kept))
         self.get_logger().info(
             f'robot_memory ready: rrn {self.rrn}, memory {self.memory.path}, evidence '
             f'{self.db_path}, telemetry {[t for t, _, _ in telemetry_types] or "none"}, '
@@ -482,8 +490,15 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         self.cache.invalidate()
         self.publish_context()
         self.publish_diagnostics()
+        if dream_summary.worth_telling(report):
+            # A dream that changed nothing leaves the last useful summary on the topic.
+            self.dream_summary_publisher.publish(String(data=self.summary_of(report)))
         self.get_logger().info(report.summary())
         return report
+
+    def summary_of(self, report) -> str:
+        """The summary of ``report`` for people (Markdown)."""
+        return dream_summary.build_summary(report, self.settings.lifecycle)
 
     def dream_callback(self, request, response):
         """Answer ~/dream: run a dream now and report what it did."""
@@ -499,6 +514,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
             setattr(response, name, list(getattr(report, name)))
         response.consumed = int(report.consumed)
         response.report_json = json.dumps(report.to_dict(), ensure_ascii=False)
+        response.summary = self.summary_of(report)
         return response
 
     # ------------------------------------------------------------------ health
