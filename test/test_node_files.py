@@ -21,6 +21,7 @@ from robot_memory.timeutil import UTC
 
 from ros_harness import NodeProcess
 from ros_probe import call
+from ros_probe import health
 from ros_probe import make_probe
 from ros_probe import wait_ready
 from test_cli import MEMORY
@@ -67,10 +68,20 @@ def test_the_node_writes_through_a_symlinked_memory_file_and_database(tmp_path, 
                        rrn='RRN-000000000001').start()
     try:
         wait_ready(probe, node)
+        status = health(probe, 'memory file', where='RRN-000000000001')
+        assert status['path'] == str(link) and status['written_to'] == str(target), status
+        assert status['database'] == str(real_db), status
         reply = dream(probe, node)
         assert len(reply.created) == 1, reply.message
         assert (disk / 'evidence.db-wal').exists(), 'the WAL lies beside the target'
         assert not (links / 'robot-memory.db-wal').exists()
+        # The partition goes away under the running node: a clear refusal, nothing written.
+        target.rename(disk / 'rover.md.away')
+        refused = call(probe, Dream, f'{node.prefix}/dream', Dream.Request())
+        assert not refused.success and 'is a symbolic link to' in refused.message and \
+            'which does not exist' in refused.message, refused.message
+        assert link.is_symlink() and not target.exists()
+        (disk / 'rover.md.away').rename(target)
     finally:
         assert node.stop() == 0, node.log()
     assert link.is_symlink() and os.path.realpath(link) == str(target), node.log()

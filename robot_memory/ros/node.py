@@ -533,9 +533,10 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         statuses = []
 
         try:
-            directory = self.memory.target().parent  # where writes go (a link's target)
+            written_to = self.memory.target()  # where writes go (a link's target)
         except MemoryFileError:
-            directory = path.parent  # a link to nothing: cache.error reports it
+            written_to = path  # a link to nothing: cache.error reports it
+        directory = written_to.parent
         writable = os.access(directory if directory.exists() else directory.parent, os.W_OK) \
             and (not path.exists() or os.access(path, os.W_OK))
         if self.cache.error:
@@ -549,7 +550,8 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         statuses.append(self._status('memory file', level, message, {
             'path': path, 'entries': len(document.entries),
             'bytes': path.stat().st_size if path.exists() else 0,
-            'last_updated': format_iso(document.last_updated)}))
+            'last_updated': format_iso(document.last_updated),
+            'written_to': written_to, 'database': self.db_path}))
 
         if self.last_dream is None:
             dream_level, dream_message, dream_at = OK, 'no dream yet', ''
