@@ -436,11 +436,13 @@ def test_substrate_migrations_are_separate_from_evidence(tmp_path):
     with EvidenceStore(path) as evidence:
         evidence_migrations = evidence.applied_migrations()
     with Substrate(path) as substrate:
-        assert substrate.applied_migrations() == ['0001_substrate_tables']
+        assert substrate.applied_migrations() == ['0001_substrate_tables',
+                                                 '0002_substrate_requests']
     with EvidenceStore(path) as evidence:
         assert evidence.applied_migrations() == evidence_migrations
     with Substrate(path) as substrate:
-        assert substrate.applied_migrations() == ['0001_substrate_tables']
+        assert substrate.applied_migrations() == ['0001_substrate_tables',
+                                                 '0002_substrate_requests']
         tables = {row[0] for row in substrate.db.conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {'substrate_migrations', 'migrations', 'observations', 'substrate_records'} <= tables

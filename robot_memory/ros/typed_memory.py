@@ -45,24 +45,40 @@ class TypedMemoryServices:
         self.create_service(Recall, '~/recall', self.recall_callback, callback_group=group)
         self.create_service(Forget, '~/forget', self.forget_callback, callback_group=group)
 
+    def _once(self, request, kind: str, fields: dict, act) -> dict:
+        """``act()`` directly, or through the substrate's retry window when a request_id is set."""
+        request_id = request.request_id
+        if not request_id.strip():
+            return {**act(), 'replayed': False}
+        return self.substrate.once(request_id, kind, fields, self.clock_.now(), act)
+
     def learn_callback(self, request, response):
         """Answer ~/learn: store (or reinforce) a typed record."""
-        try:
+        def act():
             context = (parse_json_object(request.context_json, 'context_json')
                        if request.context_json.strip() else None)
             result = self.substrate.learn(
                 request.text, type=request.type.strip() or None, tags=list(request.tags),
                 context=context, now=self.clock_.now(),
                 sensitivity=request.sensitivity.strip() or None, actor='ros:learn')
+            return {'message': result.message or f'{result.action} {result.record_id}',
+                    'id': result.record_id, 'type': result.type,
+                    'duplicate': bool(result.duplicate)}
+
+        fields = {'text': request.text, 'type': request.type, 'tags': list(request.tags),
+                  'context_json': request.context_json, 'sensitivity': request.sensitivity}
+        try:
+            reply = self._once(request, 'learn', fields, act)
         except (SubstrateError, ValueError) as error:
             response.success = False
             response.message = str(error)
             return response
         response.success = True
-        response.message = result.message or f'{result.action} {result.record_id}'
-        response.id = result.record_id
-        response.type = result.type
-        response.duplicate = bool(result.duplicate)
+        response.message = reply['message']
+        response.id = reply['id']
+        response.type = reply['type']
+        response.duplicate = reply['duplicate']
+        response.replayed = reply['replayed']
         return response
 
     def recall_callback(self, request, response):
@@ -98,7 +114,8 @@ class TypedMemoryServices:
     def forget_callback(self, request, response):
         """Answer ~/forget: archive (or hard-delete) a record by id or best query match."""
         record_id, query = request.id.strip(), request.query.strip()
-        try:
+
+        def act():
             if record_id and query:
                 raise SubstrateError('give either id or query, not both')
             if not record_id and not query:
@@ -108,16 +125,24 @@ class TypedMemoryServices:
             result = self.substrate.forget(record_id or query, request.reason,
                                            self.clock_.now(), hard=request.hard,
                                            actor='ros:forget')
+            how = 'deleted' if request.hard else 'archived'
+            return {'ids': list(result.ids), 'success': bool(result.ids),
+                    'message': (f'{how} {len(result.ids)} records: {", ".join(result.ids)}'
+                                if result.ids else f'no record matches query {query!r}; '
+                                'nothing forgotten')}
+
+        fields = {'id': record_id, 'query': query, 'reason': request.reason,
+                  'hard': bool(request.hard)}
+        try:
+            reply = self._once(request, 'forget', fields, act)
         except (SubstrateError, ValueError, KeyError) as error:
             response.success = False
             response.message = str(error).strip('"\'')
             return response
-        response.ids = list(result.ids)
-        response.success = bool(result.ids)
-        how = 'deleted' if request.hard else 'archived'
-        response.message = (f'{how} {len(result.ids)} records: {", ".join(result.ids)}'
-                            if result.ids else f'no record matches query {query!r}; nothing '
-                            'forgotten')
+        response.ids = reply['ids']
+        response.success = reply['success']
+        response.message = reply['message']
+        response.replayed = reply['replayed']
         return response
 
     def substrate_health(self) -> tuple:

@@ -22,6 +22,9 @@ created by their own named migrations (set ``robot_memory.substrate``, recorded 
     delete, pin and feedback with time, actor and reason.
 ``substrate_recalls``
     One row per recalled hit, later marked useful or not by ``feedback``.
+``substrate_requests``
+    The replies to the last ``REQUEST_WINDOW`` requests that carried a caller's request id
+    (``once``): a retried learn or forget gets the first reply again, never a second effect.
 
 Salience decays at read time from the stored value ("salience as of last reinforcement")
 with the record's profile; pinned records never decay. Every revision (supersede, fork,
@@ -36,6 +39,7 @@ candidates recall examined (``RecallResult.withheld``; not a census, so recall s
 
 import contextlib
 import datetime as dt
+import hashlib
 import json
 import re
 import sqlite3
@@ -113,6 +117,11 @@ class _Migrations(Migrations):
 
 
 MIGRATIONS = _Migrations('robot_memory.substrate')
+# Replies kept for retries (``Substrate.once``): a caller retries within seconds, so a
+# window of this many requests (and at most REQUEST_WINDOW_S of memory time) is plenty.
+REQUEST_WINDOW = 10_000
+REQUEST_WINDOW_S = 86_400.0
+MAX_REQUEST_ID = 128
 
 
 @MIGRATIONS(name='0001_substrate_tables')
@@ -189,6 +198,13 @@ def _create_tables(db: Database) -> None:
         db.execute(f'CREATE TRIGGER IF NOT EXISTS substrate_audit_no_{event.lower()} BEFORE '
                    f"{event} ON substrate_audit BEGIN SELECT RAISE(ABORT, "
                    "'the substrate audit log is append-only'); END")
+
+
+@MIGRATIONS(name='0002_substrate_requests')
+def _create_requests(db: Database) -> None:
+    db.execute('CREATE TABLE IF NOT EXISTS substrate_requests (seq INTEGER PRIMARY KEY '
+               'AUTOINCREMENT, request_id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, '
+               'fingerprint TEXT NOT NULL, reply TEXT NOT NULL, at REAL NOT NULL)')
 
 
 def _epoch(now: dt.datetime, what: str = 'now') -> float:
@@ -333,6 +349,9 @@ class Substrate:
         """One ``BEGIN IMMEDIATE`` transaction: all of it is committed or none of it."""
         with self._lock:
             conn = self.db.conn
+            if conn.in_transaction:  # inside once(): the caller's transaction holds it all
+                yield conn
+                return
             conn.execute('BEGIN IMMEDIATE')
             try:
                 yield conn
@@ -621,6 +640,42 @@ class Substrate:
                          [(row['id'], source['kind'], source['ref'], source.get('hash'))
                           for source in new_sources])
         return salience
+
+    # ------------------------------------------------------------------ retries
+
+    def once(self, request_id: str, kind: str, request: dict, now: dt.datetime, act) -> dict:
+        """``act()`` (a JSON reply) at most once per ``request_id``; a retry gets the same reply.
+
+        ``act`` runs in the transaction that stores its reply, so an effect is never
+        committed without the reply a retry will get. A request id used again for another
+        kind of request or other fields is refused. Refusals (``SubstrateError``) are not
+        kept: a corrected retry with the same id runs.
+        """
+        if not isinstance(request_id, str) or not request_id.strip():
+            raise SubstrateError('request_id is empty; give a unique string per request')
+        request_id = request_id.strip()
+        if len(request_id) > MAX_REQUEST_ID or not request_id.isprintable():
+            raise SubstrateError(f'request_id must be printable and at most {MAX_REQUEST_ID} '
+                                 'characters (e.g. a UUID)')
+        now_s = _epoch(now)
+        fingerprint = hashlib.sha256(_dumps([kind, request]).encode('utf-8')).hexdigest()
+        with self._write() as conn:
+            seen = conn.execute('SELECT kind, fingerprint, reply FROM substrate_requests '
+                                'WHERE request_id = ?', (request_id,)).fetchone()
+            if seen is not None:
+                if (seen[0], seen[1]) != (kind, fingerprint):
+                    raise SubstrateError(f'request_id {request_id!r} was already used for '
+                                         f'another {seen[0]} request; use a new request_id for '
+                                         'a new request')
+                return {**json.loads(seen[2]), 'replayed': True}
+            reply = act()
+            conn.execute('INSERT INTO substrate_requests (request_id, kind, fingerprint, '
+                         'reply, at) VALUES (?, ?, ?, ?, ?)',
+                         (request_id, kind, fingerprint, _dumps(reply), now_s))
+            conn.execute('DELETE FROM substrate_requests WHERE at < ? OR seq <= '
+                         '(SELECT MAX(seq) FROM substrate_requests) - ?',
+                         (now_s - REQUEST_WINDOW_S, REQUEST_WINDOW))
+        return {**reply, 'replayed': False}
 
     # ------------------------------------------------------------------ learn
 
