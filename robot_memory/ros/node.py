@@ -21,6 +21,9 @@ QoS, on purpose:
 * ``~/context`` out: reliable, transient local, depth 1 — a brain node that starts later
   still receives the current block.
 * ``/diagnostics`` out: reliable, volatile, depth 10, like ``diagnostic_updater``.
+* service replies: rmw_fastrtps waits up to 2 s (config/fastdds_profiles.xml, loaded by
+  ``main``) for a new client's reply reader; a reply dropped all the same is logged and
+  counted on the ``services`` status (``robot_memory.ros.replies``).
 """
 
 import datetime as dt
@@ -68,6 +71,8 @@ from robot_memory.memory_file import MemoryFile
 from robot_memory.msg import ContextBlock
 from robot_memory.ros import convert
 from robot_memory.ros.peers import PeerFederation
+from robot_memory.ros.replies import ReplyWatch
+from robot_memory.ros.replies import use_reply_profile
 from robot_memory.ros.typed_memory import TypedMemoryServices
 from robot_memory.rules import Rules
 from robot_memory.sequence_gaps import SequenceGaps
@@ -139,6 +144,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
+        self.replies = ReplyWatch(on_drop=self._reply_dropped)
         self._declare_parameters()
         try:
             self.settings = validate_parameters(self._parameter_values())
@@ -229,7 +235,9 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
                             callback_group=services_group)
         self.create_service(Dream, '~/dream', self.dream_callback, callback_group=services_group)
         self._init_federation(services_group)
-        self._init_substrate(MutuallyExclusiveCallbackGroup())
+        # Reentrant: a reply waiting for a slow client's match (up to 2 s, see
+        # config/fastdds_profiles.xml) holds one executor thread, not every typed service.
+        self._init_substrate(ReentrantCallbackGroup())
 
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._next_period_dream = None
@@ -250,6 +258,35 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
             f'nightly dream {node_settings.dream_time or "off"}'
             + (f', every {node_settings.dream_period_s:g} s' if node_settings.dream_period_s
                else ''))
+
+    # ------------------------------------------------------------------ services
+
+    def create_service(self, srv_type, srv_name, callback, **kwargs):
+        """Node.create_service, with the replies watched for drops (see replies.py)."""
+        service = super().create_service(srv_type, srv_name, callback, **kwargs)
+        replies = getattr(self, 'replies', None)  # None: rclpy's own parameter services
+        return replies.watch(service, srv_name.removeprefix('~/')) if replies else service
+
+    def _reply_dropped(self, service: str, why: str, waited_s: float) -> None:
+        self._last_reply_drop = time.monotonic()
+        self.get_logger().warning(
+            f'reply of ~/{service} dropped after waiting {waited_s:.2f} s for the client to '
+            f'be matched ({why}); the request was handled, the caller sees a timeout. '
+            'Learn and Forget callers can retry with the same request_id without double '
+            'counting')
+
+    def services_health(self) -> tuple:
+        """(level, message, values) for the "services" diagnostic status."""
+        attempted, by_service = self.replies.counts()
+        dropped = sum(by_service.values())
+        values = {'replies': attempted - dropped, 'replies_dropped': dropped,
+                  **{f'dropped {name}': count for name, count in sorted(by_service.items())}}
+        last = getattr(self, '_last_reply_drop', None)
+        if last is not None and time.monotonic() - last < LOSS_WARN_S:
+            return WARN, (f'{dropped} replies dropped since start (' + ', '.join(
+                f'~/{name} {count}' for name, count in sorted(by_service.items()))
+                + f'); the last {time.monotonic() - last:.0f} s ago'), values
+        return OK, f'{attempted - dropped} replies sent', values
 
     # ------------------------------------------------------------------ parameters
 
@@ -600,6 +637,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
             'entries', OK, f'🔴 {bands["high"]} 🟡 {bands["medium"]} 🟢 {bands["low"]}', bands))
         statuses.append(self._status('peers', *self.peer_health()))
         statuses.append(self._status('typed memory', *self.substrate_health()))
+        statuses.append(self._status('services', *self.services_health()))
         return statuses
 
     def publish_diagnostics(self) -> None:
@@ -626,11 +664,15 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
 
 def main(args=None) -> int:
     """Entry point of memory_node."""
+    profile = use_reply_profile()
     rclpy.init(args=args)
     node = None
     executor = MultiThreadedExecutor(num_threads=6)
     try:
         node = MemoryNode()
+        node.get_logger().info(f'Fast DDS profiles: {profile}' if profile else
+                               'Fast DDS profiles: none found; a reply to a client that has '
+                               'just joined may be dropped after 100 ms')
         executor.add_node(node)
         executor.spin()
     except StartupError as error:
