@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Run the test suite:   ./scripts/test.sh [pytest args...]
+#                  or:   ./scripts/test.sh test/test_foo.py[::test_bar] [pytest args...]
+# (with test files or directories named, only those run; otherwise all of test/)
 # Sets up / refreshes the environment (scripts/setup.sh, a few seconds when
 # nothing changed), then runs pytest with the venv python against the colcon
 # install tree.  Exit code is pytest's; "no tests collected" (5) is a failure.
@@ -25,8 +27,14 @@ py_flags=()
 if "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then py_flags=(-P); fi
 
 echo "[test] ROS_DOMAIN_ID=$ROS_DOMAIN_ID  robot_memory from: $(cd /tmp && "$PY" -c 'import robot_memory, os; print(os.path.dirname(robot_memory.__file__))')"
+# Named test paths (FILE, DIR or FILE::TEST) replace the default test/.
+targets=(test/)
+for arg in "$@"; do
+  case "$arg" in -*) continue ;; esac
+  if [ -e "${arg%%::*}" ]; then targets=(); break; fi
+done
 set +e
-"$PY" "${py_flags[@]}" -m pytest test/ "$@"
+"$PY" "${py_flags[@]}" -m pytest "${targets[@]}" "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

@@ -20,8 +20,10 @@ NODE_EXECUTABLE = shutil.which('memory_node')
 class NodeProcess:
     """memory_node running in a subprocess under ``namespace``; stop() ends it by PID."""
 
-    def __init__(self, tmp_path: pathlib.Path, namespace: str, remaps=(), **parameters):
+    def __init__(self, tmp_path: pathlib.Path, namespace: str, remaps=(), env=None,
+                 **parameters):
         self.tmp_path = pathlib.Path(tmp_path)
+        self.env = dict(env or {})  # extra environment of the node process
         self.namespace = namespace
         self.remaps = [arg for remap in remaps for arg in ('-r', remap)]  # e.g. '/a:=/b'
         self.memory_file = self.tmp_path / 'robot-memory.md'
@@ -30,7 +32,7 @@ class NodeProcess:
         values.update(parameters)
         self.params_file = self.tmp_path / f'{namespace}-params.yaml'
         self.params_file.write_text(yaml.safe_dump({'/**': {'ros__parameters': values}}))
-        self.log_path = self.tmp_path / f'{namespace}-node.log'
+        self.starts = 0
         self.process = None
 
     @property
@@ -41,14 +43,30 @@ class NodeProcess:
     def start(self) -> 'NodeProcess':
         """Start the node (does not wait for its services)."""
         assert NODE_EXECUTABLE, 'memory_node is not on PATH: run the tests with scripts/test.sh'
+        # Each start logs into files of its own: its output, and rcl's file log in a
+        # ROS_LOG_DIR of its own (never ~/.ros/log, shared by every run). A restart
+        # no longer overwrites what the previous start printed.
+        self.starts += 1
         self._log = open(self.log_path, 'wb')
         env = dict(os.environ)
         env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+        env['ROS_LOG_DIR'] = str(self.ros_log_dir)
+        env.update(self.env)
         self.process = subprocess.Popen(
             [NODE_EXECUTABLE, '--ros-args', '-r', f'__ns:=/{self.namespace}', *self.remaps,
              '--params-file', str(self.params_file)],
             stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=self.tmp_path)
         return self
+
+    @property
+    def log_path(self) -> pathlib.Path:
+        """What the latest start printed (standard output and error)."""
+        return self.tmp_path / f'{self.namespace}-node-{max(self.starts, 1)}.log'
+
+    @property
+    def ros_log_dir(self) -> pathlib.Path:
+        """The ROS_LOG_DIR of the latest start."""
+        return self.tmp_path / f'{self.namespace}-ros-log-{max(self.starts, 1)}'
 
     def wait_exit(self, timeout: float = 20.0) -> int:
         """Wait for the process to end by itself; its exit code."""

@@ -22,6 +22,8 @@ def make_probe(name: str = 'test_probe'):
     try:
         yield node
     finally:
+        for key in [key for key in _clients if key[0] is node]:
+            del _clients[key]
         node.destroy_node()
         rclpy.shutdown()
 
@@ -31,9 +33,6 @@ def spin(node):
     return lambda step: rclpy.spin_once(node, timeout_sec=step)
 
 
-SETTLE_S = 0.2
-
-
 def spin_for(node, seconds: float) -> None:
     """Spin ``node`` for ``seconds``."""
     deadline = time.monotonic() + seconds
@@ -41,21 +40,32 @@ def spin_for(node, seconds: float) -> None:
         rclpy.spin_once(node, timeout_sec=max(0.0, deadline - time.monotonic()))
 
 
+_clients = {}  # (probe node, service name): its one client
+
+
+def client_for(node, service_type, name):
+    """The probe's client of service ``name``, created once and kept (like a real caller).
+
+    Each new client is a new reply reader the service must match before it can answer;
+    the node's Fast DDS profile (config/fastdds_profiles.xml) lets a reply wait 2 s for it.
+    """
+    key = (node, name)
+    client = _clients.get(key)
+    if client is None or client.srv_type is not service_type:
+        if client is not None:
+            node.destroy_client(client)
+        client = _clients[key] = node.create_client(service_type, name)
+    return client
+
+
 def call(node, service_type, name, request, timeout=20.0):
     """Call a service and return the response (fail the test on timeout)."""
-    client = node.create_client(service_type, name)
-    try:
-        assert client.wait_for_service(timeout_sec=timeout), f'{name} never appeared'
-        # Matching is two-sided: the server is visible to this new client before the server
-        # has matched the client's reply reader, and a reply sent before that is lost (a
-        # rare 20 s timeout under load). Let discovery settle first.
-        spin_for(node, SETTLE_S)
-        future = client.call_async(request)
-        rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
-        assert future.done(), f'{name} did not answer within {timeout} s'
-        return future.result()
-    finally:
-        node.destroy_client(client)
+    client = client_for(node, service_type, name)
+    assert client.wait_for_service(timeout_sec=timeout), f'{name} never appeared'
+    future = client.call_async(request)
+    rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
+    assert future.done(), f'{name} did not answer within {timeout} s'
+    return future.result()
 
 
 def wait_ready(probe, node, timeout=20.0, topic='/diagnostics'):

@@ -11,6 +11,7 @@ name that very field; NULs are cut by the middleware, so the node sees what prec
 import json
 import re
 import sqlite3
+import time
 import uuid
 
 import pytest
@@ -293,7 +294,12 @@ def test_a_hostile_forget_field_is_refused_naming_that_field(node, probe, field,
 
 def test_typed_memory_metrics_are_in_the_node_diagnostics(node, probe):
     learn(probe, node, 'The lift to floor 2 is out of service on Mondays', type='semantic')
+    # Metrics are recomputed every substrate_metrics_period_s: the first status heard may
+    # predate the learn, so wait for one that counts it.
+    deadline = time.monotonic() + 15.0
     values = health(probe, 'typed memory', timeout=15.0)
+    while int(values['records']) < 1 and time.monotonic() < deadline:
+        values = health(probe, 'typed memory', timeout=15.0)
     assert values['_level'] == 0, values
     assert int(values['records']) >= 1 and int(values['type semantic']) >= 1
     for key in ('salience_mean', 'usefulness', 'contradiction_rate', 'revisions_per_day',
