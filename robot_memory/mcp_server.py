@@ -4,20 +4,28 @@ Tools: ``learn``, ``recall``, ``forget`` (the substrate) and ``get_context`` (th
 emoji-banded context block of robot-memory.md, as the robot brain receives it). Started
 by ``robot-memory mcp --file robot-memory.md``; the MCP client's trust level is fixed by
 ``--trust`` at start, so a client cannot raise its own clearance. Errors a client can
-cause come back as tool errors with the substrate's message.
+cause come back as tool errors with the substrate's message. Every argument of every tool
+carries a description in its JSON Schema, ``type`` and ``sensitivity`` are enums, and the
+server reports the package version in its ``serverInfo``.
 """
 
 import datetime as dt
 import pathlib
+from typing import Annotated
+from typing import Literal
 from typing import Optional
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
+from robot_memory import __version__
 from robot_memory import context as context_block
 from robot_memory.errors import MemoryFileError
 from robot_memory.memory_file import MemoryFile
 from robot_memory.substrate import HashingEmbedder
+from robot_memory.substrate import MEMORY_TYPES
+from robot_memory.substrate import SENSITIVITIES
 from robot_memory.substrate import Substrate
 from robot_memory.timeutil import UTC
 
@@ -25,6 +33,14 @@ INSTRUCTIONS = ('Robot memory. learn stores a typed, deduplicated record; recall
                 'by keywords (and vectors when enabled) with optional context filters; forget '
                 'archives by id or query with a reason; get_context returns the robot-memory.md '
                 'context block.')
+
+
+MemoryType = Literal[MEMORY_TYPES]
+Sensitivity = Literal[SENSITIVITIES]
+RequestId = Annotated[Optional[str], Field(
+    description='Optional unique id of this request (e.g. a UUID): a retry with the same id '
+                'and arguments returns the first reply (replayed: true) and has no second '
+                'effect')]
 
 
 def _now() -> dt.datetime:
@@ -38,26 +54,53 @@ def build_server(memory_path, db_path, trust: str = 'medium', vectors: bool = Fa
     if vectors:
         substrate.reindex_vectors()
     memory = MemoryFile(memory_path)
-    server = MCPServer('robot-memory', instructions=INSTRUCTIONS)
+    server = MCPServer('robot-memory', instructions=INSTRUCTIONS, version=__version__)
+
+    def once(request_id, kind: str, arguments: dict, act) -> dict:
+        if request_id is None:
+            return act()
+        return substrate.once(request_id, kind, arguments, clock(), act)
 
     @server.tool()
-    def learn(text: str, type: Optional[str] = None, tags: Optional[list[str]] = None,
-              context: Optional[dict] = None, sensitivity: Optional[str] = None,
-              confidence: float = 0.7) -> dict:
+    def learn(text: Annotated[str, Field(description='What to remember, in plain words')],
+              type: Annotated[Optional[MemoryType], Field(
+                  description='Memory type; omitted: classified from the text')] = None,
+              tags: Annotated[Optional[list[str]], Field(
+                  description='Tags to filter by later, e.g. ["cleaning"]')] = None,
+              context: Annotated[Optional[dict], Field(
+                  description='Context fields, e.g. {"location": {"room": "kitchen"}}; '
+                              'recall can filter on them')] = None,
+              sensitivity: Annotated[Optional[Sensitivity], Field(
+                  description='Who may read it back; omitted: low (high for text that looks '
+                              'secret)')] = None,
+              confidence: Annotated[float, Field(
+                  description='How sure the caller is, 0 to 1')] = 0.7,
+              request_id: RequestId = None) -> dict:
         """Remember text as a typed record (episodic, working, semantic, competence, plan_graph).
 
         A duplicate reinforces the existing record and the reply says so.
         """
         try:
-            return substrate.learn(text, type=type, tags=tags, context=context, now=clock(),
-                                   sensitivity=sensitivity, confidence=confidence,
-                                   actor='mcp').to_dict()
+            return once(request_id, 'learn', {
+                'text': text, 'type': type, 'tags': tags, 'context': context,
+                'sensitivity': sensitivity, 'confidence': confidence},
+                lambda: substrate.learn(text, type=type, tags=tags, context=context,
+                                        now=clock(), sensitivity=sensitivity,
+                                        confidence=confidence, actor='mcp').to_dict())
         except ValueError as error:
             raise ToolError(str(error)) from None
 
     @server.tool()
-    def recall(query: str, k: int = 5, filters: Optional[dict] = None,
-               types: Optional[list[str]] = None, near: Optional[list[float]] = None) -> dict:
+    def recall(query: Annotated[str, Field(description='What to look for, in plain words')],
+               k: Annotated[int, Field(description='How many records at most')] = 5,
+               filters: Annotated[Optional[dict], Field(
+                   description='Context filters, e.g. {"context.battery": {"$lt": 0.2}} or '
+                               '{"context.location.room": "kitchen"}')] = None,
+               types: Annotated[Optional[list[MemoryType]], Field(
+                   description='Only these memory types')] = None,
+               near: Annotated[Optional[list[float]], Field(
+                   description='A position [x, y] or [x, y, z]: matches come nearest '
+                               'first')] = None) -> dict:
         """Find records for a query; filters like {"context.battery": {"$lt": 0.2}}."""
         try:
             return substrate.recall(query, k=k, filters=filters, trust=trust, now=clock(),
@@ -66,15 +109,28 @@ def build_server(memory_path, db_path, trust: str = 'medium', vectors: bool = Fa
             raise ToolError(str(error)) from None
 
     @server.tool()
-    def forget(target: str, reason: str, hard: bool = False) -> dict:
+    def forget(target: Annotated[str, Field(
+                   description='A record id, or a query: every record matching all its words')],
+               reason: Annotated[str, Field(description='Why (kept in the audit log)')],
+               hard: Annotated[bool, Field(
+                   description='Delete for good instead of archiving (still audited)')] = False,
+               request_id: RequestId = None) -> dict:
         """Archive a record by id or the records matching every word of a query (audited)."""
         try:
-            return substrate.forget(target, reason, clock(), hard=hard, actor='mcp').to_dict()
+            return once(request_id, 'forget', {'target': target, 'reason': reason,
+                                               'hard': hard},
+                        lambda: substrate.forget(target, reason, clock(), hard=hard,
+                                                 actor='mcp').to_dict())
         except ValueError as error:
             raise ToolError(str(error)) from None
 
     @server.tool()
-    def get_context(token_budget: Optional[int] = None, include_peers: bool = True) -> dict:
+    def get_context(token_budget: Annotated[Optional[int], Field(
+                        description='Most tokens the block may take; omitted: the default '
+                                    'budget')] = None,
+                    include_peers: Annotated[bool, Field(
+                        description="Also the peer robots' entries, in their own "
+                                    'section')] = True) -> dict:
         """The context block of robot-memory.md: banded lines within a token budget."""
         now = clock()
         try:

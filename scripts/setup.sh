@@ -252,7 +252,7 @@ env_key="$(
 )"
 # Source key: everything that ends up in the install tree.
 src_paths=()
-for p in package.xml CMakeLists.txt msg srv bin launch config resource robot_memory; do
+for p in package.xml CMakeLists.txt cmake msg srv bin launch config resource robot_memory; do
   if [ -e "$p" ]; then src_paths+=("$p"); fi
 done
 src_key="$(
@@ -297,7 +297,8 @@ $listing"
 run "colcon build" build_env "$COLCON" --log-base "$ROOT/log" build \
   --base-paths "$ROOT" --build-base "$ROOT/build" --install-base "$ROOT/install" \
   --event-handlers console_cohesion+ \
-  --cmake-args -DPython3_EXECUTABLE="$BUILD_PY" -DBUILD_TESTING=OFF
+  --cmake-args -DPython3_EXECUTABLE="$BUILD_PY" -DBUILD_TESTING=OFF \
+    -DROBOT_MEMORY_PYTHON="$VPY"
 
 # The generated interfaces must import from the install tree with the venv python.
 run "import check" build_env bash -c '

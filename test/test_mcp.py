@@ -1,18 +1,41 @@
-"""The MCP server for real: ``robot-memory mcp`` as a subprocess, driven by the mcp client."""
+"""The MCP server for real: the installed ``robot-memory mcp``, driven by the official client SDK.
+
+The SDK's ``stdio_client`` starts the server with a minimal environment (HOME, PATH,
+SHELL, TERM; no PYTHONPATH, no sourced ROS), as Claude Desktop and other MCP clients do.
+The installed command must run in it by itself.
+"""
 
 import json
 import os
 import pathlib
-import sys
+import shutil
 
 import anyio
 from mcp import ClientSession
 from mcp import StdioServerParameters
 from mcp import stdio_client
 
+import robot_memory
+from robot_memory.substrate import MEMORY_TYPES
+from robot_memory.substrate import SENSITIVITIES
+
 from conftest import SPEC_EXAMPLE
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+ARGUMENTS = {
+    'learn': {'text', 'type', 'tags', 'context', 'sensitivity', 'confidence', 'request_id'},
+    'recall': {'query', 'k', 'filters', 'types', 'near'},
+    'forget': {'target', 'reason', 'hard', 'request_id'},
+    'get_context': {'token_budget', 'include_peers'},
+}
+
+
+def _installed_command() -> str:
+    """The robot-memory of the colcon install tree (on PATH after scripts/env.sh)."""
+    command = shutil.which('robot-memory')
+    assert command, 'robot-memory is not on PATH: run the tests with scripts/test.sh'
+    assert pathlib.Path(command).resolve().is_relative_to(REPO / 'install'), command
+    return command
 
 
 def _payload(result) -> dict:
@@ -20,23 +43,38 @@ def _payload(result) -> dict:
     return json.loads(result.content[0].text)
 
 
-async def _session_run(memory_path: pathlib.Path) -> dict:
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+def _enum(schema: dict) -> list:
+    """The enum of a property, also when it is optional (anyOf with null)."""
+    for option in schema.get('anyOf', [schema]):
+        if 'enum' in option:
+            return option['enum']
+        if 'enum' in option.get('items', {}):
+            return option['items']['enum']
+    return []
+
+
+async def _session_run(memory_path: pathlib.Path, errors: pathlib.Path, env=None) -> dict:
     params = StdioServerParameters(
-        command=sys.executable, args=['-m', 'robot_memory.cli', 'mcp', '--file',
-                                      str(memory_path), '--trust', 'low',
-                                      '--at', '2026-04-01T03:00:00Z'],
-        cwd=str(REPO), env=env)
+        command=_installed_command(),
+        args=['mcp', '--file', str(memory_path), '--trust', 'low',
+              '--at', '2026-04-01T03:00:00Z'],
+        cwd=str(memory_path.parent), env=env)  # env None: the SDK's default environment
     seen = {}
-    with open(os.devnull, 'w') as errors:
-        async with stdio_client(params, errlog=errors) as (read, write):
+    with open(errors, 'w') as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write) as session:
                 seen['init'] = await session.initialize()
+                if env is not None:
+                    return seen
                 seen['tools'] = await session.list_tools()
                 seen['learn'] = _payload(await session.call_tool(
                     'learn', {'text': 'The mop is in the utility closet', 'tags': ['cleaning'],
-                              'context': {'location': {'room': 'utility'}}}))
+                              'context': {'location': {'room': 'utility'}},
+                              'request_id': 'mop-1'}))
+                seen['retry'] = _payload(await session.call_tool(
+                    'learn', {'text': 'The mop is in the utility closet', 'tags': ['cleaning'],
+                              'context': {'location': {'room': 'utility'}},
+                              'request_id': 'mop-1'}))
                 seen['again'] = _payload(await session.call_tool(
                     'learn', {'text': 'the mop is in the utility closet'}))
                 await session.call_tool('learn', {'text': 'Alarm code is 1234',
@@ -47,6 +85,9 @@ async def _session_run(memory_path: pathlib.Path) -> dict:
                 seen['secret'] = _payload(await session.call_tool('recall',
                                                                   {'query': 'alarm code'}))
                 seen['bad'] = await session.call_tool('recall', {'query': '   '})
+                seen['bad_type'] = await session.call_tool('learn', {'text': 'x',
+                                                                     'type': 'bogus'})
+                seen['unknown'] = await session.call_tool('teleport', {})
                 seen['context'] = _payload(await session.call_tool('get_context',
                                                                    {'token_budget': 200}))
                 seen['forget'] = _payload(await session.call_tool(
@@ -55,15 +96,29 @@ async def _session_run(memory_path: pathlib.Path) -> dict:
     return seen
 
 
-def test_mcp_server_over_stdio(tmp_path):
+def test_mcp_server_over_stdio_from_the_official_client(tmp_path):
     memory_path = tmp_path / 'robot-memory.md'
     memory_path.write_text(SPEC_EXAMPLE, encoding='utf-8')
-    seen = anyio.run(_session_run, memory_path)
-    assert seen['init'].server_info.name == 'robot-memory'
-    assert {tool.name for tool in seen['tools'].tools} == {'learn', 'recall', 'forget',
-                                                           'get_context'}
-    assert all(tool.description for tool in seen['tools'].tools)
+    seen = anyio.run(_session_run, memory_path, tmp_path / 'server-stderr.txt')
+    info = seen['init'].server_info
+    assert (info.name, info.version) == ('robot-memory', robot_memory.__version__)
+    tools = {tool.name: tool for tool in seen['tools'].tools}
+    assert set(tools) == set(ARGUMENTS)
+    for name, tool in tools.items():
+        assert tool.description, name
+        properties = tool.input_schema['properties']
+        assert set(properties) == ARGUMENTS[name], name
+        undescribed = [arg for arg, schema in properties.items()
+                       if not schema.get('description')]
+        assert not undescribed, f'{name}: arguments without a description: {undescribed}'
+    learn = tools['learn'].input_schema['properties']
+    assert _enum(learn['type']) == list(MEMORY_TYPES)
+    assert _enum(learn['sensitivity']) == list(SENSITIVITIES)
+    assert _enum(tools['recall'].input_schema['properties']['types']) == \
+        list(MEMORY_TYPES)
+
     assert seen['learn']['action'] == 'created' and seen['learn']['type'] == 'semantic'
+    assert seen['retry'] == {**seen['learn'], 'replayed': True}
     assert seen['again']['action'] == 'reinforced'
     assert seen['again']['record_id'] == seen['learn']['record_id']
     hits = seen['recall']['hits']
@@ -72,8 +127,19 @@ def test_mcp_server_over_stdio(tmp_path):
     secret = seen['secret']['hits'][0]
     assert secret['redacted'] and secret['text'] == '[redacted: medium sensitivity]'
     assert seen['bad'].is_error and 'query is empty' in seen['bad'].content[0].text
+    assert seen['bad_type'].is_error and 'bogus' in seen['bad_type'].content[0].text
+    assert seen['unknown'].is_error and 'teleport' in seen['unknown'].content[0].text
     assert 'Left wheel encoder intermittent' in seen['context']['text']
     assert seen['context']['entries'] == 1
     assert seen['forget']['ids'] == [seen['learn']['record_id']]
     assert seen['after']['hits'] == []
     assert (tmp_path / 'robot-memory.db').exists()
+
+
+def test_the_installed_command_needs_no_path_to_the_venv(tmp_path):
+    """A desktop client: PATH has only the system directories, HOME is somewhere else."""
+    memory_path = tmp_path / 'robot-memory.md'
+    memory_path.write_text(SPEC_EXAMPLE, encoding='utf-8')
+    env = {'HOME': str(tmp_path), 'PATH': os.defpath}
+    seen = anyio.run(_session_run, memory_path, tmp_path / 'server-stderr.txt', env)
+    assert seen['init'].server_info.name == 'robot-memory'
