@@ -193,26 +193,58 @@ class NodeSettings(BaseModel):
 
 @dataclasses.dataclass(frozen=True)
 class ParameterSpec:
-    """One ROS 2 parameter: its name, default, description and whether it may change."""
+    """One ROS 2 parameter: its name, default, description and whether it may change.
+
+    ``constraints`` says every rule in words; ``bounds`` is the inclusive (low, high)
+    range when the value has one (published as a ROS floating_point_range /
+    integer_range), and ``other_constraints`` the rules a range cannot say (exclusive
+    bounds, patterns).
+    """
 
     name: str
     default: Any
     description: str
     read_only: bool
     constraints: str
+    bounds: Any = None
+    other_constraints: str = ''
 
 
-def _constraints(field) -> str:
-    parts = []
+_BOUNDS = (('ge', '>='), ('gt', '>'), ('le', '<='), ('lt', '<'))
+
+
+def _limits(field) -> dict:
+    """The field's numeric limits and pattern: {'ge': 0.0, 'le': 1.0, 'pattern': ...}."""
+    limits = {}
     for item in field.metadata:
-        for attribute, symbol in (('ge', '>='), ('gt', '>'), ('le', '<='), ('lt', '<')):
+        for attribute in ('ge', 'gt', 'le', 'lt', 'pattern'):
             value = getattr(item, attribute, None)
             if value is not None:
-                parts.append(f'{symbol} {value}')
-        pattern = getattr(item, 'pattern', None)
-        if pattern:
-            parts.append(f'matches {pattern}')
+                limits[attribute] = value
+    return limits
+
+
+def _describe(limits: dict, names=('ge', 'gt', 'le', 'lt', 'pattern')) -> str:
+    parts = [f'{symbol} {limits[name]}' for name, symbol in _BOUNDS
+             if name in limits and name in names]
+    if 'pattern' in limits and 'pattern' in names:
+        parts.append(f'matches {limits["pattern"]}')
     return ', '.join(parts)
+
+
+def _bounds(limits: dict):
+    """(low, high) when both bounds are inclusive (a ROS range has no exclusive bounds)."""
+    if 'ge' in limits and 'le' in limits and 'gt' not in limits and 'lt' not in limits:
+        return limits['ge'], limits['le']
+    return None
+
+
+def allowed(spec: ParameterSpec) -> str:
+    """The allowed values of a parameter in words, e.g. 'from 0.0 to 1.0'."""
+    if spec.bounds is not None:
+        text = f'from {spec.bounds[0]} to {spec.bounds[1]}'
+        return f'{text}, {spec.other_constraints}' if spec.other_constraints else text
+    return spec.constraints
 
 
 def _specs_of(model, prefix: str = '', skip=()) -> list:
@@ -222,8 +254,12 @@ def _specs_of(model, prefix: str = '', skip=()) -> list:
             continue
         default = field.get_default(call_default_factory=True)
         extra = field.json_schema_extra or {}
+        limits = _limits(field)
+        bounds = _bounds(limits)
+        other = _describe(limits, ('pattern',) if bounds else ('ge', 'gt', 'le', 'lt', 'pattern'))
         specs.append(ParameterSpec(prefix + name, default, field.description or '',
-                                   bool(extra.get('read_only')), _constraints(field)))
+                                   bool(extra.get('read_only')), _describe(limits), bounds,
+                                   other))
     return specs
 
 
@@ -277,7 +313,22 @@ def _reason(error: ValidationError, prefix: str = '') -> str:
     message = detail['msg']
     for lead in ('Value error, ', 'Assertion failed, '):
         message = message.replace(lead, '')
+    spec = _spec_named(where)
+    if spec is not None and detail['type'] in _RANGE_ERRORS:
+        return (f'{where}: {detail["input"]!r} is out of range ({message[:1].lower()}'
+                f'{message[1:]}); allowed: {allowed(spec)}')
     return f'{where}: {message}'
+
+
+# pydantic error types of a value outside its numeric bounds.
+_RANGE_ERRORS = {'greater_than', 'greater_than_equal', 'less_than', 'less_than_equal'}
+
+
+def _spec_named(name: str):
+    for spec in parameter_specs():
+        if spec.name == name:
+            return spec
+    return None
 
 
 def validate_parameters(values: dict) -> Settings:

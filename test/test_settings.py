@@ -85,3 +85,32 @@ def test_the_launch_file_declares_its_four_arguments():
                 if isinstance(node, ast.Call) and getattr(node.func, 'id', '') ==
                 'DeclareLaunchArgument']
     assert declared == ['namespace', 'rrn', 'memory_file', 'params_file']
+
+
+def test_inclusive_limits_are_ranges_and_the_rest_stays_text():
+    specs = {spec.name: spec for spec in parameter_specs()}
+    assert specs['decay_per_day'].bounds == (0.0, 1.0)
+    assert specs['decay_per_day'].other_constraints == ''
+    assert specs['batch_size'].bounds == (1, 100_000)
+    # A ROS range has no exclusive bound: "> 0" stays words.
+    assert specs['retention_days'].bounds is None
+    assert specs['retention_days'].other_constraints == '> 0.0, <= 3650.0'
+    assert specs['rrn'].bounds is None and specs['rrn'].other_constraints.startswith('matches')
+    assert all(spec.bounds is None or spec.bounds[0] <= spec.default <= spec.bounds[1]
+               for spec in specs.values())
+
+
+@pytest.mark.parametrize('values, reason', [
+    ({'decay_per_day': 1.5}, 'decay_per_day: 1.5 is out of range (input should be less than or '
+                             'equal to 1); allowed: from 0.0 to 1.0'),
+    ({'batch_size': 0}, 'batch_size: 0 is out of range (input should be greater than or equal '
+                        'to 1); allowed: from 1 to 100000'),
+    ({'retention_days': 0.0}, 'retention_days: 0.0 is out of range (input should be greater '
+                              'than 0); allowed: > 0.0, <= 3650.0'),
+    ({'dream.initial_min': 0.0}, 'dream.initial_min: 0.0 is out of range (input should be '
+                                 'greater than or equal to 0.1); allowed: from 0.1 to 1.0'),
+])
+def test_an_out_of_range_value_is_refused_naming_it_the_value_and_the_range(values, reason):
+    with pytest.raises(ValueError) as refused:
+        validate_parameters(values)
+    assert str(refused.value) == reason

@@ -37,6 +37,8 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from diagnostic_msgs.msg import DiagnosticStatus
 from diagnostic_msgs.msg import KeyValue
+from rcl_interfaces.msg import FloatingPointRange
+from rcl_interfaces.msg import IntegerRange
 from rcl_interfaces.msg import Log
 from rcl_interfaces.msg import ParameterDescriptor
 from rcl_interfaces.msg import SetParametersResult
@@ -47,6 +49,7 @@ from rclpy.clock import ClockType
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy._rclpy_pybind11 import RCLError
 from rclpy.exceptions import InvalidHandle
+from rclpy.exceptions import InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
@@ -76,6 +79,7 @@ from robot_memory.ros.replies import use_reply_profile
 from robot_memory.ros.typed_memory import TypedMemoryServices
 from robot_memory.rules import Rules
 from robot_memory.sequence_gaps import SequenceGaps
+from robot_memory.settings import allowed
 from robot_memory.settings import parameter_specs
 from robot_memory.settings import validate_parameters
 from robot_memory.srv import Dream
@@ -294,8 +298,18 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         for spec in parameter_specs():
             descriptor = ParameterDescriptor(
                 description=spec.description, read_only=spec.read_only,
-                additional_constraints=spec.constraints)
+                additional_constraints=spec.other_constraints)
             default = spec.default
+            if spec.bounds is not None:
+                # A range tools can show (ros2 param describe, rqt_reconfigure sliders);
+                # rclpy refuses a value outside it before parameters_callback runs.
+                low, high = spec.bounds
+                if isinstance(default, float):
+                    descriptor.floating_point_range = [FloatingPointRange(
+                        from_value=float(low), to_value=float(high), step=0.0)]
+                elif isinstance(default, int) and not isinstance(default, bool):
+                    descriptor.integer_range = [IntegerRange(
+                        from_value=int(low), to_value=int(high), step=1)]
             if isinstance(default, list) and not default:
                 # rclpy cannot hold an empty string array (it takes [] for a byte array),
                 # and a typed parameter declared without a value stays unset, which makes
@@ -303,7 +317,14 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
                 # dump). Declared not set instead; validate_parameters checks the type.
                 descriptor.dynamic_typing = True
                 default = None
-            self.declare_parameter(spec.name, default, descriptor)
+            try:
+                self.declare_parameter(spec.name, default, descriptor)
+            except InvalidParameterValueException:
+                # rclpy refused the start-up value (--params-file, -p) against the range.
+                override = self._parameter_overrides.get(spec.name)
+                value = override.value if override is not None else default
+                raise StartupError(f'invalid parameter {spec.name}: {value!r} is out of range; '
+                                   f'allowed: {allowed(spec)}') from None
 
     def _parameter_values(self, overrides=()) -> dict:
         values = {}
