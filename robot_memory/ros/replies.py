@@ -23,31 +23,27 @@ DROPPED_REPLY = 'failed to send response'
 
 _sending = threading.local()
 _install_lock = threading.Lock()
-_installed = False
+
+
+def _route(message, category, filename, lineno, file=None, line=None):
+    """warnings.showwarning: a dropped reply of a watched send is counted, not printed."""
+    watch = getattr(_sending, 'watch', None)
+    if (watch is not None and issubclass(category, RuntimeWarning)
+            and str(message).startswith(DROPPED_REPLY)):
+        watch.dropped(_sending.service, str(message), time.monotonic() - _sending.started)
+        return
+    _route.shown(message, category, filename, lineno, file, line)
 
 
 def _install() -> None:
-    """Route rclpy's dropped-reply warning to the watching service (once per process)."""
-    global _installed
+    """Route rclpy's dropped-reply warning to the watching service (process-wide)."""
     with _install_lock:
-        if _installed:
-            return
         # 'always': the default action shows a warning once per call site, which would
         # hide every drop after the first.
         warnings.filterwarnings('always', message=DROPPED_REPLY, category=RuntimeWarning)
-        shown = warnings.showwarning
-
-        def showwarning(message, category, filename, lineno, file=None, line=None):
-            watch = getattr(_sending, 'watch', None)
-            if (watch is not None and issubclass(category, RuntimeWarning)
-                    and str(message).startswith(DROPPED_REPLY)):
-                watch.dropped(_sending.service, str(message),
-                              time.monotonic() - _sending.started)
-                return
-            shown(message, category, filename, lineno, file, line)
-
-        warnings.showwarning = showwarning
-        _installed = True
+        if warnings.showwarning is not _route:  # first use, or a catch_warnings undid it
+            _route.shown = warnings.showwarning
+            warnings.showwarning = _route
 
 
 class ReplyWatch:
