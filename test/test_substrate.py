@@ -391,9 +391,64 @@ def test_forget_by_broad_query_is_refused(store):
     for index in range(3):
         store.learn(f'Sensor {index} reading is noisy number {index}', now=NOW)
     with pytest.raises(SubstrateError, match='narrow the query'):
-        store.forget('sensor', 'cleanup', NOW, limit=2)
-    preview = store.forget('sensor', 'cleanup', NOW, dry_run=True)
-    assert len(preview.ids) == 3 and store.count() == 3
+        store.forget('sensor', 'cleanup', NOW, limit=2, all_matches=True)
+    preview = store.forget('sensor', 'cleanup', NOW, dry_run=True, all_matches=True)
+    assert len(preview.ids) == 3 and preview.matched == 3 and store.count() == 3
+    assert [record['status'] for record in preview.records] == ['active'] * 3
+
+
+def test_forget_by_query_takes_the_best_match_only_unless_all_are_asked_for(store):
+    dock = store.learn('The charging dock is in the hallway by the stairs', now=NOW).record_id
+    warning = store.learn('Never block the fire exit with the dock cart', now=NOW).record_id
+    store.learn('Wipe the dock contacts every Friday', now=NOW, type='episodic')
+    preview = store.forget('charging dock hallway', 'moved', NOW, dry_run=True)
+    assert preview.dry_run and preview.matched >= 1 and len(preview.ids) == 1
+    assert preview.records[0]['text'].startswith('The charging dock')
+    assert store.get(preview.ids[0]).status == 'active', 'a dry run changes nothing'
+    best = store.forget('dock', 'dock moved', NOW)
+    assert best.ids and best.matched == 3 and best.action == 'archive'
+    assert warning not in best.ids and store.get(warning).status == 'active'
+    everything = store.forget('dock', 'clear all dock notes', NOW, all_matches=True)
+    assert len(everything.ids) == 2 and warning in everything.ids
+    assert dock in everything.ids + best.ids
+    with pytest.raises(SubstrateError, match='no live record matches query'):
+        store.forget('dock', 'again', NOW)
+    with pytest.raises(SubstrateError, match='no record with id'):
+        store.forget('not-an-id', 'x', NOW, by='id')
+    with pytest.raises(SubstrateError, match='nothing to archive'):
+        store.forget('zebra crossing', 'x', NOW)
+
+
+def test_an_archived_record_is_restored_until_it_is_hard_deleted(store):
+    kept = store.learn('The spare battery lives in locker 4', now=NOW).record_id
+    store.forget(kept, 'tidy up', NOW)
+    assert store.recall('spare battery locker', now=NOW).hits == []
+    with pytest.raises(SubstrateError, match='archived already'):
+        store.forget(kept, 'again', NOW)
+    preview = store.forget('spare battery', 'oops', NOW, restore=True, dry_run=True)
+    assert preview.ids == [kept] and preview.action == 'restore'
+    back = store.forget(kept, 'archived by mistake', NOW + DAY, restore=True)
+    assert back.ids == [kept] and back.records[0]['status'] == 'active'
+    assert store.recall('spare battery locker', now=NOW + DAY).ids() == [kept]
+    assert [entry.action for entry in store.history(kept)][-2:] == ['archive', 'restore']
+    with pytest.raises(SubstrateError, match='not archived'):
+        store.forget(kept, 'x', NOW, restore=True)
+    with pytest.raises(SubstrateError, match='cannot be combined'):
+        store.forget(kept, 'x', NOW, restore=True, hard=True)
+    store.forget(kept, 'gone for good', NOW + DAY, hard=True)
+    with pytest.raises(SubstrateError, match='hard-deleted; it cannot be restored'):
+        store.forget(kept, 'undo', NOW + DAY, restore=True, by='id')
+
+
+def test_a_restored_fact_that_now_conflicts_comes_back_contested(store):
+    old = store.learn('The mop bucket is in the utility room', now=NOW).record_id
+    store.forget(old, 'we moved it', NOW)
+    new = store.learn('The mop bucket is in the garage', now=NOW + DAY).record_id
+    assert store.get(new).status == 'active'
+    back = store.forget(old, 'the move was undone', NOW + DAY, restore=True)
+    assert back.records[0]['status'] == 'contested'
+    assert store.get(new).status == 'contested' and store.get(old).status == 'contested'
+    assert {hit.id for hit in store.recall('mop bucket', now=NOW + DAY).hits} == {old, new}
 
 
 # --------------------------------------------------------------------------- invariants
@@ -416,17 +471,19 @@ def test_audit_log_and_episodes_are_append_only_in_the_database(store):
     assert store.get(episode).status == 'archived'
 
 
-def test_one_active_fact_per_key_is_enforced_by_the_database(store):
-    first = store.learn('The lift is out of order', now=NOW).record_id
+def test_one_active_value_of_a_single_valued_fact_is_enforced_by_the_database(store):
+    first = store.learn('The lift is on floor 3', now=NOW).record_id
+    assert store.db.conn.execute('SELECT facet FROM substrate_records WHERE id = ?',
+                                 (first,)).fetchone() == ('location',)
     with pytest.raises(sqlite3.IntegrityError, match='UNIQUE'):
         store.db.conn.execute(
             'INSERT INTO substrate_records (id, type, sensitivity, text, confidence, salience, '
             'created_at, updated_at, last_reinforced_at, decay_curve, half_life_s, decay_floor, '
-            'gain, content_hash, payload, provenance, subject, predicate, condition_key) '
+            'gain, content_hash, payload, provenance, subject, predicate, condition_key, facet) '
             "SELECT 'copy', type, sensitivity, text, confidence, salience, created_at, "
             'updated_at, last_reinforced_at, decay_curve, half_life_s, decay_floor, gain, '
-            "'h', payload, provenance, subject, predicate, condition_key FROM substrate_records "
-            'WHERE id = ?', (first,))
+            "'h', payload, provenance, subject, predicate, condition_key, facet "
+            'FROM substrate_records WHERE id = ?', (first,))
     store.db.conn.rollback()
     assert store.count() == 1
 
@@ -437,12 +494,14 @@ def test_substrate_migrations_are_separate_from_evidence(tmp_path):
         evidence_migrations = evidence.applied_migrations()
     with Substrate(path) as substrate:
         assert substrate.applied_migrations() == ['0001_substrate_tables',
-                                                 '0002_substrate_requests']
+                                                 '0002_substrate_requests',
+                                                 '0002_fact_cardinality']
     with EvidenceStore(path) as evidence:
         assert evidence.applied_migrations() == evidence_migrations
     with Substrate(path) as substrate:
         assert substrate.applied_migrations() == ['0001_substrate_tables',
-                                                 '0002_substrate_requests']
+                                                 '0002_substrate_requests',
+                                                 '0002_fact_cardinality']
         tables = {row[0] for row in substrate.db.conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {'substrate_migrations', 'migrations', 'observations', 'substrate_records'} <= tables
@@ -476,7 +535,7 @@ def test_conflicting_fact_supersedes_or_contests(store):
 
 
 def test_supersede_fork_contest_retract_merge_affirm(store):
-    fact = store.learn('Alice prefers tea', now=NOW, conditions={}).record_id
+    fact = store.learn('Alice prefers tea', now=NOW, conditions={}, single_valued=True).record_id
     forked = store.fork(fact, {'time_of_day': 'evening'}, NOW, 'evenings differ',
                         object='herbal tea')
     evening = forked.created[0]

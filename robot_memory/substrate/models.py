@@ -33,6 +33,25 @@ WORKING_STATES = ('planning', 'executing', 'blocked', 'waiting', 'done')
 VALIDITY_MODES = ('global', 'conditional', 'timeboxed')
 REVISION_STATUSES = ('active', 'contested', 'retracted')
 
+# Field limits, one home for every edge (Python API, CLI, MCP tool schemas, ROS .srv comments):
+# characters for text fields, items for lists. A refusal names the field and its limit.
+MAX_TEXT = 4000
+MAX_QUERY = 4000
+MAX_REASON = 1000
+MAX_RECORD_ID = 200
+MAX_TAG = 64
+MAX_TAGS = 20
+MAX_SCOPE = 100
+# Derived from the text when none is given (a fact without a parsed subject is keyed by its
+# whole text; a procedure's name by its first words), so never shorter than the text.
+MAX_SUBJECT = MAX_TEXT
+MAX_PREDICATE = 200
+MAX_SKILL_NAME = MAX_TEXT
+FIELD_LIMITS = {'text': MAX_TEXT, 'query': MAX_QUERY, 'reason': MAX_REASON,
+                'id': MAX_RECORD_ID, 'tag': MAX_TAG, 'tags': MAX_TAGS, 'scope': MAX_SCOPE,
+                'subject': MAX_SUBJECT, 'predicate': MAX_PREDICATE,
+                'skill_name': MAX_SKILL_NAME}
+
 MemoryType = Literal['episodic', 'working', 'semantic', 'competence', 'plan_graph']
 Sensitivity = Literal['public', 'low', 'medium', 'high', 'hyper']
 
@@ -88,7 +107,7 @@ class Relation(_Model):
 
     predicate: Literal['supports', 'contradicts', 'derived_from', 'supersedes', 'related_to',
                        'follows']
-    target_id: str = Field(min_length=1, max_length=200)
+    target_id: str = Field(min_length=1, max_length=MAX_RECORD_ID)
     weight: Optional[float] = Field(None, ge=0.0, le=1.0)
 
 
@@ -144,11 +163,16 @@ class SemanticPayload(_Model):
     """A revisable fact: subject, predicate, object and validity (§15A.8)."""
 
     kind: Literal['semantic'] = 'semantic'
-    subject: str = Field(min_length=1, max_length=500)
-    predicate: str = Field(min_length=1, max_length=200)
+    subject: str = Field(min_length=1, max_length=MAX_SUBJECT)
+    predicate: str = Field(min_length=1, max_length=MAX_PREDICATE)
     object: Union[str, float, bool, Dict[str, Any], List[Any]]
     validity: Validity = Field(default_factory=lambda: Validity(mode='global'))
     revision: Revision = Field(default_factory=Revision)
+    single_valued: Optional[bool] = Field(None, description='Cardinality of the predicate for '
+                                          'this subject: true = one value at a time (a new '
+                                          'value supersedes), false = many values side by '
+                                          'side, absent = unknown (a different value is '
+                                          'kept and both are marked contested).')
 
 
 class Trigger(_Model):
@@ -178,7 +202,7 @@ class CompetencePayload(_Model):
     """How to do something: triggers, recipe, failure modes, fallbacks (§15A.9)."""
 
     kind: Literal['competence'] = 'competence'
-    skill_name: str = Field(min_length=1, max_length=300)
+    skill_name: str = Field(min_length=1, max_length=MAX_SKILL_NAME)
     triggers: List[Trigger]
     recipe: List[RecipeStep]
     failure_modes: List[str] = Field(default_factory=list)

@@ -80,12 +80,20 @@ class RecallResult(_Plain):
 
 @dataclasses.dataclass
 class ForgetResult(_Plain):
-    """Which records were archived (or deleted, when ``hard``) and why."""
+    """Which records were archived, deleted (``hard``) or restored, and why.
+
+    ``matched`` counts the records a query matched (only the best is acted on unless all
+    were asked for); ``records`` gives each one's id, type, status (after the change, or
+    as it is on a dry run) and text.
+    """
 
     ids: list
     hard: bool
     reason: str
     dry_run: bool = False
+    action: str = 'archive'
+    matched: int = 0
+    records: list = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass

@@ -67,6 +67,13 @@ from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.models import AuditEntry
 from robot_memory.substrate.models import DecayProfile
 from robot_memory.substrate.models import Lifecycle
+from robot_memory.substrate.models import MAX_QUERY
+from robot_memory.substrate.models import MAX_REASON
+from robot_memory.substrate.models import MAX_RECORD_ID
+from robot_memory.substrate.models import MAX_SCOPE
+from robot_memory.substrate.models import MAX_TAG
+from robot_memory.substrate.models import MAX_TAGS
+from robot_memory.substrate.models import MAX_TEXT
 from robot_memory.substrate.models import MEMORY_TYPES
 from robot_memory.substrate.models import MemoryRecord
 from robot_memory.substrate.models import PAYLOAD_MODELS
@@ -84,9 +91,6 @@ from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.results import SelectionResult
 from robot_memory.timeutil import format_iso
 
-MAX_TEXT = 4000
-MAX_TAGS = 20
-MAX_TAG = 64
 MAX_K = 100
 RRF_K = 60
 RECALLABLE = ('active', 'contested')
@@ -106,7 +110,7 @@ _COLUMNS = ('seq', 'id', 'type', 'sensitivity', 'status', 'text', 'tags', 'scope
             'half_life_s', 'decay_floor', 'max_age_s', 'gain', 'pinned', 'deletion_policy',
             'access_count', 'last_accessed', 'useful_count', 'unused_count', 'successes',
             'failures', 'content_hash', 'context', 'payload', 'provenance', 'subject',
-            'predicate', 'condition_key', 'archived_at', 'archive_reason')
+            'predicate', 'condition_key', 'archived_at', 'archive_reason', 'facet')
 _SELECT = f'SELECT {", ".join(_COLUMNS)} FROM substrate_records'
 
 
@@ -205,6 +209,28 @@ def _create_requests(db: Database) -> None:
     db.execute('CREATE TABLE IF NOT EXISTS substrate_requests (seq INTEGER PRIMARY KEY '
                'AUTOINCREMENT, request_id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, '
                'fingerprint TEXT NOT NULL, reply TEXT NOT NULL, at REAL NOT NULL)')
+
+
+@MIGRATIONS(name='0002_fact_cardinality')
+def _fact_cardinality(db: Database) -> None:
+    """Facts conflict only within a single-valued facet; many-valued facts live side by side.
+
+    ``facet`` is set on semantic records whose predicate holds one value at a time (see
+    ``text.fact_facet``); the one-active-fact rule now covers only those.
+    """
+    db.execute('ALTER TABLE substrate_records ADD COLUMN facet TEXT')
+    rows = db.execute("SELECT id, payload FROM substrate_records WHERE type = 'semantic'"
+                      ).fetchall()
+    for record_id, payload in rows:
+        fact = json.loads(payload)
+        _, facet = textrules.fact_facet(fact['predicate'], fact.get('object'),
+                                        fact.get('single_valued'))
+        if facet is not None:
+            db.execute('UPDATE substrate_records SET facet = ? WHERE id = ?', (facet, record_id))
+    db.execute('DROP INDEX IF EXISTS substrate_one_active_fact')
+    db.execute('CREATE UNIQUE INDEX IF NOT EXISTS substrate_one_active_value ON '
+               'substrate_records (subject, predicate, condition_key, facet) '
+               "WHERE type = 'semantic' AND status = 'active' AND facet IS NOT NULL")
 
 
 def _epoch(now: dt.datetime, what: str = 'now') -> float:
@@ -372,8 +398,8 @@ class Substrate:
             raise SubstrateError('text is empty; say what to remember')
         if '\x00' in stripped:
             raise SubstrateError('text contains a NUL character; remove it')
-        if len(stripped) > MAX_TEXT:
-            raise SubstrateError(f'text is {len(stripped)} characters; the limit is {MAX_TEXT} '
+        if len(text) > MAX_TEXT:
+            raise SubstrateError(f'text is {len(text)} characters; the limit is {MAX_TEXT} '
                                  '(split it into several memories)')
         return stripped
 
@@ -411,8 +437,9 @@ class Substrate:
     def _check_reason(reason) -> str:
         if not isinstance(reason, str) or not reason.strip():
             raise SubstrateError('a reason is required (it goes into the audit log)')
-        if len(reason) > 1000:
-            raise SubstrateError('reason is longer than 1000 characters; shorten it')
+        if len(reason) > MAX_REASON:
+            raise SubstrateError(f'reason is {len(reason)} characters; the limit is '
+                                 f'{MAX_REASON} (shorten it)')
         return reason.strip()
 
     @staticmethod
@@ -592,11 +619,13 @@ class Substrate:
                 context: dict, payload: dict, sensitivity: str, confidence: float,
                 salience: float, decay: DecayProfile, pinned: bool, provenance: list,
                 scope: Optional[str], created_by: str) -> None:
-        subject = predicate = condition_key = None
+        subject = predicate = condition_key = facet = None
         if kind == 'semantic':
             subject = textrules.normalise(payload['subject'])
             predicate = textrules.normalise(payload['predicate'])
             condition_key = _condition_key(payload.get('validity') or {})
+            _, facet = textrules.fact_facet(payload['predicate'], payload['object'],
+                                            payload.get('single_valued'))
         vector = model = None
         if self.embedder is not None:
             vector = self.embedder.embed([text])[0].astype(numpy.float32).tobytes()
@@ -605,15 +634,15 @@ class Substrate:
             'INSERT INTO substrate_records (id, type, sensitivity, status, text, tags, scope, '
             'confidence, salience, created_at, updated_at, last_reinforced_at, decay_curve, '
             'half_life_s, decay_floor, max_age_s, gain, pinned, content_hash, context, payload, '
-            'provenance, subject, predicate, condition_key, embedding, embedding_model) '
+            'provenance, subject, predicate, condition_key, embedding, embedding_model, facet) '
             "VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            '?, ?, ?, ?, ?)',
+            '?, ?, ?, ?, ?, ?)',
             (record_id, kind, sensitivity, text, ' '.join(tags), scope, confidence, salience,
              now_s, now_s, now_s, decay.curve, float(decay.half_life_seconds),
              decay.min_salience, decay.max_age_seconds, decay.reinforcement_gain, int(pinned),
              textrules.content_hash(text), _dumps(context), _dumps(payload),
              _dumps({'sources': provenance, 'created_by': created_by}), subject, predicate,
-             condition_key, vector, model))
+             condition_key, vector, model, facet))
         conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, hash) '
                          'VALUES (?, ?, ?, ?)',
                          [(record_id, source['kind'], source['ref'], source.get('hash'))
@@ -684,16 +713,23 @@ class Substrate:
               confidence: float = 0.7, salience: float = 0.7, payload: Optional[dict] = None,
               provenance=(), conditions: Optional[dict] = None, scope: Optional[str] = None,
               decay: Optional[dict] = None, pinned: bool = False, actor: str = 'api',
-              dedup: bool = True, on_conflict: str = 'auto') -> LearnResult:
+              dedup: bool = True, on_conflict: str = 'auto',
+              single_valued: Optional[bool] = None) -> LearnResult:
         """Store a memory, or reinforce the existing one when it is a duplicate.
 
         Dedup: same type and normalised text (exact hash); then token Jaccard at least
         ``jaccard_threshold``; then cosine at least ``cosine_threshold`` when vectors are
-        on. Episodic records (events) are deduplicated by exact text only. A semantic fact
-        whose (subject, predicate, conditions) already has an active record with another
-        object is a conflict: ``on_conflict`` ``auto`` supersedes it when the new
-        confidence is at least the old one, else contests both; ``supersede``,
-        ``contest`` force one; ``error`` refuses.
+        on. Episodic records (events) are deduplicated by exact text only.
+
+        A semantic fact conflicts with a live one of the same subject and conditions only
+        when both give a single-valued predicate (facet) another value, or one denies what
+        the other states ("is" / "is not" the same object); many-valued facts ("Ben prefers
+        tea", "Ben prefers the window seat") stay side by side. ``single_valued`` tells the
+        predicate's cardinality when the vocabulary (``text.fact_facet``) does not know it.
+        A genuine conflict: ``on_conflict`` ``auto`` supersedes the old fact when the new
+        confidence is at least its, else contests both; ``supersede`` / ``contest`` force
+        one; ``error`` refuses. An unsure pair (cardinality unknown) is contested under
+        ``auto``: both stay recallable, flagged, linked by ``contradicts``.
         """
         text = self._check_text(text)
         kind = self._check_type(type) if type is not None else textrules.classify(text)
@@ -711,8 +747,9 @@ class Substrate:
         if on_conflict not in CONFLICT_POLICIES:
             raise SubstrateError(f'on_conflict {on_conflict!r} is not one of '
                                  f'{", ".join(CONFLICT_POLICIES)}')
-        if scope is not None and (not isinstance(scope, str) or len(scope) > 100):
-            raise SubstrateError('scope must be a short string (e.g. "robot", "site", "global")')
+        if scope is not None and (not isinstance(scope, str) or len(scope) > MAX_SCOPE):
+            raise SubstrateError(f'scope must be a string of at most {MAX_SCOPE} characters '
+                                 '(e.g. "robot", "site", "global")')
         try:
             profile = DecayProfile.model_validate(decay) if decay is not None \
                 else DEFAULT_DECAY[kind]
@@ -722,6 +759,11 @@ class Substrate:
         now_s = _epoch(now)
         record_id = str(uuid.uuid4())
         data = self._build_payload(kind, text, payload, context, conditions, now, record_id)
+        if single_valued is not None:
+            if kind != 'semantic' or not isinstance(single_valued, bool):
+                raise SubstrateError('single_valued is true or false, and only for semantic '
+                                     'facts')
+            data['single_valued'] = single_valued
         with self._write() as conn:
             if dedup:
                 found = self._find_duplicate(kind, text)
@@ -734,10 +776,12 @@ class Substrate:
                     return LearnResult('reinforced', row['id'], kind, True, match, similarity,
                                        message=f'duplicate of {row["id"]} ({match} match); '
                                                'reinforced it instead of adding a record')
-            replaced, action = [], 'created'
+            superseded, contested, action = [], [], 'created'
             if kind == 'semantic':
-                action, replaced, same = self._resolve_fact(conn, now_s, data, confidence,
-                                                            on_conflict, record_id, actor)
+                superseded, contested, same = self._resolve_fact(conn, now_s, data, confidence,
+                                                                 on_conflict, record_id)
+                action = 'contested' if contested else (
+                    'superseded' if superseded else 'created')
                 if same is not None:
                     self._reinforce(conn, now_s, same, same['gain'], confidence, sources, tags)
                     self._audit(conn, now_s, same['id'], 'reinforce', actor,
@@ -746,47 +790,109 @@ class Substrate:
                                        message=f'same fact as {same["id"]}; reinforced it')
             self._insert(conn, now_s, record_id, kind, text, tags, context, data, sensitivity,
                          confidence, salience, profile, pinned, sources, scope, actor)
-            if action == 'contested':
-                self._set_status(conn, now_s, record_id, 'contested')
             self._audit(conn, now_s, record_id, 'create', actor, 'learned',
                         {'type': kind, 'sensitivity': sensitivity})
-            for old in replaced:
-                self._relate(conn, now_s, record_id,
-                             'supersedes' if action == 'superseded' else 'contradicts', old)
-                if action == 'contested':
-                    self._relate(conn, now_s, old, 'contradicts', record_id)
-                self._audit(conn, now_s, old, 'supersede' if action == 'superseded'
-                            else 'contest', actor, f'conflicting fact learned: {record_id}',
-                            {'by': record_id})
-        message = {'created': f'new {kind} record',
-                   'superseded': f'new {kind} record superseding {", ".join(replaced)}',
-                   'contested': f'new {kind} record contesting {", ".join(replaced)}'}[action]
+            self._link_revision(conn, now_s, record_id, superseded, contested, actor,
+                                f'conflicting fact learned: {record_id}')
+        replaced = superseded + contested
+        message = f'new {kind} record'
+        if superseded:
+            message += f' superseding {", ".join(superseded)}'
+        if contested:
+            message += (f'{" and" if superseded else ""} contesting {", ".join(contested)} '
+                        '(both stay recallable, flagged contested)')
         return LearnResult(action, record_id, kind, False, replaced=replaced, message=message)
 
+    def _fact_conflicts(self, data: dict, exclude: Optional[str] = None) -> tuple:
+        """Live facts of the same subject and conditions: ``(same, genuine, unsure)`` rows.
+
+        ``same`` holds the same predicate and object; ``genuine`` conflicts (a single-valued
+        facet with another value, or the opposite predicate with the same object); ``unsure``
+        may conflict (the same predicate, another value, cardinality unknown on both sides).
+        """
+        subject = textrules.normalise(data['subject'])
+        predicate = textrules.normalise(data['predicate'])
+        opposite = textrules.NEGATIONS.get(predicate.replace(' ', '_'))
+        rows = self._rows(f"+type = 'semantic' AND +status IN {LIVE} AND subject = ? AND "
+                          'condition_key = ? AND id IS NOT ?',
+                          (subject, _condition_key(data.get('validity') or {}), exclude))
+        hint = data.get('single_valued')
+        cardinality, facet = textrules.fact_facet(predicate, data['object'], hint)
+        stated = {}
+        for row in rows:
+            fact = json.loads(row['payload'])
+            if row['predicate'] == predicate and fact.get('single_valued') is not None:
+                stated.setdefault(fact['single_valued'], row)
+        if hint is None and stated and predicate not in textrules.COPULAS:
+            # Someone said how many values this predicate holds for this subject: that beats
+            # the vocabulary's general rule.
+            cardinality, facet = textrules.fact_facet(predicate, data['object'], True in stated)
+        same, genuine, unsure = [], [], []
+        for row in rows:
+            fact = json.loads(row['payload'])
+            equal = _same_object(fact['object'], data['object'])
+            if row['predicate'] == predicate:
+                if equal:
+                    same.append(row)
+                elif cardinality == 'one' and (row['facet'] == facet or (
+                        row['facet'] is None and facet == predicate.replace(' ', '_')
+                        and textrules.fact_facet(row['predicate'], fact['object'],
+                                                 fact.get('single_valued'))[0] == 'unknown')):
+                    genuine.append(row)
+                elif cardinality == 'unknown' and textrules.fact_facet(
+                        row['predicate'], fact['object'],
+                        fact.get('single_valued'))[0] == 'unknown':
+                    unsure.append(row)
+            elif opposite is not None and row['predicate'].replace(' ', '_') == opposite \
+                    and equal:
+                genuine.append(row)
+        return same, genuine, unsure
+
     def _resolve_fact(self, conn, now_s: float, data: dict, confidence: float, policy: str,
-                      record_id: str, actor: str) -> tuple:
-        key = (textrules.normalise(data['subject']), textrules.normalise(data['predicate']),
-               _condition_key(data.get('validity') or {}))
-        rows = self._rows("+type = 'semantic' AND +status = 'active' AND subject = ? AND "
-                          'predicate = ? AND condition_key = ?', key)
-        if not rows:
-            return 'created', [], None
-        old = rows[0]
-        old_object = json.loads(old['payload'])['object']
-        if _same_object(old_object, data['object']):
-            return 'created', [], old
+                      record_id: str) -> tuple:
+        """Revise the live facts a new one meets: ``(superseded ids, contested ids, same row)``."""
+        same, genuine, unsure = self._fact_conflicts(data)
+        if same:
+            active = [row for row in same if row['status'] == 'active']
+            return [], [], (active or same)[0]
+        if not genuine and not unsure:
+            return [], [], None
         if policy == 'error':
-            raise SubstrateError(f'conflicts with active fact {old["id"]} '
-                                 f'({key[0]} {key[1]} {old_object!r}); choose '
+            old = (genuine or unsure)[0]
+            fact = json.loads(old['payload'])
+            raise SubstrateError(f'conflicts with live fact {old["id"]} ({old["subject"]} '
+                                 f'{old["predicate"]} {fact["object"]!r}); choose '
                                  'on_conflict="supersede" or "contest", or fork with conditions')
-        if policy == 'supersede' or (policy == 'auto' and confidence >= old['confidence']):
+        replace, doubt = [], []
+        if genuine and (policy == 'supersede' or (policy == 'auto' and confidence >= max(
+                row['confidence'] for row in genuine))):
+            replace += genuine
+        else:
+            doubt += genuine
+        (replace if policy == 'supersede' else doubt).extend(unsure)
+        for old in replace:
             self._set_status(conn, now_s, old['id'], 'superseded')
             self._patch_revision(conn, old, superseded_by=record_id)
-            data.setdefault('revision', {})['supersedes'] = old['id']
-            return 'superseded', [old['id']], None
-        self._set_status(conn, now_s, old['id'], 'contested')
-        data.setdefault('revision', {})['status'] = 'contested'
-        return 'contested', [old['id']], None
+        if replace:
+            data.setdefault('revision', {})['supersedes'] = replace[0]['id']
+        for old in doubt:
+            self._set_status(conn, now_s, old['id'], 'contested')
+        if doubt:
+            data.setdefault('revision', {})['status'] = 'contested'
+        return [row['id'] for row in replace], [row['id'] for row in doubt], None
+
+    def _link_revision(self, conn, now_s: float, record_id: str, superseded: list,
+                       contested: list, actor: str, reason: str) -> None:
+        """Relations and audit of what a new fact superseded or contested (already set)."""
+        if contested:
+            self._set_status(conn, now_s, record_id, 'contested')
+        for old in superseded:
+            self._relate(conn, now_s, record_id, 'supersedes', old)
+            self._audit(conn, now_s, old, 'supersede', actor, reason, {'by': record_id})
+        for old in contested:
+            self._relate(conn, now_s, record_id, 'contradicts', old)
+            self._relate(conn, now_s, old, 'contradicts', record_id)
+            self._audit(conn, now_s, old, 'contest', actor, reason, {'by': record_id})
 
     def _patch_revision(self, conn, row: dict, **changes) -> None:
         payload = json.loads(row['payload'])
@@ -853,19 +959,19 @@ class Substrate:
                     continue
                 record_id = str(uuid.uuid4())
                 data = self._build_payload(kind, text, None, {}, None, now, record_id)
+                superseded, contested = [], []
                 if kind == 'semantic':
-                    action, replaced, same = self._resolve_fact(conn, now_s, data, confidence,
-                                                                'supersede', record_id, actor)
+                    superseded, contested, same = self._resolve_fact(conn, now_s, data,
+                                                                     confidence, 'auto',
+                                                                     record_id)
                     if same is not None:
                         continue
                 self._insert(conn, now_s, record_id, kind, text, [], {}, data, level, confidence,
                              0.7, DEFAULT_DECAY[kind], False, [], None, actor)
                 self._audit(conn, now_s, record_id, 'create', actor, 'bulk load',
                             {'type': kind})
-                for old in replaced if kind == 'semantic' else ():
-                    self._relate(conn, now_s, record_id, 'supersedes', old)
-                    self._audit(conn, now_s, old, 'supersede', actor, 'bulk load',
-                                {'by': record_id})
+                self._link_revision(conn, now_s, record_id, superseded, contested, actor,
+                                    'bulk load')
                 added += 1
         return added
 
@@ -892,6 +998,11 @@ class Substrate:
         with self._write() as conn:
             if self._rows('id = ?', (model.id,)):
                 raise SubstrateError(f'a record with id {model.id} already exists')
+            colliding = []
+            if model.type == 'semantic' and model.status == 'active':
+                colliding = [row['id'] for group in self._fact_conflicts(data) for row in group]
+                for other in colliding:
+                    self._set_status(conn, now_s, other, 'contested')
             self._insert(conn, model.created_at.timestamp(), model.id, model.type, text, tags,
                          model.context, data, model.sensitivity, model.confidence,
                          model.salience, model.lifecycle.decay, model.lifecycle.pinned,
@@ -900,8 +1011,9 @@ class Substrate:
             status = model.status
             if status != 'active':
                 self._set_status(conn, now_s, model.id, status)
-            elif model.type == 'semantic':
-                status = self._contest_collision(conn, now_s, model.id)
+            elif colliding:
+                status = 'contested'
+                self._link_revision(conn, now_s, model.id, [], colliding, actor, reason)
             conn.execute('UPDATE substrate_records SET updated_at = ?, last_reinforced_at = ?, '
                          'access_count = ?, last_accessed = ? WHERE id = ?',
                          (model.updated_at.timestamp(),
@@ -910,20 +1022,6 @@ class Substrate:
                           model.id))
             self._audit(conn, now_s, model.id, 'import', actor, reason, {'status': status})
         return status
-
-    def _contest_collision(self, conn, now_s: float, record_id: str) -> str:
-        row = self._row(record_id)
-        others = self._rows("+type = 'semantic' AND +status = 'active' AND subject = ? AND "
-                            'predicate = ? AND condition_key = ? AND id != ?',
-                            (row['subject'], row['predicate'], row['condition_key'], record_id))
-        for other in others:
-            self._set_status(conn, now_s, other['id'], 'contested')
-            self._relate(conn, now_s, record_id, 'contradicts', other['id'])
-            self._relate(conn, now_s, other['id'], 'contradicts', record_id)
-        if others:
-            self._set_status(conn, now_s, record_id, 'contested')
-            return 'contested'
-        return 'active'
 
     def all_records(self, now: Optional[dt.datetime] = None) -> list:
         """Every record (archived too), oldest first."""
@@ -988,8 +1086,9 @@ class Substrate:
         if not isinstance(query, str) or not query.strip():
             raise SubstrateError('the query is empty; say what to look for (e.g. "charging '
                                  'dock")')
-        if len(query) > MAX_TEXT:
-            raise SubstrateError(f'the query is longer than {MAX_TEXT} characters; shorten it')
+        if len(query) > MAX_QUERY:
+            raise SubstrateError(f'query is {len(query)} characters; the limit is {MAX_QUERY} '
+                                 '(shorten it)')
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise SubstrateError(f'k must be a whole number from 1 to {MAX_K}, got {k!r}')
         trust_level = _level(trust)
@@ -1209,41 +1308,54 @@ class Substrate:
     # ------------------------------------------------------------------ forget and pin
 
     def forget(self, target: str, reason: str, now: dt.datetime, hard: bool = False,
-               actor: str = 'api', limit: int = 10, dry_run: bool = False) -> ForgetResult:
-        """Archive a record (by id) or the records matching every word of a query.
+               actor: str = 'api', limit: int = 10, dry_run: bool = False,
+               all_matches: bool = False, restore: bool = False,
+               by: str = 'auto') -> ForgetResult:
+        """Archive what ``target`` names (``hard``: delete it; ``restore``: bring it back).
 
-        Archived records leave recall but stay inspectable with ``get`` and ``history``.
-        ``hard=True`` deletes the rows (the audit entry stays). A query matching more than
-        ``limit`` records is refused: narrow it or forget by id.
+        The one meaning of forget for the API, CLI, MCP and ROS. ``target`` is a record id,
+        or a query: the records holding every word of it, best (BM25) first, of which only
+        the best is taken unless ``all_matches`` (then at most ``limit``, else refused).
+        ``by='id'`` or ``'query'`` says which it is. A query looks among live records
+        (active, contested); with ``hard`` among all kept ones; with ``restore`` among the
+        archived. No match is an error. ``dry_run`` changes nothing and reports what would
+        go. Archived records leave recall but stay in ``get`` and ``history`` and can be
+        restored (to their status before the archive, or contested when a live fact now
+        conflicts) until they are hard-deleted; the audit entry outlives a hard delete.
         """
         reason = self._check_reason(reason)
+        if by not in ('auto', 'id', 'query'):
+            raise SubstrateError(f'by must be auto, id or query, got {by!r}')
+        if hard and restore:
+            raise SubstrateError('restore brings an archived record back; it cannot be combined '
+                                 'with hard (delete)')
         if not isinstance(target, str) or not target.strip():
-            raise SubstrateError('say what to forget: a record id or a query')
+            raise SubstrateError({'id': 'id is empty; give the id of the record',
+                                  'query': 'query is empty; give words to match'}.get(
+                by, 'say what to forget: a record id or a query'))
+        if len(target) > MAX_QUERY:
+            raise SubstrateError(f'{"id" if by == "id" else "query"} is {len(target)} '
+                                 f'characters; the limit is {MAX_QUERY}')
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise SubstrateError(f'limit must be a whole number of at least 1, got {limit!r}')
         now_s = _epoch(now)
+        action = 'restore' if restore else ('delete' if hard else 'archive')
+        statuses = ('archived',) if restore else (
+            ('active', 'contested', 'retracted', 'superseded', 'archived') if hard else LIVE)
         with self._lock:
-            rows = self._rows('id = ?', (target.strip(),))
-            if not rows:
-                words = [word for word in textrules.tokens(target)
-                         if word not in textrules._STOPWORDS] or textrules.tokens(target)
-                if not words:
-                    raise SubstrateError(f'{target!r} is neither a record id nor a query with '
-                                         'words')
-                query = ' AND '.join('"' + word.replace('"', '""') + '"' for word in words)
-                seqs = [seq for seq, in self.db.conn.execute(
-                    'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ?', (query,))]
-                rows = [row for row in self._rows_by_seq(seqs)
-                        if row['status'] != 'archived' or hard]
-                if len(rows) > limit:
-                    raise SubstrateError(f'{len(rows)} records match {target!r}, more than the '
-                                         f'limit of {limit}; narrow the query or forget by id')
-        if not rows:
-            return ForgetResult([], hard, reason, dry_run)
-        ids = [row['id'] for row in rows]
+            rows, matched = self._forget_targets(target.strip(), by, statuses, all_matches,
+                                                 limit, action)
+        summaries = [{'id': row['id'], 'type': row['type'], 'status': row['status'],
+                      'text': row['text']} for row in rows]
         if dry_run:
-            return ForgetResult(ids, hard, reason, True)
+            return ForgetResult([row['id'] for row in rows], hard, reason, True, action,
+                                matched, summaries)
         with self._write() as conn:
             for row in rows:
-                if hard:
+                row = self._row(row['id'])  # as of this transaction
+                if restore:
+                    row['status'] = self._restore_archived(conn, now_s, row, actor, reason)
+                elif hard:
                     conn.execute('DELETE FROM substrate_records WHERE id = ?', (row['id'],))
                     conn.execute('DELETE FROM substrate_relations WHERE source_id = ? OR '
                                  'target_id = ?', (row['id'], row['id']))
@@ -1258,7 +1370,83 @@ class Substrate:
                                  'WHERE id = ?', (now_s, reason, now_s, row['id']))
                     self._audit(conn, now_s, row['id'], 'archive', actor, reason,
                                 {'previous_status': row['status']})
-        return ForgetResult(ids, hard, reason)
+                    row['status'] = 'archived'
+                for summary in summaries:
+                    if summary['id'] == row['id']:
+                        summary['status'] = 'deleted' if hard else row['status']
+        return ForgetResult([row['id'] for row in rows], hard, reason, False, action, matched,
+                            summaries)
+
+    def _forget_targets(self, target: str, by: str, statuses: tuple, all_matches: bool,
+                        limit: int, action: str) -> tuple:
+        """The rows ``forget`` acts on and how many matched: by id, else by every word."""
+        if by in ('auto', 'id'):
+            rows = self._rows('id = ?', (target,)) if len(target) <= MAX_RECORD_ID else []
+            if rows:
+                row = rows[0]
+                if action == 'archive' and row['status'] == 'archived':
+                    raise SubstrateError(f'{row["id"]} is archived already; hard deletes it '
+                                         'for good, restore brings it back')
+                if action == 'restore' and row['status'] != 'archived':
+                    raise SubstrateError(f'{row["id"]} is {row["status"]}, not archived; only '
+                                         'archived records can be restored')
+                return rows, 1
+            if by == 'id':
+                deleted = self.db.conn.execute(
+                    "SELECT 1 FROM substrate_audit WHERE record_id = ? AND action = 'delete'",
+                    (target,)).fetchone()
+                raise SubstrateError(f'record id {target!r} was hard-deleted; it cannot be '
+                                     'restored' if deleted else f'no record with id {target!r}; '
+                                     'recall to find ids')
+        words = [word for word in textrules.tokens(target)
+                 if word not in textrules._STOPWORDS] or textrules.tokens(target)
+        if not words:
+            raise SubstrateError(f'query {target!r} has no words to match'
+                                 + ('' if by == 'query' else ' and is no record id'))
+        query = ' AND '.join('"' + word.replace('"', '""') + '"' for word in words[:32])
+        seqs = [seq for seq, in self.db.conn.execute(
+            'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
+            'ORDER BY bm25(substrate_fts, 1.0, 0.5), rowid', (query,))]
+        rank = {seq: position for position, seq in enumerate(seqs)}
+        rows = sorted((row for row in self._rows_by_seq(seqs) if row['status'] in statuses),
+                      key=lambda row: rank[row['seq']])
+        if not rows:
+            where = 'archived' if action == 'restore' else ('kept' if action == 'delete'
+                                                            else 'live')
+            raise SubstrateError(f'nothing to {action}: no {where} record matches query '
+                                 f'{target!r} (every word must appear)'
+                                 + ('' if by == 'query' else ' and no record has that id')
+                                 + '; recall to see what is stored')
+        if not all_matches:
+            return rows[:1], len(rows)
+        if len(rows) > limit:
+            raise SubstrateError(f'{len(rows)} records match query {target!r}, more than the '
+                                 f'limit of {limit}; narrow the query or forget by id')
+        return rows, len(rows)
+
+    def _restore_archived(self, conn, now_s: float, row: dict, actor: str,
+                          reason: str) -> str:
+        """Give an archived record its status from before the archive; returns it."""
+        previous = 'active'
+        for detail, in conn.execute("SELECT detail FROM substrate_audit WHERE record_id = ? "
+                                    "AND action = 'archive' ORDER BY id DESC LIMIT 1",
+                                    (row['id'],)):
+            previous = json.loads(detail).get('previous_status') or 'active'
+        colliding = []
+        if row['type'] == 'semantic' and previous in LIVE:
+            colliding = [other['id'] for group in self._fact_conflicts(
+                json.loads(row['payload']), exclude=row['id']) for other in group]
+            for other in colliding:
+                self._set_status(conn, now_s, other, 'contested')
+        status = 'contested' if colliding else previous
+        conn.execute('UPDATE substrate_records SET status = ?, archived_at = NULL, '
+                     'archive_reason = NULL, updated_at = ? WHERE id = ?',
+                     (status, now_s, row['id']))
+        self._audit(conn, now_s, row['id'], 'restore', actor, reason,
+                    {'status': status, **({'contests': colliding} if colliding else {})})
+        self._link_revision(conn, now_s, row['id'], [], colliding, actor,
+                            f'restored {row["id"]} conflicts')
+        return status
 
     def pin(self, record_id: str, now: dt.datetime, reason: str = 'pinned',
             actor: str = 'api') -> None:

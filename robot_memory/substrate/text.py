@@ -124,6 +124,70 @@ def parse_fact(text: str) -> Optional[tuple]:
     return subject, predicate, match.group('object').strip()
 
 
+# Predicates (as parse_fact writes them, or as a caller names them in a payload) that hold one
+# value at a time for a subject: a new value replaces the old one.
+SINGLE_VALUED_PREDICATES = frozenset(
+    'location located_at located_in is_at is_in lives_in position status state mode set_to '
+    'count equals value level version belongs_to owner name address ip_address '
+    'serial_number battery_level temperature speed max_speed capacity'.split())
+# Predicates that hold many values side by side ("Ben prefers tea" and "Ben prefers the
+# window seat" are both true).
+MULTI_VALUED_PREDICATES = frozenset(
+    'prefers prefer likes like dislikes dislike has have needs need uses use requires require '
+    'must must_not should should_not can cannot can_not knows contains includes supports '
+    'works_best_with works_best_on works_best_at related_to is_not are_not'.split())
+# A copula ("is", "are") may hold one value ("the lift is slow" / "fast") or many ("Ben is
+# tall", "Ben is a technician"): unknown, unless its object names a single-valued facet (a
+# place, an on/off-like state, a number).
+COPULAS = frozenset(('is', 'are', 'was', 'were'))
+_PLACE = re.compile(r'^(?:in|at|on|inside|outside|near|under|underneath|behind|beside|by|'
+                    r'next to|in front of|above|below|located)\s+\S|^(?:upstairs|downstairs)$',
+                    re.IGNORECASE)
+_AMOUNT = re.compile(r'^-?\d+(?:[.,]\d+)?\s*(?:%|[^\W\d]{1,12})?$')
+_STATE = frozenset(
+    'open closed shut on off locked unlocked charging idle busy broken working offline online '
+    'enabled disabled empty full running stopped paused active inactive available unavailable '
+    'occupied free operational faulty blocked clear'.split())
+# Opposite predicates: the same object under both is a contradiction.
+NEGATIONS = {'is': 'is_not', 'are': 'are_not', 'can': 'cannot', 'can_not': 'can',
+             'must': 'must_not', 'should': 'should_not', 'likes': 'dislikes',
+             'like': 'dislike'}
+NEGATIONS.update({negative: positive for positive, negative in list(NEGATIONS.items())})
+NEGATIONS['cannot'] = 'can'
+
+
+def fact_facet(predicate: str, value, single_valued=None) -> tuple:
+    """``(cardinality, facet)`` of a fact: ``('one', facet)``, ``('many', None)`` or unknown.
+
+    Facts of one subject, predicate and conditions conflict only when both are ``one``
+    with the same facet (the predicate itself, or ``location`` / ``state`` for a copula
+    whose object is a place or a state). ``single_valued`` (the caller's hint) overrides
+    the vocabulary.
+    """
+    predicate = normalise(predicate).replace(' ', '_')
+    facet = None
+    if predicate in COPULAS and isinstance(value, str):
+        words = normalise(value)
+        if words in _STATE:
+            facet = 'state'
+        elif _PLACE.match(words):
+            facet = 'location'
+        elif _AMOUNT.match(words):
+            facet = 'value'
+    elif predicate in COPULAS and isinstance(value, (int, float)) and not isinstance(value,
+                                                                                      bool):
+        facet = 'value'
+    if single_valued is False:
+        return 'many', None
+    if single_valued is True:
+        return 'one', facet or predicate
+    if facet is not None or predicate in SINGLE_VALUED_PREDICATES:
+        return 'one', facet or predicate
+    if predicate in MULTI_VALUED_PREDICATES:
+        return 'many', None
+    return 'unknown', None
+
+
 def classify(text: str) -> str:
     """The memory type of free text by rule: competence, working, episodic, else semantic."""
     if parse_procedure(text):
