@@ -128,6 +128,75 @@ def test_forget_archives_by_id_and_refuses_what_it_cannot_do(node, probe):
     assert 'observations' in tables, 'the typed memory shares the evidence database'
 
 
+def forget(probe, node, **fields):
+    """Call ~/forget."""
+    return call(probe, Forget, f'{node.prefix}/forget', Forget.Request(**fields))
+
+
+def test_forget_by_query_takes_the_best_match_and_can_be_undone(node, probe):
+    dock = learn(probe, node, 'The wash bay dock is beside the north wall', type='semantic')
+    warning = learn(probe, node, 'Keep the fire exit by the wash bay dock clear',
+                    type='semantic')
+    assert dock.success and warning.success, (dock.message, warning.message)
+    preview = forget(probe, node, query='wash bay dock north wall', reason='moving it',
+                     dry_run=True)
+    assert preview.success and list(preview.ids) == [dock.id], preview.message
+    assert 'would archive' in preview.message and 'north wall' in preview.message
+    assert dock.id in [record.id for record in recall(probe, node, 'wash bay dock north wall',
+                                                      k=5).records], 'a dry run changes nothing'
+    best = forget(probe, node, query='wash bay dock', reason='moved')
+    assert best.success and len(best.ids) == 1, best.message
+    assert 'best of 2 matches' in best.message
+    left = forget(probe, node, query='wash bay dock', reason='clear the rest', all=True)
+    assert left.success and len(left.ids) == 1 and set(best.ids) | set(left.ids) == {
+        dock.id, warning.id}, left.message
+    none = forget(probe, node, query='wash bay dock', reason='again')
+    assert not none.success and 'no live record matches query' in none.message
+    assert not none.ids
+    back = forget(probe, node, id=warning.id, reason='archived by mistake', restore=True)
+    assert back.success and list(back.ids) == [warning.id], back.message
+    found = recall(probe, node, 'fire exit wash bay', k=3)
+    assert found.records and found.records[0].id == warning.id
+    assert found.records[0].status == 'active'
+    deleted = forget(probe, node, id=dock.id, reason='gone', hard=True)
+    assert deleted.success, deleted.message
+    never = forget(probe, node, id=dock.id, reason='undo', restore=True)
+    assert not never.success and 'hard-deleted' in never.message
+    both = forget(probe, node, id=warning.id, reason='x', restore=True, hard=True)
+    assert not both.success and 'hard' in both.message
+
+
+def test_compatible_facts_stay_and_an_unsure_pair_is_recalled_flagged(node, probe):
+    tea = learn(probe, node, 'Gwen prefers mint tea', type='semantic')
+    seat = learn(probe, node, 'Gwen prefers the aisle seat', type='semantic')
+    slow = learn(probe, node, 'The freight lift is slow', type='semantic')
+    fast = learn(probe, node, 'The freight lift is fast', type='semantic')
+    assert all(reply.success for reply in (tea, seat, slow, fast))
+    assert 'contesting' in fast.message
+    prefers = {record.id: record.status for record in recall(probe, node, 'Gwen prefers',
+                                                              k=5).records}
+    assert prefers.get(tea.id) == 'active' and prefers.get(seat.id) == 'active', prefers
+    lift = {record.id: record.status for record in recall(probe, node, 'freight lift',
+                                                           k=5).records}
+    assert lift.get(slow.id) == 'contested' and lift.get(fast.id) == 'contested', lift
+
+
+def test_one_text_limit_per_field_over_ros(node, probe):
+    long_fact = learn(probe, node, 'w' * 3000, type='semantic')
+    assert long_fact.success, long_fact.message
+    too_long = learn(probe, node, 'w' * 4001)
+    assert not too_long.success
+    assert 'text is 4001 characters; the limit is 4000' in too_long.message
+    query = recall(probe, node, 'q' * 4001)
+    assert not query.success and 'query is 4001 characters; the limit is 4000' in query.message
+    reason = forget(probe, node, id=long_fact.id, reason='r' * 1001)
+    assert not reason.success and 'reason is 1001 characters; the limit is 1000' in \
+        reason.message
+    record_id = forget(probe, node, id='i' * 201, reason='x')
+    assert not record_id.success and 'id is 201 characters; the limit is 200' in \
+        record_id.message
+
+
 @pytest.mark.parametrize('fields, named', [
     ({'text': ''}, 'text'),
     ({'text': 'x' * 100_000}, 'characters'),

@@ -191,7 +191,7 @@ def record_message(hit) -> MemoryRecordMsg:
     extra = {key: value for key, value in (('payload', hit.payload), ('context', hit.context))
              if value is not None}
     return MemoryRecordMsg(
-        id=hit.id, type=hit.type, text=hit.text, sensitivity=hit.sensitivity,
+        id=hit.id, type=hit.type, status=hit.status, text=hit.text, sensitivity=hit.sensitivity,
         confidence=float(hit.confidence or 0.0), salience=float(hit.salience or 0.0),
         score=float(hit.score), redacted=bool(hit.redacted), tags=list(hit.tags or ()),
         payload_json=json.dumps(extra, ensure_ascii=False, default=str) if extra else '')

@@ -112,7 +112,7 @@ class TypedMemoryServices:
         return response
 
     def forget_callback(self, request, response):
-        """Answer ~/forget: archive (or hard-delete) a record by id or best query match."""
+        """Answer ~/forget: archive, delete or restore a record by id or the best query match."""
         record_id, query = request.id.strip(), request.query.strip()
 
         def act():
@@ -120,24 +120,20 @@ class TypedMemoryServices:
                 raise SubstrateError('give either id or query, not both')
             if not record_id and not query:
                 raise SubstrateError('say what to forget: an id, or a query')
-            if record_id:
-                self.substrate.get(record_id)  # an unknown id is an error, never a search
-            result = self.substrate.forget(record_id or query, request.reason,
-                                           self.clock_.now(), hard=request.hard,
-                                           actor='ros:forget')
-            how = 'deleted' if request.hard else 'archived'
-            return {'ids': list(result.ids), 'success': bool(result.ids),
-                    'message': (f'{how} {len(result.ids)} records: {", ".join(result.ids)}'
-                                if result.ids else f'no record matches query {query!r}; '
-                                'nothing forgotten')}
+            result = self.substrate.forget(
+                record_id or query, request.reason, self.clock_.now(), hard=request.hard,
+                all_matches=request.all, dry_run=request.dry_run, restore=request.restore,
+                by='id' if record_id else 'query', actor='ros:forget')
+            return {'ids': list(result.ids), 'success': True, 'message': result.message}
 
         fields = {'id': record_id, 'query': query, 'reason': request.reason,
-                  'hard': bool(request.hard)}
+                  'hard': bool(request.hard), 'all': bool(request.all),
+                  'dry_run': bool(request.dry_run), 'restore': bool(request.restore)}
         try:
             reply = self._once(request, 'forget', fields, act)
-        except (SubstrateError, ValueError, KeyError) as error:
+        except (SubstrateError, ValueError) as error:
             response.success = False
-            response.message = str(error).strip('"\'')
+            response.message = str(error)
             return response
         response.ids = reply['ids']
         response.success = reply['success']

@@ -94,6 +94,7 @@ class ForgetResult(_Plain):
     action: str = 'archive'
     matched: int = 0
     records: list = dataclasses.field(default_factory=list)
+    message: str = ''
 
 
 @dataclasses.dataclass

@@ -1333,9 +1333,10 @@ class Substrate:
             raise SubstrateError({'id': 'id is empty; give the id of the record',
                                   'query': 'query is empty; give words to match'}.get(
                 by, 'say what to forget: a record id or a query'))
-        if len(target) > MAX_QUERY:
-            raise SubstrateError(f'{"id" if by == "id" else "query"} is {len(target)} '
-                                 f'characters; the limit is {MAX_QUERY}')
+        longest = MAX_RECORD_ID if by == 'id' else MAX_QUERY
+        if len(target) > longest:
+            raise SubstrateError(f'{"target" if by == "auto" else by} is {len(target)} '
+                                 f'characters; the limit is {longest}')
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise SubstrateError(f'limit must be a whole number of at least 1, got {limit!r}')
         now_s = _epoch(now)
@@ -1349,7 +1350,8 @@ class Substrate:
                       'text': row['text']} for row in rows]
         if dry_run:
             return ForgetResult([row['id'] for row in rows], hard, reason, True, action,
-                                matched, summaries)
+                                matched, summaries, _forget_message(action, True, summaries,
+                                                                    matched))
         with self._write() as conn:
             for row in rows:
                 row = self._row(row['id'])  # as of this transaction
@@ -1375,7 +1377,7 @@ class Substrate:
                     if summary['id'] == row['id']:
                         summary['status'] = 'deleted' if hard else row['status']
         return ForgetResult([row['id'] for row in rows], hard, reason, False, action, matched,
-                            summaries)
+                            summaries, _forget_message(action, False, summaries, matched))
 
     def _forget_targets(self, target: str, by: str, statuses: tuple, all_matches: bool,
                         limit: int, action: str) -> tuple:
@@ -1893,6 +1895,19 @@ def _first_error(error: pydantic.ValidationError) -> str:
     first = error.errors()[0]
     where = '.'.join(str(part) for part in first.get('loc', ())) or 'value'
     return f'{where}: {first.get("msg", "invalid")}'
+
+
+def _forget_message(action: str, dry_run: bool, records: list, matched: int) -> str:
+    """What forget did (or would do), the same words on every edge."""
+    verb = {'archive': 'archived', 'delete': 'deleted', 'restore': 'restored'}[action]
+    head = f'would {action}' if dry_run else verb
+    listed = '; '.join(f'{record["id"]} ({record["status"]}): {record["text"][:80]!r}'
+                       for record in records)
+    message = f'{head} {len(records)} record{"s" if len(records) != 1 else ""}: {listed}'
+    if matched > len(records):
+        message += (f' (the best of {matched} matches; ask for all matches to {action} every '
+                    'one)')
+    return message
 
 
 def _same_object(left, right) -> bool:
