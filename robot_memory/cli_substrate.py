@@ -20,6 +20,9 @@ from robot_memory.substrate import SENSITIVITIES
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
 from robot_memory.substrate.filters import parse_json_object
+from robot_memory.substrate.models import MAX_QUERY
+from robot_memory.substrate.models import MAX_REASON
+from robot_memory.substrate.models import MAX_TEXT
 from robot_memory.timeutil import UTC
 from robot_memory.timeutil import parse_iso
 
@@ -53,7 +56,8 @@ def add_commands(subparsers, common_parents) -> None:
     clock = _clock_parser()
     learn = subparsers.add_parser('learn', parents=list(common_parents) + [clock],
                                   help='remember a piece of text as a typed record (deduplicated)')
-    learn.add_argument('text', help='what to remember, e.g. "The charging dock is in the hallway"')
+    learn.add_argument('text', help='what to remember, e.g. "The charging dock is in the '
+                                    f'hallway" (at most {MAX_TEXT} characters)')
     learn.add_argument('--type', choices=MEMORY_TYPES,
                        help='memory type (default: classified from the text by rules)')
     learn.add_argument('--tag', action='append', default=[], metavar='TAG',
@@ -66,6 +70,13 @@ def add_commands(subparsers, common_parents) -> None:
                                                                      '(default 0.7)')
     learn.add_argument('--conditions', type=_json_object, metavar='JSON',
                        help='validity conditions of a semantic fact, e.g. \'{"floor": 2}\'')
+    cardinality = learn.add_mutually_exclusive_group()
+    cardinality.add_argument('--single-valued', action='store_true', default=None,
+                             dest='single_valued',
+                             help='the fact\'s predicate holds one value at a time: a new '
+                                  'value supersedes the old one')
+    cardinality.add_argument('--multi-valued', action='store_false', dest='single_valued',
+                             help='the fact\'s predicate holds many values side by side')
     learn.add_argument('--json', action='store_true', help='print the result as JSON')
 
     recall = subparsers.add_parser('recall', parents=list(common_parents) + [clock],
@@ -86,14 +97,23 @@ def add_commands(subparsers, common_parents) -> None:
     recall.add_argument('--json', action='store_true', help='print the result as JSON')
 
     forget = subparsers.add_parser('forget', parents=list(common_parents) + [clock],
-                                   help='archive a record by id or query (audited); --hard '
-                                        'deletes')
-    forget.add_argument('target', help='record id, or a query whose every word must match')
-    forget.add_argument('--reason', required=True, help='why (recorded in the audit log)')
+                                   help='archive a record by id, or the best match of a query '
+                                        '(audited); --hard deletes, --restore undoes')
+    forget.add_argument('target', help='record id, or a query whose every word must match '
+                                       f'(at most {MAX_QUERY} characters)')
+    forget.add_argument('--reason', required=True,
+                        help=f'why (recorded in the audit log; at most {MAX_REASON} characters)')
+    forget.add_argument('--all', action='store_true', dest='all_matches',
+                        help='act on every record the query matches (at most 10), not only '
+                             'the best one')
     forget.add_argument('--hard', action='store_true',
-                        help='delete the rows instead of archiving them (still audited)')
+                        help='delete the rows instead of archiving them (still audited; '
+                             'cannot be restored)')
+    forget.add_argument('--restore', action='store_true',
+                        help='bring archived records back instead of forgetting')
     forget.add_argument('--dry-run', action='store_true', help='only list what would be '
-                                                               'forgotten')
+                                                               'forgotten (or restored)')
+    forget.add_argument('--json', action='store_true', help='print the result as JSON')
 
     mcp = subparsers.add_parser('mcp', parents=list(common_parents) + [clock],
                                 help='run a Model Context Protocol server on stdio (tools: '
@@ -143,7 +163,7 @@ def cmd_learn(args, memory) -> int:
         result = substrate.learn(args.text, type=args.type, tags=args.tag, context=args.context,
                                  now=_now(args), sensitivity=args.sensitivity,
                                  confidence=args.confidence, conditions=args.conditions,
-                                 actor='cli')
+                                 single_valued=args.single_valued, actor='cli')
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
     else:
@@ -173,17 +193,21 @@ def cmd_recall(args, memory) -> int:
 
 
 def cmd_forget(args, memory) -> int:
-    """Archive (or hard-delete) records; print their ids."""
+    """Archive, delete or restore records; print each id, its status and text."""
     with _open(args, memory) as substrate:
         result = substrate.forget(args.target, args.reason, _now(args), hard=args.hard,
-                                  actor='cli', dry_run=args.dry_run)
-    verb = ('would delete' if args.hard else 'would archive') if args.dry_run else (
-        'deleted' if args.hard else 'archived')
-    for record_id in result.ids:
-        print(f'{verb} {record_id}')
-    if not result.ids:
-        print(f'nothing matched {args.target!r}', file=sys.stderr)
-        return 1
+                                  actor='cli', dry_run=args.dry_run,
+                                  all_matches=args.all_matches, restore=args.restore)
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        return 0
+    verb = {'archive': 'archived', 'delete': 'deleted', 'restore': 'restored'}[result.action]
+    for record in result.records:
+        print(f'{"would " + result.action if result.dry_run else verb} {record["id"]}  '
+              f'{record["status"]:<10} {record["text"]}')
+    if result.matched > len(result.ids):
+        print(f'the best of {result.matched} matches; --all to {result.action} every one',
+              file=sys.stderr)
     return 0
 
 

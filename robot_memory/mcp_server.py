@@ -27,14 +27,21 @@ from robot_memory.substrate import HashingEmbedder
 from robot_memory.substrate import MEMORY_TYPES
 from robot_memory.substrate import SENSITIVITIES
 from robot_memory.substrate import Substrate
+from robot_memory.substrate.models import MAX_QUERY
+from robot_memory.substrate.models import MAX_REASON
+from robot_memory.substrate.models import MAX_TAG
+from robot_memory.substrate.models import MAX_TAGS
+from robot_memory.substrate.models import MAX_TEXT
 from robot_memory.timeutil import UTC
 
 INSTRUCTIONS = ('Robot memory. learn stores a typed, deduplicated record; recall finds records '
                 'by keywords (and vectors when enabled) with optional context filters; forget '
-                'archives by id or query with a reason; get_context returns the robot-memory.md '
-                'context block.')
+                'archives a record by id or the best match of a query (all for every match, '
+                'dry_run to preview, restore to undo) with a reason; get_context returns the '
+                'robot-memory.md context block.')
 
-
+# The field limits of robot_memory.substrate.models, stated in the tool schemas (maxLength).
+Tags = Annotated[list[Annotated[str, Field(max_length=MAX_TAG)]], Field(max_length=MAX_TAGS)]
 MemoryType = Literal[MEMORY_TYPES]
 Sensitivity = Literal[SENSITIVITIES]
 RequestId = Annotated[Optional[str], Field(
@@ -62,10 +69,11 @@ def build_server(memory_path, db_path, trust: str = 'medium', vectors: bool = Fa
         return substrate.once(request_id, kind, arguments, clock(), act)
 
     @server.tool()
-    def learn(text: Annotated[str, Field(description='What to remember, in plain words')],
+    def learn(text: Annotated[str, Field(description='What to remember, in plain words',
+                                         max_length=MAX_TEXT)],
               type: Annotated[Optional[MemoryType], Field(
                   description='Memory type; omitted: classified from the text')] = None,
-              tags: Annotated[Optional[list[str]], Field(
+              tags: Annotated[Optional[Tags], Field(
                   description='Tags to filter by later, e.g. ["cleaning"]')] = None,
               context: Annotated[Optional[dict], Field(
                   description='Context fields, e.g. {"location": {"room": "kitchen"}}; '
@@ -75,23 +83,32 @@ def build_server(memory_path, db_path, trust: str = 'medium', vectors: bool = Fa
                               'secret)')] = None,
               confidence: Annotated[float, Field(
                   description='How sure the caller is, 0 to 1')] = 0.7,
+              single_valued: Annotated[Optional[bool], Field(
+                  description='For a fact: true if its predicate holds one value at a time '
+                              '(a new value supersedes), false if many; omitted: the '
+                              'built-in vocabulary decides')] = None,
               request_id: RequestId = None) -> dict:
         """Remember text as a typed record (episodic, working, semantic, competence, plan_graph).
 
-        A duplicate reinforces the existing record and the reply says so.
+        A duplicate reinforces the existing record and the reply says so. A fact replaces
+        another only when they conflict: single_valued true says its predicate holds one
+        value at a time, false many; unsure pairs are both kept, marked contested.
         """
         try:
             return once(request_id, 'learn', {
                 'text': text, 'type': type, 'tags': tags, 'context': context,
-                'sensitivity': sensitivity, 'confidence': confidence},
+                'sensitivity': sensitivity, 'confidence': confidence,
+                'single_valued': single_valued},
                 lambda: substrate.learn(text, type=type, tags=tags, context=context,
                                         now=clock(), sensitivity=sensitivity,
-                                        confidence=confidence, actor='mcp').to_dict())
+                                        confidence=confidence, single_valued=single_valued,
+                                        actor='mcp').to_dict())
         except ValueError as error:
             raise ToolError(str(error)) from None
 
     @server.tool()
-    def recall(query: Annotated[str, Field(description='What to look for, in plain words')],
+    def recall(query: Annotated[str, Field(description='What to look for, in plain words',
+                                           max_length=MAX_QUERY)],
                k: Annotated[int, Field(description='How many records at most')] = 5,
                filters: Annotated[Optional[dict], Field(
                    description='Context filters, e.g. {"context.battery": {"$lt": 0.2}} or '
@@ -110,17 +127,32 @@ def build_server(memory_path, db_path, trust: str = 'medium', vectors: bool = Fa
 
     @server.tool()
     def forget(target: Annotated[str, Field(
-                   description='A record id, or a query: every record matching all its words')],
-               reason: Annotated[str, Field(description='Why (kept in the audit log)')],
+                   description='A record id, or a query: the best record holding all its words',
+                   max_length=MAX_QUERY)],
+               reason: Annotated[str, Field(description='Why (kept in the audit log)',
+                                            max_length=MAX_REASON)],
                hard: Annotated[bool, Field(
-                   description='Delete for good instead of archiving (still audited)')] = False,
+                   description='Delete for good instead of archiving (still audited; cannot '
+                               'be restored)')] = False,
+               all: Annotated[bool, Field(
+                   description='Act on every record the query matches (at most 10), not only '
+                               'the best one')] = False,
+               dry_run: Annotated[bool, Field(
+                   description='Change nothing; say what would be forgotten')] = False,
+               restore: Annotated[bool, Field(
+                   description='Bring archived records back instead of forgetting')] = False,
                request_id: RequestId = None) -> dict:
-        """Archive a record by id or the records matching every word of a query (audited)."""
+        """Archive a record by id, or the best match of every word of a query (audited).
+
+        No match is an error; an archived record can be restored until deleted with hard.
+        """
         try:
             return once(request_id, 'forget', {'target': target, 'reason': reason,
-                                               'hard': hard},
+                                               'hard': hard, 'all': all, 'dry_run': dry_run,
+                                               'restore': restore},
                         lambda: substrate.forget(target, reason, clock(), hard=hard,
-                                                 actor='mcp').to_dict())
+                                                 all_matches=all, dry_run=dry_run,
+                                                 restore=restore, actor='mcp').to_dict())
         except ValueError as error:
             raise ToolError(str(error)) from None
 

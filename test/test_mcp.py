@@ -23,9 +23,10 @@ from conftest import SPEC_EXAMPLE
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 ARGUMENTS = {
-    'learn': {'text', 'type', 'tags', 'context', 'sensitivity', 'confidence', 'request_id'},
+    'learn': {'text', 'type', 'tags', 'context', 'sensitivity', 'confidence', 'single_valued',
+              'request_id'},
     'recall': {'query', 'k', 'filters', 'types', 'near'},
-    'forget': {'target', 'reason', 'hard', 'request_id'},
+    'forget': {'target', 'reason', 'hard', 'all', 'dry_run', 'restore', 'request_id'},
     'get_context': {'token_budget', 'include_peers'},
 }
 
@@ -143,3 +144,59 @@ def test_the_installed_command_needs_no_path_to_the_venv(tmp_path):
     env = {'HOME': str(tmp_path), 'PATH': os.defpath}
     seen = anyio.run(_session_run, memory_path, tmp_path / 'server-stderr.txt', env)
     assert seen['init'].server_info.name == 'robot-memory'
+
+
+async def _forget_session(memory_path: pathlib.Path) -> dict:
+    params = StdioServerParameters(
+        command=_installed_command(), args=['mcp', '--file', str(memory_path), '--at',
+                                            '2026-04-01T03:00:00Z'],
+        cwd=str(REPO), env=dict(os.environ))
+    seen = {}
+    with open(os.devnull, 'w') as errors:
+        async with stdio_client(params, errlog=errors) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                seen['tools'] = {tool.name: tool for tool in (await session.list_tools()).tools}
+                for name, text in (('dock', 'The charging dock is in the hallway'),
+                                   ('warning', 'Never block the fire exit with the dock cart'),
+                                   ('tea', 'Ben prefers tea'),
+                                   ('seat', 'Ben prefers the window seat')):
+                    seen[name] = _payload(await session.call_tool('learn', {'text': text}))
+                seen['preview'] = _payload(await session.call_tool(
+                    'forget', {'target': 'dock', 'reason': 'moved', 'dry_run': True}))
+                seen['best'] = _payload(await session.call_tool(
+                    'forget', {'target': 'charging dock', 'reason': 'moved'}))
+                seen['none'] = await session.call_tool(
+                    'forget', {'target': 'charging dock', 'reason': 'again'})
+                seen['restore'] = _payload(await session.call_tool(
+                    'forget', {'target': seen['best']['ids'][0], 'reason': 'mistake',
+                               'restore': True}))
+                seen['all'] = _payload(await session.call_tool(
+                    'forget', {'target': 'dock', 'reason': 'clear', 'all': True}))
+                seen['ben'] = _payload(await session.call_tool('recall', {'query': 'Ben prefers'}))
+                seen['long'] = await session.call_tool('learn', {'text': 'x' * 4001})
+    return seen
+
+
+def test_mcp_forget_has_the_one_meaning_and_the_schemas_state_the_limits(tmp_path):
+    memory_path = tmp_path / 'robot-memory.md'
+    memory_path.write_text(SPEC_EXAMPLE, encoding='utf-8')
+    seen = anyio.run(_forget_session, memory_path)
+    learn_schema = seen['tools']['learn'].input_schema['properties']
+    forget_schema = seen['tools']['forget'].input_schema['properties']
+    assert learn_schema['text']['maxLength'] == 4000
+    assert forget_schema['reason']['maxLength'] == 1000
+    assert {'all', 'dry_run', 'restore', 'hard'} <= set(forget_schema)
+    assert seen['preview']['dry_run'] and seen['preview']['matched'] == 2
+    assert len(seen['preview']['ids']) == 1 and 'would archive' in seen['preview']['message']
+    assert seen['best']['ids'] == [seen['dock']['record_id']]
+    assert seen['none'].is_error and 'no live record matches query' in \
+        seen['none'].content[0].text
+    assert seen['restore']['action'] == 'restore'
+    assert seen['restore']['records'][0]['status'] == 'active'
+    assert set(seen['all']['ids']) == {seen['dock']['record_id'], seen['warning']['record_id']}
+    assert seen['seat']['action'] == 'created' and seen['seat']['replaced'] == []
+    assert {hit['id'] for hit in seen['ben']['hits']} >= {seen['tea']['record_id'],
+                                                          seen['seat']['record_id']}
+    assert seen['long'].is_error
+    assert 'text' in seen['long'].content[0].text and '4000' in seen['long'].content[0].text

@@ -173,6 +173,11 @@ def test_compatible_facts_stay_and_an_unsure_pair_is_recalled_flagged(node, prob
     fast = learn(probe, node, 'The freight lift is fast', type='semantic')
     assert all(reply.success for reply in (tea, seat, slow, fast))
     assert 'contesting' in fast.message
+    dana = learn(probe, node, 'The porter is Dana', type='semantic', cardinality='one')
+    sam = learn(probe, node, 'The porter is Sam', type='semantic', cardinality='one')
+    assert dana.success and sam.success and 'superseding' in sam.message, sam.message
+    bad = learn(probe, node, 'The porter is Ali', type='semantic', cardinality='several')
+    assert not bad.success and 'cardinality' in bad.message
     prefers = {record.id: record.status for record in recall(probe, node, 'Gwen prefers',
                                                               k=5).records}
     assert prefers.get(tea.id) == 'active' and prefers.get(seat.id) == 'active', prefers

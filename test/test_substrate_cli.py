@@ -52,6 +52,45 @@ def test_learn_recall_forget_from_the_command_line(tmp_path, capsys):
         assert substrate.metrics(NOW)['by_status'] == {'archived': 1}
 
 
+def test_forget_takes_the_best_match_shows_a_dry_run_and_restores(tmp_path, capsys):
+    memory = str(tmp_path / 'robot-memory.md')
+    ids = {}
+    for text in ('The charging dock is in the hallway',
+                 'Never block the fire exit with the dock trolley'):
+        code, out, _ = run(capsys, 'learn', text, '--file', memory, '--json', '--at', AT)
+        ids[text] = json.loads(out)['record_id']
+    dock, warning = ids.values()
+    code, out, err = run(capsys, 'forget', 'dock', '--reason', 'moved', '--dry-run',
+                         '--file', memory, '--at', AT)
+    assert code == 0 and out.count('would archive') == 1 and 'best of 2 matches' in err
+    code, out, err = run(capsys, 'forget', 'charging dock', '--reason', 'moved', '--file',
+                         memory, '--at', AT)
+    assert code == 0 and out.startswith(f'archived {dock}') and 'hallway' in out
+    code, out, _ = run(capsys, 'recall', 'fire exit dock', '--file', memory, '--json')
+    assert [hit['id'] for hit in json.loads(out)['hits']] == [warning]
+    code, _, err = run(capsys, 'forget', 'charging dock', '--reason', 'again', '--file', memory)
+    assert code == 1 and 'no live record matches query' in err
+    code, out, _ = run(capsys, 'forget', dock, '--reason', 'mistake', '--restore', '--json',
+                       '--file', memory)
+    assert code == 0 and json.loads(out)['records'][0]['status'] == 'active'
+    code, out, _ = run(capsys, 'forget', 'dock', '--reason', 'all of it', '--all', '--file',
+                       memory)
+    assert code == 0 and [line.split()[0] for line in out.splitlines()] == ['archived'] * 2
+    code, _, err = run(capsys, 'forget', 'x' * 4001, '--reason', 'x', '--file', memory)
+    assert code == 1 and 'target is 4001 characters; the limit is 4000' in err
+
+
+def test_learn_takes_a_cardinality_hint(tmp_path, capsys):
+    memory = str(tmp_path / 'robot-memory.md')
+    run(capsys, 'learn', 'The shift lead is Dana', '--file', memory, '--multi-valued')
+    code, out, _ = run(capsys, 'learn', 'The shift lead is Sam', '--file', memory, '--json')
+    assert code == 0 and json.loads(out)['action'] == 'created'
+    run(capsys, 'learn', 'The night porter is Ali', '--file', memory, '--single-valued')
+    code, out, _ = run(capsys, 'learn', 'The night porter is Bo', '--file', memory, '--json',
+                       '--single-valued')
+    assert code == 0 and json.loads(out)['action'] == 'superseded'
+
+
 def test_stats_include_substrate_metrics(tmp_path, capsys):
     from conftest import SPEC_EXAMPLE
     memory = tmp_path / 'robot-memory.md'

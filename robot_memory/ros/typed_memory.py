@@ -24,6 +24,7 @@ from robot_memory.substrate.filters import MAX_FILTERS_BYTES
 from robot_memory.substrate.filters import parse_json_object
 
 DEFAULT_K = 5
+CARDINALITIES = {'': None, 'one': True, 'many': False}
 
 
 class TypedMemoryServices:
@@ -57,16 +58,21 @@ class TypedMemoryServices:
         def act():
             context = (parse_json_object(request.context_json, 'context_json')
                        if request.context_json.strip() else None)
+            cardinality = request.cardinality.strip()
+            if cardinality not in CARDINALITIES:
+                raise SubstrateError(f'cardinality {cardinality!r} is not one, many or empty')
             result = self.substrate.learn(
                 request.text, type=request.type.strip() or None, tags=list(request.tags),
                 context=context, now=self.clock_.now(),
-                sensitivity=request.sensitivity.strip() or None, actor='ros:learn')
+                sensitivity=request.sensitivity.strip() or None, actor='ros:learn',
+                single_valued=CARDINALITIES[cardinality])
             return {'message': result.message or f'{result.action} {result.record_id}',
                     'id': result.record_id, 'type': result.type,
                     'duplicate': bool(result.duplicate)}
 
         fields = {'text': request.text, 'type': request.type, 'tags': list(request.tags),
-                  'context_json': request.context_json, 'sensitivity': request.sensitivity}
+                  'context_json': request.context_json, 'sensitivity': request.sensitivity,
+                  'cardinality': request.cardinality}
         try:
             reply = self._once(request, 'learn', fields, act)
         except (SubstrateError, ValueError) as error:

@@ -1,0 +1,86 @@
+"""One limit per text field, from robot_memory.substrate.models, on every edge.
+
+The .srv comments state each limit (a caller of the ROS services reads them), the MCP tool
+schemas carry it as maxLength, and the core's refusal names the field and its limit.
+"""
+
+import datetime as dt
+import pathlib
+import re
+
+import anyio
+import pytest
+
+from robot_memory.substrate import Substrate
+from robot_memory.substrate import SubstrateError
+from robot_memory.substrate.models import FIELD_LIMITS
+from robot_memory.substrate.models import MAX_QUERY
+from robot_memory.substrate.models import MAX_REASON
+from robot_memory.substrate.models import MAX_RECORD_ID
+from robot_memory.substrate.models import MAX_TAG
+from robot_memory.substrate.models import MAX_TAGS
+from robot_memory.substrate.models import MAX_TEXT
+from robot_memory.timeutil import UTC
+
+SRV = pathlib.Path(__file__).resolve().parents[1] / 'srv'
+NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
+
+
+def _comment_of(service: str, field: str) -> str:
+    """The comment lines just above ``string <field>`` in srv/<service>.srv."""
+    lines = (SRV / f'{service}.srv').read_text(encoding='utf-8').splitlines()
+    for index, line in enumerate(lines):
+        if re.fullmatch(rf'string(\[\])? {field}', line.strip()):
+            comment = []
+            for above in reversed(lines[:index]):
+                if not above.startswith('#'):
+                    break
+                comment.insert(0, above)
+            return ' '.join(comment)
+    raise AssertionError(f'{service}.srv has no field {field}')
+
+
+@pytest.mark.parametrize('service, field, limit', [
+    ('Learn', 'text', MAX_TEXT), ('Learn', 'tags', MAX_TAGS), ('Learn', 'tags', MAX_TAG),
+    ('Recall', 'query', MAX_QUERY), ('Forget', 'id', MAX_RECORD_ID),
+    ('Forget', 'query', MAX_QUERY), ('Forget', 'reason', MAX_REASON)])
+def test_the_service_interfaces_state_the_limits_of_models(service, field, limit):
+    assert f'{limit:,}' in _comment_of(service, field), (service, field, limit)
+
+
+@pytest.mark.parametrize('call, field, limit', [
+    (lambda store: store.learn('t' * (MAX_TEXT + 1), now=NOW), 'text', MAX_TEXT),
+    (lambda store: store.recall('q' * (MAX_QUERY + 1), now=NOW), 'query', MAX_QUERY),
+    (lambda store: store.forget('x', 'r' * (MAX_REASON + 1), NOW), 'reason', MAX_REASON),
+    (lambda store: store.forget('i' * (MAX_RECORD_ID + 1), 'r', NOW, by='id'), 'id',
+     MAX_RECORD_ID),
+    (lambda store: store.forget('q' * (MAX_QUERY + 1), 'r', NOW, by='query'), 'query',
+     MAX_QUERY)])
+def test_a_refusal_names_the_field_and_its_limit(call, field, limit):
+    with Substrate(':memory:') as store, pytest.raises(SubstrateError) as refused:
+        call(store)
+    assert re.search(rf'\b{field}\b.*\blimit is {limit}\b', str(refused.value)), refused.value
+    assert FIELD_LIMITS[field] == limit
+
+
+def test_a_text_up_to_the_limit_is_learned_whatever_its_type():
+    with Substrate(':memory:') as store:
+        for kind in ('semantic', 'episodic', 'working', 'competence', 'plan_graph'):
+            text = f'{kind} ' + 'w' * (MAX_TEXT - len(kind) - 1)
+            assert store.learn(text, type=kind, now=NOW).action == 'created', kind
+
+
+def test_the_mcp_tool_schemas_carry_the_limits(tmp_path):
+    from robot_memory.mcp_server import build_server
+    server = build_server(tmp_path / 'robot-memory.md', tmp_path / 'robot-memory.db')
+    try:
+        tools = {tool.name: tool.input_schema['properties']
+                 for tool in anyio.run(server.list_tools)}
+    finally:
+        server.substrate.close()
+    assert tools['learn']['text']['maxLength'] == MAX_TEXT
+    tags = tools['learn']['tags']['anyOf'][0]
+    assert tags['maxItems'] == MAX_TAGS and tags['items']['maxLength'] == MAX_TAG
+    assert tools['recall']['query']['maxLength'] == MAX_QUERY
+    assert tools['forget']['target']['maxLength'] == MAX_QUERY
+    assert tools['forget']['reason']['maxLength'] == MAX_REASON
