@@ -8,8 +8,11 @@ conditions) or ``contest`` (unsure: both kept, both flagged contested and still 
 
 import datetime as dt
 import json
+import os
 import pathlib
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -18,6 +21,7 @@ from robot_memory.substrate import SubstrateError
 from robot_memory.substrate import text as textrules
 from robot_memory.timeutil import UTC
 
+REPO = pathlib.Path(__file__).resolve().parents[1]
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 LATER = NOW + dt.timedelta(hours=1)
 PAIRS = [json.loads(line) for line in
@@ -117,6 +121,7 @@ def test_the_cardinality_migration_keeps_old_facts_and_frees_many_valued_ones(tm
         conn.execute("DELETE FROM substrate_migrations WHERE name = '0002_fact_cardinality'")
         conn.execute('DROP INDEX substrate_one_active_value')
         conn.execute('ALTER TABLE substrate_records DROP COLUMN facet')
+        conn.execute('ALTER TABLE substrate_records DROP COLUMN object_key')
         conn.execute('CREATE UNIQUE INDEX substrate_one_active_fact ON substrate_records '
                      "(subject, predicate, condition_key) WHERE type = 'semantic' AND "
                      "status = 'active'")
@@ -124,3 +129,17 @@ def test_the_cardinality_migration_keeps_old_facts_and_frees_many_valued_ones(tm
         assert store.applied_migrations()[-1] == '0002_fact_cardinality'
         seat = store.learn('Ben prefers the window seat', now=LATER)
         assert seat.action == 'created' and store.get(tea).status == 'active'
+
+
+def test_revision_benchmark_quick_run_prints_json_lines():
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    run = subprocess.run([sys.executable, str(REPO / 'bench' / 'bench_revision.py'), '--quick'],
+                         cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stderr
+    records = {record['bench']: record for record in map(json.loads, run.stdout.splitlines())}
+    pairs = records['fact_pairs']
+    assert pairs['n'] == len(PAIRS) and pairs['correct'] == pairs['n'] and pairs['lost'] == 0
+    assert pairs['baseline_lost'] > 0, 'the former rule retired compatible facts'
+    timing = records['learn_one_subject']
+    assert timing['n'] == 200 and timing['ms'] > 0 and timing['baseline_ms'] > 0

@@ -110,7 +110,7 @@ _COLUMNS = ('seq', 'id', 'type', 'sensitivity', 'status', 'text', 'tags', 'scope
             'half_life_s', 'decay_floor', 'max_age_s', 'gain', 'pinned', 'deletion_policy',
             'access_count', 'last_accessed', 'useful_count', 'unused_count', 'successes',
             'failures', 'content_hash', 'context', 'payload', 'provenance', 'subject',
-            'predicate', 'condition_key', 'archived_at', 'archive_reason', 'facet')
+            'predicate', 'condition_key', 'archived_at', 'archive_reason', 'facet', 'object_key')
 _SELECT = f'SELECT {", ".join(_COLUMNS)} FROM substrate_records'
 
 
@@ -216,17 +216,20 @@ def _fact_cardinality(db: Database) -> None:
     """Facts conflict only within a single-valued facet; many-valued facts live side by side.
 
     ``facet`` is set on semantic records whose predicate holds one value at a time (see
-    ``text.fact_facet``); the one-active-fact rule now covers only those.
+    ``text.fact_facet``); the one-active-fact rule now covers only those. ``object_key`` is
+    the object as compared (``_object_key``), so a learn finds an equal fact without reading
+    every value of its subject.
     """
     db.execute('ALTER TABLE substrate_records ADD COLUMN facet TEXT')
+    db.execute('ALTER TABLE substrate_records ADD COLUMN object_key TEXT')
     rows = db.execute("SELECT id, payload FROM substrate_records WHERE type = 'semantic'"
                       ).fetchall()
     for record_id, payload in rows:
         fact = json.loads(payload)
         _, facet = textrules.fact_facet(fact['predicate'], fact.get('object'),
                                         fact.get('single_valued'))
-        if facet is not None:
-            db.execute('UPDATE substrate_records SET facet = ? WHERE id = ?', (facet, record_id))
+        db.execute('UPDATE substrate_records SET facet = ?, object_key = ? WHERE id = ?',
+                   (facet, _object_key(fact.get('object')), record_id))
     db.execute('DROP INDEX IF EXISTS substrate_one_active_fact')
     db.execute('CREATE UNIQUE INDEX IF NOT EXISTS substrate_one_active_value ON '
                'substrate_records (subject, predicate, condition_key, facet) '
@@ -619,8 +622,9 @@ class Substrate:
                 context: dict, payload: dict, sensitivity: str, confidence: float,
                 salience: float, decay: DecayProfile, pinned: bool, provenance: list,
                 scope: Optional[str], created_by: str) -> None:
-        subject = predicate = condition_key = facet = None
+        subject = predicate = condition_key = facet = object_key = None
         if kind == 'semantic':
+            object_key = _object_key(payload['object'])
             subject = textrules.normalise(payload['subject'])
             predicate = textrules.normalise(payload['predicate'])
             condition_key = _condition_key(payload.get('validity') or {})
@@ -634,15 +638,15 @@ class Substrate:
             'INSERT INTO substrate_records (id, type, sensitivity, status, text, tags, scope, '
             'confidence, salience, created_at, updated_at, last_reinforced_at, decay_curve, '
             'half_life_s, decay_floor, max_age_s, gain, pinned, content_hash, context, payload, '
-            'provenance, subject, predicate, condition_key, embedding, embedding_model, facet) '
-            "VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            '?, ?, ?, ?, ?, ?)',
+            'provenance, subject, predicate, condition_key, embedding, embedding_model, facet, '
+            "object_key) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            '?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
             (record_id, kind, sensitivity, text, ' '.join(tags), scope, confidence, salience,
              now_s, now_s, now_s, decay.curve, float(decay.half_life_seconds),
              decay.min_salience, decay.max_age_seconds, decay.reinforcement_gain, int(pinned),
              textrules.content_hash(text), _dumps(context), _dumps(payload),
              _dumps({'sources': provenance, 'created_by': created_by}), subject, predicate,
-             condition_key, vector, model, facet))
+             condition_key, vector, model, facet, object_key))
         conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, hash) '
                          'VALUES (?, ?, ?, ?)',
                          [(record_id, source['kind'], source['ref'], source.get('hash'))
@@ -813,39 +817,55 @@ class Substrate:
         subject = textrules.normalise(data['subject'])
         predicate = textrules.normalise(data['predicate'])
         opposite = textrules.NEGATIONS.get(predicate.replace(' ', '_'))
-        rows = self._rows(f"+type = 'semantic' AND +status IN {LIVE} AND subject = ? AND "
-                          'condition_key = ? AND id IS NOT ?',
-                          (subject, _condition_key(data.get('validity') or {}), exclude))
         hint = data.get('single_valued')
         cardinality, facet = textrules.fact_facet(predicate, data['object'], hint)
-        stated = {}
-        for row in rows:
-            fact = json.loads(row['payload'])
-            if row['predicate'] == predicate and fact.get('single_valued') is not None:
-                stated.setdefault(fact['single_valued'], row)
+        key = _object_key(data['object'])
+        # A subject may hold thousands of many-valued facts: for those only equal values and
+        # stated cardinalities matter, so SQLite filters them out before Python looks.
+        facts = [dict(zip(('id', 'predicate', 'facet', 'object_key', 'object', 'object_type',
+                           'hint'), row))
+                 for row in self.db.conn.execute(
+                     "SELECT id, predicate, facet, object_key, json_extract(payload, "
+                     "'$.object'), json_type(payload, '$.object'), json_extract(payload, "
+                     "'$.single_valued') FROM substrate_records WHERE subject = ? AND "
+                     "predicate IN (?, ?, ?) AND condition_key = ? AND +type = 'semantic' "
+                     f'AND +status IN {LIVE} AND id IS NOT ? AND (object_key = ? OR '
+                     '(predicate = ? AND (? OR facet IS NOT NULL OR json_extract(payload, '
+                     "'$.single_valued') IS NOT NULL)))",
+                     (subject, predicate, opposite or predicate,
+                      (opposite or predicate).replace('_', ' '),
+                      _condition_key(data.get('validity') or {}), exclude, key, predicate,
+                      cardinality != 'many'))]
+        stated = {bool(fact['hint']) for fact in facts
+                  if fact['predicate'] == predicate and fact['hint'] is not None}
         if hint is None and stated and predicate not in textrules.COPULAS:
             # Someone said how many values this predicate holds for this subject: that beats
             # the vocabulary's general rule.
             cardinality, facet = textrules.fact_facet(predicate, data['object'], True in stated)
         same, genuine, unsure = [], [], []
-        for row in rows:
-            fact = json.loads(row['payload'])
-            equal = _same_object(fact['object'], data['object'])
-            if row['predicate'] == predicate:
+        for fact in facts:
+            value = fact['object']
+            if fact['object_type'] in ('object', 'array'):
+                value = json.loads(value)
+            elif fact['object_type'] in ('true', 'false'):
+                value = fact['object_type'] == 'true'
+            hint_of = None if fact['hint'] is None else bool(fact['hint'])
+            equal = fact['object_key'] == key
+            if fact['predicate'] == predicate:
                 if equal:
-                    same.append(row)
-                elif cardinality == 'one' and (row['facet'] == facet or (
-                        row['facet'] is None and facet == predicate.replace(' ', '_')
-                        and textrules.fact_facet(row['predicate'], fact['object'],
-                                                 fact.get('single_valued'))[0] == 'unknown')):
-                    genuine.append(row)
+                    same.append(fact['id'])
+                elif cardinality == 'one' and (fact['facet'] == facet or (
+                        fact['facet'] is None and facet == predicate.replace(' ', '_')
+                        and textrules.fact_facet(predicate, value, hint_of)[0] == 'unknown')):
+                    genuine.append(fact['id'])
                 elif cardinality == 'unknown' and textrules.fact_facet(
-                        row['predicate'], fact['object'],
-                        fact.get('single_valued'))[0] == 'unknown':
-                    unsure.append(row)
-            elif opposite is not None and row['predicate'].replace(' ', '_') == opposite \
-                    and equal:
-                genuine.append(row)
+                        predicate, value, hint_of)[0] == 'unknown':
+                    unsure.append(fact['id'])
+            elif opposite is not None and equal:
+                genuine.append(fact['id'])
+        chosen = {row['id']: row for row in self._rows_by_id(same + genuine + unsure)}
+        same, genuine, unsure = ([chosen[record_id] for record_id in group]
+                                 for group in (same, genuine, unsure))
         return same, genuine, unsure
 
     def _resolve_fact(self, conn, now_s: float, data: dict, confidence: float, policy: str,
@@ -933,6 +953,13 @@ class Substrate:
                     if row and row[0]['type'] == kind and row[0]['status'] in LIVE:
                         return row[0], 'cosine', round(float(sims[position]), 4)
         return None
+
+    def _rows_by_id(self, ids: list) -> list:
+        rows = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            rows += self._rows(f'id IN ({", ".join("?" * len(chunk))})', chunk)
+        return rows
 
     def _rows_by_seq(self, seqs: list) -> list:
         rows = []
@@ -1910,10 +1937,11 @@ def _forget_message(action: str, dry_run: bool, records: list, matched: int) -> 
     return message
 
 
-def _same_object(left, right) -> bool:
-    if isinstance(left, str) and isinstance(right, str):
-        return textrules.normalise(left) == textrules.normalise(right)
-    return left == right
+def _object_key(value) -> str:
+    """A fact's object as compared: normalised text, or canonical JSON of anything else."""
+    if isinstance(value, str):
+        return 's:' + textrules.normalise(value)
+    return 'j:' + _dumps(value)
 
 
 def _applicability(conditions: dict, context: dict) -> Optional[float]:
