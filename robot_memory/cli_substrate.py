@@ -183,7 +183,8 @@ def cmd_recall(args, memory) -> int:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
     else:
         for hit in result.hits:
-            print(f'{hit.score:.5f}  {hit.type:<10} {hit.id}  {hit.text}')
+            flag = f' [{hit.status}]' if hit.status != 'active' else ''
+            print(f'{hit.score:.5f}  {hit.type:<10} {hit.id}  {hit.text}{flag}')
         if result.withheld:
             print(f'({result.withheld} records above trust level {args.trust} withheld)',
                   file=sys.stderr)

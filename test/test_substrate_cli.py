@@ -85,6 +85,11 @@ def test_learn_takes_a_cardinality_hint(tmp_path, capsys):
     run(capsys, 'learn', 'The shift lead is Dana', '--file', memory, '--multi-valued')
     code, out, _ = run(capsys, 'learn', 'The shift lead is Sam', '--file', memory, '--json')
     assert code == 0 and json.loads(out)['action'] == 'created'
+    run(capsys, 'learn', 'The lift is slow', '--file', memory)
+    run(capsys, 'learn', 'The lift is fast', '--file', memory)
+    code, out, _ = run(capsys, 'recall', 'lift', '--file', memory)
+    assert code == 0 and [line.endswith('[contested]') for line in out.splitlines()] == [
+        True, True]
     run(capsys, 'learn', 'The night porter is Ali', '--file', memory, '--single-valued')
     code, out, _ = run(capsys, 'learn', 'The night porter is Bo', '--file', memory, '--json',
                        '--single-valued')

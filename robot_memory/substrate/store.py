@@ -1009,8 +1009,8 @@ class Substrate:
         """Insert a full record (``MemoryRecord`` shape, id and times kept); returns its status.
 
         Relations are not inserted here (their targets may come later); add them with
-        ``relate``. A semantic fact that collides with an active one is stored contested,
-        and so is the active one, linked by ``contradicts``.
+        ``relate``. A semantic fact that states or may contradict a live one (see
+        ``learn``) is stored contested, and so is the live one, linked by ``contradicts``.
         """
         try:
             model = MemoryRecord.model_validate(record)
