@@ -120,6 +120,9 @@ def test_the_cardinality_migration_keeps_old_facts_and_frees_many_valued_ones(tm
     with sqlite3.connect(path) as conn:
         conn.execute("DELETE FROM substrate_migrations WHERE name = '0002_fact_cardinality'")
         conn.execute('DROP INDEX substrate_one_active_value')
+        conn.execute('DROP INDEX substrate_records_fact_value')
+        conn.execute('CREATE INDEX substrate_records_fact ON substrate_records '
+                     '(subject, predicate, condition_key)')
         conn.execute('ALTER TABLE substrate_records DROP COLUMN facet')
         conn.execute('ALTER TABLE substrate_records DROP COLUMN object_key')
         conn.execute('CREATE UNIQUE INDEX substrate_one_active_fact ON substrate_records '

@@ -231,6 +231,9 @@ def _fact_cardinality(db: Database) -> None:
         db.execute('UPDATE substrate_records SET facet = ?, object_key = ? WHERE id = ?',
                    (facet, _object_key(fact.get('object')), record_id))
     db.execute('DROP INDEX IF EXISTS substrate_one_active_fact')
+    db.execute('DROP INDEX IF EXISTS substrate_records_fact')
+    db.execute('CREATE INDEX IF NOT EXISTS substrate_records_fact_value ON substrate_records '
+               '(subject, predicate, condition_key, object_key)')
     db.execute('CREATE UNIQUE INDEX IF NOT EXISTS substrate_one_active_value ON '
                'substrate_records (subject, predicate, condition_key, facet) '
                "WHERE type = 'semantic' AND status = 'active' AND facet IS NOT NULL")
@@ -821,21 +824,28 @@ class Substrate:
         cardinality, facet = textrules.fact_facet(predicate, data['object'], hint)
         key = _object_key(data['object'])
         # A subject may hold thousands of many-valued facts: for those only equal values and
-        # stated cardinalities matter, so SQLite filters them out before Python looks.
+        # stated cardinalities (a stated single value has a facet) matter, and both queries
+        # are index seeks.
+        columns = ('SELECT id, predicate, facet, object_key, json_extract(payload, '
+                   "'$.object'), json_type(payload, '$.object'), json_extract(payload, "
+                   "'$.single_valued') FROM substrate_records WHERE subject = ? AND ")
+        condition = _condition_key(data.get('validity') or {})
+        predicates = (predicate, opposite or predicate, (opposite or predicate).replace('_', ' '))
+        if cardinality == 'many':
+            rows = self.db.conn.execute(
+                f'{columns} predicate IN (?, ?, ?) AND condition_key = ? AND object_key = ? '
+                f"AND +type = 'semantic' AND +status IN {LIVE} AND id IS NOT ? UNION "
+                f'{columns} predicate = ? AND condition_key = ? AND facet IS NOT NULL AND '
+                "type = 'semantic' AND status = 'active' AND id IS NOT ?",
+                (subject, *predicates, condition, key, exclude, subject, predicate, condition,
+                 exclude)).fetchall()
+        else:
+            rows = self.db.conn.execute(
+                f'{columns} predicate IN (?, ?, ?) AND condition_key = ? AND (object_key = ? OR '
+                f"predicate = ?) AND +type = 'semantic' AND +status IN {LIVE} AND id IS NOT ?",
+                (subject, *predicates, condition, key, predicate, exclude)).fetchall()
         facts = [dict(zip(('id', 'predicate', 'facet', 'object_key', 'object', 'object_type',
-                           'hint'), row))
-                 for row in self.db.conn.execute(
-                     "SELECT id, predicate, facet, object_key, json_extract(payload, "
-                     "'$.object'), json_type(payload, '$.object'), json_extract(payload, "
-                     "'$.single_valued') FROM substrate_records WHERE subject = ? AND "
-                     "predicate IN (?, ?, ?) AND condition_key = ? AND +type = 'semantic' "
-                     f'AND +status IN {LIVE} AND id IS NOT ? AND (object_key = ? OR '
-                     '(predicate = ? AND (? OR facet IS NOT NULL OR json_extract(payload, '
-                     "'$.single_valued') IS NOT NULL)))",
-                     (subject, predicate, opposite or predicate,
-                      (opposite or predicate).replace('_', ' '),
-                      _condition_key(data.get('validity') or {}), exclude, key, predicate,
-                      cardinality != 'many'))]
+                           'hint'), row)) for row in rows]
         stated = {bool(fact['hint']) for fact in facts
                   if fact['predicate'] == predicate and fact['hint'] is not None}
         if hint is None and stated and predicate not in textrules.COPULAS:
