@@ -84,3 +84,11 @@ def test_the_mcp_tool_schemas_carry_the_limits(tmp_path):
     assert tools['recall']['query']['maxLength'] == MAX_QUERY
     assert tools['forget']['target']['maxLength'] == MAX_QUERY
     assert tools['forget']['reason']['maxLength'] == MAX_REASON
+
+
+def test_an_imported_record_id_has_the_same_limit():
+    with Substrate(':memory:') as store:
+        record = store.get(store.learn('The ramp is steep', now=NOW).record_id).to_dict()
+        record['id'] = 'i' * (MAX_RECORD_ID + 1)
+        with pytest.raises(SubstrateError, match=rf'\bid\b.*at most {MAX_RECORD_ID}'):
+            store.restore(record, NOW)

@@ -281,7 +281,7 @@ class AuditEntry(_Model):
 class MemoryRecord(_Model):
     """The atomic unit of storage (§15A.2) plus the record's text, status and use counts."""
 
-    id: str
+    id: str = Field(min_length=1, max_length=MAX_RECORD_ID)
     type: MemoryType
     sensitivity: Sensitivity
     confidence: float = Field(ge=0.0, le=1.0)
