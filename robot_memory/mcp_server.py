@@ -152,7 +152,8 @@ def build_server(memory_path, db_path, trust: str = 'medium', vectors: bool = Fa
                                                'restore': restore},
                         lambda: substrate.forget(target, reason, clock(), hard=hard,
                                                  all_matches=all, dry_run=dry_run,
-                                                 restore=restore, actor='mcp').to_dict())
+                                                 restore=restore, trust=trust,
+                                                 actor='mcp').to_dict())
         except ValueError as error:
             raise ToolError(str(error)) from None
 

@@ -419,6 +419,19 @@ def test_forget_by_query_takes_the_best_match_only_unless_all_are_asked_for(stor
         store.forget('zebra crossing', 'x', NOW)
 
 
+def test_forget_shows_no_more_than_recall_would_to_the_caller(store):
+    code = store.learn('The vault door code is 4711', now=NOW, sensitivity='high').record_id
+    hidden = store.learn('The vault door alarm code is 9090', now=NOW,
+                         sensitivity='hyper').record_id
+    preview = store.forget('vault door', 'x', NOW, dry_run=True, all_matches=True,
+                           trust='medium')
+    assert preview.ids == [code] and '4711' not in preview.message
+    assert preview.records[0]['text'] == '[redacted: high sensitivity]'
+    with pytest.raises(SubstrateError, match='no live record matches'):
+        store.forget('vault alarm 9090', 'x', NOW, trust='medium')
+    assert store.forget(hidden, 'by id', NOW, trust='medium').ids == [hidden]
+
+
 def test_an_archived_record_is_restored_until_it_is_hard_deleted(store):
     kept = store.learn('The spare battery lives in locker 4', now=NOW).record_id
     store.forget(kept, 'tidy up', NOW)

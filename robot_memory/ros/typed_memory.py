@@ -129,7 +129,8 @@ class TypedMemoryServices:
             result = self.substrate.forget(
                 record_id or query, request.reason, self.clock_.now(), hard=request.hard,
                 all_matches=request.all, dry_run=request.dry_run, restore=request.restore,
-                by='id' if record_id else 'query', actor='ros:forget')
+                by='id' if record_id else 'query', actor='ros:forget',
+                trust=self.settings.node.service_max_trust)
             return {'ids': list(result.ids), 'success': True, 'message': result.message}
 
         fields = {'id': record_id, 'query': query, 'reason': request.reason,

@@ -1347,7 +1347,7 @@ class Substrate:
     def forget(self, target: str, reason: str, now: dt.datetime, hard: bool = False,
                actor: str = 'api', limit: int = 10, dry_run: bool = False,
                all_matches: bool = False, restore: bool = False,
-               by: str = 'auto') -> ForgetResult:
+               by: str = 'auto', trust: Optional[str] = None) -> ForgetResult:
         """Archive what ``target`` names (``hard``: delete it; ``restore``: bring it back).
 
         The one meaning of forget for the API, CLI, MCP and ROS. ``target`` is a record id,
@@ -1359,6 +1359,8 @@ class Substrate:
         go. Archived records leave recall but stay in ``get`` and ``history`` and can be
         restored (to their status before the archive, or contested when a live fact now
         conflicts) until they are hard-deleted; the audit entry outlives a hard delete.
+        ``trust`` (the caller's level, as in ``recall``): a query skips the records recall
+        would withhold, and the reply redacts the text of those it would redact.
         """
         reason = self._check_reason(reason)
         if by not in ('auto', 'id', 'query'):
@@ -1376,15 +1378,17 @@ class Substrate:
                                  f'characters; the limit is {longest}')
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise SubstrateError(f'limit must be a whole number of at least 1, got {limit!r}')
+        visible = len(SENSITIVITIES) if trust is None else _level(trust)
         now_s = _epoch(now)
         action = 'restore' if restore else ('delete' if hard else 'archive')
         statuses = ('archived',) if restore else (
             ('active', 'contested', 'retracted', 'superseded', 'archived') if hard else LIVE)
         with self._lock:
             rows, matched = self._forget_targets(target.strip(), by, statuses, all_matches,
-                                                 limit, action)
+                                                 limit, action, visible + 1)
         summaries = [{'id': row['id'], 'type': row['type'], 'status': row['status'],
-                      'text': row['text']} for row in rows]
+                      'text': row['text'] if SENSITIVITIES.index(row['sensitivity']) <= visible
+                      else f'[redacted: {row["sensitivity"]} sensitivity]'} for row in rows]
         if dry_run:
             return ForgetResult([row['id'] for row in rows], hard, reason, True, action,
                                 matched, summaries, _forget_message(action, True, summaries,
@@ -1417,7 +1421,7 @@ class Substrate:
                             summaries, _forget_message(action, False, summaries, matched))
 
     def _forget_targets(self, target: str, by: str, statuses: tuple, all_matches: bool,
-                        limit: int, action: str) -> tuple:
+                        limit: int, action: str, highest: int) -> tuple:
         """The rows ``forget`` acts on and how many matched: by id, else by every word."""
         if by in ('auto', 'id'):
             rows = self._rows('id = ?', (target,)) if len(target) <= MAX_RECORD_ID else []
@@ -1447,7 +1451,8 @@ class Substrate:
             'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
             'ORDER BY bm25(substrate_fts, 1.0, 0.5), rowid', (query,))]
         rank = {seq: position for position, seq in enumerate(seqs)}
-        rows = sorted((row for row in self._rows_by_seq(seqs) if row['status'] in statuses),
+        rows = sorted((row for row in self._rows_by_seq(seqs) if row['status'] in statuses
+                       and SENSITIVITIES.index(row['sensitivity']) <= highest),
                       key=lambda row: rank[row['seq']])
         if not rows:
             where = 'archived' if action == 'restore' else ('kept' if action == 'delete'
