@@ -166,6 +166,19 @@ def test_forget_by_query_takes_the_best_match_and_can_be_undone(node, probe):
     assert not both.success and 'hard' in both.message
 
 
+def test_forget_is_trust_gated_like_recall(node, probe):
+    high = learn(probe, node, 'The cellar safe code is 2718', type='semantic',
+                 sensitivity='high')
+    hyper = learn(probe, node, 'The cellar vault phrase is plover', type='semantic',
+                  sensitivity='hyper')
+    assert high.success and hyper.success
+    preview = forget(probe, node, query='cellar safe code', reason='x', dry_run=True)
+    assert preview.success and list(preview.ids) == [high.id], preview.message
+    assert '2718' not in preview.message and 'redacted' in preview.message
+    hidden = forget(probe, node, query='cellar vault phrase plover', reason='x')
+    assert not hidden.success and not hidden.ids, hidden.message
+
+
 def test_compatible_facts_stay_and_an_unsure_pair_is_recalled_flagged(node, probe):
     tea = learn(probe, node, 'Gwen prefers mint tea', type='semantic')
     seat = learn(probe, node, 'Gwen prefers the aisle seat', type='semantic')
