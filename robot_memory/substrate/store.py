@@ -211,7 +211,7 @@ def _create_requests(db: Database) -> None:
                'fingerprint TEXT NOT NULL, reply TEXT NOT NULL, at REAL NOT NULL)')
 
 
-@MIGRATIONS(name='0002_fact_cardinality')
+@MIGRATIONS(name='0003_fact_cardinality')
 def _fact_cardinality(db: Database) -> None:
     """Facts conflict only within a single-valued facet; many-valued facts live side by side.
 
