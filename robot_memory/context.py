@@ -1,10 +1,17 @@
 """The context block handed to the robot's LLM brain (RCAN §5).
 
-Own entries first, then one labelled section per peer; each line is
-``<band> [NN%] text`` with decay evaluated at ``now``; ``resolved`` entries and
-entries below the injection threshold never appear; the block is cut to a token
-budget (tokens estimated as UTF-8 bytes / 4, rounded up, which over-counts emoji
-and symbols rather than under-counting them).
+Own entries first, then a labelled section of this robot's weak recent entries (below the
+injection threshold, reinforced within ``recent_hours``), then one labelled section per
+peer; each line is ``<band> [NN%] text`` with decay evaluated at ``now``; ``resolved``
+entries never appear. The block is cut to a token budget (tokens estimated as UTF-8 bytes
+/ 4, rounded up, which over-counts emoji and symbols rather than under-counting them) and
+keeps the ranking (RCAN §4.4): what is shown of each section is a prefix of it, and the
+first line that does not fit is cut with an ellipsis or ends the block — a lower entry
+never takes the place of a higher one. The block also says what it does not show: how many
+own entries are below the threshold and the highest of them (:func:`summary`).
+
+Text reaches the brain and terminals neutralised (:func:`neutralise`): control and
+bidirectional-override characters are shown as ``\\uXXXX`` escapes, the file keeps them.
 
 Two ways to the same block. Without an index every call decays and sorts every entry
 (O(n log n)). With a :class:`ContextIndex` (built once per file load, see
@@ -24,6 +31,9 @@ import bisect
 import dataclasses
 import datetime as dt
 import heapq
+import math
+import re
+import unicodedata
 from typing import Optional
 
 from robot_memory.lifecycle import DEFAULT_CONFIG
@@ -40,10 +50,70 @@ def estimate_tokens(text: str) -> int:
     return -(-len(text.encode('utf-8')) // 4)
 
 
-def percent(confidence: float) -> int:
-    """Confidence as a whole percentage, rounded half up (0.575 is 58%, 0.285 is 29%)."""
-    # Rounding to 1e-6 first removes float noise: 0.575 * 100 is 57.49999999999999.
-    return int(round(confidence * 100, 6) + 0.5)
+def percent(confidence: float, config: LifecycleConfig = DEFAULT_CONFIG) -> int:
+    """Confidence as a whole percentage, truncated as the reference does (0.7996 is 79%).
+
+    It never reaches a threshold of ``config`` (band, injection, prune) that the confidence
+    is below, so ``🟡 [80%]`` or ``🟢 [50%]`` cannot be printed. The one home of every
+    percentage the product prints.
+    """
+    # Rounding to 1e-6 first removes float noise: 0.29 * 100 is 28.999999999999996.
+    value = math.floor(round(confidence * 100, 6))
+    for bound in (config.band_high, config.band_medium, config.inject_min, config.prune_min):
+        if confidence < bound:
+            value = min(value, math.ceil(round(bound * 100, 6)) - 1)
+    return max(0, min(100, value))
+
+
+def threshold_percent(value: float) -> str:
+    """A configured threshold as a percentage, exactly (0.3 is '30%', 0.305 is '30.5%')."""
+    return f'{round(value * 100, 4):g}%'
+
+
+# Characters that must not reach the brain or a terminal as they are: C0/C1 controls (DEL
+# too), bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069),
+# the direction marks U+200E/U+200F/U+061C, and the line and paragraph separators.
+_UNSAFE_LINE = re.compile('[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029'
+                          '\u202a-\u202e\u2066-\u2069]')
+_UNSAFE_OUTPUT = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028'
+                            '\u2029\u202a-\u202e\u2066-\u2069]')
+
+
+def _escape(match) -> str:
+    return f'\\u{ord(match.group()):04x}'
+
+
+def check_displayable(value: str, what: str) -> str:
+    """Refuse text holding control or bidirectional-override characters, naming the field.
+
+    For text from elsewhere (peer payloads): such characters make text read differently
+    from what it says, so it is refused rather than merged.
+    """
+    match = _UNSAFE_LINE.search(value)
+    if match:
+        char = match.group()
+        name = unicodedata.name(char, 'control character')
+        raise ValueError(f'{what} contains U+{ord(char):04X} ({name}) at position '
+                         f'{match.start()}: control and bidirectional-override characters '
+                         'can make text read differently from what it says; send plain text')
+    return value
+
+
+def is_displayable(value: str) -> bool:
+    """True when ``value`` holds no control or bidirectional-override character."""
+    return _UNSAFE_LINE.search(value) is None
+
+
+def neutralise(text: str, keep_newlines: bool = False) -> str:
+    """``text`` with control and bidi-override characters shown as visible ``\\uXXXX`` escapes.
+
+    A context line keeps no newline or tab (one entry, one line); ``keep_newlines`` keeps
+    them for whole outputs (the CLI's). The memory file itself keeps what a person wrote.
+    """
+    pattern = _UNSAFE_OUTPUT if keep_newlines else _UNSAFE_LINE
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(_escape, text)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +128,13 @@ class ContextLine:
 
 @dataclasses.dataclass
 class ContextBlock:
-    """The block's text plus the entries it shows, for services and the CLI."""
+    """The block's text plus the entries it shows and what it leaves out, for services and CLI.
+
+    ``omitted``: eligible entries (own and peers) not shown for the budget. ``below_threshold``:
+    own entries (not resolved) under the request's threshold, ``below_threshold_max`` and
+    ``below_threshold_entry`` the highest of them (None when there is none). ``recent``: the
+    weak recent entries shown in their labelled section. ``truncated``: the last line was cut.
+    """
 
     rrn: str
     at: dt.datetime
@@ -67,11 +143,45 @@ class ContextBlock:
     peer_entries: list
     omitted: int = 0
     token_estimate: int = 0
+    threshold: float = 0.0
+    below_threshold: int = 0
+    below_threshold_max: Optional[float] = None
+    below_threshold_entry: object = None
+    recent: list = dataclasses.field(default_factory=list)
+    truncated: bool = False
 
 
 def format_line(text: str, confidence: float, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
-    """``🔴 [92%] text`` for one entry."""
-    return f'{band(confidence, config)} [{percent(confidence)}%] {text}'
+    """``🔴 [92%] text`` for one entry, its text neutralised."""
+    return f'{band(confidence, config)} [{percent(confidence, config)}%] {neutralise(text)}'
+
+
+def summary(block: ContextBlock) -> str:
+    """One line for people and services: what the block shows and what it leaves out, and why."""
+    parts = [f'{len(block.entries)} entries, {len(block.peer_entries)} peer entries']
+    if block.recent:
+        parts.append(f'{len(block.recent)} recent entries below the threshold')
+    parts.append(f'{block.omitted} omitted by the budget' + (
+        ' (the last line cut)' if block.truncated else ''))
+    limit = threshold_percent(block.threshold)
+    if block.below_threshold:
+        entry = block.below_threshold_entry
+        parts.append(f'{block.below_threshold} below the {limit} injection threshold, the '
+                     f'highest {percent(block.below_threshold_max)}%: '
+                     f'{neutralise(_clip(entry.text, 80))} ({entry.id})')
+    else:
+        parts.append(f'none below the {limit} injection threshold')
+    return '; '.join(parts)
+
+
+def _clip(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[:chars - 1] + '…'
+
+
+def _rank_key(line: ContextLine, reference, now):
+    """The order of a section: effective confidence, then newest, then id."""
+    return (-line.effective_confidence,
+            -(line.entry.last_reinforced or reference or now).timestamp(), line.entry.id)
 
 
 def _ranked(entries, now, config, threshold, reference=None, source=''):
@@ -84,15 +194,73 @@ def _ranked(entries, now, config, threshold, reference=None, source=''):
             continue
         ranked.append(ContextLine(entry, confidence, format_line(entry.text, confidence, config),
                                   source))
-    ranked.sort(key=lambda item: (-item.effective_confidence,
-                                  -(item.entry.last_reinforced or reference or now).timestamp(),
-                                  item.entry.id))
+    ranked.sort(key=lambda item: _rank_key(item, reference, now))
     return ranked
+
+
+def _below_key(confidence, stamp, entry, order):
+    return (-confidence, -stamp, entry.id, order)
+
+
+def _below_scan(entries, now, config, threshold):
+    """(count, highest confidence, its entry) of own entries under ``threshold``."""
+    count, best = 0, None
+    for order, entry in enumerate(entries):
+        if entry.type == 'resolved':
+            continue
+        confidence = effective_confidence(entry, now, config)
+        if confidence >= threshold:
+            continue
+        count += 1
+        key = _below_key(confidence, (entry.last_reinforced or now).timestamp(), entry, order)
+        if best is None or key < best[0]:
+            best = (key, confidence, entry)
+    return (count, None, None) if best is None else (count, best[1], best[2])
+
+
+def _recent_window(config: LifecycleConfig, min_confidence: Optional[float]):
+    """How far back the weak-recent section looks; None when it is off for this request."""
+    if config.recent_hours <= 0 or (min_confidence is not None
+                                    and min_confidence > config.inject_min):
+        return None
+    return dt.timedelta(hours=config.recent_hours)
+
+
+def _recent_scan(entries, now, config, window):
+    """(confidence, entry) of own entries under inject_min reinforced within ``window`` of
+    ``now``, in rank order; none when ``window`` is None."""
+    recent = []
+    if window is None:
+        return recent
+    since = now - window
+    for order, entry in enumerate(entries):
+        if entry.type == 'resolved' or entry.last_reinforced is None \
+                or entry.last_reinforced < since:
+            continue
+        confidence = effective_confidence(entry, now, config)
+        if confidence < config.inject_min:
+            recent.append((confidence, entry, order))
+    return _in_rank_order(recent, now)
+
+
+def _in_rank_order(scored, now) -> list:
+    """(confidence, entry, document order) as (confidence, entry) in rank order."""
+    scored.sort(key=lambda item: (-item[0], -(item[1].last_reinforced or now).timestamp(),
+                                  item[1].id, item[2]))
+    return [(confidence, entry) for confidence, entry, _ in scored]
 
 
 def peer_header(rrn: str, last_synced: dt.datetime) -> str:
     """The label of a peer's section: it is the peer's experience, not this robot's."""
-    return f'Reported by peer {rrn} (last synced {format_iso(last_synced)}; not verified here):'
+    return (f'Reported by peer {neutralise(rrn)} (last synced {format_iso(last_synced)}; '
+            'not verified here):')
+
+
+def recent_header(config: LifecycleConfig = DEFAULT_CONFIG) -> str:
+    """The label of the weak-recent section: seen lately, not yet confirmed over time."""
+    return (f'Seen in the last {config.recent_hours:g} h, below the '
+            f'{threshold_percent(config.inject_min)} injection threshold (little evidence '
+            'so far; not yet confirmed over time):')
 
 
 def build_context(document: MemoryDocument, now: dt.datetime,
@@ -102,9 +270,11 @@ def build_context(document: MemoryDocument, now: dt.datetime,
                   index: Optional['ContextIndex'] = None) -> ContextBlock:
     """Build the emoji-banded block for ``document`` at ``now`` within ``token_budget``.
 
-    ``index`` (a :class:`ContextIndex` of this very document at this decay rate) makes the
-    call O(log n + shown) instead of O(n log n); the block is the same either way. An
-    index of another document or rate is ignored.
+    ``min_confidence`` raises the injection threshold for this call, never lowers it; a
+    raised threshold also leaves out the weak-recent section. ``index`` (a
+    :class:`ContextIndex` of this very document at this decay rate) makes the call
+    O(log n + shown) instead of O(n log n); the block is the same either way. An index of
+    another document or rate is ignored.
     """
     if index is not None and index.serves(document, config):
         return _build_indexed(document, now, config, token_budget, include_peers,
@@ -113,53 +283,137 @@ def build_context(document: MemoryDocument, now: dt.datetime,
                               min_confidence)
 
 
+def _threshold(config: LifecycleConfig, min_confidence: Optional[float]) -> float:
+    return config.inject_min if min_confidence is None else max(config.inject_min,
+                                                                 min_confidence)
+
+
 def build_context_scan(document: MemoryDocument, now: dt.datetime,
                        config: LifecycleConfig = DEFAULT_CONFIG,
                        token_budget: Optional[int] = None, include_peers: bool = True,
                        min_confidence: Optional[float] = None) -> ContextBlock:
     """The reference block: decay, filter and sort every entry, then fill the budget."""
-    budget = config.token_budget if not token_budget else token_budget
-    threshold = config.inject_min if min_confidence is None else max(config.inject_min,
-                                                                      min_confidence)
-    lines, shown, shown_peers = [], [], []
-    used, omitted = 0, 0
-
-    def take(text):
-        nonlocal used
-        cost = estimate_tokens(text) + (1 if lines else 0)
-        if used + cost > budget:
-            return False
-        lines.append(text)
-        used += cost
-        return True
-
-    for item in _ranked(document.entries, now, config, threshold):
-        if take(item.line):
-            shown.append(item)
-        else:
-            omitted += 1
+    threshold = _threshold(config, min_confidence)
+    ranked = _ranked(document.entries, now, config, threshold)
+    peers = []
     if include_peers:
         for block in document.peer_context or []:
-            ranked = _ranked(block.entries, now, config, threshold, block.last_synced, block.rrn)
-            if not ranked:
-                continue
-            header = peer_header(block.rrn, block.last_synced)
-            separator = '' if not lines else '\n'
-            if not take(separator + header):
-                omitted += len(ranked)
-                continue
-            added = 0
-            for item in ranked:
-                if take(item.line):
-                    shown_peers.append(item)
-                    added += 1
-                else:
-                    omitted += 1
-            if not added:
-                lines.pop()
-                used -= estimate_tokens(separator + header) + (1 if lines else 0)
-    text = '\n'.join(lines)
-    return ContextBlock(document.rrn, now, text, shown, shown_peers, omitted, estimate_tokens(text))
+            lines = _ranked(block.entries, now, config, threshold, block.last_synced, block.rrn)
+            peers.append((block, len(lines), iter(lines)))
+    window = _recent_window(config, min_confidence)
+    below = _below_scan(document.entries, now, config, threshold)
+    return _assemble(document, now, config, token_budget, threshold,
+                     (len(ranked), iter(ranked)),
+                     lambda: _recent_scan(document.entries, now, config, window), peers, below)
+
+
+# Cut a line that does not fit only when at least this much of its text can stay.
+_MIN_CUT_BYTES = 16
+_ELLIPSIS = '…'
+_PARTIAL_ESCAPE = re.compile(r'\\u[0-9a-f]{0,3}$')
+
+
+class _Filler:
+    """The lines of a block within a token budget, in the order they are offered."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.lines = []
+        self.costs = []
+        self.used = 0
+        self.ended = False
+        self.truncated = False
+
+    def put(self, text: str) -> bool:
+        cost = estimate_tokens(text) + (1 if self.lines else 0)
+        if self.used + cost > self.budget:
+            return False
+        self.lines.append(text)
+        self.costs.append(cost)
+        self.used += cost
+        return True
+
+    def unput(self) -> None:
+        self.lines.pop()
+        self.used -= self.costs.pop()
+
+    def put_or_cut(self, line: str):
+        """The line as placed (whole or cut with an ellipsis), or None; either way a line that
+        does not fit whole ends the block, so nothing lower takes its place."""
+        if self.put(line):
+            return line
+        self.ended = True
+        room = (self.budget - self.used - (1 if self.lines else 0)) * 4
+        head, _, text = line.partition('] ')
+        head += '] '
+        keep = room - len(head.encode('utf-8')) - len(_ELLIPSIS.encode('utf-8'))
+        if keep < _MIN_CUT_BYTES:
+            return None
+        cut = text.encode('utf-8')[:keep].decode('utf-8', errors='ignore')
+        cut = _PARTIAL_ESCAPE.sub('', cut).rstrip()
+        if not cut:
+            return None
+        cut_line = head + cut + _ELLIPSIS
+        if not self.put(cut_line):
+            return None
+        self.truncated = True
+        return cut_line
+
+    def section(self, header, items) -> list:
+        """A labelled section: the header only with at least its first line."""
+        if self.ended:
+            return []
+        first = next(items, None)
+        if first is None:
+            return []
+        if not self.put(('\n' if self.lines else '') + header):
+            self.ended = True
+            return []
+        shown = self.run(first, items)
+        if not shown:
+            self.unput()
+        return shown
+
+    def run(self, first, items) -> list:
+        shown = []
+        item = first
+        while item is not None and not self.ended:
+            line = self.put_or_cut(item.line)
+            if line is None:
+                break
+            shown.append(item if line == item.line else dataclasses.replace(item, line=line))
+            item = next(items, None)
+        return shown
+
+
+def _assemble(document, now, config, token_budget, threshold, own, recent, peers, below):
+    """Fill the budget: own entries, the weak-recent section, then each peer's section.
+
+    ``recent`` is called only when the own entries left room: it returns the weak recent
+    entries as (confidence, entry) in rank order.
+    """
+    filler = _Filler(config.token_budget if not token_budget else token_budget)
+    eligible, items = own
+    first = next(items, None)
+    shown = filler.run(first, items) if first is not None else []
+    omitted = eligible - len(shown)
+    shown_recent = []
+    if not filler.ended:
+        shown_recent = filler.section(recent_header(config), (
+            ContextLine(entry, confidence, format_line(entry.text, confidence, config))
+            for confidence, entry in recent()))
+    shown_peers = []
+    for block, eligible, items in peers:
+        if not eligible:
+            continue
+        added = filler.section(peer_header(block.rrn, block.last_synced), items)
+        shown_peers.extend(added)
+        omitted += eligible - len(added)
+    text = '\n'.join(filler.lines)
+    count, highest, entry = below
+    return ContextBlock(document.rrn, now, text, shown, shown_peers, omitted,
+                        estimate_tokens(text), threshold, count, highest, entry, shown_recent,
+                        filler.truncated)
 
 
 # ---------------------------------------------------------------------------- indexed path
@@ -168,10 +422,6 @@ _EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
 # |K − r·D(now) − (c − r·days)| plus the 1e-9 rounding of effective_confidence stays below
 # 1e-8 for any datetime (|D| < 3e6 days, r ≤ 1); the slack is a hundred times that.
 _SLACK = 1e-6
-# Every line is at least this many bytes beyond its text: a band emoji (4 bytes for each
-# of 🔴 🟡 🟢), ' [', one digit, '%] '.
-_LINE_BYTES_BEYOND_TEXT = 10
-_BLOCK = 64
 # More entries stamped at or after now than this (a clock that went back) and the section
 # is scanned instead: each of them is placed by its stored confidence, one by one.
 _MAX_UNDECAYED = 256
@@ -195,8 +445,7 @@ class _SectionIndex:
                 self.usable = False
                 return
             key = entry.confidence + rate * _days_since_epoch(since)
-            text_bytes = len(entry.text.encode('utf-8'))
-            rows.append((-key, order, entry, since, text_bytes))
+            rows.append((-key, order, entry, since))
         rows.sort(key=lambda row: row[0])
         self.rate = rate
         self.reference = reference
@@ -205,30 +454,19 @@ class _SectionIndex:
         self.entries = [row[2] for row in rows]
         # The tie-break of the scan, computed the same way: newest since first.
         self.stamps = [(row[3]).timestamp() for row in rows]
-        self.min_tokens = [-(-(row[4] + _LINE_BYTES_BEYOND_TEXT) // 4) for row in rows]
-        self.block_min = [min(self.min_tokens[start:start + _BLOCK])
-                          for start in range(0, len(rows), _BLOCK)]
         by_since = sorted(range(len(rows)), key=lambda position: rows[position][3])
         self.since_sorted = [rows[position][3] for position in by_since]
         self.since_positions = by_since
+        self._weak = {}
 
     def __len__(self) -> int:
         return len(self.entries)
 
-    def _next_fitting(self, position: int, room: int, end: int) -> int:
-        """The first position in [position, end) whose shortest line could fit ``room``."""
-        min_tokens, block_min = self.min_tokens, self.block_min
-        while position < end:
-            if position % _BLOCK == 0 and block_min[position // _BLOCK] > room:
-                position += _BLOCK
-                continue
-            if min_tokens[position] <= room:
-                return position
-            position += 1
-        return end
-
     def plan(self, now: dt.datetime, config: LifecycleConfig, threshold: float):
-        """(eligible count, walker) at ``now``; None when this section must be scanned."""
+        """(eligible count, walker, highest below) at ``now``; None when it must be scanned.
+
+        The highest below ``threshold`` is (confidence, entry) or None.
+        """
         if threshold <= 0.0:
             return None
         undecayed = self.since_positions[bisect.bisect_left(self.since_sorted, now):]
@@ -241,18 +479,70 @@ class _SectionIndex:
         reference = self.reference
         entries = self.entries
         eligible = surely - sum(1 for position in undecayed if position < surely)
+        below = []
         for position in range(surely, maybe):
-            if position not in skip and effective_confidence(
-                    entries[position], now, config, reference) >= threshold:
+            if position in skip:
+                continue
+            confidence = effective_confidence(entries[position], now, config, reference)
+            if confidence >= threshold:
                 eligible += 1
+            else:
+                below.append((position, confidence))
         heap = []
         for position in undecayed:
             confidence = effective_confidence(entries[position], now, config, reference)
             if confidence >= threshold:
                 eligible += 1
                 heap.append(self._heap_item(position, confidence))
+            else:
+                below.append((position, confidence))
+        # Past maybe every decaying entry is below: the highest is within float noise of the
+        # first one's key, so the candidates are the few keys that close to it — unless that
+        # is about 0, where the clamp ties every later entry (read them all then: rare, as
+        # prune_min removes entries long before, and only for the tie-break).
+        first = maybe
+        while first < len(entries) and first in skip:
+            first += 1
+        if first < len(entries):
+            floor = self.neg_keys[first] + 2 * _SLACK
+            if -self.neg_keys[first] - offset <= 2 * _SLACK:
+                floor = float('inf')
+            position = first
+            while position < len(entries) and self.neg_keys[position] <= floor:
+                if position not in skip:
+                    below.append((position, effective_confidence(entries[position], now, config,
+                                                                  reference)))
+                position += 1
+        highest = None
+        if below:
+            position, confidence = min(below, key=lambda item: _below_key(
+                item[1], self.stamps[item[0]], entries[item[0]], self.orders[item[0]]))
+            highest = (confidence, entries[position])
         heapq.heapify(heap)
-        return eligible, _Walk(self, now, config, threshold, offset, maybe, skip, heap)
+        return eligible, _Walk(self, now, config, threshold, offset, maybe, skip, heap), highest
+
+    def weak_recent(self, now: dt.datetime, config: LifecycleConfig, window) -> list:
+        """(confidence, entry) of own entries under inject_min reinforced within ``window``,
+        in rank order."""
+        key = (config.inject_min, window)
+        candidates = self._weak.get(key)
+        if candidates is None:
+            # Within the window an entry decays by at most rate × window: only those stored
+            # below inject_min + that can be under inject_min there.
+            ceiling = config.inject_min + self.rate * window.total_seconds() / 86400.0 + _SLACK
+            positions = [position for position in self.since_positions
+                         if self.entries[position].confidence < ceiling]
+            candidates = ([self.entries[position].last_reinforced for position in positions],
+                          positions)
+            self._weak[key] = candidates
+        stamps, positions = candidates
+        recent = []
+        for position in positions[bisect.bisect_left(stamps, now - window):]:
+            entry = self.entries[position]
+            confidence = effective_confidence(entry, now, config)
+            if confidence < config.inject_min:
+                recent.append((confidence, entry, self.orders[position]))
+        return _in_rank_order(recent, now)
 
     def _heap_item(self, position: int, confidence: float):
         entry = self.entries[position]
@@ -272,32 +562,27 @@ class _Walk:
         self.skip = skip
         self.heap = heap
 
-    def run(self, take, room, source: str) -> list:
-        """Offer lines to ``take`` in order; entries whose shortest line exceeds ``room()``
-        are passed over unread (``take`` would refuse them: the room only shrinks)."""
+    def lines(self, source: str):
+        """Yield the section's ContextLines in order; stop reading when the caller stops."""
         section, heap, skip, end = self.section, self.heap, self.skip, self.end
         now, config, threshold = self.now, self.config, self.threshold
         reference, entries, neg_keys = section.reference, section.entries, section.neg_keys
         limit = self.offset - 2 * _SLACK
-        shown = []
         position = 0
         while True:
-            position = section._next_fitting(position, room(), end)
-            if position < end and position in skip:
+            while position < end and position in skip:
                 position += 1
-                continue
-            # Every unread entry that could still fit decays to at most a + slack, with a
-            # its approximation: a heap top above a + 2·slack is placed before all of them.
+            # Every unread entry decays to at most a + slack, with a its approximation: a
+            # heap top above a + 2·slack is placed before all of them.
             if heap and (position >= end or heap[0][0] < neg_keys[position] + limit):
                 item = heapq.heappop(heap)
                 confidence = -item[0]
                 entry = entries[item[4]]
-                line = format_line(entry.text, confidence, config)
-                if take(line):
-                    shown.append(ContextLine(entry, confidence, line, source))
+                yield ContextLine(entry, confidence, format_line(entry.text, confidence, config),
+                                  source)
                 continue
             if position >= end:
-                return shown
+                return
             confidence = effective_confidence(entries[position], now, config, reference)
             if confidence >= threshold:
                 heapq.heappush(heap, section._heap_item(position, confidence))
@@ -327,52 +612,32 @@ class ContextIndex:
 
 def _build_indexed(document, now, config, token_budget, include_peers, min_confidence,
                    index: ContextIndex) -> ContextBlock:
-    budget = config.token_budget if not token_budget else token_budget
-    threshold = config.inject_min if min_confidence is None else max(config.inject_min,
-                                                                      min_confidence)
-    lines, shown, shown_peers = [], [], []
-    used, omitted = 0, 0
-
-    def take(text):
-        nonlocal used
-        cost = estimate_tokens(text) + (1 if lines else 0)
-        if used + cost > budget:
-            return False
-        lines.append(text)
-        used += cost
-        return True
-
-    def room():
-        return budget - used - (1 if lines else 0)
+    threshold = _threshold(config, min_confidence)
 
     def section_plan(section, entries, reference, source):
         plan = section.plan(now, config, threshold) if section.usable else None
         if plan is not None:
-            return plan[0], (lambda: plan[1].run(take, room, source))
+            eligible, walk, highest = plan
+            below = (len(section) - eligible,) + (highest or (None, None))
+            return eligible, walk.lines(source), below
         ranked = _ranked(entries, now, config, threshold, reference, source)
+        return len(ranked), iter(ranked), None
 
-        def walk():
-            return [item for item in ranked if take(item.line)]
-        return len(ranked), walk
-
-    eligible, walk = section_plan(index.own, document.entries, None, '')
-    shown = walk()
-    omitted += eligible - len(shown)
+    eligible, items, below = section_plan(index.own, document.entries, None, '')
+    if below is None:
+        below = _below_scan(document.entries, now, config, threshold)
+    window = _recent_window(config, min_confidence)
+    if window is not None and index.own.usable:
+        def recent():
+            return index.own.weak_recent(now, config, window)
+    else:
+        def recent():
+            return _recent_scan(document.entries, now, config, window)
+    peers = []
     if include_peers:
         for block, section in zip(document.peer_context or [], index.peers):
-            eligible, walk = section_plan(section, block.entries, block.last_synced, block.rrn)
-            if not eligible:
-                continue
-            header = peer_header(block.rrn, block.last_synced)
-            separator = '' if not lines else '\n'
-            if not take(separator + header):
-                omitted += eligible
-                continue
-            added = walk()
-            shown_peers.extend(added)
-            omitted += eligible - len(added)
-            if not added:
-                lines.pop()
-                used -= estimate_tokens(separator + header) + (1 if lines else 0)
-    text = '\n'.join(lines)
-    return ContextBlock(document.rrn, now, text, shown, shown_peers, omitted, estimate_tokens(text))
+            peer_eligible, peer_items, _ = section_plan(section, block.entries,
+                                                        block.last_synced, block.rrn)
+            peers.append((block, peer_eligible, peer_items))
+    return _assemble(document, now, config, token_budget, threshold, (eligible, items),
+                     recent, peers, below)

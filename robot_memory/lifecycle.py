@@ -40,6 +40,11 @@ class LifecycleConfig(BaseModel):
         0.5, gt=0.0, le=1.0,
         description='One prune removes at most this share of entries (at least one), so a '
                     'clock jump can never empty the memory at once; the rest go in later cycles')
+    recent_hours: float = Field(
+        24.0, ge=0.0, le=8760.0,
+        description='Own entries below inject_min reinforced within this many hours are shown '
+                    'after the injected ones, in a section labelled as weak recent evidence, '
+                    'so a fault seen today reaches the brain today; 0 leaves the section out')
 
     @model_validator(mode='after')
     def _thresholds_ordered(self):

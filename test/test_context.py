@@ -12,8 +12,11 @@ import pytest
 from robot_memory.context import build_context
 from robot_memory.context import estimate_tokens
 from robot_memory.context import format_line
+from robot_memory.context import neutralise
 from robot_memory.context import peer_header
 from robot_memory.context import percent
+from robot_memory.context import recent_header
+from robot_memory.context import summary
 from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.schema import MemoryDocument
 from robot_memory.schema import MemoryEntry
@@ -50,11 +53,37 @@ def test_line_format_is_band_percent_text():
 
 
 @pytest.mark.parametrize('confidence, expected', [
-    (0.92, 92), (0.924, 92), (0.925, 93), (0.575, 58), (0.285, 29), (0.005, 1), (0.004, 0),
-    (1.0, 100), (0.0, 0), (0.995, 100),
+    (0.92, 92), (0.924, 92), (0.925, 92), (0.575, 57), (0.285, 28), (0.29, 29), (0.005, 0),
+    (1.0, 100), (0.0, 0), (0.995, 99), (0.7996, 79), (0.4996, 49), (0.80, 80), (0.5, 50),
+    (0.7999999999, 79), (0.2999999999, 29), (0.3, 30),
 ])
-def test_percent_is_rounded_half_up(confidence, expected):
+def test_percent_is_truncated_like_the_reference(confidence, expected):
     assert percent(confidence) == expected
+
+
+@pytest.mark.parametrize('config', [
+    LifecycleConfig(),
+    LifecycleConfig(inject_min=0.333, band_medium=0.555, band_high=0.805, prune_min=0.05),
+])
+def test_a_percentage_never_contradicts_its_band(config):
+    """Issue 13 point 6: 0.7996 was printed 🟡 [80%], 0.4996 🟢 [50%]."""
+    lowest = {'🔴': config.band_high, '🟡': config.band_medium, '🟢': 0.0}
+    for step in range(0, 20001):
+        confidence = step / 20000
+        for value in (confidence, confidence - 1e-10, confidence + 1e-10):
+            if not 0.0 <= value <= 1.0:
+                continue
+            line = format_line('x', value, config)
+            emoji, shown = LINE.match(line).group(1, 2)
+            shown = int(shown) / 100
+            upper = {'🔴': 2.0, '🟡': config.band_high, '🟢': config.band_medium}[emoji]
+            assert shown < upper, (value, line)
+            assert shown <= value + 1e-9, (value, line)
+            assert shown >= lowest[emoji] - 0.01, (value, line)
+            if value < config.inject_min:
+                assert shown < config.inject_min, (value, line)
+    assert format_line('x', 0.7996) == '🟡 [79%] x'
+    assert format_line('x', 0.4996) == '🟢 [49%] x'
 
 
 def test_block_lines_match_the_spec_format_and_show_decayed_confidence():
@@ -179,7 +208,125 @@ def test_token_estimate_over_counts_rather_than_under_counts():
 
 
 def test_thresholds_of_the_block_follow_the_config():
-    config = LifecycleConfig(inject_min=0.5, band_medium=0.6, band_high=0.9)
+    config = LifecycleConfig(inject_min=0.5, band_medium=0.6, band_high=0.9, recent_hours=0)
     block = build_context(document([entry('mem-a', 0.85), entry('mem-b', 0.55),
                                     entry('mem-c', 0.45)]), T0, config)
     assert block.text.splitlines() == ['🟡 [85%] note mem-a', '🟢 [55%] note mem-b']
+
+
+# --------------------------------------------------------------- issue 13 points 7, 8, 10
+
+def ranking(doc, now=T0, config=LifecycleConfig()):
+    return [item.entry.id for item in build_context(doc, now, config, token_budget=10**6).entries]
+
+
+def test_a_short_budget_never_skips_a_higher_entry_to_fit_a_lower_one():
+    """Issue 13 point 7: --budget 15 dropped the 🔴 92% entry and kept a 🟡 65% one."""
+    doc = document([entry('mem-high', 0.92, text='Left wheel encoder intermittent under load, '
+                          'prefer at most 0.3 m/s on ramps and carpets'),
+                    entry('mem-mid', 0.65, text='Doorway lip')], None)
+    block = build_context(doc, T0, LifecycleConfig(recent_hours=0), token_budget=15)
+    assert [item.entry.id for item in block.entries] == ['mem-high']
+    assert block.text.startswith('🔴 [92%] Left wheel encoder')
+    assert block.text.endswith('…')
+    assert block.truncated
+    assert estimate_tokens(block.text) <= 15
+    assert block.omitted == 1
+    assert 'Doorway' not in block.text
+
+
+@pytest.mark.parametrize('budget', range(1, 120))
+def test_the_injected_set_is_a_prefix_of_the_ranking(budget):
+    entries = [entry(f'mem-{i:02d}', 0.3 + (i * 37 % 70) / 100,
+                     text=('long ' * (i * 7 % 13)) + f'observation {i}') for i in range(25)]
+    doc = document(entries)
+    full = ranking(doc)
+    block = build_context(doc, T0, token_budget=budget)
+    shown = [item.entry.id for item in block.entries]
+    assert shown == full[:len(shown)]
+    assert block.omitted == len(full) - len(shown)
+    assert estimate_tokens(block.text) <= budget
+    # only the last line may be cut, and only with an ellipsis
+    lines = block.text.splitlines()
+    for line, item in zip(lines, block.entries):
+        assert line == item.line
+    assert all(not line.endswith('…') for line in lines[:-1])
+    if block.truncated:
+        assert lines[-1].endswith('…')
+
+
+def test_peers_come_only_after_every_own_entry_fits():
+    peers = [PeerBlock(rrn='RRN-000000000005', last_synced=T0,
+                       entries=[peer('mem-p1', 0.95, text='short')])]
+    doc = document([entry('mem-a', 0.9, text='a' * 60), entry('mem-b', 0.4, text='b' * 60)],
+                   peers)
+    budget = estimate_tokens(format_line('a' * 60, 0.9)) + 2
+    block = build_context(doc, T0, token_budget=budget)
+    assert [item.entry.id for item in block.entries] == ['mem-a']
+    assert block.peer_entries == []
+    assert block.omitted == 2
+
+
+def test_the_block_says_how_many_entries_are_below_the_threshold_and_the_highest():
+    """Issue 13 point 8: the brain is told what it is not told."""
+    old = T0 - 30 * DAY
+    doc = document([entry('mem-a', 0.9), entry('mem-low', 0.25, text='lidar dropouts',
+                                               last_reinforced=old + 25 * DAY),
+                    entry('mem-lower', 0.12, last_reinforced=old),
+                    entry('mem-gone', 0.9, entry_type='resolved')])
+    block = build_context(doc, T0, LifecycleConfig(recent_hours=0))
+    assert block.below_threshold == 2
+    assert block.below_threshold_entry.id == 'mem-low'
+    assert percent(block.below_threshold_max) == 0  # 0.25 five days ago is 0 now
+    fresh = document([entry('mem-a', 0.9), entry('mem-low', 0.25, text='lidar dropouts')])
+    block = build_context(fresh, T0, LifecycleConfig(recent_hours=0))
+    assert (block.below_threshold, block.below_threshold_max) == (1, 0.25)
+    assert summary(block) == ('1 entries, 0 peer entries; 0 omitted by the budget; 1 below the '
+                              '30% injection threshold, the highest 25%: lidar dropouts '
+                              '(mem-low)')
+    raised = build_context(fresh, T0, min_confidence=0.95)
+    assert raised.below_threshold == 2 and raised.below_threshold_entry.id == 'mem-a'
+    assert 'below the 95% injection threshold, the highest 90%' in summary(raised)
+    empty = build_context(document([entry('mem-a', 0.9)]), T0)
+    assert empty.below_threshold == 0 and empty.below_threshold_max is None
+    assert summary(empty).endswith('none below the 30% injection threshold')
+
+
+def test_a_fault_seen_today_reaches_the_brain_in_a_labelled_section():
+    """Issue 13 point 8: a burst of ERRORs distilled to 10% is still shown, labelled."""
+    lidar = entry('mem-lidar', 0.10, text='/scan lidar: no data (ERROR)', entry_type=
+                  'hardware_observation', last_reinforced=T0 - dt.timedelta(minutes=5))
+    stale = entry('mem-stale', 0.2, text='old weak note', last_reinforced=T0 - 3 * DAY)
+    doc = document([entry('mem-a', 0.9, text='wheel slips'), lidar, stale])
+    block = build_context(doc, T0)
+    assert block.text.split('\n') == [
+        '🔴 [90%] wheel slips',
+        '',
+        recent_header(),
+        '🟢 [9%] /scan lidar: no data (ERROR)',
+    ]
+    assert 'Seen in the last 24 h, below the 30% injection threshold' in recent_header()
+    assert [item.entry.id for item in block.recent] == ['mem-lidar']
+    assert [item.entry.id for item in block.entries] == ['mem-a']
+    assert block.below_threshold == 2
+    assert '1 recent entries below the threshold' in summary(block)
+    # a caller who raises the threshold asked for strong entries only
+    assert build_context(doc, T0, min_confidence=0.5).recent == []
+    assert build_context(doc, T0, LifecycleConfig(recent_hours=0)).recent == []
+    # the section keeps the budget: nothing of it without room for its first line
+    tight = build_context(doc, T0, token_budget=estimate_tokens('🔴 [90%] wheel slips'))
+    assert tight.text == '🔴 [90%] wheel slips' and tight.recent == []
+
+
+@pytest.mark.parametrize('char', ['\u202e', '\u202a', '\u2066', '\u2069', '\u200e', '\u200f',
+                                  '\u061c'])
+def test_bidi_overrides_reach_the_brain_as_visible_escapes(char):
+    """Issue 13 point 10: a U+202E in an entry reached the brain unescaped."""
+    text = f'door {char}kcol{char} code'
+    doc = document([entry('mem-a', 0.9, text=text)])
+    block = build_context(doc, T0)
+    assert char not in block.text
+    assert f'\\u{ord(char):04x}' in block.text
+    assert doc.entries[0].text == text  # the entry (and the file) keep what was written
+    assert neutralise('line one\nline\ttwo\x1b[2J') == 'line one\\u000aline\\u0009two\\u001b[2J'
+    assert neutralise('line one\nline\ttwo', keep_newlines=True) == 'line one\nline\ttwo'

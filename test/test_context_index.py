@@ -96,7 +96,8 @@ def configs(draw):
         levels = [0.1, 0.3, 0.5, 0.8]
     return LifecycleConfig(decay_per_day=rate, prune_min=levels[0], inject_min=levels[1],
                            band_medium=levels[2], band_high=levels[3],
-                           token_budget=draw(st.sampled_from([400, 1, 50, 100000])))
+                           token_budget=draw(st.sampled_from([400, 1, 50, 100000])),
+                           recent_hours=draw(st.sampled_from([24.0, 0.0, 1.0, 240.0])))
 
 
 BUDGETS = st.one_of(st.none(), st.sampled_from([0, 1, 3, 4, 5, 8, 12, 20, 40, 100, 400, 10**6]),
@@ -118,14 +119,22 @@ def assert_same(document, now, config, budget, include_peers, min_confidence):
     assert got.omitted == expected.omitted
     assert got.token_estimate == expected.token_estimate
     assert (got.rrn, got.at) == (expected.rrn, expected.at)
+    assert got.recent == expected.recent
+    assert got.truncated == expected.truncated
+    assert (got.threshold, got.below_threshold, got.below_threshold_max) == (
+        expected.threshold, expected.below_threshold, expected.below_threshold_max)
+    assert got.below_threshold_entry is expected.below_threshold_entry
     # the same index answers again, at another time, unchanged
     later = now + dt.timedelta(hours=7)
     again = build_context(document, later, config, budget, include_peers, min_confidence,
                           index=index)
     reference = build_context_scan(document, later, config, budget, include_peers,
                                    min_confidence)
-    assert (again.text, again.entries, again.peer_entries, again.omitted) == (
-        reference.text, reference.entries, reference.peer_entries, reference.omitted)
+    assert (again.text, again.entries, again.peer_entries, again.omitted, again.recent,
+            again.below_threshold, again.below_threshold_max) == (
+        reference.text, reference.entries, reference.peer_entries, reference.omitted,
+        reference.recent, reference.below_threshold, reference.below_threshold_max)
+    assert again.below_threshold_entry is reference.below_threshold_entry
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
