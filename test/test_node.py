@@ -26,6 +26,7 @@ from rcl_interfaces.msg import ParameterValue
 from rcl_interfaces.srv import SetParameters
 from sensor_msgs.msg import BatteryState
 
+from robot_memory.context import percent
 from robot_memory.lifecycle import band
 from robot_memory.memory_file import MemoryFile
 from robot_memory.srv import Dream
@@ -102,7 +103,7 @@ def test_diagnostics_dream_and_get_context_show_the_entry_in_its_band(learned, p
     [entry] = reply.entries
     assert entry.id == dream.created[0]
     assert entry.effective_confidence >= 0.8 and entry.effective_confidence <= entry.confidence
-    expected = f'{band(entry.effective_confidence)} [{int(entry.effective_confidence * 100 + 0.5)}%]'
+    expected = f'{band(entry.effective_confidence)} [{percent(entry.effective_confidence)}%]'
     assert reply.text.startswith(expected + ' base: left wheel encoder'), reply.text
     assert expected.startswith('🔴')
 

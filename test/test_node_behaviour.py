@@ -454,3 +454,62 @@ def test_its_own_diagnostics_are_never_observations(faulty, probe):
     own = query(db, "SELECT source_key FROM observations WHERE source = 'diagnostic' AND "
                 "(source_key LIKE '%robot_memory: %' OR source_key LIKE '%RRN-000000000043%')")
     assert own == [], own
+
+
+def test_a_lidar_fault_seen_today_reaches_the_brain_and_the_reply_says_what_is_left_out(
+        tmp_path, probe):
+    """Issue 13 point 8: 100 ERROR reports of a lidar fault over 20 s, then ~/dream.
+
+    The dream gives the fault a low confidence (a 20 s burst is weak evidence of a lasting
+    fault), below the injection threshold; main answered '' and "0 entries ... 0 omitted".
+    Now the entry reaches the brain in the labelled weak-recent section, and the reply and
+    the latched block say how many entries are below the threshold and the highest.
+    """
+    # time_scale 10: 100 reports at 50 Hz are 20 s of memory time.
+    node = NodeProcess(tmp_path, 'it_lidar', time_scale=10.0, flush_period_s=0.1).start()
+    try:
+        wait_ready(probe, node)
+        publisher = probe.create_publisher(DiagnosticArray, '/diagnostics', 100)
+        wait_for(lambda: publisher.get_subscription_count() > 0, 10.0, spin=spin(probe))
+        for index in range(100):
+            publisher.publish(DiagnosticArray(status=[DiagnosticStatus(
+                level=bytes([ERROR]), name='lidar: front scanner', hardware_id='lidar_front',
+                message='no scan received for 500 ms')]))
+            time.sleep(0.02)
+        probe.destroy_publisher(publisher)
+        assert wait_for(lambda: query(database(node), 'SELECT count(*) FROM observations')
+                        >= [(90,)], 10.0, spin=spin(probe))
+        dream = call(probe, Dream, f'{node.prefix}/dream', Dream.Request())
+        assert dream.success and dream.created, dream.message
+
+        reply = call(probe, GetContext, f'{node.prefix}/get_context', GetContext.Request())
+        assert reply.success, reply.message
+        assert list(reply.entries) == []  # nothing at or above the 30% threshold
+        assert reply.recent_entries, reply.text
+        lidar = reply.recent_entries[0]
+        assert lidar.id in dream.created and 'lidar' in lidar.text.lower()
+        assert lidar.effective_confidence < 0.3
+        lines = reply.text.split('\n')
+        assert lines[0].startswith('Seen in the last 24 h, below the 30% injection threshold')
+        assert lines[1].startswith('🟢 [') and 'lidar' in lines[1].lower(), reply.text
+        assert reply.below_threshold == len(dream.created) and reply.omitted == 0
+        assert reply.below_threshold_id in dream.created
+        assert abs(reply.below_threshold_max - lidar.effective_confidence) < 1e-6
+        assert (f'{len(dream.created)} below the 30% injection threshold, the highest'
+                in reply.message), reply.message
+
+        # A caller raising the threshold asked for strong entries only: told what is left out.
+        strict = call(probe, GetContext, f'{node.prefix}/get_context',
+                      GetContext.Request(min_confidence=0.5))
+        assert strict.success and strict.text == '' and not strict.recent_entries
+        assert 'below the 50% injection threshold' in strict.message, strict.message
+
+        block = latched_context(probe, node)
+        assert [entry.id for entry in block.recent_entries] == [
+            entry.id for entry in reply.recent_entries]
+        assert block.below_threshold == reply.below_threshold
+        assert block.below_threshold_id == reply.below_threshold_id
+        assert 'below the 30% injection threshold, the highest' in block.summary
+        assert 'lidar' in block.text.lower()
+    finally:
+        assert node.stop() == 0, node.log()

@@ -18,6 +18,7 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.serialization import deserialize_message
 
+from robot_memory import context
 from robot_memory import observations
 from robot_memory.msg import ContextBlock
 from robot_memory.msg import MemoryEntry as MemoryEntryMsg
@@ -149,11 +150,17 @@ def entry_message(line) -> MemoryEntryMsg:
 
 def context_message(block) -> ContextBlock:
     """A core ContextBlock as robot_memory/ContextBlock."""
+    highest = block.below_threshold_entry
     return ContextBlock(
         rrn=block.rrn, stamp=datetime_to_time(block.at), text=block.text,
         entries=[entry_message(line) for line in block.entries],
         peer_entries=[entry_message(line) for line in block.peer_entries],
-        token_estimate=int(block.token_estimate), omitted=int(block.omitted))
+        token_estimate=int(block.token_estimate), omitted=int(block.omitted),
+        recent_entries=[entry_message(line) for line in block.recent],
+        below_threshold=int(block.below_threshold),
+        below_threshold_max=float(block.below_threshold_max or 0.0),
+        below_threshold_id=highest.id if highest is not None else '',
+        summary=context.summary(block))
 
 
 # --------------------------------------------------------------------------- federation

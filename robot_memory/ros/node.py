@@ -492,13 +492,17 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
             return response
         message = convert.context_message(block)
         response.success = True
-        response.message = (f'{len(block.entries)} entries, {len(block.peer_entries)} peer '
-                            f'entries, {block.omitted} omitted by the budget')
+        response.message = message.summary
         if self.cache.error:
             response.message += f'; memory file unreadable, last good copy used: {self.cache.error}'
         response.text = message.text
         response.entries = message.entries
         response.peer_entries = message.peer_entries
+        response.recent_entries = message.recent_entries
+        response.omitted = message.omitted
+        response.below_threshold = message.below_threshold
+        response.below_threshold_max = message.below_threshold_max
+        response.below_threshold_id = message.below_threshold_id
         return response
 
     # ------------------------------------------------------------------ dreaming
