@@ -156,10 +156,8 @@ def cmd_show(args, memory: MemoryFile) -> int:
                                   not args.no_peers, args.min_confidence)
     if block.text:
         print(block.text)
-    else:
-        print(f'(no entries at or above {config.inject_min:.0%} confidence)', file=sys.stderr)
-    if block.omitted:
-        print(f'({block.omitted} more entries did not fit the token budget)', file=sys.stderr)
+    # What the brain is not told, and why: on stderr, so stdout stays the block itself.
+    print(f'({context.summary(block)})', file=sys.stderr)
     return 0
 
 
@@ -450,17 +448,41 @@ COMMANDS = {
 COMMANDS.update(cli_substrate.HANDLERS)
 
 
+class NeutralisedStream:
+    """A text stream that writes control and bidi-override characters as visible escapes.
+
+    Every output of the CLI goes through it, so a memory file's text cannot reorder or
+    repaint a terminal; inside JSON strings the escape is JSON's own, so data survive.
+    """
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` neutralised; return its length as given."""
+        self.stream.write(context.neutralise(text, keep_newlines=True))
+        return len(text)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
 def main(argv=None) -> int:
     """Entry point of ``robot-memory``."""
-    args = build_parser().parse_args(argv)
-    memory = MemoryFile(args.file)
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = NeutralisedStream(out), NeutralisedStream(err)
     try:
-        return COMMANDS[args.command](args, memory)
-    except (MemoryFileError, ValueError) as error:
-        print(f'robot-memory {args.command}: {error}', file=sys.stderr)
-        return 1
-    except BrokenPipeError:
-        return 0
+        args = build_parser().parse_args(argv)
+        memory = MemoryFile(args.file)
+        try:
+            return COMMANDS[args.command](args, memory)
+        except (MemoryFileError, ValueError) as error:
+            print(f'robot-memory {args.command}: {error}', file=sys.stderr)
+            return 1
+        except BrokenPipeError:
+            return 0
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 if __name__ == '__main__':

@@ -14,6 +14,7 @@ from conftest import REPO
 from robot_memory import cli
 from robot_memory import memory_file
 from robot_memory.context import estimate_tokens
+from robot_memory.context import recent_header
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence import EvidenceStore
 from robot_memory.memory_file import ENV_VAR
@@ -80,9 +81,11 @@ def test_show_prints_the_banded_block_own_entries_first_then_peers(memory, capsy
     assert lines[:3] == ['🔴 [92%] Left wheel encoder intermittent',
                          '🟡 [65%] Kitchen doorway has 3cm lip',
                          '🟢 [35%] Prefer the east corridor after dark']
-    assert 'RRN-000000000005' in lines[4]
-    assert lines[5] == '🟡 [75%] Alex reports east corridor blocked by construction barrier'
-    assert 'Battery' not in out and 'Hallway' not in out
+    # mem-weak (5%) was reinforced today: shown in its own labelled section, after them
+    assert lines[3:6] == ['', recent_header(), '🟢 [5%] Hallway lamp flickers']
+    assert 'RRN-000000000005' in lines[7]
+    assert lines[8] == '🟡 [75%] Alex reports east corridor blocked by construction barrier'
+    assert 'Battery' not in out
 
 
 def test_show_at_evaluates_decay_at_that_moment(memory, capsys):
@@ -96,7 +99,7 @@ def test_show_at_evaluates_decay_at_that_moment(memory, capsys):
 def test_show_no_peers_leaves_the_peer_section_out(memory, capsys):
     _, out, _ = run(capsys, 'show', '--file', memory, '--at', AT, '--no-peers')
     assert 'RRN-000000000005' not in out and 'Alex' not in out
-    assert len(out.splitlines()) == 3
+    assert len(out.splitlines()) == 6
 
 
 def test_show_budget_cuts_the_block_and_says_how_many_were_left_out(memory, capsys):
@@ -104,7 +107,8 @@ def test_show_budget_cuts_the_block_and_says_how_many_were_left_out(memory, caps
     assert code == 0
     assert out.splitlines() == ['🔴 [92%] Left wheel encoder intermittent']
     assert estimate_tokens(out.rstrip('\n')) <= 12
-    assert '(3 more entries did not fit the token budget)' in err
+    assert '3 omitted by the budget' in err
+    assert '1 below the 30% injection threshold, the highest 5%: Hallway lamp flickers' in err
 
 
 def test_show_min_confidence_raises_the_threshold(memory, capsys):
@@ -112,6 +116,43 @@ def test_show_min_confidence_raises_the_threshold(memory, capsys):
     assert [line[:1] for line in out.splitlines() if line.startswith(('🔴', '🟡', '🟢'))] == [
         '🔴', '🟡']
     assert 'Kitchen' not in out
+
+
+def test_show_budget_15_keeps_the_highest_entry_and_says_what_it_left_out(memory, capsys):
+    """Issue 13 point 7: --budget 15 dropped the 🔴 92% entry and kept a 🟡 65% one."""
+    text = memory.read_text(encoding='utf-8').replace(
+        '"Left wheel encoder intermittent"',
+        '"Left wheel encoder intermittent under load, prefer 0.3 m/s"')
+    memory.write_text(text, encoding='utf-8')
+    code, out, err = run(capsys, 'show', '--file', memory, '--at', AT, '--budget', 15)
+    assert code == 0
+    [line] = out.splitlines()
+    assert line.startswith('🔴 [92%] Left wheel encoder intermittent') and line.endswith('…')
+    assert estimate_tokens(line) <= 15
+    assert '3 omitted by the budget (the last line cut)' in err
+
+
+def test_show_tells_why_a_weak_entry_is_not_injected(memory, capsys):
+    """Issue 13 point 8: how many entries are below the threshold, and the highest."""
+    _, out, err = run(capsys, 'show', '--file', memory, '--at', '2026-04-05T02:00:00Z')
+    assert 'Hallway' not in out  # 4 days on: neither injected nor recent
+    assert ('2 below the 30% injection threshold, the highest 15%: Prefer the east corridor '
+            'after dark (mem-low)') in err
+
+
+def test_cli_output_shows_bidi_and_control_characters_as_escapes(memory, capsys):
+    """Issue 13 point 10: a U+202E reached the brain and the terminal unescaped."""
+    text = memory.read_text(encoding='utf-8').replace(
+        '"Kitchen doorway has 3cm lip"', '"Kitchen \u202edoorway\u202c lip"')
+    memory.write_text(text, encoding='utf-8')
+    _, out, err = run(capsys, 'show', '--file', memory, '--at', AT)
+    assert '🟡 [65%] Kitchen \\u202edoorway\\u202c lip' in out.splitlines()
+    assert '\u202e' not in out + err
+    _, out, _ = run(capsys, 'export', '--file', memory, '--at', AT)
+    assert '\u202e' not in out
+    exported = {entry['id']: entry['text'] for entry in json.loads(out)['entries']}
+    assert exported['mem-mid'] == 'Kitchen \u202edoorway\u202c lip'  # JSON keeps the data
+    assert memory.read_text(encoding='utf-8') == text  # the file keeps what was written
 
 
 def test_show_of_a_missing_file_exits_1_with_advice(tmp_path, capsys):
