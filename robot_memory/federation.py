@@ -59,6 +59,8 @@ from pydantic import model_validator
 from pydantic import PrivateAttr
 from pydantic import ValidationError
 
+from robot_memory.context import check_displayable
+from robot_memory.context import is_displayable
 from robot_memory.evidence import AuditRecord
 from robot_memory.lifecycle import DEFAULT_CONFIG
 from robot_memory.lifecycle import effective_confidence
@@ -221,7 +223,7 @@ class SharedEntry(BaseModel):
     def _text_printable(cls, value: str) -> str:
         if not value.strip():
             raise ValueError('text must not be blank')
-        return check_printable(value, 'text')
+        return check_displayable(check_printable(value, 'text'), 'text')
 
     @field_validator('tags')
     @classmethod
@@ -229,7 +231,7 @@ class SharedEntry(BaseModel):
         for tag in value:
             if not tag.strip() or len(tag) > MAX_TAG_CHARS:
                 raise ValueError(f'each tag must be 1 to {MAX_TAG_CHARS} characters, got {tag!r}')
-            check_printable(tag, 'tag')
+            check_displayable(check_printable(tag, 'tag'), 'tag')
         return value
 
     @model_validator(mode='after')
@@ -329,6 +331,8 @@ def shareable_entries(document: MemoryDocument, now: dt.datetime, policy: Federa
             continue
         if entry.id.startswith(PEER_ID_PREFIX):
             continue
+        if not is_displayable(entry.text) or not all(map(is_displayable, entry.tags)):
+            continue  # a peer refuses bidi and control characters (issue 13 point 10)
         scored.append((effective_confidence(entry, now, config), entry))
     scored.sort(key=lambda pair: (-pair[0], -pair[1].last_reinforced.timestamp(), pair[1].id))
     shared = []

@@ -246,6 +246,32 @@ def test_malformed_payloads_are_refused_and_leave_the_document_unchanged(mutate,
     assert 'rejected (malformed)' in str(error)
 
 
+@pytest.mark.parametrize('field, char', [
+    ('text', '\u202e'), ('text', '\u2066'), ('text', '\u200f'), ('text', '\u202a'),
+    ('tags', '\u202e'), ('tags', '\u2069'),
+])
+def test_bidi_override_characters_in_a_payload_are_refused_naming_the_field(field, char):
+    """Issue 13 point 10: text the brain receives from a peer is safe to read."""
+    data = _good()
+    if field == 'text':
+        data['entries'][1]['text'] = f'corridor {char}dekcolb{char} clear'
+        where = 'entries.1.text'
+    else:
+        data['entries'][1]['tags'] = ['ok', f'nav{char}']
+        where = 'entries.1.tags'
+    error = _refused(data, 'malformed', where)
+    assert f'U+{ord(char):04X}' in str(error) and 'bidirectional' in str(error)
+
+
+def test_an_own_entry_with_a_bidi_override_is_kept_home_not_shared():
+    document = robot_a()
+    tricky = own('mem-tricky01', 'door code \u202e4321', 0.9)
+    document.entries.append(tricky)
+    payload = build_payload(document, NOW, policy())
+    assert payload.entries and 'mem-tricky01' not in [entry.id for entry in payload.entries]
+    assert validate_payload(wire(payload), policy(), NOW, B) is not None
+
+
 def test_old_payload_is_refused_as_stale():
     data = _good()
     data['sent_at'] = NOW - dt.timedelta(hours=3)

@@ -388,7 +388,7 @@ def _mutate(kind, value, message, key, now):
         entry.text = value
     elif kind == 'text_unicode':  # printable, so valid: signed as it is
         return _resigned(message, key, now, text=value)
-    elif kind == 'text_control':
+    elif kind in ('text_control', 'text_bidi'):
         entry.text = entry.text[:3] + value + entry.text[3:]
     elif kind in ('rrn', 'rrn_outsider', 'rrn_own'):
         message.rrn = value
@@ -449,9 +449,13 @@ _MUTATIONS = {
     'text_nul': (r'\btext\b|\bsignature\b', st.sampled_from(['\x00', '\x00x', 'wet\x00 floor']),
                  False),
     'text_unicode': (None, st.sampled_from(
-        ['\u202eroolf teW\u202c', '\u200f\u2066bay\u2069 🤖', 'e\u0301\u0301\u0301', '𝕎𝕖𝕥',
-         '\U000e0041 tag', '\ufdd0 noncharacter', '- [x]: "y" # z', '&anchor *alias !!str']),
+        ['e\u0301\u0301\u0301', '𝕎𝕖𝕥', '\U000e0041 tag', '\ufdd0 noncharacter',
+         '- [x]: "y" # z', '&anchor *alias !!str', 'שלום world']),
         True),
+    # bidirectional overrides make text read differently from what it says (issue 13 point 10)
+    'text_bidi': (r'\btext\b.*U\+(202E|200F|2066|202A|200E)', st.sampled_from(
+        ['\u202eroolf teW\u202c', '\u200f\u2066bay\u2069 🤖', 'door \u202a1234',
+         '\u200eleft']), False),
     'rrn': (r'\brrn\b', st.sampled_from(
         ['', '../../etc/passwd', '/etc/passwd', 'RRN 1', 'RRN-ü', '-RRN', 'R' * 65,
          'RRN-1\u202e', 'C:\\RRN']), False),
