@@ -175,7 +175,9 @@ def build_server(memory_path, db_path, trust: str = 'medium', vectors: bool = Fa
                                             include_peers=include_peers)
         return {'rrn': block.rrn, 'text': block.text, 'entries': len(block.entries),
                 'peer_entries': len(block.peer_entries), 'omitted': block.omitted,
-                'token_estimate': block.token_estimate}
+                'token_estimate': block.token_estimate,
+                'below_threshold': block.below_threshold,
+                'summary': context_block.summary(block)}
 
     server.substrate = substrate
     return server

@@ -209,7 +209,7 @@ def test_defaults_are_the_spec_values():
 def test_every_constant_is_configurable():
     values = {'reinforce_step': 0.2, 'decay_per_day': 0.02, 'inject_min': 0.4,
               'prune_min': 0.05, 'band_high': 0.9, 'band_medium': 0.6, 'token_budget': 123,
-              'max_prune_fraction': 0.25}
+              'max_prune_fraction': 0.25, 'recent_hours': 6.0}
     assert set(values) == set(LifecycleConfig.model_fields)
     config = LifecycleConfig(**values)
     assert {name: getattr(config, name) for name in values} == values

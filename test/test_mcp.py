@@ -132,6 +132,7 @@ def test_mcp_server_over_stdio_from_the_official_client(tmp_path):
     assert seen['unknown'].is_error and 'teleport' in seen['unknown'].content[0].text
     assert 'Left wheel encoder intermittent' in seen['context']['text']
     assert seen['context']['entries'] == 1
+    assert 'below the 30% injection threshold' in seen['context']['summary']
     assert seen['forget']['ids'] == [seen['learn']['record_id']]
     assert seen['after']['hits'] == []
     assert (tmp_path / 'robot-memory.db').exists()
