@@ -59,6 +59,8 @@ def percent(confidence: float, config: LifecycleConfig = DEFAULT_CONFIG) -> int:
     """
     # Rounding to 1e-6 first removes float noise: 0.29 * 100 is 28.999999999999996.
     value = math.floor(round(confidence * 100, 6))
+    if value <= confidence * 100:  # not rounded up, so below every bound the confidence is
+        return max(0, value)
     for bound in (config.band_high, config.band_medium, config.inject_min, config.prune_min):
         if confidence < bound:
             value = min(value, math.ceil(round(bound * 100, 6)) - 1)
@@ -184,13 +186,17 @@ def _rank_key(line: ContextLine, reference, now):
             -(line.entry.last_reinforced or reference or now).timestamp(), line.entry.id)
 
 
-def _ranked(entries, now, config, threshold, reference=None, source=''):
+def _ranked(entries, now, config, threshold, reference=None, source='', below=None):
+    """The eligible entries as ContextLines in rank order; those under ``threshold`` are
+    appended to ``below`` as (confidence, entry, document order) when it is given."""
     ranked = []
-    for entry in entries:
+    for order, entry in enumerate(entries):
         if entry.type == 'resolved':
             continue
         confidence = effective_confidence(entry, now, config, reference)
         if confidence < threshold:
+            if below is not None:
+                below.append((confidence, entry, order))
             continue
         ranked.append(ContextLine(entry, confidence, format_line(entry.text, confidence, config),
                                   source))
@@ -202,20 +208,13 @@ def _below_key(confidence, stamp, entry, order):
     return (-confidence, -stamp, entry.id, order)
 
 
-def _below_scan(entries, now, config, threshold):
-    """(count, highest confidence, its entry) of own entries under ``threshold``."""
-    count, best = 0, None
-    for order, entry in enumerate(entries):
-        if entry.type == 'resolved':
-            continue
-        confidence = effective_confidence(entry, now, config)
-        if confidence >= threshold:
-            continue
-        count += 1
-        key = _below_key(confidence, (entry.last_reinforced or now).timestamp(), entry, order)
-        if best is None or key < best[0]:
-            best = (key, confidence, entry)
-    return (count, None, None) if best is None else (count, best[1], best[2])
+def _below_highest(below, now):
+    """(count, highest confidence, its entry) of (confidence, entry, order) items."""
+    if not below:
+        return 0, None, None
+    confidence, entry, _ = min(below, key=lambda item: _below_key(
+        item[0], (item[1].last_reinforced or now).timestamp(), item[1], item[2]))
+    return len(below), confidence, entry
 
 
 def _recent_window(config: LifecycleConfig, min_confidence: Optional[float]):
@@ -294,14 +293,15 @@ def build_context_scan(document: MemoryDocument, now: dt.datetime,
                        min_confidence: Optional[float] = None) -> ContextBlock:
     """The reference block: decay, filter and sort every entry, then fill the budget."""
     threshold = _threshold(config, min_confidence)
-    ranked = _ranked(document.entries, now, config, threshold)
+    under = []
+    ranked = _ranked(document.entries, now, config, threshold, below=under)
+    below = _below_highest(under, now)
     peers = []
     if include_peers:
         for block in document.peer_context or []:
             lines = _ranked(block.entries, now, config, threshold, block.last_synced, block.rrn)
             peers.append((block, len(lines), iter(lines)))
     window = _recent_window(config, min_confidence)
-    below = _below_scan(document.entries, now, config, threshold)
     return _assemble(document, now, config, token_budget, threshold,
                      (len(ranked), iter(ranked)),
                      lambda: _recent_scan(document.entries, now, config, window), peers, below)
@@ -620,12 +620,11 @@ def _build_indexed(document, now, config, token_budget, include_peers, min_confi
             eligible, walk, highest = plan
             below = (len(section) - eligible,) + (highest or (None, None))
             return eligible, walk.lines(source), below
-        ranked = _ranked(entries, now, config, threshold, reference, source)
-        return len(ranked), iter(ranked), None
+        under = []
+        ranked = _ranked(entries, now, config, threshold, reference, source, under)
+        return len(ranked), iter(ranked), _below_highest(under, now)
 
     eligible, items, below = section_plan(index.own, document.entries, None, '')
-    if below is None:
-        below = _below_scan(document.entries, now, config, threshold)
     window = _recent_window(config, min_confidence)
     if window is not None and index.own.usable:
         def recent():
