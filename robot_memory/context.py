@@ -57,13 +57,14 @@ def percent(confidence: float, config: LifecycleConfig = DEFAULT_CONFIG) -> int:
     is below, so ``🟡 [80%]`` or ``🟢 [50%]`` cannot be printed. The one home of every
     percentage the product prints.
     """
-    # Rounding to 1e-6 first removes float noise: 0.29 * 100 is 28.999999999999996.
-    value = math.floor(round(confidence * 100, 6))
-    if value <= confidence * 100:  # not rounded up, so below every bound the confidence is
+    # The 1e-6 absorbs float noise: 0.29 * 100 is 28.999999999999996.
+    scaled = confidence * 100
+    value = math.floor(scaled + 1e-6)
+    if value <= scaled:  # not lifted by the noise margin: below every bound the confidence is
         return max(0, value)
     for bound in (config.band_high, config.band_medium, config.inject_min, config.prune_min):
         if confidence < bound:
-            value = min(value, math.ceil(round(bound * 100, 6)) - 1)
+            value = min(value, math.ceil(bound * 100 - 1e-6) - 1)
     return max(0, min(100, value))
 
 
@@ -112,6 +113,8 @@ def neutralise(text: str, keep_newlines: bool = False) -> str:
     A context line keeps no newline or tab (one entry, one line); ``keep_newlines`` keeps
     them for whole outputs (the CLI's). The memory file itself keeps what a person wrote.
     """
+    if text.isascii() and text.isprintable():  # the common case, without a regex
+        return text
     pattern = _UNSAFE_OUTPUT if keep_newlines else _UNSAFE_LINE
     if pattern.search(text) is None:
         return text
