@@ -471,8 +471,10 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
                                         token_budget, include_peers, min_confidence)
 
     def publish_context(self) -> None:
-        """Publish the current block on ~/context (latched)."""
-        self.context_publisher.publish(convert.context_message(self.build_block()))
+        """Publish the current block on ~/context (latched) and log what it leaves out."""
+        message = convert.context_message(self.build_block())
+        self.context_publisher.publish(message)
+        self.get_logger().info(f'context block: {message.summary}')
 
     def get_context_callback(self, request, response):
         """Answer ~/get_context with decay evaluated now."""
