@@ -84,7 +84,7 @@ def build_summary(report, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
     reinforced = []
     for change in _changes(report, 'reinforce'):
         before, after = change['detail'].get('confidence') or (0.0, 0.0)
-        reinforced.append(_item(change, f'{percent(before)}% → {percent(after)}%; '
+        reinforced.append(_item(change, f'{percent(before, config)}% → {percent(after, config)}%; '
                                         f'{change["reason"]}'))
     resolved = [_item(change, change['reason']) for change in _changes(report, 'resolve')]
     pruned = [_item(change, change['reason']) for change in _changes(report, 'prune')]
