@@ -11,29 +11,22 @@ import datetime as dt
 import json
 import pathlib
 import sys
-import uuid
+from typing import TYPE_CHECKING
 
-from robot_memory import autodream
 from robot_memory import cli_substrate
-from robot_memory import context
-from robot_memory import dream_summary
-from robot_memory import lifecycle
-from robot_memory import observations
-from robot_memory.autodream import archive_pruned
-from robot_memory.config import lifecycle_config
-from robot_memory.config import read_parameters
 from robot_memory.errors import MemoryFileError
-from robot_memory.evidence import default_db_path
-from robot_memory.evidence import EvidenceDamaged
-from robot_memory.evidence import EvidenceStore
-from robot_memory.memory_file import link_target
-from robot_memory.memory_file import MemoryFile
-from robot_memory.memory_file import render
-from robot_memory.rules import Rules
-from robot_memory.schema import ENTRY_TYPES
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
 from robot_memory.timeutil import UTC
+
+if TYPE_CHECKING:
+    from robot_memory import lifecycle
+    from robot_memory.evidence import EvidenceStore
+    from robot_memory.memory_file import MemoryFile
+    from robot_memory.rules import Rules
+
+# Each command imports what it uses when it runs: `robot-memory --help` and `show` must not
+# pay for sqlite-utils, the rules or autodream (bench/bench_cli.py, test/test_cli_imports.py).
 
 
 def _iso_time(text: str) -> dt.datetime:
@@ -136,19 +129,23 @@ def _now(args) -> dt.datetime:
     return getattr(args, 'at', None) or dt.datetime.now(UTC)
 
 
-def _config(args) -> lifecycle.LifecycleConfig:
+def _config(args) -> 'lifecycle.LifecycleConfig':
+    from robot_memory import lifecycle
+    from robot_memory.config import lifecycle_config
+    from robot_memory.config import read_parameters
     if not args.config:
         return lifecycle.DEFAULT_CONFIG
     return lifecycle_config(read_parameters(args.config))
 
 
-def _warn(memory: MemoryFile, result) -> None:
+def _warn(memory: 'MemoryFile', result) -> None:
     for problem in result.problems:
         print(f'warning: {problem.format(memory.path)}', file=sys.stderr)
 
 
-def cmd_show(args, memory: MemoryFile) -> int:
+def cmd_show(args, memory: 'MemoryFile') -> int:
     """Print the context block."""
+    from robot_memory import context
     config = _config(args)
     result = memory.load(_now(args))
     _warn(memory, result)
@@ -161,7 +158,7 @@ def cmd_show(args, memory: MemoryFile) -> int:
     return 0
 
 
-def cmd_validate(args, memory: MemoryFile) -> int:
+def cmd_validate(args, memory: 'MemoryFile') -> int:
     """Report every problem; exit 1 if there is any."""
     try:
         result = memory.load(dt.datetime.now(UTC))
@@ -181,6 +178,9 @@ def cmd_validate(args, memory: MemoryFile) -> int:
 
 def collect_stats(document, now, config, path=None) -> dict:
     """Counts by type and band, peers and file facts, as a plain dict."""
+    from robot_memory import lifecycle
+    from robot_memory.locations import link_target
+    from robot_memory.schema import ENTRY_TYPES
     by_type = collections.Counter({name: 0 for name in ENTRY_TYPES})
     for entry in document.entries:
         by_type[entry.type] += 1
@@ -210,8 +210,9 @@ def collect_stats(document, now, config, path=None) -> dict:
     return stats
 
 
-def cmd_stats(args, memory: MemoryFile) -> int:
+def cmd_stats(args, memory: 'MemoryFile') -> int:
     """Print statistics."""
+    from robot_memory.evidence import default_db_path
     now = _now(args)
     result = memory.load(now)
     _warn(memory, result)
@@ -241,8 +242,10 @@ def cmd_stats(args, memory: MemoryFile) -> int:
     return 0
 
 
-def cmd_prune(args, memory: MemoryFile) -> int:
+def cmd_prune(args, memory: 'MemoryFile') -> int:
     """Prune entries below prune_min (archived first), audited as ``prune`` by ``cli``."""
+    from robot_memory import context
+    from robot_memory import lifecycle
     now = _now(args)
     config = _config(args)
     if not memory.exists():
@@ -265,8 +268,8 @@ def cmd_prune(args, memory: MemoryFile) -> int:
     return 0
 
 
-def _prune_recorded(store: EvidenceStore, memory: MemoryFile, now: dt.datetime,
-                    config: lifecycle.LifecycleConfig) -> lifecycle.PruneOutcome:
+def _prune_recorded(store: 'EvidenceStore', memory: 'MemoryFile', now: dt.datetime,
+                    config: 'lifecycle.LifecycleConfig') -> 'lifecycle.PruneOutcome':
     """Prune the file and record it in the evidence database, crash-safe like a dream.
 
     The next dream recognises a person's deletion by an entry that is in the database's
@@ -276,6 +279,12 @@ def _prune_recorded(store: EvidenceStore, memory: MemoryFile, now: dt.datetime,
     next dream's recovery if this process dies in between; discarded if the file was
     never written. An unfinished dream found on the way is completed first.
     """
+    import uuid
+
+    from robot_memory import autodream
+    from robot_memory import lifecycle
+    from robot_memory.autodream import archive_pruned
+    from robot_memory.memory_file import render
     payload = None
     with memory.update(now) as result:
         autodream.recover(store, memory)
@@ -312,6 +321,8 @@ def _prune_recorded(store: EvidenceStore, memory: MemoryFile, now: dt.datetime,
 
 def document_as_json(document, now, config) -> dict:
     """The document as plain JSON data, with effective confidences at ``now``."""
+    from robot_memory import lifecycle
+
     def entry_data(entry, reference=None):
         data = entry.model_dump(mode='json', exclude_none=True)
         data['effective_confidence'] = round(
@@ -332,7 +343,7 @@ def document_as_json(document, now, config) -> dict:
     }
 
 
-def cmd_export(args, memory: MemoryFile) -> int:
+def cmd_export(args, memory: 'MemoryFile') -> int:
     """Print the memory as JSON."""
     now = _now(args)
     result = memory.load(now)
@@ -342,31 +353,34 @@ def cmd_export(args, memory: MemoryFile) -> int:
     return 0
 
 
-def _db_path(args, memory: MemoryFile) -> pathlib.Path:
+def _db_path(args, memory: 'MemoryFile') -> pathlib.Path:
     return cli_substrate.db_path(args, memory)
 
 
-def _rules(args) -> Rules:
+def _rules(args) -> 'Rules':
+    from robot_memory.rules import Rules
     return Rules.load(args.rules) if args.rules else Rules.default()
 
 
-def _store(args, memory: MemoryFile, rules: Rules = None) -> EvidenceStore:
+def _store(args, memory: 'MemoryFile', rules: 'Rules' = None) -> 'EvidenceStore':
     """The evidence database for a writing command.
 
     A damaged database (truncated, garbage) is set aside as ``<database>.corrupt-<time>``
     and a fresh one is started, like memory_node does; the next dream takes the entries of
     the memory file in again. Reading commands (history) leave a damaged file alone.
     """
+    from robot_memory.evidence import EvidenceStore
     return EvidenceStore(_db_path(args, memory), rules, on_corrupt='set_aside')
 
 
-def _warn_store(store: EvidenceStore) -> None:
+def _warn_store(store: 'EvidenceStore') -> None:
     for problem in store.take_problems():
         print(f'warning: {problem}', file=sys.stderr)
 
 
-def cmd_ingest(args, memory: MemoryFile) -> int:
+def cmd_ingest(args, memory: 'MemoryFile') -> int:
     """Add observations from a JSON-lines file; report accepted and refused lines."""
+    from robot_memory import observations
     name = '<stdin>' if args.jsonl == '-' else args.jsonl
     try:
         handle = sys.stdin if args.jsonl == '-' else open(args.jsonl, encoding='utf-8',
@@ -388,8 +402,11 @@ def cmd_ingest(args, memory: MemoryFile) -> int:
     return 1 if report.refused else 0
 
 
-def cmd_dream(args, memory: MemoryFile) -> int:
+def cmd_dream(args, memory: 'MemoryFile') -> int:
     """Run one dream and print its report."""
+    from robot_memory import autodream
+    from robot_memory import dream_summary
+    from robot_memory.config import read_parameters
     now = _now(args)
     config = (autodream.dream_config(read_parameters(args.config)) if args.config
               else autodream.DreamConfig())
@@ -409,8 +426,10 @@ def cmd_dream(args, memory: MemoryFile) -> int:
     return 1 if report.clock_backwards else 0
 
 
-def cmd_history(args, memory: MemoryFile) -> int:
+def cmd_history(args, memory: 'MemoryFile') -> int:
     """Print one entry's audit trail, oldest first."""
+    from robot_memory.evidence import EvidenceDamaged
+    from robot_memory.evidence import EvidenceStore
     path = _db_path(args, memory)
     if not path.exists():
         raise ValueError(f'no evidence database at {path}; it is created by robot-memory '
@@ -460,8 +479,13 @@ class NeutralisedStream:
 
     def write(self, text: str) -> int:
         """Write ``text`` neutralised; return its length as given."""
-        self.stream.write(context.neutralise(text, keep_newlines=True))
-        return len(text)
+        length = len(text)
+        # Plain ASCII with only newlines and tabs needs nothing (help text): no import then.
+        if not (text.isascii() and text.replace('\n', '').replace('\t', '').isprintable()):
+            from robot_memory import context
+            text = context.neutralise(text, keep_newlines=True)
+        self.stream.write(text)
+        return length
 
     def __getattr__(self, name):
         return getattr(self.stream, name)
@@ -473,7 +497,11 @@ def main(argv=None) -> int:
     sys.stdout, sys.stderr = NeutralisedStream(out), NeutralisedStream(err)
     try:
         args = build_parser().parse_args(argv)
-        memory = MemoryFile(args.file)
+        if args.command in cli_substrate.HANDLERS:
+            memory = cli_substrate.MemoryLocation(args.file)  # the file's reader is not needed
+        else:
+            from robot_memory.memory_file import MemoryFile
+            memory = MemoryFile(args.file)
         try:
             return COMMANDS[args.command](args, memory)
         except (MemoryFileError, ValueError) as error:

@@ -2,7 +2,8 @@
 
 ``add_commands(subparsers, common_parents)`` adds them to the main parser and ``HANDLERS``
 maps each name to its function ``(args, memory) -> exit code``. The records live in the
-database beside the memory file (``--db`` to choose another).
+database beside the memory file (``--db`` to choose another). The store (pydantic models,
+sqlite-utils) is imported when a command opens it, not when the parser is built.
 """
 
 import argparse
@@ -12,19 +13,23 @@ import pathlib
 import sqlite3
 import sys
 
-from robot_memory.evidence import default_db_path
-from robot_memory.substrate import HashingEmbedder
-from robot_memory.substrate import MEMORY_TYPES
-from robot_memory.substrate import rlm
-from robot_memory.substrate import SENSITIVITIES
-from robot_memory.substrate import Substrate
-from robot_memory.substrate import SubstrateError
+from robot_memory.locations import resolve_path
 from robot_memory.substrate.filters import parse_json_object
-from robot_memory.substrate.models import MAX_QUERY
-from robot_memory.substrate.models import MAX_REASON
-from robot_memory.substrate.models import MAX_TEXT
+from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.vocabulary import MAX_QUERY
+from robot_memory.substrate.vocabulary import MAX_REASON
+from robot_memory.substrate.vocabulary import MAX_TEXT
+from robot_memory.substrate.vocabulary import MEMORY_TYPES
+from robot_memory.substrate.vocabulary import SENSITIVITIES
 from robot_memory.timeutil import UTC
 from robot_memory.timeutil import parse_iso
+
+
+class MemoryLocation:
+    """The memory file's path alone, which is all these commands need of it."""
+
+    def __init__(self, path=None):
+        self.path = resolve_path(path)
 
 
 def _iso_time(text: str) -> dt.datetime:
@@ -149,12 +154,18 @@ def _now(args) -> dt.datetime:
 
 def db_path(args, memory) -> pathlib.Path:
     """The database: ``--db``, else the memory file's own (``default_db_path``)."""
+    from robot_memory.evidence import default_db_path
     db = getattr(args, 'db', None)
     return pathlib.Path(db).expanduser() if db else default_db_path(memory.path)
 
 
-def _open(args, memory, vectors: bool = False) -> Substrate:
-    return Substrate(db_path(args, memory), embedder=HashingEmbedder() if vectors else None)
+def _open(args, memory, vectors: bool = False):
+    from robot_memory.substrate.store import Substrate
+    embedder = None
+    if vectors:
+        from robot_memory.substrate.embedding import HashingEmbedder
+        embedder = HashingEmbedder()
+    return Substrate(db_path(args, memory), embedder=embedder)
 
 
 def cmd_learn(args, memory) -> int:
@@ -228,6 +239,7 @@ def cmd_mcp(args, memory) -> int:
 
 def cmd_import_rlm(args, memory) -> int:
     """Import RLM-MEM chunks; print what was imported, skipped and refused."""
+    from robot_memory.substrate import rlm
     with _open(args, memory) as substrate:
         report = rlm.import_chunks(substrate, args.source, _now(args))
     if args.json:
@@ -242,6 +254,7 @@ def cmd_import_rlm(args, memory) -> int:
 
 def cmd_export_rlm(args, memory) -> int:
     """Export every record as RLM-MEM chunks into a directory."""
+    from robot_memory.substrate import rlm
     with _open(args, memory) as substrate:
         report = rlm.export_chunks(substrate, args.target, _now(args))
     if args.json:
@@ -281,6 +294,7 @@ def substrate_stats(path, now: dt.datetime) -> dict:
         return None
     if not present:
         return None
+    from robot_memory.substrate.store import Substrate
     try:
         with Substrate(path) as substrate:
             return substrate.metrics(now)

@@ -54,19 +54,21 @@ import pathlib
 import shutil
 import sqlite3
 import threading
-from typing import Iterable, Optional
+from typing import Iterable, Optional, TYPE_CHECKING
 
-from sqlite_utils import Database
-from sqlite_utils import Migrations
-
+from robot_memory import lazy_imports
 from robot_memory.errors import MemoryFileError
-from robot_memory.memory_file import _stamp
-from robot_memory.memory_file import _unused_name
-from robot_memory.memory_file import link_target
-from robot_memory.rules import Rules
+from robot_memory.locations import link_target
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
 from robot_memory.timeutil import to_utc
+
+_sqlite_utils = lazy_imports.sqlite_utils()
+Database = _sqlite_utils.Database
+Migrations = _sqlite_utils.Migrations
+
+if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no rules
+    from robot_memory.rules import Rules
 
 DB_NAME = 'robot-memory.db'  # the database of robot-memory.md (see default_db_path)
 DB_SUFFIX = '.db'
@@ -307,7 +309,7 @@ class CompactReport:
 class EvidenceStore:
     """The SQLite evidence store; use as a context manager or call ``close()``."""
 
-    def __init__(self, path, rules: Optional[Rules] = None, batch_size: int = 500,
+    def __init__(self, path, rules: Optional['Rules'] = None, batch_size: int = 500,
                  retention_days: float = 14.0, ok_heartbeat_s: float = 900.0,
                  busy_timeout_s: float = 10.0, on_corrupt: str = 'raise'):
         if on_corrupt not in ON_CORRUPT:
@@ -320,7 +322,10 @@ class EvidenceStore:
         # A symlinked database is used through to its target: -wal, -shm and a set-aside
         # copy lie beside the file SQLite writes, and the link stays.
         self.path = open_target(path)
-        self.rules = rules or Rules.default()
+        if not rules:
+            from robot_memory.rules import Rules
+            rules = Rules.default()
+        self.rules = rules
         self.batch_size = batch_size
         self.retention_days = retention_days
         self.ok_heartbeat_s = ok_heartbeat_s
@@ -421,6 +426,8 @@ class EvidenceStore:
 
     def _set_aside(self) -> pathlib.Path:
         """Rename the damaged database and its WAL to ``<db>.corrupt-<time>[-wal]``."""
+        from robot_memory.memory_file import _stamp
+        from robot_memory.memory_file import _unused_name
         target = _unused_name(self.path, f'.corrupt-{_stamp(dt.datetime.now(dt.timezone.utc))}')
         try:
             os.rename(self.path, target)

@@ -55,6 +55,10 @@ from pydantic import ValidationError
 
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import MemoryLockTimeout
+from robot_memory.locations import DEFAULT_PATH  # noqa: F401 - part of this API
+from robot_memory.locations import ENV_VAR  # noqa: F401 - part of this API
+from robot_memory.locations import link_target
+from robot_memory.locations import resolve_path
 from robot_memory.schema import DocumentHeader
 from robot_memory.schema import MemoryDocument
 from robot_memory.schema import MemoryEntry
@@ -72,8 +76,6 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _YamlLoader = yaml.SafeLoader
     _YamlDumper = yaml.SafeDumper
 
-DEFAULT_PATH = pathlib.Path('~/.opencastor/robot-memory.md')
-ENV_VAR = 'CASTOR_ROBOT_MEMORY_FILE'
 FILE_MODE = 0o600
 UNSET_RRN = 'RRN-UNSET'
 
@@ -122,41 +124,9 @@ def _yaml_unsafe_utf8(data: bytes) -> bool:
 _YAML_FLOAT = re.compile(r'[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?$')
 
 
-def resolve_path(path=None) -> pathlib.Path:
-    """The memory file: ``path``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else ~/.opencastor/."""
-    chosen = path or os.environ.get(ENV_VAR) or DEFAULT_PATH
-    return pathlib.Path(chosen).expanduser()
-
-
 def side_file(path: pathlib.Path, suffix: str) -> pathlib.Path:
     """A file kept beside the memory file, e.g. ``robot-memory.md.archive.jsonl``."""
     return path.with_name(path.name + suffix)
-
-
-def link_target(path) -> pathlib.Path:
-    """The file that ``path`` names: the end of its chain of symbolic links, else ``path``.
-
-    Writers replace this file (in its own directory) so a symlinked memory file or database
-    stays a link. A link that ends nowhere or goes round in a loop is refused with a
-    MemoryFileError that says so: writing there would replace the link with a regular file.
-    """
-    path = pathlib.Path(path).expanduser()
-    if not path.is_symlink():
-        return path
-    try:
-        target = pathlib.Path(os.path.realpath(path, strict=True))
-    except FileNotFoundError:
-        raise MemoryFileError(
-            f'is a symbolic link to {os.path.realpath(path)}, which does not exist; create that '
-            'file (or its directory), point the link at an existing file, or remove the link',
-            path) from None
-    except OSError as error:
-        raise MemoryFileError(f'is a symbolic link that cannot be followed ({error.strerror}); '
-                              'fix or remove the link', path) from None
-    if not target.is_file():
-        raise MemoryFileError(f'is a symbolic link to {target}, which is not a regular file; '
-                              'point the link at a file', path)
-    return target
 
 
 @dataclasses.dataclass

@@ -4,18 +4,38 @@ Use :class:`Substrate` (a context manager) for ``learn`` / ``recall`` / ``forget
 revision (``supersede``, ``fork``, ``contest``, ``retract``, ``merge``, ``affirm``),
 ``pin`` / ``unpin``, ``feedback``, ``record_outcome``, ``select`` and ``metrics``. Record
 shapes and their JSON Schemas are in :mod:`robot_memory.substrate.models`.
+
+The names below are imported on first use (PEP 562), so importing one light submodule
+(``filters``, ``text``) does not import the store, pydantic or numpy.
 """
 
-from robot_memory.evidence import default_db_path
-from robot_memory.substrate.embedding import Embedder
-from robot_memory.substrate.embedding import HashingEmbedder
-from robot_memory.substrate.filters import SubstrateError
-from robot_memory.substrate.models import json_schema
-from robot_memory.substrate.models import MEMORY_TYPES
-from robot_memory.substrate.models import MemoryRecord
-from robot_memory.substrate.models import SENSITIVITIES
-from robot_memory.substrate.store import effective_salience
-from robot_memory.substrate.store import Substrate
+import importlib
+
+_HOMES = {
+    'Embedder': 'robot_memory.substrate.embedding',
+    'HashingEmbedder': 'robot_memory.substrate.embedding',
+    'SubstrateError': 'robot_memory.substrate.filters',
+    'json_schema': 'robot_memory.substrate.models',
+    'MEMORY_TYPES': 'robot_memory.substrate.vocabulary',
+    'MemoryRecord': 'robot_memory.substrate.models',
+    'SENSITIVITIES': 'robot_memory.substrate.vocabulary',
+    'default_db_path': 'robot_memory.evidence',
+    'effective_salience': 'robot_memory.substrate.store',
+    'Substrate': 'robot_memory.substrate.store',
+}
 
 __all__ = ['Embedder', 'HashingEmbedder', 'MEMORY_TYPES', 'MemoryRecord', 'SENSITIVITIES',
            'Substrate', 'SubstrateError', 'default_db_path', 'effective_salience', 'json_schema']
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -20,8 +20,12 @@ from pydantic import BaseModel
 from pydantic import ConfigDict
 from pydantic import Field
 
-MEMORY_TYPES = ('episodic', 'working', 'semantic', 'competence', 'plan_graph')
-SENSITIVITIES = ('public', 'low', 'medium', 'high', 'hyper')
+from robot_memory.substrate.vocabulary import MAX_QUERY  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import MAX_REASON  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import MAX_TEXT
+from robot_memory.substrate.vocabulary import MEMORY_TYPES  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import SENSITIVITIES  # noqa: F401 - re-exported
+
 DECAY_CURVES = ('exponential', 'linear', 'custom')
 DELETION_POLICIES = ('auto_prune', 'manual_only', 'never')
 PROVENANCE_KINDS = ('event', 'artifact', 'tool_call', 'observation', 'outcome', 'audit',
@@ -35,9 +39,7 @@ REVISION_STATUSES = ('active', 'contested', 'retracted')
 
 # Field limits, one home for every edge (Python API, CLI, MCP tool schemas, ROS .srv comments):
 # characters for text fields, items for lists. A refusal names the field and its limit.
-MAX_TEXT = 4000
-MAX_QUERY = 4000
-MAX_REASON = 1000
+# MAX_TEXT, MAX_QUERY and MAX_REASON live in vocabulary (the command line's help shows them).
 MAX_RECORD_ID = 200
 MAX_TAG = 64
 MAX_TAGS = 20

@@ -48,11 +48,9 @@ import uuid
 from typing import Iterable
 from typing import Optional
 
-import numpy
 import pydantic
-from sqlite_utils import Database
-from sqlite_utils import Migrations
 
+from robot_memory import lazy_imports
 from robot_memory.evidence import create_private_file
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import open_target
@@ -90,6 +88,12 @@ from robot_memory.substrate.results import RecallResult
 from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.results import SelectionResult
 from robot_memory.timeutil import format_iso
+
+_sqlite_utils = lazy_imports.sqlite_utils()
+Database = _sqlite_utils.Database
+Migrations = _sqlite_utils.Migrations
+# Only vector search and metrics need numpy.
+numpy = lazy_imports.deferred('numpy')
 
 MAX_K = 100
 RRF_K = 60

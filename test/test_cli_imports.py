@@ -1,0 +1,97 @@
+"""Each ``robot-memory`` command imports only what it uses (whole process, real start path).
+
+The command runs as ``bin/robot-memory`` runs it, in a fresh interpreter under
+``python -X importtime``, whose report names every module the process imported. A heavy
+library a command does not need (numpy, sqlite-utils, cryptography, mcp, pandas) or a part
+of this package it does not use is a failure: start-up time is what an LLM brain calling
+the CLI every session pays (bench/bench_cli.py measures it).
+"""
+
+import datetime as dt
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from robot_memory.memory_file import new_document
+from robot_memory.memory_file import render
+from robot_memory.schema import new_entry
+
+UTC = dt.timezone.utc
+NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)
+AT = '2026-04-01T03:00:00Z'
+SCRIPT = REPO / 'bin' / 'robot-memory'
+HEAVY = {'numpy', 'pandas', 'sqlite_utils', 'cryptography', 'mcp', 'matplotlib', 'rclpy'}
+# The parts of this package that only writing commands, the evidence database and the
+# typed memory need.
+WRITERS = {'robot_memory.autodream', 'robot_memory.evidence', 'robot_memory.rules',
+           'robot_memory.distiller', 'robot_memory.federation', 'robot_memory.substrate.store'}
+
+
+def imported(argv, env=None) -> set:
+    """The top-level packages and robot_memory modules imported by ``robot-memory *argv``."""
+    run = subprocess.run([sys.executable, '-X', 'importtime', str(SCRIPT)] + list(argv),
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode in (0, 1), run.stderr[-3000:]
+    names = set()
+    for line in run.stderr.splitlines():
+        if not line.startswith('import time:') or '|' not in line:
+            continue
+        name = line.rsplit('|', 1)[1].strip()
+        if name == 'imported package':
+            continue
+        names.add(name if name.startswith('robot_memory') else name.split('.')[0])
+    assert 'robot_memory.cli' in names, run.stderr[-3000:]
+    return names
+
+
+@pytest.fixture
+def memory(tmp_path):
+    """A small memory file written by the project's writer, and an environment for it."""
+    document = new_document('RRN-000000000001', NOW)
+    document.entries = [new_entry('hardware_observation', 'Left wheel encoder intermittent',
+                                  0.9, NOW),
+                        new_entry('environment_note', 'Kitchen doorway has a 3cm lip', 0.6,
+                                  NOW)]
+    path = tmp_path / 'robot-memory.md'
+    path.write_bytes(render(document))
+    env = dict(os.environ, HOME=str(tmp_path / 'home'), CASTOR_ROBOT_MEMORY_FILE=str(path))
+    return path, env
+
+
+def test_help_imports_no_library_beyond_the_standard_one(memory):
+    _, env = memory
+    names = imported(['--help'], env)
+    assert not names & (HEAVY | {'pydantic', 'yaml'}), sorted(names & (HEAVY | {'pydantic'}))
+    assert not names & WRITERS
+    assert 'robot_memory.memory_file' not in names
+
+
+@pytest.mark.parametrize('command', [['show', '--at', AT], ['validate'], ['export', '--at', AT]])
+def test_reading_commands_import_neither_the_database_nor_the_writers(memory, command):
+    _, env = memory
+    names = imported(command, env)
+    assert 'robot_memory.memory_file' in names  # the command really ran
+    assert not names & HEAVY, sorted(names & HEAVY)
+    assert not names & WRITERS, sorted(names & WRITERS)
+
+
+@pytest.mark.parametrize('command', [['learn', 'The charging dock is in the hallway'],
+                                     ['recall', 'charging dock'],
+                                     ['forget', 'nothing like this', '--reason', 'test']])
+def test_typed_memory_commands_do_not_load_the_memory_file_or_numpy(memory, command, tmp_path):
+    _, env = memory
+    names = imported(command + ['--db', str(tmp_path / 'records.db'), '--at', AT], env)
+    assert 'robot_memory.substrate.store' in names  # the command really ran
+    assert not names & (HEAVY - {'sqlite_utils'}), sorted(names & HEAVY)
+    assert not names & {'robot_memory.memory_file', 'robot_memory.autodream',
+                        'robot_memory.rules', 'yaml'}, sorted(names)
+
+
+def test_vectors_still_load_numpy_when_asked(memory, tmp_path):
+    _, env = memory
+    names = imported(['recall', 'charging dock', '--vectors', '--db',
+                      str(tmp_path / 'records.db'), '--at', AT], env)
+    assert 'numpy' in names
