@@ -29,6 +29,19 @@ fi
 # shellcheck disable=SC1091
 VIRTUAL_ENV_DISABLE_PROMPT="${VIRTUAL_ENV_DISABLE_PROMPT:-1}" source "$_rm_root/.venv/bin/activate"
 
+if [ "$_rm_mode" = wheels ] && [ -z "${_ROS_WHEELS_BOOTSTRAP_COMPLETE:-}" ]; then
+  # Do once here what the ros-wheels-bootstrapper .pth hook otherwise does at every Python
+  # start (put the wheels' libraries on LD_LIBRARY_PATH, then re-execute Python): without
+  # this every robot-memory call starts Python twice (bench/bench_cli.py, python_start).
+  _rm_libs="$_rm_root/.venv/lib"
+  for _rm_dir in "$_rm_root"/.venv/lib/python3*/site-packages/ros_*.libs; do
+    if [ -d "$_rm_dir" ]; then _rm_libs="$_rm_libs:$_rm_dir"; fi
+  done
+  export LD_LIBRARY_PATH="$_rm_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export _ROS_WHEELS_BOOTSTRAP_COMPLETE=1
+  unset _rm_libs _rm_dir
+fi
+
 if [ "$_rm_mode" = wheels ]; then
   # The venv is the ament prefix of the ROS 2 Kilted wheels.
   case ":${AMENT_PREFIX_PATH:-}:" in *":$_rm_root/.venv:"*) ;;
