@@ -67,7 +67,7 @@ class ObservationError(ValueError):
         super().__init__(where + what + message)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class DiagnosticObservation:
     """One ``diagnostic_msgs/msg/DiagnosticStatus`` (level 0 OK, 1 WARN, 2 ERROR, 3 STALE)."""
 
@@ -81,7 +81,7 @@ class DiagnosticObservation:
     source = 'diagnostic'
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class LogObservation:
     """One ``rcl_interfaces/msg/Log`` record at ERROR (40) or FATAL (50)."""
 
@@ -96,7 +96,7 @@ class LogObservation:
     source = 'log'
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class TelemetryObservation:
     """One message from a configured telemetry topic, as a dict of its fields."""
 

