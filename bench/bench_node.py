@@ -30,7 +30,7 @@ p99 is the median of the p99s of 5 rounds (one burst of a shared machine moves o
 ``rss``                     VmRSS of the node while one sustained flood (30 s quick, 5 min
                             full) is offered to it and, on its own topic at the same time, to
                             the bare subscriber: start, end and maximum, and the slope over
-                            the second half in MB/min; goal < 150 MB and flat (|slope| < 2
+                            the second half in MB/min; goal < 100 MB and flat (|slope| < 2
                             MB/min). Baseline: the bare subscriber's maximum and slope under
                             the same flood (what rclpy and the middleware alone do).
 
@@ -66,7 +66,7 @@ BARE_SERVICE = '/bench_bare/get_context'
 ENTRIES = 10_000
 INGEST_GOAL = 0.8
 P99_GOAL_MS = 5.0
-RSS_GOAL_MB = 150.0
+RSS_GOAL_MB = 100.0
 FLAT_GOAL_MB_PER_MIN = 2.0
 ROUNDS = 5
 

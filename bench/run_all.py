@@ -3,8 +3,12 @@
 Every ``bench/bench_*.py`` is found by glob and run with this interpreter (``--quick`` is
 passed through). Each prints one JSON object a line with at least ``bench`` and its
 figures (``n``, ``ms``, ``rate``...), usually ``baseline_*``, ``ratio`` and goal fields.
-The report has the machine (CPU model, cores, RAM, Python, OS, date), then one table per
+The report opens with the goals of the project's issues, each with its figure, the baseline
+measured in the same run and whether it was met (``GOALS`` below, the one place they are
+declared), then the machine (CPU model, cores, RAM, Python, OS, date), then one table per
 script: every figure, the ratio to its baseline and the goals, as printed. A script that
+prints more than ``DETAIL_ROWS`` lines gets its summary lines (``*_summary``) in the report
+and every line in ``<report>.<script>.json`` beside it. A script that
 fails (non-zero exit, or a line that is not a JSON object) gets a row saying so with the
 tail of its stderr; nothing is hidden. ``bench_node.py`` runs the installed
 ``memory_node`` over ROS 2, so run this after ``source scripts/env.sh`` (and
@@ -32,6 +36,85 @@ STDERR_TAIL_LINES = 15
 # Column order: identity first, then figures, then the comparison with baseline and goals.
 FIRST = ('bench', 'n')
 LAST_PREFIXES = ('baseline', 'ratio', 'goal', 'met')
+DETAIL_ROWS = 20
+
+
+def _ms(value) -> str:
+    return '—' if value is None else f'{value:,.1f} ms' if value < 1000 else f'{value:,.0f} ms'
+
+
+def _mb(value) -> str:
+    return '—' if value is None else f'{value:,.1f} MB'
+
+
+def _goal(text, script, bench, where=None, figure=None, baseline=None, met=None) -> dict:
+    return {'goal': text, 'script': script, 'bench': bench, 'where': where or {},
+            'figure': figure, 'baseline': baseline,
+            'met': met or (lambda record: record.get('met'))}
+
+
+def _cli(text, bench, where=None) -> dict:
+    return _goal(text, 'bench_cli.py', bench, where, lambda r: _ms(r['ms']),
+                 lambda r: f'{_ms(r["baseline_ms"])} {r["baseline"]} (x{r["ratio"]:g})')
+
+
+def _federation(topology) -> dict:
+    return _goal(f'Peer context stays bounded as the fleet exchanges ({topology}, 50 robots)',
+                 'bench_federation.py', 'federation_summary', {'topology': topology},
+                 lambda r: f'{r["peer_entries_max"]:,} peer entries a robot max',
+                 lambda r: f'bound {r["peer_entries_bound"]:,}; bytes sent x'
+                           f'{r["ratio_last_round"]:g} of sending the whole file',
+                 lambda r: r['peer_entries_max'] <= r['peer_entries_bound'])
+
+
+# Every goal the project's issues set, declared once: the summary at the top of BENCHMARKS.md
+# is computed from these and the scripts' lines on every run. ``bench`` (and ``n`` when the
+# goal is for one size) picks the line; ``figure`` and ``baseline`` say how to show it;
+# ``met`` reads the verdict (by default the line's own ``met``, the script owning the bar).
+GOALS = [
+    _cli('`robot-memory --help` < 100 ms, whole process', 'cli_help'),
+    _cli('`robot-memory show` on 10,000 entries < 250 ms, whole process', 'cli_show',
+         {'n': 10_000}),
+    _cli('`robot-memory recall` over 10,000 typed records < 200 ms, whole process',
+         'cli_recall', {'n': 10_000}),
+    _cli('`robot-memory mcp` answers `initialize` < 300 ms from start', 'cli_mcp_initialize'),
+    _goal('Load + save of 10,000 entries, whole process, >= 10x faster than OpenCastor',
+          'bench_cli.py', 'load_save_process', {'n': 10_000},
+          lambda r: f'{_ms(r["ms"])}' + (f' ({r["speedup"]:g}x faster)' if r.get('speedup')
+                                          else ''),
+          lambda r: (f'{_ms(r["baseline_ms"])} OpenCastor load_memory + save_memory'
+                     if r.get('baseline_ms') else r.get('note', 'not measured'))),
+    _goal('Load + save of 10,000 entries in-process < 150 ms', 'bench_memory_file.py', 'goal',
+          {'n': 10_000}, lambda r: _ms(r['ms']),
+          lambda r: f'x{r["ratio"]:g} of libyaml load + dump'),
+    _goal('... and at most 2x bare libyaml load + dump', 'bench_memory_file.py', 'goal',
+          {'n': 10_000},
+          lambda r: f'x{r["ratio"]:g}', lambda r: 'libyaml CSafeLoader + CSafeDumper',
+          lambda r: r.get('ratio_met')),
+    _goal('Evidence ingestion >= 50,000 observations/s', 'bench_autodream.py', 'ingest',
+          {'n': 200_000}, lambda r: f'{r["rate"]:,.0f}/s',
+          lambda r: f'{_ms(r["baseline_ms"])} bare sqlite3 executemany (x{r["ratio"]:g})',
+          lambda r: r['rate'] >= 50_000),
+    _goal('A dream over 1,000,000 observations < 10 s', 'bench_autodream.py', 'dream',
+          {'n': 1_000_000}, lambda r: _ms(r['ms']),
+          lambda r: f'{_ms(r["baseline_ms"])} one GROUP BY (x{r["ratio"]:g})',
+          lambda r: r['ms'] < 10_000),
+    _goal('memory_node takes in >= 0.8x what a bare rclpy subscriber takes', 'bench_node.py',
+          'ingest', {}, lambda r: f'{r["rate"]:,.0f} msgs/s (x{r["ratio"]:g})',
+          lambda r: f'{r["baseline_rate"]:,.0f} msgs/s bare subscriber'),
+    _goal('~/get_context callback p99 < 5 ms (10,000 entries)', 'bench_node.py',
+          'get_context_in_node', {}, lambda r: f'p99 {_ms(r["p99_ms"])}',
+          lambda r: f'p99 {_ms(r["baseline_p99_ms"])} scan without the index'),
+    _goal('memory_node resident memory under a sustained flood < 100 MB and flat',
+          'bench_node.py', 'rss', {},
+          lambda r: f'max {_mb(r["max_mb"])}, {r["slope_mb_per_min"]:+g} MB/min',
+          lambda r: f'max {_mb(r["baseline_max_mb"])} bare rclpy subscriber'),
+    _goal('Keyword recall p50 < 10 ms over 100,000 records', 'bench_recall.py',
+          'recall_keyword', {'n': 100_000}, lambda r: f'p50 {_ms(r["p50_ms"])}',
+          lambda r: f'p50 {_ms(r["baseline_p50_ms"])} bare FTS5 query (x{r["ratio"]:g})'),
+    _federation('random'),
+    _federation('mesh'),
+]
 
 
 def machine() -> dict:
@@ -125,13 +208,23 @@ def _columns(records: list) -> list:
     return first + middle + last
 
 
-def table(result: dict) -> list:
-    """Markdown lines of one script's table (a failure row when it failed)."""
+def table(result: dict, detail: str = None) -> list:
+    """Markdown lines of one script's table (a failure row when it failed).
+
+    With ``detail`` (the name of the JSON file holding every line) only the summary lines
+    are shown, with the columns they use.
+    """
     records = result['records']
+    if detail is not None:
+        records = [record for record in records if str(record['bench']).endswith('_summary')] \
+            or records[:DETAIL_ROWS]
     columns = _columns(records) if records else ['bench', 'result']
     lines = ['| ' + ' | '.join(columns) + ' |', '|' + '---|' * len(columns)]
     for record in records:
         lines.append('| ' + ' | '.join(_cell(record.get(key)) for key in columns) + ' |')
+    if detail is not None:
+        lines += ['', f'{len(records)} summary lines of {len(result["records"])}; every line '
+                  f'is in [{detail}]({detail}).']
     if result['failure']:
         tail = '\n'.join(result['stderr'].strip().splitlines()[-STDERR_TAIL_LINES:])
         row = ['**FAILED**'] + [''] * (len(columns) - 1)
@@ -140,6 +233,46 @@ def table(result: dict) -> list:
         lines += ['', f'**{result["name"]} failed: {result["failure"]}.** Last lines of '
                   'its stderr:', '', '```', tail or '(stderr was empty)', '```']
     return lines
+
+
+def goal_lines(results: list, quick: bool) -> list:
+    """Markdown lines of the goals table: each goal, its figure, the baseline and the verdict."""
+    by_script = {result['name']: result for result in results}
+    lines = ['| goal | figure | baseline (same run) | met | script |', '|---|---|---|---|---|']
+    for goal in GOALS:
+        result = by_script.get(goal['script'])
+        candidates = [record for record in (result or {}).get('records', [])
+                      if record.get('bench') == goal['bench']]
+        exact = [record for record in candidates
+                 if all(record.get(key) == value for key, value in goal['where'].items())]
+        record = (exact or candidates or [None])[-1]
+        if record is None:
+            why = ('not measured: the script was not run' if result is None else
+                   f'not measured: {result["failure"] or "no such line"}')
+            cells = ['—', '—', why]
+        else:
+            try:
+                figure, baseline = goal['figure'](record), goal['baseline'](record)
+                verdict = goal['met'](record)
+            except (KeyError, TypeError, ValueError) as error:
+                figure, baseline, verdict = f'unreadable line ({error!r})', '—', None
+            if not exact:
+                shown = ', '.join(f'{key}={record.get(key)!r}' for key in goal['where'])
+                figure += f' (at {shown})'
+                met = 'not judged: measured at another size'
+            elif quick:
+                met = 'not judged: quick run'
+            else:
+                met = {True: 'yes', False: '**no**'}.get(verdict, 'not judged')
+            cells = [figure, baseline, met]
+        lines.append('| ' + ' | '.join([_cell(goal['goal'])] + [_cell(cell) for cell in cells]
+                                        + [goal['script']]) + ' |')
+    return lines
+
+
+def detail_path(output: pathlib.Path, name: str) -> pathlib.Path:
+    """Where every line of a long script's output is kept, beside the report."""
+    return output.with_name(f'{output.stem}.{pathlib.Path(name).stem}.json')
 
 
 def _doc_line(script: pathlib.Path) -> str:
@@ -162,12 +295,22 @@ def render(results: list, info: dict, quick: bool, plot: pathlib.Path,
              'by the baseline the script measured in the same run on the same data (for a '
              'time below 1 is faster than the baseline, for a rate such as `ingest` above 1 '
              'is); goal columns state the target.', '',
-             '## Machine', '', '| | |', '|---|---|']
+             '## Summary', '']
+    if quick:
+        lines += ['**Quick run** (`--quick`: small sizes, few repeats, as the smoke tests run '
+                  'it): the figures show the shape of the report, not the goals\' conditions, '
+                  'and no goal is judged.', '']
+    lines += ['Each goal set in the project\'s issues: the figure, the baseline the script '
+              'measured in the same run, and whether it was met (declared in '
+              '`bench/run_all.py`, `GOALS`; judged only in a full run at the goal\'s size). '
+              'The detail follows.', '']
+    lines += goal_lines(results, quick)
+    lines += ['', '## Machine', '', '| | |', '|---|---|']
     for key in ('cpu', 'cores', 'ram', 'python', 'os', 'date'):
         lines.append(f'| {key} | {_cell(info[key])} |')
     lines.append(f'| mode | {"quick (--quick)" if quick else "full"} |')
     failed = [result['name'] for result in results if result['failure']]
-    lines += ['', '## Summary', '', '| script | records | seconds | status |',
+    lines += ['', '## Scripts', '', '| script | records | seconds | status |',
               '|---|---|---|---|']
     for result in results:
         status = f'FAILED: {result["failure"]}' if result['failure'] else 'ok'
@@ -178,7 +321,8 @@ def render(results: list, info: dict, quick: bool, plot: pathlib.Path,
         about = _doc_line(result['script'])
         if about:
             lines += [about, '']
-        lines += table(result)
+        long = len(result['records']) > DETAIL_ROWS
+        lines += table(result, detail_path(output, result['name']).name if long else None)
     if plot is not None:
         relative = os.path.relpath(plot, output.parent)
         lines += ['', '## Confidence over time', '',
@@ -225,6 +369,11 @@ def main(argv=None) -> int:
             results.append(drawn)
             plot = None
     output.parent.mkdir(parents=True, exist_ok=True)
+    for result in results:
+        if len(result['records']) > DETAIL_ROWS:
+            detail_path(output, result['name']).write_text(
+                json.dumps(result['records'], indent=1, ensure_ascii=False) + '\n',
+                encoding='utf-8')
     output.write_text(render(results, machine(), args.quick, plot, output), encoding='utf-8')
     print(f'wrote {output}', file=sys.stderr)
     return 1 if any(result['failure'] for result in results) else 0

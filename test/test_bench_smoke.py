@@ -1,6 +1,7 @@
-"""Smoke test of bench/bench_memory_file.py: it runs and prints well-formed JSON lines.
+"""Smoke tests of bench/bench_memory_file.py and bench/bench_cli.py: they run and print
+well-formed JSON lines.
 
-Runs ``--quick`` (100 and 1,000 entries, 3 repeats) with this interpreter. No timing
+Runs each ``--quick`` with this interpreter. No timing
 is asserted: the numbers belong to the machine, the shape belongs to the script.
 """
 
@@ -46,3 +47,32 @@ def test_quick_benchmark_prints_one_json_object_per_line():
     assert reference == [{'bench': 'reference_rcan', 'n': 10000, 'ms': 7600,
                           'source': 'measured by the project on this machine class, '
                                     'see DESIGN.md', 'measured_in_this_run': False}]
+
+
+CLI_SCRIPT = REPO / 'bench' / 'bench_cli.py'
+CLI_BENCHES = ('cli_help', 'cli_show', 'cli_recall', 'cli_mcp_initialize', 'load_save_process',
+               'python_start')
+
+
+def test_quick_cli_benchmark_prints_every_figure_with_its_baseline():
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    run = subprocess.run([sys.executable, str(CLI_SCRIPT), '--quick'], cwd=REPO, env=env,
+                         capture_output=True, timeout=600)
+    assert run.returncode == 0, run.stderr.decode()
+    records = [json.loads(line) for line in run.stdout.decode('utf-8').splitlines()]
+    assert [record['bench'] for record in records] == list(CLI_BENCHES)
+    for record in records:
+        assert record['ms'] > 0 and record['repeats'] == 1, record
+        if record['bench'].startswith('cli_'):
+            assert record['baseline'] == 'python -c pass' and record['baseline_ms'] > 0
+            assert math.isclose(record['ratio'], record['ms'] / record['baseline_ms'],
+                                rel_tol=0.02), record
+            assert record['goal_ms'] in (100, 250, 200, 300) and record['met'] is None
+    load_save = records[4]
+    assert load_save['n'] == 1000 and load_save['goal_speedup'] == 10 and load_save['met'] is None
+    if load_save['baseline_ms'] is None:  # opencastor is a benchmark-only dependency
+        assert 'opencastor is not installed' in load_save['note']
+    else:
+        assert math.isclose(load_save['speedup'], load_save['baseline_ms'] / load_save['ms'],
+                            rel_tol=0.02), load_save

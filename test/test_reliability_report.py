@@ -7,6 +7,7 @@ By default a directory of two tiny scripts is reported, one of which fails, plus
 glob, as run_all does; over a minute, which is why it is not in the default run).
 """
 
+import json
 import os
 import pathlib
 import re
@@ -19,6 +20,9 @@ from test_crash_safety import child_env
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 RUN_ALL = REPO / 'bench' / 'run_all.py'
+sys.path.insert(0, str(REPO / 'bench'))
+
+from run_all import GOALS  # noqa: E402 - bench/ is not a package
 
 
 def run_all(*args) -> subprocess.CompletedProcess:
@@ -76,7 +80,7 @@ def test_a_failing_script_gets_a_row_with_its_stderr(tmp_path):
     assert done.returncode == 1
     markdown = output.read_text(encoding='utf-8')
     found = sections(markdown)
-    assert set(found) == {'Machine', 'Summary', 'bench_bad.py', 'bench_good.py',
+    assert set(found) == {'Summary', 'Machine', 'Scripts', 'bench_bad.py', 'bench_good.py',
                           'Confidence over time'}
     assert plot.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
     assert '![Confidence over simulated weeks](../confidence.png)' in markdown
@@ -89,5 +93,58 @@ def test_a_failing_script_gets_a_row_with_its_stderr(tmp_path):
     assert '| half | 1 | 2 |' in bad
     assert '**FAILED**' in bad and 'exit status 3' in bad
     assert 'Traceback: something broke' in bad
-    assert '| bench_bad.py | 1 |' in found['Summary'] and 'FAILED: exit status 3' in \
-        found['Summary']
+    assert '| bench_bad.py | 1 |' in found['Scripts'] and 'FAILED: exit status 3' in \
+        found['Scripts']
+    # The goals come first, every one of them, and none is judged from a run that did not
+    # measure it.
+    assert markdown.index('## Summary') < markdown.index('## Machine')
+    goals = [line for line in found['Summary'].splitlines() if line.startswith('| ')][1:]
+    assert len(goals) == len(GOALS)
+    for goal, line in zip(GOALS, goals):
+        assert line.startswith(f'| {goal["goal"]} |'), line
+        assert 'not measured: the script was not run' in line and '| yes |' not in line
+
+
+def test_goals_are_judged_from_the_lines_and_long_outputs_go_to_json(tmp_path):
+    bench = tmp_path / 'bench'
+    bench.mkdir()
+    (bench / 'bench_cli.py').write_text(
+        'import json\n'
+        'print(json.dumps({"bench": "cli_help", "ms": 80.0, "baseline": "python -c pass", '
+        '"baseline_ms": 20.0, "ratio": 4.0, "goal_ms": 100, "met": True}))\n'
+        'print(json.dumps({"bench": "cli_show", "n": 10000, "ms": 300.0, "baseline": '
+        '"python -c pass", "baseline_ms": 20.0, "ratio": 15.0, "goal_ms": 250, "met": False}))\n'
+        'print(json.dumps({"bench": "cli_recall", "n": 1000, "ms": 90.0, "baseline": '
+        '"python -c pass", "baseline_ms": 20.0, "ratio": 4.5, "goal_ms": 200, "met": None}))\n')
+    (bench / 'bench_federation.py').write_text(
+        'import json\n'
+        'for i in range(30):\n'
+        '    print(json.dumps({"bench": "federation_round", "topology": "random", "round": i, '
+        '"sync_bytes": 100 + i}))\n'
+        'print(json.dumps({"bench": "federation_summary", "topology": "random", '
+        '"peer_entries_max": 90, "peer_entries_bound": 100, "ratio_last_round": 0.01}))\n')
+    output = tmp_path / 'BENCHMARKS.md'
+    done = subprocess.run([sys.executable, str(RUN_ALL), '--bench-dir', bench, '--output',
+                           output, '--no-plot'], env=child_env(), capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    markdown = output.read_text(encoding='utf-8')
+    found = sections(markdown)
+    summary = {line.split(' | ')[0][2:]: line for line in found['Summary'].splitlines()
+               if line.startswith('| ')}
+    assert summary[GOALS[0]['goal']].startswith(
+        f'| {GOALS[0]["goal"]} | 80.0 ms | 20.0 ms python -c pass (x4) | yes | bench_cli.py |')
+    assert '| 300.0 ms | 20.0 ms python -c pass (x15) | **no** |' in summary[GOALS[1]['goal']]
+    assert 'not judged: measured at another size' in summary[GOALS[2]['goal']]
+    federation = [line for key, line in summary.items() if '(random, 50 robots)' in key]
+    assert len(federation) == 1 and '| 90 peer entries a robot max |' in federation[0]
+    assert '| yes |' in federation[0]
+    # 31 lines: the report keeps the summary line, the JSON beside it keeps all of them.
+    table = [line for line in found['bench_federation.py'].splitlines() if line.startswith('| ')]
+    assert len(table) == 2 and 'federation_summary' in table[1]
+    assert '| round |' not in table[0] and 'sync_bytes' not in table[0]
+    detail = tmp_path / 'BENCHMARKS.bench_federation.json'
+    assert f'[{detail.name}]({detail.name})' in found['bench_federation.py']
+    records = json.loads(detail.read_text(encoding='utf-8'))
+    assert len(records) == 31 and records[0]['bench'] == 'federation_round'
+    assert not (tmp_path / 'BENCHMARKS.bench_cli.json').exists()
