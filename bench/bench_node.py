@@ -33,12 +33,18 @@ p99 is the median of the p99s of 5 rounds (one burst of a shared machine moves o
                             the second half in MB/min; goal < 100 MB and flat (|slope| < 2
                             MB/min). Baseline: the bare subscriber's maximum and slope under
                             the same flood (what rclpy and the middleware alone do).
+``rss_breakdown``           where the node's memory goes, in a fresh process without ROS
+                            traffic: VmRSS after importing rclpy and the message types
+                            (``baseline_mb``, what a bare subscriber imports), after
+                            importing ``robot_memory.ros.node`` (``modules_mb``), and after
+                            loading the memory file as the node caches it and building its
+                            context index (``document_mb``, n entries).
 
 Needs the ROS environment (``source scripts/env.sh``; ``memory_node`` on PATH). The node
 runs from the colcon install tree: run ``scripts/setup.sh`` after editing sources.
 
 Usage: ``python bench/bench_node.py [--quick] [--domain N] [--rate MSGS_PER_S]
-[--entries N] [--only ingest,in_node,round_trip,rss] [--node-executable PATH]``.
+[--entries N] [--only ingest,in_node,round_trip,rss,breakdown] [--node-executable PATH]``.
 """
 
 import argparse
@@ -633,6 +639,35 @@ class Bench:
                 'goal_max_mb': RSS_GOAL_MB, 'goal_slope_mb_per_min': FLAT_GOAL_MB_PER_MIN,
                 'met': node['max'] < RSS_GOAL_MB and abs(node['slope']) < FLAT_GOAL_MB_PER_MIN}
 
+    def rss_breakdown(self) -> dict:
+        """VmRSS of a fresh process after rclpy, after the node's modules, after the document."""
+        script = (
+            'import datetime as dt, json\n'
+            'def rss():\n'
+            '    for line in open("/proc/self/status"):\n'
+            '        if line.startswith("VmRSS:"):\n'
+            '            return int(line.split()[1]) / 1024.0\n'
+            'import rclpy, rclpy.executors, rclpy.node\n'
+            'from diagnostic_msgs.msg import DiagnosticArray\n'
+            'figures = [rss()]\n'
+            'import robot_memory.ros.node\n'
+            'figures.append(rss())\n'
+            'from robot_memory.document_cache import DocumentCache\n'
+            'from robot_memory.lifecycle import DEFAULT_CONFIG\n'
+            'from robot_memory.memory_file import MemoryFile\n'
+            'now = dt.datetime.now(dt.timezone.utc)\n'
+            'cache = DocumentCache(MemoryFile(%r), "RRN-000000000001")\n'
+            'cache.build_context(now, DEFAULT_CONFIG)\n'
+            'figures.append(rss())\n'
+            'print(json.dumps(figures))\n' % str(self.memory_path))
+        done = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                              check=True, cwd=tempfile.gettempdir())
+        bare, modules, document = json.loads(done.stdout)
+        return {'bench': 'rss_breakdown', 'n': self.args.entries,
+                'baseline': 'rclpy and the message types imported',
+                'baseline_mb': round(bare, 1), 'modules_mb': round(modules - bare, 1),
+                'document_mb': round(document - modules, 1), 'total_mb': round(document, 1)}
+
     def canned_reply(self) -> pathlib.Path:
         """The node's answer to the benchmark's request now, serialized for the bare server."""
         from rclpy.serialization import serialize_message
@@ -658,7 +693,8 @@ class Bench:
         figures = (('ingest', lambda: [self.ingest(publisher, bare)]),
                    ('in_node', self.in_node),
                    ('round_trip', lambda: [self.round_trip()]),
-                   ('rss', lambda: [self.rss(publisher, bare)]))
+                   ('rss', lambda: [self.rss(publisher, bare)]),
+                   ('breakdown', lambda: [self.rss_breakdown()]))
         for name, measure in figures:
             if name in self.args.only:
                 for line in measure():
@@ -691,9 +727,9 @@ def main(argv=None) -> int:
                         help=f'entries in the memory file (default {ENTRIES:,})')
     parser.add_argument('--node-executable', default=shutil.which('memory_node'),
                         help='the node program to start (default: memory_node on PATH)')
-    parser.add_argument('--only', default='ingest,in_node,round_trip,rss',
+    parser.add_argument('--only', default='ingest,in_node,round_trip,rss,breakdown',
                         help='comma-separated figures to measure (default: all of '
-                             'ingest,in_node,round_trip,rss)')
+                             'ingest,in_node,round_trip,rss,breakdown)')
     parser.add_argument('--role', choices=('publisher', 'bare'), help=argparse.SUPPRESS)
     parser.add_argument('canned', nargs='?', help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -14,11 +14,9 @@ a dead server costs at most one timeout per dream.
 """
 
 import dataclasses
-import http.client
 import json
 import os
 import time
-import urllib.request
 from typing import Optional, Protocol
 
 from robot_memory.schema import check_printable
@@ -110,6 +108,7 @@ class OpenAICompatibleDistiller:
 
     def rewrite(self, candidates: list) -> dict:
         """Texts from the server where it answered well; rule texts everywhere else."""
+        import http.client  # here, not at import: a node without an LLM distiller saves ~2 MB
         self.errors = []
         texts = {candidate.signature: candidate.text for candidate in candidates}
         deadline = time.monotonic() + self.budget_s
@@ -146,6 +145,7 @@ class OpenAICompatibleDistiller:
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
         if key:
             headers['Authorization'] = f'Bearer {key}'
+        import urllib.request
         request = urllib.request.Request(self.url, data=body, headers=headers, method='POST')
         with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
             reply = json.loads(response.read(1 << 20).decode('utf-8'))

@@ -20,18 +20,15 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from robot_memory import __version__
-from robot_memory import context as context_block
 from robot_memory.errors import MemoryFileError
-from robot_memory.memory_file import MemoryFile
-from robot_memory.substrate import HashingEmbedder
-from robot_memory.substrate import MEMORY_TYPES
-from robot_memory.substrate import SENSITIVITIES
-from robot_memory.substrate import Substrate
 from robot_memory.substrate.models import MAX_QUERY
 from robot_memory.substrate.models import MAX_REASON
 from robot_memory.substrate.models import MAX_TAG
 from robot_memory.substrate.models import MAX_TAGS
 from robot_memory.substrate.models import MAX_TEXT
+from robot_memory.substrate.store import Substrate
+from robot_memory.substrate.vocabulary import MEMORY_TYPES
+from robot_memory.substrate.vocabulary import SENSITIVITIES
 from robot_memory.timeutil import UTC
 
 INSTRUCTIONS = ('Robot memory. learn stores a typed, deduplicated record; recall finds records '
@@ -57,10 +54,13 @@ def _now() -> dt.datetime:
 def build_server(memory_path, db_path, trust: str = 'medium', vectors: bool = False,
                  clock=_now) -> MCPServer:
     """The MCP server with its four tools, over one open Substrate."""
-    substrate = Substrate(db_path, embedder=HashingEmbedder() if vectors else None)
+    embedder = None
+    if vectors:  # numpy is imported only for vectors
+        from robot_memory.substrate.embedding import HashingEmbedder
+        embedder = HashingEmbedder()
+    substrate = Substrate(db_path, embedder=embedder)
     if vectors:
         substrate.reindex_vectors()
-    memory = MemoryFile(memory_path)
     server = MCPServer('robot-memory', instructions=INSTRUCTIONS, version=__version__)
 
     def once(request_id, kind: str, arguments: dict, act) -> dict:
@@ -165,9 +165,12 @@ def build_server(memory_path, db_path, trust: str = 'medium', vectors: bool = Fa
                         description="Also the peer robots' entries, in their own "
                                     'section')] = True) -> dict:
         """The context block of robot-memory.md: banded lines within a token budget."""
+        # The file's reader is imported on the first call, not before the server answers.
+        from robot_memory import context as context_block
+        from robot_memory.memory_file import MemoryFile
         now = clock()
         try:
-            document = memory.load(now).document
+            document = MemoryFile(memory_path).load(now).document
         except MemoryFileError as error:
             return {'rrn': None, 'text': '', 'entries': 0, 'peer_entries': 0, 'omitted': 0,
                     'token_estimate': 0, 'note': str(error)}
