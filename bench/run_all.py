@@ -7,8 +7,9 @@ The report opens with the goals of the project's issues, each with its figure, t
 measured in the same run and whether it was met (``GOALS`` below, the one place they are
 declared), then the machine (CPU model, cores, RAM, Python, OS, date), then one table per
 script: every figure, the ratio to its baseline and the goals, as printed. A script that
-prints more than ``DETAIL_ROWS`` lines gets its summary lines (``*_summary``) in the report
-and every line in ``<report>.<script>.json`` beside it. A script that
+prints summary lines (``*_summary``) or more than ``DETAIL_ROWS`` lines gets only those
+summary lines (or its first ``DETAIL_ROWS``) in the report and every line in
+``<report>.<script>.json`` beside it. A script that
 fails (non-zero exit, or a line that is not a JSON object) gets a row saying so with the
 tail of its stderr; nothing is hidden. ``bench_node.py`` runs the installed
 ``memory_node`` over ROS 2, so run this after ``source scripts/env.sh`` (and
@@ -60,7 +61,8 @@ def _cli(text, bench, where=None) -> dict:
 
 def _federation(topology) -> dict:
     return _goal(f'Peer context stays bounded as the fleet exchanges ({topology}, 50 robots)',
-                 'bench_federation.py', 'federation_summary', {'topology': topology},
+                 'bench_federation.py', 'federation_summary',
+                 {'topology': topology, 'robots': 50},
                  lambda r: f'{r["peer_entries_max"]:,} peer entries a robot max',
                  lambda r: f'bound {r["peer_entries_bound"]:,}; bytes sent x'
                            f'{r["ratio_last_round"]:g} of sending the whole file',
@@ -270,6 +272,11 @@ def goal_lines(results: list, quick: bool) -> list:
     return lines
 
 
+def _has_detail(records: list) -> bool:
+    return len(records) > DETAIL_ROWS or any(str(record['bench']).endswith('_summary')
+                                             for record in records)
+
+
 def detail_path(output: pathlib.Path, name: str) -> pathlib.Path:
     """Where every line of a long script's output is kept, beside the report."""
     return output.with_name(f'{output.stem}.{pathlib.Path(name).stem}.json')
@@ -321,7 +328,7 @@ def render(results: list, info: dict, quick: bool, plot: pathlib.Path,
         about = _doc_line(result['script'])
         if about:
             lines += [about, '']
-        long = len(result['records']) > DETAIL_ROWS
+        long = _has_detail(result['records'])
         lines += table(result, detail_path(output, result['name']).name if long else None)
     if plot is not None:
         relative = os.path.relpath(plot, output.parent)
@@ -370,7 +377,7 @@ def main(argv=None) -> int:
             plot = None
     output.parent.mkdir(parents=True, exist_ok=True)
     for result in results:
-        if len(result['records']) > DETAIL_ROWS:
+        if _has_detail(result['records']):
             detail_path(output, result['name']).write_text(
                 json.dumps(result['records'], indent=1, ensure_ascii=False) + '\n',
                 encoding='utf-8')

@@ -122,7 +122,8 @@ def test_goals_are_judged_from_the_lines_and_long_outputs_go_to_json(tmp_path):
         '    print(json.dumps({"bench": "federation_round", "topology": "random", "round": i, '
         '"sync_bytes": 100 + i}))\n'
         'print(json.dumps({"bench": "federation_summary", "topology": "random", '
-        '"peer_entries_max": 90, "peer_entries_bound": 100, "ratio_last_round": 0.01}))\n')
+        '"robots": 50, "peer_entries_max": 90, "peer_entries_bound": 100, '
+        '"ratio_last_round": 0.01}))\n')
     output = tmp_path / 'BENCHMARKS.md'
     done = subprocess.run([sys.executable, str(RUN_ALL), '--bench-dir', bench, '--output',
                            output, '--no-plot'], env=child_env(), capture_output=True,
