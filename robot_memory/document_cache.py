@@ -22,6 +22,7 @@ from robot_memory.errors import MemoryFileError
 from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import new_document
+from robot_memory.memory_file import release_source_lines
 
 
 class DocumentCache:
@@ -62,6 +63,7 @@ class DocumentCache:
                 if self._document is None:
                     self._set(new_document(self.rrn, now))
                 return self._document
+            release_source_lines(result.document)  # this copy is read, never saved
             self._set(result.document)
             self._key = key
             self.error = None

@@ -82,3 +82,24 @@ def test_observations_have_no_per_object_dict(kind):
     assert observation.source == {'DiagnosticObservation': 'diagnostic',
                                   'LogObservation': 'log',
                                   'TelemetryObservation': 'telemetry'}[kind.__name__]
+
+
+def test_the_node_cache_keeps_no_source_lines_and_reads_the_same(tmp_path):
+    from robot_memory.context import build_context
+    from robot_memory.document_cache import DocumentCache
+    from robot_memory.lifecycle import DEFAULT_CONFIG
+    from robot_memory.memory_file import MemoryFile
+    document = new_document('RRN-000000000001', NOW)
+    for index in range(50):
+        document.entries.append(new_entry('environment_note', f'doorway lip number {index}',
+                                          0.4 + index / 100, NOW))
+    path = tmp_path / 'robot-memory.md'
+    path.write_bytes(render(document))
+    memory = MemoryFile(path)
+    cached = DocumentCache(memory, 'RRN-000000000001').document(NOW)
+    loaded = memory.load(NOW).document
+    assert not hasattr(cached, '_source_lines') and hasattr(loaded, '_source_lines')
+    assert cached.entries == loaded.entries
+    assert build_context(cached, NOW, DEFAULT_CONFIG).text == \
+        build_context(loaded, NOW, DEFAULT_CONFIG).text
+    assert render(cached) == render(loaded) == path.read_bytes()
