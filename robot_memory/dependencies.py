@@ -8,25 +8,26 @@ import with a traceback; :func:`exit_if_unmet`, called first thing by ``memory_n
 and ``robot-memory``, stops at once with one line naming what is missing or too old and
 the command that fixes it.
 
-Cheap on purpose (the CLI starts in well under 100 ms): only installed metadata is read
-(``importlib.metadata``); none of the packages is imported.
+Cheap on purpose (the CLI starts in well under 100 ms): none of the packages is imported,
+and not even ``importlib.metadata`` (its import alone, email and zipfile included, costs
+more than the rest of a CLI start). The version is read from the name of the distribution's
+``.dist-info`` / ``.egg-info`` entry on ``sys.path``, found as ``importlib.metadata`` finds
+it (the first on the path wins); only when that says something is wrong, or a name holds
+no version, does ``importlib.metadata`` decide, so its answer alone can stop a program.
 
 ``REQUIREMENTS`` is the one home of these facts: a test holds ``setup.cfg``'s
 ``install_requires`` and ``package.xml``'s rosdep keys to it.
 """
 
+import collections
+import os
 import sys
-from typing import Callable
-from typing import NamedTuple
-from typing import Optional
 
 
-class Requirement(NamedTuple):
+class Requirement(collections.namedtuple('Requirement', 'name minimum rosdep_key')):
     """A distribution robot_memory needs, the oldest release that works, its rosdep key."""
 
-    name: str
-    minimum: str
-    rosdep_key: str
+    __slots__ = ()
 
 
 REQUIREMENTS = (
@@ -58,17 +59,47 @@ def release(version: str) -> tuple:
     return tuple(parts)
 
 
-def _installed_version(name: str) -> Optional[str]:
-    from importlib import metadata  # noqa: I100 - only here: most callers never need it
+def _key(name: str) -> str:
+    return name.lower().replace('_', '-').replace('.', '-')
+
+
+def metadata_version(name: str):
+    """The installed version of distribution ``name`` by importlib.metadata (None: not there)."""
+    from importlib import metadata  # noqa: I100 - only here: slow to import
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
 
 
-def unmet(requirements=REQUIREMENTS,
-          version: Callable[[str], Optional[str]] = _installed_version) -> list:
-    """(requirement, installed version or None) for each requirement missing or too old."""
+def listed_versions(path) -> dict:
+    """{name: version} as ``<name>-<version>.dist-info`` / egg-info entries in ``path`` say."""
+    found = {}
+    for entry in path:
+        try:
+            items = os.listdir(entry or '.')
+        except OSError:  # a zip file, a directory that went away
+            continue
+        for item in items:
+            if item.endswith(('.dist-info', '.egg-info')):
+                name, _, rest = item.rpartition('.')[0].partition('-')
+                found.setdefault(_key(name), rest.split('-')[0])  # <version>[-py3.X]
+    return found
+
+
+def unmet(requirements=REQUIREMENTS, version=None) -> list:
+    """(requirement, installed version or None) for each requirement missing or too old.
+
+    ``version(name)`` gives the installed version or None; by default it is read from
+    the names on ``sys.path`` (importlib.metadata where a name holds no version).
+    """
+    if version is None:
+        versions = listed_versions(sys.path)
+
+        def version(name):
+            listed = versions.get(_key(name))
+            return listed or (None if listed is None else metadata_version(name))
+
     found = []
     for requirement in requirements:
         installed = version(requirement.name)
@@ -79,14 +110,13 @@ def unmet(requirements=REQUIREMENTS,
 
 def pip_command(requirements, executable: str = sys.executable,
                 in_venv: bool = sys.prefix != sys.base_prefix,
-                externally_managed: Optional[bool] = None) -> str:
+                externally_managed=None) -> str:
     """The pip command line that installs ``requirements`` for ``executable``."""
     specs = ' '.join(f"'{item.name}>={item.minimum}'" for item in requirements)
     if in_venv:
         return f'{executable} -m pip install {specs}'
     if externally_managed is None:
-        import os  # noqa: I100 - only on the failure path
-        import sysconfig
+        import sysconfig  # noqa: I100 - only on the failure path
         externally_managed = os.path.exists(
             os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED'))
     # Debian/Ubuntu's python3 refuses pip outside a venv (PEP 668) unless told; --user
@@ -107,6 +137,8 @@ def unmet_message(program: str, problems, command: str) -> str:
 def exit_if_unmet(program: str) -> None:
     """Exit with one line on stderr if a required package is missing or too old."""
     problems = unmet()
+    if problems:  # confirmed by importlib.metadata before it stops anything
+        problems = unmet([requirement for requirement, _ in problems], metadata_version)
     if problems:
         command = pip_command([requirement for requirement, _ in problems])
         print(unmet_message(program, problems, command), file=sys.stderr, flush=True)

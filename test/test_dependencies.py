@@ -60,6 +60,27 @@ def test_unmet_names_missing_and_too_old_packages_only():
         'cryptography': '41.0.7'})) == []
 
 
+def test_versions_are_read_from_the_entry_names_as_importlib_metadata_finds_them(tmp_path):
+    first, second = tmp_path / 'user', tmp_path / 'dist-packages'
+    for directory, names in ((first, ['pydantic-2.11.7.dist-info', 'sqlite_utils-3.38.dist-info',
+                                      'robot_memory.egg-info', 'notes.txt']),
+                             (second, ['pydantic-1.10.4.egg-info', 'PyYAML-6.0.1-py3.12.egg-info',
+                                       'numpy-1.26.4.dist-info'])):
+        directory.mkdir()
+        for name in names:
+            (directory / name).mkdir()
+    versions = dependencies.listed_versions([str(first), str(tmp_path / 'gone'), str(second)])
+    assert versions == {'pydantic': '2.11.7', 'sqlite-utils': '3.38', 'robot-memory': '',
+                        'pyyaml': '6.0.1', 'numpy': '1.26.4'}
+
+
+def test_the_listed_versions_agree_with_importlib_metadata_here():
+    from importlib import metadata
+    versions = dependencies.listed_versions(sys.path)
+    for item in REQUIREMENTS:
+        assert versions[item.name.lower()] == metadata.version(item.name), item
+
+
 def test_the_fix_command_suits_the_interpreter():
     wanted = [Requirement('pydantic', '2.5', 'python3-pydantic'),
               Requirement('sqlite-utils', '3.35', 'python3-sqlite-utils-pip')]
