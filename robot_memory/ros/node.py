@@ -141,6 +141,16 @@ def next_nightly(now: dt.datetime, hour: int, minute: int) -> dt.datetime:
     return candidate.astimezone(UTC)
 
 
+def shutdown_summary(worker, flushed: int, db_path) -> str:
+    """The one line the node logs when it stops: what it flushed, and anything it could not."""
+    line = (f'robot_memory stopped: flushed {flushed} observations to {db_path}; since start '
+            f'{worker.stored} stored, {worker.dropped} dropped (backlog full)')
+    if worker.backlog:
+        line += (f'; {worker.backlog} NOT stored: '
+                 f'{worker.last_flush_error or "the store did not finish in time"}')
+    return line
+
+
 class MemoryNode(PeerFederation, TypedMemoryServices, Node):
     """The robot_memory node; raises StartupError when it cannot run as configured."""
 
@@ -682,11 +692,19 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
                     self.flush_unchanged_audit()
                 except Exception as error:  # noqa: B902 - reported; shutdown goes on
                     self.get_logger().error(f'audit log not written at shutdown: {error}')
+            stored = worker.stored
             worker.stop()
+            summary = shutdown_summary(worker, worker.stored - stored, self.db_path)
         substrate = getattr(self, 'substrate', None)
         if substrate is not None:
             substrate.close()
-        return super().destroy_node()
+        logger = self.get_logger()
+        destroyed = super().destroy_node()
+        if worker is not None:
+            # Logged once the node is gone: to the console and the log file, not to /rosout,
+            # whose publisher is invalid once SIGINT has shut the context down.
+            logger.info(summary)
+        return destroyed
 
 
 def main(args=None) -> int:
