@@ -362,10 +362,12 @@ def test_launch_output_is_plain_in_a_file_and_the_stop_is_logged(installed, prob
                         env={'RCUTILS_COLORIZED_OUTPUT': '1'}).start()  # the caller's wish
     try:
         wait_ready(probe, node)
+        # Its services answer a moment before it logs that it is ready: a stop before that
+        # line would end a start-up, not a running node.
+        assert wait_for(lambda: 'robot_memory ready' in node.log(), 20.0), node.log()
     finally:
         assert node.stop() == 0, node.log()
     log = node.log()
-    assert 'robot_memory ready' in log, log
     if terminal:
         assert '\x1b[' in log, 'on a terminal the log lines are coloured'
         return
