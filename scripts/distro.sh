@@ -29,6 +29,12 @@ _rm_select_distro() {
   fi
   [ "$_rm_distro" = kilted ] || suffix="-$_rm_distro"
   _rm_venv="$root/.venv$suffix"
+  # env.sh exports ROBOT_MEMORY_VENV: one shell, one distribution (their paths would mix).
+  if [ -n "${ROBOT_MEMORY_VENV:-}" ] && [ "$ROBOT_MEMORY_VENV" != "$_rm_venv" ]; then
+    echo "robot_memory: this shell sourced scripts/env.sh for $ROBOT_MEMORY_VENV; for ROS 2" \
+         "$_rm_distro ($_rm_venv) use a new shell" >&2
+    return 1
+  fi
   _rm_build="$root/build$suffix"
   _rm_install="$root/install$suffix"
   _rm_colcon_log="$root/log${suffix:+/$_rm_distro}"

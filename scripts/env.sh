@@ -54,7 +54,7 @@ source "$_rm_install/local_setup.bash"
 
 export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
 # This shell now uses this distribution: setup.sh and test.sh run from it keep to it.
-export ROBOT_MEMORY_DISTRO="$_rm_distro"
+export ROBOT_MEMORY_DISTRO="$_rm_distro" ROBOT_MEMORY_VENV="$_rm_venv"
 
 [ "$_rm_nounset" = 1 ] && set -u
 unset _rm_root _rm_mode _rm_built_for _rm_nounset _rm_distro _rm_venv _rm_build _rm_install \
