@@ -19,15 +19,20 @@ no version, does ``importlib.metadata`` decide, so its answer alone can stop a p
 ``install_requires`` and ``package.xml``'s rosdep keys to it.
 """
 
-import collections
 import os
 import sys
 
 
-class Requirement(collections.namedtuple('Requirement', 'name minimum rosdep_key')):
+class Requirement:
     """A distribution robot_memory needs, the oldest release that works, its rosdep key."""
 
-    __slots__ = ()
+    __slots__ = ('name', 'minimum', 'rosdep_key')  # a plain class: namedtuple costs a compile
+
+    def __init__(self, name: str, minimum: str, rosdep_key: str):
+        self.name, self.minimum, self.rosdep_key = name, minimum, rosdep_key
+
+    def __repr__(self) -> str:
+        return f'Requirement({self.name!r}, {self.minimum!r}, {self.rosdep_key!r})'
 
 
 REQUIREMENTS = (

@@ -198,6 +198,8 @@ def test_the_check_benchmark_prints_json_lines():
                          cwd=REPO)
     assert run.returncode == 0, run.stderr
     records = [json.loads(line) for line in run.stdout.splitlines()]
-    [record] = [item for item in records if item['bench'] == 'dependency_check']
-    assert record['ms'] > 0 and record['baseline_ms'] > 0 and record['repeats'] == 5, record
-    assert abs(record['ratio'] - record['ms'] / record['baseline_ms']) < 0.01, record
+    assert sorted(item['bench'] for item in records) == ['dependency_check',
+                                                         'dependency_check_in_process']
+    for record in records:
+        assert record['ms'] > 0 and record['baseline_ms'] > 0 and record['repeats'] == 5, record
+        assert abs(record['ratio'] - record['ms'] / record['baseline_ms']) < 0.01, record
