@@ -2,9 +2,8 @@
 
 On a robot with ROS from apt, ``ros2 run`` starts the installed executables with the
 system python3, whose packages came from rosdep (``package.xml``) and pip. The processes
-here are the installed ``memory_node`` and ``robot-memory`` started the way ``ros2 run``
-starts them (the file itself, ``#!/usr/bin/env python3``), with a python3 first on PATH
-that is a fresh venv of this interpreter:
+here are the installed ``memory_node`` and ``robot-memory`` run by a python3 that is a
+fresh venv of this interpreter (on a robot, the one the command's ``#!`` line names):
 
 * with nothing installed in it: one line naming every missing package and the pip
   command that fixes it, exit 2, no traceback;
@@ -147,8 +146,10 @@ def _run(executable, venv: pathlib.Path, *args):
     env['PATH'] = f'{venv / "bin"}{os.pathsep}/usr/bin:/bin'
     # The install tree's robot_memory, as install/setup.bash puts it on PYTHONPATH.
     env['PYTHONPATH'] = str(INSTALLED_PACKAGE_DIR.parent)
-    return subprocess.run([str(executable), *args], env=env, capture_output=True, text=True,
-                          timeout=120, cwd=venv)
+    # The installed command names its interpreter in its #! line (the one the workspace was
+    # built with: on a robot the system python3); here that interpreter is the venv's.
+    return subprocess.run([str(venv / 'bin' / 'python3'), str(executable), *args], env=env,
+                          capture_output=True, text=True, timeout=120, cwd=venv)
 
 
 @pytest.mark.parametrize('program', ['memory_node', 'robot-memory'])
