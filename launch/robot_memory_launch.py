@@ -6,11 +6,15 @@ Arguments:
   memory_file  path of robot-memory.md (default: $CASTOR_ROBOT_MEMORY_FILE, else
                ~/.opencastor/robot-memory.md)
   params_file  parameters file (default: the package's config/robot_memory.yaml)
+  color        auto (default), always or never: colour codes in the node's log lines.
+               auto colours only when this launch's own output is a terminal, so that
+               `ros2 launch ... > launch.log` writes plain lines, no escape codes.
 
 An empty rrn or memory_file leaves the value of params_file in force.
 """
 
 import os
+import sys
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
@@ -18,6 +22,17 @@ from launch.actions import DeclareLaunchArgument
 from launch.actions import OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+
+
+def console_options(color: str, terminal: bool) -> dict:
+    """Node keyword arguments for the node's console output: colour only if asked for."""
+    if color not in ('auto', 'always', 'never'):
+        raise ValueError(f"color must be 'auto', 'always' or 'never', not {color!r}")
+    colored = color == 'always' or (color == 'auto' and terminal)
+    # emulate_tty gives the node a pseudo-terminal, and rcutils colours what it logs to a
+    # terminal; RCUTILS_COLORIZED_OUTPUT settles it whatever the caller's environment says.
+    return {'emulate_tty': colored,
+            'additional_env': {'RCUTILS_COLORIZED_OUTPUT': '1' if colored else '0'}}
 
 
 def _node(context):
@@ -33,12 +48,12 @@ def _node(context):
         namespace=LaunchConfiguration('namespace'),
         parameters=[LaunchConfiguration('params_file'), overrides],
         output='screen',
-        emulate_tty=True,
+        **console_options(LaunchConfiguration('color').perform(context), sys.stdout.isatty()),
     )]
 
 
 def generate_launch_description():
-    """The launch description: four arguments and the node."""
+    """The launch description: five arguments and the node."""
     default_params = os.path.join(get_package_share_directory('robot_memory'), 'config',
                                   'robot_memory.yaml')
     return LaunchDescription([
@@ -51,5 +66,9 @@ def generate_launch_description():
                                           'else $CASTOR_ROBOT_MEMORY_FILE or ~/.opencastor/)'),
         DeclareLaunchArgument('params_file', default_value=default_params,
                               description='Parameters file (see config/robot_memory.yaml)'),
+        DeclareLaunchArgument('color', default_value='auto',
+                              choices=['auto', 'always', 'never'],
+                              description='Colour in the log lines: auto (only when the '
+                                          'output is a terminal), always or never'),
         OpaqueFunction(function=_node),
     ])

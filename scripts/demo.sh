@@ -12,6 +12,7 @@
 #                              It is emptied first, so it must not exist yet, be empty, or
 #                              be a directory an earlier demo wrote.
 #   ROBOT_MEMORY_SKIP_SETUP=1  do not run scripts/setup.sh (it has run already, e.g. in a test)
+#   ROBOT_MEMORY_DISTRO        kilted (default) or jazzy: the ROS 2 to run on (scripts/distro.sh)
 #   ROS_DOMAIN_ID              the DDS domain (default: one derived from this shell's PID)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

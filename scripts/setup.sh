@@ -3,6 +3,12 @@
 # changed takes a couple of seconds.
 #
 #   bash scripts/setup.sh [-q|--quiet]     (or ROBOT_MEMORY_SETUP_QUIET=1)
+#   ROBOT_MEMORY_DISTRO=jazzy bash scripts/setup.sh    (ROS 2 Jazzy instead of Kilted)
+#
+# The distribution (ROBOT_MEMORY_DISTRO=kilted|jazzy; default $ROS_DISTRO when a ROS 2
+# is sourced, else kilted) picks the trees, so both coexist in one checkout (see
+# scripts/distro.sh): Kilted .venv build/ install/, Jazzy .venv-jazzy build-jazzy/
+# install-jazzy/.  Below, ".venv", "build/" and "install/" mean the distribution's own.
 #
 # Two modes (override with ROBOT_MEMORY_ROS=system|wheels):
 #   system  a ROS 2 distribution is sourced ($ROS_DISTRO set, `ros2` and
@@ -14,8 +20,9 @@
 #           venv still sees rclpy (via PYTHONPATH from the ROS setup) and the
 #           apt python3-* packages, and pip only adds what is missing (e.g.
 #           pydantic 2 where the distro ships 1.x).
-#   wheels  no ROS install: ROS 2 Kilted from PyPI wheels in .venv
-#           (scripts/ros-requirements.txt), see shared/ROS2_TOOLCHAIN.md.
+#   wheels  no ROS install: ROS 2 from PyPI wheels in .venv
+#           (scripts/ros-requirements.txt for Kilted, ros-requirements-jazzy.txt
+#           for Jazzy).
 #
 # Then `colcon build` into build/ install/ log/ and a check that the generated
 # interfaces import.  Use the result with `source scripts/env.sh`.
@@ -24,18 +31,25 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-VENV="$ROOT/.venv"
+# shellcheck disable=SC1091
+source "$ROOT/scripts/distro.sh"
+_rm_select_distro "$ROOT" || exit 2
+DISTRO="$_rm_distro"
+VENV="$_rm_venv"
+BUILD="$_rm_build"
+INSTALL="$_rm_install"
+COLCON_LOG="$_rm_colcon_log"
 PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "pytest-timeout"
          "cryptography" "mcp" "matplotlib")
-ROS_REQS="$ROOT/scripts/ros-requirements.txt"
-LOG_DIR="$ROOT/log/setup"
-BUILD_STAMP_DIR="$ROOT/build/.robot_memory_setup"
+ROS_REQS="$_rm_ros_reqs"
+LOG_DIR="$COLCON_LOG/setup"
+BUILD_STAMP_DIR="$BUILD/.robot_memory_setup"
 
 QUIET="${ROBOT_MEMORY_SETUP_QUIET:-0}"
 for arg in "$@"; do
   case "$arg" in
     -q|--quiet) QUIET=1 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -77,10 +91,12 @@ case "$MODE" in
     [ -n "${ROS_DISTRO:-}" ] || die "ROBOT_MEMORY_ROS=system but no ROS 2 is sourced (source /opt/ros/<distro>/setup.bash first)"
     command -v colcon >/dev/null 2>&1 || die "ROBOT_MEMORY_ROS=system but colcon is not on PATH (apt-get install python3-colcon-common-extensions)"
     ;;
-  wheels) ;;
+  wheels)
+    [ -f "$ROS_REQS" ] || die "no ROS 2 $DISTRO wheels are known (no $ROS_REQS): ROBOT_MEMORY_DISTRO must be kilted or jazzy, or source a ROS 2 $DISTRO"
+    ;;
   *) die "ROBOT_MEMORY_ROS must be 'system' or 'wheels', not '$MODE'" ;;
 esac
-log "mode: $MODE${ROS_DISTRO:+ (ROS_DISTRO=$ROS_DISTRO)}"
+log "mode: $MODE, ROS 2 $DISTRO (${VENV#"$ROOT"/}, ${INSTALL#"$ROOT"/}/)"
 
 # ---------------------------------------------------------------- prerequisites
 PYTHON="${ROBOT_MEMORY_PYTHON:-python3}"
@@ -122,11 +138,11 @@ fi
 # ---------------------------------------------------------------- venv
 VPY="$VENV/bin/python"
 if [ -x "$VPY" ] && ! "$VPY" -c 'import sys' >/dev/null 2>&1; then
-  log "existing .venv is broken (interpreter moved?): recreating"
+  log "existing ${VENV#"$ROOT"/} is broken (interpreter moved?): recreating"
   rm -rf "$VENV"
 fi
 if [ -x "$VPY" ] && [ -f "$VENV/.robot_memory_mode" ] && [ "$(head -n1 "$VENV/.robot_memory_mode")" != "$MODE" ]; then
-  log ".venv was made for another mode: recreating"
+  log "${VENV#"$ROOT"/} was made for another mode: recreating"
   rm -rf "$VENV"
 fi
 if [ ! -x "$VPY" ]; then
@@ -266,8 +282,8 @@ old_env_key="$(cat "$BUILD_STAMP_DIR/env" 2>/dev/null || true)"
 old_src_key="$(cat "$BUILD_STAMP_DIR/src" 2>/dev/null || true)"
 
 if [ "$env_key" = "$old_env_key" ] && [ "$src_key" = "$old_src_key" ] \
-   && [ -f "$ROOT/install/local_setup.bash" ] && [ -d "$ROOT/install/robot_memory" ]; then
-  log "build is up to date (install/)"
+   && [ -f "$INSTALL/local_setup.bash" ] && [ -d "$INSTALL/robot_memory" ]; then
+  log "build is up to date (${INSTALL#"$ROOT"/}/)"
   exit 0
 fi
 
@@ -275,16 +291,16 @@ fi
 
 if [ "$env_key" != "$old_env_key" ]; then
   log "environment changed: clean build"
-  rm -rf "$ROOT/build" "$ROOT/install"
+  rm -rf "$BUILD" "$INSTALL"
 else
   # Drop the installed copies of hand-written files so that a module deleted
   # from robot_memory/ does not survive in install/.  The generated interface
   # code is reinstalled from build/ without regenerating.
-  rm -rf "$ROOT"/install/robot_memory/lib/python3*/site-packages/robot_memory \
-         "$ROOT/install/robot_memory/lib/robot_memory" \
-         "$ROOT/install/robot_memory/bin" \
-         "$ROOT/install/robot_memory/share/robot_memory/launch" \
-         "$ROOT/install/robot_memory/share/robot_memory/config"
+  rm -rf "$INSTALL"/robot_memory/lib/python3*/site-packages/robot_memory \
+         "$INSTALL/robot_memory/lib/robot_memory" \
+         "$INSTALL/robot_memory/bin" \
+         "$INSTALL/robot_memory/share/robot_memory/launch" \
+         "$INSTALL/robot_memory/share/robot_memory/config"
 fi
 
 # colcon must see exactly one package, of type ros.ament_cmake (an invalid
@@ -294,22 +310,22 @@ listing="$(build_env "$COLCON" list --base-paths "$ROOT")"
   || die "unexpected 'colcon list' output (expected robot_memory (ros.ament_cmake)):
 $listing"
 
-run "colcon build" build_env "$COLCON" --log-base "$ROOT/log" build \
-  --base-paths "$ROOT" --build-base "$ROOT/build" --install-base "$ROOT/install" \
+run "colcon build" build_env "$COLCON" --log-base "$COLCON_LOG" build \
+  --base-paths "$ROOT" --build-base "$BUILD" --install-base "$INSTALL" \
   --event-handlers console_cohesion+ \
   --cmake-args -DPython3_EXECUTABLE="$BUILD_PY" -DBUILD_TESTING=OFF \
     -DROBOT_MEMORY_PYTHON="$VPY"
 
 # The generated interfaces must import from the install tree with the venv python.
 run "import check" build_env bash -c '
-  set +u; source "$1/install/local_setup.bash"; set -u
+  set +u; source "$1/local_setup.bash"; set -u
   cd /tmp && exec "$2" -c "import robot_memory.msg, robot_memory.srv
 from robot_memory.msg import MemoryEntry
 from robot_memory.srv import GetContext
 MemoryEntry(); GetContext.Request(); print(\"interfaces import OK\")"
-' _ "$ROOT" "$VPY"
+' _ "$INSTALL" "$VPY"
 
 mkdir -p "$BUILD_STAMP_DIR"
 echo "$env_key" > "$BUILD_STAMP_DIR/env"
 echo "$src_key" > "$BUILD_STAMP_DIR/src"
-log "done: source scripts/env.sh to use it"
+log "done: ${ROBOT_MEMORY_DISTRO:+ROBOT_MEMORY_DISTRO=$ROBOT_MEMORY_DISTRO }source scripts/env.sh to use it"

@@ -12,15 +12,23 @@ parameters to a temporary YAML file like that). With both arguments empty the la
 passes no overrides and the default config applies: its empty ``memory_file`` means
 ``$CASTOR_ROBOT_MEMORY_FILE``, else ``~/.opencastor/robot-memory.md``, so HOME is a
 directory of the test's own and nothing touches the real home.
+
+The console: the launch file's own rule (its ``console_options`` function, compiled from
+the installed file) decides, from the ``color`` argument and whether launch's output is a
+terminal, ``emulate_tty`` and the environment; ``emulate_tty`` runs the node on a
+pseudo-terminal here as launch does, and the node's output goes to a log file.
 """
 
 import ast
 import datetime as dt
 import os
 import pathlib
+import pty
+import re
 import signal
 import stat
 import subprocess
+import threading
 
 import pytest
 import yaml
@@ -73,6 +81,25 @@ def _config_argument(call_node) -> str:
     return ast.literal_eval(call_node.args[0])
 
 
+def _console_rule(tree, node):
+    """How the launch file sets up the node's console: ``rule(color, terminal) -> options``."""
+    keywords = {keyword.arg: keyword.value for keyword in node.keywords}
+    if 'emulate_tty' in keywords or None not in keywords:  # a fixed choice (launch: False)
+        fixed = {'emulate_tty': ast.literal_eval(keywords.get('emulate_tty',
+                                                              ast.Constant(False))),
+                 'additional_env': {}}
+        return lambda color, terminal: fixed
+    # **console_options(LaunchConfiguration('color').perform(context), sys.stdout.isatty())
+    starred = keywords[None]
+    assert ast.unparse(starred.args[1]) == 'sys.stdout.isatty()', ast.unparse(starred)
+    assert _config_argument(starred.args[0].func.value) == 'color', ast.unparse(starred)
+    [function] = [item for item in tree.body if isinstance(item, ast.FunctionDef)
+                  and item.name == starred.func.id]
+    namespace = {}
+    exec(compile(ast.Module(body=[function], type_ignores=[]), 'launch', 'exec'), namespace)
+    return namespace[function.name]
+
+
 def launch_facts(path: pathlib.Path) -> dict:
     """What the launch file at ``path`` tells launch_ros to run, read from its AST."""
     tree = ast.parse(path.read_text(encoding='utf-8'))
@@ -81,6 +108,7 @@ def launch_facts(path: pathlib.Path) -> dict:
     keywords = {keyword.arg: keyword.value for keyword in node.keywords}
     facts = {name: ast.literal_eval(keywords[name]) for name in ('package', 'executable', 'name')}
     facts['namespace'] = _config_argument(keywords['namespace'])
+    facts['console'] = _console_rule(tree, node)
     parameters = keywords['parameters']
     assert isinstance(parameters, ast.List) and len(parameters.elts) == 2, ast.dump(parameters)
     facts['params_argument'] = _config_argument(parameters.elts[0])
@@ -127,7 +155,8 @@ def installed():
 class LaunchedNode:
     """The process launch_ros would start for the launch file; stop() ends it by PID."""
 
-    def __init__(self, installed, tmp_path, namespace, home, overrides=None, env=None):
+    def __init__(self, installed, tmp_path, namespace, home, overrides=None, env=None,
+                 color='auto', terminal=False):
         share, prefix, facts = installed
         package, *parts = facts['default_params']
         assert package == facts['package'] == PACKAGE
@@ -149,6 +178,9 @@ class LaunchedNode:
         self.env = {name: value for name, value in os.environ.items() if name not in UNSET}
         self.env.update(env or {}, HOME=str(home))
         self.env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+        console = facts['console'](color, terminal)
+        self.env.update(console['additional_env'])
+        self.emulate_tty = console['emulate_tty']
         self.log_path = tmp_path / f'{namespace}-node.log'
         self.cwd = tmp_path
         self.process = None
@@ -160,8 +192,31 @@ class LaunchedNode:
 
     def start(self) -> 'LaunchedNode':
         self._log = open(self.log_path, 'wb')
-        self.process = subprocess.Popen(self.command, stdout=self._log, stderr=subprocess.STDOUT,
+        self._copier = None
+        if not self.emulate_tty:
+            self.process = subprocess.Popen(self.command, stdout=self._log,
+                                            stderr=subprocess.STDOUT, env=self.env, cwd=self.cwd)
+            return self
+        # emulate_tty: launch reads the node's output from a pseudo-terminal.
+        leader, follower = pty.openpty()
+        self.process = subprocess.Popen(self.command, stdout=follower, stderr=follower,
                                         env=self.env, cwd=self.cwd)
+        os.close(follower)
+
+        def copy():
+            while True:
+                try:
+                    data = os.read(leader, 65536)
+                except OSError:  # EIO: the node closed the terminal
+                    data = b''
+                if not data:
+                    os.close(leader)
+                    return
+                self._log.write(data)
+                self._log.flush()
+
+        self._copier = threading.Thread(target=copy, daemon=True)
+        self._copier.start()
         return self
 
     def stop(self) -> int:
@@ -173,6 +228,8 @@ class LaunchedNode:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(5)
+        if self._copier is not None:
+            self._copier.join(10)
         self._log.close()
         return self.process.returncode
 
@@ -227,7 +284,7 @@ def test_the_launch_file_names_an_installed_executable_node_and_config(installed
     assert facts['name'] == 'robot_memory' and facts['namespace'] == 'namespace'
     assert facts['params_argument'] == 'params_file'
     assert facts['overrides'] == ('rrn', 'memory_file') and facts['only_non_empty']
-    assert facts['arguments'] == ['namespace', 'rrn', 'memory_file', 'params_file']
+    assert facts['arguments'] == ['namespace', 'rrn', 'memory_file', 'params_file', 'color']
     assert facts['empty_defaults'] == {'namespace': '', 'rrn': '', 'memory_file': ''}
     assert facts['default_params'] == (PACKAGE, 'config', 'robot_memory.yaml')
     assert (share / 'config' / 'robot_memory.yaml').read_text() == \
@@ -279,3 +336,45 @@ def test_empty_arguments_leave_the_default_config_in_force(installed, probe, tmp
         assert not (home / '.opencastor').exists(), 'the environment variable comes first'
     assert sorted(os.listdir(home)) == (['.ros'] if where == 'environment'
                                         else ['.opencastor', '.ros']), os.listdir(home)
+
+
+@pytest.mark.parametrize('color, terminal, colored', [
+    ('auto', False, False), ('auto', True, True), ('always', False, True),
+    ('never', True, False)])
+def test_colour_only_on_a_terminal_or_when_asked(installed, color, terminal, colored):
+    console = installed[2]['console'](color, terminal)
+    assert console['emulate_tty'] is colored
+    assert console['additional_env']['RCUTILS_COLORIZED_OUTPUT'] == ('1' if colored else '0')
+
+
+def test_an_unknown_colour_choice_is_refused(installed):
+    with pytest.raises(ValueError, match="'auto', 'always' or 'never'"):
+        installed[2]['console']('yes', True)
+
+
+@pytest.mark.parametrize('terminal', [False, True], ids=['to a file', 'on a terminal'])
+def test_launch_output_is_plain_in_a_file_and_the_stop_is_logged(installed, probe, tmp_path,
+                                                                 terminal):
+    """`ros2 launch ... > launch.log`: launch's output is no terminal, so no escape codes."""
+    home = tmp_path / 'home'
+    namespace = 'launched_tty' if terminal else 'launched_file'
+    node = LaunchedNode(installed, tmp_path, namespace, home, terminal=terminal,
+                        env={'RCUTILS_COLORIZED_OUTPUT': '1'}).start()  # the caller's wish
+    try:
+        wait_ready(probe, node)
+        # Its services answer a moment before it logs that it is ready: a stop before that
+        # line would end a start-up, not a running node.
+        assert wait_for(lambda: 'robot_memory ready' in node.log(), 20.0), node.log()
+    finally:
+        assert node.stop() == 0, node.log()
+    log = node.log()
+    if terminal:
+        assert '\x1b[' in log, 'on a terminal the log lines are coloured'
+        return
+    assert '\x1b' not in log, repr(log[:400])
+    stopped = [line for line in log.splitlines() if 'robot_memory stopped:' in line]
+    assert len(stopped) == 1, log
+    database = home / '.opencastor' / 'robot-memory.db'
+    assert re.fullmatch(r'\[INFO\] \[[0-9.]+\] \[[a-z_/.]+\]: robot_memory stopped: flushed \d+ '
+                        rf'observations to {re.escape(str(database))}; since start \d+ stored, '
+                        r'0 dropped \(backlog full\)', stopped[0]), stopped[0]

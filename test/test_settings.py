@@ -79,12 +79,12 @@ def test_invalid_values_are_refused_with_a_reason_naming_them(values, named):
         validate_parameters(values)
 
 
-def test_the_launch_file_declares_its_four_arguments():
+def test_the_launch_file_declares_its_five_arguments():
     tree = ast.parse((REPO / 'launch' / 'robot_memory_launch.py').read_text())
     declared = [node.args[0].value for node in ast.walk(tree)
                 if isinstance(node, ast.Call) and getattr(node.func, 'id', '') ==
                 'DeclareLaunchArgument']
-    assert declared == ['namespace', 'rrn', 'memory_file', 'params_file']
+    assert declared == ['namespace', 'rrn', 'memory_file', 'params_file', 'color']
 
 
 def test_inclusive_limits_are_ranges_and_the_rest_stays_text():

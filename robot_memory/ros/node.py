@@ -16,7 +16,10 @@ QoS, on purpose:
   not be lost to a short burst. A longer burst than the node can take overflows the
   reader's history, which drops the oldest waiting samples silently; those are counted
   from the gaps in each publisher's sequence numbers (``robot_memory.sequence_gaps``) as
-  ``lost_in_middleware`` (messages, not statuses) on the evidence status.
+  ``lost_in_middleware`` (messages, not statuses) on the evidence status. That needs the
+  publisher's GID in the message info, which rclpy gives from Kilted (9.x) on; Jazzy's
+  rclpy 7.x does not, so there ``lost_in_middleware`` reads ``not counted`` and the status
+  says why, rather than a 0 that would claim nothing was lost.
 * telemetry in: best effort, depth 10 (sensor data; compatible with any publisher).
 * ``~/context`` out: reliable, transient local, depth 1 — a brain node that starts later
   still receives the current block.
@@ -102,6 +105,7 @@ DIAGNOSTICS_OUT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
 DRAIN_MAX = 100  # waiting messages ingested per executor wake-up (see MemoryNode._drain)
 OK, WARN, ERROR = 0, 1, 2  # DiagnosticStatus levels (the message field is a byte)
 LOSS_WARN_S = 600.0  # the evidence status stays WARN this long after evidence was lost
+NOT_COUNTED = 'not counted'  # lost_in_middleware where rclpy gives no publisher GID
 
 
 class StartupError(RuntimeError):
@@ -139,6 +143,16 @@ def next_nightly(now: dt.datetime, hour: int, minute: int) -> dt.datetime:
         candidate = (local + dt.timedelta(days=1)).replace(hour=hour, minute=minute, second=0,
                                                           microsecond=0)
     return candidate.astimezone(UTC)
+
+
+def shutdown_summary(worker, flushed: int, db_path) -> str:
+    """The one line the node logs when it stops: what it flushed, and anything it could not."""
+    line = (f'robot_memory stopped: flushed {flushed} observations to {db_path}; since start '
+            f'{worker.stored} stored, {worker.dropped} dropped (backlog full)')
+    if worker.backlog:
+        line += (f'; {worker.backlog} NOT stored: '
+                 f'{worker.last_flush_error or "the store did not finish in time"}')
+    return line
 
 
 class MemoryNode(PeerFederation, TypedMemoryServices, Node):
@@ -187,6 +201,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         self._own_logger = self.get_logger().name
         self.refused = 0
         self._gaps = SequenceGaps()  # messages of /diagnostics and /rosout publishers lost
+        self.gaps_counted = None  # unknown until a message arrives: does rclpy give GIDs?
         self.loss_events = 0
         self._losses_seen = 0
         self._last_loss = None  # monotonic time the loss counters last grew
@@ -376,6 +391,10 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
 
     def _note_sequence(self, info) -> None:
         """Count the messages of this message's publisher that never reached us."""
+        if 'publisher_gid' not in info:  # rclpy < 9 (Jazzy): no publisher, no gaps to count
+            self.gaps_counted = False
+            return
+        self.gaps_counted = True
         gid = info['publisher_gid']
         if gid is not None and gid['data'] not in self._own_gids:
             self._gaps.observe(gid['data'], info['publication_sequence_number'])
@@ -635,6 +654,8 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
                   'evidence rows dropped (disk unwritable for too long)': unwritable,
                   'messages lost in the middleware (reader queue overflow)': self._gaps.lost,
                   'samples reported lost by the middleware': self.loss_events}
+        lost_in_middleware = self._gaps.lost if self.gaps_counted is not False \
+            else NOT_COUNTED
         total = sum(losses.values())
         if total > self._losses_seen:
             self._losses_seen, self._last_loss = total, time.monotonic()
@@ -650,10 +671,13 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
                 + f'; the last loss {time.monotonic() - self._last_loss:.0f} s ago')
         else:
             evidence_level, evidence_message = OK, 'ingesting'
+        if self.gaps_counted is False:
+            evidence_message += ('; messages lost in the middleware are not counted: this '
+                                 'rclpy gives no publisher GID with a message (ROS 2 Jazzy)')
         statuses.append(self._status('evidence', evidence_level, evidence_message, {
             'backlog': worker.backlog, 'received': worker.submitted, 'stored': worker.stored,
             'dropped_backlog_full': worker.dropped, 'dropped_unwritable': unwritable,
-            'lost_in_middleware': self._gaps.lost,
+            'lost_in_middleware': lost_in_middleware,
             'middleware_loss_events': self.loss_events, 'refused': self.refused,
             'database_bytes': db_bytes}))
 
@@ -682,11 +706,19 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
                     self.flush_unchanged_audit()
                 except Exception as error:  # noqa: B902 - reported; shutdown goes on
                     self.get_logger().error(f'audit log not written at shutdown: {error}')
+            stored = worker.stored
             worker.stop()
+            summary = shutdown_summary(worker, worker.stored - stored, self.db_path)
         substrate = getattr(self, 'substrate', None)
         if substrate is not None:
             substrate.close()
-        return super().destroy_node()
+        logger = self.get_logger()
+        destroyed = super().destroy_node()
+        if worker is not None:
+            # Logged once the node is gone: to the console and the log file, not to /rosout,
+            # whose publisher is invalid once SIGINT has shut the context down.
+            logger.info(summary)
+        return destroyed
 
 
 def main(args=None) -> int:
