@@ -45,8 +45,8 @@ if [ "$_rm_mode" = wheels ] && [ -z "${_ROS_WHEELS_BOOTSTRAP_COMPLETE:-}" ]; the
   # Do once here what the ros-wheels-bootstrapper .pth hook otherwise does at every Python
   # start (put the wheels' libraries on LD_LIBRARY_PATH, then re-execute Python): without
   # this every robot-memory call starts Python twice (bench/bench_cli.py, python_start).
-  _rm_libs="$_rm_root/.venv/lib"
-  for _rm_dir in "$_rm_root"/.venv/lib/python3*/site-packages/ros_*.libs; do
+  _rm_libs="$_rm_venv/lib"
+  for _rm_dir in "$_rm_venv"/lib/python3*/site-packages/ros_*.libs; do
     if [ -d "$_rm_dir" ]; then _rm_libs="$_rm_libs:$_rm_dir"; fi
   done
   export LD_LIBRARY_PATH="$_rm_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
