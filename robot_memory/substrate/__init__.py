@@ -7,8 +7,11 @@ shapes and their JSON Schemas are in :mod:`robot_memory.substrate.models`.
 """
 
 from robot_memory.evidence import default_db_path
+from robot_memory.substrate.embedding import default_embedder
+from robot_memory.substrate.embedding import describe_embedder
 from robot_memory.substrate.embedding import Embedder
 from robot_memory.substrate.embedding import HashingEmbedder
+from robot_memory.substrate.embedding import SemanticEmbedder
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.models import json_schema
 from robot_memory.substrate.models import MEMORY_TYPES
@@ -18,4 +21,5 @@ from robot_memory.substrate.store import effective_salience
 from robot_memory.substrate.store import Substrate
 
 __all__ = ['Embedder', 'HashingEmbedder', 'MEMORY_TYPES', 'MemoryRecord', 'SENSITIVITIES',
-           'Substrate', 'SubstrateError', 'default_db_path', 'effective_salience', 'json_schema']
+           'SemanticEmbedder', 'Substrate', 'SubstrateError', 'default_db_path',
+           'default_embedder', 'describe_embedder', 'effective_salience', 'json_schema']

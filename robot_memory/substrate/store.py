@@ -64,6 +64,7 @@ from robot_memory.substrate.filters import distance
 from robot_memory.substrate.filters import matches
 from robot_memory.substrate.filters import position_of
 from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.fusion import fuse
 from robot_memory.substrate.models import AuditEntry
 from robot_memory.substrate.models import DecayProfile
 from robot_memory.substrate.models import Lifecycle
@@ -89,10 +90,12 @@ from robot_memory.substrate.results import RecallHit
 from robot_memory.substrate.results import RecallResult
 from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.results import SelectionResult
+from robot_memory.substrate.vector_index import trim_changes
+from robot_memory.substrate.vector_index import TRIGGERS as VECTOR_TRIGGERS
+from robot_memory.substrate.vector_index import VectorIndex
 from robot_memory.timeutil import format_iso
 
 MAX_K = 100
-RRF_K = 60
 RECALLABLE = ('active', 'contested')
 LIVE = ('active', 'contested')
 DAY = 86400.0
@@ -239,6 +242,12 @@ def _fact_cardinality(db: Database) -> None:
                "WHERE type = 'semantic' AND status = 'active' AND facet IS NOT NULL")
 
 
+@MIGRATIONS(name='0004_vector_change_log')
+def _vector_change_log(db: Database) -> None:
+    for statement in VECTOR_TRIGGERS:
+        db.execute(statement)
+
+
 def _epoch(now: dt.datetime, what: str = 'now') -> float:
     if not isinstance(now, dt.datetime):
         raise SubstrateError(f'{what} must be a datetime (the caller passes the clock), '
@@ -327,7 +336,7 @@ class Substrate:
         self.default_sensitivity = default_sensitivity
         self._lock = threading.RLock()
         self._writes = 0
-        self._vectors = None
+        self._index = None
         self.db = self._open(path, busy_timeout_s)
 
     def _open(self, path, busy_timeout_s: float) -> Database:
@@ -624,7 +633,7 @@ class Substrate:
     def _insert(self, conn, now_s: float, record_id: str, kind: str, text: str, tags: list,
                 context: dict, payload: dict, sensitivity: str, confidence: float,
                 salience: float, decay: DecayProfile, pinned: bool, provenance: list,
-                scope: Optional[str], created_by: str) -> None:
+                scope: Optional[str], created_by: str, vector=None) -> None:
         subject = predicate = condition_key = facet = object_key = None
         if kind == 'semantic':
             object_key = _object_key(payload['object'])
@@ -633,9 +642,11 @@ class Substrate:
             condition_key = _condition_key(payload.get('validity') or {})
             _, facet = textrules.fact_facet(payload['predicate'], payload['object'],
                                             payload.get('single_valued'))
-        vector = model = None
+        model = None
         if self.embedder is not None:
-            vector = self.embedder.embed([text])[0].astype(numpy.float32).tobytes()
+            if vector is None:
+                vector = self._embed([text])[0]
+            vector = vector.astype(numpy.float32).tobytes()
             model = self.embedder.name
         conn.execute(
             'INSERT INTO substrate_records (id, type, sensitivity, status, text, tags, scope, '
@@ -650,6 +661,8 @@ class Substrate:
              textrules.content_hash(text), _dumps(context), _dumps(payload),
              _dumps({'sources': provenance, 'created_by': created_by}), subject, predicate,
              condition_key, vector, model, facet, object_key))
+        if vector is not None:
+            trim_changes(conn)
         conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, hash) '
                          'VALUES (?, ?, ?, ?)',
                          [(record_id, source['kind'], source['ref'], source.get('hash'))
@@ -771,9 +784,11 @@ class Substrate:
                 raise SubstrateError('single_valued is true or false, and only for semantic '
                                      'facts')
             data['single_valued'] = single_valued
+        # Embedded once, before the write lock: the dedup check and the insert share it.
+        vector = self._embed([text])[0] if self.embedder is not None else None
         with self._write() as conn:
             if dedup:
-                found = self._find_duplicate(kind, text)
+                found = self._find_duplicate(kind, text, vector)
                 if found is not None:
                     row, match, similarity = found
                     self._reinforce(conn, now_s, row, row['gain'], confidence, sources, tags)
@@ -796,7 +811,7 @@ class Substrate:
                     return LearnResult('reinforced', same['id'], kind, True, 'same_fact', 1.0,
                                        message=f'same fact as {same["id"]}; reinforced it')
             self._insert(conn, now_s, record_id, kind, text, tags, context, data, sensitivity,
-                         confidence, salience, profile, pinned, sources, scope, actor)
+                         confidence, salience, profile, pinned, sources, scope, actor, vector)
             self._audit(conn, now_s, record_id, 'create', actor, 'learned',
                         {'type': kind, 'sensitivity': sensitivity})
             self._link_revision(conn, now_s, record_id, superseded, contested, actor,
@@ -930,7 +945,7 @@ class Substrate:
         conn.execute('UPDATE substrate_records SET payload = ? WHERE id = ?',
                      (_dumps(payload), row['id']))
 
-    def _find_duplicate(self, kind: str, text: str) -> Optional[tuple]:
+    def _find_duplicate(self, kind: str, text: str, vector=None) -> Optional[tuple]:
         rows = self._rows(f'content_hash = ? AND +type = ? AND +status IN {LIVE}',
                           (textrules.content_hash(text), kind))
         if rows:
@@ -953,15 +968,14 @@ class Substrate:
             if best is not None:
                 return best
         if self.embedder is not None:
-            index = self._vector_index()
-            if index[1].shape[0]:
-                sims = index[1] @ self.embedder.embed([text])[0]
-                for position in numpy.argsort(-sims)[:10]:
-                    if sims[position] < self.cosine_threshold:
-                        break
-                    row = self._rows_by_seq([int(index[0][position])])
-                    if row and row[0]['type'] == kind and row[0]['status'] in LIVE:
-                        return row[0], 'cosine', round(float(sims[position]), 4)
+            if vector is None:
+                vector = self._embed([text])[0]
+            for seq, similarity in self._vector_index().search(vector, 10):
+                if similarity < self.cosine_threshold:
+                    break
+                row = self._rows_by_seq([seq])
+                if row and row[0]['type'] == kind and row[0]['status'] in LIVE:
+                    return row[0], 'cosine', round(similarity, 4)
         return None
 
     def _rows_by_id(self, ids: list) -> list:
@@ -985,9 +999,11 @@ class Substrate:
         now_s = _epoch(now)
         confidence = self._check_unit(confidence, 'confidence')
         added = 0
+        texts = [self._check_text(text) for text in texts]
+        # One batched embedding call before the write lock (far faster than one per text).
+        vectors = self._embed(texts) if self.embedder is not None and texts else None
         with self._write() as conn:
-            for text in texts:
-                text = self._check_text(text)
+            for number, text in enumerate(texts):
                 kind = self._check_type(type) if type is not None else textrules.classify(text)
                 level = sensitivity or self.default_sensitivity
                 _level(level, 'sensitivity')
@@ -1004,7 +1020,8 @@ class Substrate:
                     if same is not None:
                         continue
                 self._insert(conn, now_s, record_id, kind, text, [], {}, data, level, confidence,
-                             0.7, DEFAULT_DECAY[kind], False, [], None, actor)
+                             0.7, DEFAULT_DECAY[kind], False, [], None, actor,
+                             vectors[number] if vectors is not None else None)
                 self._audit(conn, now_s, record_id, 'create', actor, 'bulk load',
                             {'type': kind})
                 self._link_revision(conn, now_s, record_id, superseded, contested, actor,
@@ -1068,20 +1085,15 @@ class Substrate:
 
     # ------------------------------------------------------------------ vectors
 
-    def _vector_index(self) -> tuple:
-        """(seq array, float32 matrix) of live records embedded with the current backend."""
-        version = (self.db.conn.execute('PRAGMA data_version').fetchone()[0], self._writes)
-        if self._vectors is not None and self._vectors[0] == version:
-            return self._vectors[1]
-        rows = self.db.conn.execute(
-            'SELECT seq, embedding FROM substrate_records WHERE embedding IS NOT NULL AND '
-            f'embedding_model = ? AND status IN {LIVE}', (self.embedder.name,)).fetchall()
-        seqs = numpy.array([row[0] for row in rows], dtype=numpy.int64)
-        matrix = (numpy.frombuffer(b''.join(row[1] for row in rows), dtype=numpy.float32)
-                  .reshape(len(rows), self.embedder.dim) if rows
-                  else numpy.zeros((0, self.embedder.dim), dtype=numpy.float32))
-        self._vectors = (version, (seqs, matrix))
-        return self._vectors[1]
+    def _embed(self, texts: list) -> numpy.ndarray:
+        return self.embedder.embed(texts)
+
+    def _vector_index(self) -> VectorIndex:
+        """The live records' vectors of the current backend, brought up to date."""
+        if self._index is None or self._index.model != self.embedder.name:
+            self._index = VectorIndex(self.embedder.name, self.embedder.dim)
+        self._index.refresh(self.db.conn)
+        return self._index
 
     def reindex_vectors(self, batch: int = 1000) -> int:
         """Embed records that have no vector from the current backend; returns how many."""
@@ -1181,20 +1193,11 @@ class Substrate:
             vector = []
             if use_vectors:
                 vector = self._vector_candidates(query, wanted, eligible, rows)
-        fused = {}
-        for rank, seq in enumerate(keyword):
-            fused.setdefault(seq, [0.0, None, None])
-            fused[seq][0] += 1.0 / (RRF_K + rank + 1)
-            fused[seq][1] = rank + 1
-        for rank, seq in enumerate(vector):
-            fused.setdefault(seq, [0.0, None, None])
-            fused[seq][0] += 1.0 / (RRF_K + rank + 1)
-            fused[seq][2] = rank + 1
         scored = []
-        for seq, (rrf, keyword_rank, vector_rank) in fused.items():
+        for seq, (relevance, keyword_rank, vector_rank) in fuse(keyword, vector).items():
             row = rows[seq]
             current = _row_salience(row, now_s)
-            score = rrf * (0.5 + 0.5 * row['confidence']) * (0.5 + 0.5 * current)
+            score = relevance * (0.5 + 0.5 * row['confidence']) * (0.5 + 0.5 * current)
             where = None
             if point is not None:
                 position = position_of(json.loads(row['context']), position_parts[1:])
@@ -1260,21 +1263,18 @@ class Substrate:
         return order, rows
 
     def _vector_candidates(self, query: str, wanted: int, eligible, rows: dict) -> list:
-        seqs, matrix = self._vector_index()
-        if not len(seqs):
+        index = self._vector_index()
+        if not len(index):
             return []
-        sims = matrix @ self.embedder.embed([query])[0]
-        count = min(len(seqs), max(wanted * 4, 40))
-        top = numpy.argpartition(-sims, count - 1)[:count]
-        top = top[numpy.argsort(-sims[top], kind='stable')]
-        top = [index for index in top if sims[index] > 0.05]
-        fetched = {row['seq']: row for row in self._rows_by_seq([int(seqs[i]) for i in top])}
+        top = [(seq, similarity) for seq, similarity in
+               index.search(self._embed([query])[0], max(wanted * 4, 40)) if similarity > 0.05]
+        fetched = {row['seq']: row for row in self._rows_by_seq([seq for seq, _ in top])}
         order = []
-        for index in top:
-            row = fetched.get(int(seqs[index]))
+        for seq, similarity in top:
+            row = fetched.get(seq)
             if row is not None and eligible(row):
-                order.append(row['seq'])
-                rows[row['seq']] = row
+                order.append((seq, similarity))
+                rows[seq] = row
             if len(order) >= wanted:
                 break
         return order
