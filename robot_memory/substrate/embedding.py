@@ -45,6 +45,8 @@ class Embedder(Protocol):
 
     name: str
     dim: int
+    # Share of the vector score when recall fuses it with BM25 (0: vectors only fill).
+    fusion_weight: float
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
         """L2-normalised float32 vectors, one row per text."""
@@ -52,6 +54,9 @@ class Embedder(Protocol):
 
 class HashingEmbedder:
     """Feature hashing of words, word pairs and character trigrams into ``dim`` buckets."""
+
+    # Lexical vectors know nothing BM25 does not; in hybrid recall they only fill.
+    fusion_weight = 0.0
 
     def __init__(self, dim: int = 256, char_weight: float = 0.5, bigram_weight: float = 0.7):
         if not 16 <= dim <= 4096:
@@ -115,6 +120,7 @@ class SemanticEmbedder:
 
     name = 'minilm-l6-v2-int8'
     dim = 384
+    fusion_weight = 0.75
 
     def __init__(self, model_path=None, tokenizer_path=None, threads: int = 1,
                  max_tokens: int = 128, batch: int = 32):

@@ -65,6 +65,7 @@ from robot_memory.substrate.filters import matches
 from robot_memory.substrate.filters import position_of
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.fusion import fuse
+from robot_memory.substrate.fusion import order_key
 from robot_memory.substrate.models import AuditEntry
 from robot_memory.substrate.models import DecayProfile
 from robot_memory.substrate.models import Lifecycle
@@ -1123,9 +1124,11 @@ class Substrate:
                position_path: str = 'context.position', vectors: Optional[bool] = None,
                include_inactive: bool = False, reinforce: bool = True,
                min_confidence: float = 0.0, keywords: bool = True) -> RecallResult:
-        """Find records for ``query``: BM25 (+ vectors) merged by RRF, weighted, trust-gated.
+        """Find records for ``query``: BM25 (+ vectors) fused, weighted, trust-gated.
 
-        score = RRF (k=60) x (0.5 + 0.5 x confidence) x (0.5 + 0.5 x effective salience).
+        score = relevance x (0.5 + 0.5 x confidence) x (0.5 + 0.5 x effective salience);
+        relevance is reciprocal rank (1 / (60 + rank)) of a single ranking, or the relative
+        score fusion of keywords and vectors (see :mod:`robot_memory.substrate.fusion`).
         ``filters`` select on context fields; ``near`` (x, y[, z]) sorts the matches
         nearest first by ``position_path`` (records without a position go last, or are
         dropped when ``max_distance`` is given). ``keywords=False`` searches vectors only.
@@ -1192,9 +1195,15 @@ class Substrate:
             keyword, rows = self._keyword_candidates(query, keywords, wanted, eligible)
             vector = []
             if use_vectors:
-                vector = self._vector_candidates(query, wanted, eligible, rows)
+                vector = self._vector_candidates(query, max(2 * wanted, 10) if keyword
+                                                 else wanted, eligible, rows)
+        if keyword and vector:
+            # Each side brings a pool twice the size wanted, so fusion can reorder them.
+            pool = max(2 * wanted, 10)
+            keyword, vector = keyword[:pool], vector[:pool]
+        weight = getattr(self.embedder, 'fusion_weight', 0.5) if use_vectors else 0.0
         scored = []
-        for seq, (relevance, keyword_rank, vector_rank) in fuse(keyword, vector).items():
+        for seq, (relevance, keyword_rank, vector_rank) in fuse(keyword, vector, weight).items():
             row = rows[seq]
             current = _row_salience(row, now_s)
             score = relevance * (0.5 + 0.5 * row['confidence']) * (0.5 + 0.5 * current)
@@ -1203,7 +1212,7 @@ class Substrate:
                 position = position_of(json.loads(row['context']), position_parts[1:])
                 where = distance(point, position) if position is not None else None
             scored.append((score, row, current, keyword_rank, vector_rank, where))
-        scored.sort(key=lambda item: (-item[0], item[1]['seq']))
+        scored.sort(key=lambda item: order_key(item[1]['seq'], item[0], item[3], item[4]))
         if point is not None:
             scored.sort(key=lambda item: (item[5] is None, item[5] or 0.0))
         scored = scored[:k]
@@ -1229,7 +1238,7 @@ class Substrate:
         return RecallResult(query, hits, len(withheld), redacted, mode, recall_id)
 
     def _keyword_candidates(self, query: str, keywords: bool, wanted: int, eligible) -> tuple:
-        """BM25 candidates: records with every word first, then (if too few) any word."""
+        """(seq, BM25 score) candidates: records with every word first, then any word."""
         order, rows, seen = [], {}, set()
         if not keywords:
             return order, rows
@@ -1242,17 +1251,18 @@ class Substrate:
             limit = max(wanted * 3, 30)
             offset = 0
             while len(order) < wanted:
-                seqs = [seq for seq, in self.db.conn.execute(
-                    'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
-                    'ORDER BY bm25(substrate_fts, 1.0, 0.5) LIMIT ? OFFSET ?',
-                    (fts, limit, offset))]
+                # bm25() is lower for better matches; negated it is a score.
+                seqs = dict(self.db.conn.execute(
+                    'SELECT rowid, -bm25(substrate_fts, 1.0, 0.5) FROM substrate_fts WHERE '
+                    'substrate_fts MATCH ? ORDER BY bm25(substrate_fts, 1.0, 0.5) LIMIT ? OFFSET ?',
+                    (fts, limit, offset)).fetchall())
                 fresh = [seq for seq in seqs if seq not in seen]
                 seen.update(fresh)
                 found = {row['seq']: row for row in self._rows_by_seq(fresh)}
                 for seq in fresh:
                     row = found.get(seq)
                     if row is not None and eligible(row):
-                        order.append(seq)
+                        order.append((seq, seqs[seq]))
                         rows[seq] = row
                 if len(seqs) < limit:
                     break
