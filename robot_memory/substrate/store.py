@@ -41,6 +41,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import json
+import math
 import re
 import sqlite3
 import threading
@@ -953,12 +954,23 @@ class Substrate:
             return rows[0], 'exact', 1.0
         if kind == 'episodic':
             return None
-        query = textrules.fts_query(text)
+        words = textrules.content_tokens(text)
+        # Jaccard >= t needs at least t x |words| shared words: ask FTS5 only for those
+        # records (no BM25 over every record sharing one common word).
+        query = textrules.overlap_query(words, math.ceil(self.jaccard_threshold * len(words)
+                                                         - 1e-9))
+        seqs = []
         if query is not None:
-            words = textrules.content_tokens(text)
             seqs = [seq for seq, in self.db.conn.execute(
                 'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
-                'ORDER BY bm25(substrate_fts) LIMIT 20', (query,))]
+                'ORDER BY rowid DESC LIMIT 50', (query,))]
+        else:
+            query = textrules.fts_query(text)
+            if query is not None:
+                seqs = [seq for seq, in self.db.conn.execute(
+                    'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
+                    'ORDER BY bm25(substrate_fts) LIMIT 20', (query,))]
+        if seqs:
             best = None
             for row in self._rows_by_seq(seqs):
                 if row['type'] != kind or row['status'] not in LIVE:
