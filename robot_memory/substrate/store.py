@@ -961,9 +961,10 @@ class Substrate:
                                                          - 1e-9))
         seqs = []
         if query is not None:
+            # Every match reaches the overlap, so any 50 will do (no ordering to pay for).
             seqs = [seq for seq, in self.db.conn.execute(
-                'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
-                'ORDER BY rowid DESC LIMIT 50', (query,))]
+                'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? LIMIT 50',
+                (query,))]
         else:
             query = textrules.fts_query(text)
             if query is not None:
