@@ -1289,8 +1289,9 @@ class Substrate:
         index = self._vector_index()
         if not len(index):
             return []
+        floor = getattr(self.embedder, 'min_similarity', 0.05)
         top = [(seq, similarity) for seq, similarity in
-               index.search(self._embed([query])[0], max(wanted * 4, 40)) if similarity > 0.05]
+               index.search(self._embed([query])[0], max(wanted * 4, 40)) if similarity > floor]
         fetched = {row['seq']: row for row in self._rows_by_seq([seq for seq, _ in top])}
         order = []
         for seq, similarity in top:
