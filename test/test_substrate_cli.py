@@ -89,8 +89,9 @@ def test_learn_takes_a_cardinality_hint(tmp_path, capsys):
     run(capsys, 'learn', 'The lift is slow', '--file', memory)
     run(capsys, 'learn', 'The lift is fast', '--file', memory)
     code, out, _ = run(capsys, 'recall', 'lift', '--file', memory)
-    assert code == 0 and [line.endswith('[contested]') for line in out.splitlines()] == [
-        True, True]
+    # (with the semantic model, recall may also list nearby records, e.g. the shift leads)
+    assert code == 0 and [line.endswith('[contested]') for line in out.splitlines()
+                          if 'lift' in line] == [True, True]
     run(capsys, 'learn', 'The night porter is Ali', '--file', memory, '--single-valued')
     code, out, _ = run(capsys, 'learn', 'The night porter is Bo', '--file', memory, '--json',
                        '--single-valued')
