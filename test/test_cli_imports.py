@@ -83,6 +83,8 @@ def test_reading_commands_import_neither_the_database_nor_the_writers(memory, co
                                      ['forget', 'nothing like this', '--reason', 'test']])
 def test_typed_memory_commands_do_not_load_the_memory_file_or_numpy(memory, command, tmp_path):
     _, env = memory
+    # Keyword search needs no numpy; the semantic embedder (installed here) is turned off.
+    env = dict(env, ROBOT_MEMORY_EMBEDDER='off')
     names = imported(command + ['--db', str(tmp_path / 'records.db'), '--at', AT], env)
     assert 'robot_memory.substrate.store' in names  # the command really ran
     assert not names & (HEAVY - {'sqlite_utils'}), sorted(names & HEAVY)

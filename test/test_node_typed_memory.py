@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from robot_memory.srv import Forget
 from robot_memory.srv import Learn
 from robot_memory.srv import Recall
+from robot_memory.substrate.embedding import semantic_model_files
 
 from ros_harness import NodeProcess
 from ros_probe import call
@@ -392,6 +393,9 @@ def test_typed_memory_metrics_are_in_the_node_diagnostics(node, probe):
     for key in ('salience_mean', 'usefulness', 'contradiction_rate', 'revisions_per_day',
                 'created_per_day'):
         assert key in values, sorted(values)
+    # The search the node runs is reported: the semantic model, which setup.sh installs.
+    expected = 'semantic' if semantic_model_files() is not None else 'keyword only'
+    assert values['search'] == expected and values['embedder'], values
 
 
 def test_the_typed_memory_survives_a_restart(tmp_path, probe):

@@ -15,7 +15,8 @@ from robot_memory.ros import convert
 from robot_memory.srv import Forget
 from robot_memory.srv import Learn
 from robot_memory.srv import Recall
-from robot_memory.substrate import HashingEmbedder
+from robot_memory.substrate import default_embedder
+from robot_memory.substrate import describe_embedder
 from robot_memory.substrate import SENSITIVITIES
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
@@ -31,13 +32,12 @@ class TypedMemoryServices:
     """Mixin of MemoryNode: the substrate and its three services."""
 
     def _init_substrate(self, group) -> None:
-        vectors = self.settings.node.substrate_vectors
         try:
-            self.substrate = Substrate(self.db_path,
-                                       embedder=HashingEmbedder() if vectors else None)
-            if vectors:
+            embedder = default_embedder(self.settings.node.substrate_vectors)
+            self.substrate = Substrate(self.db_path, embedder=embedder)
+            if embedder is not None:
                 self.substrate.reindex_vectors()
-        except SubstrateError as error:
+        except (SubstrateError, ValueError) as error:
             raise self.startup_error(f'typed memory: {error}') from None
         self._metrics = None
         self._metrics_error = None
@@ -162,7 +162,9 @@ class TypedMemoryServices:
         metrics = self._metrics
         salience = metrics['salience']
         retrieval = metrics['retrieval']
-        values = {'records': metrics['records'],
+        search = describe_embedder(self.substrate.embedder)
+        values = {'records': metrics['records'], 'search': search['search'],
+                  'embedder': search['embedder'],
                   **{f'type {name}': count for name, count in metrics['by_type'].items()},
                   **{f'status {name}': count for name, count in metrics['by_status'].items()},
                   'created_per_day': metrics['growth']['rate_per_day'],

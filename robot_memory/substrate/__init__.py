@@ -14,6 +14,9 @@ import importlib
 _HOMES = {
     'Embedder': 'robot_memory.substrate.embedding',
     'HashingEmbedder': 'robot_memory.substrate.embedding',
+    'SemanticEmbedder': 'robot_memory.substrate.embedding',
+    'default_embedder': 'robot_memory.substrate.embedding',
+    'describe_embedder': 'robot_memory.substrate.embedding',
     'SubstrateError': 'robot_memory.substrate.filters',
     'json_schema': 'robot_memory.substrate.models',
     'MEMORY_TYPES': 'robot_memory.substrate.vocabulary',
@@ -25,7 +28,8 @@ _HOMES = {
 }
 
 __all__ = ['Embedder', 'HashingEmbedder', 'MEMORY_TYPES', 'MemoryRecord', 'SENSITIVITIES',
-           'Substrate', 'SubstrateError', 'default_db_path', 'effective_salience', 'json_schema']
+           'SemanticEmbedder', 'Substrate', 'SubstrateError', 'default_db_path',
+           'default_embedder', 'describe_embedder', 'effective_salience', 'json_schema']
 
 
 def __getattr__(name: str):

@@ -41,6 +41,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import json
+import math
 import re
 import sqlite3
 import threading
@@ -62,6 +63,8 @@ from robot_memory.substrate.filters import distance
 from robot_memory.substrate.filters import matches
 from robot_memory.substrate.filters import position_of
 from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.fusion import fuse
+from robot_memory.substrate.fusion import order_key
 from robot_memory.substrate.models import AuditEntry
 from robot_memory.substrate.models import DecayProfile
 from robot_memory.substrate.models import Lifecycle
@@ -87,6 +90,9 @@ from robot_memory.substrate.results import RecallHit
 from robot_memory.substrate.results import RecallResult
 from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.results import SelectionResult
+from robot_memory.substrate.vector_index import trim_changes
+from robot_memory.substrate.vector_index import TRIGGERS as VECTOR_TRIGGERS
+from robot_memory.substrate.vector_index import VectorIndex
 from robot_memory.timeutil import format_iso
 
 _sqlite_utils = lazy_imports.sqlite_utils()
@@ -96,7 +102,6 @@ Migrations = _sqlite_utils.Migrations
 numpy = lazy_imports.deferred('numpy')
 
 MAX_K = 100
-RRF_K = 60
 RECALLABLE = ('active', 'contested')
 LIVE = ('active', 'contested')
 DAY = 86400.0
@@ -243,6 +248,12 @@ def _fact_cardinality(db: Database) -> None:
                "WHERE type = 'semantic' AND status = 'active' AND facet IS NOT NULL")
 
 
+@MIGRATIONS(name='0004_vector_change_log')
+def _vector_change_log(db: Database) -> None:
+    for statement in VECTOR_TRIGGERS:
+        db.execute(statement)
+
+
 def _epoch(now: dt.datetime, what: str = 'now') -> float:
     if not isinstance(now, dt.datetime):
         raise SubstrateError(f'{what} must be a datetime (the caller passes the clock), '
@@ -331,7 +342,7 @@ class Substrate:
         self.default_sensitivity = default_sensitivity
         self._lock = threading.RLock()
         self._writes = 0
-        self._vectors = None
+        self._index = None
         self.db = self._open(path, busy_timeout_s)
 
     def _open(self, path, busy_timeout_s: float) -> Database:
@@ -628,7 +639,7 @@ class Substrate:
     def _insert(self, conn, now_s: float, record_id: str, kind: str, text: str, tags: list,
                 context: dict, payload: dict, sensitivity: str, confidence: float,
                 salience: float, decay: DecayProfile, pinned: bool, provenance: list,
-                scope: Optional[str], created_by: str) -> None:
+                scope: Optional[str], created_by: str, vector=None) -> None:
         subject = predicate = condition_key = facet = object_key = None
         if kind == 'semantic':
             object_key = _object_key(payload['object'])
@@ -637,9 +648,11 @@ class Substrate:
             condition_key = _condition_key(payload.get('validity') or {})
             _, facet = textrules.fact_facet(payload['predicate'], payload['object'],
                                             payload.get('single_valued'))
-        vector = model = None
+        model = None
         if self.embedder is not None:
-            vector = self.embedder.embed([text])[0].astype(numpy.float32).tobytes()
+            if vector is None:
+                vector = self._embed([text])[0]
+            vector = vector.astype(numpy.float32).tobytes()
             model = self.embedder.name
         conn.execute(
             'INSERT INTO substrate_records (id, type, sensitivity, status, text, tags, scope, '
@@ -654,6 +667,8 @@ class Substrate:
              textrules.content_hash(text), _dumps(context), _dumps(payload),
              _dumps({'sources': provenance, 'created_by': created_by}), subject, predicate,
              condition_key, vector, model, facet, object_key))
+        if vector is not None:
+            trim_changes(conn)
         conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, hash) '
                          'VALUES (?, ?, ?, ?)',
                          [(record_id, source['kind'], source['ref'], source.get('hash'))
@@ -775,9 +790,11 @@ class Substrate:
                 raise SubstrateError('single_valued is true or false, and only for semantic '
                                      'facts')
             data['single_valued'] = single_valued
+        # Embedded once, before the write lock: the dedup check and the insert share it.
+        vector = self._embed([text])[0] if self.embedder is not None else None
         with self._write() as conn:
             if dedup:
-                found = self._find_duplicate(kind, text)
+                found = self._find_duplicate(kind, text, vector)
                 if found is not None:
                     row, match, similarity = found
                     self._reinforce(conn, now_s, row, row['gain'], confidence, sources, tags)
@@ -800,7 +817,7 @@ class Substrate:
                     return LearnResult('reinforced', same['id'], kind, True, 'same_fact', 1.0,
                                        message=f'same fact as {same["id"]}; reinforced it')
             self._insert(conn, now_s, record_id, kind, text, tags, context, data, sensitivity,
-                         confidence, salience, profile, pinned, sources, scope, actor)
+                         confidence, salience, profile, pinned, sources, scope, actor, vector)
             self._audit(conn, now_s, record_id, 'create', actor, 'learned',
                         {'type': kind, 'sensitivity': sensitivity})
             self._link_revision(conn, now_s, record_id, superseded, contested, actor,
@@ -934,19 +951,31 @@ class Substrate:
         conn.execute('UPDATE substrate_records SET payload = ? WHERE id = ?',
                      (_dumps(payload), row['id']))
 
-    def _find_duplicate(self, kind: str, text: str) -> Optional[tuple]:
+    def _find_duplicate(self, kind: str, text: str, vector=None) -> Optional[tuple]:
         rows = self._rows(f'content_hash = ? AND +type = ? AND +status IN {LIVE}',
                           (textrules.content_hash(text), kind))
         if rows:
             return rows[0], 'exact', 1.0
         if kind == 'episodic':
             return None
-        query = textrules.fts_query(text)
+        words = textrules.content_tokens(text)
+        # Jaccard >= t needs at least t x |words| shared words: ask FTS5 only for those
+        # records (no BM25 over every record sharing one common word).
+        query = textrules.overlap_query(words, math.ceil(self.jaccard_threshold * len(words)
+                                                         - 1e-9))
+        seqs = []
         if query is not None:
-            words = textrules.content_tokens(text)
+            # Every match reaches the overlap, so any 50 will do (no ordering to pay for).
             seqs = [seq for seq, in self.db.conn.execute(
-                'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
-                'ORDER BY bm25(substrate_fts) LIMIT 20', (query,))]
+                'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? LIMIT 50',
+                (query,))]
+        else:
+            query = textrules.fts_query(text)
+            if query is not None:
+                seqs = [seq for seq, in self.db.conn.execute(
+                    'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
+                    'ORDER BY bm25(substrate_fts) LIMIT 20', (query,))]
+        if seqs:
             best = None
             for row in self._rows_by_seq(seqs):
                 if row['type'] != kind or row['status'] not in LIVE:
@@ -957,15 +986,14 @@ class Substrate:
             if best is not None:
                 return best
         if self.embedder is not None:
-            index = self._vector_index()
-            if index[1].shape[0]:
-                sims = index[1] @ self.embedder.embed([text])[0]
-                for position in numpy.argsort(-sims)[:10]:
-                    if sims[position] < self.cosine_threshold:
-                        break
-                    row = self._rows_by_seq([int(index[0][position])])
-                    if row and row[0]['type'] == kind and row[0]['status'] in LIVE:
-                        return row[0], 'cosine', round(float(sims[position]), 4)
+            if vector is None:
+                vector = self._embed([text])[0]
+            for seq, similarity in self._vector_index().search(vector, 10):
+                if similarity < self.cosine_threshold:
+                    break
+                row = self._rows_by_seq([seq])
+                if row and row[0]['type'] == kind and row[0]['status'] in LIVE:
+                    return row[0], 'cosine', round(similarity, 4)
         return None
 
     def _rows_by_id(self, ids: list) -> list:
@@ -989,9 +1017,11 @@ class Substrate:
         now_s = _epoch(now)
         confidence = self._check_unit(confidence, 'confidence')
         added = 0
+        texts = [self._check_text(text) for text in texts]
+        # One batched embedding call before the write lock (far faster than one per text).
+        vectors = self._embed(texts) if self.embedder is not None and texts else None
         with self._write() as conn:
-            for text in texts:
-                text = self._check_text(text)
+            for number, text in enumerate(texts):
                 kind = self._check_type(type) if type is not None else textrules.classify(text)
                 level = sensitivity or self.default_sensitivity
                 _level(level, 'sensitivity')
@@ -1008,7 +1038,8 @@ class Substrate:
                     if same is not None:
                         continue
                 self._insert(conn, now_s, record_id, kind, text, [], {}, data, level, confidence,
-                             0.7, DEFAULT_DECAY[kind], False, [], None, actor)
+                             0.7, DEFAULT_DECAY[kind], False, [], None, actor,
+                             vectors[number] if vectors is not None else None)
                 self._audit(conn, now_s, record_id, 'create', actor, 'bulk load',
                             {'type': kind})
                 self._link_revision(conn, now_s, record_id, superseded, contested, actor,
@@ -1072,20 +1103,15 @@ class Substrate:
 
     # ------------------------------------------------------------------ vectors
 
-    def _vector_index(self) -> tuple:
-        """(seq array, float32 matrix) of live records embedded with the current backend."""
-        version = (self.db.conn.execute('PRAGMA data_version').fetchone()[0], self._writes)
-        if self._vectors is not None and self._vectors[0] == version:
-            return self._vectors[1]
-        rows = self.db.conn.execute(
-            'SELECT seq, embedding FROM substrate_records WHERE embedding IS NOT NULL AND '
-            f'embedding_model = ? AND status IN {LIVE}', (self.embedder.name,)).fetchall()
-        seqs = numpy.array([row[0] for row in rows], dtype=numpy.int64)
-        matrix = (numpy.frombuffer(b''.join(row[1] for row in rows), dtype=numpy.float32)
-                  .reshape(len(rows), self.embedder.dim) if rows
-                  else numpy.zeros((0, self.embedder.dim), dtype=numpy.float32))
-        self._vectors = (version, (seqs, matrix))
-        return self._vectors[1]
+    def _embed(self, texts: list) -> numpy.ndarray:
+        return self.embedder.embed(texts)
+
+    def _vector_index(self) -> VectorIndex:
+        """The live records' vectors of the current backend, brought up to date."""
+        if self._index is None or self._index.model != self.embedder.name:
+            self._index = VectorIndex(self.embedder.name, self.embedder.dim)
+        self._index.refresh(self.db.conn)
+        return self._index
 
     def reindex_vectors(self, batch: int = 1000) -> int:
         """Embed records that have no vector from the current backend; returns how many."""
@@ -1115,9 +1141,11 @@ class Substrate:
                position_path: str = 'context.position', vectors: Optional[bool] = None,
                include_inactive: bool = False, reinforce: bool = True,
                min_confidence: float = 0.0, keywords: bool = True) -> RecallResult:
-        """Find records for ``query``: BM25 (+ vectors) merged by RRF, weighted, trust-gated.
+        """Find records for ``query``: BM25 (+ vectors) fused, weighted, trust-gated.
 
-        score = RRF (k=60) x (0.5 + 0.5 x confidence) x (0.5 + 0.5 x effective salience).
+        score = relevance x (0.5 + 0.5 x confidence) x (0.5 + 0.5 x effective salience);
+        relevance is reciprocal rank (1 / (60 + rank)) of a single ranking, or the relative
+        score fusion of keywords and vectors (see :mod:`robot_memory.substrate.fusion`).
         ``filters`` select on context fields; ``near`` (x, y[, z]) sorts the matches
         nearest first by ``position_path`` (records without a position go last, or are
         dropped when ``max_distance`` is given). ``keywords=False`` searches vectors only.
@@ -1184,27 +1212,24 @@ class Substrate:
             keyword, rows = self._keyword_candidates(query, keywords, wanted, eligible)
             vector = []
             if use_vectors:
-                vector = self._vector_candidates(query, wanted, eligible, rows)
-        fused = {}
-        for rank, seq in enumerate(keyword):
-            fused.setdefault(seq, [0.0, None, None])
-            fused[seq][0] += 1.0 / (RRF_K + rank + 1)
-            fused[seq][1] = rank + 1
-        for rank, seq in enumerate(vector):
-            fused.setdefault(seq, [0.0, None, None])
-            fused[seq][0] += 1.0 / (RRF_K + rank + 1)
-            fused[seq][2] = rank + 1
+                vector = self._vector_candidates(query, max(2 * wanted, 10) if keyword
+                                                 else wanted, eligible, rows)
+        if keyword and vector:
+            # Each side brings a pool twice the size wanted, so fusion can reorder them.
+            pool = max(2 * wanted, 10)
+            keyword, vector = keyword[:pool], vector[:pool]
+        weight = getattr(self.embedder, 'fusion_weight', 0.5) if use_vectors else 0.0
         scored = []
-        for seq, (rrf, keyword_rank, vector_rank) in fused.items():
+        for seq, (relevance, keyword_rank, vector_rank) in fuse(keyword, vector, weight).items():
             row = rows[seq]
             current = _row_salience(row, now_s)
-            score = rrf * (0.5 + 0.5 * row['confidence']) * (0.5 + 0.5 * current)
+            score = relevance * (0.5 + 0.5 * row['confidence']) * (0.5 + 0.5 * current)
             where = None
             if point is not None:
                 position = position_of(json.loads(row['context']), position_parts[1:])
                 where = distance(point, position) if position is not None else None
             scored.append((score, row, current, keyword_rank, vector_rank, where))
-        scored.sort(key=lambda item: (-item[0], item[1]['seq']))
+        scored.sort(key=lambda item: order_key(item[1]['seq'], item[0], item[3], item[4]))
         if point is not None:
             scored.sort(key=lambda item: (item[5] is None, item[5] or 0.0))
         scored = scored[:k]
@@ -1230,7 +1255,7 @@ class Substrate:
         return RecallResult(query, hits, len(withheld), redacted, mode, recall_id)
 
     def _keyword_candidates(self, query: str, keywords: bool, wanted: int, eligible) -> tuple:
-        """BM25 candidates: records with every word first, then (if too few) any word."""
+        """(seq, BM25 score) candidates: records with every word first, then any word."""
         order, rows, seen = [], {}, set()
         if not keywords:
             return order, rows
@@ -1243,17 +1268,18 @@ class Substrate:
             limit = max(wanted * 3, 30)
             offset = 0
             while len(order) < wanted:
-                seqs = [seq for seq, in self.db.conn.execute(
-                    'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
-                    'ORDER BY bm25(substrate_fts, 1.0, 0.5) LIMIT ? OFFSET ?',
-                    (fts, limit, offset))]
+                # bm25() is lower for better matches; negated it is a score.
+                seqs = dict(self.db.conn.execute(
+                    'SELECT rowid, -bm25(substrate_fts, 1.0, 0.5) FROM substrate_fts WHERE '
+                    'substrate_fts MATCH ? ORDER BY bm25(substrate_fts, 1.0, 0.5) LIMIT ? OFFSET ?',
+                    (fts, limit, offset)).fetchall())
                 fresh = [seq for seq in seqs if seq not in seen]
                 seen.update(fresh)
                 found = {row['seq']: row for row in self._rows_by_seq(fresh)}
                 for seq in fresh:
                     row = found.get(seq)
                     if row is not None and eligible(row):
-                        order.append(seq)
+                        order.append((seq, seqs[seq]))
                         rows[seq] = row
                 if len(seqs) < limit:
                     break
@@ -1264,21 +1290,19 @@ class Substrate:
         return order, rows
 
     def _vector_candidates(self, query: str, wanted: int, eligible, rows: dict) -> list:
-        seqs, matrix = self._vector_index()
-        if not len(seqs):
+        index = self._vector_index()
+        if not len(index):
             return []
-        sims = matrix @ self.embedder.embed([query])[0]
-        count = min(len(seqs), max(wanted * 4, 40))
-        top = numpy.argpartition(-sims, count - 1)[:count]
-        top = top[numpy.argsort(-sims[top], kind='stable')]
-        top = [index for index in top if sims[index] > 0.05]
-        fetched = {row['seq']: row for row in self._rows_by_seq([int(seqs[i]) for i in top])}
+        floor = getattr(self.embedder, 'min_similarity', 0.05)
+        top = [(seq, similarity) for seq, similarity in
+               index.search(self._embed([query])[0], max(wanted * 4, 40)) if similarity > floor]
+        fetched = {row['seq']: row for row in self._rows_by_seq([seq for seq, _ in top])}
         order = []
-        for index in top:
-            row = fetched.get(int(seqs[index]))
+        for seq, similarity in top:
+            row = fetched.get(seq)
             if row is not None and eligible(row):
-                order.append(row['seq'])
-                rows[row['seq']] = row
+                order.append((seq, similarity))
+                rows[seq] = row
             if len(order) >= wanted:
                 break
         return order

@@ -6,6 +6,8 @@ quotes and unbalanced parentheses are plain words or dropped punctuation.
 """
 
 import hashlib
+import itertools
+import math
 import re
 import unicodedata
 from typing import Optional
@@ -82,6 +84,23 @@ def fts_query(text: str, max_terms: int = 32, operator: str = 'OR') -> Optional[
         raise ValueError(f'operator must be OR or AND, got {operator!r}')
     return f' {operator} '.join('"' + word.replace('"', '""') + '"'
                                 for word in meaningful[:max_terms])
+
+
+def overlap_query(words: set, min_shared: int, max_clauses: int = 64) -> Optional[str]:
+    """An FTS5 query for records holding at least ``min_shared`` of ``words``, or None.
+
+    An OR of ANDs, one per way of leaving out the words allowed to be missing; None when
+    that would take more than ``max_clauses`` clauses. Unlike an OR of every word ranked by
+    BM25, it reads no record that could not reach the overlap.
+    """
+    terms = sorted(words)
+    missing = len(terms) - max(1, min_shared)
+    if not terms or missing < 0 or math.comb(len(terms), missing) > max_clauses:
+        return None
+    quoted = ['"' + word.replace('"', '""') + '"' for word in terms]
+    clauses = ['(' + ' AND '.join(kept) + ')'
+               for kept in itertools.combinations(quoted, len(terms) - missing)]
+    return ' OR '.join(clauses)
 
 
 def looks_secret(text: str) -> bool:
