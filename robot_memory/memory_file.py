@@ -74,6 +74,17 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
 
 DEFAULT_PATH = pathlib.Path('~/.opencastor/robot-memory.md')
 ENV_VAR = 'CASTOR_ROBOT_MEMORY_FILE'
+# A memory file larger than this is refused unread (the limit in MiB can be set in
+# $CASTOR_ROBOT_MEMORY_MAX_MB): 200,000 entries take about 70 MiB.
+MAX_FILE_ENV_VAR = 'CASTOR_ROBOT_MEMORY_MAX_MB'
+DEFAULT_MAX_FILE_MB = 128
+# Deepest nesting of collections a front matter may have (ours needs 6 plus unknown keys).
+MAX_DEPTH = 64
+# What one save may write to the quarantine: per item, and for all items together. An item
+# over the limit is recorded by its reason, line and an excerpt, and the whole file it came
+# from is kept beside it (``<file>.quarantined-<time>``), so nothing is lost.
+QUARANTINE_ITEM_BYTES = 64 * 1024
+QUARANTINE_RUN_BYTES = 1024 * 1024
 FILE_MODE = 0o600
 UNSET_RRN = 'RRN-UNSET'
 
@@ -126,6 +137,25 @@ def resolve_path(path=None) -> pathlib.Path:
     """The memory file: ``path``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else ~/.opencastor/."""
     chosen = path or os.environ.get(ENV_VAR) or DEFAULT_PATH
     return pathlib.Path(chosen).expanduser()
+
+
+def max_file_bytes() -> int:
+    """The size limit of a memory file: ``$CASTOR_ROBOT_MEMORY_MAX_MB`` MiB, else 128 MiB."""
+    text = os.environ.get(MAX_FILE_ENV_VAR, '').strip()
+    if not text:
+        return DEFAULT_MAX_FILE_MB * 2 ** 20
+    try:
+        megabytes = float(text)
+    except ValueError:
+        megabytes = float('nan')
+    if not 0 < megabytes < 2 ** 40:
+        raise MemoryFileError(f'${MAX_FILE_ENV_VAR} must be a positive number of MiB, got '
+                              f'{text!r}; unset it for the default {DEFAULT_MAX_FILE_MB} MiB')
+    return int(megabytes * 2 ** 20)
+
+
+def _size(count: int) -> str:
+    return f'{count / 2 ** 20:.1f} MiB' if count >= 2 ** 20 else f'{count:,} bytes'
 
 
 def side_file(path: pathlib.Path, suffix: str) -> pathlib.Path:
@@ -192,6 +222,8 @@ class LoadResult:
     # The whole original file when it was free-form (no schema_version) and migrated.
     legacy_original: Optional[bytes] = None
     used_fast_path: bool = False
+    # The file's bytes, kept aside by a save whose quarantine would be too large to write.
+    source: Optional[bytes] = dataclasses.field(default=None, repr=False)
 
 
 # --------------------------------------------------------------------------- reading
@@ -290,13 +322,74 @@ def _fast_front_matter(front, first_line: int, checked: bool = False):
                 if block or rest.lstrip().startswith(('&', '*', '!', '|', '>')):
                     return None
                 mapping[key] = _fast_loads(rest)
-    except ValueError:  # JSON errors and UnicodeDecodeError
+    except (ValueError, RecursionError):  # JSON errors, UnicodeDecodeError, deep nesting
         return None
     return mapping, key_lines, item_blocks
 
 
+# Cheap signs that a front matter may hold an anchor, an alias or deep nesting; only then
+# is it scanned event by event before libyaml builds anything.
+_MAYBE_ANCHOR = re.compile(r'[&*]')
+_DEEP_INDENT = re.compile(r'^ {%d,}' % MAX_DEPTH, re.M)
+_COMPACT_NESTING = re.compile(r'(?:[-?:] +){%d,}' % (MAX_DEPTH // 4))
+_FLOW_BRACKET = re.compile(r'[\[\]{}]')
+_COLLECTION_START = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_COLLECTION_END = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+
+def _may_be_hostile(front: str) -> bool:
+    if (_MAYBE_ANCHOR.search(front) or _DEEP_INDENT.search(front)
+            or _COMPACT_NESTING.search(front)):
+        return True
+    depth = 0
+    for match in _FLOW_BRACKET.finditer(front):  # quoted brackets count too: an upper bound
+        if match.group() in '[{':
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif depth:
+            depth -= 1
+    return False
+
+
+def check_structure(front: str, first_line: int = 1) -> None:
+    """Refuse YAML anchors, aliases and nesting deeper than MAX_DEPTH before anything is built.
+
+    An alias repeats a whole subtree: nine lines of them ("billion laughs") stand for a
+    thousand million entries once written out as JSON, quarantined or validated. Deep
+    nesting crashes libyaml's recursive composer. The event scan stops at the first
+    offence, so a hostile file costs microseconds, not the machine.
+    """
+    if not _may_be_hostile(front):
+        return
+    depth = 0
+    try:
+        for event in yaml.parse(front, Loader=_YamlLoader):
+            anchor = getattr(event, 'anchor', None)
+            if anchor is not None:
+                line = first_line + event.start_mark.line
+                kind, sign = (('alias', '*') if isinstance(event, yaml.AliasEvent)
+                              else ('anchor', '&'))
+                raise MemoryFileError(
+                    f'front matter uses a YAML {kind} ({sign}{anchor}); anchors and aliases '
+                    'are not allowed in a memory file (a few of them can stand for gigabytes '
+                    'of entries): write each value out in full', line=line)
+            if isinstance(event, _COLLECTION_START):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise MemoryFileError(
+                        f'front matter nests lists and mappings more than {MAX_DEPTH} levels '
+                        'deep; a memory file needs a few: this file is damaged or was not '
+                        'written for robot_memory', line=first_line + event.start_mark.line)
+            elif isinstance(event, _COLLECTION_END):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # not YAML: the loader reports it, naming the line
+
+
 def _yaml_front_matter(front: str, first_line: int):
     """Parse any YAML front matter with libyaml; errors name the file line."""
+    check_structure(front, first_line)
     try:
         mapping = yaml.load(front, Loader=_YamlLoader)
     except yaml.MarkedYAMLError as error:
@@ -418,7 +511,10 @@ def _collector_paused() -> Iterator[None]:
 def parse_bytes(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN) -> LoadResult:
     """Parse a whole robot-memory.md. Raise MemoryFileError when it cannot be read at all."""
     with _collector_paused():
-        return _parse_bytes(data, now, default_rrn)
+        result = _parse_bytes(data, now, default_rrn)
+    if result.quarantined:
+        result.source = data
+    return result
 
 
 def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
@@ -537,6 +633,33 @@ def _guess_type(text: str) -> str:
     return 'environment_note'
 
 
+_CONTROL_BYTE = re.compile(rb'[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]')
+
+
+def check_text(data: bytes) -> None:
+    """Refuse bytes that are not UTF-8 text free of control bytes (tab, LF, CR allowed).
+
+    Such a file is damage (a bad SD card, a wrong file), not notes to migrate: migrating
+    random bytes makes entries of mojibake that reach the robot's brain.
+    """
+    where = None
+    try:
+        data.decode('utf-8')
+    except UnicodeDecodeError as error:
+        where, what = error.start, f'byte 0x{data[error.start]:02x} is not UTF-8'
+    control = _CONTROL_BYTE.search(data)
+    if control is not None and (where is None or control.start() < where):
+        where = control.start()
+        what = f'control byte 0x{data[where]:02x}'
+    if where is None:
+        return
+    line = data.count(b'\n', 0, where) + 1
+    raise MemoryFileError(
+        f'not a text file ({what}): binary data is damage, not a memory file or '
+        'notes to migrate; if it holds notes in another encoding, convert them to UTF-8 '
+        '(e.g. iconv -f latin1 -t utf-8)', line=line)
+
+
 def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
                    mapping: Optional[dict] = None) -> LoadResult:
     """Turn a free-form file (no schema_version) into a 1.0 document, losing no text.
@@ -547,7 +670,8 @@ def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
     """
     from robot_memory.schema import make_entry_id, new_entry  # noqa: I100 - avoid cycle
 
-    text = data.decode('utf-8', errors='replace')
+    check_text(data)
+    text = data.decode('utf-8')
     rrn = default_rrn
     if mapping and isinstance(mapping.get('rrn'), str):
         rrn = mapping['rrn']
@@ -905,9 +1029,11 @@ def _stamp(now: dt.datetime) -> str:
 class MemoryFile:
     """robot-memory.md on disk: lock-free reads, locked read-modify-write updates."""
 
-    def __init__(self, path=None, lock_timeout_s: float = 10.0):
+    def __init__(self, path=None, lock_timeout_s: float = 10.0,
+                 max_bytes: Optional[int] = None):
         self.path = resolve_path(path)
         self.lock_timeout_s = lock_timeout_s
+        self.max_bytes = max_bytes if max_bytes is not None else max_file_bytes()
         # The target resolved when the lock was taken: everything under one lock (a file
         # set aside, then the new one written) goes to the same file.
         self._locked_target = None
@@ -933,13 +1059,23 @@ class MemoryFile:
     def read_bytes(self) -> bytes:
         """The file's bytes; a missing file is a MemoryFileError with advice."""
         try:
-            return self.path.read_bytes()
+            with open(self.path, 'rb') as handle:
+                size = os.fstat(handle.fileno()).st_size
+                data = handle.read(self.max_bytes + 1) if size <= self.max_bytes else b''
         except FileNotFoundError:
             self.target()  # a link to nothing says so
             raise MemoryFileError('no memory file here yet; it is created by the first dream '
                                   '(robot-memory dream) or by memory_node', self.path) from None
         except OSError as error:
             raise MemoryFileError(f'cannot read: {error.strerror}', self.path) from None
+        if size > self.max_bytes or len(data) > self.max_bytes:
+            size = max(size, len(data))
+            raise MemoryFileError(
+                f'the file is {_size(size)}, above the {_size(self.max_bytes)} limit for a '
+                'memory file, so it was not read and is left as it is; a '
+                'memory file this large is damaged or not one of ours: move it aside, or '
+                f'raise the limit with ${MAX_FILE_ENV_VAR}', self.path)
+        return data
 
     def load(self, now: dt.datetime, default_rrn: str = UNSET_RRN) -> LoadResult:
         """Parse the file without locking or writing anything."""
@@ -1002,17 +1138,40 @@ class MemoryFile:
         """
         target = self.target()
         if result is not None:
-            when = format_iso(now or document.last_updated)
-            append_durably(side_file(target, '.quarantine.jsonl'), [
-                {'quarantined_at': when, 'section': item.section, 'line': item.line,
-                 'reason': item.reason, 'raw': item.raw}
-                for item in result.quarantined])
-            result.quarantined = []
+            if result.quarantined:
+                self._quarantine(result, now or document.last_updated)
             if result.legacy_original is not None:
                 archive = _unused_name(target, f'.legacy-{_stamp(now or document.last_updated)}')
                 write_atomic(archive, result.legacy_original)
                 result.legacy_original = None
         write_atomic(target, render(document))
+
+    def _quarantine(self, result: LoadResult, now: dt.datetime) -> None:
+        """Append the quarantined items to ``<file>.quarantine.jsonl``, bounded in size.
+
+        An item larger than QUARANTINE_ITEM_BYTES, and every item once the run has written
+        QUARANTINE_RUN_BYTES, is recorded with its reason, line and an excerpt; the whole
+        file it came from is then kept as ``<file>.quarantined-<time>`` (no larger than
+        the file-size limit), so the quarantine never grows by more than the caps.
+        """
+        when = format_iso(now)
+        records, total, kept_in = [], 0, None
+        for item in result.quarantined:
+            record = {'quarantined_at': when, 'section': item.section, 'line': item.line,
+                      'reason': item.reason, 'raw': item.raw}
+            text = json.dumps(item.raw, ensure_ascii=False, default=str)
+            size = len(text.encode('utf-8'))
+            if size > QUARANTINE_ITEM_BYTES or total + size > QUARANTINE_RUN_BYTES:
+                if kept_in is None:
+                    kept_in = _unused_name(self.target(), f'.quarantined-{_stamp(now)}')
+                    write_atomic(kept_in, result.source or b'')
+                del record['raw']
+                record.update(raw_bytes=size, raw_excerpt=text[:256], raw_kept_in=kept_in.name)
+                size = 512
+            total += size
+            records.append(record)
+        append_durably(self.side_path('.quarantine.jsonl'), records)
+        result.quarantined = []
 
     @contextlib.contextmanager
     def update(self, now: dt.datetime, rrn: Optional[str] = None,
