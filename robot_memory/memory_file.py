@@ -262,18 +262,116 @@ def _split_front_matter(data: bytes):
     return data[first_end + 1:closing.start() + 1], 2, data[body_start:]
 
 
-# Where a top-level line starts: after a newline not followed by an entry line.
-_TOP_LEVEL_LINE = re.compile(rb'\n(?!- \{)')
+# Where a top-level line starts: after a newline not followed by a blank line, a comment,
+# an indented line or a one-line entry (``- {``, the form written before block style).
+_TOP_LEVEL_LINE = re.compile(rb'\n(?![ #\n\r]|- \{)')
+_COMMENT_OR_BLANK = re.compile(rb'^[ ]*(?:#[^\n]*)?\n', re.M)
+_ITEM_START = re.compile(rb'^(?:- \{|  - )', re.M)
+# An item with the comment and blank lines above it (they belong to the item below them).
+_ITEM_WITH_COMMENTS = re.compile(rb'^(?:[ ]*(?:#[^\n]*)?\n)*(?:- \{|  - )', re.M)
+_ENTRY_KEYS = (b'type', b'text', b'confidence', b'first_seen', b'last_reinforced',
+               b'observation_count', b'tags')
+_OTHER_BLOCK_KEY = re.compile(rb'\n    ([A-Za-z_][A-Za-z0-9_]*): ')
+_OTHER_FIRST_KEY = re.compile(rb'\}, \{([A-Za-z_][A-Za-z0-9_]*): ')
+
+
+def _quote_key(match) -> bytes:
+    key = match.group(1)
+    if key.decode('ascii') in _YAML_KEYWORDS:
+        raise ValueError('a YAML keyword as a key')
+    prefix = b', "' if match.group(0).startswith(b'\n') else b'}, {"'
+    return prefix + key + b'": '
+
+
+def _undo_pairs(value):
+    """A value decoded with ``object_pairs_hook=tuple`` as the plain data it stands for."""
+    kind = type(value)
+    if kind is tuple:
+        converted = {key: _undo_pairs(item) for key, item in value}
+        if len(converted) != len(value):
+            raise ValueError('a duplicate key')
+        return converted
+    if kind is list:
+        return [_undo_pairs(item) for item in value]
+    return value
+
+
+def _block_items(block: bytes):
+    """Entries written in block style, one key a line with JSON values, or None.
+
+    ``block`` holds only item lines (``  - key: value`` and ``    key: value``). The
+    lines become one JSON array: ``\n  - `` turns into ``}, {`` and ``\n    key: `` into
+    ``, "key": ``. Objects are decoded as tuples of pairs, so a line that smuggles in a
+    second pair (``text: "a", "b": 1``, which libyaml refuses) shows as an item with
+    more pairs than lines; such text is left to libyaml.
+    """
+    text = b'\n' + block
+    items_count = text.count(b'\n  - ')
+    lines_count = text.count(b'\n')
+    if not text.startswith(b'\n  - '):
+        return None
+    text = text.replace(b'\n  - id: ', b'}, {"id": ').replace(b'\n  - ', b'}, {')
+    for key in _ENTRY_KEYS:
+        text = text.replace(b'\n    ' + key + b': ', b', "' + key + b'": ')
+    if b'\n' in text:
+        text = _OTHER_BLOCK_KEY.sub(_quote_key, text)
+        if b'\n' in text:
+            return None
+    if text.count(b'}, {"') != items_count:
+        text = _OTHER_FIRST_KEY.sub(_quote_key, text)
+    items = json.loads(b'[' + text[3:] + b'}]', parse_float=_yaml_float, parse_constant=str,
+                       object_pairs_hook=tuple)
+    if len(items) != items_count or sum(map(len, items)) != lines_count:
+        return None
+    if text.count(b'{') == items_count:
+        entries = list(map(dict, items))  # no nested mapping: each line gave one pair
+        if sum(map(len, entries)) != lines_count:
+            return None
+        return entries
+    # A nested mapping could take in the next line's pair: count each item's lines.
+    starts = [match.start() for match in _ITEM_START.finditer(block)] + [len(block)]
+    for index, pairs in enumerate(items):
+        if len(pairs) != block.count(b'\n', starts[index], starts[index + 1]) + (
+                index + 1 == len(items)):
+            return None
+    return [_undo_pairs(pairs) for pairs in items]
+
+
+class _ItemLines:
+    """Line numbers of the items of a list read by the fast path, found when first asked."""
+
+    def __init__(self, first_line: int, block: bytes):
+        self.first_line, self.block, self._found = first_line, block, None
+
+    def __len__(self):
+        return len(self._lines())
+
+    def __getitem__(self, index):
+        return self._lines()[index]
+
+    def _lines(self):
+        if self._found is None:
+            found, line, at = [], self.first_line, 0
+            for match in _ITEM_START.finditer(self.block):
+                line += self.block.count(b'\n', at, match.start())
+                at = match.start()
+                found.append(line)
+            self._found = found
+        return self._found
 
 
 def _fast_front_matter(front, first_line: int, checked: bool = False):
     """Parse the canonical form; return (mapping, key lines, item blocks) or None to fall back.
 
     ``front`` is the front matter as UTF-8 bytes (or text). ``item blocks`` maps a key whose
-    value is a list of one-line entries to (line number of the first entry, the ``- {...}``
-    lines as bytes). ``checked`` tells that the caller already found no character libyaml
-    reads differently (``_yaml_unsafe_utf8``). Every byte is decoded here, so bytes that
-    are not UTF-8 give None as well.
+    value is a list of entries to (line number of the line after the key, the raw lines
+    as bytes, comments included). Entries are read in block style (``_block_items``) or
+    as one-line ``- {...}`` mappings (the form written before). Comment lines are
+    allowed between top-level keys and between entries; the leading comments of each
+    top-level key are returned under the key ``None`` of ``item blocks`` as a dict.
+    ``checked`` tells that the caller already found no character libyaml reads
+    differently (``_yaml_unsafe_utf8``). Every byte is decoded here, so bytes that are
+    not UTF-8 give None as well.
     """
     if isinstance(front, str):
         if _yaml_unsafe(front):
@@ -281,10 +379,15 @@ def _fast_front_matter(front, first_line: int, checked: bool = False):
         front = front.encode('utf-8')
     elif not checked and _yaml_unsafe_utf8(front):
         return None
+    if b'\r' in front:
+        if front.count(b'\r') != front.count(b'\r\n'):
+            return None  # a lone CR breaks a line for YAML
+        front = front.replace(b'\r\n', b'\n')
     starts = [0]
     starts.extend(match.end() for match in _TOP_LEVEL_LINE.finditer(front))
     starts.append(len(front) + 1)
-    mapping, key_lines, item_blocks = {}, {}, {}
+    mapping, key_lines, item_blocks, comments = {}, {}, {}, {}
+    pending = b''  # comment lines waiting for the key below them
     line_number, counted_to = first_line, 0
     try:
         for index in range(len(starts) - 1):
@@ -294,12 +397,13 @@ def _fast_front_matter(front, first_line: int, checked: bool = False):
             end = front.find(b'\n', start)
             if end < 0:
                 end = len(front)
-            # The '- {' lines between this line and the next top-level one, if any.
+            # The lines between this line and the next top-level one, if any.
             block = front[end + 1:following - 1] if end + 1 < following else b''
             line = front[start:end].decode('utf-8')
-            if not line.strip(' \r'):  # YAML's blank: spaces only (tabs never get here)
-                if block:
+            if not line.strip(' ') or line.startswith('#'):  # blank (spaces only) or comment
+                if _COMMENT_OR_BLANK.sub(b'', block + b'\n'):
                     return None
+                pending += front[start:following]
                 continue
             match = _KEY_LINE.match(line)
             if match is None:
@@ -308,22 +412,39 @@ def _fast_front_matter(front, first_line: int, checked: bool = False):
             if key in mapping or key in _YAML_KEYWORDS:
                 return None
             key_lines[key] = line_number
-            if rest is None or not rest.strip(' \r'):
-                if not block:
+            if pending:
+                comments[key], pending = pending, b''
+            items = None
+            if block:
+                items = _COMMENT_OR_BLANK.sub(b'', block + b'\n')[:-1]
+            if rest is None or not rest.strip(' '):
+                if not items:
+                    if block:
+                        pending += block + b'\n'
                     mapping[key] = None
                     continue
-                items = _fast_loads((b'[' + block[2:].replace(b'\n- {', b',{') + b']')
-                                    .decode('utf-8'))
-                if not set(map(type, items)) <= {dict}:
+                if items.startswith(b'- {'):
+                    value = _fast_loads((b'[' + items[2:].replace(b'\n- {', b',{') + b']')
+                                        .decode('utf-8'))
+                    if len(value) != items.count(b'\n') + 1:
+                        return None
+                else:
+                    value = _block_items(items)
+                if value is None or not set(map(type, value)) <= {dict}:
                     return None
-                mapping[key] = items
+                mapping[key] = value
                 item_blocks[key] = (line_number + 1, block)
             else:
-                if block or rest.lstrip().startswith(('&', '*', '!', '|', '>')):
+                if items or rest.lstrip().startswith(('&', '*', '!', '|', '>')):
                     return None
+                if block:
+                    pending += block + b'\n'
                 mapping[key] = _fast_loads(rest)
     except (ValueError, RecursionError):  # JSON errors, UnicodeDecodeError, deep nesting
         return None
+    if pending:
+        comments[''] = pending  # after the last key
+    item_blocks[None] = comments
     return mapping, key_lines, item_blocks
 
 
@@ -527,8 +648,8 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
         fast = _fast_front_matter(front_bytes, first_line, checked=True)
     if fast is not None:
         mapping, key_lines, item_blocks = fast
-        item_lines = {key: range(start, start + block.count(b'\n') + 1)
-                      for key, (start, block) in item_blocks.items()}
+        comments = item_blocks.pop(None)
+        item_lines = {key: _ItemLines(start, block) for key, (start, block) in item_blocks.items()}
     else:
         try:
             front = front_bytes.decode('utf-8')
@@ -537,7 +658,7 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
             raise MemoryFileError('front matter is not valid UTF-8 text', line=line) from None
         mapping = _yaml_front_matter(front, first_line)
         key_lines, item_lines = _yaml_positions(front, first_line)
-        item_blocks = {}
+        item_blocks, comments = {}, {}
     if 'schema_version' not in mapping:
         return migrate_legacy(data, now, default_rrn, mapping)
     try:
@@ -566,10 +687,15 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
 
     document.entries, kept = _validate_entries(mapping.get('entries'), 'entries',
                                                lines_for('entries'), MemoryEntry, result)
-    if 'entries' in item_blocks and document.entries:
-        # Unchanged entries are written back as the very lines they were read from.
+    block = item_blocks.get('entries', (0, b''))[1]
+    first_item = _ITEM_START.search(block)
+    if document.entries and first_item and first_item.group() == b'  - ':
+        # Unchanged entries are written back as the very lines they were read from (the
+        # one-line form of older files is rewritten in block style instead).
         object.__setattr__(document, '_source_lines',
-                           _SourceLines(document.entries, item_blocks['entries'][1], kept))
+                           _SourceLines(document.entries, block, kept))
+    if comments:
+        object.__setattr__(document, '_comments', comments)
 
     if 'peer_context' in mapping:
         document.peer_context = _parse_peer_context(mapping['peer_context'],
@@ -711,19 +837,21 @@ def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
 # --------------------------------------------------------------------------- writing
 
 class _SourceLines:
-    """The ``- {...}`` lines a document's entries were read from (the canonical form).
+    """The block-style text a document's entries were read from, comments included.
 
     Entries are frozen, so an entry that is still the very object that was read is
-    written back as its original line (the original bytes) instead of being serialised
-    again. The entries are held here so that their ``id()`` cannot be reused.
+    written back as its original text (the original bytes, with the comment lines above
+    it) instead of being serialised again. The entries are held here so that their
+    ``id()`` cannot be reused.
     """
 
-    __slots__ = ('entries', 'block', 'indices', '_by_id', '_id_set')
+    __slots__ = ('entries', 'block', 'indices', '_chunks', '_by_id', '_id_set')
 
     def __init__(self, entries: list, block: bytes, indices: Optional[list]):
         self.entries = tuple(entries)
-        self.block = block  # every line of the list, kept or quarantined
-        self.indices = indices  # line of each kept entry in ``block``; None: all, in order
+        self.block = block  # every item of the list, kept or quarantined, and comments
+        self.indices = indices  # item of each kept entry in ``block``; None: all, in order
+        self._chunks = None
         self._by_id = None
         self._id_set = None
 
@@ -732,35 +860,53 @@ class _SourceLines:
             self._id_set = set(map(id, self.entries))
         return self._id_set
 
+    def chunks(self) -> tuple:
+        """(text before the first item, [(comments above, item text) for each item])."""
+        if self._chunks is None:
+            block = self.block + b'\n'
+            pattern = _ITEM_WITH_COMMENTS if b'#' in block or b'\n\n' in block \
+                else _ITEM_START
+            starts = [match.start() for match in pattern.finditer(block)]
+            items = []
+            for index, start in enumerate(starts):
+                stop = starts[index + 1] if index + 1 < len(starts) else len(block)
+                chunk = block[start:stop]
+                item = _ITEM_START.search(chunk).start()
+                items.append((chunk[:item], chunk[item:]))
+            self._chunks = (block[:starts[0]] if starts else b'', items)
+        return self._chunks
+
     def render(self, entries: list) -> bytes:
-        """The entry lines for ``entries``: the original where unchanged, else new ones."""
-        if (self.indices is None and len(entries) == len(self.entries)
-                and b'\r' not in self.block):
+        """The entry text for ``entries``: the original where unchanged, else new text."""
+        if self.indices is None and len(entries) == len(self.entries):
             same = list(map(operator.is_, entries, self.entries))
             changed = list(itertools.compress(range(len(same)), map(operator.not_, same)))
             if not changed:
                 return self.block + b'\n'  # nothing changed, added, removed or moved
             if len(changed) <= len(entries) // 8 and not any(
                     id(entries[index]) in self._ids() for index in changed):
-                # A few entries replaced in place by new ones (as a dream does).
-                lines = self.block.split(b'\n')
+                # A few entries replaced in place by new ones (as a dream does): their
+                # comments stay, their text is written anew.
+                head, items = self.chunks()
+                out = [head]
+                out.extend(comments + text for comments, text in items)
                 for index in changed:
-                    lines[index] = ('- ' + _entry_line(entries[index])).encode('utf-8')
-                return b'\n'.join(lines) + b'\n'
+                    out[index + 1] = items[index][0] + _entry_block(entries[index]).encode(
+                        'utf-8')
+                return b''.join(out)
         by_id = self._by_id
         if by_id is None:
-            lines = self.block.split(b'\n')
-            if b'\r' in self.block:
-                lines = [line.rstrip(b'\r') for line in lines]
+            head, items = self.chunks()
             if self.indices is not None:
-                lines = [lines[index] for index in self.indices]
-            by_id = self._by_id = dict(zip(map(id, self.entries), zip(self.entries, lines)))
-        out = []
+                items = [items[index] for index in self.indices]
+            by_id = self._by_id = dict(zip(map(id, self.entries),
+                                           zip(self.entries, (c + t for c, t in items))))
+        out = [self.chunks()[0]]
         for entry in entries:
             cached = by_id.get(id(entry))
             out.append(cached[1] if cached is not None and cached[0] is entry
-                       else ('- ' + _entry_line(entry)).encode('utf-8'))
-        return b'\n'.join(out) + b'\n'
+                       else _entry_block(entry).encode('utf-8'))
+        return b''.join(out)
 
 
 class _NotCanonical(Exception):
@@ -837,6 +983,35 @@ def _entry_line(entry) -> str:
     return '{' + ', '.join(parts) + '}'
 
 
+def _entry_block(entry) -> str:
+    """An own entry in the block style of RCAN §3.2: one key a line, values as JSON."""
+    text, tags = entry.text, entry.tags
+    if type(text) is str and all(type(tag) is str for tag in tags):
+        if _yaml_unsafe('\n'.join((text, *tags)) if tags else text):
+            raise _NotCanonical('string needs YAML escaping')
+        text_json = _quote(text)
+        tags_json = ', '.join(map(_quote, tags))
+    else:  # not reached by validated entries
+        text_json = _flow(text)
+        tags_json = ', '.join(_flow(tag) for tag in tags)
+    lines = [f'  - id: {_quote(entry.id)}\n    type: {_quote(entry.type)}\n'
+             f'    text: {text_json}\n    confidence: {_float(entry.confidence)}\n']
+    if entry.first_seen is not None:
+        lines.append(f'    first_seen: "{_iso(entry.first_seen)}"\n')
+    if entry.last_reinforced is not None:
+        lines.append(f'    last_reinforced: "{_iso(entry.last_reinforced)}"\n')
+    if entry.observation_count is not None:
+        lines.append(f'    observation_count: {entry.observation_count}\n')
+    lines.append(f'    tags: [{tags_json}]\n')
+    extra = entry.__pydantic_extra__
+    if extra:
+        for key, value in extra.items():
+            if not isinstance(key, str) or not _PLAIN_KEY.match(key) or key in _YAML_KEYWORDS:
+                raise _NotCanonical('unusual key')
+            lines.append(f'    {key}: {_flow(value)}\n')
+    return ''.join(lines)
+
+
 def _entry_dict(entry) -> dict:
     # Declared fields first, then unknown keys verbatim and in file order (exclude_none
     # must not touch them: a None among them is data).
@@ -861,34 +1036,40 @@ def _peer_block_line(block: PeerBlock) -> str:
 
 
 def _canonical_front(document: MemoryDocument) -> bytes:
-    head = [f'schema_version: "{document.schema_version}"',
-            f'rrn: {_quote(document.rrn)}',
-            f'last_updated: "{format_iso(document.last_updated)}"']
+    comments = getattr(document, '_comments', None) or {}
     parts = []
+
+    def key_line(key: str, text: str) -> None:
+        comment = comments.get(key)
+        if comment:
+            parts.append(comment)
+        parts.append(text.encode('utf-8'))
+
+    key_line('schema_version', f'schema_version: "{document.schema_version}"\n')
+    key_line('rrn', f'rrn: {_quote(document.rrn)}\n')
+    key_line('last_updated', f'last_updated: "{format_iso(document.last_updated)}"\n')
     if document.entries:
-        head.append('entries:\n')
+        key_line('entries', 'entries:\n')
         source = getattr(document, '_source_lines', None)
         if source is not None:
             parts.append(source.render(document.entries))
         else:
-            parts.append('\n'.join(['- ' + _entry_line(entry) for entry in document.entries])
-                         .encode('utf-8') + b'\n')
+            parts.append(''.join([_entry_block(entry) for entry in document.entries])
+                         .encode('utf-8'))
     else:
-        head.append('entries: []\n')
-    parts.insert(0, '\n'.join(head).encode('utf-8'))
-    out = []
+        key_line('entries', 'entries: []\n')
     if document.peer_context is not None:
         if document.peer_context:
-            out.append('peer_context:')
-            out.extend('- ' + _peer_block_line(block) for block in document.peer_context)
+            key_line('peer_context', 'peer_context:\n' + ''.join(
+                '- ' + _peer_block_line(block) + '\n' for block in document.peer_context))
         else:
-            out.append('peer_context: []')
+            key_line('peer_context', 'peer_context: []\n')
     for key, value in document.extra.items():
         if not isinstance(key, str) or not _PLAIN_KEY.match(key) or key in _YAML_KEYWORDS:
             raise _NotCanonical('unusual top-level key')
-        out.append(f'{key}: {_flow(value)}')
-    if out:
-        parts.append(('\n'.join(out) + '\n').encode('utf-8'))
+        key_line(key, f'{key}: {_flow(value)}\n')
+    if comments.get(''):
+        parts.append(comments[''])
     return b''.join(parts)
 
 

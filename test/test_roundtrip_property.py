@@ -296,13 +296,19 @@ hand_edits = st.one_of(
 )
 
 
-def _hand_edit(line: str, field: str, value) -> str:
-    entry = json.loads(line[2:])
+def _hand_edit(item: str, field: str, value) -> str:
+    """One block-style entry (``  - id: ...`` and its key lines) with one field edited."""
+    lines = item.rstrip('\n').split('\n')
+    pairs = [line[4:].split(': ', 1) for line in lines]
+    entry = {key: json.loads(text) for key, text in pairs}
     if field.startswith('drop_'):
         entry.pop(field[len('drop_'):], None)
     else:
         entry[field] = value
-    return '- ' + json.dumps(entry, ensure_ascii=False)
+    out = [f'    {key}: {json.dumps(text, ensure_ascii=False)}' for key, text in entry.items()]
+    if out:
+        out[0] = '  - ' + out[0][4:]
+    return '\n'.join(out) + '\n'
 
 
 def _outcome(data: bytes):
@@ -346,14 +352,21 @@ def test_fast_and_slow_paths_agree_on_hand_edited_canonical_files(document, edit
     MemoryEntry read any hand edit of a canonical file identically: same entries, same
     quarantined entries with the same reasons and lines, same file written back."""
     front, _, body = memory_file._split_front_matter(render(document))
-    lines = front.decode('utf-8').split('\n')
-    first = lines.index('entries:') + 1
+    head, rest = front.decode('utf-8').split('entries:\n', 1)
+    items = rest.split('\n  - ')
+    tail = ''
+    if '\npeer_context' in items[-1]:
+        items[-1], tail = items[-1].split('\npeer_context', 1)
+        tail = 'peer_context' + tail
+    items = [item if index == 0 else '  - ' + item for index, item in enumerate(items)]
+    items = [item if item.endswith('\n') else item + '\n' for item in items]
     for index, (field, value) in edits:
-        where = first + index % len(document.entries)
-        lines[where] = _hand_edit(lines[where], field, value)
+        where = index % len(document.entries)
+        items[where] = _hand_edit(items[where], field, value)
     if dup:  # the same id twice: the later one is quarantined
-        lines.insert(first + 1, lines[first])
-    data = b'---\n' + '\n'.join(lines).encode('utf-8') + b'---\n' + body
+        items.insert(1, items[0])
+    data = (b'---\n' + (head + 'entries:\n' + ''.join(items) + tail).encode('utf-8')
+            + b'---\n' + body)
     fast = _outcome(data)
     with mock.patch.object(memory_file, 'validate_entries_fast', return_value=None):
         model = _outcome(data)
