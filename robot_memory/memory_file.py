@@ -221,6 +221,7 @@ class LoadResult:
     quarantined: list = dataclasses.field(default_factory=list)
     # The whole original file when it was free-form (no schema_version) and migrated.
     legacy_original: Optional[bytes] = None
+    # Read without libyaml: by the JSON fast path or the line reader (block YAML).
     used_fast_path: bool = False
     # The file's bytes, kept aside by a save whose quarantine would be too large to write.
     source: Optional[bytes] = dataclasses.field(default=None, repr=False)
@@ -269,6 +270,11 @@ _COMMENT_OR_BLANK = re.compile(rb'^[ ]*(?:#[^\n]*)?\n', re.M)
 _ITEM_START = re.compile(rb'^(?:- \{|  - )', re.M)
 # An item with the comment and blank lines above it (they belong to the item below them).
 _ITEM_WITH_COMMENTS = re.compile(rb'^(?:[ ]*(?:#[^\n]*)?\n)*(?:- \{|  - )', re.M)
+_ANY_ITEM = re.compile(rb'^(?:- \{|  - |- )', re.M)
+_ITEM_PATTERNS = {  # by the column of the items' dashes: (items, items with comments above)
+    2: (_ITEM_START, _ITEM_WITH_COMMENTS),
+    0: (re.compile(rb'^- ', re.M), re.compile(rb'^(?:[ ]*(?:#[^\n]*)?\n)*- ', re.M)),
+}
 _ENTRY_KEYS = (b'type', b'text', b'confidence', b'first_seen', b'last_reinforced',
                b'observation_count', b'tags')
 _OTHER_BLOCK_KEY = re.compile(rb'\n    ([A-Za-z_][A-Za-z0-9_]*): ')
@@ -508,6 +514,228 @@ def check_structure(front: str, first_line: int = 1) -> None:
         return  # not YAML: the loader reports it, naming the line
 
 
+# ------------------------------------------------------------- block YAML, line by line
+#
+# Files written by hand, by OpenCastor (PyYAML's block style: plain and single-quoted
+# scalars folded over lines, block lists of tags) or by older tools. The subset read
+# here is block mappings and sequences of scalars and one-line flow lists; anything
+# else (anchors, tags, block scalars, flow over lines, a blank line inside a scalar)
+# gives None and is read by libyaml. Plain scalars are resolved by libyaml's own
+# resolver table and constructors, so they mean what they mean to libyaml.
+
+_STR_TAG = 'tag:yaml.org,2002:str'
+_RESOLVERS = _YamlLoader.yaml_implicit_resolvers
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_PLAIN_START_REFUSED = frozenset('[]{},#&*!|>\'"%@`')
+_LINE_KEY = re.compile(r'([A-Za-z_][A-Za-z0-9_]*):(?: +|$)')
+_JSON_DECODER = json.JSONDecoder(parse_float=_yaml_float, parse_constant=str)
+
+
+class _NotSimple(Exception):
+    """The text leaves the subset the line reader knows; libyaml reads it instead."""
+
+
+def _plain(value: str, cache: dict):
+    """A plain scalar as libyaml resolves and constructs it."""
+    found = cache.get(value)
+    if found is not None or value in cache:
+        return found
+    if value[:1] in _PLAIN_START_REFUSED or ': ' in value or value.endswith(':') \
+            or ' #' in value or value.startswith(('- ', '? ', ': ')) or value in ('-', '?'):
+        raise _NotSimple(value)
+    tag = _STR_TAG
+    for candidate, pattern in _RESOLVERS.get(value[:1], ()):
+        if pattern.match(value):
+            tag = candidate
+            break
+    if tag == _STR_TAG:
+        result = value
+    else:
+        constructor = _CONSTRUCTOR.yaml_constructors.get(tag)
+        if constructor is None:
+            raise _NotSimple(tag)
+        result = constructor(_CONSTRUCTOR, yaml.ScalarNode(tag, value))
+    if len(cache) < 65536:
+        cache[value] = result
+    return result
+
+
+class _LineReader:
+    """Block YAML read line by line (see above); raises _NotSimple outside the subset."""
+
+    def __init__(self, text: str, first_line: int):
+        self.first_line = first_line
+        self.rows = []  # (line number, column, content) of lines holding something
+        for number, line in enumerate(text.split('\n')):
+            content = line.lstrip(' ')
+            if content and not content.startswith('#'):
+                self.rows.append((number, len(line) - len(content), content.rstrip(' ')))
+        self.at = 0
+        self.cache = {}
+        self.key_lines, self.item_lines = {}, {}
+
+    def document(self) -> dict:
+        """The top-level mapping."""
+        if not self.rows:
+            return {}
+        if self.rows[0][1] != 0:
+            raise _NotSimple('indented first line')
+        mapping = self.mapping(0, top=True)
+        if self.at != len(self.rows):
+            raise _NotSimple('trailing lines')
+        return mapping
+
+    def mapping(self, column: int, top: bool = False) -> dict:
+        """Keys at ``column`` from the current row on."""
+        result = {}
+        rows = self.rows
+        while self.at < len(rows):
+            number, col, content = rows[self.at]
+            if col != column or content.startswith('- ') or content == '-':
+                break
+            match = _LINE_KEY.match(content)
+            if match is None:
+                raise _NotSimple(content)
+            key = match.group(1)
+            if key in result or _plain(key, self.cache) != key:
+                raise _NotSimple('duplicate or non-string key')
+            if top:
+                self.key_lines[key] = self.first_line + number
+            rest = content[match.end():]
+            self.at += 1
+            if rest and not rest.startswith('#'):
+                result[key] = self.scalar(rest, number, column)
+                continue
+            following = rows[self.at] if self.at < len(rows) else None
+            if following is not None and following[1] > column:
+                if following[2].startswith('- ') or following[2] == '-':
+                    result[key] = self.sequence(following[1], key if top else None)
+                else:
+                    result[key] = self.mapping(following[1])
+            elif (following is not None and following[1] == column
+                  and following[2].startswith('- ')):
+                result[key] = self.sequence(column, key if top else None)
+            else:
+                result[key] = None
+        return result
+
+    def sequence(self, column: int, key: Optional[str]) -> list:
+        """Items ``- ...`` at ``column`` from the current row on."""
+        result = []
+        lines = [] if key is not None else None
+        rows = self.rows
+        while self.at < len(rows):
+            number, col, content = rows[self.at]
+            if col != column or not content.startswith('- '):
+                break
+            if lines is not None:
+                lines.append(self.first_line + number)
+            rest = content[2:].lstrip(' ')
+            inner = column + len(content) - len(rest)
+            if _LINE_KEY.match(rest) and not rest.startswith(('"', "'")):
+                rows[self.at] = (number, inner, rest)  # the item's first key
+                result.append(self.mapping(inner))
+            elif rest.startswith('- ') or not rest or rest.startswith('#'):
+                raise _NotSimple('nested or empty item')
+            else:
+                self.at += 1
+                result.append(self.scalar(rest, number, column))
+        if key is not None:
+            self.item_lines[key] = lines
+        return result
+
+    def _continuation(self, number: int, column: int) -> list:
+        """Lines folded into a scalar that starts on line ``number``."""
+        out = []
+        rows = self.rows
+        while self.at < len(rows) and rows[self.at][1] > column:
+            following, _, content = rows[self.at]
+            if following != number + 1:
+                raise _NotSimple('a blank or comment line inside a scalar')
+            out.append(content)
+            number = following
+            self.at += 1
+        return out
+
+    def scalar(self, text: str, number: int, column: int):
+        """The value starting with ``text`` on line ``number`` (continuing below it)."""
+        first = text[0]
+        if first == '"':
+            try:
+                value, end = _JSON_DECODER.raw_decode(text)
+            except ValueError:
+                raise _NotSimple('double-quoted scalar') from None
+            self._end(text[end:])
+            if type(value) is not str:
+                raise _NotSimple(text)
+            return value
+        if first == "'":
+            text = ' '.join([text] + self._continuation(number, column))
+            end = 1
+            while True:
+                end = text.find("'", end)
+                if end < 0:
+                    raise _NotSimple('unclosed single quote')
+                if text.startswith("''", end):
+                    end += 2
+                    continue
+                break
+            self._end(text[end + 1:])
+            return text[1:end].replace("''", "'")
+        if first in '[{':
+            if self.at < len(self.rows) and self.rows[self.at][1] > column:
+                raise _NotSimple('flow collection over lines')
+            return self.flow(text)
+        comment = text.find(' #')
+        if comment >= 0:  # the value ends where its comment starts, and cannot go on below
+            text = text[:comment].rstrip(' ')
+            if self.at < len(self.rows) and self.rows[self.at][1] > column:
+                raise _NotSimple('lines after a commented plain scalar')
+            return _plain(text, self.cache)
+        return _plain(' '.join([text] + self._continuation(number, column)), self.cache)
+
+    @staticmethod
+    def _end(rest: str) -> None:
+        stripped = rest.lstrip(' ')
+        if stripped and not (stripped.startswith('#') and len(stripped) < len(rest)):
+            raise _NotSimple('text after a quoted scalar')
+
+    def flow(self, text: str):
+        """A one-line flow list of plain scalars, or any JSON value."""
+        try:
+            value, end = _JSON_DECODER.raw_decode(text)
+        except ValueError:
+            value, end = None, -1
+        if end >= 0:
+            self._end(text[end:])
+            return value
+        if not text.startswith('[') or not text.endswith(']'):
+            raise _NotSimple(text)
+        inner = text[1:-1]
+        if any(char in inner for char in '[]{}"\'#'):
+            raise _NotSimple(text)
+        if not inner.strip(' '):
+            return []
+        items = [item.strip(' ') for item in inner.split(',')]
+        if not all(items):
+            raise _NotSimple(text)
+        return [_plain(item, self.cache) for item in items]
+
+
+def _line_front_matter(front: str, first_line: int):
+    """(mapping, key lines, item lines) of block YAML in the subset, or None."""
+    if _yaml_unsafe(front):
+        return None
+    reader = _LineReader(front.replace('\r\n', '\n'), first_line)
+    if '\r' in front.replace('\r\n', ''):
+        return None
+    try:
+        mapping = reader.document()
+    except (_NotSimple, ValueError, RecursionError, yaml.YAMLError):
+        return None
+    return mapping, reader.key_lines, reader.item_lines
+
+
 def _yaml_front_matter(front: str, first_line: int):
     """Parse any YAML front matter with libyaml; errors name the file line."""
     check_structure(front, first_line)
@@ -643,7 +871,7 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
     if split is None:
         return migrate_legacy(data, now, default_rrn)
     front_bytes, first_line, body = split
-    fast = None
+    fast = lines_read = None
     if not _yaml_unsafe_utf8(front_bytes):
         fast = _fast_front_matter(front_bytes, first_line, checked=True)
     if fast is not None:
@@ -656,9 +884,17 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
         except UnicodeDecodeError as error:
             line = first_line + front_bytes[:error.start].count(b'\n')
             raise MemoryFileError('front matter is not valid UTF-8 text', line=line) from None
-        mapping = _yaml_front_matter(front, first_line)
-        key_lines, item_lines = _yaml_positions(front, first_line)
         item_blocks, comments = {}, {}
+        lines_read = _line_front_matter(front, first_line)
+        if lines_read is not None:
+            mapping, key_lines, item_lines = lines_read
+            entries_block = _items_text(front, key_lines, item_lines, first_line, 'entries')
+            if entries_block is not None:
+                item_blocks['entries'] = (None, entries_block)
+            comments = _comments_above(front, key_lines, first_line)
+        else:
+            mapping = _yaml_front_matter(front, first_line)
+            key_lines, item_lines = _yaml_positions(front, first_line)
     if 'schema_version' not in mapping:
         return migrate_legacy(data, now, default_rrn, mapping)
     try:
@@ -674,7 +910,7 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
 
     result = LoadResult(MemoryDocument(rrn=header.rrn, last_updated=header.last_updated,
                                        schema_version=header.schema_version, body=body),
-                        used_fast_path=fast is not None)
+                        used_fast_path=fast is not None or lines_read is not None)
     document = result.document
 
     def lines_for(key):
@@ -688,12 +924,12 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
     document.entries, kept = _validate_entries(mapping.get('entries'), 'entries',
                                                lines_for('entries'), MemoryEntry, result)
     block = item_blocks.get('entries', (0, b''))[1]
-    first_item = _ITEM_START.search(block)
-    if document.entries and first_item and first_item.group() == b'  - ':
+    first_item = _ANY_ITEM.search(block)
+    if document.entries and first_item and first_item.group() in (b'  - ', b'- '):
         # Unchanged entries are written back as the very lines they were read from (the
         # one-line form of older files is rewritten in block style instead).
-        object.__setattr__(document, '_source_lines',
-                           _SourceLines(document.entries, block, kept))
+        object.__setattr__(document, '_source_lines', _SourceLines(
+            document.entries, block, kept, len(first_item.group()) - 2))
     if comments:
         object.__setattr__(document, '_comments', comments)
 
@@ -704,6 +940,53 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
         if key not in _KNOWN_KEYS:
             document.extra[key] = value
     return result
+
+
+def _items_text(front: str, key_lines: dict, item_lines: dict, first_line: int, key: str):
+    """The lines of the items of list ``key`` (to write unchanged items back), or None."""
+    lines = item_lines.get(key)
+    if not lines:
+        return None
+    rows = front.replace('\r\n', '\n').split('\n')
+    start = key_lines[key] - first_line + 1  # comments above the first item come along
+    later = [line for line in key_lines.values() if line > lines[-1]]
+    stop = (min(later) - first_line) if later else len(rows)
+    while stop > start + 1 and (not rows[stop - 1].strip(' ')
+                                or rows[stop - 1].startswith('#')):
+        stop -= 1  # blank lines and comments at the margin belong to the next key
+    first = lines[0] - first_line
+    if rows[first].startswith('  - '):
+        prefix = '  - '
+    elif rows[first].startswith('- '):
+        prefix = '- '
+    else:
+        return None
+    if any(rows[line - first_line][:len(prefix)] != prefix for line in lines):
+        return None
+    return '\n'.join(rows[start:stop]).encode('utf-8')
+
+
+def _comments_above(front: str, key_lines: dict, first_line: int) -> dict:
+    """The comment lines (and blank lines among them) directly above each top-level key."""
+    rows = front.replace('\r\n', '\n').split('\n')
+    found = {}
+    for key, line in key_lines.items():
+        stop = start = line - first_line
+        while start > 0 and (rows[start - 1].startswith('#') or not rows[start - 1].strip(' ')):
+            start -= 1
+        while start < stop and not rows[start].strip(' '):
+            start += 1  # blank lines without a comment are not kept
+        if start < stop:
+            found[key] = ('\n'.join(rows[start:stop]) + '\n').encode('utf-8')
+    end = len(rows)
+    while end > 0 and not rows[end - 1].strip(' '):
+        end -= 1
+    start = end
+    while start > 0 and (rows[start - 1].startswith('#') or not rows[start - 1].strip(' ')):
+        start -= 1
+    if start < end:
+        found[''] = ('\n'.join(rows[start:end]) + '\n').encode('utf-8')  # after the last key
+    return found
 
 
 def _parse_peer_context(raw, lines_of, result):
@@ -845,10 +1128,11 @@ class _SourceLines:
     ``id()`` cannot be reused.
     """
 
-    __slots__ = ('entries', 'block', 'indices', '_chunks', '_by_id', '_id_set')
+    __slots__ = ('entries', 'block', 'indices', 'indent', '_chunks', '_by_id', '_id_set')
 
-    def __init__(self, entries: list, block: bytes, indices: Optional[list]):
+    def __init__(self, entries: list, block: bytes, indices: Optional[list], indent: int = 2):
         self.entries = tuple(entries)
+        self.indent = indent  # column of the items' dashes: 2 (ours, the spec's) or 0 (PyYAML)
         self.block = block  # every item of the list, kept or quarantined, and comments
         self.indices = indices  # item of each kept entry in ``block``; None: all, in order
         self._chunks = None
@@ -864,14 +1148,14 @@ class _SourceLines:
         """(text before the first item, [(comments above, item text) for each item])."""
         if self._chunks is None:
             block = self.block + b'\n'
-            pattern = _ITEM_WITH_COMMENTS if b'#' in block or b'\n\n' in block \
-                else _ITEM_START
+            plain, with_comments = _ITEM_PATTERNS[self.indent]
+            pattern = with_comments if b'#' in block or b'\n\n' in block else plain
             starts = [match.start() for match in pattern.finditer(block)]
             items = []
             for index, start in enumerate(starts):
                 stop = starts[index + 1] if index + 1 < len(starts) else len(block)
                 chunk = block[start:stop]
-                item = _ITEM_START.search(chunk).start()
+                item = plain.search(chunk).start()
                 items.append((chunk[:item], chunk[item:]))
             self._chunks = (block[:starts[0]] if starts else b'', items)
         return self._chunks
@@ -891,8 +1175,7 @@ class _SourceLines:
                 out = [head]
                 out.extend(comments + text for comments, text in items)
                 for index in changed:
-                    out[index + 1] = items[index][0] + _entry_block(entries[index]).encode(
-                        'utf-8')
+                    out[index + 1] = items[index][0] + self._new(entries[index])
                 return b''.join(out)
         by_id = self._by_id
         if by_id is None:
@@ -905,8 +1188,14 @@ class _SourceLines:
         for entry in entries:
             cached = by_id.get(id(entry))
             out.append(cached[1] if cached is not None and cached[0] is entry
-                       else _entry_block(entry).encode('utf-8'))
+                       else self._new(entry))
         return b''.join(out)
+
+    def _new(self, entry) -> bytes:
+        text = _entry_block(entry)
+        if self.indent == 0:  # items at the margin, as PyYAML writes them
+            text = text[2:].replace('\n  ', '\n')
+        return text.encode('utf-8')
 
 
 class _NotCanonical(Exception):
