@@ -307,9 +307,10 @@ def _block_items(block: bytes):
 
     ``block`` holds only item lines (``  - key: value`` and ``    key: value``). The
     lines become one JSON array: ``\n  - `` turns into ``}, {`` and ``\n    key: `` into
-    ``, "key": ``. Objects are decoded as tuples of pairs, so a line that smuggles in a
-    second pair (``text: "a", "b": 1``, which libyaml refuses) shows as an item with
-    more pairs than lines; such text is left to libyaml.
+    ``, "key": ``. A line that smuggles in a second pair (``text: "a", "b": 1``, which
+    libyaml refuses) needs a key inside a value; when a value holds one (or a mapping),
+    objects are decoded as tuples of pairs, so such a line shows as an item with more
+    pairs than lines and is left to libyaml.
     """
     text = b'\n' + block
     items_count = text.count(b'\n  - ')
@@ -325,6 +326,14 @@ def _block_items(block: bytes):
             return None
     if text.count(b'}, {"') != items_count:
         text = _OTHER_FIRST_KEY.sub(_quote_key, text)
+    if block.count(b'":') == block.count(b'\\":'):
+        # No value holds a key (every '":' is an escaped quote in a string, and no line
+        # key ends with a backslash): each line gave exactly its own pair.
+        entries = json.loads(b'[' + text[3:] + b'}]', parse_float=_yaml_float,
+                             parse_constant=str)
+        if len(entries) != items_count or sum(map(len, entries)) != lines_count:
+            return None
+        return entries
     items = json.loads(b'[' + text[3:] + b'}]', parse_float=_yaml_float, parse_constant=str,
                        object_pairs_hook=tuple)
     if len(items) != items_count or sum(map(len, items)) != lines_count:
@@ -565,20 +574,28 @@ class _LineReader:
 
     def __init__(self, text: str, first_line: int):
         self.first_line = first_line
-        self.rows = []  # (line number, column, content) of lines holding something
+        # (line number, column, content) of lines holding something; a line starting with
+        # '#' is a comment between nodes but text inside a quoted scalar.
+        self.rows = []
         for number, line in enumerate(text.split('\n')):
             content = line.lstrip(' ')
-            if content and not content.startswith('#'):
+            if content:
                 self.rows.append((number, len(line) - len(content), content.rstrip(' ')))
         self.at = 0
         self.cache = {}
         self.key_lines, self.item_lines = {}, {}
 
+    def _skip_comments(self) -> None:
+        rows = self.rows
+        while self.at < len(rows) and rows[self.at][2].startswith('#'):
+            self.at += 1
+
     def document(self) -> dict:
         """The top-level mapping."""
-        if not self.rows:
+        self._skip_comments()
+        if self.at == len(self.rows):
             return {}
-        if self.rows[0][1] != 0:
+        if self.rows[self.at][1] != 0:
             raise _NotSimple('indented first line')
         mapping = self.mapping(0, top=True)
         if self.at != len(self.rows):
@@ -589,7 +606,10 @@ class _LineReader:
         """Keys at ``column`` from the current row on."""
         result = {}
         rows = self.rows
-        while self.at < len(rows):
+        while True:
+            self._skip_comments()
+            if self.at == len(rows):
+                break
             number, col, content = rows[self.at]
             if col != column or content.startswith('- ') or content == '-':
                 break
@@ -606,6 +626,7 @@ class _LineReader:
             if rest and not rest.startswith('#'):
                 result[key] = self.scalar(rest, number, column)
                 continue
+            self._skip_comments()
             following = rows[self.at] if self.at < len(rows) else None
             if following is not None and following[1] > column:
                 if following[2].startswith('- ') or following[2] == '-':
@@ -624,7 +645,10 @@ class _LineReader:
         result = []
         lines = [] if key is not None else None
         rows = self.rows
-        while self.at < len(rows):
+        while True:
+            self._skip_comments()
+            if self.at == len(rows):
+                break
             number, col, content = rows[self.at]
             if col != column or not content.startswith('- '):
                 break
@@ -650,7 +674,7 @@ class _LineReader:
         rows = self.rows
         while self.at < len(rows) and rows[self.at][1] > column:
             following, _, content = rows[self.at]
-            if following != number + 1:
+            if following != number + 1 or content.startswith('#'):
                 raise _NotSimple('a blank or comment line inside a scalar')
             out.append(content)
             number = following
@@ -670,12 +694,19 @@ class _LineReader:
                 raise _NotSimple(text)
             return value
         if first == "'":
-            text = ' '.join([text] + self._continuation(number, column))
+            rows = self.rows
             end = 1
             while True:
                 end = text.find("'", end)
-                if end < 0:
-                    raise _NotSimple('unclosed single quote')
+                if end < 0:  # folded onto the next line, if that one belongs to the scalar
+                    if (self.at == len(rows) or rows[self.at][1] <= column
+                            or rows[self.at][0] != number + 1):
+                        raise _NotSimple('unclosed single quote')
+                    end = len(text) + 1
+                    number, _, more = rows[self.at]
+                    text = text + ' ' + more
+                    self.at += 1
+                    continue
                 if text.startswith("''", end):
                     end += 2
                     continue
@@ -683,13 +714,15 @@ class _LineReader:
             self._end(text[end + 1:])
             return text[1:end].replace("''", "'")
         if first in '[{':
-            if self.at < len(self.rows) and self.rows[self.at][1] > column:
+            if (self.at < len(self.rows) and self.rows[self.at][1] > column
+                    and not self.rows[self.at][2].startswith('#')):
                 raise _NotSimple('flow collection over lines')
             return self.flow(text)
         comment = text.find(' #')
         if comment >= 0:  # the value ends where its comment starts, and cannot go on below
             text = text[:comment].rstrip(' ')
-            if self.at < len(self.rows) and self.rows[self.at][1] > column:
+            if (self.at < len(self.rows) and self.rows[self.at][1] > column
+                    and not self.rows[self.at][2].startswith('#')):
                 raise _NotSimple('lines after a commented plain scalar')
             return _plain(text, self.cache)
         return _plain(' '.join([text] + self._continuation(number, column)), self.cache)

@@ -830,3 +830,25 @@ def test_a_document_written_through_the_yaml_fallback_keeps_its_confidences(now,
         assert not memory.load(now).used_fast_path
         assert loaded.entries[0].confidence == 0.92
         assert loaded.extra['seen_by'] == {dt.date(2026, 4, 1): ['bob']}
+
+
+@pytest.mark.parametrize('line', [
+    '    text: "note", "confidence": 0.9',  # a second pair smuggled into a value
+    '    text: "note", "zz": 1',
+    '    text: "note\\\\", "id": "mem-evil"',
+    '    source: {"a": 1',  # an unclosed mapping taking in the next line's pair
+])
+def test_a_block_line_holding_more_than_its_value_is_read_as_libyaml_reads_it(line, now):
+    document = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now).document
+    document.entries = [new_entry('environment_note', 'note', 0.5, now),
+                        new_entry('environment_note', 'other', 0.5, now)]
+    lines = render(document).decode('utf-8').split('\n')
+    at = lines.index('    text: "note"')
+    lines[at] = line
+    if line.startswith('    source'):
+        lines[at + 1] += '}'
+    data = '\n'.join(lines).encode('utf-8')
+    front = memory_file._split_front_matter(data)[0]
+    assert memory_file._fast_front_matter(front, 2) is None
+    with pytest.raises(MemoryFileError, match='not valid YAML'):
+        parse_bytes(data, now)
