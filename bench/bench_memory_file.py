@@ -52,7 +52,6 @@ import json
 import os
 import pathlib
 import random
-import resource
 import statistics
 import subprocess
 import sys

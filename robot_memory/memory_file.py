@@ -5,15 +5,22 @@ delimiter lines only (a line that is exactly ``---``), so entry text may contain
 ``---``. Everything after the closing delimiter is the Markdown body and is kept
 byte for byte.
 
-Writing produces a canonical form that is plain YAML any YAML library reads: the
-top-level scalars as quoted strings and one entry per line as a flow mapping::
+Writing produces the block style of RCAN §3.2, one key a line, with every value
+as JSON (so it is plain YAML any YAML library reads, and OpenCastor's loader too)::
 
     entries:
-    - {"id": "mem-a3f9c1d2", "type": "hardware_observation", "text": "...", ...}
+      - id: "mem-a3f9c1d2"
+        type: "hardware_observation"
+        text: "..."
+        confidence: 0.92
 
-Reading that form takes a fast path through the C ``json`` module with YAML 1.1
-number rules, so it means exactly what libyaml would read; anything else (a file
-a person edited, the spec's own example) is read with libyaml's C loader.
+Reading that form (and the older one-line ``- {...}`` form) takes a fast path: the
+lines are turned into one JSON array for the C ``json`` module, with YAML 1.1 number
+rules, so it means exactly what libyaml would read. Block YAML written by hand or by
+OpenCastor is read line by line (``_LineReader``); anything else is read with
+libyaml's C loader, after anchors, aliases and deep nesting were refused. Entries
+nobody changed are written back as the text they were read from, comments included.
+Binary data and files above the size limit are refused, never migrated or half-read.
 
 Safety: writes go to a temporary file in the same directory, are flushed and
 fsynced, renamed over the old file and the directory is fsynced; the file is mode
@@ -75,7 +82,7 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
 DEFAULT_PATH = pathlib.Path('~/.opencastor/robot-memory.md')
 ENV_VAR = 'CASTOR_ROBOT_MEMORY_FILE'
 # A memory file larger than this is refused unread (the limit in MiB can be set in
-# $CASTOR_ROBOT_MEMORY_MAX_MB): 200,000 entries take about 70 MiB.
+# $CASTOR_ROBOT_MEMORY_MAX_MB): 200,000 entries take about 80 MiB.
 MAX_FILE_ENV_VAR = 'CASTOR_ROBOT_MEMORY_MAX_MB'
 DEFAULT_MAX_FILE_MB = 128
 # Deepest nesting of collections a front matter may have (ours needs 6 plus unknown keys).
@@ -267,6 +274,7 @@ def _split_front_matter(data: bytes):
 # an indented line or a one-line entry (``- {``, the form written before block style).
 _TOP_LEVEL_LINE = re.compile(rb'\n(?![ #\n\r]|- \{)')
 _COMMENT_OR_BLANK = re.compile(rb'^[ ]*(?:#[^\n]*)?\n', re.M)
+_HAS_COMMENT_OR_BLANK = re.compile(rb'\n[ ]*(?:#|\n)')  # led by a literal: a quick search
 _ITEM_START = re.compile(rb'^(?:- \{|  - )', re.M)
 # An item with the comment and blank lines above it (they belong to the item below them).
 _ITEM_WITH_COMMENTS = re.compile(rb'^(?:[ ]*(?:#[^\n]*)?\n)*(?:- \{|  - )', re.M)
@@ -416,7 +424,7 @@ def _fast_front_matter(front, first_line: int, checked: bool = False):
             block = front[end + 1:following - 1] if end + 1 < following else b''
             line = front[start:end].decode('utf-8')
             if not line.strip(' ') or line.startswith('#'):  # blank (spaces only) or comment
-                if _COMMENT_OR_BLANK.sub(b'', block + b'\n'):
+                if block and _COMMENT_OR_BLANK.sub(b'', block + b'\n'):
                     return None
                 pending += front[start:following]
                 continue
@@ -431,7 +439,9 @@ def _fast_front_matter(front, first_line: int, checked: bool = False):
                 comments[key], pending = pending, b''
             items = None
             if block:
-                items = _COMMENT_OR_BLANK.sub(b'', block + b'\n')[:-1]
+                items = block
+                if _HAS_COMMENT_OR_BLANK.search(b'\n' + block + b'\n') is not None:
+                    items = _COMMENT_OR_BLANK.sub(b'', block + b'\n')[:-1]
             if rest is None or not rest.strip(' '):
                 if not items:
                     if block:

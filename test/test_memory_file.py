@@ -179,7 +179,8 @@ def test_duplicate_ids_keep_the_first_and_quarantine_the_later_ones(now, memory_
 
 LEGACY = (b'# What Bob learned\n\nSome prose about the robot.\n'
           b'- Left wheel encoder slips on carpet\n* prefer slow speed near the stairs\n'
-          b'1. Kitchen is dark at night\n\nA closing remark in K\xc3\xbcche \xe2\x80\x94 with\ttab.\r\n')
+          b'1. Kitchen is dark at night\n\n'
+          b'A closing remark in K\xc3\xbcche \xe2\x80\x94 with\ttab.\r\n')
 
 
 def test_a_free_form_legacy_file_is_migrated_losing_no_text(now, memory_path):

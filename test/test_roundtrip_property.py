@@ -467,9 +467,8 @@ def test_fifty_load_save_cycles_of_the_spec_example_change_nothing(tmp_path):
 LIGHT = settings(max_examples=60, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
-def _plain_or_quoted(value, draw_style):
+def _plain_or_quoted(value, style):
     """A scalar as a person might type it: plain, single-quoted or double-quoted."""
-    style = draw_style
     if isinstance(value, str):
         if style == 'plain':
             return value
@@ -481,6 +480,9 @@ def _plain_or_quoted(value, draw_style):
             return '[' + ', '.join(value) + ']'
         return json.dumps(value, ensure_ascii=False)
     return json.dumps(value)
+
+
+STYLES = st.sampled_from(['plain', 'single', 'double'])
 
 
 @st.composite
@@ -507,10 +509,10 @@ def hand_written_fronts(draw):
             if key == 'tags' and value and draw(st.booleans()):
                 out.append(f'{lead}tags:')
                 for tag in value:
-                    out.append(f'{margin}  {draw(st.sampled_from(["", "  "]))}- '
-                               f'{_plain_or_quoted(tag, draw(st.sampled_from(["plain", "single", "double"])))}')
+                    quoted = _plain_or_quoted(tag, draw(STYLES))
+                    out.append(f'{margin}  {draw(st.sampled_from(["", "  "]))}- {quoted}')
                 continue
-            style = draw(st.sampled_from(['plain', 'single', 'double']))
+            style = draw(STYLES)
             line = f'{lead}{key}: {_plain_or_quoted(value, style)}'
             if draw(st.integers(0, 9)) == 0:
                 line += '  # ' + draw(st.sampled_from(['checked', 'why: see log', '#']))
