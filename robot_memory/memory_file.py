@@ -966,6 +966,7 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
 
     document.entries, kept = _validate_entries(mapping.get('entries'), 'entries',
                                                lines_for('entries'), MemoryEntry, result)
+    mapping['entries'] = None  # the raw entries go now, not after the whole document is read
     block = item_blocks.get('entries', (0, b''))[1]
     first_item = _ANY_ITEM.search(block)
     if document.entries and first_item and first_item.group() in (b'  - ', b'- '):
