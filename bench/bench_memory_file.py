@@ -25,14 +25,24 @@ such as ``≤`` and ``—``, tags, three peer blocks and a Markdown body, built 
 ``context``         ``context.build_context`` at the largest size (decay, filter,
                     ranking, format) vs a bare loop computing ``max(0, c - 0.05 * days)``
                     and formatting a line per entry.
-``goal``            load_save at 10,000 entries against the 150 ms goal and the
+``load_save_pyyaml`` load + save of the same entries written as PyYAML's block style
+                    (what OpenCastor's ``save_memory`` writes: plain and single-quoted
+                    scalars folded at 80 columns, block lists), read by the line
+                    reader; vs libyaml load + dump of that file.
+``goal``            load_save at 10,000 entries against the 100 ms goal and the
                     ratio goal (at most 2x bare libyaml load + dump).
+``scaling``         load_save per entry at the largest size over that at the size 10x
+                    smaller (goal: at most 2, i.e. close to linear).
+``peak_memory``     peak RSS of a child process that loads and saves a file of
+                    ``--memory-n`` entries (default 200,000; goal < 500 MB), vs a child
+                    that only imports the same modules and reads the file's bytes.
 ``reference_rcan``  a constant, NOT measured in this run: the RCAN reference
                     implementation (OpenCastor, pure-Python YAML) load + save of 10,000
                     entries on this machine class, as recorded in DESIGN.md.
 
 Usage: ``python bench/bench_memory_file.py [--quick] [--sizes 100,1000,10000]
-[--repeats N]``. ``--quick`` (sizes 100 and 1,000, 3 repeats) is what the smoke test runs.
+[--repeats N] [--memory-n N]``. ``--quick`` (sizes 100 and 1,000, 3 repeats, peak memory
+at 2,000 entries) is what the smoke test runs.
 """
 
 import argparse
@@ -43,6 +53,7 @@ import os
 import pathlib
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -68,7 +79,8 @@ UTC = dt.timezone.utc
 NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)
 RRN = 'RRN-000000000001'
 GOAL_N = 10_000
-GOAL_MS = 150.0
+GOAL_MS = 100.0
+MEMORY_GOAL_MB = 500.0
 RATIO_GOAL = 2.0
 REFERENCE_RCAN = {'bench': 'reference_rcan', 'n': 10_000, 'ms': 7600,
                   'source': 'measured by the project on this machine class, see DESIGN.md',
@@ -234,6 +246,15 @@ def bench_size(n: int, repeats: int, baseline_repeats: int, directory: pathlib.P
         render(document)
         return loaded_s + time.perf_counter() - start
 
+    pyyaml_front = yaml.dump(mapping, default_flow_style=False, allow_unicode=True,
+                             sort_keys=False, Dumper=yaml.CSafeDumper)
+    pyyaml_data = b'---\n' + pyyaml_front.encode('utf-8') + b'---\n' + BODY
+
+    def pyyaml_load_dump(_):
+        loaded = yaml.load(pyyaml_front, Loader=yaml.CSafeLoader)
+        yaml.dump(loaded, Dumper=yaml.CSafeDumper, allow_unicode=True, sort_keys=False)
+
+    base_pyyaml = timed(pyyaml_load_dump, baseline_repeats)
     memory = MemoryFile(directory / f'robot-memory-{n}.md')
     results = {}
     results['load'] = emit('load', n, timed(lambda _: parse_bytes(data, NOW), repeats),
@@ -255,6 +276,9 @@ def bench_size(n: int, repeats: int, baseline_repeats: int, directory: pathlib.P
                                         timed(render_touched_after_load, repeats,
                                               self_timed=True), base_both,
                                         'yaml.load + yaml.dump')
+    results['load_save_pyyaml'] = emit(
+        'load_save_pyyaml', n, timed(lambda _: render(parse_bytes(pyyaml_data, NOW).document),
+                                     repeats), base_pyyaml, 'yaml.load + yaml.dump')
     results['write_atomic'] = emit('write_atomic', n,
                                    timed(lambda document: memory.save(document), repeats,
                                          loaded),
@@ -281,6 +305,44 @@ def bench_context(n: int, repeats: int) -> dict:
                 baselines, 'bare loop: max(0, c - 0.05 * days) + format')
 
 
+# VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child would report the
+# size of the parent it was forked from (which built the 200,000 entries).
+_MEMORY_CHILD = """
+import datetime as dt, sys
+from robot_memory.memory_file import parse_bytes, render
+data = open(sys.argv[1], 'rb').read()
+if sys.argv[2] == 'load_save':
+    document = parse_bytes(data, dt.datetime(2026, 4, 1, 3, 0, tzinfo=dt.timezone.utc)).document
+    render(document)
+with open('/proc/self/status') as status:
+    print(next(int(line.split()[1]) for line in status if line.startswith('VmHWM:')) / 1024.0)
+"""
+
+
+def bench_peak_memory(n: int, directory: pathlib.Path) -> dict:
+    """Peak RSS (MB) of a child loading and saving ``n`` entries vs one only reading bytes."""
+    path = directory / f'memory-{n}.md'
+    path.write_bytes(render(make_document(n)))
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(pathlib.Path(__file__).resolve()
+                                                           .parents[1]),
+                                                      env.get('PYTHONPATH')]))
+
+    def child(mode):
+        run = subprocess.run([sys.executable, '-c', _MEMORY_CHILD, str(path), mode], env=env,
+                             capture_output=True, text=True, check=True)
+        return float(run.stdout.strip())
+
+    base, measured = child('read'), child('load_save')
+    line = {'bench': 'peak_memory', 'n': n, 'mb': round(measured, 1),
+            'baseline_mb': round(base, 1), 'ratio': round(measured / base, 3),
+            'file_mb': round(path.stat().st_size / 2 ** 20, 1), 'goal_mb': MEMORY_GOAL_MB,
+            'met': measured < MEMORY_GOAL_MB if n >= 200_000 else None,
+            'baseline': 'child importing the same modules and reading the file'}
+    print(json.dumps(line), flush=True)
+    return line
+
+
 def main(argv=None) -> int:
     """Run the benchmarks and print the JSON lines."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
@@ -289,6 +351,8 @@ def main(argv=None) -> int:
     parser.add_argument('--sizes', default='100,1000,10000',
                         help='comma-separated entry counts (default 100,1000,10000)')
     parser.add_argument('--repeats', type=int, default=7, help='timed runs per bench (>= 1)')
+    parser.add_argument('--memory-n', type=int, default=200_000,
+                        help='entries of the peak-memory run (default 200,000; 0: skip)')
     args = parser.parse_args(argv)
     sizes = [100, 1000] if args.quick else [int(size) for size in args.sizes.split(',')]
     repeats = 3 if args.quick else max(1, args.repeats)
@@ -298,7 +362,18 @@ def main(argv=None) -> int:
             # libyaml at 10,000 entries takes about a second a run: fewer baseline repeats.
             baseline_repeats = min(repeats, 5) if n >= 10_000 else repeats
             results[n] = bench_size(n, repeats, baseline_repeats, pathlib.Path(name))
+        memory_n = 2000 if args.quick else args.memory_n
+        if memory_n:
+            bench_peak_memory(memory_n, pathlib.Path(name))
     bench_context(max(sizes), repeats)
+    ordered = sorted(results)
+    if len(ordered) >= 2 and ordered[-1] >= 10 * ordered[-2]:
+        small, large = ordered[-2], ordered[-1]
+        per_small = results[small]['load_save']['ms'] / small
+        per_large = results[large]['load_save']['ms'] / large
+        print(json.dumps({'bench': 'scaling', 'n': large, 'from_n': small,
+                          'ratio': round(per_large / per_small, 3), 'ratio_goal': 2.0,
+                          'met': per_large / per_small <= 2.0}), flush=True)
 
     goal_n = GOAL_N if GOAL_N in results else max(sizes)
     measured = results[goal_n]['load_save']

@@ -93,7 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
                                        'robot-memory.db for robot-memory.md)')
     prune = commands.add_parser('prune', parents=[common, at, database],
                                 help='remove entries below prune_min, archiving them first')
-    prune.add_argument('--dry-run', action='store_true', help='only list what would be pruned')
+    prune.add_argument('--dry-run', action='store_true', help='only say what would be pruned')
+    prune.add_argument('--verbose', action='store_true',
+                       help='also list each pruned entry (default: a one-line summary)')
 
     export = commands.add_parser('export', parents=[common, at],
                                  help='write the memory as JSON to standard output')
@@ -259,10 +261,12 @@ def cmd_prune(args, memory: 'MemoryFile') -> int:
             _warn_store(store)
             outcome = _prune_recorded(store, memory, now, config)
     verb = 'would prune' if args.dry_run else 'pruned'
-    for item in outcome.pruned:
+    for item in outcome.pruned if args.verbose else ():
         print(f'{verb} {item.entry.id} [{context.percent(item.effective_confidence)}%] '
               f'{item.entry.text}')
-    print(f'{verb} {len(outcome.pruned)} entries; {len(outcome.kept)} remain' +
+    archived = '' if args.dry_run or not outcome.pruned else (
+        f' (archived in {memory.path.name}.archive.jsonl)')
+    print(f'{verb} {len(outcome.pruned)} entries{archived}; {len(outcome.kept)} remain' +
           (f'; {outcome.held_back} held back for a later prune (max_prune_fraction)'
            if outcome.held_back else ''))
     return 0

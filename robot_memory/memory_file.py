@@ -5,15 +5,22 @@ delimiter lines only (a line that is exactly ``---``), so entry text may contain
 ``---``. Everything after the closing delimiter is the Markdown body and is kept
 byte for byte.
 
-Writing produces a canonical form that is plain YAML any YAML library reads: the
-top-level scalars as quoted strings and one entry per line as a flow mapping::
+Writing produces the block style of RCAN §3.2, one key a line, with every value
+as JSON (so it is plain YAML any YAML library reads, and OpenCastor's loader too)::
 
     entries:
-    - {"id": "mem-a3f9c1d2", "type": "hardware_observation", "text": "...", ...}
+      - id: "mem-a3f9c1d2"
+        type: "hardware_observation"
+        text: "..."
+        confidence: 0.92
 
-Reading that form takes a fast path through the C ``json`` module with YAML 1.1
-number rules, so it means exactly what libyaml would read; anything else (a file
-a person edited, the spec's own example) is read with libyaml's C loader.
+Reading that form (and the older one-line ``- {...}`` form) takes a fast path: the
+lines are turned into one JSON array for the C ``json`` module, with YAML 1.1 number
+rules, so it means exactly what libyaml would read. Block YAML written by hand or by
+OpenCastor is read line by line (``_LineReader``); anything else is read with
+libyaml's C loader, after anchors, aliases and deep nesting were refused. Entries
+nobody changed are written back as the text they were read from, comments included.
+Binary data and files above the size limit are refused, never migrated or half-read.
 
 Safety: writes go to a temporary file in the same directory, are flushed and
 fsynced, renamed over the old file and the directory is fsynced; the file is mode
@@ -76,6 +83,17 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _YamlLoader = yaml.SafeLoader
     _YamlDumper = yaml.SafeDumper
 
+# A memory file larger than this is refused unread (the limit in MiB can be set in
+# $CASTOR_ROBOT_MEMORY_MAX_MB): 200,000 entries take about 80 MiB.
+MAX_FILE_ENV_VAR = 'CASTOR_ROBOT_MEMORY_MAX_MB'
+DEFAULT_MAX_FILE_MB = 128
+# Deepest nesting of collections a front matter may have (ours needs 6 plus unknown keys).
+MAX_DEPTH = 64
+# What one save may write to the quarantine: per item, and for all items together. An item
+# over the limit is recorded by its reason, line and an excerpt, and the whole file it came
+# from is kept beside it (``<file>.quarantined-<time>``), so nothing is lost.
+QUARANTINE_ITEM_BYTES = 64 * 1024
+QUARANTINE_RUN_BYTES = 1024 * 1024
 FILE_MODE = 0o600
 UNSET_RRN = 'RRN-UNSET'
 
@@ -124,6 +142,25 @@ def _yaml_unsafe_utf8(data: bytes) -> bool:
 _YAML_FLOAT = re.compile(r'[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?$')
 
 
+def max_file_bytes() -> int:
+    """The size limit of a memory file: ``$CASTOR_ROBOT_MEMORY_MAX_MB`` MiB, else 128 MiB."""
+    text = os.environ.get(MAX_FILE_ENV_VAR, '').strip()
+    if not text:
+        return DEFAULT_MAX_FILE_MB * 2 ** 20
+    try:
+        megabytes = float(text)
+    except ValueError:
+        megabytes = float('nan')
+    if not 0 < megabytes < 2 ** 40:
+        raise MemoryFileError(f'${MAX_FILE_ENV_VAR} must be a positive number of MiB, got '
+                              f'{text!r}; unset it for the default {DEFAULT_MAX_FILE_MB} MiB')
+    return int(megabytes * 2 ** 20)
+
+
+def _size(count: int) -> str:
+    return f'{count / 2 ** 20:.1f} MiB' if count >= 2 ** 20 else f'{count:,} bytes'
+
+
 def side_file(path: pathlib.Path, suffix: str) -> pathlib.Path:
     """A file kept beside the memory file, e.g. ``robot-memory.md.archive.jsonl``."""
     return path.with_name(path.name + suffix)
@@ -161,7 +198,10 @@ class LoadResult:
     quarantined: list = dataclasses.field(default_factory=list)
     # The whole original file when it was free-form (no schema_version) and migrated.
     legacy_original: Optional[bytes] = None
+    # Read without libyaml: by the JSON fast path or the line reader (block YAML).
     used_fast_path: bool = False
+    # The file's bytes, kept aside by a save whose quarantine would be too large to write.
+    source: Optional[bytes] = dataclasses.field(default=None, repr=False)
 
 
 # --------------------------------------------------------------------------- reading
@@ -200,18 +240,131 @@ def _split_front_matter(data: bytes):
     return data[first_end + 1:closing.start() + 1], 2, data[body_start:]
 
 
-# Where a top-level line starts: after a newline not followed by an entry line.
-_TOP_LEVEL_LINE = re.compile(rb'\n(?!- \{)')
+# Where a top-level line starts: after a newline not followed by a blank line, a comment,
+# an indented line or a one-line entry (``- {``, the form written before block style).
+_TOP_LEVEL_LINE = re.compile(rb'\n(?![ #\n\r]|- \{)')
+_COMMENT_OR_BLANK = re.compile(rb'^[ ]*(?:#[^\n]*)?\n', re.M)
+_HAS_COMMENT_OR_BLANK = re.compile(rb'\n[ ]*(?:#|\n)')  # led by a literal: a quick search
+_ITEM_START = re.compile(rb'^(?:- \{|  - )', re.M)
+# An item with the comment and blank lines above it (they belong to the item below them).
+_ITEM_WITH_COMMENTS = re.compile(rb'^(?:[ ]*(?:#[^\n]*)?\n)*(?:- \{|  - )', re.M)
+_ANY_ITEM = re.compile(rb'^(?:- \{|  - |- )', re.M)
+_ITEM_PATTERNS = {  # by the column of the items' dashes: (items, items with comments above)
+    2: (_ITEM_START, _ITEM_WITH_COMMENTS),
+    0: (re.compile(rb'^- ', re.M), re.compile(rb'^(?:[ ]*(?:#[^\n]*)?\n)*- ', re.M)),
+}
+_ENTRY_KEYS = (b'type', b'text', b'confidence', b'first_seen', b'last_reinforced',
+               b'observation_count', b'tags')
+_OTHER_BLOCK_KEY = re.compile(rb'\n    ([A-Za-z_][A-Za-z0-9_]*): ')
+_OTHER_FIRST_KEY = re.compile(rb'\}, \{([A-Za-z_][A-Za-z0-9_]*): ')
+
+
+def _quote_key(match) -> bytes:
+    key = match.group(1)
+    if key.decode('ascii') in _YAML_KEYWORDS:
+        raise ValueError('a YAML keyword as a key')
+    prefix = b', "' if match.group(0).startswith(b'\n') else b'}, {"'
+    return prefix + key + b'": '
+
+
+def _undo_pairs(value):
+    """A value decoded with ``object_pairs_hook=tuple`` as the plain data it stands for."""
+    kind = type(value)
+    if kind is tuple:
+        converted = {key: _undo_pairs(item) for key, item in value}
+        if len(converted) != len(value):
+            raise ValueError('a duplicate key')
+        return converted
+    if kind is list:
+        return [_undo_pairs(item) for item in value]
+    return value
+
+
+def _block_items(block: bytes):
+    """Entries written in block style, one key a line with JSON values, or None.
+
+    ``block`` holds only item lines (``  - key: value`` and ``    key: value``). The
+    lines become one JSON array: ``\n  - `` turns into ``}, {`` and ``\n    key: `` into
+    ``, "key": ``. A line that smuggles in a second pair (``text: "a", "b": 1``, which
+    libyaml refuses) needs a key inside a value; when a value holds one (or a mapping),
+    objects are decoded as tuples of pairs, so such a line shows as an item with more
+    pairs than lines and is left to libyaml.
+    """
+    text = b'\n' + block
+    items_count = text.count(b'\n  - ')
+    lines_count = text.count(b'\n')
+    if not text.startswith(b'\n  - '):
+        return None
+    text = text.replace(b'\n  - id: ', b'}, {"id": ').replace(b'\n  - ', b'}, {')
+    for key in _ENTRY_KEYS:
+        text = text.replace(b'\n    ' + key + b': ', b', "' + key + b'": ')
+    if b'\n' in text:
+        text = _OTHER_BLOCK_KEY.sub(_quote_key, text)
+        if b'\n' in text:
+            return None
+    if text.count(b'}, {"') != items_count:
+        text = _OTHER_FIRST_KEY.sub(_quote_key, text)
+    if block.count(b'":') == block.count(b'\\":'):
+        # No value holds a key (every '":' is an escaped quote in a string, and no line
+        # key ends with a backslash): each line gave exactly its own pair.
+        entries = json.loads(b'[' + text[3:] + b'}]', parse_float=_yaml_float,
+                             parse_constant=str)
+        if len(entries) != items_count or sum(map(len, entries)) != lines_count:
+            return None
+        return entries
+    items = json.loads(b'[' + text[3:] + b'}]', parse_float=_yaml_float, parse_constant=str,
+                       object_pairs_hook=tuple)
+    if len(items) != items_count or sum(map(len, items)) != lines_count:
+        return None
+    if text.count(b'{') == items_count:
+        entries = list(map(dict, items))  # no nested mapping: each line gave one pair
+        if sum(map(len, entries)) != lines_count:
+            return None
+        return entries
+    # A nested mapping could take in the next line's pair: count each item's lines.
+    starts = [match.start() for match in _ITEM_START.finditer(block)] + [len(block)]
+    for index, pairs in enumerate(items):
+        if len(pairs) != block.count(b'\n', starts[index], starts[index + 1]) + (
+                index + 1 == len(items)):
+            return None
+    return [_undo_pairs(pairs) for pairs in items]
+
+
+class _ItemLines:
+    """Line numbers of the items of a list read by the fast path, found when first asked."""
+
+    def __init__(self, first_line: int, block: bytes):
+        self.first_line, self.block, self._found = first_line, block, None
+
+    def __len__(self):
+        return len(self._lines())
+
+    def __getitem__(self, index):
+        return self._lines()[index]
+
+    def _lines(self):
+        if self._found is None:
+            found, line, at = [], self.first_line, 0
+            for match in _ITEM_START.finditer(self.block):
+                line += self.block.count(b'\n', at, match.start())
+                at = match.start()
+                found.append(line)
+            self._found = found
+        return self._found
 
 
 def _fast_front_matter(front, first_line: int, checked: bool = False):
     """Parse the canonical form; return (mapping, key lines, item blocks) or None to fall back.
 
     ``front`` is the front matter as UTF-8 bytes (or text). ``item blocks`` maps a key whose
-    value is a list of one-line entries to (line number of the first entry, the ``- {...}``
-    lines as bytes). ``checked`` tells that the caller already found no character libyaml
-    reads differently (``_yaml_unsafe_utf8``). Every byte is decoded here, so bytes that
-    are not UTF-8 give None as well.
+    value is a list of entries to (line number of the line after the key, the raw lines
+    as bytes, comments included). Entries are read in block style (``_block_items``) or
+    as one-line ``- {...}`` mappings (the form written before). Comment lines are
+    allowed between top-level keys and between entries; the leading comments of each
+    top-level key are returned under the key ``None`` of ``item blocks`` as a dict.
+    ``checked`` tells that the caller already found no character libyaml reads
+    differently (``_yaml_unsafe_utf8``). Every byte is decoded here, so bytes that are
+    not UTF-8 give None as well.
     """
     if isinstance(front, str):
         if _yaml_unsafe(front):
@@ -219,10 +372,15 @@ def _fast_front_matter(front, first_line: int, checked: bool = False):
         front = front.encode('utf-8')
     elif not checked and _yaml_unsafe_utf8(front):
         return None
+    if b'\r' in front:
+        if front.count(b'\r') != front.count(b'\r\n'):
+            return None  # a lone CR breaks a line for YAML
+        front = front.replace(b'\r\n', b'\n')
     starts = [0]
     starts.extend(match.end() for match in _TOP_LEVEL_LINE.finditer(front))
     starts.append(len(front) + 1)
-    mapping, key_lines, item_blocks = {}, {}, {}
+    mapping, key_lines, item_blocks, comments = {}, {}, {}, {}
+    pending = b''  # comment lines waiting for the key below them
     line_number, counted_to = first_line, 0
     try:
         for index in range(len(starts) - 1):
@@ -232,12 +390,13 @@ def _fast_front_matter(front, first_line: int, checked: bool = False):
             end = front.find(b'\n', start)
             if end < 0:
                 end = len(front)
-            # The '- {' lines between this line and the next top-level one, if any.
+            # The lines between this line and the next top-level one, if any.
             block = front[end + 1:following - 1] if end + 1 < following else b''
             line = front[start:end].decode('utf-8')
-            if not line.strip(' \r'):  # YAML's blank: spaces only (tabs never get here)
-                if block:
+            if not line.strip(' ') or line.startswith('#'):  # blank (spaces only) or comment
+                if block and _COMMENT_OR_BLANK.sub(b'', block + b'\n'):
                     return None
+                pending += front[start:following]
                 continue
             match = _KEY_LINE.match(line)
             if match is None:
@@ -246,27 +405,353 @@ def _fast_front_matter(front, first_line: int, checked: bool = False):
             if key in mapping or key in _YAML_KEYWORDS:
                 return None
             key_lines[key] = line_number
-            if rest is None or not rest.strip(' \r'):
-                if not block:
+            if pending:
+                comments[key], pending = pending, b''
+            items = None
+            if block:
+                items = block
+                if _HAS_COMMENT_OR_BLANK.search(b'\n' + block + b'\n') is not None:
+                    items = _COMMENT_OR_BLANK.sub(b'', block + b'\n')[:-1]
+            if rest is None or not rest.strip(' '):
+                if not items:
+                    if block:
+                        pending += block + b'\n'
                     mapping[key] = None
                     continue
-                items = _fast_loads((b'[' + block[2:].replace(b'\n- {', b',{') + b']')
-                                    .decode('utf-8'))
-                if not set(map(type, items)) <= {dict}:
+                if items.startswith(b'- {'):
+                    value = _fast_loads((b'[' + items[2:].replace(b'\n- {', b',{') + b']')
+                                        .decode('utf-8'))
+                    if len(value) != items.count(b'\n') + 1:
+                        return None
+                else:
+                    value = _block_items(items)
+                if value is None or not set(map(type, value)) <= {dict}:
                     return None
-                mapping[key] = items
+                mapping[key] = value
                 item_blocks[key] = (line_number + 1, block)
             else:
-                if block or rest.lstrip().startswith(('&', '*', '!', '|', '>')):
+                if items or rest.lstrip().startswith(('&', '*', '!', '|', '>')):
                     return None
+                if block:
+                    pending += block + b'\n'
                 mapping[key] = _fast_loads(rest)
-    except ValueError:  # JSON errors and UnicodeDecodeError
+    except (ValueError, RecursionError):  # JSON errors, UnicodeDecodeError, deep nesting
         return None
+    if pending:
+        comments[''] = pending  # after the last key
+    item_blocks[None] = comments
     return mapping, key_lines, item_blocks
+
+
+# Cheap signs that a front matter may hold an anchor, an alias or deep nesting; only then
+# is it scanned event by event before libyaml builds anything.
+_MAYBE_ANCHOR = re.compile(r'[&*]')
+_DEEP_INDENT = re.compile(r'^ {%d,}' % MAX_DEPTH, re.M)
+_COMPACT_NESTING = re.compile(r'(?:[-?:] +){%d,}' % (MAX_DEPTH // 4))
+_FLOW_BRACKET = re.compile(r'[\[\]{}]')
+_COLLECTION_START = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_COLLECTION_END = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+
+def _may_be_hostile(front: str) -> bool:
+    if (_MAYBE_ANCHOR.search(front) or _DEEP_INDENT.search(front)
+            or _COMPACT_NESTING.search(front)):
+        return True
+    depth = 0
+    for match in _FLOW_BRACKET.finditer(front):  # quoted brackets count too: an upper bound
+        if match.group() in '[{':
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif depth:
+            depth -= 1
+    return False
+
+
+def check_structure(front: str, first_line: int = 1) -> None:
+    """Refuse YAML anchors, aliases and nesting deeper than MAX_DEPTH before anything is built.
+
+    An alias repeats a whole subtree: nine lines of them ("billion laughs") stand for a
+    thousand million entries once written out as JSON, quarantined or validated. Deep
+    nesting crashes libyaml's recursive composer. The event scan stops at the first
+    offence, so a hostile file costs microseconds, not the machine.
+    """
+    if not _may_be_hostile(front):
+        return
+    depth = 0
+    try:
+        for event in yaml.parse(front, Loader=_YamlLoader):
+            anchor = getattr(event, 'anchor', None)
+            if anchor is not None:
+                line = first_line + event.start_mark.line
+                kind, sign = (('alias', '*') if isinstance(event, yaml.AliasEvent)
+                              else ('anchor', '&'))
+                raise MemoryFileError(
+                    f'front matter uses a YAML {kind} ({sign}{anchor}); anchors and aliases '
+                    'are not allowed in a memory file (a few of them can stand for gigabytes '
+                    'of entries): write each value out in full', line=line)
+            if isinstance(event, _COLLECTION_START):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise MemoryFileError(
+                        f'front matter nests lists and mappings more than {MAX_DEPTH} levels '
+                        'deep; a memory file needs a few: this file is damaged or was not '
+                        'written for robot_memory', line=first_line + event.start_mark.line)
+            elif isinstance(event, _COLLECTION_END):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # not YAML: the loader reports it, naming the line
+
+
+# ------------------------------------------------------------- block YAML, line by line
+#
+# Files written by hand, by OpenCastor (PyYAML's block style: plain and single-quoted
+# scalars folded over lines, block lists of tags) or by older tools. The subset read
+# here is block mappings and sequences of scalars and one-line flow lists; anything
+# else (anchors, tags, block scalars, flow over lines, a blank line inside a scalar)
+# gives None and is read by libyaml. Plain scalars are resolved by libyaml's own
+# resolver table and constructors, so they mean what they mean to libyaml.
+
+_STR_TAG = 'tag:yaml.org,2002:str'
+_RESOLVERS = _YamlLoader.yaml_implicit_resolvers
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_PLAIN_START_REFUSED = frozenset('[]{},#&*!|>\'"%@`')
+_LINE_KEY = re.compile(r'([A-Za-z_][A-Za-z0-9_]*):(?: +|$)')
+_JSON_DECODER = json.JSONDecoder(parse_float=_yaml_float, parse_constant=str)
+
+
+class _NotSimple(Exception):
+    """The text leaves the subset the line reader knows; libyaml reads it instead."""
+
+
+def _plain(value: str, cache: dict):
+    """A plain scalar as libyaml resolves and constructs it."""
+    found = cache.get(value)
+    if found is not None or value in cache:
+        return found
+    if value[:1] in _PLAIN_START_REFUSED or ': ' in value or value.endswith(':') \
+            or ' #' in value or value.startswith(('- ', '? ', ': ')) or value in ('-', '?'):
+        raise _NotSimple(value)
+    tag = _STR_TAG
+    for candidate, pattern in _RESOLVERS.get(value[:1], ()):
+        if pattern.match(value):
+            tag = candidate
+            break
+    if tag == _STR_TAG:
+        result = value
+    else:
+        constructor = _CONSTRUCTOR.yaml_constructors.get(tag)
+        if constructor is None:
+            raise _NotSimple(tag)
+        result = constructor(_CONSTRUCTOR, yaml.ScalarNode(tag, value))
+    if len(cache) < 65536:
+        cache[value] = result
+    return result
+
+
+class _LineReader:
+    """Block YAML read line by line (see above); raises _NotSimple outside the subset."""
+
+    def __init__(self, text: str, first_line: int):
+        self.first_line = first_line
+        # (line number, column, content) of lines holding something; a line starting with
+        # '#' is a comment between nodes but text inside a quoted scalar.
+        self.rows = []
+        for number, line in enumerate(text.split('\n')):
+            content = line.lstrip(' ')
+            if content:
+                self.rows.append((number, len(line) - len(content), content.rstrip(' ')))
+        self.at = 0
+        self.cache = {}
+        self.key_lines, self.item_lines = {}, {}
+
+    def _skip_comments(self) -> None:
+        rows = self.rows
+        while self.at < len(rows) and rows[self.at][2].startswith('#'):
+            self.at += 1
+
+    def document(self) -> dict:
+        """The top-level mapping."""
+        self._skip_comments()
+        if self.at == len(self.rows):
+            return {}
+        if self.rows[self.at][1] != 0:
+            raise _NotSimple('indented first line')
+        mapping = self.mapping(0, top=True)
+        if self.at != len(self.rows):
+            raise _NotSimple('trailing lines')
+        return mapping
+
+    def mapping(self, column: int, top: bool = False) -> dict:
+        """Keys at ``column`` from the current row on."""
+        result = {}
+        rows = self.rows
+        while True:
+            self._skip_comments()
+            if self.at == len(rows):
+                break
+            number, col, content = rows[self.at]
+            if col != column or content.startswith('- ') or content == '-':
+                break
+            match = _LINE_KEY.match(content)
+            if match is None:
+                raise _NotSimple(content)
+            key = match.group(1)
+            if key in result or _plain(key, self.cache) != key:
+                raise _NotSimple('duplicate or non-string key')
+            if top:
+                self.key_lines[key] = self.first_line + number
+            rest = content[match.end():]
+            self.at += 1
+            if rest and not rest.startswith('#'):
+                result[key] = self.scalar(rest, number, column)
+                continue
+            self._skip_comments()
+            following = rows[self.at] if self.at < len(rows) else None
+            if following is not None and following[1] > column:
+                if following[2].startswith('- ') or following[2] == '-':
+                    result[key] = self.sequence(following[1], key if top else None)
+                else:
+                    result[key] = self.mapping(following[1])
+            elif (following is not None and following[1] == column
+                  and following[2].startswith('- ')):
+                result[key] = self.sequence(column, key if top else None)
+            else:
+                result[key] = None
+        return result
+
+    def sequence(self, column: int, key: Optional[str]) -> list:
+        """Items ``- ...`` at ``column`` from the current row on."""
+        result = []
+        lines = [] if key is not None else None
+        rows = self.rows
+        while True:
+            self._skip_comments()
+            if self.at == len(rows):
+                break
+            number, col, content = rows[self.at]
+            if col != column or not content.startswith('- '):
+                break
+            if lines is not None:
+                lines.append(self.first_line + number)
+            rest = content[2:].lstrip(' ')
+            inner = column + len(content) - len(rest)
+            if _LINE_KEY.match(rest) and not rest.startswith(('"', "'")):
+                rows[self.at] = (number, inner, rest)  # the item's first key
+                result.append(self.mapping(inner))
+            elif rest.startswith('- ') or not rest or rest.startswith('#'):
+                raise _NotSimple('nested or empty item')
+            else:
+                self.at += 1
+                result.append(self.scalar(rest, number, column))
+        if key is not None:
+            self.item_lines[key] = lines
+        return result
+
+    def _continuation(self, number: int, column: int) -> list:
+        """Lines folded into a scalar that starts on line ``number``."""
+        out = []
+        rows = self.rows
+        while self.at < len(rows) and rows[self.at][1] > column:
+            following, _, content = rows[self.at]
+            if following != number + 1 or content.startswith('#'):
+                raise _NotSimple('a blank or comment line inside a scalar')
+            out.append(content)
+            number = following
+            self.at += 1
+        return out
+
+    def scalar(self, text: str, number: int, column: int):
+        """The value starting with ``text`` on line ``number`` (continuing below it)."""
+        first = text[0]
+        if first == '"':
+            try:
+                value, end = _JSON_DECODER.raw_decode(text)
+            except ValueError:
+                raise _NotSimple('double-quoted scalar') from None
+            self._end(text[end:])
+            if type(value) is not str:
+                raise _NotSimple(text)
+            return value
+        if first == "'":
+            rows = self.rows
+            end = 1
+            while True:
+                end = text.find("'", end)
+                if end < 0:  # folded onto the next line, if that one belongs to the scalar
+                    if (self.at == len(rows) or rows[self.at][1] <= column
+                            or rows[self.at][0] != number + 1):
+                        raise _NotSimple('unclosed single quote')
+                    end = len(text) + 1
+                    number, _, more = rows[self.at]
+                    text = text + ' ' + more
+                    self.at += 1
+                    continue
+                if text.startswith("''", end):
+                    end += 2
+                    continue
+                break
+            self._end(text[end + 1:])
+            return text[1:end].replace("''", "'")
+        if first in '[{':
+            if (self.at < len(self.rows) and self.rows[self.at][1] > column
+                    and not self.rows[self.at][2].startswith('#')):
+                raise _NotSimple('flow collection over lines')
+            return self.flow(text)
+        comment = text.find(' #')
+        if comment >= 0:  # the value ends where its comment starts, and cannot go on below
+            text = text[:comment].rstrip(' ')
+            if (self.at < len(self.rows) and self.rows[self.at][1] > column
+                    and not self.rows[self.at][2].startswith('#')):
+                raise _NotSimple('lines after a commented plain scalar')
+            return _plain(text, self.cache)
+        return _plain(' '.join([text] + self._continuation(number, column)), self.cache)
+
+    @staticmethod
+    def _end(rest: str) -> None:
+        stripped = rest.lstrip(' ')
+        if stripped and not (stripped.startswith('#') and len(stripped) < len(rest)):
+            raise _NotSimple('text after a quoted scalar')
+
+    def flow(self, text: str):
+        """A one-line flow list of plain scalars, or any JSON value."""
+        try:
+            value, end = _JSON_DECODER.raw_decode(text)
+        except ValueError:
+            value, end = None, -1
+        if end >= 0:
+            self._end(text[end:])
+            return value
+        if not text.startswith('[') or not text.endswith(']'):
+            raise _NotSimple(text)
+        inner = text[1:-1]
+        if any(char in inner for char in '[]{}"\'#'):
+            raise _NotSimple(text)
+        if not inner.strip(' '):
+            return []
+        items = [item.strip(' ') for item in inner.split(',')]
+        if not all(items):
+            raise _NotSimple(text)
+        return [_plain(item, self.cache) for item in items]
+
+
+def _line_front_matter(front: str, first_line: int):
+    """(mapping, key lines, item lines) of block YAML in the subset, or None."""
+    if _yaml_unsafe(front):
+        return None
+    reader = _LineReader(front.replace('\r\n', '\n'), first_line)
+    if '\r' in front.replace('\r\n', ''):
+        return None
+    try:
+        mapping = reader.document()
+    except (_NotSimple, ValueError, RecursionError, yaml.YAMLError):
+        return None
+    return mapping, reader.key_lines, reader.item_lines
 
 
 def _yaml_front_matter(front: str, first_line: int):
     """Parse any YAML front matter with libyaml; errors name the file line."""
+    check_structure(front, first_line)
     try:
         mapping = yaml.load(front, Loader=_YamlLoader)
     except yaml.MarkedYAMLError as error:
@@ -388,7 +873,10 @@ def _collector_paused() -> Iterator[None]:
 def parse_bytes(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN) -> LoadResult:
     """Parse a whole robot-memory.md. Raise MemoryFileError when it cannot be read at all."""
     with _collector_paused():
-        return _parse_bytes(data, now, default_rrn)
+        result = _parse_bytes(data, now, default_rrn)
+    if result.quarantined:
+        result.source = data
+    return result
 
 
 def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
@@ -396,22 +884,30 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
     if split is None:
         return migrate_legacy(data, now, default_rrn)
     front_bytes, first_line, body = split
-    fast = None
+    fast = lines_read = None
     if not _yaml_unsafe_utf8(front_bytes):
         fast = _fast_front_matter(front_bytes, first_line, checked=True)
     if fast is not None:
         mapping, key_lines, item_blocks = fast
-        item_lines = {key: range(start, start + block.count(b'\n') + 1)
-                      for key, (start, block) in item_blocks.items()}
+        comments = item_blocks.pop(None)
+        item_lines = {key: _ItemLines(start, block) for key, (start, block) in item_blocks.items()}
     else:
         try:
             front = front_bytes.decode('utf-8')
         except UnicodeDecodeError as error:
             line = first_line + front_bytes[:error.start].count(b'\n')
             raise MemoryFileError('front matter is not valid UTF-8 text', line=line) from None
-        mapping = _yaml_front_matter(front, first_line)
-        key_lines, item_lines = _yaml_positions(front, first_line)
-        item_blocks = {}
+        item_blocks, comments = {}, {}
+        lines_read = _line_front_matter(front, first_line)
+        if lines_read is not None:
+            mapping, key_lines, item_lines = lines_read
+            entries_block = _items_text(front, key_lines, item_lines, first_line, 'entries')
+            if entries_block is not None:
+                item_blocks['entries'] = (None, entries_block)
+            comments = _comments_above(front, key_lines, first_line)
+        else:
+            mapping = _yaml_front_matter(front, first_line)
+            key_lines, item_lines = _yaml_positions(front, first_line)
     if 'schema_version' not in mapping:
         return migrate_legacy(data, now, default_rrn, mapping)
     try:
@@ -427,7 +923,7 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
 
     result = LoadResult(MemoryDocument(rrn=header.rrn, last_updated=header.last_updated,
                                        schema_version=header.schema_version, body=body),
-                        used_fast_path=fast is not None)
+                        used_fast_path=fast is not None or lines_read is not None)
     document = result.document
 
     def lines_for(key):
@@ -440,10 +936,16 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
 
     document.entries, kept = _validate_entries(mapping.get('entries'), 'entries',
                                                lines_for('entries'), MemoryEntry, result)
-    if 'entries' in item_blocks and document.entries:
-        # Unchanged entries are written back as the very lines they were read from.
-        object.__setattr__(document, '_source_lines',
-                           _SourceLines(document.entries, item_blocks['entries'][1], kept))
+    mapping['entries'] = None  # the raw entries go now, not after the whole document is read
+    block = item_blocks.get('entries', (0, b''))[1]
+    first_item = _ANY_ITEM.search(block)
+    if document.entries and first_item and first_item.group() in (b'  - ', b'- '):
+        # Unchanged entries are written back as the very lines they were read from (the
+        # one-line form of older files is rewritten in block style instead).
+        object.__setattr__(document, '_source_lines', _SourceLines(
+            document.entries, block, kept, len(first_item.group()) - 2))
+    if comments:
+        object.__setattr__(document, '_comments', comments)
 
     if 'peer_context' in mapping:
         document.peer_context = _parse_peer_context(mapping['peer_context'],
@@ -452,6 +954,53 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
         if key not in _KNOWN_KEYS:
             document.extra[key] = value
     return result
+
+
+def _items_text(front: str, key_lines: dict, item_lines: dict, first_line: int, key: str):
+    """The lines of the items of list ``key`` (to write unchanged items back), or None."""
+    lines = item_lines.get(key)
+    if not lines:
+        return None
+    rows = front.replace('\r\n', '\n').split('\n')
+    start = key_lines[key] - first_line + 1  # comments above the first item come along
+    later = [line for line in key_lines.values() if line > lines[-1]]
+    stop = (min(later) - first_line) if later else len(rows)
+    while stop > start + 1 and (not rows[stop - 1].strip(' ')
+                                or rows[stop - 1].startswith('#')):
+        stop -= 1  # blank lines and comments at the margin belong to the next key
+    first = lines[0] - first_line
+    if rows[first].startswith('  - '):
+        prefix = '  - '
+    elif rows[first].startswith('- '):
+        prefix = '- '
+    else:
+        return None
+    if any(rows[line - first_line][:len(prefix)] != prefix for line in lines):
+        return None
+    return '\n'.join(rows[start:stop]).encode('utf-8')
+
+
+def _comments_above(front: str, key_lines: dict, first_line: int) -> dict:
+    """The comment lines (and blank lines among them) directly above each top-level key."""
+    rows = front.replace('\r\n', '\n').split('\n')
+    found = {}
+    for key, line in key_lines.items():
+        stop = start = line - first_line
+        while start > 0 and (rows[start - 1].startswith('#') or not rows[start - 1].strip(' ')):
+            start -= 1
+        while start < stop and not rows[start].strip(' '):
+            start += 1  # blank lines without a comment are not kept
+        if start < stop:
+            found[key] = ('\n'.join(rows[start:stop]) + '\n').encode('utf-8')
+    end = len(rows)
+    while end > 0 and not rows[end - 1].strip(' '):
+        end -= 1
+    start = end
+    while start > 0 and (rows[start - 1].startswith('#') or not rows[start - 1].strip(' ')):
+        start -= 1
+    if start < end:
+        found[''] = ('\n'.join(rows[start:end]) + '\n').encode('utf-8')  # after the last key
+    return found
 
 
 def _parse_peer_context(raw, lines_of, result):
@@ -507,6 +1056,33 @@ def _guess_type(text: str) -> str:
     return 'environment_note'
 
 
+_CONTROL_BYTE = re.compile(rb'[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]')
+
+
+def check_text(data: bytes) -> None:
+    """Refuse bytes that are not UTF-8 text free of control bytes (tab, LF, CR allowed).
+
+    Such a file is damage (a bad SD card, a wrong file), not notes to migrate: migrating
+    random bytes makes entries of mojibake that reach the robot's brain.
+    """
+    where = None
+    try:
+        data.decode('utf-8')
+    except UnicodeDecodeError as error:
+        where, what = error.start, f'byte 0x{data[error.start]:02x} is not UTF-8'
+    control = _CONTROL_BYTE.search(data)
+    if control is not None and (where is None or control.start() < where):
+        where = control.start()
+        what = f'control byte 0x{data[where]:02x}'
+    if where is None:
+        return
+    line = data.count(b'\n', 0, where) + 1
+    raise MemoryFileError(
+        f'not a text file ({what}): binary data is damage, not a memory file or '
+        'notes to migrate; if it holds notes in another encoding, convert them to UTF-8 '
+        '(e.g. iconv -f latin1 -t utf-8)', line=line)
+
+
 def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
                    mapping: Optional[dict] = None) -> LoadResult:
     """Turn a free-form file (no schema_version) into a 1.0 document, losing no text.
@@ -517,7 +1093,8 @@ def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
     """
     from robot_memory.schema import make_entry_id, new_entry  # noqa: I100 - avoid cycle
 
-    text = data.decode('utf-8', errors='replace')
+    check_text(data)
+    text = data.decode('utf-8')
     rrn = default_rrn
     if mapping and isinstance(mapping.get('rrn'), str):
         rrn = mapping['rrn']
@@ -557,19 +1134,22 @@ def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
 # --------------------------------------------------------------------------- writing
 
 class _SourceLines:
-    """The ``- {...}`` lines a document's entries were read from (the canonical form).
+    """The block-style text a document's entries were read from, comments included.
 
     Entries are frozen, so an entry that is still the very object that was read is
-    written back as its original line (the original bytes) instead of being serialised
-    again. The entries are held here so that their ``id()`` cannot be reused.
+    written back as its original text (the original bytes, with the comment lines above
+    it) instead of being serialised again. The entries are held here so that their
+    ``id()`` cannot be reused.
     """
 
-    __slots__ = ('entries', 'block', 'indices', '_by_id', '_id_set')
+    __slots__ = ('entries', 'block', 'indices', 'indent', '_chunks', '_by_id', '_id_set')
 
-    def __init__(self, entries: list, block: bytes, indices: Optional[list]):
+    def __init__(self, entries: list, block: bytes, indices: Optional[list], indent: int = 2):
         self.entries = tuple(entries)
-        self.block = block  # every line of the list, kept or quarantined
-        self.indices = indices  # line of each kept entry in ``block``; None: all, in order
+        self.indent = indent  # column of the items' dashes: 2 (ours, the spec's) or 0 (PyYAML)
+        self.block = block  # every item of the list, kept or quarantined, and comments
+        self.indices = indices  # item of each kept entry in ``block``; None: all, in order
+        self._chunks = None
         self._by_id = None
         self._id_set = None
 
@@ -578,35 +1158,58 @@ class _SourceLines:
             self._id_set = set(map(id, self.entries))
         return self._id_set
 
+    def chunks(self) -> tuple:
+        """(text before the first item, [(comments above, item text) for each item])."""
+        if self._chunks is None:
+            block = self.block + b'\n'
+            plain, with_comments = _ITEM_PATTERNS[self.indent]
+            pattern = with_comments if b'#' in block or b'\n\n' in block else plain
+            starts = [match.start() for match in pattern.finditer(block)]
+            items = []
+            for index, start in enumerate(starts):
+                stop = starts[index + 1] if index + 1 < len(starts) else len(block)
+                chunk = block[start:stop]
+                item = plain.search(chunk).start()
+                items.append((chunk[:item], chunk[item:]))
+            self._chunks = (block[:starts[0]] if starts else b'', items)
+        return self._chunks
+
     def render(self, entries: list) -> bytes:
-        """The entry lines for ``entries``: the original where unchanged, else new ones."""
-        if (self.indices is None and len(entries) == len(self.entries)
-                and b'\r' not in self.block):
+        """The entry text for ``entries``: the original where unchanged, else new text."""
+        if self.indices is None and len(entries) == len(self.entries):
             same = list(map(operator.is_, entries, self.entries))
             changed = list(itertools.compress(range(len(same)), map(operator.not_, same)))
             if not changed:
                 return self.block + b'\n'  # nothing changed, added, removed or moved
             if len(changed) <= len(entries) // 8 and not any(
                     id(entries[index]) in self._ids() for index in changed):
-                # A few entries replaced in place by new ones (as a dream does).
-                lines = self.block.split(b'\n')
+                # A few entries replaced in place by new ones (as a dream does): their
+                # comments stay, their text is written anew.
+                head, items = self.chunks()
+                out = [head]
+                out.extend(comments + text for comments, text in items)
                 for index in changed:
-                    lines[index] = ('- ' + _entry_line(entries[index])).encode('utf-8')
-                return b'\n'.join(lines) + b'\n'
+                    out[index + 1] = items[index][0] + self._new(entries[index])
+                return b''.join(out)
         by_id = self._by_id
         if by_id is None:
-            lines = self.block.split(b'\n')
-            if b'\r' in self.block:
-                lines = [line.rstrip(b'\r') for line in lines]
+            head, items = self.chunks()
             if self.indices is not None:
-                lines = [lines[index] for index in self.indices]
-            by_id = self._by_id = dict(zip(map(id, self.entries), zip(self.entries, lines)))
-        out = []
+                items = [items[index] for index in self.indices]
+            by_id = self._by_id = dict(zip(map(id, self.entries),
+                                           zip(self.entries, (c + t for c, t in items))))
+        out = [self.chunks()[0]]
         for entry in entries:
             cached = by_id.get(id(entry))
             out.append(cached[1] if cached is not None and cached[0] is entry
-                       else ('- ' + _entry_line(entry)).encode('utf-8'))
-        return b'\n'.join(out) + b'\n'
+                       else self._new(entry))
+        return b''.join(out)
+
+    def _new(self, entry) -> bytes:
+        text = _entry_block(entry)
+        if self.indent == 0:  # items at the margin, as PyYAML writes them
+            text = text[2:].replace('\n  ', '\n')
+        return text.encode('utf-8')
 
 
 class _NotCanonical(Exception):
@@ -683,6 +1286,35 @@ def _entry_line(entry) -> str:
     return '{' + ', '.join(parts) + '}'
 
 
+def _entry_block(entry) -> str:
+    """An own entry in the block style of RCAN §3.2: one key a line, values as JSON."""
+    text, tags = entry.text, entry.tags
+    if type(text) is str and all(type(tag) is str for tag in tags):
+        if _yaml_unsafe('\n'.join((text, *tags)) if tags else text):
+            raise _NotCanonical('string needs YAML escaping')
+        text_json = _quote(text)
+        tags_json = ', '.join(map(_quote, tags))
+    else:  # not reached by validated entries
+        text_json = _flow(text)
+        tags_json = ', '.join(_flow(tag) for tag in tags)
+    lines = [f'  - id: {_quote(entry.id)}\n    type: {_quote(entry.type)}\n'
+             f'    text: {text_json}\n    confidence: {_float(entry.confidence)}\n']
+    if entry.first_seen is not None:
+        lines.append(f'    first_seen: "{_iso(entry.first_seen)}"\n')
+    if entry.last_reinforced is not None:
+        lines.append(f'    last_reinforced: "{_iso(entry.last_reinforced)}"\n')
+    if entry.observation_count is not None:
+        lines.append(f'    observation_count: {entry.observation_count}\n')
+    lines.append(f'    tags: [{tags_json}]\n')
+    extra = entry.__pydantic_extra__
+    if extra:
+        for key, value in extra.items():
+            if not isinstance(key, str) or not _PLAIN_KEY.match(key) or key in _YAML_KEYWORDS:
+                raise _NotCanonical('unusual key')
+            lines.append(f'    {key}: {_flow(value)}\n')
+    return ''.join(lines)
+
+
 def _entry_dict(entry) -> dict:
     # Declared fields first, then unknown keys verbatim and in file order (exclude_none
     # must not touch them: a None among them is data).
@@ -716,34 +1348,40 @@ def release_source_lines(document: MemoryDocument) -> None:
 
 
 def _canonical_front(document: MemoryDocument) -> bytes:
-    head = [f'schema_version: "{document.schema_version}"',
-            f'rrn: {_quote(document.rrn)}',
-            f'last_updated: "{format_iso(document.last_updated)}"']
+    comments = getattr(document, '_comments', None) or {}
     parts = []
+
+    def key_line(key: str, text: str) -> None:
+        comment = comments.get(key)
+        if comment:
+            parts.append(comment)
+        parts.append(text.encode('utf-8'))
+
+    key_line('schema_version', f'schema_version: "{document.schema_version}"\n')
+    key_line('rrn', f'rrn: {_quote(document.rrn)}\n')
+    key_line('last_updated', f'last_updated: "{format_iso(document.last_updated)}"\n')
     if document.entries:
-        head.append('entries:\n')
+        key_line('entries', 'entries:\n')
         source = getattr(document, '_source_lines', None)
         if source is not None:
             parts.append(source.render(document.entries))
         else:
-            parts.append('\n'.join(['- ' + _entry_line(entry) for entry in document.entries])
-                         .encode('utf-8') + b'\n')
+            parts.append(''.join([_entry_block(entry) for entry in document.entries])
+                         .encode('utf-8'))
     else:
-        head.append('entries: []\n')
-    parts.insert(0, '\n'.join(head).encode('utf-8'))
-    out = []
+        key_line('entries', 'entries: []\n')
     if document.peer_context is not None:
         if document.peer_context:
-            out.append('peer_context:')
-            out.extend('- ' + _peer_block_line(block) for block in document.peer_context)
+            key_line('peer_context', 'peer_context:\n' + ''.join(
+                '- ' + _peer_block_line(block) + '\n' for block in document.peer_context))
         else:
-            out.append('peer_context: []')
+            key_line('peer_context', 'peer_context: []\n')
     for key, value in document.extra.items():
         if not isinstance(key, str) or not _PLAIN_KEY.match(key) or key in _YAML_KEYWORDS:
             raise _NotCanonical('unusual top-level key')
-        out.append(f'{key}: {_flow(value)}')
-    if out:
-        parts.append(('\n'.join(out) + '\n').encode('utf-8'))
+        key_line(key, f'{key}: {_flow(value)}\n')
+    if comments.get(''):
+        parts.append(comments[''])
     return b''.join(parts)
 
 
@@ -884,9 +1522,11 @@ def _stamp(now: dt.datetime) -> str:
 class MemoryFile:
     """robot-memory.md on disk: lock-free reads, locked read-modify-write updates."""
 
-    def __init__(self, path=None, lock_timeout_s: float = 10.0):
+    def __init__(self, path=None, lock_timeout_s: float = 10.0,
+                 max_bytes: Optional[int] = None):
         self.path = resolve_path(path)
         self.lock_timeout_s = lock_timeout_s
+        self.max_bytes = max_bytes if max_bytes is not None else max_file_bytes()
         # The target resolved when the lock was taken: everything under one lock (a file
         # set aside, then the new one written) goes to the same file.
         self._locked_target = None
@@ -912,13 +1552,23 @@ class MemoryFile:
     def read_bytes(self) -> bytes:
         """The file's bytes; a missing file is a MemoryFileError with advice."""
         try:
-            return self.path.read_bytes()
+            with open(self.path, 'rb') as handle:
+                size = os.fstat(handle.fileno()).st_size
+                data = handle.read(self.max_bytes + 1) if size <= self.max_bytes else b''
         except FileNotFoundError:
             self.target()  # a link to nothing says so
             raise MemoryFileError('no memory file here yet; it is created by the first dream '
                                   '(robot-memory dream) or by memory_node', self.path) from None
         except OSError as error:
             raise MemoryFileError(f'cannot read: {error.strerror}', self.path) from None
+        if size > self.max_bytes or len(data) > self.max_bytes:
+            size = max(size, len(data))
+            raise MemoryFileError(
+                f'the file is {_size(size)}, above the {_size(self.max_bytes)} limit for a '
+                'memory file, so it was not read and is left as it is; a '
+                'memory file this large is damaged or not one of ours: move it aside, or '
+                f'raise the limit with ${MAX_FILE_ENV_VAR}', self.path)
+        return data
 
     def load(self, now: dt.datetime, default_rrn: str = UNSET_RRN) -> LoadResult:
         """Parse the file without locking or writing anything."""
@@ -981,17 +1631,40 @@ class MemoryFile:
         """
         target = self.target()
         if result is not None:
-            when = format_iso(now or document.last_updated)
-            append_durably(side_file(target, '.quarantine.jsonl'), [
-                {'quarantined_at': when, 'section': item.section, 'line': item.line,
-                 'reason': item.reason, 'raw': item.raw}
-                for item in result.quarantined])
-            result.quarantined = []
+            if result.quarantined:
+                self._quarantine(result, now or document.last_updated)
             if result.legacy_original is not None:
                 archive = _unused_name(target, f'.legacy-{_stamp(now or document.last_updated)}')
                 write_atomic(archive, result.legacy_original)
                 result.legacy_original = None
         write_atomic(target, render(document))
+
+    def _quarantine(self, result: LoadResult, now: dt.datetime) -> None:
+        """Append the quarantined items to ``<file>.quarantine.jsonl``, bounded in size.
+
+        An item larger than QUARANTINE_ITEM_BYTES, and every item once the run has written
+        QUARANTINE_RUN_BYTES, is recorded with its reason, line and an excerpt; the whole
+        file it came from is then kept as ``<file>.quarantined-<time>`` (no larger than
+        the file-size limit), so the quarantine never grows by more than the caps.
+        """
+        when = format_iso(now)
+        records, total, kept_in = [], 0, None
+        for item in result.quarantined:
+            record = {'quarantined_at': when, 'section': item.section, 'line': item.line,
+                      'reason': item.reason, 'raw': item.raw}
+            text = json.dumps(item.raw, ensure_ascii=False, default=str)
+            size = len(text.encode('utf-8'))
+            if size > QUARANTINE_ITEM_BYTES or total + size > QUARANTINE_RUN_BYTES:
+                if kept_in is None:
+                    kept_in = _unused_name(self.target(), f'.quarantined-{_stamp(now)}')
+                    write_atomic(kept_in, result.source or b'')
+                del record['raw']
+                record.update(raw_bytes=size, raw_excerpt=text[:256], raw_kept_in=kept_in.name)
+                size = 512
+            total += size
+            records.append(record)
+        append_durably(self.side_path('.quarantine.jsonl'), records)
+        result.quarantined = []
 
     @contextlib.contextmanager
     def update(self, now: dt.datetime, rrn: Optional[str] = None,

@@ -6,6 +6,7 @@ import json
 import os
 import pathlib
 import random
+import re
 import shutil
 import signal
 import sqlite3
@@ -316,8 +317,8 @@ def test_a_manual_edit_of_text_and_confidence_survives_a_dream(robot):
     robot.fault(0)
     robot.dream(0)
     entry, = robot.entries(0).values()
-    edit(robot.memory.path, f'"text": "{entry.text}", "confidence": 0.5,',
-         '"text": "Left encoder flaky - keep to 0.3 m/s", "confidence": 0.9,')
+    edit(robot.memory.path, f'    text: "{entry.text}"\n    confidence: 0.5\n',
+         '    text: "Left encoder flaky - keep to 0.3 m/s"\n    confidence: 0.9\n')
     robot.fault(1)
     report = robot.dream(1)
     assert report.manual == [entry.id] and report.reinforced == [entry.id]
@@ -336,8 +337,10 @@ def test_a_manual_deletion_is_respected_and_later_evidence_starts_over(robot):
     robot.fault(0, source=('motor: left', 'motor_left'))
     robot.dream(0)
     doomed = next(entry for entry in robot.entries(0).values() if 'encoder' in entry.text)
-    lines = robot.memory.path.read_text().splitlines(keepends=True)
-    robot.memory.path.write_text(''.join(line for line in lines if doomed.id not in line))
+    text = robot.memory.path.read_text()
+    entry_lines = re.compile(f'  - id: "{doomed.id}"\n(?:    [^\n]*\n)*')
+    assert entry_lines.search(text)
+    robot.memory.path.write_text(entry_lines.sub('', text))  # the entry's block, one key a line
     robot.fault(1)
     report = robot.dream(1)
     assert report.manual == [doomed.id] and report.created == []
@@ -355,10 +358,11 @@ def test_an_entry_added_or_resolved_by_hand_is_taken_in(robot):
     robot.fault(0)
     robot.dream(0)
     entry, = robot.entries(0).values()
-    added = ('- {"id": "mem-byhand01", "type": "environment_note", "text": "Kitchen doorway '
-             'has a 3 cm lip", "confidence": 0.7, "first_seen": "2026-05-02T09:00:00Z", '
-             '"last_reinforced": "2026-05-02T09:00:00Z", "observation_count": 1, "tags": []}\n')
-    edit(robot.memory.path, '"type": "hardware_observation"', '"type": "resolved"')
+    added = ('  - id: mem-byhand01\n    type: environment_note\n'
+             '    text: "Kitchen doorway has a 3 cm lip"\n    confidence: 0.7\n'
+             '    first_seen: 2026-05-02T09:00:00Z\n    last_reinforced: 2026-05-02T09:00:00Z\n'
+             '    observation_count: 1\n    tags: []\n')  # as the spec writes an entry
+    edit(robot.memory.path, 'type: "hardware_observation"', 'type: "resolved"')
     edit(robot.memory.path, '\n---\n\n# Robot memory', '\n' + added + '---\n\n# Robot memory')
     report = robot.dream(1)
     assert sorted(report.manual) == sorted([entry.id, 'mem-byhand01'])

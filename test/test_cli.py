@@ -19,6 +19,8 @@ from robot_memory.errors import MemoryFileError
 from robot_memory.evidence import EvidenceStore
 from robot_memory.memory_file import ENV_VAR
 from robot_memory.memory_file import side_file
+from robot_memory.schema import new_entry
+from robot_memory.timeutil import parse_iso
 from test_autodream import morning
 from test_autodream import Robot
 
@@ -234,10 +236,11 @@ def test_stats_prints_a_human_summary(memory, capsys):
 # ----------------------------------------------------------------------------- prune
 
 def test_prune_archives_then_removes_entries_below_ten_percent(memory, capsys):
-    code, out, _ = run(capsys, 'prune', '--file', memory, '--at', AT)
+    code, out, _ = run(capsys, 'prune', '--file', memory, '--at', AT, '--verbose')
     assert code == 0
-    assert 'pruned mem-weak [5%] Hallway lamp flickers' in out
-    assert 'pruned 1 entries; 4 remain' in out
+    assert out.splitlines() == [
+        'pruned mem-weak [5%] Hallway lamp flickers',
+        'pruned 1 entries (archived in robot-memory.md.archive.jsonl); 4 remain']
     archive = side_file(memory, '.archive.jsonl')
     [record] = [json.loads(line) for line in archive.read_text().splitlines()]
     assert record['entry']['id'] == 'mem-weak' and record['archived_at'] == AT
@@ -249,7 +252,7 @@ def test_prune_archives_then_removes_entries_below_ten_percent(memory, capsys):
 
 def test_prune_dry_run_changes_nothing(memory, capsys):
     before = memory.read_bytes()
-    code, out, _ = run(capsys, 'prune', '--file', memory, '--at', AT, '--dry-run')
+    code, out, _ = run(capsys, 'prune', '--file', memory, '--at', AT, '--dry-run', '--verbose')
     assert code == 0
     assert 'would prune mem-weak' in out and 'would prune 1 entries; 4 remain' in out
     assert memory.read_bytes() == before
@@ -259,9 +262,29 @@ def test_prune_dry_run_changes_nothing(memory, capsys):
 def test_prune_at_a_far_future_moment_holds_entries_back(memory, capsys):
     code, out, _ = run(capsys, 'prune', '--file', memory, '--at', '2030-01-01T00:00:00Z')
     assert code == 0
-    assert 'pruned 2 entries; 3 remain; 3 held back for a later prune' in out
+    assert out.splitlines() == ['pruned 2 entries (archived in robot-memory.md.archive.jsonl); '
+                                '3 remain; 3 held back for a later prune (max_prune_fraction)']
     archived = side_file(memory, '.archive.jsonl').read_text().splitlines()
     assert len(archived) == 2
+
+
+def test_prune_prints_one_line_for_thousands_of_entries_and_lists_them_when_verbose(
+        tmp_path, capsys):
+    weak = [new_entry('environment_note', f'faded note {index}', 0.05,
+                                  parse_iso(AT)) for index in range(3000)]
+    for verbose in (False, True):
+        path = tmp_path / f'verbose-{verbose}' / 'robot-memory.md'
+        path.parent.mkdir()
+        document = memory_file.new_document('RRN-000000000001', parse_iso(AT))
+        document.entries = list(weak)
+        path.write_bytes(memory_file.render(document))
+        code, out, _ = run(capsys, 'prune', '--file', path, '--at', AT, '--dry-run',
+                           *(['--verbose'] if verbose else []))
+        assert code == 0
+        lines = out.splitlines()
+        assert lines[-1] == ('would prune 1500 entries; 1500 remain; 1500 held back for a '
+                             'later prune (max_prune_fraction)')
+        assert len(lines) == (1501 if verbose else 1)
 
 
 def test_prune_of_a_missing_file_exits_1_and_creates_nothing(tmp_path, capsys):
@@ -287,7 +310,7 @@ def test_a_cli_prune_is_audited_and_not_taken_for_a_manual_deletion(tmp_path, ca
     robot, entry_id = dreamt_once(tmp_path / 'robot')
     text = robot.entries(0)[entry_id].text
     code, out, err = run(capsys, 'prune', '--file', robot.memory.path, '--at',
-                         morning(10).isoformat())
+                         morning(10).isoformat(), '--verbose')
     assert code == 0, err
     assert f'pruned {entry_id}' in out and robot.entries(10) == {}
     with EvidenceStore(robot.store.path) as store:

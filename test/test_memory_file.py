@@ -148,8 +148,9 @@ def test_a_bad_entry_in_the_canonical_form_is_reported_on_its_own_line(now):
     document = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now).document
     document.entries = entries
     lines = render(document).decode('utf-8').split('\n')
-    bad_index = lines.index('- ' + memory_file._entry_line(entries[3]))
-    lines[bad_index] = lines[bad_index].replace('"confidence": 0.5', '"confidence": "high"')
+    bad_index = lines.index(f'  - id: "{entries[3].id}"')
+    assert lines[bad_index + 3] == '    confidence: 0.5'
+    lines[bad_index + 3] = '    confidence: "high"'
     result = parse_bytes('\n'.join(lines).encode('utf-8'), now)
     assert result.used_fast_path
     assert len(result.document.entries) == 4
@@ -178,7 +179,8 @@ def test_duplicate_ids_keep_the_first_and_quarantine_the_later_ones(now, memory_
 
 LEGACY = (b'# What Bob learned\n\nSome prose about the robot.\n'
           b'- Left wheel encoder slips on carpet\n* prefer slow speed near the stairs\n'
-          b'1. Kitchen is dark at night\n\nA closing remark with an odd byte \xff.\r\n')
+          b'1. Kitchen is dark at night\n\n'
+          b'A closing remark in K\xc3\xbcche \xe2\x80\x94 with\ttab.\r\n')
 
 
 def test_a_free_form_legacy_file_is_migrated_losing_no_text(now, memory_path):
@@ -289,7 +291,7 @@ def test_peer_context_body_and_unknown_keys_survive_a_write(now, memory_path):
                                                           'new']
 
 
-def test_unknown_top_level_keys_keep_the_canonical_one_line_form(now, memory_path):
+def test_unknown_top_level_keys_keep_the_canonical_form(now, memory_path):
     memory_path.write_bytes(RICH.encode('utf-8'))
     memory = MemoryFile(memory_path)
     with memory.update(now) as result:
@@ -443,8 +445,7 @@ def test_a_dream_that_replaces_a_few_entries_rewrites_only_their_lines(change, n
     document.entries = entries
     data = render(document)
     # A person's edit the writer would not make: kept as it is while the entry is unchanged.
-    edited = data.replace(b'"confidence": 0.5, "first_seen"',
-                          b'"confidence": 5.0e-1, "first_seen"', 1)
+    edited = data.replace(b'    confidence: 0.5\n', b'    confidence: 5.0e-1\n', 1)
     loaded = parse_bytes(edited, now).document
     assert loaded.entries[0].confidence == 0.5
     targets = {'one': [5], 'several': [1, 9, 40, 63], 'swap_and_one': [7],
@@ -459,7 +460,7 @@ def test_a_dream_that_replaces_a_few_entries_rewrites_only_their_lines(change, n
     fresh = render(dataclasses.replace(loaded, entries=list(loaded.entries)))
     assert parse_bytes(written, now).document.entries == loaded.entries
     kept_edit = change not in ('many',) or 0 not in targets
-    assert (b'"confidence": 5.0e-1' in written) == kept_edit
+    assert (b'confidence: 5.0e-1' in written) == kept_edit
     assert written.replace(b'5.0e-1', b'0.5') == fresh
 
 
@@ -787,7 +788,8 @@ def test_the_canonical_form_is_plain_yaml_with_the_same_meaning(now):
 def test_a_hand_edited_canonical_line_means_what_libyaml_reads(number, meaning, now):
     # YAML 1.1 (libyaml) reads 92e-2 as a string, not a float; the fast path must agree.
     document = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now).document
-    data = render(document).replace(b'"confidence": 0.92', b'"confidence": ' + number.encode())
+    document.entries = [entry.model_copy() for entry in document.entries]  # written anew
+    data = render(document).replace(b'confidence: 0.92', b'confidence: ' + number.encode())
     front = memory_file._split_front_matter(data)[0].decode('utf-8')
     fast = memory_file._fast_front_matter(front, 2)
     assert fast is not None
@@ -829,3 +831,25 @@ def test_a_document_written_through_the_yaml_fallback_keeps_its_confidences(now,
         assert not memory.load(now).used_fast_path
         assert loaded.entries[0].confidence == 0.92
         assert loaded.extra['seen_by'] == {dt.date(2026, 4, 1): ['bob']}
+
+
+@pytest.mark.parametrize('line', [
+    '    text: "note", "confidence": 0.9',  # a second pair smuggled into a value
+    '    text: "note", "zz": 1',
+    '    text: "note\\\\", "id": "mem-evil"',
+    '    source: {"a": 1',  # an unclosed mapping taking in the next line's pair
+])
+def test_a_block_line_holding_more_than_its_value_is_read_as_libyaml_reads_it(line, now):
+    document = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now).document
+    document.entries = [new_entry('environment_note', 'note', 0.5, now),
+                        new_entry('environment_note', 'other', 0.5, now)]
+    lines = render(document).decode('utf-8').split('\n')
+    at = lines.index('    text: "note"')
+    lines[at] = line
+    if line.startswith('    source'):
+        lines[at + 1] += '}'
+    data = '\n'.join(lines).encode('utf-8')
+    front = memory_file._split_front_matter(data)[0]
+    assert memory_file._fast_front_matter(front, 2) is None
+    with pytest.raises(MemoryFileError, match='not valid YAML'):
+        parse_bytes(data, now)

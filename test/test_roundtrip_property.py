@@ -11,6 +11,7 @@
 Hypothesis runs are bounded (max_examples 150, no deadline) so the file takes seconds.
 """
 
+import contextlib
 import dataclasses
 import datetime as dt
 import json
@@ -228,6 +229,14 @@ def front_matter(data: bytes) -> str:
     return front.decode('utf-8')
 
 
+@contextlib.contextmanager
+def libyaml_only():
+    """Within: the reader reads every front matter with libyaml (both faster readers off)."""
+    with mock.patch.object(memory_file, '_fast_front_matter', return_value=None), \
+            mock.patch.object(memory_file, '_line_front_matter', return_value=None):
+        yield
+
+
 def clean_parse(data: bytes):
     """parse_bytes that must report no problem at all."""
     result = parse_bytes(data, NOW)
@@ -263,8 +272,9 @@ def test_fast_path_reads_what_libyaml_reads(document):
     if fast is not None:
         assert same(fast[0], by_libyaml)
     result = clean_parse(data)
-    assert result.used_fast_path is canonical
-    with mock.patch.object(memory_file, '_fast_front_matter', return_value=None):
+    if canonical:
+        assert result.used_fast_path
+    with libyaml_only():
         slow = clean_parse(data)
     assert slow.used_fast_path is False
     assert same(document_data(slow.document), document_data(result.document))
@@ -296,13 +306,19 @@ hand_edits = st.one_of(
 )
 
 
-def _hand_edit(line: str, field: str, value) -> str:
-    entry = json.loads(line[2:])
+def _hand_edit(item: str, field: str, value) -> str:
+    """One block-style entry (``  - id: ...`` and its key lines) with one field edited."""
+    lines = item.rstrip('\n').split('\n')
+    pairs = [line[4:].split(': ', 1) for line in lines]
+    entry = {key: json.loads(text) for key, text in pairs}
     if field.startswith('drop_'):
         entry.pop(field[len('drop_'):], None)
     else:
         entry[field] = value
-    return '- ' + json.dumps(entry, ensure_ascii=False)
+    out = [f'    {key}: {json.dumps(text, ensure_ascii=False)}' for key, text in entry.items()]
+    if out:
+        out[0] = '  - ' + out[0][4:]
+    return '\n'.join(out) + '\n'
 
 
 def _outcome(data: bytes):
@@ -346,18 +362,25 @@ def test_fast_and_slow_paths_agree_on_hand_edited_canonical_files(document, edit
     MemoryEntry read any hand edit of a canonical file identically: same entries, same
     quarantined entries with the same reasons and lines, same file written back."""
     front, _, body = memory_file._split_front_matter(render(document))
-    lines = front.decode('utf-8').split('\n')
-    first = lines.index('entries:') + 1
+    head, rest = front.decode('utf-8').split('entries:\n', 1)
+    items = rest.split('\n  - ')
+    tail = ''
+    if '\npeer_context' in items[-1]:
+        items[-1], tail = items[-1].split('\npeer_context', 1)
+        tail = 'peer_context' + tail
+    items = [item if index == 0 else '  - ' + item for index, item in enumerate(items)]
+    items = [item if item.endswith('\n') else item + '\n' for item in items]
     for index, (field, value) in edits:
-        where = first + index % len(document.entries)
-        lines[where] = _hand_edit(lines[where], field, value)
+        where = index % len(document.entries)
+        items[where] = _hand_edit(items[where], field, value)
     if dup:  # the same id twice: the later one is quarantined
-        lines.insert(first + 1, lines[first])
-    data = b'---\n' + '\n'.join(lines).encode('utf-8') + b'---\n' + body
+        items.insert(1, items[0])
+    data = (b'---\n' + (head + 'entries:\n' + ''.join(items) + tail).encode('utf-8')
+            + b'---\n' + body)
     fast = _outcome(data)
     with mock.patch.object(memory_file, 'validate_entries_fast', return_value=None):
         model = _outcome(data)
-        with mock.patch.object(memory_file, '_fast_front_matter', return_value=None):
+        with libyaml_only():
             libyaml = _outcome(data)
     assert same(fast, model)
     if fast[0] is True:  # read by the fast path: libyaml reads the same, but not fast
@@ -416,7 +439,7 @@ def test_fifty_load_save_cycles_of_the_spec_example_change_nothing(tmp_path):
     shutil.copyfile(EXAMPLE, path)
     memory = MemoryFile(path)
     original = parse_bytes(EXAMPLE.read_bytes(), NOW)
-    assert original.problems == [] and original.used_fast_path is False
+    assert original.problems == [] and original.used_fast_path is True  # the line reader
     stored = {entry.id: entry.confidence for entry in original.document.entries}
     assert stored == {'mem-a3f9c1d2': 0.92, 'mem-5b21e0c4': 0.65, 'mem-77c0a9e1': 0.35,
                       'mem-0d9e4f12': 0.80}
@@ -437,3 +460,153 @@ def test_fifty_load_save_cycles_of_the_spec_example_change_nothing(tmp_path):
         assert {entry.id: entry.confidence for entry in again.document.entries} == stored
         assert again.document.peer_context[0].entries[0].confidence == 0.75
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+# ------------------------------------------------------ block YAML written by others
+
+LIGHT = settings(max_examples=60, deadline=None,
+                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+def _plain_or_quoted(value, style):
+    """A scalar as a person might type it: plain, single-quoted or double-quoted."""
+    if isinstance(value, str):
+        if style == 'plain':
+            return value
+        if style == 'single':
+            return "'" + value.replace("'", "''") + "'"
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        if style == 'plain':
+            return '[' + ', '.join(value) + ']'
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value)
+
+
+STYLES = st.sampled_from(['plain', 'single', 'double'])
+
+
+@st.composite
+def hand_written_fronts(draw):
+    """A front matter in the spec's block style, written by a person: plain, single- and
+    double-quoted values, unquoted timestamps, comments, block or flow tag lists, items at
+    the margin or indented."""
+    ids = draw(st.lists(entry_ids, min_size=1, max_size=4, unique=True))
+    entries = [MemoryEntry(**{name: getattr(entry, name) for name in ENTRY_FIELDS})
+               for entry in (draw(own_entries(entry_id)) for entry_id in ids)]
+    margin = draw(st.sampled_from(['', '  ']))
+    out = ['# memory of the robot', 'schema_version: "1.0"',
+           f'rrn: {draw(rrns)}', 'last_updated: 2026-04-01T02:00:00Z', 'entries:']
+    for entry in entries:
+        if draw(st.booleans()):
+            out.append(f'{margin}# {draw(st.sampled_from(["seen twice", "# odd", "x: y"]))}')
+        fields = [('id', entry.id), ('type', entry.type), ('text', entry.text),
+                  ('confidence', entry.confidence),
+                  ('first_seen', memory_file.format_iso(entry.first_seen)),
+                  ('last_reinforced', memory_file.format_iso(entry.last_reinforced)),
+                  ('observation_count', entry.observation_count), ('tags', entry.tags)]
+        for index, (key, value) in enumerate(fields):
+            lead = f'{margin}- ' if index == 0 else f'{margin}  '
+            if key == 'tags' and value and draw(st.booleans()):
+                out.append(f'{lead}tags:')
+                for tag in value:
+                    quoted = _plain_or_quoted(tag, draw(STYLES))
+                    out.append(f'{margin}  {draw(st.sampled_from(["", "  "]))}- {quoted}')
+                continue
+            style = draw(STYLES)
+            line = f'{lead}{key}: {_plain_or_quoted(value, style)}'
+            if draw(st.integers(0, 9)) == 0:
+                line += '  # ' + draw(st.sampled_from(['checked', 'why: see log', '#']))
+            out.append(line)
+    return '\n'.join(out) + '\n'
+
+
+@LIGHT
+@given(hand_written_fronts())
+def test_the_line_reader_reads_hand_written_block_yaml_as_libyaml_does(front):
+    try:
+        by_libyaml = yaml.load(front, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError:
+        by_libyaml = 'invalid'
+    by_lines = memory_file._line_front_matter(front, 2)
+    if by_lines is not None:
+        assert by_libyaml != 'invalid', 'the line reader read what libyaml refuses'
+        assert same(by_lines[0], by_libyaml)
+    data = b'---\n' + front.encode('utf-8') + b'---\n'
+    fast = _outcome(data)
+    with mock.patch.object(memory_file, '_line_front_matter', return_value=None):
+        slow = _outcome(data)
+    assert same(fast[1:-1], slow[1:-1])
+
+
+@LIGHT
+@given(documents(), st.integers(20, 200), st.booleans(), st.sampled_from([2, 4]))
+def test_the_line_reader_reads_pyyaml_block_output_as_libyaml_does(document, width, unicode,
+                                                                   indent):
+    front = yaml.dump(yaml.load(memory_file._yaml_front(document), Loader=yaml.CSafeLoader),
+                      Dumper=yaml.CSafeDumper, default_flow_style=False, sort_keys=False,
+                      allow_unicode=unicode, width=width, indent=indent)
+    by_lines = memory_file._line_front_matter(front, 2)
+    if by_lines is not None:
+        assert same(by_lines[0], yaml.load(front, Loader=yaml.CSafeLoader))
+
+
+def test_the_line_reader_takes_opencastor_style_files():
+    """Guard: PyYAML's block output of ordinary entries (OpenCastor's writer) is read by
+    the line reader, not left to libyaml."""
+    entries = [{'id': f'mem-{index}', 'type': 'environment_note',
+                'text': f'doorway {index} has a 3 cm lip — slow to ≤0.1 m/s, "quoted": '
+                        f'{{braces}} #{index} ' + 'long words ' * (index % 20),
+                'confidence': round(0.1 + index / 400, 4),
+                'first_seen': '2026-03-01T00:00:00+00:00',
+                'last_reinforced': '2026-04-01T00:00:00+00:00', 'observation_count': index + 1,
+                'tags': ['kitchen', f'door-{index}'][:index % 3]} for index in range(200)]
+    front = yaml.dump({'schema_version': '1.0', 'rrn': 'RRN-1',
+                       'last_updated': '2026-04-01T02:00:00+00:00', 'entries': entries},
+                      default_flow_style=False, allow_unicode=True, sort_keys=False)
+    by_lines = memory_file._line_front_matter(front, 2)
+    assert by_lines is not None
+    assert same(by_lines[0], yaml.load(front, Loader=yaml.CSafeLoader))
+
+
+@LIGHT
+@given(hand_written_fronts(), st.lists(st.integers(0, 5), max_size=3))
+def test_a_hand_written_file_keeps_its_text_and_comments_where_entries_did_not_change(
+        front, changed):
+    data = b'---\n' + front.encode('utf-8') + b'---\n'
+    try:
+        result = parse_bytes(data, NOW)
+    except MemoryFileError:
+        return
+    # Comments are kept when the file was read without libyaml (libyaml drops them).
+    assume(result.problems == [] and result.document.entries and result.used_fast_path)
+    document = result.document
+    for index in changed:
+        at = index % len(document.entries)
+        document.entries[at] = document.entries[at].model_copy(update={'confidence': 0.5})
+    written = render(document)
+    again = clean_parse(written)
+    assert same(document_data(again.document)['entries'], document_data(document)['entries'])
+    assert written.startswith(b'---\n# memory of the robot\n')
+    if not changed:
+        entries_text = front[front.index('entries:\n'):].encode('utf-8')
+        assert entries_text in written
+
+
+def test_hand_written_fronts_reach_the_line_reader_and_libyaml_errors():
+    """Guard for the property above: most valid fronts are read line by line."""
+    seen = {'lines': 0, 'libyaml': 0, 'invalid': 0}
+
+    @settings(max_examples=60, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(hand_written_fronts())
+    def collect(front):
+        try:
+            yaml.load(front, Loader=yaml.CSafeLoader)
+        except yaml.YAMLError:
+            seen['invalid'] += 1
+            return
+        read = memory_file._line_front_matter(front, 2) is not None
+        seen['lines' if read else 'libyaml'] += 1
+
+    collect()
+    assert seen['lines'] > seen['libyaml'] and seen['invalid'] > 0, seen
