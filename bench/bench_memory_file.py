@@ -38,7 +38,7 @@ such as ``≤`` and ``—``, tags, three peer blocks and a Markdown body, built 
                     that only imports the same modules and reads the file's bytes.
 ``reference_rcan``  a constant, NOT measured in this run: the RCAN reference
                     implementation (OpenCastor, pure-Python YAML) load + save of 10,000
-                    entries on this machine class, as recorded in DESIGN.md.
+                    entries on this machine class, as recorded in docs/architecture.md.
 
 Usage: ``python bench/bench_memory_file.py [--quick] [--sizes 100,1000,10000]
 [--repeats N] [--memory-n N]``. ``--quick`` (sizes 100 and 1,000, 3 repeats, peak memory
@@ -83,7 +83,7 @@ GOAL_MS = 100.0
 MEMORY_GOAL_MB = 500.0
 RATIO_GOAL = 2.0
 REFERENCE_RCAN = {'bench': 'reference_rcan', 'n': 10_000, 'ms': 7600,
-                  'source': 'measured by the project on this machine class, see DESIGN.md',
+                  'source': 'measured by the project on this machine class, see docs/architecture.md',
                   'measured_in_this_run': False}
 
 WORDS = ('left wheel encoder intermittent under sustained load', 'prefer speeds ≤0.3m/s',

@@ -54,7 +54,7 @@ def test_quick_benchmark_prints_one_json_object_per_line():
     reference = [record for record in records if record['bench'] == 'reference_rcan']
     assert reference == [{'bench': 'reference_rcan', 'n': 10000, 'ms': 7600,
                           'source': 'measured by the project on this machine class, '
-                                    'see DESIGN.md', 'measured_in_this_run': False}]
+                                    'see docs/architecture.md', 'measured_in_this_run': False}]
 
 
 CLI_SCRIPT = REPO / 'bench' / 'bench_cli.py'

@@ -16,6 +16,7 @@ unpaired surrogates, right-to-left marks, emoji, NUL and path-like ids such as
 ``ROBOT_MEMORY_LONG=1``.
 """
 
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -232,7 +233,8 @@ def test_mutated_observation_records(record, changes, removed, depth):
         return
     parsed = check_line(text)
     if parsed is not None:
-        for key, value in parsed.observation.__dict__.items():
+        for field in dataclasses.fields(parsed.observation):
+            key, value = field.name, getattr(parsed.observation, field.name)
             if isinstance(value, str):
                 assert len(value) <= MAX_STRING_CHARS, key
         fields = getattr(parsed.observation, 'fields', {})

@@ -1103,7 +1103,7 @@ class Substrate:
 
     # ------------------------------------------------------------------ vectors
 
-    def _embed(self, texts: list) -> numpy.ndarray:
+    def _embed(self, texts: list) -> 'numpy.ndarray':
         return self.embedder.embed(texts)
 
     def _vector_index(self) -> VectorIndex:

@@ -11,7 +11,8 @@ again only on first use, after many changes at once, or when the change log was 
 past this reader's position.
 """
 
-import numpy
+from __future__ import annotations
+
 
 # Keep this many change rows; a reader that fell further behind reloads everything.
 KEEP_CHANGES = 20_000
@@ -56,6 +57,7 @@ class VectorIndex:
         self._reset(0)
 
     def _reset(self, capacity: int) -> None:
+        import numpy
         self.count = 0
         self.seqs = numpy.zeros(max(capacity, 16), dtype=numpy.int64)
         self.matrix = numpy.zeros((max(capacity, 16), self.dim), dtype=numpy.float32)
@@ -74,6 +76,7 @@ class VectorIndex:
         self.matrix.resize((capacity, self.dim), refcheck=False)
 
     def _put(self, seq: int, blob: bytes) -> None:
+        import numpy
         vector = numpy.frombuffer(blob, dtype=numpy.float32)
         if vector.shape[0] != self.dim:
             return
@@ -151,6 +154,7 @@ class VectorIndex:
 
     def search(self, vector: numpy.ndarray, count: int) -> list:
         """The ``count`` most similar live (seq, cosine) pairs, best first."""
+        import numpy
         if not len(self):
             return []
         sims = self.matrix[:self.count] @ vector
