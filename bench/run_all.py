@@ -23,6 +23,7 @@ Usage: ``python bench/run_all.py [--quick] [--output BENCHMARKS.md] [--plot PNG]
 
 import argparse
 import datetime as dt
+import importlib.util
 import json
 import os
 import pathlib
@@ -33,6 +34,17 @@ import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 HERE = REPO / 'bench'
+
+
+def child_pythonpath(env: dict) -> str:
+    """PYTHONPATH for a benchmark: the checkout only when no robot_memory is installed.
+
+    An installed package (after ``source scripts/env.sh``) carries the generated
+    ``robot_memory.msg`` / ``.srv``, which the bare source tree lacks, so it must win.
+    """
+    if importlib.util.find_spec('robot_memory') is not None:
+        return env.get('PYTHONPATH', '')
+    return os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
 STDERR_TAIL_LINES = 15
 # Column order: identity first, then figures, then the comparison with baseline and goals.
 FIRST = ('bench', 'n')
@@ -147,7 +159,7 @@ def machine() -> dict:
 def run_script(script: pathlib.Path, quick: bool, timeout: float) -> dict:
     """Run one benchmark; returns its records, or why it failed with its stderr tail."""
     env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env['PYTHONPATH'] = child_pythonpath(env)
     env.setdefault('MPLBACKEND', 'Agg')
     command = [sys.executable, str(script)] + (['--quick'] if quick else [])
     started = time.perf_counter()
@@ -389,7 +401,7 @@ def main(argv=None) -> int:
 def _draw(plot: pathlib.Path, timeout: float):
     """Run plot_confidence.py; None when it drew the PNG, else a failed result."""
     env = dict(os.environ, MPLBACKEND='Agg')
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env['PYTHONPATH'] = child_pythonpath(env)
     command = [sys.executable, str(HERE / 'plot_confidence.py'), '--output', str(plot)]
     started = time.perf_counter()
     try:

@@ -35,7 +35,10 @@ def _installed_command() -> str:
     """The robot-memory of the colcon install tree (on PATH after scripts/env.sh)."""
     command = shutil.which('robot-memory')
     assert command, 'robot-memory is not on PATH: run the tests with scripts/test.sh'
-    assert pathlib.Path(command).resolve().is_relative_to(REPO / 'install'), command
+    resolved = pathlib.Path(command).resolve()
+    # install/ (Kilted) or install-<distro>/ (scripts/distro.sh): a colcon tree of this checkout
+    assert resolved.is_relative_to(REPO), command
+    assert resolved.relative_to(REPO).parts[0].startswith('install'), command
     return command
 
 
