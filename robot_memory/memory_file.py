@@ -1259,18 +1259,21 @@ def _iso(value: dt.datetime) -> str:
     return format_iso(value)
 
 
-def _entry_line(entry) -> str:
+def _text_and_tags_json(entry) -> tuple:
+    """An entry's text and its tags joined, as JSON, for both entry styles of the writer."""
     text, tags = entry.text, entry.tags
     if type(text) is str and all(type(tag) is str for tag in tags):
         # One scan for the text and every tag: joined by '\n', which the scan allows and
         # no unsafe escape can span, the strings are refused exactly when one of them is.
         if _yaml_unsafe('\n'.join((text, *tags)) if tags else text):
             raise _NotCanonical('string needs YAML escaping')
-        text_json = _quote(text)
-        tags_json = ', '.join(map(_quote, tags))
-    else:  # not reached by validated entries
-        text_json = _flow(text)
-        tags_json = ', '.join(_flow(tag) for tag in tags)
+        return _quote(text), ', '.join(map(_quote, tags))
+    # not reached by validated entries
+    return _flow(text), ', '.join(_flow(tag) for tag in tags)
+
+
+def _entry_line(entry) -> str:
+    text_json, tags_json = _text_and_tags_json(entry)
     parts = [f'"id": {_quote(entry.id)}', f'"type": {_quote(entry.type)}',
              f'"text": {text_json}', f'"confidence": {_float(entry.confidence)}']
     if entry.first_seen is not None:
@@ -1288,15 +1291,7 @@ def _entry_line(entry) -> str:
 
 def _entry_block(entry) -> str:
     """An own entry in the block style of RCAN §3.2: one key a line, values as JSON."""
-    text, tags = entry.text, entry.tags
-    if type(text) is str and all(type(tag) is str for tag in tags):
-        if _yaml_unsafe('\n'.join((text, *tags)) if tags else text):
-            raise _NotCanonical('string needs YAML escaping')
-        text_json = _quote(text)
-        tags_json = ', '.join(map(_quote, tags))
-    else:  # not reached by validated entries
-        text_json = _flow(text)
-        tags_json = ', '.join(_flow(tag) for tag in tags)
+    text_json, tags_json = _text_and_tags_json(entry)
     lines = [f'  - id: {_quote(entry.id)}\n    type: {_quote(entry.type)}\n'
              f'    text: {text_json}\n    confidence: {_float(entry.confidence)}\n']
     if entry.first_seen is not None:
