@@ -23,6 +23,7 @@ import re
 from typing import Optional
 
 from robot_memory.context import format_line
+from robot_memory.context import neutralise
 from robot_memory.context import percent
 from robot_memory.errors import MemoryFileError
 from robot_memory.lifecycle import DEFAULT_CONFIG
@@ -33,14 +34,12 @@ from robot_memory.timeutil import format_iso
 
 MAX_ITEMS = 50
 SUMMARY_SUFFIX = '.md'
-# Control characters (C0, DEL, C1) and the bidirectional controls that can reorder text.
-_UNSAFE = re.compile('[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]')
 _STAMP = re.compile(r'(\d{8}T\d{6}Z)(?:-\d+)?' + re.escape(SUMMARY_SUFFIX) + r'\Z')
 
 
 def one_line(text: str) -> str:
-    """``text`` on one line, control and bidi-override characters written as ``\\uXXXX``."""
-    return _UNSAFE.sub(lambda match: f'\\u{ord(match.group()):04x}', str(text))
+    """``text`` on one line, control and bidi-override characters written as escapes."""
+    return neutralise(str(text))
 
 
 def _item(change: dict, tail: str) -> str:
