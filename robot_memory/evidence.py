@@ -59,6 +59,7 @@ from typing import Iterable, Optional, TYPE_CHECKING
 from robot_memory import lazy_imports
 from robot_memory.errors import MemoryFileError
 from robot_memory.locations import link_target
+from robot_memory.sqlite_db import open_database
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
 from robot_memory.timeutil import to_utc
@@ -365,21 +366,14 @@ class EvidenceStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             create_private_file(self.path)
-            conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s,
-                                   check_same_thread=False)
         except OSError as error:
             if is_disk_full(error):
                 raise EvidenceError(_disk_full_message(self.path, 'create')) from None
             raise EvidenceError(f'cannot create the evidence database {self.path}: '
                                 f'{error.strerror}; check the directory is writable') from None
         try:
-            db = Database(conn, execute_plugins=False)
-            db.execute(f'PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}')
-            db.enable_wal()
-            db.execute('PRAGMA synchronous = NORMAL')
-            self._migrate(db)
+            db = open_database(str(self.path), busy_timeout_s, MIGRATIONS)
         except sqlite3.DatabaseError as error:
-            conn.close()
             if is_damage(error):
                 raise _Damaged(str(error)) from None
             if is_disk_full(error, self.path):
@@ -491,15 +485,6 @@ class EvidenceStore:
                 conn.rollback()
             raise
         conn.commit()
-
-    @staticmethod
-    def _migrate(db: Database) -> None:
-        try:
-            MIGRATIONS.apply(db)
-        except sqlite3.IntegrityError:
-            # Another process applied the same migration at the same moment.
-            if MIGRATIONS.pending(db):
-                raise
 
     def applied_migrations(self) -> list:
         """Names of the schema migrations applied to this database, in order."""

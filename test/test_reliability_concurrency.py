@@ -124,3 +124,44 @@ def test_cli_dream_and_prune_with_an_in_process_writer_lose_nothing(tmp_path):
         assert store.pending_dream() is None
         audited = {row['entry_id'] for row in store.db.query('SELECT entry_id FROM audit')}
     assert set(entries) <= audited
+
+
+OPEN_AT_ONCE = '''
+import sys, time
+from robot_memory.evidence import EvidenceStore
+from robot_memory.substrate.store import Substrate
+path, start = sys.argv[1], float(sys.argv[2])
+time.sleep(max(0.0, start - time.time()))
+order = sys.argv[3]
+stores = [EvidenceStore(path), Substrate(path)] if order == 'e' else [Substrate(path),
+                                                                       EvidenceStore(path)]
+print(' '.join(stores[0].applied_migrations() + stores[1].applied_migrations()))
+for store in stores:
+    store.close()
+'''
+
+
+@pytest.mark.timeout(120)
+def test_processes_opening_a_new_database_at_the_same_moment_all_start(tmp_path):
+    """Two nodes started by one launch file create their database together: both must start.
+
+    Each process opens the evidence store and the typed memory on one new file at the same
+    instant (half of them in the other order); every one must come up with every migration
+    applied exactly once, none refusing the database as unusable.
+    """
+    for attempt in range(5):
+        path = tmp_path / f'race{attempt}' / 'robot-memory.db'
+        path.parent.mkdir()
+        start = time.time() + 2.0
+        processes = [subprocess.Popen(
+            [sys.executable, '-c', OPEN_AT_ONCE, str(path), str(start), 'es'[n % 2]],
+            env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for n in range(6)]
+        outputs = [process.communicate(timeout=90) for process in processes]
+        for process, (out, err) in zip(processes, outputs):
+            assert process.returncode == 0, err.decode()
+        names = {frozenset(out.split()) for out, _ in outputs}
+        assert len(names) == 1
+        with EvidenceStore(path) as store:
+            applied = store.applied_migrations()
+        assert len(applied) == len(set(applied))

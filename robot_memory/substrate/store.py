@@ -52,6 +52,7 @@ from typing import Optional
 import pydantic
 
 from robot_memory import lazy_imports
+from robot_memory.sqlite_db import open_database
 from robot_memory.evidence import create_private_file
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import open_target
@@ -357,24 +358,15 @@ class Substrate:
                 raise SubstrateError(f'cannot create the memory database {self.path}: '
                                      f'{error.strerror}; check the directory is writable') from None
             target = str(self.path)
-        conn = sqlite3.connect(target, timeout=busy_timeout_s, check_same_thread=False)
         try:
-            db = Database(conn, execute_plugins=False)
-            db.execute(f'PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}')
-            if self.path is not None:
-                db.enable_wal()
-            db.execute('PRAGMA synchronous = NORMAL')
-            try:
-                MIGRATIONS.apply(db)
-            except sqlite3.IntegrityError:
-                # Another process applied the same migration at the same moment.
-                if MIGRATIONS.pending(db):
-                    raise
+            return open_database(target, busy_timeout_s, MIGRATIONS)
         except sqlite3.DatabaseError as error:
-            conn.close()
+            if 'locked' in str(error):   # held too long by another process: not damage
+                raise SubstrateError(f'cannot open the memory database {target} ({error}); '
+                                     'it was left as it is: retry when the process holding '
+                                     'it is done') from None
             raise SubstrateError(f'{target} is not a usable memory database ({error}); move it '
                                  'aside and a new one is created') from None
-        return db
 
     def applied_migrations(self) -> list:
         """Names of the substrate's schema migrations applied to this database, in order."""
