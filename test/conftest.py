@@ -37,3 +37,12 @@ def now():
 def memory_path(tmp_path):
     """Where a test's robot-memory.md lives."""
     return tmp_path / 'robot-memory.md'
+
+
+@pytest.fixture(autouse=True)
+def _no_node_outlives_its_test():
+    """End any memory_node a test started and left running (module fixtures' nodes stay)."""
+    import ros_harness  # no rclpy: the harness only starts processes
+    mark = ros_harness.started_count()
+    yield
+    ros_harness.stop_started_since(mark)

@@ -15,6 +15,24 @@ import time
 import yaml
 
 NODE_EXECUTABLE = shutil.which('memory_node')
+_STARTED = []  # every NodeProcess started in this test session, in order
+
+
+def started_count() -> int:
+    """How many node processes this session has started so far."""
+    return len(_STARTED)
+
+
+def stop_started_since(mark: int) -> list:
+    """End every node started after ``mark`` that still runs; their namespaces.
+
+    A test that fails between starting a node and stopping it must not leave the node
+    running into the next tests, where it answers on their topics and services.
+    """
+    left = [node for node in _STARTED[mark:] if node.process.poll() is None]
+    for node in left:
+        node.stop(signal.SIGKILL, timeout=10.0)
+    return [node.namespace for node in left]
 
 
 class NodeProcess:
@@ -56,6 +74,7 @@ class NodeProcess:
             [NODE_EXECUTABLE, '--ros-args', '-r', f'__ns:=/{self.namespace}', *self.remaps,
              '--params-file', str(self.params_file)],
             stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=self.tmp_path)
+        _STARTED.append(self)
         return self
 
     @property

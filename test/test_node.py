@@ -67,7 +67,9 @@ def encoder_warning(index):
 
 def publish_warnings(probe, count, rate_hz=100.0, status=encoder_warning):
     """Publish ``count`` DiagnosticArrays on /diagnostics at ``rate_hz``."""
-    publisher = probe.create_publisher(DiagnosticArray, '/diagnostics', 100)
+    # History for every message: a reliable KEEP_LAST writer overwrites what a node busy on
+    # a loaded machine has not acknowledged yet, and tests count what arrives.
+    publisher = probe.create_publisher(DiagnosticArray, '/diagnostics', max(100, count))
     try:
         wait_for(lambda: publisher.get_subscription_count() > 0, 10.0, spin=spin(probe))
         for index in range(count):
