@@ -748,9 +748,17 @@ def test_a_burst_beyond_what_the_node_can_take_is_counted_as_lost(tmp_path, prob
                        flush_period_s=0.1).start()
     try:
         wait_ready(probe, node, timeout=60.0)
-        # As fast as one process can publish: more than the node's Python can take in.
+        # As fast as one process can publish, and the node frozen (SIGSTOP) for two seconds
+        # of it: on a slow or loaded machine the publisher alone may not outrun the node,
+        # but a node that cannot read for 2 s surely overflows whatever history there is.
         flood = start_flood(rate=1e9, seconds=4.0, prefix='burst', sources=20)
         assert flood.stdout.readline().strip() == 'ready', 'the flood did not start'
+        time.sleep(0.5)
+        os.kill(node.process.pid, signal.SIGSTOP)
+        try:
+            time.sleep(2.0)
+        finally:
+            os.kill(node.process.pid, signal.SIGCONT)
         out, _ = flood.communicate(timeout=60.0)
         published = json.loads(out.strip().splitlines()[-1])['statuses']
         evidence = settled_evidence(probe, node)
