@@ -97,6 +97,42 @@ def test_typed_memory_commands_do_not_load_the_memory_file_or_numpy(memory, comm
                         'robot_memory.rules', 'yaml'}, sorted(names)
 
 
+def _records(path, texts):
+    from robot_memory.substrate.store import Substrate
+    with Substrate(path) as substrate:
+        substrate.learn_many(texts, NOW)
+
+
+DOCK = ['The charging dock in the hallway is blocked', 'The charging dock in the kitchen is wet',
+        'The charging dock in the garage sticks', 'The charging dock in the study is dark',
+        'The charging dock in the office is noisy', 'Carol takes her medication at 8 am']
+
+
+@pytest.mark.parametrize('embedder', ['hashing', 'auto'])
+def test_recall_that_keywords_settle_loads_no_embedding_model(memory, tmp_path, embedder):
+    """At least k records hold every word of the query: no numpy, no onnxruntime."""
+    _, env = memory
+    db = tmp_path / 'records.db'
+    _records(db, DOCK)
+    names = imported(['recall', 'charging dock', '--db', str(db), '--at', AT],
+                     dict(env, ROBOT_MEMORY_EMBEDDER=embedder), expect='charging dock')
+    assert 'robot_memory.substrate.store' in names
+    assert not names & {'numpy', 'onnxruntime', 'tokenizers'}, sorted(names & HEAVY)
+
+
+def test_recall_that_keywords_do_not_settle_uses_vectors(memory, tmp_path):
+    """Fewer than k records hold every word (here a paraphrase): the embedder is loaded."""
+    _, env = memory
+    db = tmp_path / 'records.db'
+    _records(db, DOCK)
+    names = imported(['recall', 'where does the robot recharge', '--db', str(db), '--at', AT],
+                     dict(env, ROBOT_MEMORY_EMBEDDER='hashing'))
+    assert 'numpy' in names
+    names = imported(['recall', 'charging dock', '-k', '6', '--db', str(db), '--at', AT],
+                     dict(env, ROBOT_MEMORY_EMBEDDER='hashing'), expect='charging dock')
+    assert 'numpy' in names
+
+
 INITIALIZE = json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'initialize',
                          'params': {'protocolVersion': '2025-06-18', 'capabilities': {},
                                     'clientInfo': {'name': 'test', 'version': '1'}}}) + '\n'
