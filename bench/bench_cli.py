@@ -11,6 +11,10 @@ rounds with the interpreter the command runs on. Run it after ``source scripts/e
 ``cli_show``            ``robot-memory show`` on a 10,000-entry file.    Goal < 250 ms.
 ``cli_recall``          ``robot-memory recall`` over 10,000 typed records (rules-classified
                         texts, keyword search).                          Goal < 200 ms.
+``cli_recall_vectors``  the same with a paraphrase that no record matches word for word, so
+                        recall loads the embedding model (numpy, onnxruntime and the semantic
+                        model when installed, else the hashing embedder): what the keyword-
+                        first shortcut of ``cli_recall`` saves. Reported, no goal.
 ``cli_mcp_initialize``  ``robot-memory mcp`` until it answers a JSON-RPC ``initialize``
                         on stdin (the MCP handshake).                    Goal < 300 ms.
 ``load_save_process``   one process that loads and saves the 10,000-entry robot-memory.md
@@ -61,6 +65,8 @@ NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=dt.timezone.utc)
 AT = '2026-04-01T03:00:00Z'
 GOALS_MS = {'cli_help': 100.0, 'cli_show': 250.0, 'cli_recall': 200.0,
             'cli_mcp_initialize': 300.0}
+# Shares no word with any record, so keywords cannot settle it and recall loads the model.
+PARAPHRASE = 'where does the robot go to refuel its power cell'
 GOAL_SPEEDUP = 10.0
 GOAL_N = 10_000
 BOOTSTRAP_GUARD = '_ROS_WHEELS_BOOTSTRAP_COMPLETE'
@@ -197,6 +203,10 @@ def main(argv=None) -> int:
     env = dict(os.environ)
     bootstrapped = dict(env, **{BOOTSTRAP_GUARD: '1'})
     unbootstrapped = {key: value for key, value in env.items() if key != BOOTSTRAP_GUARD}
+    # The semantic model when installed, else hashing vectors: never keyword search alone.
+    vectors_env = dict(env, ROBOT_MEMORY_EMBEDDER=env.get('ROBOT_MEMORY_EMBEDDER') or 'auto')
+    if vectors_env['ROBOT_MEMORY_EMBEDDER'] == 'off':
+        vectors_env['ROBOT_MEMORY_EMBEDDER'] = 'hashing'
     with tempfile.TemporaryDirectory(prefix='bench-cli-') as name:
         directory = pathlib.Path(name)
         paths = prepare(directory, n)
@@ -210,6 +220,9 @@ def main(argv=None) -> int:
             'cli_recall': lambda: run_once(prefix + ['recall', 'charging dock kitchen',
                                                      '--file', memory, '--db', db, '--at', AT],
                                            env),
+            'cli_recall_vectors': lambda: run_once(prefix + ['recall', PARAPHRASE, '--file',
+                                                             memory, '--db', db, '--at', AT],
+                                                   vectors_env),
             'cli_mcp_initialize': lambda: mcp_once(
                 prefix + ['mcp', '--file', memory, '--db', db], env),
             'load_save_ours': lambda: run_once([python, '-c', OURS_LOAD_SAVE,
@@ -226,14 +239,19 @@ def main(argv=None) -> int:
             for key, run in commands.items():
                 times[key].append(run())
     base = median_ms(times['baseline'])
-    for bench, goal in GOALS_MS.items():
+    reported = {key: GOALS_MS[key] for key in ('cli_help', 'cli_show', 'cli_recall')}
+    reported.update(cli_recall_vectors=None, cli_mcp_initialize=GOALS_MS['cli_mcp_initialize'])
+    for bench, goal in reported.items():
         ms = median_ms(times[bench])
-        line = {'bench': bench, 'n': n if bench in ('cli_show', 'cli_recall') else None,
+        line = {'bench': bench,
+                'n': n if bench in ('cli_show', 'cli_recall', 'cli_recall_vectors') else None,
                 'ms': ms, 'repeats': repeats, 'command': shown, 'baseline': 'python -c pass',
                 'baseline_ms': base, 'ratio': round(ms / base, 2), 'goal_ms': goal,
-                'met': (ms < goal) if judged else None}
+                'met': (ms < goal) if judged and goal else None}
         if line['n'] is None:
             del line['n']
+        if goal is None:
+            del line['goal_ms'], line['met']
         print(json.dumps(line), flush=True)
     ours = median_ms(times['load_save_ours'])
     line = {'bench': 'load_save_process', 'n': n, 'ms': ours, 'repeats': repeats,

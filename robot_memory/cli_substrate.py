@@ -158,7 +158,7 @@ def _now(args) -> dt.datetime:
 
 def db_path(args, memory) -> pathlib.Path:
     """The database: ``--db``, else the memory file's own (``default_db_path``)."""
-    from robot_memory.evidence import default_db_path
+    from robot_memory.locations import default_db_path
     db = getattr(args, 'db', None)
     return pathlib.Path(db).expanduser() if db else default_db_path(memory.path)
 
@@ -167,6 +167,27 @@ def _open(args, memory, vectors: bool = False):
     from robot_memory.substrate.embedding import default_embedder
     from robot_memory.substrate.store import Substrate
     return Substrate(db_path(args, memory), embedder=default_embedder(vectors))
+
+
+def keywords_settle(substrate, query: str, k: int) -> bool:
+    """True when at least ``k`` live records hold every word of ``query``.
+
+    Then keyword recall answers the query by itself, and ``robot-memory recall`` leaves the
+    semantic model unloaded: loading it (numpy, onnxruntime, the model) costs a one-shot
+    process most of a second, the search itself a millisecond. A query that keywords do not
+    settle (a paraphrase, a rare word) is searched with vectors as before.
+    """
+    from robot_memory.substrate.store import RECALLABLE
+    from robot_memory.substrate.text import fts_query
+    every = fts_query(query, operator='AND')
+    if every is None:
+        return False
+    marks = ', '.join('?' for _ in RECALLABLE)
+    found = substrate.db.conn.execute(
+        'SELECT count(*) FROM (SELECT 1 FROM substrate_fts JOIN substrate_records ON '
+        'substrate_records.seq = substrate_fts.rowid WHERE substrate_fts MATCH ? AND '
+        f'substrate_records.status IN ({marks}) LIMIT ?)', (every, *RECALLABLE, k)).fetchone()[0]
+    return found >= k
 
 
 def cmd_learn(args, memory) -> int:
@@ -185,7 +206,16 @@ def cmd_learn(args, memory) -> int:
 
 def cmd_recall(args, memory) -> int:
     """Print the best records for a query; exit 1 when none matched."""
-    with _open(args, memory, args.vectors) as substrate:
+    from robot_memory.substrate.embedding import default_embedder
+    from robot_memory.substrate.store import Substrate
+    embedder = default_embedder(args.vectors)
+    # Keyword-first: without --vectors, filters or --near, a query that at least k records
+    # match word for word is answered by keywords alone, without loading the model.
+    plain = not (args.vectors or args.filter or args.types or args.near)
+    with Substrate(db_path(args, memory)) as substrate:
+        if embedder is not None and plain and keywords_settle(substrate, args.query, args.k):
+            embedder = None
+        substrate.embedder = embedder
         if substrate.embedder is not None:
             substrate.reindex_vectors()
         result = substrate.recall(args.query, k=args.k, filters=args.filter, trust=args.trust,
@@ -226,12 +256,7 @@ def cmd_forget(args, memory) -> int:
 
 def cmd_mcp(args, memory) -> int:
     """Serve the MCP tools on standard input and output until the client leaves."""
-    try:
-        from robot_memory import mcp_server
-    except ImportError as error:
-        print(f'robot-memory mcp needs the mcp package ({error}); install it with '
-              "pip install 'robot_memory[mcp]' (scripts/setup.sh installs it)", file=sys.stderr)
-        return 1
+    from robot_memory import mcp_server
     clock = (lambda: args.at) if args.at else None
     mcp_server.serve(memory.path, db_path(args, memory), trust=args.trust, vectors=args.vectors,
                      clock=clock)

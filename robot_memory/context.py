@@ -188,16 +188,33 @@ def _clip(text: str, chars: int) -> str:
     return text if len(text) <= chars else text[:chars - 1] + '…'
 
 
-def _rank_key(line: ContextLine, reference, now):
-    """The order of a section: effective confidence, then newest, then id."""
-    return (-line.effective_confidence,
-            -(line.entry.last_reinforced or reference or now).timestamp(), line.entry.id)
+class _RankedLines:
+    """A section's eligible entries in rank order, formatted as lines only as they are read.
+
+    A budget shows a few lines of thousands of eligible entries; formatting them all cost
+    more than ranking them.
+    """
+
+    def __init__(self, scored: list, config: LifecycleConfig, source: str):
+        self.scored = scored
+        self.config = config
+        self.source = source
+
+    def __len__(self) -> int:
+        return len(self.scored)
+
+    def __iter__(self):
+        config, source = self.config, self.source
+        for confidence, entry in self.scored:
+            yield ContextLine(entry, confidence, format_line(entry.text, confidence, config),
+                              source)
 
 
 def _ranked(entries, now, config, threshold, reference=None, source='', below=None):
-    """The eligible entries as ContextLines in rank order; those under ``threshold`` are
-    appended to ``below`` as (confidence, entry, document order) when it is given."""
-    ranked = []
+    """The eligible entries as ContextLines in rank order (effective confidence, then newest,
+    then id); those under ``threshold`` are appended to ``below`` as (confidence, entry,
+    document order) when it is given."""
+    scored = []
     for order, entry in enumerate(entries):
         if entry.type == 'resolved':
             continue
@@ -206,10 +223,10 @@ def _ranked(entries, now, config, threshold, reference=None, source='', below=No
             if below is not None:
                 below.append((confidence, entry, order))
             continue
-        ranked.append(ContextLine(entry, confidence, format_line(entry.text, confidence, config),
-                                  source))
-    ranked.sort(key=lambda item: _rank_key(item, reference, now))
-    return ranked
+        scored.append((confidence, entry))
+    scored.sort(key=lambda item: (-item[0], -(item[1].last_reinforced or reference
+                                              or now).timestamp(), item[1].id))
+    return _RankedLines(scored, config, source)
 
 
 def _below_key(confidence, stamp, entry, order):

@@ -58,7 +58,10 @@ from typing import Iterable, Optional, TYPE_CHECKING
 
 from robot_memory import lazy_imports
 from robot_memory.errors import MemoryFileError
+from robot_memory.locations import DB_SUFFIX  # noqa: F401 - re-exported
+from robot_memory.locations import default_db_path  # noqa: F401 - re-exported
 from robot_memory.locations import link_target
+from robot_memory.locations import MEMORY_SUFFIX  # noqa: F401 - re-exported
 from robot_memory.sqlite_db import open_database
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
@@ -72,8 +75,6 @@ if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no ru
     from robot_memory.rules import Rules
 
 DB_NAME = 'robot-memory.db'  # the database of robot-memory.md (see default_db_path)
-DB_SUFFIX = '.db'
-MEMORY_SUFFIX = '.md'
 FILE_MODE = 0o600
 AUDIT_ACTIONS = ('create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
 SIGNATURE_COLUMNS = ('signature', 'source', 'source_key', 'rule', 'entry_id', 'entry_type',
@@ -220,20 +221,6 @@ def create_private_file(path: pathlib.Path) -> None:
     else:
         os.close(fd)
     os.chmod(path, FILE_MODE)
-
-
-def default_db_path(memory_path) -> pathlib.Path:
-    """The database of a memory file: beside it (beside a link's target), named after it.
-
-    ``robot-memory.md`` -> ``robot-memory.db`` (so existing robots keep their evidence),
-    ``foo.md`` -> ``foo.db``, ``notes`` -> ``notes.db``, ``x.db`` -> ``x.db.db`` (never the
-    memory file itself). Every place that needs the default database calls this.
-    """
-    path = link_target(memory_path)
-    name = path.name
-    stem = name[:-len(MEMORY_SUFFIX)] if name.endswith(MEMORY_SUFFIX) and name != MEMORY_SUFFIX \
-        else name
-    return path.with_name(stem + DB_SUFFIX)
 
 
 def open_target(path) -> pathlib.Path:

@@ -1,8 +1,8 @@
 """Where the memory file is: ``--file``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else ~/.opencastor/.
 
-Also where a symlinked file really is. A module of its own so that a command needing only
-paths (the typed memory's learn, recall and forget) does not import the file's reader
-and writer.
+Also where a symlinked file really is, and where its database lies. A module of its own so
+that a command needing only paths (the typed memory's learn, recall and forget, the MCP
+server) imports neither the file's reader and writer nor the database library.
 """
 
 import os
@@ -12,6 +12,8 @@ from robot_memory.errors import MemoryFileError
 
 DEFAULT_PATH = pathlib.Path('~/.opencastor/robot-memory.md')
 ENV_VAR = 'CASTOR_ROBOT_MEMORY_FILE'
+DB_SUFFIX = '.db'
+MEMORY_SUFFIX = '.md'
 
 
 def resolve_path(path=None) -> pathlib.Path:
@@ -44,3 +46,17 @@ def link_target(path) -> pathlib.Path:
         raise MemoryFileError(f'is a symbolic link to {target}, which is not a regular file; '
                               'point the link at a file', path)
     return target
+
+
+def default_db_path(memory_path) -> pathlib.Path:
+    """The database of a memory file: beside it (beside a link's target), named after it.
+
+    ``robot-memory.md`` -> ``robot-memory.db`` (so existing robots keep their evidence),
+    ``foo.md`` -> ``foo.db``, ``notes`` -> ``notes.db``, ``x.db`` -> ``x.db.db`` (never the
+    memory file itself). Every place that needs the default database calls this.
+    """
+    path = link_target(memory_path)
+    name = path.name
+    stem = name[:-len(MEMORY_SUFFIX)] if name.endswith(MEMORY_SUFFIX) and name != MEMORY_SUFFIX \
+        else name
+    return path.with_name(stem + DB_SUFFIX)

@@ -1,7 +1,10 @@
 """Shared fixtures for the plain-pytest core tests (no rclpy anywhere near them)."""
 
 import datetime as dt
+import os
 import pathlib
+import shutil
+import tempfile
 
 import pytest
 
@@ -25,6 +28,18 @@ entries:
     tags: [wheel, encoder, navigation]
 ---
 '''
+
+
+def pytest_configure(config):
+    """Caches the product writes (the embedding model's optimised graph) go to a temporary
+    directory of this run, inherited by the processes tests start, not to ~/.cache."""
+    config._robot_memory_cache = tempfile.mkdtemp(prefix='robot-memory-cache-')
+    os.environ['XDG_CACHE_HOME'] = config._robot_memory_cache
+
+
+def pytest_unconfigure(config):
+    """Remove the run's cache directory."""
+    shutil.rmtree(getattr(config, '_robot_memory_cache', ''), ignore_errors=True)
 
 
 @pytest.fixture

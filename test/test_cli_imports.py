@@ -8,6 +8,7 @@ the CLI every session pays (bench/bench_cli.py measures it).
 """
 
 import datetime as dt
+import json
 import os
 import subprocess
 import sys
@@ -30,11 +31,15 @@ WRITERS = {'robot_memory.autodream', 'robot_memory.evidence', 'robot_memory.rule
            'robot_memory.distiller', 'robot_memory.federation', 'robot_memory.substrate.store'}
 
 
-def imported(argv, env=None) -> set:
-    """The top-level packages and robot_memory modules imported by ``robot-memory *argv``."""
+def imported(argv, env=None, stdin=None, expect=None) -> set:
+    """The top-level packages and robot_memory modules imported by ``robot-memory *argv``.
+
+    ``stdin`` is the command's standard input; ``expect``, text its standard output must hold.
+    """
     run = subprocess.run([sys.executable, '-X', 'importtime', str(SCRIPT)] + list(argv),
-                         capture_output=True, text=True, env=env, timeout=120)
+                         capture_output=True, text=True, env=env, timeout=120, input=stdin)
     assert run.returncode in (0, 1), run.stderr[-3000:]
+    assert expect is None or expect in run.stdout, (run.stdout[-2000:], run.stderr[-3000:])
     names = set()
     for line in run.stderr.splitlines():
         if not line.startswith('import time:') or '|' not in line:
@@ -90,6 +95,58 @@ def test_typed_memory_commands_do_not_load_the_memory_file_or_numpy(memory, comm
     assert not names & (HEAVY - {'sqlite_utils'}), sorted(names & HEAVY)
     assert not names & {'robot_memory.memory_file', 'robot_memory.autodream',
                         'robot_memory.rules', 'yaml'}, sorted(names)
+
+
+def _records(path, texts):
+    from robot_memory.substrate.store import Substrate
+    with Substrate(path) as substrate:
+        substrate.learn_many(texts, NOW)
+
+
+DOCK = ['The charging dock in the hallway is blocked', 'The charging dock in the kitchen is wet',
+        'The charging dock in the garage sticks', 'The charging dock in the study is dark',
+        'The charging dock in the office is noisy', 'Carol takes her medication at 8 am']
+
+
+@pytest.mark.parametrize('embedder', ['hashing', 'auto'])
+def test_recall_that_keywords_settle_loads_no_embedding_model(memory, tmp_path, embedder):
+    """At least k records hold every word of the query: no numpy, no onnxruntime."""
+    _, env = memory
+    db = tmp_path / 'records.db'
+    _records(db, DOCK)
+    names = imported(['recall', 'charging dock', '--db', str(db), '--at', AT],
+                     dict(env, ROBOT_MEMORY_EMBEDDER=embedder), expect='charging dock')
+    assert 'robot_memory.substrate.store' in names
+    assert not names & {'numpy', 'onnxruntime', 'tokenizers'}, sorted(names & HEAVY)
+
+
+def test_recall_that_keywords_do_not_settle_uses_vectors(memory, tmp_path):
+    """Fewer than k records hold every word (here a paraphrase): the embedder is loaded."""
+    _, env = memory
+    db = tmp_path / 'records.db'
+    _records(db, DOCK)
+    names = imported(['recall', 'where does the robot recharge', '--db', str(db), '--at', AT],
+                     dict(env, ROBOT_MEMORY_EMBEDDER='hashing'))
+    assert 'numpy' in names
+    names = imported(['recall', 'charging dock', '-k', '6', '--db', str(db), '--at', AT],
+                     dict(env, ROBOT_MEMORY_EMBEDDER='hashing'), expect='charging dock')
+    assert 'numpy' in names
+
+
+INITIALIZE = json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'initialize',
+                         'params': {'protocolVersion': '2025-06-18', 'capabilities': {},
+                                    'clientInfo': {'name': 'test', 'version': '1'}}}) + '\n'
+
+
+def test_mcp_answers_initialize_without_the_sdk_pydantic_or_the_database(memory, tmp_path):
+    _, env = memory
+    names = imported(['mcp', '--db', str(tmp_path / 'records.db')], env, stdin=INITIALIZE,
+                     expect='"serverInfo"')
+    assert 'robot_memory.mcp_server' in names
+    assert not names & (HEAVY | {'pydantic', 'yaml', 'onnxruntime', 'tokenizers', 'anyio'}), \
+        sorted(names & (HEAVY | {'pydantic', 'yaml', 'onnxruntime', 'anyio'}))
+    assert not names & (WRITERS | {'robot_memory.memory_file', 'robot_memory.substrate.models'})
+    assert not (tmp_path / 'records.db').exists()  # opened at the first tool call
 
 
 def test_vectors_still_load_numpy_when_asked(memory, tmp_path):

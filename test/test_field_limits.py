@@ -8,7 +8,6 @@ import datetime as dt
 import pathlib
 import re
 
-import anyio
 import pytest
 
 from robot_memory.substrate import Substrate
@@ -70,20 +69,30 @@ def test_a_text_up_to_the_limit_is_learned_whatever_its_type():
             assert store.learn(text, type=kind, now=NOW).action == 'created', kind
 
 
-def test_the_mcp_tool_schemas_carry_the_limits(tmp_path):
-    from robot_memory.mcp_server import build_server
-    server = build_server(tmp_path / 'robot-memory.md', tmp_path / 'robot-memory.db')
-    try:
-        tools = {tool.name: tool.input_schema['properties']
-                 for tool in anyio.run(server.list_tools)}
-    finally:
-        server.substrate.close()
+def test_the_mcp_tool_schemas_carry_the_limits():
+    from robot_memory.mcp_server import check_arguments
+    from robot_memory.mcp_server import ToolError
+    from robot_memory.mcp_server import TOOLS
+    tools = {tool['name']: tool['inputSchema']['properties'] for tool in TOOLS}
     assert tools['learn']['text']['maxLength'] == MAX_TEXT
     tags = tools['learn']['tags']['anyOf'][0]
     assert tags['maxItems'] == MAX_TAGS and tags['items']['maxLength'] == MAX_TAG
     assert tools['recall']['query']['maxLength'] == MAX_QUERY
     assert tools['forget']['target']['maxLength'] == MAX_QUERY
     assert tools['forget']['reason']['maxLength'] == MAX_REASON
+    # The server holds a call to its schemas before the substrate sees it.
+    learn = next(tool for tool in TOOLS if tool['name'] == 'learn')
+    assert check_arguments(learn, {'text': 'w' * MAX_TEXT})['confidence'] == 0.7
+    for arguments, message in (({'text': 'w' * (MAX_TEXT + 1)}, f'limit is {MAX_TEXT}'),
+                               ({'text': 'x', 'tags': ['t'] * (MAX_TAGS + 1)},
+                                f'limit is {MAX_TAGS}'),
+                               ({'text': 'x', 'tags': ['t' * (MAX_TAG + 1)]},
+                                rf'tags\[0\] is {MAX_TAG + 1} characters'),
+                               ({'text': 'x', 'confidence': True}, 'must be number'),
+                               ({'text': 'x', 'colour': 'red'}, 'unknown argument colour'),
+                               ({}, 'missing argument text')):
+        with pytest.raises(ToolError, match=message):
+            check_arguments(learn, arguments)
 
 
 def test_an_imported_record_id_has_the_same_limit():

@@ -241,3 +241,32 @@ def test_overlap_query_finds_every_record_that_can_reach_the_jaccard(tmp_path):
         again = store.learn('the gripper in the kitchen is blocked since visit', now=NOW,
                             type='semantic')
         assert again.duplicate and again.record_id == first.record_id
+
+
+@needs_model
+def test_the_optimised_graph_is_written_once_and_gives_the_same_vectors(tmp_path, monkeypatch,
+                                                                        semantic):
+    import onnxruntime
+    from robot_memory.substrate.embedding import optimized_model_path
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'cache'))
+    expected = semantic.embed(MEMORIES)  # the module's embedder, made before the cache existed
+    cached = optimized_model_path(semantic.model_path, onnxruntime.__version__)
+    assert cached.is_relative_to(tmp_path / 'cache' / 'robot_memory')
+    cached.unlink(missing_ok=True)
+    first = SemanticEmbedder()
+    assert numpy.array_equal(first.embed(MEMORIES), expected)
+    assert cached.is_file() and [path.name for path in cached.parent.iterdir()] == [cached.name]
+    written = cached.stat().st_mtime_ns
+    assert numpy.array_equal(SemanticEmbedder().embed(MEMORIES), expected)
+    assert cached.stat().st_mtime_ns == written  # read, not written again
+    cached.write_bytes(b'not a model')  # damaged: optimised again and replaced
+    assert numpy.array_equal(SemanticEmbedder().embed(MEMORIES), expected)
+    assert cached.stat().st_size > 1_000_000
+
+
+@needs_model
+def test_an_unwritable_cache_is_passed_over(tmp_path, monkeypatch, semantic):
+    blocked = tmp_path / 'cache'
+    blocked.write_text('a file where the cache directory would be')
+    monkeypatch.setenv('XDG_CACHE_HOME', str(blocked))
+    assert numpy.array_equal(SemanticEmbedder().embed(MEMORIES[:2]), semantic.embed(MEMORIES[:2]))

@@ -76,6 +76,7 @@ from robot_memory.evidence import open_target
 from robot_memory.memory_file import MemoryFile
 from robot_memory.msg import ContextBlock
 from robot_memory.ros import convert
+from robot_memory.ros.heap import HeapTrimmer
 from robot_memory.ros.peers import PeerFederation
 from robot_memory.ros.replies import ReplyWatch
 from robot_memory.ros.replies import use_reply_profile
@@ -267,6 +268,9 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         self.create_timer(node_settings.diagnostics_period_s, self.publish_diagnostics,
                           callback_group=MutuallyExclusiveCallbackGroup(), clock=steady)
         self.publish_context()
+        # Loading the document left about as much freed heap as it keeps: give it back.
+        self.heap = HeapTrimmer()
+        self.heap.maybe_trim(force=True)
         self.publish_diagnostics()
         kept = dream_summary.latest_summary(self.memory)
         if kept is not None:  # after a restart: the last summary written by any dream
@@ -696,6 +700,9 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         array = DiagnosticArray(status=self.health_statuses())
         array.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics_publisher.publish(array)
+        heap = getattr(self, 'heap', None)
+        if heap is not None:  # freed heap of reloads and floods, returned every 10 s at most
+            heap.maybe_trim()
 
     def destroy_node(self):
         """Flush all evidence and close the stores, then destroy the node."""

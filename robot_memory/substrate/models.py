@@ -22,6 +22,8 @@ from pydantic import Field
 
 from robot_memory.substrate.vocabulary import MAX_QUERY  # noqa: F401 - re-exported
 from robot_memory.substrate.vocabulary import MAX_REASON  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import MAX_TAG
+from robot_memory.substrate.vocabulary import MAX_TAGS
 from robot_memory.substrate.vocabulary import MAX_TEXT
 from robot_memory.substrate.vocabulary import MEMORY_TYPES  # noqa: F401 - re-exported
 from robot_memory.substrate.vocabulary import SENSITIVITIES  # noqa: F401 - re-exported
@@ -39,10 +41,9 @@ REVISION_STATUSES = ('active', 'contested', 'retracted')
 
 # Field limits, one home for every edge (Python API, CLI, MCP tool schemas, ROS .srv comments):
 # characters for text fields, items for lists. A refusal names the field and its limit.
-# MAX_TEXT, MAX_QUERY and MAX_REASON live in vocabulary (the command line's help shows them).
+# MAX_TEXT, MAX_QUERY, MAX_REASON, MAX_TAG and MAX_TAGS live in vocabulary (the command line's
+# help and the MCP tool schemas show them without pydantic).
 MAX_RECORD_ID = 200
-MAX_TAG = 64
-MAX_TAGS = 20
 MAX_SCOPE = 100
 # Derived from the text when none is given (a fact without a parsed subject is keyed by its
 # whole text; a procedure's name by its first words), so never shorter than the text.
