@@ -823,6 +823,20 @@ class Substrate:
                         '(both stay recallable, flagged contested)')
         return LearnResult(action, record_id, kind, False, replaced=replaced, message=message)
 
+    def preview_learn(self, text: str, **kwargs) -> LearnResult:
+        """What ``learn`` would do now (checked, deduplicated, revised), changing nothing.
+
+        The learn runs in a transaction that is rolled back (the proposals queue shows a
+        person what an agent's learn would do before it is approved).
+        """
+        with self._lock:
+            conn = self.db.conn
+            conn.execute('BEGIN IMMEDIATE')
+            try:
+                return self.learn(text, **kwargs)
+            finally:
+                conn.rollback()
+
     def _fact_conflicts(self, data: dict, exclude: Optional[str] = None) -> tuple:
         """Live facts of the same subject and conditions: ``(same, genuine, unsure)`` rows.
 
