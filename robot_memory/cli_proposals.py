@@ -74,9 +74,14 @@ def _actor(args) -> str:
 
 
 def _queue(args, memory):
+    """The queue of the memory file's database; a missing database is not created."""
     from robot_memory import proposals
     from robot_memory.cli_substrate import db_path
-    return proposals.ProposalQueue.open(db_path(args, memory))
+    path = db_path(args, memory)
+    if not path.exists():
+        raise ValueError(f'no database at {path}, so no proposals; check --file or --db (it is '
+                         'created by memory_node, robot-memory dream, ingest or learn)')
+    return proposals.ProposalQueue.open(path)
 
 
 def cmd_proposals(args, memory) -> int:

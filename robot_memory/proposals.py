@@ -543,7 +543,7 @@ def apply_peer(memory_file, proposal: Proposal, now: dt.datetime) -> str:
         allowed_peers=(payload.rrn,),
         corroboration_jaccard=proposal.payload.get('corroboration_jaccard', 0.6))
     try:
-        with memory_file.update(now, on_corrupt='raise') as result:
+        with memory_file.update(now, proposal.payload.get('rrn'), on_corrupt='raise') as result:
             outcome = federation.merge_peer_payload(result.document, payload, now, policy)
     except federation.PeerRejected as error:
         raise ProposalError(f'{error}; reject proposal {proposal.id}') from None
@@ -584,15 +584,19 @@ def decide_proposal(queue: ProposalQueue, proposal_id, decision: str, actor: str
 
 
 def propose_peer(queue: ProposalQueue, memory_file, payload, now: dt.datetime, policy,
-                 settings: ProposalSettings, actor: str) -> Optional[Proposal]:
+                 settings: ProposalSettings, actor: str,
+                 rrn: Optional[str] = None) -> Optional[Proposal]:
     """Queue a checked peer payload that would change its block; None when it changes nothing.
 
     What would change is found by merging into the loaded document, which is not saved.
     A pending proposal of the same peer is replaced (the newer payload describes the peer's
     memory now). Raises ``federation.PeerRejected`` like a merge would (e.g. stale).
+    ``rrn`` is this robot's, for a memory file that does not exist yet.
     """
     from robot_memory import federation
-    document = memory_file.load(now).document
+    from robot_memory import memory_file as memory_module
+    document = (memory_file.load(now).document if memory_file.exists()
+                else memory_module.new_document(rrn or memory_module.UNSET_RRN, now))
     outcome = federation.merge_peer_payload(document, payload, now, policy)
     if not (outcome.added or outcome.changed or outcome.removed):
         return None
@@ -603,7 +607,7 @@ def propose_peer(queue: ProposalQueue, memory_file, payload, now: dt.datetime, p
     summary = (f'peer {payload.rrn}: {len(outcome.added)} new, {len(outcome.changed)} '
                f'changed, {len(outcome.removed)} withdrawn entries in its peer_context block'
                + (f' ({"; ".join(shown)})' if shown else ''))
-    data = {'payload': payload.to_data(iso=True),
+    data = {'payload': payload.to_data(iso=True), 'rrn': rrn,
             'corroboration_jaccard': policy.corroboration_jaccard}
     return queue.propose('peer_context', actor, payload.rrn, summary, data, now,
                          settings.expire_after_s, replace_pending=True)

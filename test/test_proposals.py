@@ -382,6 +382,9 @@ def test_cli_learn_proposes_then_list_approve_and_reject(robot, capsys):
 
 def test_cli_approve_all_and_an_expired_id(robot, capsys):
     memory, config = robot
+    code, _, err = run(capsys, 'proposals', '--file', memory)
+    assert code == 1 and 'no database at' in err and 'check --file' in err
+    assert not memory.with_name('robot-memory.db').exists()
     for text in ('Ben prefers tea', 'Ann prefers coffee'):
         run(capsys, 'learn', text, '--file', memory, '--config', config,
             '--at', '2026-05-02T02:00:00Z')
