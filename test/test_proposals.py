@@ -396,3 +396,35 @@ def test_cli_approve_all_and_an_expired_id(robot, capsys):
     code, out, _ = run(capsys, 'approve', '--all', '--file', memory, '--at',
                        '2026-05-02T05:01:00Z')
     assert code == 0 and out.count('approved #') == 1 and '#3' in out
+
+
+# ------------------------------------------------------------------------------ MCP
+
+async def _mcp_learn(memory, config):
+    from mcp import ClientSession
+    from mcp import StdioServerParameters
+    from mcp import stdio_client
+    from test_mcp import _installed_command
+    from test_mcp import _payload
+    params = StdioServerParameters(
+        command=_installed_command(),
+        args=['mcp', '--file', str(memory), '--config', str(config),
+              '--at', '2026-05-02T02:00:00Z'], cwd=str(memory.parent))
+    with open(memory.with_name('mcp-stderr.txt'), 'w') as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                learned = _payload(await session.call_tool('learn', {'text': 'Ben prefers tea'}))
+                found = _payload(await session.call_tool('recall', {'query': 'Ben tea'}))
+    return learned, found
+
+
+def test_mcp_learn_is_proposed_in_propose_mode(robot):
+    import anyio
+    memory, config = robot
+    learned, found = anyio.run(_mcp_learn, memory, config)
+    assert learned['action'] == 'proposed' and learned['proposal'] == 1
+    assert found['hits'] == []
+    with ProposalQueue.open(memory.with_name('robot-memory.db')) as queue:
+        [waiting] = queue.pending(NOW)
+    assert (waiting.kind, waiting.proposer) == ('learn', 'mcp')
