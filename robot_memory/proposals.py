@@ -535,10 +535,17 @@ def apply_reword(memory_file, proposal: Proposal, now: dt.datetime) -> tuple:
     return f'entry {entry_id} now reads "{after}"', autodream.canonical(updated)
 
 
-def apply_peer(memory_file, proposal: Proposal, now: dt.datetime) -> str:
-    """Merge an approved peer payload into its block of ``peer_context``."""
+def apply_peer(memory_file, proposal: Proposal, now: dt.datetime, allowed=None) -> str:
+    """Merge an approved peer payload into its block of ``peer_context``.
+
+    ``allowed`` (the node's ``federation.allowed_peers``) refuses a peer that has left the
+    allowlist since it sent; None when the caller does not know the allowlist (the CLI).
+    """
     from robot_memory import federation
     payload = federation.PeerPayload.model_validate(proposal.payload['payload'])
+    if allowed is not None and payload.rrn not in allowed:
+        raise ProposalError(f'{payload.rrn} is no longer on federation.allowed_peers; reject '
+                            f'proposal {proposal.id}')
     policy = federation.FederationPolicy(
         allowed_peers=(payload.rrn,),
         corroboration_jaccard=proposal.payload.get('corroboration_jaccard', 0.6))
@@ -551,11 +558,13 @@ def apply_peer(memory_file, proposal: Proposal, now: dt.datetime) -> str:
 
 
 def decide_proposal(queue: ProposalQueue, proposal_id, decision: str, actor: str, reason: str,
-                    now: dt.datetime, memory_file=None, substrate_factory=None) -> Proposal:
+                    now: dt.datetime, memory_file=None, substrate_factory=None,
+                    allowed_peers=None) -> Proposal:
     """Approve or reject one proposal, applying an approved change where it belongs.
 
     ``memory_file`` (a MemoryFile) is needed to approve a reword or a peer block,
-    ``substrate_factory()`` (giving the Substrate) to approve a learn.
+    ``substrate_factory()`` (giving the Substrate) to approve a learn; ``allowed_peers``
+    (see ``apply_peer``) when the caller knows the allowlist.
     """
     if decision == 'reject':
         return queue.decide(proposal_id, 'reject', actor, reason, now)
@@ -567,7 +576,7 @@ def decide_proposal(queue: ProposalQueue, proposal_id, decision: str, actor: str
         if memory_file is None:
             raise ValueError('approving a change of the memory file needs the memory file')
         if proposal.kind == 'peer_context':
-            return apply_peer(memory_file, proposal, now)
+            return apply_peer(memory_file, proposal, now, allowed_peers)
         outcome, state['entry'] = apply_reword(memory_file, proposal, now)
         return outcome
 

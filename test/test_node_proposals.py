@@ -13,6 +13,7 @@ from robot_memory import federation
 from robot_memory.evidence import EvidenceStore
 from robot_memory.ros import convert
 from robot_memory.srv import ExchangePeerContext
+from robot_memory.srv import GetContext
 from robot_memory.srv import Learn
 from robot_memory.srv import Proposals
 from robot_memory.srv import Recall
@@ -92,13 +93,26 @@ def test_refusals_name_what_to_do(node, probe):
     assert not bad.success and "'maybe' is not one of list | approve | reject" in bad.message
 
 
-def test_a_peer_payload_waits_then_a_reject_keeps_it_out(node, probe):
+def send(probe, node, text):
+    """Peer B sends one entry now; the reply."""
     now = dt.datetime.now(UTC)
     payload = federation.PeerPayload(rrn=PEER, sent_at=now, entries=(federation.SharedEntry(
-        id='mem-0badc0de', type='environment_note', text='Loading bay floor is wet',
-        confidence=0.9, first_seen=now, last_reinforced=now, observation_count=2),))
-    reply = call(probe, ExchangePeerContext, f'{node.prefix}/exchange_peer_context',
-                 ExchangePeerContext.Request(request=convert.peer_context_message(payload)))
+        id='mem-0badc0de', type='environment_note', text=text, confidence=0.9,
+        first_seen=now, last_reinforced=now, observation_count=2),))
+    return call(probe, ExchangePeerContext, f'{node.prefix}/exchange_peer_context',
+                ExchangePeerContext.Request(request=convert.peer_context_message(payload)))
+
+
+def context_text(probe, node):
+    """The context block ~/get_context answers now."""
+    reply = call(probe, GetContext, f'{node.prefix}/get_context',
+                 GetContext.Request(include_peers=True))
+    assert reply.success, reply.message
+    return reply.text
+
+
+def test_a_peer_payload_waits_then_a_reject_keeps_it_out(node, probe):
+    reply = send(probe, node, 'Loading bay floor is wet')
     assert reply.success and 'held for approval as proposal' in reply.message, reply.message
     assert 'wet' not in node.memory_file.read_text(encoding='utf-8') \
         if node.memory_file.exists() else True
@@ -112,3 +126,16 @@ def test_a_peer_payload_waits_then_a_reject_keeps_it_out(node, probe):
     assert wait_for(lambda: health(probe, 'proposals')['pending'] == '0', 10, spin=spin(probe))
     assert 'wet' not in (node.memory_file.read_text(encoding='utf-8')
                          if node.memory_file.exists() else '')
+
+
+def test_an_approved_peer_payload_reaches_the_context_block(node, probe):
+    reply = send(probe, node, 'Dock 3 is out of order')
+    assert 'held for approval as proposal' in reply.message, reply.message
+    assert 'Dock 3' not in context_text(probe, node)
+    [held] = [item for item in json.loads(proposals(probe, node).proposals_json)
+              if item['kind'] == 'peer_context']
+    approved = proposals(probe, node, 'approve', id='all', actor='operator:ann')
+    assert approved.success and f'approved #{held["id"]}: merged 1 entries from {PEER}' in \
+        approved.message, approved.message
+    assert approved.pending == 0
+    assert 'Dock 3 is out of order' in context_text(probe, node)

@@ -319,8 +319,12 @@ def test_a_peer_payload_waits_replaces_an_older_one_and_merges_when_approved(tmp
         assert [item.id for item in queue.pending(later)] == [second.id]
         assert memory.load(later).document.peer_context in (None, [])
         assert 'Dock 3' not in str(context.build_context(memory.load(later).document, later))
+        with pytest.raises(ProposalError, match='no longer on federation.allowed_peers; '
+                                                f'reject proposal {second.id}'):
+            proposals.decide_proposal(queue, second.id, 'approve', 'ros:proposals', 'ok',
+                                      later, memory_file=memory, allowed_peers=())
         proposals.decide_proposal(queue, second.id, 'approve', 'cli:ops', 'trusted', later,
-                                  memory_file=memory)
+                                  memory_file=memory, allowed_peers=('RRN-000000000002',))
     [block] = memory.load(later).document.peer_context
     assert [entry.text for entry in block.entries] == ['Dock 3 fixed']
     assert [row[0] for row in audit_rows(tmp_path / 'robot-memory.db',

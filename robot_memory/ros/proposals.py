@@ -79,7 +79,8 @@ class ProposalServices:
                             decided.append(proposals.decide_proposal(
                                 self.proposal_queue, proposal_id, action, actor, reason, now,
                                 memory_file=self.memory,
-                                substrate_factory=lambda: self.substrate))
+                                substrate_factory=lambda: self.substrate,
+                                allowed_peers=self.settings.federation.allowed_peers))
                         except (ValueError, MemoryFileError) as error:
                             failures.append(str(error))
                 pending = self.proposal_queue.pending(now)
