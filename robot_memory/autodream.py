@@ -32,6 +32,11 @@ dream cursor, groups them by *signature* (never by text) and:
   ``<file>.archive.jsonl`` first), and writes the file atomically through
   ``MemoryFile.update(now, rrn=..., on_corrupt='set_aside')``.
 
+**Proposals.** With ``proposals.distiller`` set to ``propose`` a new entry keeps the rule
+template's text and the distiller's text is queued as a reword for a person
+(``robot_memory.proposals``); every dream also expires overdue proposals and lists the
+waiting ones in its summary.
+
 **Manual edits.** The dream remembers the hash of the file it wrote and a per-entry
 snapshot. When the file differs, each added, deleted or changed entry is taken in as it
 is and audited as ``manual`` with a diff summary; a deleted entry's signatures are
@@ -58,6 +63,7 @@ import datetime as dt
 import hashlib
 import json
 import math
+import sqlite3
 import uuid
 from typing import Optional
 
@@ -386,15 +392,21 @@ def _queue(store, report: DreamReport, now: dt.datetime, proposals) -> None:
     if db is None:
         return
     settings = proposals or queue_module.DEFAULT_SETTINGS
-    queue = queue_module.ProposalQueue(db)
-    queue.expire(now, report.actor)
-    for entry_id, before, after in report.rewords:
-        proposal = queue.propose('reword', 'distiller', entry_id,
-                                 queue_module.reword_summary(entry_id, before, after),
-                                 {'before': before, 'after': after}, now,
-                                 settings.expire_after_s)
-        report.proposed.append(proposal.id)
-    report.waiting = [proposal.to_dict() for proposal in queue.pending(now)]
+    try:
+        queue = queue_module.ProposalQueue(db)
+        queue.expire(now, report.actor)
+        for entry_id, before, after in report.rewords:
+            proposal = queue.propose('reword', 'distiller', entry_id,
+                                     queue_module.reword_summary(entry_id, before, after),
+                                     {'before': before, 'after': after}, now,
+                                     settings.expire_after_s)
+            report.proposed.append(proposal.id)
+        report.waiting = [proposal.to_dict() for proposal in queue.pending(now)]
+    except (sqlite3.Error, ValueError) as error:  # the dream itself is done and safe
+        lost = len(report.rewords) - len(report.proposed)
+        report.problems.append(f'the proposals queue could not be written ({error}); '
+                               f'{lost} distiller texts were not proposed (the entries keep '
+                               'their rule texts)')
 
 
 class _Dream:
