@@ -375,6 +375,10 @@ class ProposalQueue:
     def expire(self, now: dt.datetime, actor: str = 'proposals') -> list:
         """Mark every pending proposal whose time is up as expired (audited); return them."""
         now_s = _epoch(now)
+        due = "SELECT 1 FROM proposals WHERE status = 'pending' AND expires_s <= ? LIMIT 1"
+        if not self.db.conn.in_transaction and \
+                self.db.conn.execute(due, (now_s,)).fetchone() is None:
+            return []   # the usual case: no write lock taken (the node asks every second)
         with self._transaction():
             rows = self.db.conn.execute(
                 f"SELECT {', '.join(_COLUMNS)} FROM proposals WHERE status = 'pending' AND "
