@@ -84,6 +84,18 @@ def test_a_learn_waits_is_listed_on_diagnostics_and_is_recalled_once_approved(no
                      ('approve', 'operator:ann', 'checked on site')]
 
 
+def test_a_retried_learn_is_proposed_once(node, probe):
+    request = Learn.Request(text='Ben prefers tea', request_id='tea-1')
+    first = call(probe, Learn, f'{node.prefix}/learn', request)
+    again = call(probe, Learn, f'{node.prefix}/learn', request)
+    assert first.success and first.message.startswith('proposed as #'), first.message
+    assert again.success and again.replayed and again.message == first.message
+    waiting = [item for item in json.loads(proposals(probe, node).proposals_json)
+               if 'Ben prefers tea' in item['summary']]
+    assert len(waiting) == 1
+    assert proposals(probe, node, 'reject', id=str(waiting[0]['id']), reason='test').success
+
+
 def test_refusals_name_what_to_do(node, probe):
     unknown = proposals(probe, node, 'approve', id='999')
     assert not unknown.success and 'there is no proposal 999' in unknown.message

@@ -418,16 +418,20 @@ async def _mcp_learn(memory, config):
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
-                learned = _payload(await session.call_tool('learn', {'text': 'Ben prefers tea'}))
+                learned = _payload(await session.call_tool('learn', {'text': 'Ben prefers tea',
+                                                                     'request_id': 'tea-1'}))
+                retried = _payload(await session.call_tool('learn', {'text': 'Ben prefers tea',
+                                                                     'request_id': 'tea-1'}))
                 found = _payload(await session.call_tool('recall', {'query': 'Ben tea'}))
-    return learned, found
+    return learned, retried, found
 
 
 def test_mcp_learn_is_proposed_in_propose_mode(robot):
     import anyio
     memory, config = robot
-    learned, found = anyio.run(_mcp_learn, memory, config)
+    learned, retried, found = anyio.run(_mcp_learn, memory, config)
     assert learned['action'] == 'proposed' and learned['proposal'] == 1
+    assert retried == {**learned, 'replayed': True}   # a retry is not proposed twice
     assert found['hits'] == []
     with ProposalQueue.open(memory.with_name('robot-memory.db')) as queue:
         [waiting] = queue.pending(NOW)

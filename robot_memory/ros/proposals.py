@@ -32,14 +32,20 @@ class ProposalServices:
                             callback_group=group)
 
     def queue_learn(self, now, actor: str, **fields) -> dict:
-        """An agent's learn through the configured mode (see proposals.learn_or_propose)."""
+        """An agent's learn through the configured mode (see proposals.learn_or_propose).
+
+        A proposal is written on the typed memory's own connection, under its lock: with a
+        request_id the learn runs inside the transaction that keeps its reply for retries,
+        so the proposal and that reply are committed together.
+        """
         settings = self.settings.proposals
         if settings.agents == 'apply':
             return proposals.learn_or_propose(self.substrate, None, settings, now, actor,
                                               **fields)
-        with self._proposal_lock:
-            return proposals.learn_or_propose(self.substrate, lambda: self.proposal_queue,
-                                              settings, now, actor, **fields)
+        with self.substrate.exclusive() as db:
+            return proposals.learn_or_propose(self.substrate,
+                                              lambda: proposals.ProposalQueue(db), settings,
+                                              now, actor, **fields)
 
     def propose_payload(self, payload, now, actor: str):
         """Queue a peer's checked payload; an object whose summary() says so."""
