@@ -32,6 +32,11 @@ dream cursor, groups them by *signature* (never by text) and:
   ``<file>.archive.jsonl`` first), and writes the file atomically through
   ``MemoryFile.update(now, rrn=..., on_corrupt='set_aside')``.
 
+**Proposals.** With ``proposals.distiller`` set to ``propose`` a new entry keeps the rule
+template's text and the distiller's text is queued as a reword for a person
+(``robot_memory.proposals``); every dream also expires overdue proposals and lists the
+waiting ones in its summary.
+
 **Manual edits.** The dream remembers the hash of the file it wrote and a per-entry
 snapshot. When the file differs, each added, deleted or changed entry is taken in as it
 is and audited as ``manual`` with a diff summary; a deleted entry's signatures are
@@ -58,6 +63,7 @@ import datetime as dt
 import hashlib
 import json
 import math
+import sqlite3
 import uuid
 from typing import Optional
 
@@ -180,18 +186,27 @@ class DreamReport:
     contradictions: list = dataclasses.field(default_factory=list)
     # Where the summary for people was written (None: not written, e.g. nothing new).
     summary_file: Optional[str] = None
+    # Ids of the proposals this dream queued (the distiller's texts, in propose mode).
+    proposed: list = dataclasses.field(default_factory=list)
+    # Every proposal waiting for a decision after this dream (Proposal.to_dict()), for the
+    # summary; not in to_dict (the queue holds them).
+    waiting: list = dataclasses.field(default_factory=list, repr=False)
+    # The distiller's texts held back for approval: (entry id, rule text, proposed text).
+    rewords: list = dataclasses.field(default_factory=list, repr=False)
+    propose_texts: bool = dataclasses.field(default=False, repr=False)
     # Every audited change with the entry's text, for the summary (not in to_dict: the
     # audit log already holds them).
     changes: list = dataclasses.field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict:
         """Plain JSON data."""
-        changes, self.changes = self.changes, []
+        kept = self.changes, self.waiting, self.rewords
+        self.changes, self.waiting, self.rewords = [], [], []
         try:
             data = dataclasses.asdict(self)
         finally:
-            self.changes = changes
-        del data['changes']
+            self.changes, self.waiting, self.rewords = kept
+        del data['changes'], data['waiting'], data['rewords'], data['propose_texts']
         data['at'] = format_iso(self.at)
         return data
 
@@ -318,11 +333,17 @@ def recover(store, memory_file) -> Optional[str]:
 
 
 def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, config=None,
-          distiller=None, actor: str = 'autodream') -> DreamReport:
-    """Consolidate the evidence since the last dream into the memory file; see the module."""
+          distiller=None, actor: str = 'autodream', proposals=None) -> DreamReport:
+    """Consolidate the evidence since the last dream into the memory file; see the module.
+
+    ``proposals`` (``proposals.ProposalSettings``) says whether the distiller's texts are
+    applied or proposed; the dream also expires overdue proposals and lists the waiting
+    ones in its summary.
+    """
     now = _aware(now)
     config = _as_config(config)
     report = DreamReport(now, actor)
+    report.propose_texts = proposals is not None and proposals.distiller == 'propose'
     report.problems.extend(store.take_problems() if hasattr(store, 'take_problems') else ())
     store.flush()
     payload = None
@@ -347,8 +368,11 @@ def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, c
             # Idempotent; finishes the compaction of a dream that was interrupted after
             # its commit.
             report.compacted = store.compact(now).rows
+        if report.noop:
+            _queue(store, report, now, proposals)
         return report
     report.dream_id = store.commit_dream(payload)
+    _queue(store, report, now, proposals)
     if config.compact:
         report.compacted = store.compact(now).rows
     if config.summary_nights and dream_summary.worth_telling(report):
@@ -359,6 +383,30 @@ def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, c
         except MemoryFileError as error:  # the dream is done and safe; say so, go on
             report.problems.append(f'the dream summary was not written: {error}')
     return report
+
+
+def _queue(store, report: DreamReport, now: dt.datetime, proposals) -> None:
+    """Queue the distiller's held-back texts, expire overdue proposals, list the waiting."""
+    from robot_memory import proposals as queue_module
+    db = getattr(store, 'db', None)
+    if db is None:
+        return
+    settings = proposals or queue_module.DEFAULT_SETTINGS
+    try:
+        queue = queue_module.ProposalQueue(db)
+        queue.expire(now, report.actor)
+        for entry_id, before, after in report.rewords:
+            proposal = queue.propose('reword', 'distiller', entry_id,
+                                     queue_module.reword_summary(entry_id, before, after),
+                                     {'before': before, 'after': after}, now,
+                                     settings.expire_after_s)
+            report.proposed.append(proposal.id)
+        report.waiting = [proposal.to_dict() for proposal in queue.pending(now)]
+    except (sqlite3.Error, ValueError) as error:  # the dream itself is done and safe
+        lost = len(report.rewords) - len(report.proposed)
+        report.problems.append(f'the proposals queue could not be written ({error}); '
+                               f'{lost} distiller texts were not proposed (the entries keep '
+                               'their rule texts)')
 
 
 class _Dream:
@@ -699,12 +747,21 @@ class _Dream:
                 continue
             confidence = initial_confidence(group.count, group.errors, group.last - group.first,
                                             self.config)
+            held_back = None
+            if self.report.propose_texts and texts[candidate.signature] != candidate.text:
+                # The distiller's wording waits for a person; the entry keeps the rule text.
+                held_back = texts[candidate.signature]
+                fell_back.append(candidate.signature)
             try:
-                entry = new_entry(view.entry_type, texts[candidate.signature], confidence,
-                                  self.now, candidate.tags, taken)
+                entry = new_entry(view.entry_type, candidate.text if held_back else
+                                  texts[candidate.signature], confidence, self.now,
+                                  candidate.tags, taken)
             except ValidationError:
+                held_back = None
                 entry = new_entry(view.entry_type, candidate.text, confidence, self.now,
                                   candidate.tags, taken)
+            if held_back is not None:
+                self.report.rewords.append((entry.id, candidate.text, held_back))
             taken.add(entry.id)
             self.position[entry.id] = len(self.entries)
             self.entries.append(entry)

@@ -13,6 +13,7 @@ import pathlib
 import sys
 from typing import TYPE_CHECKING
 
+from robot_memory import cli_proposals
 from robot_memory import cli_substrate
 from robot_memory.errors import MemoryFileError
 from robot_memory.timeutil import format_iso
@@ -124,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument('entry_id', metavar='ENTRY_ID', help='entry id, e.g. mem-a3f9c1d2')
     history.add_argument('--json', action='store_true', help='print the records as JSON lines')
     cli_substrate.add_commands(commands, [common, database])
+    cli_proposals.add_commands(commands, [common, database])
     return parser
 
 
@@ -415,8 +417,11 @@ def cmd_dream(args, memory: 'MemoryFile') -> int:
     config = (autodream.dream_config(read_parameters(args.config)) if args.config
               else autodream.DreamConfig())
     rules = _rules(args)
+    from robot_memory.proposals import proposal_settings
+    settings = proposal_settings(read_parameters(args.config)) if args.config else None
     with _store(args, memory, rules) as store:
-        report = autodream.dream(store, memory, now, rules, config, actor='cli')
+        report = autodream.dream(store, memory, now, rules, config, actor='cli',
+                                 proposals=settings)
     for problem in report.problems:
         print(f'warning: {problem}', file=sys.stderr)
     if args.json:
@@ -469,6 +474,7 @@ COMMANDS = {
     'history': cmd_history,
 }
 COMMANDS.update(cli_substrate.HANDLERS)
+COMMANDS.update(cli_proposals.HANDLERS)
 
 
 class NeutralisedStream:

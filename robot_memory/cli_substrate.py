@@ -190,17 +190,43 @@ def keywords_settle(substrate, query: str, k: int) -> bool:
     return found >= k
 
 
+def proposal_settings(args):
+    """The ``proposals.*`` settings of ``--config``; None without it (every source applies).
+
+    Nothing is imported without ``--config``: ``mcp`` must answer ``initialize`` without
+    pydantic or sqlite-utils.
+    """
+    if not getattr(args, 'config', None):
+        return None
+    from robot_memory import proposals
+    from robot_memory.config import read_parameters
+    return proposals.proposal_settings(read_parameters(args.config))
+
+
 def cmd_learn(args, memory) -> int:
-    """Learn one record and say whether it was new or a duplicate."""
+    """Learn one record (or propose it, in propose mode) and say what happened."""
+    settings = proposal_settings(args)
     with _open(args, memory) as substrate:
-        result = substrate.learn(args.text, type=args.type, tags=args.tag, context=args.context,
-                                 now=_now(args), sensitivity=args.sensitivity,
-                                 confidence=args.confidence, conditions=args.conditions,
-                                 single_valued=args.single_valued, actor='cli')
+        if settings is not None and settings.agents == 'propose':
+            from robot_memory import proposals
+            result = proposals.learn_or_propose(
+                substrate, lambda: proposals.ProposalQueue(substrate.db), settings,
+                _now(args), 'cli', text=args.text, type=args.type, tags=args.tag,
+                context=args.context, sensitivity=args.sensitivity,
+                confidence=args.confidence, conditions=args.conditions,
+                single_valued=args.single_valued)
+        else:
+            result = substrate.learn(args.text, type=args.type, tags=args.tag,
+                                     context=args.context, now=_now(args),
+                                     sensitivity=args.sensitivity, confidence=args.confidence,
+                                     conditions=args.conditions,
+                                     single_valued=args.single_valued, actor='cli').to_dict()
     if args.json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        print(json.dumps(result, ensure_ascii=False))
+    elif result['action'] == 'proposed':
+        print(f'proposed #{result["proposal"]} ({result["type"]}): {result["message"]}')
     else:
-        print(f'{result.action} {result.type} {result.record_id}: {result.message}')
+        print(f'{result["action"]} {result["type"]} {result["record_id"]}: {result["message"]}')
     return 0
 
 
@@ -259,7 +285,7 @@ def cmd_mcp(args, memory) -> int:
     from robot_memory import mcp_server
     clock = (lambda: args.at) if args.at else None
     mcp_server.serve(memory.path, db_path(args, memory), trust=args.trust, vectors=args.vectors,
-                     clock=clock)
+                     clock=clock, proposals=proposal_settings(args))
     return 0
 
 

@@ -60,6 +60,14 @@ def _section(title: str, lines: list, empty: Optional[str] = 'none') -> list:
     return out
 
 
+def _waiting(proposal: dict) -> str:
+    """One pending proposal (``Proposal.to_dict()``) as a summary line."""
+    return (f'- #{proposal["id"]} {proposal["kind"]} from {proposal["source"]} '
+            f'({one_line(proposal["proposer"])}, until {proposal["expires_at"]}): '
+            f'{one_line(proposal["summary"])} — robot-memory approve {proposal["id"]} | '
+            f'reject {proposal["id"]} --reason WHY')
+
+
 def _changes(report, action: str) -> list:
     return [change for change in report.changes if change['action'] == action]
 
@@ -68,7 +76,7 @@ def worth_telling(report) -> bool:
     """Whether a dream did anything a person should read about (else no file, no topic)."""
     return bool(report.created or report.reinforced or report.resolved or report.reopened
                 or report.pruned or report.manual or report.held or report.contradictions
-                or report.problems)
+                or report.problems or getattr(report, 'proposed', None))
 
 
 def build_summary(report, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
@@ -98,7 +106,8 @@ def build_summary(report, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
     lines += _section('Resolved', resolved)
     lines += _section('Pruned (kept in the archive file)', pruned)
     lines += _section('Contradictions', contradictions)
-    lines += _section('Waiting for approval', [],
+    waiting = [_waiting(item) for item in getattr(report, 'waiting', None) or ()]
+    lines += _section('Waiting for approval', waiting,
                       empty='none: every change above was applied directly')
     lines += _section('Taken in from edits by hand', manual, empty=None)
     lines += _section('Evidence held for a later dream (reinforced too recently)', held,

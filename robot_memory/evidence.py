@@ -19,7 +19,9 @@ Tables:
     has been OK.
 ``audit``
     Append-only (UPDATE and DELETE refused): every change to an entry with time, actor,
-    action (create, reinforce, resolve, reopen, prune, manual, peer_merge) and reason.
+    action (create, reinforce, resolve, reopen, prune, manual, peer_merge) and reason, and
+    every proposal and decision of the proposals queue (propose, approve, reject, expire,
+    replace; entry id ``proposal:<id>``, see ``robot_memory.proposals``).
 ``dreams`` / ``dream_state`` / ``snapshot`` / ``pending_dream``
     The dream log, the dream cursor (last observation id consumed, last dream time, hash
     of the file the dream wrote), the per-entry snapshot of that file (to recognise a
@@ -77,6 +79,8 @@ if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no ru
 DB_NAME = 'robot-memory.db'  # the database of robot-memory.md (see default_db_path)
 FILE_MODE = 0o600
 AUDIT_ACTIONS = ('create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
+# Decisions on the proposals queue (robot_memory.proposals), entry id ``proposal:<id>``.
+AUDIT_ACTIONS += ('propose', 'approve', 'reject', 'expire', 'replace')
 SIGNATURE_COLUMNS = ('signature', 'source', 'source_key', 'rule', 'entry_id', 'entry_type',
                      'first_seen', 'last_bad', 'bad_total', 'held', 'payload')
 SOURCE_COLUMNS = ('source_key', 'last_bad', 'ok_since', 'last_ok')

@@ -188,12 +188,14 @@ class RobotMemoryTools:
     """The four tools over one Substrate, opened at the first call that needs it."""
 
     def __init__(self, memory_path, db_path, trust: str = 'medium', vectors: bool = False,
-                 clock=_now):
+                 clock=_now, proposals=None):
         from robot_memory.substrate.embedding import default_embedder
         self.memory_path = pathlib.Path(memory_path)
         self.db_path = db_path
         self.trust = trust
         self.clock = clock
+        # proposals.ProposalSettings: with agents 'propose' a learn waits for a person.
+        self.proposals = proposals
         self.embedder = default_embedder(vectors)  # the model itself loads at its first use
         self._substrate = None
 
@@ -240,6 +242,12 @@ class RobotMemoryTools:
         arguments = {'text': text, 'type': type, 'tags': tags, 'context': context,
                      'sensitivity': sensitivity, 'confidence': confidence,
                      'single_valued': single_valued}
+        if self.proposals is not None and self.proposals.agents == 'propose':
+            from robot_memory import proposals
+            # Made (its tables created) before once() opens the transaction it writes in.
+            queue = proposals.ProposalQueue(self.substrate.db)
+            return self._once(request_id, 'learn', arguments, lambda: proposals.learn_or_propose(
+                self.substrate, lambda: queue, self.proposals, self.clock(), 'mcp', **arguments))
         return self._once(request_id, 'learn', arguments, lambda: self.substrate.learn(
             text, type=type, tags=tags, context=context, now=self.clock(),
             sensitivity=sensitivity, confidence=confidence, single_valued=single_valued,
@@ -369,9 +377,9 @@ def _error(request_id, code: int, message: str) -> dict:
 
 
 def serve(memory_path, db_path, trust: str = 'medium', vectors: bool = False,
-          clock=None) -> None:
+          clock=None, proposals=None) -> None:
     """Run the server on standard input / output until the client disconnects."""
-    tools = RobotMemoryTools(memory_path, db_path, trust, vectors, clock or _now)
+    tools = RobotMemoryTools(memory_path, db_path, trust, vectors, clock or _now, proposals)
     output = sys.__stdout__.buffer
     # Standard output carries the protocol alone: whatever else prints goes to stderr.
     sys.stdout = sys.stderr

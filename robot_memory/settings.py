@@ -6,12 +6,13 @@ both at start-up and on ``ros2 param set``; an invalid value is refused with a r
 that names the parameter. The same specs document ``config/robot_memory.yaml`` (a test
 checks that every parameter is there) and are pure Python (no rclpy).
 
-Four groups: the node's own settings (:class:`NodeSettings`), the RCAN lifecycle
+Five groups: the node's own settings (:class:`NodeSettings`), the RCAN lifecycle
 constants (``lifecycle.LifecycleConfig``, top-level names such as ``decay_per_day``), the
-dream settings (``autodream.DreamConfig``, names prefixed ``dream.``) and the peer
+dream settings (``autodream.DreamConfig``, names prefixed ``dream.``), the peer
 federation policy (``federation.FederationPolicy``, names prefixed ``federation.``; ROS
 parameters have no maps or nulls, so a key file path is a string, empty for none, and
-``peer_public_keys`` is a list of ``"RRN=path"``).
+``peer_public_keys`` is a list of ``"RRN=path"``) and which sources' changes wait for
+approval (``proposals.ProposalSettings``, names prefixed ``proposals.``).
 """
 
 import dataclasses
@@ -29,6 +30,7 @@ from pydantic import field_validator
 from robot_memory.autodream import DreamConfig
 from robot_memory.federation import FederationPolicy
 from robot_memory.lifecycle import LifecycleConfig
+from robot_memory.proposals import ProposalSettings
 from robot_memory.schema import RRN_PATTERN
 from robot_memory.substrate.models import SENSITIVITIES
 from robot_memory.timeutil import parse_iso
@@ -266,6 +268,7 @@ def _specs_of(model, prefix: str = '', skip=()) -> list:
 
 
 FEDERATION = 'federation.'
+PROPOSALS = 'proposals.'
 # FederationPolicy fields whose Python type has no ROS parameter form: their ROS default
 # and description.
 _FEDERATION_ROS = {
@@ -292,7 +295,7 @@ def parameter_specs() -> list:
     """Every memory_node parameter: node settings, lifecycle, dream, then federation."""
     return (_specs_of(NodeSettings) + _specs_of(LifecycleConfig)
             + _specs_of(DreamConfig, 'dream.', skip=('lifecycle', 'rrn'))
-            + _federation_specs())
+            + _federation_specs() + _specs_of(ProposalSettings, PROPOSALS))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -302,6 +305,7 @@ class Settings:
     node: NodeSettings
     dream: DreamConfig
     federation: FederationPolicy = FederationPolicy()
+    proposals: ProposalSettings = ProposalSettings()
 
     @property
     def lifecycle(self) -> LifecycleConfig:
@@ -363,7 +367,13 @@ def validate_parameters(values: dict) -> Settings:
         federation = FederationPolicy(**_federation_fields(federation_values))
     except ValidationError as error:
         raise ValueError(_reason(error, FEDERATION)) from None
-    return Settings(node, dream, federation)
+    proposal_values = {key[len(PROPOSALS):]: value for key, value in values.items()
+                       if key.startswith(PROPOSALS)}
+    try:
+        proposals = ProposalSettings(**proposal_values)
+    except ValidationError as error:
+        raise ValueError(_reason(error, PROPOSALS)) from None
+    return Settings(node, dream, federation, proposals)
 
 
 def _federation_fields(values: dict) -> dict:
@@ -404,7 +414,9 @@ _HEADER = """\
 """
 _SECTIONS = {'reinforce_step': '--- entry lifecycle (RCAN §4) and the context block (§5) ---',
              'dream.': '--- autodream ---',
-             FEDERATION: '--- peer federation (RCAN §6) ---'}
+             FEDERATION: '--- peer federation (RCAN §6) ---',
+             PROPOSALS: '--- proposals: apply each source\'s changes, or queue them for '
+                        'approval ---'}
 
 
 def flat_parameters(mapping: dict, prefix: str = '') -> dict:

@@ -78,6 +78,7 @@ from robot_memory.msg import ContextBlock
 from robot_memory.ros import convert
 from robot_memory.ros.heap import HeapTrimmer
 from robot_memory.ros.peers import PeerFederation
+from robot_memory.ros.proposals import ProposalServices
 from robot_memory.ros.replies import ReplyWatch
 from robot_memory.ros.replies import use_reply_profile
 from robot_memory.ros.typed_memory import TypedMemoryServices
@@ -156,7 +157,7 @@ def shutdown_summary(worker, flushed: int, db_path) -> str:
     return line
 
 
-class MemoryNode(PeerFederation, TypedMemoryServices, Node):
+class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
     """The robot_memory node; raises StartupError when it cannot run as configured."""
 
     startup_error = StartupError
@@ -258,6 +259,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         # Reentrant: a reply waiting for a slow client's match (up to 2 s, see
         # config/fastdds_profiles.xml) holds one executor thread, not every typed service.
         self._init_substrate(ReentrantCallbackGroup())
+        self._init_proposals(ReentrantCallbackGroup())
 
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._next_period_dream = None
@@ -563,7 +565,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
 
         def task(store):
             return autodream.dream(store, self.memory, now, self.rules, settings.dream,
-                                   actor=actor)
+                                   actor=actor, proposals=settings.proposals)
 
         try:
             report = self.worker.call(task)
@@ -693,6 +695,8 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         statuses.append(self._status('peers', *self.peer_health()))
         statuses.append(self._status('typed memory', *self.substrate_health()))
         statuses.append(self._status('services', *self.services_health()))
+        if hasattr(self, 'proposal_queue'):
+            statuses.append(self._status('proposals', *self.proposals_health()))
         return statuses
 
     def publish_diagnostics(self) -> None:
@@ -719,6 +723,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, Node):
         substrate = getattr(self, 'substrate', None)
         if substrate is not None:
             substrate.close()
+        self.close_proposals()
         logger = self.get_logger()
         destroyed = super().destroy_node()
         if worker is not None:

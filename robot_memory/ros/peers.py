@@ -79,6 +79,10 @@ class PeerFederation:
         policy = self.settings.federation
         try:
             payload = federation.validate_payload(data, policy, now, self.rrn)
+            if self.settings.proposals.peers == 'propose':
+                held = self.propose_payload(payload, now, actor)
+                self.exchanges['accepted'] += 1
+                return held
             with self.memory.update(now, self.rrn) as result:
                 outcome = federation.merge_peer_payload(result.document, payload, now, policy)
         except federation.PeerRejected as error:

@@ -61,14 +61,14 @@ class TypedMemoryServices:
             cardinality = request.cardinality.strip()
             if cardinality not in CARDINALITIES:
                 raise SubstrateError(f'cardinality {cardinality!r} is not one, many or empty')
-            result = self.substrate.learn(
-                request.text, type=request.type.strip() or None, tags=list(request.tags),
-                context=context, now=self.clock_.now(),
-                sensitivity=request.sensitivity.strip() or None, actor='ros:learn',
+            result = self.queue_learn(
+                self.clock_.now(), 'ros:learn', text=request.text,
+                type=request.type.strip() or None, tags=list(request.tags), context=context,
+                sensitivity=request.sensitivity.strip() or None,
                 single_valued=CARDINALITIES[cardinality])
-            return {'message': result.message or f'{result.action} {result.record_id}',
-                    'id': result.record_id, 'type': result.type,
-                    'duplicate': bool(result.duplicate)}
+            return {'message': result['message'] or f'{result["action"]} {result["record_id"]}',
+                    'id': result['record_id'], 'type': result['type'],
+                    'duplicate': bool(result['duplicate'])}
 
         fields = {'text': request.text, 'type': request.type, 'tags': list(request.tags),
                   'context_json': request.context_json, 'sensitivity': request.sensitivity,

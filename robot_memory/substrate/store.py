@@ -823,6 +823,34 @@ class Substrate:
                         '(both stay recallable, flagged contested)')
         return LearnResult(action, record_id, kind, False, replaced=replaced, message=message)
 
+    def preview_learn(self, text: str, **kwargs) -> LearnResult:
+        """What ``learn`` would do now (checked, deduplicated, revised), changing nothing.
+
+        The learn runs in a transaction (a savepoint inside ``once``'s) that is rolled back
+        (the proposals queue shows a person what an agent's learn would do before it is
+        approved).
+        """
+        with self._lock:
+            conn = self.db.conn
+            if conn.in_transaction:
+                conn.execute('SAVEPOINT preview_learn')
+                try:
+                    return self.learn(text, **kwargs)
+                finally:
+                    conn.execute('ROLLBACK TO preview_learn')
+                    conn.execute('RELEASE preview_learn')
+            conn.execute('BEGIN IMMEDIATE')
+            try:
+                return self.learn(text, **kwargs)
+            finally:
+                conn.rollback()
+
+    @contextlib.contextmanager
+    def exclusive(self):
+        """This store's connection (``db``) for this thread alone while the block runs."""
+        with self._lock:
+            yield self.db
+
     def _fact_conflicts(self, data: dict, exclude: Optional[str] = None) -> tuple:
         """Live facts of the same subject and conditions: ``(same, genuine, unsure)`` rows.
 
