@@ -1,9 +1,12 @@
-"""The substrate's ``robot-memory`` subcommands: learn, recall, forget, mcp, import-rlm, export-rlm.
+"""The substrate's ``robot-memory`` subcommands: learn, recall, forget, mcp, import-rlm, export-rlm,
+rotate-key.
 
 ``add_commands(subparsers, common_parents)`` adds them to the main parser and ``HANDLERS``
 maps each name to its function ``(args, memory) -> exit code``. The records live in the
-database beside the memory file (``--db`` to choose another). The store (pydantic models,
-sqlite-utils) is imported when a command opens it, not when the parser is built.
+database beside the memory file (``--db`` to choose another); encryption at rest
+(``substrate_encrypt_from``, ``substrate_key_file``) is read from ``--config``. The store
+(pydantic models, sqlite-utils) is imported when a command opens it, not when the parser is
+built.
 """
 
 import argparse
@@ -143,6 +146,12 @@ def add_commands(subparsers, common_parents) -> None:
     exporter.add_argument('target', help='directory to write chunks/, archive/ and index/ into')
     exporter.add_argument('--json', action='store_true', help='print the report as JSON')
 
+    rotate = subparsers.add_parser('rotate-key', parents=list(common_parents) + [clock],
+                                   help='re-encrypt every encrypted record under a new key (one '
+                                        'transaction, audited; the old key file is kept as '
+                                        'KEY.bak until done)')
+    rotate.add_argument('--json', action='store_true', help='print the result as JSON')
+
 
 def _clock_parser():
     clock = argparse.ArgumentParser(add_help=False)
@@ -163,10 +172,31 @@ def db_path(args, memory) -> pathlib.Path:
     return pathlib.Path(db).expanduser() if db else default_db_path(memory.path)
 
 
+def encryption(args, db) -> dict:
+    """``encrypt_from`` and ``key_file`` for the Substrate, from ``--config`` (else defaults).
+
+    The node's parameters ``substrate_encrypt_from`` and ``substrate_key_file``; an empty key
+    file means beside ``federation.private_key_path`` when that is set, else beside the
+    database (:func:`robot_memory.substrate.crypto.default_key_path`).
+    """
+    from robot_memory.substrate.crypto import default_key_path
+    parameters = {}
+    if getattr(args, 'config', None):
+        from robot_memory.config import read_parameters
+        parameters = read_parameters(args.config)
+    federation = parameters.get('federation')
+    federation_key = parameters.get('federation.private_key_path') or (
+        federation.get('private_key_path') if isinstance(federation, dict) else None)
+    key_file = parameters.get('substrate_key_file') or default_key_path(db, federation_key)
+    return {'encrypt_from': parameters.get('substrate_encrypt_from') or None,
+            'key_file': pathlib.Path(key_file).expanduser()}
+
+
 def _open(args, memory, vectors: bool = False):
     from robot_memory.substrate.embedding import default_embedder
     from robot_memory.substrate.store import Substrate
-    return Substrate(db_path(args, memory), embedder=default_embedder(vectors))
+    path = db_path(args, memory)
+    return Substrate(path, embedder=default_embedder(vectors), **encryption(args, path))
 
 
 def keywords_settle(substrate, query: str, k: int) -> bool:
@@ -256,6 +286,8 @@ def cmd_recall(args, memory) -> int:
         if result.withheld:
             print(f'({result.withheld} records above trust level {args.trust} withheld)',
                   file=sys.stderr)
+        if result.notice:
+            print(f'({result.notice})', file=sys.stderr)
         if not result.hits:
             print('no records matched', file=sys.stderr)
     return 0 if result.hits else 1
@@ -284,8 +316,9 @@ def cmd_mcp(args, memory) -> int:
     """Serve the MCP tools on standard input and output until the client leaves."""
     from robot_memory import mcp_server
     clock = (lambda: args.at) if args.at else None
-    mcp_server.serve(memory.path, db_path(args, memory), trust=args.trust, vectors=args.vectors,
-                     clock=clock, proposals=proposal_settings(args))
+    path = db_path(args, memory)
+    mcp_server.serve(memory.path, path, trust=args.trust, vectors=args.vectors, clock=clock,
+                     proposals=proposal_settings(args), encryption=encryption(args, path))
     return 0
 
 
@@ -309,11 +342,26 @@ def cmd_export_rlm(args, memory) -> int:
     from robot_memory.substrate import rlm
     with _open(args, memory) as substrate:
         report = rlm.export_chunks(substrate, args.target, _now(args))
+        notice = substrate.sealed_status()['notice']
     if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False))
+        print(json.dumps({**report.to_dict(), 'notice': notice}, ensure_ascii=False))
     else:
         print(f'exported {len(report.written)} chunks ({report.archived} archived) to '
               f'{args.target}')
+    if notice:
+        print(f'({notice})', file=sys.stderr)
+    return 0
+
+
+def cmd_rotate_key(args, memory) -> int:
+    """Re-encrypt every encrypted record under a new key; print the old and new key ids."""
+    with _open(args, memory) as substrate:
+        result = substrate.rotate_key(_now(args), actor='cli')
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        print(f're-encrypted {result["records"]} records: key {result["old_key_id"]} -> '
+              f'{result["new_key_id"]} in {result["key_file"]}')
     return 0
 
 
@@ -324,6 +372,7 @@ HANDLERS = {
     'mcp': cmd_mcp,
     'import-rlm': cmd_import_rlm,
     'export-rlm': cmd_export_rlm,
+    'rotate-key': cmd_rotate_key,
 }
 
 
