@@ -325,3 +325,18 @@ def test_the_command_line_encrypts_from_its_config_file_and_rotates_the_key(tmp_
     os.rename(key, tmp_path / 'lost.key')
     code, _, err = run(capsys, 'rotate-key', *common)
     assert code != 0 and 'missing' in err
+
+
+def test_forget_by_query_finds_encrypted_records_and_kept_replies_stay_encrypted(db):
+    with Substrate(db, encrypt_from='high') as substrate:
+        secret = substrate.learn(SECRET, now=NOW, sensitivity='high')
+        reply = substrate.once('req-1', 'forget', {'query': 'warfarin'}, NOW, lambda: {
+            'message': substrate.forget('warfarin evening', 'wrong person', NOW,
+                                        actor='test').message})
+        assert secret.record_id in reply['message'] and 'warfarin' in reply['message']
+        assert substrate.get(secret.record_id).status == 'archived'
+        again = substrate.once('req-1', 'forget', {'query': 'warfarin'}, NOW, lambda: {})
+        assert again == {**reply, 'replayed': True}
+        assert leaks(disk_bytes(db.parent)) == []
+        restored = substrate.forget('warfarin', 'right person after all', NOW, restore=True)
+        assert restored.ids == [secret.record_id]

@@ -37,6 +37,7 @@ and score only); two or more levels above is *withheld*: left out, and counted a
 candidates recall examined (``RecallResult.withheld``; not a census, so recall stays fast).
 """
 
+import base64
 import contextlib
 import datetime as dt
 import hashlib
@@ -670,6 +671,7 @@ class Substrate:
                     ('subject', subject), ('predicate', predicate), ('condition', condition_key),
                     ('facet', facet), ('object', object_key)))
             text, tags, context, payload, vector = '', [], {}, {}, None
+            self._sealed_writes += 1
         model = None
         if self.embedder is not None and sealed is None:
             if vector is None:
@@ -738,6 +740,9 @@ class Substrate:
         now_s = _epoch(now)
         fingerprint = hashlib.sha256(_dumps([kind, request]).encode('utf-8')).hexdigest()
         with self._write() as conn:
+            key = self._request_key(conn)
+            if key is not None:  # the request holds the text: no plain hash of it on disk
+                fingerprint = crypto.digest(key, 'request', fingerprint)
             seen = conn.execute('SELECT kind, fingerprint, reply FROM substrate_requests '
                                 'WHERE request_id = ?', (request_id,)).fetchone()
             if seen is not None:
@@ -745,11 +750,15 @@ class Substrate:
                     raise SubstrateError(f'request_id {request_id!r} was already used for '
                                          f'another {seen[0]} request; use a new request_id for '
                                          'a new request')
-                return {**json.loads(seen[2]), 'replayed': True}
+                return {**self._stored_reply(request_id, seen[2]), 'replayed': True}
             reply = act()
+            stored = _dumps(reply)
+            if key is not None:  # a forget reply quotes the records' text
+                stored = 'sealed:' + base64.b64encode(crypto.seal(
+                    key, f'request:{request_id}', reply)).decode('ascii')
             conn.execute('INSERT INTO substrate_requests (request_id, kind, fingerprint, '
                          'reply, at) VALUES (?, ?, ?, ?, ?)',
-                         (request_id, kind, fingerprint, _dumps(reply), now_s))
+                         (request_id, kind, fingerprint, stored, now_s))
             conn.execute('DELETE FROM substrate_requests WHERE at < ? OR seq <= '
                          '(SELECT MAX(seq) FROM substrate_requests) - ?',
                          (now_s - REQUEST_WINDOW_S, REQUEST_WINDOW))
@@ -1539,6 +1548,7 @@ class Substrate:
         seqs = [seq for seq, in self.db.conn.execute(
             'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
             'ORDER BY bm25(substrate_fts, 1.0, 0.5), rowid', (query,))]
+        seqs += [seq for seq, _ in self._sealed_matches(query, 1000)]
         rank = {seq: position for position, seq in enumerate(seqs)}
         rows = sorted((row for row in self._rows_by_seq(seqs) if row['status'] in statuses
                        and SENSITIVITIES.index(row['sensitivity']) <= highest),
@@ -2031,6 +2041,7 @@ class Substrate:
         crypto.check_level(encrypt_from)
         self._vault = None
         self._sealed_search = None
+        self._sealed_writes = 0  # this process's changes of sealed text or tags
         if key_file is None and self.path is None:
             if encrypt_from:
                 raise SubstrateError('an in-memory database needs key_file= to encrypt records')
@@ -2087,6 +2098,7 @@ class Substrate:
                   'payload': payload if payload is not None else json.loads(row['payload'])}
         conn.execute('UPDATE substrate_records SET sealed = ? WHERE id = ?',
                      (crypto.seal(key, row['id'], fields), row['id']))
+        self._sealed_writes += 1
 
     def _clear_tags(self, conn, row: dict, tags: list) -> str:
         """The tags column of a row: the tags, or '' for a sealed row (resealed with them)."""
@@ -2094,6 +2106,30 @@ class Substrate:
             self._reseal(conn, row, tags=tags)
             return ''
         return ' '.join(tags)
+
+    def _request_key(self, conn) -> Optional[bytes]:
+        """The key that seals kept request replies: when encryption is on and the key usable."""
+        if self._vault is None or self._vault.encrypt_from is None:
+            return None
+        try:
+            return self._vault.sealing_key(conn)
+        except crypto.KeyUnavailable:
+            return None
+
+    def _stored_reply(self, request_id: str, stored: str) -> dict:
+        """A kept reply, decrypted when it was stored sealed."""
+        if not stored.startswith('sealed:'):
+            return json.loads(stored)
+        key = self._readable_key()
+        try:
+            if key is None:
+                raise crypto.KeyUnavailable('the key is not available')
+            return crypto.unseal(key, f'request:{request_id}',
+                                 base64.b64decode(stored[len('sealed:'):]))
+        except crypto.KeyUnavailable as error:
+            raise SubstrateError(f'request_id {request_id!r} was already used; its reply is '
+                                 f'encrypted and cannot be read ({error}); use a new '
+                                 'request_id') from None
 
     def _readable_key(self) -> Optional[bytes]:
         """The key in the key file when there is one that reads, else None (no error)."""
@@ -2114,8 +2150,8 @@ class Substrate:
         if self._vault is None:
             return None
         signature = self.db.conn.execute(
-            'SELECT count(*), max(seq), max(updated_at), total(length(sealed)) '
-            'FROM substrate_records WHERE key_id IS NOT NULL').fetchone()
+            'SELECT count(*), max(seq), max(updated_at) FROM substrate_records '
+            'WHERE key_id IS NOT NULL').fetchone() + (self._sealed_writes,)
         if not signature[0]:
             return None
         if self._sealed_search is None:
