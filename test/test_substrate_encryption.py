@@ -10,6 +10,8 @@ import pathlib
 import shutil
 import sqlite3
 import stat
+import subprocess
+import sys
 
 import pytest
 
@@ -340,3 +342,20 @@ def test_forget_by_query_finds_encrypted_records_and_kept_replies_stay_encrypted
         assert leaks(disk_bytes(db.parent)) == []
         restored = substrate.forget('warfarin', 'right person after all', NOW, restore=True)
         assert restored.ids == [secret.record_id]
+
+
+def test_encryption_benchmark_quick_run_prints_json_lines():
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(repo), env.get('PYTHONPATH')]))
+    run = subprocess.run([sys.executable, str(repo / 'bench' / 'bench_encryption.py'),
+                          '--quick'], cwd=repo, env=env, capture_output=True, text=True,
+                         timeout=240)
+    assert run.returncode == 0, run.stderr
+    records = {record['bench']: record for record in map(json.loads, run.stdout.splitlines())}
+    assert set(records) == {'learn_sealed', 'recall_sealed', 'recall_first', 'rotate_key'}
+    for record in records.values():
+        figure = record.get('ms', record.get('p50_ms'))
+        baseline = record.get('baseline_ms', record.get('baseline_p50_ms'))
+        assert figure > 0 and baseline > 0 and record['ratio'] > 0, record
+    assert records['rotate_key']['n'] == records['recall_sealed']['sealed']

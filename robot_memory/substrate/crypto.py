@@ -230,10 +230,10 @@ def withheld_notice(count: int, reason: str, advice: str) -> str:
 class SealedSearch:
     """An in-memory FTS5 index of the decrypted sealed records (never written to disk).
 
-    Rebuilt when the sealed rows change (count, highest seq, latest update); matched with
-    the same tokenizer and queries as ``substrate_fts``, so recall and the duplicate check
-    find sealed records as they find the others. BM25 statistics are those of the sealed
-    subset alone.
+    Kept up to date from the sealed rows that are new or changed since it last looked
+    (``seq`` and ``updated_at``), rebuilt when rows went away; matched with the same
+    tokenizer and queries as ``substrate_fts``, so recall and the duplicate check find
+    sealed records as they find the others. BM25 statistics are those of the sealed subset.
     """
 
     def __init__(self):
@@ -242,15 +242,29 @@ class SealedSearch:
                           "tokenize='porter unicode61 remove_diacritics 2')")
         self.signature = None
         self.builds = 0
-        self.damaged = []
+        self.entries = {}  # seq: (key id, status, type, why it cannot be opened or None)
 
-    def rebuild(self, signature, rows: list) -> None:
-        """Index ``rows`` of (seq, text, tags) under ``signature``."""
+    @property
+    def damaged(self) -> list:
+        """(key id, status, type, why) of the sealed rows that could not be opened."""
+        return [entry for entry in self.entries.values() if entry[3]]
+
+    def clear(self) -> None:
+        """Forget every row (before a full rebuild)."""
         self.conn.execute('DELETE FROM sealed_fts')
-        self.conn.executemany('INSERT INTO sealed_fts (rowid, text, tags) VALUES (?, ?, ?)',
-                              rows)
-        self.signature = signature
+        self.entries = {}
         self.builds += 1
+
+    def upsert(self, rows: list) -> None:
+        """Index opened store rows (dicts), replacing what was indexed under their seq."""
+        for row in rows:
+            if row['seq'] in self.entries:
+                self.conn.execute('DELETE FROM sealed_fts WHERE rowid = ?', (row['seq'],))
+            self.entries[row['seq']] = (row['key_id'], row['status'], row['type'],
+                                        row.get('locked'))
+            if not row.get('locked'):
+                self.conn.execute('INSERT INTO sealed_fts (rowid, text, tags) VALUES (?, ?, ?)',
+                                  (row['seq'], row['text'], row['tags']))
 
     def match(self, query: str, limit: int) -> list:
         """(seq, BM25 score) of the sealed records matching an FTS5 query, best first."""

@@ -2062,13 +2062,16 @@ class Substrate:
 
     def _open_sealed(self, rows: list) -> list:
         """Decrypt the sealed rows in place; one that cannot be opened gets ``locked`` (why)."""
+        keys = {}
         for row in rows:
             if not row.get('key_id'):
                 continue
             try:
                 if self._vault is None:
                     raise crypto.KeyUnavailable('no key file is set')
-                fields = crypto.unseal(self._vault.key(row['key_id']), row['id'], row['sealed'])
+                if row['key_id'] not in keys:
+                    keys[row['key_id']] = self._vault.key(row['key_id'])
+                fields = crypto.unseal(keys[row['key_id']], row['id'], row['sealed'])
             except crypto.KeyUnavailable as error:
                 row['locked'] = str(error)
                 row['text'] = '[encrypted: the key is not available]'
@@ -2154,15 +2157,19 @@ class Substrate:
             'WHERE key_id IS NOT NULL').fetchone() + (self._sealed_writes,)
         if not signature[0]:
             return None
-        if self._sealed_search is None:
-            self._sealed_search = crypto.SealedSearch()
-        if self._sealed_search.signature != signature:
-            rows = self._rows('key_id IS NOT NULL')
-            self._sealed_search.rebuild(signature, [(row['seq'], row['text'], row['tags'])
-                                                    for row in rows if not row.get('locked')])
-            self._sealed_search.damaged = [(row['key_id'], row['status'], row['type'],
-                                            row['locked']) for row in rows if row.get('locked')]
-        return self._sealed_search
+        index = self._sealed_search
+        if index is None:
+            index = self._sealed_search = crypto.SealedSearch()
+        if index.signature == signature:
+            return index
+        if index.signature is not None:  # only what is new or changed since
+            index.upsert(self._rows('key_id IS NOT NULL AND (seq > ? OR updated_at >= ?)',
+                                    index.signature[1:3]))
+        if len(index.entries) != signature[0]:  # rows went away: start again
+            index.clear()
+            index.upsert(self._rows('key_id IS NOT NULL'))
+        index.signature = signature
+        return index
 
     def _sealed_matches(self, query: str, limit: int) -> list:
         """(seq, BM25) of sealed records matching an FTS5 query; [] when there are none."""
@@ -2205,9 +2212,9 @@ class Substrate:
             passes = [textrules.fts_query(query, operator='AND'), textrules.fts_query(query)]
             seen = set()
             for fts in passes:
-                if fts is None:
+                if fts is None or len(found) >= 2 * wanted:
                     continue
-                for seq, score in self._sealed_matches(fts, max(wanted * 3, 30)):
+                for seq, score in self._sealed_matches(fts, 2 * wanted):
                     if seq not in seen:
                         seen.add(seq)
                         found.append((seq, score))
@@ -2232,18 +2239,21 @@ class Substrate:
         where = f'status IN ({", ".join("?" * len(statuses))})'
         if types:
             where += f' AND type IN ({", ".join("?" * len(types))})'
-        unusable = set()
+        unusable = {}
         names = [name for name, in self.db.conn.execute(
             'SELECT DISTINCT key_id FROM substrate_records WHERE key_id IS NOT NULL')]
-        for name, records in self.db.conn.execute(
-                'SELECT key_id, count(*) FROM substrate_records WHERE key_id IS NOT NULL AND '
-                f'{where} GROUP BY key_id', (*statuses, *types)).fetchall():
+        for name in names:
             try:
                 self._vault.key(name)
             except crypto.KeyUnavailable as error:
-                count += records
-                reason = reason or str(error)
-                unusable.add(name)
+                unusable[name] = str(error)
+        if unusable:
+            for name, records in self.db.conn.execute(
+                    'SELECT key_id, count(*) FROM substrate_records WHERE key_id IS NOT NULL '
+                    f'AND {where} GROUP BY key_id', (*statuses, *types)).fetchall():
+                if name in unusable:
+                    count += records
+                    reason = reason or unusable[name]
         index = self._sealed_index() if len(unusable) < len(names) else None
         for name, status, kind, why in (index.damaged if index is not None else ()):
             if name not in unusable and status in statuses and (not types or kind in types):
