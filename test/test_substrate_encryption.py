@@ -159,7 +159,10 @@ def test_without_the_key_encrypted_records_are_withheld_with_a_reason(db):
             substrate.learn('Ben Okafor has a pacemaker', now=NOW, sensitivity='high')
         assert not key.exists()  # a new key is never made while records need the old one
         substrate.learn('Low things still work', now=NOW)
-        # Deleting needs no key: an operator can always remove a record.
+        # Archiving and deleting need no key: an operator can always remove a record.
+        substrate.forget(secret.record_id, 'wrong person', NOW)
+        with pytest.raises(KeyUnavailable, match='cannot be opened'):
+            substrate.forget(secret.record_id, 'back', NOW, restore=True)
         substrate.forget(secret.record_id, 'gone', NOW, hard=True)
         assert substrate.sealed_status()['sealed'] == 0
 

@@ -1570,6 +1570,7 @@ class Substrate:
     def _restore_archived(self, conn, now_s: float, row: dict, actor: str,
                           reason: str) -> str:
         """Give an archived record its status from before the archive; returns it."""
+        self._check_open(row)
         previous = 'active'
         for detail, in conn.execute("SELECT detail FROM substrate_audit WHERE record_id = ? "
                                     "AND action = 'archive' ORDER BY id DESC LIMIT 1",
