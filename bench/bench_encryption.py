@@ -82,8 +82,9 @@ def bench_recall(root: pathlib.Path, n: int, queries: int) -> list:
                 times.append(time.perf_counter() - start)
             p50[encrypt] = statistics.median(times)
             if encrypt:
-                substrate.learn('a fresh sealed note about the lidar', now=NOW,
-                                sensitivity='high', type='working')
+                substrate.learn('a fresh sealed note about the lidar',
+                                now=NOW + dt.timedelta(seconds=1), sensitivity='high',
+                                type='working')
                 start = time.perf_counter()
                 substrate.recall(asked[0], now=NOW, trust='hyper', reinforce=False)
                 first = time.perf_counter() - start

@@ -126,9 +126,16 @@ def read_key_file(path) -> bytes:
     return key
 
 
+_CIPHERS = {}
+
+
 def _aesgcm(key: bytes):
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-    return AESGCM(key)
+    cipher = _CIPHERS.get(key)
+    if cipher is None:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+        _CIPHERS.clear()  # the key of this process's database(s): rarely more than one
+        cipher = _CIPHERS[key] = AESGCM(key)
+    return cipher
 
 
 def seal(key: bytes, record_id: str, fields: dict) -> bytes:
@@ -241,6 +248,7 @@ class SealedSearch:
         self.conn.execute("CREATE VIRTUAL TABLE sealed_fts USING fts5(text, tags, "
                           "tokenize='porter unicode61 remove_diacritics 2')")
         self.signature = None
+        self.version = None
         self.builds = 0
         self.entries = {}  # seq: (key id, status, type, why it cannot be opened or None)
 

@@ -2153,14 +2153,23 @@ class Substrate:
         """The in-memory index of the sealed records, rebuilt when they changed."""
         if self._vault is None:
             return None
+        # No other connection committed and this one changed no sealed text: nothing to do.
+        version = (self.db.conn.execute('PRAGMA data_version').fetchone()[0],
+                   self._sealed_writes)
+        index = self._sealed_search
+        if index is not None and index.version == version:
+            return index if index.entries else None
         signature = self.db.conn.execute(
             'SELECT count(*), max(seq), max(updated_at) FROM substrate_records '
             'WHERE key_id IS NOT NULL').fetchone() + (self._sealed_writes,)
-        if not signature[0]:
-            return None
-        index = self._sealed_search
         if index is None:
             index = self._sealed_search = crypto.SealedSearch()
+        index.version = version
+        if not signature[0]:
+            if index.entries:
+                index.clear()
+            index.signature = None
+            return None
         if index.signature == signature:
             return index
         if index.signature is not None:  # only what is new or changed since
@@ -2241,8 +2250,8 @@ class Substrate:
         if types:
             where += f' AND type IN ({", ".join("?" * len(types))})'
         unusable = {}
-        names = [name for name, in self.db.conn.execute(
-            'SELECT DISTINCT key_id FROM substrate_records WHERE key_id IS NOT NULL')]
+        index = self._sealed_index()
+        names = {entry[0] for entry in index.entries.values()} if index is not None else ()
         for name in names:
             try:
                 self._vault.key(name)
@@ -2255,8 +2264,7 @@ class Substrate:
                 if name in unusable:
                     count += records
                     reason = reason or unusable[name]
-        index = self._sealed_index() if len(unusable) < len(names) else None
-        for name, status, kind, why in (index.damaged if index is not None else ()):
+        for name, status, kind, why in (index.damaged if len(unusable) < len(names) else ()):
             if name not in unusable and status in statuses and (not types or kind in types):
                 count += 1  # opened with the right key, yet refused: altered or moved
                 reason = reason or why
