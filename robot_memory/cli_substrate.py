@@ -15,6 +15,7 @@ import json
 import pathlib
 import sqlite3
 import sys
+from typing import Optional
 
 from robot_memory.locations import resolve_path
 from robot_memory.substrate.filters import parse_json_object
@@ -376,10 +377,11 @@ HANDLERS = {
 }
 
 
-def substrate_stats(path, now: dt.datetime) -> dict:
+def substrate_stats(path, now: dt.datetime, encryption: Optional[dict] = None) -> dict:
     """Substrate metrics of the database at ``path``, or None when it holds no records table.
 
-    Never creates the database or its tables: ``stats`` only reads.
+    Never creates the database or its tables: ``stats`` only reads. ``encryption`` (see
+    :func:`encryption`) says where the key of the encrypted records is.
     """
     path = pathlib.Path(path)
     if not path.exists():
@@ -397,8 +399,9 @@ def substrate_stats(path, now: dt.datetime) -> dict:
         return None
     from robot_memory.substrate.store import Substrate
     try:
-        with Substrate(path) as substrate:
+        with Substrate(path, **(encryption or {})) as substrate:
             metrics = substrate.metrics(now)
+            metrics['encryption'] = substrate.sealed_status()
     except SubstrateError:
         return None
     from robot_memory.substrate.embedding import default_embedder
@@ -421,7 +424,17 @@ def stats_lines(metrics) -> list:
             f'{metrics["retrieval"]["recalls"]}  usefulness '
             f'{"n/a" if usefulness is None else f"{usefulness:.0%}"}  contested '
             f'{metrics["contradiction"]["contested"]}  revisions (30 d) '
-            f'{metrics["revision"]["total_in_window"]}'] + _embedder_lines(metrics.get('embedder'))
+            f'{metrics["revision"]["total_in_window"]}'] + _embedder_lines(metrics.get('embedder')) \
+        + _encryption_lines(metrics.get('encryption'))
+
+
+def _encryption_lines(info) -> list:
+    if not info or not (info['sealed'] or info['encrypt_from']):
+        return []
+    level = f'{info["encrypt_from"]} and above' if info['encrypt_from'] else 'off for new records'
+    lines = [f'substrate encryption: {level}; {info["sealed"]} records encrypted, key file '
+             f'{info["key_file"]}']
+    return lines + ([info['notice']] if info['notice'] else [])
 
 
 def _embedder_lines(info) -> list:

@@ -16,6 +16,8 @@ import sys
 import pytest
 
 from robot_memory import cli
+from robot_memory.memory_file import new_document
+from robot_memory.memory_file import render
 from robot_memory.settings import validate_parameters
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
@@ -362,3 +364,21 @@ def test_encryption_benchmark_quick_run_prints_json_lines():
         baseline = record.get('baseline_ms', record.get('baseline_p50_ms'))
         assert figure > 0 and baseline > 0 and record['ratio'] > 0, record
     assert records['rotate_key']['n'] == records['recall_sealed']['sealed']
+
+
+def test_stats_shows_the_encrypted_records_and_what_is_withheld(tmp_path, capsys):
+    memory = tmp_path / 'robot-memory.md'
+    memory.write_bytes(render(new_document('RRN-000000000001', NOW)))
+    config = tmp_path / 'robot_memory.yaml'
+    config.write_text('/**:\n  ros__parameters:\n    substrate_encrypt_from: high\n')
+    common = ['--file', str(memory), '--config', str(config), '--at', AT]
+    assert run(capsys, 'learn', SECRET, '--sensitivity', 'high', *common)[0] == 0
+    code, out, _ = run(capsys, 'stats', *common)
+    assert code == 0
+    assert (f'substrate encryption: high and above; 1 records encrypted, key file '
+            f'{tmp_path / "robot-memory.key"}') in out
+    (tmp_path / 'robot-memory.key').unlink()
+    code, out, _ = run(capsys, 'stats', '--json', *common)
+    encryption = json.loads(out)['substrate']['encryption']
+    assert encryption['sealed'] == 1 and encryption['withheld'] == 1
+    assert 'is missing' in encryption['notice']
