@@ -419,13 +419,13 @@ def stats_lines(metrics) -> list:
         return []
     types = '  '.join(f'{name}: {count}' for name, count in metrics['by_type'].items())
     usefulness = metrics['retrieval']['usefulness']
-    return [f'substrate records: {metrics["records"]}  {types}',
-            f'substrate salience mean {metrics["salience"]["mean"]}  recalls '
-            f'{metrics["retrieval"]["recalls"]}  usefulness '
-            f'{"n/a" if usefulness is None else f"{usefulness:.0%}"}  contested '
-            f'{metrics["contradiction"]["contested"]}  revisions (30 d) '
-            f'{metrics["revision"]["total_in_window"]}'] + _embedder_lines(metrics.get('embedder')) \
-        + _encryption_lines(metrics.get('encryption'))
+    lines = [f'substrate records: {metrics["records"]}  {types}',
+             f'substrate salience mean {metrics["salience"]["mean"]}  recalls '
+             f'{metrics["retrieval"]["recalls"]}  usefulness '
+             f'{"n/a" if usefulness is None else f"{usefulness:.0%}"}  contested '
+             f'{metrics["contradiction"]["contested"]}  revisions (30 d) '
+             f'{metrics["revision"]["total_in_window"]}'] + _embedder_lines(metrics.get('embedder'))
+    return lines + _encryption_lines(metrics.get('encryption'))
 
 
 def _encryption_lines(info) -> list:

@@ -2043,6 +2043,7 @@ class Substrate:
         self._vault = None
         self._sealed_search = None
         self._sealed_writes = 0  # this process's changes of sealed text or tags
+        self._sealed_dirty = set()  # and the seqs of the existing records it changed
         if key_file is None and self.path is None:
             if encrypt_from:
                 raise SubstrateError('an in-memory database needs key_file= to encrypt records')
@@ -2103,6 +2104,7 @@ class Substrate:
         conn.execute('UPDATE substrate_records SET sealed = ? WHERE id = ?',
                      (crypto.seal(key, row['id'], fields), row['id']))
         self._sealed_writes += 1
+        self._sealed_dirty.add(row['seq'])
 
     def _clear_tags(self, conn, row: dict, tags: list) -> str:
         """The tags column of a row: the tags, or '' for a sealed row (resealed with them)."""
@@ -2173,8 +2175,10 @@ class Substrate:
         if index.signature == signature:
             return index
         if index.signature is not None:  # only what is new or changed since
-            index.upsert(self._rows('key_id IS NOT NULL AND (seq > ? OR updated_at >= ?)',
-                                    index.signature[1:3]))
+            dirty, self._sealed_dirty = sorted(self._sealed_dirty), set()
+            index.upsert(self._rows('key_id IS NOT NULL AND (seq > ? OR updated_at > ? OR seq IN '
+                                    f'({", ".join("?" * len(dirty))}))',
+                                    (*index.signature[1:3], *dirty)))
         if len(index.entries) != signature[0]:  # rows went away: start again
             index.clear()
             index.upsert(self._rows('key_id IS NOT NULL'))
