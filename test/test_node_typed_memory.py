@@ -420,7 +420,7 @@ def test_the_node_stores_sensitive_records_encrypted_and_withholds_them_without_
                                                                                    probe):
     key = tmp_path / 'keys' / 'memory.key'
     params = {'substrate_encrypt_from': 'high', 'substrate_key_file': str(key),
-              'service_max_trust': 'high'}
+              'service_max_trust': 'high', 'substrate_metrics_period_s': 1.0}
     first = NodeProcess(tmp_path, 'it_typed_sealed', **params).start()
     try:
         wait_ready(probe, first)
@@ -442,5 +442,12 @@ def test_the_node_stores_sensitive_records_encrypted_and_withholds_them_without_
         found = recall(probe, second, 'warfarin evening', trust='high')
         assert found.success and not found.records, found.message
         assert '1 encrypted record withheld' in found.message and str(key) in found.message
+        # The diagnostic is recomputed every second: wait for one computed after the start.
+        deadline = time.monotonic() + 15.0
+        values = health(probe, 'typed memory', timeout=15.0)
+        while values.get('encrypted_withheld') != '1' and time.monotonic() < deadline:
+            values = health(probe, 'typed memory', timeout=15.0)
+        assert values['_level'] == 1 and values['encrypted_withheld'] == '1', values
+        assert 'is missing' in values['_message'], values
     finally:
         assert second.stop() == 0, second.log()

@@ -162,6 +162,7 @@ class TypedMemoryServices:
             self._metrics_due = time.monotonic() + self.settings.node.substrate_metrics_period_s
             try:
                 self._metrics = self.substrate.metrics(self.clock_.now())
+                self._metrics['encryption'] = self.substrate.sealed_status()
                 self._metrics_error = None
             except (SubstrateError, ValueError, OSError) as error:
                 self._metrics_error = str(error)
@@ -181,5 +182,9 @@ class TypedMemoryServices:
                   'recall_hits': retrieval['hits'], 'usefulness': retrieval['usefulness'],
                   'contradiction_rate': metrics['contradiction']['rate'],
                   'revisions_per_day': metrics['revision']['rate_per_day'],
-                  'window_days': metrics['window_days']}
+                  'window_days': metrics['window_days'],
+                  'encrypted_records': metrics['encryption']['sealed'],
+                  'encrypted_withheld': metrics['encryption']['withheld']}
+        if metrics['encryption']['withheld']:  # the key is missing or wrong: say what to do
+            return 1, metrics['encryption']['notice'], values
         return 0, f'{metrics["records"]} records', values

@@ -2226,9 +2226,9 @@ class Substrate:
             passes = [textrules.fts_query(query, operator='AND'), textrules.fts_query(query)]
             seen = set()
             for fts in passes:
-                if fts is None or len(found) >= 2 * wanted:
+                if fts is None or len(found) >= wanted:
                     continue
-                for seq, score in self._sealed_matches(fts, 2 * wanted):
+                for seq, score in self._sealed_matches(fts, wanted):
                     if seq not in seen:
                         seen.add(seq)
                         found.append((seq, score))
