@@ -174,6 +174,7 @@ class Vault:
         self.key_path = pathlib.Path(key_path).expanduser()
         self.encrypt_from = check_level(encrypt_from)
         self._key = None
+        self._error = None
         self._stamp = None
 
     def seals(self, sensitivity: str) -> bool:
@@ -182,15 +183,20 @@ class Vault:
             SENSITIVITIES.index(sensitivity) >= SENSITIVITIES.index(self.encrypt_from))
 
     def _load(self) -> bytes:
+        """The key in the key file, read again only when the file changed (or failed)."""
         try:
             info = self.key_path.stat()
-            stamp = (info.st_ino, info.st_mtime_ns, info.st_size)
+            stamp = (info.st_ino, info.st_mtime_ns, info.st_size, info.st_mode)
         except OSError:
             stamp = None
-        if self._key is None or stamp != self._stamp:
-            self._key = None
-            self._key = read_key_file(self.key_path)
-            self._stamp = stamp
+        if stamp != self._stamp or (self._key is None and self._error is None):
+            self._stamp, self._key, self._error = stamp, None, None
+            try:
+                self._key = read_key_file(self.key_path)
+            except KeyUnavailable as error:
+                self._error = error
+        if self._error is not None:
+            raise KeyUnavailable(str(self._error))
         return self._key
 
     def key(self, wanted: str) -> bytes:
@@ -204,16 +210,17 @@ class Vault:
 
     def sealing_key(self, conn: sqlite3.Connection) -> bytes:
         """The key new records are sealed with; created when no sealed record exists yet."""
-        known = [row[0] for row in conn.execute(
-            'SELECT DISTINCT key_id FROM substrate_records WHERE key_id IS NOT NULL')]
-        if not self.key_path.exists() and not known:
+        # The lowest and highest key id in use: two index seeks, however many records.
+        known = {conn.execute(f'SELECT {end}(key_id) FROM substrate_records WHERE key_id IS '
+                              'NOT NULL').fetchone()[0] for end in ('min', 'max')} - {None}
+        if not known and not self.key_path.exists():
             write_key_file(self.key_path, new_key())
         try:
             key = self._load()
         except KeyUnavailable as error:
             raise KeyUnavailable(f'cannot store a {self.encrypt_from}-sensitivity record '
                                  f'encrypted: {error}; {self.advice()}') from None
-        other = [name for name in known if name != key_id(key)]
+        other = sorted(name for name in known if name != key_id(key))
         if other:
             raise KeyUnavailable(f'cannot store the record encrypted: the key file '
                                  f'{self.key_path} holds key {key_id(key)} but records are '
