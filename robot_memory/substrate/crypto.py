@@ -218,8 +218,8 @@ class Vault:
         try:
             key = self._load()
         except KeyUnavailable as error:
-            raise KeyUnavailable(f'cannot store a {self.encrypt_from}-sensitivity record '
-                                 f'encrypted: {error}; {self.advice()}') from None
+            raise KeyUnavailable(f'cannot store the record encrypted: {error}; '
+                                 f'{self.advice()}') from None
         other = sorted(name for name in known if name != key_id(key))
         if other:
             raise KeyUnavailable(f'cannot store the record encrypted: the key file '
