@@ -18,6 +18,7 @@ is imported only when something is sealed or opened.
 """
 
 import base64
+import collections
 import hashlib
 import hmac
 import json
@@ -258,25 +259,42 @@ class SealedSearch:
         self.version = None
         self.builds = 0
         self.entries = {}  # seq: (key id, status, type, why it cannot be opened or None)
+        self.key_counts = collections.Counter()
+        self._damaged = {}
 
     @property
     def damaged(self) -> list:
         """(key id, status, type, why) of the sealed rows that could not be opened."""
-        return [entry for entry in self.entries.values() if entry[3]]
+        return list(self._damaged.values())
+
+    @property
+    def key_ids(self) -> set:
+        """The key ids of the indexed rows."""
+        return set(self.key_counts)
 
     def clear(self) -> None:
         """Forget every row (before a full rebuild)."""
         self.conn.execute('DELETE FROM sealed_fts')
         self.entries = {}
+        self.key_counts = collections.Counter()
+        self._damaged = {}
         self.builds += 1
 
     def upsert(self, rows: list) -> None:
         """Index opened store rows (dicts), replacing what was indexed under their seq."""
         for row in rows:
-            if row['seq'] in self.entries:
+            old = self.entries.get(row['seq'])
+            if old is not None:
                 self.conn.execute('DELETE FROM sealed_fts WHERE rowid = ?', (row['seq'],))
-            self.entries[row['seq']] = (row['key_id'], row['status'], row['type'],
-                                        row.get('locked'))
+                self.key_counts[old[0]] -= 1
+                if not self.key_counts[old[0]]:
+                    del self.key_counts[old[0]]
+                self._damaged.pop(row['seq'], None)
+            entry = (row['key_id'], row['status'], row['type'], row.get('locked'))
+            self.entries[row['seq']] = entry
+            self.key_counts[entry[0]] += 1
+            if entry[3]:
+                self._damaged[row['seq']] = entry
             if not row.get('locked'):
                 self.conn.execute('INSERT INTO sealed_fts (rowid, text, tags) VALUES (?, ?, ?)',
                                   (row['seq'], row['text'], row['tags']))

@@ -2255,7 +2255,7 @@ class Substrate:
             where += f' AND type IN ({", ".join("?" * len(types))})'
         unusable = {}
         index = self._sealed_index()
-        names = {entry[0] for entry in index.entries.values()} if index is not None else ()
+        names = index.key_ids if index is not None else ()
         for name in names:
             try:
                 self._vault.key(name)
