@@ -269,7 +269,8 @@ def cmd_recall(args, memory) -> int:
     # Keyword-first: without --vectors, filters or --near, a query that at least k records
     # match word for word is answered by keywords alone, without loading the model.
     plain = not (args.vectors or args.filter or args.types or args.near)
-    with Substrate(db_path(args, memory)) as substrate:
+    path = db_path(args, memory)
+    with Substrate(path, **encryption(args, path)) as substrate:
         if embedder is not None and plain and keywords_settle(substrate, args.query, args.k):
             embedder = None
         substrate.embedder = embedder

@@ -382,3 +382,19 @@ def test_stats_shows_the_encrypted_records_and_what_is_withheld(tmp_path, capsys
     encryption = json.loads(out)['substrate']['encryption']
     assert encryption['sealed'] == 1 and encryption['withheld'] == 1
     assert 'is missing' in encryption['notice']
+
+
+def test_a_proposed_sensitive_learn_is_stored_encrypted_once_approved(tmp_path, capsys):
+    memory = tmp_path / 'robot-memory.md'
+    config = tmp_path / 'robot_memory.yaml'
+    config.write_text('/**:\n  ros__parameters:\n    substrate_encrypt_from: high\n'
+                      '    proposals:\n      agents: propose\n')
+    common = ['--file', str(memory), '--config', str(config), '--at', AT]
+    code, out, err = run(capsys, 'learn', SECRET, '--sensitivity', 'high', '--json', *common)
+    assert code == 0, err
+    code, out, err = run(capsys, 'approve', '--all', '--json', *common)
+    assert code == 0, err
+    with Substrate(tmp_path / 'robot-memory.db', key_file=tmp_path / 'robot-memory.key') as s:
+        records = s.all_records(NOW)
+        assert [record.text for record in records] == [SECRET]
+        assert s.sealed_status()['sealed'] == 1
