@@ -224,7 +224,8 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
     database = default_db_path(memory.path)
     stats['database'] = str(database)
     stats['database_exists'] = database.exists()
-    stats['substrate'] = cli_substrate.substrate_stats(database, now)
+    stats['substrate'] = cli_substrate.substrate_stats(database, now,
+                                                       cli_substrate.encryption(args, database))
     if args.json:
         print(json.dumps(stats, indent=2, ensure_ascii=False))
         return 0

@@ -112,13 +112,15 @@ def cmd_proposals(args, memory) -> int:
 def _decide(args, memory, decision: str, ids) -> int:
     from robot_memory import proposals
     from robot_memory.cli_substrate import db_path
+    from robot_memory.cli_substrate import encryption
     from robot_memory.substrate.store import Substrate
     now = _now(args)
     opened = []
 
     def substrate():
         if not opened:
-            opened.append(Substrate(db_path(args, memory)))
+            path = db_path(args, memory)
+            opened.append(Substrate(path, **encryption(args, path)))
         return opened[0]
 
     decided, failed = [], 0

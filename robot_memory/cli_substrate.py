@@ -1,9 +1,12 @@
-"""The substrate's ``robot-memory`` subcommands: learn, recall, forget, mcp, import-rlm, export-rlm.
+"""The substrate's ``robot-memory`` subcommands: learn, recall, forget, mcp, import-rlm, export-rlm,
+rotate-key.
 
 ``add_commands(subparsers, common_parents)`` adds them to the main parser and ``HANDLERS``
 maps each name to its function ``(args, memory) -> exit code``. The records live in the
-database beside the memory file (``--db`` to choose another). The store (pydantic models,
-sqlite-utils) is imported when a command opens it, not when the parser is built.
+database beside the memory file (``--db`` to choose another); encryption at rest
+(``substrate_encrypt_from``, ``substrate_key_file``) is read from ``--config``. The store
+(pydantic models, sqlite-utils) is imported when a command opens it, not when the parser is
+built.
 """
 
 import argparse
@@ -12,6 +15,7 @@ import json
 import pathlib
 import sqlite3
 import sys
+from typing import Optional
 
 from robot_memory.locations import resolve_path
 from robot_memory.substrate.filters import parse_json_object
@@ -143,6 +147,12 @@ def add_commands(subparsers, common_parents) -> None:
     exporter.add_argument('target', help='directory to write chunks/, archive/ and index/ into')
     exporter.add_argument('--json', action='store_true', help='print the report as JSON')
 
+    rotate = subparsers.add_parser('rotate-key', parents=list(common_parents) + [clock],
+                                   help='re-encrypt every encrypted record under a new key (one '
+                                        'transaction, audited; the old key file is kept as '
+                                        'KEY.bak until done)')
+    rotate.add_argument('--json', action='store_true', help='print the result as JSON')
+
 
 def _clock_parser():
     clock = argparse.ArgumentParser(add_help=False)
@@ -163,10 +173,31 @@ def db_path(args, memory) -> pathlib.Path:
     return pathlib.Path(db).expanduser() if db else default_db_path(memory.path)
 
 
+def encryption(args, db) -> dict:
+    """``encrypt_from`` and ``key_file`` for the Substrate, from ``--config`` (else defaults).
+
+    The node's parameters ``substrate_encrypt_from`` and ``substrate_key_file``; an empty key
+    file means beside ``federation.private_key_path`` when that is set, else beside the
+    database (:func:`robot_memory.substrate.crypto.default_key_path`).
+    """
+    from robot_memory.substrate.crypto import default_key_path
+    parameters = {}
+    if getattr(args, 'config', None):
+        from robot_memory.config import read_parameters
+        parameters = read_parameters(args.config)
+    federation = parameters.get('federation')
+    federation_key = parameters.get('federation.private_key_path') or (
+        federation.get('private_key_path') if isinstance(federation, dict) else None)
+    key_file = parameters.get('substrate_key_file') or default_key_path(db, federation_key)
+    return {'encrypt_from': parameters.get('substrate_encrypt_from') or None,
+            'key_file': pathlib.Path(key_file).expanduser()}
+
+
 def _open(args, memory, vectors: bool = False):
     from robot_memory.substrate.embedding import default_embedder
     from robot_memory.substrate.store import Substrate
-    return Substrate(db_path(args, memory), embedder=default_embedder(vectors))
+    path = db_path(args, memory)
+    return Substrate(path, embedder=default_embedder(vectors), **encryption(args, path))
 
 
 def keywords_settle(substrate, query: str, k: int) -> bool:
@@ -238,7 +269,8 @@ def cmd_recall(args, memory) -> int:
     # Keyword-first: without --vectors, filters or --near, a query that at least k records
     # match word for word is answered by keywords alone, without loading the model.
     plain = not (args.vectors or args.filter or args.types or args.near)
-    with Substrate(db_path(args, memory)) as substrate:
+    path = db_path(args, memory)
+    with Substrate(path, **encryption(args, path)) as substrate:
         if embedder is not None and plain and keywords_settle(substrate, args.query, args.k):
             embedder = None
         substrate.embedder = embedder
@@ -256,6 +288,8 @@ def cmd_recall(args, memory) -> int:
         if result.withheld:
             print(f'({result.withheld} records above trust level {args.trust} withheld)',
                   file=sys.stderr)
+        if result.notice:
+            print(f'({result.notice})', file=sys.stderr)
         if not result.hits:
             print('no records matched', file=sys.stderr)
     return 0 if result.hits else 1
@@ -284,8 +318,9 @@ def cmd_mcp(args, memory) -> int:
     """Serve the MCP tools on standard input and output until the client leaves."""
     from robot_memory import mcp_server
     clock = (lambda: args.at) if args.at else None
-    mcp_server.serve(memory.path, db_path(args, memory), trust=args.trust, vectors=args.vectors,
-                     clock=clock, proposals=proposal_settings(args))
+    path = db_path(args, memory)
+    mcp_server.serve(memory.path, path, trust=args.trust, vectors=args.vectors, clock=clock,
+                     proposals=proposal_settings(args), encryption=encryption(args, path))
     return 0
 
 
@@ -309,11 +344,26 @@ def cmd_export_rlm(args, memory) -> int:
     from robot_memory.substrate import rlm
     with _open(args, memory) as substrate:
         report = rlm.export_chunks(substrate, args.target, _now(args))
+        notice = substrate.sealed_status()['notice']
     if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False))
+        print(json.dumps({**report.to_dict(), 'notice': notice}, ensure_ascii=False))
     else:
         print(f'exported {len(report.written)} chunks ({report.archived} archived) to '
               f'{args.target}')
+    if notice:
+        print(f'({notice})', file=sys.stderr)
+    return 0
+
+
+def cmd_rotate_key(args, memory) -> int:
+    """Re-encrypt every encrypted record under a new key; print the old and new key ids."""
+    with _open(args, memory) as substrate:
+        result = substrate.rotate_key(_now(args), actor='cli')
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        print(f're-encrypted {result["records"]} records: key {result["old_key_id"]} -> '
+              f'{result["new_key_id"]} in {result["key_file"]}')
     return 0
 
 
@@ -324,13 +374,15 @@ HANDLERS = {
     'mcp': cmd_mcp,
     'import-rlm': cmd_import_rlm,
     'export-rlm': cmd_export_rlm,
+    'rotate-key': cmd_rotate_key,
 }
 
 
-def substrate_stats(path, now: dt.datetime) -> dict:
+def substrate_stats(path, now: dt.datetime, encryption: Optional[dict] = None) -> dict:
     """Substrate metrics of the database at ``path``, or None when it holds no records table.
 
-    Never creates the database or its tables: ``stats`` only reads.
+    Never creates the database or its tables: ``stats`` only reads. ``encryption`` (see
+    :func:`encryption`) says where the key of the encrypted records is.
     """
     path = pathlib.Path(path)
     if not path.exists():
@@ -348,8 +400,9 @@ def substrate_stats(path, now: dt.datetime) -> dict:
         return None
     from robot_memory.substrate.store import Substrate
     try:
-        with Substrate(path) as substrate:
+        with Substrate(path, **(encryption or {})) as substrate:
             metrics = substrate.metrics(now)
+            metrics['encryption'] = substrate.sealed_status()
     except SubstrateError:
         return None
     from robot_memory.substrate.embedding import default_embedder
@@ -367,12 +420,22 @@ def stats_lines(metrics) -> list:
         return []
     types = '  '.join(f'{name}: {count}' for name, count in metrics['by_type'].items())
     usefulness = metrics['retrieval']['usefulness']
-    return [f'substrate records: {metrics["records"]}  {types}',
-            f'substrate salience mean {metrics["salience"]["mean"]}  recalls '
-            f'{metrics["retrieval"]["recalls"]}  usefulness '
-            f'{"n/a" if usefulness is None else f"{usefulness:.0%}"}  contested '
-            f'{metrics["contradiction"]["contested"]}  revisions (30 d) '
-            f'{metrics["revision"]["total_in_window"]}'] + _embedder_lines(metrics.get('embedder'))
+    lines = [f'substrate records: {metrics["records"]}  {types}',
+             f'substrate salience mean {metrics["salience"]["mean"]}  recalls '
+             f'{metrics["retrieval"]["recalls"]}  usefulness '
+             f'{"n/a" if usefulness is None else f"{usefulness:.0%}"}  contested '
+             f'{metrics["contradiction"]["contested"]}  revisions (30 d) '
+             f'{metrics["revision"]["total_in_window"]}'] + _embedder_lines(metrics.get('embedder'))
+    return lines + _encryption_lines(metrics.get('encryption'))
+
+
+def _encryption_lines(info) -> list:
+    if not info or not (info['sealed'] or info['encrypt_from']):
+        return []
+    level = f'{info["encrypt_from"]} and above' if info['encrypt_from'] else 'off for new records'
+    lines = [f'substrate encryption: {level}; {info["sealed"]} records encrypted, key file '
+             f'{info["key_file"]}']
+    return lines + ([info['notice']] if info['notice'] else [])
 
 
 def _embedder_lines(info) -> list:

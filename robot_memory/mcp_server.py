@@ -188,7 +188,7 @@ class RobotMemoryTools:
     """The four tools over one Substrate, opened at the first call that needs it."""
 
     def __init__(self, memory_path, db_path, trust: str = 'medium', vectors: bool = False,
-                 clock=_now, proposals=None):
+                 clock=_now, proposals=None, encryption=None):
         from robot_memory.substrate.embedding import default_embedder
         self.memory_path = pathlib.Path(memory_path)
         self.db_path = db_path
@@ -196,6 +196,8 @@ class RobotMemoryTools:
         self.clock = clock
         # proposals.ProposalSettings: with agents 'propose' a learn waits for a person.
         self.proposals = proposals
+        # The Substrate's encrypt_from and key_file (encryption at rest).
+        self.encryption = encryption or {}
         self.embedder = default_embedder(vectors)  # the model itself loads at its first use
         self._substrate = None
 
@@ -204,7 +206,7 @@ class RobotMemoryTools:
         """The open Substrate, its vectors brought up to date on first use."""
         if self._substrate is None:
             from robot_memory.substrate.store import Substrate
-            substrate = Substrate(self.db_path, embedder=self.embedder)
+            substrate = Substrate(self.db_path, embedder=self.embedder, **self.encryption)
             if self.embedder is not None:
                 substrate.reindex_vectors()
             self._substrate = substrate
@@ -377,9 +379,10 @@ def _error(request_id, code: int, message: str) -> dict:
 
 
 def serve(memory_path, db_path, trust: str = 'medium', vectors: bool = False,
-          clock=None, proposals=None) -> None:
+          clock=None, proposals=None, encryption=None) -> None:
     """Run the server on standard input / output until the client disconnects."""
-    tools = RobotMemoryTools(memory_path, db_path, trust, vectors, clock or _now, proposals)
+    tools = RobotMemoryTools(memory_path, db_path, trust, vectors, clock or _now, proposals,
+                             encryption)
     output = sys.__stdout__.buffer
     # Standard output carries the protocol alone: whatever else prints goes to stderr.
     sys.stdout = sys.stderr

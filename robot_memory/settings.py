@@ -119,6 +119,16 @@ class NodeSettings(BaseModel):
     substrate_metrics_period_s: float = _frozen(
         default=30.0, ge=1.0, le=86400.0,
         description='Seconds between recomputing the typed memory metrics shown in diagnostics')
+    substrate_encrypt_from: str = _frozen(
+        default='', description='Store typed records of this sensitivity or above encrypted '
+                                '(AES-GCM; public | low | medium | high | hyper); empty: '
+                                'nothing is encrypted (records encrypted earlier still open '
+                                'with the key)')
+    substrate_key_file: str = _frozen(
+        default='', description='Key file of the encrypted typed records (mode 0600, created '
+                                'on first use); empty: memory-encryption.key beside '
+                                'federation.private_key_path when set, else beside the database '
+                                '(robot-memory.key for robot-memory.db)')
 
     @field_validator('telemetry_topics')
     @classmethod
@@ -178,6 +188,14 @@ class NodeSettings(BaseModel):
         if value not in SENSITIVITIES:
             raise ValueError(f'{value!r} is not one of {" | ".join(SENSITIVITIES)}')
         return value
+
+    @field_validator('substrate_encrypt_from')
+    @classmethod
+    def _encrypt_from_valid(cls, value: str) -> str:
+        if value.strip() and value.strip() not in SENSITIVITIES:
+            raise ValueError(f'{value!r} is not one of {" | ".join(SENSITIVITIES)} (empty: '
+                             'encryption off)')
+        return value.strip()
 
     def telemetry(self) -> list:
         """The telemetry topics as (topic, 'pkg/msg/Type') pairs."""

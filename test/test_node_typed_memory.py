@@ -414,3 +414,40 @@ def test_the_typed_memory_survives_a_restart(tmp_path, probe):
         assert [record.id for record in found.records][:1] == [stored.id], found.message
     finally:
         assert second.stop() == 0, second.log()
+
+
+def test_the_node_stores_sensitive_records_encrypted_and_withholds_them_without_key(tmp_path,
+                                                                                   probe):
+    key = tmp_path / 'keys' / 'memory.key'
+    params = {'substrate_encrypt_from': 'high', 'substrate_key_file': str(key),
+              'service_max_trust': 'high', 'substrate_metrics_period_s': 1.0}
+    first = NodeProcess(tmp_path, 'it_typed_sealed', **params).start()
+    try:
+        wait_ready(probe, first)
+        stored = learn(probe, first, 'Ben Okafor takes warfarin every evening',
+                       sensitivity='high')
+        assert stored.success, stored.message
+        found = recall(probe, first, 'warfarin evening', trust='high')
+        assert [record.text for record in found.records] == [
+            'Ben Okafor takes warfarin every evening'], found.message
+        on_disk = b''.join(path.read_bytes() for path in tmp_path.glob('robot-memory.db*'))
+        assert b'warfarin' not in on_disk and b'Okafor' not in on_disk
+    finally:
+        assert first.stop() == 0, first.log()
+    wait_gone(probe, first)
+    key.rename(tmp_path / 'elsewhere.key')
+    second = NodeProcess(tmp_path, 'it_typed_sealed', **params).start()
+    try:
+        wait_ready(probe, second)
+        found = recall(probe, second, 'warfarin evening', trust='high')
+        assert found.success and not found.records, found.message
+        assert '1 encrypted record withheld' in found.message and str(key) in found.message
+        # The diagnostic is recomputed every second: wait for one computed after the start.
+        deadline = time.monotonic() + 15.0
+        values = health(probe, 'typed memory', timeout=15.0)
+        while values.get('encrypted_withheld') != '1' and time.monotonic() < deadline:
+            values = health(probe, 'typed memory', timeout=15.0)
+        assert values['_level'] == 1 and values['encrypted_withheld'] == '1', values
+        assert 'is missing' in values['_message'], values
+    finally:
+        assert second.stop() == 0, second.log()

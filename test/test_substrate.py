@@ -509,14 +509,16 @@ def test_substrate_migrations_are_separate_from_evidence(tmp_path):
         assert substrate.applied_migrations() == ['0001_substrate_tables',
                                                  '0002_substrate_requests',
                                                  '0003_fact_cardinality',
-                                                 '0004_vector_change_log']
+                                                 '0004_vector_change_log',
+                                                 '0005_encryption_at_rest']
     with EvidenceStore(path) as evidence:
         assert evidence.applied_migrations() == evidence_migrations
     with Substrate(path) as substrate:
         assert substrate.applied_migrations() == ['0001_substrate_tables',
                                                  '0002_substrate_requests',
                                                  '0003_fact_cardinality',
-                                                 '0004_vector_change_log']
+                                                 '0004_vector_change_log',
+                                                 '0005_encryption_at_rest']
         tables = {row[0] for row in substrate.db.conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {'substrate_migrations', 'migrations', 'observations', 'substrate_records'} <= tables

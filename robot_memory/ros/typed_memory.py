@@ -20,6 +20,7 @@ from robot_memory.substrate import describe_embedder
 from robot_memory.substrate import SENSITIVITIES
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
+from robot_memory.substrate.crypto import default_key_path
 from robot_memory.substrate.filters import compile_filters
 from robot_memory.substrate.filters import MAX_FILTERS_BYTES
 from robot_memory.substrate.filters import parse_json_object
@@ -34,7 +35,12 @@ class TypedMemoryServices:
     def _init_substrate(self, group) -> None:
         try:
             embedder = default_embedder(self.settings.node.substrate_vectors)
-            self.substrate = Substrate(self.db_path, embedder=embedder)
+            node = self.settings.node
+            key_file = node.substrate_key_file or default_key_path(
+                self.db_path, self.settings.federation.private_key_path)
+            self.substrate = Substrate(self.db_path, embedder=embedder,
+                                       encrypt_from=node.substrate_encrypt_from or None,
+                                       key_file=key_file)
             if embedder is not None:
                 self.substrate.reindex_vectors()
         except (SubstrateError, ValueError) as error:
@@ -114,6 +120,8 @@ class TypedMemoryServices:
         response.success = True
         response.message = (f'{len(result.hits)} records ({result.mode}); {result.withheld} '
                             f'withheld and {result.redacted} redacted at trust {trust!r}')
+        if result.notice:
+            response.message += f'; {result.notice}'
         response.records = [convert.record_message(hit) for hit in result.hits]
         return response
 
@@ -154,6 +162,7 @@ class TypedMemoryServices:
             self._metrics_due = time.monotonic() + self.settings.node.substrate_metrics_period_s
             try:
                 self._metrics = self.substrate.metrics(self.clock_.now())
+                self._metrics['encryption'] = self.substrate.sealed_status()
                 self._metrics_error = None
             except (SubstrateError, ValueError, OSError) as error:
                 self._metrics_error = str(error)
@@ -173,5 +182,9 @@ class TypedMemoryServices:
                   'recall_hits': retrieval['hits'], 'usefulness': retrieval['usefulness'],
                   'contradiction_rate': metrics['contradiction']['rate'],
                   'revisions_per_day': metrics['revision']['rate_per_day'],
-                  'window_days': metrics['window_days']}
+                  'window_days': metrics['window_days'],
+                  'encrypted_records': metrics['encryption']['sealed'],
+                  'encrypted_withheld': metrics['encryption']['withheld']}
+        if metrics['encryption']['withheld']:  # the key is missing or wrong: say what to do
+            return 1, metrics['encryption']['notice'], values
         return 0, f'{metrics["records"]} records', values

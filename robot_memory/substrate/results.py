@@ -72,6 +72,8 @@ class RecallResult(_Plain):
     redacted: int = 0
     mode: str = 'keyword'
     recall_id: Optional[int] = None
+    sealed_withheld: int = 0
+    notice: str = ''
 
     def ids(self) -> list:
         """The ids of the hits, best first."""

@@ -37,11 +37,13 @@ and score only); two or more levels above is *withheld*: left out, and counted a
 candidates recall examined (``RecallResult.withheld``; not a census, so recall stays fast).
 """
 
+import base64
 import contextlib
 import datetime as dt
 import hashlib
 import json
 import math
+import os
 import re
 import sqlite3
 import threading
@@ -56,6 +58,7 @@ from robot_memory.sqlite_db import open_database
 from robot_memory.evidence import create_private_file
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import open_target
+from robot_memory.substrate import crypto
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import check_point
@@ -120,7 +123,8 @@ _COLUMNS = ('seq', 'id', 'type', 'sensitivity', 'status', 'text', 'tags', 'scope
             'half_life_s', 'decay_floor', 'max_age_s', 'gain', 'pinned', 'deletion_policy',
             'access_count', 'last_accessed', 'useful_count', 'unused_count', 'successes',
             'failures', 'content_hash', 'context', 'payload', 'provenance', 'subject',
-            'predicate', 'condition_key', 'archived_at', 'archive_reason', 'facet', 'object_key')
+            'predicate', 'condition_key', 'archived_at', 'archive_reason', 'facet', 'object_key',
+            'sealed', 'key_id')
 _SELECT = f'SELECT {", ".join(_COLUMNS)} FROM substrate_records'
 
 
@@ -255,6 +259,15 @@ def _vector_change_log(db: Database) -> None:
         db.execute(statement)
 
 
+@MIGRATIONS(name='0005_encryption_at_rest')
+def _encryption_at_rest(db: Database) -> None:
+    """Sealed records: the AES-GCM ciphertext of text, tags, context and payload, and its key id."""
+    db.execute('ALTER TABLE substrate_records ADD COLUMN sealed BLOB')
+    db.execute('ALTER TABLE substrate_records ADD COLUMN key_id TEXT')
+    db.execute('CREATE INDEX IF NOT EXISTS substrate_records_sealed ON substrate_records '
+               '(key_id, updated_at) WHERE key_id IS NOT NULL')
+
+
 def _epoch(now: dt.datetime, what: str = 'now') -> float:
     if not isinstance(now, dt.datetime):
         raise SubstrateError(f'{what} must be a datetime (the caller passes the clock), '
@@ -322,11 +335,15 @@ class Substrate:
 
     ``embedder`` (e.g. :class:`~robot_memory.substrate.embedding.HashingEmbedder`) turns on
     vector search and cosine dedup; without it everything is keyword (FTS5 BM25) only.
+    ``encrypt_from`` (a sensitivity, None: off) stores records at or above it encrypted
+    under ``key_file`` (default: :func:`~robot_memory.substrate.crypto.default_key_path`);
+    see :mod:`robot_memory.substrate.crypto`.
     """
 
     def __init__(self, path, embedder=None, busy_timeout_s: float = 10.0,
                  jaccard_threshold: float = 0.8, cosine_threshold: float = 0.95,
-                 recall_gain: float = 0.05, default_sensitivity: str = 'low'):
+                 recall_gain: float = 0.05, default_sensitivity: str = 'low',
+                 encrypt_from: Optional[str] = None, key_file=None):
         if not 0.0 < jaccard_threshold <= 1.0 or not 0.0 < cosine_threshold <= 1.0:
             raise SubstrateError('dedup thresholds must be in (0, 1]')
         _level(default_sensitivity, 'default_sensitivity')
@@ -344,6 +361,7 @@ class Substrate:
         self._lock = threading.RLock()
         self._writes = 0
         self._index = None
+        self._init_vault(encrypt_from, key_file)
         self.db = self._open(path, busy_timeout_s)
 
     def _open(self, path, busy_timeout_s: float) -> Database:
@@ -476,7 +494,7 @@ class Substrate:
 
     def _rows(self, where: str, params=()) -> list:
         cursor = self.db.conn.execute(f'{_SELECT} WHERE {where}', params)
-        return [dict(zip(_COLUMNS, row)) for row in cursor.fetchall()]
+        return self._open_sealed([dict(zip(_COLUMNS, row)) for row in cursor.fetchall()])
 
     def _row(self, record_id: str) -> dict:
         if not isinstance(record_id, str) or not record_id:
@@ -487,6 +505,7 @@ class Substrate:
         return rows[0]
 
     def _record(self, row: dict, now_s: Optional[float] = None) -> MemoryRecord:
+        self._check_open(row)
         payload = json.loads(row['payload'])
         status = row['status']
         if row['type'] == 'semantic':
@@ -631,7 +650,7 @@ class Substrate:
     def _insert(self, conn, now_s: float, record_id: str, kind: str, text: str, tags: list,
                 context: dict, payload: dict, sensitivity: str, confidence: float,
                 salience: float, decay: DecayProfile, pinned: bool, provenance: list,
-                scope: Optional[str], created_by: str, vector=None) -> None:
+                scope: Optional[str], created_by: str, vector=None, seal: bool = False) -> None:
         subject = predicate = condition_key = facet = object_key = None
         if kind == 'semantic':
             object_key = _object_key(payload['object'])
@@ -640,8 +659,21 @@ class Substrate:
             condition_key = _condition_key(payload.get('validity') or {})
             _, facet = textrules.fact_facet(payload['predicate'], payload['object'],
                                             payload.get('single_valued'))
+        content_hash, sealed, key_name = textrules.content_hash(text), None, None
+        if seal or (self._vault is not None and self._vault.seals(sensitivity)):
+            key = self._sealing_key(conn)
+            key_name = crypto.key_id(key)
+            sealed = crypto.seal(key, record_id, {'text': text, 'tags': tags, 'context': context,
+                                                  'payload': payload})
+            content_hash = crypto.digest(key, 'content', content_hash)
+            subject, predicate, condition_key, facet, object_key = (
+                crypto.digest(key, name, value) for name, value in (
+                    ('subject', subject), ('predicate', predicate), ('condition', condition_key),
+                    ('facet', facet), ('object', object_key)))
+            text, tags, context, payload, vector = '', [], {}, {}, None
+            self._sealed_writes += 1
         model = None
-        if self.embedder is not None:
+        if self.embedder is not None and sealed is None:
             if vector is None:
                 vector = self._embed([text])[0]
             vector = vector.astype(numpy.float32).tobytes()
@@ -651,14 +683,14 @@ class Substrate:
             'confidence, salience, created_at, updated_at, last_reinforced_at, decay_curve, '
             'half_life_s, decay_floor, max_age_s, gain, pinned, content_hash, context, payload, '
             'provenance, subject, predicate, condition_key, embedding, embedding_model, facet, '
-            "object_key) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            '?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+            "object_key, sealed, key_id) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
             (record_id, kind, sensitivity, text, ' '.join(tags), scope, confidence, salience,
              now_s, now_s, now_s, decay.curve, float(decay.half_life_seconds),
              decay.min_salience, decay.max_age_seconds, decay.reinforcement_gain, int(pinned),
-             textrules.content_hash(text), _dumps(context), _dumps(payload),
+             content_hash, _dumps(context), _dumps(payload),
              _dumps({'sources': provenance, 'created_by': created_by}), subject, predicate,
-             condition_key, vector, model, facet, object_key))
+             condition_key, vector, model, facet, object_key, sealed, key_name))
         if vector is not None:
             trim_changes(conn)
         conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, hash) '
@@ -681,7 +713,8 @@ class Substrate:
                      'updated_at = ?, confidence = max(confidence, ?), tags = ?, '
                      'provenance = ? WHERE id = ?',
                      (salience, now_s, now_s, confidence if confidence is not None else 0.0,
-                      ' '.join(merged_tags[:MAX_TAGS]), _dumps(sources), row['id']))
+                      self._clear_tags(conn, row, merged_tags[:MAX_TAGS]), _dumps(sources),
+                      row['id']))
         conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, hash) '
                          'VALUES (?, ?, ?, ?)',
                          [(row['id'], source['kind'], source['ref'], source.get('hash'))
@@ -707,6 +740,9 @@ class Substrate:
         now_s = _epoch(now)
         fingerprint = hashlib.sha256(_dumps([kind, request]).encode('utf-8')).hexdigest()
         with self._write() as conn:
+            key = self._request_key(conn)
+            if key is not None:  # the request holds the text: no plain hash of it on disk
+                fingerprint = crypto.digest(key, 'request', fingerprint)
             seen = conn.execute('SELECT kind, fingerprint, reply FROM substrate_requests '
                                 'WHERE request_id = ?', (request_id,)).fetchone()
             if seen is not None:
@@ -714,11 +750,15 @@ class Substrate:
                     raise SubstrateError(f'request_id {request_id!r} was already used for '
                                          f'another {seen[0]} request; use a new request_id for '
                                          'a new request')
-                return {**json.loads(seen[2]), 'replayed': True}
+                return {**self._stored_reply(request_id, seen[2]), 'replayed': True}
             reply = act()
+            stored = _dumps(reply)
+            if key is not None:  # a forget reply quotes the records' text
+                stored = 'sealed:' + base64.b64encode(crypto.seal(
+                    key, f'request:{request_id}', reply)).decode('ascii')
             conn.execute('INSERT INTO substrate_requests (request_id, kind, fingerprint, '
                          'reply, at) VALUES (?, ?, ?, ?, ?)',
-                         (request_id, kind, fingerprint, _dumps(reply), now_s))
+                         (request_id, kind, fingerprint, stored, now_s))
             conn.execute('DELETE FROM substrate_requests WHERE at < ? OR seq <= '
                          '(SELECT MAX(seq) FROM substrate_requests) - ?',
                          (now_s - REQUEST_WINDOW_S, REQUEST_WINDOW))
@@ -887,6 +927,7 @@ class Substrate:
                 (subject, *predicates, condition, key, predicate, exclude)).fetchall()
         facts = [dict(zip(('id', 'predicate', 'facet', 'object_key', 'object', 'object_type',
                            'hint'), row)) for row in rows]
+        facts += self._sealed_facts(subject, condition, exclude)
         stated = {bool(fact['hint']) for fact in facts
                   if fact['predicate'] == predicate and fact['hint'] is not None}
         if hint is None and stated and predicate not in textrules.COPULAS:
@@ -968,12 +1009,15 @@ class Substrate:
     def _patch_revision(self, conn, row: dict, **changes) -> None:
         payload = json.loads(row['payload'])
         payload.setdefault('revision', {}).update(changes)
+        if row.get('key_id'):
+            self._reseal(conn, row, payload=payload)
+            return
         conn.execute('UPDATE substrate_records SET payload = ? WHERE id = ?',
                      (_dumps(payload), row['id']))
 
     def _find_duplicate(self, kind: str, text: str, vector=None) -> Optional[tuple]:
-        rows = self._rows(f'content_hash = ? AND +type = ? AND +status IN {LIVE}',
-                          (textrules.content_hash(text), kind))
+        rows = self._rows(f'content_hash IN (?, ?) AND +type = ? AND +status IN {LIVE}',
+                          (textrules.content_hash(text), self._sealed_hash(text), kind))
         if rows:
             return rows[0], 'exact', 1.0
         if kind == 'episodic':
@@ -995,6 +1039,8 @@ class Substrate:
                 seqs = [seq for seq, in self.db.conn.execute(
                     'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
                     'ORDER BY bm25(substrate_fts) LIMIT 20', (query,))]
+        if query is not None:
+            seqs += [seq for seq, _ in self._sealed_matches(query, 50)]
         if seqs:
             best = None
             for row in self._rows_by_seq(seqs):
@@ -1045,8 +1091,8 @@ class Substrate:
                 kind = self._check_type(type) if type is not None else textrules.classify(text)
                 level = sensitivity or self.default_sensitivity
                 _level(level, 'sensitivity')
-                if self._rows(f'content_hash = ? AND +type = ? AND +status IN {LIVE}',
-                              (textrules.content_hash(text), kind)):
+                if self._rows(f'content_hash IN (?, ?) AND +type = ? AND +status IN {LIVE}',
+                              (textrules.content_hash(text), self._sealed_hash(text), kind)):
                     continue
                 record_id = str(uuid.uuid4())
                 data = self._build_payload(kind, text, None, {}, None, now, record_id)
@@ -1119,7 +1165,8 @@ class Substrate:
         """Every record (archived too), oldest first."""
         now_s = _epoch(now) if now is not None else None
         with self._lock:
-            return [self._record(row, now_s) for row in self._rows('1 ORDER BY seq')]
+            return [self._record(row, now_s) for row in self._rows('1 ORDER BY seq')
+                    if not row.get('locked')]
 
     # ------------------------------------------------------------------ vectors
 
@@ -1141,8 +1188,9 @@ class Substrate:
         while True:
             with self._lock:
                 rows = self.db.conn.execute(
-                    'SELECT seq, text FROM substrate_records WHERE embedding IS NULL OR '
-                    'embedding_model IS NOT ? LIMIT ?', (self.embedder.name, batch)).fetchall()
+                    'SELECT seq, text FROM substrate_records WHERE key_id IS NULL AND '
+                    '(embedding IS NULL OR embedding_model IS NOT ?) LIMIT ?',
+                    (self.embedder.name, batch)).fetchall()
             if not rows:
                 return done
             vectors = self.embedder.embed([row[1] for row in rows])
@@ -1230,6 +1278,8 @@ class Substrate:
         withheld = set()
         with self._lock:
             keyword, rows = self._keyword_candidates(query, keywords, wanted, eligible)
+            keyword, locked = self._sealed_candidates(query, keywords, wanted, eligible, keyword,
+                                                      rows, statuses, wanted_types)
             vector = []
             if use_vectors:
                 vector = self._vector_candidates(query, max(2 * wanted, 10) if keyword
@@ -1272,7 +1322,7 @@ class Substrate:
                 row['access_count'] + (1 if reinforce else 0)))
         recall_id = self._log_recall(now_s, used, reinforce) if used else None
         mode = 'hybrid' if use_vectors and fts else ('vector' if use_vectors else 'keyword')
-        return RecallResult(query, hits, len(withheld), redacted, mode, recall_id)
+        return RecallResult(query, hits, len(withheld), redacted, mode, recall_id, *locked)
 
     def _keyword_candidates(self, query: str, keywords: bool, wanted: int, eligible) -> tuple:
         """(seq, BM25 score) candidates: records with every word first, then any word."""
@@ -1498,6 +1548,7 @@ class Substrate:
         seqs = [seq for seq, in self.db.conn.execute(
             'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
             'ORDER BY bm25(substrate_fts, 1.0, 0.5), rowid', (query,))]
+        seqs += [seq for seq, _ in self._sealed_matches(query, 1000)]
         rank = {seq: position for position, seq in enumerate(seqs)}
         rows = sorted((row for row in self._rows_by_seq(seqs) if row['status'] in statuses
                        and SENSITIVITIES.index(row['sensitivity']) <= highest),
@@ -1519,6 +1570,7 @@ class Substrate:
     def _restore_archived(self, conn, now_s: float, row: dict, actor: str,
                           reason: str) -> str:
         """Give an archived record its status from before the archive; returns it."""
+        self._check_open(row)
         previous = 'active'
         for detail, in conn.execute("SELECT detail FROM substrate_audit WHERE record_id = ? "
                                     "AND action = 'archive' ORDER BY id DESC LIMIT 1",
@@ -1564,6 +1616,7 @@ class Substrate:
 
     def _revisable(self, record_id: str, what: str) -> dict:
         row = self._row(record_id)
+        self._check_open(row)
         if row['type'] == 'episodic':
             raise SubstrateError(f'{record_id} is episodic; episodic records are append-only '
                                  '(record the correction as a new semantic or competence '
@@ -1745,7 +1798,8 @@ class Substrate:
                          'tags = ?, provenance = ?, updated_at = ?, salience = ?, '
                          'last_reinforced_at = ? WHERE id = ?',
                          (max(row['confidence'] for row in rows),
-                          sum(row['access_count'] for row in rows), ' '.join(tags[:MAX_TAGS]),
+                          sum(row['access_count'] for row in rows),
+                          self._clear_tags(conn, keeper, tags[:MAX_TAGS]),
                           _dumps({'sources': unique,
                                   'created_by': json.loads(keeper['provenance']).get(
                                       'created_by')}),
@@ -1814,7 +1868,8 @@ class Substrate:
                      old['sensitivity'],
                      self._check_unit(confidence, 'confidence') if confidence is not None
                      else old['confidence'], max(_row_salience(old, now_s), 0.5), decay,
-                     bool(old['pinned']), provenance, old['scope'], actor)
+                     bool(old['pinned']), provenance, old['scope'], actor,
+                     seal=bool(old.get('key_id')))
 
     # ------------------------------------------------------------------ selection
 
@@ -1979,6 +2034,337 @@ class Substrate:
                            'success_rate': rate(stats['plan_graph']['successes'],
                                                 stats['plan_graph']['failures'])},
         }
+
+    # ------------------------------------------------------------------ encryption at rest
+
+    def _init_vault(self, encrypt_from, key_file) -> None:
+        """The key of the sealed records (see :mod:`.crypto`); None for an unnamed in-memory db."""
+        crypto.check_level(encrypt_from)
+        self._vault = None
+        self._sealed_search = None
+        self._sealed_writes = 0  # this process's changes of sealed text or tags
+        self._sealed_dirty = set()  # and the seqs of the existing records it changed
+        if key_file is None and self.path is None:
+            if encrypt_from:
+                raise SubstrateError('an in-memory database needs key_file= to encrypt records')
+            return
+        self._vault = crypto.Vault(key_file if key_file is not None
+                                   else crypto.default_key_path(self.path), encrypt_from)
+
+    @property
+    def key_file(self):
+        """The path of the key file of the sealed records (None: no key file is used)."""
+        return self._vault.key_path if self._vault is not None else None
+
+    def _sealing_key(self, conn) -> bytes:
+        if self._vault is None:
+            raise SubstrateError('this record must be stored encrypted but no key file is set; '
+                                 'create the Substrate with key_file=')
+        return self._vault.sealing_key(conn)
+
+    def _open_sealed(self, rows: list) -> list:
+        """Decrypt the sealed rows in place; one that cannot be opened gets ``locked`` (why)."""
+        keys = {}
+        for row in rows:
+            if not row.get('key_id'):
+                continue
+            try:
+                if self._vault is None:
+                    raise crypto.KeyUnavailable('no key file is set')
+                if row['key_id'] not in keys:
+                    keys[row['key_id']] = self._vault.key(row['key_id'])
+                fields = crypto.unseal(keys[row['key_id']], row['id'], row['sealed'])
+            except crypto.KeyUnavailable as error:
+                row['locked'] = str(error)
+                row['text'] = '[encrypted: the key is not available]'
+                continue
+            row['text'] = fields['text']
+            row['tags'] = ' '.join(fields['tags'])
+            row['context'] = _dumps(fields['context'])
+            row['payload'] = _dumps(fields['payload'])
+            if row['type'] == 'semantic':
+                row['subject'] = textrules.normalise(fields['payload']['subject'])
+                row['predicate'] = textrules.normalise(fields['payload']['predicate'])
+        return rows
+
+    def _check_open(self, row: dict) -> None:
+        """Refuse to show or revise a sealed record that could not be decrypted."""
+        if row.get('locked'):
+            advice = self._vault.advice() if self._vault is not None else 'pass key_file='
+            raise crypto.KeyUnavailable(f'record {row["id"]} is encrypted and cannot be opened: '
+                                        f'{row["locked"]}; {advice}')
+
+    def _reseal(self, conn, row: dict, tags=None, payload=None) -> None:
+        """Store an opened sealed record again with new tags or payload (fresh nonce)."""
+        key = self._vault.key(row['key_id'])
+        fields = {'text': row['text'],
+                  'tags': list(tags) if tags is not None else row['tags'].split(),
+                  'context': json.loads(row['context']),
+                  'payload': payload if payload is not None else json.loads(row['payload'])}
+        conn.execute('UPDATE substrate_records SET sealed = ? WHERE id = ?',
+                     (crypto.seal(key, row['id'], fields), row['id']))
+        self._sealed_writes += 1
+        self._sealed_dirty.add(row['seq'])
+
+    def _clear_tags(self, conn, row: dict, tags: list) -> str:
+        """The tags column of a row: the tags, or '' for a sealed row (resealed with them)."""
+        if row.get('key_id'):
+            self._reseal(conn, row, tags=tags)
+            return ''
+        return ' '.join(tags)
+
+    def _request_key(self, conn) -> Optional[bytes]:
+        """The key that seals kept request replies: when encryption is on and the key usable."""
+        if self._vault is None or self._vault.encrypt_from is None:
+            return None
+        try:
+            return self._vault.sealing_key(conn)
+        except crypto.KeyUnavailable:
+            return None
+
+    def _stored_reply(self, request_id: str, stored: str) -> dict:
+        """A kept reply, decrypted when it was stored sealed."""
+        if not stored.startswith('sealed:'):
+            return json.loads(stored)
+        key = self._readable_key()
+        try:
+            if key is None:
+                raise crypto.KeyUnavailable('the key is not available')
+            return crypto.unseal(key, f'request:{request_id}',
+                                 base64.b64decode(stored[len('sealed:'):]))
+        except crypto.KeyUnavailable as error:
+            raise SubstrateError(f'request_id {request_id!r} was already used; its reply is '
+                                 f'encrypted and cannot be read ({error}); use a new '
+                                 'request_id') from None
+
+    def _readable_key(self) -> Optional[bytes]:
+        """The key in the key file when there is one that reads, else None (no error)."""
+        if self._vault is None:
+            return None
+        try:
+            return self._vault._load()
+        except crypto.KeyUnavailable:
+            return None
+
+    def _sealed_hash(self, text: str) -> Optional[str]:
+        """The content hash a sealed copy of ``text`` would carry (None without a key)."""
+        key = self._readable_key()
+        return crypto.digest(key, 'content', textrules.content_hash(text)) if key else None
+
+    def _sealed_index(self) -> Optional[crypto.SealedSearch]:
+        """The in-memory index of the sealed records, rebuilt when they changed."""
+        if self._vault is None:
+            return None
+        # No other connection committed and this one changed no sealed text: nothing to do.
+        version = (self.db.conn.execute('PRAGMA data_version').fetchone()[0],
+                   self._sealed_writes)
+        index = self._sealed_search
+        if index is not None and index.version == version:
+            return index if index.entries else None
+        signature = self.db.conn.execute(
+            'SELECT count(*), max(seq), max(updated_at) FROM substrate_records '
+            'WHERE key_id IS NOT NULL').fetchone() + (self._sealed_writes,)
+        if index is None:
+            index = self._sealed_search = crypto.SealedSearch()
+        index.version = version
+        if not signature[0]:
+            if index.entries:
+                index.clear()
+            index.signature = None
+            return None
+        if index.signature == signature:
+            return index
+        if index.signature is not None:  # only what is new or changed since
+            dirty, self._sealed_dirty = sorted(self._sealed_dirty), set()
+            index.upsert(self._rows('key_id IS NOT NULL AND (seq > ? OR updated_at > ? OR seq IN '
+                                    f'({", ".join("?" * len(dirty))}))',
+                                    (*index.signature[1:3], *dirty)))
+        if len(index.entries) != signature[0]:  # rows went away: start again
+            index.clear()
+            index.upsert(self._rows('key_id IS NOT NULL'))
+        index.signature = signature
+        return index
+
+    def _sealed_matches(self, query: str, limit: int) -> list:
+        """(seq, BM25) of sealed records matching an FTS5 query; [] when there are none."""
+        index = self._sealed_index()
+        return index.match(query, limit) if index is not None else []
+
+    def _sealed_facts(self, subject: str, condition: str, exclude) -> list:
+        """Live sealed facts of ``subject`` under ``condition``, shaped as ``_fact_conflicts``'s."""
+        key = self._readable_key()
+        if key is None:
+            return []
+        facts = []
+        for row in self._rows(f"subject = ? AND condition_key = ? AND type = 'semantic' AND "
+                              f'status IN {LIVE} AND id IS NOT ?',
+                              (crypto.digest(key, 'subject', subject),
+                               crypto.digest(key, 'condition', condition), exclude)):
+            if row.get('locked'):
+                continue
+            fact = json.loads(row['payload'])
+            hint = fact.get('single_valued')
+            facts.append({'id': row['id'], 'predicate': textrules.normalise(fact['predicate']),
+                          'facet': textrules.fact_facet(fact['predicate'], fact['object'],
+                                                        hint)[1],
+                          'object_key': _object_key(fact['object']), 'object': fact['object'],
+                          'object_type': None, 'hint': hint})
+        return facts
+
+    def _sealed_candidates(self, query: str, keywords: bool, wanted: int, eligible,
+                           keyword: list, rows: dict, statuses: tuple, types) -> tuple:
+        """Recall's keyword ranking with the sealed matches merged in, and what was withheld.
+
+        Returns ``(ranking, (withheld count, notice))``: the sealed records that could not be
+        searched (no key, wrong key) are counted, never matched nor shown.
+        """
+        if self._vault is None or not self.db.conn.execute(
+                'SELECT 1 FROM substrate_records WHERE key_id IS NOT NULL LIMIT 1').fetchone():
+            return keyword, (0, '')
+        found = []
+        if keywords:
+            passes = [textrules.fts_query(query, operator='AND'), textrules.fts_query(query)]
+            seen = set()
+            for fts in passes:
+                if fts is None or len(found) >= wanted:
+                    continue
+                for seq, score in self._sealed_matches(fts, wanted):
+                    if seq not in seen:
+                        seen.add(seq)
+                        found.append((seq, score))
+        fetched = {row['seq']: row for row in self._rows_by_seq([seq for seq, _ in found])}
+        merged = list(keyword)
+        for seq, score in found:
+            row = fetched.get(seq)
+            if row is not None and not row.get('locked') and eligible(row):
+                merged.append((seq, score))
+                rows[seq] = row
+        if len(merged) > len(keyword):
+            merged.sort(key=lambda item: -item[1])
+        count, reason = self._locked_count(statuses, types)
+        if not count:
+            return merged, (0, '')
+        return merged, (count, crypto.withheld_notice(count, reason, self._vault.advice()))
+
+    def _locked_count(self, statuses: tuple, types=None) -> tuple:
+        """How many sealed records of these statuses (and types) cannot be opened, and why."""
+        count, reason = 0, ''
+        types = sorted(types or ())
+        where = f'status IN ({", ".join("?" * len(statuses))})'
+        if types:
+            where += f' AND type IN ({", ".join("?" * len(types))})'
+        unusable = {}
+        index = self._sealed_index()
+        names = index.key_ids if index is not None else ()
+        for name in names:
+            try:
+                self._vault.key(name)
+            except crypto.KeyUnavailable as error:
+                unusable[name] = str(error)
+        if unusable:
+            for name, records in self.db.conn.execute(
+                    'SELECT key_id, count(*) FROM substrate_records WHERE key_id IS NOT NULL '
+                    f'AND {where} GROUP BY key_id', (*statuses, *types)).fetchall():
+                if name in unusable:
+                    count += records
+                    reason = reason or unusable[name]
+        for name, status, kind, why in (index.damaged if len(unusable) < len(names) else ()):
+            if name not in unusable and status in statuses and (not types or kind in types):
+                count += 1  # opened with the right key, yet refused: altered or moved
+                reason = reason or why
+        return count, reason
+
+    def sealed_status(self) -> dict:
+        """Encryption at rest: the key file, the sealed and withheld counts and a notice."""
+        counts = {'sealed': 0, 'withheld': 0, 'notice': ''}
+        if self._vault is None:
+            return {'key_file': None, 'encrypt_from': None, **counts}
+        with self._lock:
+            counts['sealed'] = self.db.conn.execute(
+                'SELECT count(*) FROM substrate_records WHERE key_id IS NOT NULL').fetchone()[0]
+            withheld, reason = self._locked_count(('active', 'contested', 'retracted',
+                                                   'superseded', 'archived'))
+        counts['withheld'] = withheld
+        if withheld:
+            counts['notice'] = crypto.withheld_notice(withheld, reason, self._vault.advice())
+        return {'key_file': str(self._vault.key_path), 'encrypt_from': self._vault.encrypt_from,
+                **counts}
+
+    def rotate_key(self, now: dt.datetime, actor: str = 'api') -> dict:
+        """Re-encrypt every sealed record under a new key, in one transaction, audited.
+
+        The new key is written to ``<key file>.new`` and the old one copied to
+        ``<key file>.bak`` first; the records are re-sealed (and their keyed digests
+        recomputed) in one ``BEGIN IMMEDIATE`` transaction; only after it commits does the
+        new key replace the old file, and the backup is removed. Interrupted anywhere, one
+        of the three files still opens the records (the error names it).
+        """
+        now_s = _epoch(now)
+        if self._vault is None:
+            raise SubstrateError('no key file is set; create the Substrate with key_file=')
+        path = self._vault.key_path
+        fresh, backup = path.with_name(path.name + '.new'), path.with_name(path.name + '.bak')
+        for leftover in (fresh, backup):
+            if leftover.exists():
+                raise SubstrateError(f'{leftover} exists: an earlier rotate-key did not finish; '
+                                     'check which key opens the records, keep it as '
+                                     f'{path.name} and remove the other file, then retry')
+        with self._lock:
+            names = [name for name, in self.db.conn.execute(
+                'SELECT DISTINCT key_id FROM substrate_records WHERE key_id IS NOT NULL')]
+            if not names:
+                raise SubstrateError('no record is encrypted; there is no key to rotate (records '
+                                     'are encrypted once encrypt_from is set)')
+            old = self._vault.key(names[0])
+            for name in names[1:]:
+                self._vault.key(name)  # raises: records under another key cannot be rotated
+            key = crypto.new_key()
+            crypto.write_key_file(backup, old)
+            crypto.write_key_file(fresh, key)
+            try:
+                with self._write() as conn:
+                    rows = [row for row in self._rows('key_id IS NOT NULL')]
+                    for row in rows:
+                        self._check_open(row)
+                        self._reseal_under(conn, row, key)
+                    self._audit(conn, now_s, 'substrate:key', 'rotate-key', actor,
+                                'encryption key rotated',
+                                {'old_key_id': crypto.key_id(old), 'new_key_id':
+                                 crypto.key_id(key), 'records': len(rows)})
+            except BaseException:
+                fresh.unlink()
+                backup.unlink()
+                raise
+            os.replace(fresh, path)
+            crypto._sync_directory(path.parent)
+            backup.unlink()
+            self._vault._key = None
+            self._sealed_search = None
+        return {'records': len(rows), 'old_key_id': crypto.key_id(old),
+                'new_key_id': crypto.key_id(key), 'key_file': str(path)}
+
+    def _reseal_under(self, conn, row: dict, key: bytes) -> None:
+        """Seal an opened row under ``key`` and recompute its keyed digests."""
+        payload = json.loads(row['payload'])
+        digests = {'content_hash': crypto.digest(key, 'content',
+                                                 textrules.content_hash(row['text']))}
+        if row['type'] == 'semantic':
+            digests.update({
+                'subject': crypto.digest(key, 'subject', textrules.normalise(
+                    payload['subject'])),
+                'predicate': crypto.digest(key, 'predicate', textrules.normalise(
+                    payload['predicate'])),
+                'condition_key': crypto.digest(key, 'condition', _condition_key(
+                    payload.get('validity') or {})),
+                'facet': crypto.digest(key, 'facet', textrules.fact_facet(
+                    payload['predicate'], payload['object'], payload.get('single_valued'))[1]),
+                'object_key': crypto.digest(key, 'object', _object_key(payload['object']))})
+        sealed = crypto.seal(key, row['id'], {'text': row['text'], 'tags': row['tags'].split(),
+                                              'context': json.loads(row['context']),
+                                              'payload': payload})
+        assignments = ', '.join(f'{name} = ?' for name in digests)
+        conn.execute(f'UPDATE substrate_records SET sealed = ?, key_id = ?, {assignments} '
+                     'WHERE id = ?', (sealed, crypto.key_id(key), *digests.values(), row['id']))
 
 
 def _first_error(error: pydantic.ValidationError) -> str:
