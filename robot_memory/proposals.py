@@ -35,6 +35,7 @@ import dataclasses
 import datetime as dt
 import json
 import sqlite3
+import uuid
 from typing import Optional
 
 from pydantic import BaseModel
@@ -488,15 +489,24 @@ def learn_or_propose(substrate, queue_factory, settings: ProposalSettings, now: 
     if settings.agents == 'apply':
         return substrate.learn(now=now, actor=actor, **fields).to_dict()
     preview = substrate.preview_learn(now=now, actor=actor, **fields)
-    text = ' '.join(fields['text'].split())
-    shown = text if len(text) <= 120 else text[:117] + '...'
-    summary = (f'learn {preview.type} "{shown}"'
-               + (f' tags {", ".join(fields.get("tags") or [])}' if fields.get('tags') else '')
-               + f'; now this would: {preview.message or preview.action}')
+    kept = {key: value for key, value in fields.items() if value is not None}
+    sensitivity = substrate.sensitivity_of(fields['text'], fields.get('sensitivity'))
+    if substrate.seals(sensitivity):
+        # Encrypted at rest while it waits, as it will be once stored: the queue, its
+        # summary and the audit log hold nothing of the text.
+        kept = substrate.seal_fields(f'proposal-{uuid.uuid4().hex}', kept)
+        summary = (f'learn {preview.type} ({sensitivity} sensitivity, encrypted at rest: '
+                   f'{len(fields["text"])} characters); now this would: {preview.action}')
+    else:
+        text = ' '.join(fields['text'].split())
+        shown = text if len(text) <= 120 else text[:117] + '...'
+        summary = (f'learn {preview.type} "{shown}"'
+                   + (f' tags {", ".join(fields.get("tags") or [])}' if fields.get('tags')
+                      else '')
+                   + f'; now this would: {preview.message or preview.action}')
     queue = queue_factory()
-    proposal = queue.propose('learn', actor, preview.type, summary,
-                             {key: value for key, value in fields.items() if value is not None},
-                             now, settings.expire_after_s)
+    proposal = queue.propose('learn', actor, preview.type, summary, kept, now,
+                             settings.expire_after_s)
     return {'action': 'proposed', 'record_id': '', 'type': preview.type, 'duplicate': False,
             'proposal': proposal.id,
             'message': f'proposed as #{proposal.id}; nothing is stored until a person '
@@ -505,7 +515,10 @@ def learn_or_propose(substrate, queue_factory, settings: ProposalSettings, now: 
 
 def apply_learn(substrate, proposal: Proposal, now: dt.datetime, approver: str) -> str:
     """Run an approved learn (once: under the request id ``proposal-<id>``); what it did."""
-    fields = {key: value for key, value in proposal.payload.items() if key in LEARN_FIELDS}
+    payload = proposal.payload
+    if 'sealed' in payload:
+        payload = substrate.open_fields(payload)
+    fields = {key: value for key, value in payload.items() if key in LEARN_FIELDS}
     actor = f'{proposal.proposer} (approved by {approver})'[:MAX_ACTOR]
     reply = substrate.once(f'proposal-{proposal.id}', 'learn', fields, now,
                            lambda: substrate.learn(now=now, actor=actor, **fields).to_dict())

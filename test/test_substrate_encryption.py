@@ -390,11 +390,23 @@ def test_a_proposed_sensitive_learn_is_stored_encrypted_once_approved(tmp_path, 
     config.write_text('/**:\n  ros__parameters:\n    substrate_encrypt_from: high\n'
                       '    proposals:\n      agents: propose\n')
     common = ['--file', str(memory), '--config', str(config), '--at', AT]
+    with Substrate(tmp_path / 'robot-memory.db', key_file=tmp_path / 'robot-memory.key',
+                   encrypt_from='high') as substrate:
+        substrate.learn('The pharmacy courier comes on Tuesdays', now=NOW, sensitivity='high')
     code, out, err = run(capsys, 'learn', SECRET, '--sensitivity', 'high', '--json', *common)
+    assert code == 0, err
+    # While it waits, the queue, its summary and the audit log hold nothing of the text...
+    assert leaks(disk_bytes(tmp_path)) == []
+    code, out, err = run(capsys, 'proposals', *common)
+    assert code == 0 and 'encrypted at rest' in out and 'warfarin' not in out
+    # ...and a key rotation meanwhile re-seals it, so it is still approved as it was asked.
+    code, out, err = run(capsys, 'rotate-key', '--json', *common)
     assert code == 0, err
     code, out, err = run(capsys, 'approve', '--all', '--json', *common)
     assert code == 0, err
+    assert leaks(disk_bytes(tmp_path)) == []
     with Substrate(tmp_path / 'robot-memory.db', key_file=tmp_path / 'robot-memory.key') as s:
         records = s.all_records(NOW)
-        assert [record.text for record in records] == [SECRET]
-        assert s.sealed_status()['sealed'] == 1
+        assert sorted(record.text for record in records) == [
+            SECRET, 'The pharmacy courier comes on Tuesdays']
+        assert s.sealed_status()['sealed'] == 2

@@ -797,9 +797,7 @@ class Substrate:
             raise SubstrateError('context must be an object, e.g. {"location": {"room": '
                                  '"kitchen"}}')
         check_json(context, 'context')
-        if sensitivity is None:
-            sensitivity = 'high' if textrules.looks_secret(text) else self.default_sensitivity
-        _level(sensitivity, 'sensitivity')
+        sensitivity = self.sensitivity_of(text, sensitivity)
         confidence = self._check_unit(confidence, 'confidence')
         salience = self._check_unit(salience, 'salience')
         if on_conflict not in CONFLICT_POLICIES:
@@ -2056,6 +2054,55 @@ class Substrate:
         """The path of the key file of the sealed records (None: no key file is used)."""
         return self._vault.key_path if self._vault is not None else None
 
+    def sensitivity_of(self, text: str, sensitivity: Optional[str] = None) -> str:
+        """The sensitivity a learn of ``text`` gets: the one asked for, else by its content."""
+        if sensitivity is None:
+            sensitivity = 'high' if textrules.looks_secret(text) else self.default_sensitivity
+        _level(sensitivity, 'sensitivity')
+        return sensitivity
+
+    def seals(self, sensitivity: str) -> bool:
+        """True when what is learned at ``sensitivity`` is stored encrypted."""
+        return self._vault is not None and self._vault.seals(sensitivity)
+
+    def seal_fields(self, ref: str, fields: dict) -> dict:
+        """``fields`` encrypted for storage elsewhere in this database (a queued learn).
+
+        Bound to ``ref`` like a record to its id; opened by :meth:`open_fields`, re-sealed
+        by ``rotate_key`` wherever it is kept (see ``_reseal_queued``).
+        """
+        with self._lock:
+            key = self._sealing_key(self.db.conn)
+        return {'sealed': base64.b64encode(crypto.seal(key, ref, fields)).decode('ascii'),
+                'key_id': crypto.key_id(key), 'ref': ref}
+
+    def open_fields(self, data: dict) -> dict:
+        """What :meth:`seal_fields` sealed; KeyUnavailable saying why when it cannot."""
+        if self._vault is None:
+            raise crypto.KeyUnavailable(f'{data.get("ref")} is encrypted and no key file is set')
+        key = self._vault.key(data['key_id'])
+        return crypto.unseal(key, data['ref'], base64.b64decode(data['sealed']))
+
+    def _reseal_queued(self, conn, old: bytes, key: bytes) -> int:
+        """Re-seal the pending queued learns (the proposals table) under ``key``; how many."""
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                        "name = 'proposals'").fetchone() is None:
+            return 0
+        count = 0
+        for proposal_id, text in conn.execute(
+                "SELECT id, payload FROM proposals WHERE payload LIKE '{\"key_id\":%' "
+                'AND status = \'pending\'').fetchall():
+            data = json.loads(text)
+            if 'sealed' not in data or data['key_id'] != crypto.key_id(old):
+                continue
+            fields = crypto.unseal(old, data['ref'], base64.b64decode(data['sealed']))
+            data.update(sealed=base64.b64encode(crypto.seal(key, data['ref'], fields))
+                        .decode('ascii'), key_id=crypto.key_id(key))
+            conn.execute('UPDATE proposals SET payload = ? WHERE id = ?',
+                         (json.dumps(data, ensure_ascii=False, sort_keys=True), proposal_id))
+            count += 1
+        return count
+
     def _sealing_key(self, conn) -> bytes:
         if self._vault is None:
             raise SubstrateError('this record must be stored encrypted but no key file is set; '
@@ -2327,10 +2374,12 @@ class Substrate:
                     for row in rows:
                         self._check_open(row)
                         self._reseal_under(conn, row, key)
+                    queued = self._reseal_queued(conn, old, key)
                     self._audit(conn, now_s, 'substrate:key', 'rotate-key', actor,
                                 'encryption key rotated',
                                 {'old_key_id': crypto.key_id(old), 'new_key_id':
-                                 crypto.key_id(key), 'records': len(rows)})
+                                 crypto.key_id(key), 'records': len(rows),
+                                 'queued_learns': queued})
             except BaseException:
                 fresh.unlink()
                 backup.unlink()
