@@ -148,6 +148,12 @@ def parse_time(text: str) -> dt.datetime:
                         '(a time without an offset is taken as UTC)') from None
 
 
+def point_options(dream: int = 0, undo_id: int = 0, to: str = '') -> dict:
+    """Keyword arguments of ``undo`` from a request's fields (0 and '' mean not given)."""
+    return {'dream': dream or None, 'undo_id': undo_id or None,
+            'to': parse_time(to) if to.strip() else None}
+
+
 def _max_id(conn, table: str) -> int:
     return conn.execute(f'SELECT coalesce(max(id), 0) FROM {table}').fetchone()[0]
 
