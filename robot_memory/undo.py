@@ -179,10 +179,15 @@ def restore_point(conn, now: dt.datetime, dream: Optional[int] = None,
     if to > now:
         raise UndoError(f'{format_iso(to)} is in the future (now is {format_iso(now)}); '
                         'give a past time')
-    earliest = conn.execute('SELECT at FROM dreams WHERE id = ?', (horizon - 1,)).fetchone()
-    if earliest is not None and to < parse_iso(earliest[0]):
-        raise UndoError(f'{format_iso(to)} is before {earliest[0]}, since when this database '
-                        'keeps the history an undo needs; give a later time')
+    # The first recorded state: after the last dream of an older version of this database,
+    # or (a database that kept its history from the start) the first dream.
+    earliest = conn.execute('SELECT id, at FROM dreams WHERE id >= ? ORDER BY id LIMIT 1',
+                            (max(1, horizon - 1),)).fetchone()
+    if earliest is not None and to < parse_iso(earliest[1]):
+        hint = (f', or --dream {earliest[0]} for the state before that dream'
+                if earliest[0] >= horizon else '')
+        raise UndoError(f'{format_iso(to)} is before {earliest[1]}, since when this database '
+                        f'keeps the history an undo needs; give a later time{hint}')
     at = to.timestamp()
     first = conn.execute('SELECT min(id) FROM entry_versions WHERE at > ?', (at,)).fetchone()[0]
     return RestorePoint(f'at {format_iso(to)}', {'to': format_iso(to)}, at, True,

@@ -320,3 +320,34 @@ def test_the_migrations_are_named_and_history_is_append_only(robot):
     with pytest.raises(sqlite3.DatabaseError, match='append-only'):
         robot.store.db.execute('DELETE FROM entry_versions')
 
+
+
+def test_a_database_from_before_the_history_refuses_older_dreams_and_undoes_newer(robot):
+    robot.fault(0)
+    first = robot.dream(0)
+    # Take the database back to the schema of the version before undo existed.
+    robot.store.db.execute("DELETE FROM migrations WHERE name = '0003_undo_history'")
+    for table in ('entry_versions', 'undos', 'undo_horizon'):
+        robot.store.db.execute(f'DROP TABLE {table}')
+    robot.store.db.conn.commit()
+    robot.store.close()
+    robot.store = EvidenceStore(robot.db, Rules.default())
+    assert robot.store.applied_migrations()[-1] == '0003_undo_history'
+    robot.fault(1, LIDAR)
+    second = robot.dream(1)
+    with pytest.raises(UndoError, match=f'dream {first.dream_id} ran before this database'):
+        undo(robot.store, robot.memory, night(2), 'cli', 'why', dream=first.dream_id)
+    with pytest.raises(UndoError, match='since when this database keeps the history'):
+        undo(robot.store, robot.memory, night(2), 'cli', 'why', to=night(0) - dt.timedelta(1))
+    report = undo(robot.store, robot.memory, night(2), 'cli', 'why', dream=second.dream_id)
+    assert set(robot.entries()) == set(first.created)
+    assert [change['id'] for change in report.entries] == second.created
+
+
+def test_a_time_before_the_first_dream_is_refused_and_dream_one_is_offered(robot):
+    robot.fault(0)
+    first = robot.dream(0)
+    with pytest.raises(UndoError, match='--dream 1 for the state before that dream'):
+        undo(robot.store, robot.memory, night(1), 'cli', 'why', to=night(0) - dt.timedelta(1))
+    report = undo(robot.store, robot.memory, night(1), 'cli', 'why', dream=first.dream_id)
+    assert robot.entries() == {} and [c['id'] for c in report.entries] == first.created
