@@ -6,7 +6,11 @@ real dreams over simulated nights with a moving clock.
 
 import datetime as dt
 import json
+import os
+import pathlib
 import sqlite3
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -351,3 +355,17 @@ def test_a_time_before_the_first_dream_is_refused_and_dream_one_is_offered(robot
         undo(robot.store, robot.memory, night(1), 'cli', 'why', to=night(0) - dt.timedelta(1))
     report = undo(robot.store, robot.memory, night(1), 'cli', 'why', dream=first.dream_id)
     assert robot.entries() == {} and [c['id'] for c in report.entries] == first.created
+
+
+def test_the_undo_benchmark_quick_run_prints_json_lines():
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(repo), env.get('PYTHONPATH')]))
+    run = subprocess.run([sys.executable, str(repo / 'bench' / 'bench_undo.py'), '--quick'],
+                         cwd=repo, env=env, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stderr
+    records = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [record['bench'] for record in records] == ['record_versions', 'undo_to']
+    for record in records:
+        assert record['ms'] > 0 and record['baseline_ms'] > 0 and record['ratio'] > 0, record
+    assert records[1]['entries_changed'] == 20 and records[1]['records_archived'] == 200

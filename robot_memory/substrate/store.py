@@ -286,6 +286,7 @@ def _record_versions(db: Database) -> None:
     ``substrate_versions`` holds the row as it was before (JSON of its columns but the
     vector; NULL: the record was created) and when (``at``, UNIX seconds). A hard delete
     removes the record's versions too: what was forgotten for good is never restored.
+    Only ``record_id`` is indexed (the purge): an undo is rare and may scan, a learn is not.
     """
     versioned = [name for name in _COLUMNS if name not in _UNVERSIONED + _NOT_IN_HISTORY]
     image = 'json_object(' + ', '.join(f"'{name}', old.{name}" for name in _COLUMNS
@@ -298,7 +299,6 @@ def _record_versions(db: Database) -> None:
     statements = [
         'CREATE TABLE IF NOT EXISTS substrate_versions (id INTEGER PRIMARY KEY AUTOINCREMENT, '
         'record_id TEXT NOT NULL, at REAL NOT NULL, prior TEXT)',
-        'CREATE INDEX IF NOT EXISTS substrate_versions_at ON substrate_versions (at)',
         'CREATE INDEX IF NOT EXISTS substrate_versions_record ON substrate_versions '
         '(record_id, id)',
         'CREATE TRIGGER IF NOT EXISTS substrate_version_insert AFTER INSERT ON '
