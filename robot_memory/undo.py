@@ -310,11 +310,13 @@ def plan_records(conn, point: RestorePoint) -> tuple:
                 f'SELECT id FROM substrate_records WHERE {later} AND id NOT IN '
                 '(SELECT record_id FROM substrate_versions)', (point.at,)):
             targets[record_id] = None
+    cursor = conn.execute('SELECT * FROM substrate_records WHERE id IN '
+                          '(SELECT value FROM json_each(?))', (json.dumps(list(targets)),))
+    names = [column[0] for column in cursor.description]
+    rows = {row[names.index('id')]: row for row in cursor.fetchall()}
     changes, skipped = [], []
     for record_id, prior in targets.items():
-        cursor = conn.execute('SELECT * FROM substrate_records WHERE id = ?', (record_id,))
-        names = [column[0] for column in cursor.description]
-        row = cursor.fetchone()
+        row = rows.get(record_id)
         if row is None:
             skipped.append(f'typed record {record_id} was deleted for good (forget --hard); '
                            'it is not restored')
@@ -341,27 +343,28 @@ def plan_records(conn, point: RestorePoint) -> tuple:
 def _apply_records(conn, changes: list, at: float, undo_id: int, actor: str, reason: str,
                    label: str) -> None:
     note = f'undo {undo_id}: restored {label}'
+    conn.executemany("UPDATE substrate_records SET status = 'archived', archived_at = ?, "
+                     'archive_reason = ?, updated_at = ? WHERE id = ?',
+                     [(at, f'{note}; {reason}'[:MAX_REASON], at, change['id'])
+                      for change in changes if change['set'] is None])
     for change in changes:
         update = change['set']
         if update is None:
-            conn.execute("UPDATE substrate_records SET status = 'archived', archived_at = ?, "
-                         'archive_reason = ?, updated_at = ? WHERE id = ?',
-                         (at, f'{note}; {reason}'[:MAX_REASON], at, change['id']))
-        else:
-            names = sorted(update)
-            if 'text' in update:  # its vector no longer matches; reindex_vectors renews it
-                names_sql = ', '.join(f'{name} = ?' for name in names) + \
-                    ', embedding = NULL, embedding_model = NULL'
-            else:
-                names_sql = ', '.join(f'{name} = ?' for name in names)
-            conn.execute(f'UPDATE substrate_records SET {names_sql}, updated_at = ? '
-                         'WHERE id = ?', [update[name] for name in names] + [at, change['id']])
-        conn.execute('INSERT INTO substrate_audit (at, record_id, action, actor, reason, detail) '
+            continue
+        names = sorted(update)
+        assignments = ', '.join(f'{name} = ?' for name in names)
+        if 'text' in update:  # its vector no longer matches; reindex_vectors renews it
+            assignments += ', embedding = NULL, embedding_model = NULL'
+        conn.execute(f'UPDATE substrate_records SET {assignments}, updated_at = ? WHERE id = ?',
+                     [update[name] for name in names] + [at, change['id']])
+    conn.executemany('INSERT INTO substrate_audit (at, record_id, action, actor, reason, detail) '
                      'VALUES (?, ?, ?, ?, ?, ?)',
-                     (at, change['id'], ACTION, actor, reason,
-                      json.dumps({'undo': undo_id, 'restore_point': label,
-                                  'change': change['change'], 'status_before': change['status']},
-                                 sort_keys=True, ensure_ascii=False)))
+                     [(at, change['id'], ACTION, actor, reason,
+                       json.dumps({'undo': undo_id, 'restore_point': label,
+                                   'change': change['change'],
+                                   'status_before': change['status']},
+                                  sort_keys=True, ensure_ascii=False))
+                      for change in changes])
 
 
 # ---------------------------------------------------------------------- the undo
