@@ -369,3 +369,23 @@ def test_the_undo_benchmark_quick_run_prints_json_lines():
     for record in records:
         assert record['ms'] > 0 and record['baseline_ms'] > 0 and record['ratio'] > 0, record
     assert records[1]['entries_changed'] == 20 and records[1]['records_archived'] == 200
+
+
+def test_an_approved_reword_is_recorded_and_undone(robot):
+    from robot_memory import proposals
+    first, _, _ = two_nights(robot)
+    entry_id = first.created[0]
+    before = robot.entries()[entry_id].text
+    approved_at = night(1) + dt.timedelta(hours=3)
+    with proposals.ProposalQueue.open(robot.db) as queue:
+        proposal = queue.propose('reword', 'distiller', entry_id,
+                                 proposals.reword_summary(entry_id, before, 'Encoder drops ticks'),
+                                 {'before': before, 'after': 'Encoder drops ticks'},
+                                 approved_at, 3600)
+        proposals.decide_proposal(queue, proposal.id, 'approve', 'ops', 'clearer', approved_at,
+                                  memory_file=robot.memory)
+    assert robot.entries()[entry_id].text == 'Encoder drops ticks'
+    report = undo(robot.store, robot.memory, night(2), 'cli', 'keep the rule text',
+                  to=approved_at - dt.timedelta(minutes=1))
+    assert [change['id'] for change in report.entries] == [entry_id]
+    assert robot.entries()[entry_id].text == before
