@@ -389,3 +389,17 @@ def test_an_approved_reword_is_recorded_and_undone(robot):
                   to=approved_at - dt.timedelta(minutes=1))
     assert [change['id'] for change in report.entries] == [entry_id]
     assert robot.entries()[entry_id].text == before
+
+
+def test_a_sealed_record_is_archived_by_an_undo_and_its_history_holds_no_text(robot):
+    _, second, _ = two_nights(robot)
+    with Substrate(robot.db, encrypt_from='high') as sealed:
+        record_id = sealed.learn('Ben Okafor takes warfarin every evening', sensitivity='high',
+                                 now=night(1) + dt.timedelta(hours=2)).record_id
+    undo(robot.store, robot.memory, night(2), 'cli', 'why', dream=second.dream_id)
+    status, = robot.store.db.execute('SELECT status FROM substrate_records WHERE id = ?',
+                                     (record_id,)).fetchone()
+    assert status == 'archived'
+    history = ' '.join(row[0] or '' for row in robot.store.db.execute(
+        'SELECT prior FROM substrate_versions WHERE record_id = ?', (record_id,)))
+    assert 'warfarin' not in history and 'sealed' not in history
