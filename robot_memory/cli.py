@@ -37,6 +37,15 @@ def _iso_time(text: str) -> dt.datetime:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _undo_time(text: str) -> dt.datetime:
+    try:
+        return parse_iso(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f'{text!r} is not an ISO 8601 time; give e.g. 2026-05-01T03:00:00Z (a time '
+            'without an offset is taken as UTC)') from None
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -124,6 +133,27 @@ def build_parser() -> argparse.ArgumentParser:
                                   help='print the audit trail of one entry, oldest first')
     history.add_argument('entry_id', metavar='ENTRY_ID', help='entry id, e.g. mem-a3f9c1d2')
     history.add_argument('--json', action='store_true', help='print the records as JSON lines')
+    undo = commands.add_parser(
+        'undo', parents=[common, database],
+        help='restore the memory file and the typed records to their state before a dream, '
+             'before an undo (redo) or at a time; audited, itself undoable')
+    point = undo.add_mutually_exclusive_group(required=True)
+    point.add_argument('--dream', type=_positive_int, metavar='ID',
+                       help='restore the state before this dream (ids: robot-memory undo --list)')
+    point.add_argument('--to', type=_undo_time, metavar='ISO-TIME',
+                       help='restore the state at this time (e.g. 2026-05-01T03:00:00Z)')
+    point.add_argument('--undo', type=_positive_int, metavar='ID', dest='undo_id',
+                       help='undo this undo: restore the state before it (re-applies what it '
+                            'undid)')
+    point.add_argument('--list', action='store_true',
+                       help='list the dreams and undos with their ids, oldest first')
+    undo.add_argument('--reason', default='',
+                      help='why (required unless --dry-run or --list); kept in the audit log')
+    undo.add_argument('--dry-run', action='store_true',
+                      help='only show what would change; nothing is written')
+    undo.add_argument('--at', type=_iso_time, metavar='ISO-TIME',
+                      help='the undo\'s own time instead of now (e.g. 2026-05-01T03:00:00Z)')
+    undo.add_argument('--json', action='store_true', help='print the undo report as JSON')
     cli_substrate.add_commands(commands, [common, database])
     cli_proposals.add_commands(commands, [common, database])
     return parser
@@ -464,6 +494,30 @@ def cmd_history(args, memory: 'MemoryFile') -> int:
     return 0
 
 
+def cmd_undo(args, memory: 'MemoryFile') -> int:
+    """Restore an earlier state of the memory (or list dreams and undos); print what changed."""
+    from robot_memory import undo
+    now = _now(args)
+    with _store(args, memory) as store:
+        _warn_store(store)
+        if args.list:
+            for item in undo.log(store.db.conn):
+                print(f'{item["kind"]} {item["id"]}  {item["at"]}  {item["actor"]:<14} '
+                      f'{item["what"]}')
+            return 0
+        report = undo.undo(store, memory, now, 'cli', args.reason, dream=args.dream,
+                           to=args.to, undo_id=args.undo_id, dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return 0
+    print(report.summary())
+    for line in report.lines():
+        print(f'  {line}')
+    if report.undo_id is not None:
+        print(f'to undo this: robot-memory undo --undo {report.undo_id} --reason "..."')
+    return 0
+
+
 COMMANDS = {
     'show': cmd_show,
     'validate': cmd_validate,
@@ -473,6 +527,7 @@ COMMANDS = {
     'ingest': cmd_ingest,
     'dream': cmd_dream,
     'history': cmd_history,
+    'undo': cmd_undo,
 }
 COMMANDS.update(cli_substrate.HANDLERS)
 COMMANDS.update(cli_proposals.HANDLERS)

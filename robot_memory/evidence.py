@@ -27,6 +27,9 @@ Tables:
     of the file the dream wrote), the per-entry snapshot of that file (to recognise a
     person's edits), and the intent record of a dream (or of a ``robot-memory prune``) in
     progress (crash recovery).
+``entry_versions`` / ``undos`` / ``undo_horizon``
+    The prior state of each entry at every change of the snapshot (dream, prune, undo), the
+    undo log, and the first dream recorded so (see ``robot_memory.undo``). Append-only.
 ``migrations``
     Named schema migrations, each applied once in its own transaction.
 
@@ -81,6 +84,8 @@ FILE_MODE = 0o600
 AUDIT_ACTIONS = ('create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
 # Decisions on the proposals queue (robot_memory.proposals), entry id ``proposal:<id>``.
 AUDIT_ACTIONS += ('propose', 'approve', 'reject', 'expire', 'replace')
+# A change made by an undo (robot_memory.undo).
+AUDIT_ACTIONS += ('undo',)
 SIGNATURE_COLUMNS = ('signature', 'source', 'source_key', 'rule', 'entry_id', 'entry_type',
                      'first_seen', 'last_bad', 'bad_total', 'held', 'payload')
 SOURCE_COLUMNS = ('source_key', 'last_bad', 'ok_since', 'last_ok')
@@ -207,6 +212,39 @@ def _append_only(db: Database) -> None:
     for table, event, message in refusals:
         db.execute(f'CREATE TRIGGER IF NOT EXISTS {table}_no_{event.lower()} BEFORE {event} '
                    f"ON {table} BEGIN SELECT RAISE(ABORT, '{message}'); END")
+
+
+@MIGRATIONS(name='0003_undo_history')
+def _undo_history(db: Database) -> None:
+    """The prior state of every entry a dream, prune or undo changes, and the undo log.
+
+    ``entry_versions``: one row per change of the snapshot, holding the entry as it was
+    before (canonical JSON; NULL when it did not exist), when (UNIX seconds), and which
+    dream or undo made it (``manual`` marks a person's edit taken in). ``undos``: one row
+    per undo (robot_memory.undo). ``undo_horizon``: the first dream whose changes are
+    recorded here (dreams before this migration cannot be undone).
+    """
+    statements = [
+        'CREATE TABLE IF NOT EXISTS entry_versions (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'at REAL NOT NULL, entry_id TEXT NOT NULL, prior TEXT, dream_id INTEGER, '
+        'undo_id INTEGER, manual INTEGER NOT NULL DEFAULT 0)',
+        'CREATE INDEX IF NOT EXISTS entry_versions_at ON entry_versions (at)',
+        'CREATE INDEX IF NOT EXISTS entry_versions_entry ON entry_versions (entry_id, id)',
+        'CREATE TABLE IF NOT EXISTS undos (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'at TEXT NOT NULL, actor TEXT NOT NULL, reason TEXT NOT NULL, target TEXT NOT NULL, '
+        'entry_from INTEGER NOT NULL, record_from INTEGER NOT NULL, report TEXT NOT NULL)',
+        'CREATE TABLE IF NOT EXISTS undo_horizon (id INTEGER PRIMARY KEY CHECK (id = 1), '
+        'first_dream INTEGER NOT NULL)',
+        'INSERT OR IGNORE INTO undo_horizon (id, first_dream) '
+        'SELECT 1, coalesce(max(id), 0) + 1 FROM dreams',
+    ]
+    for statement in statements:
+        db.execute(statement)
+    for table, what in (('entry_versions', 'entry history'), ('undos', 'undo log')):
+        for event in ('UPDATE', 'DELETE'):
+            db.execute(f'CREATE TRIGGER IF NOT EXISTS {table}_no_{event.lower()} BEFORE '
+                       f"{event} ON {table} BEGIN SELECT RAISE(ABORT, 'the {what} is "
+                       "append-only'); END")
 
 
 def create_private_file(path: pathlib.Path) -> None:
@@ -741,7 +779,8 @@ class EvidenceStore:
         Applies only while the intent record of ``payload`` is still pending, so a dream
         completed by a concurrent recovery is never applied twice (returns None then).
         An intent of kind ``prune`` (``robot-memory prune``) carries only audit records and
-        the entries that leave the snapshot; it is applied the same way (returns None).
+        the entries that leave the snapshot; it is applied the same way (returns None). An
+        intent of kind ``undo`` is applied by ``robot_memory.undo`` (returns the undo's id).
         """
         with self._writing('record the finished dream in'), self._durable():
             with self._transaction():
@@ -749,6 +788,9 @@ class EvidenceStore:
                                           (payload['token'],)).rowcount
                 if not claimed:
                     return None
+                if payload.get('kind') == 'undo':
+                    from robot_memory import undo
+                    return undo.apply_recorded(self, payload)
                 if payload.get('kind') == 'prune':
                     self._apply_prune(payload)
                     return None
@@ -759,6 +801,7 @@ class EvidenceStore:
                     (payload['at'], payload['actor'], payload['first_id'], payload['last_id'],
                      json.dumps(report, ensure_ascii=False, sort_keys=True)))
                 dream_id = cursor.lastrowid
+                self._record_versions(payload, dream_id)
                 self.db.conn.executemany(
                     'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
                     'VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -787,6 +830,7 @@ class EvidenceStore:
         for entry_id, action, _, _ in payload['audit']:
             if action != 'prune':
                 raise ValueError(f'a prune intent holds a {action!r} record for {entry_id}')
+        self._record_versions(payload, None)
         self.db.conn.executemany(
             'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
             'VALUES (?, ?, ?, ?, ?, ?, NULL)',
@@ -794,6 +838,39 @@ class EvidenceStore:
              for entry_id, action, reason, detail in payload['audit']])
         self.db.conn.executemany('DELETE FROM snapshot WHERE entry_id = ?',
                                  [(key,) for key in payload['snapshot_deleted']])
+
+    def _record_versions(self, payload: dict, dream_id: Optional[int]) -> None:
+        """Keep the prior state of each entry the intent changes (before the snapshot moves).
+
+        A person's edit taken in by a dream is recorded first (``manual``), then the dream's
+        own change from the edited entry, so an undo of the dream keeps the person's edit.
+        """
+        conn = self.db.conn
+        at = parse_iso(payload['at']).timestamp()
+
+        def stored(entry_id):
+            row = conn.execute('SELECT data FROM snapshot WHERE entry_id = ?',
+                               (entry_id,)).fetchone()
+            return row[0] if row else None
+
+        rows, edited = [], {}
+        for entry_id, action, _, detail in payload['audit']:
+            if action != 'manual' or entry_id in edited:
+                continue
+            change = json.loads(detail)
+            shown = change.get('after', change.get('entry'))
+            edited[entry_id] = (json.dumps(shown, sort_keys=True, ensure_ascii=False)
+                                if change.get('change') != 'deleted' and shown is not None
+                                else None)
+            rows.append((at, entry_id, stored(entry_id), dream_id, 1))
+        final = {row[0]: row[1] for row in payload.get('snapshot', ())}
+        final.update(dict.fromkeys(payload.get('snapshot_deleted', ())))
+        for entry_id, data in final.items():
+            prior = edited[entry_id] if entry_id in edited else stored(entry_id)
+            if prior != data:
+                rows.append((at, entry_id, prior, dream_id, 0))
+        conn.executemany('INSERT INTO entry_versions (at, entry_id, prior, dream_id, manual) '
+                         'VALUES (?, ?, ?, ?, ?)', rows)
 
     def discard_pending(self) -> None:
         """Forget the intent record of a dream whose file was never written."""

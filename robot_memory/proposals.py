@@ -601,6 +601,9 @@ def decide_proposal(queue: ProposalQueue, proposal_id, decision: str, actor: str
         if 'entry' not in state:
             return
         proposal = queue.get(proposal_number(proposal_id))
+        # The entry as it was, for robot_memory.undo (before the snapshot moves).
+        conn.execute('INSERT INTO entry_versions (at, entry_id, prior) SELECT ?, entry_id, '
+                     'data FROM snapshot WHERE entry_id = ?', (now_s, proposal.target))
         # The dream's snapshot follows the file, so the next dream sees no person's edit.
         conn.execute('UPDATE snapshot SET data = ? WHERE entry_id = ?',
                      (state['entry'], proposal.target))

@@ -56,7 +56,8 @@ def test_migrations_are_named_and_applied_once(tmp_path):
     EvidenceStore(path).close()
     with EvidenceStore(path) as store:
         MIGRATIONS.apply(store.db)
-        assert store.applied_migrations() == ['0001_evidence_tables', '0002_append_only_triggers']
+        assert store.applied_migrations() == ['0001_evidence_tables', '0002_append_only_triggers',
+                                              '0003_undo_history']
         rows = list(store.db.query('SELECT name FROM migrations ORDER BY id'))
         assert [row['name'] for row in rows] == store.applied_migrations()
 

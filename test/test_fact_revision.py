@@ -118,7 +118,10 @@ def test_the_cardinality_migration_keeps_old_facts_and_frees_many_valued_ones(tm
         tea = store.learn('Ben prefers tea', now=NOW).record_id
     # Take the database back to its first schema: one active fact per subject and predicate.
     with sqlite3.connect(path) as conn:
-        conn.execute("DELETE FROM substrate_migrations WHERE name = '0003_fact_cardinality'")
+        conn.execute("DELETE FROM substrate_migrations WHERE name IN ('0003_fact_cardinality', "
+                     "'0006_record_versions')")
+        for name in ('insert', 'update', 'delete'):
+            conn.execute(f'DROP TRIGGER substrate_version_{name}')
         conn.execute('DROP INDEX substrate_one_active_value')
         conn.execute('DROP INDEX substrate_records_fact_value')
         conn.execute('CREATE INDEX substrate_records_fact ON substrate_records '
@@ -129,7 +132,8 @@ def test_the_cardinality_migration_keeps_old_facts_and_frees_many_valued_ones(tm
                      "(subject, predicate, condition_key) WHERE type = 'semantic' AND "
                      "status = 'active'")
     with Substrate(path) as store:
-        assert store.applied_migrations()[-1] == '0003_fact_cardinality'
+        assert store.applied_migrations()[-2:] == ['0003_fact_cardinality',
+                                                   '0006_record_versions']
         seat = store.learn('Ben prefers the window seat', now=LATER)
         assert seat.action == 'created' and store.get(tea).status == 'active'
 

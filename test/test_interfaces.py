@@ -64,6 +64,9 @@ FIELDS = {
     srv.Learn.Request: {'text', 'type'},
     srv.Recall.Request: {'query', 'k'},
     srv.Forget.Request: {'query', 'reason'},
+    srv.Undo.Request: {'dream_id', 'undo_id', 'to', 'reason', 'actor', 'dry_run'},
+    srv.Undo.Response: {'success', 'message', 'undo_id', 'entries_changed', 'records_changed',
+                        'report_json'},
 }
 
 

@@ -510,7 +510,8 @@ def test_substrate_migrations_are_separate_from_evidence(tmp_path):
                                                  '0002_substrate_requests',
                                                  '0003_fact_cardinality',
                                                  '0004_vector_change_log',
-                                                 '0005_encryption_at_rest']
+                                                 '0005_encryption_at_rest',
+                                                 '0006_record_versions']
     with EvidenceStore(path) as evidence:
         assert evidence.applied_migrations() == evidence_migrations
     with Substrate(path) as substrate:
@@ -518,7 +519,8 @@ def test_substrate_migrations_are_separate_from_evidence(tmp_path):
                                                  '0002_substrate_requests',
                                                  '0003_fact_cardinality',
                                                  '0004_vector_change_log',
-                                                 '0005_encryption_at_rest']
+                                                 '0005_encryption_at_rest',
+                                                 '0006_record_versions']
         tables = {row[0] for row in substrate.db.conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {'substrate_migrations', 'migrations', 'observations', 'substrate_records'} <= tables

@@ -8,7 +8,8 @@ at call time, publishes the block latched on ``~/context`` and its own health on
 ``/diagnostics`` in the form ``diagnostic_updater`` uses. Peer federation
 (``~/exchange_peer_context``, ``~/sync_peers``) is in ``robot_memory.ros.peers``; the
 typed memory services (``~/learn``, ``~/recall``, ``~/forget``) in
-``robot_memory.ros.typed_memory``.
+``robot_memory.ros.typed_memory``. ``~/undo`` restores the memory file and the typed
+records to an earlier state (``robot_memory.undo``) and publishes the restored block.
 
 QoS, on purpose:
 
@@ -67,6 +68,7 @@ from robot_memory import autodream
 from robot_memory import dream_summary
 from robot_memory import lifecycle
 from robot_memory import observations
+from robot_memory import undo
 from robot_memory.document_cache import DocumentCache
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence import EvidenceError
@@ -89,6 +91,7 @@ from robot_memory.settings import parameter_specs
 from robot_memory.settings import validate_parameters
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
+from robot_memory.srv import Undo
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import to_utc
 from robot_memory.timeutil import UTC
@@ -255,6 +258,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
         self.create_service(GetContext, '~/get_context', self.get_context_callback,
                             callback_group=services_group)
         self.create_service(Dream, '~/dream', self.dream_callback, callback_group=services_group)
+        self.create_service(Undo, '~/undo', self.undo_callback, callback_group=services_group)
         self._init_federation(services_group)
         # Reentrant: a reply waiting for a slow client's match (up to 2 s, see
         # config/fastdds_profiles.xml) holds one executor thread, not every typed service.
@@ -604,6 +608,34 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
         response.consumed = int(report.consumed)
         response.report_json = json.dumps(report.to_dict(), ensure_ascii=False)
         response.summary = self.summary_of(report)
+        return response
+
+    def undo_callback(self, request, response):
+        """Answer ~/undo: restore an earlier state; publish the restored block."""
+        now = self.clock_.now()
+        actor = request.actor.strip() or 'undo_service'
+        try:
+            if len(actor) > 64:
+                raise ValueError(f'actor is {len(actor)} characters; the limit is 64')
+            options = undo.point_options(request.dream_id, request.undo_id, request.to)
+            report = self.worker.call(lambda store: undo.undo(
+                store, self.memory, now, actor, request.reason, dry_run=request.dry_run,
+                **options))
+        except (MemoryFileError, EvidenceError, OSError, ValueError) as error:
+            response.success = False
+            response.message = f'undo refused: {error}'
+            return response
+        if report.undo_id is not None:
+            self.cache.invalidate()
+            self.publish_context()
+            self.publish_diagnostics()
+            self.get_logger().info(f'{report.summary()} (by {actor}: {report.reason})')
+        response.success = True
+        response.message = report.summary()
+        response.undo_id = report.undo_id or 0
+        response.entries_changed = [change['id'] for change in report.entries]
+        response.records_changed = [change['id'] for change in report.records]
+        response.report_json = json.dumps(report.to_dict(), ensure_ascii=False)
         return response
 
     # ------------------------------------------------------------------ health

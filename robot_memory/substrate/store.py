@@ -22,6 +22,9 @@ created by their own named migrations (set ``robot_memory.substrate``, recorded 
     delete, pin and feedback with time, actor and reason.
 ``substrate_recalls``
     One row per recalled hit, later marked useful or not by ``feedback``.
+``substrate_versions``
+    The prior state of a record at each change of what it holds (not of its use counts),
+    for ``robot_memory.undo``; a hard delete removes them with the record.
 ``substrate_requests``
     The replies to the last ``REQUEST_WINDOW`` requests that carried a caller's request id
     (``once``): a retried learn or forget gets the first reply again, never a second effect.
@@ -266,6 +269,50 @@ def _encryption_at_rest(db: Database) -> None:
     db.execute('ALTER TABLE substrate_records ADD COLUMN key_id TEXT')
     db.execute('CREATE INDEX IF NOT EXISTS substrate_records_sealed ON substrate_records '
                '(key_id, updated_at) WHERE key_id IS NOT NULL')
+
+
+# Columns whose change is kept in substrate_versions; use counts, salience and vectors
+# (changed by every recall and feedback) are not: an undo restores what was learned.
+_UNVERSIONED = ('seq', 'updated_at', 'salience', 'last_reinforced_at', 'access_count',
+                'last_accessed', 'useful_count', 'unused_count')
+# A sealed record's ciphertext stays in one place: no copy under a key rotated away.
+_NOT_IN_HISTORY = ('seq', 'sealed', 'key_id')
+
+
+@MIGRATIONS(name='0006_record_versions')
+def _record_versions(db: Database) -> None:
+    """The prior state of every record at each change, for ``robot_memory.undo``.
+
+    ``substrate_versions`` holds the row as it was before (JSON of its columns but the
+    vector; NULL: the record was created) and when (``at``, UNIX seconds). A hard delete
+    removes the record's versions too: what was forgotten for good is never restored.
+    Only ``record_id`` is indexed (the purge): an undo is rare and may scan, a learn is not.
+    """
+    versioned = [name for name in _COLUMNS if name not in _UNVERSIONED + _NOT_IN_HISTORY]
+    image = 'json_object(' + ', '.join(f"'{name}', old.{name}" for name in _COLUMNS
+                                       if name not in _NOT_IN_HISTORY) + ')'
+    changed = ' OR '.join(f'old.{name} IS NOT new.{name}' for name in versioned)
+    # The time of a change: the row's updated_at, or the last audit entry for writes that
+    # leave updated_at alone (never later than the writer's now).
+    at = ('max(old.updated_at, new.updated_at, coalesce((SELECT at FROM substrate_audit '
+          'ORDER BY id DESC LIMIT 1), 0))')
+    statements = [
+        'CREATE TABLE IF NOT EXISTS substrate_versions (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'record_id TEXT NOT NULL, at REAL NOT NULL, prior TEXT)',
+        'CREATE INDEX IF NOT EXISTS substrate_versions_record ON substrate_versions '
+        '(record_id, id)',
+        'CREATE TRIGGER IF NOT EXISTS substrate_version_insert AFTER INSERT ON '
+        'substrate_records BEGIN INSERT INTO substrate_versions (record_id, at, prior) '
+        'VALUES (new.id, new.updated_at, NULL); END',
+        f'CREATE TRIGGER IF NOT EXISTS substrate_version_update AFTER UPDATE OF '
+        f'{", ".join(versioned)} ON substrate_records WHEN {changed} BEGIN '
+        f'INSERT INTO substrate_versions (record_id, at, prior) VALUES (old.id, {at}, '
+        f'{image}); END',
+        'CREATE TRIGGER IF NOT EXISTS substrate_version_delete AFTER DELETE ON '
+        'substrate_records BEGIN DELETE FROM substrate_versions WHERE record_id = old.id; END',
+    ]
+    for statement in statements:
+        db.execute(statement)
 
 
 def _epoch(now: dt.datetime, what: str = 'now') -> float:

@@ -1,0 +1,108 @@
+"""~/undo on a real memory_node in its own process: the restored block, the audit, redo.
+
+The node learns an encoder fault from /diagnostics and dreams; a typed record is learned
+over ~/learn; ~/undo of that dream then empties the context block (the service reply, the
+latched topic and ~/get_context agree), archives the record, and ~/undo of the undo puts
+everything back. Refusals come back as a reply, never as a dead service.
+"""
+
+import json
+import sqlite3
+
+import pytest
+from robot_memory.srv import Dream
+from robot_memory.srv import GetContext
+from robot_memory.srv import Learn
+from robot_memory.srv import Recall
+from robot_memory.srv import Undo
+
+from ros_harness import NodeProcess
+from ros_probe import call
+from ros_probe import latched_context
+from ros_probe import make_probe
+from ros_probe import wait_ready
+from test_node import FAST
+from test_node import publish_warnings
+
+
+@pytest.fixture(scope='module')
+def probe():
+    """An rclpy node in the test process to publish and call services."""
+    yield from make_probe('undo_probe')
+
+
+@pytest.fixture(scope='module')
+def dreamt(tmp_path_factory, probe):
+    """A node that learned the encoder fault in one dream, then a typed record."""
+    node = NodeProcess(tmp_path_factory.mktemp('undo'), 'it_undo', **FAST).start()
+    try:
+        wait_ready(probe, node)
+        publish_warnings(probe, 250)
+        reply = call(probe, Dream, f'{node.prefix}/dream', Dream.Request())
+        assert reply.success and len(reply.created) == 1, reply.message
+        learned = call(probe, Learn, f'{node.prefix}/learn',
+                       Learn.Request(text='the charging dock moved to the hallway',
+                                     type='semantic'))
+        assert learned.success, learned.message
+        yield node, reply, learned.id
+    finally:
+        node.stop()
+
+
+def context(probe, node):
+    return call(probe, GetContext, f'{node.prefix}/get_context',
+                GetContext.Request(token_budget=0, include_peers=True))
+
+
+def recall(probe, node):
+    reply = call(probe, Recall, f'{node.prefix}/recall',
+                 Recall.Request(query='charging dock', k=5))
+    assert reply.success, reply.message
+    return [record.id for record in reply.records]
+
+
+def test_undo_of_the_dream_restores_the_block_and_redo_brings_it_back(dreamt, probe):
+    node, dream, record_id = dreamt
+    dream_id = json.loads(dream.report_json)['dream_id']
+    entry_id = dream.created[0]
+    assert [entry.id for entry in context(probe, node).entries] == [entry_id]
+    assert recall(probe, node) == [record_id]
+
+    dry = call(probe, Undo, f'{node.prefix}/undo', Undo.Request(dream_id=dream_id,
+                                                               dry_run=True))
+    assert dry.success and dry.undo_id == 0 and 'would restore' in dry.message, dry.message
+    assert dry.entries_changed == [entry_id] and dry.records_changed == [record_id]
+    assert [entry.id for entry in context(probe, node).entries] == [entry_id]
+
+    reply = call(probe, Undo, f'{node.prefix}/undo',
+                 Undo.Request(dream_id=dream_id, reason='the encoder was unplugged on purpose',
+                              actor='operator-anna'))
+    assert reply.success and reply.undo_id == 1, reply.message
+    assert reply.entries_changed == [entry_id] and reply.records_changed == [record_id]
+    assert context(probe, node).entries == []
+    assert latched_context(probe, node).entries == []
+    assert recall(probe, node) == []
+    with sqlite3.connect(node.memory_file.with_name('robot-memory.db')) as conn:
+        rows = conn.execute("SELECT actor, reason, dream_id FROM audit WHERE action = 'undo'"
+                            ).fetchall()
+    assert rows == [('operator-anna', 'the encoder was unplugged on purpose (undo 1: before '
+                     f'dream {dream_id} ({json.loads(dream.report_json)["at"]}))', None)]
+
+    redo = call(probe, Undo, f'{node.prefix}/undo',
+                Undo.Request(undo_id=reply.undo_id, reason='it was a real fault'))
+    assert redo.success and redo.undo_id == 2, redo.message
+    assert [entry.id for entry in context(probe, node).entries] == [entry_id]
+    assert [entry.id for entry in latched_context(probe, node).entries] == [entry_id]
+    assert recall(probe, node) == [record_id]
+
+
+@pytest.mark.parametrize('request_fields, message', [
+    ({'dream_id': 1}, 'reason'),
+    ({'dream_id': 1, 'to': '2026-01-01T00:00:00Z', 'reason': 'x'}, 'name one restore point'),
+    ({'to': 'last tuesday', 'reason': 'x'}, 'ISO 8601'),
+    ({'dream_id': 99, 'reason': 'x'}, 'there is no dream 99'),
+])
+def test_a_bad_undo_request_is_refused_with_a_reason(dreamt, probe, request_fields, message):
+    node, _, _ = dreamt
+    reply = call(probe, Undo, f'{node.prefix}/undo', Undo.Request(**request_fields))
+    assert not reply.success and message in reply.message, reply.message
