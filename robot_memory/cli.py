@@ -271,7 +271,8 @@ def cmd_prune(args, memory: 'MemoryFile') -> int:
         f' (archived in {memory.path.name}.archive.jsonl)')
     print(f'{verb} {len(outcome.pruned)} entries{archived}; {len(outcome.kept)} remain' +
           (f'; {outcome.held_back} held back for a later prune (max_prune_fraction)'
-           if outcome.held_back else ''))
+           if outcome.held_back else '') +
+          (f'; {outcome.archive_advice}' if outcome.archive_advice else ''))
     return 0
 
 
@@ -299,7 +300,12 @@ def _prune_recorded(store: 'EvidenceStore', memory: 'MemoryFile', now: dt.dateti
         outcome = lifecycle.prune(document.entries, now, config)
         if outcome.pruned:
             original = memory.path.read_bytes()
-            archive_pruned(memory, outcome.pruned, now)
+            archived = archive_pruned(memory, outcome.pruned, now)
+            if archived.held_back:  # they stay in the file, in their place
+                gone = {id(item.entry) for item in archived.archived}
+                outcome.kept = [entry for entry in document.entries if id(entry) not in gone]
+                outcome.pruned, outcome.archive_advice = archived.archived, archived.advice()
+        if outcome.pruned:
             document.entries = outcome.kept
             document.last_updated = now
             payload = {

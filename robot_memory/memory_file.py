@@ -157,7 +157,8 @@ def max_file_bytes() -> int:
     return int(megabytes * 2 ** 20)
 
 
-def _size(count: int) -> str:
+def size_text(count: int) -> str:
+    """A size for people: ``12.3 MiB`` from 1 MiB up, else ``1,234 bytes``."""
     return f'{count / 2 ** 20:.1f} MiB' if count >= 2 ** 20 else f'{count:,} bytes'
 
 
@@ -1559,7 +1560,7 @@ class MemoryFile:
         if size > self.max_bytes or len(data) > self.max_bytes:
             size = max(size, len(data))
             raise MemoryFileError(
-                f'the file is {_size(size)}, above the {_size(self.max_bytes)} limit for a '
+                f'the file is {size_text(size)}, above the {size_text(self.max_bytes)} limit for a '
                 'memory file, so it was not read and is left as it is; a '
                 'memory file this large is damaged or not one of ours: move it aside, or '
                 f'raise the limit with ${MAX_FILE_ENV_VAR}', self.path)
