@@ -76,6 +76,7 @@ from pydantic import model_validator
 from robot_memory import dream_summary
 from robot_memory import lifecycle
 from robot_memory.config import lifecycle_config
+from robot_memory.context import plural
 from robot_memory.distiller import Candidate
 from robot_memory.distiller import proposals
 from robot_memory.distiller import RuleDistiller
@@ -228,8 +229,8 @@ class DreamReport:
                 f'{len(self.reopened)}, pruned {len(self.pruned)}'
                 f'{f" ({self.prune_held_back} held back)" if self.prune_held_back else ""}'
                 f', manual edits '
-                f'{len(self.manual)}; consumed {self.consumed} observations of '
-                f'{self.signatures} signatures')
+                f'{len(self.manual)}; consumed {plural(self.consumed, "observation")} of '
+                f'{plural(self.signatures, "signature")}')
 
 
 def file_hash(data: Optional[bytes]) -> str:

@@ -216,6 +216,7 @@ def collect_stats(document, now, config, path=None) -> dict:
 
 def cmd_stats(args, memory: 'MemoryFile') -> int:
     """Print statistics."""
+    from robot_memory import context
     from robot_memory.evidence import default_db_path
     now = _now(args)
     result = memory.load(now)
@@ -237,7 +238,8 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
           f'🟢 {band_counts["low"]}  below threshold {band_counts["below_threshold"]}  '
           f'prunable {stats["prunable"]}')
     for rrn, peer in stats['peers'].items():
-        print(f'peer {rrn}: {peer["entries"]} entries, last synced {peer["last_synced"]}')
+        print(f'peer {rrn}: {context.plural(peer["entries"], "entry", "entries")}, last synced '
+              f'{peer["last_synced"]}')
     print(f'file size: {stats["file_bytes"]} bytes' +
           (f'  (a link to {stats["file_target"]})' if 'file_target' in stats else ''))
     print(f'evidence database: {stats["database"]}' +
@@ -269,7 +271,8 @@ def cmd_prune(args, memory: 'MemoryFile') -> int:
               f'{item.entry.text}')
     archived = '' if args.dry_run or not outcome.pruned else (
         f' (archived in {memory.path.name}.archive.jsonl)')
-    print(f'{verb} {len(outcome.pruned)} entries{archived}; {len(outcome.kept)} remain' +
+    print(f'{verb} {context.plural(len(outcome.pruned), "entry", "entries")}{archived}; '
+          f'{len(outcome.kept)} remain' +
           (f'; {outcome.held_back} held back for a later prune (max_prune_fraction)'
            if outcome.held_back else '') +
           (f'; {outcome.archive_advice}' if outcome.archive_advice else ''))

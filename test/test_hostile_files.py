@@ -22,6 +22,7 @@ from conftest import SPEC_EXAMPLE
 from robot_memory import autodream
 from robot_memory import cli
 from robot_memory import memory_file
+from robot_memory.context import plural
 from robot_memory.errors import MemoryFileError
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import parse_bytes
@@ -212,7 +213,7 @@ def test_prune_holds_back_an_entry_too_large_to_archive(tmp_path):
         assert out.splitlines()[-1].endswith(
             '1 too large to archive (over 64 KiB each) held back in the file: trim their '
             'unknown keys by hand, then prune again'), out
-        assert (f'pruned {1 - attempt} entries' in out) and '7 remain' in out
+        assert (['pruned 1 entry', 'pruned 0 entries'][attempt] in out) and '7 remain' in out
         assert archive.stat().st_size < autodream.ARCHIVE_ENTRY_BYTES
         assert [json.loads(line)['entry']['id'] for line in archive.read_text().splitlines()] \
             == ['mem-0001']
@@ -249,8 +250,8 @@ def test_one_prune_archives_at_most_the_run_limit_and_holds_the_rest_back(
         assert 0 < sum(len(json.dumps(record, ensure_ascii=False)) + 1 for record in added) \
             <= 8000
         remaining = 101 - len(pruned)
-        expected = f'pruned {len(added)} entries (archived in robot-memory.md.archive.jsonl); ' \
-                   f'{remaining} remain'
+        expected = f'pruned {plural(len(added), "entry", "entries")} (archived in ' \
+                   f'robot-memory.md.archive.jsonl); {remaining} remain'
         assert out.startswith(expected), out
         assert ('held back for the next prune (the archive takes at most' in out) == (
             len(pruned) < 41)
