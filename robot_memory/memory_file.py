@@ -291,6 +291,14 @@ class _ValidatedEntries(list):
     """Entries ``_block_items`` read and validated as MemoryEntry in one pass."""
 
 
+def _validated(entries: Optional[list]) -> Optional[_ValidatedEntries]:
+    """``entries`` as _ValidatedEntries, or None when two share an id: a duplicate is
+    quarantined as it was written, so its raw item must be read."""
+    if entries is None or len({entry.id for entry in entries}) != len(entries):
+        return None
+    return _ValidatedEntries(entries)
+
+
 # The lines of one entry exactly as the writer produces them (``_entry_block``).
 _COLUMN_CHUNK_BYTES = 1 << 20
 _COLUMN_PREFIXES = tuple((b'  - ' if index == 0 else b'    ') + name.encode('ascii') + b': '
@@ -374,7 +382,9 @@ def _block_items(block: bytes, validate_entries: bool = False):
         if validate_entries:
             entries = validate_entries_json(array, lines_count)
             if entries is not None and len(entries) == items_count:
-                return _ValidatedEntries(entries)
+                validated = _validated(entries)
+                if validated is not None:
+                    return validated
         entries = json.loads(array, parse_float=_yaml_float, parse_constant=str)
         if len(entries) != items_count or sum(map(len, entries)) != lines_count:
             return None
@@ -487,9 +497,9 @@ def _fast_front_matter(front, first_line: int, checked: bool = False,
             items = None
             if columns_first and key == 'entries' and (rest is None or not rest.strip(' ')):
                 # Eight lines an entry: no comment among them.
-                value = _entry_columns(front, end + 1, following - 1)
+                value = _validated(_entry_columns(front, end + 1, following - 1))
                 if value is not None:
-                    mapping[key] = _ValidatedEntries(value)
+                    mapping[key] = value
                     if source is not None:
                         data, offset = source
                         block = memoryview(data)[offset + end + 1:offset + following - 1]
@@ -947,10 +957,7 @@ def _validate_entries(raw_items, section, lines_of, model, result):
             where = lines_of(index)
             reason = f'duplicate id {entry.id} (the first one is kept)'
             result.problems.append(Problem(f'{section}[{index}] quarantined: {reason}', where))
-            raw = raw_items[index]
-            result.quarantined.append(QuarantinedItem(
-                section, _entry_dict(raw) if isinstance(raw, MemoryEntry) else raw, reason,
-                where))
+            result.quarantined.append(QuarantinedItem(section, raw_items[index], reason, where))
             continue
         seen.add(entry.id)
         kept.append(entry)

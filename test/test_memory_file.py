@@ -959,3 +959,18 @@ def test_peer_blocks_are_written_in_block_style_like_the_entries_and_read_fast(n
     assert result.document.peer_context == document.peer_context
     assert memory_file._fast_front_matter(front, 2)[0] == yaml.safe_load(front)
     assert render(result.document) == data
+
+
+def test_a_duplicate_read_in_bulk_is_quarantined_as_it_was_written(now):
+    for second in ('0.5', '"0.5"'):  # read by columns / in one pydantic-core pass
+        data = column_file(('"first"', '0.5', '[]'), ('"second"', second, '[]')).replace(
+            b'"mem-1"', b'"mem-0"')
+        result = parse_bytes(data, now)
+        assert [entry.text for entry in result.document.entries] == ['first']
+        [item] = result.quarantined
+        assert item.raw == {'id': 'mem-0', 'type': 'environment_note', 'text': 'second',
+                            'confidence': json.loads(second),
+                            'first_seen': '2026-03-28T14:00:00Z',
+                            'last_reinforced': '2026-04-01T02:00:00Z',
+                            'observation_count': 3, 'tags': []}
+        assert outcome(data, now) == read_by_libyaml(data, now)
