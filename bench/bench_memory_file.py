@@ -7,7 +7,8 @@ same file. The documents are realistic: entry texts of 40-300 characters with sy
 such as ``≤`` and ``—``, tags, three peer blocks and a Markdown body, built with
 ``schema.new_entry`` and written with ``memory_file.render``.
 
-``load``            ``memory_file.parse_bytes`` (split, fast path, pydantic validation)
+``load``            ``memory_file.parse_bytes`` (split, fast path: the writer's entries read
+                    a column at a time and checked in bulk, others by pydantic)
                     vs ``yaml.load(front matter, CSafeLoader)``.
 ``save_warm``       ``render`` of a freshly loaded, unchanged document: the entry lines
                     are written back as the bytes they were read from, in one piece.

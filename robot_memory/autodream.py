@@ -76,6 +76,7 @@ from pydantic import model_validator
 from robot_memory import dream_summary
 from robot_memory import lifecycle
 from robot_memory.config import lifecycle_config
+from robot_memory.context import plural
 from robot_memory.distiller import Candidate
 from robot_memory.distiller import proposals
 from robot_memory.distiller import RuleDistiller
@@ -86,6 +87,7 @@ from robot_memory.evidence import SOURCE_COLUMNS
 from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.memory_file import append_durably
 from robot_memory.memory_file import render
+from robot_memory.memory_file import size_text
 from robot_memory.rules import Rules
 from robot_memory.schema import make_entry_id
 from robot_memory.schema import MemoryEntry
@@ -95,6 +97,10 @@ from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import to_utc
 
 _ARCHIVE_TAIL_BYTES = 8 << 20
+# What one prune may append to the archive: per entry (an entry's own fields take about
+# 3 KiB at most; unknown keys are unbounded), and for the whole run (some 30,000 entries).
+ARCHIVE_ENTRY_BYTES = 64 * 1024
+ARCHIVE_RUN_BYTES = 16 << 20
 
 
 class DreamConfig(BaseModel):
@@ -182,6 +188,8 @@ class DreamReport:
     compacted: int = 0
     dream_id: Optional[int] = None
     problems: list = dataclasses.field(default_factory=list)
+    # Entries below prune_min kept in the file because the archive could not take them.
+    prune_held_back: int = 0
     # What contradicts what: {'entry_id', 'kind', 'text', 'what'} (see dream_summary).
     contradictions: list = dataclasses.field(default_factory=list)
     # Where the summary for people was written (None: not written, e.g. nothing new).
@@ -218,9 +226,11 @@ class DreamReport:
             return f'dream at {format_iso(self.at)}: nothing new'
         return (f'dream at {format_iso(self.at)}: created {len(self.created)}, reinforced '
                 f'{len(self.reinforced)}, resolved {len(self.resolved)}, reopened '
-                f'{len(self.reopened)}, pruned {len(self.pruned)}, manual edits '
-                f'{len(self.manual)}; consumed {self.consumed} observations of '
-                f'{self.signatures} signatures')
+                f'{len(self.reopened)}, pruned {len(self.pruned)}'
+                f'{f" ({self.prune_held_back} held back)" if self.prune_held_back else ""}'
+                f', manual edits '
+                f'{len(self.manual)}; consumed {plural(self.consumed, "observation")} of '
+                f'{plural(self.signatures, "signature")}')
 
 
 def file_hash(data: Optional[bytes]) -> str:
@@ -233,10 +243,43 @@ def canonical(entry) -> str:
     return json.dumps(entry.model_dump(mode='json'), sort_keys=True, ensure_ascii=False)
 
 
-def archive_pruned(memory, pruned, now, reason='pruned') -> None:
+@dataclasses.dataclass
+class Archived:
+    """What ``archive_pruned`` archived, and what it held back in the file."""
+
+    archived: list = dataclasses.field(default_factory=list)
+    # Larger than ARCHIVE_ENTRY_BYTES (unknown keys can be any size): they stay in the file.
+    too_large: list = dataclasses.field(default_factory=list)
+    # Beyond ARCHIVE_RUN_BYTES for this run: they stay in the file for the next prune.
+    over_run: list = dataclasses.field(default_factory=list)
+
+    @property
+    def held_back(self) -> list:
+        """Every pruned item that was not archived, so must stay in the file."""
+        return self.too_large + self.over_run
+
+    def advice(self) -> str:
+        """What was held back and what to do, or '' when nothing was."""
+        parts = []
+        if self.too_large:
+            parts.append(
+                f'{len(self.too_large)} too large to archive (over '
+                f'{ARCHIVE_ENTRY_BYTES // 1024} KiB each) held back in the file: trim their '
+                'unknown keys by hand, then prune again')
+        if self.over_run:
+            parts.append(
+                f'{len(self.over_run)} held back for the next prune (the archive takes at '
+                f'most {size_text(ARCHIVE_RUN_BYTES)} a run)')
+        return '; '.join(parts)
+
+
+def archive_pruned(memory, pruned, now, reason='pruned') -> Archived:
     """Append pruned entries to ``<file>.archive.jsonl`` durably, before they leave the file.
 
     The archive lies beside the memory file's target when the file is a symbolic link.
+    What one run appends is bounded: an entry whose record is over ARCHIVE_ENTRY_BYTES,
+    and every entry after ARCHIVE_RUN_BYTES were written, is held back (the caller keeps
+    it in the file), so a hostile file cannot fill the disk through the archive.
 
     Idempotent for one ``now``: an entry already archived at that moment (a dream re-run
     after a crash) is not archived twice.
@@ -244,11 +287,25 @@ def archive_pruned(memory, pruned, now, reason='pruned') -> None:
     path = memory.side_path('.archive.jsonl')
     when = format_iso(now)
     already = _archived_at(path, when) if pruned else set()
-    append_durably(path, [
-        {'archived_at': when, 'reason': reason,
-         'effective_confidence': round(item.effective_confidence, 6),
-         'entry': item.entry.model_dump(mode='json')}
-        for item in pruned if item.entry.id not in already])
+    outcome, records, total = Archived(), [], 0
+    for item in pruned:
+        if item.entry.id in already:
+            outcome.archived.append(item)
+            continue
+        record = {'archived_at': when, 'reason': reason,
+                  'effective_confidence': round(item.effective_confidence, 6),
+                  'entry': item.entry.model_dump(mode='json')}
+        size = len(json.dumps(record, ensure_ascii=False, default=str).encode('utf-8')) + 1
+        if size > ARCHIVE_ENTRY_BYTES:
+            outcome.too_large.append(item)
+        elif outcome.over_run or total + size > ARCHIVE_RUN_BYTES:
+            outcome.over_run.append(item)
+        else:
+            total += size
+            records.append(record)
+            outcome.archived.append(item)
+    append_durably(path, records)
+    return outcome
 
 
 def _archived_at(path, when: str) -> set:
@@ -817,10 +874,14 @@ class _Dream:
         outcome = lifecycle.prune(candidates, self.now, self.lc)
         if not outcome.pruned:
             return
-        archive_pruned(self.memory_file, outcome.pruned, self.now, reason='pruned by autodream')
-        gone = {item.entry.id for item in outcome.pruned}
+        archived = archive_pruned(self.memory_file, outcome.pruned, self.now,
+                                  reason='pruned by autodream')
+        if archived.held_back:
+            self.report.prune_held_back = len(archived.held_back)
+            self.report.problems.append(f'prune: {archived.advice()}')
+        gone = {item.entry.id for item in archived.archived}
         self.entries = [entry for entry in self.entries if entry.id not in gone]
-        for item in outcome.pruned:
+        for item in archived.archived:
             self._log(item.entry.id, 'prune',
                       f'effective confidence {item.effective_confidence:.3f} below prune_min '
                       f'{self.lc.prune_min:.2f}; archived',

@@ -246,6 +246,7 @@ def collect_stats(document, now, config, path=None) -> dict:
 
 def cmd_stats(args, memory: 'MemoryFile') -> int:
     """Print statistics."""
+    from robot_memory import context
     from robot_memory.evidence import default_db_path
     now = _now(args)
     result = memory.load(now)
@@ -267,7 +268,8 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
           f'🟢 {band_counts["low"]}  below threshold {band_counts["below_threshold"]}  '
           f'prunable {stats["prunable"]}')
     for rrn, peer in stats['peers'].items():
-        print(f'peer {rrn}: {peer["entries"]} entries, last synced {peer["last_synced"]}')
+        print(f'peer {rrn}: {context.plural(peer["entries"], "entry", "entries")}, last synced '
+              f'{peer["last_synced"]}')
     print(f'file size: {stats["file_bytes"]} bytes' +
           (f'  (a link to {stats["file_target"]})' if 'file_target' in stats else ''))
     print(f'evidence database: {stats["database"]}' +
@@ -299,9 +301,11 @@ def cmd_prune(args, memory: 'MemoryFile') -> int:
               f'{item.entry.text}')
     archived = '' if args.dry_run or not outcome.pruned else (
         f' (archived in {memory.path.name}.archive.jsonl)')
-    print(f'{verb} {len(outcome.pruned)} entries{archived}; {len(outcome.kept)} remain' +
+    print(f'{verb} {context.plural(len(outcome.pruned), "entry", "entries")}{archived}; '
+          f'{len(outcome.kept)} remain' +
           (f'; {outcome.held_back} held back for a later prune (max_prune_fraction)'
-           if outcome.held_back else ''))
+           if outcome.held_back else '') +
+          (f'; {outcome.archive_advice}' if outcome.archive_advice else ''))
     return 0
 
 
@@ -329,7 +333,12 @@ def _prune_recorded(store: 'EvidenceStore', memory: 'MemoryFile', now: dt.dateti
         outcome = lifecycle.prune(document.entries, now, config)
         if outcome.pruned:
             original = memory.path.read_bytes()
-            archive_pruned(memory, outcome.pruned, now)
+            archived = archive_pruned(memory, outcome.pruned, now)
+            if archived.held_back:  # they stay in the file, in their place
+                gone = {id(item.entry) for item in archived.archived}
+                outcome.kept = [entry for entry in document.entries if id(entry) not in gone]
+                outcome.pruned, outcome.archive_advice = archived.archived, archived.advice()
+        if outcome.pruned:
             document.entries = outcome.kept
             document.last_updated = now
             payload = {

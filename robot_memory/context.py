@@ -55,6 +55,13 @@ def estimate_tokens(text: str) -> int:
     return -(-len(text.encode('utf-8')) // 4)
 
 
+def plural(count: int, word: str, words: str = '') -> str:
+    """``1 entry``, ``2 entries``: a count with its noun (``words``: an irregular plural)."""
+    if count == 1:
+        return f'1 {word}'
+    return f'{count} {words or word + "s"}'
+
+
 def percent(confidence: float, config: LifecycleConfig = DEFAULT_CONFIG) -> int:
     """Confidence as a whole percentage, truncated as the reference does (0.7996 is 79%).
 
@@ -168,9 +175,11 @@ def format_line(text: str, confidence: float, config: LifecycleConfig = DEFAULT_
 
 def summary(block: ContextBlock) -> str:
     """One line for people and services: what the block shows and what it leaves out, and why."""
-    parts = [f'{len(block.entries)} entries, {len(block.peer_entries)} peer entries']
+    parts = [f'{plural(len(block.entries), "entry", "entries")}, '
+             f'{plural(len(block.peer_entries), "peer entry", "peer entries")}']
     if block.recent:
-        parts.append(f'{len(block.recent)} recent entries below the threshold')
+        parts.append(f'{plural(len(block.recent), "recent entry", "recent entries")} below '
+                     'the threshold')
     parts.append(f'{block.omitted} omitted by the budget' + (
         ' (the last line cut)' if block.truncated else ''))
     limit = threshold_percent(block.threshold)

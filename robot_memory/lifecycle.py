@@ -143,6 +143,8 @@ class PruneOutcome:
     kept: list
     pruned: list
     held_back: int = 0
+    # What the archive could not take (robot-memory prune): held back, and what to do.
+    archive_advice: str = ''
 
 
 def prune(entries, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG) -> PruneOutcome:

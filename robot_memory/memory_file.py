@@ -15,8 +15,11 @@ as JSON (so it is plain YAML any YAML library reads, and OpenCastor's loader too
         confidence: 0.92
 
 Reading that form (and the older one-line ``- {...}`` form) takes a fast path: the
-lines are turned into one JSON array for the C ``json`` module, with YAML 1.1 number
-rules, so it means exactly what libyaml would read. Block YAML written by hand or by
+lines are turned into JSON arrays for the C ``json`` module, with YAML 1.1 number
+rules, so it means exactly what libyaml would read. Entries of exactly the shape written
+here (eight lines each) are read a column at a time and checked in bulk
+(``schema.entries_from_columns``), and their lines are kept as a view into the file's
+bytes, not a copy. Peer blocks are written in the same block style. Block YAML written by hand or by
 OpenCastor is read line by line (``_LineReader``); anything else is read with
 libyaml's C loader, after anchors, aliases and deep nesting were refused. Entries
 nobody changed are written back as the text they were read from, comments included.
@@ -66,13 +69,16 @@ from robot_memory.locations import DEFAULT_PATH  # noqa: F401 - part of this API
 from robot_memory.locations import ENV_VAR  # noqa: F401 - part of this API
 from robot_memory.locations import link_target
 from robot_memory.locations import resolve_path
+from robot_memory.schema import COLUMN_FIELDS
 from robot_memory.schema import DocumentHeader
 from robot_memory.schema import MemoryDocument
 from robot_memory.schema import MemoryEntry
 from robot_memory.schema import PeerBlock
 from robot_memory.schema import PeerEntry
 from robot_memory.schema import SCHEMA_VERSION
+from robot_memory.schema import entries_from_columns
 from robot_memory.schema import validate_entries_fast
+from robot_memory.schema import validate_entries_json
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import UTC as _UTC
 
@@ -157,7 +163,8 @@ def max_file_bytes() -> int:
     return int(megabytes * 2 ** 20)
 
 
-def _size(count: int) -> str:
+def size_text(count: int) -> str:
+    """A size for people: ``12.3 MiB`` from 1 MiB up, else ``1,234 bytes``."""
     return f'{count / 2 ** 20:.1f} MiB' if count >= 2 ** 20 else f'{count:,} bytes'
 
 
@@ -280,7 +287,69 @@ def _undo_pairs(value):
     return value
 
 
-def _block_items(block: bytes):
+class _ValidatedEntries(list):
+    """Entries ``_block_items`` read and validated as MemoryEntry in one pass."""
+
+
+def _validated(entries: Optional[list]) -> Optional[_ValidatedEntries]:
+    """``entries`` as _ValidatedEntries, or None when two share an id: a duplicate is
+    quarantined as it was written, so its raw item must be read."""
+    if entries is None or len({entry.id for entry in entries}) != len(entries):
+        return None
+    return _ValidatedEntries(entries)
+
+
+# The lines of one entry exactly as the writer produces them (``_entry_block``).
+_COLUMN_CHUNK_BYTES = 1 << 20
+_COLUMN_PREFIXES = tuple((b'  - ' if index == 0 else b'    ') + name.encode('ascii') + b': '
+                         for index, name in enumerate(COLUMN_FIELDS))
+
+
+def _entry_columns(front: bytes, low: int, high: int) -> Optional[list]:
+    """Entries of exactly the writer's shape (eight lines each), read a column at a time.
+
+    The n-th line of every entry is the same key, so line n, n+8, n+16... are the values
+    of one field: each column becomes one JSON array (a line per value, so a value can
+    neither spill into the next one nor hold two) for ``schema.entries_from_columns``.
+    None when the block (``front[low:high]``) has another shape or a value is not what
+    the writer writes. The block is read in pieces of about _COLUMN_CHUNK_BYTES, so the
+    lines of a large file never exist as objects all at once.
+    """
+    width = len(_COLUMN_PREFIXES)
+    columns = [[] for _ in _COLUMN_PREFIXES]
+    start, count = low, 0
+    while start < high:
+        stop = (front.find(b'\n  - ', start + _COLUMN_CHUNK_BYTES, high)
+                if start + _COLUMN_CHUNK_BYTES < high else -1)
+        if stop < 0:
+            stop = high
+        lines = front[start:stop].split(b'\n')
+        start = stop + 1
+        rows, rest = divmod(len(lines), width)
+        if rest or not rows:
+            return None
+        for index, prefix in enumerate(_COLUMN_PREFIXES):
+            joined = b',\n'.join(lines[index::width])
+            values = joined[len(prefix):].replace(b'\n' + prefix, b'\n')
+            # Every line starts with the prefix: it began the first, and was taken from
+            # the start of each of the others (a line never holds a '\n').
+            if not joined.startswith(prefix) or \
+                    len(joined) - len(values) != rows * len(prefix):
+                return None
+            try:
+                # Plain json: a number with an exponent (a string to YAML 1.1) or NaN can
+                # only pass as a confidence, where MemoryEntry reads that string as the
+                # same number.
+                columns[index] += json.loads(b'[' + values + b']')
+            except ValueError:  # not JSON (so not what the writer writes)
+                return None
+        count += rows
+    # The front matter was scanned for unsafe characters; only an escape can make one.
+    return entries_from_columns(columns, count,
+                                strings_checked=front.find(b'\\', low, high) < 0)
+
+
+def _block_items(block: bytes, validate_entries: bool = False):
     """Entries written in block style, one key a line with JSON values, or None.
 
     ``block`` holds only item lines (``  - key: value`` and ``    key: value``). The
@@ -288,7 +357,8 @@ def _block_items(block: bytes):
     ``, "key": ``. A line that smuggles in a second pair (``text: "a", "b": 1``, which
     libyaml refuses) needs a key inside a value; when a value holds one (or a mapping),
     objects are decoded as tuples of pairs, so such a line shows as an item with more
-    pairs than lines and is left to libyaml.
+    pairs than lines and is left to libyaml. With ``validate_entries`` the items may come
+    back as a ``_ValidatedEntries`` list of MemoryEntry (``schema.validate_entries_json``).
     """
     text = b'\n' + block
     items_count = text.count(b'\n  - ')
@@ -307,8 +377,15 @@ def _block_items(block: bytes):
     if block.count(b'":') == block.count(b'\\":'):
         # No value holds a key (every '":' is an escaped quote in a string, and no line
         # key ends with a backslash): each line gave exactly its own pair.
-        entries = json.loads(b'[' + text[3:] + b'}]', parse_float=_yaml_float,
-                             parse_constant=str)
+        array = b'[' + text[3:] + b'}]'
+        del text
+        if validate_entries:
+            entries = validate_entries_json(array, lines_count)
+            if entries is not None and len(entries) == items_count:
+                validated = _validated(entries)
+                if validated is not None:
+                    return validated
+        entries = json.loads(array, parse_float=_yaml_float, parse_constant=str)
         if len(entries) != items_count or sum(map(len, entries)) != lines_count:
             return None
         return entries
@@ -345,15 +422,17 @@ class _ItemLines:
     def _lines(self):
         if self._found is None:
             found, line, at = [], self.first_line, 0
-            for match in _ITEM_START.finditer(self.block):
-                line += self.block.count(b'\n', at, match.start())
+            block = bytes(self.block)  # a view into the file, when read by columns
+            for match in _ITEM_START.finditer(block):
+                line += block.count(b'\n', at, match.start())
                 at = match.start()
                 found.append(line)
             self._found = found
         return self._found
 
 
-def _fast_front_matter(front, first_line: int, checked: bool = False):
+def _fast_front_matter(front, first_line: int, checked: bool = False,
+                       validate_entries: bool = False, source=None):
     """Parse the canonical form; return (mapping, key lines, item blocks) or None to fall back.
 
     ``front`` is the front matter as UTF-8 bytes (or text). ``item blocks`` maps a key whose
@@ -364,7 +443,10 @@ def _fast_front_matter(front, first_line: int, checked: bool = False):
     top-level key are returned under the key ``None`` of ``item blocks`` as a dict.
     ``checked`` tells that the caller already found no character libyaml reads
     differently (``_yaml_unsafe_utf8``). Every byte is decoded here, so bytes that are
-    not UTF-8 give None as well.
+    not UTF-8 give None as well. ``validate_entries`` lets the block items of ``entries``
+    come back validated (read by columns, or see ``_block_items``); ``source``, (the file's
+    bytes, where ``front`` starts in them), lets the item block of entries read by columns
+    be a view into the file instead of a copy: a large file is then not held twice.
     """
     if isinstance(front, str):
         if _yaml_unsafe(front):
@@ -376,6 +458,7 @@ def _fast_front_matter(front, first_line: int, checked: bool = False):
         if front.count(b'\r') != front.count(b'\r\n'):
             return None  # a lone CR breaks a line for YAML
         front = front.replace(b'\r\n', b'\n')
+        source = None  # the lines moved: no longer where they are in the file
     starts = [0]
     starts.extend(match.end() for match in _TOP_LEVEL_LINE.finditer(front))
     starts.append(len(front) + 1)
@@ -390,8 +473,12 @@ def _fast_front_matter(front, first_line: int, checked: bool = False):
             end = front.find(b'\n', start)
             if end < 0:
                 end = len(front)
-            # The lines between this line and the next top-level one, if any.
-            block = front[end + 1:following - 1] if end + 1 < following else b''
+            # The lines between this line and the next top-level one, if any (the entries
+            # are copied only if they are not read by columns).
+            columns_first = (validate_entries and end + 1 < following
+                             and front.startswith(b'entries:', start))
+            block = front[end + 1:following - 1] if end + 1 < following and not columns_first \
+                else b''
             line = front[start:end].decode('utf-8')
             if not line.strip(' ') or line.startswith('#'):  # blank (spaces only) or comment
                 if block and _COMMENT_OR_BLANK.sub(b'', block + b'\n'):
@@ -408,6 +495,20 @@ def _fast_front_matter(front, first_line: int, checked: bool = False):
             if pending:
                 comments[key], pending = pending, b''
             items = None
+            if columns_first and key == 'entries' and (rest is None or not rest.strip(' ')):
+                # Eight lines an entry: no comment among them.
+                value = _validated(_entry_columns(front, end + 1, following - 1))
+                if value is not None:
+                    mapping[key] = value
+                    if source is not None:
+                        data, offset = source
+                        block = memoryview(data)[offset + end + 1:offset + following - 1]
+                    else:
+                        block = memoryview(front)[end + 1:following - 1]
+                    item_blocks[key] = (line_number + 1, block)
+                    continue
+            if columns_first:
+                block = front[end + 1:following - 1]
             if block:
                 items = block
                 if _HAS_COMMENT_OR_BLANK.search(b'\n' + block + b'\n') is not None:
@@ -424,8 +525,11 @@ def _fast_front_matter(front, first_line: int, checked: bool = False):
                     if len(value) != items.count(b'\n') + 1:
                         return None
                 else:
-                    value = _block_items(items)
-                if value is None or not set(map(type, value)) <= {dict}:
+                    value = _block_items(items, validate_entries and key == 'entries')
+                    if value is None and key != 'entries':
+                        value = _line_items(key, items)  # e.g. peer blocks holding entries
+                if value is None or (type(value) is not _ValidatedEntries
+                                     and not set(map(type, value)) <= {dict}):
                     return None
                 mapping[key] = value
                 item_blocks[key] = (line_number + 1, block)
@@ -735,6 +839,15 @@ class _LineReader:
         return [_plain(item, self.cache) for item in items]
 
 
+def _line_items(key: str, items: bytes):
+    """The items of one top-level list in block YAML, read by ``_LineReader``, or None."""
+    try:
+        reader = _LineReader(key + ':\n' + items.decode('utf-8'), 0)
+        return reader.document()[key]
+    except (_NotSimple, ValueError, RecursionError, yaml.YAMLError):
+        return None
+
+
 def _line_front_matter(front: str, first_line: int):
     """(mapping, key lines, item lines) of block YAML in the subset, or None."""
     if _yaml_unsafe(front):
@@ -808,7 +921,10 @@ def _validate_entries(raw_items, section, lines_of, model, result):
         result.problems.append(Problem(f'{section} must be a list of entries', lines_of(None)))
         result.quarantined.append(QuarantinedItem(section, raw_items, 'not a list', lines_of(None)))
         return [], []
-    valid = validate_entries_fast(raw_items) if model is MemoryEntry else None
+    if type(raw_items) is _ValidatedEntries:
+        valid = list(raw_items)
+    else:
+        valid = validate_entries_fast(raw_items) if model is MemoryEntry else None
     bad = []
     if valid is None:
         try:
@@ -886,7 +1002,8 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
     front_bytes, first_line, body = split
     fast = lines_read = None
     if not _yaml_unsafe_utf8(front_bytes):
-        fast = _fast_front_matter(front_bytes, first_line, checked=True)
+        fast = _fast_front_matter(front_bytes, first_line, checked=True,
+                                  validate_entries=True, source=(data, data.find(b'\n') + 1))
     if fast is not None:
         mapping, key_lines, item_blocks = fast
         comments = item_blocks.pop(None)
@@ -1161,7 +1278,7 @@ class _SourceLines:
     def chunks(self) -> tuple:
         """(text before the first item, [(comments above, item text) for each item])."""
         if self._chunks is None:
-            block = self.block + b'\n'
+            block = b''.join((self.block, b'\n'))  # the block may be a view into the file
             plain, with_comments = _ITEM_PATTERNS[self.indent]
             pattern = with_comments if b'#' in block or b'\n\n' in block else plain
             starts = [match.start() for match in pattern.finditer(block)]
@@ -1174,13 +1291,13 @@ class _SourceLines:
             self._chunks = (block[:starts[0]] if starts else b'', items)
         return self._chunks
 
-    def render(self, entries: list) -> bytes:
-        """The entry text for ``entries``: the original where unchanged, else new text."""
+    def render(self, entries: list) -> list:
+        """The entry text for ``entries`` in pieces: the original where unchanged, else new."""
         if self.indices is None and len(entries) == len(self.entries):
             same = list(map(operator.is_, entries, self.entries))
             changed = list(itertools.compress(range(len(same)), map(operator.not_, same)))
             if not changed:
-                return self.block + b'\n'  # nothing changed, added, removed or moved
+                return [self.block, b'\n']  # nothing changed, added, removed or moved
             if len(changed) <= len(entries) // 8 and not any(
                     id(entries[index]) in self._ids() for index in changed):
                 # A few entries replaced in place by new ones (as a dream does): their
@@ -1190,7 +1307,7 @@ class _SourceLines:
                 out.extend(comments + text for comments, text in items)
                 for index in changed:
                     out[index + 1] = items[index][0] + self._new(entries[index])
-                return b''.join(out)
+                return out
         by_id = self._by_id
         if by_id is None:
             head, items = self.chunks()
@@ -1203,7 +1320,7 @@ class _SourceLines:
             cached = by_id.get(id(entry))
             out.append(cached[1] if cached is not None and cached[0] is entry
                        else self._new(entry))
-        return b''.join(out)
+        return out
 
     def _new(self, entry) -> bytes:
         text = _entry_block(entry)
@@ -1324,13 +1441,23 @@ def _entry_dict(entry) -> dict:
     return data
 
 
-def _peer_block_line(block: PeerBlock) -> str:
-    parts = [f'"rrn": {_quote(block.rrn)}', f'"last_synced": "{format_iso(block.last_synced)}"']
+def _peer_block(block: PeerBlock) -> str:
+    """A peer block in the block style of the entries: one key a line, values as JSON."""
+    lines = [f'  - rrn: {_quote(block.rrn)}\n'
+             f'    last_synced: "{format_iso(block.last_synced)}"\n']
     extra = block.__pydantic_extra__
     if extra:
-        parts.extend(f'{_flow(key)}: {_flow(value)}' for key, value in extra.items())
-    parts.append('"entries": [' + ', '.join(_entry_line(entry) for entry in block.entries) + ']')
-    return '{' + ', '.join(parts) + '}'
+        for key, value in extra.items():
+            if not isinstance(key, str) or not _PLAIN_KEY.match(key) or key in _YAML_KEYWORDS:
+                raise _NotCanonical('unusual key')
+            lines.append(f'    {key}: {_flow(value)}\n')
+    if block.entries:
+        lines.append('    entries:\n')
+        lines.extend('    ' + _entry_block(entry)[:-1].replace('\n', '\n    ') + '\n'
+                     for entry in block.entries)
+    else:
+        lines.append('    entries: []\n')
+    return ''.join(lines)
 
 
 def release_source_lines(document: MemoryDocument) -> None:
@@ -1343,6 +1470,10 @@ def release_source_lines(document: MemoryDocument) -> None:
 
 
 def _canonical_front(document: MemoryDocument) -> bytes:
+    return b''.join(_canonical_front_parts(document))
+
+
+def _canonical_front_parts(document: MemoryDocument) -> list:
     comments = getattr(document, '_comments', None) or {}
     parts = []
 
@@ -1359,7 +1490,7 @@ def _canonical_front(document: MemoryDocument) -> bytes:
         key_line('entries', 'entries:\n')
         source = getattr(document, '_source_lines', None)
         if source is not None:
-            parts.append(source.render(document.entries))
+            parts.extend(source.render(document.entries))
         else:
             parts.append(''.join([_entry_block(entry) for entry in document.entries])
                          .encode('utf-8'))
@@ -1368,7 +1499,7 @@ def _canonical_front(document: MemoryDocument) -> bytes:
     if document.peer_context is not None:
         if document.peer_context:
             key_line('peer_context', 'peer_context:\n' + ''.join(
-                '- ' + _peer_block_line(block) + '\n' for block in document.peer_context))
+                _peer_block(block) for block in document.peer_context))
         else:
             key_line('peer_context', 'peer_context: []\n')
     for key, value in document.extra.items():
@@ -1377,7 +1508,7 @@ def _canonical_front(document: MemoryDocument) -> bytes:
         key_line(key, f'{key}: {_flow(value)}\n')
     if comments.get(''):
         parts.append(comments[''])
-    return b''.join(parts)
+    return parts
 
 
 def _yaml_front(document: MemoryDocument) -> str:
@@ -1401,11 +1532,11 @@ def _yaml_front(document: MemoryDocument) -> str:
 
 def render(document: MemoryDocument) -> bytes:
     """The whole file for ``document``: front matter between --- lines, then the body."""
-    try:
-        front = _canonical_front(document)
+    try:  # joined once: a large file is not copied piece by piece
+        front = _canonical_front_parts(document)
     except _NotCanonical:
-        front = _yaml_front(document).encode('utf-8')
-    return b''.join((b'---\n', front, b'---\n', document.body))
+        front = [_yaml_front(document).encode('utf-8')]
+    return b''.join([b'---\n', *front, b'---\n', document.body])
 
 
 def new_document(rrn: str, now: dt.datetime) -> MemoryDocument:
@@ -1559,7 +1690,7 @@ class MemoryFile:
         if size > self.max_bytes or len(data) > self.max_bytes:
             size = max(size, len(data))
             raise MemoryFileError(
-                f'the file is {_size(size)}, above the {_size(self.max_bytes)} limit for a '
+                f'the file is {size_text(size)}, above the {size_text(self.max_bytes)} limit for a '
                 'memory file, so it was not read and is left as it is; a '
                 'memory file this large is damaged or not one of ours: move it aside, or '
                 f'raise the limit with ${MAX_FILE_ENV_VAR}', self.path)

@@ -230,7 +230,7 @@ def test_stats_prints_a_human_summary(memory, capsys):
     code, out, _ = run(capsys, 'stats', '--file', memory, '--at', AT)
     assert code == 0
     assert '🔴 1  🟡 1  🟢 1  below threshold 1  prunable 1' in out
-    assert 'peer RRN-000000000005: 1 entries' in out
+    assert 'peer RRN-000000000005: 1 entry' in out
 
 
 # ----------------------------------------------------------------------------- prune
@@ -240,7 +240,7 @@ def test_prune_archives_then_removes_entries_below_ten_percent(memory, capsys):
     assert code == 0
     assert out.splitlines() == [
         'pruned mem-weak [5%] Hallway lamp flickers',
-        'pruned 1 entries (archived in robot-memory.md.archive.jsonl); 4 remain']
+        'pruned 1 entry (archived in robot-memory.md.archive.jsonl); 4 remain']
     archive = side_file(memory, '.archive.jsonl')
     [record] = [json.loads(line) for line in archive.read_text().splitlines()]
     assert record['entry']['id'] == 'mem-weak' and record['archived_at'] == AT
@@ -254,7 +254,7 @@ def test_prune_dry_run_changes_nothing(memory, capsys):
     before = memory.read_bytes()
     code, out, _ = run(capsys, 'prune', '--file', memory, '--at', AT, '--dry-run', '--verbose')
     assert code == 0
-    assert 'would prune mem-weak' in out and 'would prune 1 entries; 4 remain' in out
+    assert 'would prune mem-weak' in out and 'would prune 1 entry; 4 remain' in out
     assert memory.read_bytes() == before
     assert not side_file(memory, '.archive.jsonl').exists()
 

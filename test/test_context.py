@@ -281,7 +281,7 @@ def test_the_block_says_how_many_entries_are_below_the_threshold_and_the_highest
     fresh = document([entry('mem-a', 0.9), entry('mem-low', 0.25, text='lidar dropouts')])
     block = build_context(fresh, T0, LifecycleConfig(recent_hours=0))
     assert (block.below_threshold, block.below_threshold_max) == (1, 0.25)
-    assert summary(block) == ('1 entries, 0 peer entries; 0 omitted by the budget; 1 below the '
+    assert summary(block) == ('1 entry, 0 peer entries; 0 omitted by the budget; 1 below the '
                               '30% injection threshold, the highest 25%: lidar dropouts '
                               '(mem-low)')
     raised = build_context(fresh, T0, min_confidence=0.95)
@@ -309,7 +309,7 @@ def test_a_fault_seen_today_reaches_the_brain_in_a_labelled_section():
     assert [item.entry.id for item in block.recent] == ['mem-lidar']
     assert [item.entry.id for item in block.entries] == ['mem-a']
     assert block.below_threshold == 2
-    assert '1 recent entries below the threshold' in summary(block)
+    assert '1 recent entry below the threshold' in summary(block)
     # a caller who raises the threshold asked for strong entries only
     assert build_context(doc, T0, min_confidence=0.5).recent == []
     assert build_context(doc, T0, LifecycleConfig(recent_hours=0)).recent == []
@@ -330,3 +330,10 @@ def test_bidi_overrides_reach_the_brain_as_visible_escapes(char):
     assert doc.entries[0].text == text  # the entry (and the file) keep what was written
     assert neutralise('line one\nline\ttwo\x1b[2J') == 'line one\\u000aline\\u0009two\\u001b[2J'
     assert neutralise('line one\nline\ttwo', keep_newlines=True) == 'line one\nline\ttwo'
+
+
+def test_counts_read_as_english():
+    from robot_memory.context import plural
+    assert [plural(count, 'entry', 'entries') for count in (0, 1, 2)] == [
+        '0 entries', '1 entry', '2 entries']
+    assert plural(1, 'signature') == '1 signature' and plural(3, 'signature') == '3 signatures'

@@ -19,10 +19,14 @@ import pytest
 
 from conftest import REPO
 from conftest import SPEC_EXAMPLE
+from robot_memory import autodream
+from robot_memory import cli
 from robot_memory import memory_file
+from robot_memory.context import plural
 from robot_memory.errors import MemoryFileError
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import parse_bytes
+from robot_memory.timeutil import parse_iso
 
 HEADER = ('---\nschema_version: "1.0"\nrrn: RRN-000000000001\n'
           'last_updated: 2026-04-01T02:00:00Z\n')
@@ -182,6 +186,77 @@ def test_a_run_of_quarantined_entries_is_capped_in_size(memory_path, now):
     assert quarantine.stat().st_size < memory_file.QUARANTINE_RUN_BYTES + 4000 * 600
     [kept] = memory_path.parent.glob('robot-memory.md.quarantined-*')
     assert kept.read_bytes() == data
+
+
+# ------------------------------------------------------------------- the prune archive
+
+def weak_and_huge(huge_bytes: int, weak: int = 1, strong: int = 6) -> bytes:
+    """A file whose first entry is weak and carries ``huge_bytes`` of an unknown key."""
+    entries = [ENTRY.format(index=0).replace('confidence: 0.5', 'confidence: 0.01')
+               + f'    notes: "{"x" * huge_bytes}"\n']
+    entries += [ENTRY.format(index=index).replace('confidence: 0.5', 'confidence: 0.02')
+                for index in range(1, weak + 1)]
+    entries += [ENTRY.format(index=index).replace('confidence: 0.5', 'confidence: 0.9')
+                for index in range(weak + 1, weak + strong + 1)]
+    return (HEADER + 'entries:\n' + ''.join(entries) + '---\n').encode('utf-8')
+
+
+def test_prune_holds_back_an_entry_too_large_to_archive(tmp_path):
+    path = tmp_path / 'robot-memory.md'
+    path.write_bytes(weak_and_huge(8 << 20))
+    archive = memory_file.side_file(path, '.archive.jsonl')
+    for attempt in range(2):  # held back, not archived again and again
+        completed, measured = run_cli('prune', '--file', path, '--at', AT)
+        figure('an 8 MiB entry', 'prune', measured['s'])
+        assert completed.returncode == 0, completed.stderr
+        out = completed.stdout
+        assert out.splitlines()[-1].endswith(
+            '1 too large to archive (over 64 KiB each) held back in the file: trim their '
+            'unknown keys by hand, then prune again'), out
+        assert (['pruned 1 entry', 'pruned 0 entries'][attempt] in out) and '7 remain' in out
+        assert archive.stat().st_size < autodream.ARCHIVE_ENTRY_BYTES
+        assert [json.loads(line)['entry']['id'] for line in archive.read_text().splitlines()] \
+            == ['mem-0001']
+    entries = MemoryFile(path).load(parse_iso(AT)).document.entries
+    assert entries[0].id == 'mem-0000' and entries[0].extras['notes'] == 'x' * (8 << 20)
+
+
+def test_a_dream_holds_back_an_entry_too_large_to_archive(tmp_path):
+    path = tmp_path / 'robot-memory.md'
+    path.write_bytes(weak_and_huge(1 << 20))
+    completed, measured = run_cli('dream', '--file', path, '--at', AT)
+    figure('a 1 MiB entry', 'dream', measured['s'])
+    assert completed.returncode == 0, completed.stderr
+    assert 'pruned 1 (1 held back)' in completed.stdout
+    assert '1 too large to archive' in completed.stderr
+    archive = memory_file.side_file(path, '.archive.jsonl')
+    assert archive.stat().st_size < autodream.ARCHIVE_ENTRY_BYTES
+    ids = [entry.id for entry in MemoryFile(path).load(parse_iso(AT)).document.entries]
+    assert 'mem-0000' in ids and 'mem-0001' not in ids
+
+
+def test_one_prune_archives_at_most_the_run_limit_and_holds_the_rest_back(
+        tmp_path, monkeypatch, capsys):
+    path = tmp_path / 'robot-memory.md'
+    path.write_bytes(weak_and_huge(10, weak=40, strong=60))
+    monkeypatch.setattr(autodream, 'ARCHIVE_RUN_BYTES', 8000)
+    archive = memory_file.side_file(path, '.archive.jsonl')
+    pruned = []
+    while len(pruned) < 41:
+        assert cli.main(['prune', '--file', str(path), '--at', AT]) == 0
+        out = capsys.readouterr().out
+        records = [json.loads(line) for line in archive.read_text().splitlines()]
+        added, pruned = records[len(pruned):], records
+        assert 0 < sum(len(json.dumps(record, ensure_ascii=False)) + 1 for record in added) \
+            <= 8000
+        remaining = 101 - len(pruned)
+        expected = f'pruned {plural(len(added), "entry", "entries")} (archived in ' \
+                   f'robot-memory.md.archive.jsonl); {remaining} remain'
+        assert out.startswith(expected), out
+        assert ('held back for the next prune (the archive takes at most' in out) == (
+            len(pruned) < 41)
+    assert sorted(record['entry']['id'] for record in pruned) == [
+        f'mem-{index:04d}' for index in range(41)]
 
 
 # ------------------------------------------------------------------------ binary garbage

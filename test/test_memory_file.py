@@ -853,3 +853,124 @@ def test_a_block_line_holding_more_than_its_value_is_read_as_libyaml_reads_it(li
     assert memory_file._fast_front_matter(front, 2) is None
     with pytest.raises(MemoryFileError, match='not valid YAML'):
         parse_bytes(data, now)
+
+
+# ------------------------------------------------------- entries read a column at a time
+
+COLUMN_ENTRY = ('  - id: "mem-{index}"\n    type: "environment_note"\n    text: {text}\n'
+                '    confidence: {confidence}\n    first_seen: "2026-03-28T14:00:00Z"\n'
+                '    last_reinforced: "2026-04-01T02:00:00Z"\n    observation_count: 3\n'
+                '    tags: {tags}\n')
+
+
+def column_file(*fields) -> bytes:
+    """A file of entries in the writer's eight-line shape, one per (text, confidence, tags)."""
+    entries = ''.join(COLUMN_ENTRY.format(index=index, text=text, confidence=confidence,
+                                          tags=tags)
+                      for index, (text, confidence, tags) in enumerate(fields))
+    return ('---\nschema_version: "1.0"\nrrn: "RRN-000000000001"\n'
+            'last_updated: "2026-04-01T02:00:00Z"\nentries:\n' + entries + '---\n'
+            ).encode('utf-8')
+
+
+def outcome(data, now):
+    """(entries as data, quarantined count) that parse_bytes reads, or the error it raises."""
+    try:
+        result = parse_bytes(data, now)
+    except MemoryFileError as error:
+        return error.problem
+    return [entry.model_dump() for entry in result.document.entries], len(result.quarantined)
+
+
+def read_by_libyaml(data, now):
+    """``outcome`` with both faster readers off."""
+    from unittest import mock
+    with mock.patch.object(memory_file, '_fast_front_matter', return_value=None), \
+            mock.patch.object(memory_file, '_line_front_matter', return_value=None):
+        return outcome(data, now)
+
+
+@pytest.mark.parametrize('fields', [
+    [('"plain"', '0.5', '["a"]'), ('"b: \\"c\\" — ≤"', '1', '[]')],
+    [('"a", "x": 1', '0.5', '[]'), ('"b"', '0.5', '["t"]')],  # a pair smuggled into a value
+    [('"a', '0.5', '[]'), ('b"', '0.5', '[]')],  # a string spilling into the next entry
+    [('"a"', '0.5', '["a"'), ('"b"', '0.5', '"b"]')],  # a list spilling over
+    [('"a"', '0.5', '["a"], ["b"]'), ('"b"', '0.5', '[]')],
+    [('"a"', '5e-1', '[]'), ('"b"', 'NaN', '[]'), ('1e5', '0.5', '[]')],
+    [('"bell \\u0007"', '0.5', '[]'), ('"ok"', '0.5', '[" spaced"]')],
+    [('"a"', '0.5', '[]  # a comment'), ('"b"', '0.5', '[]')],
+])
+def test_entries_read_by_columns_mean_what_libyaml_reads(fields, now):
+    data = column_file(*fields)
+    assert outcome(data, now) == read_by_libyaml(data, now)
+
+
+def test_a_writer_shaped_file_is_read_by_columns_and_kept_as_a_view_of_the_file(now):
+    data = column_file(('"one"', '0.5', '["a"]'), ('"two"', '0.25', '[]'))
+    with mock_columns() as calls:
+        document = parse_bytes(data, now).document
+    assert calls == [2]
+    source = document._source_lines
+    assert isinstance(source.block, memoryview) and source.block.obj is data
+    assert render(document) == data
+    document.entries[1] = document.entries[1].model_copy(update={'confidence': 0.3})
+    assert render(document) == data.replace(b'confidence: 0.25', b'confidence: 0.3')
+
+
+def mock_columns():
+    """Within: the counts of entries read by schema.entries_from_columns (a list)."""
+    import contextlib
+    from unittest import mock
+
+    @contextlib.contextmanager
+    def recording():
+        calls = []
+        real = memory_file.entries_from_columns
+
+        def spy(columns, count, **options):
+            calls.append(count)
+            return real(columns, count, **options)
+        with mock.patch.object(memory_file, 'entries_from_columns', spy):
+            yield calls
+    return recording()
+
+
+def test_peer_blocks_are_written_in_block_style_like_the_entries_and_read_fast(now):
+    document = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now).document
+    document.entries = [entry.model_copy() for entry in document.entries]  # written anew
+    document.peer_context = [memory_file.PeerBlock(
+        rrn='RRN-000000000005', last_synced=now, fleet='north',
+        entries=[memory_file.PeerEntry(id='mem-peer-1', type='environment_note',
+                                       text='East corridor: blocked', confidence=0.75,
+                                       tags=['corridor'])]),
+        memory_file.PeerBlock(rrn='RRN-000000000006', last_synced=now)]
+    data = render(document)
+    front = memory_file._split_front_matter(data)[0].decode('utf-8')
+    assert front.split('peer_context:\n')[1] == (
+        '  - rrn: "RRN-000000000005"\n    last_synced: "2026-04-01T03:00:00Z"\n'
+        '    fleet: "north"\n    entries:\n      - id: "mem-peer-1"\n'
+        '        type: "environment_note"\n        text: "East corridor: blocked"\n'
+        '        confidence: 0.75\n        tags: ["corridor"]\n'
+        '  - rrn: "RRN-000000000006"\n    last_synced: "2026-04-01T03:00:00Z"\n'
+        '    entries: []\n')
+    assert not any(line.lstrip().startswith('- {') for line in front.splitlines())
+    result = parse_bytes(data, now)
+    assert result.used_fast_path and result.problems == []
+    assert result.document.peer_context == document.peer_context
+    assert memory_file._fast_front_matter(front, 2)[0] == yaml.safe_load(front)
+    assert render(result.document) == data
+
+
+def test_a_duplicate_read_in_bulk_is_quarantined_as_it_was_written(now):
+    for second in ('0.5', '"0.5"'):  # read by columns / in one pydantic-core pass
+        data = column_file(('"first"', '0.5', '[]'), ('"second"', second, '[]')).replace(
+            b'"mem-1"', b'"mem-0"')
+        result = parse_bytes(data, now)
+        assert [entry.text for entry in result.document.entries] == ['first']
+        [item] = result.quarantined
+        assert item.raw == {'id': 'mem-0', 'type': 'environment_note', 'text': 'second',
+                            'confidence': json.loads(second),
+                            'first_seen': '2026-03-28T14:00:00Z',
+                            'last_reinforced': '2026-04-01T02:00:00Z',
+                            'observation_count': 3, 'tags': []}
+        assert outcome(data, now) == read_by_libyaml(data, now)

@@ -1,6 +1,7 @@
 """Schema rules of RCAN §3: entry constraints, IDs, peer blocks, header."""
 
 import datetime as dt
+import json
 import sys
 
 from hypothesis import given
@@ -13,13 +14,16 @@ from pydantic_core import SchemaValidator
 import pytest
 
 from robot_memory import schema
+from robot_memory.schema import COLUMN_FIELDS
 from robot_memory.schema import DocumentHeader
+from robot_memory.schema import entries_from_columns
 from robot_memory.schema import make_entry_id
 from robot_memory.schema import MemoryEntry
 from robot_memory.schema import new_entry
 from robot_memory.schema import PeerBlock
 from robot_memory.schema import PeerEntry
 from robot_memory.schema import validate_entries_fast
+from robot_memory.schema import validate_entries_json
 from robot_memory.timeutil import UTC
 
 T0 = dt.datetime(2026, 3, 28, 14, 0, tzinfo=UTC)
@@ -316,3 +320,59 @@ def test_fast_and_model_validation_agree_on_any_entries(items):
             and type(item['observation_count']) is int
             for entry, item in zip(slow_entries, items)):
         assert fast is not None
+
+
+# The two bulk readers of memory_file (a column per field; JSON checked in one pass) keep
+# validate_entries_fast's contract: a list only where MemoryEntry builds the same entries.
+
+def columns_of(items):
+    """One list per field of COLUMN_FIELDS, or None when an item has other keys."""
+    if any(set(item) != set(COLUMN_FIELDS) for item in items):
+        return None
+    return [[item[name] for item in items] for name in COLUMN_FIELDS]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_raw_entries, min_size=1, max_size=3))
+def test_column_and_json_readers_agree_with_the_model_on_any_entries(items):
+    slow_entries = [slow(item) for item in items]
+    columns = columns_of(items)
+    for checked in (False, True):
+        if columns is None or (checked and not all(
+                isinstance(value, str) and not schema._UNSAFE_CHARS.search(value)
+                for item in items for value in [item['text'], *(
+                    item['tags'] if isinstance(item['tags'], list) else [])])):
+            continue
+        by_columns = entries_from_columns(columns_of(items), len(items), strings_checked=checked)
+        if by_columns is not None:
+            for entry, slow_entry in zip(by_columns, slow_entries):
+                assert_identical(entry, slow_entry)
+    try:
+        data = json.dumps(items, allow_nan=True).encode('utf-8')
+    except (TypeError, ValueError):
+        return
+    by_json = validate_entries_json(data, sum(map(len, items)))
+    if by_json is not None:
+        for entry, slow_entry in zip(by_json, slow_entries):
+            assert_identical(entry, slow_entry)
+
+
+def test_the_column_reader_accepts_what_the_writer_writes_and_frees_the_columns():
+    items = [RAW, dict(RAW, id='mem-2', tags=[], confidence=1, text='x — ≤')]
+    columns = columns_of(items)
+    entries = entries_from_columns(columns, 2)
+    assert columns == []
+    for entry, item in zip(entries, items):
+        assert_identical(entry, slow(item))
+    assert entries_from_columns(columns_of(items), 3) is None  # a column too short
+    assert entries_from_columns(columns_of([dict(RAW, text='bell\x07')]), 1) is None
+
+
+def test_the_json_reader_refuses_what_yaml_reads_otherwise():
+    one = json.dumps([RAW])
+    assert validate_entries_json(one.encode(), 8) is not None
+    assert validate_entries_json(one.encode(), 9) is None  # a pair too few: a duplicate key
+    for extra in ('1e5', 'NaN', '[0.5]'):  # a string to YAML 1.1, or a float kept as it is
+        data = one[:-2] + f', "severity": {extra}' + '}]'
+        assert validate_entries_json(data.encode(), 9) is None
+    assert validate_entries_json((one[:-2] + ', "severity": 5}]').encode(), 9) is not None
