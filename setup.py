@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Plain-Python distribution of robot_memory: the core and the CLI, no ROS needed.
+"""
+Plain-Python distribution of robot_memory: the core and the CLI, no ROS needed.
 
 `pip install .` installs this; `colcon build` uses CMakeLists.txt instead, which
 also generates the ROS 2 interfaces.

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Benchmark of the evidence store and autodream; prints one JSON object a line.
+"""
+Benchmark of the evidence store and autodream; prints one JSON object a line.
 
 Each line is ``{"bench", "n", "ms", "rate", "baseline_ms", "ratio"}``: the median of
 several runs, the rate in items per second and the ratio to a bare ``sqlite3`` baseline
@@ -77,7 +78,7 @@ def observations(n: int, signatures: int, night: dt.datetime) -> list:
 
 
 def classified_rows(items: list) -> list:
-    """The rows the store writes for ``items`` (classification done once, outside timing)."""
+    """Return the rows the store writes for ``items`` (classification done once, outside timing)."""
     rules = Rules.default()
     rows = []
     for item in items:
@@ -186,7 +187,7 @@ def bench_dream(n: int, signatures: int, runs: int, scratch: pathlib.Path) -> No
 
 def main(argv=None) -> int:
     """Run the benchmarks and print one JSON line per benchmark."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--quick', action='store_true',
                         help='small smoke run (20,000 ingested, 50,000 dreamt over 500 signatures)')
     parser.add_argument('--runs', type=int, default=None,

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Benchmark of whole-process start-up: the robot-memory command as a user runs it.
+"""
+Benchmark of whole-process start-up: the robot-memory command as a user runs it.
 
 Every figure is the wall time of one process, start to exit (or, for ``mcp``, start to
 its answer to ``initialize``), median of ``--repeats`` runs. The commands take turns
@@ -117,7 +118,7 @@ def command_prefix() -> tuple:
 
 
 def interpreter(prefix: list) -> str:
-    """The Python the command runs on (its ``#!/usr/bin/env python3`` line), for baselines."""
+    """Return the Python the command runs on (its ``#!`` line), for baselines."""
     if prefix[0] == sys.executable:
         return sys.executable
     try:
@@ -182,7 +183,7 @@ def opencastor_present(python: str, env: dict) -> bool:
 
 
 def prepare(directory: pathlib.Path, n: int) -> dict:
-    """A memory file of ``n`` entries (two copies) and a database of ``n`` typed records."""
+    """Return a memory file of ``n`` entries (two copies) and a database of ``n`` typed records."""
     data = render(make_document(n))
     paths = {'memory': directory / 'robot-memory.md',
              'ours': directory / 'ours' / 'robot-memory.md',
@@ -197,13 +198,13 @@ def prepare(directory: pathlib.Path, n: int) -> dict:
 
 
 def median_ms(times: list) -> float:
-    """The median of ``times`` (seconds) in milliseconds, rounded."""
+    """Return the median of ``times`` (seconds) in milliseconds, rounded."""
     return round(statistics.median(times) * 1000.0, 1)
 
 
 def main(argv=None) -> int:
     """Run the rounds and print one JSON line a figure."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().split('\n\n')[0])
     parser.add_argument('--quick', action='store_true',
                         help='1,000 entries and records, one round (the smoke test)')
     parser.add_argument('--n', type=int, default=GOAL_N, help='entries and records (10,000)')

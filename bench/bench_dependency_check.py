@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Benchmark of the start-up dependency check; prints one JSON object a line.
+"""
+Benchmark of the start-up dependency check; prints one JSON object a line.
 
 ``memory_node`` and ``robot-memory`` call ``robot_memory.dependencies.exit_if_unmet``
 before anything else, so its cost is paid by every CLI command (whose goal is to start
@@ -74,7 +75,7 @@ def _time_inside(code: str, env: dict) -> float:
 
 def main(argv=None) -> int:
     """Run the benchmark and print its JSON lines."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='5 repeats (smoke test)')
     parser.add_argument('--repeats', type=int, default=31, help='fresh interpreters each')
     args = parser.parse_args(argv)

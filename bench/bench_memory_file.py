@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Benchmark of reading and writing robot-memory.md; prints one JSON object a line.
+"""
+Benchmark of reading and writing robot-memory.md; prints one JSON object a line.
 
 Each measured line is ``{"bench", "n", "ms", "baseline_ms", "ratio", "repeats",
 "baseline_repeats", "baseline"}``: medians over ``repeats`` runs (after one discarded
@@ -119,7 +120,7 @@ BODY = ('\n# Robot memory\n\nOperational memory kept by robot_memory (RCAN Robot
 # ------------------------------------------------------------------------ documents
 
 def entry_text(rng: random.Random) -> str:
-    """A realistic observation of 40 to 300 characters."""
+    """Return a realistic observation of 40 to 300 characters."""
     target = rng.randint(40, 300)
     text = rng.choice(WORDS)
     while len(text) < target:
@@ -128,7 +129,7 @@ def entry_text(rng: random.Random) -> str:
 
 
 def make_document(n: int, seed: int = 1) -> MemoryDocument:
-    """A document of ``n`` own entries, three peer blocks and a Markdown body."""
+    """Return a document of ``n`` own entries, three peer blocks and a Markdown body."""
     rng = random.Random(seed)
     entries, taken = [], set()
     for index in range(n):
@@ -154,13 +155,13 @@ def make_document(n: int, seed: int = 1) -> MemoryDocument:
 
 
 def front_matter(data: bytes) -> str:
-    """The YAML between the delimiter lines of a rendered file."""
+    """Return the YAML between the delimiter lines of a rendered file."""
     front, _, _ = memory_file._split_front_matter(data)
     return front.decode('utf-8')
 
 
 def cold_copy(document: MemoryDocument) -> MemoryDocument:
-    """The same document with every entry rebuilt, so the writer reuses no line."""
+    """Return the same document with every entry rebuilt, so the writer reuses no line."""
     return MemoryDocument(rrn=document.rrn, last_updated=document.last_updated,
                           entries=[entry.model_copy() for entry in document.entries],
                           peer_context=document.peer_context, extra=dict(document.extra),
@@ -180,7 +181,8 @@ def touch(document: MemoryDocument) -> None:
 # ------------------------------------------------------------------------ measuring
 
 def timed(run, repeats: int, prepare=None, self_timed: bool = False) -> list:
-    """Seconds of ``run(prepared)`` over ``repeats`` runs after one discarded warm-up.
+    """
+    Seconds of ``run(prepared)`` over ``repeats`` runs after one discarded warm-up.
 
     ``prepare()`` (untimed) makes the argument of each run. A ``self_timed`` run
     returns the seconds it measured itself (to leave an untimed step out).
@@ -359,7 +361,7 @@ def bench_peak_memory(n: int, directory: pathlib.Path) -> dict:
 
 def main(argv=None) -> int:
     """Run the benchmarks and print the JSON lines."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().split('\n\n')[0])
     parser.add_argument('--quick', action='store_true',
                         help='sizes 100 and 1,000 with 3 repeats (the smoke test)')
     parser.add_argument('--sizes', default='100,1000,10000',

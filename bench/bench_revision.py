@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Fact revision: which pairs supersede, stay side by side or are contested; learn cost per fact.
+"""
+Fact revision: which pairs supersede, stay side by side or are contested; learn cost per fact.
 
 ``fact_pairs``: every pair of ``test/data/fact_pairs.jsonl`` learned into a fresh substrate;
 a decision is correct when the first fact is superseded, kept active or contested as the
@@ -120,7 +121,7 @@ def bench_one_subject(n: int, directory: pathlib.Path) -> dict:
 
 def main(argv=None) -> int:
     """Run the benchmarks and print their JSON lines."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='small n for a smoke run')
     args = parser.parse_args(argv)
     print(json.dumps(bench_pairs()), flush=True)

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Benchmark: what the 2 s reply wait of config/fastdds_profiles.xml costs a service call.
+"""
+Benchmark: what the 2 s reply wait of config/fastdds_profiles.xml costs a service call.
 
 The profile raises the time rmw_fastrtps may wait for a client's reply reader to be
 matched (Fast DDS's default: 100 ms). It should cost nothing when the reader is matched,
@@ -76,7 +77,7 @@ def _call(node, client, request, timeout: float = 5.0):
 
 def main(argv=None) -> int:
     """Run the benchmark and print its JSON lines."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='fewer calls (a smoke run)')
     parser.add_argument('--domain', type=int, default=None,
                         help='ROS_DOMAIN_ID (default: from the environment, else 77)')

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Run every benchmark under bench/ and write BENCHMARKS.md: one command, one report.
+"""
+Run every benchmark under bench/ and write BENCHMARKS.md: one command, one report.
 
 Every ``bench/bench_*.py`` is found by glob and run with this interpreter (``--quick`` is
 passed through). Each prints one JSON object a line with at least ``bench`` and its
@@ -51,7 +52,8 @@ HERE = REPO / 'bench'
 
 
 def child_pythonpath(env: dict) -> str:
-    """PYTHONPATH for a benchmark: the checkout only when no robot_memory is installed.
+    """
+    PYTHONPATH for a benchmark: the checkout only when no robot_memory is installed.
 
     An installed package (after ``source scripts/env.sh``) carries the generated
     ``robot_memory.msg`` / ``.srv``, which the bare source tree lacks, so it must win.
@@ -241,7 +243,8 @@ def _columns(records: list) -> list:
 
 
 def table(result: dict, detail: str = None) -> list:
-    """Markdown lines of one script's table (a failure row when it failed).
+    """
+    Markdown lines of one script's table (a failure row when it failed).
 
     With ``detail`` (the name of the JSON file holding every line) only the summary lines
     are shown, with the columns they use.
@@ -324,7 +327,7 @@ def _doc_line(script: pathlib.Path) -> str:
 
 def render(results: list, info: dict, quick: bool, plot: pathlib.Path,
            output: pathlib.Path) -> str:
-    """The whole BENCHMARKS.md text."""
+    """Return the whole BENCHMARKS.md text."""
     lines = ['# Benchmarks', '',
              'Written by `python bench/run_all.py' + (' --quick' if quick else '') + '`; '
              'every `bench/bench_*.py` was run on the machine below. Times are medians in '
@@ -375,7 +378,7 @@ def render(results: list, info: dict, quick: bool, plot: pathlib.Path,
 
 def main(argv=None) -> int:
     """Run the benchmarks, draw the plot and write the report; 1 when a script failed."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().split('\n', 1)[0])
     parser.add_argument('--quick', action='store_true', help='pass --quick to every script')
     parser.add_argument('--output', default=str(REPO / 'BENCHMARKS.md'),
                         help='markdown report to write (default: BENCHMARKS.md at the root)')

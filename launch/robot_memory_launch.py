@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Launch memory_node: `ros2 launch robot_memory robot_memory_launch.py [arg:=value ...]`.
+"""
+Launch memory_node: `ros2 launch robot_memory robot_memory_launch.py [arg:=value ...]`.
 
 Arguments:
   namespace    namespace of the node (default: none), e.g. robot_b for a second robot
@@ -67,7 +68,7 @@ def _node(context):
 
 
 def generate_launch_description():
-    """The launch description: five arguments and the node."""
+    """Return the launch description: five arguments and the node."""
     default_params = os.path.join(get_package_share_directory('robot_memory'), 'config',
                                   'robot_memory.yaml')
     return LaunchDescription([

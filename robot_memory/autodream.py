@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Autodream: consolidate the evidence since the last dream into robot-memory.md.
+"""
+Autodream: consolidate the evidence since the last dream into robot-memory.md.
 
 ``dream(store, memory_file, now, rules, config)`` reads the observations added since the
 dream cursor, groups them by *signature* (never by text) and:
@@ -149,7 +150,7 @@ class DreamConfig(BaseModel):
 
 
 def dream_config(parameters: dict) -> DreamConfig:
-    """A DreamConfig from ROS parameters: lifecycle keys plus a ``dream`` section."""
+    """Return a DreamConfig from ROS parameters: lifecycle keys plus a ``dream`` section."""
     section = dict(parameters.get('dream') or {})
     section.update({key[len('dream.'):]: value for key, value in parameters.items()
                     if key.startswith('dream.')})
@@ -243,12 +244,13 @@ def file_hash(data: Optional[bytes]) -> str:
 
 
 def canonical(entry) -> str:
-    """An entry as sorted-key JSON, for comparing the file with the dream's snapshot."""
+    """Return an entry as sorted-key JSON, for comparing the file with the dream's snapshot."""
     return json.dumps(entry.model_dump(mode='json'), sort_keys=True, ensure_ascii=False)
 
 
 def archive_pruned(memory, pruned, now, reason='pruned') -> None:
-    """Append pruned entries to ``<file>.archive.jsonl`` durably, before they leave the file.
+    """
+    Append pruned entries to ``<file>.archive.jsonl`` durably, before they leave the file.
 
     The archive lies beside the memory file's target when the file is a symbolic link.
 
@@ -673,7 +675,8 @@ class _Dream:
         self._create(creations)
 
     def _unlinked_twin(self, entry_type: str, texts: tuple, linked: set):
-        """An entry no signature links to whose id and text are what ``texts`` would create.
+        """
+        Return an entry no signature links to whose id and text are what ``texts`` would create.
 
         Such an entry was made from the same evidence before its link was lost (the
         evidence database was rebuilt from the memory file); it is reinforced, not doubled.

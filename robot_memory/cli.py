@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The ``robot-memory`` command line: a thin layer over the core library.
+"""
+The ``robot-memory`` command line: a thin layer over the core library.
 
 The memory file comes from ``--file``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else
 ``~/.opencastor/robot-memory.md``. Exit codes: 0 success, 1 a problem with the
@@ -81,7 +82,7 @@ def _unit_float(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser; every command and option carries help text."""
+    """Return the argument parser; every command and option carries help text."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument('--file', help='memory file (default: $CASTOR_ROBOT_MEMORY_FILE, '
                                        'else ~/.opencastor/robot-memory.md)')
@@ -225,7 +226,7 @@ def cmd_validate(args, memory: 'MemoryFile') -> int:
 
 
 def collect_stats(document, now, config, path=None) -> dict:
-    """Counts by type and band, peers and file facts, as a plain dict."""
+    """Count by type and band, peers and file facts, as a plain dict."""
     from robot_memory import lifecycle
     from robot_memory.locations import link_target
     from robot_memory.schema import ENTRY_TYPES
@@ -321,7 +322,8 @@ def cmd_prune(args, memory: 'MemoryFile') -> int:
 
 def _prune_recorded(store: 'EvidenceStore', memory: 'MemoryFile', now: dt.datetime,
                     config: 'lifecycle.LifecycleConfig') -> 'lifecycle.PruneOutcome':
-    """Prune the file and record it in the evidence database, crash-safe like a dream.
+    """
+    Prune the file and record it in the evidence database, crash-safe like a dream.
 
     The next dream recognises a person's deletion by an entry that is in the database's
     snapshot but not in the file. So the pruned entries leave the snapshot, with a
@@ -371,7 +373,7 @@ def _prune_recorded(store: 'EvidenceStore', memory: 'MemoryFile', now: dt.dateti
 
 
 def document_as_json(document, now, config) -> dict:
-    """The document as plain JSON data, with effective confidences at ``now``."""
+    """Return the document as plain JSON data, with effective confidences at ``now``."""
     from robot_memory import lifecycle
 
     def entry_data(entry, reference=None):
@@ -414,7 +416,8 @@ def _rules(args) -> 'Rules':
 
 
 def _store(args, memory: 'MemoryFile', rules: 'Rules' = None) -> 'EvidenceStore':
-    """The evidence database for a writing command.
+    """
+    Return the evidence database for a writing command.
 
     A damaged database (truncated, garbage) is set aside as ``<database>.corrupt-<time>``
     and a fresh one is started, like memory_node does; the next dream takes the entries of
@@ -548,7 +551,8 @@ COMMANDS.update(cli_proposals.HANDLERS)
 
 
 class NeutralisedStream:
-    """A text stream that writes control and bidi-override characters as visible escapes.
+    """
+    A text stream that writes control and bidi-override characters as visible escapes.
 
     Every output of the CLI goes through it, so a memory file's text cannot reorder or
     repaint a terminal; inside JSON strings the escape is JSON's own, so data survive.

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The substrate's ``robot-memory`` subcommands: learn, recall, forget, mcp, import-rlm, export-rlm,
+"""
+The substrate's ``robot-memory`` subcommands: learn, recall, forget, mcp, import-rlm, export-rlm,
 rotate-key.
 
 ``add_commands(subparsers, common_parents)`` adds them to the main parser and ``HANDLERS``
@@ -181,14 +182,15 @@ def _now(args) -> dt.datetime:
 
 
 def db_path(args, memory) -> pathlib.Path:
-    """The database: ``--db``, else the memory file's own (``default_db_path``)."""
+    """Return the database: ``--db``, else the memory file's own (``default_db_path``)."""
     from robot_memory.locations import default_db_path
     db = getattr(args, 'db', None)
     return pathlib.Path(db).expanduser() if db else default_db_path(memory.path)
 
 
 def encryption(args, db) -> dict:
-    """``encrypt_from`` and ``key_file`` for the Substrate, from ``--config`` (else defaults).
+    """
+    ``encrypt_from`` and ``key_file`` for the Substrate, from ``--config`` (else defaults).
 
     The node's parameters ``substrate_encrypt_from`` and ``substrate_key_file``; an empty key
     file means beside ``federation.private_key_path`` when that is set, else beside the
@@ -215,7 +217,8 @@ def _open(args, memory, vectors: bool = False):
 
 
 def keywords_settle(substrate, query: str, k: int) -> bool:
-    """True when at least ``k`` live records hold every word of ``query``.
+    """
+    Return True when at least ``k`` live records hold every word of ``query``.
 
     Then keyword recall answers the query by itself, and ``robot-memory recall`` leaves the
     semantic model unloaded: loading it (numpy, onnxruntime, the model) costs a one-shot
@@ -236,7 +239,8 @@ def keywords_settle(substrate, query: str, k: int) -> bool:
 
 
 def proposal_settings(args):
-    """The ``proposals.*`` settings of ``--config``; None without it (every source applies).
+    """
+    Return the ``proposals.*`` settings of ``--config``; None without it (every source applies).
 
     Nothing is imported without ``--config``: ``mcp`` must answer ``initialize`` without
     pydantic or sqlite-utils.
@@ -393,7 +397,8 @@ HANDLERS = {
 
 
 def substrate_stats(path, now: dt.datetime, encryption: Optional[dict] = None) -> dict:
-    """Substrate metrics of the database at ``path``, or None when it holds no records table.
+    """
+    Substrate metrics of the database at ``path``, or None when it holds no records table.
 
     Never creates the database or its tables: ``stats`` only reads. ``encryption`` (see
     :func:`encryption`) says where the key of the encrypted records is.

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Reading robot_memory settings from a ROS 2 parameters file (config/robot_memory.yaml).
+"""
+Reading robot_memory settings from a ROS 2 parameters file (config/robot_memory.yaml).
 
 The node and the CLI share one file: the ``ros__parameters`` of the node (or of
 ``/**``) hold the lifecycle constants; unknown keys are left to the node.
@@ -28,7 +29,7 @@ from robot_memory.lifecycle import LifecycleConfig
 
 
 def read_parameters(path, node_name: str = 'robot_memory') -> dict:
-    """The merged ``ros__parameters`` for ``node_name`` (and ``/**``) from a params file."""
+    """Return the merged ``ros__parameters`` for ``node_name`` (and ``/**``) from a params file."""
     path = pathlib.Path(path).expanduser()
     try:
         data = yaml.load(path.read_text(encoding='utf-8'), Loader=yaml.CSafeLoader) or {}

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Distillers: who words a new memory entry.
+"""
+Distillers: who words a new memory entry.
 
 A distiller only *proposes texts*: ``rewrite(candidates)`` returns a dict from signature
 to text, and the dream keeps a proposal only if it is 1 to 500 printable characters on
@@ -89,7 +90,7 @@ class RuleDistiller:
     """The default: every candidate keeps its rule template's text."""
 
     def rewrite(self, candidates: list) -> dict:
-        """The rule texts, unchanged."""
+        """Return the rule texts, unchanged."""
         return {candidate.signature: candidate.text for candidate in candidates}
 
 

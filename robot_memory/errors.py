@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Exceptions raised by the robot_memory core.
+"""
+Exceptions raised by the robot_memory core.
 
 Each error says what was wrong and what to do about it; the ROS layer and the
 CLI turn them into service replies, diagnostics and exit codes.

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The evidence store: observations, signature links, audit trail and dream state in SQLite.
+"""
+The evidence store: observations, signature links, audit trail and dream state in SQLite.
 
 The database (by default beside the memory file and named after it, ``robot-memory.db``
 for ``robot-memory.md``: see ``default_db_path``; mode 0600, WAL, a busy timeout so the
@@ -119,7 +120,8 @@ class EvidenceError(ValueError):
 
 
 class EvidenceDamaged(EvidenceError):
-    """The file is not a usable SQLite database (refused with ``on_corrupt='raise'``).
+    """
+    The file is not a usable SQLite database (refused with ``on_corrupt='raise'``).
 
     ``path`` is the database and ``detail`` what is wrong with it.
     """
@@ -148,7 +150,8 @@ def is_damage(error: BaseException) -> bool:
 
 
 def is_disk_full(error: BaseException, path: Optional[pathlib.Path] = None) -> bool:
-    """Whether an OSError or sqlite3 error was caused by a full disk.
+    """
+    Whether an OSError or sqlite3 error was caused by a full disk.
 
     SQLite reports ENOSPC as SQLITE_FULL, but failing to create its ``-wal`` / ``-shm``
     files on a full disk surfaces as an I/O or cannot-open error; then the free space of
@@ -262,7 +265,8 @@ def _undo_history(db: Database) -> None:
 
 
 def create_private_file(path: pathlib.Path) -> None:
-    """Create ``path`` empty with mode 0600 if it is missing; make it 0600 either way.
+    """
+    Create ``path`` empty with mode 0600 if it is missing; make it 0600 either way.
 
     An existing database is never opened here: closing any descriptor of a file drops
     every POSIX lock this process holds on it, including the shared lock of a SQLite
@@ -280,7 +284,7 @@ def create_private_file(path: pathlib.Path) -> None:
 
 
 def open_target(path) -> pathlib.Path:
-    """The database file ``path`` names, through symbolic links (EvidenceError if dangling)."""
+    """Return the database file ``path`` names, through symbolic links (EvidenceError if dangling)."""
     try:
         return link_target(path)
     except MemoryFileError as error:
@@ -292,7 +296,7 @@ def _epoch(value: dt.datetime) -> float:
 
 
 def from_epoch(seconds: Optional[float]) -> Optional[dt.datetime]:
-    """A stored UNIX time as an aware UTC datetime (None stays None)."""
+    """Return a stored UNIX time as an aware UTC datetime (None stays None)."""
     if seconds is None:
         return None
     return dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
@@ -428,7 +432,8 @@ class EvidenceStore:
         return db
 
     def _check(self, busy_timeout_s: float) -> None:
-        """Raise _Damaged if the file is not a sound SQLite database.
+        """
+        Raise _Damaged if the file is not a sound SQLite database.
 
         Reads only, and only through SQLite: ``PRAGMA quick_check`` on a read-only
         connection, which (unlike a writer's last close) never checkpoints or deletes the
@@ -492,7 +497,7 @@ class EvidenceStore:
                       if not path.name.endswith('-wal'))
 
     def take_problems(self) -> list:
-        """Notes about the store for a report (e.g. a database set aside), once each."""
+        """Note about the store for a report (e.g. a database set aside), once each."""
         problems, self.problems = self.problems, []
         return problems
 
@@ -508,7 +513,8 @@ class EvidenceStore:
 
     @contextlib.contextmanager
     def _transaction(self):
-        """A write transaction that takes SQLite's write lock when it begins.
+        """
+        Return a write transaction that takes SQLite's write lock when it begins.
 
         ``BEGIN IMMEDIATE``, not a deferred BEGIN: a deferred transaction that reads first
         and writes later fails at once with "database is locked" (no busy wait) when
@@ -550,7 +556,8 @@ class EvidenceStore:
     # ------------------------------------------------------------------ ingestion
 
     def add(self, observation) -> int:
-        """Buffer the evidence of one observation; returns how many rows it will write.
+        """
+        Buffer the evidence of one observation; returns how many rows it will write.
 
         Once ``batch_size`` rows wait, ``add`` writes them. If that write fails (a full
         disk), the observation is still accepted: it stays buffered with the others,
@@ -592,7 +599,8 @@ class EvidenceStore:
         return sum(self.add(observation) for observation in observations)
 
     def flush(self) -> int:
-        """Write the buffered rows in one transaction; returns how many were written.
+        """
+        Write the buffered rows in one transaction; returns how many were written.
 
         On failure the rows stay buffered (the oldest dropped and counted in ``dropped``
         beyond 200,000) and EvidenceError says why; it is also kept in ``write_error``.
@@ -683,36 +691,37 @@ class EvidenceStore:
                 record.dream_id)
 
     def history(self, entry_id: str) -> list:
-        """The audit trail of one entry, oldest first."""
+        """Return the audit trail of one entry, oldest first."""
         rows = self.db.query('SELECT * FROM audit WHERE entry_id = ? ORDER BY id', (entry_id,))
         return [AuditRecord(parse_iso(row['at']), row['entry_id'], row['action'], row['actor'],
                             row['reason'], json.loads(row['detail']), row['dream_id'], row['id'])
                 for row in rows]
 
     def audit_count(self) -> int:
-        """Number of audit records."""
+        """Return the number of audit records."""
         return self.db.execute('SELECT count(*) FROM audit').fetchone()[0]
 
     def dreams(self) -> list:
-        """The dream log, oldest first, as dicts with the report decoded."""
+        """Return the dream log, oldest first, as dicts with the report decoded."""
         return [dict(row, report=json.loads(row['report']))
                 for row in self.db.query('SELECT * FROM dreams ORDER BY id')]
 
     # ------------------------------------------------------------------ dream plumbing
 
     def dream_cursor(self) -> DreamCursor:
-        """The last consumed observation id, last dream time and the hash it wrote."""
+        """Return the last consumed observation id, last dream time and the hash it wrote."""
         row = self.db.execute(
             'SELECT last_id, last_dream_at, file_hash FROM dream_state WHERE id = 1').fetchone()
         return DreamCursor(row[0], parse_iso(row[1]) if row[1] else None, row[2])
 
     def max_observation_id(self) -> int:
-        """The highest observation id written so far (flush first)."""
+        """Return the highest observation id written so far (flush first)."""
         value = self.db.execute('SELECT max(id) FROM observations').fetchone()[0]
         return max(value or 0, self.dream_cursor().last_id)
 
     def evidence_groups(self, after: int, upto: int) -> tuple:
-        """Bad evidence with ``after < id <= upto`` per signature, and last bad per source key.
+        """
+        Bad evidence with ``after < id <= upto`` per signature, and last bad per source key.
 
         One scan grouped by (signature, source key); the payload is the latest row's.
         """
@@ -770,11 +779,11 @@ class EvidenceStore:
         return {row[0]: dict(zip(SOURCE_COLUMNS, row)) for row in self.db.execute(sql)}
 
     def snapshot(self) -> dict:
-        """The per-entry snapshot of the file the last dream wrote: id -> canonical JSON."""
+        """Return the per-entry snapshot of the file the last dream wrote: id -> canonical JSON."""
         return dict(self.db.execute('SELECT entry_id, data FROM snapshot').fetchall())
 
     def pending_dream(self) -> Optional[dict]:
-        """The intent record of a dream that did not finish, or None."""
+        """Return the intent record of a dream that did not finish, or None."""
         row = self.db.execute('SELECT payload FROM pending_dream WHERE id = 1').fetchone()
         return json.loads(row[0]) if row else None
 
@@ -788,7 +797,8 @@ class EvidenceStore:
                                 (payload['token'], payload['at'], payload['file_hash'], text))
 
     def commit_dream(self, payload: dict) -> Optional[int]:
-        """Apply a dream's changes (audit, links, snapshot, cursor, log) in one transaction.
+        """
+        Apply a dream's changes (audit, links, snapshot, cursor, log) in one transaction.
 
         Applies only while the intent record of ``payload`` is still pending, so a dream
         completed by a concurrent recovery is never applied twice (returns None then).
@@ -840,7 +850,7 @@ class EvidenceStore:
         return dream_id
 
     def _apply_prune(self, payload: dict) -> None:
-        """The database half of a prune made outside a dream (inside commit_dream)."""
+        """Return the database half of a prune made outside a dream (inside commit_dream)."""
         for entry_id, action, _, _ in payload['audit']:
             if action != 'prune':
                 raise ValueError(f'a prune intent holds a {action!r} record for {entry_id}')

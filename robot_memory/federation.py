@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Peer federation (RCAN §6): what a robot shares, what it accepts, and how it merges it.
+"""
+Peer federation (RCAN §6): what a robot shares, what it accepts, and how it merges it.
 
 Pure functions, no rclpy; the clock is always passed in. The ROS node converts the
 ``ExchangePeerContext`` message to plain data, calls :func:`validate_payload`, then
@@ -256,7 +257,7 @@ class SharedEntry(BaseModel):
         return self
 
     def canonical(self) -> dict:
-        """The entry as canonical JSON data (timestamps ISO, confidence rounded)."""
+        """Return the entry as canonical JSON data (timestamps ISO, confidence rounded)."""
         return {'id': self.id, 'type': self.type, 'text': self.text,
                 'confidence': round(self.confidence, CONFIDENCE_DECIMALS),
                 'first_seen': format_iso(self.first_seen),
@@ -317,7 +318,7 @@ def payload_size(payload: PeerPayload) -> int:
 # --------------------------------------------------------------------------- sharing
 
 def is_private(entry) -> bool:
-    """True when the entry is tagged ``private`` or carries a ``private`` key not set false."""
+    """Return True when the entry is tagged ``private`` or has a ``private`` key not set false."""
     if any(tag.casefold() == PRIVATE_TAG for tag in entry.tags):
         return True
     extras = entry.extras
@@ -361,7 +362,7 @@ def shareable_entries(document: MemoryDocument, now: dt.datetime, policy: Federa
 
 def build_payload(document: MemoryDocument, now: dt.datetime, policy: FederationPolicy,
                   config: LifecycleConfig = DEFAULT_CONFIG) -> PeerPayload:
-    """This robot's payload at ``now``: shareable entries within the byte limit, signed if keyed."""
+    """Return this robot's payload at ``now``: shareable entries within the limit, signed if keyed."""
     entries = shareable_entries(document, now, policy, config)
     signature_room = 100 if policy.private_key_path is not None else 0
     payload = PeerPayload(rrn=document.rrn, sent_at=now, entries=tuple(entries))
@@ -454,14 +455,14 @@ def load_public_key(path):
 
 
 def sign_payload(payload: PeerPayload, private_key_path) -> PeerPayload:
-    """The payload with ``signature`` = base64 Ed25519 signature of its canonical bytes."""
+    """Return the payload with ``signature`` = base64 Ed25519 signature of its canonical bytes."""
     key = load_private_key(private_key_path)
     signature = base64.b64encode(key.sign(canonical_bytes(payload))).decode('ascii')
     return payload.model_copy(update={'signature': signature})
 
 
 def verify_signature(payload: PeerPayload, public_key_path) -> bool:
-    """True when ``payload.signature`` is a valid Ed25519 signature by the key at the path."""
+    """Return True when ``payload.signature`` is a valid Ed25519 signature by the key at path."""
     from cryptography.exceptions import InvalidSignature  # noqa: I100 - optional dependency
 
     key = load_public_key(public_key_path)
@@ -598,7 +599,7 @@ def _check_signature(payload: PeerPayload, policy: FederationPolicy) -> None:
 # --------------------------------------------------------------------------- merge
 
 def peer_entry_id(rrn: str, entry_id: str) -> str:
-    """The namespaced id of a peer's entry: ``peer:<rrn>:<id>``."""
+    """Return the namespaced id of a peer's entry: ``peer:<rrn>:<id>``."""
     return f'{PEER_ID_PREFIX}{rrn}:{entry_id}'
 
 
@@ -775,7 +776,8 @@ def _audit_subject(rrn: Optional[str]) -> str:
 
 
 def audit_records(result, now: dt.datetime, actor: str = 'federation') -> list:
-    """Audit records (action ``peer_merge``) for a merge, a rejection or expired peers.
+    """
+    Audit records (action ``peer_merge``) for a merge, a rejection or expired peers.
 
     Accepted: one record on ``peer:<rrn>`` plus one per own entry it newly corroborates
     (reason says confidence unchanged); a re-sync that changed nothing but ``last_synced``

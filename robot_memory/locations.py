@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Where the memory file is: ``--file``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else ~/.opencastor/.
+"""
+Where the memory file is: ``--file``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else ~/.opencastor/.
 
 Also where a symlinked file really is, and where its database lies. A module of its own so
 that a command needing only paths (the typed memory's learn, recall and forget, the MCP
@@ -31,13 +32,14 @@ MEMORY_SUFFIX = '.md'
 
 
 def resolve_path(path=None) -> pathlib.Path:
-    """The memory file: ``path``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else ~/.opencastor/."""
+    """Return the memory file: ``path``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else ~/.opencastor/."""
     chosen = path or os.environ.get(ENV_VAR) or DEFAULT_PATH
     return pathlib.Path(chosen).expanduser()
 
 
 def link_target(path) -> pathlib.Path:
-    """The file that ``path`` names: the end of its chain of symbolic links, else ``path``.
+    """
+    Return the file that ``path`` names: the end of its chain of symbolic links, else ``path``.
 
     Writers replace this file (in its own directory) so a symlinked memory file or database
     stays a link. A link that ends nowhere or goes round in a loop is refused with a

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The one reader and the one writer of robot-memory.md (RCAN Robot Memory Schema 1.0).
+"""
+The one reader and the one writer of robot-memory.md (RCAN Robot Memory Schema 1.0).
 
 The file is Markdown with a YAML front matter. The front matter is found by its
 delimiter lines only (a line that is exactly ``---``), so entry text may contain
@@ -157,7 +158,7 @@ _YAML_FLOAT = re.compile(r'[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?$')
 
 
 def max_file_bytes() -> int:
-    """The size limit of a memory file: ``$CASTOR_ROBOT_MEMORY_MAX_MB`` MiB, else 128 MiB."""
+    """Return the size limit of a memory file: ``$CASTOR_ROBOT_MEMORY_MAX_MB`` MiB, else 128 MiB."""
     text = os.environ.get(MAX_FILE_ENV_VAR, '').strip()
     if not text:
         return DEFAULT_MAX_FILE_MB * 2 ** 20
@@ -176,7 +177,7 @@ def _size(count: int) -> str:
 
 
 def side_file(path: pathlib.Path, suffix: str) -> pathlib.Path:
-    """A file kept beside the memory file, e.g. ``robot-memory.md.archive.jsonl``."""
+    """Return a file kept beside the memory file, e.g. ``robot-memory.md.archive.jsonl``."""
     return path.with_name(path.name + suffix)
 
 
@@ -282,7 +283,7 @@ def _quote_key(match) -> bytes:
 
 
 def _undo_pairs(value):
-    """A value decoded with ``object_pairs_hook=tuple`` as the plain data it stands for."""
+    """Return a value decoded with ``object_pairs_hook=tuple`` as the plain data it stands for."""
     kind = type(value)
     if kind is tuple:
         converted = {key: _undo_pairs(item) for key, item in value}
@@ -295,7 +296,8 @@ def _undo_pairs(value):
 
 
 def _block_items(block: bytes):
-    """Entries written in block style, one key a line with JSON values, or None.
+    """
+    Entries written in block style, one key a line with JSON values, or None.
 
     ``block`` holds only item lines (``  - key: value`` and ``    key: value``). The
     lines become one JSON array: ``\n  - `` turns into ``}, {`` and ``\n    key: `` into
@@ -368,7 +370,8 @@ class _ItemLines:
 
 
 def _fast_front_matter(front, first_line: int, checked: bool = False):
-    """Parse the canonical form; return (mapping, key lines, item blocks) or None to fall back.
+    """
+    Parse the canonical form; return (mapping, key lines, item blocks) or None to fall back.
 
     ``front`` is the front matter as UTF-8 bytes (or text). ``item blocks`` maps a key whose
     value is a list of entries to (line number of the line after the key, the raw lines
@@ -483,7 +486,8 @@ def _may_be_hostile(front: str) -> bool:
 
 
 def check_structure(front: str, first_line: int = 1) -> None:
-    """Refuse YAML anchors, aliases and nesting deeper than MAX_DEPTH before anything is built.
+    """
+    Refuse YAML anchors, aliases and nesting deeper than MAX_DEPTH before anything is built.
 
     An alias repeats a whole subtree: nine lines of them ("billion laughs") stand for a
     thousand million entries once written out as JSON, quarantined or validated. Deep
@@ -539,7 +543,7 @@ class _NotSimple(Exception):
 
 
 def _plain(value: str, cache: dict):
-    """A plain scalar as libyaml resolves and constructs it."""
+    """Return a plain scalar as libyaml resolves and constructs it."""
     found = cache.get(value)
     if found is not None or value in cache:
         return found
@@ -585,7 +589,7 @@ class _LineReader:
             self.at += 1
 
     def document(self) -> dict:
-        """The top-level mapping."""
+        """Return the top-level mapping."""
         self._skip_comments()
         if self.at == len(self.rows):
             return {}
@@ -676,7 +680,7 @@ class _LineReader:
         return out
 
     def scalar(self, text: str, number: int, column: int):
-        """The value starting with ``text`` on line ``number`` (continuing below it)."""
+        """Return the value starting with ``text`` on line ``number`` (continuing below it)."""
         first = text[0]
         if first == '"':
             try:
@@ -728,7 +732,7 @@ class _LineReader:
             raise _NotSimple('text after a quoted scalar')
 
     def flow(self, text: str):
-        """A one-line flow list of plain scalars, or any JSON value."""
+        """Return a one-line flow list of plain scalars, or any JSON value."""
         try:
             value, end = _JSON_DECODER.raw_decode(text)
         except ValueError:
@@ -812,7 +816,8 @@ def _first_error(error: ValidationError) -> str:
 
 
 def _validate_entries(raw_items, section, lines_of, model, result):
-    """Validate a list of raw entries; quarantine the bad ones and later duplicates.
+    """
+    Validate a list of raw entries; quarantine the bad ones and later duplicates.
 
     Returns (entries kept, their indices in ``raw_items`` or None when all were kept).
     """
@@ -865,7 +870,8 @@ def _validate_entries(raw_items, section, lines_of, model, result):
 
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a file's objects are built.
+    """
+    Pause Python's cyclic garbage collector while a file's objects are built.
 
     Reading 10,000 entries allocates some 80,000 container objects, none of them in a
     reference cycle. With the collector on, that many allocations set off more than a
@@ -971,7 +977,7 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
 
 
 def _items_text(front: str, key_lines: dict, item_lines: dict, first_line: int, key: str):
-    """The lines of the items of list ``key`` (to write unchanged items back), or None."""
+    """Return the lines of the items of list ``key`` (to write unchanged items back), or None."""
     lines = item_lines.get(key)
     if not lines:
         return None
@@ -995,7 +1001,7 @@ def _items_text(front: str, key_lines: dict, item_lines: dict, first_line: int, 
 
 
 def _comments_above(front: str, key_lines: dict, first_line: int) -> dict:
-    """The comment lines (and blank lines among them) directly above each top-level key."""
+    """Return the comment lines (and blank lines among them) directly above each top-level key."""
     rows = front.replace('\r\n', '\n').split('\n')
     found = {}
     for key, line in key_lines.items():
@@ -1074,7 +1080,8 @@ _CONTROL_BYTE = re.compile(rb'[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]')
 
 
 def check_text(data: bytes) -> None:
-    """Refuse bytes that are not UTF-8 text free of control bytes (tab, LF, CR allowed).
+    """
+    Refuse bytes that are not UTF-8 text free of control bytes (tab, LF, CR allowed).
 
     Such a file is damage (a bad SD card, a wrong file), not notes to migrate: migrating
     random bytes makes entries of mojibake that reach the robot's brain.
@@ -1099,7 +1106,8 @@ def check_text(data: bytes) -> None:
 
 def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
                    mapping: Optional[dict] = None) -> LoadResult:
-    """Turn a free-form file (no schema_version) into a 1.0 document, losing no text.
+    """
+    Turn a free-form file (no schema_version) into a 1.0 document, losing no text.
 
     Each bullet line becomes an entry (confidence 0.5, tag ``migrated``); the whole
     original file is kept verbatim in the body under a heading, and writers also
@@ -1148,7 +1156,8 @@ def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
 # --------------------------------------------------------------------------- writing
 
 class _SourceLines:
-    """The block-style text a document's entries were read from, comments included.
+    """
+    The block-style text a document's entries were read from, comments included.
 
     Entries are frozen, so an entry that is still the very object that was read is
     written back as its original text (the original bytes, with the comment lines above
@@ -1189,7 +1198,7 @@ class _SourceLines:
         return self._chunks
 
     def render(self, entries: list) -> bytes:
-        """The entry text for ``entries``: the original where unchanged, else new text."""
+        """Return the entry text for ``entries``: the original where unchanged, else new text."""
         if self.indices is None and len(entries) == len(self.entries):
             same = list(map(operator.is_, entries, self.entries))
             changed = list(itertools.compress(range(len(same)), map(operator.not_, same)))
@@ -1274,7 +1283,7 @@ def _iso(value: dt.datetime) -> str:
 
 
 def _text_and_tags_json(entry) -> tuple:
-    """An entry's text and its tags joined, as JSON, for both entry styles of the writer."""
+    """Return an entry's text and its tags joined, as JSON, for both entry styles of the writer."""
     text, tags = entry.text, entry.tags
     if type(text) is str and all(type(tag) is str for tag in tags):
         # One scan for the text and every tag: joined by '\n', which the scan allows and
@@ -1304,7 +1313,7 @@ def _entry_line(entry) -> str:
 
 
 def _entry_block(entry) -> str:
-    """An own entry in the block style of RCAN §3.2: one key a line, values as JSON."""
+    """Return an own entry in the block style of RCAN §3.2: one key a line, values as JSON."""
     text_json, tags_json = _text_and_tags_json(entry)
     lines = [f'  - id: {_quote(entry.id)}\n    type: {_quote(entry.type)}\n'
              f'    text: {text_json}\n    confidence: {_float(entry.confidence)}\n']
@@ -1348,7 +1357,8 @@ def _peer_block_line(block: PeerBlock) -> str:
 
 
 def release_source_lines(document: MemoryDocument) -> None:
-    """Drop the file's entry lines a loaded document keeps to speed up its next save.
+    """
+    Drop the file's entry lines a loaded document keeps to speed up its next save.
 
     For a copy that is only read (memory_node's cached document): at 10,000 entries the
     lines are ~4 MB. Saving the document still works; it renders every line anew.
@@ -1414,7 +1424,7 @@ def _yaml_front(document: MemoryDocument) -> str:
 
 
 def render(document: MemoryDocument) -> bytes:
-    """The whole file for ``document``: front matter between --- lines, then the body."""
+    """Return the whole file for ``document``: front matter between --- lines, then the body."""
     try:
         front = _canonical_front(document)
     except _NotCanonical:
@@ -1423,7 +1433,7 @@ def render(document: MemoryDocument) -> bytes:
 
 
 def new_document(rrn: str, now: dt.datetime) -> MemoryDocument:
-    """An empty 1.0 document for ``rrn`` with a short explanatory body."""
+    """Return an empty 1.0 document for ``rrn`` with a short explanatory body."""
     DocumentHeader(schema_version=SCHEMA_VERSION, rrn=rrn, last_updated=now)
     body = (b'\n# Robot memory\n\nOperational memory kept by robot_memory (RCAN Robot Memory '
             b'Schema 1.0).\nThe front matter above is rewritten after each dream; text below '
@@ -1440,7 +1450,8 @@ def _fsync_directory(directory: pathlib.Path) -> None:
 
 
 def write_atomic(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None:
-    """Replace ``path`` with ``data``: temp file, fsync, rename, fsync of the directory.
+    """
+    Replace ``path`` with ``data``: temp file, fsync, rename, fsync of the directory.
 
     A symbolic link is written through: its target is replaced and the link kept.
     """
@@ -1472,7 +1483,8 @@ def write_atomic(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None
 
 
 def append_durably(path: pathlib.Path, lines: list) -> None:
-    """Append JSON-serialisable records to a JSON-lines side file and fsync it.
+    """
+    Append JSON-serialisable records to a JSON-lines side file and fsync it.
 
     All or nothing: ``os.write`` may write only part of the data (a nearly full disk),
     so it is repeated until everything is written; on any error the file is truncated
@@ -1541,17 +1553,17 @@ class MemoryFile:
         self._locked_target = None
 
     def target(self) -> pathlib.Path:
-        """The file writes replace: the end of ``path``'s chain of links (see link_target)."""
+        """Return the file writes replace: the end of ``path``'s links (see link_target)."""
         locked = self._locked_target
         return locked if locked is not None else link_target(self.path)
 
     def side_path(self, suffix: str) -> pathlib.Path:
-        """A side file (``.archive.jsonl``, ``.lock``...) beside the target of ``path``."""
+        """Return a side file (``.archive.jsonl``, ``.lock``...) beside the target of ``path``."""
         return side_file(self.target(), suffix)
 
     @property
     def lock_path(self) -> pathlib.Path:
-        """The writers' lock file, beside the target so every link shares it."""
+        """Return the writers' lock file, beside the target so every link shares it."""
         return self.side_path('.lock')
 
     def exists(self) -> bool:
@@ -1559,7 +1571,7 @@ class MemoryFile:
         return self.target().exists()
 
     def read_bytes(self) -> bytes:
-        """The file's bytes; a missing file is a MemoryFileError with advice."""
+        """Return the file's bytes; a missing file is a MemoryFileError with advice."""
         try:
             with open(self.path, 'rb') as handle:
                 size = os.fstat(handle.fileno()).st_size
@@ -1633,7 +1645,8 @@ class MemoryFile:
 
     def save(self, document: MemoryDocument, result: Optional[LoadResult] = None,
              now: Optional[dt.datetime] = None) -> None:
-        """Write ``document`` atomically (call while holding ``lock()``).
+        """
+        Write ``document`` atomically (call while holding ``lock()``).
 
         Quarantined items and a migrated legacy original are made durable first, so
         nothing that was in the old file is lost when it is replaced.
@@ -1649,7 +1662,8 @@ class MemoryFile:
         write_atomic(target, render(document))
 
     def _quarantine(self, result: LoadResult, now: dt.datetime) -> None:
-        """Append the quarantined items to ``<file>.quarantine.jsonl``, bounded in size.
+        """
+        Append the quarantined items to ``<file>.quarantine.jsonl``, bounded in size.
 
         An item larger than QUARANTINE_ITEM_BYTES, and every item once the run has written
         QUARANTINE_RUN_BYTES, is recorded with its reason, line and an excerpt; the whole
@@ -1678,7 +1692,8 @@ class MemoryFile:
     @contextlib.contextmanager
     def update(self, now: dt.datetime, rrn: Optional[str] = None,
                on_corrupt: str = 'raise') -> Iterator[LoadResult]:
-        """Lock, load (or create), yield the LoadResult, then save if anything changed.
+        """
+        Lock, load (or create), yield the LoadResult, then save if anything changed.
 
         ``on_corrupt='set_aside'`` moves an unparseable file to ``<file>.corrupt-<time>``
         and starts from an empty document; ``'raise'`` leaves it untouched and raises.

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""What the robot reports about itself, as plain records: diagnostics, error logs, telemetry.
+"""
+What the robot reports about itself, as plain records: diagnostics, error logs, telemetry.
 
 The ROS layer converts ``diagnostic_msgs/msg/DiagnosticStatus``, ``rcl_interfaces/msg/Log``
 (ERROR and FATAL only) and configured telemetry messages into these dataclasses; the
@@ -156,7 +157,7 @@ def message_pattern(text: str) -> str:
 
 
 def level_name(observation: Observation) -> str:
-    """The level as a word: OK/WARN/ERROR/STALE for diagnostics, ERROR/FATAL for logs."""
+    """Return the level as a word: OK/WARN/ERROR/STALE for diagnostics, ERROR/FATAL for logs."""
     if isinstance(observation, DiagnosticObservation):
         return DIAGNOSTIC_LEVELS[observation.level]
     if isinstance(observation, LogObservation):
@@ -226,7 +227,8 @@ def _not_one_of(value: int, allowed: dict) -> str:
 
 def diagnostic(stamp: dt.datetime, name: str, hardware_id: str, level: int, message: str = '',
                values: Iterable = (), notes: Optional[list] = None) -> DiagnosticObservation:
-    """A DiagnosticObservation from fields of the right types, strings made storable.
+    """
+    Return a DiagnosticObservation from fields of the right types, strings made storable.
 
     The ROS edge calls this with a message's fields (already strings and a byte level);
     ``from_dict`` calls it once a JSON object's types are checked. ``stamp`` is an aware
@@ -251,7 +253,8 @@ def diagnostic(stamp: dt.datetime, name: str, hardware_id: str, level: int, mess
 
 def log(stamp: dt.datetime, name: str, level: int, msg: str, file: str = '',
         function: str = '', line: int = 0, notes: Optional[list] = None) -> LogObservation:
-    """A LogObservation from fields of the right types, strings made storable.
+    """
+    Return a LogObservation from fields of the right types, strings made storable.
 
     As :func:`diagnostic`: for the ROS edge and ``from_dict``. ObservationError names a
     level that is not ERROR (40) or FATAL (50), or a negative line.
@@ -434,7 +437,7 @@ def parse_lines(lines: Iterable) -> ParseReport:
 
 
 def to_dict(observation: Observation) -> dict:
-    """The JSON-lines object of ``observation`` (what ``parse_line`` reads back)."""
+    """Return the JSON-lines object of ``observation`` (what ``parse_line`` reads back)."""
     data = {'stamp': format_iso(observation.stamp), 'source': observation.source}
     if isinstance(observation, DiagnosticObservation):
         data.update(name=observation.name, hardware_id=observation.hardware_id,

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Observation rules: which observations are evidence, for what, and how an entry reads.
+"""
+Observation rules: which observations are evidence, for what, and how an entry reads.
 
 A rules file (``config/observation_rules.yaml`` documents every key) lists rules tried in
 file order; the first rule matching a diagnostic or a log record decides it, while every
@@ -199,7 +200,7 @@ class Threshold:
 
     @property
     def field(self) -> str:
-        """The field path as written with dots."""
+        """Return the field path as written with dots."""
         return '.'.join(str(part) for part in self.path)
 
 
@@ -434,7 +435,7 @@ class Rules:
 
     @classmethod
     def default(cls) -> 'Rules':
-        """The built-in defaults, used when there is no rules file."""
+        """Return the built-in defaults, used when there is no rules file."""
         return cls()
 
     @classmethod
@@ -466,7 +467,7 @@ class Rules:
     # ------------------------------------------------------------------ classification
 
     def classify(self, observation) -> list:
-        """The evidence ``observation`` gives: zero, one or (telemetry) several items."""
+        """Return the evidence ``observation`` gives: zero, one or (telemetry) several items."""
         if isinstance(observation, DiagnosticObservation):
             key = ('d', observation.name, observation.hardware_id, observation.level,
                    observation.message, observation.values if self._values_rules else None)
@@ -611,7 +612,7 @@ class Rules:
                         DEFAULT_TEXTS[source], 1)
 
     def candidate_text(self, source: str, payload: dict) -> str:
-        """The entry text the rule template gives for one observation's payload."""
+        """Return the entry text the rule template gives for one observation's payload."""
         view = self.view(source, payload.get('rule', ''))
         text = clean_text(render_template(view.text, _template_values(source, payload)))
         return text or clean_text(f'{source} evidence: {payload.get("message", "")}') or source
@@ -643,7 +644,7 @@ def _template_values(source: str, payload: dict) -> dict:
 
 
 def _describe(error: ValidationError, data: dict) -> str:
-    """The first validation error, naming the rule (by name and index) and the field."""
+    """Return the first validation error, naming the rule (by name and index) and the field."""
     detail = error.errors()[0]
     loc = list(detail['loc'])
     message = detail['msg'].removeprefix('Value error, ')

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The RCAN Robot Memory Schema 1.0 as pydantic v2 models.
+"""
+The RCAN Robot Memory Schema 1.0 as pydantic v2 models.
 
 One home for what a valid memory entry, peer block and document are. Reading
 and writing the file lives in ``memory_file``; confidence arithmetic lives in
@@ -255,7 +256,7 @@ def new_entry(entry_type: str, text: str, confidence: float, now: dt.datetime,
 # every "no", and every error message, comes from ``MemoryEntry``.
 
 def _rust_class_without(ranges) -> str:
-    """A Rust regex class of every character outside ``ranges`` (pairs of code points)."""
+    """Return a Rust regex class of every character outside ``ranges`` (pairs of code points)."""
     body = ''.join(f'\\x{{{low:X}}}' if low == high else f'\\x{{{low:X}}}-\\x{{{high:X}}}'
                    for low, high in ranges)
     return f'[^{body}]'
@@ -302,7 +303,7 @@ def _after(function, inner: dict) -> dict:
 
 
 def _build_fast_entries():
-    """The fast list validator, or None when MemoryEntry is not the model it was made for."""
+    """Return the fast list validator, or None when MemoryEntry is not the model it was made for."""
     schema = MemoryEntry.__pydantic_core_schema__
     if schema.get('type') != 'model' or schema['schema'].get('type') != 'model-fields':
         return None

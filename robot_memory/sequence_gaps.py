@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Counting messages the middleware lost, from gaps in each publisher's sequence numbers.
+"""
+Counting messages the middleware lost, from gaps in each publisher's sequence numbers.
 
 A DDS writer numbers its samples 1, 2, 3, ... and every received message carries its
 writer's id (the publisher GID) and that number. A subscriber that cannot keep up with a
@@ -37,7 +38,8 @@ UNSUPPORTED = 2 ** 64 - 1  # RMW_MESSAGE_INFO_SEQUENCE_NUMBER_UNSUPPORTED
 
 
 class SequenceGaps:
-    """Per-publisher last sequence number seen, and the total of the gaps between them.
+    """
+    Per-publisher last sequence number seen, and the total of the gaps between them.
 
     Memory is bounded: at most ``max_publishers`` are remembered; the least recently
     heard is forgotten first (it then counts as new if it speaks again).

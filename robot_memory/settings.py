@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Every parameter of memory_node, declared in one place: type, default, description, rule.
+"""
+Every parameter of memory_node, declared in one place: type, default, description, rule.
 
 The node declares a ROS 2 parameter for each :class:`ParameterSpec` returned by
 :func:`parameter_specs` and validates candidate values with :func:`validate_parameters`
@@ -58,7 +59,7 @@ _NODE_NAME = re.compile(r'^(/[A-Za-z_][A-Za-z0-9_]*)+$')
 
 
 def _frozen(**kwargs) -> Any:
-    """A Field the node will not change after start-up (declared read-only)."""
+    """Return a Field the node will not change after start-up (declared read-only)."""
     return Field(json_schema_extra={'read_only': True}, **kwargs)
 
 
@@ -212,7 +213,7 @@ class NodeSettings(BaseModel):
         return value.strip()
 
     def telemetry(self) -> list:
-        """The telemetry topics as (topic, 'pkg/msg/Type') pairs."""
+        """Return the telemetry topics as (topic, 'pkg/msg/Type') pairs."""
         return [tuple(item.split(':', 1)) for item in self.telemetry_topics]
 
     def origin(self):
@@ -229,7 +230,8 @@ class NodeSettings(BaseModel):
 
 @dataclasses.dataclass(frozen=True)
 class ParameterSpec:
-    """One ROS 2 parameter: its name, default, description and whether it may change.
+    """
+    One ROS 2 parameter: its name, default, description and whether it may change.
 
     ``constraints`` says every rule in words; ``bounds`` is the inclusive (low, high)
     range when the value has one (published as a ROS floating_point_range /
@@ -250,7 +252,7 @@ _BOUNDS = (('ge', '>='), ('gt', '>'), ('le', '<='), ('lt', '<'))
 
 
 def _limits(field) -> dict:
-    """The field's numeric limits and pattern: {'ge': 0.0, 'le': 1.0, 'pattern': ...}."""
+    """Return the field's numeric limits and pattern: {'ge': 0.0, 'le': 1.0, 'pattern': ...}."""
     limits = {}
     for item in field.metadata:
         for attribute in ('ge', 'gt', 'le', 'lt', 'pattern'):
@@ -276,7 +278,7 @@ def _bounds(limits: dict):
 
 
 def allowed(spec: ParameterSpec) -> str:
-    """The allowed values of a parameter in words, e.g. 'from 0.0 to 1.0'."""
+    """Return the allowed values of a parameter in words, e.g. 'from 0.0 to 1.0'."""
     if spec.bounds is not None:
         text = f'from {spec.bounds[0]} to {spec.bounds[1]}'
         return f'{text}, {spec.other_constraints}' if spec.other_constraints else text
@@ -341,7 +343,7 @@ class Settings:
 
     @property
     def lifecycle(self) -> LifecycleConfig:
-        """The RCAN lifecycle constants."""
+        """Return the RCAN lifecycle constants."""
         return self.dream.lifecycle
 
 
@@ -452,7 +454,7 @@ _SECTIONS = {'reinforce_step': '--- entry lifecycle (RCAN §4) and the context b
 
 
 def flat_parameters(mapping: dict, prefix: str = '') -> dict:
-    """A parameters file's ``ros__parameters`` as rcl reads them: nested keys joined by '.'."""
+    """Return a parameters file's ``ros__parameters`` as rcl reads them: nested keys joined by dots."""
     flat = {}
     for key, value in mapping.items():
         if isinstance(value, dict):
@@ -471,7 +473,7 @@ def _yaml_value(value) -> str:
 
 
 def render_parameters_file() -> str:
-    """The text of config/robot_memory.yaml: every parameter, its default and description."""
+    """Return the text of config/robot_memory.yaml: every parameter, its default and description."""
     lines = [_HEADER.rstrip('\n')]
     group = ''
     for spec in parameter_specs():

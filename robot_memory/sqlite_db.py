@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""What both SQLite stores (evidence and typed memory) share about opening their database.
+"""
+What both SQLite stores (evidence and typed memory) share about opening their database.
 
 Two processes may open a new database at the same moment (a node and the command line, or
 two nodes started together by one launch file). Two things go wrong then unless handled:
@@ -39,7 +40,8 @@ Migrations = _sqlite_utils.Migrations
 
 
 def open_database(target: str, busy_timeout_s: float, migrations) -> 'Database':
-    """A connection to ``target`` in WAL mode with ``migrations`` applied.
+    """
+    Return a connection to ``target`` in WAL mode with ``migrations`` applied.
 
     ``target`` may be ``':memory:'``. Raises ``sqlite3.DatabaseError`` (the connection
     closed) for the caller to word: a locked database is not a damaged one.

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Time helpers: every timestamp in robot_memory is an aware UTC datetime.
+"""
+Time helpers: every timestamp in robot_memory is an aware UTC datetime.
 
 Pure functions only; the clock is always passed in by the caller.
 """

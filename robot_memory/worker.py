@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""One thread that owns the evidence store: ingestion backlog, flushes, and store tasks.
+"""
+One thread that owns the evidence store: ingestion backlog, flushes, and store tasks.
 
 SQLite connections belong to one thread, and ingestion must never wait for a dream. So
 callers on any thread hand observations to :meth:`StoreWorker.submit` (an O(1) append to

@@ -58,7 +58,7 @@ def pytest_unconfigure(config):
 
 @pytest.fixture
 def now():
-    """A fixed moment: the spec example's last_updated plus one hour."""
+    """Return a fixed moment: the spec example's last_updated plus one hour."""
     return dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)
 
 

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Helpers for integration tests: memory_node as a real subprocess, an rclpy probe node.
+"""
+Helpers for integration tests: memory_node as a real subprocess, an rclpy probe node.
 
 The node under test is the installed ``memory_node`` executable (on PATH after
 ``source scripts/env.sh``, which scripts/test.sh does), started in its own process with a
@@ -69,7 +70,7 @@ class NodeProcess:
 
     @property
     def prefix(self) -> str:
-        """The node's fully qualified name, e.g. /t1/robot_memory."""
+        """Return the node's fully qualified name, e.g. /t1/robot_memory."""
         return f'/{self.namespace}/robot_memory'
 
     def start(self) -> 'NodeProcess':
@@ -93,12 +94,12 @@ class NodeProcess:
 
     @property
     def log_path(self) -> pathlib.Path:
-        """What the latest start printed (standard output and error)."""
+        """Return what the latest start printed (standard output and error)."""
         return self.tmp_path / f'{self.namespace}-node-{max(self.starts, 1)}.log'
 
     @property
     def ros_log_dir(self) -> pathlib.Path:
-        """The ROS_LOG_DIR of the latest start."""
+        """Return the ROS_LOG_DIR of the latest start."""
         return self.tmp_path / f'{self.namespace}-ros-log-{max(self.starts, 1)}'
 
     def wait_exit(self, timeout: float = 20.0) -> int:
@@ -121,7 +122,7 @@ class NodeProcess:
         return code
 
     def log(self) -> str:
-        """What the node printed so far."""
+        """Return what the node printed so far."""
         return self.log_path.read_text(errors='replace') if self.log_path.exists() else ''
 
 
@@ -158,7 +159,8 @@ FLOOD_CODE = 'import ros_harness, sys; ros_harness.flood_main(sys.argv[1:])'
 def start_flood(rate: float, seconds: float, prefix: str = 'flood', statuses: int = 1,
                 sources: int = 50, rotate: int = 0, topic: str = '/diagnostics',
                 stderr=subprocess.DEVNULL) -> subprocess.Popen:
-    """A separate process publishing DiagnosticArrays (see :func:`flood_main`).
+    """
+    Return a separate process publishing DiagnosticArrays (see :func:`flood_main`).
 
     It prints ``ready`` once a subscriber is matched, then a JSON line with what it sent.
     Its standard error goes to ``stderr`` (nowhere by default: an undrained pipe would
@@ -177,7 +179,8 @@ def start_flood(rate: float, seconds: float, prefix: str = 'flood', statuses: in
 
 
 def flood_main(argv) -> None:
-    """Publish WARN DiagnosticArrays at ``--rate`` arrays/s for ``--seconds``.
+    """
+    Publish WARN DiagnosticArrays at ``--rate`` arrays/s for ``--seconds``.
 
     Each array holds ``--statuses`` statuses of hardware ``<prefix>-<k>``, ``k`` cycling
     over ``--sources`` ids; with ``--rotate N`` the window of ids moves on by one every N

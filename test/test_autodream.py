@@ -55,7 +55,7 @@ CONFIG = DreamConfig(rrn='RRN-000000000001')
 
 
 def evening(day: int, hour: float = 20.0) -> dt.datetime:
-    """A moment on the evening of ``day`` (the robot works; the dream is at 02:00 after)."""
+    """Return a moment on the evening of ``day`` (the robot works; the dream is at 02:00 after)."""
     return T0 + dt.timedelta(days=day, hours=hour)
 
 
@@ -401,7 +401,8 @@ def test_an_unreadable_file_is_set_aside_and_restored_from_the_snapshot(robot):
 # --------------------------------------------------------------------------- crash safety
 
 def prepare(directory: pathlib.Path, extra_signatures: int = 300) -> dt.datetime:
-    """A robot one dream before a busy one; returns the moment of that dream.
+    """
+    Return a robot one dream before a busy one, and the moment of that dream.
 
     The busy dream creates ``extra_signatures`` entries, reinforces the encoder entry (whose
     text a person edited), resolves the motor entry, prunes a glitch and compacts.
@@ -461,7 +462,7 @@ def dream_in(directory: pathlib.Path, now: dt.datetime):
 
 @pytest.fixture(scope='module')
 def prepared(tmp_path_factory):
-    """The prepared state, and the state after an uninterrupted dream from it."""
+    """Return the prepared state, and the state after an uninterrupted dream from it."""
     base = tmp_path_factory.mktemp('crash')
     now = prepare(base / 'before')
     shutil.copytree(base / 'before', base / 'reference')

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Smoke test of bench/bench_service_replies.py: it runs and prints well-formed JSON lines.
+"""
+Smoke test of bench/bench_service_replies.py: it runs and prints well-formed JSON lines.
 
 Runs ``--quick`` against the installed memory_node on this run's ROS_DOMAIN_ID. No timing
 is asserted: the numbers belong to the machine, the shape belongs to the script.

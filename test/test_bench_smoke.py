@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Smoke tests of bench/bench_memory_file.py and bench/bench_cli.py: they run and print
+"""
+Smoke tests of bench/bench_memory_file.py and bench/bench_cli.py: they run and print
 well-formed JSON lines.
 
 Runs each ``--quick`` with this interpreter. No timing

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""robot_memory.ros.cdr reads a serialized DiagnosticArray exactly as rclpy does, or refuses.
+"""
+robot_memory.ros.cdr reads a serialized DiagnosticArray exactly as rclpy does, or refuses.
 
 rclpy's own serializer and deserializer are the reference: generated messages (any
 unicode, embedded NULs, any level byte, many key/values) are serialized by rclpy and must
@@ -56,14 +57,14 @@ def _array(items, frame_id, sec):
 
 
 def as_rclpy_reads(raw: bytes) -> list:
-    """What rclpy makes of ``raw``, in the reader's form."""
+    """Return what rclpy makes of ``raw``, in the reader's form."""
     array = deserialize_message(raw, DiagnosticArray)
     return [(status.level[0], status.name, status.message, status.hardware_id,
              [(item.key, item.value) for item in status.values]) for status in array.status]
 
 
 def encode(array: DiagnosticArray, big_endian: bool) -> bytes:
-    """An independent XCDR1 encoder (strings NUL-terminated, 4-byte aligned lengths)."""
+    """Return an independent XCDR1 encoder (strings NUL-terminated, 4-byte aligned lengths)."""
     order = '>' if big_endian else '<'
     body = bytearray()
 

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The ``robot-memory`` command line: show, validate, stats, prune, export, file resolution,
+"""
+The ``robot-memory`` command line: show, validate, stats, prune, export, file resolution,
 exit codes (0 ok, 1 a memory problem, 2 a usage error) and help text on every option.
 """
 
@@ -73,7 +74,7 @@ AT = '2026-04-01T02:00:00Z'
 
 @pytest.fixture
 def memory(tmp_path, monkeypatch):
-    """A memory file with entries in every band, a resolved one, a weak one and a peer."""
+    """Return a memory file with entries in every band, a resolved one, a weak one and a peer."""
     monkeypatch.delenv(ENV_VAR, raising=False)
     monkeypatch.setenv('HOME', str(tmp_path / 'home'))
     path = tmp_path / 'robot-memory.md'
@@ -311,7 +312,7 @@ def test_prune_of_a_missing_file_exits_1_and_creates_nothing(tmp_path, capsys):
 
 
 def dreamt_once(directory):
-    """A robot whose first dream made one entry from an encoder fault; (robot, entry id)."""
+    """Return a robot whose first dream made one entry from an encoder fault; (robot, entry id)."""
     robot = Robot(directory)
     robot.fault(0)
     created = robot.dream(0).created

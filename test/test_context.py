@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Context injection rules of RCAN §4.4 and §5: the emoji-banded block the brain receives.
+"""
+Context injection rules of RCAN §4.4 and §5: the emoji-banded block the brain receives.
 
 Line format ``🔴 [92%] text``; own entries first, by effective confidence; resolved and
 below-threshold entries never shown; peers in labelled sections after; a token budget.

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The indexed context block is the scan's block exactly, for any document, time and budget.
+"""
+The indexed context block is the scan's block exactly, for any document, time and budget.
 
 ``build_context(..., index=ContextIndex(document, config))`` walks entries in the
 decay-invariant order ``K = c + r × days(since)`` and stops early; ``build_context_scan``

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Crash safety of MemoryFile: SIGKILL at any moment leaves state A or state B, never a mix.
+"""
+Crash safety of MemoryFile: SIGKILL at any moment leaves state A or state B, never a mix.
 
 A child process (``test/_crash_child.py flip``) alternates robot-memory.md between two
 documents of 2,000 entries each with locked ``MemoryFile.update`` calls; the parent kills
@@ -59,7 +60,7 @@ child_module = _load_child_module()
 
 
 def child_env() -> dict:
-    """The environment of a child: robot_memory importable from this checkout."""
+    """Return the environment of a child: robot_memory importable from this checkout."""
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(HERE.parent),
                                                       env.get('PYTHONPATH')]))

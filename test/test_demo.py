@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The README's first command, scripts/demo.sh, run for real: entries form, nothing in the home.
+"""
+The README's first command, scripts/demo.sh, run for real: entries form, nothing in the home.
 
 The real script runs the installed memory_node beside the simulated robot and brain, shortened
 with ROBOT_MEMORY_DEMO_SECONDS (memory_node dreams every 8 s, one real second being 48

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The run-time Python dependencies: declared for rosdep and pip, and checked before use.
+"""
+The run-time Python dependencies: declared for rosdep and pip, and checked before use.
 
 On a robot with ROS from apt, ``ros2 run`` starts the installed executables with the
 system python3, whose packages came from rosdep (``package.xml``) and pip. The processes
@@ -133,7 +134,7 @@ def test_package_xml_names_every_runtime_dependency_with_a_rosdep_key():
 
 @pytest.fixture(scope='module')
 def executables():
-    """The installed memory_node and robot-memory, as ros2 run / PATH find them."""
+    """Return the installed memory_node and robot-memory, as ros2 run / PATH find them."""
     found = {}
     for name in ('memory_node', 'robot-memory'):
         path = shutil.which(name)

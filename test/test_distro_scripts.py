@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""scripts/distro.sh: which ROS 2 distribution, and the trees each one builds and tests in.
+"""
+scripts/distro.sh: which ROS 2 distribution, and the trees each one builds and tests in.
 
 The shell function is run by bash exactly as setup.sh, env.sh and test.sh source it,
 with the environment each case names and nothing else of this test's.

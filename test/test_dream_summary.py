@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The dream summary a person reads: built from real dreams (pure), kept beside the memory file
+"""
+The dream summary a person reads: built from real dreams (pure), kept beside the memory file
 for ``summary_nights`` days, and printed by ``robot-memory dream``.
 
 Every scenario runs real dreams over a real evidence database and memory file
@@ -43,14 +44,14 @@ from test_autodream import status
 
 @pytest.fixture
 def robot(tmp_path):
-    """A simulated robot (memory file, evidence database, clock)."""
+    """Return a simulated robot (memory file, evidence database, clock)."""
     made = Robot(tmp_path / 'robot')
     yield made
     made.close()
 
 
 def section(summary: str, title: str) -> list:
-    """The lines of one ``## title`` section (without the heading and blank lines)."""
+    """Return the lines of one ``## title`` section (without the heading and blank lines)."""
     lines, inside = [], False
     for line in summary.splitlines():
         if line.startswith('## '):

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Which facts supersede, which live side by side, which are contested: test/data/fact_pairs.jsonl.
+"""
+Which facts supersede, which live side by side, which are contested: test/data/fact_pairs.jsonl.
 
 Each line is a pair of facts learned one after the other into a fresh substrate, and what
 must happen to the first: ``supersede`` (a single-valued predicate got another value, or the

@@ -61,7 +61,7 @@ CORRIDOR = 'East corridor blocked by construction barrier'
 
 def own(entry_id, text, confidence=0.9, entry_type='environment_note', days_ago=0.0, count=3,
         tags=(), **extra):
-    """An own entry last reinforced ``days_ago`` before NOW."""
+    """Return an own entry last reinforced ``days_ago`` before NOW."""
     last = NOW - dt.timedelta(days=days_ago)
     return MemoryEntry(id=entry_id, type=entry_type, text=text, confidence=confidence,
                        first_seen=last - dt.timedelta(days=1), last_reinforced=last,
@@ -96,7 +96,7 @@ def policy(**changes):
 
 
 def wire(payload):
-    """The payload as plain data, as the node hands it over from the message."""
+    """Return the payload as plain data, as the node hands it over from the message."""
     return payload.to_data()
 
 

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Where the files go: symlinked memory files and databases, and one database per memory file.
+"""
+Where the files go: symlinked memory files and databases, and one database per memory file.
 
 A memory file that is a symbolic link (onto a persistent partition, say) stays a link:
 every writer (``robot-memory prune``, ``dream``, ``import-rlm``, the node) writes through
@@ -68,7 +69,7 @@ def run(capsys, *argv):
 
 
 def persistent(tmp_path, name='robot-memory.md', text=MEMORY):
-    """A memory file on a 'persistent partition' (another directory) and a link dir."""
+    """Return a memory file on a 'persistent partition' (another directory) and a link dir."""
     disk = tmp_path / 'persist'
     disk.mkdir()
     target = disk / name
@@ -80,7 +81,7 @@ def persistent(tmp_path, name='robot-memory.md', text=MEMORY):
 
 
 def evidence_file(tmp_path, count=30):
-    """A JSON-lines file of ``count`` WARN reports of one encoder on the evening of day 0."""
+    """Return a JSON-lines file of ``count`` WARN reports of one encoder on the evening of day 0."""
     source = tmp_path / 'obs.jsonl'
     source.write_text(''.join(to_json_line(status(evening(0, 20 + i / 10), 1)) + '\n'
                               for i in range(count)))

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Hostile and damaged memory files never exhaust the machine, and binary data is never migrated.
+"""
+Hostile and damaged memory files never exhaust the machine, and binary data is never migrated.
 
 Each hostile file is run through every command that reads the memory file (``show``,
 ``export``, ``prune``, ``dream``) in a child process whose address space is limited to
@@ -84,7 +85,7 @@ def run_cli(*args, env_extra=None):
 
 
 def child_peak_rss_mb() -> float:
-    """The largest peak RSS of any child waited for so far (Linux reports KiB)."""
+    """Return the largest peak RSS of any child waited for so far (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
 
 

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The interfaces in msg/ and srv/: every field documented, the issue's fields present, all built.
+"""
+The interfaces in msg/ and srv/: every field documented, the issue's fields present, all built.
 
 A field is documented when the paragraph it stands in (lines up to the previous blank
 line) has a comment above it, so a group such as Dream's created / reinforced / resolved

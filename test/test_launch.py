@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The launch file, shown with real processes: what `ros2 launch` would start, started here.
+"""
+The launch file, shown with real processes: what `ros2 launch` would start, started here.
 
 ``launch`` and ``launch_ros`` cannot be installed on this machine, so the launch file is not
 run; what launch_ros makes of it is well defined, though, and that is what runs here. The
@@ -89,7 +90,7 @@ def _share_directories() -> list:
 
 
 def _config_argument(call_node) -> str:
-    """The argument name of ``LaunchConfiguration('<name>')``."""
+    """Return the argument name of ``LaunchConfiguration('<name>')``."""
     assert isinstance(call_node, ast.Call) and call_node.func.id == 'LaunchConfiguration', \
         ast.dump(call_node)
     return ast.literal_eval(call_node.args[0])
@@ -115,7 +116,7 @@ def _console_rule(tree, node):
 
 
 def launch_facts(path: pathlib.Path) -> dict:
-    """What the launch file at ``path`` tells launch_ros to run, read from its AST."""
+    """Return what the launch file at ``path`` tells launch_ros to run, read from its AST."""
     tree = ast.parse(path.read_text(encoding='utf-8'))
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
     [node] = [item for item in calls if getattr(item.func, 'id', '') == 'Node']
@@ -201,7 +202,7 @@ class LaunchedNode:
 
     @property
     def prefix(self) -> str:
-        """The node's fully qualified name."""
+        """Return the node's fully qualified name."""
         return f'/{self.namespace}/{self.name}'
 
     def start(self) -> 'LaunchedNode':
@@ -253,17 +254,17 @@ class LaunchedNode:
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process."""
+    """Return an rclpy node in the test process."""
     yield from make_probe('launch_probe')
 
 
 def _set(config) -> dict:
-    """The values of ``config`` a node reports: an empty list is declared not set (None)."""
+    """Return the values of ``config`` a node reports: an empty list is declared not set (None)."""
     return {name: None if value == [] else value for name, value in config.items()}
 
 
 def _parameters(probe, node, names) -> dict:
-    """The node's values of parameters ``names`` (~/get_parameters)."""
+    """Return the node's values of parameters ``names`` (~/get_parameters)."""
     reply = call(probe, GetParameters, f'{node.prefix}/get_parameters',
                  GetParameters.Request(names=list(names)))
     assert len(reply.values) == len(names), 'a parameter is not declared or not set'

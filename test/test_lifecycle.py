@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Entry lifecycle rules of RCAN §4: decay at read time, reinforcement, eligibility, pruning.
+"""
+Entry lifecycle rules of RCAN §4: decay at read time, reinforcement, eligibility, pruning.
 
 Every constant is a LifecycleConfig field; the clock is always passed in.
 """

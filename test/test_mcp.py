@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The MCP server for real: the installed ``robot-memory mcp``, driven by the official client SDK.
+"""
+The MCP server for real: the installed ``robot-memory mcp``, driven by the official client SDK.
 
 The SDK's ``stdio_client`` starts the server with a minimal environment (HOME, PATH,
 SHELL, TERM; no PYTHONPATH, no sourced ROS), as Claude Desktop and other MCP clients do.
@@ -46,7 +47,7 @@ ARGUMENTS = {
 
 
 def _installed_command() -> str:
-    """The robot-memory of the colcon install tree (on PATH after scripts/env.sh)."""
+    """Return the robot-memory of the colcon install tree (on PATH after scripts/env.sh)."""
     command = shutil.which('robot-memory')
     assert command, 'robot-memory is not on PATH: run the tests with scripts/test.sh'
     resolved = pathlib.Path(command).resolve()
@@ -62,7 +63,7 @@ def _payload(result) -> dict:
 
 
 def _enum(schema: dict) -> list:
-    """The enum of a property, also when it is optional (anyOf with null)."""
+    """Return the enum of a property, also when it is optional (anyOf with null)."""
     for option in schema.get('anyOf', [schema]):
         if 'enum' in option:
             return option['enum']

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Rules of the one reader and writer of robot-memory.md (RCAN §3 and §8).
+"""
+Rules of the one reader and writer of robot-memory.md (RCAN §3 and §8).
 
 The spec's own example loads; ``---`` inside text is not a delimiter; one bad entry is
 quarantined while the rest survive; legacy files migrate losing no text; nothing the
@@ -345,7 +346,7 @@ def test_bom_and_crlf_files_load(now):
 
 
 def _split_by_lines(data: bytes):
-    """The front matter split as it was done before the regex: line by line."""
+    """Return the front matter split as it was done before the regex: line by line."""
     if data.startswith(b'\xef\xbb\xbf'):
         data = data[3:]
     first_end = data.find(b'\n')
@@ -416,7 +417,7 @@ def test_the_garbage_collector_is_paused_while_parsing_and_left_as_it_was(now):
 
 
 def _entry_line_by_flow(entry) -> str:
-    """The entry line as _flow writes each value (the writer before its shortcuts)."""
+    """Return the entry line as _flow writes each value (the writer before its shortcuts)."""
     flow, iso = memory_file._flow, memory_file.format_iso
     parts = [f'"id": {flow(entry.id)}', f'"type": {flow(entry.type)}',
              f'"text": {flow(entry.text)}', f'"confidence": {flow(entry.confidence)}',

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""What memory_node holds per entry and per queued observation stays small.
+"""
+What memory_node holds per entry and per queued observation stays small.
 
 The node keeps the parsed robot-memory.md (10,000 entries on a busy robot) and a backlog
 of observations under a flood, so per-object overhead is resident memory the robot's
@@ -38,7 +39,7 @@ NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)
 
 
 def loaded(count: int) -> list:
-    """The entries of a ``count``-entry file, as the node's document cache reads them."""
+    """Return the entries of a ``count``-entry file, as the node's document cache reads them."""
     document = new_document('RRN-000000000001', NOW)
     taken = set()
     for index in range(count):

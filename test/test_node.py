@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""memory_node with real rclpy: the installed executable in its own process, probed over DDS.
+"""
+memory_node with real rclpy: the installed executable in its own process, probed over DDS.
 
 Each node runs under its own namespace on this run's ROS_DOMAIN_ID (scripts/test.sh picks
 one per run and keeps discovery on localhost). The memory clock is sped up
@@ -64,7 +65,7 @@ FAST = {'time_scale': 1800.0, 'dream.initial_max': 0.9, 'flush_period_s': 0.1}
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process to publish, subscribe and call services."""
+    """Return an rclpy node in the test process to publish, subscribe and call services."""
     yield from make_probe()
 
 
@@ -73,7 +74,7 @@ def _now():
 
 
 def encoder_warning(index):
-    """An intermittent wheel-encoder warning as a robot's driver would publish it."""
+    """Return an intermittent wheel-encoder warning as a robot's driver would publish it."""
     return DiagnosticStatus(level=WARN, name='base: left wheel encoder', hardware_id='wheel_left',
                             message=f'dropped {index} ticks in the last second',
                             values=[KeyValue(key='ticks_dropped', value=str(index))])
@@ -96,7 +97,7 @@ def publish_warnings(probe, count, rate_hz=100.0, status=encoder_warning):
 
 @pytest.fixture(scope='module')
 def learned(tmp_path_factory, probe):
-    """A node that has been shown 250 encoder warnings over 75 memory-minutes and dreamt."""
+    """Return a node that has been shown 250 encoder warnings over 75 memory-minutes and dreamt."""
     tmp_path = tmp_path_factory.mktemp('learned')
     node = NodeProcess(tmp_path, 'it_learned', **FAST).start()
     try:

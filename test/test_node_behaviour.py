@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""memory_node behaviours seen only from outside: the installed executable, real rclpy, real files.
+"""
+memory_node behaviours seen only from outside: the installed executable, real rclpy, real files.
 
 Each test starts ``memory_node`` in its own process (``ros_harness.NodeProcess``) under a
 namespace of its own and watches what it really does: the evidence database
@@ -71,7 +72,7 @@ ERROR = 2
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process to publish, subscribe and call services."""
+    """Return an rclpy node in the test process to publish, subscribe and call services."""
     yield from make_probe('behaviour_probe')
 
 
@@ -80,12 +81,13 @@ def _now():
 
 
 def database(node) -> pathlib.Path:
-    """The node's evidence database (beside its memory file)."""
+    """Return the node's evidence database (beside its memory file)."""
     return node.memory_file.with_name('robot-memory.db')
 
 
 def query(path, sql, *args) -> list:
-    """Rows of ``sql`` on an evidence database opened read-only ([] before it exists).
+    """
+    Rows of ``sql`` on an evidence database opened read-only ([] before it exists).
 
     Read-only, so that looking never changes what is looked at (a read-write connection's
     last close would checkpoint the node's WAL).
@@ -100,7 +102,7 @@ def query(path, sql, *args) -> list:
 
 
 def payloads(path, source_key) -> list:
-    """The decoded evidence payloads stored for ``source_key``."""
+    """Return the decoded evidence payloads stored for ``source_key``."""
     return [json.loads(payload) for (payload,) in query(
         path, 'SELECT payload FROM observations WHERE source_key = ? ORDER BY id', source_key)]
 
@@ -342,7 +344,7 @@ SEEDED_TEXT = 'Loading bay floor is wet after 18:00; slow down to 0.2 m/s'
 
 @pytest.fixture(scope='module')
 def seeded(tmp_path_factory, probe):
-    """A node started on a memory file with one entry; memory time runs 43200x (2 s a day)."""
+    """Return a node started on a memory file of one entry; memory time runs 43200x (2 s a day)."""
     tmp_path = tmp_path_factory.mktemp('seeded')
     node = NodeProcess(tmp_path, 'it_seeded', rrn='RRN-000000000042', time_scale=43_200.0)
     now = _now()
@@ -401,7 +403,8 @@ def test_get_context_evaluates_decay_at_call_time(seeded, probe):
 
 @pytest.fixture(scope='module')
 def faulty(tmp_path_factory, probe):
-    """A node that logs ERRORs and reports an ERROR status itself, and a healthy witness.
+    """
+    Return a node that logs ERRORs and reports an ERROR status itself, and a healthy witness.
 
     Its memory file is a directory: every scheduled dream (each second) fails and is
     logged at ERROR on /rosout, and its ``robot_memory: memory file`` status is ERROR.
@@ -472,7 +475,8 @@ def test_its_own_diagnostics_are_never_observations(faulty, probe):
 
 def test_a_lidar_fault_seen_today_reaches_the_brain_and_the_reply_says_what_is_left_out(
         tmp_path, probe):
-    """Issue 13 point 8: 100 ERROR reports of a lidar fault over 20 s, then ~/dream.
+    """
+    Issue 13 point 8: 100 ERROR reports of a lidar fault over 20 s, then ~/dream.
 
     The dream gives the fault a low confidence (a 20 s burst is weak evidence of a lasting
     fault), below the injection threshold; main answered '' and "0 entries ... 0 omitted".

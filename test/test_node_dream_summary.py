@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The dream summary from memory_node: in ``~/dream``'s reply, beside the memory file, and on
+"""
+The dream summary from memory_node: in ``~/dream``'s reply, beside the memory file, and on
 the latched ``~/dream_summary`` topic (a subscriber that joins late, even after a restart of
 the node, still gets the last one). The installed node runs in its own process.
 """
@@ -45,12 +46,12 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process to call services and subscribe."""
+    """Return an rclpy node in the test process to call services and subscribe."""
     yield from make_probe('summary_probe')
 
 
 def latched_summary(probe, node, timeout: float = 10.0) -> str:
-    """What a subscriber that joins now receives on the node's ~/dream_summary."""
+    """Return what a subscriber that joins now receives on the node's ~/dream_summary."""
     received = []
     subscription = probe.create_subscription(String, f'{node.prefix}/dream_summary',
                                              received.append, LATCHED)

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Three real memory_nodes sharing what they learned (RCAN §6), as separate processes.
+"""
+Three real memory_nodes sharing what they learned (RCAN §6), as separate processes.
 
 A, B and C run on this run's ROS_DOMAIN_ID under their own namespaces, with signed
 payloads required and each other on their allowlists. A and B each see their own
@@ -73,7 +74,7 @@ CORRIDOR = DiagnosticStatus(level=WARN, name='navigation: east corridor', hardwa
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process."""
+    """Return an rclpy node in the test process."""
     yield from make_probe('fleet_probe')
 
 
@@ -91,7 +92,7 @@ class Fleet:
         self.nodes = {}
 
     def now(self) -> dt.datetime:
-        """The robots' shared memory time."""
+        """Return the robots' shared memory time."""
         wall = dt.datetime.now(UTC)
         return self.origin + (wall - self.origin) * SCALE
 
@@ -137,7 +138,7 @@ def teach(probe, node, count):
 
 @pytest.fixture(scope='module')
 def fleet(tmp_path_factory, probe):
-    """A learned the blocked corridor strongly, B weakly; B then synced with A on demand."""
+    """Make A learn the blocked corridor strongly, B weakly; B then syncs with A on demand."""
     fleet = Fleet(tmp_path_factory.mktemp('fleet'))
     try:
         a = fleet.start('a')
@@ -194,7 +195,7 @@ def test_the_exchange_went_both_ways_and_c_syncs_periodically(fleet):
 
 
 def _payload(fleet, rrn, key, entries=None, now=None):
-    """A signed payload as ``rrn`` would send it (signed with ``key``), as a message."""
+    """Return a signed payload as ``rrn`` would send it (signed with ``key``), as a message."""
     now = now or fleet.now()
     document = new_document(rrn, now)
     document.entries = entries if entries is not None else [MemoryEntry(
@@ -320,7 +321,7 @@ INT32_MAX = dt.datetime(2038, 1, 19, tzinfo=UTC)
 
 @pytest.fixture(scope='module')
 def guard(tmp_path_factory, probe):
-    """A node that requires signed payloads and accepts only SENDER's; its sender key."""
+    """Return a node that requires signed payloads and accepts only SENDER's; its sender key."""
     tmp_path = tmp_path_factory.mktemp('guard')
     for name in ('guard', 'sender'):
         federation.generate_keypair(tmp_path / f'{name}.key', tmp_path / f'{name}.pub')
@@ -364,7 +365,7 @@ def _shared(index, plan, sent_at):
 
 
 def _signed(key, entries, sent_at, rrn=SENDER):
-    """A payload signed with ``key``, as a robot_memory/PeerContext message."""
+    """Return a payload signed with ``key``, as a robot_memory/PeerContext message."""
     payload = federation.PeerPayload(rrn=rrn, sent_at=sent_at, entries=tuple(entries))
     return convert.peer_context_message(federation.sign_payload(payload, key))
 
@@ -502,7 +503,7 @@ _MUTATIONS = {
 
 
 def _blocks(node):
-    """The guard's peer blocks by rrn, after checking its memory file holds nothing invalid."""
+    """Return the guard's peer blocks by rrn, checking that its memory file holds nothing invalid."""
     result = MemoryFile(node.memory_file).load(dt.datetime.now(UTC))
     assert not result.problems and not result.quarantined, (result.problems,
                                                              result.quarantined)

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""memory_node's files, seen from outside: a symlinked memory file and database, one database
+"""
+memory_node's files, seen from outside: a symlinked memory file and database, one database
 per memory file, and a link to nothing refused at start-up.
 
 The installed ``memory_node`` runs in its own process (``ros_harness.NodeProcess``); the
@@ -43,7 +44,7 @@ from test_cli import MEMORY
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process to call the node's services."""
+    """Return an rclpy node in the test process to call the node's services."""
     yield from make_probe('files_probe')
 
 

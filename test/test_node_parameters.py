@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""memory_node's parameters as ROS tools see them: real ranges, and refusals that say why.
+"""
+memory_node's parameters as ROS tools see them: real ranges, and refusals that say why.
 
 ``ros2 param describe`` and rqt_reconfigure read ``~/describe_parameters``; ``ros2 param
 set`` calls ``~/set_parameters``. Both are called here on a real node over DDS.
@@ -36,7 +37,7 @@ from ros_probe import wait_ready
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process."""
+    """Return an rclpy node in the test process."""
     yield from make_probe('param_probe')
 
 

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""~/learn, ~/recall and ~/forget on a real memory_node, probed over DDS from this process.
+"""
+~/learn, ~/recall and ~/forget on a real memory_node, probed over DDS from this process.
 
 The node is the installed executable in its own process; the substrate it serves is the
 same SQLite database as its evidence. Requests are also fuzzed with hypothesis: whatever
@@ -49,7 +50,7 @@ from ros_probe import wait_ready
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process."""
+    """Return an rclpy node in the test process."""
     yield from make_probe('typed_probe')
 
 

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The RCAN reference implementation (OpenCastor) reads every entry of the files we write.
+"""
+The RCAN reference implementation (OpenCastor) reads every entry of the files we write.
 
 OpenCastor's ``castor/brain/memory_schema.py`` is the peer to interoperate with. Its
 package pulls in large dependencies (LLM clients, OpenCV, ...), none of which that

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Clock jumps: time going backwards (an NTP correction) or years forward breaks nothing.
+"""
+Clock jumps: time going backwards (an NTP correction) or years forward breaks nothing.
 
 Dream sequences over a robot with a dozen entries move the clock back by minutes, hours
 and days, then forward by years, then back again, with evidence stamped on either side
@@ -68,7 +69,7 @@ def warnings_at(robot, when: dt.datetime, source, count: int = 40) -> None:
 
 
 def check(robot, now: dt.datetime) -> list:
-    """The invariants of one moment; returns the entries of the file."""
+    """Check the invariants of one moment; return the entries of the file."""
     document = robot.memory.load(now).document
     for entry in document.entries:
         assert 0.0 <= entry.confidence <= 1.0, entry

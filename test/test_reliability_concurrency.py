@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Concurrency at the core: the CLI and an in-process writer never lose each other's updates.
+"""
+Concurrency at the core: the CLI and an in-process writer never lose each other's updates.
 
 While ``robot-memory dream`` and ``robot-memory prune`` run again and again in
 subprocesses (the dreams consume evidence stored meanwhile, create entries and prune weak
@@ -157,7 +158,8 @@ for store in stores:
 
 @pytest.mark.timeout(120)
 def test_processes_opening_a_new_database_at_the_same_moment_all_start(tmp_path):
-    """Two nodes started by one launch file create their database together: both must start.
+    """
+    Two nodes started by one launch file create their database together: both must start.
 
     Each process opens the evidence store and the typed memory on one new file at the same
     instant (half of them in the other order); every one must come up with every migration

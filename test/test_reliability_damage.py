@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Damaged files: a broken evidence database is set aside and rebuilt; a broken memory file
+"""
+Damaged files: a broken evidence database is set aside and rebuilt; a broken memory file
 is never overwritten.
 
 Evidence database (``EvidenceStore(path, on_corrupt='set_aside')``, what the node and the

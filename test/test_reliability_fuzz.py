@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Hostile input: fuzzing of every reader of outside data; a refusal always names the problem.
+"""
+Hostile input: fuzzing of every reader of outside data; a refusal always names the problem.
 
 * ``memory_file.parse_bytes`` on random bytes, random YAML front matter, entries of random
   values and byte-level mutations of a valid file: the result is a LoadResult (whose
@@ -109,7 +110,7 @@ Notes kept by hand.
 
 
 def check_memory_bytes(data: bytes) -> None:
-    """The contract of parse_bytes on any input."""
+    """Check the contract of parse_bytes on any input."""
     try:
         result = parse_bytes(data, NOW)
     except MemoryFileError as error:
@@ -199,7 +200,7 @@ def test_mutated_valid_files(edits):
 # --------------------------------------------------------------------------- observations
 
 def check_line(text, line=7):
-    """The contract of parse_line on any input."""
+    """Check the contract of parse_line on any input."""
     try:
         parsed = parse_line(text, line)
     except ObservationError as error:

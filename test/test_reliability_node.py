@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Reliability of memory_node itself: the installed executable, killed, flooded, raced, fuzzed.
+"""
+Reliability of memory_node itself: the installed executable, killed, flooded, raced, fuzzed.
 
 The core-level suites (test_reliability_power_loss, _concurrency, _fuzz, _damage,
 _disk_full, _clock) exercise the library and the CLI in-process or as ``python -m``; this
@@ -137,14 +138,14 @@ CLI_ROUNDS = 12 if LONG else 3
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process to publish, subscribe and call services."""
+    """Return an rclpy node in the test process to publish, subscribe and call services."""
     yield from make_probe('reliability_probe')
 
 
 # ------------------------------------------------------------------------------ helpers
 
 def memory_now(origin: dt.datetime) -> dt.datetime:
-    """The memory time of a node started with ``time_scale=SCALE, time_origin=origin``."""
+    """Return the memory time of a node started with ``time_scale=SCALE, time_origin=origin``."""
     wall = dt.datetime.now(UTC)
     return origin + (wall - origin) * SCALE
 
@@ -159,7 +160,8 @@ def fast_clock(origin: dt.datetime, **extra) -> dict:
 
 def seed_memory(path, origin: dt.datetime, steady: int, aging: int, span_hours: float,
                 rrn: str = RRN) -> None:
-    """A memory file of ``steady`` firm entries and ``aging`` ones that fall below
+    """
+    Return a memory file of ``steady`` firm entries and ``aging`` ones that fall below
     prune_min one after another over ``span_hours`` of memory time after ``origin``."""
     entries = []
     for index in range(steady):
@@ -187,13 +189,15 @@ def sha256(data: bytes) -> str:
 
 
 def read_only(database) -> sqlite3.Connection:
-    """A read-only connection: looking must not change what is looked at (a read-write
+    """
+    Return a read-only connection: looking must not change what is looked at (a read-write
     connection's last close checkpoints and deletes the WAL)."""
     return sqlite3.connect(f'{database.resolve().as_uri()}?mode=ro', uri=True, timeout=30.0)
 
 
 def until_intent_recorded(database, timeout: float) -> float:
-    """Poll (read-only) until a dream's intent record is in ``database``; seconds waited.
+    """
+    Poll (read-only) until a dream's intent record is in ``database``; seconds waited.
 
     Returns at once when it appears, or after ``timeout`` (the dream may have had nothing
     to write): the caller kills the node either way.
@@ -248,7 +252,7 @@ def archived_ids(memory_path) -> set:
 
 
 def file_state(memory_path, at: dt.datetime) -> dict:
-    """The memory file's bytes, hash and entries; it must parse without any problem."""
+    """Return the memory file's bytes, hash and entries; it must parse without any problem."""
     data = memory_path.read_bytes()
     result = MemoryFile(memory_path).load(at)
     assert result.problems == [], [problem.message for problem in result.problems]
@@ -287,7 +291,7 @@ def check_kept(before: dict, after: dict, archived: set, where: str) -> None:
 
 
 def check_agrees(state: dict, where: str) -> str:
-    """The database agrees with the file (call when no writer is running); says how."""
+    """Check that the database agrees with the file (call when no writer is running); say how."""
     database, data_hash = state['db'], state['hash']
     pending = database['pending']
     if pending is not None:
@@ -391,7 +395,8 @@ def cli_succeeded(kind: str, done: subprocess.CompletedProcess) -> bool:
 
 
 def wait_serving(probe, node, timeout: float = 60.0) -> None:
-    """Wait until the node serves ~/get_context (it creates its subscriptions before).
+    """
+    Wait until the node serves ~/get_context (it creates its subscriptions before).
 
     Unlike ros_probe.wait_ready this does not wait for the probe's graph to list the
     node's subscription, which after hundreds of restarts can lag far behind.
@@ -550,7 +555,8 @@ def test_sigkill_of_the_node_and_the_cli_beside_it_never_loses_durable_data(tmp_
 
 
 def count_rows(database, where: str = '', connect=None) -> int:
-    """Observation rows (raw plus compacted), read by default the way any other program
+    """
+    Observation rows (raw plus compacted), read by default the way any other program
     would: a read-write connection, opened and closed."""
     connection = (connect or (lambda path: sqlite3.connect(path, timeout=30.0)))(database)
     try:
@@ -623,17 +629,17 @@ def test_the_node_sets_a_damaged_database_aside_and_rebuilds_it(tmp_path, probe)
 # --------------------------------------------------------------------------------- load
 
 def rrn_of(namespace: str) -> str:
-    """An RRN of the node's own, so that its health statuses are told apart from others'."""
+    """Return an RRN of the node's own, so that its health statuses are told apart from others'."""
     return f'RRN-{zlib.crc32(namespace.encode()) % 10 ** 12:012d}'
 
 
 def latest_health(probe, node, task: str) -> dict:
-    """The next ``robot_memory: <task>`` status of ``node`` (started with rrn_of)."""
+    """Return the next ``robot_memory: <task>`` status of ``node`` (started with rrn_of)."""
     return dict(health(probe, task, timeout=15.0, where=rrn_of(node.namespace)))
 
 
 def settled_evidence(probe, node, timeout: float = 30.0) -> dict:
-    """The node's evidence status once nothing is waiting and nothing new comes in."""
+    """Return the node's evidence status once nothing is waiting and nothing new comes in."""
     seen = [{}]
 
     def still():
@@ -751,7 +757,7 @@ def test_what_the_node_took_in_is_stored_and_counted(flooded):
 
 
 def assert_losses_not_counted(evidence):
-    """The node says it cannot count middleware losses, rather than report 0."""
+    """Check that the node says it cannot count middleware losses, rather than report 0."""
     assert evidence['lost_in_middleware'] == 'not counted', evidence
     assert 'lost in the middleware are not counted' in evidence['_message'], evidence
 

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Power loss: the robot-memory CLI killed with SIGKILL at random moments of ingest and dream.
+"""
+Power loss: the robot-memory CLI killed with SIGKILL at random moments of ingest and dream.
 
 A simulated robot with about a hundred devices lives in a temporary directory. Each round
 is one day: the day's observations (intermittent faults, OK reports) are written as a
@@ -91,7 +92,7 @@ def cli(*args) -> list:
 
 
 def durable_state(directory) -> dict:
-    """What must survive a kill: entry ids (file and archive), stored evidence, audit."""
+    """Return what must survive a kill: entry ids (file and archive), stored evidence, audit."""
     memory = directory / 'robot-memory.md'
     archive = side_file(memory, '.archive.jsonl')
     connection = sqlite3.connect(directory / 'robot-memory.db')

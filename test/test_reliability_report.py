@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The benchmark report: ``bench/run_all.py --quick`` writes a table per script, never hides
+"""
+The benchmark report: ``bench/run_all.py --quick`` writes a table per script, never hides
 a failure, and embeds the confidence plot.
 
 No timing is asserted: the numbers belong to the machine, the shape belongs to the report.

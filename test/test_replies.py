@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""robot_memory.ros.replies without a ROS graph: warning routing and the profile choice.
+"""
+robot_memory.ros.replies without a ROS graph: warning routing and the profile choice.
 
 The end-to-end proof (a real node, a reply the middleware drops) is test_service_replies.
 Here the sender issues exactly what rclpy issues when rmw_fastrtps gives up on a reply: a

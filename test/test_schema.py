@@ -145,7 +145,7 @@ RAW = {'id': 'mem-a3f9c1d2', 'type': 'hardware_observation', 'text': 'Left wheel
 
 
 def slow(raw):
-    """What MemoryEntry makes of ``raw``, or None when it refuses it."""
+    """Return what MemoryEntry makes of ``raw``, or None when it refuses it."""
     try:
         return MemoryEntry.model_validate(raw)
     except ValidationError:

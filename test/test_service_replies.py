@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""No lost reply: memory_node's service replies wait for a new client, and a drop is counted.
+"""
+No lost reply: memory_node's service replies wait for a new client, and a drop is counted.
 
 rmw_fastrtps sends a reply only once the caller's reply reader is matched, waiting at most
 the reply writer's ``max_blocking_time``. The node ships a Fast DDS profile that makes that
@@ -54,7 +55,7 @@ DEAF = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process."""
+    """Return an rclpy node in the test process."""
     yield from make_probe('replies_probe')
 
 

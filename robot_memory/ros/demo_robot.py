@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""A small simulated robot for the demo, and a stand-in brain that prints the context block.
+"""
+A small simulated robot for the demo, and a stand-in brain that prints the context block.
 
 The robot publishes, with time compressed to match memory_node's ``time_scale``:
 
@@ -110,7 +111,7 @@ class Brain(Node):
 
 def main(argv=None) -> int:
     """Run the simulated robot and the brain for ``--seconds``."""
-    parser = argparse.ArgumentParser(prog='demo_robot', description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog='demo_robot', description=__doc__.strip().splitlines()[0])
     parser.add_argument('--seconds', type=float, default=60.0, help='how long to run')
     parser.add_argument('--context-topic', default='/robot_memory/context',
                         help='where memory_node publishes the block')

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""memory_node: robot_memory on the robot (ROS 2).
+"""
+memory_node: robot_memory on the robot (ROS 2).
 
 A thin layer over the core. It converts ``/diagnostics``, ``/rosout`` (ERROR and above)
 and configured telemetry topics into observations (``robot_memory.ros.convert``), hands
@@ -132,7 +133,8 @@ class StartupError(RuntimeError):
 
 
 class MemoryClock:
-    """The memory's notion of now: the wall clock, optionally sped up for demos and tests.
+    """
+    The memory's notion of now: the wall clock, optionally sped up for demos and tests.
 
     Sped up, memory time is ``origin + (wall - origin) * scale`` at start-up and then runs
     ``scale`` times faster on the monotonic clock. ``origin`` defaults to the start; peers
@@ -147,7 +149,7 @@ class MemoryClock:
         self._mono0 = time.monotonic()
 
     def now(self) -> dt.datetime:
-        """The current memory time (aware UTC)."""
+        """Return the current memory time (aware UTC)."""
         if self.scale == 1.0:
             return dt.datetime.now(UTC)
         elapsed = (time.monotonic() - self._mono0) * self.scale
@@ -155,7 +157,7 @@ class MemoryClock:
 
 
 def next_nightly(now: dt.datetime, hour: int, minute: int) -> dt.datetime:
-    """The next local ``hour:minute`` strictly after ``now`` (aware UTC in, UTC out)."""
+    """Return the next local ``hour:minute`` strictly after ``now`` (aware UTC in, UTC out)."""
     local = now.astimezone()
     candidate = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
     if candidate <= local:
@@ -165,7 +167,7 @@ def next_nightly(now: dt.datetime, hour: int, minute: int) -> dt.datetime:
 
 
 def shutdown_summary(worker, flushed: int, db_path) -> str:
-    """The one line the node logs when it stops: what it flushed, and anything it could not."""
+    """Return the line the node logs when it stops: what it flushed, and anything it could not."""
     line = (f'robot_memory stopped: flushed {flushed} observations to {db_path}; since start '
             f'{worker.stored} stored, {worker.dropped} dropped (backlog full)')
     if worker.backlog:
@@ -425,7 +427,8 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
 
     @staticmethod
     def _drain(subscription, ingest) -> None:
-        """Ingest up to DRAIN_MAX more waiting messages of ``subscription`` right now.
+        """
+        Ingest up to DRAIN_MAX more waiting messages of ``subscription`` right now.
 
         rclpy's executor costs more per message (wait set, task) than ingesting it, so
         a flood is taken in batches per wake-up; the ingest callback group is mutually
@@ -489,7 +492,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
         self.worker.submit(observation)
 
     def telemetry_callback(self, topic: str, type_name: str, message) -> None:
-        """A message of a configured telemetry topic becomes an observation."""
+        """Turn a message of a configured telemetry topic into an observation."""
         try:
             parsed = observations.from_dict(
                 convert.telemetry_data(topic, type_name, message, self.clock_.now()))
@@ -499,7 +502,8 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
         self.worker.submit(parsed.observation)
 
     def message_lost_callback(self, info) -> None:
-        """The middleware reported lost samples: kept apart from the counted gaps.
+        """
+        Count the samples the middleware reported lost: kept apart from the counted gaps.
 
         Samples it reports are gaps in a publisher's sequence numbers too, so adding them
         to ``lost_in_middleware`` would count them twice; they are shown on their own.
@@ -509,7 +513,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
     # ------------------------------------------------------------------ context
 
     def build_block(self, token_budget=None, include_peers=True, min_confidence=None):
-        """The context block at the memory clock's now, from the cached file."""
+        """Return the context block at the memory clock's now, from the cached file."""
         return self.cache.build_context(self.clock_.now(), self.settings.lifecycle,
                                         token_budget, include_peers, min_confidence)
 
@@ -604,7 +608,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
         return report
 
     def summary_of(self, report) -> str:
-        """The summary of ``report`` for people (Markdown)."""
+        """Return the summary of ``report`` for people (Markdown)."""
         return dream_summary.build_summary(report, self.settings.lifecycle)
 
     def dream_callback(self, request, response):
@@ -661,7 +665,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
             values=[KeyValue(key=key, value=str(value)) for key, value in values.items()])
 
     def health_statuses(self) -> list:
-        """The node's health as DiagnosticStatus messages, one per task."""
+        """Return the node's health as DiagnosticStatus messages, one per task."""
         now = self.clock_.now()
         document = self.cache.document(now)
         path = self.memory.path

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Peer federation at the edge of memory_node (RCAN §6): serving and calling peers.
+"""
+Peer federation at the edge of memory_node (RCAN §6): serving and calling peers.
 
 The rules live in ``robot_memory.federation`` (pure); this mixin of ``MemoryNode`` only
 converts messages to plain data and back, holds the file lock while a payload is merged,
@@ -83,7 +84,7 @@ class PeerFederation:
     # ------------------------------------------------------------------ payloads
 
     def own_payload(self, now: dt.datetime) -> federation.PeerPayload:
-        """What this robot shares at ``now`` (signed when a private key is configured)."""
+        """Return what this robot shares at ``now`` (signed when a private key is configured)."""
         document = self.cache.document(now)
         return federation.build_payload(document, now, self.settings.federation,
                                         self.settings.lifecycle)

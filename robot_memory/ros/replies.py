@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Service replies the middleware dropped: noticed, logged and counted for diagnostics.
+"""
+Service replies the middleware dropped: noticed, logged and counted for diagnostics.
 
 rmw_fastrtps sends a reply only once the calling client's reply reader is matched, and
 gives up after the reply writer's ``max_blocking_time`` (config/fastdds_profiles.xml sets
@@ -124,7 +125,8 @@ def _fast_dds_2(environ) -> bool:
 
 
 def use_reply_profile(environ=None):
-    """Point Fast DDS at the package's profile unless the user chose one; the file used.
+    """
+    Point Fast DDS at the package's profile unless the user chose one; the file used.
 
     Must run before the process creates its first node (rclpy.init is fine). Returns the
     path in effect, or None when neither the user's nor the package's file exists.

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The typed memory substrate at the edge of memory_node: ~/learn, ~/recall, ~/forget.
+"""
+The typed memory substrate at the edge of memory_node: ~/learn, ~/recall, ~/forget.
 
 The substrate (``robot_memory.substrate.Substrate``) lives in the same SQLite database as
 the evidence and is safe to call from the executor's threads (its own lock and

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The typed, revisable, auditable memory substrate (pure core: no rclpy, clock passed in).
+"""
+The typed, revisable, auditable memory substrate (pure core: no rclpy, clock passed in).
 
 Use :class:`Substrate` (a context manager) for ``learn`` / ``recall`` / ``forget``,
 revision (``supersede``, ``fork``, ``contest``, ``retract``, ``merge``, ``affirm``),

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Pluggable embedding backends for the substrate's optional vector search.
+"""
+Pluggable embedding backends for the substrate's optional vector search.
 
 Vectors are off unless a backend is passed to ``Substrate(..., embedder=...)``. A backend
 has a ``name``, a dimension ``dim`` and ``embed(texts)`` returning an L2-normalised
@@ -98,7 +99,7 @@ class HashingEmbedder:
             yield f'b:{left} {right}', self.bigram_weight
 
     def embed_one(self, text: str) -> numpy.ndarray:
-        """The vector of one text."""
+        """Return the vector of one text."""
         import numpy
         vector = numpy.zeros(self.dim, dtype=numpy.float32)
         for feature, weight in self._features(text):
@@ -143,7 +144,8 @@ def semantic_model_files() -> tuple:
 
 
 class SemanticEmbedder:
-    """all-MiniLM-L6-v2 (int8 ONNX) sentence vectors: mean-pooled, L2-normalised, offline.
+    """
+    all-MiniLM-L6-v2 (int8 ONNX) sentence vectors: mean-pooled, L2-normalised, offline.
 
     The model is loaded on the first ``embed`` (about a second), so opening a Substrate
     stays cheap. ``threads`` bounds onnxruntime's intra-op threads (a robot's CPU is
@@ -215,7 +217,8 @@ class SemanticEmbedder:
         return (pooled / numpy.maximum(norms, 1e-12)).astype(numpy.float32)
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
-        """L2-normalised float32 vectors, one row per text (batched, shortest first).
+        """
+        L2-normalised float32 vectors, one row per text (batched, shortest first).
 
         The int8 model quantises activations per batch, so a text's vector moves slightly
         with its batch companions (cosine > 0.98 to the text embedded alone).
@@ -302,7 +305,8 @@ def _options_like(onnxruntime, options):
 
 
 def default_embedder(vectors: bool = False, choice=None):
-    """The embedder to use: semantic when installed, else hashing if ``vectors``, else None.
+    """
+    Return the embedder to use: semantic when installed, else hashing if ``vectors``, else None.
 
     ``choice`` (default ``$ROBOT_MEMORY_EMBEDDER``, else ``auto``): ``semantic`` insists on
     the model, ``hashing`` forces the hashing embedder, ``off`` means keyword search only.
@@ -323,7 +327,7 @@ def default_embedder(vectors: bool = False, choice=None):
 
 
 def describe_embedder(embedder) -> dict:
-    """What ``stats``, diagnostics and the MCP server report about the vector search."""
+    """Return what ``stats``, diagnostics and the MCP server report about the vector search."""
     if embedder is None:
         mode = 'keyword only'
     elif isinstance(embedder, SemanticEmbedder):

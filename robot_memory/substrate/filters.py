@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Structured filters on a record's context, spatial distance, and limits on JSON input.
+"""
+Structured filters on a record's context, spatial distance, and limits on JSON input.
 
 A filter is a dict from a dot path to a value (equality) or to an operator dict:
 ``{"context.location.room": "kitchen", "context.battery": {"$lt": 0.2}}``. Operators:
@@ -41,7 +42,7 @@ _MISSING = object()
 
 
 def parse_json_object(text: str, what: str, max_bytes: int = MAX_CONTEXT_BYTES) -> dict:
-    """A JSON object from text (a CLI argument, a service field); SubstrateError says why not."""
+    """Return a JSON object from text (CLI argument, service field); SubstrateError says why not."""
     if len(text.encode('utf-8', 'surrogatepass')) > max_bytes:
         raise SubstrateError(f'{what} is larger than {max_bytes} bytes; send less')
     try:
@@ -124,7 +125,7 @@ def compile_filters(filters: Optional[dict]) -> list:
 
 
 def get_path(data: Any, parts: tuple) -> Any:
-    """The value at ``parts`` inside nested dicts, or a private MISSING marker."""
+    """Return the value at ``parts`` inside nested dicts, or a private MISSING marker."""
     for part in parts:
         if not isinstance(data, dict) or part not in data:
             return _MISSING
@@ -167,7 +168,7 @@ def matches(context: dict, compiled: list) -> bool:
 
 
 def check_point(point, what: str = 'near') -> tuple:
-    """A position as a tuple of 2 or 3 finite floats."""
+    """Return a position as a tuple of 2 or 3 finite floats."""
     try:
         values = tuple(float(value) for value in point)
     except (TypeError, ValueError):
@@ -178,7 +179,7 @@ def check_point(point, what: str = 'near') -> tuple:
 
 
 def position_of(context: dict, parts: tuple = ('position',)) -> Optional[tuple]:
-    """A record's position from its context: ``[x, y(, z)]`` or ``{"x", "y"(, "z")}``."""
+    """Return a record's position from its context: ``[x, y(, z)]`` or ``{"x", "y"(, "z")}``."""
     value = get_path(context, parts)
     if isinstance(value, dict):
         value = [value[key] for key in ('x', 'y', 'z') if key in value]

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""How recall merges its keyword (BM25) and vector rankings into one relevance per record.
+"""
+How recall merges its keyword (BM25) and vector rankings into one relevance per record.
 
 One ranking alone keeps its order: reciprocal rank, 1 / (60 + rank), as before. Both
 together use relative score fusion (Weaviate's ``relativeScoreFusion``): each ranking's
@@ -34,7 +35,8 @@ def _normalised(ranking: list) -> dict:
 
 
 def fuse(keyword: list, vector: list, vector_weight: float) -> dict:
-    """{seq: [relevance, keyword rank, vector rank]}; rankings are (seq, score) best first.
+    """
+    {seq: [relevance, keyword rank, vector rank]}; rankings are (seq, score) best first.
 
     Keyword scores are BM25 (higher is better), vector scores cosines.
     """

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Typed memory records of the selective-learning substrate (RFC §4–§15A) as pydantic models.
+"""
+Typed memory records of the selective-learning substrate (RFC §4–§15A) as pydantic models.
 
 A :class:`MemoryRecord` carries an id, one of five memory types, a sensitivity class,
 confidence, salience with its decay profile (lifecycle), provenance links to evidence,
@@ -336,7 +337,7 @@ SCHEMA_MODELS = {
 
 
 def json_schema(name: str) -> dict:
-    """The JSON Schema of one record shape, e.g. ``json_schema('SemanticPayload')``."""
+    """Return the JSON Schema of one record shape, e.g. ``json_schema('SemanticPayload')``."""
     model = SCHEMA_MODELS.get(name)
     if model is None:
         raise ValueError(f'no schema named {name!r}; choose one of '

@@ -90,13 +90,14 @@ class RecallResult(_Plain):
     notice: str = ''
 
     def ids(self) -> list:
-        """The ids of the hits, best first."""
+        """Return the ids of the hits, best first."""
         return [hit.id for hit in self.hits]
 
 
 @dataclasses.dataclass
 class ForgetResult(_Plain):
-    """Which records were archived, deleted (``hard``) or restored, and why.
+    """
+    Which records were archived, deleted (``hard``) or restored, and why.
 
     ``matched`` counts the records a query matched (only the best is acted on unless all
     were asked for); ``records`` gives each one's id, type, status (after the change, or

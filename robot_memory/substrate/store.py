@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The substrate store: typed records in SQLite with FTS5, optional vectors, revision and audit.
+"""
+The substrate store: typed records in SQLite with FTS5, optional vectors, revision and audit.
 
 The records live in the same database file as the evidence (by default beside the memory
 file and named after it: ``robot_memory.evidence.default_db_path``) in tables of their own,
@@ -244,7 +245,8 @@ def _create_requests(db: Database) -> None:
 
 @MIGRATIONS(name='0003_fact_cardinality')
 def _fact_cardinality(db: Database) -> None:
-    """Facts conflict only within a single-valued facet; many-valued facts live side by side.
+    """
+    Facts conflict only within a single-valued facet; many-valued facts live side by side.
 
     ``facet`` is set on semantic records whose predicate holds one value at a time (see
     ``text.fact_facet``); the one-active-fact rule now covers only those. ``object_key`` is
@@ -352,7 +354,8 @@ def _dumps(value) -> str:
 def effective_salience(salience: float, curve: str, half_life_s: float, floor: float,
                        elapsed_s: float, pinned: bool = False,
                        age_s: Optional[float] = None, max_age_s: Optional[float] = None) -> float:
-    """Salience after ``elapsed_s`` seconds of decay; pinned records never decay.
+    """
+    Salience after ``elapsed_s`` seconds of decay; pinned records never decay.
 
     Exponential: ``s * 0.5 ** (elapsed / half_life)``; linear: ``s * (1 - elapsed /
     (2 * half_life))``; custom: no automatic decay (the host drives salience through
@@ -392,7 +395,8 @@ def _condition_key(validity: dict) -> str:
 
 
 class Substrate:
-    """Typed, revisable, auditable memory in SQLite; a context manager (or call ``close``).
+    """
+    Typed, revisable, auditable memory in SQLite; a context manager (or call ``close``).
 
     ``embedder`` (e.g. :class:`~robot_memory.substrate.embedding.HashingEmbedder`) turns on
     vector search and cosine dedup; without it everything is keyword (FTS5 BM25) only.
@@ -611,7 +615,7 @@ class Substrate:
             return self._record(self._row(record_id), _epoch(now) if now else None)
 
     def history(self, record_id: str) -> list:
-        """The audit trail of one record, oldest first (also after a hard delete)."""
+        """Return the audit trail of one record, oldest first (also after a hard delete)."""
         with self._lock:
             rows = self.db.conn.execute(
                 'SELECT id, at, record_id, action, actor, reason, detail FROM substrate_audit '
@@ -621,7 +625,7 @@ class Substrate:
                 for row in rows]
 
     def count(self, status: Optional[str] = 'active', type: Optional[str] = None) -> int:
-        """Number of records, optionally of one status and type."""
+        """Return the number of records, optionally of one status and type."""
         clauses, params = [], []
         if status is not None:
             clauses.append('status = ?')
@@ -785,7 +789,8 @@ class Substrate:
     # ------------------------------------------------------------------ retries
 
     def once(self, request_id: str, kind: str, request: dict, now: dt.datetime, act) -> dict:
-        """``act()`` (a JSON reply) at most once per ``request_id``; a retry gets the same reply.
+        """
+        ``act()`` (a JSON reply) at most once per ``request_id``; a retry gets the same reply.
 
         ``act`` runs in the transaction that stores its reply, so an effect is never
         committed without the reply a retry will get. A request id used again for another
@@ -834,7 +839,8 @@ class Substrate:
               decay: Optional[dict] = None, pinned: bool = False, actor: str = 'api',
               dedup: bool = True, on_conflict: str = 'auto',
               single_valued: Optional[bool] = None) -> LearnResult:
-        """Store a memory, or reinforce the existing one when it is a duplicate.
+        """
+        Store a memory, or reinforce the existing one when it is a duplicate.
 
         Dedup: same type and normalised text (exact hash); then token Jaccard at least
         ``jaccard_threshold``; then cosine at least ``cosine_threshold`` when vectors are
@@ -951,7 +957,8 @@ class Substrate:
             yield self.db
 
     def _fact_conflicts(self, data: dict, exclude: Optional[str] = None) -> tuple:
-        """Live facts of the same subject and conditions: ``(same, genuine, unsure)`` rows.
+        """
+        Live facts of the same subject and conditions: ``(same, genuine, unsure)`` rows.
 
         ``same`` holds the same predicate and object; ``genuine`` conflicts (a single-valued
         facet with another value, or the opposite predicate with the same object); ``unsure``
@@ -1176,7 +1183,8 @@ class Substrate:
 
     def restore(self, record: dict, now: dt.datetime, actor: str = 'import',
                 reason: str = 'imported') -> str:
-        """Insert a full record (``MemoryRecord`` shape, id and times kept); returns its status.
+        """
+        Insert a full record (``MemoryRecord`` shape, id and times kept); returns its status.
 
         Relations are not inserted here (their targets may come later); add them with
         ``relate``. A semantic fact that states or may contradict a live one (see
@@ -1233,7 +1241,7 @@ class Substrate:
         return self.embedder.embed(texts)
 
     def _vector_index(self) -> VectorIndex:
-        """The live records' vectors of the current backend, brought up to date."""
+        """Return the live records' vectors of the current backend, brought up to date."""
         if self._index is None or self._index.model != self.embedder.name:
             self._index = VectorIndex(self.embedder.name, self.embedder.dim)
         self._index.refresh(self.db.conn)
@@ -1268,7 +1276,8 @@ class Substrate:
                position_path: str = 'context.position', vectors: Optional[bool] = None,
                include_inactive: bool = False, reinforce: bool = True,
                min_confidence: float = 0.0, keywords: bool = True) -> RecallResult:
-        """Find records for ``query``: BM25 (+ vectors) fused, weighted, trust-gated.
+        """
+        Find records for ``query``: BM25 (+ vectors) fused, weighted, trust-gated.
 
         score = relevance x (0.5 + 0.5 x confidence) x (0.5 + 0.5 x effective salience);
         relevance is reciprocal rank (1 / (60 + rank)) of a single ranking, or the relative
@@ -1505,7 +1514,8 @@ class Substrate:
                actor: str = 'api', limit: int = 10, dry_run: bool = False,
                all_matches: bool = False, restore: bool = False,
                by: str = 'auto', trust: Optional[str] = None) -> ForgetResult:
-        """Archive what ``target`` names (``hard``: delete it; ``restore``: bring it back).
+        """
+        Archive what ``target`` names (``hard``: delete it; ``restore``: bring it back).
 
         The one meaning of forget for the API, CLI, MCP and ROS. ``target`` is a record id,
         or a query: the records holding every word of it, best (BM25) first, of which only
@@ -1579,7 +1589,7 @@ class Substrate:
 
     def _forget_targets(self, target: str, by: str, statuses: tuple, all_matches: bool,
                         limit: int, action: str, highest: int) -> tuple:
-        """The rows ``forget`` acts on and how many matched: by id, else by every word."""
+        """Return the rows ``forget`` acts on and how many matched: by id, else by every word."""
         if by in ('auto', 'id'):
             rows = self._rows('id = ?', (target,)) if len(target) <= MAX_RECORD_ID else []
             if rows:
@@ -1714,7 +1724,8 @@ class Substrate:
              text: Optional[str] = None, object=None, payload: Optional[dict] = None,
              confidence: Optional[float] = None, original_conditions: Optional[dict] = None,
              actor: str = 'api') -> RevisionResult:
-        """Add a variant valid under ``conditions``; both stay active (conditional fork).
+        """
+        Add a variant valid under ``conditions``; both stay active (conditional fork).
 
         ``original_conditions`` narrows the original's validity in the same transaction (it
         is superseded by a copy with those conditions), so the two become disjoint.
@@ -1821,7 +1832,8 @@ class Substrate:
 
     def merge(self, record_ids: list, now: dt.datetime, reason: str,
               into: Optional[str] = None, actor: str = 'api') -> RevisionResult:
-        """Fold records of one type into one keeper (``into`` or the most confident).
+        """
+        Fold records of one type into one keeper (``into`` or the most confident).
 
         The keeper takes the highest confidence, summed use counts and the union of tags
         and provenance; the others become ``superseded`` by it.
@@ -1935,7 +1947,8 @@ class Substrate:
     def select(self, task: str, now: dt.datetime, context: Optional[dict] = None,
                types=('competence', 'plan_graph'), trust: str = 'medium', margin: float = 0.1,
                k: int = 5) -> SelectionResult:
-        """Choose among competence / plan records for a task (§15A.11).
+        """
+        Choose among competence / plan records for a task (§15A.11).
 
         score = 0.4 applicability + 0.3 success rate + 0.15 recency + 0.15 relevance, where
         applicability is the share of the record's conditions the ``context`` satisfies (0
@@ -2484,7 +2497,7 @@ def _first_error(error: pydantic.ValidationError) -> str:
 
 
 def _forget_message(action: str, dry_run: bool, records: list, matched: int) -> str:
-    """What forget did (or would do), the same words on every edge."""
+    """Return what forget did (or would do), the same words on every edge."""
     verb = {'archive': 'archived', 'delete': 'deleted', 'restore': 'restored'}[action]
     head = f'would {action}' if dry_run else verb
     listed = '; '.join(f'{record["id"]} ({record["status"]}): {record["text"][:80]!r}'
@@ -2497,7 +2510,7 @@ def _forget_message(action: str, dry_run: bool, records: list, matched: int) -> 
 
 
 def _object_key(value) -> str:
-    """A fact's object as compared: normalised text, or canonical JSON of anything else."""
+    """Return a fact's object as compared: normalised text, or canonical JSON of anything else."""
     if isinstance(value, str):
         return 's:' + textrules.normalise(value)
     return 'j:' + _dumps(value)

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Text rules of the substrate: normalising, tokens, safe FTS5 queries and type classification.
+"""
+Text rules of the substrate: normalising, tokens, safe FTS5 queries and type classification.
 
 All pure functions. ``fts_query`` turns anything a user types into an FTS5 expression that
 cannot fail to parse: every word is quoted, so ``NEAR``, ``AND``, ``col:`` filters,
@@ -70,7 +71,7 @@ def tokens(text: str) -> list:
 
 
 def content_tokens(text: str) -> set:
-    """The set of word tokens without stop words (falls back to all tokens)."""
+    """Return the set of word tokens without stop words (falls back to all tokens)."""
     words = tokens(text)
     meaningful = {word for word in words if word not in _STOPWORDS}
     return meaningful or set(words)
@@ -84,7 +85,7 @@ def jaccard(left: set, right: set) -> float:
 
 
 def fts_query(text: str, max_terms: int = 32, operator: str = 'OR') -> Optional[str]:
-    """A safe FTS5 query (words joined by OR or AND) of ``text``, or None without words."""
+    """Return a safe FTS5 query (words joined by OR or AND) of ``text``, or None without words."""
     seen, terms = set(), []
     for word in tokens(text):
         if word in seen:
@@ -101,7 +102,8 @@ def fts_query(text: str, max_terms: int = 32, operator: str = 'OR') -> Optional[
 
 
 def overlap_query(words: set, min_shared: int, max_clauses: int = 64) -> Optional[str]:
-    """An FTS5 query for records holding at least ``min_shared`` of ``words``, or None.
+    """
+    Return an FTS5 query for records holding at least ``min_shared`` of ``words``, or None.
 
     An OR of ANDs, one per way of leaving out the words allowed to be missing; None when
     that would take more than ``max_clauses`` clauses. Unlike an OR of every word ranked by
@@ -123,7 +125,7 @@ def looks_secret(text: str) -> bool:
 
 
 def split_steps(text: str) -> list:
-    """The steps of a procedure written as prose or a list ("first A, then B; finally C")."""
+    """Return the steps of a procedure written as prose or a list ("first A, then B; finally C")."""
     body = re.sub(r'^\s*first\b[,:]?\s*', '', text.strip(), flags=re.IGNORECASE)
     parts = [part.strip(' ,.;:') for part in _STEP_SPLIT.split(body)]
     parts = [re.sub(r'^(?:first|then|finally|next)\b[,:]?\s*', '', part, flags=re.IGNORECASE)
@@ -190,7 +192,8 @@ NEGATIONS['cannot'] = 'can'
 
 
 def fact_facet(predicate: str, value, single_valued=None) -> tuple:
-    """``(cardinality, facet)`` of a fact: ``('one', facet)``, ``('many', None)`` or unknown.
+    """
+    ``(cardinality, facet)`` of a fact: ``('one', facet)``, ``('many', None)`` or unknown.
 
     Facts of one subject, predicate and conditions conflict only when both are ``one``
     with the same facet (the predicate itself, or ``location`` / ``state`` for a copula
@@ -222,7 +225,7 @@ def fact_facet(predicate: str, value, single_valued=None) -> tuple:
 
 
 def classify(text: str) -> str:
-    """The memory type of free text by rule: competence, working, episodic, else semantic."""
+    """Return the memory type of free text by rule: competence, working, episodic, else semantic."""
     if parse_procedure(text):
         return 'competence'
     if _WORKING.search(text):

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The in-memory matrix of the live records' vectors, kept up to date incrementally.
+"""
+The in-memory matrix of the live records' vectors, kept up to date incrementally.
 
 Triggers on ``substrate_records`` (migration ``0004_vector_change_log``) append the ``seq``
 of every record whose vector or live status changes to ``substrate_vector_changes``, in
@@ -167,7 +168,7 @@ class VectorIndex:
         self.cursor = latest
 
     def search(self, vector: numpy.ndarray, count: int) -> list:
-        """The ``count`` most similar live (seq, cosine) pairs, best first."""
+        """Return the ``count`` most similar live (seq, cosine) pairs, best first."""
         import numpy
         if not len(self):
             return []

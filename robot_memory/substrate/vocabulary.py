@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The substrate's memory types, sensitivity classes, text and tag limits, without pydantic.
+"""
+The substrate's memory types, sensitivity classes, text and tag limits, without pydantic.
 
 The command line's argument parser offers them as choices and in its help; :mod:`.models`
 (the home of every other field limit) builds its record types on them.
