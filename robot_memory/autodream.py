@@ -79,14 +79,14 @@ import hashlib
 import json
 import math
 import sqlite3
-import uuid
 from typing import Optional
+import uuid
 
 from pydantic import BaseModel
 from pydantic import ConfigDict
 from pydantic import Field
-from pydantic import ValidationError
 from pydantic import model_validator
+from pydantic import ValidationError
 
 from robot_memory import dream_summary
 from robot_memory import lifecycle

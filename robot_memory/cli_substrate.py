@@ -40,8 +40,8 @@ from robot_memory.substrate.vocabulary import MAX_REASON
 from robot_memory.substrate.vocabulary import MAX_TEXT
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
-from robot_memory.timeutil import UTC
 from robot_memory.timeutil import parse_iso
+from robot_memory.timeutil import UTC
 
 
 class MemoryLocation:

@@ -21,8 +21,8 @@ The node and the CLI share one file: the ``ros__parameters`` of the node (or of
 
 import pathlib
 
-import yaml
 from pydantic import ValidationError
+import yaml
 
 from robot_memory.errors import MemoryFileError
 from robot_memory.lifecycle import LifecycleConfig

@@ -53,13 +53,13 @@ import datetime as dt
 import heapq
 import math
 import re
-import unicodedata
 from typing import Optional
+import unicodedata
 
-from robot_memory.lifecycle import DEFAULT_CONFIG
-from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.lifecycle import band
+from robot_memory.lifecycle import DEFAULT_CONFIG
 from robot_memory.lifecycle import effective_confidence
+from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.schema import MemoryDocument
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import UTC

@@ -32,7 +32,8 @@ import dataclasses
 import json
 import os
 import time
-from typing import Optional, Protocol
+from typing import Optional
+from typing import Protocol
 
 from robot_memory.schema import check_printable
 from robot_memory.schema import MAX_TEXT_CHARS

@@ -74,7 +74,9 @@ import pathlib
 import shutil
 import sqlite3
 import threading
-from typing import Iterable, Optional, TYPE_CHECKING
+from typing import Iterable
+from typing import Optional
+from typing import TYPE_CHECKING
 
 from robot_memory import lazy_imports
 from robot_memory.errors import MemoryFileError
@@ -87,12 +89,12 @@ from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
 from robot_memory.timeutil import to_utc
 
+if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no rules
+    from robot_memory.rules import Rules
+
 _sqlite_utils = lazy_imports.sqlite_utils()
 Database = _sqlite_utils.Database
 Migrations = _sqlite_utils.Migrations
-
-if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no rules
-    from robot_memory.rules import Rules
 
 DB_NAME = 'robot-memory.db'  # the database of robot-memory.md (see default_db_path)
 FILE_MODE = 0o600

@@ -63,8 +63,9 @@ import os
 import pathlib
 import re
 import stat
+from typing import Any
+from typing import Optional
 import unicodedata
-from typing import Any, Optional
 
 from pydantic import BaseModel
 from pydantic import ConfigDict

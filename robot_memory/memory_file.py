@@ -62,18 +62,20 @@ import gc
 import glob
 import itertools
 import json
+from json.encoder import encode_basestring as _quote
 import operator
 import os
 import pathlib
 import re
 import tempfile
 import time
-from json.encoder import encode_basestring as _quote
-from typing import Any, Iterator, Optional
+from typing import Any
+from typing import Iterator
+from typing import Optional
 
-import yaml
 from pydantic import TypeAdapter
 from pydantic import ValidationError
+import yaml
 
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import MemoryLockTimeout
@@ -82,8 +84,10 @@ from robot_memory.locations import ENV_VAR  # noqa: F401 - part of this API
 from robot_memory.locations import link_target
 from robot_memory.locations import resolve_path
 from robot_memory.schema import DocumentHeader
+from robot_memory.schema import make_entry_id
 from robot_memory.schema import MemoryDocument
 from robot_memory.schema import MemoryEntry
+from robot_memory.schema import new_entry
 from robot_memory.schema import PeerBlock
 from robot_memory.schema import PeerEntry
 from robot_memory.schema import SCHEMA_VERSION
@@ -1113,8 +1117,6 @@ def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
     original file is kept verbatim in the body under a heading, and writers also
     archive it as ``<file>.legacy-<time>``.
     """
-    from robot_memory.schema import make_entry_id, new_entry  # noqa: I100 - avoid cycle
-
     check_text(data)
     text = data.decode('utf-8')
     rrn = default_rrn

@@ -48,7 +48,10 @@ import itertools
 import json
 import math
 import re
-from typing import Any, Iterable, Optional, Union
+from typing import Any
+from typing import Iterable
+from typing import Optional
+from typing import Union
 
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso

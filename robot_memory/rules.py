@@ -43,20 +43,25 @@ import dataclasses
 import fnmatch
 import hashlib
 import json
+from json.encoder import encode_basestring as _quote
 import math
 import pathlib
 import re
 import string
-from json.encoder import encode_basestring as _quote
-from typing import Annotated, Any, Literal, NamedTuple, Optional, Union
+from typing import Annotated
+from typing import Any
+from typing import Literal
+from typing import NamedTuple
+from typing import Optional
+from typing import Union
 
-import yaml
 from pydantic import BaseModel
 from pydantic import ConfigDict
 from pydantic import Field
-from pydantic import ValidationError
 from pydantic import field_validator
 from pydantic import model_validator
+from pydantic import ValidationError
+import yaml
 
 from robot_memory.observations import DIAGNOSTIC_LEVELS
 from robot_memory.observations import DiagnosticObservation

@@ -25,8 +25,10 @@ import datetime as dt
 import hashlib
 import re
 import sys
+from typing import Any
+from typing import Literal
+from typing import Optional
 import unicodedata
-from typing import Any, Literal, Optional
 
 from pydantic import BaseModel
 from pydantic import ConfigDict

@@ -32,7 +32,8 @@ value 2**64 - 1) is simply not counted.
 Pure logic: no rclpy here; the node hands in the GID bytes and the number.
 """
 
-from typing import Hashable, Optional
+from typing import Hashable
+from typing import Optional
 
 UNSUPPORTED = 2 ** 64 - 1  # RMW_MESSAGE_INFO_SEQUENCE_NUMBER_UNSUPPORTED
 

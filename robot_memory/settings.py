@@ -39,8 +39,8 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic import ConfigDict
 from pydantic import Field
-from pydantic import ValidationError
 from pydantic import field_validator
+from pydantic import ValidationError
 
 from robot_memory.autodream import DreamConfig
 from robot_memory.federation import FederationPolicy

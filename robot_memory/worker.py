@@ -32,7 +32,8 @@ import concurrent.futures
 import queue
 import threading
 import time
-from typing import Callable, Optional
+from typing import Callable
+from typing import Optional
 
 
 class WorkerStopped(RuntimeError):

@@ -32,9 +32,9 @@ import pytest
 
 from robot_memory import cli
 from robot_memory import lifecycle
-from robot_memory.autodream import DreamConfig
 from robot_memory.autodream import dream
 from robot_memory.autodream import dream_config
+from robot_memory.autodream import DreamConfig
 from robot_memory.autodream import initial_confidence
 from robot_memory.context import build_context
 from robot_memory.evidence import default_db_path

@@ -39,6 +39,7 @@ import sys
 import time
 
 import pytest
+
 from robot_memory.memory_file import FILE_MODE
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import parse_bytes

@@ -41,8 +41,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-import robot_memory
 from conftest import REPO
+import robot_memory
 from robot_memory import dependencies
 from robot_memory.dependencies import Requirement
 from robot_memory.dependencies import REQUIREMENTS

@@ -22,8 +22,8 @@ import time
 
 import pytest
 
-from robot_memory.autodream import DreamConfig
 from robot_memory.autodream import dream
+from robot_memory.autodream import DreamConfig
 from robot_memory.distiller import Candidate
 from robot_memory.distiller import OpenAICompatibleDistiller
 from robot_memory.distiller import proposals

@@ -25,8 +25,8 @@ import subprocess
 
 import pytest
 
-import robot_memory
 from conftest import REPO
+import robot_memory
 
 DISTRO_SH = REPO / 'scripts' / 'distro.sh'
 

@@ -20,12 +20,12 @@ import math
 import stat
 import struct
 
-import pytest
 from hypothesis import given
 from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
+import pytest
 
 from robot_memory.context import build_context
 from robot_memory.evidence import AUDIT_ACTIONS

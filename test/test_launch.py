@@ -46,9 +46,9 @@ import subprocess
 import threading
 
 import pytest
-import yaml
 from rcl_interfaces.srv import GetParameters
 from rclpy.parameter import parameter_value_to_python
+import yaml
 
 from conftest import REPO
 from robot_memory.evidence import default_db_path
@@ -57,7 +57,6 @@ from robot_memory.settings import flat_parameters
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.timeutil import UTC
-
 from ros_harness import wait_for
 from ros_probe import call
 from ros_probe import health

@@ -20,8 +20,8 @@ Every constant is a LifecycleConfig field; the clock is always passed in.
 
 import datetime as dt
 
-import pytest
 from pydantic import ValidationError
+import pytest
 
 from robot_memory.lifecycle import band
 from robot_memory.lifecycle import DEFAULT_CONFIG

@@ -27,14 +27,13 @@ import shutil
 
 import anyio
 from mcp import ClientSession
-from mcp import StdioServerParameters
 from mcp import stdio_client
+from mcp import StdioServerParameters
 
+from conftest import SPEC_EXAMPLE
 import robot_memory
 from robot_memory.substrate import MEMORY_TYPES
 from robot_memory.substrate import SENSITIVITIES
-
-from conftest import SPEC_EXAMPLE
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 ARGUMENTS = {

@@ -30,15 +30,15 @@ import sqlite3
 import stat
 import time
 
-import pytest
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from diagnostic_msgs.msg import DiagnosticStatus
 from diagnostic_msgs.msg import KeyValue
+import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.msg import ParameterValue
 from rcl_interfaces.srv import SetParameters
+import rclpy
 from sensor_msgs.msg import BatteryState
 
 from robot_memory.context import percent
@@ -47,7 +47,6 @@ from robot_memory.memory_file import MemoryFile
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.timeutil import UTC
-
 from ros_harness import NodeProcess
 from ros_harness import wait_for
 from ros_probe import call

@@ -37,11 +37,11 @@ import signal
 import sqlite3
 import time
 
-import pytest
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from diagnostic_msgs.msg import DiagnosticStatus
 from diagnostic_msgs.msg import KeyValue
+import pytest
+import rclpy
 from sensor_msgs.msg import BatteryState
 
 from robot_memory import observations
@@ -53,7 +53,6 @@ from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.timeutil import parse_iso
 from robot_memory.timeutil import UTC
-
 from ros_harness import NodeProcess
 from ros_harness import wait_for
 from ros_probe import call

@@ -35,11 +35,14 @@ import math
 import re
 import time
 
-import pytest
-from hypothesis import HealthCheck
+from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticStatus
 from hypothesis import given
+from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
+import pytest
+from std_srvs.srv import Trigger
 
 from robot_memory import federation
 from robot_memory.memory_file import MemoryFile
@@ -51,11 +54,6 @@ from robot_memory.srv import ExchangePeerContext
 from robot_memory.srv import GetContext
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import UTC
-from std_srvs.srv import Trigger
-
-from diagnostic_msgs.msg import DiagnosticArray
-from diagnostic_msgs.msg import DiagnosticStatus
-
 from ros_harness import NodeProcess
 from ros_harness import wait_for
 from ros_probe import call

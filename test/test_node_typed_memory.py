@@ -29,17 +29,16 @@ import sqlite3
 import time
 import uuid
 
-import pytest
-from hypothesis import HealthCheck
 from hypothesis import given
+from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
+import pytest
 
 from robot_memory.srv import Forget
 from robot_memory.srv import Learn
 from robot_memory.srv import Recall
 from robot_memory.substrate.embedding import semantic_model_files
-
 from ros_harness import NodeProcess
 from ros_probe import call
 from ros_probe import health

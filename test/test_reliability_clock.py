@@ -34,10 +34,10 @@ import os
 import random
 import re
 
-import pytest
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+import pytest
 
 from robot_memory import lifecycle
 from robot_memory.autodream import dream

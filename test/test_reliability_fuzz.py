@@ -37,11 +37,11 @@ import json
 import math
 import os
 
-import yaml
 from hypothesis import given
 from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
+import yaml
 
 from robot_memory.errors import MemoryFileError
 from robot_memory.memory_file import LoadResult

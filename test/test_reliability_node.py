@@ -84,9 +84,6 @@ import subprocess
 import time
 import zlib
 
-import pytest
-import rclpy
-import rclpy.subscription
 from diagnostic_msgs.msg import DiagnosticArray
 from diagnostic_msgs.msg import DiagnosticStatus
 from diagnostic_msgs.msg import KeyValue
@@ -94,9 +91,12 @@ from hypothesis import given
 from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
+import pytest
 from rcl_interfaces.msg import Log
+import rclpy
 from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
+import rclpy.subscription
 
 from robot_memory.autodream import canonical
 from robot_memory.memory_file import MemoryFile
@@ -106,7 +106,6 @@ from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import UTC
-
 from ros_harness import NodeProcess
 from ros_harness import rss_bytes
 from ros_harness import start_flood

@@ -35,12 +35,12 @@ import pathlib
 import shutil
 from unittest import mock
 
-import yaml
 from hypothesis import assume
 from hypothesis import given
 from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
+import yaml
 
 from robot_memory import memory_file
 from robot_memory.errors import MemoryFileError

@@ -31,8 +31,8 @@ import sys
 
 import numpy
 import pytest
-from conftest import SPEC_EXAMPLE
 
+from conftest import SPEC_EXAMPLE
 from robot_memory.substrate import default_embedder
 from robot_memory.substrate import describe_embedder
 from robot_memory.substrate import HashingEmbedder

@@ -52,7 +52,6 @@ import sys
 import threading
 import time
 
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from diagnostic_msgs.msg import DiagnosticStatus
 from diagnostic_msgs.msg import KeyValue
@@ -61,12 +60,13 @@ from rcl_interfaces.msg import IntegerRange
 from rcl_interfaces.msg import Log
 from rcl_interfaces.msg import ParameterDescriptor
 from rcl_interfaces.msg import SetParametersResult
+import rclpy
+from rclpy._rclpy_pybind11 import RCLError
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock
 from rclpy.clock import ClockType
 from rclpy.event_handler import SubscriptionEventCallbacks
-from rclpy._rclpy_pybind11 import RCLError
 from rclpy.exceptions import InvalidHandle
 from rclpy.exceptions import InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException
@@ -74,9 +74,9 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy
 from rclpy.qos import HistoryPolicy
+from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
-from rclpy.qos import qos_profile_sensor_data
 from std_msgs.msg import String
 
 from robot_memory import autodream
@@ -86,9 +86,9 @@ from robot_memory import observations
 from robot_memory import undo
 from robot_memory.document_cache import DocumentCache
 from robot_memory.errors import MemoryFileError
+from robot_memory.evidence import default_db_path
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import EvidenceStore
-from robot_memory.evidence import default_db_path
 from robot_memory.evidence import open_target
 from robot_memory.memory_file import MemoryFile
 from robot_memory.msg import ContextBlock

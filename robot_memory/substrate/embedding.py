@@ -39,9 +39,9 @@ import importlib.util
 import os
 import pathlib
 import threading
-import zlib
 from typing import Protocol
 from typing import Sequence
+import zlib
 
 from robot_memory.substrate.text import tokens
 

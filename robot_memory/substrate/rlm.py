@@ -36,8 +36,8 @@ import json
 import os
 import pathlib
 import re
-import uuid
 from typing import Optional
+import uuid
 
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import SubstrateError

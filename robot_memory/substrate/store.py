@@ -65,17 +65,17 @@ import os
 import re
 import sqlite3
 import threading
-import uuid
 from typing import Iterable
 from typing import Optional
+import uuid
 
 import pydantic
 
 from robot_memory import lazy_imports
-from robot_memory.sqlite_db import open_database
 from robot_memory.evidence import create_private_file
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import open_target
+from robot_memory.sqlite_db import open_database
 from robot_memory.substrate import crypto
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import check_json
@@ -112,8 +112,8 @@ from robot_memory.substrate.results import RecallHit
 from robot_memory.substrate.results import RecallResult
 from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.results import SelectionResult
-from robot_memory.substrate.vector_index import trim_changes
 from robot_memory.substrate.vector_index import TRIGGERS as VECTOR_TRIGGERS
+from robot_memory.substrate.vector_index import trim_changes
 from robot_memory.substrate.vector_index import VectorIndex
 from robot_memory.timeutil import format_iso
 

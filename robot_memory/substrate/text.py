@@ -24,8 +24,8 @@ import hashlib
 import itertools
 import math
 import re
-import unicodedata
 from typing import Optional
+import unicodedata
 
 _WORD = re.compile(r'\w+', re.UNICODE)
 _STOPWORDS = frozenset(
