@@ -69,7 +69,7 @@ def emit(bench: str, n: int, times: list, baselines: list) -> None:
 
 
 def observations(n: int, signatures: int, night: dt.datetime) -> list:
-    """n WARN diagnostics of ``signatures`` different devices spread over four hours."""
+    """Return ``n`` WARN diagnostics of ``signatures`` different devices spread over four hours."""
     step = 4 * 3600.0 / n
     return [DiagnosticObservation(night + dt.timedelta(seconds=index * step),
                                   f'sensor {index % signatures}: status', f'hw{index % signatures}',

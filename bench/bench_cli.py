@@ -89,7 +89,7 @@ INITIALIZE = {'jsonrpc': '2.0', 'id': 1, 'method': 'initialize',
               'params': {'protocolVersion': '2025-06-18', 'capabilities': {},
                          'clientInfo': {'name': 'bench_cli', 'version': '1'}}}
 
-OURS_LOAD_SAVE = '''
+OURS_LOAD_SAVE = """
 import datetime as dt, sys
 from robot_memory.memory_file import MemoryFile
 memory = MemoryFile(sys.argv[1])
@@ -98,15 +98,15 @@ with memory.lock():
     result = memory.load(now)
     result.document.last_updated = now
     memory.save(result.document, result, now)
-'''
-REFERENCE_LOAD_SAVE = '''
+"""
+REFERENCE_LOAD_SAVE = """
 import sys
 from castor.brain.memory_schema import load_memory, save_memory
 memory = load_memory(sys.argv[1])
 if len(memory.entries) != int(sys.argv[2]):
     sys.exit(f'OpenCastor loaded {len(memory.entries)} entries, not {sys.argv[2]}')
 save_memory(memory, sys.argv[1])
-'''
+"""
 
 
 def command_prefix() -> tuple:

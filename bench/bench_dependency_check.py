@@ -30,8 +30,9 @@ outside:
                       timed the same way (every CLI command imports it anyway).
 
 Medians over the repeats. ``bytecode_cache`` says whether the interpreters could keep
-compiled modules (no ``PYTHONDONTWRITEBYTECODE``): without, every start compiles. Usage: ``python bench/bench_dependency_check.py [--quick]
-[--repeats N]``; run it with the venv's python after ``source scripts/env.sh``.
+compiled modules (no ``PYTHONDONTWRITEBYTECODE``): without, every start compiles.
+Usage: ``python bench/bench_dependency_check.py [--quick] [--repeats N]``; run it with the
+venv's python after ``source scripts/env.sh``.
 """
 
 import argparse

@@ -95,7 +95,7 @@ def own_memory(index: int, entries: int, rng: random.Random) -> MemoryDocument:
 def peers_for(topology: str, robot: int, robots: int, fanout: int, rng: random.Random) -> list:
     """Return the peers ``robot`` calls this round."""
     if topology == 'mesh':
-        return [other for other in range(robot + 1, robots)]
+        return list(range(robot + 1, robots))
     if topology == 'ring':
         return [(robot + step) % robots for step in range(1, fanout // 2 + 1)]
     others = [other for other in range(robots) if other != robot]

@@ -98,7 +98,8 @@ GOAL_MS = 100.0
 MEMORY_GOAL_MB = 500.0
 RATIO_GOAL = 2.0
 REFERENCE_RCAN = {'bench': 'reference_rcan', 'n': 10_000, 'ms': 7600,
-                  'source': 'measured by the project on this machine class, see docs/architecture.md',
+                  'source': 'measured by the project on this machine class, '
+                            'see docs/architecture.md',
                   'measured_in_this_run': False}
 
 WORDS = ('left wheel encoder intermittent under sustained load', 'prefer speeds ≤0.3m/s',
@@ -341,7 +342,7 @@ def bench_peak_memory(n: int, directory: pathlib.Path) -> dict:
     path.write_bytes(render(make_document(n)))
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(pathlib.Path(__file__).resolve()
-                                                           .parents[1]),
+                                                          .parents[1]),
                                                       env.get('PYTHONPATH')]))
 
     def child(mode):

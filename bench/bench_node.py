@@ -137,7 +137,7 @@ def _commands(handle):
 # ------------------------------------------------------------------------ child: publisher
 
 def flood_messages(count: int = 64):
-    """DiagnosticArrays of 5 statuses (OK / WARN / ERROR) from a simulated robot."""
+    """Return DiagnosticArrays of 5 statuses (OK / WARN / ERROR) from a simulated robot."""
     from diagnostic_msgs.msg import DiagnosticArray
     from diagnostic_msgs.msg import DiagnosticStatus
     from diagnostic_msgs.msg import KeyValue
@@ -320,8 +320,10 @@ def percentile(values: list, fraction: float) -> float:
 
 def summary(rounds: list) -> tuple:
     """
-    (p50 of all samples, median of the rounds' p99s, count): one burst of a noisy
-    machine moves one round's p99, not the figure."""
+    Return (p50 of all samples, median of the rounds' p99s, count).
+
+    One burst of a noisy machine moves one round's p99, not the figure.
+    """
     values = [value for samples in rounds for value in samples]
     return (statistics.median(values),
             statistics.median(percentile(samples, 0.99) for samples in rounds if samples),
@@ -553,8 +555,10 @@ class Bench:
     @staticmethod
     def timed(function, calls: int, seconds: float) -> tuple:
         """
-        Wall and thread-CPU milliseconds of up to ``calls`` calls, stopping after
-        ``seconds`` (at least 5 calls)."""
+        Return wall and thread-CPU milliseconds of up to ``calls`` calls.
+
+        Stops after ``seconds`` (at least 5 calls).
+        """
         wall, cpu = [], []
         deadline = time.perf_counter() + seconds
         while len(wall) < calls and (len(wall) < 5 or time.perf_counter() < deadline):
@@ -609,7 +613,7 @@ class Bench:
                 'baseline_p99_ms': round(base_p99, 3), 'ratio': round(p50 / base_p50, 3)}
 
     def rss(self, publisher: Child, bare: Child) -> dict:
-        """VmRSS of the node and of the bare subscriber while one sustained flood feeds both."""
+        """Measure VmRSS of the node and of the bare subscriber while one flood feeds both."""
         pids = {'node': self.node_process.pid, 'bare': bare.pid}
         samples = {name: [] for name in pids}
         stop = threading.Event()
@@ -659,7 +663,7 @@ class Bench:
                 'met': node['max'] < RSS_GOAL_MB and abs(node['slope']) < FLAT_GOAL_MB_PER_MIN}
 
     def rss_breakdown(self) -> dict:
-        """VmRSS of a fresh process after rclpy, after the node's modules, after the document."""
+        """Measure VmRSS of a fresh process after rclpy, the node's modules, the document."""
         script = (
             'import datetime as dt, json\n'
             'def rss():\n'

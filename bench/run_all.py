@@ -61,6 +61,8 @@ def child_pythonpath(env: dict) -> str:
     if importlib.util.find_spec('robot_memory') is not None:
         return env.get('PYTHONPATH', '')
     return os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+
+
 STDERR_TAIL_LINES = 15
 # Column order: identity first, then figures, then the comparison with baseline and goals.
 FIRST = ('bench', 'n')
@@ -111,7 +113,7 @@ GOALS = [
     _goal('Load + save of 10,000 entries, whole process, >= 10x faster than OpenCastor',
           'bench_cli.py', 'load_save_process', {'n': 10_000},
           lambda r: f'{_ms(r["ms"])}' + (f' ({r["speedup"]:g}x faster)' if r.get('speedup')
-                                          else ''),
+                                         else ''),
           lambda r: (f'{_ms(r["baseline_ms"])} OpenCastor load_memory + save_memory'
                      if r.get('baseline_ms') else r.get('note', 'not measured'))),
     _goal('Load + save of 10,000 entries in-process < 150 ms', 'bench_memory_file.py', 'goal',
@@ -244,7 +246,7 @@ def _columns(records: list) -> list:
 
 def table(result: dict, detail: str = None) -> list:
     """
-    Markdown lines of one script's table (a failure row when it failed).
+    Return the Markdown lines of one script's table; a failure row when it failed.
 
     With ``detail`` (the name of the JSON file holding every line) only the summary lines
     are shown, with the columns they use.
@@ -301,7 +303,7 @@ def goal_lines(results: list, quick: bool) -> list:
                 met = {True: 'yes', False: '**no**'}.get(verdict, 'not judged')
             cells = [figure, baseline, met]
         lines.append('| ' + ' | '.join([_cell(goal['goal'])] + [_cell(cell) for cell in cells]
-                                        + [goal['script']]) + ' |')
+                                       + [goal['script']]) + ' |')
     return lines
 
 
@@ -338,11 +340,11 @@ def render(results: list, info: dict, quick: bool, plot: pathlib.Path,
              '## Summary', '']
     if quick:
         lines += ['**Quick run** (`--quick`: small sizes, few repeats, as the smoke tests run '
-                  'it): the figures show the shape of the report, not the goals\' conditions, '
+                  "it): the figures show the shape of the report, not the goals' conditions, "
                   'and no goal is judged.', '']
-    lines += ['Each goal set in the project\'s issues: the figure, the baseline the script '
+    lines += ["Each goal set in the project's issues: the figure, the baseline the script "
               'measured in the same run, and whether it was met (declared in '
-              '`bench/run_all.py`, `GOALS`; judged only in a full run at the goal\'s size). '
+              "`bench/run_all.py`, `GOALS`; judged only in a full run at the goal's size). "
               'The detail follows.', '']
     lines += goal_lines(results, quick)
     lines += ['', '## Machine', '', '| | |', '|---|---|']

@@ -15,7 +15,7 @@
 """
 Launch memory_node: `ros2 launch robot_memory robot_memory_launch.py [arg:=value ...]`.
 
-Arguments:
+Launch arguments:
   namespace    namespace of the node (default: none), e.g. robot_b for a second robot
   rrn          Robot Resource Name written into robot-memory.md (overrides params_file)
   memory_file  path of robot-memory.md (default: $CASTOR_ROBOT_MEMORY_FILE, else

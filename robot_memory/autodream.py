@@ -551,7 +551,7 @@ class _Dream:
                                               if entry.id not in snapshot]
                 self.report.problems.append(
                     f'the memory file was missing or unreadable; {len(restored)} entries were '
-                    'restored from the last dream\'s snapshot in the evidence database')
+                    "restored from the last dream's snapshot in the evidence database")
             return
         if self.cursor.file_hash is not None and file_hash(original) == self.cursor.file_hash:
             return

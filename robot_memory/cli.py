@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
                                help='print the context block the robot brain receives')
     show.add_argument('--budget', type=_positive_int, metavar='TOKENS',
                       help='token budget of the block (default: the configured token_budget)')
-    show.add_argument('--no-peers', action='store_true', help='leave out peer robots\' entries')
+    show.add_argument('--no-peers', action='store_true', help="leave out peer robots' entries")
     show.add_argument('--min-confidence', type=_unit_float, metavar='C',
                       help='raise the injection threshold for this call')
 
@@ -230,7 +230,7 @@ def collect_stats(document, now, config, path=None) -> dict:
     from robot_memory import lifecycle
     from robot_memory.locations import link_target
     from robot_memory.schema import ENTRY_TYPES
-    by_type = collections.Counter({name: 0 for name in ENTRY_TYPES})
+    by_type = collections.Counter(dict.fromkeys(ENTRY_TYPES, 0))
     for entry in document.entries:
         by_type[entry.type] += 1
     by_band = lifecycle.band_counts(document.entries, now, config)
@@ -438,7 +438,7 @@ def cmd_ingest(args, memory: 'MemoryFile') -> int:
     name = '<stdin>' if args.jsonl == '-' else args.jsonl
     try:
         handle = sys.stdin if args.jsonl == '-' else open(args.jsonl, encoding='utf-8',
-                                                             errors='surrogateescape')
+                                                          errors='surrogateescape')
     except OSError as error:
         raise ValueError(f'cannot read {name}: {error.strerror}') from None
     with handle:

@@ -97,10 +97,10 @@ def add_commands(subparsers, common_parents) -> None:
     cardinality = learn.add_mutually_exclusive_group()
     cardinality.add_argument('--single-valued', action='store_true', default=None,
                              dest='single_valued',
-                             help='the fact\'s predicate holds one value at a time: a new '
+                             help="the fact's predicate holds one value at a time: a new "
                                   'value supersedes the old one')
     cardinality.add_argument('--multi-valued', action='store_false', dest='single_valued',
-                             help='the fact\'s predicate holds many values side by side')
+                             help="the fact's predicate holds many values side by side")
     learn.add_argument('--json', action='store_true', help='print the result as JSON')
 
     recall = subparsers.add_parser('recall', parents=list(common_parents) + [clock],

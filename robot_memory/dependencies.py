@@ -109,7 +109,7 @@ def listed_versions(path) -> dict:
 
 def unmet(requirements=REQUIREMENTS, version=None) -> list:
     """
-    (requirement, installed version or None) for each requirement missing or too old.
+    Return (requirement, installed version or None) for each requirement missing or too old.
 
     ``version(name)`` gives the installed version or None; by default it is read from
     the names on ``sys.path`` (importlib.metadata where a name holds no version).

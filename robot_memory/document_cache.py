@@ -61,7 +61,7 @@ class DocumentCache:
         return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
     def document(self, now: dt.datetime):
-        """Return the current document (an empty one when the file does not exist yet)."""
+        """Return the current document; an empty one when the file does not exist yet."""
         key = self._stat_key()
         with self._lock:
             if self._document is not None and key == self._key:

@@ -12,16 +12,18 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""
-The summary of a dream that a person reads: what was learned, reinforced, resolved, pruned,
-and what contradicts what (the "summarize" phase of a reflection cycle).
+r"""
+The summary of a dream that a person reads.
+
+What was learned, reinforced, resolved, pruned, and what contradicts what (the
+"summarize" phase of a reflection cycle).
 
 ``build_summary(report, config)`` turns a ``autodream.DreamReport`` into Markdown; it is
 pure (no files, no clock: the report carries its moment). Each section lists at most
 ``MAX_ITEMS`` entries and says how many more there were, so a night that prunes thousands
 of entries still gives a page, not a log (``robot-memory history`` and the archive hold
 everything). Entry text is shown on one line with control and bidirectional-override
-characters written as ``\\uXXXX``: the summary is read by people, and the file keeps what
+characters written as ``\uXXXX``: the summary is read by people, and the file keeps what
 was written.
 
 ``write_summary`` keeps the summary beside the memory file (beside a link's target, like
@@ -71,7 +73,7 @@ def _section(title: str, lines: list, empty: Optional[str] = 'none') -> list:
     out.extend(lines[:MAX_ITEMS])
     if len(lines) > MAX_ITEMS:
         out.append(f'- ... and {len(lines) - MAX_ITEMS} more (robot-memory history ENTRY_ID '
-                   'shows any entry\'s record)')
+                   "shows any entry's record)")
     return out
 
 

@@ -165,7 +165,7 @@ class FederationPolicy(BaseModel):
     require_signatures: bool = Field(
         False, description='Refuse unsigned payloads and verify Ed25519 signatures')
     private_key_path: Optional[pathlib.Path] = Field(
-        None, description='This robot\'s Ed25519 private key (PEM, mode 0600); signs payloads')
+        None, description="This robot's Ed25519 private key (PEM, mode 0600); signs payloads")
     peer_public_keys: dict[str, pathlib.Path] = Field(
         default_factory=dict, description='Peer RRN → path of its Ed25519 public key (PEM)')
 
@@ -300,7 +300,7 @@ def canonical_bytes(payload: PeerPayload) -> bytes:
     """Deterministic bytes that are signed: sorted-key compact JSON of rrn, sent_at, entries."""
     cached = payload._canonical
     if cached is not None and cached[0] is payload.entries and cached[1] == (payload.rrn,
-                                                                           payload.sent_at):
+                                                                             payload.sent_at):
         return cached[2]
     data = {'rrn': payload.rrn, 'sent_at': format_iso(payload.sent_at),
             'entries': [entry.canonical() for entry in payload.entries]}
@@ -363,7 +363,7 @@ def shareable_entries(document: MemoryDocument, now: dt.datetime, policy: Federa
 
 def build_payload(document: MemoryDocument, now: dt.datetime, policy: FederationPolicy,
                   config: LifecycleConfig = DEFAULT_CONFIG) -> PeerPayload:
-    """Return this robot's payload at ``now``: shareable entries within the limit, signed if keyed."""
+    """Return this robot's payload at ``now``: shareable entries in the limit, signed if keyed."""
     entries = shareable_entries(document, now, policy, config)
     signature_room = 100 if policy.private_key_path is not None else 0
     payload = PeerPayload(rrn=document.rrn, sent_at=now, entries=tuple(entries))
@@ -448,7 +448,7 @@ def load_public_key(path):
     try:
         key = serialization.load_pem_public_key(data)
     except (ValueError, TypeError) as error:
-        raise FederationError(f'{path} is not a PEM public key ({error}); copy the peer\'s '
+        raise FederationError(f"{path} is not a PEM public key ({error}); copy the peer's "
                               'public key file again') from None
     if not isinstance(key, ed25519.Ed25519PublicKey):
         raise FederationError(f'{path} is not an Ed25519 public key')
@@ -508,10 +508,10 @@ def validate_payload(data: Any, policy: FederationPolicy, now: dt.datetime,
     if rrn == own_rrn:
         raise PeerRejected('own_rrn', 'the payload claims to come from this robot',
                            'a robot never merges its own entries as peer data; check the '
-                           'sender\'s configured rrn', rrn)
+                           "sender's configured rrn", rrn)
     if rrn not in policy.allowed_peers:
         raise PeerRejected('not_allowed', f'{rrn} is not on the allowlist',
-                           'add it to the federation policy\'s allowed_peers to accept it', rrn)
+                           "add it to the federation policy's allowed_peers to accept it", rrn)
     unknown = sorted(str(key) for key in data if key not in PAYLOAD_KEYS)
     if unknown:
         raise PeerRejected('malformed', f'unknown keys {", ".join(unknown)[:200]}',
@@ -570,7 +570,7 @@ def _check_times(payload: PeerPayload, policy: FederationPolicy, now: dt.datetim
     if payload.sent_at > latest:
         raise PeerRejected('malformed', f'sent_at {format_iso(payload.sent_at)} is in the future '
                            f'(now {format_iso(now)}, allowed skew {policy.max_clock_skew_s:g} s)',
-                           'synchronise the robots\' clocks (e.g. chrony)', rrn)
+                           "synchronise the robots' clocks (e.g. chrony)", rrn)
     if payload.sent_at < now - dt.timedelta(seconds=policy.max_payload_age_s):
         raise PeerRejected('stale', f'sent_at {format_iso(payload.sent_at)} is older than '
                            f'{policy.max_payload_age_s:g} s', 'ask the peer for a fresh payload',
@@ -579,22 +579,22 @@ def _check_times(payload: PeerPayload, policy: FederationPolicy, now: dt.datetim
         if entry.last_reinforced > latest:
             raise PeerRejected('malformed', f'entries.{index} ({entry.id}): last_reinforced '
                                f'{format_iso(entry.last_reinforced)} is in the future',
-                               'synchronise the robots\' clocks (e.g. chrony)', rrn)
+                               "synchronise the robots' clocks (e.g. chrony)", rrn)
 
 
 def _check_signature(payload: PeerPayload, policy: FederationPolicy) -> None:
     rrn = payload.rrn
     if not payload.signature:
         raise PeerRejected('signature', 'the payload is not signed and signatures are required',
-                           'configure the sender\'s private_key_path (generate_keypair())', rrn)
+                           "configure the sender's private_key_path (generate_keypair())", rrn)
     key_path = policy.peer_public_keys.get(rrn)
     if key_path is None:
         raise PeerRejected('signature', f'no public key configured for {rrn}',
-                           'add the peer\'s public key file to peer_public_keys', rrn)
+                           "add the peer's public key file to peer_public_keys", rrn)
     if not verify_signature(payload, key_path):
         raise PeerRejected('signature', 'the signature does not match the payload and the '
                            f'public key {key_path}', 'the payload was altered or signed with '
-                           'another key; check the peer\'s key pair', rrn)
+                           "another key; check the peer's key pair", rrn)
 
 
 # --------------------------------------------------------------------------- merge
@@ -611,7 +611,7 @@ def tokens(text: str) -> frozenset:
 
 
 def jaccard(first: frozenset, second: frozenset) -> float:
-    """|A ∩ B| / |A ∪ B| (0 when both are empty)."""
+    """Return |A ∩ B| / |A ∪ B| (0 when both are empty)."""
     union = len(first | second)
     return len(first & second) / union if union else 0.0
 

@@ -300,8 +300,8 @@ def _undo_pairs(value):
 
 
 def _block_items(block: bytes):
-    """
-    Entries written in block style, one key a line with JSON values, or None.
+    r"""
+    Return entries written in block style, one key a line with JSON values, or None.
 
     ``block`` holds only item lines (``  - key: value`` and ``    key: value``). The
     lines become one JSON array: ``\n  - `` turns into ``}, {`` and ``\n    key: `` into
@@ -758,7 +758,7 @@ class _LineReader:
 
 
 def _line_front_matter(front: str, first_line: int):
-    """(mapping, key lines, item lines) of block YAML in the subset, or None."""
+    """Return (mapping, key lines, item lines) of block YAML in the subset, or None."""
     if _yaml_unsafe(front):
         return None
     reader = _LineReader(front.replace('\r\n', '\n'), first_line)
@@ -1569,7 +1569,7 @@ class MemoryFile:
         return self.side_path('.lock')
 
     def exists(self) -> bool:
-        """Whether the memory file exists (a link to nothing raises MemoryFileError)."""
+        """Return whether the memory file exists; a link to nothing raises MemoryFileError."""
         return self.target().exists()
 
     def read_bytes(self) -> bytes:
@@ -1603,7 +1603,7 @@ class MemoryFile:
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the exclusive writer lock (``<file>.lock`` beside the target) for the duration."""
+        """Hold the exclusive writer lock, ``<file>.lock`` beside the target, for the duration."""
         target = link_target(self.path)
         lock_path = side_file(target, '.lock')
         lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

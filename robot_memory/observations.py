@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""
+r"""
 What the robot reports about itself, as plain records: diagnostics, error logs, telemetry.
 
 The ROS layer converts ``diagnostic_msgs/msg/DiagnosticStatus``, ``rcl_interfaces/msg/Log``
@@ -38,7 +38,7 @@ Parsing validates everything and never lets one bad line stop the rest:
 * NaN and infinite telemetry values are dropped from ``fields`` with a note
   (``sensor_msgs`` uses NaN for "not measured"); a rule on a dropped field simply does
   not fire. NaN or infinity anywhere else refuses the line;
-* unpaired surrogate escapes (``"\\ud800"``), which no UTF-8 store can hold, become
+* unpaired surrogate escapes (``"\ud800"``), which no UTF-8 store can hold, become
   U+FFFD with a note.
 """
 
@@ -348,7 +348,6 @@ def _clean_fields(reader: _Reader, value: Any, path: str, depth: int) -> Any:
     return value
 
 
-
 def from_dict(data: Any, line: Optional[int] = None) -> ParsedLine:
     """Validate one decoded JSON object (``stamp`` may also be an aware datetime) and build it."""
     if not isinstance(data, dict):
@@ -419,7 +418,6 @@ def parse_line(text: Union[str, bytes], line: Optional[int] = None) -> ParsedLin
     except ValueError as error:
         raise ObservationError(f'not valid JSON: {error}', line) from None
     return from_dict(data, line)
-
 
 
 def parse_lines(lines: Iterable) -> ParseReport:

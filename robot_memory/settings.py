@@ -112,7 +112,7 @@ class NodeSettings(BaseModel):
     time_origin: str = _frozen(default='', description='With time_scale > 1: the wall-clock '
                                'moment (ISO-8601, e.g. 2026-01-01T00:00:00Z) at which memory '
                                'time equals wall time, so sped-up peers agree on the time; '
-                               'empty: the node\'s start')
+                               "empty: the node's start")
     peer_nodes: list[str] = Field(
         default_factory=list,
         description='Peer robots to sync memory with: the fully qualified names of their '
@@ -454,7 +454,7 @@ _SECTIONS = {'reinforce_step': '--- entry lifecycle (RCAN §4) and the context b
 
 
 def flat_parameters(mapping: dict, prefix: str = '') -> dict:
-    """Return a parameters file's ``ros__parameters`` as rcl reads them: nested keys joined by dots."""
+    """Return a parameters file's ``ros__parameters`` as rcl reads them, nested keys dotted."""
     flat = {}
     for key, value in mapping.items():
         if isinstance(value, dict):

@@ -27,7 +27,7 @@ from robot_memory.timeutil import UTC
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
 # The example of RCAN Robot Memory Schema 1.0 §3.2, verbatim (unquoted timestamps).
-SPEC_EXAMPLE = '''---
+SPEC_EXAMPLE = """---
 schema_version: "1.0"
 rrn: RRN-000000000001
 last_updated: 2026-04-01T02:00:00Z
@@ -41,7 +41,7 @@ entries:
     observation_count: 14
     tags: [wheel, encoder, navigation]
 ---
-'''
+"""
 
 
 def pytest_configure(config):

@@ -517,7 +517,7 @@ def test_a_crash_before_the_file_write_is_discarded_and_redone(prepared, monkeyp
     assert snapshot_state(directory) == reference
 
 
-_DREAMER = '''
+_DREAMER = """
 import datetime as dt, sys
 from robot_memory.autodream import DreamConfig, dream
 from robot_memory.evidence import EvidenceStore
@@ -531,7 +531,7 @@ sys.stdin.readline()
 dream(store, memory, now, Rules.default(), DreamConfig(rrn='RRN-000000000001'))
 store.close()
 print('done', flush=True)
-'''
+"""
 
 
 def test_sigkill_at_a_random_moment_leaves_file_and_db_consistent(prepared, tmp_path):

@@ -13,8 +13,9 @@
 # limitations under the License.
 
 """
-Smoke tests of bench/bench_memory_file.py and bench/bench_cli.py: they run and print
-well-formed JSON lines.
+Smoke tests of bench/bench_memory_file.py and bench/bench_cli.py.
+
+They run and print well-formed JSON lines.
 
 Runs each ``--quick`` with this interpreter. No timing
 is asserted: the numbers belong to the machine, the shape belongs to the script.

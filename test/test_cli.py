@@ -13,8 +13,10 @@
 # limitations under the License.
 
 """
-The ``robot-memory`` command line: show, validate, stats, prune, export, file resolution,
-exit codes (0 ok, 1 a memory problem, 2 a usage error) and help text on every option.
+The ``robot-memory`` command line.
+
+Show, validate, stats, prune, export, file resolution, exit codes (0 ok, 1 a memory
+problem, 2 a usage error) and help text on every option.
 """
 
 import argparse
@@ -39,7 +41,7 @@ from robot_memory.timeutil import parse_iso
 from test_autodream import morning
 from test_autodream import Robot
 
-MEMORY = '''---
+MEMORY = """---
 schema_version: "1.0"
 rrn: RRN-000000000001
 last_updated: 2026-04-01T02:00:00Z
@@ -68,7 +70,7 @@ peer_context:
 ---
 
 # Notes
-'''
+"""
 AT = '2026-04-01T02:00:00Z'
 
 
@@ -286,7 +288,7 @@ def test_prune_at_a_far_future_moment_holds_entries_back(memory, capsys):
 def test_prune_prints_one_line_for_thousands_of_entries_and_lists_them_when_verbose(
         tmp_path, capsys):
     weak = [new_entry('environment_note', f'faded note {index}', 0.05,
-                                  parse_iso(AT)) for index in range(3000)]
+                      parse_iso(AT)) for index in range(3000)]
     for verbose in (False, True):
         path = tmp_path / f'verbose-{verbose}' / 'robot-memory.md'
         path.parent.mkdir()

@@ -309,8 +309,8 @@ def test_the_block_says_how_many_entries_are_below_the_threshold_and_the_highest
 
 def test_a_fault_seen_today_reaches_the_brain_in_a_labelled_section():
     """Issue 13 point 8: a burst of ERRORs distilled to 10% is still shown, labelled."""
-    lidar = entry('mem-lidar', 0.10, text='/scan lidar: no data (ERROR)', entry_type=
-                  'hardware_observation', last_reinforced=T0 - dt.timedelta(minutes=5))
+    lidar = entry('mem-lidar', 0.10, text='/scan lidar: no data (ERROR)',
+                  entry_type='hardware_observation', last_reinforced=T0 - dt.timedelta(minutes=5))
     stale = entry('mem-stale', 0.2, text='old weak note', last_reinforced=T0 - 3 * DAY)
     doc = document([entry('mem-a', 0.9, text='wheel slips'), lidar, stale])
     block = build_context(doc, T0)

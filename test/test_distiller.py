@@ -69,6 +69,7 @@ def test_proposals_fall_back_to_rule_text_and_ignore_unknown_signatures():
 # --------------------------------------------------------------------------- in a dream
 
 class Robot:
+
     def __init__(self, directory):
         self.memory = MemoryFile(directory / 'robot-memory.md')
         self.store = EvidenceStore(directory / 'robot-memory.db')
@@ -86,6 +87,7 @@ class Robot:
 
 
 class Proposing:
+
     def __init__(self, answer):
         self.answer = answer
         self.seen = []

@@ -61,7 +61,7 @@ def test_the_pair_set_covers_both_directions():
 
 
 @pytest.mark.parametrize('pair', PAIRS, ids=lambda pair: f'{pair["expect"]}: '
-                                                           f'{_text(pair["second"])}')
+                         f'{_text(pair["second"])}')
 def test_a_pair_of_facts_is_revised_as_expected(pair):
     with Substrate(':memory:') as store:
         first = _learn(store, pair['first'], NOW)

@@ -90,7 +90,7 @@ def robot_b():
 
 
 def policy(**changes):
-    values = dict(allowed_peers=(A, C), max_entries=10)
+    values = {'allowed_peers': (A, C), 'max_entries': 10}
     values.update(changes)
     return FederationPolicy(**values)
 

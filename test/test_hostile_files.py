@@ -213,7 +213,7 @@ def random_bytes(size=4096, seed=13) -> bytes:
     (b'---\ntitle: notes\n---\n- the ramp\x1b[31m is steep\n', 'control byte 0x1b'),
 ])
 def test_binary_data_is_set_aside_as_corrupt_and_never_migrated(data, fragment, memory_path,
-                                                               now):
+                                                                now):
     memory_path.write_bytes(data)
     memory = MemoryFile(memory_path)
     with pytest.raises(MemoryFileError) as caught:

@@ -241,7 +241,7 @@ def test_front_matter_without_schema_version_is_legacy_too(now, memory_path):
 
 # ------------------------------------------------------------------ nothing is dropped
 
-RICH = '''---
+RICH = """---
 schema_version: "1.0"
 rrn: RRN-000000000001
 last_updated: 2026-04-01T02:00:00Z
@@ -272,7 +272,7 @@ operator_notes:
   - check wheels monthly
   - {owner: ops, ticket: 42}
 ---
-'''
+"""
 ODD_BODY = (b'\r\n# Notes \xe2\x80\x94 kept verbatim\r\n\r\ntrailing spaces   \r\n'
             b'\xff\xfe not UTF-8 \x00\x01\r\n---\r\nlooks like a delimiter\n\tno final newline')
 
@@ -531,7 +531,7 @@ CORRUPT = {
 
 @pytest.mark.parametrize('name', list(CORRUPT))
 def test_an_unparseable_file_raises_naming_the_line_and_is_never_overwritten(name, now,
-                                                                              memory_path):
+                                                                             memory_path):
     data, line, fragment = CORRUPT[name]
     memory_path.write_bytes(data)
     memory = MemoryFile(memory_path)
@@ -681,6 +681,7 @@ def test_entries_stay_in_the_memory_file_when_archiving_them_fails(now, memory_p
     before = memory_path.read_bytes()
 
     class Pruned:
+
         def __init__(self, entry):
             self.entry, self.effective_confidence = entry, effective(entry, now)
     with pytest.raises(MemoryFileError):

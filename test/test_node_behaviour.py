@@ -80,7 +80,7 @@ def _now():
 
 
 def database(node) -> pathlib.Path:
-    """Return the node's evidence database (beside its memory file)."""
+    """Return the node's evidence database, beside its memory file."""
     return node.memory_file.with_name('robot-memory.db')
 
 

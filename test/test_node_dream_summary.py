@@ -13,9 +13,11 @@
 # limitations under the License.
 
 """
-The dream summary from memory_node: in ``~/dream``'s reply, beside the memory file, and on
-the latched ``~/dream_summary`` topic (a subscriber that joins late, even after a restart of
-the node, still gets the last one). The installed node runs in its own process.
+The dream summary from memory_node.
+
+In ``~/dream``'s reply, beside the memory file, and on the latched ``~/dream_summary``
+topic (a subscriber that joins late, even after a restart of the node, still gets the last
+one). The installed node runs in its own process.
 """
 
 import datetime as dt

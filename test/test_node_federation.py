@@ -501,10 +501,10 @@ _MUTATIONS = {
 
 
 def _blocks(node):
-    """Return the guard's peer blocks by rrn, checking that its memory file holds nothing invalid."""
+    """Return the guard's peer blocks by rrn; its memory file must hold nothing invalid."""
     result = MemoryFile(node.memory_file).load(dt.datetime.now(UTC))
     assert not result.problems and not result.quarantined, (result.problems,
-                                                             result.quarantined)
+                                                            result.quarantined)
     document = result.document
     assert document.rrn == GUARD and document.entries == [], 'a merge touched own entries'
     blocks = {block.rrn: block for block in document.peer_context or ()}

@@ -13,8 +13,10 @@
 # limitations under the License.
 
 """
-memory_node's files, seen from outside: a symlinked memory file and database, one database
-per memory file, and a link to nothing refused at start-up.
+memory_node's files, seen from outside.
+
+A symlinked memory file and database, one database per memory file, and a link to
+nothing refused at start-up.
 
 The installed ``memory_node`` runs in its own process (``ros_harness.NodeProcess``); the
 test seeds evidence into the database the node will use, calls ``~/dream`` over DDS and

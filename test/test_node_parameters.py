@@ -96,7 +96,7 @@ def test_every_inclusive_limit_is_published_as_a_range(node, probe):
     ('dream.initial_min', 0.05, ('0.1',)),
 ])
 def test_a_refused_set_names_the_parameter_the_value_and_the_allowed_range(node, probe, name,
-                                                                          value, words):
+                                                                           value, words):
     result = _set(probe, node, name, value)
     assert not result.successful
     for word in (name, str(value), *words):

@@ -138,7 +138,7 @@ def test_forget_archives_by_id_and_refuses_what_it_cannot_do(node, probe):
                              (learned.id,)).fetchone()
         actions = [row[0] for row in db.execute(
             'SELECT action FROM substrate_audit WHERE record_id = ? ORDER BY id', (learned.id,))]
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        tables = {row[0] for row in db.execute('SELECT name FROM sqlite_master')}
     assert status == 'archived' and actions[-1] == 'archive'
     assert 'observations' in tables, 'the typed memory shares the evidence database'
 
@@ -207,10 +207,10 @@ def test_compatible_facts_stay_and_an_unsure_pair_is_recalled_flagged(node, prob
     bad = learn(probe, node, 'The porter is Ali', type='semantic', cardinality='several')
     assert not bad.success and 'cardinality' in bad.message
     prefers = {record.id: record.status for record in recall(probe, node, 'Gwen prefers',
-                                                              k=5).records}
+                                                             k=5).records}
     assert prefers.get(tea.id) == 'active' and prefers.get(seat.id) == 'active', prefers
     lift = {record.id: record.status for record in recall(probe, node, 'freight lift',
-                                                           k=5).records}
+                                                          k=5).records}
     assert lift.get(slow.id) == 'contested' and lift.get(fast.id) == 'contested', lift
 
 
@@ -264,7 +264,7 @@ _TEXT = st.text(st.characters(blacklist_categories=('Cs',), blacklist_characters
 _JSONISH = st.one_of(_TEXT, st.recursive(
     st.none() | st.booleans() | st.floats() | st.integers() | _TEXT,
     lambda children: st.lists(children, max_size=4) | st.dictionaries(_TEXT, children,
-                                                                       max_size=4),
+                                                                      max_size=4),
     max_leaves=20).map(lambda value: json.dumps(value)))
 
 
@@ -292,8 +292,8 @@ def _names(service, fields, message) -> bool:
        k=st.integers(0, 2 ** 32 - 1), filters=_JSONISH, trust=st.sampled_from(['', 'low', '∞']),
        forget_by=st.sampled_from(['id', 'query', 'both', 'neither']), hard=st.booleans())
 def test_fuzzed_requests_always_get_an_answer_that_says_why(node, probe, text, kind, tags,
-                                                           context, sensitivity, query, k,
-                                                           filters, trust, forget_by, hard):
+                                                            context, sensitivity, query, k,
+                                                            filters, trust, forget_by, hard):
     learned = call(probe, Learn, f'{node.prefix}/learn', Learn.Request(
         text=text, type=kind, tags=tags, context_json=context, sensitivity=sensitivity))
     assert learned.success or _names(Learn, _NAMES[Learn], learned.message), learned.message

@@ -42,7 +42,7 @@ NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)
 
 @pytest.fixture(scope='session')
 def castor_memory(tmp_path_factory):
-    """OpenCastor's ``castor.brain.memory_schema`` module, loaded from the real wheel."""
+    """Return OpenCastor's ``castor.brain.memory_schema`` module, loaded from the real wheel."""
     target = pathlib.Path(tmp_path_factory.getbasetemp()) / 'opencastor'
     module_path = target / 'castor' / 'brain' / 'memory_schema.py'
     if not module_path.exists():

@@ -141,7 +141,7 @@ def test_cli_dream_and_prune_with_an_in_process_writer_lose_nothing(tmp_path):
     assert set(entries) <= audited
 
 
-OPEN_AT_ONCE = '''
+OPEN_AT_ONCE = """
 import sys, time
 from robot_memory.evidence import EvidenceStore
 from robot_memory.substrate.store import Substrate
@@ -153,7 +153,7 @@ stores = [EvidenceStore(path), Substrate(path)] if order == 'e' else [Substrate(
 print(' '.join(stores[0].applied_migrations() + stores[1].applied_migrations()))
 for store in stores:
     store.close()
-'''
+"""
 
 
 @pytest.mark.timeout(120)

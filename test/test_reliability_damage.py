@@ -13,8 +13,10 @@
 # limitations under the License.
 
 """
-Damaged files: a broken evidence database is set aside and rebuilt; a broken memory file
-is never overwritten.
+Damaged files.
+
+A broken evidence database is set aside and rebuilt; a broken memory file is never
+overwritten.
 
 Evidence database (``EvidenceStore(path, on_corrupt='set_aside')``, what the node and the
 CLI use): a truncated file, a file of garbage and a file whose pages were overwritten are
@@ -225,7 +227,7 @@ def run_cli(capsys, *argv):
 
 @pytest.mark.parametrize('damage', [truncate_half, garbage])
 def test_robot_memory_dream_sets_a_damaged_database_aside_and_rebuilds_it(tmp_path, capsys,
-                                                                           damage):
+                                                                          damage):
     robot = grown_robot(tmp_path / 'robot')
     entries = robot.entries(2)
     database = robot.store.path
@@ -282,6 +284,6 @@ def test_robot_memory_history_leaves_a_damaged_database_alone_and_says_what_to_d
     code, out, err = run_cli(capsys, 'history', '--file', robot.memory.path, 'mem-00000000')
     assert code == 1 and out == ''
     assert 'not a usable evidence database' in err and 'robot-memory dream' in err
-    assert "on_corrupt" not in err
+    assert 'on_corrupt' not in err
     assert robot.store.path.read_bytes() == damaged
     assert list(tmp_path.glob('robot/*.corrupt-*')) == []

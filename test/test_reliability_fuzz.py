@@ -85,7 +85,7 @@ def deep(depth: int, leaf):
     return leaf
 
 
-VALID_FILE = b'''---
+VALID_FILE = b"""---
 schema_version: "1.0"
 rrn: "RRN-000000000001"
 last_updated: "2026-04-01T02:00:00Z"
@@ -106,7 +106,7 @@ peer_context:
 # Robot memory
 
 Notes kept by hand.
-'''
+"""
 
 
 def check_memory_bytes(data: bytes) -> None:

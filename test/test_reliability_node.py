@@ -160,8 +160,11 @@ def fast_clock(origin: dt.datetime, **extra) -> dict:
 def seed_memory(path, origin: dt.datetime, steady: int, aging: int, span_hours: float,
                 rrn: str = RRN) -> None:
     """
-    Return a memory file of ``steady`` firm entries and ``aging`` ones that fall below
-    prune_min one after another over ``span_hours`` of memory time after ``origin``."""
+    Return a memory file of ``steady`` firm entries and ``aging`` ones.
+
+    The aging ones fall below prune_min one after another over ``span_hours`` of memory
+    time after ``origin``.
+    """
     entries = []
     for index in range(steady):
         entries.append(MemoryEntry(
@@ -189,8 +192,10 @@ def sha256(data: bytes) -> str:
 
 def read_only(database) -> sqlite3.Connection:
     """
-    Return a read-only connection: looking must not change what is looked at (a read-write
-    connection's last close checkpoints and deletes the WAL)."""
+    Return a read-only connection: looking must not change what is looked at.
+
+    A read-write connection's last close checkpoints and deletes the WAL.
+    """
     return sqlite3.connect(f'{database.resolve().as_uri()}?mode=ro', uri=True, timeout=30.0)
 
 
@@ -555,8 +560,11 @@ def test_sigkill_of_the_node_and_the_cli_beside_it_never_loses_durable_data(tmp_
 
 def count_rows(database, where: str = '', connect=None) -> int:
     """
-    Observation rows (raw plus compacted), read by default the way any other program
-    would: a read-write connection, opened and closed."""
+    Return the observation rows (raw plus compacted).
+
+    Read by default the way any other program would: a read-write connection, opened and
+    closed.
+    """
     connection = (connect or (lambda path: sqlite3.connect(path, timeout=30.0)))(database)
     try:
         return connection.execute(
@@ -581,7 +589,7 @@ def test_another_process_reading_the_database_costs_the_node_no_writes(tmp_path,
         assert seen >= 100
         # The node still uses its WAL; what it stores next reaches the database.
         assert (tmp_path / 'robot-memory.db-wal').exists(), \
-            'the WAL of the running node was deleted by the other program\'s close'
+            "the WAL of the running node was deleted by the other program's close"
         assert wait_for(lambda: count_rows(database) >= seen + 200, 5.0), \
             f'nothing the node stored after the read became visible ({seen} rows)'
         seen = count_rows(database)
@@ -895,7 +903,7 @@ CONFIDENCES = st.one_of(
 @FUZZ
 @given(budget=BUDGETS, confidence=CONFIDENCES, peers=st.booleans())
 def test_get_context_answers_every_request_and_names_what_was_wrong(fuzz_node, probe, budget,
-                                                                     confidence, peers):
+                                                                    confidence, peers):
     node, client = fuzz_node
     request = GetContext.Request(token_budget=budget, min_confidence=confidence,
                                  include_peers=peers)

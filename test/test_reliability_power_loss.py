@@ -147,7 +147,7 @@ def test_sigkill_of_the_cli_never_loses_durable_data(tmp_path):
         write_jsonl(source, day_observations(day, chance))
         durations.append(run_to_end(cli('ingest', '--file', memory, source), env))
         durations.append(run_to_end(cli('dream', '--file', memory, '--at',
-                                         morning(day).isoformat()), env))
+                                        morning(day).isoformat()), env))
     started = time.perf_counter()
     subprocess.run([sys.executable, '-c', 'import robot_memory.cli'], env=env, check=True)
     imports_s = time.perf_counter() - started

@@ -13,8 +13,10 @@
 # limitations under the License.
 
 """
-The benchmark report: ``bench/run_all.py --quick`` writes a table per script, never hides
-a failure, and embeds the confidence plot.
+The benchmark report.
+
+``bench/run_all.py --quick`` writes a table per script, never hides a failure, and embeds
+the confidence plot.
 
 No timing is asserted: the numbers belong to the machine, the shape belongs to the report.
 By default a directory of two tiny scripts is reported, one of which fails, plus the plot.

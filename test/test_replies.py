@@ -113,5 +113,5 @@ def test_the_profile_gives_service_replies_a_2_s_wait():
     [writer] = root.findall('dds:profiles/dds:data_writer', namespace)
     assert writer.get('profile_name') == 'service'
     blocking = writer.find('dds:qos/dds:reliability/dds:max_blocking_time', namespace)
-    assert (blocking.find('dds:sec', namespace).text, blocking.find('dds:nanosec', namespace).text) \
-        == ('2', '0')
+    assert (blocking.find('dds:sec', namespace).text,
+            blocking.find('dds:nanosec', namespace).text) == ('2', '0')

@@ -374,9 +374,12 @@ def canonical_documents(draw):
                                        max_size=4), st.booleans())
 def test_fast_and_slow_paths_agree_on_hand_edited_canonical_files(document, edits, dup):
     """
+    Check that the three readers read any hand edit of a canonical file identically.
+
     The fast reader + fast validation, the fast reader + MemoryEntry, and libyaml +
-    MemoryEntry read any hand edit of a canonical file identically: same entries, same
-    quarantined entries with the same reasons and lines, same file written back."""
+    MemoryEntry: same entries, same quarantined entries with the same reasons and lines,
+    same file written back.
+    """
     front, _, body = memory_file._split_front_matter(render(document))
     head, rest = front.decode('utf-8').split('entries:\n', 1)
     items = rest.split('\n  - ')
@@ -483,6 +486,7 @@ def test_fifty_load_save_cycles_of_the_spec_example_change_nothing(tmp_path):
 LIGHT = settings(max_examples=60, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
+
 def _plain_or_quoted(value, style):
     """Return a scalar as a person might type it: plain, single-quoted or double-quoted."""
     if isinstance(value, str):
@@ -504,9 +508,11 @@ STYLES = st.sampled_from(['plain', 'single', 'double'])
 @st.composite
 def hand_written_fronts(draw):
     """
-    Return a front matter in the spec's block style, written by a person: plain, single- and
-    double-quoted values, unquoted timestamps, comments, block or flow tag lists, items at
-    the margin or indented."""
+    Return a front matter in the spec's block style, written by a person.
+
+    Plain, single- and double-quoted values, unquoted timestamps, comments, block or flow
+    tag lists, items at the margin or indented.
+    """
     ids = draw(st.lists(entry_ids, min_size=1, max_size=4, unique=True))
     entries = [MemoryEntry(**{name: getattr(entry, name) for name in ENTRY_FIELDS})
                for entry in (draw(own_entries(entry_id)) for entry_id in ids)]
@@ -569,8 +575,10 @@ def test_the_line_reader_reads_pyyaml_block_output_as_libyaml_does(document, wid
 
 def test_the_line_reader_takes_opencastor_style_files():
     """
-    Guard: PyYAML's block output of ordinary entries (OpenCastor's writer) is read by
-    the line reader, not left to libyaml."""
+    Guard: the line reader, not libyaml, reads PyYAML's block output of ordinary entries.
+
+    That is OpenCastor's writer.
+    """
     entries = [{'id': f'mem-{index}', 'type': 'environment_note',
                 'text': f'doorway {index} has a 3 cm lip — slow to ≤0.1 m/s, "quoted": '
                         f'{{braces}} #{index} ' + 'long words ' * (index % 20),

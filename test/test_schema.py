@@ -40,9 +40,9 @@ T0 = dt.datetime(2026, 3, 28, 14, 0, tzinfo=UTC)
 
 
 def entry(**changes):
-    data = dict(id='mem-a3f9c1d2', type='hardware_observation', text='Left wheel encoder',
-                confidence=0.92, first_seen=T0, last_reinforced=T0, observation_count=14,
-                tags=['wheel'])
+    data = {'id': 'mem-a3f9c1d2', 'type': 'hardware_observation', 'text': 'Left wheel encoder',
+            'confidence': 0.92, 'first_seen': T0, 'last_reinforced': T0, 'observation_count': 14,
+            'tags': ['wheel']}
     data.update(changes)
     return MemoryEntry(**data)
 

@@ -63,7 +63,7 @@ def test_the_federation_policy_comes_from_ros_parameters():
 
 def test_the_demo_parameters_are_valid():
     values = flat_parameters(yaml.safe_load((REPO / 'config' / 'demo.yaml').read_text())['/**']
-                      ['ros__parameters'])
+                             ['ros__parameters'])
     settings = validate_parameters(values)
     assert settings.node.telemetry() == [('/battery_state', 'sensor_msgs/msg/BatteryState')]
 

@@ -247,7 +247,7 @@ def test_overlap_query_finds_every_record_that_can_reach_the_jaccard(tmp_path):
     words = textrules.content_tokens('gripper kitchen blocked since visit')
     query = textrules.overlap_query(words, 4)
     assert query.count(' OR ') == 4 and query.count('AND') == 15
-    assert textrules.overlap_query(set(f'w{i}' for i in range(30)), 20) is None
+    assert textrules.overlap_query({f'w{i}' for i in range(30)}, 20) is None
     with Substrate(tmp_path / 'robot-memory.db') as store:
         first = store.learn('The gripper in the kitchen is blocked since the visit',
                             now=NOW, type='semantic')

@@ -46,8 +46,11 @@ class CdrError(ValueError):
 
 def diagnostic_statuses(raw: bytes) -> list:
     """
-    Return the statuses of a serialized DiagnosticArray as (level, name, message, hardware_id,
-    [(key, value), ...]) tuples; CdrError when the bytes are not read here."""
+    Return the statuses of a serialized DiagnosticArray as tuples.
+
+    Each is (level, name, message, hardware_id, [(key, value), ...]); CdrError when the
+    bytes are not read here.
+    """
     size = len(raw)
     if size < _HEADER + 16 or raw[0] != 0 or raw[1] not in _U32:
         raise CdrError(f'encapsulation {bytes(raw[:2]).hex()} is not plain CDR')

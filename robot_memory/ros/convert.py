@@ -122,8 +122,9 @@ class MessageDecodeError(ValueError):
 
 def diagnostic_statuses(raw: bytes) -> list:
     """
-    Return the statuses of a serialized DiagnosticArray as (level, name, message, hardware_id,
-    [(key, value), ...]) tuples.
+    Return the statuses of a serialized DiagnosticArray as tuples.
+
+    Each is (level, name, message, hardware_id, [(key, value), ...]).
 
     Read straight from the bytes (``robot_memory.ros.cdr``, several times cheaper than
     building message objects); what that reader does not take is deserialized by rclpy.

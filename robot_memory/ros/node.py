@@ -162,7 +162,7 @@ def next_nightly(now: dt.datetime, hour: int, minute: int) -> dt.datetime:
     candidate = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
     if candidate <= local:
         candidate = (local + dt.timedelta(days=1)).replace(hour=hour, minute=minute, second=0,
-                                                          microsecond=0)
+                                                           microsecond=0)
     return candidate.astimezone(UTC)
 
 

@@ -281,7 +281,7 @@ class PeerFederation:
         return response
 
     def federation_tick(self) -> None:
-        """Called by the scheduler: periodic sync and expiry of silent peers."""
+        """Sync with peers and expire silent ones (called by the scheduler)."""
         period = self.settings.node.peer_sync_period_s
         monotonic = time.monotonic()
         if period and (self._next_peer_sync is None or monotonic >= self._next_peer_sync):

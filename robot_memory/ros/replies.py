@@ -72,7 +72,7 @@ class ReplyWatch:
         self.dropped_by_service = {}
 
     def counts(self) -> tuple:
-        """(replies attempted, {service: replies dropped}) since start."""
+        """Return (replies attempted, {service: replies dropped}) since start."""
         with self._lock:
             return self.sent, dict(self.dropped_by_service)
 

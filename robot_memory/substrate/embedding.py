@@ -41,9 +41,13 @@ import pathlib
 import threading
 from typing import Protocol
 from typing import Sequence
+from typing import TYPE_CHECKING
 import zlib
 
 from robot_memory.substrate.text import tokens
+
+if TYPE_CHECKING:  # numpy is imported where a vector is made, not at start-up
+    import numpy
 
 ENV_VAR = 'ROBOT_MEMORY_EMBEDDER'
 # A directory holding model_quantized.onnx (or model.onnx) and tokenizer.json of a

@@ -337,7 +337,7 @@ SCHEMA_MODELS = {
 
 
 def json_schema(name: str) -> dict:
-    """Return the JSON Schema of one record shape, e.g. ``json_schema('SemanticPayload')``."""
+    """Return the JSON Schema of one record shape, e.g. of ``'SemanticPayload'``."""
     model = SCHEMA_MODELS.get(name)
     if model is None:
         raise ValueError(f'no schema named {name!r}; choose one of '

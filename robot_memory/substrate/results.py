@@ -35,6 +35,7 @@ def _plain(value):
 
 
 class _Plain:
+
     def to_dict(self) -> dict:
         """Plain JSON data."""
         return _plain(self)

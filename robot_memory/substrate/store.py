@@ -174,7 +174,7 @@ def _create_tables(db: Database) -> None:
         'confidence REAL NOT NULL CHECK (confidence BETWEEN 0 AND 1), '
         'salience REAL NOT NULL CHECK (salience BETWEEN 0 AND 1), created_at REAL NOT NULL, '
         'updated_at REAL NOT NULL, last_reinforced_at REAL NOT NULL, '
-        "decay_curve TEXT NOT NULL, half_life_s REAL NOT NULL, decay_floor REAL NOT NULL, "
+        'decay_curve TEXT NOT NULL, half_life_s REAL NOT NULL, decay_floor REAL NOT NULL, '
         'max_age_s REAL, gain REAL NOT NULL, pinned INTEGER NOT NULL DEFAULT 0, '
         "deletion_policy TEXT NOT NULL DEFAULT 'auto_prune', "
         'access_count INTEGER NOT NULL DEFAULT 0, last_accessed REAL, '
@@ -200,10 +200,10 @@ def _create_tables(db: Database) -> None:
         'BEGIN INSERT INTO substrate_fts (rowid, text, tags) '
         'VALUES (new.seq, new.text, new.tags); END',
         'CREATE TRIGGER IF NOT EXISTS substrate_fts_delete AFTER DELETE ON substrate_records '
-        "BEGIN INSERT INTO substrate_fts (substrate_fts, rowid, text, tags) "
+        'BEGIN INSERT INTO substrate_fts (substrate_fts, rowid, text, tags) '
         "VALUES ('delete', old.seq, old.text, old.tags); END",
         'CREATE TRIGGER IF NOT EXISTS substrate_fts_update AFTER UPDATE OF text, tags '
-        "ON substrate_records BEGIN INSERT INTO substrate_fts (substrate_fts, rowid, text, tags) "
+        'ON substrate_records BEGIN INSERT INTO substrate_fts (substrate_fts, rowid, text, tags) '
         "VALUES ('delete', old.seq, old.text, old.tags); "
         'INSERT INTO substrate_fts (rowid, text, tags) VALUES (new.seq, new.text, new.tags); END',
         'CREATE TRIGGER IF NOT EXISTS substrate_episodic_append_only BEFORE UPDATE OF text, '
@@ -232,7 +232,7 @@ def _create_tables(db: Database) -> None:
         db.execute(statement)
     for event in ('UPDATE', 'DELETE'):
         db.execute(f'CREATE TRIGGER IF NOT EXISTS substrate_audit_no_{event.lower()} BEFORE '
-                   f"{event} ON substrate_audit BEGIN SELECT RAISE(ABORT, "
+                   f'{event} ON substrate_audit BEGIN SELECT RAISE(ABORT, '
                    "'the substrate audit log is append-only'); END")
 
 
@@ -1641,7 +1641,7 @@ class Substrate:
         """Give an archived record its status from before the archive; returns it."""
         self._check_open(row)
         previous = 'active'
-        for detail, in conn.execute("SELECT detail FROM substrate_audit WHERE record_id = ? "
+        for detail, in conn.execute('SELECT detail FROM substrate_audit WHERE record_id = ? '
                                     "AND action = 'archive' ORDER BY id DESC LIMIT 1",
                                     (row['id'],)):
             previous = json.loads(detail).get('previous_status') or 'active'
@@ -2013,7 +2013,7 @@ class Substrate:
         since = now_s - window_days * DAY
         conn = self.db.conn
         with self._lock:
-            by_type = {name: 0 for name in MEMORY_TYPES}
+            by_type = dict.fromkeys(MEMORY_TYPES, 0)
             by_status = {}
             for kind, status, count in conn.execute(
                     'SELECT type, status, count(*) FROM substrate_records GROUP BY 1, 2'):
@@ -2036,13 +2036,13 @@ class Substrate:
                                    'count(DISTINCT record_id), count(DISTINCT recall_id) '
                                    'FROM substrate_recalls').fetchone()
             contested = by_status.get('contested', 0)
-            contradicts = conn.execute("SELECT count(*) FROM substrate_relations "
+            contradicts = conn.execute('SELECT count(*) FROM substrate_relations '
                                        "WHERE predicate = 'contradicts'").fetchone()[0]
             revisions = dict(conn.execute(
                 'SELECT action, count(*) FROM substrate_audit WHERE at >= ? AND action IN '
                 "('supersede', 'fork', 'contest', 'retract', 'merge', 'affirm') GROUP BY 1",
                 (since,)).fetchall())
-            created = conn.execute("SELECT count(*) FROM substrate_audit WHERE at >= ? AND "
+            created = conn.execute('SELECT count(*) FROM substrate_audit WHERE at >= ? AND '
                                    "action = 'create'", (since,)).fetchone()[0]
             outcomes = conn.execute('SELECT type, sum(successes), sum(failures), '
                                     'sum(access_count), count(*) FROM substrate_records '
@@ -2054,7 +2054,7 @@ class Substrate:
         for value in values:
             index = min(int(value * 10), 9)
             histogram[f'{edges[index]:.1f}-{edges[index + 1]:.1f}'] += 1
-        semantic_live = conn.execute("SELECT count(*) FROM substrate_records WHERE "
+        semantic_live = conn.execute('SELECT count(*) FROM substrate_records WHERE '
                                      f"type = 'semantic' AND status IN {LIVE}").fetchone()[0]
         revised = sum(revisions.values())
         stats = {name: {'records': 0, 'successes': 0, 'failures': 0, 'accesses': 0}
@@ -2528,4 +2528,3 @@ def _applicability(conditions: dict, context: dict) -> Optional[float]:
             return None
         met += 1
     return met / len(conditions)
-

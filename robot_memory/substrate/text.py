@@ -31,7 +31,7 @@ _WORD = re.compile(r'\w+', re.UNICODE)
 _STOPWORDS = frozenset(
     'a an and are as at be been by for from has have how i in is it its of on or that the '
     'then this to was were what when where which who why will with do does did my me we our '
-    'you your there their it\'s'.split())
+    "you your there their it's".split())
 _SECRET = re.compile(r'\b(password|passwd|passphrase|api[ _-]?key|secret|token|private key|'
                      r'pin code|credential)s?\b', re.IGNORECASE)
 _TIMESTAMP = re.compile(r'\b\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2})?|\b\d{1,2}:\d{2}(?::\d{2})?\b|'
@@ -211,7 +211,7 @@ def fact_facet(predicate: str, value, single_valued=None) -> tuple:
         elif _AMOUNT.match(words):
             facet = 'value'
     elif predicate in COPULAS and isinstance(value, (int, float)) and not isinstance(value,
-                                                                                      bool):
+                                                                                     bool):
         facet = 'value'
     if single_valued is False:
         return 'many', None

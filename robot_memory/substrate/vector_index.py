@@ -28,6 +28,10 @@ past this reader's position.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy is imported where a vector is made, not at start-up
+    import numpy
 
 # Keep this many change rows; a reader that fell further behind reloads everything.
 KEEP_CHANGES = 20_000
