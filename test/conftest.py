@@ -25,6 +25,20 @@ import pytest
 from robot_memory.timeutil import UTC
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+# The Python of the repository that the lint tests check: the package, its tests,
+# benchmarks, launch file and setup.py, and the executables of bin/ (Python without .py).
+PYTHON_SOURCES = ('robot_memory', 'test', 'bench', 'launch', 'setup.py')
+
+
+def python_files() -> list:
+    """Return every Python file of the repository that the lint tests check."""
+    files = []
+    for name in PYTHON_SOURCES:
+        path = REPO / name
+        files += [path] if path.is_file() else sorted(
+            found for found in path.rglob('*.py') if '__pycache__' not in found.parts)
+    return files + sorted((REPO / 'bin').iterdir())
+
 
 # The example of RCAN Robot Memory Schema 1.0 §3.2, verbatim (unquoted timestamps).
 SPEC_EXAMPLE = """---
