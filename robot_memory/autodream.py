@@ -360,7 +360,7 @@ def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, c
     config = _as_config(config)
     report = DreamReport(now, actor)
     report.propose_texts = proposals is not None and proposals.distiller == 'propose'
-    report.problems.extend(store.take_problems() if hasattr(store, 'take_problems') else ())
+    report.problems.extend(store.take_problems())
     store.flush()
     payload = None
     with memory_file.update(now, rrn=config.rrn, on_corrupt='set_aside') as result:

@@ -287,10 +287,6 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _reject_constant(name: str):
-    raise ValueError(f'{name} is not valid JSON')
-
-
 _ALLOWED_KEYS = {
     'diagnostic': {'stamp', 'source', 'name', 'hardware_id', 'level', 'message', 'values'},
     'log': {'stamp', 'source', 'name', 'level', 'msg', 'file', 'function', 'line'},

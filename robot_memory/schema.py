@@ -205,14 +205,6 @@ class MemoryDocument:
                 return entry
         return None
 
-    def replace_entry(self, entry: MemoryEntry) -> None:
-        """Replace the own entry having ``entry.id``; raise KeyError if absent."""
-        for index, current in enumerate(self.entries):
-            if current.id == entry.id:
-                self.entries[index] = entry
-                return
-        raise KeyError(entry.id)
-
 
 def make_entry_id(entry_type: str, text: str, taken=()) -> str:
     """Return ``mem-`` + sha256(type:text)[:8], lengthened while it collides with ``taken``."""

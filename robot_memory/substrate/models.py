@@ -346,8 +346,3 @@ def json_schema(name: str) -> dict:
     schema['$id'] = f'mem://schemas/{name}'
     schema['$schema'] = 'https://json-schema.org/draft/2020-12/schema'
     return schema
-
-
-def all_json_schemas() -> dict:
-    """Every record shape's JSON Schema, by name."""
-    return {name: json_schema(name) for name in SCHEMA_MODELS}
