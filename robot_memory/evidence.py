@@ -58,7 +58,8 @@ A full disk is reported as such (EvidenceError saying the disk is full), never a
 
 Ingestion is a cheap append: ``add()`` classifies the observation with the rules and
 buffers rows; one transaction writes every ``batch_size`` rows or on ``flush()``. The
-store starts no threads; the node calls ``flush()`` from a timer. A lock makes ``add``
+store starts no threads; the node's StoreWorker (robot_memory.worker), the one thread that
+owns the store, calls ``flush()`` every ``flush_period_s``. A lock makes ``add``
 and ``flush`` safe to call from several executor threads; for anything else use one
 store (one connection) per thread: WAL lets a dreaming connection and an ingesting one
 work side by side.

@@ -348,7 +348,7 @@ def shareable_entries(document: MemoryDocument, now: dt.datetime, policy: Federa
         if entry.id.startswith(PEER_ID_PREFIX):
             continue
         if not is_displayable(entry.text) or not all(map(is_displayable, entry.tags)):
-            continue  # a peer refuses bidi and control characters (issue 13 point 10)
+            continue  # a peer refuses bidi and control characters
         scored.append((effective_confidence(entry, now, config), entry))
     scored.sort(key=lambda pair: (-pair[0], -pair[1].last_reinforced.timestamp(), pair[1].id))
     shared = []
@@ -381,12 +381,9 @@ def build_payload(document: MemoryDocument, now: dt.datetime, policy: Federation
 # --------------------------------------------------------------------------- signing
 
 def _crypto():
-    try:
-        from cryptography.hazmat.primitives import serialization  # noqa: I100 - optional
-        from cryptography.hazmat.primitives.asymmetric import ed25519
-    except ImportError:  # pragma: no cover - cryptography is a declared dependency
-        raise FederationError('payload signing needs the "cryptography" package; install it '
-                              'or set require_signatures false and private_key_path empty')
+    # Imported on first use: some 0.1 s of start-up a robot that signs nothing never pays.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
     return serialization, ed25519
 
 
@@ -464,7 +461,7 @@ def sign_payload(payload: PeerPayload, private_key_path) -> PeerPayload:
 
 def verify_signature(payload: PeerPayload, public_key_path) -> bool:
     """Return True when ``payload.signature`` is a valid Ed25519 signature by the key at path."""
-    from cryptography.exceptions import InvalidSignature  # noqa: I100 - optional dependency
+    from cryptography.exceptions import InvalidSignature  # first use: see _crypto
 
     key = load_public_key(public_key_path)
     try:

@@ -138,7 +138,7 @@ def test_show_min_confidence_raises_the_threshold(memory, capsys):
 
 
 def test_show_budget_15_keeps_the_highest_entry_and_says_what_it_left_out(memory, capsys):
-    """Issue 13 point 7: --budget 15 dropped the 🔴 92% entry and kept a 🟡 65% one."""
+    """Check that ``--budget 15`` keeps the 🔴 92% entry rather than a 🟡 65% one that fits."""
     text = memory.read_text(encoding='utf-8').replace(
         '"Left wheel encoder intermittent"',
         '"Left wheel encoder intermittent under load, prefer 0.3 m/s"')
@@ -152,7 +152,7 @@ def test_show_budget_15_keeps_the_highest_entry_and_says_what_it_left_out(memory
 
 
 def test_show_tells_why_a_weak_entry_is_not_injected(memory, capsys):
-    """Issue 13 point 8: how many entries are below the threshold, and the highest."""
+    """Check that show says how many entries are below the threshold, and the highest."""
     _, out, err = run(capsys, 'show', '--file', memory, '--at', '2026-04-05T02:00:00Z')
     assert 'Hallway' not in out  # 4 days on: neither injected nor recent
     assert ('2 below the 30% injection threshold, the highest 15%: Prefer the east corridor '
@@ -160,7 +160,7 @@ def test_show_tells_why_a_weak_entry_is_not_injected(memory, capsys):
 
 
 def test_cli_output_shows_bidi_and_control_characters_as_escapes(memory, capsys):
-    """Issue 13 point 10: a U+202E reached the brain and the terminal unescaped."""
+    """Check that a U+202E reaches neither the brain nor the terminal unescaped."""
     text = memory.read_text(encoding='utf-8').replace(
         '"Kitchen doorway has 3cm lip"', '"Kitchen \u202edoorway\u202c lip"')
     memory.write_text(text, encoding='utf-8')

@@ -265,7 +265,7 @@ def test_malformed_payloads_are_refused_and_leave_the_document_unchanged(mutate,
     ('tags', '\u202e'), ('tags', '\u2069'),
 ])
 def test_bidi_override_characters_in_a_payload_are_refused_naming_the_field(field, char):
-    """Issue 13 point 10: text the brain receives from a peer is safe to read."""
+    """Check that text the brain receives from a peer is safe to read."""
     data = _good()
     if field == 'text':
         data['entries'][1]['text'] = f'corridor {char}dekcolb{char} clear'

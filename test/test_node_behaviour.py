@@ -475,12 +475,12 @@ def test_its_own_diagnostics_are_never_observations(faulty, probe):
 def test_a_lidar_fault_seen_today_reaches_the_brain_and_the_reply_says_what_is_left_out(
         tmp_path, probe):
     """
-    Issue 13 point 8: 100 ERROR reports of a lidar fault over 20 s, then ~/dream.
+    Check a lidar fault: 100 ERROR reports over 20 s, then ~/dream.
 
     The dream gives the fault a low confidence (a 20 s burst is weak evidence of a lasting
-    fault), below the injection threshold; main answered '' and "0 entries ... 0 omitted".
-    Now the entry reaches the brain in the labelled weak-recent section, and the reply and
-    the latched block say how many entries are below the threshold and the highest.
+    fault), below the injection threshold. The entry still reaches the brain in the
+    labelled weak-recent section, and the reply and the latched block say how many entries
+    are below the threshold and the highest.
     """
     # time_scale 10: 100 reports at 50 Hz are 20 s of memory time.
     node = NodeProcess(tmp_path, 'it_lidar', time_scale=10.0, flush_period_s=0.1).start()

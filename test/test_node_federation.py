@@ -465,7 +465,7 @@ _MUTATIONS = {
         ['e\u0301\u0301\u0301', '𝕎𝕖𝕥', '\U000e0041 tag', '\ufdd0 noncharacter',
          '- [x]: "y" # z', '&anchor *alias !!str', 'שלום world']),
         True),
-    # bidirectional overrides make text read differently from what it says (issue 13 point 10)
+    # bidirectional overrides make text read differently from what it says
     'text_bidi': (r'\btext\b.*U\+(202E|200F|2066|202A|200E)', st.sampled_from(
         ['\u202eroolf teW\u202c', '\u200f\u2066bay\u2069 🤖', 'door \u202a1234',
          '\u200eleft']), False),

@@ -128,7 +128,7 @@ WARN = bytes([1])
 NODE_ONLY_KILLS = 250 if LONG else 5
 CLI_NODE_KILLS = 150 if LONG else 3
 CLI_KILLS_PER_NODE = 4 if LONG else 1
-# Issue 7: at least 1,000 kills in long mode, node and CLI together.
+# At least 1,000 kills in long mode, node and CLI together.
 assert not LONG or NODE_ONLY_KILLS + CLI_NODE_KILLS * (1 + CLI_KILLS_PER_NODE) >= 1000
 FLOOD_SECONDS = 180.0 if LONG else 15.0
 FLOOD_RATE = 5000.0     # DiagnosticArrays per second
@@ -388,14 +388,12 @@ def cli_succeeded(kind: str, done: subprocess.CompletedProcess) -> bool:
 
 # --------------------------------------------------------------------------- power loss
 
-# Regression (fixed 2026-11-22): memory_node loses every write after another process opens and
-# closes robot-memory.db (robot-memory ingest/dream/prune/history, sqlite3, a backup):
-# Substrate._open (robot_memory/substrate/store.py) does os.open/os.close on the database after
-# the store worker's connection is open, and closing any descriptor of a file drops all of the
-# process's POSIX locks on it, SQLite's shared lock included; the other process's last close
-# then deletes the WAL under the node. Fix: create the file only if missing (O_CREAT|O_EXCL) and
-# chmod by path, as EvidenceStore._open now does, or open the substrate before the worker in
-# MemoryNode.__init__
+# memory_node keeps every write while another process opens and closes robot-memory.db
+# (robot-memory ingest/dream/prune/history, sqlite3, a backup). Closing any descriptor of a
+# file drops all of the process's POSIX locks on it, SQLite's shared lock included, after
+# which the other process's last close deletes the WAL under the node: so no store of the
+# node opens and closes a descriptor of the database beside its connection (the file is
+# created only if missing, O_CREAT|O_EXCL, and chmod-ed by path).
 
 
 def wait_serving(probe, node, timeout: float = 60.0) -> None:
@@ -602,11 +600,10 @@ def test_another_process_reading_the_database_costs_the_node_no_writes(tmp_path,
     assert count_rows(database) >= seen
 
 
-# Regression (fixed 2026-11-22): memory_node refuses to start on a damaged evidence database
-# (exit 2, "not a usable evidence database") instead of setting it aside and rebuilding it from
-# robot-memory.md (issue 7 point 3): MemoryNode._open_store opens EvidenceStore without
-# on_corrupt='set_aside'. Fix: pass on_corrupt='set_aside' there (the first dream then reports
-# the set-aside copy and takes the file in again)
+# memory_node starts on a damaged evidence database: it sets it aside and rebuilds it from
+# robot-memory.md (MemoryNode._open_store opens EvidenceStore with on_corrupt='set_aside';
+# the first dream reports the set-aside copy and takes the file in again), rather than
+# refusing to start with "not a usable evidence database".
 
 
 @pytest.mark.timeout(120)
@@ -923,10 +920,9 @@ def test_get_context_answers_every_request_and_names_what_was_wrong(fuzz_node, p
         assert all(entry.effective_confidence >= 0.3 - 1e-6 for entry in reply.entries)
 
 
-# Regression (fixed 2026-11-22): get_context_callback takes a NaN or negative min_confidence for
-# "use the default" (request.min_confidence > 0 is False for both) and answers success=True, so
-# the caller never learns its value was wrong. Fix: refuse anything but 0 or a number in (0, 1],
-# e.g. `if not (mc == 0 or 0 < mc <= 1)` (NaN fails both), with the same message
+# get_context_callback refuses a NaN or negative min_confidence (``request.min_confidence > 0``
+# is False for both, which would read as "use the default"): anything but 0 or a number in
+# (0, 1] gets success=False and a message naming the value.
 
 
 @pytest.mark.parametrize('value', [math.nan, -1.0, -math.inf, -1e-6])
@@ -1116,13 +1112,10 @@ def test_a_full_disk_fails_the_dream_clearly_and_writing_resumes(full_disk):
     assert facts['exit'] == 0, facts['log'][-2000:]
 
 
-# Regression (fixed 2026-11-22): While the disk is full the "robot_memory: evidence" status says
-# OK ("ingesting") whenever no new evidence is waiting: health_statuses reports ERROR only when
-# worker.flush_errors and worker.backlog are both set, but the worker moves its backlog into the
-# store's buffer before the failing flush, so between bursts the backlog is 0 while the buffered
-# rows cannot be written (and flush_errors never resets). Fix: ERROR while the store's last
-# flush failed, e.g. worker.store.write_error is not None (set by EvidenceStore.flush, cleared
-# when a flush succeeds), with that message
+# While the disk is full the "robot_memory: evidence" status says ERROR, also between bursts:
+# the worker moves its backlog into the store's buffer before the failing flush, so the
+# backlog is 0 while the buffered rows cannot be written; the status follows the store's last
+# flush (EvidenceStore.write_error, cleared when a flush succeeds).
 
 
 def test_a_full_disk_shows_as_an_evidence_error_on_diagnostics(full_disk):

@@ -400,7 +400,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
     def _open_store(self) -> EvidenceStore:
         node = self.settings.node
         # A damaged database is set aside and a new one started; the next dream takes
-        # robot-memory.md in again, so nothing in the file is lost (issue 7 point 3).
+        # robot-memory.md in again, so nothing in the file is lost.
         return EvidenceStore(self.db_path, self.rules, batch_size=node.batch_size,
                              retention_days=node.retention_days,
                              ok_heartbeat_s=node.ok_heartbeat_s, on_corrupt='set_aside')
