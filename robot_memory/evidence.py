@@ -98,6 +98,7 @@ Database = _sqlite_utils.Database
 Migrations = _sqlite_utils.Migrations
 
 DB_NAME = 'robot-memory.db'  # the database of robot-memory.md (see default_db_path)
+MEMORY = ':memory:'  # the path of a store kept in memory (SQLite's name for it)
 FILE_MODE = 0o600
 AUDIT_ACTIONS = ('create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
 # Decisions on the proposals queue (robot_memory.proposals), entry id ``proposal:<id>``.
@@ -358,7 +359,12 @@ class CompactReport:
 
 
 class EvidenceStore:
-    """The SQLite evidence store; use as a context manager or call ``close()``."""
+    """
+    The SQLite evidence store; use as a context manager or call ``close()``.
+
+    ``path`` ``':memory:'`` or None keeps the store in memory (gone when it is closed), as
+    :class:`~robot_memory.substrate.store.Substrate` does: for tests and one-off tools.
+    """
 
     def __init__(self, path, rules: Optional['Rules'] = None, batch_size: int = 500,
                  retention_days: float = 14.0, ok_heartbeat_s: float = 900.0,
@@ -372,7 +378,7 @@ class EvidenceStore:
             raise ValueError('retention_days must be positive (days of raw observations kept)')
         # A symlinked database is used through to its target: -wal, -shm and a set-aside
         # copy lie beside the file SQLite writes, and the link stays.
-        self.path = open_target(path)
+        self.path = None if path is None or str(path) == MEMORY else open_target(path)
         if not rules:
             from robot_memory.rules import Rules
             rules = Rules.default()
@@ -392,7 +398,7 @@ class EvidenceStore:
         self.set_aside_to = None
         self.problems = []
         try:
-            if on_corrupt == 'set_aside':
+            if on_corrupt == 'set_aside' and self.path is not None:
                 self._check(busy_timeout_s)
             self.db = self._open(busy_timeout_s)
         except _Damaged as damage:
@@ -413,6 +419,8 @@ class EvidenceStore:
                                     f'created ({again})') from None
 
     def _open(self, busy_timeout_s: float) -> Database:
+        if self.path is None:
+            return open_database(MEMORY, busy_timeout_s, MIGRATIONS)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             create_private_file(self.path)
@@ -496,6 +504,8 @@ class EvidenceStore:
 
     def set_aside_copies(self) -> list:
         """Damaged databases set aside beside this one (``<db>.corrupt-*``), oldest first."""
+        if self.path is None:
+            return []
         return sorted(path for path in self.path.parent.glob(f'{self.path.name}.corrupt-*')
                       if not path.name.endswith('-wal'))
 
@@ -512,7 +522,7 @@ class EvidenceStore:
         except sqlite3.Error as error:
             if is_disk_full(error, self.path):
                 raise EvidenceError(_disk_full_message(self.path, doing)) from None
-            raise EvidenceError(f'cannot {doing} {self.path} ({error})') from None
+            raise EvidenceError(f'cannot {doing} {self.path or MEMORY} ({error})') from None
 
     @contextlib.contextmanager
     def _transaction(self):
@@ -623,8 +633,8 @@ class EvidenceStore:
                 cause = ('the disk is full; free some space' if is_disk_full(error, self.path)
                          else str(error))
                 self.write_error = EvidenceError(
-                    f'cannot write observations to {self.path} ({cause}); {len(self._buffer)} '
-                    'rows stay buffered and the next flush retries')
+                    f'cannot write observations to {self.path or MEMORY} ({cause}); '
+                    f'{len(self._buffer)} rows stay buffered and the next flush retries')
                 raise self.write_error from None
             self.write_error = None
             self._flush_backoff = 0
