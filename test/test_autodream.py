@@ -30,6 +30,7 @@ import time
 
 import pytest
 
+from conftest import REPO
 from robot_memory import cli
 from robot_memory import lifecycle
 from robot_memory.autodream import dream
@@ -48,7 +49,6 @@ from robot_memory.observations import to_json_line
 from robot_memory.rules import Rules
 from robot_memory.timeutil import UTC
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 T0 = dt.datetime(2026, 5, 1, 0, 0, tzinfo=UTC)
 ENCODER = ('base: left encoder', 'wheel_left')
 CONFIG = DreamConfig(rrn='RRN-000000000001')

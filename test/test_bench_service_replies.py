@@ -22,11 +22,11 @@ is asserted: the numbers belong to the machine, the shape belongs to the script.
 import json
 import math
 import os
-import pathlib
 import subprocess
 import sys
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 SCRIPT = REPO / 'bench' / 'bench_service_replies.py'
 
 

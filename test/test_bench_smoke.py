@@ -24,11 +24,11 @@ is asserted: the numbers belong to the machine, the shape belongs to the script.
 import json
 import math
 import os
-import pathlib
 import subprocess
 import sys
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 SCRIPT = REPO / 'bench' / 'bench_memory_file.py'
 MEASURED = {'load', 'save_warm', 'save_cold', 'load_save', 'load_save_cold', 'write_atomic',
             'load_save_pyyaml'}

@@ -31,12 +31,12 @@ import sys
 
 import pytest
 
+from conftest import REPO
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
 from robot_memory.substrate import text as textrules
 from robot_memory.timeutil import UTC
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 LATER = NOW + dt.timedelta(hours=1)
 PAIRS = [json.loads(line) for line in

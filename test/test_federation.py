@@ -496,7 +496,7 @@ def test_merging_through_memory_file_update_round_trips_peer_context(memory_path
     assert build_context(reread, NOW).text == build_context(result.document, NOW).text
 
 
-def test_audit_records_for_accepted_rejected_and_expired_exchanges(tmp_path):
+def test_audit_records_for_accepted_rejected_and_expired_exchanges():
     document = robot_b()
     outcome = merge_peer_payload(document, build_payload(robot_a(), NOW, policy()), NOW,
                                  policy())
@@ -517,7 +517,7 @@ def test_audit_records_for_accepted_rejected_and_expired_exchanges(tmp_path):
     assert expired[0].reason.startswith('expired')
     records = accepted + rejected + expired
     assert {record.action for record in records} <= set(AUDIT_ACTIONS)
-    store = EvidenceStore(tmp_path / 'robot-memory.db')
+    store = EvidenceStore(':memory:')
     try:
         store.record_audit(records)
         assert [row.reason for row in store.history(f'peer:{A}')] == [

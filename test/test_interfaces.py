@@ -21,15 +21,14 @@ ids shares one comment. The generated classes (robot_memory.msg / .srv from the 
 build) are checked for the fields users call them with.
 """
 
-import pathlib
 import re
 
 import pytest
 
+from conftest import REPO
 from robot_memory import msg
 from robot_memory import srv
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 FILES = sorted((REPO / 'msg').glob('*.msg')) + sorted((REPO / 'srv').glob('*.srv'))
 
 

@@ -30,12 +30,12 @@ from mcp import ClientSession
 from mcp import stdio_client
 from mcp import StdioServerParameters
 
+from conftest import REPO
 from conftest import SPEC_EXAMPLE
 import robot_memory
 from robot_memory.substrate import MEMORY_TYPES
 from robot_memory.substrate import SENSITIVITIES
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 ARGUMENTS = {
     'learn': {'text', 'type', 'tags', 'context', 'sensitivity', 'confidence', 'single_valued',
               'request_id'},

@@ -24,7 +24,6 @@ strength needs; nothing about the node's logic is replaced or mocked.
 import datetime as dt
 import math
 import os
-import pathlib
 import signal
 import sqlite3
 import stat
@@ -41,6 +40,7 @@ from rcl_interfaces.srv import SetParameters
 import rclpy
 from sensor_msgs.msg import BatteryState
 
+from conftest import REPO
 from robot_memory.context import percent
 from robot_memory.lifecycle import band
 from robot_memory.memory_file import MemoryFile
@@ -56,7 +56,6 @@ from ros_probe import spin
 from ros_probe import wait_gone
 from ros_probe import wait_ready
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 
 WARN = bytes([1])  # DiagnosticStatus.level is a byte field
 FAST = {'time_scale': 1800.0, 'dream.initial_max': 0.9, 'flush_period_s': 0.1}

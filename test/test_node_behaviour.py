@@ -44,6 +44,7 @@ import pytest
 import rclpy
 from sensor_msgs.msg import BatteryState
 
+from conftest import REPO
 from robot_memory import observations
 from robot_memory.evidence import EvidenceStore
 from robot_memory.memory_file import MemoryFile
@@ -62,7 +63,6 @@ from ros_probe import make_probe
 from ros_probe import spin
 from ros_probe import wait_ready
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 RULES_FILE = REPO / 'config' / 'observation_rules.yaml'
 OK = bytes([0])  # DiagnosticStatus.level is a byte field
 WARN = bytes([1])

@@ -16,11 +16,11 @@
 
 import datetime as dt
 import json
-import pathlib
 import re
 
 import pytest
 
+from conftest import REPO
 from robot_memory.observations import DiagnosticObservation
 from robot_memory.observations import from_dict
 from robot_memory.observations import LogObservation
@@ -40,7 +40,6 @@ from robot_memory.rules import Rules
 from robot_memory.rules import RulesError
 from robot_memory.timeutil import UTC
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 T = dt.datetime(2026, 5, 1, 1, 0, tzinfo=UTC)
 
 

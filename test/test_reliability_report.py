@@ -26,16 +26,15 @@ glob, as run_all does; over a minute, which is why it is not in the default run)
 
 import json
 import os
-import pathlib
 import re
 import subprocess
 import sys
 
 import pytest
 
+from conftest import REPO
 from test_crash_safety import child_env
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 RUN_ALL = REPO / 'bench' / 'run_all.py'
 sys.path.insert(0, str(REPO / 'bench'))
 

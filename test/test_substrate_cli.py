@@ -17,12 +17,12 @@
 import json
 import math
 import os
-import pathlib
 import subprocess
 import sys
 
 import pytest
 
+from conftest import REPO
 from robot_memory import cli
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
@@ -32,7 +32,6 @@ from robot_memory.substrate.rlm import import_chunks
 from test_substrate import DAY
 from test_substrate import NOW
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 AT = '2026-04-01T12:00:00Z'
 
 

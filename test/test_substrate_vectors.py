@@ -24,7 +24,6 @@ import datetime as dt
 import importlib.util
 import json
 import os
-import pathlib
 import platform
 import subprocess
 import sys
@@ -32,6 +31,7 @@ import sys
 import numpy
 import pytest
 
+from conftest import REPO
 from conftest import SPEC_EXAMPLE
 from robot_memory.substrate import default_embedder
 from robot_memory.substrate import describe_embedder
@@ -45,7 +45,6 @@ from robot_memory.substrate.fusion import fuse
 from robot_memory.timeutil import UTC
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
-REPO = pathlib.Path(__file__).resolve().parents[1]
 CARRIER_PLATFORM = sys.platform == 'linux' and platform.machine() == 'x86_64'
 needs_model = pytest.mark.skipif(
     not CARRIER_PLATFORM, reason='the semantic model wheel exists for x86-64 Linux only')
