@@ -39,7 +39,8 @@ def started_count() -> int:
 
 
 def stop_started_since(mark: int) -> list:
-    """End every node started after ``mark`` that still runs; their namespaces.
+    """
+    End every node started after ``mark`` that still runs; their namespaces.
 
     A test that fails between starting a node and stopping it must not leave the node
     running into the next tests, where it answers on their topics and services.
