@@ -350,7 +350,8 @@ def recover(store, memory_file) -> Optional[str]:
 
 def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, config=None,
           distiller=None, actor: str = 'autodream', proposals=None) -> DreamReport:
-    """Consolidate the evidence since the last dream into the memory file; see the module.
+    """
+    Consolidate the evidence since the last dream into the memory file; see the module.
 
     ``proposals`` (``proposals.ProposalSettings``) says whether the distiller's texts are
     applied or proposed; the dream also expires overdue proposals and lists the waiting

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The proposals queue's ``robot-memory`` subcommands: proposals, approve, reject.
+"""
+The proposals queue's ``robot-memory`` subcommands: proposals, approve, reject.
 
 ``add_commands(subparsers, common_parents)`` adds them to the main parser and ``HANDLERS``
 maps each name to its function ``(args, memory) -> exit code``. Nothing heavy is imported
@@ -88,7 +89,7 @@ def _actor(args) -> str:
 
 
 def _queue(args, memory):
-    """The queue of the memory file's database; a missing database is not created."""
+    """Return the queue of the memory file's database; a missing database is not created."""
     from robot_memory import proposals
     from robot_memory.cli_substrate import db_path
     path = db_path(args, memory)

@@ -13,8 +13,9 @@
 # limitations under the License.
 
 """
-The substrate's ``robot-memory`` subcommands: learn, recall, forget, mcp, import-rlm, export-rlm,
-rotate-key.
+The substrate's ``robot-memory`` subcommands.
+
+learn, recall, forget, mcp, import-rlm, export-rlm, rotate-key.
 
 ``add_commands(subparsers, common_parents)`` adds them to the main parser and ``HANDLERS``
 maps each name to its function ``(args, memory) -> exit code``. The records live in the

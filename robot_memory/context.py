@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""
+r"""
 The context block handed to the robot's LLM brain (RCAN §5).
 
 Own entries first, then a labelled section of this robot's weak recent entries (below the
@@ -26,7 +26,7 @@ never takes the place of a higher one. The block also says what it does not show
 own entries are below the threshold and the highest of them (:func:`summary`).
 
 Text reaches the brain and terminals neutralised (:func:`neutralise`): control and
-bidirectional-override characters are shown as ``\\uXXXX`` escapes, the file keeps them.
+bidirectional-override characters are shown as ``\uXXXX`` escapes, the file keeps them.
 
 Two ways to the same block. Without an index every call decays and sorts every entry
 (O(n log n)). With a :class:`ContextIndex` (built once per file load, see
@@ -130,8 +130,8 @@ def is_displayable(value: str) -> bool:
 
 
 def neutralise(text: str, keep_newlines: bool = False) -> str:
-    """
-    ``text`` with control and bidi-override characters shown as visible ``\\uXXXX`` escapes.
+    r"""
+    ``text`` with control and bidi-override characters shown as visible ``\uXXXX`` escapes.
 
     A context line keeps no newline or tab (one entry, one line); ``keep_newlines`` keeps
     them for whole outputs (the CLI's). The memory file itself keeps what a person wrote.
@@ -232,9 +232,11 @@ class _RankedLines:
 
 def _ranked(entries, now, config, threshold, reference=None, source='', below=None):
     """
-    Return the eligible entries as ContextLines in rank order (effective confidence, then newest,
-    then id); those under ``threshold`` are appended to ``below`` as (confidence, entry,
-    document order) when it is given."""
+    Return the eligible entries as ContextLines in rank order.
+
+    The order is effective confidence, then newest, then id; those under ``threshold`` are
+    appended to ``below`` as (confidence, entry, document order) when it is given.
+    """
     scored = []
     for order, entry in enumerate(entries):
         if entry.type == 'resolved':
@@ -273,8 +275,11 @@ def _recent_window(config: LifecycleConfig, min_confidence: Optional[float]):
 
 def _recent_scan(entries, now, config, window):
     """
-    (confidence, entry) of own entries under inject_min reinforced within ``window`` of
-    ``now``, in rank order; none when ``window`` is None."""
+    Return (confidence, entry) of weak own entries reinforced recently, in rank order.
+
+    Own entries under inject_min reinforced within ``window`` of ``now``; none when
+    ``window`` is None.
+    """
     recent = []
     if window is None:
         return recent
@@ -332,7 +337,7 @@ def build_context(document: MemoryDocument, now: dt.datetime,
 
 def _threshold(config: LifecycleConfig, min_confidence: Optional[float]) -> float:
     return config.inject_min if min_confidence is None else max(config.inject_min,
-                                                                 min_confidence)
+                                                                min_confidence)
 
 
 def build_context_scan(document: MemoryDocument, now: dt.datetime,
@@ -387,8 +392,11 @@ class _Filler:
 
     def put_or_cut(self, line: str):
         """
-        Return the line as placed (whole or cut with an ellipsis), or None; either way a line that
-        does not fit whole ends the block, so nothing lower takes its place."""
+        Return the line as placed (whole or cut with an ellipsis), or None.
+
+        Either way a line that does not fit whole ends the block, so nothing lower takes
+        its place.
+        """
         if self.put(line):
             return line
         self.ended = True
@@ -562,7 +570,7 @@ class _SectionIndex:
             while position < len(entries) and self.neg_keys[position] <= floor:
                 if position not in skip:
                     below.append((position, effective_confidence(entries[position], now, config,
-                                                                  reference)))
+                                                                 reference)))
                 position += 1
         highest = None
         if below:
@@ -574,8 +582,10 @@ class _SectionIndex:
 
     def weak_recent(self, now: dt.datetime, config: LifecycleConfig, window) -> list:
         """
-        (confidence, entry) of own entries under inject_min reinforced within ``window``,
-        in rank order."""
+        Return (confidence, entry) of own entries under inject_min reinforced within ``window``.
+
+        In rank order.
+        """
         key = (config.inject_min, window)
         candidates = self._weak.get(key)
         if candidates is None:

@@ -288,7 +288,7 @@ def create_private_file(path: pathlib.Path) -> None:
 
 
 def open_target(path) -> pathlib.Path:
-    """Return the database file ``path`` names, through symbolic links (EvidenceError if dangling)."""
+    """Return the database file ``path`` names, through links (EvidenceError if dangling)."""
     try:
         return link_target(path)
     except MemoryFileError as error:

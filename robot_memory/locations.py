@@ -65,7 +65,8 @@ def link_target(path) -> pathlib.Path:
 
 
 def default_db_path(memory_path) -> pathlib.Path:
-    """The database of a memory file: beside it (beside a link's target), named after it.
+    """
+    Return the database of a memory file: beside it (beside a link's target), named after it.
 
     ``robot-memory.md`` -> ``robot-memory.db`` (so existing robots keep their evidence),
     ``foo.md`` -> ``foo.db``, ``notes`` -> ``notes.db``, ``x.db`` -> ``x.db.db`` (never the

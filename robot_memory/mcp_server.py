@@ -383,6 +383,7 @@ class Server:
 
 
 class _RpcError(Exception):
+
     def __init__(self, code: int, message: str):
         super().__init__(message)
         self.code = code

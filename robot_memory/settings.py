@@ -449,7 +449,7 @@ _HEADER = """\
 _SECTIONS = {'reinforce_step': '--- entry lifecycle (RCAN §4) and the context block (§5) ---',
              'dream.': '--- autodream ---',
              FEDERATION: '--- peer federation (RCAN §6) ---',
-             PROPOSALS: '--- proposals: apply each source\'s changes, or queue them for '
+             PROPOSALS: "--- proposals: apply each source's changes, or queue them for "
                         'approval ---'}
 
 

@@ -59,8 +59,12 @@ entries:
 
 
 def pytest_configure(config):
-    """Caches the product writes (the embedding model's optimised graph) go to a temporary
-    directory of this run, inherited by the processes tests start, not to ~/.cache."""
+    """
+    Send the caches the product writes to a temporary directory of this run.
+
+    The embedding model's optimised graph goes there, not to ~/.cache; the processes tests
+    start inherit it.
+    """
     config._robot_memory_cache = tempfile.mkdtemp(prefix='robot-memory-cache-')
     os.environ['XDG_CACHE_HOME'] = config._robot_memory_cache
 

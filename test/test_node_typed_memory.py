@@ -431,7 +431,7 @@ def test_the_typed_memory_survives_a_restart(tmp_path, probe):
 
 
 def test_the_node_stores_sensitive_records_encrypted_and_withholds_them_without_key(tmp_path,
-                                                                                   probe):
+                                                                                    probe):
     key = tmp_path / 'keys' / 'memory.key'
     params = {'substrate_encrypt_from': 'high', 'substrate_key_file': str(key),
               'service_max_trust': 'high', 'substrate_metrics_period_s': 1.0}

@@ -24,8 +24,8 @@ from robot_memory import context
 from robot_memory import dream_summary
 from robot_memory import federation
 from robot_memory import proposals
-from robot_memory.autodream import DreamConfig
 from robot_memory.autodream import dream
+from robot_memory.autodream import DreamConfig
 from robot_memory.evidence import EvidenceStore
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import new_document

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Giving memory the process has freed back to the operating system (glibc ``malloc_trim``).
+"""
+Giving memory the process has freed back to the operating system (glibc ``malloc_trim``).
 
 Loading a memory file builds and drops far more temporary objects than the document keeps:
 on a 10,000-entry file the freed space left in the C heap is about as large again as the
@@ -49,7 +50,7 @@ class HeapTrimmer:
 
     @property
     def available(self) -> bool:
-        """True when the C library has ``malloc_trim``."""
+        """Return True when the C library has ``malloc_trim``."""
         return self._trim is not None
 
     def maybe_trim(self, force: bool = False) -> bool:

@@ -241,7 +241,8 @@ class SemanticEmbedder:
 
 
 def optimized_model_path(model_path, version: str) -> pathlib.Path:
-    """Where the graph-optimised copy of ``model_path`` for onnxruntime ``version`` is kept.
+    """
+    Where the graph-optimised copy of ``model_path`` for onnxruntime ``version`` is kept.
 
     In ``$XDG_CACHE_HOME/robot_memory`` (default ``~/.cache/robot_memory``), named after the
     model file's name, size and modification time, so a changed model gets a fresh copy.
@@ -253,7 +254,8 @@ def optimized_model_path(model_path, version: str) -> pathlib.Path:
 
 
 def _optimized_session(onnxruntime, model_path, options):
-    """An inference session of ``model_path`` that optimises the graph once per machine.
+    """
+    Return an inference session of ``model_path`` that optimises the graph once per machine.
 
     Optimising the graph is most of a session's start (about 100 ms of CPU). The optimised
     graph (level "extended": no hardware-specific layouts; its vectors are bit-identical to

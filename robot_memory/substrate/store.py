@@ -929,7 +929,8 @@ class Substrate:
         return LearnResult(action, record_id, kind, False, replaced=replaced, message=message)
 
     def preview_learn(self, text: str, **kwargs) -> LearnResult:
-        """What ``learn`` would do now (checked, deduplicated, revised), changing nothing.
+        """
+        Return what ``learn`` would do now (checked, deduplicated, revised), changing nothing.
 
         The learn runs in a transaction (a savepoint inside ``once``'s) that is rolled back
         (the proposals queue shows a person what an agent's learn would do before it is
@@ -952,7 +953,7 @@ class Substrate:
 
     @contextlib.contextmanager
     def exclusive(self):
-        """This store's connection (``db``) for this thread alone while the block runs."""
+        """Return this store's connection (``db``) for this thread alone while the block runs."""
         with self._lock:
             yield self.db
 
@@ -2110,7 +2111,7 @@ class Substrate:
     # ------------------------------------------------------------------ encryption at rest
 
     def _init_vault(self, encrypt_from, key_file) -> None:
-        """The key of the sealed records (see :mod:`.crypto`); None for an unnamed in-memory db."""
+        """Set the key of the sealed records (see :mod:`.crypto`); None for an in-memory db."""
         crypto.check_level(encrypt_from)
         self._vault = None
         self._sealed_search = None
@@ -2125,7 +2126,7 @@ class Substrate:
 
     @property
     def key_file(self):
-        """The path of the key file of the sealed records (None: no key file is used)."""
+        """Return the path of the key file of the sealed records (None: no key file is used)."""
         return self._vault.key_path if self._vault is not None else None
 
     def sensitivity_of(self, text: str, sensitivity: Optional[str] = None) -> str:
@@ -2228,14 +2229,14 @@ class Substrate:
         self._sealed_dirty.add(row['seq'])
 
     def _clear_tags(self, conn, row: dict, tags: list) -> str:
-        """The tags column of a row: the tags, or '' for a sealed row (resealed with them)."""
+        """Return the tags column of a row: the tags, or '' for a sealed row (resealed)."""
         if row.get('key_id'):
             self._reseal(conn, row, tags=tags)
             return ''
         return ' '.join(tags)
 
     def _request_key(self, conn) -> Optional[bytes]:
-        """The key that seals kept request replies: when encryption is on and the key usable."""
+        """Return the key that seals kept request replies: encryption on and the key usable."""
         if self._vault is None or self._vault.encrypt_from is None:
             return None
         try:
@@ -2244,7 +2245,7 @@ class Substrate:
             return None
 
     def _stored_reply(self, request_id: str, stored: str) -> dict:
-        """A kept reply, decrypted when it was stored sealed."""
+        """Return a kept reply, decrypted when it was stored sealed."""
         if not stored.startswith('sealed:'):
             return json.loads(stored)
         key = self._readable_key()
@@ -2259,7 +2260,7 @@ class Substrate:
                                  'request_id') from None
 
     def _readable_key(self) -> Optional[bytes]:
-        """The key in the key file when there is one that reads, else None (no error)."""
+        """Return the key in the key file when there is one that reads, else None (no error)."""
         if self._vault is None:
             return None
         try:
@@ -2268,12 +2269,12 @@ class Substrate:
             return None
 
     def _sealed_hash(self, text: str) -> Optional[str]:
-        """The content hash a sealed copy of ``text`` would carry (None without a key)."""
+        """Return the content hash a sealed copy of ``text`` would carry (None without a key)."""
         key = self._readable_key()
         return crypto.digest(key, 'content', textrules.content_hash(text)) if key else None
 
     def _sealed_index(self) -> Optional[crypto.SealedSearch]:
-        """The in-memory index of the sealed records, rebuilt when they changed."""
+        """Return the in-memory index of the sealed records, rebuilt when they changed."""
         if self._vault is None:
             return None
         # No other connection committed and this one changed no sealed text: nothing to do.
@@ -2334,7 +2335,8 @@ class Substrate:
 
     def _sealed_candidates(self, query: str, keywords: bool, wanted: int, eligible,
                            keyword: list, rows: dict, statuses: tuple, types) -> tuple:
-        """Recall's keyword ranking with the sealed matches merged in, and what was withheld.
+        """
+        Recall's keyword ranking with the sealed matches merged in, and what was withheld.
 
         Returns ``(ranking, (withheld count, notice))``: the sealed records that could not be
         searched (no key, wrong key) are counted, never matched nor shown.
@@ -2412,7 +2414,8 @@ class Substrate:
                 **counts}
 
     def rotate_key(self, now: dt.datetime, actor: str = 'api') -> dict:
-        """Re-encrypt every sealed record under a new key, in one transaction, audited.
+        """
+        Re-encrypt every sealed record under a new key, in one transaction, audited.
 
         The new key is written to ``<key file>.new`` and the old one copied to
         ``<key file>.bak`` first; the records are re-sealed (and their keyed digests
@@ -2444,7 +2447,7 @@ class Substrate:
             crypto.write_key_file(fresh, key)
             try:
                 with self._write() as conn:
-                    rows = [row for row in self._rows('key_id IS NOT NULL')]
+                    rows = list(self._rows('key_id IS NOT NULL'))
                     for row in rows:
                         self._check_open(row)
                         self._reseal_under(conn, row, key)
