@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     undo.add_argument('--dry-run', action='store_true',
                       help='only show what would change; nothing is written')
     undo.add_argument('--at', type=_iso_time, metavar='ISO-TIME',
-                      help='the undo\'s own time instead of now (e.g. 2026-05-01T03:00:00Z)')
+                      help="the undo's own time instead of now (e.g. 2026-05-01T03:00:00Z)")
     undo.add_argument('--json', action='store_true', help='print the undo report as JSON')
     cli_substrate.add_commands(commands, [common, database])
     cli_proposals.add_commands(commands, [common, database])

@@ -237,7 +237,8 @@ def _append_only(db: Database) -> None:
 
 @MIGRATIONS(name='0003_undo_history')
 def _undo_history(db: Database) -> None:
-    """The prior state of every entry a dream, prune or undo changes, and the undo log.
+    """
+    Return the prior state of every entry a dream, prune or undo changes, and the undo log.
 
     ``entry_versions``: one row per change of the snapshot, holding the entry as it was
     before (canonical JSON; NULL when it did not exist), when (UNIX seconds), and which
@@ -877,7 +878,8 @@ class EvidenceStore:
                                  [(key,) for key in payload['snapshot_deleted']])
 
     def _record_versions(self, payload: dict, dream_id: Optional[int]) -> None:
-        """Keep the prior state of each entry the intent changes (before the snapshot moves).
+        """
+        Keep the prior state of each entry the intent changes (before the snapshot moves).
 
         A person's edit taken in by a dream is recorded first (``manual``), then the dream's
         own change from the edited entry, so an undo of the dream keeps the person's edit.

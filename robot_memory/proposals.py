@@ -50,8 +50,8 @@ import dataclasses
 import datetime as dt
 import json
 import sqlite3
-import uuid
 from typing import Optional
+import uuid
 
 from pydantic import BaseModel
 from pydantic import ConfigDict

@@ -297,7 +297,8 @@ _NOT_IN_HISTORY = ('seq', 'sealed', 'key_id')
 
 @MIGRATIONS(name='0006_record_versions')
 def _record_versions(db: Database) -> None:
-    """The prior state of every record at each change, for ``robot_memory.undo``.
+    """
+    Return the prior state of every record at each change, for ``robot_memory.undo``.
 
     ``substrate_versions`` holds the row as it was before (JSON of its columns but the
     vector; NULL: the record was created) and when (``at``, UNIX seconds). A hard delete
@@ -2130,18 +2131,19 @@ class Substrate:
         return self._vault.key_path if self._vault is not None else None
 
     def sensitivity_of(self, text: str, sensitivity: Optional[str] = None) -> str:
-        """The sensitivity a learn of ``text`` gets: the one asked for, else by its content."""
+        """Return the sensitivity a learn of ``text`` gets: as asked, else by its content."""
         if sensitivity is None:
             sensitivity = 'high' if textrules.looks_secret(text) else self.default_sensitivity
         _level(sensitivity, 'sensitivity')
         return sensitivity
 
     def seals(self, sensitivity: str) -> bool:
-        """True when what is learned at ``sensitivity`` is stored encrypted."""
+        """Return True when what is learned at ``sensitivity`` is stored encrypted."""
         return self._vault is not None and self._vault.seals(sensitivity)
 
     def seal_fields(self, ref: str, fields: dict) -> dict:
-        """``fields`` encrypted for storage elsewhere in this database (a queued learn).
+        """
+        ``fields`` encrypted for storage elsewhere in this database (a queued learn).
 
         Bound to ``ref`` like a record to its id; opened by :meth:`open_fields`, re-sealed
         by ``rotate_key`` wherever it is kept (see ``_reseal_queued``).
@@ -2152,7 +2154,7 @@ class Substrate:
                 'key_id': crypto.key_id(key), 'ref': ref}
 
     def open_fields(self, data: dict) -> dict:
-        """What :meth:`seal_fields` sealed; KeyUnavailable saying why when it cannot."""
+        """Return what :meth:`seal_fields` sealed; KeyUnavailable saying why when it cannot."""
         if self._vault is None:
             raise crypto.KeyUnavailable(f'{data.get("ref")} is encrypted and no key file is set')
         key = self._vault.key(data['key_id'])
@@ -2166,7 +2168,7 @@ class Substrate:
         count = 0
         for proposal_id, text in conn.execute(
                 "SELECT id, payload FROM proposals WHERE payload LIKE '{\"key_id\":%' "
-                'AND status = \'pending\'').fetchall():
+                "AND status = 'pending'").fetchall():
             data = json.loads(text)
             if 'sealed' not in data or data['key_id'] != crypto.key_id(old):
                 continue
