@@ -1,4 +1,19 @@
-"""Benchmark of the evidence store and autodream; prints one JSON object a line.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Benchmark of the evidence store and autodream; prints one JSON object a line.
 
 Each line is ``{"bench", "n", "ms", "rate", "baseline_ms", "ratio"}``: the median of
 several runs, the rate in items per second and the ratio to a bare ``sqlite3`` baseline
@@ -54,7 +69,7 @@ def emit(bench: str, n: int, times: list, baselines: list) -> None:
 
 
 def observations(n: int, signatures: int, night: dt.datetime) -> list:
-    """n WARN diagnostics of ``signatures`` different devices spread over four hours."""
+    """Return ``n`` WARN diagnostics of ``signatures`` different devices spread over four hours."""
     step = 4 * 3600.0 / n
     return [DiagnosticObservation(night + dt.timedelta(seconds=index * step),
                                   f'sensor {index % signatures}: status', f'hw{index % signatures}',
@@ -63,7 +78,7 @@ def observations(n: int, signatures: int, night: dt.datetime) -> list:
 
 
 def classified_rows(items: list) -> list:
-    """The rows the store writes for ``items`` (classification done once, outside timing)."""
+    """Return the rows the store writes for ``items`` (classification done once, outside timing)."""
     rules = Rules.default()
     rows = []
     for item in items:
@@ -172,7 +187,7 @@ def bench_dream(n: int, signatures: int, runs: int, scratch: pathlib.Path) -> No
 
 def main(argv=None) -> int:
     """Run the benchmarks and print one JSON line per benchmark."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--quick', action='store_true',
                         help='small smoke run (20,000 ingested, 50,000 dreamt over 500 signatures)')
     parser.add_argument('--runs', type=int, default=None,

@@ -1,4 +1,19 @@
-"""Benchmark of whole-process start-up: the robot-memory command as a user runs it.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Benchmark of whole-process start-up: the robot-memory command as a user runs it.
 
 Every figure is the wall time of one process, start to exit (or, for ``mcp``, start to
 its answer to ``initialize``), median of ``--repeats`` runs. The commands take turns
@@ -74,7 +89,7 @@ INITIALIZE = {'jsonrpc': '2.0', 'id': 1, 'method': 'initialize',
               'params': {'protocolVersion': '2025-06-18', 'capabilities': {},
                          'clientInfo': {'name': 'bench_cli', 'version': '1'}}}
 
-OURS_LOAD_SAVE = '''
+OURS_LOAD_SAVE = """
 import datetime as dt, sys
 from robot_memory.memory_file import MemoryFile
 memory = MemoryFile(sys.argv[1])
@@ -83,15 +98,15 @@ with memory.lock():
     result = memory.load(now)
     result.document.last_updated = now
     memory.save(result.document, result, now)
-'''
-REFERENCE_LOAD_SAVE = '''
+"""
+REFERENCE_LOAD_SAVE = """
 import sys
 from castor.brain.memory_schema import load_memory, save_memory
 memory = load_memory(sys.argv[1])
 if len(memory.entries) != int(sys.argv[2]):
     sys.exit(f'OpenCastor loaded {len(memory.entries)} entries, not {sys.argv[2]}')
 save_memory(memory, sys.argv[1])
-'''
+"""
 
 
 def command_prefix() -> tuple:
@@ -103,7 +118,7 @@ def command_prefix() -> tuple:
 
 
 def interpreter(prefix: list) -> str:
-    """The Python the command runs on (its ``#!/usr/bin/env python3`` line), for baselines."""
+    """Return the Python the command runs on (its ``#!`` line), for baselines."""
     if prefix[0] == sys.executable:
         return sys.executable
     try:
@@ -168,7 +183,7 @@ def opencastor_present(python: str, env: dict) -> bool:
 
 
 def prepare(directory: pathlib.Path, n: int) -> dict:
-    """A memory file of ``n`` entries (two copies) and a database of ``n`` typed records."""
+    """Return a memory file of ``n`` entries (two copies) and a database of ``n`` typed records."""
     data = render(make_document(n))
     paths = {'memory': directory / 'robot-memory.md',
              'ours': directory / 'ours' / 'robot-memory.md',
@@ -183,13 +198,13 @@ def prepare(directory: pathlib.Path, n: int) -> dict:
 
 
 def median_ms(times: list) -> float:
-    """The median of ``times`` (seconds) in milliseconds, rounded."""
+    """Return the median of ``times`` (seconds) in milliseconds, rounded."""
     return round(statistics.median(times) * 1000.0, 1)
 
 
 def main(argv=None) -> int:
     """Run the rounds and print one JSON line a figure."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().split('\n\n')[0])
     parser.add_argument('--quick', action='store_true',
                         help='1,000 entries and records, one round (the smoke test)')
     parser.add_argument('--n', type=int, default=GOAL_N, help='entries and records (10,000)')

@@ -1,4 +1,19 @@
-"""Benchmark of the start-up dependency check; prints one JSON object a line.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Benchmark of the start-up dependency check; prints one JSON object a line.
 
 ``memory_node`` and ``robot-memory`` call ``robot_memory.dependencies.exit_if_unmet``
 before anything else, so its cost is paid by every CLI command (whose goal is to start
@@ -15,8 +30,9 @@ outside:
                       timed the same way (every CLI command imports it anyway).
 
 Medians over the repeats. ``bytecode_cache`` says whether the interpreters could keep
-compiled modules (no ``PYTHONDONTWRITEBYTECODE``): without, every start compiles. Usage: ``python bench/bench_dependency_check.py [--quick]
-[--repeats N]``; run it with the venv's python after ``source scripts/env.sh``.
+compiled modules (no ``PYTHONDONTWRITEBYTECODE``): without, every start compiles.
+Usage: ``python bench/bench_dependency_check.py [--quick] [--repeats N]``; run it with the
+venv's python after ``source scripts/env.sh``.
 """
 
 import argparse
@@ -60,7 +76,7 @@ def _time_inside(code: str, env: dict) -> float:
 
 def main(argv=None) -> int:
     """Run the benchmark and print its JSON lines."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='5 repeats (smoke test)')
     parser.add_argument('--repeats', type=int, default=31, help='fresh interpreters each')
     args = parser.parse_args(argv)

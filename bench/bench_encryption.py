@@ -1,4 +1,19 @@
-"""Encryption at rest: what sealing sensitive typed records costs learn, recall and rotate-key.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Encryption at rest: what sealing sensitive typed records costs learn, recall and rotate-key.
 
 ``learn_sealed``: median per-learn time of high-sensitivity texts stored encrypted, against
 the same texts learned into a store with encryption off (baseline, same run).
@@ -71,7 +86,8 @@ def bench_learn(root: pathlib.Path, n: int) -> dict:
 
 
 def bench_recall(root: pathlib.Path, n: int, queries: int) -> list:
-    """Recall p50 with a tenth of the records encrypted, and a first (index-patching) recall.
+    """
+    Recall p50 with a tenth of the records encrypted, and a first (index-patching) recall.
 
     The two stores answer each query in turn, so both see the same load on the machine.
     """
@@ -125,7 +141,7 @@ def bench_rotate(root: pathlib.Path, n: int) -> dict:
 
 def main(argv=None) -> int:
     """Run the benchmarks and print their JSON lines."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='small sizes (smoke test)')
     args = parser.parse_args(argv)
     n, learns, queries = (500, 50, 20) if args.quick else (10_000, 500, 200)

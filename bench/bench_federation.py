@@ -1,4 +1,19 @@
-"""In-process simulation of a fleet exchanging peer context (no DDS); prints JSON lines.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+In-process simulation of a fleet exchanging peer context (no DDS); prints JSON lines.
 
 Each round every robot exchanges with ``k`` peers (the ``~/exchange_peer_context`` call:
 the request carries the caller's payload, the reply the callee's), so each pair costs two
@@ -58,12 +73,12 @@ KINDS = ('hardware_observation', 'environment_note', 'behavior_pattern')
 
 
 def rrn_of(index: int) -> str:
-    """The RRN of robot ``index``."""
+    """Return the RRN of robot ``index``."""
     return f'RRN-{index + 1:012d}'
 
 
 def own_memory(index: int, entries: int, rng: random.Random) -> MemoryDocument:
-    """A robot with ``entries`` own observations of varied confidence and age."""
+    """Return a robot with ``entries`` own observations of varied confidence and age."""
     taken = set()
     items = []
     for number in range(entries):
@@ -78,9 +93,9 @@ def own_memory(index: int, entries: int, rng: random.Random) -> MemoryDocument:
 
 
 def peers_for(topology: str, robot: int, robots: int, fanout: int, rng: random.Random) -> list:
-    """The peers ``robot`` calls this round."""
+    """Return the peers ``robot`` calls this round."""
     if topology == 'mesh':
-        return [other for other in range(robot + 1, robots)]
+        return list(range(robot + 1, robots))
     if topology == 'ring':
         return [(robot + step) % robots for step in range(1, fanout // 2 + 1)]
     others = [other for other in range(robots) if other != robot]
@@ -181,7 +196,7 @@ def simulate(topology: str, args, policies: list) -> None:
 
 def main(argv=None) -> int:
     """Parse arguments, create keys in a temporary directory and run every topology."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='small run for smoke tests')
     parser.add_argument('--robots', type=int, default=50)
     parser.add_argument('--rounds', type=int, default=None)

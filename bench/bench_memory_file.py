@@ -1,4 +1,19 @@
-"""Benchmark of reading and writing robot-memory.md; prints one JSON object a line.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Benchmark of reading and writing robot-memory.md; prints one JSON object a line.
 
 Each measured line is ``{"bench", "n", "ms", "baseline_ms", "ratio", "repeats",
 "baseline_repeats", "baseline"}``: medians over ``repeats`` runs (after one discarded
@@ -84,7 +99,8 @@ GOAL_MS = 100.0
 MEMORY_GOAL_MB = 500.0
 RATIO_GOAL = 2.0
 REFERENCE_RCAN = {'bench': 'reference_rcan', 'n': 10_000, 'ms': 7600,
-                  'source': 'measured by the project on this machine class, see docs/architecture.md',
+                  'source': 'measured by the project on this machine class, '
+                            'see docs/architecture.md',
                   'measured_in_this_run': False}
 
 WORDS = ('left wheel encoder intermittent under sustained load', 'prefer speeds ≤0.3m/s',
@@ -106,7 +122,7 @@ BODY = ('\n# Robot memory\n\nOperational memory kept by robot_memory (RCAN Robot
 # ------------------------------------------------------------------------ documents
 
 def entry_text(rng: random.Random) -> str:
-    """A realistic observation of 40 to 300 characters."""
+    """Return a realistic observation of 40 to 300 characters."""
     target = rng.randint(40, 300)
     text = rng.choice(WORDS)
     while len(text) < target:
@@ -115,7 +131,7 @@ def entry_text(rng: random.Random) -> str:
 
 
 def make_document(n: int, seed: int = 1) -> MemoryDocument:
-    """A document of ``n`` own entries, three peer blocks and a Markdown body."""
+    """Return a document of ``n`` own entries, three peer blocks and a Markdown body."""
     rng = random.Random(seed)
     entries, taken = [], set()
     for index in range(n):
@@ -141,13 +157,13 @@ def make_document(n: int, seed: int = 1) -> MemoryDocument:
 
 
 def front_matter(data: bytes) -> str:
-    """The YAML between the delimiter lines of a rendered file."""
+    """Return the YAML between the delimiter lines of a rendered file."""
     front, _, _ = memory_file._split_front_matter(data)
     return front.decode('utf-8')
 
 
 def cold_copy(document: MemoryDocument) -> MemoryDocument:
-    """The same document with every entry rebuilt, so the writer reuses no line."""
+    """Return the same document with every entry rebuilt, so the writer reuses no line."""
     return MemoryDocument(rrn=document.rrn, last_updated=document.last_updated,
                           entries=[entry.model_copy() for entry in document.entries],
                           peer_context=document.peer_context, extra=dict(document.extra),
@@ -167,7 +183,8 @@ def touch(document: MemoryDocument) -> None:
 # ------------------------------------------------------------------------ measuring
 
 def timed(run, repeats: int, prepare=None, self_timed: bool = False) -> list:
-    """Seconds of ``run(prepared)`` over ``repeats`` runs after one discarded warm-up.
+    """
+    Seconds of ``run(prepared)`` over ``repeats`` runs after one discarded warm-up.
 
     ``prepare()`` (untimed) makes the argument of each run. A ``self_timed`` run
     returns the seconds it measured itself (to leave an untimed step out).
@@ -326,7 +343,7 @@ def bench_peak_memory(n: int, directory: pathlib.Path) -> dict:
     path.write_bytes(render(make_document(n)))
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(pathlib.Path(__file__).resolve()
-                                                           .parents[1]),
+                                                          .parents[1]),
                                                       env.get('PYTHONPATH')]))
 
     def child(mode):
@@ -346,7 +363,7 @@ def bench_peak_memory(n: int, directory: pathlib.Path) -> dict:
 
 def main(argv=None) -> int:
     """Run the benchmarks and print the JSON lines."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().split('\n\n')[0])
     parser.add_argument('--quick', action='store_true',
                         help='sizes 100 and 1,000 with 3 repeats (the smoke test)')
     parser.add_argument('--sizes', default='100,1000,10000',

@@ -1,4 +1,19 @@
-"""Benchmark of memory_node over ROS 2: ingestion, ~/get_context latency, resident memory.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Benchmark of memory_node over ROS 2: ingestion, ~/get_context latency, resident memory.
 
 Runs the installed ``memory_node`` on a 10,000-entry memory file and, in the same run, the
 baselines it is compared with, each in its own process, on a private ROS_DOMAIN_ID with
@@ -122,7 +137,7 @@ def _commands(handle):
 # ------------------------------------------------------------------------ child: publisher
 
 def flood_messages(count: int = 64):
-    """DiagnosticArrays of 5 statuses (OK / WARN / ERROR) from a simulated robot."""
+    """Return DiagnosticArrays of 5 statuses (OK / WARN / ERROR) from a simulated robot."""
     from diagnostic_msgs.msg import DiagnosticArray
     from diagnostic_msgs.msg import DiagnosticStatus
     from diagnostic_msgs.msg import KeyValue
@@ -207,7 +222,8 @@ def run_publisher() -> int:
 # ------------------------------------------------------------------------ child: bare node
 
 def run_bare(canned_path: str) -> int:
-    """Child: a bare subscriber that counts, and a GetContext server with a canned reply.
+    """
+    Child: a bare subscriber that counts, and a GetContext server with a canned reply.
 
     Nothing of robot_memory is imported but its generated service type: this process is
     also the resident-memory baseline of a minimal rclpy node.
@@ -296,15 +312,18 @@ def vm_rss_mb(pid: int) -> float:
 
 
 def percentile(values: list, fraction: float) -> float:
-    """The nearest-rank percentile of ``values``."""
+    """Return the nearest-rank percentile of ``values``."""
     ordered = sorted(values)
     rank = max(1, math.ceil(fraction * len(ordered) - 1e-9))
     return ordered[min(len(ordered), rank) - 1]
 
 
 def summary(rounds: list) -> tuple:
-    """(p50 of all samples, median of the rounds' p99s, count): one burst of a noisy
-    machine moves one round's p99, not the figure."""
+    """
+    Return (p50 of all samples, median of the rounds' p99s, count).
+
+    One burst of a noisy machine moves one round's p99, not the figure.
+    """
     values = [value for samples in rounds for value in samples]
     return (statistics.median(values),
             statistics.median(percentile(samples, 0.99) for samples in rounds if samples),
@@ -312,7 +331,7 @@ def summary(rounds: list) -> tuple:
 
 
 def write_memory_file(path: pathlib.Path, n: int, now: dt.datetime) -> None:
-    """A memory file of ``n`` own entries reinforced over 20 days, and three peer blocks."""
+    """Return a memory file of ``n`` own entries reinforced over 20 days, and three peer blocks."""
     from robot_memory.memory_file import MemoryFile
     from robot_memory.schema import ENTRY_TYPES
     from robot_memory.schema import MemoryDocument
@@ -400,7 +419,8 @@ class Bench:
         rclpy.try_shutdown()
 
     def node_evidence(self, timeout: float = 30.0) -> dict:
-        """The node's settled evidence counters from its own health report on /diagnostics.
+        """
+        Return the node's settled evidence counters from its own health report on /diagnostics.
 
         Subscribed only while reading (never during a flood): two reports in a row with the
         same ``received`` and an empty backlog mean the node has caught up.
@@ -432,7 +452,7 @@ class Bench:
                            f'{timeout:g} s (reports: {reports[-2:]})')
 
     def bare_count(self, bare: Child) -> int:
-        """The bare subscriber's count once it stops changing."""
+        """Return the bare subscriber's count once it stops changing."""
         last = bare.ask('count')['count']
         while True:
             time.sleep(0.3)
@@ -480,7 +500,7 @@ class Bench:
                 'ratio': round(ratio, 3), 'goal_ratio': INGEST_GOAL, 'met': ratio >= INGEST_GOAL}
 
     def in_node(self) -> list:
-        """The service callback's time in a MemoryNode built in this process."""
+        """Return the service callback's time in a MemoryNode built in this process."""
         from rclpy.parameter import Parameter
         from robot_memory import context
         from robot_memory.ros import convert
@@ -534,8 +554,11 @@ class Bench:
 
     @staticmethod
     def timed(function, calls: int, seconds: float) -> tuple:
-        """Wall and thread-CPU milliseconds of up to ``calls`` calls, stopping after
-        ``seconds`` (at least 5 calls)."""
+        """
+        Return wall and thread-CPU milliseconds of up to ``calls`` calls.
+
+        Stops after ``seconds`` (at least 5 calls).
+        """
         wall, cpu = [], []
         deadline = time.perf_counter() + seconds
         while len(wall) < calls and (len(wall) < 5 or time.perf_counter() < deadline):
@@ -590,7 +613,7 @@ class Bench:
                 'baseline_p99_ms': round(base_p99, 3), 'ratio': round(p50 / base_p50, 3)}
 
     def rss(self, publisher: Child, bare: Child) -> dict:
-        """VmRSS of the node and of the bare subscriber while one sustained flood feeds both."""
+        """Measure VmRSS of the node and of the bare subscriber while one flood feeds both."""
         pids = {'node': self.node_process.pid, 'bare': bare.pid}
         samples = {name: [] for name in pids}
         stop = threading.Event()
@@ -640,7 +663,7 @@ class Bench:
                 'met': node['max'] < RSS_GOAL_MB and abs(node['slope']) < FLAT_GOAL_MB_PER_MIN}
 
     def rss_breakdown(self) -> dict:
-        """VmRSS of a fresh process after rclpy, after the node's modules, after the document."""
+        """Measure VmRSS of a fresh process after rclpy, the node's modules, the document."""
         script = (
             'import datetime as dt, json\n'
             'def rss():\n'
@@ -669,7 +692,7 @@ class Bench:
                 'document_mb': round(document - modules, 1), 'total_mb': round(document, 1)}
 
     def canned_reply(self) -> pathlib.Path:
-        """The node's answer to the benchmark's request now, serialized for the bare server."""
+        """Return the node's answer to the request now, serialized for the bare server."""
         from rclpy.serialization import serialize_message
         from robot_memory.context import build_context
         from robot_memory.memory_file import MemoryFile
@@ -715,7 +738,7 @@ def _slope(points: list) -> float:
 
 def main(argv=None) -> int:
     """Run the node benchmarks and print one JSON line per figure."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--quick', action='store_true',
                         help='short run (about 1.5 minutes): 3 flood pairs of 3 s, 30 s of '
                              'sustained flood')

@@ -1,4 +1,19 @@
-"""Benchmark of substrate recall and learn; prints one JSON object a line. Figures are medians.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Benchmark of substrate recall and learn; prints one JSON object a line. Figures are medians.
 
 ``recall_keyword``  ``Substrate.recall`` (keyword only, k=10, access counts and salience
                     updated as in real use) over n robot-like records: p50 / p99 in ms, and
@@ -89,7 +104,7 @@ def queries(count: int, seed: int = 2) -> list:
 
 
 def percentile(values: list, share: float) -> float:
-    """The ``share`` quantile (nearest rank) of ``values``."""
+    """Return the ``share`` quantile (nearest rank) of ``values``."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, int(round(share * len(ordered))) - 1))]
 
@@ -124,12 +139,12 @@ def bench_keyword(n: int, query_count: int, directory: pathlib.Path) -> dict:
 
 
 def make_embedder(name: str):
-    """The embedder called ``name``: ``hashing`` or ``semantic``."""
+    """Return the embedder called ``name``: ``hashing`` or ``semantic``."""
     return SemanticEmbedder() if name == 'semantic' else HashingEmbedder()
 
 
 def embedders() -> list:
-    """The embedders this machine can run: hashing, and semantic when installed."""
+    """Return the embedders this machine can run: hashing, and semantic when installed."""
     return ['hashing'] + (['semantic'] if semantic_model_files() is not None else [])
 
 
@@ -302,7 +317,7 @@ def _isolated(function, *args) -> dict:
 
 def main(argv=None) -> int:
     """Run the benchmarks and print their JSON lines."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='small n for a smoke run')
     parser.add_argument('--n', type=int, action='append', help='record counts (repeatable)')
     parser.add_argument('--queries', type=int, default=200, help='timed queries per n')

@@ -1,4 +1,19 @@
-"""Fact revision: which pairs supersede, stay side by side or are contested; learn cost per fact.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Fact revision: which pairs supersede, stay side by side or are contested; learn cost per fact.
 
 ``fact_pairs``: every pair of ``test/data/fact_pairs.jsonl`` learned into a fresh substrate;
 a decision is correct when the first fact is superseded, kept active or contested as the
@@ -106,7 +121,7 @@ def bench_one_subject(n: int, directory: pathlib.Path) -> dict:
 
 def main(argv=None) -> int:
     """Run the benchmarks and print their JSON lines."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='small n for a smoke run')
     args = parser.parse_args(argv)
     print(json.dumps(bench_pairs()), flush=True)

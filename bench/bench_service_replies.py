@@ -1,4 +1,19 @@
-"""Benchmark: what the 2 s reply wait of config/fastdds_profiles.xml costs a service call.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Benchmark: what the 2 s reply wait of config/fastdds_profiles.xml costs a service call.
 
 The profile raises the time rmw_fastrtps may wait for a client's reply reader to be
 matched (Fast DDS's default: 100 ms). It should cost nothing when the reader is matched,
@@ -62,7 +77,7 @@ def _call(node, client, request, timeout: float = 5.0):
 
 def main(argv=None) -> int:
     """Run the benchmark and print its JSON lines."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='fewer calls (a smoke run)')
     parser.add_argument('--domain', type=int, default=None,
                         help='ROS_DOMAIN_ID (default: from the environment, else 77)')

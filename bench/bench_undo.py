@@ -1,4 +1,19 @@
-"""Benchmark of undo and of the history it needs; prints one JSON object a line. Medians.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Benchmark of undo and of the history it needs; prints one JSON object a line. Medians.
 
 ``record_versions``  what the typed memory's version triggers (migration
                      ``0005_record_versions``) cost a write: per-item ``Substrate.learn``
@@ -42,7 +57,8 @@ NOW = dt.datetime(2026, 5, 1, 2, 0, tzinfo=UTC)
 
 
 def bench_record_versions(n: int, learns: int, repeats: int, directory: pathlib.Path) -> dict:
-    """Learn and learn_many with and without the version triggers, interleaved.
+    """
+    Learn and learn_many with and without the version triggers, interleaved.
 
     Both stores are open at once and every timed learn alternates between them, so a
     change in the machine's load falls on both alike.
@@ -80,7 +96,7 @@ def bench_record_versions(n: int, learns: int, repeats: int, directory: pathlib.
 
 
 def _robot(directory: pathlib.Path, n: int):
-    """A memory file of n entries taken in by dream 1, a tenth edited and taken in by dream 2."""
+    """Return a memory file of n entries taken in by dream 1, a tenth edited and taken in by 2."""
     directory.mkdir(parents=True)
     memory = MemoryFile(directory / 'robot-memory.md')
     document = new_document('RRN-000000000001', NOW)
@@ -124,7 +140,7 @@ def bench_undo_to(n: int, repeats: int, directory: pathlib.Path) -> dict:
 
 def main(argv=None) -> int:
     """Run the benchmarks and print their JSON lines."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='small n for a smoke run')
     parser.add_argument('--n', type=int, help='entries and records (default 10,000)')
     args = parser.parse_args(argv)

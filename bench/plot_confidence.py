@@ -1,4 +1,19 @@
-"""Plot confidence over simulated weeks for typical entries, computed by really dreaming.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Plot confidence over simulated weeks for typical entries, computed by really dreaming.
 
 One simulated robot, eight weeks, a moving clock: every evening its devices report
 diagnostics, which are stored with ``EvidenceStore.add``; every night at 02:00
@@ -103,7 +118,7 @@ def simulate(directory: pathlib.Path, weeks: int) -> dict:
 
 
 def draw(series: dict, output: pathlib.Path, weeks: int) -> None:
-    """The PNG: one line per story, thresholds, bands, resolution and prune marks."""
+    """Return the PNG: one line per story, thresholds, bands, resolution and prune marks."""
     lc = CONFIG.lifecycle
     figure, axes = plt.subplots(figsize=(10, 5.2), dpi=120)
     end = night_of(weeks * 7)
@@ -157,7 +172,7 @@ def draw(series: dict, output: pathlib.Path, weeks: int) -> None:
 
 def main(argv=None) -> int:
     """Simulate, draw, and print one JSON-free line saying where the PNG went."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().split('\n', 1)[0])
     parser.add_argument('--output', default=str(REPO / 'docs' / 'confidence-over-time.png'),
                         help='PNG to write')
     parser.add_argument('--weeks', type=int, default=8, help='simulated weeks (default 8)')

@@ -1,4 +1,19 @@
-"""Run every benchmark under bench/ and write BENCHMARKS.md: one command, one report.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Run every benchmark under bench/ and write BENCHMARKS.md: one command, one report.
 
 Every ``bench/bench_*.py`` is found by glob and run with this interpreter (``--quick`` is
 passed through). Each prints one JSON object a line with at least ``bench`` and its
@@ -37,7 +52,8 @@ HERE = REPO / 'bench'
 
 
 def child_pythonpath(env: dict) -> str:
-    """PYTHONPATH for a benchmark: the checkout only when no robot_memory is installed.
+    """
+    PYTHONPATH for a benchmark: the checkout only when no robot_memory is installed.
 
     An installed package (after ``source scripts/env.sh``) carries the generated
     ``robot_memory.msg`` / ``.srv``, which the bare source tree lacks, so it must win.
@@ -45,6 +61,8 @@ def child_pythonpath(env: dict) -> str:
     if importlib.util.find_spec('robot_memory') is not None:
         return env.get('PYTHONPATH', '')
     return os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+
+
 STDERR_TAIL_LINES = 15
 # Column order: identity first, then figures, then the comparison with baseline and goals.
 FIRST = ('bench', 'n')
@@ -95,7 +113,7 @@ GOALS = [
     _goal('Load + save of 10,000 entries, whole process, >= 10x faster than OpenCastor',
           'bench_cli.py', 'load_save_process', {'n': 10_000},
           lambda r: f'{_ms(r["ms"])}' + (f' ({r["speedup"]:g}x faster)' if r.get('speedup')
-                                          else ''),
+                                         else ''),
           lambda r: (f'{_ms(r["baseline_ms"])} OpenCastor load_memory + save_memory'
                      if r.get('baseline_ms') else r.get('note', 'not measured'))),
     _goal('Load + save of 10,000 entries in-process < 100 ms', 'bench_memory_file.py', 'goal',
@@ -233,7 +251,8 @@ def _columns(records: list) -> list:
 
 
 def table(result: dict, detail: str = None) -> list:
-    """Markdown lines of one script's table (a failure row when it failed).
+    """
+    Return the Markdown lines of one script's table; a failure row when it failed.
 
     With ``detail`` (the name of the JSON file holding every line) only the summary lines
     are shown, with the columns they use.
@@ -290,7 +309,7 @@ def goal_lines(results: list, quick: bool) -> list:
                 met = {True: 'yes', False: '**no**'}.get(verdict, 'not judged')
             cells = [figure, baseline, met]
         lines.append('| ' + ' | '.join([_cell(goal['goal'])] + [_cell(cell) for cell in cells]
-                                        + [goal['script']]) + ' |')
+                                       + [goal['script']]) + ' |')
     return lines
 
 
@@ -316,7 +335,7 @@ def _doc_line(script: pathlib.Path) -> str:
 
 def render(results: list, info: dict, quick: bool, plot: pathlib.Path,
            output: pathlib.Path) -> str:
-    """The whole BENCHMARKS.md text."""
+    """Return the whole BENCHMARKS.md text."""
     lines = ['# Benchmarks', '',
              'Written by `python bench/run_all.py' + (' --quick' if quick else '') + '`; '
              'every `bench/bench_*.py` was run on the machine below. Times are medians in '
@@ -327,11 +346,11 @@ def render(results: list, info: dict, quick: bool, plot: pathlib.Path,
              '## Summary', '']
     if quick:
         lines += ['**Quick run** (`--quick`: small sizes, few repeats, as the smoke tests run '
-                  'it): the figures show the shape of the report, not the goals\' conditions, '
+                  "it): the figures show the shape of the report, not the goals' conditions, "
                   'and no goal is judged.', '']
-    lines += ['Each goal set in the project\'s issues: the figure, the baseline the script '
+    lines += ["Each goal set in the project's issues: the figure, the baseline the script "
               'measured in the same run, and whether it was met (declared in '
-              '`bench/run_all.py`, `GOALS`; judged only in a full run at the goal\'s size). '
+              "`bench/run_all.py`, `GOALS`; judged only in a full run at the goal's size). "
               'The detail follows.', '']
     lines += goal_lines(results, quick)
     lines += ['', '## Machine', '', '| | |', '|---|---|']
@@ -367,7 +386,7 @@ def render(results: list, info: dict, quick: bool, plot: pathlib.Path,
 
 def main(argv=None) -> int:
     """Run the benchmarks, draw the plot and write the report; 1 when a script failed."""
-    parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().split('\n', 1)[0])
     parser.add_argument('--quick', action='store_true', help='pass --quick to every script')
     parser.add_argument('--output', default=str(REPO / 'BENCHMARKS.md'),
                         help='markdown report to write (default: BENCHMARKS.md at the root)')

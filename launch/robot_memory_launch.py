@@ -1,6 +1,21 @@
-"""Launch memory_node: `ros2 launch robot_memory robot_memory_launch.py [arg:=value ...]`.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
 
-Arguments:
+"""
+Launch memory_node: `ros2 launch robot_memory robot_memory_launch.py [arg:=value ...]`.
+
+Launch arguments:
   namespace    namespace of the node (default: none), e.g. robot_b for a second robot
   rrn          Robot Resource Name written into robot-memory.md (overrides params_file)
   memory_file  path of robot-memory.md (default: $CASTOR_ROBOT_MEMORY_FILE, else
@@ -53,7 +68,7 @@ def _node(context):
 
 
 def generate_launch_description():
-    """The launch description: five arguments and the node."""
+    """Return the launch description: five arguments and the node."""
     default_params = os.path.join(get_package_share_directory('robot_memory'), 'config',
                                   'robot_memory.yaml')
     return LaunchDescription([

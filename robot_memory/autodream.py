@@ -1,4 +1,19 @@
-"""Autodream: consolidate the evidence since the last dream into robot-memory.md.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Autodream: consolidate the evidence since the last dream into robot-memory.md.
 
 ``dream(store, memory_file, now, rules, config)`` reads the observations added since the
 dream cursor, groups them by *signature* (never by text) and:
@@ -64,14 +79,14 @@ import hashlib
 import json
 import math
 import sqlite3
-import uuid
 from typing import Optional
+import uuid
 
 from pydantic import BaseModel
 from pydantic import ConfigDict
 from pydantic import Field
-from pydantic import ValidationError
 from pydantic import model_validator
+from pydantic import ValidationError
 
 from robot_memory import dream_summary
 from robot_memory import lifecycle
@@ -141,7 +156,7 @@ class DreamConfig(BaseModel):
 
 
 def dream_config(parameters: dict) -> DreamConfig:
-    """A DreamConfig from ROS parameters: lifecycle keys plus a ``dream`` section."""
+    """Return a DreamConfig from ROS parameters: lifecycle keys plus a ``dream`` section."""
     section = dict(parameters.get('dream') or {})
     section.update({key[len('dream.'):]: value for key, value in parameters.items()
                     if key.startswith('dream.')})
@@ -239,7 +254,7 @@ def file_hash(data: Optional[bytes]) -> str:
 
 
 def canonical(entry) -> str:
-    """An entry as sorted-key JSON, for comparing the file with the dream's snapshot."""
+    """Return an entry as sorted-key JSON, for comparing the file with the dream's snapshot."""
     return json.dumps(entry.model_dump(mode='json'), sort_keys=True, ensure_ascii=False)
 
 
@@ -259,7 +274,7 @@ class Archived:
         return self.too_large + self.over_run
 
     def advice(self) -> str:
-        """What was held back and what to do, or '' when nothing was."""
+        """Return what was held back and what to do, or '' when nothing was."""
         parts = []
         if self.too_large:
             parts.append(
@@ -274,7 +289,8 @@ class Archived:
 
 
 def archive_pruned(memory, pruned, now, reason='pruned') -> Archived:
-    """Append pruned entries to ``<file>.archive.jsonl`` durably, before they leave the file.
+    """
+    Append pruned entries to ``<file>.archive.jsonl`` durably, before they leave the file.
 
     The archive lies beside the memory file's target when the file is a symbolic link.
     What one run appends is bounded: an entry whose record is over ARCHIVE_ENTRY_BYTES,
@@ -391,7 +407,8 @@ def recover(store, memory_file) -> Optional[str]:
 
 def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, config=None,
           distiller=None, actor: str = 'autodream', proposals=None) -> DreamReport:
-    """Consolidate the evidence since the last dream into the memory file; see the module.
+    """
+    Consolidate the evidence since the last dream into the memory file; see the module.
 
     ``proposals`` (``proposals.ProposalSettings``) says whether the distiller's texts are
     applied or proposed; the dream also expires overdue proposals and lists the waiting
@@ -401,7 +418,7 @@ def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, c
     config = _as_config(config)
     report = DreamReport(now, actor)
     report.propose_texts = proposals is not None and proposals.distiller == 'propose'
-    report.problems.extend(store.take_problems() if hasattr(store, 'take_problems') else ())
+    report.problems.extend(store.take_problems())
     store.flush()
     payload = None
     with memory_file.update(now, rrn=config.rrn, on_corrupt='set_aside') as result:
@@ -592,7 +609,7 @@ class _Dream:
                                               if entry.id not in snapshot]
                 self.report.problems.append(
                     f'the memory file was missing or unreadable; {len(restored)} entries were '
-                    'restored from the last dream\'s snapshot in the evidence database')
+                    "restored from the last dream's snapshot in the evidence database")
             return
         if self.cursor.file_hash is not None and file_hash(original) == self.cursor.file_hash:
             return
@@ -716,7 +733,8 @@ class _Dream:
         self._create(creations)
 
     def _unlinked_twin(self, entry_type: str, texts: tuple, linked: set):
-        """An entry no signature links to whose id and text are what ``texts`` would create.
+        """
+        Return an entry no signature links to whose id and text are what ``texts`` would create.
 
         Such an entry was made from the same evidence before its link was lost (the
         evidence database was rebuilt from the memory file); it is reinforced, not doubled.

@@ -1,4 +1,19 @@
-"""The ``robot-memory`` command line: a thin layer over the core library.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The ``robot-memory`` command line: a thin layer over the core library.
 
 The memory file comes from ``--file``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else
 ``~/.opencastor/robot-memory.md``. Exit codes: 0 success, 1 a problem with the
@@ -67,7 +82,7 @@ def _unit_float(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser; every command and option carries help text."""
+    """Return the argument parser; every command and option carries help text."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument('--file', help='memory file (default: $CASTOR_ROBOT_MEMORY_FILE, '
                                        'else ~/.opencastor/robot-memory.md)')
@@ -86,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
                                help='print the context block the robot brain receives')
     show.add_argument('--budget', type=_positive_int, metavar='TOKENS',
                       help='token budget of the block (default: the configured token_budget)')
-    show.add_argument('--no-peers', action='store_true', help='leave out peer robots\' entries')
+    show.add_argument('--no-peers', action='store_true', help="leave out peer robots' entries")
     show.add_argument('--min-confidence', type=_unit_float, metavar='C',
                       help='raise the injection threshold for this call')
 
@@ -152,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     undo.add_argument('--dry-run', action='store_true',
                       help='only show what would change; nothing is written')
     undo.add_argument('--at', type=_iso_time, metavar='ISO-TIME',
-                      help='the undo\'s own time instead of now (e.g. 2026-05-01T03:00:00Z)')
+                      help="the undo's own time instead of now (e.g. 2026-05-01T03:00:00Z)")
     undo.add_argument('--json', action='store_true', help='print the undo report as JSON')
     cli_substrate.add_commands(commands, [common, database])
     cli_proposals.add_commands(commands, [common, database])
@@ -211,11 +226,11 @@ def cmd_validate(args, memory: 'MemoryFile') -> int:
 
 
 def collect_stats(document, now, config, path=None) -> dict:
-    """Counts by type and band, peers and file facts, as a plain dict."""
+    """Count by type and band, peers and file facts, as a plain dict."""
     from robot_memory import lifecycle
     from robot_memory.locations import link_target
     from robot_memory.schema import ENTRY_TYPES
-    by_type = collections.Counter({name: 0 for name in ENTRY_TYPES})
+    by_type = collections.Counter(dict.fromkeys(ENTRY_TYPES, 0))
     for entry in document.entries:
         by_type[entry.type] += 1
     by_band = lifecycle.band_counts(document.entries, now, config)
@@ -311,7 +326,8 @@ def cmd_prune(args, memory: 'MemoryFile') -> int:
 
 def _prune_recorded(store: 'EvidenceStore', memory: 'MemoryFile', now: dt.datetime,
                     config: 'lifecycle.LifecycleConfig') -> 'lifecycle.PruneOutcome':
-    """Prune the file and record it in the evidence database, crash-safe like a dream.
+    """
+    Prune the file and record it in the evidence database, crash-safe like a dream.
 
     The next dream recognises a person's deletion by an entry that is in the database's
     snapshot but not in the file. So the pruned entries leave the snapshot, with a
@@ -366,7 +382,7 @@ def _prune_recorded(store: 'EvidenceStore', memory: 'MemoryFile', now: dt.dateti
 
 
 def document_as_json(document, now, config) -> dict:
-    """The document as plain JSON data, with effective confidences at ``now``."""
+    """Return the document as plain JSON data, with effective confidences at ``now``."""
     from robot_memory import lifecycle
 
     def entry_data(entry, reference=None):
@@ -409,7 +425,8 @@ def _rules(args) -> 'Rules':
 
 
 def _store(args, memory: 'MemoryFile', rules: 'Rules' = None) -> 'EvidenceStore':
-    """The evidence database for a writing command.
+    """
+    Return the evidence database for a writing command.
 
     A damaged database (truncated, garbage) is set aside as ``<database>.corrupt-<time>``
     and a fresh one is started, like memory_node does; the next dream takes the entries of
@@ -430,7 +447,7 @@ def cmd_ingest(args, memory: 'MemoryFile') -> int:
     name = '<stdin>' if args.jsonl == '-' else args.jsonl
     try:
         handle = sys.stdin if args.jsonl == '-' else open(args.jsonl, encoding='utf-8',
-                                                             errors='surrogateescape')
+                                                          errors='surrogateescape')
     except OSError as error:
         raise ValueError(f'cannot read {name}: {error.strerror}') from None
     with handle:
@@ -543,7 +560,8 @@ COMMANDS.update(cli_proposals.HANDLERS)
 
 
 class NeutralisedStream:
-    """A text stream that writes control and bidi-override characters as visible escapes.
+    """
+    A text stream that writes control and bidi-override characters as visible escapes.
 
     Every output of the CLI goes through it, so a memory file's text cannot reorder or
     repaint a terminal; inside JSON strings the escape is JSON's own, so data survive.

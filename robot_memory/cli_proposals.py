@@ -1,4 +1,19 @@
-"""The proposals queue's ``robot-memory`` subcommands: proposals, approve, reject.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The proposals queue's ``robot-memory`` subcommands: proposals, approve, reject.
 
 ``add_commands(subparsers, common_parents)`` adds them to the main parser and ``HANDLERS``
 maps each name to its function ``(args, memory) -> exit code``. Nothing heavy is imported
@@ -74,7 +89,7 @@ def _actor(args) -> str:
 
 
 def _queue(args, memory):
-    """The queue of the memory file's database; a missing database is not created."""
+    """Return the queue of the memory file's database; a missing database is not created."""
     from robot_memory import proposals
     from robot_memory.cli_substrate import db_path
     path = db_path(args, memory)

@@ -1,5 +1,21 @@
-"""The substrate's ``robot-memory`` subcommands: learn, recall, forget, mcp, import-rlm, export-rlm,
-rotate-key.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The substrate's ``robot-memory`` subcommands.
+
+learn, recall, forget, mcp, import-rlm, export-rlm, rotate-key.
 
 ``add_commands(subparsers, common_parents)`` adds them to the main parser and ``HANDLERS``
 maps each name to its function ``(args, memory) -> exit code``. The records live in the
@@ -25,8 +41,8 @@ from robot_memory.substrate.vocabulary import MAX_REASON
 from robot_memory.substrate.vocabulary import MAX_TEXT
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
-from robot_memory.timeutil import UTC
 from robot_memory.timeutil import parse_iso
+from robot_memory.timeutil import UTC
 
 
 class MemoryLocation:
@@ -82,10 +98,10 @@ def add_commands(subparsers, common_parents) -> None:
     cardinality = learn.add_mutually_exclusive_group()
     cardinality.add_argument('--single-valued', action='store_true', default=None,
                              dest='single_valued',
-                             help='the fact\'s predicate holds one value at a time: a new '
+                             help="the fact's predicate holds one value at a time: a new "
                                   'value supersedes the old one')
     cardinality.add_argument('--multi-valued', action='store_false', dest='single_valued',
-                             help='the fact\'s predicate holds many values side by side')
+                             help="the fact's predicate holds many values side by side")
     learn.add_argument('--json', action='store_true', help='print the result as JSON')
 
     recall = subparsers.add_parser('recall', parents=list(common_parents) + [clock],
@@ -167,14 +183,15 @@ def _now(args) -> dt.datetime:
 
 
 def db_path(args, memory) -> pathlib.Path:
-    """The database: ``--db``, else the memory file's own (``default_db_path``)."""
+    """Return the database: ``--db``, else the memory file's own (``default_db_path``)."""
     from robot_memory.locations import default_db_path
     db = getattr(args, 'db', None)
     return pathlib.Path(db).expanduser() if db else default_db_path(memory.path)
 
 
 def encryption(args, db) -> dict:
-    """``encrypt_from`` and ``key_file`` for the Substrate, from ``--config`` (else defaults).
+    """
+    ``encrypt_from`` and ``key_file`` for the Substrate, from ``--config`` (else defaults).
 
     The node's parameters ``substrate_encrypt_from`` and ``substrate_key_file``; an empty key
     file means beside ``federation.private_key_path`` when that is set, else beside the
@@ -201,7 +218,8 @@ def _open(args, memory, vectors: bool = False):
 
 
 def keywords_settle(substrate, query: str, k: int) -> bool:
-    """True when at least ``k`` live records hold every word of ``query``.
+    """
+    Return True when at least ``k`` live records hold every word of ``query``.
 
     Then keyword recall answers the query by itself, and ``robot-memory recall`` leaves the
     semantic model unloaded: loading it (numpy, onnxruntime, the model) costs a one-shot
@@ -222,7 +240,8 @@ def keywords_settle(substrate, query: str, k: int) -> bool:
 
 
 def proposal_settings(args):
-    """The ``proposals.*`` settings of ``--config``; None without it (every source applies).
+    """
+    Return the ``proposals.*`` settings of ``--config``; None without it (every source applies).
 
     Nothing is imported without ``--config``: ``mcp`` must answer ``initialize`` without
     pydantic or sqlite-utils.
@@ -379,7 +398,8 @@ HANDLERS = {
 
 
 def substrate_stats(path, now: dt.datetime, encryption: Optional[dict] = None) -> dict:
-    """Substrate metrics of the database at ``path``, or None when it holds no records table.
+    """
+    Substrate metrics of the database at ``path``, or None when it holds no records table.
 
     Never creates the database or its tables: ``stats`` only reads. ``encryption`` (see
     :func:`encryption`) says where the key of the encrypted records is.

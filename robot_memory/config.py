@@ -1,4 +1,19 @@
-"""Reading robot_memory settings from a ROS 2 parameters file (config/robot_memory.yaml).
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Reading robot_memory settings from a ROS 2 parameters file (config/robot_memory.yaml).
 
 The node and the CLI share one file: the ``ros__parameters`` of the node (or of
 ``/**``) hold the lifecycle constants; unknown keys are left to the node.
@@ -6,15 +21,15 @@ The node and the CLI share one file: the ``ros__parameters`` of the node (or of
 
 import pathlib
 
-import yaml
 from pydantic import ValidationError
+import yaml
 
 from robot_memory.errors import MemoryFileError
 from robot_memory.lifecycle import LifecycleConfig
 
 
 def read_parameters(path, node_name: str = 'robot_memory') -> dict:
-    """The merged ``ros__parameters`` for ``node_name`` (and ``/**``) from a params file."""
+    """Return the merged ``ros__parameters`` for ``node_name`` (and ``/**``) from a params file."""
     path = pathlib.Path(path).expanduser()
     try:
         data = yaml.load(path.read_text(encoding='utf-8'), Loader=yaml.CSafeLoader) or {}

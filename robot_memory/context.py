@@ -1,4 +1,19 @@
-"""The context block handed to the robot's LLM brain (RCAN §5).
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+r"""
+The context block handed to the robot's LLM brain (RCAN §5).
 
 Own entries first, then a labelled section of this robot's weak recent entries (below the
 injection threshold, reinforced within ``recent_hours``), then one labelled section per
@@ -11,7 +26,7 @@ never takes the place of a higher one. The block also says what it does not show
 own entries are below the threshold and the highest of them (:func:`summary`).
 
 Text reaches the brain and terminals neutralised (:func:`neutralise`): control and
-bidirectional-override characters are shown as ``\\uXXXX`` escapes, the file keeps them.
+bidirectional-override characters are shown as ``\uXXXX`` escapes, the file keeps them.
 
 Two ways to the same block. Without an index every call decays and sorts every entry
 (O(n log n)). With a :class:`ContextIndex` (built once per file load, see
@@ -38,20 +53,20 @@ import datetime as dt
 import heapq
 import math
 import re
-import unicodedata
 from typing import Optional
+import unicodedata
 
-from robot_memory.lifecycle import DEFAULT_CONFIG
-from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.lifecycle import band
+from robot_memory.lifecycle import DEFAULT_CONFIG
 from robot_memory.lifecycle import effective_confidence
+from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.schema import MemoryDocument
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import UTC
 
 
 def estimate_tokens(text: str) -> int:
-    """A conservative token estimate: UTF-8 bytes / 4, rounded up."""
+    """Return a conservative token estimate: UTF-8 bytes / 4, rounded up."""
     return -(-len(text.encode('utf-8')) // 4)
 
 
@@ -63,7 +78,8 @@ def plural(count: int, word: str, words: str = '') -> str:
 
 
 def percent(confidence: float, config: LifecycleConfig = DEFAULT_CONFIG) -> int:
-    """Confidence as a whole percentage, truncated as the reference does (0.7996 is 79%).
+    """
+    Confidence as a whole percentage, truncated as the reference does (0.7996 is 79%).
 
     It never reaches a threshold of ``config`` (band, injection, prune) that the confidence
     is below, so ``🟡 [80%]`` or ``🟢 [50%]`` cannot be printed. The one home of every
@@ -81,7 +97,7 @@ def percent(confidence: float, config: LifecycleConfig = DEFAULT_CONFIG) -> int:
 
 
 def threshold_percent(value: float) -> str:
-    """A configured threshold as a percentage, exactly (0.3 is '30%', 0.305 is '30.5%')."""
+    """Return a configured threshold as a percentage, exactly (0.3 is '30%', 0.305 is '30.5%')."""
     return f'{round(value * 100, 4):g}%'
 
 
@@ -99,7 +115,8 @@ def _escape(match) -> str:
 
 
 def check_displayable(value: str, what: str) -> str:
-    """Refuse text holding control or bidirectional-override characters, naming the field.
+    """
+    Refuse text holding control or bidirectional-override characters, naming the field.
 
     For text from elsewhere (peer payloads): such characters make text read differently
     from what it says, so it is refused rather than merged.
@@ -115,12 +132,13 @@ def check_displayable(value: str, what: str) -> str:
 
 
 def is_displayable(value: str) -> bool:
-    """True when ``value`` holds no control or bidirectional-override character."""
+    """Return True when ``value`` holds no control or bidirectional-override character."""
     return _UNSAFE_LINE.search(value) is None
 
 
 def neutralise(text: str, keep_newlines: bool = False) -> str:
-    """``text`` with control and bidi-override characters shown as visible ``\\uXXXX`` escapes.
+    r"""
+    ``text`` with control and bidi-override characters shown as visible ``\uXXXX`` escapes.
 
     A context line keeps no newline or tab (one entry, one line); ``keep_newlines`` keeps
     them for whole outputs (the CLI's). The memory file itself keeps what a person wrote.
@@ -145,7 +163,8 @@ class ContextLine:
 
 @dataclasses.dataclass
 class ContextBlock:
-    """The block's text plus the entries it shows and what it leaves out, for services and CLI.
+    """
+    The block's text plus the entries it shows and what it leaves out, for services and CLI.
 
     ``omitted``: eligible entries (own and peers) not shown for the budget. ``below_threshold``:
     own entries (not resolved) under the request's threshold, ``below_threshold_max`` and
@@ -198,7 +217,8 @@ def _clip(text: str, chars: int) -> str:
 
 
 class _RankedLines:
-    """A section's eligible entries in rank order, formatted as lines only as they are read.
+    """
+    A section's eligible entries in rank order, formatted as lines only as they are read.
 
     A budget shows a few lines of thousands of eligible entries; formatting them all cost
     more than ranking them.
@@ -220,9 +240,12 @@ class _RankedLines:
 
 
 def _ranked(entries, now, config, threshold, reference=None, source='', below=None):
-    """The eligible entries as ContextLines in rank order (effective confidence, then newest,
-    then id); those under ``threshold`` are appended to ``below`` as (confidence, entry,
-    document order) when it is given."""
+    """
+    Return the eligible entries as ContextLines in rank order.
+
+    The order is effective confidence, then newest, then id; those under ``threshold`` are
+    appended to ``below`` as (confidence, entry, document order) when it is given.
+    """
     scored = []
     for order, entry in enumerate(entries):
         if entry.type == 'resolved':
@@ -260,8 +283,12 @@ def _recent_window(config: LifecycleConfig, min_confidence: Optional[float]):
 
 
 def _recent_scan(entries, now, config, window):
-    """(confidence, entry) of own entries under inject_min reinforced within ``window`` of
-    ``now``, in rank order; none when ``window`` is None."""
+    """
+    Return (confidence, entry) of weak own entries reinforced recently, in rank order.
+
+    Own entries under inject_min reinforced within ``window`` of ``now``; none when
+    ``window`` is None.
+    """
     recent = []
     if window is None:
         return recent
@@ -284,13 +311,13 @@ def _in_rank_order(scored, now) -> list:
 
 
 def peer_header(rrn: str, last_synced: dt.datetime) -> str:
-    """The label of a peer's section: it is the peer's experience, not this robot's."""
+    """Return the label of a peer's section: it is the peer's experience, not this robot's."""
     return (f'Reported by peer {neutralise(rrn)} (last synced {format_iso(last_synced)}; '
             'not verified here):')
 
 
 def recent_header(config: LifecycleConfig = DEFAULT_CONFIG) -> str:
-    """The label of the weak-recent section: seen lately, not yet confirmed over time."""
+    """Return the label of the weak-recent section: seen lately, not yet confirmed over time."""
     return (f'Seen in the last {config.recent_hours:g} h, below the '
             f'{threshold_percent(config.inject_min)} injection threshold (little evidence '
             'so far; not yet confirmed over time):')
@@ -301,7 +328,8 @@ def build_context(document: MemoryDocument, now: dt.datetime,
                   token_budget: Optional[int] = None, include_peers: bool = True,
                   min_confidence: Optional[float] = None,
                   index: Optional['ContextIndex'] = None) -> ContextBlock:
-    """Build the emoji-banded block for ``document`` at ``now`` within ``token_budget``.
+    """
+    Build the emoji-banded block for ``document`` at ``now`` within ``token_budget``.
 
     ``min_confidence`` raises the injection threshold for this call, never lowers it; a
     raised threshold also leaves out the weak-recent section. ``index`` (a
@@ -318,14 +346,14 @@ def build_context(document: MemoryDocument, now: dt.datetime,
 
 def _threshold(config: LifecycleConfig, min_confidence: Optional[float]) -> float:
     return config.inject_min if min_confidence is None else max(config.inject_min,
-                                                                 min_confidence)
+                                                                min_confidence)
 
 
 def build_context_scan(document: MemoryDocument, now: dt.datetime,
                        config: LifecycleConfig = DEFAULT_CONFIG,
                        token_budget: Optional[int] = None, include_peers: bool = True,
                        min_confidence: Optional[float] = None) -> ContextBlock:
-    """The reference block: decay, filter and sort every entry, then fill the budget."""
+    """Return the reference block: decay, filter and sort every entry, then fill the budget."""
     threshold = _threshold(config, min_confidence)
     under = []
     ranked = _ranked(document.entries, now, config, threshold, below=under)
@@ -372,8 +400,12 @@ class _Filler:
         self.used -= self.costs.pop()
 
     def put_or_cut(self, line: str):
-        """The line as placed (whole or cut with an ellipsis), or None; either way a line that
-        does not fit whole ends the block, so nothing lower takes its place."""
+        """
+        Return the line as placed (whole or cut with an ellipsis), or None.
+
+        Either way a line that does not fit whole ends the block, so nothing lower takes
+        its place.
+        """
         if self.put(line):
             return line
         self.ended = True
@@ -394,7 +426,7 @@ class _Filler:
         return cut_line
 
     def section(self, header, items) -> list:
-        """A labelled section: the header only with at least its first line."""
+        """Return a labelled section: the header only with at least its first line."""
         if self.ended:
             return []
         first = next(items, None)
@@ -421,7 +453,8 @@ class _Filler:
 
 
 def _assemble(document, now, config, token_budget, threshold, own, recent, peers, below):
-    """Fill the budget: own entries, the weak-recent section, then each peer's section.
+    """
+    Fill the budget: own entries, the weak-recent section, then each peer's section.
 
     ``recent`` is called only when the own entries left room: it returns the weak recent
     entries as (confidence, entry) in rank order.
@@ -497,7 +530,8 @@ class _SectionIndex:
         return len(self.entries)
 
     def plan(self, now: dt.datetime, config: LifecycleConfig, threshold: float):
-        """(eligible count, walker, highest below) at ``now``; None when it must be scanned.
+        """
+        (eligible count, walker, highest below) at ``now``; None when it must be scanned.
 
         The highest below ``threshold`` is (confidence, entry) or None.
         """
@@ -545,7 +579,7 @@ class _SectionIndex:
             while position < len(entries) and self.neg_keys[position] <= floor:
                 if position not in skip:
                     below.append((position, effective_confidence(entries[position], now, config,
-                                                                  reference)))
+                                                                 reference)))
                 position += 1
         highest = None
         if below:
@@ -556,8 +590,11 @@ class _SectionIndex:
         return eligible, _Walk(self, now, config, threshold, offset, maybe, skip, heap), highest
 
     def weak_recent(self, now: dt.datetime, config: LifecycleConfig, window) -> list:
-        """(confidence, entry) of own entries under inject_min reinforced within ``window``,
-        in rank order."""
+        """
+        Return (confidence, entry) of own entries under inject_min reinforced within ``window``.
+
+        In rank order.
+        """
         key = (config.inject_min, window)
         candidates = self._weak.get(key)
         if candidates is None:
@@ -624,7 +661,8 @@ class _Walk:
 
 
 class ContextIndex:
-    """The sections of one document in decay-invariant order, for one decay rate.
+    """
+    The sections of one document in decay-invariant order, for one decay rate.
 
     Build it once per loaded document (``DocumentCache.context_index`` does) and pass it
     to :func:`build_context`. The document must not change while the index is used.
@@ -639,7 +677,7 @@ class ContextIndex:
         self._peer_count = len(document.peer_context or [])
 
     def serves(self, document: MemoryDocument, config: LifecycleConfig) -> bool:
-        """True when this index was built from ``document`` for ``config``'s decay rate."""
+        """Return True when this index was built from ``document`` for ``config``'s decay rate."""
         return (document is self.document and config.decay_per_day == self.rate
                 and len(document.peer_context or []) == self._peer_count)
 

@@ -1,4 +1,19 @@
-"""The Python packages robot_memory needs at run time, checked before anything imports them.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The Python packages robot_memory needs at run time, checked before anything imports them.
 
 A colcon workspace installs none of them: on a robot they come from the distribution
 through rosdep (``package.xml``), and where the distribution's are missing or too old
@@ -48,7 +63,7 @@ EXIT_UNMET = 2  # the exit code of an executable that cannot start (as memory_no
 
 
 def release(version: str) -> tuple:
-    """The numeric release of a version string: '2.11.0rc1' -> (2, 11, 0), '1.10' -> (1, 10)."""
+    """Return the numeric release of a version: '2.11.0rc1' -> (2, 11, 0), '1.10' -> (1, 10)."""
     parts = []
     for part in version.split('.'):
         digits = ''
@@ -69,7 +84,7 @@ def _key(name: str) -> str:
 
 
 def metadata_version(name: str):
-    """The installed version of distribution ``name`` by importlib.metadata (None: not there)."""
+    """Return the installed version of distribution ``name`` (None: not installed)."""
     from importlib import metadata  # noqa: I100 - only here: slow to import
     try:
         return metadata.version(name)
@@ -93,7 +108,8 @@ def listed_versions(path) -> dict:
 
 
 def unmet(requirements=REQUIREMENTS, version=None) -> list:
-    """(requirement, installed version or None) for each requirement missing or too old.
+    """
+    Return (requirement, installed version or None) for each requirement missing or too old.
 
     ``version(name)`` gives the installed version or None; by default it is read from
     the names on ``sys.path`` (importlib.metadata where a name holds no version).
@@ -116,7 +132,7 @@ def unmet(requirements=REQUIREMENTS, version=None) -> list:
 def pip_command(requirements, executable: str = sys.executable,
                 in_venv: bool = sys.prefix != sys.base_prefix,
                 externally_managed=None) -> str:
-    """The pip command line that installs ``requirements`` for ``executable``."""
+    """Return the pip command line that installs ``requirements`` for ``executable``."""
     specs = ' '.join(f"'{item.name}>={item.minimum}'" for item in requirements)
     if in_venv:
         return f'{executable} -m pip install {specs}'
@@ -131,7 +147,7 @@ def pip_command(requirements, executable: str = sys.executable,
 
 
 def unmet_message(program: str, problems, command: str) -> str:
-    """The one line an executable prints when it cannot start for want of ``problems``."""
+    """Return the one line an executable prints when it cannot start for want of ``problems``."""
     what = '; '.join(
         f'{requirement.name} is not installed' if installed is None
         else f'{requirement.name} {installed} is too old (need >= {requirement.minimum})'

@@ -1,4 +1,19 @@
-"""Distillers: who words a new memory entry.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Distillers: who words a new memory entry.
 
 A distiller only *proposes texts*: ``rewrite(candidates)`` returns a dict from signature
 to text, and the dream keeps a proposal only if it is 1 to 500 printable characters on
@@ -17,7 +32,8 @@ import dataclasses
 import json
 import os
 import time
-from typing import Optional, Protocol
+from typing import Optional
+from typing import Protocol
 
 from robot_memory.schema import check_printable
 from robot_memory.schema import MAX_TEXT_CHARS
@@ -75,7 +91,7 @@ class RuleDistiller:
     """The default: every candidate keeps its rule template's text."""
 
     def rewrite(self, candidates: list) -> dict:
-        """The rule texts, unchanged."""
+        """Return the rule texts, unchanged."""
         return {candidate.signature: candidate.text for candidate in candidates}
 
 

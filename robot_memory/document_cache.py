@@ -1,4 +1,19 @@
-"""The parsed robot-memory.md, re-read only when the file on disk changed.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The parsed robot-memory.md, re-read only when the file on disk changed.
 
 Services that answer many times a second (``~/get_context``) must not parse the file
 each time, yet must see a dream's result, a CLI prune or a person's edit at once. One
@@ -46,7 +61,7 @@ class DocumentCache:
         return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
     def document(self, now: dt.datetime):
-        """The current document (an empty one when the file does not exist yet)."""
+        """Return the current document; an empty one when the file does not exist yet."""
         key = self._stat_key()
         with self._lock:
             if self._document is not None and key == self._key:
@@ -75,7 +90,8 @@ class DocumentCache:
         self._indexes = {}
 
     def context_index(self, document, config: LifecycleConfig):
-        """The context index of ``document`` at ``config``'s decay rate, built once.
+        """
+        Return the context index of ``document`` at ``config``'s decay rate, built once.
 
         None when ``document`` is no longer the cached one (the file changed in between):
         the caller then builds its block by the scan, which gives the same result.
@@ -92,7 +108,7 @@ class DocumentCache:
     def build_context(self, now: dt.datetime, config: LifecycleConfig,
                       token_budget: Optional[int] = None, include_peers: bool = True,
                       min_confidence: Optional[float] = None) -> context.ContextBlock:
-        """The context block of the current file at ``now``, through the cached index."""
+        """Return the context block of the current file at ``now``, through the cached index."""
         document = self.document(now)
         return context.build_context(document, now, config, token_budget, include_peers,
                                      min_confidence, index=self.context_index(document, config))

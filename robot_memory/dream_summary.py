@@ -1,12 +1,29 @@
-"""The summary of a dream that a person reads: what was learned, reinforced, resolved, pruned,
-and what contradicts what (the "summarize" phase of a reflection cycle).
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+r"""
+The summary of a dream that a person reads.
+
+What was learned, reinforced, resolved, pruned, and what contradicts what (the
+"summarize" phase of a reflection cycle).
 
 ``build_summary(report, config)`` turns a ``autodream.DreamReport`` into Markdown; it is
 pure (no files, no clock: the report carries its moment). Each section lists at most
 ``MAX_ITEMS`` entries and says how many more there were, so a night that prunes thousands
 of entries still gives a page, not a log (``robot-memory history`` and the archive hold
 everything). Entry text is shown on one line with control and bidirectional-override
-characters written as ``\\uXXXX``: the summary is read by people, and the file keeps what
+characters written as ``\uXXXX``: the summary is read by people, and the file keeps what
 was written.
 
 ``write_summary`` keeps the summary beside the memory file (beside a link's target, like
@@ -47,7 +64,7 @@ def _item(change: dict, tail: str) -> str:
 
 
 def _section(title: str, lines: list, empty: Optional[str] = 'none') -> list:
-    """A Markdown section (``None`` for ``empty`` leaves an empty section out)."""
+    """Return a Markdown section (``None`` for ``empty`` leaves an empty section out)."""
     if not lines and empty is None:
         return []
     out = ['', f'## {title} ({len(lines)})' if lines else f'## {title}', '']
@@ -56,7 +73,7 @@ def _section(title: str, lines: list, empty: Optional[str] = 'none') -> list:
     out.extend(lines[:MAX_ITEMS])
     if len(lines) > MAX_ITEMS:
         out.append(f'- ... and {len(lines) - MAX_ITEMS} more (robot-memory history ENTRY_ID '
-                   'shows any entry\'s record)')
+                   "shows any entry's record)")
     return out
 
 
@@ -80,7 +97,7 @@ def worth_telling(report) -> bool:
 
 
 def build_summary(report, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
-    """The Markdown summary of one dream, for a person (pure)."""
+    """Return the Markdown summary of one dream, for a person (pure)."""
     at = format_iso(report.at)
     lines = [f'# Dream of {at}', '', one_line(report.summary()) + f' (by {report.actor}).']
     if not worth_telling(report):
@@ -122,7 +139,7 @@ def _prefix(target: pathlib.Path) -> str:
 
 
 def summary_stamp(name: str, memory_name: str) -> Optional[dt.datetime]:
-    """The moment in a summary file's name, or None if it is not one of ``memory_name``'s."""
+    """Return the moment in a summary file's name, or None if it is not one of ``memory_name``'s."""
     prefix = f'{memory_name}.dream-'
     if not name.startswith(prefix):
         return None
@@ -133,14 +150,15 @@ def summary_stamp(name: str, memory_name: str) -> Optional[dt.datetime]:
 
 
 def expired_summaries(names, memory_name: str, now: dt.datetime, nights: int) -> list:
-    """The summary files among ``names`` older than ``nights`` days before ``now``."""
+    """Return the summary files among ``names`` older than ``nights`` days before ``now``."""
     limit = now - dt.timedelta(days=nights)
     return sorted(name for name in names
                   if (stamp := summary_stamp(name, memory_name)) is not None and stamp < limit)
 
 
 def write_summary(memory_file, text: str, at: dt.datetime, nights: int) -> pathlib.Path:
-    """Write ``text`` as ``<file>.dream-<time>.md`` beside the memory file; drop old ones.
+    """
+    Write ``text`` as ``<file>.dream-<time>.md`` beside the memory file; drop old ones.
 
     Raises MemoryFileError when the file cannot be written (the caller reports it; the
     dream itself is already safe).
@@ -162,7 +180,7 @@ def write_summary(memory_file, text: str, at: dt.datetime, nights: int) -> pathl
 
 
 def latest_summary(memory_file) -> Optional[str]:
-    """The text of the newest summary beside the memory file, or None."""
+    """Return the text of the newest summary beside the memory file, or None."""
     try:
         target = memory_file.target()
         names = os.listdir(target.parent)

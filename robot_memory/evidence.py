@@ -1,4 +1,19 @@
-"""The evidence store: observations, signature links, audit trail and dream state in SQLite.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The evidence store: observations, signature links, audit trail and dream state in SQLite.
 
 The database (by default beside the memory file and named after it, ``robot-memory.db``
 for ``robot-memory.md``: see ``default_db_path``; mode 0600, WAL, a busy timeout so the
@@ -43,7 +58,8 @@ A full disk is reported as such (EvidenceError saying the disk is full), never a
 
 Ingestion is a cheap append: ``add()`` classifies the observation with the rules and
 buffers rows; one transaction writes every ``batch_size`` rows or on ``flush()``. The
-store starts no threads; the node calls ``flush()`` from a timer. A lock makes ``add``
+store starts no threads; the node's StoreWorker (robot_memory.worker), the one thread that
+owns the store, calls ``flush()`` every ``flush_period_s``. A lock makes ``add``
 and ``flush`` safe to call from several executor threads; for anything else use one
 store (one connection) per thread: WAL lets a dreaming connection and an ingesting one
 work side by side.
@@ -59,7 +75,9 @@ import pathlib
 import shutil
 import sqlite3
 import threading
-from typing import Iterable, Optional, TYPE_CHECKING
+from typing import Iterable
+from typing import Optional
+from typing import TYPE_CHECKING
 
 from robot_memory import lazy_imports
 from robot_memory.errors import MemoryFileError
@@ -72,14 +90,15 @@ from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
 from robot_memory.timeutil import to_utc
 
+if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no rules
+    from robot_memory.rules import Rules
+
 _sqlite_utils = lazy_imports.sqlite_utils()
 Database = _sqlite_utils.Database
 Migrations = _sqlite_utils.Migrations
 
-if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no rules
-    from robot_memory.rules import Rules
-
 DB_NAME = 'robot-memory.db'  # the database of robot-memory.md (see default_db_path)
+MEMORY = ':memory:'  # the path of a store kept in memory (SQLite's name for it)
 FILE_MODE = 0o600
 AUDIT_ACTIONS = ('create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
 # Decisions on the proposals queue (robot_memory.proposals), entry id ``proposal:<id>``.
@@ -105,7 +124,8 @@ class EvidenceError(ValueError):
 
 
 class EvidenceDamaged(EvidenceError):
-    """The file is not a usable SQLite database (refused with ``on_corrupt='raise'``).
+    """
+    The file is not a usable SQLite database (refused with ``on_corrupt='raise'``).
 
     ``path`` is the database and ``detail`` what is wrong with it.
     """
@@ -134,7 +154,8 @@ def is_damage(error: BaseException) -> bool:
 
 
 def is_disk_full(error: BaseException, path: Optional[pathlib.Path] = None) -> bool:
-    """Whether an OSError or sqlite3 error was caused by a full disk.
+    """
+    Whether an OSError or sqlite3 error was caused by a full disk.
 
     SQLite reports ENOSPC as SQLITE_FULL, but failing to create its ``-wal`` / ``-shm``
     files on a full disk surfaces as an I/O or cannot-open error; then the free space of
@@ -216,7 +237,8 @@ def _append_only(db: Database) -> None:
 
 @MIGRATIONS(name='0003_undo_history')
 def _undo_history(db: Database) -> None:
-    """The prior state of every entry a dream, prune or undo changes, and the undo log.
+    """
+    Return the prior state of every entry a dream, prune or undo changes, and the undo log.
 
     ``entry_versions``: one row per change of the snapshot, holding the entry as it was
     before (canonical JSON; NULL when it did not exist), when (UNIX seconds), and which
@@ -248,7 +270,8 @@ def _undo_history(db: Database) -> None:
 
 
 def create_private_file(path: pathlib.Path) -> None:
-    """Create ``path`` empty with mode 0600 if it is missing; make it 0600 either way.
+    """
+    Create ``path`` empty with mode 0600 if it is missing; make it 0600 either way.
 
     An existing database is never opened here: closing any descriptor of a file drops
     every POSIX lock this process holds on it, including the shared lock of a SQLite
@@ -266,7 +289,7 @@ def create_private_file(path: pathlib.Path) -> None:
 
 
 def open_target(path) -> pathlib.Path:
-    """The database file ``path`` names, through symbolic links (EvidenceError if dangling)."""
+    """Return the database file ``path`` names, through links (EvidenceError if dangling)."""
     try:
         return link_target(path)
     except MemoryFileError as error:
@@ -278,7 +301,7 @@ def _epoch(value: dt.datetime) -> float:
 
 
 def from_epoch(seconds: Optional[float]) -> Optional[dt.datetime]:
-    """A stored UNIX time as an aware UTC datetime (None stays None)."""
+    """Return a stored UNIX time as an aware UTC datetime (None stays None)."""
     if seconds is None:
         return None
     return dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
@@ -337,7 +360,12 @@ class CompactReport:
 
 
 class EvidenceStore:
-    """The SQLite evidence store; use as a context manager or call ``close()``."""
+    """
+    The SQLite evidence store; use as a context manager or call ``close()``.
+
+    ``path`` ``':memory:'`` or None keeps the store in memory (gone when it is closed), as
+    :class:`~robot_memory.substrate.store.Substrate` does: for tests and one-off tools.
+    """
 
     def __init__(self, path, rules: Optional['Rules'] = None, batch_size: int = 500,
                  retention_days: float = 14.0, ok_heartbeat_s: float = 900.0,
@@ -351,7 +379,7 @@ class EvidenceStore:
             raise ValueError('retention_days must be positive (days of raw observations kept)')
         # A symlinked database is used through to its target: -wal, -shm and a set-aside
         # copy lie beside the file SQLite writes, and the link stays.
-        self.path = open_target(path)
+        self.path = None if path is None or str(path) == MEMORY else open_target(path)
         if not rules:
             from robot_memory.rules import Rules
             rules = Rules.default()
@@ -371,7 +399,7 @@ class EvidenceStore:
         self.set_aside_to = None
         self.problems = []
         try:
-            if on_corrupt == 'set_aside':
+            if on_corrupt == 'set_aside' and self.path is not None:
                 self._check(busy_timeout_s)
             self.db = self._open(busy_timeout_s)
         except _Damaged as damage:
@@ -392,6 +420,8 @@ class EvidenceStore:
                                     f'created ({again})') from None
 
     def _open(self, busy_timeout_s: float) -> Database:
+        if self.path is None:
+            return open_database(MEMORY, busy_timeout_s, MIGRATIONS)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             create_private_file(self.path)
@@ -414,7 +444,8 @@ class EvidenceStore:
         return db
 
     def _check(self, busy_timeout_s: float) -> None:
-        """Raise _Damaged if the file is not a sound SQLite database.
+        """
+        Raise _Damaged if the file is not a sound SQLite database.
 
         Reads only, and only through SQLite: ``PRAGMA quick_check`` on a read-only
         connection, which (unlike a writer's last close) never checkpoints or deletes the
@@ -474,11 +505,13 @@ class EvidenceStore:
 
     def set_aside_copies(self) -> list:
         """Damaged databases set aside beside this one (``<db>.corrupt-*``), oldest first."""
+        if self.path is None:
+            return []
         return sorted(path for path in self.path.parent.glob(f'{self.path.name}.corrupt-*')
                       if not path.name.endswith('-wal'))
 
     def take_problems(self) -> list:
-        """Notes about the store for a report (e.g. a database set aside), once each."""
+        """Note about the store for a report (e.g. a database set aside), once each."""
         problems, self.problems = self.problems, []
         return problems
 
@@ -490,11 +523,12 @@ class EvidenceStore:
         except sqlite3.Error as error:
             if is_disk_full(error, self.path):
                 raise EvidenceError(_disk_full_message(self.path, doing)) from None
-            raise EvidenceError(f'cannot {doing} {self.path} ({error})') from None
+            raise EvidenceError(f'cannot {doing} {self.path or MEMORY} ({error})') from None
 
     @contextlib.contextmanager
     def _transaction(self):
-        """A write transaction that takes SQLite's write lock when it begins.
+        """
+        Return a write transaction that takes SQLite's write lock when it begins.
 
         ``BEGIN IMMEDIATE``, not a deferred BEGIN: a deferred transaction that reads first
         and writes later fails at once with "database is locked" (no busy wait) when
@@ -536,7 +570,8 @@ class EvidenceStore:
     # ------------------------------------------------------------------ ingestion
 
     def add(self, observation) -> int:
-        """Buffer the evidence of one observation; returns how many rows it will write.
+        """
+        Buffer the evidence of one observation; returns how many rows it will write.
 
         Once ``batch_size`` rows wait, ``add`` writes them. If that write fails (a full
         disk), the observation is still accepted: it stays buffered with the others,
@@ -578,7 +613,8 @@ class EvidenceStore:
         return sum(self.add(observation) for observation in observations)
 
     def flush(self) -> int:
-        """Write the buffered rows in one transaction; returns how many were written.
+        """
+        Write the buffered rows in one transaction; returns how many were written.
 
         On failure the rows stay buffered (the oldest dropped and counted in ``dropped``
         beyond 200,000) and EvidenceError says why; it is also kept in ``write_error``.
@@ -598,8 +634,8 @@ class EvidenceStore:
                 cause = ('the disk is full; free some space' if is_disk_full(error, self.path)
                          else str(error))
                 self.write_error = EvidenceError(
-                    f'cannot write observations to {self.path} ({cause}); {len(self._buffer)} '
-                    'rows stay buffered and the next flush retries')
+                    f'cannot write observations to {self.path or MEMORY} ({cause}); '
+                    f'{len(self._buffer)} rows stay buffered and the next flush retries')
                 raise self.write_error from None
             self.write_error = None
             self._flush_backoff = 0
@@ -669,36 +705,37 @@ class EvidenceStore:
                 record.dream_id)
 
     def history(self, entry_id: str) -> list:
-        """The audit trail of one entry, oldest first."""
+        """Return the audit trail of one entry, oldest first."""
         rows = self.db.query('SELECT * FROM audit WHERE entry_id = ? ORDER BY id', (entry_id,))
         return [AuditRecord(parse_iso(row['at']), row['entry_id'], row['action'], row['actor'],
                             row['reason'], json.loads(row['detail']), row['dream_id'], row['id'])
                 for row in rows]
 
     def audit_count(self) -> int:
-        """Number of audit records."""
+        """Return the number of audit records."""
         return self.db.execute('SELECT count(*) FROM audit').fetchone()[0]
 
     def dreams(self) -> list:
-        """The dream log, oldest first, as dicts with the report decoded."""
+        """Return the dream log, oldest first, as dicts with the report decoded."""
         return [dict(row, report=json.loads(row['report']))
                 for row in self.db.query('SELECT * FROM dreams ORDER BY id')]
 
     # ------------------------------------------------------------------ dream plumbing
 
     def dream_cursor(self) -> DreamCursor:
-        """The last consumed observation id, last dream time and the hash it wrote."""
+        """Return the last consumed observation id, last dream time and the hash it wrote."""
         row = self.db.execute(
             'SELECT last_id, last_dream_at, file_hash FROM dream_state WHERE id = 1').fetchone()
         return DreamCursor(row[0], parse_iso(row[1]) if row[1] else None, row[2])
 
     def max_observation_id(self) -> int:
-        """The highest observation id written so far (flush first)."""
+        """Return the highest observation id written so far (flush first)."""
         value = self.db.execute('SELECT max(id) FROM observations').fetchone()[0]
         return max(value or 0, self.dream_cursor().last_id)
 
     def evidence_groups(self, after: int, upto: int) -> tuple:
-        """Bad evidence with ``after < id <= upto`` per signature, and last bad per source key.
+        """
+        Bad evidence with ``after < id <= upto`` per signature, and last bad per source key.
 
         One scan grouped by (signature, source key); the payload is the latest row's.
         """
@@ -756,11 +793,11 @@ class EvidenceStore:
         return {row[0]: dict(zip(SOURCE_COLUMNS, row)) for row in self.db.execute(sql)}
 
     def snapshot(self) -> dict:
-        """The per-entry snapshot of the file the last dream wrote: id -> canonical JSON."""
+        """Return the per-entry snapshot of the file the last dream wrote: id -> canonical JSON."""
         return dict(self.db.execute('SELECT entry_id, data FROM snapshot').fetchall())
 
     def pending_dream(self) -> Optional[dict]:
-        """The intent record of a dream that did not finish, or None."""
+        """Return the intent record of a dream that did not finish, or None."""
         row = self.db.execute('SELECT payload FROM pending_dream WHERE id = 1').fetchone()
         return json.loads(row[0]) if row else None
 
@@ -774,7 +811,8 @@ class EvidenceStore:
                                 (payload['token'], payload['at'], payload['file_hash'], text))
 
     def commit_dream(self, payload: dict) -> Optional[int]:
-        """Apply a dream's changes (audit, links, snapshot, cursor, log) in one transaction.
+        """
+        Apply a dream's changes (audit, links, snapshot, cursor, log) in one transaction.
 
         Applies only while the intent record of ``payload`` is still pending, so a dream
         completed by a concurrent recovery is never applied twice (returns None then).
@@ -826,7 +864,7 @@ class EvidenceStore:
         return dream_id
 
     def _apply_prune(self, payload: dict) -> None:
-        """The database half of a prune made outside a dream (inside commit_dream)."""
+        """Return the database half of a prune made outside a dream (inside commit_dream)."""
         for entry_id, action, _, _ in payload['audit']:
             if action != 'prune':
                 raise ValueError(f'a prune intent holds a {action!r} record for {entry_id}')
@@ -840,7 +878,8 @@ class EvidenceStore:
                                  [(key,) for key in payload['snapshot_deleted']])
 
     def _record_versions(self, payload: dict, dream_id: Optional[int]) -> None:
-        """Keep the prior state of each entry the intent changes (before the snapshot moves).
+        """
+        Keep the prior state of each entry the intent changes (before the snapshot moves).
 
         A person's edit taken in by a dream is recorded first (``manual``), then the dream's
         own change from the edited entry, so an undo of the dream keeps the person's edit.

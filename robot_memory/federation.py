@@ -1,4 +1,19 @@
-"""Peer federation (RCAN §6): what a robot shares, what it accepts, and how it merges it.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Peer federation (RCAN §6): what a robot shares, what it accepts, and how it merges it.
 
 Pure functions, no rclpy; the clock is always passed in. The ROS node converts the
 ``ExchangePeerContext`` message to plain data, calls :func:`validate_payload`, then
@@ -48,8 +63,9 @@ import os
 import pathlib
 import re
 import stat
+from typing import Any
+from typing import Optional
 import unicodedata
-from typing import Any, Optional
 
 from pydantic import BaseModel
 from pydantic import ConfigDict
@@ -149,7 +165,7 @@ class FederationPolicy(BaseModel):
     require_signatures: bool = Field(
         False, description='Refuse unsigned payloads and verify Ed25519 signatures')
     private_key_path: Optional[pathlib.Path] = Field(
-        None, description='This robot\'s Ed25519 private key (PEM, mode 0600); signs payloads')
+        None, description="This robot's Ed25519 private key (PEM, mode 0600); signs payloads")
     peer_public_keys: dict[str, pathlib.Path] = Field(
         default_factory=dict, description='Peer RRN → path of its Ed25519 public key (PEM)')
 
@@ -242,7 +258,7 @@ class SharedEntry(BaseModel):
         return self
 
     def canonical(self) -> dict:
-        """The entry as canonical JSON data (timestamps ISO, confidence rounded)."""
+        """Return the entry as canonical JSON data (timestamps ISO, confidence rounded)."""
         return {'id': self.id, 'type': self.type, 'text': self.text,
                 'confidence': round(self.confidence, CONFIDENCE_DECIMALS),
                 'first_seen': format_iso(self.first_seen),
@@ -284,7 +300,7 @@ def canonical_bytes(payload: PeerPayload) -> bytes:
     """Deterministic bytes that are signed: sorted-key compact JSON of rrn, sent_at, entries."""
     cached = payload._canonical
     if cached is not None and cached[0] is payload.entries and cached[1] == (payload.rrn,
-                                                                           payload.sent_at):
+                                                                             payload.sent_at):
         return cached[2]
     data = {'rrn': payload.rrn, 'sent_at': format_iso(payload.sent_at),
             'entries': [entry.canonical() for entry in payload.entries]}
@@ -303,7 +319,7 @@ def payload_size(payload: PeerPayload) -> int:
 # --------------------------------------------------------------------------- sharing
 
 def is_private(entry) -> bool:
-    """True when the entry is tagged ``private`` or carries a ``private`` key not set false."""
+    """Return True when the entry is tagged ``private`` or has a ``private`` key not set false."""
     if any(tag.casefold() == PRIVATE_TAG for tag in entry.tags):
         return True
     extras = entry.extras
@@ -332,7 +348,7 @@ def shareable_entries(document: MemoryDocument, now: dt.datetime, policy: Federa
         if entry.id.startswith(PEER_ID_PREFIX):
             continue
         if not is_displayable(entry.text) or not all(map(is_displayable, entry.tags)):
-            continue  # a peer refuses bidi and control characters (issue 13 point 10)
+            continue  # a peer refuses bidi and control characters
         scored.append((effective_confidence(entry, now, config), entry))
     scored.sort(key=lambda pair: (-pair[0], -pair[1].last_reinforced.timestamp(), pair[1].id))
     shared = []
@@ -347,7 +363,7 @@ def shareable_entries(document: MemoryDocument, now: dt.datetime, policy: Federa
 
 def build_payload(document: MemoryDocument, now: dt.datetime, policy: FederationPolicy,
                   config: LifecycleConfig = DEFAULT_CONFIG) -> PeerPayload:
-    """This robot's payload at ``now``: shareable entries within the byte limit, signed if keyed."""
+    """Return this robot's payload at ``now``: shareable entries in the limit, signed if keyed."""
     entries = shareable_entries(document, now, policy, config)
     signature_room = 100 if policy.private_key_path is not None else 0
     payload = PeerPayload(rrn=document.rrn, sent_at=now, entries=tuple(entries))
@@ -365,12 +381,9 @@ def build_payload(document: MemoryDocument, now: dt.datetime, policy: Federation
 # --------------------------------------------------------------------------- signing
 
 def _crypto():
-    try:
-        from cryptography.hazmat.primitives import serialization  # noqa: I100 - optional
-        from cryptography.hazmat.primitives.asymmetric import ed25519
-    except ImportError:  # pragma: no cover - cryptography is a declared dependency
-        raise FederationError('payload signing needs the "cryptography" package; install it '
-                              'or set require_signatures false and private_key_path empty')
+    # Imported on first use: some 0.1 s of start-up a robot that signs nothing never pays.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
     return serialization, ed25519
 
 
@@ -432,7 +445,7 @@ def load_public_key(path):
     try:
         key = serialization.load_pem_public_key(data)
     except (ValueError, TypeError) as error:
-        raise FederationError(f'{path} is not a PEM public key ({error}); copy the peer\'s '
+        raise FederationError(f"{path} is not a PEM public key ({error}); copy the peer's "
                               'public key file again') from None
     if not isinstance(key, ed25519.Ed25519PublicKey):
         raise FederationError(f'{path} is not an Ed25519 public key')
@@ -440,15 +453,15 @@ def load_public_key(path):
 
 
 def sign_payload(payload: PeerPayload, private_key_path) -> PeerPayload:
-    """The payload with ``signature`` = base64 Ed25519 signature of its canonical bytes."""
+    """Return the payload with ``signature`` = base64 Ed25519 signature of its canonical bytes."""
     key = load_private_key(private_key_path)
     signature = base64.b64encode(key.sign(canonical_bytes(payload))).decode('ascii')
     return payload.model_copy(update={'signature': signature})
 
 
 def verify_signature(payload: PeerPayload, public_key_path) -> bool:
-    """True when ``payload.signature`` is a valid Ed25519 signature by the key at the path."""
-    from cryptography.exceptions import InvalidSignature  # noqa: I100 - optional dependency
+    """Return True when ``payload.signature`` is a valid Ed25519 signature by the key at path."""
+    from cryptography.exceptions import InvalidSignature  # first use: see _crypto
 
     key = load_public_key(public_key_path)
     try:
@@ -492,10 +505,10 @@ def validate_payload(data: Any, policy: FederationPolicy, now: dt.datetime,
     if rrn == own_rrn:
         raise PeerRejected('own_rrn', 'the payload claims to come from this robot',
                            'a robot never merges its own entries as peer data; check the '
-                           'sender\'s configured rrn', rrn)
+                           "sender's configured rrn", rrn)
     if rrn not in policy.allowed_peers:
         raise PeerRejected('not_allowed', f'{rrn} is not on the allowlist',
-                           'add it to the federation policy\'s allowed_peers to accept it', rrn)
+                           "add it to the federation policy's allowed_peers to accept it", rrn)
     unknown = sorted(str(key) for key in data if key not in PAYLOAD_KEYS)
     if unknown:
         raise PeerRejected('malformed', f'unknown keys {", ".join(unknown)[:200]}',
@@ -554,7 +567,7 @@ def _check_times(payload: PeerPayload, policy: FederationPolicy, now: dt.datetim
     if payload.sent_at > latest:
         raise PeerRejected('malformed', f'sent_at {format_iso(payload.sent_at)} is in the future '
                            f'(now {format_iso(now)}, allowed skew {policy.max_clock_skew_s:g} s)',
-                           'synchronise the robots\' clocks (e.g. chrony)', rrn)
+                           "synchronise the robots' clocks (e.g. chrony)", rrn)
     if payload.sent_at < now - dt.timedelta(seconds=policy.max_payload_age_s):
         raise PeerRejected('stale', f'sent_at {format_iso(payload.sent_at)} is older than '
                            f'{policy.max_payload_age_s:g} s', 'ask the peer for a fresh payload',
@@ -563,28 +576,28 @@ def _check_times(payload: PeerPayload, policy: FederationPolicy, now: dt.datetim
         if entry.last_reinforced > latest:
             raise PeerRejected('malformed', f'entries.{index} ({entry.id}): last_reinforced '
                                f'{format_iso(entry.last_reinforced)} is in the future',
-                               'synchronise the robots\' clocks (e.g. chrony)', rrn)
+                               "synchronise the robots' clocks (e.g. chrony)", rrn)
 
 
 def _check_signature(payload: PeerPayload, policy: FederationPolicy) -> None:
     rrn = payload.rrn
     if not payload.signature:
         raise PeerRejected('signature', 'the payload is not signed and signatures are required',
-                           'configure the sender\'s private_key_path (generate_keypair())', rrn)
+                           "configure the sender's private_key_path (generate_keypair())", rrn)
     key_path = policy.peer_public_keys.get(rrn)
     if key_path is None:
         raise PeerRejected('signature', f'no public key configured for {rrn}',
-                           'add the peer\'s public key file to peer_public_keys', rrn)
+                           "add the peer's public key file to peer_public_keys", rrn)
     if not verify_signature(payload, key_path):
         raise PeerRejected('signature', 'the signature does not match the payload and the '
                            f'public key {key_path}', 'the payload was altered or signed with '
-                           'another key; check the peer\'s key pair', rrn)
+                           "another key; check the peer's key pair", rrn)
 
 
 # --------------------------------------------------------------------------- merge
 
 def peer_entry_id(rrn: str, entry_id: str) -> str:
-    """The namespaced id of a peer's entry: ``peer:<rrn>:<id>``."""
+    """Return the namespaced id of a peer's entry: ``peer:<rrn>:<id>``."""
     return f'{PEER_ID_PREFIX}{rrn}:{entry_id}'
 
 
@@ -595,7 +608,7 @@ def tokens(text: str) -> frozenset:
 
 
 def jaccard(first: frozenset, second: frozenset) -> float:
-    """|A ∩ B| / |A ∪ B| (0 when both are empty)."""
+    """Return |A ∩ B| / |A ∪ B| (0 when both are empty)."""
     union = len(first | second)
     return len(first & second) / union if union else 0.0
 
@@ -761,7 +774,8 @@ def _audit_subject(rrn: Optional[str]) -> str:
 
 
 def audit_records(result, now: dt.datetime, actor: str = 'federation') -> list:
-    """Audit records (action ``peer_merge``) for a merge, a rejection or expired peers.
+    """
+    Audit records (action ``peer_merge``) for a merge, a rejection or expired peers.
 
     Accepted: one record on ``peer:<rrn>`` plus one per own entry it newly corroborates
     (reason says confidence unchanged); a re-sync that changed nothing but ``last_synced``

@@ -1,4 +1,19 @@
-"""Heavy libraries imported on first use, so a command or node pays only for what it uses.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Heavy libraries imported on first use, so a command or node pays only for what it uses.
 
 ``deferred('numpy')`` is a stand-in for the module that imports it at the first attribute
 access (``numpy.float32`` works as before). ``sqlite_utils()`` imports sqlite-utils without
@@ -34,12 +49,12 @@ class _Deferred:
 
 
 def deferred(name: str) -> _Deferred:
-    """A stand-in for module ``name`` that imports it on first attribute access."""
+    """Return a stand-in for module ``name`` that imports it on first attribute access."""
     return _Deferred(name)
 
 
 def sqlite_utils():
-    """The sqlite_utils module, imported without pandas and numpy if they are not loaded yet."""
+    """Return sqlite_utils, imported without pandas and numpy if they are not loaded yet."""
     module = sys.modules.get('sqlite_utils')
     if module is not None:
         return module

@@ -1,4 +1,19 @@
-"""Entry lifecycle (RCAN §4) as pure functions: decay, reinforcement, eligibility, pruning.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Entry lifecycle (RCAN §4) as pure functions: decay, reinforcement, eligibility, pruning.
 
 The clock is always an argument. The file stores the confidence as of
 ``last_reinforced``; decay is computed at read time and never written back, so a
@@ -60,7 +75,8 @@ DEFAULT_CONFIG = LifecycleConfig()
 
 def effective_confidence(entry, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG,
                          reference: Optional[dt.datetime] = None) -> float:
-    """Confidence after decay at ``now``: max(0, c − rate × days since last_reinforced).
+    """
+    Confidence after decay at ``now``: max(0, c − rate × days since last_reinforced).
 
     ``reference`` stands in for entries without ``last_reinforced`` (peer entries use
     their block's ``last_synced``). A clock that went backwards never raises confidence.
@@ -79,7 +95,8 @@ def effective_confidence(entry, now: dt.datetime, config: LifecycleConfig = DEFA
 
 def reinforce(entry, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG,
               observations: int = 1):
-    """New evidence: start from the effective confidence, add the step, count, reset the clock.
+    """
+    Apply new evidence: start from the effective confidence, add the step, count, reset the clock.
 
     ``observations`` is how many confirmations this reinforcement represents (added to
     ``observation_count``); confidence moves by one step whatever that number is.
@@ -101,7 +118,7 @@ def is_injectable(entry, now: dt.datetime, config: LifecycleConfig = DEFAULT_CON
 
 
 def band(confidence: float, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
-    """The emoji band of RCAN §5: 🔴 high, 🟡 medium, 🟢 lower."""
+    """Return the emoji band of RCAN §5: 🔴 high, 🟡 medium, 🟢 lower."""
     if confidence >= config.band_high:
         return '🔴'
     if confidence >= config.band_medium:
@@ -148,7 +165,8 @@ class PruneOutcome:
 
 
 def prune(entries, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG) -> PruneOutcome:
-    """Split ``entries`` into kept and pruned (effective confidence < prune_min).
+    """
+    Split ``entries`` into kept and pruned (effective confidence < prune_min).
 
     At most ``max_prune_fraction`` of the entries (at least one) go in one call, the
     weakest first, so that a clock jumping far ahead cannot empty the memory at once.

@@ -1,4 +1,19 @@
-"""Where the memory file is: ``--file``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else ~/.opencastor/.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Where the memory file is: ``--file``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else ~/.opencastor/.
 
 Also where a symlinked file really is, and where its database lies. A module of its own so
 that a command needing only paths (the typed memory's learn, recall and forget, the MCP
@@ -17,13 +32,14 @@ MEMORY_SUFFIX = '.md'
 
 
 def resolve_path(path=None) -> pathlib.Path:
-    """The memory file: ``path``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else ~/.opencastor/."""
+    """Return the memory file: ``path``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else ~/.opencastor/."""
     chosen = path or os.environ.get(ENV_VAR) or DEFAULT_PATH
     return pathlib.Path(chosen).expanduser()
 
 
 def link_target(path) -> pathlib.Path:
-    """The file that ``path`` names: the end of its chain of symbolic links, else ``path``.
+    """
+    Return the file that ``path`` names: the end of its chain of symbolic links, else ``path``.
 
     Writers replace this file (in its own directory) so a symlinked memory file or database
     stays a link. A link that ends nowhere or goes round in a loop is refused with a
@@ -49,7 +65,8 @@ def link_target(path) -> pathlib.Path:
 
 
 def default_db_path(memory_path) -> pathlib.Path:
-    """The database of a memory file: beside it (beside a link's target), named after it.
+    """
+    Return the database of a memory file: beside it (beside a link's target), named after it.
 
     ``robot-memory.md`` -> ``robot-memory.db`` (so existing robots keep their evidence),
     ``foo.md`` -> ``foo.db``, ``notes`` -> ``notes.db``, ``x.db`` -> ``x.db.db`` (never the

@@ -1,4 +1,19 @@
-"""A Model Context Protocol server (stdio) over the memory substrate and robot-memory.md.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A Model Context Protocol server (stdio) over the memory substrate and robot-memory.md.
 
 Tools: ``learn``, ``recall``, ``forget`` (the substrate) and ``get_context`` (the
 emoji-banded context block of robot-memory.md, as the robot brain receives it). Started
@@ -52,7 +67,7 @@ def _now() -> dt.datetime:
 
 
 def _optional(schema: dict, description: str, default=None) -> dict:
-    """A property that may be omitted or null."""
+    """Return a property that may be omitted or null."""
     return {'anyOf': [schema, {'type': 'null'}], 'default': default,
             'description': description}
 
@@ -162,7 +177,7 @@ def _problem(value, schema: dict, where: str):
 
 
 def check_arguments(tool: dict, arguments) -> dict:
-    """The call's arguments with defaults filled in; ToolError naming what is wrong."""
+    """Return the call's arguments with defaults filled in; ToolError naming what is wrong."""
     if not isinstance(arguments, dict):
         raise ToolError('arguments must be a JSON object')
     schema = tool['inputSchema']
@@ -203,7 +218,7 @@ class RobotMemoryTools:
 
     @property
     def substrate(self):
-        """The open Substrate, its vectors brought up to date on first use."""
+        """Return the open Substrate, its vectors brought up to date on first use."""
         if self._substrate is None:
             from robot_memory.substrate.store import Substrate
             substrate = Substrate(self.db_path, embedder=self.embedder, **self.encryption)
@@ -269,7 +284,7 @@ class RobotMemoryTools:
             restore=restore, trust=self.trust, actor='mcp').to_dict())
 
     def tool_get_context(self, token_budget, include_peers) -> dict:
-        """The context block of robot-memory.md."""
+        """Return the context block of robot-memory.md."""
         from robot_memory import context as context_block
         from robot_memory.memory_file import MemoryFile
         now = self.clock()
@@ -294,7 +309,7 @@ class Server:
         self.tools = tools
 
     def initialize(self, params: dict) -> dict:
-        """The handshake: the protocol version both speak, capabilities, who we are."""
+        """Return the handshake: the protocol version both speak, capabilities, who we are."""
         asked = params.get('protocolVersion') if isinstance(params, dict) else None
         search = self.tools.search_description()
         return {'protocolVersion': asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1],
@@ -304,7 +319,7 @@ class Server:
                 'instructions': f'{INSTRUCTIONS} Recall search: {search}.'}
 
     def call_tool(self, params: dict) -> dict:
-        """A tools/call result: the tool's reply as JSON text, or its error (isError)."""
+        """Return a tools/call result: the tool's reply as JSON text, or its error (isError)."""
         name = params.get('name')
         if not isinstance(name, str):
             raise _RpcError(INVALID_PARAMS, 'tools/call needs params.name, the tool to call')
@@ -321,7 +336,7 @@ class Server:
             reply, indent=2, ensure_ascii=False, default=str)}], 'isError': False}
 
     def handle(self, message):
-        """The reply to one JSON-RPC message (None for a notification)."""
+        """Return the reply to one JSON-RPC message (None for a notification)."""
         if not isinstance(message, dict) or message.get('jsonrpc') != '2.0' or \
                 not isinstance(message.get('method'), str):
             if isinstance(message, dict) and 'method' not in message and \
@@ -368,6 +383,7 @@ class Server:
 
 
 class _RpcError(Exception):
+
     def __init__(self, code: int, message: str):
         super().__init__(message)
         self.code = code

@@ -1,4 +1,19 @@
-"""The one reader and the one writer of robot-memory.md (RCAN Robot Memory Schema 1.0).
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The one reader and the one writer of robot-memory.md (RCAN Robot Memory Schema 1.0).
 
 The file is Markdown with a YAML front matter. The front matter is found by its
 delimiter lines only (a line that is exactly ``---``), so entry text may contain
@@ -50,18 +65,20 @@ import gc
 import glob
 import itertools
 import json
+from json.encoder import encode_basestring as _quote
 import operator
 import os
 import pathlib
 import re
 import tempfile
 import time
-from json.encoder import encode_basestring as _quote
-from typing import Any, Iterator, Optional
+from typing import Any
+from typing import Iterator
+from typing import Optional
 
-import yaml
 from pydantic import TypeAdapter
 from pydantic import ValidationError
+import yaml
 
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import MemoryLockTimeout
@@ -71,12 +88,14 @@ from robot_memory.locations import link_target
 from robot_memory.locations import resolve_path
 from robot_memory.schema import COLUMN_FIELDS
 from robot_memory.schema import DocumentHeader
+from robot_memory.schema import entries_from_columns
+from robot_memory.schema import make_entry_id
 from robot_memory.schema import MemoryDocument
 from robot_memory.schema import MemoryEntry
+from robot_memory.schema import new_entry
 from robot_memory.schema import PeerBlock
 from robot_memory.schema import PeerEntry
 from robot_memory.schema import SCHEMA_VERSION
-from robot_memory.schema import entries_from_columns
 from robot_memory.schema import validate_entries_fast
 from robot_memory.schema import validate_entries_json
 from robot_memory.timeutil import format_iso
@@ -149,7 +168,7 @@ _YAML_FLOAT = re.compile(r'[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?$')
 
 
 def max_file_bytes() -> int:
-    """The size limit of a memory file: ``$CASTOR_ROBOT_MEMORY_MAX_MB`` MiB, else 128 MiB."""
+    """Return the size limit of a memory file: ``$CASTOR_ROBOT_MEMORY_MAX_MB`` MiB, else 128 MiB."""
     text = os.environ.get(MAX_FILE_ENV_VAR, '').strip()
     if not text:
         return DEFAULT_MAX_FILE_MB * 2 ** 20
@@ -164,12 +183,12 @@ def max_file_bytes() -> int:
 
 
 def size_text(count: int) -> str:
-    """A size for people: ``12.3 MiB`` from 1 MiB up, else ``1,234 bytes``."""
+    """Return a size for people: ``12.3 MiB`` from 1 MiB up, else ``1,234 bytes``."""
     return f'{count / 2 ** 20:.1f} MiB' if count >= 2 ** 20 else f'{count:,} bytes'
 
 
 def side_file(path: pathlib.Path, suffix: str) -> pathlib.Path:
-    """A file kept beside the memory file, e.g. ``robot-memory.md.archive.jsonl``."""
+    """Return a file kept beside the memory file, e.g. ``robot-memory.md.archive.jsonl``."""
     return path.with_name(path.name + suffix)
 
 
@@ -275,7 +294,7 @@ def _quote_key(match) -> bytes:
 
 
 def _undo_pairs(value):
-    """A value decoded with ``object_pairs_hook=tuple`` as the plain data it stands for."""
+    """Return a value decoded with ``object_pairs_hook=tuple`` as the plain data it stands for."""
     kind = type(value)
     if kind is tuple:
         converted = {key: _undo_pairs(item) for key, item in value}
@@ -292,8 +311,11 @@ class _ValidatedEntries(list):
 
 
 def _validated(entries: Optional[list]) -> Optional[_ValidatedEntries]:
-    """``entries`` as _ValidatedEntries, or None when two share an id: a duplicate is
-    quarantined as it was written, so its raw item must be read."""
+    """
+    Return ``entries`` as _ValidatedEntries, or None when two share an id.
+
+    A duplicate is quarantined as it was written, so its raw item must be read.
+    """
     if entries is None or len({entry.id for entry in entries}) != len(entries):
         return None
     return _ValidatedEntries(entries)
@@ -306,7 +328,8 @@ _COLUMN_PREFIXES = tuple((b'  - ' if index == 0 else b'    ') + name.encode('asc
 
 
 def _entry_columns(front: bytes, low: int, high: int) -> Optional[list]:
-    """Entries of exactly the writer's shape (eight lines each), read a column at a time.
+    """
+    Read entries of exactly the writer's shape (eight lines each) a column at a time.
 
     The n-th line of every entry is the same key, so line n, n+8, n+16... are the values
     of one field: each column becomes one JSON array (a line per value, so a value can
@@ -350,7 +373,8 @@ def _entry_columns(front: bytes, low: int, high: int) -> Optional[list]:
 
 
 def _block_items(block: bytes, validate_entries: bool = False):
-    """Entries written in block style, one key a line with JSON values, or None.
+    r"""
+    Return entries written in block style, one key a line with JSON values, or None.
 
     ``block`` holds only item lines (``  - key: value`` and ``    key: value``). The
     lines become one JSON array: ``\n  - `` turns into ``}, {`` and ``\n    key: `` into
@@ -433,7 +457,8 @@ class _ItemLines:
 
 def _fast_front_matter(front, first_line: int, checked: bool = False,
                        validate_entries: bool = False, source=None):
-    """Parse the canonical form; return (mapping, key lines, item blocks) or None to fall back.
+    """
+    Parse the canonical form; return (mapping, key lines, item blocks) or None to fall back.
 
     ``front`` is the front matter as UTF-8 bytes (or text). ``item blocks`` maps a key whose
     value is a list of entries to (line number of the line after the key, the raw lines
@@ -573,7 +598,8 @@ def _may_be_hostile(front: str) -> bool:
 
 
 def check_structure(front: str, first_line: int = 1) -> None:
-    """Refuse YAML anchors, aliases and nesting deeper than MAX_DEPTH before anything is built.
+    """
+    Refuse YAML anchors, aliases and nesting deeper than MAX_DEPTH before anything is built.
 
     An alias repeats a whole subtree: nine lines of them ("billion laughs") stand for a
     thousand million entries once written out as JSON, quarantined or validated. Deep
@@ -629,7 +655,7 @@ class _NotSimple(Exception):
 
 
 def _plain(value: str, cache: dict):
-    """A plain scalar as libyaml resolves and constructs it."""
+    """Return a plain scalar as libyaml resolves and constructs it."""
     found = cache.get(value)
     if found is not None or value in cache:
         return found
@@ -675,7 +701,7 @@ class _LineReader:
             self.at += 1
 
     def document(self) -> dict:
-        """The top-level mapping."""
+        """Return the top-level mapping."""
         self._skip_comments()
         if self.at == len(self.rows):
             return {}
@@ -766,7 +792,7 @@ class _LineReader:
         return out
 
     def scalar(self, text: str, number: int, column: int):
-        """The value starting with ``text`` on line ``number`` (continuing below it)."""
+        """Return the value starting with ``text`` on line ``number`` (continuing below it)."""
         first = text[0]
         if first == '"':
             try:
@@ -818,7 +844,7 @@ class _LineReader:
             raise _NotSimple('text after a quoted scalar')
 
     def flow(self, text: str):
-        """A one-line flow list of plain scalars, or any JSON value."""
+        """Return a one-line flow list of plain scalars, or any JSON value."""
         try:
             value, end = _JSON_DECODER.raw_decode(text)
         except ValueError:
@@ -840,7 +866,7 @@ class _LineReader:
 
 
 def _line_items(key: str, items: bytes):
-    """The items of one top-level list in block YAML, read by ``_LineReader``, or None."""
+    """Return the items of one top-level list in block YAML (``_LineReader``), or None."""
     try:
         reader = _LineReader(key + ':\n' + items.decode('utf-8'), 0)
         return reader.document()[key]
@@ -849,7 +875,7 @@ def _line_items(key: str, items: bytes):
 
 
 def _line_front_matter(front: str, first_line: int):
-    """(mapping, key lines, item lines) of block YAML in the subset, or None."""
+    """Return (mapping, key lines, item lines) of block YAML in the subset, or None."""
     if _yaml_unsafe(front):
         return None
     reader = _LineReader(front.replace('\r\n', '\n'), first_line)
@@ -911,7 +937,8 @@ def _first_error(error: ValidationError) -> str:
 
 
 def _validate_entries(raw_items, section, lines_of, model, result):
-    """Validate a list of raw entries; quarantine the bad ones and later duplicates.
+    """
+    Validate a list of raw entries; quarantine the bad ones and later duplicates.
 
     Returns (entries kept, their indices in ``raw_items`` or None when all were kept).
     """
@@ -967,7 +994,8 @@ def _validate_entries(raw_items, section, lines_of, model, result):
 
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a file's objects are built.
+    """
+    Pause Python's cyclic garbage collector while a file's objects are built.
 
     Reading 10,000 entries allocates some 80,000 container objects, none of them in a
     reference cycle. With the collector on, that many allocations set off more than a
@@ -1074,7 +1102,7 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
 
 
 def _items_text(front: str, key_lines: dict, item_lines: dict, first_line: int, key: str):
-    """The lines of the items of list ``key`` (to write unchanged items back), or None."""
+    """Return the lines of the items of list ``key`` (to write unchanged items back), or None."""
     lines = item_lines.get(key)
     if not lines:
         return None
@@ -1098,7 +1126,7 @@ def _items_text(front: str, key_lines: dict, item_lines: dict, first_line: int, 
 
 
 def _comments_above(front: str, key_lines: dict, first_line: int) -> dict:
-    """The comment lines (and blank lines among them) directly above each top-level key."""
+    """Return the comment lines (and blank lines among them) directly above each top-level key."""
     rows = front.replace('\r\n', '\n').split('\n')
     found = {}
     for key, line in key_lines.items():
@@ -1177,7 +1205,8 @@ _CONTROL_BYTE = re.compile(rb'[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]')
 
 
 def check_text(data: bytes) -> None:
-    """Refuse bytes that are not UTF-8 text free of control bytes (tab, LF, CR allowed).
+    """
+    Refuse bytes that are not UTF-8 text free of control bytes (tab, LF, CR allowed).
 
     Such a file is damage (a bad SD card, a wrong file), not notes to migrate: migrating
     random bytes makes entries of mojibake that reach the robot's brain.
@@ -1202,14 +1231,13 @@ def check_text(data: bytes) -> None:
 
 def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
                    mapping: Optional[dict] = None) -> LoadResult:
-    """Turn a free-form file (no schema_version) into a 1.0 document, losing no text.
+    """
+    Turn a free-form file (no schema_version) into a 1.0 document, losing no text.
 
     Each bullet line becomes an entry (confidence 0.5, tag ``migrated``); the whole
     original file is kept verbatim in the body under a heading, and writers also
     archive it as ``<file>.legacy-<time>``.
     """
-    from robot_memory.schema import make_entry_id, new_entry  # noqa: I100 - avoid cycle
-
     check_text(data)
     text = data.decode('utf-8')
     rrn = default_rrn
@@ -1251,7 +1279,8 @@ def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
 # --------------------------------------------------------------------------- writing
 
 class _SourceLines:
-    """The block-style text a document's entries were read from, comments included.
+    """
+    The block-style text a document's entries were read from, comments included.
 
     Entries are frozen, so an entry that is still the very object that was read is
     written back as its original text (the original bytes, with the comment lines above
@@ -1292,7 +1321,7 @@ class _SourceLines:
         return self._chunks
 
     def render(self, entries: list) -> list:
-        """The entry text for ``entries`` in pieces: the original where unchanged, else new."""
+        """Return the entry text for ``entries`` in pieces: the original where unchanged."""
         if self.indices is None and len(entries) == len(self.entries):
             same = list(map(operator.is_, entries, self.entries))
             changed = list(itertools.compress(range(len(same)), map(operator.not_, same)))
@@ -1377,7 +1406,7 @@ def _iso(value: dt.datetime) -> str:
 
 
 def _text_and_tags_json(entry) -> tuple:
-    """An entry's text and its tags joined, as JSON, for both entry styles of the writer."""
+    """Return an entry's text and its tags joined, as JSON, for both entry styles of the writer."""
     text, tags = entry.text, entry.tags
     if type(text) is str and all(type(tag) is str for tag in tags):
         # One scan for the text and every tag: joined by '\n', which the scan allows and
@@ -1407,7 +1436,7 @@ def _entry_line(entry) -> str:
 
 
 def _entry_block(entry) -> str:
-    """An own entry in the block style of RCAN §3.2: one key a line, values as JSON."""
+    """Return an own entry in the block style of RCAN §3.2: one key a line, values as JSON."""
     text_json, tags_json = _text_and_tags_json(entry)
     lines = [f'  - id: {_quote(entry.id)}\n    type: {_quote(entry.type)}\n'
              f'    text: {text_json}\n    confidence: {_float(entry.confidence)}\n']
@@ -1442,7 +1471,7 @@ def _entry_dict(entry) -> dict:
 
 
 def _peer_block(block: PeerBlock) -> str:
-    """A peer block in the block style of the entries: one key a line, values as JSON."""
+    """Return a peer block in the entries' block style: one key a line, values as JSON."""
     lines = [f'  - rrn: {_quote(block.rrn)}\n'
              f'    last_synced: "{format_iso(block.last_synced)}"\n']
     extra = block.__pydantic_extra__
@@ -1461,7 +1490,8 @@ def _peer_block(block: PeerBlock) -> str:
 
 
 def release_source_lines(document: MemoryDocument) -> None:
-    """Drop the file's entry lines a loaded document keeps to speed up its next save.
+    """
+    Drop the file's entry lines a loaded document keeps to speed up its next save.
 
     For a copy that is only read (memory_node's cached document): at 10,000 entries the
     lines are ~4 MB. Saving the document still works; it renders every line anew.
@@ -1531,7 +1561,7 @@ def _yaml_front(document: MemoryDocument) -> str:
 
 
 def render(document: MemoryDocument) -> bytes:
-    """The whole file for ``document``: front matter between --- lines, then the body."""
+    """Return the whole file for ``document``: front matter between --- lines, then the body."""
     try:  # joined once: a large file is not copied piece by piece
         front = _canonical_front_parts(document)
     except _NotCanonical:
@@ -1540,7 +1570,7 @@ def render(document: MemoryDocument) -> bytes:
 
 
 def new_document(rrn: str, now: dt.datetime) -> MemoryDocument:
-    """An empty 1.0 document for ``rrn`` with a short explanatory body."""
+    """Return an empty 1.0 document for ``rrn`` with a short explanatory body."""
     DocumentHeader(schema_version=SCHEMA_VERSION, rrn=rrn, last_updated=now)
     body = (b'\n# Robot memory\n\nOperational memory kept by robot_memory (RCAN Robot Memory '
             b'Schema 1.0).\nThe front matter above is rewritten after each dream; text below '
@@ -1557,7 +1587,8 @@ def _fsync_directory(directory: pathlib.Path) -> None:
 
 
 def write_atomic(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None:
-    """Replace ``path`` with ``data``: temp file, fsync, rename, fsync of the directory.
+    """
+    Replace ``path`` with ``data``: temp file, fsync, rename, fsync of the directory.
 
     A symbolic link is written through: its target is replaced and the link kept.
     """
@@ -1589,7 +1620,8 @@ def write_atomic(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None
 
 
 def append_durably(path: pathlib.Path, lines: list) -> None:
-    """Append JSON-serialisable records to a JSON-lines side file and fsync it.
+    """
+    Append JSON-serialisable records to a JSON-lines side file and fsync it.
 
     All or nothing: ``os.write`` may write only part of the data (a nearly full disk),
     so it is repeated until everything is written; on any error the file is truncated
@@ -1658,25 +1690,25 @@ class MemoryFile:
         self._locked_target = None
 
     def target(self) -> pathlib.Path:
-        """The file writes replace: the end of ``path``'s chain of links (see link_target)."""
+        """Return the file writes replace: the end of ``path``'s links (see link_target)."""
         locked = self._locked_target
         return locked if locked is not None else link_target(self.path)
 
     def side_path(self, suffix: str) -> pathlib.Path:
-        """A side file (``.archive.jsonl``, ``.lock``...) beside the target of ``path``."""
+        """Return a side file (``.archive.jsonl``, ``.lock``...) beside the target of ``path``."""
         return side_file(self.target(), suffix)
 
     @property
     def lock_path(self) -> pathlib.Path:
-        """The writers' lock file, beside the target so every link shares it."""
+        """Return the writers' lock file, beside the target so every link shares it."""
         return self.side_path('.lock')
 
     def exists(self) -> bool:
-        """Whether the memory file exists (a link to nothing raises MemoryFileError)."""
+        """Return whether the memory file exists; a link to nothing raises MemoryFileError."""
         return self.target().exists()
 
     def read_bytes(self) -> bytes:
-        """The file's bytes; a missing file is a MemoryFileError with advice."""
+        """Return the file's bytes; a missing file is a MemoryFileError with advice."""
         try:
             with open(self.path, 'rb') as handle:
                 size = os.fstat(handle.fileno()).st_size
@@ -1706,7 +1738,7 @@ class MemoryFile:
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the exclusive writer lock (``<file>.lock`` beside the target) for the duration."""
+        """Hold the exclusive writer lock, ``<file>.lock`` beside the target, for the duration."""
         target = link_target(self.path)
         lock_path = side_file(target, '.lock')
         lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -1750,7 +1782,8 @@ class MemoryFile:
 
     def save(self, document: MemoryDocument, result: Optional[LoadResult] = None,
              now: Optional[dt.datetime] = None) -> None:
-        """Write ``document`` atomically (call while holding ``lock()``).
+        """
+        Write ``document`` atomically (call while holding ``lock()``).
 
         Quarantined items and a migrated legacy original are made durable first, so
         nothing that was in the old file is lost when it is replaced.
@@ -1766,7 +1799,8 @@ class MemoryFile:
         write_atomic(target, render(document))
 
     def _quarantine(self, result: LoadResult, now: dt.datetime) -> None:
-        """Append the quarantined items to ``<file>.quarantine.jsonl``, bounded in size.
+        """
+        Append the quarantined items to ``<file>.quarantine.jsonl``, bounded in size.
 
         An item larger than QUARANTINE_ITEM_BYTES, and every item once the run has written
         QUARANTINE_RUN_BYTES, is recorded with its reason, line and an excerpt; the whole
@@ -1795,7 +1829,8 @@ class MemoryFile:
     @contextlib.contextmanager
     def update(self, now: dt.datetime, rrn: Optional[str] = None,
                on_corrupt: str = 'raise') -> Iterator[LoadResult]:
-        """Lock, load (or create), yield the LoadResult, then save if anything changed.
+        """
+        Lock, load (or create), yield the LoadResult, then save if anything changed.
 
         ``on_corrupt='set_aside'`` moves an unparseable file to ``<file>.corrupt-<time>``
         and starts from an empty document; ``'raise'`` leaves it untouched and raises.

@@ -1,4 +1,19 @@
-"""What the robot reports about itself, as plain records: diagnostics, error logs, telemetry.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+r"""
+What the robot reports about itself, as plain records: diagnostics, error logs, telemetry.
 
 The ROS layer converts ``diagnostic_msgs/msg/DiagnosticStatus``, ``rcl_interfaces/msg/Log``
 (ERROR and FATAL only) and configured telemetry messages into these dataclasses; the
@@ -23,7 +38,7 @@ Parsing validates everything and never lets one bad line stop the rest:
 * NaN and infinite telemetry values are dropped from ``fields`` with a note
   (``sensor_msgs`` uses NaN for "not measured"); a rule on a dropped field simply does
   not fire. NaN or infinity anywhere else refuses the line;
-* unpaired surrogate escapes (``"\\ud800"``), which no UTF-8 store can hold, become
+* unpaired surrogate escapes (``"\ud800"``), which no UTF-8 store can hold, become
   U+FFFD with a note.
 """
 
@@ -33,7 +48,10 @@ import itertools
 import json
 import math
 import re
-from typing import Any, Iterable, Optional, Union
+from typing import Any
+from typing import Iterable
+from typing import Optional
+from typing import Union
 
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
@@ -142,7 +160,7 @@ def message_pattern(text: str) -> str:
 
 
 def level_name(observation: Observation) -> str:
-    """The level as a word: OK/WARN/ERROR/STALE for diagnostics, ERROR/FATAL for logs."""
+    """Return the level as a word: OK/WARN/ERROR/STALE for diagnostics, ERROR/FATAL for logs."""
     if isinstance(observation, DiagnosticObservation):
         return DIAGNOSTIC_LEVELS[observation.level]
     if isinstance(observation, LogObservation):
@@ -212,7 +230,8 @@ def _not_one_of(value: int, allowed: dict) -> str:
 
 def diagnostic(stamp: dt.datetime, name: str, hardware_id: str, level: int, message: str = '',
                values: Iterable = (), notes: Optional[list] = None) -> DiagnosticObservation:
-    """A DiagnosticObservation from fields of the right types, strings made storable.
+    """
+    Return a DiagnosticObservation from fields of the right types, strings made storable.
 
     The ROS edge calls this with a message's fields (already strings and a byte level);
     ``from_dict`` calls it once a JSON object's types are checked. ``stamp`` is an aware
@@ -237,7 +256,8 @@ def diagnostic(stamp: dt.datetime, name: str, hardware_id: str, level: int, mess
 
 def log(stamp: dt.datetime, name: str, level: int, msg: str, file: str = '',
         function: str = '', line: int = 0, notes: Optional[list] = None) -> LogObservation:
-    """A LogObservation from fields of the right types, strings made storable.
+    """
+    Return a LogObservation from fields of the right types, strings made storable.
 
     As :func:`diagnostic`: for the ROS edge and ``from_dict``. ObservationError names a
     level that is not ERROR (40) or FATAL (50), or a negative line.
@@ -265,10 +285,6 @@ def _json_type(value: Any) -> str:
     if isinstance(value, dict):
         return 'an object'
     return type(value).__name__
-
-
-def _reject_constant(name: str):
-    raise ValueError(f'{name} is not valid JSON')
 
 
 _ALLOWED_KEYS = {
@@ -326,7 +342,6 @@ def _clean_fields(reader: _Reader, value: Any, path: str, depth: int) -> Any:
     if isinstance(value, str):
         return reader.clip(value, path)
     return value
-
 
 
 def from_dict(data: Any, line: Optional[int] = None) -> ParsedLine:
@@ -401,7 +416,6 @@ def parse_line(text: Union[str, bytes], line: Optional[int] = None) -> ParsedLin
     return from_dict(data, line)
 
 
-
 def parse_lines(lines: Iterable) -> ParseReport:
     """Parse a JSON-lines stream (blank lines skipped); refusals never stop the rest."""
     report = ParseReport()
@@ -420,7 +434,7 @@ def parse_lines(lines: Iterable) -> ParseReport:
 
 
 def to_dict(observation: Observation) -> dict:
-    """The JSON-lines object of ``observation`` (what ``parse_line`` reads back)."""
+    """Return the JSON-lines object of ``observation`` (what ``parse_line`` reads back)."""
     data = {'stamp': format_iso(observation.stamp), 'source': observation.source}
     if isinstance(observation, DiagnosticObservation):
         data.update(name=observation.name, hardware_id=observation.hardware_id,

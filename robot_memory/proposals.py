@@ -1,4 +1,19 @@
-"""Proposals instead of silent writes: a queue of changes waiting for a person's decision.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Proposals instead of silent writes: a queue of changes waiting for a person's decision.
 
 Each source of changes has a mode (``ProposalSettings``, the ``proposals.*`` parameters):
 ``apply`` writes at once (what every source did before), ``propose`` puts the change in
@@ -35,8 +50,8 @@ import dataclasses
 import datetime as dt
 import json
 import sqlite3
-import uuid
 from typing import Optional
+import uuid
 
 from pydantic import BaseModel
 from pydantic import ConfigDict
@@ -67,14 +82,14 @@ class ProposalSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra='forbid')
 
-    distiller: str = Field('apply', description='The LLM distiller\'s wording of new entries '
+    distiller: str = Field('apply', description="The LLM distiller's wording of new entries "
                                                 'during a dream: apply (write at once) or '
                                                 'propose (the entry keeps the rule text until '
                                                 'a person approves the new wording)')
-    agents: str = Field('apply', description='Agents\' typed-memory writes (~/learn, MCP '
+    agents: str = Field('apply', description="Agents' typed-memory writes (~/learn, MCP "
                                              'learn, robot-memory learn): apply or propose '
                                              '(queued until approved)')
-    peers: str = Field('apply', description='Peer robots\' payloads that would change '
+    peers: str = Field('apply', description="Peer robots' payloads that would change "
                                             'peer_context: apply or propose (queued until '
                                             'approved; a newer payload replaces a pending one)')
     expire_after_hours: float = Field(168.0, gt=0.0, le=24.0 * 3650,
@@ -90,7 +105,7 @@ class ProposalSettings(BaseModel):
         return value
 
     def mode(self, source: str) -> str:
-        """The mode of ``source`` (one of SOURCES)."""
+        """Return the mode of ``source`` (one of SOURCES)."""
         if source not in SOURCES:
             raise ValueError(f'source {source!r} is not one of {", ".join(SOURCES)}')
         return getattr(self, source)
@@ -105,7 +120,7 @@ DEFAULT_SETTINGS = ProposalSettings()
 
 
 def proposal_settings(parameters: dict) -> ProposalSettings:
-    """ProposalSettings from ROS parameters: a ``proposals`` section or ``proposals.*`` keys."""
+    """Return ProposalSettings of parameters: a ``proposals`` section or ``proposals.*`` keys."""
     section = parameters.get('proposals')
     fields = dict(section) if isinstance(section, dict) else {}
     fields.update({key[len('proposals.'):]: value for key, value in parameters.items()
@@ -185,7 +200,7 @@ def _check_text(value, what: str, limit: int) -> str:
 
 
 def proposal_number(text) -> int:
-    """A proposal id from ``7``, ``#7`` or ``proposal:7``; ProposalError otherwise."""
+    """Return a proposal id from ``7``, ``#7`` or ``proposal:7``; ProposalError otherwise."""
     raw = str(text).strip()
     for lead in ('#', PREFIX):
         raw = raw[len(lead):] if raw.startswith(lead) else raw
@@ -234,7 +249,8 @@ def _proposal(row) -> Proposal:
 
 
 class ProposalQueue:
-    """The queue in the evidence database; ``db`` is an open sqlite-utils Database.
+    """
+    The queue in the evidence database; ``db`` is an open sqlite-utils Database.
 
     Use ``ProposalQueue.open(path)`` for a connection of its own (the CLI), or pass the
     connection of a store whose thread will use the queue (the dream, the node's worker).
@@ -250,7 +266,7 @@ class ProposalQueue:
 
     @classmethod
     def open(cls, path, busy_timeout_s: float = 10.0) -> 'ProposalQueue':
-        """A queue on its own connection to the database at ``path`` (created 0600 if new)."""
+        """Return a queue on its own connection to the database at ``path`` (0600 if new)."""
         from robot_memory import evidence
         from robot_memory.sqlite_db import open_database
         target = evidence.open_target(path)
@@ -298,7 +314,7 @@ class ProposalQueue:
              json.dumps(detail, ensure_ascii=False, sort_keys=True)))
 
     def _audit_entry(self, now_s: float, proposal: Proposal, actor: str, reason: str) -> None:
-        """The approved reword in the entry's own trail (``robot-memory history ENTRY_ID``)."""
+        """Record the approved reword in the entry's own trail (``robot-memory history``)."""
         self.db.conn.execute(
             'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
             'VALUES (?, ?, ?, ?, ?, ?, NULL)',
@@ -312,8 +328,12 @@ class ProposalQueue:
 
     def propose(self, kind: str, proposer: str, target: str, summary: str, payload: dict,
                 now: dt.datetime, expire_after_s: float, replace_pending: bool = False) -> Proposal:
-        """Queue a change; audited as ``propose``. ``replace_pending`` replaces the pending
-        proposals of the same kind and target (a peer's newer payload), audited ``replace``."""
+        """
+        Queue a change; audited as ``propose``.
+
+        ``replace_pending`` replaces the pending proposals of the same kind and target (a
+        peer's newer payload), audited ``replace``.
+        """
         if kind not in KINDS:
             raise ValueError(f'kind {kind!r} is not one of {", ".join(KINDS)}')
         if not expire_after_s > 0:
@@ -324,7 +344,7 @@ class ProposalQueue:
             replaced = []
             if replace_pending:
                 replaced = [row[0] for row in self.db.conn.execute(
-                    "SELECT id FROM proposals WHERE kind = ? AND target = ? AND "
+                    'SELECT id FROM proposals WHERE kind = ? AND target = ? AND '
                     "status = 'pending' ORDER BY id", (kind, target))]
             cursor = self.db.conn.execute(
                 'INSERT INTO proposals (kind, source, proposer, target, summary, payload, '
@@ -348,13 +368,13 @@ class ProposalQueue:
     # ------------------------------------------------------------------ reading
 
     def get(self, proposal_id: int) -> Optional[Proposal]:
-        """The proposal with this id, or None."""
+        """Return the proposal with this id, or None."""
         row = self.db.conn.execute(f'SELECT {", ".join(_COLUMNS)} FROM proposals WHERE id = ?',
                                    (proposal_id,)).fetchone()
         return _proposal(row) if row else None
 
     def pending(self, now: dt.datetime) -> list:
-        """The proposals waiting for a decision at ``now`` (not expired), oldest first."""
+        """Return the proposals waiting for a decision at ``now`` (not expired), oldest first."""
         rows = self.db.conn.execute(
             f"SELECT {', '.join(_COLUMNS)} FROM proposals WHERE status = 'pending' AND "
             'expires_s > ? ORDER BY id', (_epoch(now),))
@@ -369,7 +389,7 @@ class ProposalQueue:
         oldest = min((row[2] for row in rows), default=None)
         return {'pending': sum(row[1] for row in rows),
                 'oldest_age_s': round(max(0.0, now_s - oldest), 1) if oldest is not None else 0.0,
-                'by_source': {source: 0 for source in SOURCES} | {row[0]: row[1] for row in rows}}
+                'by_source': dict.fromkeys(SOURCES, 0) | {row[0]: row[1] for row in rows}}
 
     # ------------------------------------------------------------------ deciding
 
@@ -397,7 +417,8 @@ class ProposalQueue:
 
     def decide(self, proposal_id, decision: str, actor: str, reason: str, now: dt.datetime,
                apply=None, also=None) -> Proposal:
-        """Approve (``apply(proposal)`` makes the change, returns what it did) or reject.
+        """
+        Approve (``apply(proposal)`` makes the change, returns what it did) or reject.
 
         Refuses an unknown id, a proposal already decided, and one whose time is up (that
         one is marked expired first), each saying what to do. A failing ``apply`` raises
@@ -447,7 +468,7 @@ class ProposalQueue:
         return self.get(proposal_id)
 
     def recent(self, limit: int = 50) -> list:
-        """The latest proposals whatever their status, newest first."""
+        """Return the latest proposals whatever their status, newest first."""
         rows = self.db.conn.execute(f'SELECT {", ".join(_COLUMNS)} FROM proposals '
                                     'ORDER BY id DESC LIMIT ?', (limit,))
         return [_proposal(row) for row in rows]
@@ -477,7 +498,8 @@ LEARN_FIELDS = ('text', 'type', 'tags', 'context', 'sensitivity', 'confidence', 
 
 def learn_or_propose(substrate, queue_factory, settings: ProposalSettings, now: dt.datetime,
                      actor: str, **fields) -> dict:
-    """An agent's learn: done at once (``apply``) or checked and queued (``propose``).
+    """
+    Return an agent's learn: done at once (``apply``) or checked and queued (``propose``).
 
     ``fields`` are the learn arguments of LEARN_FIELDS. The reply is the LearnResult's
     dict; a queued one is ``{'action': 'proposed', 'proposal': <id>, ...}`` with what the
@@ -526,7 +548,7 @@ def apply_learn(substrate, proposal: Proposal, now: dt.datetime, approver: str) 
 
 
 def reword_summary(entry_id: str, before: str, after: str) -> str:
-    """What a distiller's reword would change, on one line."""
+    """Return what a distiller's reword would change, on one line."""
     return f'entry {entry_id}: text "{before}" -> "{after}"'
 
 
@@ -544,7 +566,7 @@ def apply_reword(memory_file, proposal: Proposal, now: dt.datetime) -> tuple:
                                 f'deleted); reject proposal {proposal.id}')
         entry = document.entries[position]
         if entry.text not in (before, after):
-            raise ProposalError(f'entry {entry_id}\'s text was changed since the proposal (now '
+            raise ProposalError(f"entry {entry_id}'s text was changed since the proposal (now "
                                 f'"{entry.text}"); reject proposal {proposal.id}, or edit the '
                                 'memory file by hand')
         updated = entry.model_copy(update={'text': after})
@@ -553,7 +575,8 @@ def apply_reword(memory_file, proposal: Proposal, now: dt.datetime) -> tuple:
 
 
 def apply_peer(memory_file, proposal: Proposal, now: dt.datetime, allowed=None) -> str:
-    """Merge an approved peer payload into its block of ``peer_context``.
+    """
+    Merge an approved peer payload into its block of ``peer_context``.
 
     ``allowed`` (the node's ``federation.allowed_peers``) refuses a peer that has left the
     allowlist since it sent; None when the caller does not know the allowlist (the CLI).
@@ -577,7 +600,8 @@ def apply_peer(memory_file, proposal: Proposal, now: dt.datetime, allowed=None) 
 def decide_proposal(queue: ProposalQueue, proposal_id, decision: str, actor: str, reason: str,
                     now: dt.datetime, memory_file=None, substrate_factory=None,
                     allowed_peers=None) -> Proposal:
-    """Approve or reject one proposal, applying an approved change where it belongs.
+    """
+    Approve or reject one proposal, applying an approved change where it belongs.
 
     ``memory_file`` (a MemoryFile) is needed to approve a reword or a peer block,
     ``substrate_factory()`` (giving the Substrate) to approve a learn; ``allowed_peers``
@@ -615,7 +639,8 @@ def decide_proposal(queue: ProposalQueue, proposal_id, decision: str, actor: str
 def propose_peer(queue: ProposalQueue, memory_file, payload, now: dt.datetime, policy,
                  settings: ProposalSettings, actor: str,
                  rrn: Optional[str] = None) -> Optional[Proposal]:
-    """Queue a checked peer payload that would change its block; None when it changes nothing.
+    """
+    Queue a checked peer payload that would change its block; None when it changes nothing.
 
     What would change is found by merging into the loaded document, which is not saved.
     A pending proposal of the same peer is replaced (the newer payload describes the peer's

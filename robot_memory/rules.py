@@ -1,4 +1,19 @@
-"""Observation rules: which observations are evidence, for what, and how an entry reads.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Observation rules: which observations are evidence, for what, and how an entry reads.
 
 A rules file (``config/observation_rules.yaml`` documents every key) lists rules tried in
 file order; the first rule matching a diagnostic or a log record decides it, while every
@@ -28,20 +43,25 @@ import dataclasses
 import fnmatch
 import hashlib
 import json
+from json.encoder import encode_basestring as _quote
 import math
 import pathlib
 import re
 import string
-from json.encoder import encode_basestring as _quote
-from typing import Annotated, Any, Literal, NamedTuple, Optional, Union
+from typing import Annotated
+from typing import Any
+from typing import Literal
+from typing import NamedTuple
+from typing import Optional
+from typing import Union
 
-import yaml
 from pydantic import BaseModel
 from pydantic import ConfigDict
 from pydantic import Field
-from pydantic import ValidationError
 from pydantic import field_validator
 from pydantic import model_validator
+from pydantic import ValidationError
+import yaml
 
 from robot_memory.observations import DIAGNOSTIC_LEVELS
 from robot_memory.observations import DiagnosticObservation
@@ -185,7 +205,7 @@ class Threshold:
 
     @property
     def field(self) -> str:
-        """The field path as written with dots."""
+        """Return the field path as written with dots."""
         return '.'.join(str(part) for part in self.path)
 
 
@@ -420,7 +440,7 @@ class Rules:
 
     @classmethod
     def default(cls) -> 'Rules':
-        """The built-in defaults, used when there is no rules file."""
+        """Return the built-in defaults, used when there is no rules file."""
         return cls()
 
     @classmethod
@@ -452,7 +472,7 @@ class Rules:
     # ------------------------------------------------------------------ classification
 
     def classify(self, observation) -> list:
-        """The evidence ``observation`` gives: zero, one or (telemetry) several items."""
+        """Return the evidence ``observation`` gives: zero, one or (telemetry) several items."""
         if isinstance(observation, DiagnosticObservation):
             key = ('d', observation.name, observation.hardware_id, observation.level,
                    observation.message, observation.values if self._values_rules else None)
@@ -597,7 +617,7 @@ class Rules:
                         DEFAULT_TEXTS[source], 1)
 
     def candidate_text(self, source: str, payload: dict) -> str:
-        """The entry text the rule template gives for one observation's payload."""
+        """Return the entry text the rule template gives for one observation's payload."""
         view = self.view(source, payload.get('rule', ''))
         text = clean_text(render_template(view.text, _template_values(source, payload)))
         return text or clean_text(f'{source} evidence: {payload.get("message", "")}') or source
@@ -629,7 +649,7 @@ def _template_values(source: str, payload: dict) -> dict:
 
 
 def _describe(error: ValidationError, data: dict) -> str:
-    """The first validation error, naming the rule (by name and index) and the field."""
+    """Return the first validation error, naming the rule (by name and index) and the field."""
     detail = error.errors()[0]
     loc = list(detail['loc'])
     message = detail['msg'].removeprefix('Value error, ')

@@ -1,4 +1,19 @@
-"""The RCAN Robot Memory Schema 1.0 as pydantic v2 models.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The RCAN Robot Memory Schema 1.0 as pydantic v2 models.
 
 One home for what a valid memory entry, peer block and document are. Reading
 and writing the file lives in ``memory_file``; confidence arithmetic lives in
@@ -12,8 +27,10 @@ import hashlib
 import itertools
 import re
 import sys
+from typing import Any
+from typing import Literal
+from typing import Optional
 import unicodedata
-from typing import Any, Literal, Optional
 
 from pydantic import BaseModel
 from pydantic import ConfigDict
@@ -190,14 +207,6 @@ class MemoryDocument:
                 return entry
         return None
 
-    def replace_entry(self, entry: MemoryEntry) -> None:
-        """Replace the own entry having ``entry.id``; raise KeyError if absent."""
-        for index, current in enumerate(self.entries):
-            if current.id == entry.id:
-                self.entries[index] = entry
-                return
-        raise KeyError(entry.id)
-
 
 def make_entry_id(entry_type: str, text: str, taken=()) -> str:
     """Return ``mem-`` + sha256(type:text)[:8], lengthened while it collides with ``taken``."""
@@ -243,7 +252,7 @@ def new_entry(entry_type: str, text: str, confidence: float, now: dt.datetime,
 # every "no", and every error message, comes from ``MemoryEntry``.
 
 def _rust_class_without(ranges) -> str:
-    """A Rust regex class of every character outside ``ranges`` (pairs of code points)."""
+    """Return a Rust regex class of every character outside ``ranges`` (pairs of code points)."""
     body = ''.join(f'\\x{{{low:X}}}' if low == high else f'\\x{{{low:X}}}-\\x{{{high:X}}}'
                    for low, high in ranges)
     return f'[^{body}]'
@@ -290,7 +299,7 @@ def _after(function, inner: dict) -> dict:
 
 
 def _build_fast_entries():
-    """The fast list validator, or None when MemoryEntry is not the model it was made for."""
+    """Return the fast list validator, or None when MemoryEntry is not the model it was made for."""
     schema = MemoryEntry.__pydantic_core_schema__
     if schema.get('type') != 'model' or schema['schema'].get('type') != 'model-fields':
         return None
@@ -397,7 +406,8 @@ def _holds_float(value) -> bool:
 
 
 def validate_entries_json(data: bytes, pairs: int) -> Optional[list]:
-    """Entries of a JSON array parsed and checked in one pass, or None: then use ``json``.
+    """
+    Return entries of a JSON array parsed and checked in one pass, or None: then use ``json``.
 
     No Python object is made for the raw items, which halves the peak memory of a large
     load. None unless the items hold ``pairs`` keys in all (a duplicate key is one fewer)
@@ -442,7 +452,8 @@ else:  # pragma: no cover - Python 3.10 (ROS 2 Humble) has no possessive repeat
 
 
 def entries_from_columns(columns, count: int, strings_checked: bool = False) -> Optional[list]:
-    """``count`` entries from one list per field (COLUMN_FIELDS order), checked in bulk.
+    """
+    Build ``count`` entries from one list per field (COLUMN_FIELDS order), checked in bulk.
 
     For entries with exactly the eight fields and the values the writer produces, this
     checks MemoryEntry's rules a column at a time (a regular expression or a ``min`` over

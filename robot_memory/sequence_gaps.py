@@ -1,4 +1,19 @@
-"""Counting messages the middleware lost, from gaps in each publisher's sequence numbers.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Counting messages the middleware lost, from gaps in each publisher's sequence numbers.
 
 A DDS writer numbers its samples 1, 2, 3, ... and every received message carries its
 writer's id (the publisher GID) and that number. A subscriber that cannot keep up with a
@@ -17,13 +32,15 @@ value 2**64 - 1) is simply not counted.
 Pure logic: no rclpy here; the node hands in the GID bytes and the number.
 """
 
-from typing import Hashable, Optional
+from typing import Hashable
+from typing import Optional
 
 UNSUPPORTED = 2 ** 64 - 1  # RMW_MESSAGE_INFO_SEQUENCE_NUMBER_UNSUPPORTED
 
 
 class SequenceGaps:
-    """Per-publisher last sequence number seen, and the total of the gaps between them.
+    """
+    Per-publisher last sequence number seen, and the total of the gaps between them.
 
     Memory is bounded: at most ``max_publishers`` are remembered; the least recently
     heard is forgotten first (it then counts as new if it speaks again).

@@ -1,4 +1,19 @@
-"""Every parameter of memory_node, declared in one place: type, default, description, rule.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Every parameter of memory_node, declared in one place: type, default, description, rule.
 
 The node declares a ROS 2 parameter for each :class:`ParameterSpec` returned by
 :func:`parameter_specs` and validates candidate values with :func:`validate_parameters`
@@ -24,8 +39,8 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic import ConfigDict
 from pydantic import Field
-from pydantic import ValidationError
 from pydantic import field_validator
+from pydantic import ValidationError
 
 from robot_memory.autodream import DreamConfig
 from robot_memory.federation import FederationPolicy
@@ -44,7 +59,7 @@ _NODE_NAME = re.compile(r'^(/[A-Za-z_][A-Za-z0-9_]*)+$')
 
 
 def _frozen(**kwargs) -> Any:
-    """A Field the node will not change after start-up (declared read-only)."""
+    """Return a Field the node will not change after start-up (declared read-only)."""
     return Field(json_schema_extra={'read_only': True}, **kwargs)
 
 
@@ -97,7 +112,7 @@ class NodeSettings(BaseModel):
     time_origin: str = _frozen(default='', description='With time_scale > 1: the wall-clock '
                                'moment (ISO-8601, e.g. 2026-01-01T00:00:00Z) at which memory '
                                'time equals wall time, so sped-up peers agree on the time; '
-                               'empty: the node\'s start')
+                               "empty: the node's start")
     peer_nodes: list[str] = Field(
         default_factory=list,
         description='Peer robots to sync memory with: the fully qualified names of their '
@@ -198,7 +213,7 @@ class NodeSettings(BaseModel):
         return value.strip()
 
     def telemetry(self) -> list:
-        """The telemetry topics as (topic, 'pkg/msg/Type') pairs."""
+        """Return the telemetry topics as (topic, 'pkg/msg/Type') pairs."""
         return [tuple(item.split(':', 1)) for item in self.telemetry_topics]
 
     def origin(self):
@@ -215,7 +230,8 @@ class NodeSettings(BaseModel):
 
 @dataclasses.dataclass(frozen=True)
 class ParameterSpec:
-    """One ROS 2 parameter: its name, default, description and whether it may change.
+    """
+    One ROS 2 parameter: its name, default, description and whether it may change.
 
     ``constraints`` says every rule in words; ``bounds`` is the inclusive (low, high)
     range when the value has one (published as a ROS floating_point_range /
@@ -236,7 +252,7 @@ _BOUNDS = (('ge', '>='), ('gt', '>'), ('le', '<='), ('lt', '<'))
 
 
 def _limits(field) -> dict:
-    """The field's numeric limits and pattern: {'ge': 0.0, 'le': 1.0, 'pattern': ...}."""
+    """Return the field's numeric limits and pattern: {'ge': 0.0, 'le': 1.0, 'pattern': ...}."""
     limits = {}
     for item in field.metadata:
         for attribute in ('ge', 'gt', 'le', 'lt', 'pattern'):
@@ -262,7 +278,7 @@ def _bounds(limits: dict):
 
 
 def allowed(spec: ParameterSpec) -> str:
-    """The allowed values of a parameter in words, e.g. 'from 0.0 to 1.0'."""
+    """Return the allowed values of a parameter in words, e.g. 'from 0.0 to 1.0'."""
     if spec.bounds is not None:
         text = f'from {spec.bounds[0]} to {spec.bounds[1]}'
         return f'{text}, {spec.other_constraints}' if spec.other_constraints else text
@@ -327,7 +343,7 @@ class Settings:
 
     @property
     def lifecycle(self) -> LifecycleConfig:
-        """The RCAN lifecycle constants."""
+        """Return the RCAN lifecycle constants."""
         return self.dream.lifecycle
 
 
@@ -433,12 +449,12 @@ _HEADER = """\
 _SECTIONS = {'reinforce_step': '--- entry lifecycle (RCAN §4) and the context block (§5) ---',
              'dream.': '--- autodream ---',
              FEDERATION: '--- peer federation (RCAN §6) ---',
-             PROPOSALS: '--- proposals: apply each source\'s changes, or queue them for '
+             PROPOSALS: "--- proposals: apply each source's changes, or queue them for "
                         'approval ---'}
 
 
 def flat_parameters(mapping: dict, prefix: str = '') -> dict:
-    """A parameters file's ``ros__parameters`` as rcl reads them: nested keys joined by '.'."""
+    """Return a parameters file's ``ros__parameters`` as rcl reads them, nested keys dotted."""
     flat = {}
     for key, value in mapping.items():
         if isinstance(value, dict):
@@ -457,7 +473,7 @@ def _yaml_value(value) -> str:
 
 
 def render_parameters_file() -> str:
-    """The text of config/robot_memory.yaml: every parameter, its default and description."""
+    """Return the text of config/robot_memory.yaml: every parameter, its default and description."""
     lines = [_HEADER.rstrip('\n')]
     group = ''
     for spec in parameter_specs():

@@ -1,4 +1,19 @@
-"""What both SQLite stores (evidence and typed memory) share about opening their database.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+What both SQLite stores (evidence and typed memory) share about opening their database.
 
 Two processes may open a new database at the same moment (a node and the command line, or
 two nodes started together by one launch file). Two things go wrong then unless handled:
@@ -25,7 +40,8 @@ Migrations = _sqlite_utils.Migrations
 
 
 def open_database(target: str, busy_timeout_s: float, migrations) -> 'Database':
-    """A connection to ``target`` in WAL mode with ``migrations`` applied.
+    """
+    Return a connection to ``target`` in WAL mode with ``migrations`` applied.
 
     ``target`` may be ``':memory:'``. Raises ``sqlite3.DatabaseError`` (the connection
     closed) for the caller to word: a locked database is not a damaged one.

@@ -1,4 +1,19 @@
-"""Undo: put the memory file and the typed records back as they were before a dream or at a time.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Undo: put the memory file and the typed records back as they were before a dream or at a time.
 
 The evidence database keeps, for every change, the state it replaced: ``entry_versions``
 (each entry of robot-memory.md before a dream, a prune or an undo changed it; written by
@@ -35,8 +50,8 @@ import dataclasses
 import datetime as dt
 import json
 import math
-import uuid
 from typing import Optional
+import uuid
 
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
@@ -56,7 +71,8 @@ class UndoError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class RestorePoint:
-    """Where an undo goes back to.
+    """
+    Where an undo goes back to.
 
     Entry versions with ``id >= entry_from`` are rolled back; typed-record versions with
     ``id >= record_from`` or, when it is None, made after ``at`` (at ``at`` too unless
@@ -130,7 +146,7 @@ def _aware(now: dt.datetime) -> dt.datetime:
 
 
 def check_reason(reason) -> str:
-    """The reason of an undo, stripped; refused when empty or too long."""
+    """Return the reason of an undo, stripped; refused when empty or too long."""
     if not isinstance(reason, str) or not reason.strip():
         raise UndoError('say why in a reason (e.g. --reason "learned a false fault last '
                         'night"); the audit log keeps it')
@@ -140,7 +156,7 @@ def check_reason(reason) -> str:
 
 
 def parse_time(text: str) -> dt.datetime:
-    """An ISO 8601 time for ``--to``; refused with an example when it is not one."""
+    """Return an ISO 8601 time for ``--to``; refused with an example when it is not one."""
     try:
         return parse_iso(text)
     except ValueError:
@@ -160,7 +176,7 @@ def _max_id(conn, table: str) -> int:
 
 def restore_point(conn, now: dt.datetime, dream: Optional[int] = None,
                   to: Optional[dt.datetime] = None, undo: Optional[int] = None) -> RestorePoint:
-    """The restore point named by exactly one of ``dream``, ``to`` and ``undo``."""
+    """Return the restore point named by exactly one of ``dream``, ``to`` and ``undo``."""
     now = _aware(now)
     if sum(value is not None for value in (dream, to, undo)) != 1:
         raise UndoError('name one restore point: a dream id (--dream), a time (--to) or an '
@@ -231,7 +247,8 @@ def _entry_targets(conn, point: RestorePoint) -> dict:
 
 
 def plan_entries(store, document, point: RestorePoint) -> tuple:
-    """(manual, changes): edits by hand since the last dream, and the undo's entry changes.
+    """
+    (manual, changes): edits by hand since the last dream, and the undo's entry changes.
 
     Each is a list of ``[entry_id, before, after]`` (canonical JSON or None).
     """
@@ -251,7 +268,7 @@ def plan_entries(store, document, point: RestorePoint) -> tuple:
 
 
 def restored_entries(document, changes: list) -> list:
-    """The document's entries with ``changes`` applied (restored ones in first-seen order)."""
+    """Return the document's entries with ``changes`` applied (restored ones by first seen)."""
     from robot_memory.schema import MemoryEntry
     after = {entry_id: new for entry_id, _, new in changes}
     entries = []
@@ -291,7 +308,7 @@ def _same(old, new) -> bool:
 
 
 def plan_records(conn, point: RestorePoint) -> tuple:
-    """(changes, skipped) for the typed records: ``{'id', 'change', 'set'}`` each."""
+    """Return (changes, skipped) for the typed records: ``{'id', 'change', 'set'}`` each."""
     if not _has_records(conn):
         return [], []
     if point.record_from is not None:
@@ -455,7 +472,7 @@ def _or_empty(document, now):
 
 
 def apply_recorded(store, payload: dict) -> int:
-    """The database half of an undo (inside ``commit_dream``'s transaction); its id."""
+    """Return the database half of an undo (inside ``commit_dream``'s transaction); its id."""
     conn = store.db.conn
     at_s = parse_iso(payload['at']).timestamp()
     actor, reason, label = payload['actor'], payload['reason'], payload['label']
@@ -513,7 +530,7 @@ def apply_recorded(store, payload: dict) -> int:
 
 
 def log(conn) -> list:
-    """The dreams and undos, oldest first, as plain dicts for a listing."""
+    """Return the dreams and undos, oldest first, as plain dicts for a listing."""
     items = []
     for row in conn.execute('SELECT id, at, actor, report FROM dreams ORDER BY id'):
         report = json.loads(row[3])

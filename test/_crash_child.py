@@ -1,4 +1,19 @@
-"""Child process of test_crash_safety: writes robot-memory.md until it is killed.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Child process of test_crash_safety: writes robot-memory.md until it is killed.
 
 ``python _crash_child.py flip PATH PHASE``  alternates the file between the two
     states built by ``state_entries``/``state_body`` of 'A' and 'B' with locked
@@ -27,7 +42,7 @@ STATE_ENTRIES = 2000
 
 
 def state_entries(label: str) -> list:
-    """The 2,000 entries of state ``label``: every text starts with ``state <label>``."""
+    """Return the 2,000 entries of state ``label``: every text starts with ``state <label>``."""
     return [
         MemoryEntry(
             id=f'mem-{label.lower()}{index:05d}', type='environment_note',
@@ -40,7 +55,7 @@ def state_entries(label: str) -> list:
 
 
 def state_body(label: str) -> bytes:
-    """The Markdown body of state ``label``."""
+    """Return the Markdown body of state ``label``."""
     return f'\n# Robot memory, state {label}\n\n---\n\nNotes of state {label}.\n'.encode()
 
 

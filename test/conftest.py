@@ -1,3 +1,17 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Shared fixtures for the plain-pytest core tests (no rclpy anywhere near them)."""
 
 import datetime as dt
@@ -11,9 +25,23 @@ import pytest
 from robot_memory.timeutil import UTC
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+# The Python of the repository that the lint tests check: the package, its tests,
+# benchmarks, launch file and setup.py, and the executables of bin/ (Python without .py).
+PYTHON_SOURCES = ('robot_memory', 'test', 'bench', 'launch', 'setup.py')
+
+
+def python_files() -> list:
+    """Return every Python file of the repository that the lint tests check."""
+    files = []
+    for name in PYTHON_SOURCES:
+        path = REPO / name
+        files += [path] if path.is_file() else sorted(
+            found for found in path.rglob('*.py') if '__pycache__' not in found.parts)
+    return files + sorted((REPO / 'bin').iterdir())
+
 
 # The example of RCAN Robot Memory Schema 1.0 §3.2, verbatim (unquoted timestamps).
-SPEC_EXAMPLE = '''---
+SPEC_EXAMPLE = """---
 schema_version: "1.0"
 rrn: RRN-000000000001
 last_updated: 2026-04-01T02:00:00Z
@@ -27,12 +55,16 @@ entries:
     observation_count: 14
     tags: [wheel, encoder, navigation]
 ---
-'''
+"""
 
 
 def pytest_configure(config):
-    """Caches the product writes (the embedding model's optimised graph) go to a temporary
-    directory of this run, inherited by the processes tests start, not to ~/.cache."""
+    """
+    Send the caches the product writes to a temporary directory of this run.
+
+    The embedding model's optimised graph goes there, not to ~/.cache; the processes tests
+    start inherit it.
+    """
     config._robot_memory_cache = tempfile.mkdtemp(prefix='robot-memory-cache-')
     os.environ['XDG_CACHE_HOME'] = config._robot_memory_cache
 
@@ -44,7 +76,7 @@ def pytest_unconfigure(config):
 
 @pytest.fixture
 def now():
-    """A fixed moment: the spec example's last_updated plus one hour."""
+    """Return a fixed moment: the spec example's last_updated plus one hour."""
     return dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)
 
 

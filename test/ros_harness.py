@@ -1,4 +1,19 @@
-"""Helpers for integration tests: memory_node as a real subprocess, an rclpy probe node.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Helpers for integration tests: memory_node as a real subprocess, an rclpy probe node.
 
 The node under test is the installed ``memory_node`` executable (on PATH after
 ``source scripts/env.sh``, which scripts/test.sh does), started in its own process with a
@@ -24,7 +39,8 @@ def started_count() -> int:
 
 
 def stop_started_since(mark: int) -> list:
-    """End every node started after ``mark`` that still runs; their namespaces.
+    """
+    End every node started after ``mark`` that still runs; their namespaces.
 
     A test that fails between starting a node and stopping it must not leave the node
     running into the next tests, where it answers on their topics and services.
@@ -55,7 +71,7 @@ class NodeProcess:
 
     @property
     def prefix(self) -> str:
-        """The node's fully qualified name, e.g. /t1/robot_memory."""
+        """Return the node's fully qualified name, e.g. /t1/robot_memory."""
         return f'/{self.namespace}/robot_memory'
 
     def start(self) -> 'NodeProcess':
@@ -79,12 +95,12 @@ class NodeProcess:
 
     @property
     def log_path(self) -> pathlib.Path:
-        """What the latest start printed (standard output and error)."""
+        """Return what the latest start printed (standard output and error)."""
         return self.tmp_path / f'{self.namespace}-node-{max(self.starts, 1)}.log'
 
     @property
     def ros_log_dir(self) -> pathlib.Path:
-        """The ROS_LOG_DIR of the latest start."""
+        """Return the ROS_LOG_DIR of the latest start."""
         return self.tmp_path / f'{self.namespace}-ros-log-{max(self.starts, 1)}'
 
     def wait_exit(self, timeout: float = 20.0) -> int:
@@ -107,7 +123,7 @@ class NodeProcess:
         return code
 
     def log(self) -> str:
-        """What the node printed so far."""
+        """Return what the node printed so far."""
         return self.log_path.read_text(errors='replace') if self.log_path.exists() else ''
 
 
@@ -144,7 +160,8 @@ FLOOD_CODE = 'import ros_harness, sys; ros_harness.flood_main(sys.argv[1:])'
 def start_flood(rate: float, seconds: float, prefix: str = 'flood', statuses: int = 1,
                 sources: int = 50, rotate: int = 0, topic: str = '/diagnostics',
                 stderr=subprocess.DEVNULL) -> subprocess.Popen:
-    """A separate process publishing DiagnosticArrays (see :func:`flood_main`).
+    """
+    Return a separate process publishing DiagnosticArrays (see :func:`flood_main`).
 
     It prints ``ready`` once a subscriber is matched, then a JSON line with what it sent.
     Its standard error goes to ``stderr`` (nowhere by default: an undrained pipe would
@@ -163,7 +180,8 @@ def start_flood(rate: float, seconds: float, prefix: str = 'flood', statuses: in
 
 
 def flood_main(argv) -> None:
-    """Publish WARN DiagnosticArrays at ``--rate`` arrays/s for ``--seconds``.
+    """
+    Publish WARN DiagnosticArrays at ``--rate`` arrays/s for ``--seconds``.
 
     Each array holds ``--statuses`` statuses of hardware ``<prefix>-<k>``, ``k`` cycling
     over ``--sources`` ids; with ``--rotate N`` the window of ids moves on by one every N

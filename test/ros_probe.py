@@ -1,4 +1,19 @@
-"""The test side of the ROS graph: an rclpy probe node and small helpers to use it.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The test side of the ROS graph: an rclpy probe node and small helpers to use it.
 
 Shared by the integration tests that talk to memory_node over DDS (the node itself is
 started by ``ros_harness.NodeProcess``).
@@ -16,7 +31,7 @@ from ros_harness import wait_for
 
 
 def make_probe(name: str = 'test_probe'):
-    """A generator for a module-scoped ``probe`` fixture: rclpy up, one node, then down."""
+    """Return a generator for a module-scoped ``probe`` fixture: rclpy up, one node, then down."""
     rclpy.init()
     node = Node(f'{name}_{os.getpid()}')
     try:
@@ -29,7 +44,7 @@ def make_probe(name: str = 'test_probe'):
 
 
 def spin(node):
-    """A spin function for wait_for."""
+    """Return a spin function for wait_for."""
     return lambda step: rclpy.spin_once(node, timeout_sec=step)
 
 
@@ -44,7 +59,8 @@ _clients = {}  # (probe node, service name): its one client
 
 
 def client_for(node, service_type, name):
-    """The probe's client of service ``name``, created once and kept (like a real caller).
+    """
+    Return the probe's client of service ``name``, created once and kept (like a real caller).
 
     Each new client is a new reply reader the service must match before it can answer;
     the node's Fast DDS profile (config/fastdds_profiles.xml) lets a reply wait 2 s for it.
@@ -82,7 +98,7 @@ def wait_ready(probe, node, timeout=20.0, topic='/diagnostics'):
 
 
 def health(probe, task: str, timeout: float = 10.0, where=None) -> dict:
-    """The key/values of the next ``robot_memory: <task>`` status (from ``where`` if given)."""
+    """Return the key/values of the next ``robot_memory: <task>`` status (from ``where`` if set)."""
     from diagnostic_msgs.msg import DiagnosticArray  # noqa: I100 - only where used
 
     seen = {}
@@ -107,7 +123,8 @@ def health(probe, task: str, timeout: float = 10.0, where=None) -> dict:
 
 
 def wait_gone(probe, node, timeout=20.0):
-    """Wait until a stopped node has left the probe's view of the graph.
+    """
+    Wait until a stopped node has left the probe's view of the graph.
 
     A node restarted under the same name is otherwise "available" at once through the
     stale discovery data of the old one, and a request sent then is lost.
@@ -119,7 +136,7 @@ def wait_gone(probe, node, timeout=20.0):
 
 
 def latched_context(probe, node, timeout: float = 10.0):
-    """The ContextBlock a subscriber that joins now receives on the node's latched topic."""
+    """Return the ContextBlock a subscriber that joins now receives on the node's latched topic."""
     from rclpy.qos import DurabilityPolicy  # noqa: I100 - only where used
     from rclpy.qos import QoSProfile
     from rclpy.qos import ReliabilityPolicy

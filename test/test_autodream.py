@@ -1,3 +1,17 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Autodream over simulated weeks with a moving clock, crash safety, the CLI and the benchmark."""
 
 import datetime as dt
@@ -16,11 +30,12 @@ import time
 
 import pytest
 
+from conftest import REPO
 from robot_memory import cli
 from robot_memory import lifecycle
-from robot_memory.autodream import DreamConfig
 from robot_memory.autodream import dream
 from robot_memory.autodream import dream_config
+from robot_memory.autodream import DreamConfig
 from robot_memory.autodream import initial_confidence
 from robot_memory.context import build_context
 from robot_memory.evidence import default_db_path
@@ -34,14 +49,13 @@ from robot_memory.observations import to_json_line
 from robot_memory.rules import Rules
 from robot_memory.timeutil import UTC
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 T0 = dt.datetime(2026, 5, 1, 0, 0, tzinfo=UTC)
 ENCODER = ('base: left encoder', 'wheel_left')
 CONFIG = DreamConfig(rrn='RRN-000000000001')
 
 
 def evening(day: int, hour: float = 20.0) -> dt.datetime:
-    """A moment on the evening of ``day`` (the robot works; the dream is at 02:00 after)."""
+    """Return a moment on the evening of ``day`` (the robot works; the dream is at 02:00 after)."""
     return T0 + dt.timedelta(days=day, hours=hour)
 
 
@@ -387,7 +401,8 @@ def test_an_unreadable_file_is_set_aside_and_restored_from_the_snapshot(robot):
 # --------------------------------------------------------------------------- crash safety
 
 def prepare(directory: pathlib.Path, extra_signatures: int = 300) -> dt.datetime:
-    """A robot one dream before a busy one; returns the moment of that dream.
+    """
+    Return a robot one dream before a busy one, and the moment of that dream.
 
     The busy dream creates ``extra_signatures`` entries, reinforces the encoder entry (whose
     text a person edited), resolves the motor entry, prunes a glitch and compacts.
@@ -447,7 +462,7 @@ def dream_in(directory: pathlib.Path, now: dt.datetime):
 
 @pytest.fixture(scope='module')
 def prepared(tmp_path_factory):
-    """The prepared state, and the state after an uninterrupted dream from it."""
+    """Return the prepared state, and the state after an uninterrupted dream from it."""
     base = tmp_path_factory.mktemp('crash')
     now = prepare(base / 'before')
     shutil.copytree(base / 'before', base / 'reference')
@@ -502,7 +517,7 @@ def test_a_crash_before_the_file_write_is_discarded_and_redone(prepared, monkeyp
     assert snapshot_state(directory) == reference
 
 
-_DREAMER = '''
+_DREAMER = """
 import datetime as dt, sys
 from robot_memory.autodream import DreamConfig, dream
 from robot_memory.evidence import EvidenceStore
@@ -516,7 +531,7 @@ sys.stdin.readline()
 dream(store, memory, now, Rules.default(), DreamConfig(rrn='RRN-000000000001'))
 store.close()
 print('done', flush=True)
-'''
+"""
 
 
 def test_sigkill_at_a_random_moment_leaves_file_and_db_consistent(prepared, tmp_path):

@@ -1,5 +1,21 @@
-"""Smoke tests of bench/bench_memory_file.py and bench/bench_cli.py: they run and print
-well-formed JSON lines.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Smoke tests of bench/bench_memory_file.py and bench/bench_cli.py.
+
+They run and print well-formed JSON lines.
 
 Runs each ``--quick`` with this interpreter. No timing
 is asserted: the numbers belong to the machine, the shape belongs to the script.
@@ -8,11 +24,11 @@ is asserted: the numbers belong to the machine, the shape belongs to the script.
 import json
 import math
 import os
-import pathlib
 import subprocess
 import sys
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 SCRIPT = REPO / 'bench' / 'bench_memory_file.py'
 MEASURED = {'load', 'save_warm', 'save_cold', 'load_save', 'load_save_cold', 'write_atomic',
             'load_save_pyyaml'}

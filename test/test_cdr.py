@@ -1,4 +1,19 @@
-"""robot_memory.ros.cdr reads a serialized DiagnosticArray exactly as rclpy does, or refuses.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+robot_memory.ros.cdr reads a serialized DiagnosticArray exactly as rclpy does, or refuses.
 
 rclpy's own serializer and deserializer are the reference: generated messages (any
 unicode, embedded NULs, any level byte, many key/values) are serialized by rclpy and must
@@ -42,14 +57,14 @@ def _array(items, frame_id, sec):
 
 
 def as_rclpy_reads(raw: bytes) -> list:
-    """What rclpy makes of ``raw``, in the reader's form."""
+    """Return what rclpy makes of ``raw``, in the reader's form."""
     array = deserialize_message(raw, DiagnosticArray)
     return [(status.level[0], status.name, status.message, status.hardware_id,
              [(item.key, item.value) for item in status.values]) for status in array.status]
 
 
 def encode(array: DiagnosticArray, big_endian: bool) -> bytes:
-    """An independent XCDR1 encoder (strings NUL-terminated, 4-byte aligned lengths)."""
+    """Return an independent XCDR1 encoder (strings NUL-terminated, 4-byte aligned lengths)."""
     order = '>' if big_endian else '<'
     body = bytearray()
 

@@ -1,5 +1,22 @@
-"""The ``robot-memory`` command line: show, validate, stats, prune, export, file resolution,
-exit codes (0 ok, 1 a memory problem, 2 a usage error) and help text on every option.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The ``robot-memory`` command line.
+
+Show, validate, stats, prune, export, file resolution, exit codes (0 ok, 1 a memory
+problem, 2 a usage error) and help text on every option.
 """
 
 import argparse
@@ -24,7 +41,7 @@ from robot_memory.timeutil import parse_iso
 from test_autodream import morning
 from test_autodream import Robot
 
-MEMORY = '''---
+MEMORY = """---
 schema_version: "1.0"
 rrn: RRN-000000000001
 last_updated: 2026-04-01T02:00:00Z
@@ -53,13 +70,13 @@ peer_context:
 ---
 
 # Notes
-'''
+"""
 AT = '2026-04-01T02:00:00Z'
 
 
 @pytest.fixture
 def memory(tmp_path, monkeypatch):
-    """A memory file with entries in every band, a resolved one, a weak one and a peer."""
+    """Return a memory file with entries in every band, a resolved one, a weak one and a peer."""
     monkeypatch.delenv(ENV_VAR, raising=False)
     monkeypatch.setenv('HOME', str(tmp_path / 'home'))
     path = tmp_path / 'robot-memory.md'
@@ -121,7 +138,7 @@ def test_show_min_confidence_raises_the_threshold(memory, capsys):
 
 
 def test_show_budget_15_keeps_the_highest_entry_and_says_what_it_left_out(memory, capsys):
-    """Issue 13 point 7: --budget 15 dropped the 🔴 92% entry and kept a 🟡 65% one."""
+    """Check that ``--budget 15`` keeps the 🔴 92% entry rather than a 🟡 65% one that fits."""
     text = memory.read_text(encoding='utf-8').replace(
         '"Left wheel encoder intermittent"',
         '"Left wheel encoder intermittent under load, prefer 0.3 m/s"')
@@ -135,7 +152,7 @@ def test_show_budget_15_keeps_the_highest_entry_and_says_what_it_left_out(memory
 
 
 def test_show_tells_why_a_weak_entry_is_not_injected(memory, capsys):
-    """Issue 13 point 8: how many entries are below the threshold, and the highest."""
+    """Check that show says how many entries are below the threshold, and the highest."""
     _, out, err = run(capsys, 'show', '--file', memory, '--at', '2026-04-05T02:00:00Z')
     assert 'Hallway' not in out  # 4 days on: neither injected nor recent
     assert ('2 below the 30% injection threshold, the highest 15%: Prefer the east corridor '
@@ -143,7 +160,7 @@ def test_show_tells_why_a_weak_entry_is_not_injected(memory, capsys):
 
 
 def test_cli_output_shows_bidi_and_control_characters_as_escapes(memory, capsys):
-    """Issue 13 point 10: a U+202E reached the brain and the terminal unescaped."""
+    """Check that a U+202E reaches neither the brain nor the terminal unescaped."""
     text = memory.read_text(encoding='utf-8').replace(
         '"Kitchen doorway has 3cm lip"', '"Kitchen \u202edoorway\u202c lip"')
     memory.write_text(text, encoding='utf-8')
@@ -271,7 +288,7 @@ def test_prune_at_a_far_future_moment_holds_entries_back(memory, capsys):
 def test_prune_prints_one_line_for_thousands_of_entries_and_lists_them_when_verbose(
         tmp_path, capsys):
     weak = [new_entry('environment_note', f'faded note {index}', 0.05,
-                                  parse_iso(AT)) for index in range(3000)]
+                      parse_iso(AT)) for index in range(3000)]
     for verbose in (False, True):
         path = tmp_path / f'verbose-{verbose}' / 'robot-memory.md'
         path.parent.mkdir()
@@ -297,7 +314,7 @@ def test_prune_of_a_missing_file_exits_1_and_creates_nothing(tmp_path, capsys):
 
 
 def dreamt_once(directory):
-    """A robot whose first dream made one entry from an encoder fault; (robot, entry id)."""
+    """Return a robot whose first dream made one entry from an encoder fault; (robot, entry id)."""
     robot = Robot(directory)
     robot.fault(0)
     created = robot.dream(0).created

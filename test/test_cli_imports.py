@@ -1,4 +1,19 @@
-"""Each ``robot-memory`` command imports only what it uses (whole process, real start path).
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Each ``robot-memory`` command imports only what it uses (whole process, real start path).
 
 The command runs as ``bin/robot-memory`` runs it, in a fresh interpreter under
 ``python -X importtime``, whose report names every module the process imported. A heavy
@@ -32,7 +47,8 @@ WRITERS = {'robot_memory.autodream', 'robot_memory.evidence', 'robot_memory.rule
 
 
 def imported(argv, env=None, stdin=None, expect=None) -> set:
-    """The top-level packages and robot_memory modules imported by ``robot-memory *argv``.
+    """
+    Return the top-level packages and robot_memory modules imported by ``robot-memory *argv``.
 
     ``stdin`` is the command's standard input; ``expect``, text its standard output must hold.
     """
@@ -54,7 +70,7 @@ def imported(argv, env=None, stdin=None, expect=None) -> set:
 
 @pytest.fixture
 def memory(tmp_path):
-    """A small memory file written by the project's writer, and an environment for it."""
+    """Return a small memory file written by the project's writer, and an environment for it."""
     document = new_document('RRN-000000000001', NOW)
     document.entries = [new_entry('hardware_observation', 'Left wheel encoder intermittent',
                                   0.9, NOW),

@@ -1,4 +1,19 @@
-"""Context injection rules of RCAN §4.4 and §5: the emoji-banded block the brain receives.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Context injection rules of RCAN §4.4 and §5: the emoji-banded block the brain receives.
 
 Line format ``🔴 [92%] text``; own entries first, by effective confidence; resolved and
 below-threshold entries never shown; peers in labelled sections after; a token budget.
@@ -66,7 +81,7 @@ def test_percent_is_truncated_like_the_reference(confidence, expected):
     LifecycleConfig(inject_min=0.333, band_medium=0.555, band_high=0.805, prune_min=0.05),
 ])
 def test_a_percentage_never_contradicts_its_band(config):
-    """Issue 13 point 6: 0.7996 was printed 🟡 [80%], 0.4996 🟢 [50%]."""
+    """Check that no value rounds to a percentage of another band (0.7996 🟡 is not [80%])."""
     lowest = {'🔴': config.band_high, '🟡': config.band_medium, '🟢': 0.0}
     for step in range(0, 20001):
         confidence = step / 20000
@@ -214,14 +229,14 @@ def test_thresholds_of_the_block_follow_the_config():
     assert block.text.splitlines() == ['🟡 [85%] note mem-a', '🟢 [55%] note mem-b']
 
 
-# --------------------------------------------------------------- issue 13 points 7, 8, 10
+# --------------------------------------------------------------- ranking, omissions, escapes
 
 def ranking(doc, now=T0, config=LifecycleConfig()):
     return [item.entry.id for item in build_context(doc, now, config, token_budget=10**6).entries]
 
 
 def test_a_short_budget_never_skips_a_higher_entry_to_fit_a_lower_one():
-    """Issue 13 point 7: --budget 15 dropped the 🔴 92% entry and kept a 🟡 65% one."""
+    """Check that a budget of 15 keeps the 🔴 92% entry rather than a 🟡 65% one that fits."""
     doc = document([entry('mem-high', 0.92, text='Left wheel encoder intermittent under load, '
                           'prefer at most 0.3 m/s on ramps and carpets'),
                     entry('mem-mid', 0.65, text='Doorway lip')], None)
@@ -268,7 +283,7 @@ def test_peers_come_only_after_every_own_entry_fits():
 
 
 def test_the_block_says_how_many_entries_are_below_the_threshold_and_the_highest():
-    """Issue 13 point 8: the brain is told what it is not told."""
+    """Check that the brain is told what it is not told."""
     old = T0 - 30 * DAY
     doc = document([entry('mem-a', 0.9), entry('mem-low', 0.25, text='lidar dropouts',
                                                last_reinforced=old + 25 * DAY),
@@ -293,9 +308,9 @@ def test_the_block_says_how_many_entries_are_below_the_threshold_and_the_highest
 
 
 def test_a_fault_seen_today_reaches_the_brain_in_a_labelled_section():
-    """Issue 13 point 8: a burst of ERRORs distilled to 10% is still shown, labelled."""
-    lidar = entry('mem-lidar', 0.10, text='/scan lidar: no data (ERROR)', entry_type=
-                  'hardware_observation', last_reinforced=T0 - dt.timedelta(minutes=5))
+    """Check that a burst of ERRORs distilled to 10% is still shown, labelled."""
+    lidar = entry('mem-lidar', 0.10, text='/scan lidar: no data (ERROR)',
+                  entry_type='hardware_observation', last_reinforced=T0 - dt.timedelta(minutes=5))
     stale = entry('mem-stale', 0.2, text='old weak note', last_reinforced=T0 - 3 * DAY)
     doc = document([entry('mem-a', 0.9, text='wheel slips'), lidar, stale])
     block = build_context(doc, T0)
@@ -321,7 +336,7 @@ def test_a_fault_seen_today_reaches_the_brain_in_a_labelled_section():
 @pytest.mark.parametrize('char', ['\u202e', '\u202a', '\u2066', '\u2069', '\u200e', '\u200f',
                                   '\u061c'])
 def test_bidi_overrides_reach_the_brain_as_visible_escapes(char):
-    """Issue 13 point 10: a U+202E in an entry reached the brain unescaped."""
+    """Check that a U+202E in an entry reaches the brain as a visible escape."""
     text = f'door {char}kcol{char} code'
     doc = document([entry('mem-a', 0.9, text=text)])
     block = build_context(doc, T0)

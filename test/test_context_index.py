@@ -1,4 +1,19 @@
-"""The indexed context block is the scan's block exactly, for any document, time and budget.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The indexed context block is the scan's block exactly, for any document, time and budget.
 
 ``build_context(..., index=ContextIndex(document, config))`` walks entries in the
 decay-invariant order ``K = c + r × days(since)`` and stops early; ``build_context_scan``

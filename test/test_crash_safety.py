@@ -1,4 +1,19 @@
-"""Crash safety of MemoryFile: SIGKILL at any moment leaves state A or state B, never a mix.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Crash safety of MemoryFile: SIGKILL at any moment leaves state A or state B, never a mix.
 
 A child process (``test/_crash_child.py flip``) alternates robot-memory.md between two
 documents of 2,000 entries each with locked ``MemoryFile.update`` calls; the parent kills
@@ -24,6 +39,7 @@ import sys
 import time
 
 import pytest
+
 from robot_memory.memory_file import FILE_MODE
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import parse_bytes
@@ -45,7 +61,7 @@ child_module = _load_child_module()
 
 
 def child_env() -> dict:
-    """The environment of a child: robot_memory importable from this checkout."""
+    """Return the environment of a child: robot_memory importable from this checkout."""
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(HERE.parent),
                                                       env.get('PYTHONPATH')]))

@@ -1,4 +1,19 @@
-"""The run-time Python dependencies: declared for rosdep and pip, and checked before use.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The run-time Python dependencies: declared for rosdep and pip, and checked before use.
 
 On a robot with ROS from apt, ``ros2 run`` starts the installed executables with the
 system python3, whose packages came from rosdep (``package.xml``) and pip. The processes
@@ -26,8 +41,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-import robot_memory
 from conftest import REPO
+import robot_memory
 from robot_memory import dependencies
 from robot_memory.dependencies import Requirement
 from robot_memory.dependencies import REQUIREMENTS
@@ -119,7 +134,7 @@ def test_package_xml_names_every_runtime_dependency_with_a_rosdep_key():
 
 @pytest.fixture(scope='module')
 def executables():
-    """The installed memory_node and robot-memory, as ros2 run / PATH find them."""
+    """Return the installed memory_node and robot-memory, as ros2 run / PATH find them."""
     found = {}
     for name in ('memory_node', 'robot-memory'):
         path = shutil.which(name)

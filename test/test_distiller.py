@@ -1,3 +1,17 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Distillers: rule texts, validation of proposals, and the OpenAI-compatible HTTP client."""
 
 import datetime as dt
@@ -8,8 +22,8 @@ import time
 
 import pytest
 
-from robot_memory.autodream import DreamConfig
 from robot_memory.autodream import dream
+from robot_memory.autodream import DreamConfig
 from robot_memory.distiller import Candidate
 from robot_memory.distiller import OpenAICompatibleDistiller
 from robot_memory.distiller import proposals
@@ -55,6 +69,7 @@ def test_proposals_fall_back_to_rule_text_and_ignore_unknown_signatures():
 # --------------------------------------------------------------------------- in a dream
 
 class Robot:
+
     def __init__(self, directory):
         self.memory = MemoryFile(directory / 'robot-memory.md')
         self.store = EvidenceStore(directory / 'robot-memory.db')
@@ -72,6 +87,7 @@ class Robot:
 
 
 class Proposing:
+
     def __init__(self, answer):
         self.answer = answer
         self.seen = []

@@ -1,4 +1,19 @@
-"""scripts/distro.sh: which ROS 2 distribution, and the trees each one builds and tests in.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+scripts/distro.sh: which ROS 2 distribution, and the trees each one builds and tests in.
 
 The shell function is run by bash exactly as setup.sh, env.sh and test.sh source it,
 with the environment each case names and nothing else of this test's.
@@ -10,8 +25,8 @@ import subprocess
 
 import pytest
 
-import robot_memory
 from conftest import REPO
+import robot_memory
 
 DISTRO_SH = REPO / 'scripts' / 'distro.sh'
 

@@ -1,5 +1,22 @@
-"""The dream summary a person reads: built from real dreams (pure), kept beside the memory file
-for ``summary_nights`` days, and printed by ``robot-memory dream``.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The dream summary a person reads.
+
+Built from real dreams (pure), kept beside the memory file for ``summary_nights`` days,
+and printed by ``robot-memory dream``.
 
 Every scenario runs real dreams over a real evidence database and memory file
 (``test_autodream.Robot``) and reads the Markdown the way a person would: by section.
@@ -29,14 +46,14 @@ from test_autodream import status
 
 @pytest.fixture
 def robot(tmp_path):
-    """A simulated robot (memory file, evidence database, clock)."""
+    """Return a simulated robot: memory file, evidence database, clock."""
     made = Robot(tmp_path / 'robot')
     yield made
     made.close()
 
 
 def section(summary: str, title: str) -> list:
-    """The lines of one ``## title`` section (without the heading and blank lines)."""
+    """Return the lines of one ``## title`` section, without the heading and blank lines."""
     lines, inside = [], False
     for line in summary.splitlines():
         if line.startswith('## '):
@@ -144,7 +161,7 @@ def test_long_sections_are_cut_and_bidi_controls_are_shown_escaped(robot):
     pruned = section(text, 'Pruned')
     assert len(pruned) == MAX_ITEMS + 1
     assert pruned[-1] == f'- ... and {120 - MAX_ITEMS} more (robot-memory history ENTRY_ID ' \
-                         'shows any entry\'s record)'
+                         "shows any entry's record)"
     [evil] = [line for line in section(text, 'Taken in from edits by hand')
               if 'mem-evil0001' in line]
     assert 'fine \\u202elive\\u2066 evil' in evil

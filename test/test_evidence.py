@@ -1,3 +1,17 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """The SQLite evidence store: file safety, migrations, buffered ingest, audit, retention."""
 
 import datetime as dt
@@ -30,9 +44,20 @@ def ok(at, hardware_id='wheel_left'):
 
 
 @pytest.fixture
-def store(tmp_path):
-    with EvidenceStore(tmp_path / 'robot-memory.db') as opened:
+def store():
+    with EvidenceStore(':memory:') as opened:
         yield opened
+
+
+@pytest.mark.parametrize('path', [':memory:', None])
+def test_a_store_in_memory_leaves_no_file_and_shares_nothing(tmp_path, monkeypatch, path):
+    monkeypatch.chdir(tmp_path)
+    with EvidenceStore(path, batch_size=1) as first, EvidenceStore(path) as second:
+        first.add(warn(T0))
+        assert (first.path, first.observation_count(), second.observation_count()) == (None, 1, 0)
+        assert first.set_aside_copies() == []
+        assert first.applied_migrations() == second.applied_migrations() != []
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_default_path_is_beside_the_memory_file(tmp_path):
@@ -108,8 +133,8 @@ def test_rows_keep_only_what_dreaming_needs(store):
     assert len(rows[1]['payload']) < 200
 
 
-def test_ok_reports_are_thinned_per_source(tmp_path):
-    with EvidenceStore(tmp_path / 'e.db', ok_heartbeat_s=600) as store:
+def test_ok_reports_are_thinned_per_source():
+    with EvidenceStore(':memory:', ok_heartbeat_s=600) as store:
         seconds = [0, 1, 2, 599, 600, 601]
         stored = [store.add(ok(T0 + dt.timedelta(seconds=s))) for s in seconds]
         assert stored == [1, 0, 0, 0, 1, 0]
@@ -176,8 +201,8 @@ def _mark_consumed(store, last_id):
     store.db.execute('UPDATE dream_state SET last_id = ? WHERE id = 1', (last_id,))
 
 
-def test_compaction_keeps_daily_counts_of_consumed_old_rows(tmp_path):
-    with EvidenceStore(tmp_path / 'e.db', retention_days=14) as store:
+def test_compaction_keeps_daily_counts_of_consumed_old_rows():
+    with EvidenceStore(':memory:', retention_days=14) as store:
         for day in range(20):
             for hour in (1, 2, 3):
                 store.add(warn(T0 + dt.timedelta(days=day, hours=hour)))
@@ -198,16 +223,16 @@ def test_compaction_keeps_daily_counts_of_consumed_old_rows(tmp_path):
         assert sum(row['count'] for row in store.daily_counts()) == 24
 
 
-def test_compaction_never_touches_unconsumed_rows(tmp_path):
-    with EvidenceStore(tmp_path / 'e.db', retention_days=1) as store:
+def test_compaction_never_touches_unconsumed_rows():
+    with EvidenceStore(':memory:', retention_days=1) as store:
         store.add(warn(T0))
         store.flush()
         assert store.compact(T0 + dt.timedelta(days=30)).rows == 0
         assert store.observation_count() == 1
 
 
-def test_ids_never_go_back_after_everything_is_compacted(tmp_path):
-    with EvidenceStore(tmp_path / 'e.db', retention_days=1) as store:
+def test_ids_never_go_back_after_everything_is_compacted():
+    with EvidenceStore(':memory:', retention_days=1) as store:
         store.add(warn(T0))
         store.flush()
         _mark_consumed(store, store.max_observation_id())
@@ -238,9 +263,9 @@ def test_strings_sqlite_cannot_store_never_block_a_flush(store):
 
 
 @pytest.mark.parametrize('settings', [{'batch_size': 0}, {'retention_days': 0}])
-def test_bad_settings_are_refused(tmp_path, settings):
+def test_bad_settings_are_refused(settings):
     with pytest.raises(ValueError):
-        EvidenceStore(tmp_path / 'e.db', **settings)
+        EvidenceStore(':memory:', **settings)
 
 
 def refuse_writes(store, message='disk I/O error'):

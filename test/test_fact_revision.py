@@ -1,4 +1,19 @@
-"""Which facts supersede, which live side by side, which are contested: test/data/fact_pairs.jsonl.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Which facts supersede, which live side by side, which are contested: test/data/fact_pairs.jsonl.
 
 Each line is a pair of facts learned one after the other into a fresh substrate, and what
 must happen to the first: ``supersede`` (a single-valued predicate got another value, or the
@@ -16,12 +31,12 @@ import sys
 
 import pytest
 
+from conftest import REPO
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
 from robot_memory.substrate import text as textrules
 from robot_memory.timeutil import UTC
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 LATER = NOW + dt.timedelta(hours=1)
 PAIRS = [json.loads(line) for line in
@@ -46,7 +61,7 @@ def test_the_pair_set_covers_both_directions():
 
 
 @pytest.mark.parametrize('pair', PAIRS, ids=lambda pair: f'{pair["expect"]}: '
-                                                           f'{_text(pair["second"])}')
+                         f'{_text(pair["second"])}')
 def test_a_pair_of_facts_is_revised_as_expected(pair):
     with Substrate(':memory:') as store:
         first = _learn(store, pair['first'], NOW)

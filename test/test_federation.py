@@ -1,3 +1,17 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Peer federation (RCAN §6): sharing, validation, merge, expiry, signing and audit rows."""
 
 import copy
@@ -6,12 +20,12 @@ import math
 import stat
 import struct
 
-import pytest
 from hypothesis import given
 from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
+import pytest
 
 from robot_memory.context import build_context
 from robot_memory.evidence import AUDIT_ACTIONS
@@ -47,7 +61,7 @@ CORRIDOR = 'East corridor blocked by construction barrier'
 
 def own(entry_id, text, confidence=0.9, entry_type='environment_note', days_ago=0.0, count=3,
         tags=(), **extra):
-    """An own entry last reinforced ``days_ago`` before NOW."""
+    """Return an own entry last reinforced ``days_ago`` before NOW."""
     last = NOW - dt.timedelta(days=days_ago)
     return MemoryEntry(id=entry_id, type=entry_type, text=text, confidence=confidence,
                        first_seen=last - dt.timedelta(days=1), last_reinforced=last,
@@ -76,13 +90,13 @@ def robot_b():
 
 
 def policy(**changes):
-    values = dict(allowed_peers=(A, C), max_entries=10)
+    values = {'allowed_peers': (A, C), 'max_entries': 10}
     values.update(changes)
     return FederationPolicy(**values)
 
 
 def wire(payload):
-    """The payload as plain data, as the node hands it over from the message."""
+    """Return the payload as plain data, as the node hands it over from the message."""
     return payload.to_data()
 
 
@@ -251,7 +265,7 @@ def test_malformed_payloads_are_refused_and_leave_the_document_unchanged(mutate,
     ('tags', '\u202e'), ('tags', '\u2069'),
 ])
 def test_bidi_override_characters_in_a_payload_are_refused_naming_the_field(field, char):
-    """Issue 13 point 10: text the brain receives from a peer is safe to read."""
+    """Check that text the brain receives from a peer is safe to read."""
     data = _good()
     if field == 'text':
         data['entries'][1]['text'] = f'corridor {char}dekcolb{char} clear'
@@ -482,7 +496,7 @@ def test_merging_through_memory_file_update_round_trips_peer_context(memory_path
     assert build_context(reread, NOW).text == build_context(result.document, NOW).text
 
 
-def test_audit_records_for_accepted_rejected_and_expired_exchanges(tmp_path):
+def test_audit_records_for_accepted_rejected_and_expired_exchanges():
     document = robot_b()
     outcome = merge_peer_payload(document, build_payload(robot_a(), NOW, policy()), NOW,
                                  policy())
@@ -503,7 +517,7 @@ def test_audit_records_for_accepted_rejected_and_expired_exchanges(tmp_path):
     assert expired[0].reason.startswith('expired')
     records = accepted + rejected + expired
     assert {record.action for record in records} <= set(AUDIT_ACTIONS)
-    store = EvidenceStore(tmp_path / 'robot-memory.db')
+    store = EvidenceStore(':memory:')
     try:
         store.record_audit(records)
         assert [row.reason for row in store.history(f'peer:{A}')] == [

@@ -1,4 +1,19 @@
-"""One limit per text field, from robot_memory.substrate.models, on every edge.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+One limit per text field, from robot_memory.substrate.models, on every edge.
 
 The .srv comments state each limit (a caller of the ROS services reads them), the MCP tool
 schemas carry it as maxLength, and the core's refusal names the field and its limit.
@@ -26,7 +41,7 @@ NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 
 
 def _comment_of(service: str, field: str) -> str:
-    """The comment lines just above ``string <field>`` in srv/<service>.srv."""
+    """Return the comment lines just above ``string <field>`` in srv/<service>.srv."""
     lines = (SRV / f'{service}.srv').read_text(encoding='utf-8').splitlines()
     for index, line in enumerate(lines):
         if re.fullmatch(rf'string(\[\])? {field}', line.strip()):

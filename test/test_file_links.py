@@ -1,4 +1,19 @@
-"""Where the files go: symlinked memory files and databases, and one database per memory file.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Where the files go: symlinked memory files and databases, and one database per memory file.
 
 A memory file that is a symbolic link (onto a persistent partition, say) stays a link:
 every writer (``robot-memory prune``, ``dream``, ``import-rlm``, the node) writes through
@@ -54,7 +69,7 @@ def run(capsys, *argv):
 
 
 def persistent(tmp_path, name='robot-memory.md', text=MEMORY):
-    """A memory file on a 'persistent partition' (another directory) and a link dir."""
+    """Return a memory file on a 'persistent partition' (another directory) and a link dir."""
     disk = tmp_path / 'persist'
     disk.mkdir()
     target = disk / name
@@ -66,7 +81,7 @@ def persistent(tmp_path, name='robot-memory.md', text=MEMORY):
 
 
 def evidence_file(tmp_path, count=30):
-    """A JSON-lines file of ``count`` WARN reports of one encoder on the evening of day 0."""
+    """Return a JSON-lines file of ``count`` WARN reports of one encoder on the evening of day 0."""
     source = tmp_path / 'obs.jsonl'
     source.write_text(''.join(to_json_line(status(evening(0, 20 + i / 10), 1)) + '\n'
                               for i in range(count)))

@@ -1,4 +1,19 @@
-"""Hostile and damaged memory files never exhaust the machine, and binary data is never migrated.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Hostile and damaged memory files never exhaust the machine, and binary data is never migrated.
 
 Each hostile file is run through every command that reads the memory file (``show``,
 ``export``, ``prune``, ``dream``) in a child process whose address space is limited to
@@ -74,7 +89,7 @@ def run_cli(*args, env_extra=None):
 
 
 def child_peak_rss_mb() -> float:
-    """The largest peak RSS of any child waited for so far (Linux reports KiB)."""
+    """Return the largest peak RSS of any child waited for so far (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
 
 
@@ -191,7 +206,7 @@ def test_a_run_of_quarantined_entries_is_capped_in_size(memory_path, now):
 # ------------------------------------------------------------------- the prune archive
 
 def weak_and_huge(huge_bytes: int, weak: int = 1, strong: int = 6) -> bytes:
-    """A file whose first entry is weak and carries ``huge_bytes`` of an unknown key."""
+    """Return a file whose first entry is weak and carries ``huge_bytes`` of an unknown key."""
     entries = [ENTRY.format(index=0).replace('confidence: 0.5', 'confidence: 0.01')
                + f'    notes: "{"x" * huge_bytes}"\n']
     entries += [ENTRY.format(index=index).replace('confidence: 0.5', 'confidence: 0.02')
@@ -273,7 +288,7 @@ def random_bytes(size=4096, seed=13) -> bytes:
     (b'---\ntitle: notes\n---\n- the ramp\x1b[31m is steep\n', 'control byte 0x1b'),
 ])
 def test_binary_data_is_set_aside_as_corrupt_and_never_migrated(data, fragment, memory_path,
-                                                               now):
+                                                                now):
     memory_path.write_bytes(data)
     memory = MemoryFile(memory_path)
     with pytest.raises(MemoryFileError) as caught:

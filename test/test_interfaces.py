@@ -1,4 +1,19 @@
-"""The interfaces in msg/ and srv/: every field documented, the issue's fields present, all built.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The interfaces in msg/ and srv/: every field documented, the issue's fields present, all built.
 
 A field is documented when the paragraph it stands in (lines up to the previous blank
 line) has a comment above it, so a group such as Dream's created / reinforced / resolved
@@ -6,15 +21,14 @@ ids shares one comment. The generated classes (robot_memory.msg / .srv from the 
 build) are checked for the fields users call them with.
 """
 
-import pathlib
 import re
 
 import pytest
 
+from conftest import REPO
 from robot_memory import msg
 from robot_memory import srv
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 FILES = sorted((REPO / 'msg').glob('*.msg')) + sorted((REPO / 'srv').glob('*.srv'))
 
 

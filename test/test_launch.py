@@ -1,4 +1,19 @@
-"""The launch file, shown with real processes: what `ros2 launch` would start, started here.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The launch file, shown with real processes: what `ros2 launch` would start, started here.
 
 ``launch`` and ``launch_ros`` cannot be installed on this machine, so the launch file is not
 run; what launch_ros makes of it is well defined, though, and that is what runs here. The
@@ -31,9 +46,9 @@ import subprocess
 import threading
 
 import pytest
-import yaml
 from rcl_interfaces.srv import GetParameters
 from rclpy.parameter import parameter_value_to_python
+import yaml
 
 from conftest import REPO
 from robot_memory.evidence import default_db_path
@@ -42,7 +57,6 @@ from robot_memory.settings import flat_parameters
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.timeutil import UTC
-
 from ros_harness import wait_for
 from ros_probe import call
 from ros_probe import health
@@ -75,7 +89,7 @@ def _share_directories() -> list:
 
 
 def _config_argument(call_node) -> str:
-    """The argument name of ``LaunchConfiguration('<name>')``."""
+    """Return the argument name of ``LaunchConfiguration('<name>')``."""
     assert isinstance(call_node, ast.Call) and call_node.func.id == 'LaunchConfiguration', \
         ast.dump(call_node)
     return ast.literal_eval(call_node.args[0])
@@ -101,7 +115,7 @@ def _console_rule(tree, node):
 
 
 def launch_facts(path: pathlib.Path) -> dict:
-    """What the launch file at ``path`` tells launch_ros to run, read from its AST."""
+    """Return what the launch file at ``path`` tells launch_ros to run, read from its AST."""
     tree = ast.parse(path.read_text(encoding='utf-8'))
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
     [node] = [item for item in calls if getattr(item.func, 'id', '') == 'Node']
@@ -187,7 +201,7 @@ class LaunchedNode:
 
     @property
     def prefix(self) -> str:
-        """The node's fully qualified name."""
+        """Return the node's fully qualified name."""
         return f'/{self.namespace}/{self.name}'
 
     def start(self) -> 'LaunchedNode':
@@ -239,17 +253,17 @@ class LaunchedNode:
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process."""
+    """Return an rclpy node in the test process."""
     yield from make_probe('launch_probe')
 
 
 def _set(config) -> dict:
-    """The values of ``config`` a node reports: an empty list is declared not set (None)."""
+    """Return the values of ``config`` a node reports: an empty list is declared not set (None)."""
     return {name: None if value == [] else value for name, value in config.items()}
 
 
 def _parameters(probe, node, names) -> dict:
-    """The node's values of parameters ``names`` (~/get_parameters)."""
+    """Return the node's values of parameters ``names`` (~/get_parameters)."""
     reply = call(probe, GetParameters, f'{node.prefix}/get_parameters',
                  GetParameters.Request(names=list(names)))
     assert len(reply.values) == len(names), 'a parameter is not declared or not set'

@@ -1,4 +1,19 @@
-"""The MCP server for real: the installed ``robot-memory mcp``, driven by the official client SDK.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The MCP server for real: the installed ``robot-memory mcp``, driven by the official client SDK.
 
 The SDK's ``stdio_client`` starts the server with a minimal environment (HOME, PATH,
 SHELL, TERM; no PYTHONPATH, no sourced ROS), as Claude Desktop and other MCP clients do.
@@ -12,16 +27,15 @@ import shutil
 
 import anyio
 from mcp import ClientSession
-from mcp import StdioServerParameters
 from mcp import stdio_client
+from mcp import StdioServerParameters
 
+from conftest import REPO
+from conftest import SPEC_EXAMPLE
 import robot_memory
 from robot_memory.substrate import MEMORY_TYPES
 from robot_memory.substrate import SENSITIVITIES
 
-from conftest import SPEC_EXAMPLE
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
 ARGUMENTS = {
     'learn': {'text', 'type', 'tags', 'context', 'sensitivity', 'confidence', 'single_valued',
               'request_id'},
@@ -32,7 +46,7 @@ ARGUMENTS = {
 
 
 def _installed_command() -> str:
-    """The robot-memory of the colcon install tree (on PATH after scripts/env.sh)."""
+    """Return the robot-memory of the colcon install tree (on PATH after scripts/env.sh)."""
     command = shutil.which('robot-memory')
     assert command, 'robot-memory is not on PATH: run the tests with scripts/test.sh'
     resolved = pathlib.Path(command).resolve()
@@ -48,7 +62,7 @@ def _payload(result) -> dict:
 
 
 def _enum(schema: dict) -> list:
-    """The enum of a property, also when it is optional (anyOf with null)."""
+    """Return the enum of a property, also when it is optional (anyOf with null)."""
     for option in schema.get('anyOf', [schema]):
         if 'enum' in option:
             return option['enum']

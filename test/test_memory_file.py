@@ -1,4 +1,19 @@
-"""Rules of the one reader and writer of robot-memory.md (RCAN §3 and §8).
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Rules of the one reader and writer of robot-memory.md (RCAN §3 and §8).
 
 The spec's own example loads; ``---`` inside text is not a delimiter; one bad entry is
 quarantined while the rest survive; legacy files migrate losing no text; nothing the
@@ -226,7 +241,7 @@ def test_front_matter_without_schema_version_is_legacy_too(now, memory_path):
 
 # ------------------------------------------------------------------ nothing is dropped
 
-RICH = '''---
+RICH = """---
 schema_version: "1.0"
 rrn: RRN-000000000001
 last_updated: 2026-04-01T02:00:00Z
@@ -257,7 +272,7 @@ operator_notes:
   - check wheels monthly
   - {owner: ops, ticket: 42}
 ---
-'''
+"""
 ODD_BODY = (b'\r\n# Notes \xe2\x80\x94 kept verbatim\r\n\r\ntrailing spaces   \r\n'
             b'\xff\xfe not UTF-8 \x00\x01\r\n---\r\nlooks like a delimiter\n\tno final newline')
 
@@ -331,7 +346,7 @@ def test_bom_and_crlf_files_load(now):
 
 
 def _split_by_lines(data: bytes):
-    """The front matter split as it was done before the regex: line by line."""
+    """Return the front matter split as it was done before the regex: line by line."""
     if data.startswith(b'\xef\xbb\xbf'):
         data = data[3:]
     first_end = data.find(b'\n')
@@ -402,7 +417,7 @@ def test_the_garbage_collector_is_paused_while_parsing_and_left_as_it_was(now):
 
 
 def _entry_line_by_flow(entry) -> str:
-    """The entry line as _flow writes each value (the writer before its shortcuts)."""
+    """Return the entry line as _flow writes each value (the writer before its shortcuts)."""
     flow, iso = memory_file._flow, memory_file.format_iso
     parts = [f'"id": {flow(entry.id)}', f'"type": {flow(entry.type)}',
              f'"text": {flow(entry.text)}', f'"confidence": {flow(entry.confidence)}',
@@ -516,7 +531,7 @@ CORRUPT = {
 
 @pytest.mark.parametrize('name', list(CORRUPT))
 def test_an_unparseable_file_raises_naming_the_line_and_is_never_overwritten(name, now,
-                                                                              memory_path):
+                                                                             memory_path):
     data, line, fragment = CORRUPT[name]
     memory_path.write_bytes(data)
     memory = MemoryFile(memory_path)
@@ -666,6 +681,7 @@ def test_entries_stay_in_the_memory_file_when_archiving_them_fails(now, memory_p
     before = memory_path.read_bytes()
 
     class Pruned:
+
         def __init__(self, entry):
             self.entry, self.effective_confidence = entry, effective(entry, now)
     with pytest.raises(MemoryFileError):
@@ -864,7 +880,7 @@ COLUMN_ENTRY = ('  - id: "mem-{index}"\n    type: "environment_note"\n    text: 
 
 
 def column_file(*fields) -> bytes:
-    """A file of entries in the writer's eight-line shape, one per (text, confidence, tags)."""
+    """Return a file of entries in the writer's eight-line shape, one per (text, conf., tags)."""
     entries = ''.join(COLUMN_ENTRY.format(index=index, text=text, confidence=confidence,
                                           tags=tags)
                       for index, (text, confidence, tags) in enumerate(fields))

@@ -1,4 +1,19 @@
-"""What memory_node holds per entry and per queued observation stays small.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+What memory_node holds per entry and per queued observation stays small.
 
 The node keeps the parsed robot-memory.md (10,000 entries on a busy robot) and a backlog
 of observations under a flood, so per-object overhead is resident memory the robot's
@@ -24,7 +39,7 @@ NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)
 
 
 def loaded(count: int) -> list:
-    """The entries of a ``count``-entry file, as the node's document cache reads them."""
+    """Return the entries of a ``count``-entry file, as the node's document cache reads them."""
     document = new_document('RRN-000000000001', NOW)
     taken = set()
     for index in range(count):

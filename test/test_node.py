@@ -1,4 +1,19 @@
-"""memory_node with real rclpy: the installed executable in its own process, probed over DDS.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+memory_node with real rclpy: the installed executable in its own process, probed over DDS.
 
 Each node runs under its own namespace on this run's ROS_DOMAIN_ID (scripts/test.sh picks
 one per run and keeps discovery on localhost). The memory clock is sped up
@@ -9,30 +24,29 @@ strength needs; nothing about the node's logic is replaced or mocked.
 import datetime as dt
 import math
 import os
-import pathlib
 import signal
 import sqlite3
 import stat
 import time
 
-import pytest
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from diagnostic_msgs.msg import DiagnosticStatus
 from diagnostic_msgs.msg import KeyValue
+import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.msg import ParameterValue
 from rcl_interfaces.srv import SetParameters
+import rclpy
 from sensor_msgs.msg import BatteryState
 
+from conftest import REPO
 from robot_memory.context import percent
 from robot_memory.lifecycle import band
 from robot_memory.memory_file import MemoryFile
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.timeutil import UTC
-
 from ros_harness import NodeProcess
 from ros_harness import wait_for
 from ros_probe import call
@@ -42,7 +56,6 @@ from ros_probe import spin
 from ros_probe import wait_gone
 from ros_probe import wait_ready
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 
 WARN = bytes([1])  # DiagnosticStatus.level is a byte field
 FAST = {'time_scale': 1800.0, 'dream.initial_max': 0.9, 'flush_period_s': 0.1}
@@ -50,7 +63,7 @@ FAST = {'time_scale': 1800.0, 'dream.initial_max': 0.9, 'flush_period_s': 0.1}
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process to publish, subscribe and call services."""
+    """Return an rclpy node in the test process to publish, subscribe and call services."""
     yield from make_probe()
 
 
@@ -59,7 +72,7 @@ def _now():
 
 
 def encoder_warning(index):
-    """An intermittent wheel-encoder warning as a robot's driver would publish it."""
+    """Return an intermittent wheel-encoder warning as a robot's driver would publish it."""
     return DiagnosticStatus(level=WARN, name='base: left wheel encoder', hardware_id='wheel_left',
                             message=f'dropped {index} ticks in the last second',
                             values=[KeyValue(key='ticks_dropped', value=str(index))])
@@ -82,7 +95,7 @@ def publish_warnings(probe, count, rate_hz=100.0, status=encoder_warning):
 
 @pytest.fixture(scope='module')
 def learned(tmp_path_factory, probe):
-    """A node that has been shown 250 encoder warnings over 75 memory-minutes and dreamt."""
+    """Return a node that has been shown 250 encoder warnings over 75 memory-minutes and dreamt."""
     tmp_path = tmp_path_factory.mktemp('learned')
     node = NodeProcess(tmp_path, 'it_learned', **FAST).start()
     try:

@@ -1,4 +1,19 @@
-"""memory_node behaviours seen only from outside: the installed executable, real rclpy, real files.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+memory_node behaviours seen only from outside: the installed executable, real rclpy, real files.
 
 Each test starts ``memory_node`` in its own process (``ros_harness.NodeProcess``) under a
 namespace of its own and watches what it really does: the evidence database
@@ -22,13 +37,14 @@ import signal
 import sqlite3
 import time
 
-import pytest
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from diagnostic_msgs.msg import DiagnosticStatus
 from diagnostic_msgs.msg import KeyValue
+import pytest
+import rclpy
 from sensor_msgs.msg import BatteryState
 
+from conftest import REPO
 from robot_memory import observations
 from robot_memory.evidence import EvidenceStore
 from robot_memory.memory_file import MemoryFile
@@ -38,7 +54,6 @@ from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.timeutil import parse_iso
 from robot_memory.timeutil import UTC
-
 from ros_harness import NodeProcess
 from ros_harness import wait_for
 from ros_probe import call
@@ -48,7 +63,6 @@ from ros_probe import make_probe
 from ros_probe import spin
 from ros_probe import wait_ready
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 RULES_FILE = REPO / 'config' / 'observation_rules.yaml'
 OK = bytes([0])  # DiagnosticStatus.level is a byte field
 WARN = bytes([1])
@@ -57,7 +71,7 @@ ERROR = 2
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process to publish, subscribe and call services."""
+    """Return an rclpy node in the test process to publish, subscribe and call services."""
     yield from make_probe('behaviour_probe')
 
 
@@ -66,12 +80,13 @@ def _now():
 
 
 def database(node) -> pathlib.Path:
-    """The node's evidence database (beside its memory file)."""
+    """Return the node's evidence database, beside its memory file."""
     return node.memory_file.with_name('robot-memory.db')
 
 
 def query(path, sql, *args) -> list:
-    """Rows of ``sql`` on an evidence database opened read-only ([] before it exists).
+    """
+    Rows of ``sql`` on an evidence database opened read-only ([] before it exists).
 
     Read-only, so that looking never changes what is looked at (a read-write connection's
     last close would checkpoint the node's WAL).
@@ -86,7 +101,7 @@ def query(path, sql, *args) -> list:
 
 
 def payloads(path, source_key) -> list:
-    """The decoded evidence payloads stored for ``source_key``."""
+    """Return the decoded evidence payloads stored for ``source_key``."""
     return [json.loads(payload) for (payload,) in query(
         path, 'SELECT payload FROM observations WHERE source_key = ? ORDER BY id', source_key)]
 
@@ -328,7 +343,7 @@ SEEDED_TEXT = 'Loading bay floor is wet after 18:00; slow down to 0.2 m/s'
 
 @pytest.fixture(scope='module')
 def seeded(tmp_path_factory, probe):
-    """A node started on a memory file with one entry; memory time runs 43200x (2 s a day)."""
+    """Return a node started on a memory file of one entry; memory time runs 43200x (2 s a day)."""
     tmp_path = tmp_path_factory.mktemp('seeded')
     node = NodeProcess(tmp_path, 'it_seeded', rrn='RRN-000000000042', time_scale=43_200.0)
     now = _now()
@@ -387,7 +402,8 @@ def test_get_context_evaluates_decay_at_call_time(seeded, probe):
 
 @pytest.fixture(scope='module')
 def faulty(tmp_path_factory, probe):
-    """A node that logs ERRORs and reports an ERROR status itself, and a healthy witness.
+    """
+    Return a node that logs ERRORs and reports an ERROR status itself, and a healthy witness.
 
     Its memory file is a directory: every scheduled dream (each second) fails and is
     logged at ERROR on /rosout, and its ``robot_memory: memory file`` status is ERROR.
@@ -458,12 +474,13 @@ def test_its_own_diagnostics_are_never_observations(faulty, probe):
 
 def test_a_lidar_fault_seen_today_reaches_the_brain_and_the_reply_says_what_is_left_out(
         tmp_path, probe):
-    """Issue 13 point 8: 100 ERROR reports of a lidar fault over 20 s, then ~/dream.
+    """
+    Check a lidar fault: 100 ERROR reports over 20 s, then ~/dream.
 
     The dream gives the fault a low confidence (a 20 s burst is weak evidence of a lasting
-    fault), below the injection threshold; main answered '' and "0 entries ... 0 omitted".
-    Now the entry reaches the brain in the labelled weak-recent section, and the reply and
-    the latched block say how many entries are below the threshold and the highest.
+    fault), below the injection threshold. The entry still reaches the brain in the
+    labelled weak-recent section, and the reply and the latched block say how many entries
+    are below the threshold and the highest.
     """
     # time_scale 10: 100 reports at 50 Hz are 20 s of memory time.
     node = NodeProcess(tmp_path, 'it_lidar', time_scale=10.0, flush_period_s=0.1).start()

@@ -1,6 +1,23 @@
-"""The dream summary from memory_node: in ``~/dream``'s reply, beside the memory file, and on
-the latched ``~/dream_summary`` topic (a subscriber that joins late, even after a restart of
-the node, still gets the last one). The installed node runs in its own process.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The dream summary from memory_node.
+
+In ``~/dream``'s reply, beside the memory file, and on the latched ``~/dream_summary``
+topic (a subscriber that joins late, even after a restart of the node, still gets the last
+one). The installed node runs in its own process.
 """
 
 import datetime as dt
@@ -31,12 +48,12 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process to call services and subscribe."""
+    """Return an rclpy node in the test process to call services and subscribe."""
     yield from make_probe('summary_probe')
 
 
 def latched_summary(probe, node, timeout: float = 10.0) -> str:
-    """What a subscriber that joins now receives on the node's ~/dream_summary."""
+    """Return what a subscriber that joins now receives on the node's ~/dream_summary."""
     received = []
     subscription = probe.create_subscription(String, f'{node.prefix}/dream_summary',
                                              received.append, LATCHED)

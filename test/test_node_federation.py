@@ -1,4 +1,19 @@
-"""Three real memory_nodes sharing what they learned (RCAN §6), as separate processes.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Three real memory_nodes sharing what they learned (RCAN §6), as separate processes.
 
 A, B and C run on this run's ROS_DOMAIN_ID under their own namespaces, with signed
 payloads required and each other on their allowlists. A and B each see their own
@@ -20,11 +35,14 @@ import math
 import re
 import time
 
-import pytest
-from hypothesis import HealthCheck
+from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticStatus
 from hypothesis import given
+from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
+import pytest
+from std_srvs.srv import Trigger
 
 from robot_memory import federation
 from robot_memory.memory_file import MemoryFile
@@ -36,11 +54,6 @@ from robot_memory.srv import ExchangePeerContext
 from robot_memory.srv import GetContext
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import UTC
-from std_srvs.srv import Trigger
-
-from diagnostic_msgs.msg import DiagnosticArray
-from diagnostic_msgs.msg import DiagnosticStatus
-
 from ros_harness import NodeProcess
 from ros_harness import wait_for
 from ros_probe import call
@@ -59,7 +72,7 @@ CORRIDOR = DiagnosticStatus(level=WARN, name='navigation: east corridor', hardwa
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process."""
+    """Return an rclpy node in the test process."""
     yield from make_probe('fleet_probe')
 
 
@@ -77,7 +90,7 @@ class Fleet:
         self.nodes = {}
 
     def now(self) -> dt.datetime:
-        """The robots' shared memory time."""
+        """Return the robots' shared memory time."""
         wall = dt.datetime.now(UTC)
         return self.origin + (wall - self.origin) * SCALE
 
@@ -123,7 +136,7 @@ def teach(probe, node, count):
 
 @pytest.fixture(scope='module')
 def fleet(tmp_path_factory, probe):
-    """A learned the blocked corridor strongly, B weakly; B then synced with A on demand."""
+    """Make A learn the blocked corridor strongly, B weakly; B then syncs with A on demand."""
     fleet = Fleet(tmp_path_factory.mktemp('fleet'))
     try:
         a = fleet.start('a')
@@ -180,7 +193,7 @@ def test_the_exchange_went_both_ways_and_c_syncs_periodically(fleet):
 
 
 def _payload(fleet, rrn, key, entries=None, now=None):
-    """A signed payload as ``rrn`` would send it (signed with ``key``), as a message."""
+    """Return a signed payload as ``rrn`` would send it (signed with ``key``), as a message."""
     now = now or fleet.now()
     document = new_document(rrn, now)
     document.entries = entries if entries is not None else [MemoryEntry(
@@ -306,7 +319,7 @@ INT32_MAX = dt.datetime(2038, 1, 19, tzinfo=UTC)
 
 @pytest.fixture(scope='module')
 def guard(tmp_path_factory, probe):
-    """A node that requires signed payloads and accepts only SENDER's; its sender key."""
+    """Return a node that requires signed payloads and accepts only SENDER's; its sender key."""
     tmp_path = tmp_path_factory.mktemp('guard')
     for name in ('guard', 'sender'):
         federation.generate_keypair(tmp_path / f'{name}.key', tmp_path / f'{name}.pub')
@@ -350,7 +363,7 @@ def _shared(index, plan, sent_at):
 
 
 def _signed(key, entries, sent_at, rrn=SENDER):
-    """A payload signed with ``key``, as a robot_memory/PeerContext message."""
+    """Return a payload signed with ``key``, as a robot_memory/PeerContext message."""
     payload = federation.PeerPayload(rrn=rrn, sent_at=sent_at, entries=tuple(entries))
     return convert.peer_context_message(federation.sign_payload(payload, key))
 
@@ -452,7 +465,7 @@ _MUTATIONS = {
         ['e\u0301\u0301\u0301', '𝕎𝕖𝕥', '\U000e0041 tag', '\ufdd0 noncharacter',
          '- [x]: "y" # z', '&anchor *alias !!str', 'שלום world']),
         True),
-    # bidirectional overrides make text read differently from what it says (issue 13 point 10)
+    # bidirectional overrides make text read differently from what it says
     'text_bidi': (r'\btext\b.*U\+(202E|200F|2066|202A|200E)', st.sampled_from(
         ['\u202eroolf teW\u202c', '\u200f\u2066bay\u2069 🤖', 'door \u202a1234',
          '\u200eleft']), False),
@@ -488,10 +501,10 @@ _MUTATIONS = {
 
 
 def _blocks(node):
-    """The guard's peer blocks by rrn, after checking its memory file holds nothing invalid."""
+    """Return the guard's peer blocks by rrn; its memory file must hold nothing invalid."""
     result = MemoryFile(node.memory_file).load(dt.datetime.now(UTC))
     assert not result.problems and not result.quarantined, (result.problems,
-                                                             result.quarantined)
+                                                            result.quarantined)
     document = result.document
     assert document.rrn == GUARD and document.entries == [], 'a merge touched own entries'
     blocks = {block.rrn: block for block in document.peer_context or ()}

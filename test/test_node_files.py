@@ -1,5 +1,22 @@
-"""memory_node's files, seen from outside: a symlinked memory file and database, one database
-per memory file, and a link to nothing refused at start-up.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+memory_node's files, seen from outside.
+
+A symlinked memory file and database, one database per memory file, and a link to
+nothing refused at start-up.
 
 The installed ``memory_node`` runs in its own process (``ros_harness.NodeProcess``); the
 test seeds evidence into the database the node will use, calls ``~/dream`` over DDS and
@@ -29,7 +46,7 @@ from test_cli import MEMORY
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process to call the node's services."""
+    """Return an rclpy node in the test process to call the node's services."""
     yield from make_probe('files_probe')
 
 

@@ -1,4 +1,19 @@
-"""memory_node's parameters as ROS tools see them: real ranges, and refusals that say why.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+memory_node's parameters as ROS tools see them: real ranges, and refusals that say why.
 
 ``ros2 param describe`` and rqt_reconfigure read ``~/describe_parameters``; ``ros2 param
 set`` calls ``~/set_parameters``. Both are called here on a real node over DDS.
@@ -22,7 +37,7 @@ from ros_probe import wait_ready
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process."""
+    """Return an rclpy node in the test process."""
     yield from make_probe('param_probe')
 
 
@@ -81,7 +96,7 @@ def test_every_inclusive_limit_is_published_as_a_range(node, probe):
     ('dream.initial_min', 0.05, ('0.1',)),
 ])
 def test_a_refused_set_names_the_parameter_the_value_and_the_allowed_range(node, probe, name,
-                                                                          value, words):
+                                                                           value, words):
     result = _set(probe, node, name, value)
     assert not result.successful
     for word in (name, str(value), *words):

@@ -1,4 +1,19 @@
-"""The proposals queue on a real memory_node: ~/learn and peers propose, ~/proposals decides.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The proposals queue on a real memory_node: ~/learn and peers propose, ~/proposals decides.
 
 The node is the installed executable in its own process with every source in propose
 mode; the probe in this process calls its services and reads ``/diagnostics``.
@@ -33,7 +48,7 @@ TEXT = 'The charging dock is behind the kitchen door'
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process."""
+    """Return an rclpy node in the test process."""
     yield from make_probe('proposals_probe')
 
 
@@ -116,7 +131,7 @@ def send(probe, node, text):
 
 
 def context_text(probe, node):
-    """The context block ~/get_context answers now."""
+    """Return the context block ~/get_context answers now."""
     reply = call(probe, GetContext, f'{node.prefix}/get_context',
                  GetContext.Request(include_peers=True))
     assert reply.success, reply.message

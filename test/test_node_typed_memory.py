@@ -1,4 +1,19 @@
-"""~/learn, ~/recall and ~/forget on a real memory_node, probed over DDS from this process.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+~/learn, ~/recall and ~/forget on a real memory_node, probed over DDS from this process.
 
 The node is the installed executable in its own process; the substrate it serves is the
 same SQLite database as its evidence. Requests are also fuzzed with hypothesis: whatever
@@ -14,17 +29,16 @@ import sqlite3
 import time
 import uuid
 
-import pytest
-from hypothesis import HealthCheck
 from hypothesis import given
+from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
+import pytest
 
 from robot_memory.srv import Forget
 from robot_memory.srv import Learn
 from robot_memory.srv import Recall
 from robot_memory.substrate.embedding import semantic_model_files
-
 from ros_harness import NodeProcess
 from ros_probe import call
 from ros_probe import health
@@ -35,7 +49,7 @@ from ros_probe import wait_ready
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process."""
+    """Return an rclpy node in the test process."""
     yield from make_probe('typed_probe')
 
 
@@ -124,7 +138,7 @@ def test_forget_archives_by_id_and_refuses_what_it_cannot_do(node, probe):
                              (learned.id,)).fetchone()
         actions = [row[0] for row in db.execute(
             'SELECT action FROM substrate_audit WHERE record_id = ? ORDER BY id', (learned.id,))]
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        tables = {row[0] for row in db.execute('SELECT name FROM sqlite_master')}
     assert status == 'archived' and actions[-1] == 'archive'
     assert 'observations' in tables, 'the typed memory shares the evidence database'
 
@@ -193,10 +207,10 @@ def test_compatible_facts_stay_and_an_unsure_pair_is_recalled_flagged(node, prob
     bad = learn(probe, node, 'The porter is Ali', type='semantic', cardinality='several')
     assert not bad.success and 'cardinality' in bad.message
     prefers = {record.id: record.status for record in recall(probe, node, 'Gwen prefers',
-                                                              k=5).records}
+                                                             k=5).records}
     assert prefers.get(tea.id) == 'active' and prefers.get(seat.id) == 'active', prefers
     lift = {record.id: record.status for record in recall(probe, node, 'freight lift',
-                                                           k=5).records}
+                                                          k=5).records}
     assert lift.get(slow.id) == 'contested' and lift.get(fast.id) == 'contested', lift
 
 
@@ -250,7 +264,7 @@ _TEXT = st.text(st.characters(blacklist_categories=('Cs',), blacklist_characters
 _JSONISH = st.one_of(_TEXT, st.recursive(
     st.none() | st.booleans() | st.floats() | st.integers() | _TEXT,
     lambda children: st.lists(children, max_size=4) | st.dictionaries(_TEXT, children,
-                                                                       max_size=4),
+                                                                      max_size=4),
     max_leaves=20).map(lambda value: json.dumps(value)))
 
 
@@ -278,8 +292,8 @@ def _names(service, fields, message) -> bool:
        k=st.integers(0, 2 ** 32 - 1), filters=_JSONISH, trust=st.sampled_from(['', 'low', '∞']),
        forget_by=st.sampled_from(['id', 'query', 'both', 'neither']), hard=st.booleans())
 def test_fuzzed_requests_always_get_an_answer_that_says_why(node, probe, text, kind, tags,
-                                                           context, sensitivity, query, k,
-                                                           filters, trust, forget_by, hard):
+                                                            context, sensitivity, query, k,
+                                                            filters, trust, forget_by, hard):
     learned = call(probe, Learn, f'{node.prefix}/learn', Learn.Request(
         text=text, type=kind, tags=tags, context_json=context, sensitivity=sensitivity))
     assert learned.success or _names(Learn, _NAMES[Learn], learned.message), learned.message
@@ -417,7 +431,7 @@ def test_the_typed_memory_survives_a_restart(tmp_path, probe):
 
 
 def test_the_node_stores_sensitive_records_encrypted_and_withholds_them_without_key(tmp_path,
-                                                                                   probe):
+                                                                                    probe):
     key = tmp_path / 'keys' / 'memory.key'
     params = {'substrate_encrypt_from': 'high', 'substrate_key_file': str(key),
               'service_max_trust': 'high', 'substrate_metrics_period_s': 1.0}

@@ -1,4 +1,19 @@
-"""~/undo on a real memory_node in its own process: the restored block, the audit, redo.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+~/undo on a real memory_node in its own process: the restored block, the audit, redo.
 
 The node learns an encoder fault from /diagnostics and dreams; a typed record is learned
 over ~/learn; ~/undo of that dream then empties the context block (the service reply, the
@@ -10,12 +25,12 @@ import json
 import sqlite3
 
 import pytest
+
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.srv import Learn
 from robot_memory.srv import Recall
 from robot_memory.srv import Undo
-
 from ros_harness import NodeProcess
 from ros_probe import call
 from ros_probe import latched_context
@@ -27,13 +42,13 @@ from test_node import publish_warnings
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process to publish and call services."""
+    """Return an rclpy node in the test process to publish and call services."""
     yield from make_probe('undo_probe')
 
 
 @pytest.fixture(scope='module')
 def dreamt(tmp_path_factory, probe):
-    """A node that learned the encoder fault in one dream, then a typed record."""
+    """Return a node that learned the encoder fault in one dream, then a typed record."""
     node = NodeProcess(tmp_path_factory.mktemp('undo'), 'it_undo', **FAST).start()
     try:
         wait_ready(probe, node)
@@ -69,7 +84,7 @@ def test_undo_of_the_dream_restores_the_block_and_redo_brings_it_back(dreamt, pr
     assert recall(probe, node) == [record_id]
 
     dry = call(probe, Undo, f'{node.prefix}/undo', Undo.Request(dream_id=dream_id,
-                                                               dry_run=True))
+                                                                dry_run=True))
     assert dry.success and dry.undo_id == 0 and 'would restore' in dry.message, dry.message
     assert dry.entries_changed == [entry_id] and dry.records_changed == [record_id]
     assert [entry.id for entry in context(probe, node).entries] == [entry_id]

@@ -1,12 +1,26 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Observations (JSON-lines parsing and validation) and the rules that classify them."""
 
 import datetime as dt
 import json
-import pathlib
 import re
 
 import pytest
 
+from conftest import REPO
 from robot_memory.observations import DiagnosticObservation
 from robot_memory.observations import from_dict
 from robot_memory.observations import LogObservation
@@ -26,7 +40,6 @@ from robot_memory.rules import Rules
 from robot_memory.rules import RulesError
 from robot_memory.timeutil import UTC
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 T = dt.datetime(2026, 5, 1, 1, 0, tzinfo=UTC)
 
 

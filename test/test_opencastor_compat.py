@@ -1,4 +1,19 @@
-"""The RCAN reference implementation (OpenCastor) reads every entry of the files we write.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The RCAN reference implementation (OpenCastor) reads every entry of the files we write.
 
 OpenCastor's ``castor/brain/memory_schema.py`` is the peer to interoperate with. Its
 package pulls in large dependencies (LLM clients, OpenCV, ...), none of which that
@@ -27,7 +42,7 @@ NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)
 
 @pytest.fixture(scope='session')
 def castor_memory(tmp_path_factory):
-    """OpenCastor's ``castor.brain.memory_schema`` module, loaded from the real wheel."""
+    """Return OpenCastor's ``castor.brain.memory_schema`` module, loaded from the real wheel."""
     target = pathlib.Path(tmp_path_factory.getbasetemp()) / 'opencastor'
     module_path = target / 'castor' / 'brain' / 'memory_schema.py'
     if not module_path.exists():

@@ -1,3 +1,17 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """The proposals queue: settings, queue, decisions, audit, and each source in propose mode."""
 
 import datetime as dt
@@ -10,8 +24,8 @@ from robot_memory import context
 from robot_memory import dream_summary
 from robot_memory import federation
 from robot_memory import proposals
-from robot_memory.autodream import DreamConfig
 from robot_memory.autodream import dream
+from robot_memory.autodream import DreamConfig
 from robot_memory.evidence import EvidenceStore
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import new_document

@@ -1,4 +1,19 @@
-"""Clock jumps: time going backwards (an NTP correction) or years forward breaks nothing.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Clock jumps: time going backwards (an NTP correction) or years forward breaks nothing.
 
 Dream sequences over a robot with a dozen entries move the clock back by minutes, hours
 and days, then forward by years, then back again, with evidence stamped on either side
@@ -19,10 +34,10 @@ import os
 import random
 import re
 
-import pytest
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+import pytest
 
 from robot_memory import lifecycle
 from robot_memory.autodream import dream
@@ -54,7 +69,7 @@ def warnings_at(robot, when: dt.datetime, source, count: int = 40) -> None:
 
 
 def check(robot, now: dt.datetime) -> list:
-    """The invariants of one moment; returns the entries of the file."""
+    """Check the invariants of one moment; return the entries of the file."""
     document = robot.memory.load(now).document
     for entry in document.entries:
         assert 0.0 <= entry.confidence <= 1.0, entry

@@ -1,4 +1,19 @@
-"""Concurrency at the core: the CLI and an in-process writer never lose each other's updates.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Concurrency at the core: the CLI and an in-process writer never lose each other's updates.
 
 While ``robot-memory dream`` and ``robot-memory prune`` run again and again in
 subprocesses (the dreams consume evidence stored meanwhile, create entries and prune weak
@@ -126,7 +141,7 @@ def test_cli_dream_and_prune_with_an_in_process_writer_lose_nothing(tmp_path):
     assert set(entries) <= audited
 
 
-OPEN_AT_ONCE = '''
+OPEN_AT_ONCE = """
 import sys, time
 from robot_memory.evidence import EvidenceStore
 from robot_memory.substrate.store import Substrate
@@ -138,12 +153,13 @@ stores = [EvidenceStore(path), Substrate(path)] if order == 'e' else [Substrate(
 print(' '.join(stores[0].applied_migrations() + stores[1].applied_migrations()))
 for store in stores:
     store.close()
-'''
+"""
 
 
 @pytest.mark.timeout(120)
 def test_processes_opening_a_new_database_at_the_same_moment_all_start(tmp_path):
-    """Two nodes started by one launch file create their database together: both must start.
+    """
+    Two nodes started by one launch file create their database together: both must start.
 
     Each process opens the evidence store and the typed memory on one new file at the same
     instant (half of them in the other order); every one must come up with every migration

@@ -1,5 +1,22 @@
-"""Damaged files: a broken evidence database is set aside and rebuilt; a broken memory file
-is never overwritten.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Damaged files.
+
+A broken evidence database is set aside and rebuilt; a broken memory file is never
+overwritten.
 
 Evidence database (``EvidenceStore(path, on_corrupt='set_aside')``, what the node and the
 CLI use): a truncated file, a file of garbage and a file whose pages were overwritten are
@@ -210,7 +227,7 @@ def run_cli(capsys, *argv):
 
 @pytest.mark.parametrize('damage', [truncate_half, garbage])
 def test_robot_memory_dream_sets_a_damaged_database_aside_and_rebuilds_it(tmp_path, capsys,
-                                                                           damage):
+                                                                          damage):
     robot = grown_robot(tmp_path / 'robot')
     entries = robot.entries(2)
     database = robot.store.path
@@ -267,6 +284,6 @@ def test_robot_memory_history_leaves_a_damaged_database_alone_and_says_what_to_d
     code, out, err = run_cli(capsys, 'history', '--file', robot.memory.path, 'mem-00000000')
     assert code == 1 and out == ''
     assert 'not a usable evidence database' in err and 'robot-memory dream' in err
-    assert "on_corrupt" not in err
+    assert 'on_corrupt' not in err
     assert robot.store.path.read_bytes() == damaged
     assert list(tmp_path.glob('robot/*.corrupt-*')) == []

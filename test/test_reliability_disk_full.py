@@ -1,4 +1,19 @@
-"""Full disk: writes on a tiny tmpfs fail with a message that says so and lose nothing.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Full disk: writes on a tiny tmpfs fail with a message that says so and lose nothing.
 
 Each test mounts its own 1 MiB tmpfs (``mount -t tmpfs -o size=1m``), sets up a robot on
 it, fills the rest with a filler file and checks that:
@@ -42,7 +57,7 @@ FULL = 'disk is full'
 
 @pytest.fixture
 def tiny_disk(tmp_path):
-    """A 1 MiB tmpfs mounted at ``tmp_path / 'disk'``; unmounted afterwards."""
+    """Return a 1 MiB tmpfs mounted at ``tmp_path / 'disk'``; unmounted afterwards."""
     if os.geteuid() != 0:
         pytest.skip(f'mounting a tmpfs needs root; these tests run as uid {os.geteuid()}')
     mount = shutil.which('mount')
@@ -84,7 +99,7 @@ def fill(directory) -> 'os.PathLike':
 
 
 def grown(directory, day: int) -> Robot:
-    """A robot with one dreamt fault and the evidence of the next day stored."""
+    """Return a robot with one dreamt fault and the evidence of the next day stored."""
     robot = Robot(directory)
     robot.fault(day - 1)
     robot.dream(day - 1)

@@ -1,4 +1,19 @@
-"""Hostile input: fuzzing of every reader of outside data; a refusal always names the problem.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Hostile input: fuzzing of every reader of outside data; a refusal always names the problem.
 
 * ``memory_file.parse_bytes`` on random bytes, random YAML front matter, entries of random
   values and byte-level mutations of a valid file: the result is a LoadResult (whose
@@ -22,11 +37,11 @@ import json
 import math
 import os
 
-import yaml
 from hypothesis import given
 from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
+import yaml
 
 from robot_memory.errors import MemoryFileError
 from robot_memory.memory_file import LoadResult
@@ -70,7 +85,7 @@ def deep(depth: int, leaf):
     return leaf
 
 
-VALID_FILE = b'''---
+VALID_FILE = b"""---
 schema_version: "1.0"
 rrn: "RRN-000000000001"
 last_updated: "2026-04-01T02:00:00Z"
@@ -91,11 +106,11 @@ peer_context:
 # Robot memory
 
 Notes kept by hand.
-'''
+"""
 
 
 def check_memory_bytes(data: bytes) -> None:
-    """The contract of parse_bytes on any input."""
+    """Check the contract of parse_bytes on any input."""
     try:
         result = parse_bytes(data, NOW)
     except MemoryFileError as error:
@@ -185,7 +200,7 @@ def test_mutated_valid_files(edits):
 # --------------------------------------------------------------------------- observations
 
 def check_line(text, line=7):
-    """The contract of parse_line on any input."""
+    """Check the contract of parse_line on any input."""
     try:
         parsed = parse_line(text, line)
     except ObservationError as error:

@@ -1,4 +1,19 @@
-"""Reliability of memory_node itself: the installed executable, killed, flooded, raced, fuzzed.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Reliability of memory_node itself: the installed executable, killed, flooded, raced, fuzzed.
 
 The core-level suites (test_reliability_power_loss, _concurrency, _fuzz, _damage,
 _disk_full, _clock) exercise the library and the CLI in-process or as ``python -m``; this
@@ -69,9 +84,6 @@ import subprocess
 import time
 import zlib
 
-import pytest
-import rclpy
-import rclpy.subscription
 from diagnostic_msgs.msg import DiagnosticArray
 from diagnostic_msgs.msg import DiagnosticStatus
 from diagnostic_msgs.msg import KeyValue
@@ -79,9 +91,12 @@ from hypothesis import given
 from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
+import pytest
 from rcl_interfaces.msg import Log
+import rclpy
 from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
+import rclpy.subscription
 
 from robot_memory.autodream import canonical
 from robot_memory.memory_file import MemoryFile
@@ -91,7 +106,6 @@ from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import UTC
-
 from ros_harness import NodeProcess
 from ros_harness import rss_bytes
 from ros_harness import start_flood
@@ -114,7 +128,7 @@ WARN = bytes([1])
 NODE_ONLY_KILLS = 250 if LONG else 5
 CLI_NODE_KILLS = 150 if LONG else 3
 CLI_KILLS_PER_NODE = 4 if LONG else 1
-# Issue 7: at least 1,000 kills in long mode, node and CLI together.
+# At least 1,000 kills in long mode, node and CLI together.
 assert not LONG or NODE_ONLY_KILLS + CLI_NODE_KILLS * (1 + CLI_KILLS_PER_NODE) >= 1000
 FLOOD_SECONDS = 180.0 if LONG else 15.0
 FLOOD_RATE = 5000.0     # DiagnosticArrays per second
@@ -123,14 +137,14 @@ CLI_ROUNDS = 12 if LONG else 3
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process to publish, subscribe and call services."""
+    """Return an rclpy node in the test process to publish, subscribe and call services."""
     yield from make_probe('reliability_probe')
 
 
 # ------------------------------------------------------------------------------ helpers
 
 def memory_now(origin: dt.datetime) -> dt.datetime:
-    """The memory time of a node started with ``time_scale=SCALE, time_origin=origin``."""
+    """Return the memory time of a node started with ``time_scale=SCALE, time_origin=origin``."""
     wall = dt.datetime.now(UTC)
     return origin + (wall - origin) * SCALE
 
@@ -145,8 +159,12 @@ def fast_clock(origin: dt.datetime, **extra) -> dict:
 
 def seed_memory(path, origin: dt.datetime, steady: int, aging: int, span_hours: float,
                 rrn: str = RRN) -> None:
-    """A memory file of ``steady`` firm entries and ``aging`` ones that fall below
-    prune_min one after another over ``span_hours`` of memory time after ``origin``."""
+    """
+    Return a memory file of ``steady`` firm entries and ``aging`` ones.
+
+    The aging ones fall below prune_min one after another over ``span_hours`` of memory
+    time after ``origin``.
+    """
     entries = []
     for index in range(steady):
         entries.append(MemoryEntry(
@@ -173,13 +191,17 @@ def sha256(data: bytes) -> str:
 
 
 def read_only(database) -> sqlite3.Connection:
-    """A read-only connection: looking must not change what is looked at (a read-write
-    connection's last close checkpoints and deletes the WAL)."""
+    """
+    Return a read-only connection: looking must not change what is looked at.
+
+    A read-write connection's last close checkpoints and deletes the WAL.
+    """
     return sqlite3.connect(f'{database.resolve().as_uri()}?mode=ro', uri=True, timeout=30.0)
 
 
 def until_intent_recorded(database, timeout: float) -> float:
-    """Poll (read-only) until a dream's intent record is in ``database``; seconds waited.
+    """
+    Poll (read-only) until a dream's intent record is in ``database``; seconds waited.
 
     Returns at once when it appears, or after ``timeout`` (the dream may have had nothing
     to write): the caller kills the node either way.
@@ -234,7 +256,7 @@ def archived_ids(memory_path) -> set:
 
 
 def file_state(memory_path, at: dt.datetime) -> dict:
-    """The memory file's bytes, hash and entries; it must parse without any problem."""
+    """Return the memory file's bytes, hash and entries; it must parse without any problem."""
     data = memory_path.read_bytes()
     result = MemoryFile(memory_path).load(at)
     assert result.problems == [], [problem.message for problem in result.problems]
@@ -273,7 +295,7 @@ def check_kept(before: dict, after: dict, archived: set, where: str) -> None:
 
 
 def check_agrees(state: dict, where: str) -> str:
-    """The database agrees with the file (call when no writer is running); says how."""
+    """Check that the database agrees with the file (call when no writer is running); say how."""
     database, data_hash = state['db'], state['hash']
     pending = database['pending']
     if pending is not None:
@@ -366,18 +388,17 @@ def cli_succeeded(kind: str, done: subprocess.CompletedProcess) -> bool:
 
 # --------------------------------------------------------------------------- power loss
 
-# Regression (fixed 2026-11-22): memory_node loses every write after another process opens and
-# closes robot-memory.db (robot-memory ingest/dream/prune/history, sqlite3, a backup):
-# Substrate._open (robot_memory/substrate/store.py) does os.open/os.close on the database after
-# the store worker's connection is open, and closing any descriptor of a file drops all of the
-# process's POSIX locks on it, SQLite's shared lock included; the other process's last close
-# then deletes the WAL under the node. Fix: create the file only if missing (O_CREAT|O_EXCL) and
-# chmod by path, as EvidenceStore._open now does, or open the substrate before the worker in
-# MemoryNode.__init__
+# memory_node keeps every write while another process opens and closes robot-memory.db
+# (robot-memory ingest/dream/prune/history, sqlite3, a backup). Closing any descriptor of a
+# file drops all of the process's POSIX locks on it, SQLite's shared lock included, after
+# which the other process's last close deletes the WAL under the node: so no store of the
+# node opens and closes a descriptor of the database beside its connection (the file is
+# created only if missing, O_CREAT|O_EXCL, and chmod-ed by path).
 
 
 def wait_serving(probe, node, timeout: float = 60.0) -> None:
-    """Wait until the node serves ~/get_context (it creates its subscriptions before).
+    """
+    Wait until the node serves ~/get_context (it creates its subscriptions before).
 
     Unlike ros_probe.wait_ready this does not wait for the probe's graph to list the
     node's subscription, which after hundreds of restarts can lag far behind.
@@ -536,8 +557,12 @@ def test_sigkill_of_the_node_and_the_cli_beside_it_never_loses_durable_data(tmp_
 
 
 def count_rows(database, where: str = '', connect=None) -> int:
-    """Observation rows (raw plus compacted), read by default the way any other program
-    would: a read-write connection, opened and closed."""
+    """
+    Return the observation rows (raw plus compacted).
+
+    Read by default the way any other program would: a read-write connection, opened and
+    closed.
+    """
     connection = (connect or (lambda path: sqlite3.connect(path, timeout=30.0)))(database)
     try:
         return connection.execute(
@@ -562,7 +587,7 @@ def test_another_process_reading_the_database_costs_the_node_no_writes(tmp_path,
         assert seen >= 100
         # The node still uses its WAL; what it stores next reaches the database.
         assert (tmp_path / 'robot-memory.db-wal').exists(), \
-            'the WAL of the running node was deleted by the other program\'s close'
+            "the WAL of the running node was deleted by the other program's close"
         assert wait_for(lambda: count_rows(database) >= seen + 200, 5.0), \
             f'nothing the node stored after the read became visible ({seen} rows)'
         seen = count_rows(database)
@@ -575,11 +600,10 @@ def test_another_process_reading_the_database_costs_the_node_no_writes(tmp_path,
     assert count_rows(database) >= seen
 
 
-# Regression (fixed 2026-11-22): memory_node refuses to start on a damaged evidence database
-# (exit 2, "not a usable evidence database") instead of setting it aside and rebuilding it from
-# robot-memory.md (issue 7 point 3): MemoryNode._open_store opens EvidenceStore without
-# on_corrupt='set_aside'. Fix: pass on_corrupt='set_aside' there (the first dream then reports
-# the set-aside copy and takes the file in again)
+# memory_node starts on a damaged evidence database: it sets it aside and rebuilds it from
+# robot-memory.md (MemoryNode._open_store opens EvidenceStore with on_corrupt='set_aside';
+# the first dream reports the set-aside copy and takes the file in again), rather than
+# refusing to start with "not a usable evidence database".
 
 
 @pytest.mark.timeout(120)
@@ -609,17 +633,17 @@ def test_the_node_sets_a_damaged_database_aside_and_rebuilds_it(tmp_path, probe)
 # --------------------------------------------------------------------------------- load
 
 def rrn_of(namespace: str) -> str:
-    """An RRN of the node's own, so that its health statuses are told apart from others'."""
+    """Return an RRN of the node's own, so that its health statuses are told apart from others'."""
     return f'RRN-{zlib.crc32(namespace.encode()) % 10 ** 12:012d}'
 
 
 def latest_health(probe, node, task: str) -> dict:
-    """The next ``robot_memory: <task>`` status of ``node`` (started with rrn_of)."""
+    """Return the next ``robot_memory: <task>`` status of ``node`` (started with rrn_of)."""
     return dict(health(probe, task, timeout=15.0, where=rrn_of(node.namespace)))
 
 
 def settled_evidence(probe, node, timeout: float = 30.0) -> dict:
-    """The node's evidence status once nothing is waiting and nothing new comes in."""
+    """Return the node's evidence status once nothing is waiting and nothing new comes in."""
     seen = [{}]
 
     def still():
@@ -737,7 +761,7 @@ def test_what_the_node_took_in_is_stored_and_counted(flooded):
 
 
 def assert_losses_not_counted(evidence):
-    """The node says it cannot count middleware losses, rather than report 0."""
+    """Check that the node says it cannot count middleware losses, rather than report 0."""
     assert evidence['lost_in_middleware'] == 'not counted', evidence
     assert 'lost in the middleware are not counted' in evidence['_message'], evidence
 
@@ -876,7 +900,7 @@ CONFIDENCES = st.one_of(
 @FUZZ
 @given(budget=BUDGETS, confidence=CONFIDENCES, peers=st.booleans())
 def test_get_context_answers_every_request_and_names_what_was_wrong(fuzz_node, probe, budget,
-                                                                     confidence, peers):
+                                                                    confidence, peers):
     node, client = fuzz_node
     request = GetContext.Request(token_budget=budget, min_confidence=confidence,
                                  include_peers=peers)
@@ -896,10 +920,9 @@ def test_get_context_answers_every_request_and_names_what_was_wrong(fuzz_node, p
         assert all(entry.effective_confidence >= 0.3 - 1e-6 for entry in reply.entries)
 
 
-# Regression (fixed 2026-11-22): get_context_callback takes a NaN or negative min_confidence for
-# "use the default" (request.min_confidence > 0 is False for both) and answers success=True, so
-# the caller never learns its value was wrong. Fix: refuse anything but 0 or a number in (0, 1],
-# e.g. `if not (mc == 0 or 0 < mc <= 1)` (NaN fails both), with the same message
+# get_context_callback refuses a NaN or negative min_confidence (``request.min_confidence > 0``
+# is False for both, which would read as "use the default"): anything but 0 or a number in
+# (0, 1] gets success=False and a message naming the value.
 
 
 @pytest.mark.parametrize('value', [math.nan, -1.0, -math.inf, -1e-6])
@@ -1089,13 +1112,10 @@ def test_a_full_disk_fails_the_dream_clearly_and_writing_resumes(full_disk):
     assert facts['exit'] == 0, facts['log'][-2000:]
 
 
-# Regression (fixed 2026-11-22): While the disk is full the "robot_memory: evidence" status says
-# OK ("ingesting") whenever no new evidence is waiting: health_statuses reports ERROR only when
-# worker.flush_errors and worker.backlog are both set, but the worker moves its backlog into the
-# store's buffer before the failing flush, so between bursts the backlog is 0 while the buffered
-# rows cannot be written (and flush_errors never resets). Fix: ERROR while the store's last
-# flush failed, e.g. worker.store.write_error is not None (set by EvidenceStore.flush, cleared
-# when a flush succeeds), with that message
+# While the disk is full the "robot_memory: evidence" status says ERROR, also between bursts:
+# the worker moves its backlog into the store's buffer before the failing flush, so the
+# backlog is 0 while the buffered rows cannot be written; the status follows the store's last
+# flush (EvidenceStore.write_error, cleared when a flush succeeds).
 
 
 def test_a_full_disk_shows_as_an_evidence_error_on_diagnostics(full_disk):

@@ -1,4 +1,19 @@
-"""Power loss: the robot-memory CLI killed with SIGKILL at random moments of ingest and dream.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Power loss: the robot-memory CLI killed with SIGKILL at random moments of ingest and dream.
 
 A simulated robot with about a hundred devices lives in a temporary directory. Each round
 is one day: the day's observations (intermittent faults, OK reports) are written as a
@@ -77,7 +92,7 @@ def cli(*args) -> list:
 
 
 def durable_state(directory) -> dict:
-    """What must survive a kill: entry ids (file and archive), stored evidence, audit."""
+    """Return what must survive a kill: entry ids (file and archive), stored evidence, audit."""
     memory = directory / 'robot-memory.md'
     archive = side_file(memory, '.archive.jsonl')
     connection = sqlite3.connect(directory / 'robot-memory.db')
@@ -132,7 +147,7 @@ def test_sigkill_of_the_cli_never_loses_durable_data(tmp_path):
         write_jsonl(source, day_observations(day, chance))
         durations.append(run_to_end(cli('ingest', '--file', memory, source), env))
         durations.append(run_to_end(cli('dream', '--file', memory, '--at',
-                                         morning(day).isoformat()), env))
+                                        morning(day).isoformat()), env))
     started = time.perf_counter()
     subprocess.run([sys.executable, '-c', 'import robot_memory.cli'], env=env, check=True)
     imports_s = time.perf_counter() - started

@@ -1,5 +1,22 @@
-"""The benchmark report: ``bench/run_all.py --quick`` writes a table per script, never hides
-a failure, and embeds the confidence plot.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The benchmark report.
+
+``bench/run_all.py --quick`` writes a table per script, never hides a failure, and embeds
+the confidence plot.
 
 No timing is asserted: the numbers belong to the machine, the shape belongs to the report.
 By default a directory of two tiny scripts is reported, one of which fails, plus the plot.
@@ -9,20 +26,19 @@ glob, as run_all does; over a minute, which is why it is not in the default run)
 
 import json
 import os
-import pathlib
 import re
 import subprocess
 import sys
 
 import pytest
 
+from conftest import REPO
 from test_crash_safety import child_env
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 RUN_ALL = REPO / 'bench' / 'run_all.py'
 sys.path.insert(0, str(REPO / 'bench'))
 
-from run_all import GOALS  # noqa: E402 - bench/ is not a package
+from run_all import GOALS  # noqa: E402, I100 - bench/ is not a package
 
 
 def run_all(*args) -> subprocess.CompletedProcess:

@@ -1,4 +1,19 @@
-"""robot_memory.ros.replies without a ROS graph: warning routing and the profile choice.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+robot_memory.ros.replies without a ROS graph: warning routing and the profile choice.
 
 The end-to-end proof (a real node, a reply the middleware drops) is test_service_replies.
 Here the sender issues exactly what rclpy issues when rmw_fastrtps gives up on a reply: a
@@ -98,5 +113,5 @@ def test_the_profile_gives_service_replies_a_2_s_wait():
     [writer] = root.findall('dds:profiles/dds:data_writer', namespace)
     assert writer.get('profile_name') == 'service'
     blocking = writer.find('dds:qos/dds:reliability/dds:max_blocking_time', namespace)
-    assert (blocking.find('dds:sec', namespace).text, blocking.find('dds:nanosec', namespace).text) \
-        == ('2', '0')
+    assert (blocking.find('dds:sec', namespace).text,
+            blocking.find('dds:nanosec', namespace).text) == ('2', '0')

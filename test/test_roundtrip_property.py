@@ -1,4 +1,19 @@
-"""Property tests of the one reader and the one writer of robot-memory.md.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Property tests of the one reader and the one writer of robot-memory.md.
 
 (a) Any valid MemoryDocument survives ``parse_bytes(render(doc))`` unchanged, and a
     second render is byte-for-byte the first one.
@@ -20,12 +35,12 @@ import pathlib
 import shutil
 from unittest import mock
 
-import yaml
 from hypothesis import assume
 from hypothesis import given
 from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
+import yaml
 
 from robot_memory import memory_file
 from robot_memory.errors import MemoryFileError
@@ -113,7 +128,7 @@ def extras(reserved):
 
 @st.composite
 def own_entries(draw, entry_id):
-    """A MemoryEntry with every field drawn, sometimes with unknown keys."""
+    """Return a MemoryEntry with every field drawn, sometimes with unknown keys."""
     return MemoryEntry(
         id=entry_id, type=draw(st.sampled_from(ENTRY_TYPES)),
         text=draw(st.one_of(entry_texts, long_texts)), confidence=draw(confidences),
@@ -126,7 +141,7 @@ def own_entries(draw, entry_id):
 
 @st.composite
 def peer_entries(draw, entry_id):
-    """A PeerEntry whose timing fields may each be missing."""
+    """Return a PeerEntry whose timing fields may each be missing."""
     optional = {
         'first_seen': draw(st.one_of(st.none(), datetimes)),
         'last_reinforced': draw(st.one_of(st.none(), datetimes)),
@@ -194,7 +209,7 @@ def same(left, right) -> bool:
 
 
 def entry_data(entry) -> dict:
-    """An entry as plain data (declared fields, then unknown keys), for ``same``."""
+    """Return an entry as plain data (declared fields, then unknown keys), for ``same``."""
     data = {name: getattr(entry, name) for name in type(entry).model_fields}
     data.update(entry.extras)
     return data
@@ -224,7 +239,7 @@ def is_canonical(document: MemoryDocument) -> bool:
 
 
 def front_matter(data: bytes) -> str:
-    """The text between the two delimiter lines of a rendered file."""
+    """Return the text between the two delimiter lines of a rendered file."""
     front, _, _ = memory_file._split_front_matter(data)
     return front.decode('utf-8')
 
@@ -322,7 +337,7 @@ def _hand_edit(item: str, field: str, value) -> str:
 
 
 def _outcome(data: bytes):
-    """What parse_bytes makes of ``data``: entries, problems, quarantine, file written back."""
+    """Return what parse_bytes makes of ``data``: entries, problems, quarantine, file rewritten."""
     try:
         result = parse_bytes(data, NOW)
     except MemoryFileError as error:  # e.g. a raw control character: libyaml refuses it
@@ -335,7 +350,7 @@ def _outcome(data: bytes):
 
 @st.composite
 def canonical_documents(draw):
-    """A document with at least one own entry that the writer puts one entry a line."""
+    """Return a document with at least one own entry that the writer puts one entry a line."""
     ids = draw(st.lists(entry_ids, min_size=1, max_size=6, unique=True))
     entries = []
     for entry_id in ids:
@@ -358,9 +373,13 @@ def canonical_documents(draw):
 @given(canonical_documents(), st.lists(st.tuples(st.integers(0, 5), hand_edits), min_size=1,
                                        max_size=4), st.booleans())
 def test_fast_and_slow_paths_agree_on_hand_edited_canonical_files(document, edits, dup):
-    """The fast reader + fast validation, the fast reader + MemoryEntry, and libyaml +
-    MemoryEntry read any hand edit of a canonical file identically: same entries, same
-    quarantined entries with the same reasons and lines, same file written back."""
+    """
+    Check that the three readers read any hand edit of a canonical file identically.
+
+    The fast reader + fast validation, the fast reader + MemoryEntry, and libyaml +
+    MemoryEntry: same entries, same quarantined entries with the same reasons and lines,
+    same file written back.
+    """
     front, _, body = memory_file._split_front_matter(render(document))
     head, rest = front.decode('utf-8').split('entries:\n', 1)
     tail = ''
@@ -469,8 +488,9 @@ def test_fifty_load_save_cycles_of_the_spec_example_change_nothing(tmp_path):
 LIGHT = settings(max_examples=60, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
+
 def _plain_or_quoted(value, style):
-    """A scalar as a person might type it: plain, single-quoted or double-quoted."""
+    """Return a scalar as a person might type it: plain, single-quoted or double-quoted."""
     if isinstance(value, str):
         if style == 'plain':
             return value
@@ -489,9 +509,12 @@ STYLES = st.sampled_from(['plain', 'single', 'double'])
 
 @st.composite
 def hand_written_fronts(draw):
-    """A front matter in the spec's block style, written by a person: plain, single- and
-    double-quoted values, unquoted timestamps, comments, block or flow tag lists, items at
-    the margin or indented."""
+    """
+    Return a front matter in the spec's block style, written by a person.
+
+    Plain, single- and double-quoted values, unquoted timestamps, comments, block or flow
+    tag lists, items at the margin or indented.
+    """
     ids = draw(st.lists(entry_ids, min_size=1, max_size=4, unique=True))
     entries = [MemoryEntry(**{name: getattr(entry, name) for name in ENTRY_FIELDS})
                for entry in (draw(own_entries(entry_id)) for entry_id in ids)]
@@ -553,8 +576,11 @@ def test_the_line_reader_reads_pyyaml_block_output_as_libyaml_does(document, wid
 
 
 def test_the_line_reader_takes_opencastor_style_files():
-    """Guard: PyYAML's block output of ordinary entries (OpenCastor's writer) is read by
-    the line reader, not left to libyaml."""
+    """
+    Guard: the line reader, not libyaml, reads PyYAML's block output of ordinary entries.
+
+    That is OpenCastor's writer.
+    """
     entries = [{'id': f'mem-{index}', 'type': 'environment_note',
                 'text': f'doorway {index} has a 3 cm lip — slow to ≤0.1 m/s, "quoted": '
                         f'{{braces}} #{index} ' + 'long words ' * (index % 20),

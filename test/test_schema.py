@@ -1,3 +1,17 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Schema rules of RCAN §3: entry constraints, IDs, peer blocks, header."""
 
 import datetime as dt
@@ -30,9 +44,9 @@ T0 = dt.datetime(2026, 3, 28, 14, 0, tzinfo=UTC)
 
 
 def entry(**changes):
-    data = dict(id='mem-a3f9c1d2', type='hardware_observation', text='Left wheel encoder',
-                confidence=0.92, first_seen=T0, last_reinforced=T0, observation_count=14,
-                tags=['wheel'])
+    data = {'id': 'mem-a3f9c1d2', 'type': 'hardware_observation', 'text': 'Left wheel encoder',
+            'confidence': 0.92, 'first_seen': T0, 'last_reinforced': T0, 'observation_count': 14,
+            'tags': ['wheel']}
     data.update(changes)
     return MemoryEntry(**data)
 
@@ -135,7 +149,7 @@ RAW = {'id': 'mem-a3f9c1d2', 'type': 'hardware_observation', 'text': 'Left wheel
 
 
 def slow(raw):
-    """What MemoryEntry makes of ``raw``, or None when it refuses it."""
+    """Return what MemoryEntry makes of ``raw``, or None when it refuses it."""
     try:
         return MemoryEntry.model_validate(raw)
     except ValidationError:

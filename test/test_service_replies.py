@@ -1,4 +1,19 @@
-"""No lost reply: memory_node's service replies wait for a new client, and a drop is counted.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+No lost reply: memory_node's service replies wait for a new client, and a drop is counted.
 
 rmw_fastrtps sends a reply only once the caller's reply reader is matched, waiting at most
 the reply writer's ``max_blocking_time``. The node ships a Fast DDS profile that makes that
@@ -40,7 +55,7 @@ DEAF = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
 
 @pytest.fixture(scope='module')
 def probe():
-    """An rclpy node in the test process."""
+    """Return an rclpy node in the test process."""
     yield from make_probe('replies_probe')
 
 

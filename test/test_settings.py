@@ -1,3 +1,17 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Node parameters: one declaration, validated with reasons, documented in the config file."""
 
 import ast
@@ -49,7 +63,7 @@ def test_the_federation_policy_comes_from_ros_parameters():
 
 def test_the_demo_parameters_are_valid():
     values = flat_parameters(yaml.safe_load((REPO / 'config' / 'demo.yaml').read_text())['/**']
-                      ['ros__parameters'])
+                             ['ros__parameters'])
     settings = validate_parameters(values)
     assert settings.node.telemetry() == [('/battery_state', 'sensor_msgs/msg/BatteryState')]
 

@@ -1,3 +1,17 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Tests of the typed memory substrate: records, learn, recall, forget, revision, metrics."""
 
 import datetime as dt
@@ -21,14 +35,14 @@ DAY = dt.timedelta(days=1)
 
 @pytest.fixture
 def store(tmp_path):
-    """A substrate in a fresh database file."""
+    """Return a substrate in a fresh database file."""
     with Substrate(tmp_path / 'robot-memory.db') as substrate:
         yield substrate
 
 
 @pytest.fixture
 def vector_store(tmp_path):
-    """A substrate with the local hashing embedder on."""
+    """Return a substrate with the local hashing embedder on."""
     with Substrate(tmp_path / 'robot-memory.db', embedder=HashingEmbedder()) as substrate:
         yield substrate
 
@@ -172,20 +186,20 @@ def test_episodic_events_are_only_deduplicated_exactly(store):
 
 def test_learn_validates_its_input(store):
     bad = [
-        (dict(text=''), 'empty'),
-        (dict(text='x' * 5000), 'limit is 4000'),
-        (dict(text='ok', type='fact'), 'not one of'),
-        (dict(text='ok', sensitivity='secret'), 'sensitivity'),
-        (dict(text='ok', tags=['a b']), 'tag'),
-        (dict(text='ok', tags=[f't{i}' for i in range(30)]), 'limit is 20'),
-        (dict(text='ok', confidence=1.5), 'between 0 and 1'),
-        (dict(text='ok', context={'a': {'b': {'c': {'d': {'e': {'f': {'g': {'h': 1}}}}}}}}),
+        ({'text': ''}, 'empty'),
+        ({'text': 'x' * 5000}, 'limit is 4000'),
+        ({'text': 'ok', 'type': 'fact'}, 'not one of'),
+        ({'text': 'ok', 'sensitivity': 'secret'}, 'sensitivity'),
+        ({'text': 'ok', 'tags': ['a b']}, 'tag'),
+        ({'text': 'ok', 'tags': [f't{i}' for i in range(30)]}, 'limit is 20'),
+        ({'text': 'ok', 'confidence': 1.5}, 'between 0 and 1'),
+        ({'text': 'ok', 'context': {'a': {'b': {'c': {'d': {'e': {'f': {'g': {'h': 1}}}}}}}}},
          'deeper'),
-        (dict(text='ok', context={'blob': 'x' * 20000}), 'bytes of JSON'),
-        (dict(text='ok', context=[1]), 'must be an object'),
-        (dict(text='ok', type='working', payload={'thread_id': 't', 'state': 'dancing'}),
+        ({'text': 'ok', 'context': {'blob': 'x' * 20000}}, 'bytes of JSON'),
+        ({'text': 'ok', 'context': [1]}, 'must be an object'),
+        ({'text': 'ok', 'type': 'working', 'payload': {'thread_id': 't', 'state': 'dancing'}},
          'working payload is invalid'),
-        (dict(text='ok', provenance=[{'kind': 'rumour', 'ref': 'x'}]), 'provenance'),
+        ({'text': 'ok', 'provenance': [{'kind': 'rumour', 'ref': 'x'}]}, 'provenance'),
     ]
     for kwargs, message in bad:
         with pytest.raises(SubstrateError, match=message):
@@ -279,7 +293,7 @@ def test_recall_weights_by_confidence(store):
     weak = store.learn('Door sensor on the porch is flaky', now=NOW, confidence=0.2)
     strong = store.learn('Door sensor on the garage is flaky', now=NOW, confidence=1.0)
     assert store.recall('door sensor flaky', now=NOW).ids() == [strong.record_id,
-                                                                 weak.record_id]
+                                                                weak.record_id]
 
 
 def test_recall_sorts_nearest_first(store):
@@ -380,7 +394,7 @@ def test_forget_archives_softly_and_hard_deletes_when_asked(store):
     with pytest.raises(SubstrateError, match='no record'):
         store.get(gone.record_id)
     assert [entry.action for entry in store.history(gone.record_id)] == ['create', 'archive',
-                                                                          'delete']
+                                                                         'delete']
     by_query = store.forget('cat sofa', 'cat moved out', NOW + DAY)
     assert by_query.ids == [keep.record_id]
     with pytest.raises(SubstrateError, match='reason'):
@@ -507,20 +521,20 @@ def test_substrate_migrations_are_separate_from_evidence(tmp_path):
         evidence_migrations = evidence.applied_migrations()
     with Substrate(path) as substrate:
         assert substrate.applied_migrations() == ['0001_substrate_tables',
-                                                 '0002_substrate_requests',
-                                                 '0003_fact_cardinality',
-                                                 '0004_vector_change_log',
-                                                 '0005_encryption_at_rest',
-                                                 '0006_record_versions']
+                                                  '0002_substrate_requests',
+                                                  '0003_fact_cardinality',
+                                                  '0004_vector_change_log',
+                                                  '0005_encryption_at_rest',
+                                                  '0006_record_versions']
     with EvidenceStore(path) as evidence:
         assert evidence.applied_migrations() == evidence_migrations
     with Substrate(path) as substrate:
         assert substrate.applied_migrations() == ['0001_substrate_tables',
-                                                 '0002_substrate_requests',
-                                                 '0003_fact_cardinality',
-                                                 '0004_vector_change_log',
-                                                 '0005_encryption_at_rest',
-                                                 '0006_record_versions']
+                                                  '0002_substrate_requests',
+                                                  '0003_fact_cardinality',
+                                                  '0004_vector_change_log',
+                                                  '0005_encryption_at_rest',
+                                                  '0006_record_versions']
         tables = {row[0] for row in substrate.db.conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {'substrate_migrations', 'migrations', 'observations', 'substrate_records'} <= tables

@@ -1,14 +1,28 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """The substrate's CLI commands, RLM-MEM import/export and the recall benchmark's smoke run."""
 
 import json
 import math
 import os
-import pathlib
 import subprocess
 import sys
 
 import pytest
 
+from conftest import REPO
 from robot_memory import cli
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
@@ -18,7 +32,6 @@ from robot_memory.substrate.rlm import import_chunks
 from test_substrate import DAY
 from test_substrate import NOW
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
 AT = '2026-04-01T12:00:00Z'
 
 

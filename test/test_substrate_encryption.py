@@ -1,4 +1,19 @@
-"""Encryption at rest of sensitive typed records (selective-learning RFC §15.9).
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Encryption at rest of sensitive typed records (selective-learning RFC §15.9).
 
 Real SQLite files, real key files, real AES-GCM: the bytes on disk (database and WAL) are
 searched for what was learned; the key is moved, replaced and rotated as an operator would.
@@ -40,14 +55,14 @@ def disk_bytes(directory: pathlib.Path) -> bytes:
 
 
 def leaks(data: bytes, words=WORDS) -> list:
-    """The words found in ``data``, in UTF-8 or any case."""
+    """Return the words found in ``data``, in UTF-8 or any case."""
     lowered = data.lower()
     return [word for word in words if word.lower().encode('utf-8') in lowered]
 
 
 @pytest.fixture
 def db(tmp_path):
-    """A database path of its own directory (the key file goes beside it)."""
+    """Return a database path of its own directory (the key file goes beside it)."""
     directory = tmp_path / 'memory'
     directory.mkdir()
     return directory / 'robot-memory.db'
@@ -73,7 +88,7 @@ def test_sensitive_phrase_is_not_in_the_database_nor_its_wal_and_recall_finds_it
         assert substrate.get(secret.record_id).text == SECRET
         # The indexes hold nothing of it: no FTS match, no vector.
         conn = substrate.db.conn
-        assert conn.execute("SELECT count(*) FROM substrate_fts WHERE substrate_fts MATCH "
+        assert conn.execute('SELECT count(*) FROM substrate_fts WHERE substrate_fts MATCH '
                             "'warfarin OR medication'").fetchone()[0] == 0
         assert conn.execute('SELECT embedding FROM substrate_records WHERE id = ?',
                             (secret.record_id,)).fetchone()[0] is None
@@ -157,7 +172,8 @@ def test_without_the_key_encrypted_records_are_withheld_with_a_reason(db):
             substrate.get(secret.record_id)
         with pytest.raises(KeyUnavailable, match='missing'):
             substrate.supersede(secret.record_id, NOW, 'fix', text='changed')
-        with pytest.raises(KeyUnavailable, match='cannot store the record encrypted: the key file .* is missing'):
+        with pytest.raises(KeyUnavailable,
+                           match='cannot store the record encrypted: the key file .* is missing'):
             substrate.learn('Ben Okafor has a pacemaker', now=NOW, sensitivity='high')
         assert not key.exists()  # a new key is never made while records need the old one
         substrate.learn('Low things still work', now=NOW)

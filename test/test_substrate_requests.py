@@ -1,19 +1,33 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Substrate.once: a request retried with its request_id has its effect once, same reply."""
 
 import datetime as dt
 
 import pytest
 
+from robot_memory.substrate import store as substrate_store
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
-from robot_memory.substrate import store as substrate_store
 
 NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=dt.timezone.utc)
 
 
 @pytest.fixture
 def substrate(tmp_path):
-    """A substrate in a real database file."""
+    """Return a substrate in a real database file."""
     with Substrate(tmp_path / 'robot-memory.db') as opened:
         yield opened
 

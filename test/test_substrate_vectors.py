@@ -1,4 +1,19 @@
-"""Vector recall: the offline semantic embedder, the fusion, and the incremental vector index.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Vector recall: the offline semantic embedder, the fusion, and the incremental vector index.
 
 The semantic tests run the real all-MiniLM-L6-v2 model that ``scripts/setup.sh`` installs
 (the ``robot_memory[semantic]`` extra). Its carrier wheel exists for x86-64 Linux only;
@@ -9,15 +24,15 @@ import datetime as dt
 import importlib.util
 import json
 import os
-import pathlib
 import platform
 import subprocess
 import sys
 
 import numpy
 import pytest
-from conftest import SPEC_EXAMPLE
 
+from conftest import REPO
+from conftest import SPEC_EXAMPLE
 from robot_memory.substrate import default_embedder
 from robot_memory.substrate import describe_embedder
 from robot_memory.substrate import HashingEmbedder
@@ -30,7 +45,6 @@ from robot_memory.substrate.fusion import fuse
 from robot_memory.timeutil import UTC
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
-REPO = pathlib.Path(__file__).resolve().parents[1]
 CARRIER_PLATFORM = sys.platform == 'linux' and platform.machine() == 'x86_64'
 needs_model = pytest.mark.skipif(
     not CARRIER_PLATFORM, reason='the semantic model wheel exists for x86-64 Linux only')
@@ -43,7 +57,7 @@ MEMORIES = ['The charging dock is in the hallway next to the coat rack',
 
 @pytest.fixture(scope='module')
 def semantic():
-    """The real semantic embedder (installed by scripts/setup.sh)."""
+    """Return the real semantic embedder (installed by scripts/setup.sh)."""
     assert semantic_model_files() is not None, \
         'the semantic extra is not installed; run scripts/setup.sh'
     return SemanticEmbedder()
@@ -232,7 +246,7 @@ def test_overlap_query_finds_every_record_that_can_reach_the_jaccard(tmp_path):
     words = textrules.content_tokens('gripper kitchen blocked since visit')
     query = textrules.overlap_query(words, 4)
     assert query.count(' OR ') == 4 and query.count('AND') == 15
-    assert textrules.overlap_query(set(f'w{i}' for i in range(30)), 20) is None
+    assert textrules.overlap_query({f'w{i}' for i in range(30)}, 20) is None
     with Substrate(tmp_path / 'robot-memory.db') as store:
         first = store.learn('The gripper in the kitchen is blocked since the visit',
                             now=NOW, type='semantic')

@@ -1,4 +1,19 @@
-"""Undo: the memory file and the typed records back to before a dream or a time, and redo.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Undo: the memory file and the typed records back to before a dream or a time, and redo.
 
 Real files, a real SQLite database shared by the evidence store and the typed memory, and
 real dreams over simulated nights with a moving clock.
@@ -16,8 +31,8 @@ import threading
 import pytest
 
 from robot_memory import cli
-from robot_memory.autodream import DreamConfig
 from robot_memory.autodream import dream
+from robot_memory.autodream import DreamConfig
 from robot_memory.evidence import default_db_path
 from robot_memory.evidence import EvidenceStore
 from robot_memory.memory_file import MemoryFile
@@ -323,7 +338,6 @@ def test_the_migrations_are_named_and_history_is_append_only(robot):
     assert '0006_record_versions' in robot.typed.applied_migrations()
     with pytest.raises(sqlite3.DatabaseError, match='append-only'):
         robot.store.db.execute('DELETE FROM entry_versions')
-
 
 
 def test_a_database_from_before_the_history_refuses_older_dreams_and_undoes_newer(robot):

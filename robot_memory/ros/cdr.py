@@ -1,4 +1,19 @@
-"""Reading a serialized ``diagnostic_msgs/msg/DiagnosticArray`` straight from its CDR bytes.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Reading a serialized ``diagnostic_msgs/msg/DiagnosticArray`` straight from its CDR bytes.
 
 Why: in a flood of diagnostics most of memory_node's time went into rclpy building Python
 message objects (every field through a generated property setter), about 85 us for an
@@ -30,8 +45,12 @@ class CdrError(ValueError):
 
 
 def diagnostic_statuses(raw: bytes) -> list:
-    """The statuses of a serialized DiagnosticArray as (level, name, message, hardware_id,
-    [(key, value), ...]) tuples; CdrError when the bytes are not read here."""
+    """
+    Return the statuses of a serialized DiagnosticArray as tuples.
+
+    Each is (level, name, message, hardware_id, [(key, value), ...]); CdrError when the
+    bytes are not read here.
+    """
     size = len(raw)
     if size < _HEADER + 16 or raw[0] != 0 or raw[1] not in _U32:
         raise CdrError(f'encapsulation {bytes(raw[:2]).hex()} is not plain CDR')

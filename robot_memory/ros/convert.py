@@ -1,4 +1,19 @@
-"""Conversions between ROS 2 messages and the core's plain data, at the edge of the node.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Conversions between ROS 2 messages and the core's plain data, at the edge of the node.
 
 Only this package (``robot_memory.ros``) touches rclpy and message classes. Incoming
 diagnostics (taken serialized, see :func:`diagnostic_statuses`) and log records become
@@ -40,7 +55,7 @@ class MessageTypeError(ValueError):
 
 
 def import_message_type(type_name: str):
-    """The class of ``pkg/msg/Type``; MessageTypeError says what to install or fix."""
+    """Return the class of ``pkg/msg/Type``; MessageTypeError says what to install or fix."""
     package, _, name = type_name.partition('/msg/')
     if not package or not name:
         raise MessageTypeError(f'{type_name!r} is not of the form pkg/msg/Type')
@@ -59,12 +74,13 @@ def import_message_type(type_name: str):
 
 
 def time_to_datetime(stamp) -> dt.datetime:
-    """A builtin_interfaces/Time as an aware UTC datetime (exact to the microsecond)."""
+    """Return a builtin_interfaces/Time as an aware UTC datetime (exact to the microsecond)."""
     return _EPOCH + dt.timedelta(seconds=int(stamp.sec), microseconds=int(stamp.nanosec) // 1000)
 
 
 def datetime_to_time(value) -> Time:
-    """An aware datetime (or None, as time zero) as builtin_interfaces/Time (exact).
+    """
+    Return an aware datetime (or None, as time zero) as builtin_interfaces/Time (exact).
 
     Exact both ways, so a signed peer payload's timestamps survive the message unchanged.
     """
@@ -76,7 +92,7 @@ def datetime_to_time(value) -> Time:
 
 
 def message_to_data(message, depth: int = 0):
-    """A ROS message as plain dicts, lists, numbers and strings (sequences cut short)."""
+    """Return a ROS message as plain dicts, lists, numbers and strings (sequences cut short)."""
     if depth > MAX_MESSAGE_DEPTH:
         return None
     if hasattr(message, 'get_fields_and_field_types'):
@@ -94,7 +110,7 @@ def message_to_data(message, depth: int = 0):
 
 
 def _level(value) -> int:
-    """A message's byte level (rclpy gives ``bytes`` of length 1) as an int."""
+    """Return a message's byte level (rclpy gives ``bytes`` of length 1) as an int."""
     if isinstance(value, (bytes, bytearray)):
         return value[0] if value else 0
     return int(value)
@@ -105,8 +121,10 @@ class MessageDecodeError(ValueError):
 
 
 def diagnostic_statuses(raw: bytes) -> list:
-    """The statuses of a serialized DiagnosticArray as (level, name, message, hardware_id,
-    [(key, value), ...]) tuples.
+    """
+    Return the statuses of a serialized DiagnosticArray as tuples.
+
+    Each is (level, name, message, hardware_id, [(key, value), ...]).
 
     Read straight from the bytes (``robot_memory.ros.cdr``, several times cheaper than
     building message objects); what that reader does not take is deserialized by rclpy.
@@ -131,13 +149,13 @@ def log_observation(record, stamp: dt.datetime) -> observations.LogObservation:
 
 
 def telemetry_data(topic: str, type_name: str, message, stamp: dt.datetime) -> dict:
-    """A telemetry message as an observation dict (fields as plain data)."""
+    """Return a telemetry message as an observation dict (fields as plain data)."""
     return {'stamp': stamp, 'source': 'telemetry', 'topic': topic, 'type': type_name,
             'fields': message_to_data(message)}
 
 
 def entry_message(line) -> MemoryEntryMsg:
-    """A context line (entry, effective confidence, source rrn) as robot_memory/MemoryEntry."""
+    """Return a context line (entry, effective confidence, source) as robot_memory/MemoryEntry."""
     entry = line.entry
     return MemoryEntryMsg(
         id=entry.id, type=entry.type, text=entry.text, confidence=float(entry.confidence),
@@ -149,7 +167,7 @@ def entry_message(line) -> MemoryEntryMsg:
 
 
 def context_message(block) -> ContextBlock:
-    """A core ContextBlock as robot_memory/ContextBlock."""
+    """Return a core ContextBlock as robot_memory/ContextBlock."""
     highest = block.below_threshold_entry
     return ContextBlock(
         rrn=block.rrn, stamp=datetime_to_time(block.at), text=block.text,
@@ -166,7 +184,7 @@ def context_message(block) -> ContextBlock:
 # --------------------------------------------------------------------------- federation
 
 def peer_context_data(message) -> dict:
-    """A robot_memory/PeerContext as the plain payload ``federation.validate_payload`` checks."""
+    """Return a robot_memory/PeerContext as the payload ``federation.validate_payload`` checks."""
     return {'rrn': message.rrn, 'sent_at': time_to_datetime(message.sent_at),
             'signature': message.signature,
             'entries': [{'id': entry.id, 'type': entry.type, 'text': entry.text,
@@ -179,7 +197,7 @@ def peer_context_data(message) -> dict:
 
 
 def peer_context_message(payload) -> PeerContext:
-    """A ``federation.PeerPayload`` as robot_memory/PeerContext."""
+    """Return a ``federation.PeerPayload`` as robot_memory/PeerContext."""
     return PeerContext(
         rrn=payload.rrn, sent_at=datetime_to_time(payload.sent_at), signature=payload.signature,
         entries=[MemoryEntryMsg(
@@ -194,7 +212,7 @@ def peer_context_message(payload) -> PeerContext:
 # --------------------------------------------------------------------------- substrate
 
 def record_message(hit) -> MemoryRecordMsg:
-    """A substrate ``RecallHit`` as robot_memory/MemoryRecord."""
+    """Return a substrate ``RecallHit`` as robot_memory/MemoryRecord."""
     extra = {key: value for key, value in (('payload', hit.payload), ('context', hit.context))
              if value is not None}
     return MemoryRecordMsg(

@@ -1,4 +1,19 @@
-"""A small simulated robot for the demo, and a stand-in brain that prints the context block.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A small simulated robot for the demo, and a stand-in brain that prints the context block.
 
 The robot publishes, with time compressed to match memory_node's ``time_scale``:
 
@@ -19,10 +34,10 @@ import itertools
 import sys
 import time
 
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from diagnostic_msgs.msg import DiagnosticStatus
 from diagnostic_msgs.msg import KeyValue
+import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy
@@ -96,7 +111,7 @@ class Brain(Node):
 
 def main(argv=None) -> int:
     """Run the simulated robot and the brain for ``--seconds``."""
-    parser = argparse.ArgumentParser(prog='demo_robot', description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog='demo_robot', description=__doc__.strip().splitlines()[0])
     parser.add_argument('--seconds', type=float, default=60.0, help='how long to run')
     parser.add_argument('--context-topic', default='/robot_memory/context',
                         help='where memory_node publishes the block')

@@ -1,4 +1,19 @@
-"""Giving memory the process has freed back to the operating system (glibc ``malloc_trim``).
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Giving memory the process has freed back to the operating system (glibc ``malloc_trim``).
 
 Loading a memory file builds and drops far more temporary objects than the document keeps:
 on a 10,000-entry file the freed space left in the C heap is about as large again as the
@@ -35,7 +50,7 @@ class HeapTrimmer:
 
     @property
     def available(self) -> bool:
-        """True when the C library has ``malloc_trim``."""
+        """Return True when the C library has ``malloc_trim``."""
         return self._trim is not None
 
     def maybe_trim(self, force: bool = False) -> bool:

@@ -1,4 +1,19 @@
-"""memory_node: robot_memory on the robot (ROS 2).
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+memory_node: robot_memory on the robot (ROS 2).
 
 A thin layer over the core. It converts ``/diagnostics``, ``/rosout`` (ERROR and above)
 and configured telemetry topics into observations (``robot_memory.ros.convert``), hands
@@ -37,7 +52,6 @@ import sys
 import threading
 import time
 
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from diagnostic_msgs.msg import DiagnosticStatus
 from diagnostic_msgs.msg import KeyValue
@@ -46,12 +60,13 @@ from rcl_interfaces.msg import IntegerRange
 from rcl_interfaces.msg import Log
 from rcl_interfaces.msg import ParameterDescriptor
 from rcl_interfaces.msg import SetParametersResult
+import rclpy
+from rclpy._rclpy_pybind11 import RCLError
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock
 from rclpy.clock import ClockType
 from rclpy.event_handler import SubscriptionEventCallbacks
-from rclpy._rclpy_pybind11 import RCLError
 from rclpy.exceptions import InvalidHandle
 from rclpy.exceptions import InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException
@@ -59,9 +74,9 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy
 from rclpy.qos import HistoryPolicy
+from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
-from rclpy.qos import qos_profile_sensor_data
 from std_msgs.msg import String
 
 from robot_memory import autodream
@@ -71,9 +86,9 @@ from robot_memory import observations
 from robot_memory import undo
 from robot_memory.document_cache import DocumentCache
 from robot_memory.errors import MemoryFileError
+from robot_memory.evidence import default_db_path
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import EvidenceStore
-from robot_memory.evidence import default_db_path
 from robot_memory.evidence import open_target
 from robot_memory.memory_file import MemoryFile
 from robot_memory.msg import ContextBlock
@@ -118,7 +133,8 @@ class StartupError(RuntimeError):
 
 
 class MemoryClock:
-    """The memory's notion of now: the wall clock, optionally sped up for demos and tests.
+    """
+    The memory's notion of now: the wall clock, optionally sped up for demos and tests.
 
     Sped up, memory time is ``origin + (wall - origin) * scale`` at start-up and then runs
     ``scale`` times faster on the monotonic clock. ``origin`` defaults to the start; peers
@@ -133,7 +149,7 @@ class MemoryClock:
         self._mono0 = time.monotonic()
 
     def now(self) -> dt.datetime:
-        """The current memory time (aware UTC)."""
+        """Return the current memory time (aware UTC)."""
         if self.scale == 1.0:
             return dt.datetime.now(UTC)
         elapsed = (time.monotonic() - self._mono0) * self.scale
@@ -141,17 +157,17 @@ class MemoryClock:
 
 
 def next_nightly(now: dt.datetime, hour: int, minute: int) -> dt.datetime:
-    """The next local ``hour:minute`` strictly after ``now`` (aware UTC in, UTC out)."""
+    """Return the next local ``hour:minute`` strictly after ``now`` (aware UTC in, UTC out)."""
     local = now.astimezone()
     candidate = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
     if candidate <= local:
         candidate = (local + dt.timedelta(days=1)).replace(hour=hour, minute=minute, second=0,
-                                                          microsecond=0)
+                                                           microsecond=0)
     return candidate.astimezone(UTC)
 
 
 def shutdown_summary(worker, flushed: int, db_path) -> str:
-    """The one line the node logs when it stops: what it flushed, and anything it could not."""
+    """Return the line the node logs when it stops: what it flushed, and anything it could not."""
     line = (f'robot_memory stopped: flushed {flushed} observations to {db_path}; since start '
             f'{worker.stored} stored, {worker.dropped} dropped (backlog full)')
     if worker.backlog:
@@ -384,7 +400,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
     def _open_store(self) -> EvidenceStore:
         node = self.settings.node
         # A damaged database is set aside and a new one started; the next dream takes
-        # robot-memory.md in again, so nothing in the file is lost (issue 7 point 3).
+        # robot-memory.md in again, so nothing in the file is lost.
         return EvidenceStore(self.db_path, self.rules, batch_size=node.batch_size,
                              retention_days=node.retention_days,
                              ok_heartbeat_s=node.ok_heartbeat_s, on_corrupt='set_aside')
@@ -411,7 +427,8 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
 
     @staticmethod
     def _drain(subscription, ingest) -> None:
-        """Ingest up to DRAIN_MAX more waiting messages of ``subscription`` right now.
+        """
+        Ingest up to DRAIN_MAX more waiting messages of ``subscription`` right now.
 
         rclpy's executor costs more per message (wait set, task) than ingesting it, so
         a flood is taken in batches per wake-up; the ingest callback group is mutually
@@ -475,7 +492,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
         self.worker.submit(observation)
 
     def telemetry_callback(self, topic: str, type_name: str, message) -> None:
-        """A message of a configured telemetry topic becomes an observation."""
+        """Turn a message of a configured telemetry topic into an observation."""
         try:
             parsed = observations.from_dict(
                 convert.telemetry_data(topic, type_name, message, self.clock_.now()))
@@ -485,7 +502,8 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
         self.worker.submit(parsed.observation)
 
     def message_lost_callback(self, info) -> None:
-        """The middleware reported lost samples: kept apart from the counted gaps.
+        """
+        Count the samples the middleware reported lost: kept apart from the counted gaps.
 
         Samples it reports are gaps in a publisher's sequence numbers too, so adding them
         to ``lost_in_middleware`` would count them twice; they are shown on their own.
@@ -495,7 +513,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
     # ------------------------------------------------------------------ context
 
     def build_block(self, token_budget=None, include_peers=True, min_confidence=None):
-        """The context block at the memory clock's now, from the cached file."""
+        """Return the context block at the memory clock's now, from the cached file."""
         return self.cache.build_context(self.clock_.now(), self.settings.lifecycle,
                                         token_budget, include_peers, min_confidence)
 
@@ -590,7 +608,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
         return report
 
     def summary_of(self, report) -> str:
-        """The summary of ``report`` for people (Markdown)."""
+        """Return the summary of ``report`` for people (Markdown)."""
         return dream_summary.build_summary(report, self.settings.lifecycle)
 
     def dream_callback(self, request, response):
@@ -647,7 +665,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
             values=[KeyValue(key=key, value=str(value)) for key, value in values.items()])
 
     def health_statuses(self) -> list:
-        """The node's health as DiagnosticStatus messages, one per task."""
+        """Return the node's health as DiagnosticStatus messages, one per task."""
         now = self.clock_.now()
         document = self.cache.document(now)
         path = self.memory.path

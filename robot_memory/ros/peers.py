@@ -1,4 +1,19 @@
-"""Peer federation at the edge of memory_node (RCAN §6): serving and calling peers.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Peer federation at the edge of memory_node (RCAN §6): serving and calling peers.
 
 The rules live in ``robot_memory.federation`` (pure); this mixin of ``MemoryNode`` only
 converts messages to plain data and back, holds the file lock while a payload is merged,
@@ -69,7 +84,7 @@ class PeerFederation:
     # ------------------------------------------------------------------ payloads
 
     def own_payload(self, now: dt.datetime) -> federation.PeerPayload:
-        """What this robot shares at ``now`` (signed when a private key is configured)."""
+        """Return what this robot shares at ``now`` (signed when a private key is configured)."""
         document = self.cache.document(now)
         return federation.build_payload(document, now, self.settings.federation,
                                         self.settings.lifecycle)
@@ -266,7 +281,7 @@ class PeerFederation:
         return response
 
     def federation_tick(self) -> None:
-        """Called by the scheduler: periodic sync and expiry of silent peers."""
+        """Sync with peers and expire silent ones (called by the scheduler)."""
         period = self.settings.node.peer_sync_period_s
         monotonic = time.monotonic()
         if period and (self._next_peer_sync is None or monotonic >= self._next_peer_sync):

@@ -1,4 +1,19 @@
-"""The proposals queue at the edge of memory_node: ``~/proposals`` and its diagnostic status.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The proposals queue at the edge of memory_node: ``~/proposals`` and its diagnostic status.
 
 The queue (``robot_memory.proposals``) has a connection of its own to the node's database,
 used under one lock from the executor's threads. ``~/proposals`` (``Proposals.srv``) lists,
@@ -32,7 +47,8 @@ class ProposalServices:
                             callback_group=group)
 
     def queue_learn(self, now, actor: str, **fields) -> dict:
-        """An agent's learn through the configured mode (see proposals.learn_or_propose).
+        """
+        Return an agent's learn through the configured mode (see proposals.learn_or_propose).
 
         A proposal is written on the typed memory's own connection, under its lock: with a
         request_id the learn runs inside the transaction that keeps its reply for retries,
@@ -108,7 +124,7 @@ class ProposalServices:
             response.message = f'{len(pending)} proposals wait for approval'
         else:
             done = '; '.join(f'{item.status} #{item.id}' + (f': {item.outcome}' if item.outcome
-                                                           else '') for item in decided)
+                                                            else '') for item in decided)
             response.message = '; '.join(part for part in (done, *failures) if part) or \
                 'no proposals wait for approval'
         return response

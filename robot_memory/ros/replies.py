@@ -1,4 +1,19 @@
-"""Service replies the middleware dropped: noticed, logged and counted for diagnostics.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Service replies the middleware dropped: noticed, logged and counted for diagnostics.
 
 rmw_fastrtps sends a reply only once the calling client's reply reader is matched, and
 gives up after the reply writer's ``max_blocking_time`` (config/fastdds_profiles.xml sets
@@ -57,7 +72,7 @@ class ReplyWatch:
         self.dropped_by_service = {}
 
     def counts(self) -> tuple:
-        """(replies attempted, {service: replies dropped}) since start."""
+        """Return (replies attempted, {service: replies dropped}) since start."""
         with self._lock:
             return self.sent, dict(self.dropped_by_service)
 
@@ -110,7 +125,8 @@ def _fast_dds_2(environ) -> bool:
 
 
 def use_reply_profile(environ=None):
-    """Point Fast DDS at the package's profile unless the user chose one; the file used.
+    """
+    Point Fast DDS at the package's profile unless the user chose one; the file used.
 
     Must run before the process creates its first node (rclpy.init is fine). Returns the
     path in effect, or None when neither the user's nor the package's file exists.

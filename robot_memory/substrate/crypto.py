@@ -1,4 +1,19 @@
-"""Encryption at rest of sensitive typed records (selective-learning RFC §15.9).
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Encryption at rest of sensitive typed records (selective-learning RFC §15.9).
 
 A record whose sensitivity is at or above the configured level is *sealed*: its text,
 tags, context and payload are one AES-256-GCM ciphertext (``sealed`` column; a random
@@ -45,7 +60,8 @@ class KeyUnavailable(SubstrateError):
 
 
 def default_key_path(db_path, federation_key=None) -> pathlib.Path:
-    """The key file: beside the federation private key when one is set, else beside the db.
+    """
+    Return the key file: beside the federation private key when one is set, else beside the db.
 
     ``memory-encryption.key`` in the federation key's directory; without a federation key,
     the database's name with ``.key`` (``robot-memory.key`` for ``robot-memory.db``).
@@ -57,7 +73,7 @@ def default_key_path(db_path, federation_key=None) -> pathlib.Path:
 
 
 def check_level(value) -> Optional[str]:
-    """An encrypt-from setting: '' or None is off, else one of SENSITIVITIES."""
+    """Return an encrypt-from setting: '' or None is off, else one of SENSITIVITIES."""
     if value in (None, ''):
         return None
     if value not in SENSITIVITIES:
@@ -67,7 +83,7 @@ def check_level(value) -> Optional[str]:
 
 
 def key_id(key: bytes) -> str:
-    """A short public name of a key (not the key): stored on the rows it sealed."""
+    """Return a short public name of a key (not the key): stored on the rows it sealed."""
     return hashlib.sha256(b'robot-memory key id\0' + key).hexdigest()[:16]
 
 
@@ -103,7 +119,7 @@ def _sync_directory(directory) -> None:
 
 
 def read_key_file(path) -> bytes:
-    """The key in ``path``; a missing, group/world-readable or malformed file is refused."""
+    """Return the key in ``path``; a missing, group/world-readable or malformed file is refused."""
     path = pathlib.Path(path)
     try:
         mode = path.stat().st_mode
@@ -148,7 +164,7 @@ def seal(key: bytes, record_id: str, fields: dict) -> bytes:
 
 
 def unseal(key: bytes, record_id: str, blob: bytes) -> dict:
-    """The fields sealed for ``record_id``; a ciphertext altered or moved is refused."""
+    """Return the fields sealed for ``record_id``; a ciphertext altered or moved is refused."""
     from cryptography.exceptions import InvalidTag
     try:
         data = _aesgcm(key).decrypt(bytes(blob[:NONCE_BYTES]), bytes(blob[NONCE_BYTES:]),
@@ -179,12 +195,12 @@ class Vault:
         self._stamp = None
 
     def seals(self, sensitivity: str) -> bool:
-        """True when records of ``sensitivity`` are stored encrypted."""
+        """Return True when records of ``sensitivity`` are stored encrypted."""
         return self.encrypt_from is not None and (
             SENSITIVITIES.index(sensitivity) >= SENSITIVITIES.index(self.encrypt_from))
 
     def _load(self) -> bytes:
-        """The key in the key file, read again only when the file changed (or failed)."""
+        """Return the key in the key file, read again only when the file changed (or failed)."""
         try:
             info = self.key_path.stat()
             stamp = (info.st_ino, info.st_mtime_ns, info.st_size, info.st_mode)
@@ -201,7 +217,7 @@ class Vault:
         return self._key
 
     def key(self, wanted: str) -> bytes:
-        """The key named ``wanted`` (a key id on a row), or KeyUnavailable saying why not."""
+        """Return the key named ``wanted`` (a key id on a row), or KeyUnavailable saying why not."""
         key = self._load()
         if key_id(key) != wanted:
             raise KeyUnavailable(f'the key file {self.key_path} holds key {key_id(key)} but '
@@ -210,7 +226,7 @@ class Vault:
         return key
 
     def sealing_key(self, conn: sqlite3.Connection) -> bytes:
-        """The key new records are sealed with; created when no sealed record exists yet."""
+        """Return the key new records are sealed with; created when no sealed record exists yet."""
         # The lowest and highest key id in use: two index seeks, however many records.
         known = {conn.execute(f'SELECT {end}(key_id) FROM substrate_records WHERE key_id IS '
                               'NOT NULL').fetchone()[0] for end in ('min', 'max')} - {None}
@@ -229,7 +245,7 @@ class Vault:
         return key
 
     def advice(self) -> str:
-        """What an operator does when the key cannot be used."""
+        """Return what an operator does when the key cannot be used."""
         return (f'put the right key file back at {self.key_path} (mode 0600; after an '
                 f'interrupted rotate-key it is {self.key_path.name}.new or '
                 f'{self.key_path.name}.bak beside it), or name its path with substrate_key_file '
@@ -237,13 +253,14 @@ class Vault:
 
 
 def withheld_notice(count: int, reason: str, advice: str) -> str:
-    """The one sentence every edge prints for encrypted records it could not open."""
+    """Return the one sentence every edge prints for encrypted records it could not open."""
     noun = 'record' if count == 1 else 'records'
     return f'{count} encrypted {noun} withheld: {reason}; {advice}'
 
 
 class SealedSearch:
-    """An in-memory FTS5 index of the decrypted sealed records (never written to disk).
+    """
+    An in-memory FTS5 index of the decrypted sealed records (never written to disk).
 
     Kept up to date from the sealed rows that are new or changed since it last looked
     (``seq`` and ``updated_at``), rebuilt when rows went away; matched with the same
@@ -253,7 +270,7 @@ class SealedSearch:
 
     def __init__(self):
         self.conn = sqlite3.connect(':memory:', check_same_thread=False)
-        self.conn.execute("CREATE VIRTUAL TABLE sealed_fts USING fts5(text, tags, "
+        self.conn.execute('CREATE VIRTUAL TABLE sealed_fts USING fts5(text, tags, '
                           "tokenize='porter unicode61 remove_diacritics 2')")
         self.signature = None
         self.version = None
@@ -269,7 +286,7 @@ class SealedSearch:
 
     @property
     def key_ids(self) -> set:
-        """The key ids of the indexed rows."""
+        """Return the key ids of the indexed rows."""
         return set(self.key_counts)
 
     def clear(self) -> None:

@@ -1,4 +1,19 @@
-"""Pluggable embedding backends for the substrate's optional vector search.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Pluggable embedding backends for the substrate's optional vector search.
 
 Vectors are off unless a backend is passed to ``Substrate(..., embedder=...)``. A backend
 has a ``name``, a dimension ``dim`` and ``embed(texts)`` returning an L2-normalised
@@ -24,11 +39,15 @@ import importlib.util
 import os
 import pathlib
 import threading
-import zlib
 from typing import Protocol
 from typing import Sequence
+from typing import TYPE_CHECKING
+import zlib
 
 from robot_memory.substrate.text import tokens
+
+if TYPE_CHECKING:  # numpy is imported where a vector is made, not at start-up
+    import numpy
 
 ENV_VAR = 'ROBOT_MEMORY_EMBEDDER'
 # A directory holding model_quantized.onnx (or model.onnx) and tokenizer.json of a
@@ -84,7 +103,7 @@ class HashingEmbedder:
             yield f'b:{left} {right}', self.bigram_weight
 
     def embed_one(self, text: str) -> numpy.ndarray:
-        """The vector of one text."""
+        """Return the vector of one text."""
         import numpy
         vector = numpy.zeros(self.dim, dtype=numpy.float32)
         for feature, weight in self._features(text):
@@ -129,7 +148,8 @@ def semantic_model_files() -> tuple:
 
 
 class SemanticEmbedder:
-    """all-MiniLM-L6-v2 (int8 ONNX) sentence vectors: mean-pooled, L2-normalised, offline.
+    """
+    all-MiniLM-L6-v2 (int8 ONNX) sentence vectors: mean-pooled, L2-normalised, offline.
 
     The model is loaded on the first ``embed`` (about a second), so opening a Substrate
     stays cheap. ``threads`` bounds onnxruntime's intra-op threads (a robot's CPU is
@@ -201,7 +221,8 @@ class SemanticEmbedder:
         return (pooled / numpy.maximum(norms, 1e-12)).astype(numpy.float32)
 
     def embed(self, texts: Sequence[str]) -> numpy.ndarray:
-        """L2-normalised float32 vectors, one row per text (batched, shortest first).
+        """
+        L2-normalised float32 vectors, one row per text (batched, shortest first).
 
         The int8 model quantises activations per batch, so a text's vector moves slightly
         with its batch companions (cosine > 0.98 to the text embedded alone).
@@ -220,7 +241,8 @@ class SemanticEmbedder:
 
 
 def optimized_model_path(model_path, version: str) -> pathlib.Path:
-    """Where the graph-optimised copy of ``model_path`` for onnxruntime ``version`` is kept.
+    """
+    Where the graph-optimised copy of ``model_path`` for onnxruntime ``version`` is kept.
 
     In ``$XDG_CACHE_HOME/robot_memory`` (default ``~/.cache/robot_memory``), named after the
     model file's name, size and modification time, so a changed model gets a fresh copy.
@@ -232,7 +254,8 @@ def optimized_model_path(model_path, version: str) -> pathlib.Path:
 
 
 def _optimized_session(onnxruntime, model_path, options):
-    """An inference session of ``model_path`` that optimises the graph once per machine.
+    """
+    Return an inference session of ``model_path`` that optimises the graph once per machine.
 
     Optimising the graph is most of a session's start (about 100 ms of CPU). The optimised
     graph (level "extended": no hardware-specific layouts; its vectors are bit-identical to
@@ -288,7 +311,8 @@ def _options_like(onnxruntime, options):
 
 
 def default_embedder(vectors: bool = False, choice=None):
-    """The embedder to use: semantic when installed, else hashing if ``vectors``, else None.
+    """
+    Return the embedder to use: semantic when installed, else hashing if ``vectors``, else None.
 
     ``choice`` (default ``$ROBOT_MEMORY_EMBEDDER``, else ``auto``): ``semantic`` insists on
     the model, ``hashing`` forces the hashing embedder, ``off`` means keyword search only.
@@ -309,7 +333,7 @@ def default_embedder(vectors: bool = False, choice=None):
 
 
 def describe_embedder(embedder) -> dict:
-    """What ``stats``, diagnostics and the MCP server report about the vector search."""
+    """Return what ``stats``, diagnostics and the MCP server report about the vector search."""
     if embedder is None:
         mode = 'keyword only'
     elif isinstance(embedder, SemanticEmbedder):

@@ -1,4 +1,19 @@
-"""Structured filters on a record's context, spatial distance, and limits on JSON input.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Structured filters on a record's context, spatial distance, and limits on JSON input.
 
 A filter is a dict from a dot path to a value (equality) or to an operator dict:
 ``{"context.location.room": "kitchen", "context.battery": {"$lt": 0.2}}``. Operators:
@@ -27,7 +42,7 @@ _MISSING = object()
 
 
 def parse_json_object(text: str, what: str, max_bytes: int = MAX_CONTEXT_BYTES) -> dict:
-    """A JSON object from text (a CLI argument, a service field); SubstrateError says why not."""
+    """Return a JSON object from text (CLI argument, service field); SubstrateError says why not."""
     if len(text.encode('utf-8', 'surrogatepass')) > max_bytes:
         raise SubstrateError(f'{what} is larger than {max_bytes} bytes; send less')
     try:
@@ -110,7 +125,7 @@ def compile_filters(filters: Optional[dict]) -> list:
 
 
 def get_path(data: Any, parts: tuple) -> Any:
-    """The value at ``parts`` inside nested dicts, or a private MISSING marker."""
+    """Return the value at ``parts`` inside nested dicts, or a private MISSING marker."""
     for part in parts:
         if not isinstance(data, dict) or part not in data:
             return _MISSING
@@ -153,7 +168,7 @@ def matches(context: dict, compiled: list) -> bool:
 
 
 def check_point(point, what: str = 'near') -> tuple:
-    """A position as a tuple of 2 or 3 finite floats."""
+    """Return a position as a tuple of 2 or 3 finite floats."""
     try:
         values = tuple(float(value) for value in point)
     except (TypeError, ValueError):
@@ -164,7 +179,7 @@ def check_point(point, what: str = 'near') -> tuple:
 
 
 def position_of(context: dict, parts: tuple = ('position',)) -> Optional[tuple]:
-    """A record's position from its context: ``[x, y(, z)]`` or ``{"x", "y"(, "z")}``."""
+    """Return a record's position from its context: ``[x, y(, z)]`` or ``{"x", "y"(, "z")}``."""
     value = get_path(context, parts)
     if isinstance(value, dict):
         value = [value[key] for key in ('x', 'y', 'z') if key in value]

@@ -1,4 +1,19 @@
-"""How recall merges its keyword (BM25) and vector rankings into one relevance per record.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+How recall merges its keyword (BM25) and vector rankings into one relevance per record.
 
 One ranking alone keeps its order: reciprocal rank, 1 / (60 + rank), as before. Both
 together use relative score fusion (Weaviate's ``relativeScoreFusion``): each ranking's
@@ -20,7 +35,8 @@ def _normalised(ranking: list) -> dict:
 
 
 def fuse(keyword: list, vector: list, vector_weight: float) -> dict:
-    """{seq: [relevance, keyword rank, vector rank]}; rankings are (seq, score) best first.
+    """
+    {seq: [relevance, keyword rank, vector rank]}; rankings are (seq, score) best first.
 
     Keyword scores are BM25 (higher is better), vector scores cosines.
     """

@@ -1,4 +1,19 @@
-"""Typed memory records of the selective-learning substrate (RFC §4–§15A) as pydantic models.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Typed memory records of the selective-learning substrate (RFC §4–§15A) as pydantic models.
 
 A :class:`MemoryRecord` carries an id, one of five memory types, a sensitivity class,
 confidence, salience with its decay profile (lifecycle), provenance links to evidence,
@@ -322,7 +337,7 @@ SCHEMA_MODELS = {
 
 
 def json_schema(name: str) -> dict:
-    """The JSON Schema of one record shape, e.g. ``json_schema('SemanticPayload')``."""
+    """Return the JSON Schema of one record shape, e.g. of ``'SemanticPayload'``."""
     model = SCHEMA_MODELS.get(name)
     if model is None:
         raise ValueError(f'no schema named {name!r}; choose one of '
@@ -331,8 +346,3 @@ def json_schema(name: str) -> dict:
     schema['$id'] = f'mem://schemas/{name}'
     schema['$schema'] = 'https://json-schema.org/draft/2020-12/schema'
     return schema
-
-
-def all_json_schemas() -> dict:
-    """Every record shape's JSON Schema, by name."""
-    return {name: json_schema(name) for name in SCHEMA_MODELS}

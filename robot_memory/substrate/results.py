@@ -1,3 +1,17 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Plain result objects of the substrate API, each with ``to_dict()`` for JSON replies."""
 
 import dataclasses
@@ -21,6 +35,7 @@ def _plain(value):
 
 
 class _Plain:
+
     def to_dict(self) -> dict:
         """Plain JSON data."""
         return _plain(self)
@@ -76,13 +91,14 @@ class RecallResult(_Plain):
     notice: str = ''
 
     def ids(self) -> list:
-        """The ids of the hits, best first."""
+        """Return the ids of the hits, best first."""
         return [hit.id for hit in self.hits]
 
 
 @dataclasses.dataclass
 class ForgetResult(_Plain):
-    """Which records were archived, deleted (``hard``) or restored, and why.
+    """
+    Which records were archived, deleted (``hard``) or restored, and why.
 
     ``matched`` counts the records a query matched (only the best is acted on unless all
     were asked for); ``records`` gives each one's id, type, status (after the change, or

@@ -1,4 +1,19 @@
-"""Import and export of RLM-MEM chunks (JSON files with typed links) both ways.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Import and export of RLM-MEM chunks (JSON files with typed links) both ways.
 
 Export writes ``chunks/YYYY-MM/<id>.json`` (live records), ``archive/<id>.json``
 (archived ones) and ``index/{metadata_index,tag_index,link_graph}.json``, UTF-8, indent 2.
@@ -21,8 +36,8 @@ import json
 import os
 import pathlib
 import re
-import uuid
 from typing import Optional
+import uuid
 
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import SubstrateError
@@ -42,7 +57,7 @@ _NAMESPACE = uuid.UUID('6f1c3a52-1f0e-4a8e-9d3b-2b7e5c8a9d10')
 
 
 def check_chunk_id(value) -> str:
-    """A chunk id safe to use as a file name; raises SubstrateError saying what is wrong."""
+    """Return a chunk id safe to use as a file name; raises SubstrateError saying what is wrong."""
     if not isinstance(value, str) or not value:
         raise SubstrateError(f'chunk id must be a non-empty string, got {value!r}')
     if '\x00' in value:
@@ -85,7 +100,7 @@ def _tokens(content: str) -> int:
 
 
 def chunk_id_for(record) -> str:
-    """The chunk id of a record: the one it was imported under, else date + id digits."""
+    """Return the chunk id of a record: the one it was imported under, else date + id digits."""
     for source in record.provenance.sources:
         if source.kind == 'import' and source.ref.startswith('rlm:'):
             return source.ref[4:]

@@ -1,4 +1,19 @@
-"""The substrate store: typed records in SQLite with FTS5, optional vectors, revision and audit.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The substrate store: typed records in SQLite with FTS5, optional vectors, revision and audit.
 
 The records live in the same database file as the evidence (by default beside the memory
 file and named after it: ``robot_memory.evidence.default_db_path``) in tables of their own,
@@ -50,17 +65,17 @@ import os
 import re
 import sqlite3
 import threading
-import uuid
 from typing import Iterable
 from typing import Optional
+import uuid
 
 import pydantic
 
 from robot_memory import lazy_imports
-from robot_memory.sqlite_db import open_database
 from robot_memory.evidence import create_private_file
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import open_target
+from robot_memory.sqlite_db import open_database
 from robot_memory.substrate import crypto
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import check_json
@@ -97,8 +112,8 @@ from robot_memory.substrate.results import RecallHit
 from robot_memory.substrate.results import RecallResult
 from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.results import SelectionResult
-from robot_memory.substrate.vector_index import trim_changes
 from robot_memory.substrate.vector_index import TRIGGERS as VECTOR_TRIGGERS
+from robot_memory.substrate.vector_index import trim_changes
 from robot_memory.substrate.vector_index import VectorIndex
 from robot_memory.timeutil import format_iso
 
@@ -159,7 +174,7 @@ def _create_tables(db: Database) -> None:
         'confidence REAL NOT NULL CHECK (confidence BETWEEN 0 AND 1), '
         'salience REAL NOT NULL CHECK (salience BETWEEN 0 AND 1), created_at REAL NOT NULL, '
         'updated_at REAL NOT NULL, last_reinforced_at REAL NOT NULL, '
-        "decay_curve TEXT NOT NULL, half_life_s REAL NOT NULL, decay_floor REAL NOT NULL, "
+        'decay_curve TEXT NOT NULL, half_life_s REAL NOT NULL, decay_floor REAL NOT NULL, '
         'max_age_s REAL, gain REAL NOT NULL, pinned INTEGER NOT NULL DEFAULT 0, '
         "deletion_policy TEXT NOT NULL DEFAULT 'auto_prune', "
         'access_count INTEGER NOT NULL DEFAULT 0, last_accessed REAL, '
@@ -185,10 +200,10 @@ def _create_tables(db: Database) -> None:
         'BEGIN INSERT INTO substrate_fts (rowid, text, tags) '
         'VALUES (new.seq, new.text, new.tags); END',
         'CREATE TRIGGER IF NOT EXISTS substrate_fts_delete AFTER DELETE ON substrate_records '
-        "BEGIN INSERT INTO substrate_fts (substrate_fts, rowid, text, tags) "
+        'BEGIN INSERT INTO substrate_fts (substrate_fts, rowid, text, tags) '
         "VALUES ('delete', old.seq, old.text, old.tags); END",
         'CREATE TRIGGER IF NOT EXISTS substrate_fts_update AFTER UPDATE OF text, tags '
-        "ON substrate_records BEGIN INSERT INTO substrate_fts (substrate_fts, rowid, text, tags) "
+        'ON substrate_records BEGIN INSERT INTO substrate_fts (substrate_fts, rowid, text, tags) '
         "VALUES ('delete', old.seq, old.text, old.tags); "
         'INSERT INTO substrate_fts (rowid, text, tags) VALUES (new.seq, new.text, new.tags); END',
         'CREATE TRIGGER IF NOT EXISTS substrate_episodic_append_only BEFORE UPDATE OF text, '
@@ -217,7 +232,7 @@ def _create_tables(db: Database) -> None:
         db.execute(statement)
     for event in ('UPDATE', 'DELETE'):
         db.execute(f'CREATE TRIGGER IF NOT EXISTS substrate_audit_no_{event.lower()} BEFORE '
-                   f"{event} ON substrate_audit BEGIN SELECT RAISE(ABORT, "
+                   f'{event} ON substrate_audit BEGIN SELECT RAISE(ABORT, '
                    "'the substrate audit log is append-only'); END")
 
 
@@ -230,7 +245,8 @@ def _create_requests(db: Database) -> None:
 
 @MIGRATIONS(name='0003_fact_cardinality')
 def _fact_cardinality(db: Database) -> None:
-    """Facts conflict only within a single-valued facet; many-valued facts live side by side.
+    """
+    Facts conflict only within a single-valued facet; many-valued facts live side by side.
 
     ``facet`` is set on semantic records whose predicate holds one value at a time (see
     ``text.fact_facet``); the one-active-fact rule now covers only those. ``object_key`` is
@@ -281,7 +297,8 @@ _NOT_IN_HISTORY = ('seq', 'sealed', 'key_id')
 
 @MIGRATIONS(name='0006_record_versions')
 def _record_versions(db: Database) -> None:
-    """The prior state of every record at each change, for ``robot_memory.undo``.
+    """
+    Return the prior state of every record at each change, for ``robot_memory.undo``.
 
     ``substrate_versions`` holds the row as it was before (JSON of its columns but the
     vector; NULL: the record was created) and when (``at``, UNIX seconds). A hard delete
@@ -338,7 +355,8 @@ def _dumps(value) -> str:
 def effective_salience(salience: float, curve: str, half_life_s: float, floor: float,
                        elapsed_s: float, pinned: bool = False,
                        age_s: Optional[float] = None, max_age_s: Optional[float] = None) -> float:
-    """Salience after ``elapsed_s`` seconds of decay; pinned records never decay.
+    """
+    Salience after ``elapsed_s`` seconds of decay; pinned records never decay.
 
     Exponential: ``s * 0.5 ** (elapsed / half_life)``; linear: ``s * (1 - elapsed /
     (2 * half_life))``; custom: no automatic decay (the host drives salience through
@@ -378,7 +396,8 @@ def _condition_key(validity: dict) -> str:
 
 
 class Substrate:
-    """Typed, revisable, auditable memory in SQLite; a context manager (or call ``close``).
+    """
+    Typed, revisable, auditable memory in SQLite; a context manager (or call ``close``).
 
     ``embedder`` (e.g. :class:`~robot_memory.substrate.embedding.HashingEmbedder`) turns on
     vector search and cosine dedup; without it everything is keyword (FTS5 BM25) only.
@@ -597,7 +616,7 @@ class Substrate:
             return self._record(self._row(record_id), _epoch(now) if now else None)
 
     def history(self, record_id: str) -> list:
-        """The audit trail of one record, oldest first (also after a hard delete)."""
+        """Return the audit trail of one record, oldest first (also after a hard delete)."""
         with self._lock:
             rows = self.db.conn.execute(
                 'SELECT id, at, record_id, action, actor, reason, detail FROM substrate_audit '
@@ -607,7 +626,7 @@ class Substrate:
                 for row in rows]
 
     def count(self, status: Optional[str] = 'active', type: Optional[str] = None) -> int:
-        """Number of records, optionally of one status and type."""
+        """Return the number of records, optionally of one status and type."""
         clauses, params = [], []
         if status is not None:
             clauses.append('status = ?')
@@ -771,7 +790,8 @@ class Substrate:
     # ------------------------------------------------------------------ retries
 
     def once(self, request_id: str, kind: str, request: dict, now: dt.datetime, act) -> dict:
-        """``act()`` (a JSON reply) at most once per ``request_id``; a retry gets the same reply.
+        """
+        ``act()`` (a JSON reply) at most once per ``request_id``; a retry gets the same reply.
 
         ``act`` runs in the transaction that stores its reply, so an effect is never
         committed without the reply a retry will get. A request id used again for another
@@ -820,7 +840,8 @@ class Substrate:
               decay: Optional[dict] = None, pinned: bool = False, actor: str = 'api',
               dedup: bool = True, on_conflict: str = 'auto',
               single_valued: Optional[bool] = None) -> LearnResult:
-        """Store a memory, or reinforce the existing one when it is a duplicate.
+        """
+        Store a memory, or reinforce the existing one when it is a duplicate.
 
         Dedup: same type and normalised text (exact hash); then token Jaccard at least
         ``jaccard_threshold``; then cosine at least ``cosine_threshold`` when vectors are
@@ -909,7 +930,8 @@ class Substrate:
         return LearnResult(action, record_id, kind, False, replaced=replaced, message=message)
 
     def preview_learn(self, text: str, **kwargs) -> LearnResult:
-        """What ``learn`` would do now (checked, deduplicated, revised), changing nothing.
+        """
+        Return what ``learn`` would do now (checked, deduplicated, revised), changing nothing.
 
         The learn runs in a transaction (a savepoint inside ``once``'s) that is rolled back
         (the proposals queue shows a person what an agent's learn would do before it is
@@ -932,12 +954,13 @@ class Substrate:
 
     @contextlib.contextmanager
     def exclusive(self):
-        """This store's connection (``db``) for this thread alone while the block runs."""
+        """Return this store's connection (``db``) for this thread alone while the block runs."""
         with self._lock:
             yield self.db
 
     def _fact_conflicts(self, data: dict, exclude: Optional[str] = None) -> tuple:
-        """Live facts of the same subject and conditions: ``(same, genuine, unsure)`` rows.
+        """
+        Live facts of the same subject and conditions: ``(same, genuine, unsure)`` rows.
 
         ``same`` holds the same predicate and object; ``genuine`` conflicts (a single-valued
         facet with another value, or the opposite predicate with the same object); ``unsure``
@@ -1162,7 +1185,8 @@ class Substrate:
 
     def restore(self, record: dict, now: dt.datetime, actor: str = 'import',
                 reason: str = 'imported') -> str:
-        """Insert a full record (``MemoryRecord`` shape, id and times kept); returns its status.
+        """
+        Insert a full record (``MemoryRecord`` shape, id and times kept); returns its status.
 
         Relations are not inserted here (their targets may come later); add them with
         ``relate``. A semantic fact that states or may contradict a live one (see
@@ -1219,7 +1243,7 @@ class Substrate:
         return self.embedder.embed(texts)
 
     def _vector_index(self) -> VectorIndex:
-        """The live records' vectors of the current backend, brought up to date."""
+        """Return the live records' vectors of the current backend, brought up to date."""
         if self._index is None or self._index.model != self.embedder.name:
             self._index = VectorIndex(self.embedder.name, self.embedder.dim)
         self._index.refresh(self.db.conn)
@@ -1254,7 +1278,8 @@ class Substrate:
                position_path: str = 'context.position', vectors: Optional[bool] = None,
                include_inactive: bool = False, reinforce: bool = True,
                min_confidence: float = 0.0, keywords: bool = True) -> RecallResult:
-        """Find records for ``query``: BM25 (+ vectors) fused, weighted, trust-gated.
+        """
+        Find records for ``query``: BM25 (+ vectors) fused, weighted, trust-gated.
 
         score = relevance x (0.5 + 0.5 x confidence) x (0.5 + 0.5 x effective salience);
         relevance is reciprocal rank (1 / (60 + rank)) of a single ranking, or the relative
@@ -1491,7 +1516,8 @@ class Substrate:
                actor: str = 'api', limit: int = 10, dry_run: bool = False,
                all_matches: bool = False, restore: bool = False,
                by: str = 'auto', trust: Optional[str] = None) -> ForgetResult:
-        """Archive what ``target`` names (``hard``: delete it; ``restore``: bring it back).
+        """
+        Archive what ``target`` names (``hard``: delete it; ``restore``: bring it back).
 
         The one meaning of forget for the API, CLI, MCP and ROS. ``target`` is a record id,
         or a query: the records holding every word of it, best (BM25) first, of which only
@@ -1565,7 +1591,7 @@ class Substrate:
 
     def _forget_targets(self, target: str, by: str, statuses: tuple, all_matches: bool,
                         limit: int, action: str, highest: int) -> tuple:
-        """The rows ``forget`` acts on and how many matched: by id, else by every word."""
+        """Return the rows ``forget`` acts on and how many matched: by id, else by every word."""
         if by in ('auto', 'id'):
             rows = self._rows('id = ?', (target,)) if len(target) <= MAX_RECORD_ID else []
             if rows:
@@ -1617,7 +1643,7 @@ class Substrate:
         """Give an archived record its status from before the archive; returns it."""
         self._check_open(row)
         previous = 'active'
-        for detail, in conn.execute("SELECT detail FROM substrate_audit WHERE record_id = ? "
+        for detail, in conn.execute('SELECT detail FROM substrate_audit WHERE record_id = ? '
                                     "AND action = 'archive' ORDER BY id DESC LIMIT 1",
                                     (row['id'],)):
             previous = json.loads(detail).get('previous_status') or 'active'
@@ -1700,7 +1726,8 @@ class Substrate:
              text: Optional[str] = None, object=None, payload: Optional[dict] = None,
              confidence: Optional[float] = None, original_conditions: Optional[dict] = None,
              actor: str = 'api') -> RevisionResult:
-        """Add a variant valid under ``conditions``; both stay active (conditional fork).
+        """
+        Add a variant valid under ``conditions``; both stay active (conditional fork).
 
         ``original_conditions`` narrows the original's validity in the same transaction (it
         is superseded by a copy with those conditions), so the two become disjoint.
@@ -1807,7 +1834,8 @@ class Substrate:
 
     def merge(self, record_ids: list, now: dt.datetime, reason: str,
               into: Optional[str] = None, actor: str = 'api') -> RevisionResult:
-        """Fold records of one type into one keeper (``into`` or the most confident).
+        """
+        Fold records of one type into one keeper (``into`` or the most confident).
 
         The keeper takes the highest confidence, summed use counts and the union of tags
         and provenance; the others become ``superseded`` by it.
@@ -1921,7 +1949,8 @@ class Substrate:
     def select(self, task: str, now: dt.datetime, context: Optional[dict] = None,
                types=('competence', 'plan_graph'), trust: str = 'medium', margin: float = 0.1,
                k: int = 5) -> SelectionResult:
-        """Choose among competence / plan records for a task (§15A.11).
+        """
+        Choose among competence / plan records for a task (§15A.11).
 
         score = 0.4 applicability + 0.3 success rate + 0.15 recency + 0.15 relevance, where
         applicability is the share of the record's conditions the ``context`` satisfies (0
@@ -1986,7 +2015,7 @@ class Substrate:
         since = now_s - window_days * DAY
         conn = self.db.conn
         with self._lock:
-            by_type = {name: 0 for name in MEMORY_TYPES}
+            by_type = dict.fromkeys(MEMORY_TYPES, 0)
             by_status = {}
             for kind, status, count in conn.execute(
                     'SELECT type, status, count(*) FROM substrate_records GROUP BY 1, 2'):
@@ -2009,13 +2038,13 @@ class Substrate:
                                    'count(DISTINCT record_id), count(DISTINCT recall_id) '
                                    'FROM substrate_recalls').fetchone()
             contested = by_status.get('contested', 0)
-            contradicts = conn.execute("SELECT count(*) FROM substrate_relations "
+            contradicts = conn.execute('SELECT count(*) FROM substrate_relations '
                                        "WHERE predicate = 'contradicts'").fetchone()[0]
             revisions = dict(conn.execute(
                 'SELECT action, count(*) FROM substrate_audit WHERE at >= ? AND action IN '
                 "('supersede', 'fork', 'contest', 'retract', 'merge', 'affirm') GROUP BY 1",
                 (since,)).fetchall())
-            created = conn.execute("SELECT count(*) FROM substrate_audit WHERE at >= ? AND "
+            created = conn.execute('SELECT count(*) FROM substrate_audit WHERE at >= ? AND '
                                    "action = 'create'", (since,)).fetchone()[0]
             outcomes = conn.execute('SELECT type, sum(successes), sum(failures), '
                                     'sum(access_count), count(*) FROM substrate_records '
@@ -2027,7 +2056,7 @@ class Substrate:
         for value in values:
             index = min(int(value * 10), 9)
             histogram[f'{edges[index]:.1f}-{edges[index + 1]:.1f}'] += 1
-        semantic_live = conn.execute("SELECT count(*) FROM substrate_records WHERE "
+        semantic_live = conn.execute('SELECT count(*) FROM substrate_records WHERE '
                                      f"type = 'semantic' AND status IN {LIVE}").fetchone()[0]
         revised = sum(revisions.values())
         stats = {name: {'records': 0, 'successes': 0, 'failures': 0, 'accesses': 0}
@@ -2083,7 +2112,7 @@ class Substrate:
     # ------------------------------------------------------------------ encryption at rest
 
     def _init_vault(self, encrypt_from, key_file) -> None:
-        """The key of the sealed records (see :mod:`.crypto`); None for an unnamed in-memory db."""
+        """Set the key of the sealed records (see :mod:`.crypto`); None for an in-memory db."""
         crypto.check_level(encrypt_from)
         self._vault = None
         self._sealed_search = None
@@ -2098,22 +2127,23 @@ class Substrate:
 
     @property
     def key_file(self):
-        """The path of the key file of the sealed records (None: no key file is used)."""
+        """Return the path of the key file of the sealed records (None: no key file is used)."""
         return self._vault.key_path if self._vault is not None else None
 
     def sensitivity_of(self, text: str, sensitivity: Optional[str] = None) -> str:
-        """The sensitivity a learn of ``text`` gets: the one asked for, else by its content."""
+        """Return the sensitivity a learn of ``text`` gets: as asked, else by its content."""
         if sensitivity is None:
             sensitivity = 'high' if textrules.looks_secret(text) else self.default_sensitivity
         _level(sensitivity, 'sensitivity')
         return sensitivity
 
     def seals(self, sensitivity: str) -> bool:
-        """True when what is learned at ``sensitivity`` is stored encrypted."""
+        """Return True when what is learned at ``sensitivity`` is stored encrypted."""
         return self._vault is not None and self._vault.seals(sensitivity)
 
     def seal_fields(self, ref: str, fields: dict) -> dict:
-        """``fields`` encrypted for storage elsewhere in this database (a queued learn).
+        """
+        ``fields`` encrypted for storage elsewhere in this database (a queued learn).
 
         Bound to ``ref`` like a record to its id; opened by :meth:`open_fields`, re-sealed
         by ``rotate_key`` wherever it is kept (see ``_reseal_queued``).
@@ -2124,7 +2154,7 @@ class Substrate:
                 'key_id': crypto.key_id(key), 'ref': ref}
 
     def open_fields(self, data: dict) -> dict:
-        """What :meth:`seal_fields` sealed; KeyUnavailable saying why when it cannot."""
+        """Return what :meth:`seal_fields` sealed; KeyUnavailable saying why when it cannot."""
         if self._vault is None:
             raise crypto.KeyUnavailable(f'{data.get("ref")} is encrypted and no key file is set')
         key = self._vault.key(data['key_id'])
@@ -2138,7 +2168,7 @@ class Substrate:
         count = 0
         for proposal_id, text in conn.execute(
                 "SELECT id, payload FROM proposals WHERE payload LIKE '{\"key_id\":%' "
-                'AND status = \'pending\'').fetchall():
+                "AND status = 'pending'").fetchall():
             data = json.loads(text)
             if 'sealed' not in data or data['key_id'] != crypto.key_id(old):
                 continue
@@ -2201,14 +2231,14 @@ class Substrate:
         self._sealed_dirty.add(row['seq'])
 
     def _clear_tags(self, conn, row: dict, tags: list) -> str:
-        """The tags column of a row: the tags, or '' for a sealed row (resealed with them)."""
+        """Return the tags column of a row: the tags, or '' for a sealed row (resealed)."""
         if row.get('key_id'):
             self._reseal(conn, row, tags=tags)
             return ''
         return ' '.join(tags)
 
     def _request_key(self, conn) -> Optional[bytes]:
-        """The key that seals kept request replies: when encryption is on and the key usable."""
+        """Return the key that seals kept request replies: encryption on and the key usable."""
         if self._vault is None or self._vault.encrypt_from is None:
             return None
         try:
@@ -2217,7 +2247,7 @@ class Substrate:
             return None
 
     def _stored_reply(self, request_id: str, stored: str) -> dict:
-        """A kept reply, decrypted when it was stored sealed."""
+        """Return a kept reply, decrypted when it was stored sealed."""
         if not stored.startswith('sealed:'):
             return json.loads(stored)
         key = self._readable_key()
@@ -2232,7 +2262,7 @@ class Substrate:
                                  'request_id') from None
 
     def _readable_key(self) -> Optional[bytes]:
-        """The key in the key file when there is one that reads, else None (no error)."""
+        """Return the key in the key file when there is one that reads, else None (no error)."""
         if self._vault is None:
             return None
         try:
@@ -2241,12 +2271,12 @@ class Substrate:
             return None
 
     def _sealed_hash(self, text: str) -> Optional[str]:
-        """The content hash a sealed copy of ``text`` would carry (None without a key)."""
+        """Return the content hash a sealed copy of ``text`` would carry (None without a key)."""
         key = self._readable_key()
         return crypto.digest(key, 'content', textrules.content_hash(text)) if key else None
 
     def _sealed_index(self) -> Optional[crypto.SealedSearch]:
-        """The in-memory index of the sealed records, rebuilt when they changed."""
+        """Return the in-memory index of the sealed records, rebuilt when they changed."""
         if self._vault is None:
             return None
         # No other connection committed and this one changed no sealed text: nothing to do.
@@ -2307,7 +2337,8 @@ class Substrate:
 
     def _sealed_candidates(self, query: str, keywords: bool, wanted: int, eligible,
                            keyword: list, rows: dict, statuses: tuple, types) -> tuple:
-        """Recall's keyword ranking with the sealed matches merged in, and what was withheld.
+        """
+        Recall's keyword ranking with the sealed matches merged in, and what was withheld.
 
         Returns ``(ranking, (withheld count, notice))``: the sealed records that could not be
         searched (no key, wrong key) are counted, never matched nor shown.
@@ -2385,7 +2416,8 @@ class Substrate:
                 **counts}
 
     def rotate_key(self, now: dt.datetime, actor: str = 'api') -> dict:
-        """Re-encrypt every sealed record under a new key, in one transaction, audited.
+        """
+        Re-encrypt every sealed record under a new key, in one transaction, audited.
 
         The new key is written to ``<key file>.new`` and the old one copied to
         ``<key file>.bak`` first; the records are re-sealed (and their keyed digests
@@ -2417,7 +2449,7 @@ class Substrate:
             crypto.write_key_file(fresh, key)
             try:
                 with self._write() as conn:
-                    rows = [row for row in self._rows('key_id IS NOT NULL')]
+                    rows = list(self._rows('key_id IS NOT NULL'))
                     for row in rows:
                         self._check_open(row)
                         self._reseal_under(conn, row, key)
@@ -2470,7 +2502,7 @@ def _first_error(error: pydantic.ValidationError) -> str:
 
 
 def _forget_message(action: str, dry_run: bool, records: list, matched: int) -> str:
-    """What forget did (or would do), the same words on every edge."""
+    """Return what forget did (or would do), the same words on every edge."""
     verb = {'archive': 'archived', 'delete': 'deleted', 'restore': 'restored'}[action]
     head = f'would {action}' if dry_run else verb
     listed = '; '.join(f'{record["id"]} ({record["status"]}): {record["text"][:80]!r}'
@@ -2483,7 +2515,7 @@ def _forget_message(action: str, dry_run: bool, records: list, matched: int) -> 
 
 
 def _object_key(value) -> str:
-    """A fact's object as compared: normalised text, or canonical JSON of anything else."""
+    """Return a fact's object as compared: normalised text, or canonical JSON of anything else."""
     if isinstance(value, str):
         return 's:' + textrules.normalise(value)
     return 'j:' + _dumps(value)
@@ -2501,4 +2533,3 @@ def _applicability(conditions: dict, context: dict) -> Optional[float]:
             return None
         met += 1
     return met / len(conditions)
-

@@ -1,4 +1,19 @@
-"""Text rules of the substrate: normalising, tokens, safe FTS5 queries and type classification.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Text rules of the substrate: normalising, tokens, safe FTS5 queries and type classification.
 
 All pure functions. ``fts_query`` turns anything a user types into an FTS5 expression that
 cannot fail to parse: every word is quoted, so ``NEAR``, ``AND``, ``col:`` filters,
@@ -9,14 +24,14 @@ import hashlib
 import itertools
 import math
 import re
-import unicodedata
 from typing import Optional
+import unicodedata
 
 _WORD = re.compile(r'\w+', re.UNICODE)
 _STOPWORDS = frozenset(
     'a an and are as at be been by for from has have how i in is it its of on or that the '
     'then this to was were what when where which who why will with do does did my me we our '
-    'you your there their it\'s'.split())
+    "you your there their it's".split())
 _SECRET = re.compile(r'\b(password|passwd|passphrase|api[ _-]?key|secret|token|private key|'
                      r'pin code|credential)s?\b', re.IGNORECASE)
 _TIMESTAMP = re.compile(r'\b\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2})?|\b\d{1,2}:\d{2}(?::\d{2})?\b|'
@@ -56,7 +71,7 @@ def tokens(text: str) -> list:
 
 
 def content_tokens(text: str) -> set:
-    """The set of word tokens without stop words (falls back to all tokens)."""
+    """Return the set of word tokens without stop words (falls back to all tokens)."""
     words = tokens(text)
     meaningful = {word for word in words if word not in _STOPWORDS}
     return meaningful or set(words)
@@ -70,7 +85,7 @@ def jaccard(left: set, right: set) -> float:
 
 
 def fts_query(text: str, max_terms: int = 32, operator: str = 'OR') -> Optional[str]:
-    """A safe FTS5 query (words joined by OR or AND) of ``text``, or None without words."""
+    """Return a safe FTS5 query (words joined by OR or AND) of ``text``, or None without words."""
     seen, terms = set(), []
     for word in tokens(text):
         if word in seen:
@@ -87,7 +102,8 @@ def fts_query(text: str, max_terms: int = 32, operator: str = 'OR') -> Optional[
 
 
 def overlap_query(words: set, min_shared: int, max_clauses: int = 64) -> Optional[str]:
-    """An FTS5 query for records holding at least ``min_shared`` of ``words``, or None.
+    """
+    Return an FTS5 query for records holding at least ``min_shared`` of ``words``, or None.
 
     An OR of ANDs, one per way of leaving out the words allowed to be missing; None when
     that would take more than ``max_clauses`` clauses. Unlike an OR of every word ranked by
@@ -109,7 +125,7 @@ def looks_secret(text: str) -> bool:
 
 
 def split_steps(text: str) -> list:
-    """The steps of a procedure written as prose or a list ("first A, then B; finally C")."""
+    """Return the steps of a procedure written as prose or a list ("first A, then B; finally C")."""
     body = re.sub(r'^\s*first\b[,:]?\s*', '', text.strip(), flags=re.IGNORECASE)
     parts = [part.strip(' ,.;:') for part in _STEP_SPLIT.split(body)]
     parts = [re.sub(r'^(?:first|then|finally|next)\b[,:]?\s*', '', part, flags=re.IGNORECASE)
@@ -176,7 +192,8 @@ NEGATIONS['cannot'] = 'can'
 
 
 def fact_facet(predicate: str, value, single_valued=None) -> tuple:
-    """``(cardinality, facet)`` of a fact: ``('one', facet)``, ``('many', None)`` or unknown.
+    """
+    ``(cardinality, facet)`` of a fact: ``('one', facet)``, ``('many', None)`` or unknown.
 
     Facts of one subject, predicate and conditions conflict only when both are ``one``
     with the same facet (the predicate itself, or ``location`` / ``state`` for a copula
@@ -194,7 +211,7 @@ def fact_facet(predicate: str, value, single_valued=None) -> tuple:
         elif _AMOUNT.match(words):
             facet = 'value'
     elif predicate in COPULAS and isinstance(value, (int, float)) and not isinstance(value,
-                                                                                      bool):
+                                                                                     bool):
         facet = 'value'
     if single_valued is False:
         return 'many', None
@@ -208,7 +225,7 @@ def fact_facet(predicate: str, value, single_valued=None) -> tuple:
 
 
 def classify(text: str) -> str:
-    """The memory type of free text by rule: competence, working, episodic, else semantic."""
+    """Return the memory type of free text by rule: competence, working, episodic, else semantic."""
     if parse_procedure(text):
         return 'competence'
     if _WORKING.search(text):

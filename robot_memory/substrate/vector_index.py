@@ -1,4 +1,19 @@
-"""The in-memory matrix of the live records' vectors, kept up to date incrementally.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The in-memory matrix of the live records' vectors, kept up to date incrementally.
 
 Triggers on ``substrate_records`` (migration ``0004_vector_change_log``) append the ``seq``
 of every record whose vector or live status changes to ``substrate_vector_changes``, in
@@ -13,6 +28,10 @@ past this reader's position.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy is imported where a vector is made, not at start-up
+    import numpy
 
 # Keep this many change rows; a reader that fell further behind reloads everything.
 KEEP_CHANGES = 20_000
@@ -153,7 +172,7 @@ class VectorIndex:
         self.cursor = latest
 
     def search(self, vector: numpy.ndarray, count: int) -> list:
-        """The ``count`` most similar live (seq, cosine) pairs, best first."""
+        """Return the ``count`` most similar live (seq, cosine) pairs, best first."""
         import numpy
         if not len(self):
             return []
