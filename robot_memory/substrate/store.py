@@ -63,6 +63,7 @@ from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import open_target
 from robot_memory.substrate import crypto
 from robot_memory.substrate import text as textrules
+from robot_memory.substrate.dedup import jaccard_candidates
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import check_point
 from robot_memory.substrate.filters import compile_filters
@@ -1067,29 +1068,20 @@ class Substrate:
             return rows[0], 'exact', 1.0
         if kind == 'episodic':
             return None
+        # "The dock is not safe" is no duplicate of "the dock is safe", however similar.
+        negated = textrules.negated(text)
         words = textrules.content_tokens(text)
-        # Jaccard >= t needs at least t x |words| shared words: ask FTS5 only for those
-        # records (no BM25 over every record sharing one common word).
+        seqs = jaccard_candidates(self.db.conn, text, words, self.jaccard_threshold)
+        # Sealed records are kept out of FTS5; their own index answers the same question.
         query = textrules.overlap_query(words, math.ceil(self.jaccard_threshold * len(words)
-                                                         - 1e-9))
-        seqs = []
-        if query is not None:
-            # Every match reaches the overlap, so any 50 will do (no ordering to pay for).
-            seqs = [seq for seq, in self.db.conn.execute(
-                'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? LIMIT 50',
-                (query,))]
-        else:
-            query = textrules.fts_query(text)
-            if query is not None:
-                seqs = [seq for seq, in self.db.conn.execute(
-                    'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
-                    'ORDER BY bm25(substrate_fts) LIMIT 20', (query,))]
+                                                         - 1e-9)) or textrules.fts_query(text)
         if query is not None:
             seqs += [seq for seq, _ in self._sealed_matches(query, 50)]
         if seqs:
             best = None
             for row in self._rows_by_seq(seqs):
-                if row['type'] != kind or row['status'] not in LIVE:
+                if row['type'] != kind or row['status'] not in LIVE or \
+                        textrules.negated(row['text']) != negated:
                     continue
                 similarity = textrules.jaccard(words, textrules.content_tokens(row['text']))
                 if similarity >= self.jaccard_threshold and (best is None or similarity > best[2]):
@@ -1103,7 +1095,8 @@ class Substrate:
                 if similarity < self.cosine_threshold:
                     break
                 row = self._rows_by_seq([seq])
-                if row and row[0]['type'] == kind and row[0]['status'] in LIVE:
+                if row and row[0]['type'] == kind and row[0]['status'] in LIVE and \
+                        textrules.negated(row[0]['text']) == negated:
                     return row[0], 'cosine', round(similarity, 4)
         return None
 
