@@ -126,10 +126,10 @@ def test_sketch_search_finds_the_exact_top_hits(tmp_path, monkeypatch):
     monkeypatch.setattr(vector_index, 'EXACT_LIMIT', 500)
     monkeypatch.setattr(vector_index, 'MIN_POOL', 100)
     monkeypatch.setattr(vector_index, 'POOL_PER_HIT', 10)
-    rows = _unit_rows(3000, 96, seed=1)
+    rows = _unit_rows(3000, 384, seed=1)
     index, conn = _index_of(rows, tmp_path)
     assert index.sketch is not None, 'beyond EXACT_LIMIT rows the index keeps a sketch'
-    queries = _unit_rows(40, 96, seed=2)
+    queries = _unit_rows(40, 384, seed=2)
     found = 0
     for query in queries:
         exact = numpy.argsort(-(rows @ query))[:10] + 1
@@ -141,7 +141,7 @@ def test_sketch_search_finds_the_exact_top_hits(tmp_path, monkeypatch):
     assert found >= 0.95 * 10 * len(queries), found
     # A stored vector finds itself first, appended after the sketch was made, or not at all
     # once its record is gone.
-    fresh = _unit_rows(1, 96, seed=3)[0]
+    fresh = _unit_rows(1, 384, seed=3)[0]
     conn.execute("INSERT INTO substrate_records VALUES (5000, ?, 'm', 'active')",
                  (fresh.tobytes(),))
     conn.execute("UPDATE substrate_records SET status = 'archived' WHERE seq = 7")
