@@ -101,10 +101,11 @@ def test_negated_reads_every_usual_negation():
 
 
 def _unit_rows(count: int, dim: int, seed: int) -> numpy.ndarray:
-    # Clustered like sentence vectors: a few topics plus noise.
+    # Like sentence vectors: most of their variance in a few dozen directions, plus noise.
+    directions = numpy.random.default_rng(0).standard_normal((40, dim))
     rng = numpy.random.default_rng(seed)
-    topics = rng.standard_normal((12, dim))
-    rows = topics[rng.integers(0, 12, count)] + 0.6 * rng.standard_normal((count, dim))
+    rows = rng.standard_normal((count, 40)) @ directions \
+        + 2.0 * rng.standard_normal((count, dim))
     return (rows / numpy.linalg.norm(rows, axis=1, keepdims=True)).astype(numpy.float32)
 
 
