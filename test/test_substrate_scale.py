@@ -1,10 +1,11 @@
-"""Recall and learn at scale: the rare-word duplicate check, negation, the int8 sketch index.
+"""Recall and learn at scale: rare-word dedup, negation, the int8 sketch index, batch embedding.
 
 Speed itself is measured by ``bench/bench_recall.py``; these tests check that the faster
 paths find what the exhaustive ones find.
 """
 
 import datetime as dt
+import json
 import platform
 import random
 import sqlite3
@@ -19,6 +20,7 @@ from robot_memory.substrate import SemanticEmbedder
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate import vector_index
+from robot_memory.substrate.rlm import import_chunks
 from robot_memory.timeutil import UTC
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
@@ -164,3 +166,45 @@ def test_exact_search_below_the_limit_ranks_every_row(tmp_path):
         # Rows whose cosines differ by less than the int8 error may swap places.
         assert [round(similarity, 2) for _, similarity in hits] == \
             pytest.approx([round(similarity, 2) for similarity in sims[:5]], abs=0.011)
+
+
+class _CountingEmbedder(HashingEmbedder):
+    """The hashing embedder, counting its calls and the texts it was given."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def embed(self, texts):
+        """Count, then embed as usual."""
+        self.calls.append(len(texts))
+        return super().embed(texts)
+
+
+def test_an_rlm_import_embeds_its_chunks_in_batches(tmp_path):
+    directory = tmp_path / 'brain' / 'chunks' / '2026-02'
+    directory.mkdir(parents=True)
+    for number in range(30):
+        chunk = {'id': f'chunk-2026-02-10-{number:08x}', 'tokens': 9, 'type': 'note',
+                 'content': f'Shelf {number} in aisle {number * 7} holds {number} spare fuses',
+                 'metadata': {'created': '2026-02-10T21:40:00Z'}, 'links': {}}
+        (directory / f'chunk-{number}.json').write_text(json.dumps(chunk))
+    embedder = _CountingEmbedder()
+    with Substrate(tmp_path / 'robot-memory.db', embedder=embedder) as store:
+        report = import_chunks(store, tmp_path / 'brain', NOW)
+        assert len(report.imported) == 30 and store.count(None) == 30
+        assert embedder.calls == [30], embedder.calls
+        hits = store.recall('spare fuses shelf 7', now=NOW, keywords=False).hits
+        assert hits and hits[0].text.startswith('Shelf 7 ')
+        # Outside the import, vectors are made as before: the query's, then one per learn.
+        store.learn('The ramp by the back door is slippery when wet', now=NOW)
+        assert embedder.calls == [30, 1, 1]
+
+
+def test_embedding_ahead_gives_the_same_vectors_as_one_by_one(tmp_path):
+    texts = ['The lidar in the study needs cleaning', 'The dog sleeps under the stairs']
+    with Substrate(tmp_path / 'a.db', embedder=HashingEmbedder()) as store:
+        with store.embedding_ahead(texts + [None]):
+            ahead = store._embed([texts[1]])
+        assert numpy.array_equal(ahead[0], HashingEmbedder().embed([texts[1]])[0])
+        assert store._ahead == {}

@@ -410,6 +410,7 @@ class Substrate:
         self._writes = 0
         self._index = None
         self._init_vault(encrypt_from, key_file)
+        self._ahead = {}
         self.db = self._open(path, busy_timeout_s)
 
     def _open(self, path, busy_timeout_s: float) -> Database:
@@ -1209,7 +1210,28 @@ class Substrate:
     # ------------------------------------------------------------------ vectors
 
     def _embed(self, texts: list) -> 'numpy.ndarray':
+        ahead = self._ahead
+        if ahead and all(text in ahead for text in texts):
+            return numpy.stack([ahead[text] for text in texts])
         return self.embedder.embed(texts)
+
+    @contextlib.contextmanager
+    def embedding_ahead(self, texts: Iterable[str]):
+        """Embed ``texts`` in batches now; ``learn`` / ``restore`` of them inside reuse it.
+
+        For imports that add records one by one: a batch costs the model far less per
+        text than single calls. Texts not given are embedded as usual.
+        """
+        if self.embedder is None:
+            yield
+            return
+        texts = list(dict.fromkeys(text.strip() for text in texts if isinstance(text, str)))
+        vectors = self.embedder.embed(texts) if texts else ()
+        self._ahead = dict(zip(texts, vectors))
+        try:
+            yield
+        finally:
+            self._ahead = {}
 
     def _vector_index(self) -> VectorIndex:
         """The live records' vectors of the current backend, brought up to date."""
