@@ -1439,8 +1439,9 @@ class Substrate:
 
     def _log_recall(self, now_s: float, used: list, reinforce: bool) -> int:
         with self._write() as conn:
-            recall_id = (conn.execute('SELECT coalesce(max(recall_id), 0) + 1 '
-                                      'FROM substrate_recalls').fetchone()[0])
+            # recall_id grows with id, so the newest row holds the largest (no table scan).
+            recall_id = (conn.execute('SELECT coalesce((SELECT recall_id FROM substrate_recalls '
+                                      'ORDER BY id DESC LIMIT 1), 0) + 1').fetchone()[0])
             conn.executemany('INSERT INTO substrate_recalls (recall_id, at, record_id, rank) '
                              'VALUES (?, ?, ?, ?)',
                              [(recall_id, now_s, row['id'], rank + 1)
