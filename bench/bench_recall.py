@@ -177,7 +177,7 @@ def _loaded(directory, n: int, embedder_name, purpose: str) -> pathlib.Path:
     return target
 
 
-def exhaustive_scores(index, vector) -> 'numpy.ndarray':
+def exhaustive_scores(index, vector):
     """Cosines of ``vector`` with every row of ``index`` (the scan its sketch avoids)."""
     import numpy
     return numpy.concatenate([index._scores(slice(start, min(index.count, start + CHUNK)),

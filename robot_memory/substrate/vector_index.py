@@ -109,7 +109,7 @@ class VectorIndex:
         if self.sketch is not None:
             self.sketch[rows] = self._vectors(rows) @ self.basis
 
-    def _vectors(self, rows) -> numpy.ndarray:
+    def _vectors(self, rows):
         """The stored (dequantised) float32 vectors of ``rows``."""
         import numpy
         return self.codes[rows].astype(numpy.float32) * self.scales[rows, None]
@@ -234,7 +234,7 @@ class VectorIndex:
                 self._build_sketch()
         self.cursor = latest
 
-    def _scores(self, rows, vector) -> numpy.ndarray:
+    def _scores(self, rows, vector):
         """Cosines of ``vector`` with the stored rows ``rows`` (a slice or an index array)."""
         import numpy
         return (self.codes[rows].astype(numpy.float32) @ vector) * self.scales[rows]
