@@ -208,3 +208,13 @@ def test_embedding_ahead_gives_the_same_vectors_as_one_by_one(tmp_path):
             ahead = store._embed([texts[1]])
         assert numpy.array_equal(ahead[0], HashingEmbedder().embed([texts[1]])[0])
         assert store._ahead == {}
+
+
+def test_the_change_log_ends_are_read_without_a_scan(tmp_path):
+    with Substrate(tmp_path / 'robot-memory.db', embedder=HashingEmbedder()) as store:
+        plan = ' '.join(str(step[3]) for step in store.db.conn.execute(
+            'EXPLAIN QUERY PLAN ' + vector_index._ENDS_SQL))
+        assert 'SCAN substrate_vector_changes' not in plan and 'SEARCH' in plan, plan
+        store.learn_many(['The ramp is slippery', 'The fridge hums at night'], NOW)
+        latest, oldest = store.db.conn.execute(vector_index._ENDS_SQL).fetchone()
+        assert (oldest, latest) == (1, 2)

@@ -53,10 +53,15 @@ TRIGGERS = (
 )
 
 
+# Two subqueries: SQLite reads max() or min() of a key from the b-tree's end only when it
+# is the query's single aggregate; both in one SELECT scan the whole change log.
+_ENDS_SQL = ('SELECT (SELECT max(change) FROM substrate_vector_changes), '
+             '(SELECT min(change) FROM substrate_vector_changes)')
+
+
 def trim_changes(conn) -> None:
     """Drop change rows older than the newest ``KEEP_CHANGES`` (call inside a write)."""
-    latest, oldest = conn.execute(
-        'SELECT max(change), min(change) FROM substrate_vector_changes').fetchone()
+    latest, oldest = conn.execute(_ENDS_SQL).fetchone()
     if latest is not None and latest - oldest >= 2 * KEEP_CHANGES:
         conn.execute('DELETE FROM substrate_vector_changes WHERE change <= ?',
                      (latest - KEEP_CHANGES,))
@@ -202,8 +207,7 @@ class VectorIndex:
 
     def refresh(self, conn) -> None:
         """Apply the changes made (by any process) since the last refresh."""
-        latest, oldest = conn.execute(
-            'SELECT max(change), min(change) FROM substrate_vector_changes').fetchone()
+        latest, oldest = conn.execute(_ENDS_SQL).fetchone()
         latest = latest or 0
         if self.cursor == latest:
             return
