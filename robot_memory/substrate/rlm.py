@@ -53,6 +53,8 @@ _TO_CHUNK = {'semantic': 'fact', 'competence': 'pattern', 'plan_graph': 'pattern
 _FROM_CHUNK = {'fact': 'semantic', 'decision': 'semantic', 'preference': 'semantic',
                'pattern': 'competence', 'note': 'episodic'}
 _MAX_FILE = 1_000_000
+# Chunks whose texts are embedded in one batch (the model costs far less per text so).
+_EMBED_BATCH = 256
 _NAMESPACE = uuid.UUID('6f1c3a52-1f0e-4a8e-9d3b-2b7e5c8a9d10')
 
 
@@ -259,7 +261,7 @@ def import_chunks(substrate, source, now: dt.datetime) -> ImportReport:
     """Import RLM-MEM chunks from a directory or one file, then their links."""
     root = pathlib.Path(source).expanduser()
     report = ImportReport([], [], [], 0)
-    chunk_to_record, pending_links = {}, []
+    chunk_to_record, pending_links, parsed = {}, [], []
     for path, archived in _chunk_files(root):
         try:
             if path.stat().st_size > _MAX_FILE:
@@ -272,21 +274,13 @@ def import_chunks(substrate, source, now: dt.datetime) -> ImportReport:
                 ValueError) as error:
             report.refused.append(f'{path}: {error}')
             continue
-        chunk_to_record[chunk['id']] = record['id']
-        pending_links.append((chunk['id'], record['id'], chunk.get('links') or {}))
-        if _exists(substrate, record['id']) or _same_text(substrate, record):
-            report.duplicates.append(chunk['id'])
-            continue
-        try:
-            status = substrate.restore(record, now, actor='rlm-import',
-                                       reason=f'imported from {path.name}')
-        except SubstrateError as error:
-            report.refused.append(f'{path}: {error}')
-            chunk_to_record.pop(chunk['id'], None)
-            continue
-        report.imported.append(chunk['id'])
-        if status == 'contested':
-            report.contested.append(chunk['id'])
+        parsed.append((path, chunk, record))
+    for start in range(0, len(parsed), _EMBED_BATCH):
+        batch = parsed[start:start + _EMBED_BATCH]
+        with substrate.embedding_ahead([record.get('text') for _, _, record in batch]):
+            for path, chunk, record in batch:
+                _import_one(substrate, path, chunk, record, now, report, chunk_to_record,
+                            pending_links)
     predicates = {'supports': 'supports', 'contradicts': 'contradicts', 'follows': 'follows',
                   'related_to': 'related_to'}
     for chunk_id, record_id, links in pending_links:
@@ -303,6 +297,25 @@ def import_chunks(substrate, source, now: dt.datetime) -> ImportReport:
                 substrate.relate(record_id, predicate, target_record, now, actor='rlm-import')
                 report.links += 1
     return report
+
+
+def _import_one(substrate, path, chunk: dict, record: dict, now: dt.datetime,
+                report: ImportReport, chunk_to_record: dict, pending_links: list) -> None:
+    chunk_to_record[chunk['id']] = record['id']
+    pending_links.append((chunk['id'], record['id'], chunk.get('links') or {}))
+    if _exists(substrate, record['id']) or _same_text(substrate, record):
+        report.duplicates.append(chunk['id'])
+        return
+    try:
+        status = substrate.restore(record, now, actor='rlm-import',
+                                   reason=f'imported from {path.name}')
+    except SubstrateError as error:
+        report.refused.append(f'{path}: {error}')
+        chunk_to_record.pop(chunk['id'], None)
+        return
+    report.imported.append(chunk['id'])
+    if status == 'contested':
+        report.contested.append(chunk['id'])
 
 
 def _exists(substrate, record_id: str) -> bool:

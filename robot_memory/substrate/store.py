@@ -78,6 +78,7 @@ from robot_memory.evidence import open_target
 from robot_memory.sqlite_db import open_database
 from robot_memory.substrate import crypto
 from robot_memory.substrate import text as textrules
+from robot_memory.substrate.dedup import jaccard_candidates
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import check_point
 from robot_memory.substrate.filters import compile_filters
@@ -428,6 +429,7 @@ class Substrate:
         self._writes = 0
         self._index = None
         self._init_vault(encrypt_from, key_file)
+        self._ahead = {}
         self.db = self._open(path, busy_timeout_s)
 
     def _open(self, path, busy_timeout_s: float) -> Database:
@@ -1090,29 +1092,20 @@ class Substrate:
             return rows[0], 'exact', 1.0
         if kind == 'episodic':
             return None
+        # "The dock is not safe" is no duplicate of "the dock is safe", however similar.
+        negated = textrules.negated(text)
         words = textrules.content_tokens(text)
-        # Jaccard >= t needs at least t x |words| shared words: ask FTS5 only for those
-        # records (no BM25 over every record sharing one common word).
+        seqs = jaccard_candidates(self.db.conn, text, words, self.jaccard_threshold)
+        # Sealed records are kept out of FTS5; their own index answers the same question.
         query = textrules.overlap_query(words, math.ceil(self.jaccard_threshold * len(words)
-                                                         - 1e-9))
-        seqs = []
-        if query is not None:
-            # Every match reaches the overlap, so any 50 will do (no ordering to pay for).
-            seqs = [seq for seq, in self.db.conn.execute(
-                'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? LIMIT 50',
-                (query,))]
-        else:
-            query = textrules.fts_query(text)
-            if query is not None:
-                seqs = [seq for seq, in self.db.conn.execute(
-                    'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
-                    'ORDER BY bm25(substrate_fts) LIMIT 20', (query,))]
+                                                         - 1e-9)) or textrules.fts_query(text)
         if query is not None:
             seqs += [seq for seq, _ in self._sealed_matches(query, 50)]
         if seqs:
             best = None
             for row in self._rows_by_seq(seqs):
-                if row['type'] != kind or row['status'] not in LIVE:
+                if row['type'] != kind or row['status'] not in LIVE or \
+                        textrules.negated(row['text']) != negated:
                     continue
                 similarity = textrules.jaccard(words, textrules.content_tokens(row['text']))
                 if similarity >= self.jaccard_threshold and (best is None or similarity > best[2]):
@@ -1126,7 +1119,8 @@ class Substrate:
                 if similarity < self.cosine_threshold:
                     break
                 row = self._rows_by_seq([seq])
-                if row and row[0]['type'] == kind and row[0]['status'] in LIVE:
+                if row and row[0]['type'] == kind and row[0]['status'] in LIVE and \
+                        textrules.negated(row[0]['text']) == negated:
                     return row[0], 'cosine', round(similarity, 4)
         return None
 
@@ -1240,7 +1234,28 @@ class Substrate:
     # ------------------------------------------------------------------ vectors
 
     def _embed(self, texts: list) -> 'numpy.ndarray':
+        ahead = self._ahead
+        if ahead and all(text in ahead for text in texts):
+            return numpy.stack([ahead[text] for text in texts])
         return self.embedder.embed(texts)
+
+    @contextlib.contextmanager
+    def embedding_ahead(self, texts: Iterable[str]):
+        """Embed ``texts`` in batches now; ``learn`` / ``restore`` of them inside reuse it.
+
+        For imports that add records one by one: a batch costs the model far less per
+        text than single calls. Texts not given are embedded as usual.
+        """
+        if self.embedder is None:
+            yield
+            return
+        texts = list(dict.fromkeys(text.strip() for text in texts if isinstance(text, str)))
+        vectors = self.embedder.embed(texts) if texts else ()
+        self._ahead = dict(zip(texts, vectors))
+        try:
+            yield
+        finally:
+            self._ahead = {}
 
     def _vector_index(self) -> VectorIndex:
         """Return the live records' vectors of the current backend, brought up to date."""
@@ -1449,8 +1464,9 @@ class Substrate:
 
     def _log_recall(self, now_s: float, used: list, reinforce: bool) -> int:
         with self._write() as conn:
-            recall_id = (conn.execute('SELECT coalesce(max(recall_id), 0) + 1 '
-                                      'FROM substrate_recalls').fetchone()[0])
+            # recall_id grows with id, so the newest row holds the largest (no table scan).
+            recall_id = (conn.execute('SELECT coalesce((SELECT recall_id FROM substrate_recalls '
+                                      'ORDER BY id DESC LIMIT 1), 0) + 1').fetchone()[0])
             conn.executemany('INSERT INTO substrate_recalls (recall_id, at, record_id, rank) '
                              'VALUES (?, ?, ?, ?)',
                              [(recall_id, now_s, row['id'], rank + 1)

@@ -233,3 +233,12 @@ def classify(text: str) -> str:
     if _TIMESTAMP.search(text):
         return 'episodic'
     return 'semantic'
+
+
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|"
+                       r"without)\b|n['’]t\b", re.IGNORECASE)
+
+
+def negated(text: str) -> bool:
+    """Whether ``text`` says no anywhere ("not", "never", "can't", ...)."""
+    return _NEGATION.search(text) is not None

@@ -1,0 +1,75 @@
+"""Candidates for learn's near-duplicate check: the records that may share enough words.
+
+A record whose token-set Jaccard with a new text reaches ``t`` shares at least
+``m = ceil(t x |words|)`` of the new text's words, so it misses at most ``|words| - m`` of
+them and holds at least one of any ``|words| - m + 1`` (prefix filtering, as in
+set-similarity joins). Each word's FTS5 posting list is read up to ``PROBE`` rows: a list
+that ends before that is complete and its word rare. With enough rare words, the union of
+the rarest lists holds every possible duplicate, and a record is kept only when its rare
+words plus every common one could still reach ``m``. Long posting lists (common words) are
+never read in full, so the check costs the same at 100,000 records as at 1,000.
+Otherwise an FTS5 query asks for the records holding ``m`` of the words (an OR of ANDs),
+or, when that query would be too long, the 20 best BM25 matches.
+"""
+
+import collections
+import math
+from typing import Optional
+
+from robot_memory.substrate import text as textrules
+
+# Posting rows read per word; a word with more is common.
+PROBE = 256
+# Beyond this many words the probes cost more than they save.
+MAX_PROBED_WORDS = 48
+
+
+def _quoted(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
+
+
+def rare_word_candidates(conn, words: set, min_shared: int,
+                         probe: int = PROBE) -> Optional[list]:
+    """Seqs of every record that may share ``min_shared`` of ``words``; None if too few are rare."""
+    min_shared = max(1, min_shared)
+    missing = len(words) - min_shared
+    if missing < 0:
+        return []
+    if len(words) > MAX_PROBED_WORDS:
+        return None
+    postings, common = {}, 0
+    for word in sorted(words):
+        seqs = [seq for seq, in conn.execute(
+            'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? LIMIT ?',
+            (_quoted(word), probe + 1))]
+        if len(seqs) > probe:
+            common += 1
+        else:
+            postings[word] = seqs
+    if len(postings) <= missing:
+        return None
+    rarest = sorted(postings, key=lambda word: len(postings[word]))[:missing + 1]
+    hits = collections.Counter(seq for seqs in postings.values() for seq in set(seqs))
+    candidates = {seq for word in rarest for seq in postings[word]}
+    return sorted(seq for seq in candidates if hits[seq] + common >= min_shared)
+
+
+def jaccard_candidates(conn, text: str, words: set, threshold: float) -> list:
+    """Seqs of the records worth comparing with ``text`` (content ``words``) by Jaccard."""
+    shared = math.ceil(threshold * len(words) - 1e-9)
+    seqs = rare_word_candidates(conn, words, shared)
+    if seqs is not None:
+        return seqs
+    # Jaccard >= t needs at least t x |words| shared words: ask FTS5 only for those
+    # records (no BM25 over every record sharing one common word).
+    query = textrules.overlap_query(words, shared)
+    if query is not None:
+        # Every match reaches the overlap, so any 50 will do (no ordering to pay for).
+        return [seq for seq, in conn.execute(
+            'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? LIMIT 50', (query,))]
+    query = textrules.fts_query(text)
+    if query is None:
+        return []
+    return [seq for seq, in conn.execute(
+        'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
+        'ORDER BY bm25(substrate_fts) LIMIT 20', (query,))]

@@ -1,0 +1,220 @@
+"""Recall and learn at scale: rare-word dedup, negation, the int8 sketch index, batch embedding.
+
+Speed itself is measured by ``bench/bench_recall.py``; these tests check that the faster
+paths find what the exhaustive ones find.
+"""
+
+import datetime as dt
+import json
+import platform
+import random
+import sqlite3
+import sys
+
+import numpy
+import pytest
+
+from robot_memory.substrate import dedup
+from robot_memory.substrate import HashingEmbedder
+from robot_memory.substrate import SemanticEmbedder
+from robot_memory.substrate import Substrate
+from robot_memory.substrate import text as textrules
+from robot_memory.substrate import vector_index
+from robot_memory.substrate.rlm import import_chunks
+from robot_memory.timeutil import UTC
+
+NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
+needs_model = pytest.mark.skipif(
+    not (sys.platform == 'linux' and platform.machine() == 'x86_64'),
+    reason='the semantic model wheel exists for x86-64 Linux only')
+COMMON = ['dock', 'kitchen', 'lidar', 'blocked', 'wheel', 'garage']
+RARE = [f'rare{number}' for number in range(24)]
+
+
+def _texts(count: int, seed: int) -> list:
+    rng = random.Random(seed)
+    texts = []
+    for number in range(count):
+        words = rng.sample(COMMON, 4) + rng.sample(RARE, rng.randrange(0, 3))
+        texts.append(' '.join(words) + f' item{number % 7}')
+    return texts
+
+
+def test_rare_word_candidates_hold_every_record_that_can_reach_the_overlap(tmp_path):
+    texts = _texts(300, seed=5)
+    with Substrate(tmp_path / 'robot-memory.db') as store:
+        store.learn_many(texts, NOW, type='semantic')
+        conn = store.db.conn
+        stored = dict(conn.execute('SELECT seq, text FROM substrate_records').fetchall())
+        rng = random.Random(9)
+        decided = 0
+        for _ in range(60):
+            words = set(rng.sample(COMMON, 3) + rng.sample(RARE, 3) + [f'item{rng.randrange(7)}'])
+            for shared in (4, 5, 6):
+                # A small probe: the COMMON words and item0..item6 are common, rareN rare.
+                found = dedup.rare_word_candidates(conn, words, shared, probe=40)
+                if found is None:
+                    continue
+                decided += 1
+                truth = {seq for seq, text in stored.items()
+                         if len(words & textrules.content_tokens(text)) >= shared}
+                assert truth <= set(found), (words, shared)
+        assert decided > 50, 'the rare-word path was hardly ever taken'
+        assert dedup.rare_word_candidates(conn, set(COMMON), 5, probe=40) is None
+
+
+def test_near_duplicate_is_found_among_many_records_sharing_its_common_words(tmp_path):
+    with Substrate(tmp_path / 'robot-memory.db') as store:
+        store.learn_many([f'The lidar in the kitchen is blocked by box {number}'
+                          for number in range(600)], NOW, type='episodic')
+        first = store.learn('The lidar near the kitchen door is blocked since the visit of '
+                            'Tuesday', now=NOW, type='semantic')
+        again = store.learn('the lidar near the kitchen door is blocked since visit of Tuesday '
+                            'morning', now=NOW, type='semantic')
+        assert again.duplicate and again.match == 'jaccard'
+        assert again.record_id == first.record_id
+
+
+@pytest.mark.parametrize('embedder', [None, HashingEmbedder()])
+def test_a_negated_fact_is_no_duplicate_of_the_fact(tmp_path, embedder):
+    with Substrate(tmp_path / 'robot-memory.db', embedder=embedder) as store:
+        safe = store.learn('The charging dock in the hallway is safe to use', now=NOW)
+        unsafe = store.learn('The charging dock in the hallway is not safe to use', now=NOW)
+        # Not reinforcing the old fact: the denial supersedes it.
+        assert not unsafe.duplicate and unsafe.replaced == [safe.record_id]
+        again = store.learn('the charging dock in the hallway is not safe to use now', now=NOW)
+        assert again.duplicate and again.record_id == unsafe.record_id
+
+
+@needs_model
+def test_a_negated_sentence_is_no_cosine_duplicate(tmp_path):
+    with Substrate(tmp_path / 'robot-memory.db', embedder=SemanticEmbedder()) as store:
+        safe = store.learn('the dock is safe', now=NOW, type='semantic')
+        unsafe = store.learn('the dock is NOT safe', now=NOW, type='semantic')
+        assert not unsafe.duplicate and unsafe.record_id != safe.record_id
+
+
+def test_negated_reads_every_usual_negation():
+    for text in ('The dock is not safe', "it isn't safe", 'never go there', 'No entry',
+                 'the robot cannot climb stairs', 'it can’t climb'):
+        assert textrules.negated(text), text
+    for text in ('The dock is safe', 'Nothing' + 'ness', 'knot the rope', 'snow at night'):
+        assert not textrules.negated(text), text
+
+
+def _unit_rows(count: int, dim: int, seed: int) -> numpy.ndarray:
+    # Like sentence vectors: most of their variance in a few dozen directions, plus noise.
+    directions = numpy.random.default_rng(0).standard_normal((40, dim))
+    rng = numpy.random.default_rng(seed)
+    rows = rng.standard_normal((count, 40)) @ directions \
+        + 2.0 * rng.standard_normal((count, dim))
+    return (rows / numpy.linalg.norm(rows, axis=1, keepdims=True)).astype(numpy.float32)
+
+
+def _index_of(rows: numpy.ndarray, tmp_path) -> tuple:
+    conn = sqlite3.connect(tmp_path / 'vectors.db')
+    conn.execute("CREATE TABLE substrate_records (seq INTEGER PRIMARY KEY, embedding BLOB, "
+                 "embedding_model TEXT, status TEXT)")
+    for statement in vector_index.TRIGGERS:
+        conn.execute(statement)
+    conn.executemany("INSERT INTO substrate_records VALUES (?, ?, 'm', 'active')",
+                     [(number + 1, row.tobytes()) for number, row in enumerate(rows)])
+    conn.commit()
+    index = vector_index.VectorIndex('m', rows.shape[1])
+    index.refresh(conn)
+    return index, conn
+
+
+def test_sketch_search_finds_the_exact_top_hits(tmp_path, monkeypatch):
+    monkeypatch.setattr(vector_index, 'EXACT_LIMIT', 500)
+    monkeypatch.setattr(vector_index, 'MIN_POOL', 100)
+    monkeypatch.setattr(vector_index, 'POOL_PER_HIT', 10)
+    rows = _unit_rows(3000, 384, seed=1)
+    index, conn = _index_of(rows, tmp_path)
+    assert index.sketch is not None, 'beyond EXACT_LIMIT rows the index keeps a sketch'
+    queries = _unit_rows(40, 384, seed=2)
+    found = 0
+    for query in queries:
+        exact = numpy.argsort(-(rows @ query))[:10] + 1
+        hits = index.search(query, 10)
+        assert len(hits) == 10
+        for seq, similarity in hits:  # int8 cosines stay within 0.01 of float32
+            assert abs(similarity - float(rows[seq - 1] @ query)) < 0.01
+        found += len(set(exact.tolist()) & {seq for seq, _ in hits})
+    assert found >= 0.95 * 10 * len(queries), found
+    # A stored vector finds itself first, appended after the sketch was made, or not at all
+    # once its record is gone.
+    fresh = _unit_rows(1, 384, seed=3)[0]
+    conn.execute("INSERT INTO substrate_records VALUES (5000, ?, 'm', 'active')",
+                 (fresh.tobytes(),))
+    conn.execute("UPDATE substrate_records SET status = 'archived' WHERE seq = 7")
+    conn.commit()
+    index.refresh(conn)
+    assert index.full_loads == 1 and index.patches == 1
+    assert index.search(fresh, 1)[0][0] == 5000
+    assert 7 not in [seq for seq, _ in index.search(rows[6], 5)]
+    assert all(index.search(rows[seq - 1], 1)[0][0] == seq for seq in (1, 2999))
+
+
+def test_exact_search_below_the_limit_ranks_every_row(tmp_path):
+    rows = _unit_rows(300, 32, seed=4)
+    index, _ = _index_of(rows, tmp_path)
+    assert index.sketch is None
+    for query in _unit_rows(10, 32, seed=5):
+        sims = sorted((rows @ query).tolist(), reverse=True)
+        hits = index.search(query, 5)
+        # Rows whose cosines differ by less than the int8 error may swap places.
+        assert [round(similarity, 2) for _, similarity in hits] == \
+            pytest.approx([round(similarity, 2) for similarity in sims[:5]], abs=0.011)
+
+
+class _CountingEmbedder(HashingEmbedder):
+    """The hashing embedder, counting its calls and the texts it was given."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def embed(self, texts):
+        """Count, then embed as usual."""
+        self.calls.append(len(texts))
+        return super().embed(texts)
+
+
+def test_an_rlm_import_embeds_its_chunks_in_batches(tmp_path):
+    directory = tmp_path / 'brain' / 'chunks' / '2026-02'
+    directory.mkdir(parents=True)
+    for number in range(30):
+        chunk = {'id': f'chunk-2026-02-10-{number:08x}', 'tokens': 9, 'type': 'note',
+                 'content': f'Shelf {number} in aisle {number * 7} holds {number} spare fuses',
+                 'metadata': {'created': '2026-02-10T21:40:00Z'}, 'links': {}}
+        (directory / f'chunk-{number}.json').write_text(json.dumps(chunk))
+    embedder = _CountingEmbedder()
+    with Substrate(tmp_path / 'robot-memory.db', embedder=embedder) as store:
+        report = import_chunks(store, tmp_path / 'brain', NOW)
+        assert len(report.imported) == 30 and store.count(None) == 30
+        assert embedder.calls == [30], embedder.calls
+        hits = store.recall('spare fuses shelf 7', now=NOW, keywords=False).hits
+        assert hits and hits[0].text.startswith('Shelf 7 ')
+        # Outside the import, vectors are made as before: the query's, then one per learn.
+        store.learn('The ramp by the back door is slippery when wet', now=NOW)
+        assert embedder.calls == [30, 1, 1]
+
+
+def test_embedding_ahead_gives_the_same_vectors_as_one_by_one(tmp_path):
+    texts = ['The lidar in the study needs cleaning', 'The dog sleeps under the stairs']
+    with Substrate(tmp_path / 'a.db', embedder=HashingEmbedder()) as store:
+        with store.embedding_ahead(texts + [None]):
+            ahead = store._embed([texts[1]])
+        assert numpy.array_equal(ahead[0], HashingEmbedder().embed([texts[1]])[0])
+        assert store._ahead == {}
+
+
+def test_the_change_log_ends_are_read_without_a_scan(tmp_path):
+    with Substrate(tmp_path / 'robot-memory.db', embedder=HashingEmbedder()) as store:
+        plan = ' '.join(str(step[3]) for step in store.db.conn.execute(
+            'EXPLAIN QUERY PLAN ' + vector_index._ENDS_SQL))
+        assert 'SCAN substrate_vector_changes' not in plan and 'SEARCH' in plan, plan
+        store.learn_many(['The ramp is slippery', 'The fridge hums at night'], NOW)
+        latest, oldest = store.db.conn.execute(vector_index._ENDS_SQL).fetchone()
+        assert (oldest, latest) == (1, 2)
