@@ -179,7 +179,7 @@ def _load(substrate, n: int, embedder_name) -> None:
 
 
 def _loaded(directory, n: int, embedder_name, purpose: str) -> pathlib.Path:
-    """A fresh copy of the n-record database of ``embedder_name`` (loaded once per run)."""
+    """Return a fresh copy of the n-record database of ``embedder_name`` (loaded once per run)."""
     directory = pathlib.Path(directory)
     source = directory / f'loaded-{embedder_name}-{n}.db'
     if not source.exists():

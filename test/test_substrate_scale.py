@@ -1,4 +1,19 @@
-"""Recall and learn at scale: rare-word dedup, negation, the int8 sketch index, batch embedding.
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Recall and learn at scale: rare-word dedup, negation, the int8 sketch index, batch embedding.
 
 Speed itself is measured by ``bench/bench_recall.py``; these tests check that the faster
 paths find what the exhaustive ones find.
@@ -113,8 +128,8 @@ def _unit_rows(count: int, dim: int, seed: int) -> numpy.ndarray:
 
 def _index_of(rows: numpy.ndarray, tmp_path) -> tuple:
     conn = sqlite3.connect(tmp_path / 'vectors.db')
-    conn.execute("CREATE TABLE substrate_records (seq INTEGER PRIMARY KEY, embedding BLOB, "
-                 "embedding_model TEXT, status TEXT)")
+    conn.execute('CREATE TABLE substrate_records (seq INTEGER PRIMARY KEY, embedding BLOB, '
+                 'embedding_model TEXT, status TEXT)')
     for statement in vector_index.TRIGGERS:
         conn.execute(statement)
     conn.executemany("INSERT INTO substrate_records VALUES (?, ?, 'm', 'active')",

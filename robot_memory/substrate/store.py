@@ -1241,7 +1241,8 @@ class Substrate:
 
     @contextlib.contextmanager
     def embedding_ahead(self, texts: Iterable[str]):
-        """Embed ``texts`` in batches now; ``learn`` / ``restore`` of them inside reuse it.
+        """
+        Embed ``texts`` in batches now; ``learn`` / ``restore`` of them inside reuse it.
 
         For imports that add records one by one: a batch costs the model far less per
         text than single calls. Texts not given are embedded as usual.

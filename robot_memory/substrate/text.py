@@ -235,7 +235,7 @@ def classify(text: str) -> str:
     return 'semantic'
 
 
-_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|"
+_NEGATION = re.compile(r'\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|'
                        r"without)\b|n['’]t\b", re.IGNORECASE)
 
 

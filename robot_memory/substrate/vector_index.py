@@ -134,7 +134,7 @@ class VectorIndex:
             self.sketch[rows] = self._vectors(rows) @ self.basis
 
     def _vectors(self, rows):
-        """The stored (dequantised) float32 vectors of ``rows``."""
+        """Return the stored (dequantised) float32 vectors of ``rows``."""
         import numpy
         return self.codes[rows].astype(numpy.float32) * self.scales[rows, None]
 
