@@ -1418,23 +1418,6 @@ def _text_and_tags_json(entry) -> tuple:
     return _flow(text), ', '.join(_flow(tag) for tag in tags)
 
 
-def _entry_line(entry) -> str:
-    text_json, tags_json = _text_and_tags_json(entry)
-    parts = [f'"id": {_quote(entry.id)}', f'"type": {_quote(entry.type)}',
-             f'"text": {text_json}', f'"confidence": {_float(entry.confidence)}']
-    if entry.first_seen is not None:
-        parts.append(f'"first_seen": "{_iso(entry.first_seen)}"')
-    if entry.last_reinforced is not None:
-        parts.append(f'"last_reinforced": "{_iso(entry.last_reinforced)}"')
-    if entry.observation_count is not None:
-        parts.append(f'"observation_count": {entry.observation_count}')
-    parts.append(f'"tags": [{tags_json}]')
-    extra = entry.__pydantic_extra__
-    if extra:
-        parts.extend(f'{_flow(key)}: {_flow(value)}' for key, value in extra.items())
-    return '{' + ', '.join(parts) + '}'
-
-
 def _entry_block(entry) -> str:
     """Return an own entry in the block style of RCAN §3.2: one key a line, values as JSON."""
     text_json, tags_json = _text_and_tags_json(entry)

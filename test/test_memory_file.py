@@ -416,17 +416,17 @@ def test_the_garbage_collector_is_paused_while_parsing_and_left_as_it_was(now):
     assert seen == [False, False, False]
 
 
-def _entry_line_by_flow(entry) -> str:
-    """Return the entry line as _flow writes each value (the writer before its shortcuts)."""
+def _entry_block_by_flow(entry) -> str:
+    """Return the entry block as _flow writes each value (the writer before its shortcuts)."""
     flow, iso = memory_file._flow, memory_file.format_iso
-    parts = [f'"id": {flow(entry.id)}', f'"type": {flow(entry.type)}',
-             f'"text": {flow(entry.text)}', f'"confidence": {flow(entry.confidence)}',
-             f'"first_seen": "{iso(entry.first_seen)}"',
-             f'"last_reinforced": "{iso(entry.last_reinforced)}"',
-             f'"observation_count": {entry.observation_count}',
-             f'"tags": [{", ".join(flow(tag) for tag in entry.tags)}]']
-    parts.extend(f'{flow(key)}: {flow(value)}' for key, value in entry.extras.items())
-    return '{' + ', '.join(parts) + '}'
+    lines = [f'  - id: {flow(entry.id)}', f'    type: {flow(entry.type)}',
+             f'    text: {flow(entry.text)}', f'    confidence: {flow(entry.confidence)}',
+             f'    first_seen: "{iso(entry.first_seen)}"',
+             f'    last_reinforced: "{iso(entry.last_reinforced)}"',
+             f'    observation_count: {entry.observation_count}',
+             f'    tags: [{", ".join(flow(tag) for tag in entry.tags)}]']
+    lines += [f'    {key}: {flow(value)}' for key, value in entry.extras.items()]
+    return ''.join(line + '\n' for line in lines)
 
 
 @pytest.mark.parametrize('text, tags', [
@@ -444,12 +444,12 @@ def test_the_entry_writer_refuses_and_writes_exactly_what_flow_does(text, tags, 
         id='mem-1', type='resolved', text=text, confidence=0.25, first_seen=when,
         last_reinforced=when, observation_count=3, tags=tags)
     try:
-        expected = _entry_line_by_flow(entry)
+        expected = _entry_block_by_flow(entry)
     except memory_file._NotCanonical:
         with pytest.raises(memory_file._NotCanonical):
-            memory_file._entry_line(entry)
+            memory_file._entry_block(entry)
     else:
-        assert memory_file._entry_line(entry) == expected
+        assert memory_file._entry_block(entry) == expected
 
 
 @pytest.mark.parametrize('change', ['one', 'several', 'swap_and_one', 'many', 'moved'])

@@ -350,14 +350,14 @@ def _outcome(data: bytes):
 
 @st.composite
 def canonical_documents(draw):
-    """Return a document with at least one own entry that the writer puts one entry a line."""
+    """Return a document with at least one own entry that the writer puts in block style."""
     ids = draw(st.lists(entry_ids, min_size=1, max_size=6, unique=True))
     entries = []
     for entry_id in ids:
         entry = draw(own_entries(entry_id))
         try:
-            memory_file._entry_line(entry)
-        except memory_file._NotCanonical:  # an unknown key the one-line form cannot carry
+            memory_file._entry_block(entry)
+        except memory_file._NotCanonical:  # an unknown key the block form cannot carry
             entry = MemoryEntry(**{name: getattr(entry, name) for name in ENTRY_FIELDS})
         entries.append(entry)
     document = MemoryDocument(rrn=draw(rrns), last_updated=draw(datetimes), entries=entries,
