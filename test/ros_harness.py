@@ -186,7 +186,9 @@ def flood_main(argv) -> None:
     Each array holds ``--statuses`` statuses of hardware ``<prefix>-<k>``, ``k`` cycling
     over ``--sources`` ids; with ``--rotate N`` the window of ids moves on by one every N
     arrays (new signatures keep coming, old ones stop). Prints ``ready`` when a subscriber
-    is matched and, at the end, ``{"arrays": .., "statuses": .., "seconds": ..}``.
+    is matched and, at the end, ``{"arrays": .., "statuses": .., "refused_by_writer": ..,
+    "seconds": ..}``: arrays the writer refused (its history full of unacknowledged samples)
+    were never sent and are not counted in ``arrays``.
     Publishes in bursts every 5 ms so the rate holds on a busy machine; a rate beyond what
     one process can publish means as fast as it can.
     """
@@ -225,7 +227,7 @@ def flood_main(argv) -> None:
         rclpy.spin_once(node, timeout_sec=0.05)
     print('ready', flush=True)
     parent = os.getppid()
-    arrays = 0
+    arrays = attempts = refused = 0
     started = time.monotonic()
     end = started + args.seconds
     level = bytes([1])
@@ -233,8 +235,8 @@ def flood_main(argv) -> None:
         now = time.monotonic()
         if now >= end or os.getppid() != parent:  # done, or the test went away
             break
-        due = min(int((now - started) * args.rate) + 1, arrays + 1000)
-        while arrays < due:
+        due = min(int((now - started) * args.rate) + 1, attempts + 1000)
+        while attempts < due:
             window = arrays // args.rotate if args.rotate else 0
             statuses = [
                 DiagnosticStatus(level=level, name=f'{args.prefix}: sensor {index}',
@@ -243,12 +245,22 @@ def flood_main(argv) -> None:
                                  message=f'dropped {arrays % 97} frames',
                                  values=[KeyValue(key='frames', value=str(arrays))])
                 for index in range(args.statuses)]
-            publisher.publish(DiagnosticArray(status=statuses))
-            arrays += 1
+            try:
+                publisher.publish(DiagnosticArray(status=statuses))
+            except Exception as error:  # rclpy's RCLError lives in a private module
+                # A reliable writer whose history is full of samples no reader has
+                # acknowledged (a frozen or overrun reader) refuses after its blocking
+                # time. Such an array never left this process: count it apart, not as sent.
+                if 'Failed to publish' not in str(error):
+                    raise
+                refused += 1
+            else:
+                arrays += 1
+            attempts += 1
         time.sleep(0.005)
     elapsed = time.monotonic() - started
     time.sleep(0.5)  # let the reliable writer deliver what is queued
     print(json.dumps({'arrays': arrays, 'statuses': arrays * args.statuses,
-                      'seconds': round(elapsed, 3)}), flush=True)
+                      'refused_by_writer': refused, 'seconds': round(elapsed, 3)}), flush=True)
     node.destroy_node()
     rclpy.shutdown()
