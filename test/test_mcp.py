@@ -114,9 +114,14 @@ async def _session_run(memory_path: pathlib.Path, errors: pathlib.Path, env=None
     return seen
 
 
-def test_mcp_server_over_stdio_from_the_official_client(tmp_path):
+def test_mcp_server_over_stdio_from_the_official_client(tmp_path, monkeypatch):
     memory_path = tmp_path / 'robot-memory.md'
     memory_path.write_text(SPEC_EXAMPLE, encoding='utf-8')
+    # The SDK passes HOME on: a HOME of the test's own keeps the embedder's model cache
+    # (~/.cache/robot_memory, 23 MB with the semantic extra) out of the real home.
+    home = tmp_path / 'home'
+    home.mkdir()
+    monkeypatch.setenv('HOME', str(home))
     seen = anyio.run(_session_run, memory_path, tmp_path / 'server-stderr.txt')
     info = seen['init'].server_info
     assert (info.name, info.version) == ('robot-memory', robot_memory.__version__)
