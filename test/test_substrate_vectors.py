@@ -279,6 +279,28 @@ def test_the_optimised_graph_is_written_once_and_gives_the_same_vectors(tmp_path
 
 
 @needs_model
+def test_copies_left_by_earlier_installs_are_dropped_but_the_newest(tmp_path, monkeypatch,
+                                                                    semantic):
+    import onnxruntime
+    from robot_memory.substrate.embedding import optimized_model_path
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'cache'))
+    cached = optimized_model_path(semantic.model_path, onnxruntime.__version__)
+    cached.parent.mkdir(parents=True)
+    stem = cached.name.rsplit('-', 3)[0]
+    old = [cached.with_name(f'{stem}-1-{n}-ort1.0.onnx') for n in range(4)]
+    for age, path in enumerate(old):
+        path.write_bytes(b'an earlier install')
+        os.utime(path, ns=(10 ** 18 + age, 10 ** 18 + age))
+    other = cached.with_name('another-model-1-1-ort1.0.onnx')
+    other.write_bytes(b'not ours')
+    assert numpy.array_equal(SemanticEmbedder().embed(MEMORIES[:2]), semantic.embed(MEMORIES[:2]))
+    # The copy just written, the newest earlier one (for an install still in use), the other
+    # model's; the rest are gone.
+    assert sorted(path.name for path in cached.parent.iterdir()) == sorted(
+        [cached.name, old[-1].name, other.name])
+
+
+@needs_model
 def test_an_unwritable_cache_is_passed_over(tmp_path, monkeypatch, semantic):
     blocked = tmp_path / 'cache'
     blocked.write_text('a file where the cache directory would be')

@@ -299,7 +299,31 @@ def _optimized_session(onnxruntime, model_path, options):
         except OSError:
             with contextlib.suppress(OSError):
                 partial.unlink()
+        else:
+            _drop_stale_copies(cached)
     return session
+
+
+KEPT_COPIES = 2
+
+
+def _drop_stale_copies(cached: pathlib.Path) -> None:
+    """
+    Remove optimised copies of the same model from earlier installs, all but the newest few.
+
+    Each install (or onnxruntime upgrade) names a fresh copy of about 23 MB; without this
+    the cache grows by one copy per upgrade. A copy another process is opening at this
+    moment is not at risk: on a failed load it optimises the model again.
+    """
+    stem = cached.name.rsplit('-', 3)[0]  # <model>-<size>-<mtime>-ort<version>.onnx
+    try:
+        copies = [(path.stat().st_mtime_ns, path) for path in cached.parent.glob(f'{stem}-*.onnx')
+                  if path != cached and path.name.rsplit('-', 3)[0] == stem]
+    except OSError:
+        return
+    for _, path in sorted(copies, reverse=True)[KEPT_COPIES - 1:]:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 def _options_like(onnxruntime, options):
