@@ -165,6 +165,26 @@ def test_rlm_chunks_round_trip_with_links(tmp_path):
         assert len(again.duplicates) == 3 and not again.imported
 
 
+def test_a_superseded_fact_imported_after_its_successor_keeps_both(tmp_path):
+    with Substrate(tmp_path / 'a.db') as source:
+        old = source.learn('The dock is in the hallway', now=NOW, type='semantic').record_id
+        new = source.supersede(old, NOW, 'moved', text='The dock is in the kitchen').created[0]
+        export_chunks(source, tmp_path / 'rlm', NOW)
+    # The successor's chunk first: the superseded fact must not pass through 'active'.
+    files = sorted((tmp_path / 'rlm' / 'chunks').glob('*/*.json'),
+                   key=lambda path: new[:8] not in path.name)
+    ordered = tmp_path / 'ordered' / 'chunks' / '2026-04'
+    ordered.mkdir(parents=True)
+    for index, path in enumerate(files):
+        (ordered / f'{index}-{path.name}').write_bytes(path.read_bytes())
+    with Substrate(tmp_path / 'b.db') as target:
+        report = import_chunks(target, tmp_path / 'ordered', NOW + DAY)
+        assert sorted(report.imported) == sorted(path.name[:-5] for path in files), report
+        assert not report.refused and not report.contested
+        assert (target.get(old).status, target.get(new).status) == ('superseded', 'active')
+        assert [hit.id for hit in target.recall('dock', now=NOW + DAY).hits] == [new]
+
+
 def test_plain_rlm_chunks_are_mapped_by_type(tmp_path):
     directory = tmp_path / 'brain' / 'chunks' / '2026-02'
     directory.mkdir(parents=True)

@@ -718,7 +718,8 @@ class Substrate:
     def _insert(self, conn, now_s: float, record_id: str, kind: str, text: str, tags: list,
                 context: dict, payload: dict, sensitivity: str, confidence: float,
                 salience: float, decay: DecayProfile, pinned: bool, provenance: list,
-                scope: Optional[str], created_by: str, vector=None, seal: bool = False) -> None:
+                scope: Optional[str], created_by: str, vector=None, seal: bool = False,
+                status: str = 'active') -> None:
         subject = predicate = condition_key = facet = object_key = None
         if kind == 'semantic':
             object_key = _object_key(payload['object'])
@@ -751,10 +752,10 @@ class Substrate:
             'confidence, salience, created_at, updated_at, last_reinforced_at, decay_curve, '
             'half_life_s, decay_floor, max_age_s, gain, pinned, content_hash, context, payload, '
             'provenance, subject, predicate, condition_key, embedding, embedding_model, facet, '
-            "object_key, sealed, key_id) VALUES (?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-            (record_id, kind, sensitivity, text, ' '.join(tags), scope, confidence, salience,
-             now_s, now_s, now_s, decay.curve, float(decay.half_life_seconds),
+            'object_key, sealed, key_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
+            '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+            (record_id, kind, sensitivity, status, text, ' '.join(tags), scope, confidence,
+             salience, now_s, now_s, now_s, decay.curve, float(decay.half_life_seconds),
              decay.min_salience, decay.max_age_seconds, decay.reinforcement_gain, int(pinned),
              content_hash, _dumps(context), _dumps(payload),
              _dumps({'sources': provenance, 'created_by': created_by}), subject, predicate,
@@ -1208,11 +1209,11 @@ class Substrate:
                          model.context, data, model.sensitivity, model.confidence,
                          model.salience, model.lifecycle.decay, model.lifecycle.pinned,
                          [source.to_dict() for source in model.provenance.sources], model.scope,
-                         model.provenance.created_by or actor)
+                         model.provenance.created_by or actor, status=model.status)
+            # Inserted with its own status: a superseded fact imported after its active
+            # successor must never pass through 'active' (one active fact per subject).
             status = model.status
-            if status != 'active':
-                self._set_status(conn, now_s, model.id, status)
-            elif colliding:
+            if status == 'active' and colliding:
                 status = 'contested'
                 self._link_revision(conn, now_s, model.id, [], colliding, actor, reason)
             conn.execute('UPDATE substrate_records SET updated_at = ?, last_reinforced_at = ?, '
