@@ -15,34 +15,8 @@
 """
 The substrate store: typed records in SQLite with FTS5, optional vectors, revision and audit.
 
-The records live in the same database file as the evidence (by default beside the memory
-file and named after it: ``robot_memory.evidence.default_db_path``) in tables of their own,
-created by their own named migrations (set ``robot_memory.substrate``, recorded in
-``substrate_migrations``):
-
-``substrate_records``
-    One row per record: type, sensitivity, status (active, contested, retracted,
-    superseded, archived), text, tags, confidence, stored salience and its decay profile,
-    pinning, use counts, outcome counts, context / payload / provenance JSON, the
-    (subject, predicate, condition set) key of semantic facts and an optional float32
-    embedding. A partial unique index allows at most one *active* semantic record per
-    key. A trigger refuses edits of an episodic record's text, payload or context.
-``substrate_fts``
-    FTS5 index (porter stemming) of text and tags, kept in step by triggers.
-``substrate_relations`` / ``substrate_provenance``
-    Graph edges (supports, contradicts, derived_from, supersedes, related_to, follows)
-    and evidence links (e.g. ``observation:42``, ``audit:7``, ``entry:mem-a3f9c1d2``).
-``substrate_audit``
-    Append-only (UPDATE and DELETE refused): every create, reinforce, revision, archive,
-    delete, pin and feedback with time, actor and reason.
-``substrate_recalls``
-    One row per recalled hit, later marked useful or not by ``feedback``.
-``substrate_versions``
-    The prior state of a record at each change of what it holds (not of its use counts),
-    for ``robot_memory.undo``; a hard delete removes them with the record.
-``substrate_requests``
-    The replies to the last ``REQUEST_WINDOW`` requests that carried a caller's request id
-    (``once``): a retried learn or forget gets the first reply again, never a second effect.
+The records live in SQLite tables of their own, beside the evidence: see
+:mod:`robot_memory.substrate.schema` for the tables and their migrations.
 
 Salience decays at read time from the stored value ("salience as of last reinforcement")
 with the record's profile; pinned records never decay. Every revision (supersede, fork,
@@ -72,11 +46,10 @@ import uuid
 import pydantic
 
 from robot_memory import lazy_imports
-from robot_memory.evidence import create_private_file
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import open_target
-from robot_memory.sqlite_db import open_database
 from robot_memory.substrate import crypto
+from robot_memory.substrate import schema
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.dedup import jaccard_candidates
 from robot_memory.substrate.filters import check_json
@@ -113,20 +86,21 @@ from robot_memory.substrate.results import RecallHit
 from robot_memory.substrate.results import RecallResult
 from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.results import SelectionResult
-from robot_memory.substrate.vector_index import TRIGGERS as VECTOR_TRIGGERS
+from robot_memory.substrate.schema import COLUMNS
+from robot_memory.substrate.schema import dumps
+from robot_memory.substrate.schema import LIVE
+from robot_memory.substrate.schema import MIGRATIONS
+from robot_memory.substrate.schema import SELECT
+from robot_memory.substrate.schema import when
 from robot_memory.substrate.vector_index import trim_changes
 from robot_memory.substrate.vector_index import VectorIndex
 from robot_memory.timeutil import format_iso
 
-_sqlite_utils = lazy_imports.sqlite_utils()
-Database = _sqlite_utils.Database
-Migrations = _sqlite_utils.Migrations
 # Only vector search and metrics need numpy.
 numpy = lazy_imports.deferred('numpy')
 
 MAX_K = 100
 RECALLABLE = ('active', 'contested')
-LIVE = ('active', 'contested')
 DAY = 86400.0
 DEFAULT_DECAY = {
     'episodic': DecayProfile(half_life_seconds=7 * 86400, min_salience=0.0),
@@ -137,200 +111,12 @@ DEFAULT_DECAY = {
 }
 CONFLICT_POLICIES = ('auto', 'supersede', 'contest', 'error')
 _TAG = re.compile(r'^[\w][\w\-:./]*$', re.UNICODE)
-_COLUMNS = ('seq', 'id', 'type', 'sensitivity', 'status', 'text', 'tags', 'scope', 'confidence',
-            'salience', 'created_at', 'updated_at', 'last_reinforced_at', 'decay_curve',
-            'half_life_s', 'decay_floor', 'max_age_s', 'gain', 'pinned', 'deletion_policy',
-            'access_count', 'last_accessed', 'useful_count', 'unused_count', 'successes',
-            'failures', 'content_hash', 'context', 'payload', 'provenance', 'subject',
-            'predicate', 'condition_key', 'archived_at', 'archive_reason', 'facet', 'object_key',
-            'sealed', 'key_id')
-_SELECT = f'SELECT {", ".join(_COLUMNS)} FROM substrate_records'
 
-
-class _Migrations(Migrations):
-    """The substrate's migrations, recorded apart from the evidence store's."""
-
-    migrations_table = 'substrate_migrations'
-
-
-MIGRATIONS = _Migrations('robot_memory.substrate')
 # Replies kept for retries (``Substrate.once``): a caller retries within seconds, so a
 # window of this many requests (and at most REQUEST_WINDOW_S of memory time) is plenty.
 REQUEST_WINDOW = 10_000
 REQUEST_WINDOW_S = 86_400.0
 MAX_REQUEST_ID = 128
-
-
-@MIGRATIONS(name='0001_substrate_tables')
-def _create_tables(db: Database) -> None:
-    types = ', '.join(f"'{name}'" for name in MEMORY_TYPES)
-    levels = ', '.join(f"'{name}'" for name in SENSITIVITIES)
-    statements = [
-        'CREATE TABLE IF NOT EXISTS substrate_records (seq INTEGER PRIMARY KEY AUTOINCREMENT, '
-        f'id TEXT NOT NULL UNIQUE, type TEXT NOT NULL CHECK (type IN ({types})), '
-        f'sensitivity TEXT NOT NULL CHECK (sensitivity IN ({levels})), '
-        "status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'contested', "
-        "'retracted', 'superseded', 'archived')), text TEXT NOT NULL, "
-        "tags TEXT NOT NULL DEFAULT '', scope TEXT, "
-        'confidence REAL NOT NULL CHECK (confidence BETWEEN 0 AND 1), '
-        'salience REAL NOT NULL CHECK (salience BETWEEN 0 AND 1), created_at REAL NOT NULL, '
-        'updated_at REAL NOT NULL, last_reinforced_at REAL NOT NULL, '
-        'decay_curve TEXT NOT NULL, half_life_s REAL NOT NULL, decay_floor REAL NOT NULL, '
-        'max_age_s REAL, gain REAL NOT NULL, pinned INTEGER NOT NULL DEFAULT 0, '
-        "deletion_policy TEXT NOT NULL DEFAULT 'auto_prune', "
-        'access_count INTEGER NOT NULL DEFAULT 0, last_accessed REAL, '
-        'useful_count INTEGER NOT NULL DEFAULT 0, unused_count INTEGER NOT NULL DEFAULT 0, '
-        'successes INTEGER NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0, '
-        "content_hash TEXT NOT NULL, context TEXT NOT NULL DEFAULT '{}', "
-        'payload TEXT NOT NULL, provenance TEXT NOT NULL, subject TEXT, predicate TEXT, '
-        'condition_key TEXT, embedding BLOB, embedding_model TEXT, archived_at REAL, '
-        'archive_reason TEXT, '
-        "CHECK (type != 'semantic' OR (subject IS NOT NULL AND predicate IS NOT NULL "
-        'AND condition_key IS NOT NULL)))',
-        'CREATE INDEX IF NOT EXISTS substrate_records_hash ON substrate_records '
-        '(content_hash, type)',
-        'CREATE INDEX IF NOT EXISTS substrate_records_type ON substrate_records (type, status)',
-        'CREATE INDEX IF NOT EXISTS substrate_records_fact ON substrate_records '
-        '(subject, predicate, condition_key)',
-        'CREATE UNIQUE INDEX IF NOT EXISTS substrate_one_active_fact ON substrate_records '
-        "(subject, predicate, condition_key) WHERE type = 'semantic' AND status = 'active'",
-        'CREATE VIRTUAL TABLE IF NOT EXISTS substrate_fts USING fts5(text, tags, '
-        "content='substrate_records', content_rowid='seq', "
-        "tokenize='porter unicode61 remove_diacritics 2')",
-        'CREATE TRIGGER IF NOT EXISTS substrate_fts_insert AFTER INSERT ON substrate_records '
-        'BEGIN INSERT INTO substrate_fts (rowid, text, tags) '
-        'VALUES (new.seq, new.text, new.tags); END',
-        'CREATE TRIGGER IF NOT EXISTS substrate_fts_delete AFTER DELETE ON substrate_records '
-        'BEGIN INSERT INTO substrate_fts (substrate_fts, rowid, text, tags) '
-        "VALUES ('delete', old.seq, old.text, old.tags); END",
-        'CREATE TRIGGER IF NOT EXISTS substrate_fts_update AFTER UPDATE OF text, tags '
-        'ON substrate_records BEGIN INSERT INTO substrate_fts (substrate_fts, rowid, text, tags) '
-        "VALUES ('delete', old.seq, old.text, old.tags); "
-        'INSERT INTO substrate_fts (rowid, text, tags) VALUES (new.seq, new.text, new.tags); END',
-        'CREATE TRIGGER IF NOT EXISTS substrate_episodic_append_only BEFORE UPDATE OF text, '
-        'payload, context, type, subject, predicate ON substrate_records '
-        "WHEN old.type = 'episodic' BEGIN SELECT RAISE(ABORT, "
-        "'episodic records are append-only'); END",
-        'CREATE TABLE IF NOT EXISTS substrate_relations (source_id TEXT NOT NULL, '
-        'predicate TEXT NOT NULL, target_id TEXT NOT NULL, weight REAL, '
-        'created_at REAL NOT NULL, PRIMARY KEY (source_id, predicate, target_id))',
-        'CREATE INDEX IF NOT EXISTS substrate_relations_target ON substrate_relations '
-        '(target_id)',
-        'CREATE TABLE IF NOT EXISTS substrate_provenance (record_id TEXT NOT NULL, '
-        'kind TEXT NOT NULL, ref TEXT NOT NULL, hash TEXT, PRIMARY KEY (record_id, kind, ref))',
-        'CREATE INDEX IF NOT EXISTS substrate_provenance_ref ON substrate_provenance (ref)',
-        'CREATE TABLE IF NOT EXISTS substrate_audit (id INTEGER PRIMARY KEY AUTOINCREMENT, '
-        'at REAL NOT NULL, record_id TEXT NOT NULL, action TEXT NOT NULL, '
-        "actor TEXT NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '{}')",
-        'CREATE INDEX IF NOT EXISTS substrate_audit_record ON substrate_audit (record_id, id)',
-        'CREATE TABLE IF NOT EXISTS substrate_recalls (id INTEGER PRIMARY KEY AUTOINCREMENT, '
-        'recall_id INTEGER NOT NULL, at REAL NOT NULL, record_id TEXT NOT NULL, '
-        'rank INTEGER NOT NULL, useful INTEGER)',
-        'CREATE INDEX IF NOT EXISTS substrate_recalls_record ON substrate_recalls '
-        '(record_id, id)',
-    ]
-    for statement in statements:
-        db.execute(statement)
-    for event in ('UPDATE', 'DELETE'):
-        db.execute(f'CREATE TRIGGER IF NOT EXISTS substrate_audit_no_{event.lower()} BEFORE '
-                   f'{event} ON substrate_audit BEGIN SELECT RAISE(ABORT, '
-                   "'the substrate audit log is append-only'); END")
-
-
-@MIGRATIONS(name='0002_substrate_requests')
-def _create_requests(db: Database) -> None:
-    db.execute('CREATE TABLE IF NOT EXISTS substrate_requests (seq INTEGER PRIMARY KEY '
-               'AUTOINCREMENT, request_id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, '
-               'fingerprint TEXT NOT NULL, reply TEXT NOT NULL, at REAL NOT NULL)')
-
-
-@MIGRATIONS(name='0003_fact_cardinality')
-def _fact_cardinality(db: Database) -> None:
-    """
-    Facts conflict only within a single-valued facet; many-valued facts live side by side.
-
-    ``facet`` is set on semantic records whose predicate holds one value at a time (see
-    ``text.fact_facet``); the one-active-fact rule now covers only those. ``object_key`` is
-    the object as compared (``_object_key``), so a learn finds an equal fact without reading
-    every value of its subject.
-    """
-    db.execute('ALTER TABLE substrate_records ADD COLUMN facet TEXT')
-    db.execute('ALTER TABLE substrate_records ADD COLUMN object_key TEXT')
-    rows = db.execute("SELECT id, payload FROM substrate_records WHERE type = 'semantic'"
-                      ).fetchall()
-    for record_id, payload in rows:
-        fact = json.loads(payload)
-        _, facet = textrules.fact_facet(fact['predicate'], fact.get('object'),
-                                        fact.get('single_valued'))
-        db.execute('UPDATE substrate_records SET facet = ?, object_key = ? WHERE id = ?',
-                   (facet, _object_key(fact.get('object')), record_id))
-    db.execute('DROP INDEX IF EXISTS substrate_one_active_fact')
-    db.execute('DROP INDEX IF EXISTS substrate_records_fact')
-    db.execute('CREATE INDEX IF NOT EXISTS substrate_records_fact_value ON substrate_records '
-               '(subject, predicate, condition_key, object_key)')
-    db.execute('CREATE UNIQUE INDEX IF NOT EXISTS substrate_one_active_value ON '
-               'substrate_records (subject, predicate, condition_key, facet) '
-               "WHERE type = 'semantic' AND status = 'active' AND facet IS NOT NULL")
-
-
-@MIGRATIONS(name='0004_vector_change_log')
-def _vector_change_log(db: Database) -> None:
-    for statement in VECTOR_TRIGGERS:
-        db.execute(statement)
-
-
-@MIGRATIONS(name='0005_encryption_at_rest')
-def _encryption_at_rest(db: Database) -> None:
-    """Sealed records: the AES-GCM ciphertext of text, tags, context and payload, and its key id."""
-    db.execute('ALTER TABLE substrate_records ADD COLUMN sealed BLOB')
-    db.execute('ALTER TABLE substrate_records ADD COLUMN key_id TEXT')
-    db.execute('CREATE INDEX IF NOT EXISTS substrate_records_sealed ON substrate_records '
-               '(key_id, updated_at) WHERE key_id IS NOT NULL')
-
-
-# Columns whose change is kept in substrate_versions; use counts, salience and vectors
-# (changed by every recall and feedback) are not: an undo restores what was learned.
-_UNVERSIONED = ('seq', 'updated_at', 'salience', 'last_reinforced_at', 'access_count',
-                'last_accessed', 'useful_count', 'unused_count')
-# A sealed record's ciphertext stays in one place: no copy under a key rotated away.
-_NOT_IN_HISTORY = ('seq', 'sealed', 'key_id')
-
-
-@MIGRATIONS(name='0006_record_versions')
-def _record_versions(db: Database) -> None:
-    """
-    Return the prior state of every record at each change, for ``robot_memory.undo``.
-
-    ``substrate_versions`` holds the row as it was before (JSON of its columns but the
-    vector; NULL: the record was created) and when (``at``, UNIX seconds). A hard delete
-    removes the record's versions too: what was forgotten for good is never restored.
-    Only ``record_id`` is indexed (the purge): an undo is rare and may scan, a learn is not.
-    """
-    versioned = [name for name in _COLUMNS if name not in _UNVERSIONED + _NOT_IN_HISTORY]
-    image = 'json_object(' + ', '.join(f"'{name}', old.{name}" for name in _COLUMNS
-                                       if name not in _NOT_IN_HISTORY) + ')'
-    changed = ' OR '.join(f'old.{name} IS NOT new.{name}' for name in versioned)
-    # The time of a change: the row's updated_at, or the last audit entry for writes that
-    # leave updated_at alone (never later than the writer's now).
-    at = ('max(old.updated_at, new.updated_at, coalesce((SELECT at FROM substrate_audit '
-          'ORDER BY id DESC LIMIT 1), 0))')
-    statements = [
-        'CREATE TABLE IF NOT EXISTS substrate_versions (id INTEGER PRIMARY KEY AUTOINCREMENT, '
-        'record_id TEXT NOT NULL, at REAL NOT NULL, prior TEXT)',
-        'CREATE INDEX IF NOT EXISTS substrate_versions_record ON substrate_versions '
-        '(record_id, id)',
-        'CREATE TRIGGER IF NOT EXISTS substrate_version_insert AFTER INSERT ON '
-        'substrate_records BEGIN INSERT INTO substrate_versions (record_id, at, prior) '
-        'VALUES (new.id, new.updated_at, NULL); END',
-        f'CREATE TRIGGER IF NOT EXISTS substrate_version_update AFTER UPDATE OF '
-        f'{", ".join(versioned)} ON substrate_records WHEN {changed} BEGIN '
-        f'INSERT INTO substrate_versions (record_id, at, prior) VALUES (old.id, {at}, '
-        f'{image}); END',
-        'CREATE TRIGGER IF NOT EXISTS substrate_version_delete AFTER DELETE ON '
-        'substrate_records BEGIN DELETE FROM substrate_versions WHERE record_id = old.id; END',
-    ]
-    for statement in statements:
-        db.execute(statement)
 
 
 def _epoch(now: dt.datetime, what: str = 'now') -> float:
@@ -341,16 +127,6 @@ def _epoch(now: dt.datetime, what: str = 'now') -> float:
         raise SubstrateError(f'{what} must be an aware datetime, got a naive '
                              f'{now.isoformat()}; attach timezone.utc')
     return now.timestamp()
-
-
-def _when(seconds: Optional[float]) -> Optional[dt.datetime]:
-    if seconds is None:
-        return None
-    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
-
-
-def _dumps(value) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(',', ':'))
 
 
 def effective_salience(salience: float, curve: str, half_life_s: float, floor: float,
@@ -390,12 +166,6 @@ def _level(name: str, what: str = 'trust') -> int:
     return SENSITIVITIES.index(name)
 
 
-def _condition_key(validity: dict) -> str:
-    key = {name: validity[name] for name in ('conditions', 'start', 'end')
-           if validity.get(name) not in (None, {})}
-    return _dumps(key)
-
-
 class Substrate:
     """
     Typed, revisable, auditable memory in SQLite; a context manager (or call ``close``).
@@ -430,29 +200,7 @@ class Substrate:
         self._index = None
         self._init_vault(encrypt_from, key_file)
         self._ahead = {}
-        self.db = self._open(path, busy_timeout_s)
-
-    def _open(self, path, busy_timeout_s: float) -> Database:
-        target = ':memory:'
-        if self.path is not None:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                # Never open (and close) an existing database: that would drop the SQLite
-                # locks of the evidence store's connection in this process.
-                create_private_file(self.path)
-            except OSError as error:
-                raise SubstrateError(f'cannot create the memory database {self.path}: '
-                                     f'{error.strerror}; check the directory is writable') from None
-            target = str(self.path)
-        try:
-            return open_database(target, busy_timeout_s, MIGRATIONS)
-        except sqlite3.DatabaseError as error:
-            if 'locked' in str(error):   # held too long by another process: not damage
-                raise SubstrateError(f'cannot open the memory database {target} ({error}); '
-                                     'it was left as it is: retry when the process holding '
-                                     'it is done') from None
-            raise SubstrateError(f'{target} is not a usable memory database ({error}); move it '
-                                 'aside and a new one is created') from None
+        self.db = schema.connect(self.path, busy_timeout_s)
 
     def applied_migrations(self) -> list:
         """Names of the substrate's schema migrations applied to this database, in order."""
@@ -561,8 +309,8 @@ class Substrate:
     # ------------------------------------------------------------------ reads
 
     def _rows(self, where: str, params=()) -> list:
-        cursor = self.db.conn.execute(f'{_SELECT} WHERE {where}', params)
-        return self._open_sealed([dict(zip(_COLUMNS, row)) for row in cursor.fetchall()])
+        cursor = self.db.conn.execute(f'{SELECT} WHERE {where}', params)
+        return self._open_sealed([dict(zip(COLUMNS, row)) for row in cursor.fetchall()])
 
     def _row(self, record_id: str) -> dict:
         if not isinstance(record_id, str) or not record_id:
@@ -601,14 +349,14 @@ class Substrate:
             id=row['id'], type=row['type'], sensitivity=row['sensitivity'],
             confidence=row['confidence'], salience=row['salience'], scope=row['scope'],
             tags=row['tags'].split() if row['tags'] else [],
-            created_at=_when(row['created_at']), updated_at=_when(row['updated_at']),
-            lifecycle=Lifecycle(decay=decay, last_reinforced_at=_when(row['last_reinforced_at']),
+            created_at=when(row['created_at']), updated_at=when(row['updated_at']),
+            lifecycle=Lifecycle(decay=decay, last_reinforced_at=when(row['last_reinforced_at']),
                                 pinned=bool(row['pinned']),
                                 deletion_policy=row['deletion_policy']),
             provenance=Provenance.model_validate(json.loads(row['provenance'])),
             relations=relations, payload=payload, text=row['text'],
             context=json.loads(row['context']), status=status,
-            access_count=row['access_count'], last_accessed=_when(row['last_accessed']),
+            access_count=row['access_count'], last_accessed=when(row['last_accessed']),
             effective_salience=(round(_row_salience(row, now_s), 6)
                                 if now_s is not None else None))
 
@@ -623,7 +371,7 @@ class Substrate:
             rows = self.db.conn.execute(
                 'SELECT id, at, record_id, action, actor, reason, detail FROM substrate_audit '
                 'WHERE record_id = ? ORDER BY id', (record_id,)).fetchall()
-        return [AuditEntry(id=row[0], timestamp=_when(row[1]), record_id=row[2], action=row[3],
+        return [AuditEntry(id=row[0], timestamp=when(row[1]), record_id=row[2], action=row[3],
                            actor=row[4], rationale=row[5], detail=json.loads(row[6]))
                 for row in rows]
 
@@ -647,7 +395,7 @@ class Substrate:
                detail: Optional[dict] = None) -> None:
         conn.execute('INSERT INTO substrate_audit (at, record_id, action, actor, reason, detail) '
                      'VALUES (?, ?, ?, ?, ?, ?)',
-                     (now_s, record_id, action, actor, reason, _dumps(detail or {})))
+                     (now_s, record_id, action, actor, reason, dumps(detail or {})))
 
     def _relate(self, conn, now_s: float, source: str, predicate: str, target: str,
                 weight: Optional[float] = None) -> None:
@@ -722,10 +470,10 @@ class Substrate:
                 status: str = 'active') -> None:
         subject = predicate = condition_key = facet = object_key = None
         if kind == 'semantic':
-            object_key = _object_key(payload['object'])
+            object_key = schema.object_key(payload['object'])
             subject = textrules.normalise(payload['subject'])
             predicate = textrules.normalise(payload['predicate'])
-            condition_key = _condition_key(payload.get('validity') or {})
+            condition_key = schema.condition_key(payload.get('validity') or {})
             _, facet = textrules.fact_facet(payload['predicate'], payload['object'],
                                             payload.get('single_valued'))
         content_hash, sealed, key_name = textrules.content_hash(text), None, None
@@ -757,8 +505,8 @@ class Substrate:
             (record_id, kind, sensitivity, status, text, ' '.join(tags), scope, confidence,
              salience, now_s, now_s, now_s, decay.curve, float(decay.half_life_seconds),
              decay.min_salience, decay.max_age_seconds, decay.reinforcement_gain, int(pinned),
-             content_hash, _dumps(context), _dumps(payload),
-             _dumps({'sources': provenance, 'created_by': created_by}), subject, predicate,
+             content_hash, dumps(context), dumps(payload),
+             dumps({'sources': provenance, 'created_by': created_by}), subject, predicate,
              condition_key, vector, model, facet, object_key, sealed, key_name))
         if vector is not None:
             trim_changes(conn)
@@ -782,7 +530,7 @@ class Substrate:
                      'updated_at = ?, confidence = max(confidence, ?), tags = ?, '
                      'provenance = ? WHERE id = ?',
                      (salience, now_s, now_s, confidence if confidence is not None else 0.0,
-                      self._clear_tags(conn, row, merged_tags[:MAX_TAGS]), _dumps(sources),
+                      self._clear_tags(conn, row, merged_tags[:MAX_TAGS]), dumps(sources),
                       row['id']))
         conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, hash) '
                          'VALUES (?, ?, ?, ?)',
@@ -808,7 +556,7 @@ class Substrate:
             raise SubstrateError(f'request_id must be printable and at most {MAX_REQUEST_ID} '
                                  'characters (e.g. a UUID)')
         now_s = _epoch(now)
-        fingerprint = hashlib.sha256(_dumps([kind, request]).encode('utf-8')).hexdigest()
+        fingerprint = hashlib.sha256(dumps([kind, request]).encode('utf-8')).hexdigest()
         with self._write() as conn:
             key = self._request_key(conn)
             if key is not None:  # the request holds the text: no plain hash of it on disk
@@ -822,7 +570,7 @@ class Substrate:
                                          'a new request')
                 return {**self._stored_reply(request_id, seen[2]), 'replayed': True}
             reply = act()
-            stored = _dumps(reply)
+            stored = dumps(reply)
             if key is not None:  # a forget reply quotes the records' text
                 stored = 'sealed:' + base64.b64encode(crypto.seal(
                     key, f'request:{request_id}', reply)).decode('ascii')
@@ -974,14 +722,14 @@ class Substrate:
         opposite = textrules.NEGATIONS.get(predicate.replace(' ', '_'))
         hint = data.get('single_valued')
         cardinality, facet = textrules.fact_facet(predicate, data['object'], hint)
-        key = _object_key(data['object'])
+        key = schema.object_key(data['object'])
         # A subject may hold thousands of many-valued facts: for those only equal values and
         # stated cardinalities (a stated single value has a facet) matter, and both queries
         # are index seeks.
         columns = ('SELECT id, predicate, facet, object_key, json_extract(payload, '
                    "'$.object'), json_type(payload, '$.object'), json_extract(payload, "
                    "'$.single_valued') FROM substrate_records WHERE subject = ? AND ")
-        condition = _condition_key(data.get('validity') or {})
+        condition = schema.condition_key(data.get('validity') or {})
         predicates = (predicate, opposite or predicate, (opposite or predicate).replace('_', ' '))
         if cardinality == 'many':
             rows = self.db.conn.execute(
@@ -1084,7 +832,7 @@ class Substrate:
             self._reseal(conn, row, payload=payload)
             return
         conn.execute('UPDATE substrate_records SET payload = ? WHERE id = ?',
-                     (_dumps(payload), row['id']))
+                     (dumps(payload), row['id']))
 
     def _find_duplicate(self, kind: str, text: str, vector=None) -> Optional[tuple]:
         rows = self._rows(f'content_hash IN (?, ?) AND +type = ? AND +status IN {LIVE}',
@@ -1891,9 +1639,9 @@ class Substrate:
                          (max(row['confidence'] for row in rows),
                           sum(row['access_count'] for row in rows),
                           self._clear_tags(conn, keeper, tags[:MAX_TAGS]),
-                          _dumps({'sources': unique,
-                                  'created_by': json.loads(keeper['provenance']).get(
-                                      'created_by')}),
+                          dumps({'sources': unique,
+                                 'created_by': json.loads(keeper['provenance']).get(
+                                     'created_by')}),
                           now_s, max(_row_salience(row, now_s) for row in rows), now_s,
                           keeper['id']))
             conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, '
@@ -1931,7 +1679,7 @@ class Substrate:
             elif text is not None and old['type'] != 'semantic':
                 data = self._build_payload(old['type'], self._check_text(text), None,
                                            json.loads(old['context']), None,
-                                           _when(old['created_at']), new_id)
+                                           when(old['created_at']), new_id)
             data.pop('revision', None)
         try:
             return PAYLOAD_MODELS[old['type']].model_validate(data).to_dict()
@@ -2222,8 +1970,8 @@ class Substrate:
                 continue
             row['text'] = fields['text']
             row['tags'] = ' '.join(fields['tags'])
-            row['context'] = _dumps(fields['context'])
-            row['payload'] = _dumps(fields['payload'])
+            row['context'] = dumps(fields['context'])
+            row['payload'] = dumps(fields['payload'])
             if row['type'] == 'semantic':
                 row['subject'] = textrules.normalise(fields['payload']['subject'])
                 row['predicate'] = textrules.normalise(fields['payload']['predicate'])
@@ -2349,7 +2097,7 @@ class Substrate:
             facts.append({'id': row['id'], 'predicate': textrules.normalise(fact['predicate']),
                           'facet': textrules.fact_facet(fact['predicate'], fact['object'],
                                                         hint)[1],
-                          'object_key': _object_key(fact['object']), 'object': fact['object'],
+                          'object_key': schema.object_key(fact['object']), 'object': fact['object'],
                           'object_type': None, 'hint': hint})
         return facts
 
@@ -2500,11 +2248,11 @@ class Substrate:
                     payload['subject'])),
                 'predicate': crypto.digest(key, 'predicate', textrules.normalise(
                     payload['predicate'])),
-                'condition_key': crypto.digest(key, 'condition', _condition_key(
+                'condition_key': crypto.digest(key, 'condition', schema.condition_key(
                     payload.get('validity') or {})),
                 'facet': crypto.digest(key, 'facet', textrules.fact_facet(
                     payload['predicate'], payload['object'], payload.get('single_valued'))[1]),
-                'object_key': crypto.digest(key, 'object', _object_key(payload['object']))})
+                'object_key': crypto.digest(key, 'object', schema.object_key(payload['object']))})
         sealed = crypto.seal(key, row['id'], {'text': row['text'], 'tags': row['tags'].split(),
                                               'context': json.loads(row['context']),
                                               'payload': payload})
@@ -2530,13 +2278,6 @@ def _forget_message(action: str, dry_run: bool, records: list, matched: int) -> 
         message += (f' (the best of {matched} matches; ask for all matches to {action} every '
                     'one)')
     return message
-
-
-def _object_key(value) -> str:
-    """Return a fact's object as compared: normalised text, or canonical JSON of anything else."""
-    if isinstance(value, str):
-        return 's:' + textrules.normalise(value)
-    return 'j:' + _dumps(value)
 
 
 def _applicability(conditions: dict, context: dict) -> Optional[float]:
