@@ -36,7 +36,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import sqlite3
 import threading
 from typing import Iterable
@@ -51,6 +50,7 @@ from robot_memory.evidence import open_target
 from robot_memory.substrate import crypto
 from robot_memory.substrate import schema
 from robot_memory.substrate import text as textrules
+from robot_memory.substrate import validation
 from robot_memory.substrate.dedup import jaccard_candidates
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import check_point
@@ -65,17 +65,13 @@ from robot_memory.substrate.models import AuditEntry
 from robot_memory.substrate.models import DecayProfile
 from robot_memory.substrate.models import Lifecycle
 from robot_memory.substrate.models import MAX_QUERY
-from robot_memory.substrate.models import MAX_REASON
 from robot_memory.substrate.models import MAX_RECORD_ID
 from robot_memory.substrate.models import MAX_SCOPE
-from robot_memory.substrate.models import MAX_TAG
 from robot_memory.substrate.models import MAX_TAGS
-from robot_memory.substrate.models import MAX_TEXT
 from robot_memory.substrate.models import MEMORY_TYPES
 from robot_memory.substrate.models import MemoryRecord
 from robot_memory.substrate.models import PAYLOAD_MODELS
 from robot_memory.substrate.models import Provenance
-from robot_memory.substrate.models import ProvenanceSource
 from robot_memory.substrate.models import Relation
 from robot_memory.substrate.models import RELATION_PREDICATES
 from robot_memory.substrate.models import SENSITIVITIES
@@ -92,6 +88,7 @@ from robot_memory.substrate.schema import LIVE
 from robot_memory.substrate.schema import MIGRATIONS
 from robot_memory.substrate.schema import SELECT
 from robot_memory.substrate.schema import when
+from robot_memory.substrate.validation import first_error
 from robot_memory.substrate.vector_index import trim_changes
 from robot_memory.substrate.vector_index import VectorIndex
 from robot_memory.timeutil import format_iso
@@ -110,23 +107,13 @@ DEFAULT_DECAY = {
     'plan_graph': DecayProfile(half_life_seconds=60 * 86400, min_salience=0.1),
 }
 CONFLICT_POLICIES = ('auto', 'supersede', 'contest', 'error')
-_TAG = re.compile(r'^[\w][\w\-:./]*$', re.UNICODE)
+
 
 # Replies kept for retries (``Substrate.once``): a caller retries within seconds, so a
 # window of this many requests (and at most REQUEST_WINDOW_S of memory time) is plenty.
 REQUEST_WINDOW = 10_000
 REQUEST_WINDOW_S = 86_400.0
 MAX_REQUEST_ID = 128
-
-
-def _epoch(now: dt.datetime, what: str = 'now') -> float:
-    if not isinstance(now, dt.datetime):
-        raise SubstrateError(f'{what} must be a datetime (the caller passes the clock), '
-                             f'got {type(now).__name__}')
-    if now.tzinfo is None:
-        raise SubstrateError(f'{what} must be an aware datetime, got a naive '
-                             f'{now.isoformat()}; attach timezone.utc')
-    return now.timestamp()
 
 
 def effective_salience(salience: float, curve: str, half_life_s: float, floor: float,
@@ -160,12 +147,6 @@ def _row_salience(row: dict, now_s: float) -> float:
                               bool(row['pinned']), now_s - row['created_at'], row['max_age_s'])
 
 
-def _level(name: str, what: str = 'trust') -> int:
-    if name not in SENSITIVITIES:
-        raise SubstrateError(f'{what} {name!r} is not one of {", ".join(SENSITIVITIES)}')
-    return SENSITIVITIES.index(name)
-
-
 class Substrate:
     """
     Typed, revisable, auditable memory in SQLite; a context manager (or call ``close``).
@@ -183,7 +164,7 @@ class Substrate:
                  encrypt_from: Optional[str] = None, key_file=None):
         if not 0.0 < jaccard_threshold <= 1.0 or not 0.0 < cosine_threshold <= 1.0:
             raise SubstrateError('dedup thresholds must be in (0, 1]')
-        _level(default_sensitivity, 'default_sensitivity')
+        validation.level(default_sensitivity, 'default_sensitivity')
         self.path = None
         if str(path) != ':memory:':
             try:  # a symlinked database is used through to its target, the link kept
@@ -233,78 +214,6 @@ class Substrate:
                 raise
             conn.execute('COMMIT')
             self._writes += 1
-
-    # ------------------------------------------------------------------ validation
-
-    @staticmethod
-    def _check_text(text) -> str:
-        if not isinstance(text, str):
-            raise SubstrateError(f'text must be a string, got {type(text).__name__}')
-        stripped = text.strip()
-        if not stripped:
-            raise SubstrateError('text is empty; say what to remember')
-        if '\x00' in stripped:
-            raise SubstrateError('text contains a NUL character; remove it')
-        if len(text) > MAX_TEXT:
-            raise SubstrateError(f'text is {len(text)} characters; the limit is {MAX_TEXT} '
-                                 '(split it into several memories)')
-        return stripped
-
-    @staticmethod
-    def _check_tags(tags) -> list:
-        if tags is None:
-            return []
-        if isinstance(tags, str):
-            raise SubstrateError('tags must be a list of strings, not one string')
-        cleaned = []
-        for tag in tags:
-            if not isinstance(tag, str) or not _TAG.match(tag) or len(tag) > MAX_TAG:
-                raise SubstrateError(f'tag {tag!r} is invalid: use 1–{MAX_TAG} letters, digits '
-                                     'or _ - : . / (starting with a letter or digit)')
-            if tag.casefold() not in cleaned:
-                cleaned.append(tag.casefold())
-        if len(cleaned) > MAX_TAGS:
-            raise SubstrateError(f'{len(cleaned)} tags given; the limit is {MAX_TAGS}')
-        return cleaned
-
-    @staticmethod
-    def _check_type(name) -> str:
-        if name not in MEMORY_TYPES:
-            raise SubstrateError(f'memory type {name!r} is not one of {", ".join(MEMORY_TYPES)}')
-        return name
-
-    @staticmethod
-    def _check_unit(value, what: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-                0.0 <= value <= 1.0):
-            raise SubstrateError(f'{what} must be a number between 0 and 1, got {value!r}')
-        return float(value)
-
-    @staticmethod
-    def _check_reason(reason) -> str:
-        if not isinstance(reason, str) or not reason.strip():
-            raise SubstrateError('a reason is required (it goes into the audit log)')
-        if len(reason) > MAX_REASON:
-            raise SubstrateError(f'reason is {len(reason)} characters; the limit is '
-                                 f'{MAX_REASON} (shorten it)')
-        return reason.strip()
-
-    @staticmethod
-    def _check_provenance(provenance) -> list:
-        sources = []
-        for item in provenance or ():
-            if isinstance(item, str):
-                kind, _, ref = item.partition(':')
-                item = {'kind': kind, 'ref': item} if ref else {'kind': 'event', 'ref': item}
-            try:
-                sources.append(ProvenanceSource.model_validate(item).to_dict())
-            except pydantic.ValidationError as error:
-                raise SubstrateError(f'provenance {item!r} is invalid: {_first_error(error)}; '
-                                     'give {"kind": "observation", "ref": "observation:42"} '
-                                     'or a "kind:ref" string') from None
-        if len(sources) > 100:
-            raise SubstrateError('more than 100 provenance links; link a summary record')
-        return sources
 
     # ------------------------------------------------------------------ reads
 
@@ -363,7 +272,7 @@ class Substrate:
     def get(self, record_id: str, now: Optional[dt.datetime] = None) -> MemoryRecord:
         """One record, archived or not, with its effective salience at ``now`` if given."""
         with self._lock:
-            return self._record(self._row(record_id), _epoch(now) if now else None)
+            return self._record(self._row(record_id), validation.epoch(now) if now else None)
 
     def history(self, record_id: str) -> list:
         """Return the audit trail of one record, oldest first (also after a hard delete)."""
@@ -383,7 +292,7 @@ class Substrate:
             params.append(status)
         if type is not None:
             clauses.append('type = ?')
-            params.append(self._check_type(type))
+            params.append(validation.check_type(type))
         where = ' WHERE ' + ' AND '.join(clauses) if clauses else ''
         with self._lock:
             return self.db.conn.execute(f'SELECT count(*) FROM substrate_records{where}',
@@ -454,7 +363,7 @@ class Substrate:
         try:
             model = PAYLOAD_MODELS[kind].model_validate(data)
         except pydantic.ValidationError as error:
-            detail = _first_error(error)
+            detail = first_error(error)
             if payload is None and not detail.startswith('validity'):
                 # The payload was derived from the text: the text is what the caller must fix.
                 raise SubstrateError(f'text does not make a valid {kind} record ({detail}); '
@@ -555,7 +464,7 @@ class Substrate:
         if len(request_id) > MAX_REQUEST_ID or not request_id.isprintable():
             raise SubstrateError(f'request_id must be printable and at most {MAX_REQUEST_ID} '
                                  'characters (e.g. a UUID)')
-        now_s = _epoch(now)
+        now_s = validation.epoch(now)
         fingerprint = hashlib.sha256(dumps([kind, request]).encode('utf-8')).hexdigest()
         with self._write() as conn:
             key = self._request_key(conn)
@@ -608,17 +517,17 @@ class Substrate:
         one; ``error`` refuses. An unsure pair (cardinality unknown) is contested under
         ``auto``: both stay recallable, flagged, linked by ``contradicts``.
         """
-        text = self._check_text(text)
-        kind = self._check_type(type) if type is not None else textrules.classify(text)
-        tags = self._check_tags(tags)
+        text = validation.check_text(text)
+        kind = validation.check_type(type) if type is not None else textrules.classify(text)
+        tags = validation.check_tags(tags)
         context = {} if context is None else context
         if not isinstance(context, dict):
             raise SubstrateError('context must be an object, e.g. {"location": {"room": '
                                  '"kitchen"}}')
         check_json(context, 'context')
         sensitivity = self.sensitivity_of(text, sensitivity)
-        confidence = self._check_unit(confidence, 'confidence')
-        salience = self._check_unit(salience, 'salience')
+        confidence = validation.check_unit(confidence, 'confidence')
+        salience = validation.check_unit(salience, 'salience')
         if on_conflict not in CONFLICT_POLICIES:
             raise SubstrateError(f'on_conflict {on_conflict!r} is not one of '
                                  f'{", ".join(CONFLICT_POLICIES)}')
@@ -629,9 +538,9 @@ class Substrate:
             profile = DecayProfile.model_validate(decay) if decay is not None \
                 else DEFAULT_DECAY[kind]
         except pydantic.ValidationError as error:
-            raise SubstrateError(f'decay profile is invalid: {_first_error(error)}') from None
-        sources = self._check_provenance(provenance)
-        now_s = _epoch(now)
+            raise SubstrateError(f'decay profile is invalid: {first_error(error)}') from None
+        sources = validation.check_provenance(provenance)
+        now_s = validation.epoch(now)
         record_id = str(uuid.uuid4())
         data = self._build_payload(kind, text, payload, context, conditions, now, record_id)
         if single_valued is not None:
@@ -891,17 +800,17 @@ class Substrate:
                    sensitivity: Optional[str] = None, confidence: float = 0.7,
                    actor: str = 'bulk') -> int:
         """Bulk-load texts in one transaction (exact-text dedup only); returns rows added."""
-        now_s = _epoch(now)
-        confidence = self._check_unit(confidence, 'confidence')
+        now_s = validation.epoch(now)
+        confidence = validation.check_unit(confidence, 'confidence')
         added = 0
-        texts = [self._check_text(text) for text in texts]
+        texts = [validation.check_text(text) for text in texts]
         # One batched embedding call before the write lock (far faster than one per text).
         vectors = self._embed(texts) if self.embedder is not None and texts else None
         with self._write() as conn:
             for number, text in enumerate(texts):
-                kind = self._check_type(type) if type is not None else textrules.classify(text)
+                kind = validation.check_type(type) if type is not None else textrules.classify(text)
                 level = sensitivity or self.default_sensitivity
-                _level(level, 'sensitivity')
+                validation.level(level, 'sensitivity')
                 if self._rows(f'content_hash IN (?, ?) AND +type = ? AND +status IN {LIVE}',
                               (textrules.content_hash(text), self._sealed_hash(text), kind)):
                     continue
@@ -938,11 +847,11 @@ class Substrate:
         try:
             model = MemoryRecord.model_validate(record)
         except pydantic.ValidationError as error:
-            raise SubstrateError(f'record is invalid: {_first_error(error)}') from None
-        text = self._check_text(model.text)
-        tags = self._check_tags(model.tags)
+            raise SubstrateError(f'record is invalid: {first_error(error)}') from None
+        text = validation.check_text(model.text)
+        tags = validation.check_tags(model.tags)
         check_json(model.context, 'context')
-        now_s = _epoch(now)
+        now_s = validation.epoch(now)
         data = model.payload.to_dict()
         data.pop('performance', None)
         with self._write() as conn:
@@ -975,7 +884,7 @@ class Substrate:
 
     def all_records(self, now: Optional[dt.datetime] = None) -> list:
         """Every record (archived too), oldest first."""
-        now_s = _epoch(now) if now is not None else None
+        now_s = validation.epoch(now) if now is not None else None
         with self._lock:
             return [self._record(row, now_s) for row in self._rows('1 ORDER BY seq')
                     if not row.get('locked')]
@@ -1063,13 +972,13 @@ class Substrate:
                                  '(shorten it)')
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise SubstrateError(f'k must be a whole number from 1 to {MAX_K}, got {k!r}')
-        trust_level = _level(trust)
+        trust_level = validation.level(trust)
         compiled = compile_filters(filters)
         wanted_types = None
         if types is not None:
-            wanted_types = {self._check_type(name) for name in
+            wanted_types = {validation.check_type(name) for name in
                             ([types] if isinstance(types, str) else types)}
-        wanted_tags = set(self._check_tags(tags)) if tags else set()
+        wanted_tags = set(validation.check_tags(tags)) if tags else set()
         point = check_point(near) if near is not None else None
         if max_distance is not None and (point is None or not max_distance >= 0):
             raise SubstrateError('max_distance needs near=(x, y[, z]) and a distance >= 0')
@@ -1077,12 +986,12 @@ class Substrate:
         if position_parts[0] != 'context' or len(position_parts) < 2:
             raise SubstrateError('position_path must start with "context." '
                                  '(e.g. "context.position")')
-        min_confidence = self._check_unit(min_confidence, 'min_confidence')
+        min_confidence = validation.check_unit(min_confidence, 'min_confidence')
         use_vectors = self.embedder is not None if vectors is None else vectors
         if use_vectors and self.embedder is None:
             raise SubstrateError('vectors were requested but no embedding backend is set; '
                                  'create the Substrate with embedder=HashingEmbedder()')
-        now_s = _epoch(now)
+        now_s = validation.epoch(now)
         statuses = ('active', 'contested', 'retracted', 'superseded') if include_inactive \
             else RECALLABLE
         if not keywords and not use_vectors:
@@ -1236,7 +1145,7 @@ class Substrate:
         """Mark a recalled record useful (reinforce) or not (penalise); returns its salience."""
         if not isinstance(useful, bool):
             raise SubstrateError('useful must be true or false')
-        now_s = _epoch(now)
+        now_s = validation.epoch(now)
         with self._write() as conn:
             row = self._row(record_id)
             current = _row_salience(row, now_s)
@@ -1260,7 +1169,7 @@ class Substrate:
         """Count a success or failure of a competence or plan record (drives selection)."""
         if not isinstance(success, bool):
             raise SubstrateError('success must be true or false')
-        now_s = _epoch(now)
+        now_s = validation.epoch(now)
         with self._write() as conn:
             row = self._row(record_id)
             if row['type'] not in ('competence', 'plan_graph'):
@@ -1297,7 +1206,7 @@ class Substrate:
         ``trust`` (the caller's level, as in ``recall``): a query skips the records recall
         would withhold, and the reply redacts the text of those it would redact.
         """
-        reason = self._check_reason(reason)
+        reason = validation.check_reason(reason)
         if by not in ('auto', 'id', 'query'):
             raise SubstrateError(f'by must be auto, id or query, got {by!r}')
         if hard and restore:
@@ -1313,8 +1222,8 @@ class Substrate:
                                  f'characters; the limit is {longest}')
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise SubstrateError(f'limit must be a whole number of at least 1, got {limit!r}')
-        visible = len(SENSITIVITIES) if trust is None else _level(trust)
-        now_s = _epoch(now)
+        visible = len(SENSITIVITIES) if trust is None else validation.level(trust)
+        now_s = validation.epoch(now)
         action = 'restore' if restore else ('delete' if hard else 'archive')
         statuses = ('archived',) if restore else (
             ('active', 'contested', 'retracted', 'superseded', 'archived') if hard else LIVE)
@@ -1440,8 +1349,8 @@ class Substrate:
         self._set_pinned(record_id, False, now, reason, actor)
 
     def _set_pinned(self, record_id, pinned, now, reason, actor) -> None:
-        now_s = _epoch(now)
-        reason = self._check_reason(reason)
+        now_s = validation.epoch(now)
+        reason = validation.check_reason(reason)
         with self._write() as conn:
             row = self._row(record_id)
             conn.execute('UPDATE substrate_records SET pinned = ?, salience = ?, '
@@ -1468,9 +1377,9 @@ class Substrate:
                   context: Optional[dict] = None, provenance=(),
                   actor: str = 'api') -> RevisionResult:
         """Replace a record by a new version; the old one becomes ``superseded``, atomically."""
-        reason = self._check_reason(reason)
-        now_s = _epoch(now)
-        sources = self._check_provenance(provenance)
+        reason = validation.check_reason(reason)
+        now_s = validation.epoch(now)
+        sources = validation.check_provenance(provenance)
         with self._write() as conn:
             old = self._revisable(record_id, 'supersede')
             new_id = str(uuid.uuid4())
@@ -1498,11 +1407,11 @@ class Substrate:
         ``original_conditions`` narrows the original's validity in the same transaction (it
         is superseded by a copy with those conditions), so the two become disjoint.
         """
-        reason = self._check_reason(reason)
+        reason = validation.check_reason(reason)
         if not isinstance(conditions, dict) or not conditions:
             raise SubstrateError('a fork needs non-empty conditions, e.g. {"floor": 2}')
         check_json(conditions, 'conditions', max_bytes=2048)
-        now_s = _epoch(now)
+        now_s = validation.epoch(now)
         with self._write() as conn:
             old = self._revisable(record_id, 'fork')
             created, changed = [], []
@@ -1555,8 +1464,8 @@ class Substrate:
     def contest(self, record_id: str, now: dt.datetime, reason: str,
                 against: Optional[str] = None, actor: str = 'api') -> RevisionResult:
         """Mark a record (and ``against``, if given) contested, linked by ``contradicts``."""
-        reason = self._check_reason(reason)
-        now_s = _epoch(now)
+        reason = validation.check_reason(reason)
+        now_s = validation.epoch(now)
         with self._write() as conn:
             rows = [self._revisable(record_id, 'contest')]
             if against is not None:
@@ -1572,8 +1481,8 @@ class Substrate:
     def retract(self, record_id: str, now: dt.datetime, reason: str,
                 actor: str = 'api') -> RevisionResult:
         """Withdraw a record: it no longer holds (kept for history, out of recall)."""
-        reason = self._check_reason(reason)
-        now_s = _epoch(now)
+        reason = validation.check_reason(reason)
+        now_s = validation.epoch(now)
         with self._write() as conn:
             self._revisable(record_id, 'retract')
             self._set_status(conn, now_s, record_id, 'retracted')
@@ -1583,8 +1492,8 @@ class Substrate:
     def affirm(self, record_id: str, now: dt.datetime, reason: str,
                actor: str = 'api') -> RevisionResult:
         """Resolve a contest in favour of a record: contested becomes active again."""
-        reason = self._check_reason(reason)
-        now_s = _epoch(now)
+        reason = validation.check_reason(reason)
+        now_s = validation.epoch(now)
         with self._write() as conn:
             row = self._row(record_id)
             if row['status'] != 'contested':
@@ -1606,13 +1515,13 @@ class Substrate:
         The keeper takes the highest confidence, summed use counts and the union of tags
         and provenance; the others become ``superseded`` by it.
         """
-        reason = self._check_reason(reason)
+        reason = validation.check_reason(reason)
         ids = list(dict.fromkeys(record_ids or []))
         if len(ids) < 2:
             raise SubstrateError('merge needs at least two distinct record ids')
         if into is not None and into not in ids:
             ids.insert(0, into)
-        now_s = _epoch(now)
+        now_s = validation.epoch(now)
         with self._write() as conn:
             rows = [self._revisable(record_id, 'merge') for record_id in ids]
             if len({row['type'] for row in rows}) != 1:
@@ -1656,9 +1565,9 @@ class Substrate:
     def relate(self, source_id: str, predicate: str, target_id: str, now: dt.datetime,
                weight: Optional[float] = None, actor: str = 'api') -> None:
         """Add a relation between two records (supports, contradicts, derived_from, ...)."""
-        now_s = _epoch(now)
+        now_s = validation.epoch(now)
         if weight is not None:
-            self._check_unit(weight, 'weight')
+            validation.check_unit(weight, 'weight')
         with self._write() as conn:
             self._row(source_id)
             self._row(target_id)
@@ -1677,19 +1586,19 @@ class Substrate:
                                          'for other types')
                 data['object'] = value
             elif text is not None and old['type'] != 'semantic':
-                data = self._build_payload(old['type'], self._check_text(text), None,
+                data = self._build_payload(old['type'], validation.check_text(text), None,
                                            json.loads(old['context']), None,
                                            when(old['created_at']), new_id)
             data.pop('revision', None)
         try:
             return PAYLOAD_MODELS[old['type']].model_validate(data).to_dict()
         except pydantic.ValidationError as error:
-            raise SubstrateError(f'{old["type"]} payload is invalid: {_first_error(error)}') \
+            raise SubstrateError(f'{old["type"]} payload is invalid: {first_error(error)}') \
                 from None
 
     def _insert_version(self, conn, now_s: float, old: dict, new_id: str, text, data: dict,
                         confidence, tags, context, sources, actor) -> None:
-        text = self._check_text(text) if text is not None else old['text']
+        text = validation.check_text(text) if text is not None else old['text']
         if text == old['text'] and data.get('kind') == 'semantic' and json.loads(
                 old['payload']).get('object') != data.get('object'):
             text = f'{data["subject"]} {data["predicate"]} {data["object"]}'
@@ -1702,10 +1611,10 @@ class Substrate:
                              reinforcement_gain=old['gain'])
         provenance = json.loads(old['provenance'])['sources'] + list(sources)
         self._insert(conn, now_s, new_id, old['type'], text,
-                     self._check_tags(tags) if tags is not None else old['tags'].split(),
+                     validation.check_tags(tags) if tags is not None else old['tags'].split(),
                      context if context is not None else json.loads(old['context']), data,
                      old['sensitivity'],
-                     self._check_unit(confidence, 'confidence') if confidence is not None
+                     validation.check_unit(confidence, 'confidence') if confidence is not None
                      else old['confidence'], max(_row_salience(old, now_s), 0.5), decay,
                      bool(old['pinned']), provenance, old['scope'], actor,
                      seal=bool(old.get('key_id')))
@@ -1729,8 +1638,8 @@ class Substrate:
         if not isinstance(context, dict):
             raise SubstrateError('context must be an object of the current conditions')
         check_json(context, 'context')
-        margin = self._check_unit(margin, 'margin')
-        now_s = _epoch(now)
+        margin = validation.check_unit(margin, 'margin')
+        now_s = validation.epoch(now)
         found = self.recall(task, k=max(k * 4, 20), trust=trust, now=now, types=types,
                             reinforce=False)
         candidates = []
@@ -1775,7 +1684,7 @@ class Substrate:
 
     def metrics(self, now: dt.datetime, window_days: float = 30.0) -> dict:
         """Growth, salience distribution, usefulness, contradiction and revision rates (§15.10)."""
-        now_s = _epoch(now)
+        now_s = validation.epoch(now)
         if not window_days > 0:
             raise SubstrateError('window_days must be positive')
         since = now_s - window_days * DAY
@@ -1900,7 +1809,7 @@ class Substrate:
         """Return the sensitivity a learn of ``text`` gets: as asked, else by its content."""
         if sensitivity is None:
             sensitivity = 'high' if textrules.looks_secret(text) else self.default_sensitivity
-        _level(sensitivity, 'sensitivity')
+        validation.level(sensitivity, 'sensitivity')
         return sensitivity
 
     def seals(self, sensitivity: str) -> bool:
@@ -2191,7 +2100,7 @@ class Substrate:
         new key replace the old file, and the backup is removed. Interrupted anywhere, one
         of the three files still opens the records (the error names it).
         """
-        now_s = _epoch(now)
+        now_s = validation.epoch(now)
         if self._vault is None:
             raise SubstrateError('no key file is set; create the Substrate with key_file=')
         path = self._vault.key_path
@@ -2259,12 +2168,6 @@ class Substrate:
         assignments = ', '.join(f'{name} = ?' for name in digests)
         conn.execute(f'UPDATE substrate_records SET sealed = ?, key_id = ?, {assignments} '
                      'WHERE id = ?', (sealed, crypto.key_id(key), *digests.values(), row['id']))
-
-
-def _first_error(error: pydantic.ValidationError) -> str:
-    first = error.errors()[0]
-    where = '.'.join(str(part) for part in first.get('loc', ())) or 'value'
-    return f'{where}: {first.get("msg", "invalid")}'
 
 
 def _forget_message(action: str, dry_run: bool, records: list, matched: int) -> str:
