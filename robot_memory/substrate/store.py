@@ -82,6 +82,9 @@ from robot_memory.substrate.results import RecallHit
 from robot_memory.substrate.results import RecallResult
 from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.results import SelectionResult
+from robot_memory.substrate.salience import DAY
+from robot_memory.substrate.salience import effective_salience  # noqa: F401 - re-exported
+from robot_memory.substrate.salience import row_salience
 from robot_memory.substrate.schema import COLUMNS
 from robot_memory.substrate.schema import dumps
 from robot_memory.substrate.schema import LIVE
@@ -98,7 +101,6 @@ numpy = lazy_imports.deferred('numpy')
 
 MAX_K = 100
 RECALLABLE = ('active', 'contested')
-DAY = 86400.0
 DEFAULT_DECAY = {
     'episodic': DecayProfile(half_life_seconds=7 * 86400, min_salience=0.0),
     'working': DecayProfile(half_life_seconds=86400, min_salience=0.0),
@@ -114,37 +116,6 @@ CONFLICT_POLICIES = ('auto', 'supersede', 'contest', 'error')
 REQUEST_WINDOW = 10_000
 REQUEST_WINDOW_S = 86_400.0
 MAX_REQUEST_ID = 128
-
-
-def effective_salience(salience: float, curve: str, half_life_s: float, floor: float,
-                       elapsed_s: float, pinned: bool = False,
-                       age_s: Optional[float] = None, max_age_s: Optional[float] = None) -> float:
-    """
-    Salience after ``elapsed_s`` seconds of decay; pinned records never decay.
-
-    Exponential: ``s * 0.5 ** (elapsed / half_life)``; linear: ``s * (1 - elapsed /
-    (2 * half_life))``; custom: no automatic decay (the host drives salience through
-    reinforcement and feedback). Never below the floor (nor above the stored value),
-    except past ``max_age_s`` where an unpinned record's salience is 0.
-    """
-    if pinned:
-        return salience
-    if max_age_s is not None and age_s is not None and age_s > max_age_s:
-        return 0.0
-    elapsed = max(0.0, elapsed_s)
-    if curve == 'exponential':
-        value = salience * 0.5 ** (elapsed / half_life_s)
-    elif curve == 'linear':
-        value = salience * max(0.0, 1.0 - elapsed / (2.0 * half_life_s))
-    else:
-        value = salience
-    return max(min(floor, salience), value)
-
-
-def _row_salience(row: dict, now_s: float) -> float:
-    return effective_salience(row['salience'], row['decay_curve'], row['half_life_s'],
-                              row['decay_floor'], now_s - row['last_reinforced_at'],
-                              bool(row['pinned']), now_s - row['created_at'], row['max_age_s'])
 
 
 class Substrate:
@@ -266,7 +237,7 @@ class Substrate:
             relations=relations, payload=payload, text=row['text'],
             context=json.loads(row['context']), status=status,
             access_count=row['access_count'], last_accessed=when(row['last_accessed']),
-            effective_salience=(round(_row_salience(row, now_s), 6)
+            effective_salience=(round(row_salience(row, now_s), 6)
                                 if now_s is not None else None))
 
     def get(self, record_id: str, now: Optional[dt.datetime] = None) -> MemoryRecord:
@@ -427,7 +398,7 @@ class Substrate:
     def _reinforce(self, conn, now_s: float, row: dict, gain: float,
                    confidence: Optional[float] = None, provenance: Iterable = (),
                    tags: Iterable = ()) -> float:
-        salience = min(1.0, _row_salience(row, now_s) + gain)
+        salience = min(1.0, row_salience(row, now_s) + gain)
         merged_tags = row['tags'].split() if row['tags'] else []
         merged_tags += [tag for tag in tags if tag not in merged_tags]
         sources = json.loads(row['provenance'])
@@ -1036,7 +1007,7 @@ class Substrate:
         scored = []
         for seq, (relevance, keyword_rank, vector_rank) in fuse(keyword, vector, weight).items():
             row = rows[seq]
-            current = _row_salience(row, now_s)
+            current = row_salience(row, now_s)
             score = relevance * (0.5 + 0.5 * row['confidence']) * (0.5 + 0.5 * current)
             where = None
             if point is not None:
@@ -1148,7 +1119,7 @@ class Substrate:
         now_s = validation.epoch(now)
         with self._write() as conn:
             row = self._row(record_id)
-            current = _row_salience(row, now_s)
+            current = row_salience(row, now_s)
             salience = min(1.0, current + row['gain']) if useful else max(0.0,
                                                                           current - row['gain'])
             conn.execute('UPDATE substrate_records SET salience = ?, last_reinforced_at = ?, '
@@ -1175,7 +1146,7 @@ class Substrate:
             if row['type'] not in ('competence', 'plan_graph'):
                 raise SubstrateError(f'{record_id} is a {row["type"]} record; outcomes are for '
                                      'competence and plan_graph records')
-            current = _row_salience(row, now_s)
+            current = row_salience(row, now_s)
             salience = min(1.0, current + row['gain']) if success else max(
                 0.0, current - row['gain'])
             conn.execute('UPDATE substrate_records SET successes = successes + ?, '
@@ -1355,7 +1326,7 @@ class Substrate:
             row = self._row(record_id)
             conn.execute('UPDATE substrate_records SET pinned = ?, salience = ?, '
                          'last_reinforced_at = ?, updated_at = ? WHERE id = ?',
-                         (int(pinned), _row_salience(row, now_s), now_s, now_s, record_id))
+                         (int(pinned), row_salience(row, now_s), now_s, now_s, record_id))
             self._audit(conn, now_s, record_id, 'pin' if pinned else 'unpin', actor, reason)
 
     # ------------------------------------------------------------------ revision
@@ -1551,7 +1522,7 @@ class Substrate:
                           dumps({'sources': unique,
                                  'created_by': json.loads(keeper['provenance']).get(
                                      'created_by')}),
-                          now_s, max(_row_salience(row, now_s) for row in rows), now_s,
+                          now_s, max(row_salience(row, now_s) for row in rows), now_s,
                           keeper['id']))
             conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, '
                              'hash) VALUES (?, ?, ?, ?)',
@@ -1615,7 +1586,7 @@ class Substrate:
                      context if context is not None else json.loads(old['context']), data,
                      old['sensitivity'],
                      validation.check_unit(confidence, 'confidence') if confidence is not None
-                     else old['confidence'], max(_row_salience(old, now_s), 0.5), decay,
+                     else old['confidence'], max(row_salience(old, now_s), 0.5), decay,
                      bool(old['pinned']), provenance, old['scope'], actor,
                      seal=bool(old.get('key_id')))
 
@@ -1725,7 +1696,7 @@ class Substrate:
                                     'sum(access_count), count(*) FROM substrate_records '
                                     "WHERE type IN ('competence', 'plan_graph') AND status IN "
                                     f'{LIVE} GROUP BY type').fetchall()
-        values = numpy.array([_row_salience(row, now_s) for row in rows], dtype=float)
+        values = numpy.array([row_salience(row, now_s) for row in rows], dtype=float)
         edges = [round(step / 10, 1) for step in range(11)]
         histogram = {f'{low:.1f}-{high:.1f}': 0 for low, high in zip(edges, edges[1:])}
         for value in values:
