@@ -48,6 +48,7 @@ from robot_memory import lazy_imports
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import open_target
 from robot_memory.substrate import crypto
+from robot_memory.substrate import payloads
 from robot_memory.substrate import schema
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate import validation
@@ -70,7 +71,6 @@ from robot_memory.substrate.models import MAX_SCOPE
 from robot_memory.substrate.models import MAX_TAGS
 from robot_memory.substrate.models import MEMORY_TYPES
 from robot_memory.substrate.models import MemoryRecord
-from robot_memory.substrate.models import PAYLOAD_MODELS
 from robot_memory.substrate.models import Provenance
 from robot_memory.substrate.models import Relation
 from robot_memory.substrate.models import RELATION_PREDICATES
@@ -290,59 +290,6 @@ class Substrate:
         conn.execute('UPDATE substrate_records SET status = ?, updated_at = ? WHERE id = ?',
                      (status, now_s, record_id))
 
-    def _build_payload(self, kind: str, text: str, payload, context: dict, conditions,
-                       now: dt.datetime, record_id: str) -> dict:
-        if payload is not None:
-            if not isinstance(payload, dict):
-                raise SubstrateError('payload must be an object matching the schema of its type')
-            data = dict(payload)
-            data.setdefault('kind', kind)
-            if data['kind'] != kind:
-                raise SubstrateError(f'payload kind {data["kind"]!r} does not match type {kind!r}')
-        elif kind == 'semantic':
-            fact = textrules.parse_fact(text)
-            subject, predicate, value = fact or (textrules.normalise(text), 'holds', True)
-            data = {'kind': 'semantic', 'subject': subject, 'predicate': predicate,
-                    'object': value}
-        elif kind == 'competence':
-            procedure = textrules.parse_procedure(text)
-            skill, steps = procedure or (' '.join(textrules.tokens(text)[:6]) or 'skill', [text])
-            data = {'kind': 'competence', 'skill_name': skill, 'triggers': [{'signal': skill}],
-                    'recipe': [{'step': step} for step in steps]}
-        elif kind == 'plan_graph':
-            procedure = textrules.parse_procedure(text)
-            intent, steps = procedure or (' '.join(textrules.tokens(text)[:6]) or 'plan', [text])
-            nodes = [{'id': f'n{index + 1}', 'op': step} for index, step in enumerate(steps)]
-            edges = [{'from': f'n{index}', 'to': f'n{index + 1}', 'kind': 'control'}
-                     for index in range(1, len(steps))]
-            data = {'kind': 'plan_graph', 'plan_id': record_id, 'version': '1', 'intent': intent,
-                    'nodes': nodes, 'edges': edges}
-        elif kind == 'working':
-            data = {'kind': 'working', 'thread_id': str(context.get('task') or 'default'),
-                    'state': 'executing', 'context_summary': text}
-        else:
-            data = {'kind': 'episodic', 'timeline': [
-                {'t': format_iso(now), 'event_kind': str(context.get('event') or 'note'),
-                 'ref': f'record:{record_id}', 'summary': text}]}
-        if kind == 'semantic' and conditions is not None:
-            if not isinstance(conditions, dict):
-                raise SubstrateError('conditions must be an object, e.g. {"floor": 2}')
-            check_json(conditions, 'conditions', max_bytes=2048)
-            data['validity'] = {'mode': 'conditional' if conditions else 'global',
-                                'conditions': conditions or None}
-        check_json(data, 'payload', max_bytes=65536, max_depth=12)
-        try:
-            model = PAYLOAD_MODELS[kind].model_validate(data)
-        except pydantic.ValidationError as error:
-            detail = first_error(error)
-            if payload is None and not detail.startswith('validity'):
-                # The payload was derived from the text: the text is what the caller must fix.
-                raise SubstrateError(f'text does not make a valid {kind} record ({detail}); '
-                                     'shorten it or choose another type') from None
-            raise SubstrateError(f'{kind} payload is invalid: {detail}; see '
-                                 f'json_schema({PAYLOAD_MODELS[kind].__name__!r})') from None
-        return model.to_dict()
-
     def _insert(self, conn, now_s: float, record_id: str, kind: str, text: str, tags: list,
                 context: dict, payload: dict, sensitivity: str, confidence: float,
                 salience: float, decay: DecayProfile, pinned: bool, provenance: list,
@@ -513,7 +460,7 @@ class Substrate:
         sources = validation.check_provenance(provenance)
         now_s = validation.epoch(now)
         record_id = str(uuid.uuid4())
-        data = self._build_payload(kind, text, payload, context, conditions, now, record_id)
+        data = payloads.build(kind, text, payload, context, conditions, now, record_id)
         if single_valued is not None:
             if kind != 'semantic' or not isinstance(single_valued, bool):
                 raise SubstrateError('single_valued is true or false, and only for semantic '
@@ -786,7 +733,7 @@ class Substrate:
                               (textrules.content_hash(text), self._sealed_hash(text), kind)):
                     continue
                 record_id = str(uuid.uuid4())
-                data = self._build_payload(kind, text, None, {}, None, now, record_id)
+                data = payloads.build(kind, text, None, {}, None, now, record_id)
                 superseded, contested = [], []
                 if kind == 'semantic':
                     superseded, contested, same = self._resolve_fact(conn, now_s, data,
@@ -1354,7 +1301,7 @@ class Substrate:
         with self._write() as conn:
             old = self._revisable(record_id, 'supersede')
             new_id = str(uuid.uuid4())
-            data = self._revised_payload(old, text, payload, object, new_id)
+            data = payloads.revised(old, text, payload, object, new_id)
             if old['type'] == 'semantic':
                 data.setdefault('revision', {}).update({'supersedes': record_id,
                                                         'status': 'active'})
@@ -1392,7 +1339,7 @@ class Substrate:
                     raise SubstrateError('original_conditions must be an object')
                 narrowed_id = str(uuid.uuid4())
                 narrowed = json.loads(old['payload'])
-                self._apply_conditions(old['type'], narrowed, original_conditions)
+                payloads.apply_conditions(old['type'], narrowed, original_conditions)
                 self._set_status(conn, now_s, record_id, 'superseded')
                 self._insert_version(conn, now_s, old, narrowed_id, None, narrowed, None, None,
                                      None, [], actor)
@@ -1403,8 +1350,8 @@ class Substrate:
                 changed.append(record_id)
                 original = narrowed_id
             new_id = str(uuid.uuid4())
-            data = self._revised_payload(old, text, payload, object, new_id)
-            self._apply_conditions(old['type'], data, conditions)
+            data = payloads.revised(old, text, payload, object, new_id)
+            payloads.apply_conditions(old['type'], data, conditions)
             if old['type'] == 'semantic':
                 data['revision'] = {'status': 'active'}
             try:
@@ -1418,19 +1365,6 @@ class Substrate:
                         {'from': original, 'conditions': conditions})
             created.append(new_id)
         return RevisionResult('fork', created, changed, reason)
-
-    @staticmethod
-    def _apply_conditions(kind: str, data: dict, conditions: dict) -> None:
-        if kind == 'semantic':
-            data['validity'] = {'mode': 'conditional' if conditions else 'global',
-                                **({'conditions': conditions} if conditions else {})}
-        elif kind == 'competence':
-            for trigger in data['triggers']:
-                trigger['conditions'] = conditions
-        elif kind == 'plan_graph':
-            data['constraints'] = conditions
-        else:
-            data.setdefault('next_actions', [])
 
     def contest(self, record_id: str, now: dt.datetime, reason: str,
                 against: Optional[str] = None, actor: str = 'api') -> RevisionResult:
@@ -1544,28 +1478,6 @@ class Substrate:
             self._row(target_id)
             self._relate(conn, now_s, source_id, predicate, target_id, weight)
             self._audit(conn, now_s, source_id, 'relate', actor, f'{predicate} {target_id}')
-
-    def _revised_payload(self, old: dict, text, payload, value, new_id: str) -> dict:
-        if payload is not None:
-            data = dict(payload)
-            data.setdefault('kind', old['type'])
-        else:
-            data = json.loads(old['payload'])
-            if value is not None:
-                if old['type'] != 'semantic':
-                    raise SubstrateError('object= applies to semantic records; pass payload= '
-                                         'for other types')
-                data['object'] = value
-            elif text is not None and old['type'] != 'semantic':
-                data = self._build_payload(old['type'], validation.check_text(text), None,
-                                           json.loads(old['context']), None,
-                                           when(old['created_at']), new_id)
-            data.pop('revision', None)
-        try:
-            return PAYLOAD_MODELS[old['type']].model_validate(data).to_dict()
-        except pydantic.ValidationError as error:
-            raise SubstrateError(f'{old["type"]} payload is invalid: {first_error(error)}') \
-                from None
 
     def _insert_version(self, conn, now_s: float, old: dict, new_id: str, text, data: dict,
                         confidence, tags, context, sources, actor) -> None:
