@@ -48,6 +48,7 @@ from robot_memory import lazy_imports
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import open_target
 from robot_memory.substrate import crypto
+from robot_memory.substrate import metrics
 from robot_memory.substrate import payloads
 from robot_memory.substrate import schema
 from robot_memory.substrate import text as textrules
@@ -69,7 +70,6 @@ from robot_memory.substrate.models import MAX_QUERY
 from robot_memory.substrate.models import MAX_RECORD_ID
 from robot_memory.substrate.models import MAX_SCOPE
 from robot_memory.substrate.models import MAX_TAGS
-from robot_memory.substrate.models import MEMORY_TYPES
 from robot_memory.substrate.models import MemoryRecord
 from robot_memory.substrate.models import Provenance
 from robot_memory.substrate.models import Relation
@@ -94,7 +94,6 @@ from robot_memory.substrate.schema import when
 from robot_memory.substrate.validation import first_error
 from robot_memory.substrate.vector_index import trim_changes
 from robot_memory.substrate.vector_index import VectorIndex
-from robot_memory.timeutil import format_iso
 
 # Only vector search and metrics need numpy.
 numpy = lazy_imports.deferred('numpy')
@@ -1567,105 +1566,11 @@ class Substrate:
 
     def metrics(self, now: dt.datetime, window_days: float = 30.0) -> dict:
         """Growth, salience distribution, usefulness, contradiction and revision rates (§15.10)."""
-        now_s = validation.epoch(now)
-        if not window_days > 0:
-            raise SubstrateError('window_days must be positive')
-        since = now_s - window_days * DAY
-        conn = self.db.conn
-        with self._lock:
-            by_type = dict.fromkeys(MEMORY_TYPES, 0)
-            by_status = {}
-            for kind, status, count in conn.execute(
-                    'SELECT type, status, count(*) FROM substrate_records GROUP BY 1, 2'):
-                by_status[status] = by_status.get(status, 0) + count
-                if status != 'archived':
-                    by_type[kind] += count
-            per_day = {}
-            for day, kind, count in conn.execute(
-                    "SELECT strftime('%Y-%m-%d', created_at, 'unixepoch'), type, count(*) "
-                    'FROM substrate_records WHERE created_at >= ? GROUP BY 1, 2 ORDER BY 1',
-                    (since,)):
-                per_day.setdefault(day, {})[kind] = count
-            rows = [dict(zip(('salience', 'decay_curve', 'half_life_s', 'decay_floor',
-                              'last_reinforced_at', 'pinned', 'created_at', 'max_age_s'), row))
-                    for row in conn.execute(
-                        'SELECT salience, decay_curve, half_life_s, decay_floor, '
-                        'last_reinforced_at, pinned, created_at, max_age_s FROM substrate_records '
-                        f'WHERE status IN {LIVE}')]
-            recalls = conn.execute('SELECT count(*), count(useful), coalesce(sum(useful), 0), '
-                                   'count(DISTINCT record_id), count(DISTINCT recall_id) '
-                                   'FROM substrate_recalls').fetchone()
-            contested = by_status.get('contested', 0)
-            contradicts = conn.execute('SELECT count(*) FROM substrate_relations '
-                                       "WHERE predicate = 'contradicts'").fetchone()[0]
-            revisions = dict(conn.execute(
-                'SELECT action, count(*) FROM substrate_audit WHERE at >= ? AND action IN '
-                "('supersede', 'fork', 'contest', 'retract', 'merge', 'affirm') GROUP BY 1",
-                (since,)).fetchall())
-            created = conn.execute('SELECT count(*) FROM substrate_audit WHERE at >= ? AND '
-                                   "action = 'create'", (since,)).fetchone()[0]
-            outcomes = conn.execute('SELECT type, sum(successes), sum(failures), '
-                                    'sum(access_count), count(*) FROM substrate_records '
-                                    "WHERE type IN ('competence', 'plan_graph') AND status IN "
-                                    f'{LIVE} GROUP BY type').fetchall()
-        values = numpy.array([row_salience(row, now_s) for row in rows], dtype=float)
-        edges = [round(step / 10, 1) for step in range(11)]
-        histogram = {f'{low:.1f}-{high:.1f}': 0 for low, high in zip(edges, edges[1:])}
-        for value in values:
-            index = min(int(value * 10), 9)
-            histogram[f'{edges[index]:.1f}-{edges[index + 1]:.1f}'] += 1
-        semantic_live = conn.execute('SELECT count(*) FROM substrate_records WHERE '
-                                     f"type = 'semantic' AND status IN {LIVE}").fetchone()[0]
-        revised = sum(revisions.values())
-        stats = {name: {'records': 0, 'successes': 0, 'failures': 0, 'accesses': 0}
-                 for name in ('competence', 'plan_graph')}
-        for kind, successes, failures, accesses, count in outcomes:
-            stats[kind] = {'records': count, 'successes': successes or 0,
-                           'failures': failures or 0, 'accesses': accesses or 0}
+        return self.measure(now, window_days).to_dict()
 
-        def rate(good, bad):
-            return round(good / (good + bad), 6) if good + bad else None
-
-        return {
-            'at': format_iso(now),
-            'window_days': window_days,
-            'records': sum(by_status.values()),
-            'by_type': by_type,
-            'by_status': by_status,
-            'growth': {'created_in_window': created,
-                       'per_day': per_day,
-                       'rate_per_day': round(created / window_days, 6)},
-            'salience': {'count': int(values.size),
-                         'mean': round(float(values.mean()), 6) if values.size else None,
-                         'p10': round(float(numpy.percentile(values, 10)), 6)
-                         if values.size else None,
-                         'median': round(float(numpy.median(values)), 6) if values.size else None,
-                         'p90': round(float(numpy.percentile(values, 90)), 6)
-                         if values.size else None,
-                         'pinned': int(sum(1 for row in rows if row['pinned'])),
-                         'histogram': histogram},
-            'retrieval': {'hits': recalls[0], 'recalls': recalls[4], 'rated': recalls[1],
-                          'useful': recalls[2], 'distinct_records': recalls[3],
-                          'usefulness': round(recalls[2] / recalls[0], 6) if recalls[0] else None,
-                          'useful_share_of_rated': (round(recalls[2] / recalls[1], 6)
-                                                    if recalls[1] else None)},
-            'contradiction': {'contested': contested, 'contradicts_relations': contradicts,
-                              'rate': round(contested / (semantic_live or 1), 6)
-                              if semantic_live else 0.0},
-            'revision': {'in_window': revisions, 'total_in_window': revised,
-                         'rate_per_day': round(revised / window_days, 6),
-                         'per_created': round(revised / created, 6) if created else None},
-            'competence': {'records': stats['competence']['records'],
-                           'success_rate': rate(stats['competence']['successes'],
-                                                stats['competence']['failures']),
-                           'outcomes': (stats['competence']['successes']
-                                        + stats['competence']['failures'])},
-            'plan_reuse': {'plans': stats['plan_graph']['records'],
-                           'uses': stats['plan_graph']['accesses']
-                           + stats['plan_graph']['successes'] + stats['plan_graph']['failures'],
-                           'success_rate': rate(stats['plan_graph']['successes'],
-                                                stats['plan_graph']['failures'])},
-        }
+    def measure(self, now: dt.datetime, window_days: float = 30.0) -> 'metrics.Metrics':
+        """Return :meth:`metrics` as a :class:`~.metrics.Metrics` dataclass (typed fields)."""
+        return metrics.measure(self, now, window_days)
 
     # ------------------------------------------------------------------ encryption at rest
 
