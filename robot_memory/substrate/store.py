@@ -36,7 +36,6 @@ import hashlib
 import json
 import math
 import os
-import sqlite3
 import threading
 from typing import Iterable
 from typing import Optional
@@ -51,6 +50,7 @@ from robot_memory.substrate import crypto
 from robot_memory.substrate import metrics
 from robot_memory.substrate import payloads
 from robot_memory.substrate import recall as recalling
+from robot_memory.substrate import revision
 from robot_memory.substrate import schema
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate import validation
@@ -72,7 +72,6 @@ from robot_memory.substrate.models import SENSITIVITIES
 from robot_memory.substrate.recall import RECALLABLE  # noqa: F401 - re-exported
 from robot_memory.substrate.results import ForgetResult
 from robot_memory.substrate.results import LearnResult
-from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.salience import effective_salience  # noqa: F401 - re-exported
 from robot_memory.substrate.salience import row_salience
 from robot_memory.substrate.schema import COLUMNS
@@ -469,8 +468,8 @@ class Substrate:
                                                'reinforced it instead of adding a record')
             superseded, contested, action = [], [], 'created'
             if kind == 'semantic':
-                superseded, contested, same = self._resolve_fact(conn, now_s, data, confidence,
-                                                                 on_conflict, record_id)
+                superseded, contested, same = revision.resolve_fact(
+                    self, conn, now_s, data, confidence, on_conflict, record_id)
                 action = 'contested' if contested else (
                     'superseded' if superseded else 'created')
                 if same is not None:
@@ -483,8 +482,8 @@ class Substrate:
                          confidence, salience, profile, pinned, sources, scope, actor, vector)
             self._audit(conn, now_s, record_id, 'create', actor, 'learned',
                         {'type': kind, 'sensitivity': sensitivity})
-            self._link_revision(conn, now_s, record_id, superseded, contested, actor,
-                                f'conflicting fact learned: {record_id}')
+            revision.link_revision(self, conn, now_s, record_id, superseded, contested, actor,
+                                   f'conflicting fact learned: {record_id}')
         replaced = superseded + contested
         message = f'new {kind} record'
         if superseded:
@@ -522,131 +521,6 @@ class Substrate:
         """Return this store's connection (``db``) for this thread alone while the block runs."""
         with self._lock:
             yield self.db
-
-    def _fact_conflicts(self, data: dict, exclude: Optional[str] = None) -> tuple:
-        """
-        Live facts of the same subject and conditions: ``(same, genuine, unsure)`` rows.
-
-        ``same`` holds the same predicate and object; ``genuine`` conflicts (a single-valued
-        facet with another value, or the opposite predicate with the same object); ``unsure``
-        may conflict (the same predicate, another value, cardinality unknown on both sides).
-        """
-        subject = textrules.normalise(data['subject'])
-        predicate = textrules.normalise(data['predicate'])
-        opposite = textrules.NEGATIONS.get(predicate.replace(' ', '_'))
-        hint = data.get('single_valued')
-        cardinality, facet = textrules.fact_facet(predicate, data['object'], hint)
-        key = schema.object_key(data['object'])
-        # A subject may hold thousands of many-valued facts: for those only equal values and
-        # stated cardinalities (a stated single value has a facet) matter, and both queries
-        # are index seeks.
-        columns = ('SELECT id, predicate, facet, object_key, json_extract(payload, '
-                   "'$.object'), json_type(payload, '$.object'), json_extract(payload, "
-                   "'$.single_valued') FROM substrate_records WHERE subject = ? AND ")
-        condition = schema.condition_key(data.get('validity') or {})
-        predicates = (predicate, opposite or predicate, (opposite or predicate).replace('_', ' '))
-        if cardinality == 'many':
-            rows = self.db.conn.execute(
-                f'{columns} predicate IN (?, ?, ?) AND condition_key = ? AND object_key = ? '
-                f"AND +type = 'semantic' AND +status IN {LIVE} AND id IS NOT ? UNION "
-                f'{columns} predicate = ? AND condition_key = ? AND facet IS NOT NULL AND '
-                "type = 'semantic' AND status = 'active' AND id IS NOT ?",
-                (subject, *predicates, condition, key, exclude, subject, predicate, condition,
-                 exclude)).fetchall()
-        else:
-            rows = self.db.conn.execute(
-                f'{columns} predicate IN (?, ?, ?) AND condition_key = ? AND (object_key = ? OR '
-                f"predicate = ?) AND +type = 'semantic' AND +status IN {LIVE} AND id IS NOT ?",
-                (subject, *predicates, condition, key, predicate, exclude)).fetchall()
-        facts = [dict(zip(('id', 'predicate', 'facet', 'object_key', 'object', 'object_type',
-                           'hint'), row)) for row in rows]
-        facts += self._sealed_facts(subject, condition, exclude)
-        stated = {bool(fact['hint']) for fact in facts
-                  if fact['predicate'] == predicate and fact['hint'] is not None}
-        if hint is None and stated and predicate not in textrules.COPULAS:
-            # Someone said how many values this predicate holds for this subject: that beats
-            # the vocabulary's general rule.
-            cardinality, facet = textrules.fact_facet(predicate, data['object'], True in stated)
-        same, genuine, unsure = [], [], []
-        for fact in facts:
-            value = fact['object']
-            if fact['object_type'] in ('object', 'array'):
-                value = json.loads(value)
-            elif fact['object_type'] in ('true', 'false'):
-                value = fact['object_type'] == 'true'
-            hint_of = None if fact['hint'] is None else bool(fact['hint'])
-            equal = fact['object_key'] == key
-            if fact['predicate'] == predicate:
-                if equal:
-                    same.append(fact['id'])
-                elif cardinality == 'one' and (fact['facet'] == facet or (
-                        fact['facet'] is None and facet == predicate.replace(' ', '_')
-                        and textrules.fact_facet(predicate, value, hint_of)[0] == 'unknown')):
-                    genuine.append(fact['id'])
-                elif cardinality == 'unknown' and textrules.fact_facet(
-                        predicate, value, hint_of)[0] == 'unknown':
-                    unsure.append(fact['id'])
-            elif opposite is not None and equal:
-                genuine.append(fact['id'])
-        chosen = {row['id']: row for row in self._rows_by_id(same + genuine + unsure)}
-        same, genuine, unsure = ([chosen[record_id] for record_id in group]
-                                 for group in (same, genuine, unsure))
-        return same, genuine, unsure
-
-    def _resolve_fact(self, conn, now_s: float, data: dict, confidence: float, policy: str,
-                      record_id: str) -> tuple:
-        """Revise the live facts a new one meets: ``(superseded ids, contested ids, same row)``."""
-        same, genuine, unsure = self._fact_conflicts(data)
-        if same:
-            active = [row for row in same if row['status'] == 'active']
-            return [], [], (active or same)[0]
-        if not genuine and not unsure:
-            return [], [], None
-        if policy == 'error':
-            old = (genuine or unsure)[0]
-            fact = json.loads(old['payload'])
-            raise SubstrateError(f'conflicts with live fact {old["id"]} ({old["subject"]} '
-                                 f'{old["predicate"]} {fact["object"]!r}); choose '
-                                 'on_conflict="supersede" or "contest", or fork with conditions')
-        replace, doubt = [], []
-        if genuine and (policy == 'supersede' or (policy == 'auto' and confidence >= max(
-                row['confidence'] for row in genuine))):
-            replace += genuine
-        else:
-            doubt += genuine
-        (replace if policy == 'supersede' else doubt).extend(unsure)
-        for old in replace:
-            self._set_status(conn, now_s, old['id'], 'superseded')
-            self._patch_revision(conn, old, superseded_by=record_id)
-        if replace:
-            data.setdefault('revision', {})['supersedes'] = replace[0]['id']
-        for old in doubt:
-            self._set_status(conn, now_s, old['id'], 'contested')
-        if doubt:
-            data.setdefault('revision', {})['status'] = 'contested'
-        return [row['id'] for row in replace], [row['id'] for row in doubt], None
-
-    def _link_revision(self, conn, now_s: float, record_id: str, superseded: list,
-                       contested: list, actor: str, reason: str) -> None:
-        """Relations and audit of what a new fact superseded or contested (already set)."""
-        if contested:
-            self._set_status(conn, now_s, record_id, 'contested')
-        for old in superseded:
-            self._relate(conn, now_s, record_id, 'supersedes', old)
-            self._audit(conn, now_s, old, 'supersede', actor, reason, {'by': record_id})
-        for old in contested:
-            self._relate(conn, now_s, record_id, 'contradicts', old)
-            self._relate(conn, now_s, old, 'contradicts', record_id)
-            self._audit(conn, now_s, old, 'contest', actor, reason, {'by': record_id})
-
-    def _patch_revision(self, conn, row: dict, **changes) -> None:
-        payload = json.loads(row['payload'])
-        payload.setdefault('revision', {}).update(changes)
-        if row.get('key_id'):
-            self._reseal(conn, row, payload=payload)
-            return
-        conn.execute('UPDATE substrate_records SET payload = ? WHERE id = ?',
-                     (dumps(payload), row['id']))
 
     def _find_duplicate(self, kind: str, text: str, vector=None) -> Optional[tuple]:
         rows = self._rows(f'content_hash IN (?, ?) AND +type = ? AND +status IN {LIVE}',
@@ -723,9 +597,9 @@ class Substrate:
                 data = payloads.build(kind, text, None, {}, None, now, record_id)
                 superseded, contested = [], []
                 if kind == 'semantic':
-                    superseded, contested, same = self._resolve_fact(conn, now_s, data,
-                                                                     confidence, 'auto',
-                                                                     record_id)
+                    superseded, contested, same = revision.resolve_fact(self, conn, now_s, data,
+                                                                        confidence, 'auto',
+                                                                        record_id)
                     if same is not None:
                         continue
                 self._insert(conn, now_s, record_id, kind, text, [], {}, data, level, confidence,
@@ -733,8 +607,8 @@ class Substrate:
                              vectors[number] if vectors is not None else None)
                 self._audit(conn, now_s, record_id, 'create', actor, 'bulk load',
                             {'type': kind})
-                self._link_revision(conn, now_s, record_id, superseded, contested, actor,
-                                    'bulk load')
+                revision.link_revision(self, conn, now_s, record_id, superseded, contested, actor,
+                                       'bulk load')
                 added += 1
         return added
 
@@ -764,7 +638,8 @@ class Substrate:
                 raise SubstrateError(f'a record with id {model.id} already exists')
             colliding = []
             if model.type == 'semantic' and model.status == 'active':
-                colliding = [row['id'] for group in self._fact_conflicts(data) for row in group]
+                colliding = [row['id'] for group in revision.fact_conflicts(self, data)
+                             for row in group]
                 for other in colliding:
                     self._set_status(conn, now_s, other, 'contested')
             self._insert(conn, model.created_at.timestamp(), model.id, model.type, text, tags,
@@ -777,7 +652,7 @@ class Substrate:
             status = model.status
             if status == 'active' and colliding:
                 status = 'contested'
-                self._link_revision(conn, now_s, model.id, [], colliding, actor, reason)
+                revision.link_revision(self, conn, now_s, model.id, [], colliding, actor, reason)
             conn.execute('UPDATE substrate_records SET updated_at = ?, last_reinforced_at = ?, '
                          'access_count = ?, last_accessed = ? WHERE id = ?',
                          (model.updated_at.timestamp(),
@@ -1040,8 +915,8 @@ class Substrate:
             previous = json.loads(detail).get('previous_status') or 'active'
         colliding = []
         if row['type'] == 'semantic' and previous in LIVE:
-            colliding = [other['id'] for group in self._fact_conflicts(
-                json.loads(row['payload']), exclude=row['id']) for other in group]
+            colliding = [other['id'] for group in revision.fact_conflicts(
+                self, json.loads(row['payload']), exclude=row['id']) for other in group]
             for other in colliding:
                 self._set_status(conn, now_s, other, 'contested')
         status = 'contested' if colliding else previous
@@ -1050,8 +925,8 @@ class Substrate:
                      (status, now_s, row['id']))
         self._audit(conn, now_s, row['id'], 'restore', actor, reason,
                     {'status': status, **({'contests': colliding} if colliding else {})})
-        self._link_revision(conn, now_s, row['id'], [], colliding, actor,
-                            f'restored {row["id"]} conflicts')
+        revision.link_revision(self, conn, now_s, row['id'], [], colliding, actor,
+                               f'restored {row["id"]} conflicts')
         return status
 
     def pin(self, record_id: str, now: dt.datetime, reason: str = 'pinned',
@@ -1076,229 +951,13 @@ class Substrate:
 
     # ------------------------------------------------------------------ revision
 
-    def _revisable(self, record_id: str, what: str) -> dict:
-        row = self._row(record_id)
-        self._check_open(row)
-        if row['type'] == 'episodic':
-            raise SubstrateError(f'{record_id} is episodic; episodic records are append-only '
-                                 '(record the correction as a new semantic or competence '
-                                 'record, or forget it)')
-        if row['status'] not in LIVE:
-            raise SubstrateError(f'cannot {what} {record_id}: it is {row["status"]}')
-        return row
-
-    def supersede(self, record_id: str, now: dt.datetime, reason: str,
-                  text: Optional[str] = None, payload: Optional[dict] = None,
-                  object=None, confidence: Optional[float] = None, tags=None,
-                  context: Optional[dict] = None, provenance=(),
-                  actor: str = 'api') -> RevisionResult:
-        """Replace a record by a new version; the old one becomes ``superseded``, atomically."""
-        reason = validation.check_reason(reason)
-        now_s = validation.epoch(now)
-        sources = validation.check_provenance(provenance)
-        with self._write() as conn:
-            old = self._revisable(record_id, 'supersede')
-            new_id = str(uuid.uuid4())
-            data = payloads.revised(old, text, payload, object, new_id)
-            if old['type'] == 'semantic':
-                data.setdefault('revision', {}).update({'supersedes': record_id,
-                                                        'status': 'active'})
-            self._set_status(conn, now_s, record_id, 'superseded')
-            if old['type'] == 'semantic':
-                self._patch_revision(conn, old, superseded_by=new_id)
-            self._insert_version(conn, now_s, old, new_id, text, data, confidence, tags, context,
-                                 sources, actor)
-            self._relate(conn, now_s, new_id, 'supersedes', record_id)
-            self._audit(conn, now_s, record_id, 'supersede', actor, reason, {'by': new_id})
-            self._audit(conn, now_s, new_id, 'create', actor, reason, {'supersedes': record_id})
-        return RevisionResult('supersede', [new_id], [record_id], reason)
-
-    def fork(self, record_id: str, conditions: dict, now: dt.datetime, reason: str,
-             text: Optional[str] = None, object=None, payload: Optional[dict] = None,
-             confidence: Optional[float] = None, original_conditions: Optional[dict] = None,
-             actor: str = 'api') -> RevisionResult:
-        """
-        Add a variant valid under ``conditions``; both stay active (conditional fork).
-
-        ``original_conditions`` narrows the original's validity in the same transaction (it
-        is superseded by a copy with those conditions), so the two become disjoint.
-        """
-        reason = validation.check_reason(reason)
-        if not isinstance(conditions, dict) or not conditions:
-            raise SubstrateError('a fork needs non-empty conditions, e.g. {"floor": 2}')
-        check_json(conditions, 'conditions', max_bytes=2048)
-        now_s = validation.epoch(now)
-        with self._write() as conn:
-            old = self._revisable(record_id, 'fork')
-            created, changed = [], []
-            original = record_id
-            if original_conditions is not None:
-                if not isinstance(original_conditions, dict):
-                    raise SubstrateError('original_conditions must be an object')
-                narrowed_id = str(uuid.uuid4())
-                narrowed = json.loads(old['payload'])
-                payloads.apply_conditions(old['type'], narrowed, original_conditions)
-                self._set_status(conn, now_s, record_id, 'superseded')
-                self._insert_version(conn, now_s, old, narrowed_id, None, narrowed, None, None,
-                                     None, [], actor)
-                self._relate(conn, now_s, narrowed_id, 'supersedes', record_id)
-                self._audit(conn, now_s, record_id, 'supersede', actor,
-                            f'narrowed for a fork: {reason}', {'by': narrowed_id})
-                created.append(narrowed_id)
-                changed.append(record_id)
-                original = narrowed_id
-            new_id = str(uuid.uuid4())
-            data = payloads.revised(old, text, payload, object, new_id)
-            payloads.apply_conditions(old['type'], data, conditions)
-            if old['type'] == 'semantic':
-                data['revision'] = {'status': 'active'}
-            try:
-                self._insert_version(conn, now_s, old, new_id, text, data, confidence, None,
-                                     None, [], actor)
-            except sqlite3.IntegrityError:
-                raise SubstrateError(f'an active fact with these conditions already exists '
-                                     f'({conditions}); supersede it instead of forking') from None
-            self._relate(conn, now_s, new_id, 'derived_from', original)
-            self._audit(conn, now_s, new_id, 'fork', actor, reason,
-                        {'from': original, 'conditions': conditions})
-            created.append(new_id)
-        return RevisionResult('fork', created, changed, reason)
-
-    def contest(self, record_id: str, now: dt.datetime, reason: str,
-                against: Optional[str] = None, actor: str = 'api') -> RevisionResult:
-        """Mark a record (and ``against``, if given) contested, linked by ``contradicts``."""
-        reason = validation.check_reason(reason)
-        now_s = validation.epoch(now)
-        with self._write() as conn:
-            rows = [self._revisable(record_id, 'contest')]
-            if against is not None:
-                rows.append(self._revisable(against, 'contest'))
-                self._relate(conn, now_s, record_id, 'contradicts', against)
-                self._relate(conn, now_s, against, 'contradicts', record_id)
-            for row in rows:
-                self._set_status(conn, now_s, row['id'], 'contested')
-                self._audit(conn, now_s, row['id'], 'contest', actor, reason,
-                            {'against': against} if against else {})
-        return RevisionResult('contest', [], [row['id'] for row in rows], reason)
-
-    def retract(self, record_id: str, now: dt.datetime, reason: str,
-                actor: str = 'api') -> RevisionResult:
-        """Withdraw a record: it no longer holds (kept for history, out of recall)."""
-        reason = validation.check_reason(reason)
-        now_s = validation.epoch(now)
-        with self._write() as conn:
-            self._revisable(record_id, 'retract')
-            self._set_status(conn, now_s, record_id, 'retracted')
-            self._audit(conn, now_s, record_id, 'retract', actor, reason)
-        return RevisionResult('retract', [], [record_id], reason)
-
-    def affirm(self, record_id: str, now: dt.datetime, reason: str,
-               actor: str = 'api') -> RevisionResult:
-        """Resolve a contest in favour of a record: contested becomes active again."""
-        reason = validation.check_reason(reason)
-        now_s = validation.epoch(now)
-        with self._write() as conn:
-            row = self._row(record_id)
-            if row['status'] != 'contested':
-                raise SubstrateError(f'{record_id} is {row["status"]}, not contested')
-            try:
-                self._set_status(conn, now_s, record_id, 'active')
-            except sqlite3.IntegrityError:
-                raise SubstrateError(f'another active fact has the same subject, predicate and '
-                                     f'conditions as {record_id}; retract or supersede it '
-                                     'first') from None
-            self._audit(conn, now_s, record_id, 'affirm', actor, reason)
-        return RevisionResult('affirm', [], [record_id], reason)
-
-    def merge(self, record_ids: list, now: dt.datetime, reason: str,
-              into: Optional[str] = None, actor: str = 'api') -> RevisionResult:
-        """
-        Fold records of one type into one keeper (``into`` or the most confident).
-
-        The keeper takes the highest confidence, summed use counts and the union of tags
-        and provenance; the others become ``superseded`` by it.
-        """
-        reason = validation.check_reason(reason)
-        ids = list(dict.fromkeys(record_ids or []))
-        if len(ids) < 2:
-            raise SubstrateError('merge needs at least two distinct record ids')
-        if into is not None and into not in ids:
-            ids.insert(0, into)
-        now_s = validation.epoch(now)
-        with self._write() as conn:
-            rows = [self._revisable(record_id, 'merge') for record_id in ids]
-            if len({row['type'] for row in rows}) != 1:
-                raise SubstrateError('merge needs records of one type; got '
-                                     f'{", ".join(sorted({row["type"] for row in rows}))}')
-            keeper = next(row for row in rows if row['id'] == into) if into else max(
-                rows, key=lambda row: (row['confidence'], row['access_count'], -row['seq']))
-            others = [row for row in rows if row['id'] != keeper['id']]
-            for row in others:
-                self._set_status(conn, now_s, row['id'], 'superseded')
-                if row['type'] == 'semantic':
-                    self._patch_revision(conn, row, superseded_by=keeper['id'])
-                self._relate(conn, now_s, keeper['id'], 'supersedes', row['id'])
-                self._audit(conn, now_s, row['id'], 'merge', actor, reason,
-                            {'into': keeper['id']})
-            sources, tags = [], []
-            for row in [keeper] + others:
-                sources += json.loads(row['provenance'])['sources']
-                tags += [tag for tag in row['tags'].split() if tag not in tags]
-            unique = list({(source['kind'], source['ref']): source for source in sources}.values())
-            conn.execute('UPDATE substrate_records SET confidence = ?, access_count = ?, '
-                         'tags = ?, provenance = ?, updated_at = ?, salience = ?, '
-                         'last_reinforced_at = ? WHERE id = ?',
-                         (max(row['confidence'] for row in rows),
-                          sum(row['access_count'] for row in rows),
-                          self._clear_tags(conn, keeper, tags[:MAX_TAGS]),
-                          dumps({'sources': unique,
-                                 'created_by': json.loads(keeper['provenance']).get(
-                                     'created_by')}),
-                          now_s, max(row_salience(row, now_s) for row in rows), now_s,
-                          keeper['id']))
-            conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, '
-                             'hash) VALUES (?, ?, ?, ?)',
-                             [(keeper['id'], source['kind'], source['ref'], source.get('hash'))
-                              for source in unique])
-            self._audit(conn, now_s, keeper['id'], 'merge', actor, reason,
-                        {'merged': [row['id'] for row in others]})
-        return RevisionResult('merge', [], [keeper['id']] + [row['id'] for row in others],
-                              reason)
-
-    def relate(self, source_id: str, predicate: str, target_id: str, now: dt.datetime,
-               weight: Optional[float] = None, actor: str = 'api') -> None:
-        """Add a relation between two records (supports, contradicts, derived_from, ...)."""
-        now_s = validation.epoch(now)
-        if weight is not None:
-            validation.check_unit(weight, 'weight')
-        with self._write() as conn:
-            self._row(source_id)
-            self._row(target_id)
-            self._relate(conn, now_s, source_id, predicate, target_id, weight)
-            self._audit(conn, now_s, source_id, 'relate', actor, f'{predicate} {target_id}')
-
-    def _insert_version(self, conn, now_s: float, old: dict, new_id: str, text, data: dict,
-                        confidence, tags, context, sources, actor) -> None:
-        text = validation.check_text(text) if text is not None else old['text']
-        if text == old['text'] and data.get('kind') == 'semantic' and json.loads(
-                old['payload']).get('object') != data.get('object'):
-            text = f'{data["subject"]} {data["predicate"]} {data["object"]}'
-        if context is not None:
-            check_json(context, 'context')
-        decay = DecayProfile(curve=old['decay_curve'], half_life_seconds=int(old['half_life_s']),
-                             min_salience=old['decay_floor'],
-                             max_age_seconds=(int(old['max_age_s'])
-                                              if old['max_age_s'] is not None else None),
-                             reinforcement_gain=old['gain'])
-        provenance = json.loads(old['provenance'])['sources'] + list(sources)
-        self._insert(conn, now_s, new_id, old['type'], text,
-                     validation.check_tags(tags) if tags is not None else old['tags'].split(),
-                     context if context is not None else json.loads(old['context']), data,
-                     old['sensitivity'],
-                     validation.check_unit(confidence, 'confidence') if confidence is not None
-                     else old['confidence'], max(row_salience(old, now_s), 0.5), decay,
-                     bool(old['pinned']), provenance, old['scope'], actor,
-                     seal=bool(old.get('key_id')))
+    supersede = revision.supersede
+    fork = revision.fork
+    contest = revision.contest
+    retract = revision.retract
+    affirm = revision.affirm
+    merge = revision.merge
+    relate = revision.relate
 
     # ------------------------------------------------------------------ metrics
 
