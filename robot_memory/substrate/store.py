@@ -35,7 +35,6 @@ import datetime as dt
 import hashlib
 import json
 import math
-import os
 import threading
 from typing import Iterable
 from typing import Optional
@@ -52,6 +51,7 @@ from robot_memory.substrate import payloads
 from robot_memory.substrate import recall as recalling
 from robot_memory.substrate import revision
 from robot_memory.substrate import schema
+from robot_memory.substrate import sealing
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate import validation
 from robot_memory.substrate.dedup import jaccard_candidates
@@ -971,20 +971,6 @@ class Substrate:
 
     # ------------------------------------------------------------------ encryption at rest
 
-    def _init_vault(self, encrypt_from, key_file) -> None:
-        """Set the key of the sealed records (see :mod:`.crypto`); None for an in-memory db."""
-        crypto.check_level(encrypt_from)
-        self._vault = None
-        self._sealed_search = None
-        self._sealed_writes = 0  # this process's changes of sealed text or tags
-        self._sealed_dirty = set()  # and the seqs of the existing records it changed
-        if key_file is None and self.path is None:
-            if encrypt_from:
-                raise SubstrateError('an in-memory database needs key_file= to encrypt records')
-            return
-        self._vault = crypto.Vault(key_file if key_file is not None
-                                   else crypto.default_key_path(self.path), encrypt_from)
-
     @property
     def key_file(self):
         """Return the path of the key file of the sealed records (None: no key file is used)."""
@@ -997,362 +983,28 @@ class Substrate:
         validation.level(sensitivity, 'sensitivity')
         return sensitivity
 
-    def seals(self, sensitivity: str) -> bool:
-        """Return True when what is learned at ``sensitivity`` is stored encrypted."""
-        return self._vault is not None and self._vault.seals(sensitivity)
-
-    def seal_fields(self, ref: str, fields: dict) -> dict:
-        """
-        ``fields`` encrypted for storage elsewhere in this database (a queued learn).
-
-        Bound to ``ref`` like a record to its id; opened by :meth:`open_fields`, re-sealed
-        by ``rotate_key`` wherever it is kept (see ``_reseal_queued``).
-        """
-        with self._lock:
-            key = self._sealing_key(self.db.conn)
-        return {'sealed': base64.b64encode(crypto.seal(key, ref, fields)).decode('ascii'),
-                'key_id': crypto.key_id(key), 'ref': ref}
-
-    def open_fields(self, data: dict) -> dict:
-        """Return what :meth:`seal_fields` sealed; KeyUnavailable saying why when it cannot."""
-        if self._vault is None:
-            raise crypto.KeyUnavailable(f'{data.get("ref")} is encrypted and no key file is set')
-        key = self._vault.key(data['key_id'])
-        return crypto.unseal(key, data['ref'], base64.b64decode(data['sealed']))
-
-    def _reseal_queued(self, conn, old: bytes, key: bytes) -> int:
-        """Re-seal the pending queued learns (the proposals table) under ``key``; how many."""
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                        "name = 'proposals'").fetchone() is None:
-            return 0
-        count = 0
-        for proposal_id, text in conn.execute(
-                "SELECT id, payload FROM proposals WHERE payload LIKE '{\"key_id\":%' "
-                "AND status = 'pending'").fetchall():
-            data = json.loads(text)
-            if 'sealed' not in data or data['key_id'] != crypto.key_id(old):
-                continue
-            fields = crypto.unseal(old, data['ref'], base64.b64decode(data['sealed']))
-            data.update(sealed=base64.b64encode(crypto.seal(key, data['ref'], fields))
-                        .decode('ascii'), key_id=crypto.key_id(key))
-            conn.execute('UPDATE proposals SET payload = ? WHERE id = ?',
-                         (json.dumps(data, ensure_ascii=False, sort_keys=True), proposal_id))
-            count += 1
-        return count
-
-    def _sealing_key(self, conn) -> bytes:
-        if self._vault is None:
-            raise SubstrateError('this record must be stored encrypted but no key file is set; '
-                                 'create the Substrate with key_file=')
-        return self._vault.sealing_key(conn)
-
-    def _open_sealed(self, rows: list) -> list:
-        """Decrypt the sealed rows in place; one that cannot be opened gets ``locked`` (why)."""
-        keys = {}
-        for row in rows:
-            if not row.get('key_id'):
-                continue
-            try:
-                if self._vault is None:
-                    raise crypto.KeyUnavailable('no key file is set')
-                if row['key_id'] not in keys:
-                    keys[row['key_id']] = self._vault.key(row['key_id'])
-                fields = crypto.unseal(keys[row['key_id']], row['id'], row['sealed'])
-            except crypto.KeyUnavailable as error:
-                row['locked'] = str(error)
-                row['text'] = '[encrypted: the key is not available]'
-                continue
-            row['text'] = fields['text']
-            row['tags'] = ' '.join(fields['tags'])
-            row['context'] = dumps(fields['context'])
-            row['payload'] = dumps(fields['payload'])
-            if row['type'] == 'semantic':
-                row['subject'] = textrules.normalise(fields['payload']['subject'])
-                row['predicate'] = textrules.normalise(fields['payload']['predicate'])
-        return rows
-
-    def _check_open(self, row: dict) -> None:
-        """Refuse to show or revise a sealed record that could not be decrypted."""
-        if row.get('locked'):
-            advice = self._vault.advice() if self._vault is not None else 'pass key_file='
-            raise crypto.KeyUnavailable(f'record {row["id"]} is encrypted and cannot be opened: '
-                                        f'{row["locked"]}; {advice}')
-
-    def _reseal(self, conn, row: dict, tags=None, payload=None) -> None:
-        """Store an opened sealed record again with new tags or payload (fresh nonce)."""
-        key = self._vault.key(row['key_id'])
-        fields = {'text': row['text'],
-                  'tags': list(tags) if tags is not None else row['tags'].split(),
-                  'context': json.loads(row['context']),
-                  'payload': payload if payload is not None else json.loads(row['payload'])}
-        conn.execute('UPDATE substrate_records SET sealed = ? WHERE id = ?',
-                     (crypto.seal(key, row['id'], fields), row['id']))
-        self._sealed_writes += 1
-        self._sealed_dirty.add(row['seq'])
-
-    def _clear_tags(self, conn, row: dict, tags: list) -> str:
-        """Return the tags column of a row: the tags, or '' for a sealed row (resealed)."""
-        if row.get('key_id'):
-            self._reseal(conn, row, tags=tags)
-            return ''
-        return ' '.join(tags)
-
-    def _request_key(self, conn) -> Optional[bytes]:
-        """Return the key that seals kept request replies: encryption on and the key usable."""
-        if self._vault is None or self._vault.encrypt_from is None:
-            return None
-        try:
-            return self._vault.sealing_key(conn)
-        except crypto.KeyUnavailable:
-            return None
-
-    def _stored_reply(self, request_id: str, stored: str) -> dict:
-        """Return a kept reply, decrypted when it was stored sealed."""
-        if not stored.startswith('sealed:'):
-            return json.loads(stored)
-        key = self._readable_key()
-        try:
-            if key is None:
-                raise crypto.KeyUnavailable('the key is not available')
-            return crypto.unseal(key, f'request:{request_id}',
-                                 base64.b64decode(stored[len('sealed:'):]))
-        except crypto.KeyUnavailable as error:
-            raise SubstrateError(f'request_id {request_id!r} was already used; its reply is '
-                                 f'encrypted and cannot be read ({error}); use a new '
-                                 'request_id') from None
-
-    def _readable_key(self) -> Optional[bytes]:
-        """Return the key in the key file when there is one that reads, else None (no error)."""
-        if self._vault is None:
-            return None
-        try:
-            return self._vault._load()
-        except crypto.KeyUnavailable:
-            return None
-
-    def _sealed_hash(self, text: str) -> Optional[str]:
-        """Return the content hash a sealed copy of ``text`` would carry (None without a key)."""
-        key = self._readable_key()
-        return crypto.digest(key, 'content', textrules.content_hash(text)) if key else None
-
-    def _sealed_index(self) -> Optional[crypto.SealedSearch]:
-        """Return the in-memory index of the sealed records, rebuilt when they changed."""
-        if self._vault is None:
-            return None
-        # No other connection committed and this one changed no sealed text: nothing to do.
-        version = (self.db.conn.execute('PRAGMA data_version').fetchone()[0],
-                   self._sealed_writes)
-        index = self._sealed_search
-        if index is not None and index.version == version:
-            return index if index.entries else None
-        signature = self.db.conn.execute(
-            'SELECT count(*), max(seq), max(updated_at) FROM substrate_records '
-            'WHERE key_id IS NOT NULL').fetchone() + (self._sealed_writes,)
-        if index is None:
-            index = self._sealed_search = crypto.SealedSearch()
-        index.version = version
-        if not signature[0]:
-            if index.entries:
-                index.clear()
-            index.signature = None
-            return None
-        if index.signature == signature:
-            return index
-        if index.signature is not None:  # only what is new or changed since
-            dirty, self._sealed_dirty = sorted(self._sealed_dirty), set()
-            index.upsert(self._rows('key_id IS NOT NULL AND (seq > ? OR updated_at > ? OR seq IN '
-                                    f'({", ".join("?" * len(dirty))}))',
-                                    (*index.signature[1:3], *dirty)))
-        if len(index.entries) != signature[0]:  # rows went away: start again
-            index.clear()
-            index.upsert(self._rows('key_id IS NOT NULL'))
-        index.signature = signature
-        return index
-
-    def _sealed_matches(self, query: str, limit: int) -> list:
-        """(seq, BM25) of sealed records matching an FTS5 query; [] when there are none."""
-        index = self._sealed_index()
-        return index.match(query, limit) if index is not None else []
-
-    def _sealed_facts(self, subject: str, condition: str, exclude) -> list:
-        """Live sealed facts of ``subject`` under ``condition``, shaped as ``_fact_conflicts``'s."""
-        key = self._readable_key()
-        if key is None:
-            return []
-        facts = []
-        for row in self._rows(f"subject = ? AND condition_key = ? AND type = 'semantic' AND "
-                              f'status IN {LIVE} AND id IS NOT ?',
-                              (crypto.digest(key, 'subject', subject),
-                               crypto.digest(key, 'condition', condition), exclude)):
-            if row.get('locked'):
-                continue
-            fact = json.loads(row['payload'])
-            hint = fact.get('single_valued')
-            facts.append({'id': row['id'], 'predicate': textrules.normalise(fact['predicate']),
-                          'facet': textrules.fact_facet(fact['predicate'], fact['object'],
-                                                        hint)[1],
-                          'object_key': schema.object_key(fact['object']), 'object': fact['object'],
-                          'object_type': None, 'hint': hint})
-        return facts
-
-    def _sealed_candidates(self, query: str, keywords: bool, wanted: int, eligible,
-                           keyword: list, rows: dict, statuses: tuple, types) -> tuple:
-        """
-        Recall's keyword ranking with the sealed matches merged in, and what was withheld.
-
-        Returns ``(ranking, (withheld count, notice))``: the sealed records that could not be
-        searched (no key, wrong key) are counted, never matched nor shown.
-        """
-        if self._vault is None or not self.db.conn.execute(
-                'SELECT 1 FROM substrate_records WHERE key_id IS NOT NULL LIMIT 1').fetchone():
-            return keyword, (0, '')
-        found = []
-        if keywords:
-            passes = [textrules.fts_query(query, operator='AND'), textrules.fts_query(query)]
-            seen = set()
-            for fts in passes:
-                if fts is None or len(found) >= wanted:
-                    continue
-                for seq, score in self._sealed_matches(fts, wanted):
-                    if seq not in seen:
-                        seen.add(seq)
-                        found.append((seq, score))
-        fetched = {row['seq']: row for row in self._rows_by_seq([seq for seq, _ in found])}
-        merged = list(keyword)
-        for seq, score in found:
-            row = fetched.get(seq)
-            if row is not None and not row.get('locked') and eligible(row):
-                merged.append((seq, score))
-                rows[seq] = row
-        if len(merged) > len(keyword):
-            merged.sort(key=lambda item: -item[1])
-        count, reason = self._locked_count(statuses, types)
-        if not count:
-            return merged, (0, '')
-        return merged, (count, crypto.withheld_notice(count, reason, self._vault.advice()))
-
-    def _locked_count(self, statuses: tuple, types=None) -> tuple:
-        """How many sealed records of these statuses (and types) cannot be opened, and why."""
-        count, reason = 0, ''
-        types = sorted(types or ())
-        where = f'status IN ({", ".join("?" * len(statuses))})'
-        if types:
-            where += f' AND type IN ({", ".join("?" * len(types))})'
-        unusable = {}
-        index = self._sealed_index()
-        names = index.key_ids if index is not None else ()
-        for name in names:
-            try:
-                self._vault.key(name)
-            except crypto.KeyUnavailable as error:
-                unusable[name] = str(error)
-        if unusable:
-            for name, records in self.db.conn.execute(
-                    'SELECT key_id, count(*) FROM substrate_records WHERE key_id IS NOT NULL '
-                    f'AND {where} GROUP BY key_id', (*statuses, *types)).fetchall():
-                if name in unusable:
-                    count += records
-                    reason = reason or unusable[name]
-        for name, status, kind, why in (index.damaged if len(unusable) < len(names) else ()):
-            if name not in unusable and status in statuses and (not types or kind in types):
-                count += 1  # opened with the right key, yet refused: altered or moved
-                reason = reason or why
-        return count, reason
-
-    def sealed_status(self) -> dict:
-        """Encryption at rest: the key file, the sealed and withheld counts and a notice."""
-        counts = {'sealed': 0, 'withheld': 0, 'notice': ''}
-        if self._vault is None:
-            return {'key_file': None, 'encrypt_from': None, **counts}
-        with self._lock:
-            counts['sealed'] = self.db.conn.execute(
-                'SELECT count(*) FROM substrate_records WHERE key_id IS NOT NULL').fetchone()[0]
-            withheld, reason = self._locked_count(('active', 'contested', 'retracted',
-                                                   'superseded', 'archived'))
-        counts['withheld'] = withheld
-        if withheld:
-            counts['notice'] = crypto.withheld_notice(withheld, reason, self._vault.advice())
-        return {'key_file': str(self._vault.key_path), 'encrypt_from': self._vault.encrypt_from,
-                **counts}
-
-    def rotate_key(self, now: dt.datetime, actor: str = 'api') -> dict:
-        """
-        Re-encrypt every sealed record under a new key, in one transaction, audited.
-
-        The new key is written to ``<key file>.new`` and the old one copied to
-        ``<key file>.bak`` first; the records are re-sealed (and their keyed digests
-        recomputed) in one ``BEGIN IMMEDIATE`` transaction; only after it commits does the
-        new key replace the old file, and the backup is removed. Interrupted anywhere, one
-        of the three files still opens the records (the error names it).
-        """
-        now_s = validation.epoch(now)
-        if self._vault is None:
-            raise SubstrateError('no key file is set; create the Substrate with key_file=')
-        path = self._vault.key_path
-        fresh, backup = path.with_name(path.name + '.new'), path.with_name(path.name + '.bak')
-        for leftover in (fresh, backup):
-            if leftover.exists():
-                raise SubstrateError(f'{leftover} exists: an earlier rotate-key did not finish; '
-                                     'check which key opens the records, keep it as '
-                                     f'{path.name} and remove the other file, then retry')
-        with self._lock:
-            names = [name for name, in self.db.conn.execute(
-                'SELECT DISTINCT key_id FROM substrate_records WHERE key_id IS NOT NULL')]
-            if not names:
-                raise SubstrateError('no record is encrypted; there is no key to rotate (records '
-                                     'are encrypted once encrypt_from is set)')
-            old = self._vault.key(names[0])
-            for name in names[1:]:
-                self._vault.key(name)  # raises: records under another key cannot be rotated
-            key = crypto.new_key()
-            crypto.write_key_file(backup, old)
-            crypto.write_key_file(fresh, key)
-            try:
-                with self._write() as conn:
-                    rows = list(self._rows('key_id IS NOT NULL'))
-                    for row in rows:
-                        self._check_open(row)
-                        self._reseal_under(conn, row, key)
-                    queued = self._reseal_queued(conn, old, key)
-                    self._audit(conn, now_s, 'substrate:key', 'rotate-key', actor,
-                                'encryption key rotated',
-                                {'old_key_id': crypto.key_id(old), 'new_key_id':
-                                 crypto.key_id(key), 'records': len(rows),
-                                 'queued_learns': queued})
-            except BaseException:
-                fresh.unlink()
-                backup.unlink()
-                raise
-            os.replace(fresh, path)
-            crypto._sync_directory(path.parent)
-            backup.unlink()
-            self._vault._key = None
-            self._sealed_search = None
-        return {'records': len(rows), 'old_key_id': crypto.key_id(old),
-                'new_key_id': crypto.key_id(key), 'key_file': str(path)}
-
-    def _reseal_under(self, conn, row: dict, key: bytes) -> None:
-        """Seal an opened row under ``key`` and recompute its keyed digests."""
-        payload = json.loads(row['payload'])
-        digests = {'content_hash': crypto.digest(key, 'content',
-                                                 textrules.content_hash(row['text']))}
-        if row['type'] == 'semantic':
-            digests.update({
-                'subject': crypto.digest(key, 'subject', textrules.normalise(
-                    payload['subject'])),
-                'predicate': crypto.digest(key, 'predicate', textrules.normalise(
-                    payload['predicate'])),
-                'condition_key': crypto.digest(key, 'condition', schema.condition_key(
-                    payload.get('validity') or {})),
-                'facet': crypto.digest(key, 'facet', textrules.fact_facet(
-                    payload['predicate'], payload['object'], payload.get('single_valued'))[1]),
-                'object_key': crypto.digest(key, 'object', schema.object_key(payload['object']))})
-        sealed = crypto.seal(key, row['id'], {'text': row['text'], 'tags': row['tags'].split(),
-                                              'context': json.loads(row['context']),
-                                              'payload': payload})
-        assignments = ', '.join(f'{name} = ?' for name in digests)
-        conn.execute(f'UPDATE substrate_records SET sealed = ?, key_id = ?, {assignments} '
-                     'WHERE id = ?', (sealed, crypto.key_id(key), *digests.values(), row['id']))
+    _init_vault = sealing.init_vault
+    seals = sealing.seals
+    seal_fields = sealing.seal_fields
+    open_fields = sealing.open_fields
+    _reseal_queued = sealing.reseal_queued
+    _sealing_key = sealing.sealing_key
+    _open_sealed = sealing.open_sealed
+    _check_open = sealing.check_open
+    _reseal = sealing.reseal
+    _clear_tags = sealing.clear_tags
+    _request_key = sealing.request_key
+    _stored_reply = sealing.stored_reply
+    _readable_key = sealing.readable_key
+    _sealed_hash = sealing.sealed_hash
+    _sealed_index = sealing.sealed_index
+    _sealed_matches = sealing.sealed_matches
+    _sealed_facts = sealing.sealed_facts
+    _sealed_candidates = sealing.sealed_candidates
+    _locked_count = sealing.locked_count
+    sealed_status = sealing.sealed_status
+    rotate_key = sealing.rotate_key
+    _reseal_under = sealing.reseal_under
 
 
 def _forget_message(action: str, dry_run: bool, records: list, matched: int) -> str:
