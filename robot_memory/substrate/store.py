@@ -15,8 +15,22 @@
 """
 The substrate store: typed records in SQLite with FTS5, optional vectors, revision and audit.
 
-The records live in SQLite tables of their own, beside the evidence: see
-:mod:`robot_memory.substrate.schema` for the tables and their migrations.
+:class:`Substrate` is the entry point: it holds the connection, the lock, the embedder
+and the key, and does what every part shares (reading rows, the write transaction, the
+audit log, inserting and reinforcing a record), learning with its dedup, import, vectors,
+feedback and retries. The rest lives in modules of one job each, whose functions take the
+store as their first argument and are bound as its methods:
+
+- :mod:`.schema`: the tables, how values are stored in them, the migrations;
+- :mod:`.validation`: the checks of what callers pass;
+- :mod:`.payloads`: a record's payload, derived from its text or checked;
+- :mod:`.salience`: decay at read time;
+- :mod:`.recall`: recall and selection (:func:`.recall.rank` is the pure scoring);
+- :mod:`.revision`: supersede, fork, contest, retract, affirm, merge, relate and the
+  resolution of a new fact against the live ones;
+- :mod:`.forgetting`: archive, delete, restore;
+- :mod:`.metrics`: the metrics, as a dataclass;
+- :mod:`.sealing`: encryption at rest.
 
 Salience decays at read time from the stored value ("salience as of last reinforcement")
 with the record's profile; pinned records never decay. Every revision (supersede, fork,
@@ -92,7 +106,6 @@ DEFAULT_DECAY = {
     'plan_graph': DecayProfile(half_life_seconds=60 * 86400, min_salience=0.1),
 }
 CONFLICT_POLICIES = ('auto', 'supersede', 'contest', 'error')
-
 
 # Replies kept for retries (``Substrate.once``): a caller retries within seconds, so a
 # window of this many requests (and at most REQUEST_WINDOW_S of memory time) is plenty.
