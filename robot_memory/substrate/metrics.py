@@ -173,24 +173,10 @@ def measure(store, now: dt.datetime, window_days: float = 30.0) -> Metrics:
                                 'sum(access_count), count(*) FROM substrate_records '
                                 "WHERE type IN ('competence', 'plan_graph') AND status IN "
                                 f'{LIVE} GROUP BY type').fetchall()
-    values = numpy.array([row_salience(row, now_s) for row in rows], dtype=float)
-    edges = [round(step / 10, 1) for step in range(11)]
-    histogram = {f'{low:.1f}-{high:.1f}': 0 for low, high in zip(edges, edges[1:])}
-    for value in values:
-        index = min(int(value * 10), 9)
-        histogram[f'{edges[index]:.1f}-{edges[index + 1]:.1f}'] += 1
     semantic_live = conn.execute('SELECT count(*) FROM substrate_records WHERE '
                                  f"type = 'semantic' AND status IN {LIVE}").fetchone()[0]
     revised = sum(revisions.values())
-    stats = {name: {'records': 0, 'successes': 0, 'failures': 0, 'accesses': 0}
-             for name in ('competence', 'plan_graph')}
-    for kind, successes, failures, accesses, count in outcomes:
-        stats[kind] = {'records': count, 'successes': successes or 0,
-                       'failures': failures or 0, 'accesses': accesses or 0}
-
-    def rate(good, bad):
-        return round(good / (good + bad), 6) if good + bad else None
-
+    competence, plan_reuse = _outcomes(outcomes)
     return Metrics(
         at=format_iso(now),
         window_days=window_days,
@@ -199,15 +185,7 @@ def measure(store, now: dt.datetime, window_days: float = 30.0) -> Metrics:
         by_status=by_status,
         growth=Growth(created_in_window=created, per_day=per_day,
                       rate_per_day=round(created / window_days, 6)),
-        salience=Salience(count=int(values.size),
-                          mean=round(float(values.mean()), 6) if values.size else None,
-                          p10=round(float(numpy.percentile(values, 10)), 6)
-                          if values.size else None,
-                          median=round(float(numpy.median(values)), 6) if values.size else None,
-                          p90=round(float(numpy.percentile(values, 90)), 6)
-                          if values.size else None,
-                          pinned=int(sum(1 for row in rows if row['pinned'])),
-                          histogram=histogram),
+        salience=_salience(rows, now_s),
         retrieval=Retrieval(hits=recalls[0], recalls=recalls[4], rated=recalls[1],
                             useful=recalls[2], distinct_records=recalls[3],
                             usefulness=round(recalls[2] / recalls[0], 6) if recalls[0] else None,
@@ -219,13 +197,42 @@ def measure(store, now: dt.datetime, window_days: float = 30.0) -> Metrics:
         revision=Revision(in_window=revisions, total_in_window=revised,
                           rate_per_day=round(revised / window_days, 6),
                           per_created=round(revised / created, 6) if created else None),
-        competence=Competence(records=stats['competence']['records'],
-                              success_rate=rate(stats['competence']['successes'],
-                                                stats['competence']['failures']),
-                              outcomes=(stats['competence']['successes']
-                                        + stats['competence']['failures'])),
-        plan_reuse=PlanReuse(plans=stats['plan_graph']['records'],
-                             uses=stats['plan_graph']['accesses']
-                             + stats['plan_graph']['successes'] + stats['plan_graph']['failures'],
-                             success_rate=rate(stats['plan_graph']['successes'],
-                                               stats['plan_graph']['failures'])))
+        competence=competence,
+        plan_reuse=plan_reuse)
+
+
+def _salience(rows: list, now_s: float) -> Salience:
+    """Return the distribution of the rows' effective salience at ``now_s``."""
+    values = numpy.array([row_salience(row, now_s) for row in rows], dtype=float)
+    edges = [round(step / 10, 1) for step in range(11)]
+    histogram = {f'{low:.1f}-{high:.1f}': 0 for low, high in zip(edges, edges[1:])}
+    for value in values:
+        index = min(int(value * 10), 9)
+        histogram[f'{edges[index]:.1f}-{edges[index + 1]:.1f}'] += 1
+    return Salience(count=int(values.size),
+                    mean=round(float(values.mean()), 6) if values.size else None,
+                    p10=round(float(numpy.percentile(values, 10)), 6) if values.size else None,
+                    median=round(float(numpy.median(values)), 6) if values.size else None,
+                    p90=round(float(numpy.percentile(values, 90)), 6) if values.size else None,
+                    pinned=int(sum(1 for row in rows if row['pinned'])),
+                    histogram=histogram)
+
+
+def _rate(good: int, bad: int) -> Optional[float]:
+    return round(good / (good + bad), 6) if good + bad else None
+
+
+def _outcomes(outcomes: list) -> tuple:
+    """Return (Competence, PlanReuse) from (type, successes, failures, accesses, count) rows."""
+    stats = {name: {'records': 0, 'successes': 0, 'failures': 0, 'accesses': 0}
+             for name in ('competence', 'plan_graph')}
+    for kind, successes, failures, accesses, count in outcomes:
+        stats[kind] = {'records': count, 'successes': successes or 0,
+                       'failures': failures or 0, 'accesses': accesses or 0}
+    competence, plans = stats['competence'], stats['plan_graph']
+    return (Competence(records=competence['records'],
+                       success_rate=_rate(competence['successes'], competence['failures']),
+                       outcomes=competence['successes'] + competence['failures']),
+            PlanReuse(plans=plans['records'],
+                      uses=plans['accesses'] + plans['successes'] + plans['failures'],
+                      success_rate=_rate(plans['successes'], plans['failures'])))
