@@ -38,7 +38,7 @@ _HOMES = {
     'MemoryRecord': 'robot_memory.substrate.models',
     'SENSITIVITIES': 'robot_memory.substrate.vocabulary',
     'default_db_path': 'robot_memory.evidence',
-    'effective_salience': 'robot_memory.substrate.store',
+    'effective_salience': 'robot_memory.substrate.salience',
     'Substrate': 'robot_memory.substrate.store',
 }
 

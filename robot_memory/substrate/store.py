@@ -15,34 +15,22 @@
 """
 The substrate store: typed records in SQLite with FTS5, optional vectors, revision and audit.
 
-The records live in the same database file as the evidence (by default beside the memory
-file and named after it: ``robot_memory.evidence.default_db_path``) in tables of their own,
-created by their own named migrations (set ``robot_memory.substrate``, recorded in
-``substrate_migrations``):
+:class:`Substrate` is the entry point: it holds the connection, the lock, the embedder
+and the key, and does what every part shares (reading rows, the write transaction, the
+audit log, inserting and reinforcing a record), learning with its dedup, import, vectors,
+feedback and retries. The rest lives in modules of one job each, whose functions take the
+store as their first argument and are bound as its methods:
 
-``substrate_records``
-    One row per record: type, sensitivity, status (active, contested, retracted,
-    superseded, archived), text, tags, confidence, stored salience and its decay profile,
-    pinning, use counts, outcome counts, context / payload / provenance JSON, the
-    (subject, predicate, condition set) key of semantic facts and an optional float32
-    embedding. A partial unique index allows at most one *active* semantic record per
-    key. A trigger refuses edits of an episodic record's text, payload or context.
-``substrate_fts``
-    FTS5 index (porter stemming) of text and tags, kept in step by triggers.
-``substrate_relations`` / ``substrate_provenance``
-    Graph edges (supports, contradicts, derived_from, supersedes, related_to, follows)
-    and evidence links (e.g. ``observation:42``, ``audit:7``, ``entry:mem-a3f9c1d2``).
-``substrate_audit``
-    Append-only (UPDATE and DELETE refused): every create, reinforce, revision, archive,
-    delete, pin and feedback with time, actor and reason.
-``substrate_recalls``
-    One row per recalled hit, later marked useful or not by ``feedback``.
-``substrate_versions``
-    The prior state of a record at each change of what it holds (not of its use counts),
-    for ``robot_memory.undo``; a hard delete removes them with the record.
-``substrate_requests``
-    The replies to the last ``REQUEST_WINDOW`` requests that carried a caller's request id
-    (``once``): a retried learn or forget gets the first reply again, never a second effect.
+- :mod:`.schema`: the tables, how values are stored in them, the migrations;
+- :mod:`.validation`: the checks of what callers pass;
+- :mod:`.payloads`: a record's payload, derived from its text or checked;
+- :mod:`.salience`: decay at read time;
+- :mod:`.recall`: recall and selection (:func:`.recall.rank` is the pure scoring);
+- :mod:`.revision`: supersede, fork, contest, retract, affirm, merge, relate and the
+  resolution of a new fact against the live ones;
+- :mod:`.forgetting`: archive, delete, restore;
+- :mod:`.metrics`: the metrics, as a dataclass;
+- :mod:`.sealing`: encryption at rest.
 
 Salience decays at read time from the stored value ("salience as of last reinforcement")
 with the record's profile; pinned records never decay. Every revision (supersede, fork,
@@ -61,9 +49,6 @@ import datetime as dt
 import hashlib
 import json
 import math
-import os
-import re
-import sqlite3
 import threading
 from typing import Iterable
 from typing import Optional
@@ -72,62 +57,47 @@ import uuid
 import pydantic
 
 from robot_memory import lazy_imports
-from robot_memory.evidence import create_private_file
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import open_target
-from robot_memory.sqlite_db import open_database
 from robot_memory.substrate import crypto
+from robot_memory.substrate import forgetting
+from robot_memory.substrate import metrics
+from robot_memory.substrate import payloads
+from robot_memory.substrate import recall as recalling
+from robot_memory.substrate import revision
+from robot_memory.substrate import schema
+from robot_memory.substrate import sealing
 from robot_memory.substrate import text as textrules
+from robot_memory.substrate import validation
 from robot_memory.substrate.dedup import jaccard_candidates
 from robot_memory.substrate.filters import check_json
-from robot_memory.substrate.filters import check_point
-from robot_memory.substrate.filters import compile_filters
-from robot_memory.substrate.filters import distance
-from robot_memory.substrate.filters import matches
-from robot_memory.substrate.filters import position_of
 from robot_memory.substrate.filters import SubstrateError
-from robot_memory.substrate.fusion import fuse
-from robot_memory.substrate.fusion import order_key
 from robot_memory.substrate.models import AuditEntry
 from robot_memory.substrate.models import DecayProfile
 from robot_memory.substrate.models import Lifecycle
-from robot_memory.substrate.models import MAX_QUERY
-from robot_memory.substrate.models import MAX_REASON
-from robot_memory.substrate.models import MAX_RECORD_ID
 from robot_memory.substrate.models import MAX_SCOPE
-from robot_memory.substrate.models import MAX_TAG
 from robot_memory.substrate.models import MAX_TAGS
-from robot_memory.substrate.models import MAX_TEXT
-from robot_memory.substrate.models import MEMORY_TYPES
 from robot_memory.substrate.models import MemoryRecord
-from robot_memory.substrate.models import PAYLOAD_MODELS
 from robot_memory.substrate.models import Provenance
-from robot_memory.substrate.models import ProvenanceSource
 from robot_memory.substrate.models import Relation
 from robot_memory.substrate.models import RELATION_PREDICATES
-from robot_memory.substrate.models import SENSITIVITIES
-from robot_memory.substrate.results import Candidate
-from robot_memory.substrate.results import ForgetResult
+from robot_memory.substrate.recall import RECALLABLE  # noqa: F401 - re-exported
 from robot_memory.substrate.results import LearnResult
-from robot_memory.substrate.results import RecallHit
-from robot_memory.substrate.results import RecallResult
-from robot_memory.substrate.results import RevisionResult
-from robot_memory.substrate.results import SelectionResult
-from robot_memory.substrate.vector_index import TRIGGERS as VECTOR_TRIGGERS
+from robot_memory.substrate.salience import effective_salience  # noqa: F401 - re-exported
+from robot_memory.substrate.salience import row_salience
+from robot_memory.substrate.schema import COLUMNS
+from robot_memory.substrate.schema import dumps
+from robot_memory.substrate.schema import LIVE
+from robot_memory.substrate.schema import MIGRATIONS
+from robot_memory.substrate.schema import SELECT
+from robot_memory.substrate.schema import when
+from robot_memory.substrate.validation import first_error
 from robot_memory.substrate.vector_index import trim_changes
 from robot_memory.substrate.vector_index import VectorIndex
-from robot_memory.timeutil import format_iso
 
-_sqlite_utils = lazy_imports.sqlite_utils()
-Database = _sqlite_utils.Database
-Migrations = _sqlite_utils.Migrations
 # Only vector search and metrics need numpy.
 numpy = lazy_imports.deferred('numpy')
 
-MAX_K = 100
-RECALLABLE = ('active', 'contested')
-LIVE = ('active', 'contested')
-DAY = 86400.0
 DEFAULT_DECAY = {
     'episodic': DecayProfile(half_life_seconds=7 * 86400, min_salience=0.0),
     'working': DecayProfile(half_life_seconds=86400, min_salience=0.0),
@@ -136,264 +106,12 @@ DEFAULT_DECAY = {
     'plan_graph': DecayProfile(half_life_seconds=60 * 86400, min_salience=0.1),
 }
 CONFLICT_POLICIES = ('auto', 'supersede', 'contest', 'error')
-_TAG = re.compile(r'^[\w][\w\-:./]*$', re.UNICODE)
-_COLUMNS = ('seq', 'id', 'type', 'sensitivity', 'status', 'text', 'tags', 'scope', 'confidence',
-            'salience', 'created_at', 'updated_at', 'last_reinforced_at', 'decay_curve',
-            'half_life_s', 'decay_floor', 'max_age_s', 'gain', 'pinned', 'deletion_policy',
-            'access_count', 'last_accessed', 'useful_count', 'unused_count', 'successes',
-            'failures', 'content_hash', 'context', 'payload', 'provenance', 'subject',
-            'predicate', 'condition_key', 'archived_at', 'archive_reason', 'facet', 'object_key',
-            'sealed', 'key_id')
-_SELECT = f'SELECT {", ".join(_COLUMNS)} FROM substrate_records'
 
-
-class _Migrations(Migrations):
-    """The substrate's migrations, recorded apart from the evidence store's."""
-
-    migrations_table = 'substrate_migrations'
-
-
-MIGRATIONS = _Migrations('robot_memory.substrate')
 # Replies kept for retries (``Substrate.once``): a caller retries within seconds, so a
 # window of this many requests (and at most REQUEST_WINDOW_S of memory time) is plenty.
 REQUEST_WINDOW = 10_000
 REQUEST_WINDOW_S = 86_400.0
 MAX_REQUEST_ID = 128
-
-
-@MIGRATIONS(name='0001_substrate_tables')
-def _create_tables(db: Database) -> None:
-    types = ', '.join(f"'{name}'" for name in MEMORY_TYPES)
-    levels = ', '.join(f"'{name}'" for name in SENSITIVITIES)
-    statements = [
-        'CREATE TABLE IF NOT EXISTS substrate_records (seq INTEGER PRIMARY KEY AUTOINCREMENT, '
-        f'id TEXT NOT NULL UNIQUE, type TEXT NOT NULL CHECK (type IN ({types})), '
-        f'sensitivity TEXT NOT NULL CHECK (sensitivity IN ({levels})), '
-        "status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'contested', "
-        "'retracted', 'superseded', 'archived')), text TEXT NOT NULL, "
-        "tags TEXT NOT NULL DEFAULT '', scope TEXT, "
-        'confidence REAL NOT NULL CHECK (confidence BETWEEN 0 AND 1), '
-        'salience REAL NOT NULL CHECK (salience BETWEEN 0 AND 1), created_at REAL NOT NULL, '
-        'updated_at REAL NOT NULL, last_reinforced_at REAL NOT NULL, '
-        'decay_curve TEXT NOT NULL, half_life_s REAL NOT NULL, decay_floor REAL NOT NULL, '
-        'max_age_s REAL, gain REAL NOT NULL, pinned INTEGER NOT NULL DEFAULT 0, '
-        "deletion_policy TEXT NOT NULL DEFAULT 'auto_prune', "
-        'access_count INTEGER NOT NULL DEFAULT 0, last_accessed REAL, '
-        'useful_count INTEGER NOT NULL DEFAULT 0, unused_count INTEGER NOT NULL DEFAULT 0, '
-        'successes INTEGER NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0, '
-        "content_hash TEXT NOT NULL, context TEXT NOT NULL DEFAULT '{}', "
-        'payload TEXT NOT NULL, provenance TEXT NOT NULL, subject TEXT, predicate TEXT, '
-        'condition_key TEXT, embedding BLOB, embedding_model TEXT, archived_at REAL, '
-        'archive_reason TEXT, '
-        "CHECK (type != 'semantic' OR (subject IS NOT NULL AND predicate IS NOT NULL "
-        'AND condition_key IS NOT NULL)))',
-        'CREATE INDEX IF NOT EXISTS substrate_records_hash ON substrate_records '
-        '(content_hash, type)',
-        'CREATE INDEX IF NOT EXISTS substrate_records_type ON substrate_records (type, status)',
-        'CREATE INDEX IF NOT EXISTS substrate_records_fact ON substrate_records '
-        '(subject, predicate, condition_key)',
-        'CREATE UNIQUE INDEX IF NOT EXISTS substrate_one_active_fact ON substrate_records '
-        "(subject, predicate, condition_key) WHERE type = 'semantic' AND status = 'active'",
-        'CREATE VIRTUAL TABLE IF NOT EXISTS substrate_fts USING fts5(text, tags, '
-        "content='substrate_records', content_rowid='seq', "
-        "tokenize='porter unicode61 remove_diacritics 2')",
-        'CREATE TRIGGER IF NOT EXISTS substrate_fts_insert AFTER INSERT ON substrate_records '
-        'BEGIN INSERT INTO substrate_fts (rowid, text, tags) '
-        'VALUES (new.seq, new.text, new.tags); END',
-        'CREATE TRIGGER IF NOT EXISTS substrate_fts_delete AFTER DELETE ON substrate_records '
-        'BEGIN INSERT INTO substrate_fts (substrate_fts, rowid, text, tags) '
-        "VALUES ('delete', old.seq, old.text, old.tags); END",
-        'CREATE TRIGGER IF NOT EXISTS substrate_fts_update AFTER UPDATE OF text, tags '
-        'ON substrate_records BEGIN INSERT INTO substrate_fts (substrate_fts, rowid, text, tags) '
-        "VALUES ('delete', old.seq, old.text, old.tags); "
-        'INSERT INTO substrate_fts (rowid, text, tags) VALUES (new.seq, new.text, new.tags); END',
-        'CREATE TRIGGER IF NOT EXISTS substrate_episodic_append_only BEFORE UPDATE OF text, '
-        'payload, context, type, subject, predicate ON substrate_records '
-        "WHEN old.type = 'episodic' BEGIN SELECT RAISE(ABORT, "
-        "'episodic records are append-only'); END",
-        'CREATE TABLE IF NOT EXISTS substrate_relations (source_id TEXT NOT NULL, '
-        'predicate TEXT NOT NULL, target_id TEXT NOT NULL, weight REAL, '
-        'created_at REAL NOT NULL, PRIMARY KEY (source_id, predicate, target_id))',
-        'CREATE INDEX IF NOT EXISTS substrate_relations_target ON substrate_relations '
-        '(target_id)',
-        'CREATE TABLE IF NOT EXISTS substrate_provenance (record_id TEXT NOT NULL, '
-        'kind TEXT NOT NULL, ref TEXT NOT NULL, hash TEXT, PRIMARY KEY (record_id, kind, ref))',
-        'CREATE INDEX IF NOT EXISTS substrate_provenance_ref ON substrate_provenance (ref)',
-        'CREATE TABLE IF NOT EXISTS substrate_audit (id INTEGER PRIMARY KEY AUTOINCREMENT, '
-        'at REAL NOT NULL, record_id TEXT NOT NULL, action TEXT NOT NULL, '
-        "actor TEXT NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '{}')",
-        'CREATE INDEX IF NOT EXISTS substrate_audit_record ON substrate_audit (record_id, id)',
-        'CREATE TABLE IF NOT EXISTS substrate_recalls (id INTEGER PRIMARY KEY AUTOINCREMENT, '
-        'recall_id INTEGER NOT NULL, at REAL NOT NULL, record_id TEXT NOT NULL, '
-        'rank INTEGER NOT NULL, useful INTEGER)',
-        'CREATE INDEX IF NOT EXISTS substrate_recalls_record ON substrate_recalls '
-        '(record_id, id)',
-    ]
-    for statement in statements:
-        db.execute(statement)
-    for event in ('UPDATE', 'DELETE'):
-        db.execute(f'CREATE TRIGGER IF NOT EXISTS substrate_audit_no_{event.lower()} BEFORE '
-                   f'{event} ON substrate_audit BEGIN SELECT RAISE(ABORT, '
-                   "'the substrate audit log is append-only'); END")
-
-
-@MIGRATIONS(name='0002_substrate_requests')
-def _create_requests(db: Database) -> None:
-    db.execute('CREATE TABLE IF NOT EXISTS substrate_requests (seq INTEGER PRIMARY KEY '
-               'AUTOINCREMENT, request_id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, '
-               'fingerprint TEXT NOT NULL, reply TEXT NOT NULL, at REAL NOT NULL)')
-
-
-@MIGRATIONS(name='0003_fact_cardinality')
-def _fact_cardinality(db: Database) -> None:
-    """
-    Facts conflict only within a single-valued facet; many-valued facts live side by side.
-
-    ``facet`` is set on semantic records whose predicate holds one value at a time (see
-    ``text.fact_facet``); the one-active-fact rule now covers only those. ``object_key`` is
-    the object as compared (``_object_key``), so a learn finds an equal fact without reading
-    every value of its subject.
-    """
-    db.execute('ALTER TABLE substrate_records ADD COLUMN facet TEXT')
-    db.execute('ALTER TABLE substrate_records ADD COLUMN object_key TEXT')
-    rows = db.execute("SELECT id, payload FROM substrate_records WHERE type = 'semantic'"
-                      ).fetchall()
-    for record_id, payload in rows:
-        fact = json.loads(payload)
-        _, facet = textrules.fact_facet(fact['predicate'], fact.get('object'),
-                                        fact.get('single_valued'))
-        db.execute('UPDATE substrate_records SET facet = ?, object_key = ? WHERE id = ?',
-                   (facet, _object_key(fact.get('object')), record_id))
-    db.execute('DROP INDEX IF EXISTS substrate_one_active_fact')
-    db.execute('DROP INDEX IF EXISTS substrate_records_fact')
-    db.execute('CREATE INDEX IF NOT EXISTS substrate_records_fact_value ON substrate_records '
-               '(subject, predicate, condition_key, object_key)')
-    db.execute('CREATE UNIQUE INDEX IF NOT EXISTS substrate_one_active_value ON '
-               'substrate_records (subject, predicate, condition_key, facet) '
-               "WHERE type = 'semantic' AND status = 'active' AND facet IS NOT NULL")
-
-
-@MIGRATIONS(name='0004_vector_change_log')
-def _vector_change_log(db: Database) -> None:
-    for statement in VECTOR_TRIGGERS:
-        db.execute(statement)
-
-
-@MIGRATIONS(name='0005_encryption_at_rest')
-def _encryption_at_rest(db: Database) -> None:
-    """Sealed records: the AES-GCM ciphertext of text, tags, context and payload, and its key id."""
-    db.execute('ALTER TABLE substrate_records ADD COLUMN sealed BLOB')
-    db.execute('ALTER TABLE substrate_records ADD COLUMN key_id TEXT')
-    db.execute('CREATE INDEX IF NOT EXISTS substrate_records_sealed ON substrate_records '
-               '(key_id, updated_at) WHERE key_id IS NOT NULL')
-
-
-# Columns whose change is kept in substrate_versions; use counts, salience and vectors
-# (changed by every recall and feedback) are not: an undo restores what was learned.
-_UNVERSIONED = ('seq', 'updated_at', 'salience', 'last_reinforced_at', 'access_count',
-                'last_accessed', 'useful_count', 'unused_count')
-# A sealed record's ciphertext stays in one place: no copy under a key rotated away.
-_NOT_IN_HISTORY = ('seq', 'sealed', 'key_id')
-
-
-@MIGRATIONS(name='0006_record_versions')
-def _record_versions(db: Database) -> None:
-    """
-    Return the prior state of every record at each change, for ``robot_memory.undo``.
-
-    ``substrate_versions`` holds the row as it was before (JSON of its columns but the
-    vector; NULL: the record was created) and when (``at``, UNIX seconds). A hard delete
-    removes the record's versions too: what was forgotten for good is never restored.
-    Only ``record_id`` is indexed (the purge): an undo is rare and may scan, a learn is not.
-    """
-    versioned = [name for name in _COLUMNS if name not in _UNVERSIONED + _NOT_IN_HISTORY]
-    image = 'json_object(' + ', '.join(f"'{name}', old.{name}" for name in _COLUMNS
-                                       if name not in _NOT_IN_HISTORY) + ')'
-    changed = ' OR '.join(f'old.{name} IS NOT new.{name}' for name in versioned)
-    # The time of a change: the row's updated_at, or the last audit entry for writes that
-    # leave updated_at alone (never later than the writer's now).
-    at = ('max(old.updated_at, new.updated_at, coalesce((SELECT at FROM substrate_audit '
-          'ORDER BY id DESC LIMIT 1), 0))')
-    statements = [
-        'CREATE TABLE IF NOT EXISTS substrate_versions (id INTEGER PRIMARY KEY AUTOINCREMENT, '
-        'record_id TEXT NOT NULL, at REAL NOT NULL, prior TEXT)',
-        'CREATE INDEX IF NOT EXISTS substrate_versions_record ON substrate_versions '
-        '(record_id, id)',
-        'CREATE TRIGGER IF NOT EXISTS substrate_version_insert AFTER INSERT ON '
-        'substrate_records BEGIN INSERT INTO substrate_versions (record_id, at, prior) '
-        'VALUES (new.id, new.updated_at, NULL); END',
-        f'CREATE TRIGGER IF NOT EXISTS substrate_version_update AFTER UPDATE OF '
-        f'{", ".join(versioned)} ON substrate_records WHEN {changed} BEGIN '
-        f'INSERT INTO substrate_versions (record_id, at, prior) VALUES (old.id, {at}, '
-        f'{image}); END',
-        'CREATE TRIGGER IF NOT EXISTS substrate_version_delete AFTER DELETE ON '
-        'substrate_records BEGIN DELETE FROM substrate_versions WHERE record_id = old.id; END',
-    ]
-    for statement in statements:
-        db.execute(statement)
-
-
-def _epoch(now: dt.datetime, what: str = 'now') -> float:
-    if not isinstance(now, dt.datetime):
-        raise SubstrateError(f'{what} must be a datetime (the caller passes the clock), '
-                             f'got {type(now).__name__}')
-    if now.tzinfo is None:
-        raise SubstrateError(f'{what} must be an aware datetime, got a naive '
-                             f'{now.isoformat()}; attach timezone.utc')
-    return now.timestamp()
-
-
-def _when(seconds: Optional[float]) -> Optional[dt.datetime]:
-    if seconds is None:
-        return None
-    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
-
-
-def _dumps(value) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(',', ':'))
-
-
-def effective_salience(salience: float, curve: str, half_life_s: float, floor: float,
-                       elapsed_s: float, pinned: bool = False,
-                       age_s: Optional[float] = None, max_age_s: Optional[float] = None) -> float:
-    """
-    Salience after ``elapsed_s`` seconds of decay; pinned records never decay.
-
-    Exponential: ``s * 0.5 ** (elapsed / half_life)``; linear: ``s * (1 - elapsed /
-    (2 * half_life))``; custom: no automatic decay (the host drives salience through
-    reinforcement and feedback). Never below the floor (nor above the stored value),
-    except past ``max_age_s`` where an unpinned record's salience is 0.
-    """
-    if pinned:
-        return salience
-    if max_age_s is not None and age_s is not None and age_s > max_age_s:
-        return 0.0
-    elapsed = max(0.0, elapsed_s)
-    if curve == 'exponential':
-        value = salience * 0.5 ** (elapsed / half_life_s)
-    elif curve == 'linear':
-        value = salience * max(0.0, 1.0 - elapsed / (2.0 * half_life_s))
-    else:
-        value = salience
-    return max(min(floor, salience), value)
-
-
-def _row_salience(row: dict, now_s: float) -> float:
-    return effective_salience(row['salience'], row['decay_curve'], row['half_life_s'],
-                              row['decay_floor'], now_s - row['last_reinforced_at'],
-                              bool(row['pinned']), now_s - row['created_at'], row['max_age_s'])
-
-
-def _level(name: str, what: str = 'trust') -> int:
-    if name not in SENSITIVITIES:
-        raise SubstrateError(f'{what} {name!r} is not one of {", ".join(SENSITIVITIES)}')
-    return SENSITIVITIES.index(name)
-
-
-def _condition_key(validity: dict) -> str:
-    key = {name: validity[name] for name in ('conditions', 'start', 'end')
-           if validity.get(name) not in (None, {})}
-    return _dumps(key)
 
 
 class Substrate:
@@ -413,7 +131,7 @@ class Substrate:
                  encrypt_from: Optional[str] = None, key_file=None):
         if not 0.0 < jaccard_threshold <= 1.0 or not 0.0 < cosine_threshold <= 1.0:
             raise SubstrateError('dedup thresholds must be in (0, 1]')
-        _level(default_sensitivity, 'default_sensitivity')
+        validation.level(default_sensitivity, 'default_sensitivity')
         self.path = None
         if str(path) != ':memory:':
             try:  # a symlinked database is used through to its target, the link kept
@@ -430,29 +148,7 @@ class Substrate:
         self._index = None
         self._init_vault(encrypt_from, key_file)
         self._ahead = {}
-        self.db = self._open(path, busy_timeout_s)
-
-    def _open(self, path, busy_timeout_s: float) -> Database:
-        target = ':memory:'
-        if self.path is not None:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                # Never open (and close) an existing database: that would drop the SQLite
-                # locks of the evidence store's connection in this process.
-                create_private_file(self.path)
-            except OSError as error:
-                raise SubstrateError(f'cannot create the memory database {self.path}: '
-                                     f'{error.strerror}; check the directory is writable') from None
-            target = str(self.path)
-        try:
-            return open_database(target, busy_timeout_s, MIGRATIONS)
-        except sqlite3.DatabaseError as error:
-            if 'locked' in str(error):   # held too long by another process: not damage
-                raise SubstrateError(f'cannot open the memory database {target} ({error}); '
-                                     'it was left as it is: retry when the process holding '
-                                     'it is done') from None
-            raise SubstrateError(f'{target} is not a usable memory database ({error}); move it '
-                                 'aside and a new one is created') from None
+        self.db = schema.connect(self.path, busy_timeout_s)
 
     def applied_migrations(self) -> list:
         """Names of the substrate's schema migrations applied to this database, in order."""
@@ -486,83 +182,11 @@ class Substrate:
             conn.execute('COMMIT')
             self._writes += 1
 
-    # ------------------------------------------------------------------ validation
-
-    @staticmethod
-    def _check_text(text) -> str:
-        if not isinstance(text, str):
-            raise SubstrateError(f'text must be a string, got {type(text).__name__}')
-        stripped = text.strip()
-        if not stripped:
-            raise SubstrateError('text is empty; say what to remember')
-        if '\x00' in stripped:
-            raise SubstrateError('text contains a NUL character; remove it')
-        if len(text) > MAX_TEXT:
-            raise SubstrateError(f'text is {len(text)} characters; the limit is {MAX_TEXT} '
-                                 '(split it into several memories)')
-        return stripped
-
-    @staticmethod
-    def _check_tags(tags) -> list:
-        if tags is None:
-            return []
-        if isinstance(tags, str):
-            raise SubstrateError('tags must be a list of strings, not one string')
-        cleaned = []
-        for tag in tags:
-            if not isinstance(tag, str) or not _TAG.match(tag) or len(tag) > MAX_TAG:
-                raise SubstrateError(f'tag {tag!r} is invalid: use 1–{MAX_TAG} letters, digits '
-                                     'or _ - : . / (starting with a letter or digit)')
-            if tag.casefold() not in cleaned:
-                cleaned.append(tag.casefold())
-        if len(cleaned) > MAX_TAGS:
-            raise SubstrateError(f'{len(cleaned)} tags given; the limit is {MAX_TAGS}')
-        return cleaned
-
-    @staticmethod
-    def _check_type(name) -> str:
-        if name not in MEMORY_TYPES:
-            raise SubstrateError(f'memory type {name!r} is not one of {", ".join(MEMORY_TYPES)}')
-        return name
-
-    @staticmethod
-    def _check_unit(value, what: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-                0.0 <= value <= 1.0):
-            raise SubstrateError(f'{what} must be a number between 0 and 1, got {value!r}')
-        return float(value)
-
-    @staticmethod
-    def _check_reason(reason) -> str:
-        if not isinstance(reason, str) or not reason.strip():
-            raise SubstrateError('a reason is required (it goes into the audit log)')
-        if len(reason) > MAX_REASON:
-            raise SubstrateError(f'reason is {len(reason)} characters; the limit is '
-                                 f'{MAX_REASON} (shorten it)')
-        return reason.strip()
-
-    @staticmethod
-    def _check_provenance(provenance) -> list:
-        sources = []
-        for item in provenance or ():
-            if isinstance(item, str):
-                kind, _, ref = item.partition(':')
-                item = {'kind': kind, 'ref': item} if ref else {'kind': 'event', 'ref': item}
-            try:
-                sources.append(ProvenanceSource.model_validate(item).to_dict())
-            except pydantic.ValidationError as error:
-                raise SubstrateError(f'provenance {item!r} is invalid: {_first_error(error)}; '
-                                     'give {"kind": "observation", "ref": "observation:42"} '
-                                     'or a "kind:ref" string') from None
-        if len(sources) > 100:
-            raise SubstrateError('more than 100 provenance links; link a summary record')
-        return sources
-
     # ------------------------------------------------------------------ reads
 
     def _rows(self, where: str, params=()) -> list:
-        cursor = self.db.conn.execute(f'{_SELECT} WHERE {where}', params)
-        return self._open_sealed([dict(zip(_COLUMNS, row)) for row in cursor.fetchall()])
+        cursor = self.db.conn.execute(f'{SELECT} WHERE {where}', params)
+        return self._open_sealed([dict(zip(COLUMNS, row)) for row in cursor.fetchall()])
 
     def _row(self, record_id: str) -> dict:
         if not isinstance(record_id, str) or not record_id:
@@ -601,21 +225,21 @@ class Substrate:
             id=row['id'], type=row['type'], sensitivity=row['sensitivity'],
             confidence=row['confidence'], salience=row['salience'], scope=row['scope'],
             tags=row['tags'].split() if row['tags'] else [],
-            created_at=_when(row['created_at']), updated_at=_when(row['updated_at']),
-            lifecycle=Lifecycle(decay=decay, last_reinforced_at=_when(row['last_reinforced_at']),
+            created_at=when(row['created_at']), updated_at=when(row['updated_at']),
+            lifecycle=Lifecycle(decay=decay, last_reinforced_at=when(row['last_reinforced_at']),
                                 pinned=bool(row['pinned']),
                                 deletion_policy=row['deletion_policy']),
             provenance=Provenance.model_validate(json.loads(row['provenance'])),
             relations=relations, payload=payload, text=row['text'],
             context=json.loads(row['context']), status=status,
-            access_count=row['access_count'], last_accessed=_when(row['last_accessed']),
-            effective_salience=(round(_row_salience(row, now_s), 6)
+            access_count=row['access_count'], last_accessed=when(row['last_accessed']),
+            effective_salience=(round(row_salience(row, now_s), 6)
                                 if now_s is not None else None))
 
     def get(self, record_id: str, now: Optional[dt.datetime] = None) -> MemoryRecord:
         """One record, archived or not, with its effective salience at ``now`` if given."""
         with self._lock:
-            return self._record(self._row(record_id), _epoch(now) if now else None)
+            return self._record(self._row(record_id), validation.epoch(now) if now else None)
 
     def history(self, record_id: str) -> list:
         """Return the audit trail of one record, oldest first (also after a hard delete)."""
@@ -623,7 +247,7 @@ class Substrate:
             rows = self.db.conn.execute(
                 'SELECT id, at, record_id, action, actor, reason, detail FROM substrate_audit '
                 'WHERE record_id = ? ORDER BY id', (record_id,)).fetchall()
-        return [AuditEntry(id=row[0], timestamp=_when(row[1]), record_id=row[2], action=row[3],
+        return [AuditEntry(id=row[0], timestamp=when(row[1]), record_id=row[2], action=row[3],
                            actor=row[4], rationale=row[5], detail=json.loads(row[6]))
                 for row in rows]
 
@@ -635,7 +259,7 @@ class Substrate:
             params.append(status)
         if type is not None:
             clauses.append('type = ?')
-            params.append(self._check_type(type))
+            params.append(validation.check_type(type))
         where = ' WHERE ' + ' AND '.join(clauses) if clauses else ''
         with self._lock:
             return self.db.conn.execute(f'SELECT count(*) FROM substrate_records{where}',
@@ -647,7 +271,7 @@ class Substrate:
                detail: Optional[dict] = None) -> None:
         conn.execute('INSERT INTO substrate_audit (at, record_id, action, actor, reason, detail) '
                      'VALUES (?, ?, ?, ?, ?, ?)',
-                     (now_s, record_id, action, actor, reason, _dumps(detail or {})))
+                     (now_s, record_id, action, actor, reason, dumps(detail or {})))
 
     def _relate(self, conn, now_s: float, source: str, predicate: str, target: str,
                 weight: Optional[float] = None) -> None:
@@ -662,59 +286,6 @@ class Substrate:
         conn.execute('UPDATE substrate_records SET status = ?, updated_at = ? WHERE id = ?',
                      (status, now_s, record_id))
 
-    def _build_payload(self, kind: str, text: str, payload, context: dict, conditions,
-                       now: dt.datetime, record_id: str) -> dict:
-        if payload is not None:
-            if not isinstance(payload, dict):
-                raise SubstrateError('payload must be an object matching the schema of its type')
-            data = dict(payload)
-            data.setdefault('kind', kind)
-            if data['kind'] != kind:
-                raise SubstrateError(f'payload kind {data["kind"]!r} does not match type {kind!r}')
-        elif kind == 'semantic':
-            fact = textrules.parse_fact(text)
-            subject, predicate, value = fact or (textrules.normalise(text), 'holds', True)
-            data = {'kind': 'semantic', 'subject': subject, 'predicate': predicate,
-                    'object': value}
-        elif kind == 'competence':
-            procedure = textrules.parse_procedure(text)
-            skill, steps = procedure or (' '.join(textrules.tokens(text)[:6]) or 'skill', [text])
-            data = {'kind': 'competence', 'skill_name': skill, 'triggers': [{'signal': skill}],
-                    'recipe': [{'step': step} for step in steps]}
-        elif kind == 'plan_graph':
-            procedure = textrules.parse_procedure(text)
-            intent, steps = procedure or (' '.join(textrules.tokens(text)[:6]) or 'plan', [text])
-            nodes = [{'id': f'n{index + 1}', 'op': step} for index, step in enumerate(steps)]
-            edges = [{'from': f'n{index}', 'to': f'n{index + 1}', 'kind': 'control'}
-                     for index in range(1, len(steps))]
-            data = {'kind': 'plan_graph', 'plan_id': record_id, 'version': '1', 'intent': intent,
-                    'nodes': nodes, 'edges': edges}
-        elif kind == 'working':
-            data = {'kind': 'working', 'thread_id': str(context.get('task') or 'default'),
-                    'state': 'executing', 'context_summary': text}
-        else:
-            data = {'kind': 'episodic', 'timeline': [
-                {'t': format_iso(now), 'event_kind': str(context.get('event') or 'note'),
-                 'ref': f'record:{record_id}', 'summary': text}]}
-        if kind == 'semantic' and conditions is not None:
-            if not isinstance(conditions, dict):
-                raise SubstrateError('conditions must be an object, e.g. {"floor": 2}')
-            check_json(conditions, 'conditions', max_bytes=2048)
-            data['validity'] = {'mode': 'conditional' if conditions else 'global',
-                                'conditions': conditions or None}
-        check_json(data, 'payload', max_bytes=65536, max_depth=12)
-        try:
-            model = PAYLOAD_MODELS[kind].model_validate(data)
-        except pydantic.ValidationError as error:
-            detail = _first_error(error)
-            if payload is None and not detail.startswith('validity'):
-                # The payload was derived from the text: the text is what the caller must fix.
-                raise SubstrateError(f'text does not make a valid {kind} record ({detail}); '
-                                     'shorten it or choose another type') from None
-            raise SubstrateError(f'{kind} payload is invalid: {detail}; see '
-                                 f'json_schema({PAYLOAD_MODELS[kind].__name__!r})') from None
-        return model.to_dict()
-
     def _insert(self, conn, now_s: float, record_id: str, kind: str, text: str, tags: list,
                 context: dict, payload: dict, sensitivity: str, confidence: float,
                 salience: float, decay: DecayProfile, pinned: bool, provenance: list,
@@ -722,10 +293,10 @@ class Substrate:
                 status: str = 'active') -> None:
         subject = predicate = condition_key = facet = object_key = None
         if kind == 'semantic':
-            object_key = _object_key(payload['object'])
+            object_key = schema.object_key(payload['object'])
             subject = textrules.normalise(payload['subject'])
             predicate = textrules.normalise(payload['predicate'])
-            condition_key = _condition_key(payload.get('validity') or {})
+            condition_key = schema.condition_key(payload.get('validity') or {})
             _, facet = textrules.fact_facet(payload['predicate'], payload['object'],
                                             payload.get('single_valued'))
         content_hash, sealed, key_name = textrules.content_hash(text), None, None
@@ -757,8 +328,8 @@ class Substrate:
             (record_id, kind, sensitivity, status, text, ' '.join(tags), scope, confidence,
              salience, now_s, now_s, now_s, decay.curve, float(decay.half_life_seconds),
              decay.min_salience, decay.max_age_seconds, decay.reinforcement_gain, int(pinned),
-             content_hash, _dumps(context), _dumps(payload),
-             _dumps({'sources': provenance, 'created_by': created_by}), subject, predicate,
+             content_hash, dumps(context), dumps(payload),
+             dumps({'sources': provenance, 'created_by': created_by}), subject, predicate,
              condition_key, vector, model, facet, object_key, sealed, key_name))
         if vector is not None:
             trim_changes(conn)
@@ -770,7 +341,7 @@ class Substrate:
     def _reinforce(self, conn, now_s: float, row: dict, gain: float,
                    confidence: Optional[float] = None, provenance: Iterable = (),
                    tags: Iterable = ()) -> float:
-        salience = min(1.0, _row_salience(row, now_s) + gain)
+        salience = min(1.0, row_salience(row, now_s) + gain)
         merged_tags = row['tags'].split() if row['tags'] else []
         merged_tags += [tag for tag in tags if tag not in merged_tags]
         sources = json.loads(row['provenance'])
@@ -782,7 +353,7 @@ class Substrate:
                      'updated_at = ?, confidence = max(confidence, ?), tags = ?, '
                      'provenance = ? WHERE id = ?',
                      (salience, now_s, now_s, confidence if confidence is not None else 0.0,
-                      self._clear_tags(conn, row, merged_tags[:MAX_TAGS]), _dumps(sources),
+                      self._clear_tags(conn, row, merged_tags[:MAX_TAGS]), dumps(sources),
                       row['id']))
         conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, hash) '
                          'VALUES (?, ?, ?, ?)',
@@ -807,8 +378,8 @@ class Substrate:
         if len(request_id) > MAX_REQUEST_ID or not request_id.isprintable():
             raise SubstrateError(f'request_id must be printable and at most {MAX_REQUEST_ID} '
                                  'characters (e.g. a UUID)')
-        now_s = _epoch(now)
-        fingerprint = hashlib.sha256(_dumps([kind, request]).encode('utf-8')).hexdigest()
+        now_s = validation.epoch(now)
+        fingerprint = hashlib.sha256(dumps([kind, request]).encode('utf-8')).hexdigest()
         with self._write() as conn:
             key = self._request_key(conn)
             if key is not None:  # the request holds the text: no plain hash of it on disk
@@ -822,7 +393,7 @@ class Substrate:
                                          'a new request')
                 return {**self._stored_reply(request_id, seen[2]), 'replayed': True}
             reply = act()
-            stored = _dumps(reply)
+            stored = dumps(reply)
             if key is not None:  # a forget reply quotes the records' text
                 stored = 'sealed:' + base64.b64encode(crypto.seal(
                     key, f'request:{request_id}', reply)).decode('ascii')
@@ -860,17 +431,17 @@ class Substrate:
         one; ``error`` refuses. An unsure pair (cardinality unknown) is contested under
         ``auto``: both stay recallable, flagged, linked by ``contradicts``.
         """
-        text = self._check_text(text)
-        kind = self._check_type(type) if type is not None else textrules.classify(text)
-        tags = self._check_tags(tags)
+        text = validation.check_text(text)
+        kind = validation.check_type(type) if type is not None else textrules.classify(text)
+        tags = validation.check_tags(tags)
         context = {} if context is None else context
         if not isinstance(context, dict):
             raise SubstrateError('context must be an object, e.g. {"location": {"room": '
                                  '"kitchen"}}')
         check_json(context, 'context')
         sensitivity = self.sensitivity_of(text, sensitivity)
-        confidence = self._check_unit(confidence, 'confidence')
-        salience = self._check_unit(salience, 'salience')
+        confidence = validation.check_unit(confidence, 'confidence')
+        salience = validation.check_unit(salience, 'salience')
         if on_conflict not in CONFLICT_POLICIES:
             raise SubstrateError(f'on_conflict {on_conflict!r} is not one of '
                                  f'{", ".join(CONFLICT_POLICIES)}')
@@ -881,11 +452,11 @@ class Substrate:
             profile = DecayProfile.model_validate(decay) if decay is not None \
                 else DEFAULT_DECAY[kind]
         except pydantic.ValidationError as error:
-            raise SubstrateError(f'decay profile is invalid: {_first_error(error)}') from None
-        sources = self._check_provenance(provenance)
-        now_s = _epoch(now)
+            raise SubstrateError(f'decay profile is invalid: {first_error(error)}') from None
+        sources = validation.check_provenance(provenance)
+        now_s = validation.epoch(now)
         record_id = str(uuid.uuid4())
-        data = self._build_payload(kind, text, payload, context, conditions, now, record_id)
+        data = payloads.build(kind, text, payload, context, conditions, now, record_id)
         if single_valued is not None:
             if kind != 'semantic' or not isinstance(single_valued, bool):
                 raise SubstrateError('single_valued is true or false, and only for semantic '
@@ -907,8 +478,8 @@ class Substrate:
                                                'reinforced it instead of adding a record')
             superseded, contested, action = [], [], 'created'
             if kind == 'semantic':
-                superseded, contested, same = self._resolve_fact(conn, now_s, data, confidence,
-                                                                 on_conflict, record_id)
+                superseded, contested, same = revision.resolve_fact(
+                    self, conn, now_s, data, confidence, on_conflict, record_id)
                 action = 'contested' if contested else (
                     'superseded' if superseded else 'created')
                 if same is not None:
@@ -921,8 +492,8 @@ class Substrate:
                          confidence, salience, profile, pinned, sources, scope, actor, vector)
             self._audit(conn, now_s, record_id, 'create', actor, 'learned',
                         {'type': kind, 'sensitivity': sensitivity})
-            self._link_revision(conn, now_s, record_id, superseded, contested, actor,
-                                f'conflicting fact learned: {record_id}')
+            revision.link_revision(self, conn, now_s, record_id, superseded, contested, actor,
+                                   f'conflicting fact learned: {record_id}')
         replaced = superseded + contested
         message = f'new {kind} record'
         if superseded:
@@ -960,131 +531,6 @@ class Substrate:
         """Return this store's connection (``db``) for this thread alone while the block runs."""
         with self._lock:
             yield self.db
-
-    def _fact_conflicts(self, data: dict, exclude: Optional[str] = None) -> tuple:
-        """
-        Live facts of the same subject and conditions: ``(same, genuine, unsure)`` rows.
-
-        ``same`` holds the same predicate and object; ``genuine`` conflicts (a single-valued
-        facet with another value, or the opposite predicate with the same object); ``unsure``
-        may conflict (the same predicate, another value, cardinality unknown on both sides).
-        """
-        subject = textrules.normalise(data['subject'])
-        predicate = textrules.normalise(data['predicate'])
-        opposite = textrules.NEGATIONS.get(predicate.replace(' ', '_'))
-        hint = data.get('single_valued')
-        cardinality, facet = textrules.fact_facet(predicate, data['object'], hint)
-        key = _object_key(data['object'])
-        # A subject may hold thousands of many-valued facts: for those only equal values and
-        # stated cardinalities (a stated single value has a facet) matter, and both queries
-        # are index seeks.
-        columns = ('SELECT id, predicate, facet, object_key, json_extract(payload, '
-                   "'$.object'), json_type(payload, '$.object'), json_extract(payload, "
-                   "'$.single_valued') FROM substrate_records WHERE subject = ? AND ")
-        condition = _condition_key(data.get('validity') or {})
-        predicates = (predicate, opposite or predicate, (opposite or predicate).replace('_', ' '))
-        if cardinality == 'many':
-            rows = self.db.conn.execute(
-                f'{columns} predicate IN (?, ?, ?) AND condition_key = ? AND object_key = ? '
-                f"AND +type = 'semantic' AND +status IN {LIVE} AND id IS NOT ? UNION "
-                f'{columns} predicate = ? AND condition_key = ? AND facet IS NOT NULL AND '
-                "type = 'semantic' AND status = 'active' AND id IS NOT ?",
-                (subject, *predicates, condition, key, exclude, subject, predicate, condition,
-                 exclude)).fetchall()
-        else:
-            rows = self.db.conn.execute(
-                f'{columns} predicate IN (?, ?, ?) AND condition_key = ? AND (object_key = ? OR '
-                f"predicate = ?) AND +type = 'semantic' AND +status IN {LIVE} AND id IS NOT ?",
-                (subject, *predicates, condition, key, predicate, exclude)).fetchall()
-        facts = [dict(zip(('id', 'predicate', 'facet', 'object_key', 'object', 'object_type',
-                           'hint'), row)) for row in rows]
-        facts += self._sealed_facts(subject, condition, exclude)
-        stated = {bool(fact['hint']) for fact in facts
-                  if fact['predicate'] == predicate and fact['hint'] is not None}
-        if hint is None and stated and predicate not in textrules.COPULAS:
-            # Someone said how many values this predicate holds for this subject: that beats
-            # the vocabulary's general rule.
-            cardinality, facet = textrules.fact_facet(predicate, data['object'], True in stated)
-        same, genuine, unsure = [], [], []
-        for fact in facts:
-            value = fact['object']
-            if fact['object_type'] in ('object', 'array'):
-                value = json.loads(value)
-            elif fact['object_type'] in ('true', 'false'):
-                value = fact['object_type'] == 'true'
-            hint_of = None if fact['hint'] is None else bool(fact['hint'])
-            equal = fact['object_key'] == key
-            if fact['predicate'] == predicate:
-                if equal:
-                    same.append(fact['id'])
-                elif cardinality == 'one' and (fact['facet'] == facet or (
-                        fact['facet'] is None and facet == predicate.replace(' ', '_')
-                        and textrules.fact_facet(predicate, value, hint_of)[0] == 'unknown')):
-                    genuine.append(fact['id'])
-                elif cardinality == 'unknown' and textrules.fact_facet(
-                        predicate, value, hint_of)[0] == 'unknown':
-                    unsure.append(fact['id'])
-            elif opposite is not None and equal:
-                genuine.append(fact['id'])
-        chosen = {row['id']: row for row in self._rows_by_id(same + genuine + unsure)}
-        same, genuine, unsure = ([chosen[record_id] for record_id in group]
-                                 for group in (same, genuine, unsure))
-        return same, genuine, unsure
-
-    def _resolve_fact(self, conn, now_s: float, data: dict, confidence: float, policy: str,
-                      record_id: str) -> tuple:
-        """Revise the live facts a new one meets: ``(superseded ids, contested ids, same row)``."""
-        same, genuine, unsure = self._fact_conflicts(data)
-        if same:
-            active = [row for row in same if row['status'] == 'active']
-            return [], [], (active or same)[0]
-        if not genuine and not unsure:
-            return [], [], None
-        if policy == 'error':
-            old = (genuine or unsure)[0]
-            fact = json.loads(old['payload'])
-            raise SubstrateError(f'conflicts with live fact {old["id"]} ({old["subject"]} '
-                                 f'{old["predicate"]} {fact["object"]!r}); choose '
-                                 'on_conflict="supersede" or "contest", or fork with conditions')
-        replace, doubt = [], []
-        if genuine and (policy == 'supersede' or (policy == 'auto' and confidence >= max(
-                row['confidence'] for row in genuine))):
-            replace += genuine
-        else:
-            doubt += genuine
-        (replace if policy == 'supersede' else doubt).extend(unsure)
-        for old in replace:
-            self._set_status(conn, now_s, old['id'], 'superseded')
-            self._patch_revision(conn, old, superseded_by=record_id)
-        if replace:
-            data.setdefault('revision', {})['supersedes'] = replace[0]['id']
-        for old in doubt:
-            self._set_status(conn, now_s, old['id'], 'contested')
-        if doubt:
-            data.setdefault('revision', {})['status'] = 'contested'
-        return [row['id'] for row in replace], [row['id'] for row in doubt], None
-
-    def _link_revision(self, conn, now_s: float, record_id: str, superseded: list,
-                       contested: list, actor: str, reason: str) -> None:
-        """Relations and audit of what a new fact superseded or contested (already set)."""
-        if contested:
-            self._set_status(conn, now_s, record_id, 'contested')
-        for old in superseded:
-            self._relate(conn, now_s, record_id, 'supersedes', old)
-            self._audit(conn, now_s, old, 'supersede', actor, reason, {'by': record_id})
-        for old in contested:
-            self._relate(conn, now_s, record_id, 'contradicts', old)
-            self._relate(conn, now_s, old, 'contradicts', record_id)
-            self._audit(conn, now_s, old, 'contest', actor, reason, {'by': record_id})
-
-    def _patch_revision(self, conn, row: dict, **changes) -> None:
-        payload = json.loads(row['payload'])
-        payload.setdefault('revision', {}).update(changes)
-        if row.get('key_id'):
-            self._reseal(conn, row, payload=payload)
-            return
-        conn.execute('UPDATE substrate_records SET payload = ? WHERE id = ?',
-                     (_dumps(payload), row['id']))
 
     def _find_duplicate(self, kind: str, text: str, vector=None) -> Optional[tuple]:
         rows = self._rows(f'content_hash IN (?, ?) AND +type = ? AND +status IN {LIVE}',
@@ -1143,27 +589,27 @@ class Substrate:
                    sensitivity: Optional[str] = None, confidence: float = 0.7,
                    actor: str = 'bulk') -> int:
         """Bulk-load texts in one transaction (exact-text dedup only); returns rows added."""
-        now_s = _epoch(now)
-        confidence = self._check_unit(confidence, 'confidence')
+        now_s = validation.epoch(now)
+        confidence = validation.check_unit(confidence, 'confidence')
         added = 0
-        texts = [self._check_text(text) for text in texts]
+        texts = [validation.check_text(text) for text in texts]
         # One batched embedding call before the write lock (far faster than one per text).
         vectors = self._embed(texts) if self.embedder is not None and texts else None
         with self._write() as conn:
             for number, text in enumerate(texts):
-                kind = self._check_type(type) if type is not None else textrules.classify(text)
+                kind = validation.check_type(type) if type is not None else textrules.classify(text)
                 level = sensitivity or self.default_sensitivity
-                _level(level, 'sensitivity')
+                validation.level(level, 'sensitivity')
                 if self._rows(f'content_hash IN (?, ?) AND +type = ? AND +status IN {LIVE}',
                               (textrules.content_hash(text), self._sealed_hash(text), kind)):
                     continue
                 record_id = str(uuid.uuid4())
-                data = self._build_payload(kind, text, None, {}, None, now, record_id)
+                data = payloads.build(kind, text, None, {}, None, now, record_id)
                 superseded, contested = [], []
                 if kind == 'semantic':
-                    superseded, contested, same = self._resolve_fact(conn, now_s, data,
-                                                                     confidence, 'auto',
-                                                                     record_id)
+                    superseded, contested, same = revision.resolve_fact(self, conn, now_s, data,
+                                                                        confidence, 'auto',
+                                                                        record_id)
                     if same is not None:
                         continue
                 self._insert(conn, now_s, record_id, kind, text, [], {}, data, level, confidence,
@@ -1171,8 +617,8 @@ class Substrate:
                              vectors[number] if vectors is not None else None)
                 self._audit(conn, now_s, record_id, 'create', actor, 'bulk load',
                             {'type': kind})
-                self._link_revision(conn, now_s, record_id, superseded, contested, actor,
-                                    'bulk load')
+                revision.link_revision(self, conn, now_s, record_id, superseded, contested, actor,
+                                       'bulk load')
                 added += 1
         return added
 
@@ -1190,11 +636,11 @@ class Substrate:
         try:
             model = MemoryRecord.model_validate(record)
         except pydantic.ValidationError as error:
-            raise SubstrateError(f'record is invalid: {_first_error(error)}') from None
-        text = self._check_text(model.text)
-        tags = self._check_tags(model.tags)
+            raise SubstrateError(f'record is invalid: {first_error(error)}') from None
+        text = validation.check_text(model.text)
+        tags = validation.check_tags(model.tags)
         check_json(model.context, 'context')
-        now_s = _epoch(now)
+        now_s = validation.epoch(now)
         data = model.payload.to_dict()
         data.pop('performance', None)
         with self._write() as conn:
@@ -1202,7 +648,8 @@ class Substrate:
                 raise SubstrateError(f'a record with id {model.id} already exists')
             colliding = []
             if model.type == 'semantic' and model.status == 'active':
-                colliding = [row['id'] for group in self._fact_conflicts(data) for row in group]
+                colliding = [row['id'] for group in revision.fact_conflicts(self, data)
+                             for row in group]
                 for other in colliding:
                     self._set_status(conn, now_s, other, 'contested')
             self._insert(conn, model.created_at.timestamp(), model.id, model.type, text, tags,
@@ -1215,7 +662,7 @@ class Substrate:
             status = model.status
             if status == 'active' and colliding:
                 status = 'contested'
-                self._link_revision(conn, now_s, model.id, [], colliding, actor, reason)
+                revision.link_revision(self, conn, now_s, model.id, [], colliding, actor, reason)
             conn.execute('UPDATE substrate_records SET updated_at = ?, last_reinforced_at = ?, '
                          'access_count = ?, last_accessed = ? WHERE id = ?',
                          (model.updated_at.timestamp(),
@@ -1227,7 +674,7 @@ class Substrate:
 
     def all_records(self, now: Optional[dt.datetime] = None) -> list:
         """Every record (archived too), oldest first."""
-        now_s = _epoch(now) if now is not None else None
+        now_s = validation.epoch(now) if now is not None else None
         with self._lock:
             return [self._record(row, now_s) for row in self._rows('1 ORDER BY seq')
                     if not row.get('locked')]
@@ -1287,199 +734,10 @@ class Substrate:
                                    self.embedder.name, row[0]) for index, row in enumerate(rows)])
             done += len(rows)
 
-    # ------------------------------------------------------------------ recall
+    # ------------------------------------------------------------------ recall and selection
 
-    def recall(self, query: str, k: int = 5, filters: Optional[dict] = None,
-               trust: str = 'medium', now: Optional[dt.datetime] = None, types=None, tags=None,
-               near=None, max_distance: Optional[float] = None,
-               position_path: str = 'context.position', vectors: Optional[bool] = None,
-               include_inactive: bool = False, reinforce: bool = True,
-               min_confidence: float = 0.0, keywords: bool = True) -> RecallResult:
-        """
-        Find records for ``query``: BM25 (+ vectors) fused, weighted, trust-gated.
-
-        score = relevance x (0.5 + 0.5 x confidence) x (0.5 + 0.5 x effective salience);
-        relevance is reciprocal rank (1 / (60 + rank)) of a single ranking, or the relative
-        score fusion of keywords and vectors (see :mod:`robot_memory.substrate.fusion`).
-        ``filters`` select on context fields; ``near`` (x, y[, z]) sorts the matches
-        nearest first by ``position_path`` (records without a position go last, or are
-        dropped when ``max_distance`` is given). ``keywords=False`` searches vectors only.
-        Returned, unredacted hits get their access
-        count incremented and their salience reinforced by ``recall_gain`` (``reinforce``).
-        """
-        if not isinstance(query, str) or not query.strip():
-            raise SubstrateError('the query is empty; say what to look for (e.g. "charging '
-                                 'dock")')
-        if len(query) > MAX_QUERY:
-            raise SubstrateError(f'query is {len(query)} characters; the limit is {MAX_QUERY} '
-                                 '(shorten it)')
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise SubstrateError(f'k must be a whole number from 1 to {MAX_K}, got {k!r}')
-        trust_level = _level(trust)
-        compiled = compile_filters(filters)
-        wanted_types = None
-        if types is not None:
-            wanted_types = {self._check_type(name) for name in
-                            ([types] if isinstance(types, str) else types)}
-        wanted_tags = set(self._check_tags(tags)) if tags else set()
-        point = check_point(near) if near is not None else None
-        if max_distance is not None and (point is None or not max_distance >= 0):
-            raise SubstrateError('max_distance needs near=(x, y[, z]) and a distance >= 0')
-        position_parts = tuple(position_path.split('.'))
-        if position_parts[0] != 'context' or len(position_parts) < 2:
-            raise SubstrateError('position_path must start with "context." '
-                                 '(e.g. "context.position")')
-        min_confidence = self._check_unit(min_confidence, 'min_confidence')
-        use_vectors = self.embedder is not None if vectors is None else vectors
-        if use_vectors and self.embedder is None:
-            raise SubstrateError('vectors were requested but no embedding backend is set; '
-                                 'create the Substrate with embedder=HashingEmbedder()')
-        now_s = _epoch(now)
-        statuses = ('active', 'contested', 'retracted', 'superseded') if include_inactive \
-            else RECALLABLE
-        if not keywords and not use_vectors:
-            raise SubstrateError('keywords=False needs vectors; nothing would be searched')
-        fts = textrules.fts_query(query) if keywords else None
-
-        def eligible(row):
-            if row['status'] not in statuses:
-                return False
-            if wanted_types is not None and row['type'] not in wanted_types:
-                return False
-            if wanted_tags and not wanted_tags <= set(row['tags'].split()):
-                return False
-            if row['confidence'] < min_confidence:
-                return False
-            if compiled and not matches(json.loads(row['context']), compiled):
-                return False
-            if max_distance is not None:
-                where = position_of(json.loads(row['context']), position_parts[1:])
-                if where is None or distance(point, where) > max_distance:
-                    return False
-            if SENSITIVITIES.index(row['sensitivity']) > trust_level + 1:
-                withheld.add(row['seq'])
-                return False
-            return True
-
-        wanted = k if point is None else max(k * 4, 50)
-        withheld = set()
-        with self._lock:
-            keyword, rows = self._keyword_candidates(query, keywords, wanted, eligible)
-            keyword, locked = self._sealed_candidates(query, keywords, wanted, eligible, keyword,
-                                                      rows, statuses, wanted_types)
-            vector = []
-            if use_vectors:
-                vector = self._vector_candidates(query, max(2 * wanted, 10) if keyword
-                                                 else wanted, eligible, rows)
-        if keyword and vector:
-            # Each side brings a pool twice the size wanted, so fusion can reorder them.
-            pool = max(2 * wanted, 10)
-            keyword, vector = keyword[:pool], vector[:pool]
-        weight = getattr(self.embedder, 'fusion_weight', 0.5) if use_vectors else 0.0
-        scored = []
-        for seq, (relevance, keyword_rank, vector_rank) in fuse(keyword, vector, weight).items():
-            row = rows[seq]
-            current = _row_salience(row, now_s)
-            score = relevance * (0.5 + 0.5 * row['confidence']) * (0.5 + 0.5 * current)
-            where = None
-            if point is not None:
-                position = position_of(json.loads(row['context']), position_parts[1:])
-                where = distance(point, position) if position is not None else None
-            scored.append((score, row, current, keyword_rank, vector_rank, where))
-        scored.sort(key=lambda item: order_key(item[1]['seq'], item[0], item[3], item[4]))
-        if point is not None:
-            scored.sort(key=lambda item: (item[5] is None, item[5] or 0.0))
-        scored = scored[:k]
-        hits, used, redacted = [], [], 0
-        for score, row, current, keyword_rank, vector_rank, where in scored:
-            if SENSITIVITIES.index(row['sensitivity']) > trust_level:
-                redacted += 1
-                hits.append(RecallHit(row['id'], row['type'],
-                                      f'[redacted: {row["sensitivity"]} sensitivity]',
-                                      round(score, 8), row['sensitivity'], row['status'], True,
-                                      keyword_rank=keyword_rank, vector_rank=vector_rank))
-                continue
-            used.append((row, current))
-            hits.append(RecallHit(
-                row['id'], row['type'], row['text'], round(score, 8), row['sensitivity'],
-                row['status'], False, row['confidence'], round(current, 6),
-                row['tags'].split() if row['tags'] else [], json.loads(row['context']),
-                self._record(row).payload.to_dict(), keyword_rank, vector_rank,
-                round(where, 6) if where is not None else None,
-                row['access_count'] + (1 if reinforce else 0)))
-        recall_id = self._log_recall(now_s, used, reinforce) if used else None
-        mode = 'hybrid' if use_vectors and fts else ('vector' if use_vectors else 'keyword')
-        return RecallResult(query, hits, len(withheld), redacted, mode, recall_id, *locked)
-
-    def _keyword_candidates(self, query: str, keywords: bool, wanted: int, eligible) -> tuple:
-        """(seq, BM25 score) candidates: records with every word first, then any word."""
-        order, rows, seen = [], {}, set()
-        if not keywords:
-            return order, rows
-        every = textrules.fts_query(query, operator='AND')
-        any_word = textrules.fts_query(query)
-        if any_word is None:
-            return order, rows
-        passes = [every, any_word] if every != any_word else [any_word]
-        for fts in passes:
-            limit = max(wanted * 3, 30)
-            offset = 0
-            while len(order) < wanted:
-                # bm25() is lower for better matches; negated it is a score.
-                seqs = dict(self.db.conn.execute(
-                    'SELECT rowid, -bm25(substrate_fts, 1.0, 0.5) FROM substrate_fts WHERE '
-                    'substrate_fts MATCH ? ORDER BY bm25(substrate_fts, 1.0, 0.5) LIMIT ? OFFSET ?',
-                    (fts, limit, offset)).fetchall())
-                fresh = [seq for seq in seqs if seq not in seen]
-                seen.update(fresh)
-                found = {row['seq']: row for row in self._rows_by_seq(fresh)}
-                for seq in fresh:
-                    row = found.get(seq)
-                    if row is not None and eligible(row):
-                        order.append((seq, seqs[seq]))
-                        rows[seq] = row
-                if len(seqs) < limit:
-                    break
-                offset += limit
-                limit *= 4
-            if len(order) >= wanted:
-                break
-        return order, rows
-
-    def _vector_candidates(self, query: str, wanted: int, eligible, rows: dict) -> list:
-        index = self._vector_index()
-        if not len(index):
-            return []
-        floor = getattr(self.embedder, 'min_similarity', 0.05)
-        top = [(seq, similarity) for seq, similarity in
-               index.search(self._embed([query])[0], max(wanted * 4, 40)) if similarity > floor]
-        fetched = {row['seq']: row for row in self._rows_by_seq([seq for seq, _ in top])}
-        order = []
-        for seq, similarity in top:
-            row = fetched.get(seq)
-            if row is not None and eligible(row):
-                order.append((seq, similarity))
-                rows[seq] = row
-            if len(order) >= wanted:
-                break
-        return order
-
-    def _log_recall(self, now_s: float, used: list, reinforce: bool) -> int:
-        with self._write() as conn:
-            # recall_id grows with id, so the newest row holds the largest (no table scan).
-            recall_id = (conn.execute('SELECT coalesce((SELECT recall_id FROM substrate_recalls '
-                                      'ORDER BY id DESC LIMIT 1), 0) + 1').fetchone()[0])
-            conn.executemany('INSERT INTO substrate_recalls (recall_id, at, record_id, rank) '
-                             'VALUES (?, ?, ?, ?)',
-                             [(recall_id, now_s, row['id'], rank + 1)
-                              for rank, (row, _) in enumerate(used)])
-            if reinforce:
-                conn.executemany(
-                    'UPDATE substrate_records SET access_count = access_count + 1, '
-                    'last_accessed = ?, salience = ?, last_reinforced_at = ? WHERE id = ?',
-                    [(now_s, min(1.0, current + self.recall_gain), now_s, row['id'])
-                     for row, current in used])
-        return recall_id
+    recall = recalling.recall
+    select = recalling.select
 
     # ------------------------------------------------------------------ feedback and outcomes
 
@@ -1488,10 +746,10 @@ class Substrate:
         """Mark a recalled record useful (reinforce) or not (penalise); returns its salience."""
         if not isinstance(useful, bool):
             raise SubstrateError('useful must be true or false')
-        now_s = _epoch(now)
+        now_s = validation.epoch(now)
         with self._write() as conn:
             row = self._row(record_id)
-            current = _row_salience(row, now_s)
+            current = row_salience(row, now_s)
             salience = min(1.0, current + row['gain']) if useful else max(0.0,
                                                                           current - row['gain'])
             conn.execute('UPDATE substrate_records SET salience = ?, last_reinforced_at = ?, '
@@ -1512,13 +770,13 @@ class Substrate:
         """Count a success or failure of a competence or plan record (drives selection)."""
         if not isinstance(success, bool):
             raise SubstrateError('success must be true or false')
-        now_s = _epoch(now)
+        now_s = validation.epoch(now)
         with self._write() as conn:
             row = self._row(record_id)
             if row['type'] not in ('competence', 'plan_graph'):
                 raise SubstrateError(f'{record_id} is a {row["type"]} record; outcomes are for '
                                      'competence and plan_graph records')
-            current = _row_salience(row, now_s)
+            current = row_salience(row, now_s)
             salience = min(1.0, current + row['gain']) if success else max(
                 0.0, current - row['gain'])
             conn.execute('UPDATE substrate_records SET successes = successes + ?, '
@@ -1530,156 +788,7 @@ class Substrate:
 
     # ------------------------------------------------------------------ forget and pin
 
-    def forget(self, target: str, reason: str, now: dt.datetime, hard: bool = False,
-               actor: str = 'api', limit: int = 10, dry_run: bool = False,
-               all_matches: bool = False, restore: bool = False,
-               by: str = 'auto', trust: Optional[str] = None) -> ForgetResult:
-        """
-        Archive what ``target`` names (``hard``: delete it; ``restore``: bring it back).
-
-        The one meaning of forget for the API, CLI, MCP and ROS. ``target`` is a record id,
-        or a query: the records holding every word of it, best (BM25) first, of which only
-        the best is taken unless ``all_matches`` (then at most ``limit``, else refused).
-        ``by='id'`` or ``'query'`` says which it is. A query looks among live records
-        (active, contested); with ``hard`` among all kept ones; with ``restore`` among the
-        archived. No match is an error. ``dry_run`` changes nothing and reports what would
-        go. Archived records leave recall but stay in ``get`` and ``history`` and can be
-        restored (to their status before the archive, or contested when a live fact now
-        conflicts) until they are hard-deleted; the audit entry outlives a hard delete.
-        ``trust`` (the caller's level, as in ``recall``): a query skips the records recall
-        would withhold, and the reply redacts the text of those it would redact.
-        """
-        reason = self._check_reason(reason)
-        if by not in ('auto', 'id', 'query'):
-            raise SubstrateError(f'by must be auto, id or query, got {by!r}')
-        if hard and restore:
-            raise SubstrateError('restore brings an archived record back; it cannot be combined '
-                                 'with hard (delete)')
-        if not isinstance(target, str) or not target.strip():
-            raise SubstrateError({'id': 'id is empty; give the id of the record',
-                                  'query': 'query is empty; give words to match'}.get(
-                by, 'say what to forget: a record id or a query'))
-        longest = MAX_RECORD_ID if by == 'id' else MAX_QUERY
-        if len(target) > longest:
-            raise SubstrateError(f'{"target" if by == "auto" else by} is {len(target)} '
-                                 f'characters; the limit is {longest}')
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise SubstrateError(f'limit must be a whole number of at least 1, got {limit!r}')
-        visible = len(SENSITIVITIES) if trust is None else _level(trust)
-        now_s = _epoch(now)
-        action = 'restore' if restore else ('delete' if hard else 'archive')
-        statuses = ('archived',) if restore else (
-            ('active', 'contested', 'retracted', 'superseded', 'archived') if hard else LIVE)
-        with self._lock:
-            rows, matched = self._forget_targets(target.strip(), by, statuses, all_matches,
-                                                 limit, action, visible + 1)
-        summaries = [{'id': row['id'], 'type': row['type'], 'status': row['status'],
-                      'text': row['text'] if SENSITIVITIES.index(row['sensitivity']) <= visible
-                      else f'[redacted: {row["sensitivity"]} sensitivity]'} for row in rows]
-        if dry_run:
-            return ForgetResult([row['id'] for row in rows], hard, reason, True, action,
-                                matched, summaries, _forget_message(action, True, summaries,
-                                                                    matched))
-        with self._write() as conn:
-            for row in rows:
-                row = self._row(row['id'])  # as of this transaction
-                if restore:
-                    row['status'] = self._restore_archived(conn, now_s, row, actor, reason)
-                elif hard:
-                    conn.execute('DELETE FROM substrate_records WHERE id = ?', (row['id'],))
-                    conn.execute('DELETE FROM substrate_relations WHERE source_id = ? OR '
-                                 'target_id = ?', (row['id'], row['id']))
-                    conn.execute('DELETE FROM substrate_provenance WHERE record_id = ?',
-                                 (row['id'],))
-                    self._audit(conn, now_s, row['id'], 'delete', actor, reason,
-                                {'type': row['type'], 'status': row['status'],
-                                 'content_hash': row['content_hash']})
-                else:
-                    conn.execute("UPDATE substrate_records SET status = 'archived', "
-                                 'archived_at = ?, archive_reason = ?, updated_at = ? '
-                                 'WHERE id = ?', (now_s, reason, now_s, row['id']))
-                    self._audit(conn, now_s, row['id'], 'archive', actor, reason,
-                                {'previous_status': row['status']})
-                    row['status'] = 'archived'
-                for summary in summaries:
-                    if summary['id'] == row['id']:
-                        summary['status'] = 'deleted' if hard else row['status']
-        return ForgetResult([row['id'] for row in rows], hard, reason, False, action, matched,
-                            summaries, _forget_message(action, False, summaries, matched))
-
-    def _forget_targets(self, target: str, by: str, statuses: tuple, all_matches: bool,
-                        limit: int, action: str, highest: int) -> tuple:
-        """Return the rows ``forget`` acts on and how many matched: by id, else by every word."""
-        if by in ('auto', 'id'):
-            rows = self._rows('id = ?', (target,)) if len(target) <= MAX_RECORD_ID else []
-            if rows:
-                row = rows[0]
-                if action == 'archive' and row['status'] == 'archived':
-                    raise SubstrateError(f'{row["id"]} is archived already; hard deletes it '
-                                         'for good, restore brings it back')
-                if action == 'restore' and row['status'] != 'archived':
-                    raise SubstrateError(f'{row["id"]} is {row["status"]}, not archived; only '
-                                         'archived records can be restored')
-                return rows, 1
-            if by == 'id':
-                deleted = self.db.conn.execute(
-                    "SELECT 1 FROM substrate_audit WHERE record_id = ? AND action = 'delete'",
-                    (target,)).fetchone()
-                raise SubstrateError(f'record id {target!r} was hard-deleted; it cannot be '
-                                     'restored' if deleted else f'no record with id {target!r}; '
-                                     'recall to find ids')
-        words = [word for word in textrules.tokens(target)
-                 if word not in textrules._STOPWORDS] or textrules.tokens(target)
-        if not words:
-            raise SubstrateError(f'query {target!r} has no words to match'
-                                 + ('' if by == 'query' else ' and is no record id'))
-        query = ' AND '.join('"' + word.replace('"', '""') + '"' for word in words[:32])
-        seqs = [seq for seq, in self.db.conn.execute(
-            'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
-            'ORDER BY bm25(substrate_fts, 1.0, 0.5), rowid', (query,))]
-        seqs += [seq for seq, _ in self._sealed_matches(query, 1000)]
-        rank = {seq: position for position, seq in enumerate(seqs)}
-        rows = sorted((row for row in self._rows_by_seq(seqs) if row['status'] in statuses
-                       and SENSITIVITIES.index(row['sensitivity']) <= highest),
-                      key=lambda row: rank[row['seq']])
-        if not rows:
-            where = 'archived' if action == 'restore' else ('kept' if action == 'delete'
-                                                            else 'live')
-            raise SubstrateError(f'nothing to {action}: no {where} record matches query '
-                                 f'{target!r} (every word must appear)'
-                                 + ('' if by == 'query' else ' and no record has that id')
-                                 + '; recall to see what is stored')
-        if not all_matches:
-            return rows[:1], len(rows)
-        if len(rows) > limit:
-            raise SubstrateError(f'{len(rows)} records match query {target!r}, more than the '
-                                 f'limit of {limit}; narrow the query or forget by id')
-        return rows, len(rows)
-
-    def _restore_archived(self, conn, now_s: float, row: dict, actor: str,
-                          reason: str) -> str:
-        """Give an archived record its status from before the archive; returns it."""
-        self._check_open(row)
-        previous = 'active'
-        for detail, in conn.execute('SELECT detail FROM substrate_audit WHERE record_id = ? '
-                                    "AND action = 'archive' ORDER BY id DESC LIMIT 1",
-                                    (row['id'],)):
-            previous = json.loads(detail).get('previous_status') or 'active'
-        colliding = []
-        if row['type'] == 'semantic' and previous in LIVE:
-            colliding = [other['id'] for group in self._fact_conflicts(
-                json.loads(row['payload']), exclude=row['id']) for other in group]
-            for other in colliding:
-                self._set_status(conn, now_s, other, 'contested')
-        status = 'contested' if colliding else previous
-        conn.execute('UPDATE substrate_records SET status = ?, archived_at = NULL, '
-                     'archive_reason = NULL, updated_at = ? WHERE id = ?',
-                     (status, now_s, row['id']))
-        self._audit(conn, now_s, row['id'], 'restore', actor, reason,
-                    {'status': status, **({'contests': colliding} if colliding else {})})
-        self._link_revision(conn, now_s, row['id'], [], colliding, actor,
-                            f'restored {row["id"]} conflicts')
-        return status
+    forget = forgetting.forget
 
     def pin(self, record_id: str, now: dt.datetime, reason: str = 'pinned',
             actor: str = 'api') -> None:
@@ -1692,456 +801,36 @@ class Substrate:
         self._set_pinned(record_id, False, now, reason, actor)
 
     def _set_pinned(self, record_id, pinned, now, reason, actor) -> None:
-        now_s = _epoch(now)
-        reason = self._check_reason(reason)
+        now_s = validation.epoch(now)
+        reason = validation.check_reason(reason)
         with self._write() as conn:
             row = self._row(record_id)
             conn.execute('UPDATE substrate_records SET pinned = ?, salience = ?, '
                          'last_reinforced_at = ?, updated_at = ? WHERE id = ?',
-                         (int(pinned), _row_salience(row, now_s), now_s, now_s, record_id))
+                         (int(pinned), row_salience(row, now_s), now_s, now_s, record_id))
             self._audit(conn, now_s, record_id, 'pin' if pinned else 'unpin', actor, reason)
 
     # ------------------------------------------------------------------ revision
 
-    def _revisable(self, record_id: str, what: str) -> dict:
-        row = self._row(record_id)
-        self._check_open(row)
-        if row['type'] == 'episodic':
-            raise SubstrateError(f'{record_id} is episodic; episodic records are append-only '
-                                 '(record the correction as a new semantic or competence '
-                                 'record, or forget it)')
-        if row['status'] not in LIVE:
-            raise SubstrateError(f'cannot {what} {record_id}: it is {row["status"]}')
-        return row
-
-    def supersede(self, record_id: str, now: dt.datetime, reason: str,
-                  text: Optional[str] = None, payload: Optional[dict] = None,
-                  object=None, confidence: Optional[float] = None, tags=None,
-                  context: Optional[dict] = None, provenance=(),
-                  actor: str = 'api') -> RevisionResult:
-        """Replace a record by a new version; the old one becomes ``superseded``, atomically."""
-        reason = self._check_reason(reason)
-        now_s = _epoch(now)
-        sources = self._check_provenance(provenance)
-        with self._write() as conn:
-            old = self._revisable(record_id, 'supersede')
-            new_id = str(uuid.uuid4())
-            data = self._revised_payload(old, text, payload, object, new_id)
-            if old['type'] == 'semantic':
-                data.setdefault('revision', {}).update({'supersedes': record_id,
-                                                        'status': 'active'})
-            self._set_status(conn, now_s, record_id, 'superseded')
-            if old['type'] == 'semantic':
-                self._patch_revision(conn, old, superseded_by=new_id)
-            self._insert_version(conn, now_s, old, new_id, text, data, confidence, tags, context,
-                                 sources, actor)
-            self._relate(conn, now_s, new_id, 'supersedes', record_id)
-            self._audit(conn, now_s, record_id, 'supersede', actor, reason, {'by': new_id})
-            self._audit(conn, now_s, new_id, 'create', actor, reason, {'supersedes': record_id})
-        return RevisionResult('supersede', [new_id], [record_id], reason)
-
-    def fork(self, record_id: str, conditions: dict, now: dt.datetime, reason: str,
-             text: Optional[str] = None, object=None, payload: Optional[dict] = None,
-             confidence: Optional[float] = None, original_conditions: Optional[dict] = None,
-             actor: str = 'api') -> RevisionResult:
-        """
-        Add a variant valid under ``conditions``; both stay active (conditional fork).
-
-        ``original_conditions`` narrows the original's validity in the same transaction (it
-        is superseded by a copy with those conditions), so the two become disjoint.
-        """
-        reason = self._check_reason(reason)
-        if not isinstance(conditions, dict) or not conditions:
-            raise SubstrateError('a fork needs non-empty conditions, e.g. {"floor": 2}')
-        check_json(conditions, 'conditions', max_bytes=2048)
-        now_s = _epoch(now)
-        with self._write() as conn:
-            old = self._revisable(record_id, 'fork')
-            created, changed = [], []
-            original = record_id
-            if original_conditions is not None:
-                if not isinstance(original_conditions, dict):
-                    raise SubstrateError('original_conditions must be an object')
-                narrowed_id = str(uuid.uuid4())
-                narrowed = json.loads(old['payload'])
-                self._apply_conditions(old['type'], narrowed, original_conditions)
-                self._set_status(conn, now_s, record_id, 'superseded')
-                self._insert_version(conn, now_s, old, narrowed_id, None, narrowed, None, None,
-                                     None, [], actor)
-                self._relate(conn, now_s, narrowed_id, 'supersedes', record_id)
-                self._audit(conn, now_s, record_id, 'supersede', actor,
-                            f'narrowed for a fork: {reason}', {'by': narrowed_id})
-                created.append(narrowed_id)
-                changed.append(record_id)
-                original = narrowed_id
-            new_id = str(uuid.uuid4())
-            data = self._revised_payload(old, text, payload, object, new_id)
-            self._apply_conditions(old['type'], data, conditions)
-            if old['type'] == 'semantic':
-                data['revision'] = {'status': 'active'}
-            try:
-                self._insert_version(conn, now_s, old, new_id, text, data, confidence, None,
-                                     None, [], actor)
-            except sqlite3.IntegrityError:
-                raise SubstrateError(f'an active fact with these conditions already exists '
-                                     f'({conditions}); supersede it instead of forking') from None
-            self._relate(conn, now_s, new_id, 'derived_from', original)
-            self._audit(conn, now_s, new_id, 'fork', actor, reason,
-                        {'from': original, 'conditions': conditions})
-            created.append(new_id)
-        return RevisionResult('fork', created, changed, reason)
-
-    @staticmethod
-    def _apply_conditions(kind: str, data: dict, conditions: dict) -> None:
-        if kind == 'semantic':
-            data['validity'] = {'mode': 'conditional' if conditions else 'global',
-                                **({'conditions': conditions} if conditions else {})}
-        elif kind == 'competence':
-            for trigger in data['triggers']:
-                trigger['conditions'] = conditions
-        elif kind == 'plan_graph':
-            data['constraints'] = conditions
-        else:
-            data.setdefault('next_actions', [])
-
-    def contest(self, record_id: str, now: dt.datetime, reason: str,
-                against: Optional[str] = None, actor: str = 'api') -> RevisionResult:
-        """Mark a record (and ``against``, if given) contested, linked by ``contradicts``."""
-        reason = self._check_reason(reason)
-        now_s = _epoch(now)
-        with self._write() as conn:
-            rows = [self._revisable(record_id, 'contest')]
-            if against is not None:
-                rows.append(self._revisable(against, 'contest'))
-                self._relate(conn, now_s, record_id, 'contradicts', against)
-                self._relate(conn, now_s, against, 'contradicts', record_id)
-            for row in rows:
-                self._set_status(conn, now_s, row['id'], 'contested')
-                self._audit(conn, now_s, row['id'], 'contest', actor, reason,
-                            {'against': against} if against else {})
-        return RevisionResult('contest', [], [row['id'] for row in rows], reason)
-
-    def retract(self, record_id: str, now: dt.datetime, reason: str,
-                actor: str = 'api') -> RevisionResult:
-        """Withdraw a record: it no longer holds (kept for history, out of recall)."""
-        reason = self._check_reason(reason)
-        now_s = _epoch(now)
-        with self._write() as conn:
-            self._revisable(record_id, 'retract')
-            self._set_status(conn, now_s, record_id, 'retracted')
-            self._audit(conn, now_s, record_id, 'retract', actor, reason)
-        return RevisionResult('retract', [], [record_id], reason)
-
-    def affirm(self, record_id: str, now: dt.datetime, reason: str,
-               actor: str = 'api') -> RevisionResult:
-        """Resolve a contest in favour of a record: contested becomes active again."""
-        reason = self._check_reason(reason)
-        now_s = _epoch(now)
-        with self._write() as conn:
-            row = self._row(record_id)
-            if row['status'] != 'contested':
-                raise SubstrateError(f'{record_id} is {row["status"]}, not contested')
-            try:
-                self._set_status(conn, now_s, record_id, 'active')
-            except sqlite3.IntegrityError:
-                raise SubstrateError(f'another active fact has the same subject, predicate and '
-                                     f'conditions as {record_id}; retract or supersede it '
-                                     'first') from None
-            self._audit(conn, now_s, record_id, 'affirm', actor, reason)
-        return RevisionResult('affirm', [], [record_id], reason)
-
-    def merge(self, record_ids: list, now: dt.datetime, reason: str,
-              into: Optional[str] = None, actor: str = 'api') -> RevisionResult:
-        """
-        Fold records of one type into one keeper (``into`` or the most confident).
-
-        The keeper takes the highest confidence, summed use counts and the union of tags
-        and provenance; the others become ``superseded`` by it.
-        """
-        reason = self._check_reason(reason)
-        ids = list(dict.fromkeys(record_ids or []))
-        if len(ids) < 2:
-            raise SubstrateError('merge needs at least two distinct record ids')
-        if into is not None and into not in ids:
-            ids.insert(0, into)
-        now_s = _epoch(now)
-        with self._write() as conn:
-            rows = [self._revisable(record_id, 'merge') for record_id in ids]
-            if len({row['type'] for row in rows}) != 1:
-                raise SubstrateError('merge needs records of one type; got '
-                                     f'{", ".join(sorted({row["type"] for row in rows}))}')
-            keeper = next(row for row in rows if row['id'] == into) if into else max(
-                rows, key=lambda row: (row['confidence'], row['access_count'], -row['seq']))
-            others = [row for row in rows if row['id'] != keeper['id']]
-            for row in others:
-                self._set_status(conn, now_s, row['id'], 'superseded')
-                if row['type'] == 'semantic':
-                    self._patch_revision(conn, row, superseded_by=keeper['id'])
-                self._relate(conn, now_s, keeper['id'], 'supersedes', row['id'])
-                self._audit(conn, now_s, row['id'], 'merge', actor, reason,
-                            {'into': keeper['id']})
-            sources, tags = [], []
-            for row in [keeper] + others:
-                sources += json.loads(row['provenance'])['sources']
-                tags += [tag for tag in row['tags'].split() if tag not in tags]
-            unique = list({(source['kind'], source['ref']): source for source in sources}.values())
-            conn.execute('UPDATE substrate_records SET confidence = ?, access_count = ?, '
-                         'tags = ?, provenance = ?, updated_at = ?, salience = ?, '
-                         'last_reinforced_at = ? WHERE id = ?',
-                         (max(row['confidence'] for row in rows),
-                          sum(row['access_count'] for row in rows),
-                          self._clear_tags(conn, keeper, tags[:MAX_TAGS]),
-                          _dumps({'sources': unique,
-                                  'created_by': json.loads(keeper['provenance']).get(
-                                      'created_by')}),
-                          now_s, max(_row_salience(row, now_s) for row in rows), now_s,
-                          keeper['id']))
-            conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, '
-                             'hash) VALUES (?, ?, ?, ?)',
-                             [(keeper['id'], source['kind'], source['ref'], source.get('hash'))
-                              for source in unique])
-            self._audit(conn, now_s, keeper['id'], 'merge', actor, reason,
-                        {'merged': [row['id'] for row in others]})
-        return RevisionResult('merge', [], [keeper['id']] + [row['id'] for row in others],
-                              reason)
-
-    def relate(self, source_id: str, predicate: str, target_id: str, now: dt.datetime,
-               weight: Optional[float] = None, actor: str = 'api') -> None:
-        """Add a relation between two records (supports, contradicts, derived_from, ...)."""
-        now_s = _epoch(now)
-        if weight is not None:
-            self._check_unit(weight, 'weight')
-        with self._write() as conn:
-            self._row(source_id)
-            self._row(target_id)
-            self._relate(conn, now_s, source_id, predicate, target_id, weight)
-            self._audit(conn, now_s, source_id, 'relate', actor, f'{predicate} {target_id}')
-
-    def _revised_payload(self, old: dict, text, payload, value, new_id: str) -> dict:
-        if payload is not None:
-            data = dict(payload)
-            data.setdefault('kind', old['type'])
-        else:
-            data = json.loads(old['payload'])
-            if value is not None:
-                if old['type'] != 'semantic':
-                    raise SubstrateError('object= applies to semantic records; pass payload= '
-                                         'for other types')
-                data['object'] = value
-            elif text is not None and old['type'] != 'semantic':
-                data = self._build_payload(old['type'], self._check_text(text), None,
-                                           json.loads(old['context']), None,
-                                           _when(old['created_at']), new_id)
-            data.pop('revision', None)
-        try:
-            return PAYLOAD_MODELS[old['type']].model_validate(data).to_dict()
-        except pydantic.ValidationError as error:
-            raise SubstrateError(f'{old["type"]} payload is invalid: {_first_error(error)}') \
-                from None
-
-    def _insert_version(self, conn, now_s: float, old: dict, new_id: str, text, data: dict,
-                        confidence, tags, context, sources, actor) -> None:
-        text = self._check_text(text) if text is not None else old['text']
-        if text == old['text'] and data.get('kind') == 'semantic' and json.loads(
-                old['payload']).get('object') != data.get('object'):
-            text = f'{data["subject"]} {data["predicate"]} {data["object"]}'
-        if context is not None:
-            check_json(context, 'context')
-        decay = DecayProfile(curve=old['decay_curve'], half_life_seconds=int(old['half_life_s']),
-                             min_salience=old['decay_floor'],
-                             max_age_seconds=(int(old['max_age_s'])
-                                              if old['max_age_s'] is not None else None),
-                             reinforcement_gain=old['gain'])
-        provenance = json.loads(old['provenance'])['sources'] + list(sources)
-        self._insert(conn, now_s, new_id, old['type'], text,
-                     self._check_tags(tags) if tags is not None else old['tags'].split(),
-                     context if context is not None else json.loads(old['context']), data,
-                     old['sensitivity'],
-                     self._check_unit(confidence, 'confidence') if confidence is not None
-                     else old['confidence'], max(_row_salience(old, now_s), 0.5), decay,
-                     bool(old['pinned']), provenance, old['scope'], actor,
-                     seal=bool(old.get('key_id')))
-
-    # ------------------------------------------------------------------ selection
-
-    def select(self, task: str, now: dt.datetime, context: Optional[dict] = None,
-               types=('competence', 'plan_graph'), trust: str = 'medium', margin: float = 0.1,
-               k: int = 5) -> SelectionResult:
-        """
-        Choose among competence / plan records for a task (§15A.11).
-
-        score = 0.4 applicability + 0.3 success rate + 0.15 recency + 0.15 relevance, where
-        applicability is the share of the record's conditions the ``context`` satisfies (0
-        when one contradicts it: such records are dropped), success rate is (successes + 1) /
-        (runs + 2), recency is 0.5 ** (days since last reinforcement / 30) and relevance the
-        record's rank in a recall of ``task``. When the best two are within ``margin`` the
-        result is undecided and lists the ranked candidates instead of one winner.
-        """
-        context = context or {}
-        if not isinstance(context, dict):
-            raise SubstrateError('context must be an object of the current conditions')
-        check_json(context, 'context')
-        margin = self._check_unit(margin, 'margin')
-        now_s = _epoch(now)
-        found = self.recall(task, k=max(k * 4, 20), trust=trust, now=now, types=types,
-                            reinforce=False)
-        candidates = []
-        count = len(found.hits)
-        for position, hit in enumerate(found.hits):
-            if hit.redacted:
-                continue
-            row = self._row(hit.id)
-            payload = json.loads(row['payload'])
-            if row['type'] == 'competence':
-                conditions = {}
-                for trigger in payload['triggers']:
-                    conditions.update(trigger.get('conditions') or {})
-                name = payload['skill_name']
-            else:
-                conditions = dict(payload.get('constraints') or {})
-                name = payload.get('intent') or payload['plan_id']
-            applicability = _applicability(conditions, context)
-            if applicability is None:
-                continue
-            runs = row['successes'] + row['failures']
-            success = (row['successes'] + 1) / (runs + 2)
-            recency = 0.5 ** (max(0.0, now_s - row['last_reinforced_at']) / (30 * DAY))
-            relevance = 1.0 - position / max(count, 1)
-            score = 0.4 * applicability + 0.3 * success + 0.15 * recency + 0.15 * relevance
-            candidates.append(Candidate(row['id'], row['type'], name, round(score, 6),
-                                        round(applicability, 6), round(success, 6),
-                                        round(recency, 6), round(relevance, 6)))
-        candidates.sort(key=lambda item: -item.score)
-        candidates = candidates[:k]
-        if not candidates:
-            return SelectionResult(task, False, None, [], margin, 'no applicable competence or '
-                                   'plan record; learn one or relax the context')
-        if len(candidates) > 1 and candidates[0].score - candidates[1].score < margin:
-            return SelectionResult(task, False, None, candidates, margin,
-                                   f'top scores within {margin}: ranked candidates returned; '
-                                   'add context to disambiguate')
-        return SelectionResult(task, True, candidates[0].id, candidates, margin,
-                               f'selected {candidates[0].name}')
+    supersede = revision.supersede
+    fork = revision.fork
+    contest = revision.contest
+    retract = revision.retract
+    affirm = revision.affirm
+    merge = revision.merge
+    relate = revision.relate
 
     # ------------------------------------------------------------------ metrics
 
     def metrics(self, now: dt.datetime, window_days: float = 30.0) -> dict:
         """Growth, salience distribution, usefulness, contradiction and revision rates (§15.10)."""
-        now_s = _epoch(now)
-        if not window_days > 0:
-            raise SubstrateError('window_days must be positive')
-        since = now_s - window_days * DAY
-        conn = self.db.conn
-        with self._lock:
-            by_type = dict.fromkeys(MEMORY_TYPES, 0)
-            by_status = {}
-            for kind, status, count in conn.execute(
-                    'SELECT type, status, count(*) FROM substrate_records GROUP BY 1, 2'):
-                by_status[status] = by_status.get(status, 0) + count
-                if status != 'archived':
-                    by_type[kind] += count
-            per_day = {}
-            for day, kind, count in conn.execute(
-                    "SELECT strftime('%Y-%m-%d', created_at, 'unixepoch'), type, count(*) "
-                    'FROM substrate_records WHERE created_at >= ? GROUP BY 1, 2 ORDER BY 1',
-                    (since,)):
-                per_day.setdefault(day, {})[kind] = count
-            rows = [dict(zip(('salience', 'decay_curve', 'half_life_s', 'decay_floor',
-                              'last_reinforced_at', 'pinned', 'created_at', 'max_age_s'), row))
-                    for row in conn.execute(
-                        'SELECT salience, decay_curve, half_life_s, decay_floor, '
-                        'last_reinforced_at, pinned, created_at, max_age_s FROM substrate_records '
-                        f'WHERE status IN {LIVE}')]
-            recalls = conn.execute('SELECT count(*), count(useful), coalesce(sum(useful), 0), '
-                                   'count(DISTINCT record_id), count(DISTINCT recall_id) '
-                                   'FROM substrate_recalls').fetchone()
-            contested = by_status.get('contested', 0)
-            contradicts = conn.execute('SELECT count(*) FROM substrate_relations '
-                                       "WHERE predicate = 'contradicts'").fetchone()[0]
-            revisions = dict(conn.execute(
-                'SELECT action, count(*) FROM substrate_audit WHERE at >= ? AND action IN '
-                "('supersede', 'fork', 'contest', 'retract', 'merge', 'affirm') GROUP BY 1",
-                (since,)).fetchall())
-            created = conn.execute('SELECT count(*) FROM substrate_audit WHERE at >= ? AND '
-                                   "action = 'create'", (since,)).fetchone()[0]
-            outcomes = conn.execute('SELECT type, sum(successes), sum(failures), '
-                                    'sum(access_count), count(*) FROM substrate_records '
-                                    "WHERE type IN ('competence', 'plan_graph') AND status IN "
-                                    f'{LIVE} GROUP BY type').fetchall()
-        values = numpy.array([_row_salience(row, now_s) for row in rows], dtype=float)
-        edges = [round(step / 10, 1) for step in range(11)]
-        histogram = {f'{low:.1f}-{high:.1f}': 0 for low, high in zip(edges, edges[1:])}
-        for value in values:
-            index = min(int(value * 10), 9)
-            histogram[f'{edges[index]:.1f}-{edges[index + 1]:.1f}'] += 1
-        semantic_live = conn.execute('SELECT count(*) FROM substrate_records WHERE '
-                                     f"type = 'semantic' AND status IN {LIVE}").fetchone()[0]
-        revised = sum(revisions.values())
-        stats = {name: {'records': 0, 'successes': 0, 'failures': 0, 'accesses': 0}
-                 for name in ('competence', 'plan_graph')}
-        for kind, successes, failures, accesses, count in outcomes:
-            stats[kind] = {'records': count, 'successes': successes or 0,
-                           'failures': failures or 0, 'accesses': accesses or 0}
+        return self.measure(now, window_days).to_dict()
 
-        def rate(good, bad):
-            return round(good / (good + bad), 6) if good + bad else None
-
-        return {
-            'at': format_iso(now),
-            'window_days': window_days,
-            'records': sum(by_status.values()),
-            'by_type': by_type,
-            'by_status': by_status,
-            'growth': {'created_in_window': created,
-                       'per_day': per_day,
-                       'rate_per_day': round(created / window_days, 6)},
-            'salience': {'count': int(values.size),
-                         'mean': round(float(values.mean()), 6) if values.size else None,
-                         'p10': round(float(numpy.percentile(values, 10)), 6)
-                         if values.size else None,
-                         'median': round(float(numpy.median(values)), 6) if values.size else None,
-                         'p90': round(float(numpy.percentile(values, 90)), 6)
-                         if values.size else None,
-                         'pinned': int(sum(1 for row in rows if row['pinned'])),
-                         'histogram': histogram},
-            'retrieval': {'hits': recalls[0], 'recalls': recalls[4], 'rated': recalls[1],
-                          'useful': recalls[2], 'distinct_records': recalls[3],
-                          'usefulness': round(recalls[2] / recalls[0], 6) if recalls[0] else None,
-                          'useful_share_of_rated': (round(recalls[2] / recalls[1], 6)
-                                                    if recalls[1] else None)},
-            'contradiction': {'contested': contested, 'contradicts_relations': contradicts,
-                              'rate': round(contested / (semantic_live or 1), 6)
-                              if semantic_live else 0.0},
-            'revision': {'in_window': revisions, 'total_in_window': revised,
-                         'rate_per_day': round(revised / window_days, 6),
-                         'per_created': round(revised / created, 6) if created else None},
-            'competence': {'records': stats['competence']['records'],
-                           'success_rate': rate(stats['competence']['successes'],
-                                                stats['competence']['failures']),
-                           'outcomes': (stats['competence']['successes']
-                                        + stats['competence']['failures'])},
-            'plan_reuse': {'plans': stats['plan_graph']['records'],
-                           'uses': stats['plan_graph']['accesses']
-                           + stats['plan_graph']['successes'] + stats['plan_graph']['failures'],
-                           'success_rate': rate(stats['plan_graph']['successes'],
-                                                stats['plan_graph']['failures'])},
-        }
+    def measure(self, now: dt.datetime, window_days: float = 30.0) -> 'metrics.Metrics':
+        """Return :meth:`metrics` as a :class:`~.metrics.Metrics` dataclass (typed fields)."""
+        return metrics.measure(self, now, window_days)
 
     # ------------------------------------------------------------------ encryption at rest
-
-    def _init_vault(self, encrypt_from, key_file) -> None:
-        """Set the key of the sealed records (see :mod:`.crypto`); None for an in-memory db."""
-        crypto.check_level(encrypt_from)
-        self._vault = None
-        self._sealed_search = None
-        self._sealed_writes = 0  # this process's changes of sealed text or tags
-        self._sealed_dirty = set()  # and the seqs of the existing records it changed
-        if key_file is None and self.path is None:
-            if encrypt_from:
-                raise SubstrateError('an in-memory database needs key_file= to encrypt records')
-            return
-        self._vault = crypto.Vault(key_file if key_file is not None
-                                   else crypto.default_key_path(self.path), encrypt_from)
 
     @property
     def key_file(self):
@@ -2152,402 +841,28 @@ class Substrate:
         """Return the sensitivity a learn of ``text`` gets: as asked, else by its content."""
         if sensitivity is None:
             sensitivity = 'high' if textrules.looks_secret(text) else self.default_sensitivity
-        _level(sensitivity, 'sensitivity')
+        validation.level(sensitivity, 'sensitivity')
         return sensitivity
 
-    def seals(self, sensitivity: str) -> bool:
-        """Return True when what is learned at ``sensitivity`` is stored encrypted."""
-        return self._vault is not None and self._vault.seals(sensitivity)
-
-    def seal_fields(self, ref: str, fields: dict) -> dict:
-        """
-        ``fields`` encrypted for storage elsewhere in this database (a queued learn).
-
-        Bound to ``ref`` like a record to its id; opened by :meth:`open_fields`, re-sealed
-        by ``rotate_key`` wherever it is kept (see ``_reseal_queued``).
-        """
-        with self._lock:
-            key = self._sealing_key(self.db.conn)
-        return {'sealed': base64.b64encode(crypto.seal(key, ref, fields)).decode('ascii'),
-                'key_id': crypto.key_id(key), 'ref': ref}
-
-    def open_fields(self, data: dict) -> dict:
-        """Return what :meth:`seal_fields` sealed; KeyUnavailable saying why when it cannot."""
-        if self._vault is None:
-            raise crypto.KeyUnavailable(f'{data.get("ref")} is encrypted and no key file is set')
-        key = self._vault.key(data['key_id'])
-        return crypto.unseal(key, data['ref'], base64.b64decode(data['sealed']))
-
-    def _reseal_queued(self, conn, old: bytes, key: bytes) -> int:
-        """Re-seal the pending queued learns (the proposals table) under ``key``; how many."""
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                        "name = 'proposals'").fetchone() is None:
-            return 0
-        count = 0
-        for proposal_id, text in conn.execute(
-                "SELECT id, payload FROM proposals WHERE payload LIKE '{\"key_id\":%' "
-                "AND status = 'pending'").fetchall():
-            data = json.loads(text)
-            if 'sealed' not in data or data['key_id'] != crypto.key_id(old):
-                continue
-            fields = crypto.unseal(old, data['ref'], base64.b64decode(data['sealed']))
-            data.update(sealed=base64.b64encode(crypto.seal(key, data['ref'], fields))
-                        .decode('ascii'), key_id=crypto.key_id(key))
-            conn.execute('UPDATE proposals SET payload = ? WHERE id = ?',
-                         (json.dumps(data, ensure_ascii=False, sort_keys=True), proposal_id))
-            count += 1
-        return count
-
-    def _sealing_key(self, conn) -> bytes:
-        if self._vault is None:
-            raise SubstrateError('this record must be stored encrypted but no key file is set; '
-                                 'create the Substrate with key_file=')
-        return self._vault.sealing_key(conn)
-
-    def _open_sealed(self, rows: list) -> list:
-        """Decrypt the sealed rows in place; one that cannot be opened gets ``locked`` (why)."""
-        keys = {}
-        for row in rows:
-            if not row.get('key_id'):
-                continue
-            try:
-                if self._vault is None:
-                    raise crypto.KeyUnavailable('no key file is set')
-                if row['key_id'] not in keys:
-                    keys[row['key_id']] = self._vault.key(row['key_id'])
-                fields = crypto.unseal(keys[row['key_id']], row['id'], row['sealed'])
-            except crypto.KeyUnavailable as error:
-                row['locked'] = str(error)
-                row['text'] = '[encrypted: the key is not available]'
-                continue
-            row['text'] = fields['text']
-            row['tags'] = ' '.join(fields['tags'])
-            row['context'] = _dumps(fields['context'])
-            row['payload'] = _dumps(fields['payload'])
-            if row['type'] == 'semantic':
-                row['subject'] = textrules.normalise(fields['payload']['subject'])
-                row['predicate'] = textrules.normalise(fields['payload']['predicate'])
-        return rows
-
-    def _check_open(self, row: dict) -> None:
-        """Refuse to show or revise a sealed record that could not be decrypted."""
-        if row.get('locked'):
-            advice = self._vault.advice() if self._vault is not None else 'pass key_file='
-            raise crypto.KeyUnavailable(f'record {row["id"]} is encrypted and cannot be opened: '
-                                        f'{row["locked"]}; {advice}')
-
-    def _reseal(self, conn, row: dict, tags=None, payload=None) -> None:
-        """Store an opened sealed record again with new tags or payload (fresh nonce)."""
-        key = self._vault.key(row['key_id'])
-        fields = {'text': row['text'],
-                  'tags': list(tags) if tags is not None else row['tags'].split(),
-                  'context': json.loads(row['context']),
-                  'payload': payload if payload is not None else json.loads(row['payload'])}
-        conn.execute('UPDATE substrate_records SET sealed = ? WHERE id = ?',
-                     (crypto.seal(key, row['id'], fields), row['id']))
-        self._sealed_writes += 1
-        self._sealed_dirty.add(row['seq'])
-
-    def _clear_tags(self, conn, row: dict, tags: list) -> str:
-        """Return the tags column of a row: the tags, or '' for a sealed row (resealed)."""
-        if row.get('key_id'):
-            self._reseal(conn, row, tags=tags)
-            return ''
-        return ' '.join(tags)
-
-    def _request_key(self, conn) -> Optional[bytes]:
-        """Return the key that seals kept request replies: encryption on and the key usable."""
-        if self._vault is None or self._vault.encrypt_from is None:
-            return None
-        try:
-            return self._vault.sealing_key(conn)
-        except crypto.KeyUnavailable:
-            return None
-
-    def _stored_reply(self, request_id: str, stored: str) -> dict:
-        """Return a kept reply, decrypted when it was stored sealed."""
-        if not stored.startswith('sealed:'):
-            return json.loads(stored)
-        key = self._readable_key()
-        try:
-            if key is None:
-                raise crypto.KeyUnavailable('the key is not available')
-            return crypto.unseal(key, f'request:{request_id}',
-                                 base64.b64decode(stored[len('sealed:'):]))
-        except crypto.KeyUnavailable as error:
-            raise SubstrateError(f'request_id {request_id!r} was already used; its reply is '
-                                 f'encrypted and cannot be read ({error}); use a new '
-                                 'request_id') from None
-
-    def _readable_key(self) -> Optional[bytes]:
-        """Return the key in the key file when there is one that reads, else None (no error)."""
-        if self._vault is None:
-            return None
-        try:
-            return self._vault._load()
-        except crypto.KeyUnavailable:
-            return None
-
-    def _sealed_hash(self, text: str) -> Optional[str]:
-        """Return the content hash a sealed copy of ``text`` would carry (None without a key)."""
-        key = self._readable_key()
-        return crypto.digest(key, 'content', textrules.content_hash(text)) if key else None
-
-    def _sealed_index(self) -> Optional[crypto.SealedSearch]:
-        """Return the in-memory index of the sealed records, rebuilt when they changed."""
-        if self._vault is None:
-            return None
-        # No other connection committed and this one changed no sealed text: nothing to do.
-        version = (self.db.conn.execute('PRAGMA data_version').fetchone()[0],
-                   self._sealed_writes)
-        index = self._sealed_search
-        if index is not None and index.version == version:
-            return index if index.entries else None
-        signature = self.db.conn.execute(
-            'SELECT count(*), max(seq), max(updated_at) FROM substrate_records '
-            'WHERE key_id IS NOT NULL').fetchone() + (self._sealed_writes,)
-        if index is None:
-            index = self._sealed_search = crypto.SealedSearch()
-        index.version = version
-        if not signature[0]:
-            if index.entries:
-                index.clear()
-            index.signature = None
-            return None
-        if index.signature == signature:
-            return index
-        if index.signature is not None:  # only what is new or changed since
-            dirty, self._sealed_dirty = sorted(self._sealed_dirty), set()
-            index.upsert(self._rows('key_id IS NOT NULL AND (seq > ? OR updated_at > ? OR seq IN '
-                                    f'({", ".join("?" * len(dirty))}))',
-                                    (*index.signature[1:3], *dirty)))
-        if len(index.entries) != signature[0]:  # rows went away: start again
-            index.clear()
-            index.upsert(self._rows('key_id IS NOT NULL'))
-        index.signature = signature
-        return index
-
-    def _sealed_matches(self, query: str, limit: int) -> list:
-        """(seq, BM25) of sealed records matching an FTS5 query; [] when there are none."""
-        index = self._sealed_index()
-        return index.match(query, limit) if index is not None else []
-
-    def _sealed_facts(self, subject: str, condition: str, exclude) -> list:
-        """Live sealed facts of ``subject`` under ``condition``, shaped as ``_fact_conflicts``'s."""
-        key = self._readable_key()
-        if key is None:
-            return []
-        facts = []
-        for row in self._rows(f"subject = ? AND condition_key = ? AND type = 'semantic' AND "
-                              f'status IN {LIVE} AND id IS NOT ?',
-                              (crypto.digest(key, 'subject', subject),
-                               crypto.digest(key, 'condition', condition), exclude)):
-            if row.get('locked'):
-                continue
-            fact = json.loads(row['payload'])
-            hint = fact.get('single_valued')
-            facts.append({'id': row['id'], 'predicate': textrules.normalise(fact['predicate']),
-                          'facet': textrules.fact_facet(fact['predicate'], fact['object'],
-                                                        hint)[1],
-                          'object_key': _object_key(fact['object']), 'object': fact['object'],
-                          'object_type': None, 'hint': hint})
-        return facts
-
-    def _sealed_candidates(self, query: str, keywords: bool, wanted: int, eligible,
-                           keyword: list, rows: dict, statuses: tuple, types) -> tuple:
-        """
-        Recall's keyword ranking with the sealed matches merged in, and what was withheld.
-
-        Returns ``(ranking, (withheld count, notice))``: the sealed records that could not be
-        searched (no key, wrong key) are counted, never matched nor shown.
-        """
-        if self._vault is None or not self.db.conn.execute(
-                'SELECT 1 FROM substrate_records WHERE key_id IS NOT NULL LIMIT 1').fetchone():
-            return keyword, (0, '')
-        found = []
-        if keywords:
-            passes = [textrules.fts_query(query, operator='AND'), textrules.fts_query(query)]
-            seen = set()
-            for fts in passes:
-                if fts is None or len(found) >= wanted:
-                    continue
-                for seq, score in self._sealed_matches(fts, wanted):
-                    if seq not in seen:
-                        seen.add(seq)
-                        found.append((seq, score))
-        fetched = {row['seq']: row for row in self._rows_by_seq([seq for seq, _ in found])}
-        merged = list(keyword)
-        for seq, score in found:
-            row = fetched.get(seq)
-            if row is not None and not row.get('locked') and eligible(row):
-                merged.append((seq, score))
-                rows[seq] = row
-        if len(merged) > len(keyword):
-            merged.sort(key=lambda item: -item[1])
-        count, reason = self._locked_count(statuses, types)
-        if not count:
-            return merged, (0, '')
-        return merged, (count, crypto.withheld_notice(count, reason, self._vault.advice()))
-
-    def _locked_count(self, statuses: tuple, types=None) -> tuple:
-        """How many sealed records of these statuses (and types) cannot be opened, and why."""
-        count, reason = 0, ''
-        types = sorted(types or ())
-        where = f'status IN ({", ".join("?" * len(statuses))})'
-        if types:
-            where += f' AND type IN ({", ".join("?" * len(types))})'
-        unusable = {}
-        index = self._sealed_index()
-        names = index.key_ids if index is not None else ()
-        for name in names:
-            try:
-                self._vault.key(name)
-            except crypto.KeyUnavailable as error:
-                unusable[name] = str(error)
-        if unusable:
-            for name, records in self.db.conn.execute(
-                    'SELECT key_id, count(*) FROM substrate_records WHERE key_id IS NOT NULL '
-                    f'AND {where} GROUP BY key_id', (*statuses, *types)).fetchall():
-                if name in unusable:
-                    count += records
-                    reason = reason or unusable[name]
-        for name, status, kind, why in (index.damaged if len(unusable) < len(names) else ()):
-            if name not in unusable and status in statuses and (not types or kind in types):
-                count += 1  # opened with the right key, yet refused: altered or moved
-                reason = reason or why
-        return count, reason
-
-    def sealed_status(self) -> dict:
-        """Encryption at rest: the key file, the sealed and withheld counts and a notice."""
-        counts = {'sealed': 0, 'withheld': 0, 'notice': ''}
-        if self._vault is None:
-            return {'key_file': None, 'encrypt_from': None, **counts}
-        with self._lock:
-            counts['sealed'] = self.db.conn.execute(
-                'SELECT count(*) FROM substrate_records WHERE key_id IS NOT NULL').fetchone()[0]
-            withheld, reason = self._locked_count(('active', 'contested', 'retracted',
-                                                   'superseded', 'archived'))
-        counts['withheld'] = withheld
-        if withheld:
-            counts['notice'] = crypto.withheld_notice(withheld, reason, self._vault.advice())
-        return {'key_file': str(self._vault.key_path), 'encrypt_from': self._vault.encrypt_from,
-                **counts}
-
-    def rotate_key(self, now: dt.datetime, actor: str = 'api') -> dict:
-        """
-        Re-encrypt every sealed record under a new key, in one transaction, audited.
-
-        The new key is written to ``<key file>.new`` and the old one copied to
-        ``<key file>.bak`` first; the records are re-sealed (and their keyed digests
-        recomputed) in one ``BEGIN IMMEDIATE`` transaction; only after it commits does the
-        new key replace the old file, and the backup is removed. Interrupted anywhere, one
-        of the three files still opens the records (the error names it).
-        """
-        now_s = _epoch(now)
-        if self._vault is None:
-            raise SubstrateError('no key file is set; create the Substrate with key_file=')
-        path = self._vault.key_path
-        fresh, backup = path.with_name(path.name + '.new'), path.with_name(path.name + '.bak')
-        for leftover in (fresh, backup):
-            if leftover.exists():
-                raise SubstrateError(f'{leftover} exists: an earlier rotate-key did not finish; '
-                                     'check which key opens the records, keep it as '
-                                     f'{path.name} and remove the other file, then retry')
-        with self._lock:
-            names = [name for name, in self.db.conn.execute(
-                'SELECT DISTINCT key_id FROM substrate_records WHERE key_id IS NOT NULL')]
-            if not names:
-                raise SubstrateError('no record is encrypted; there is no key to rotate (records '
-                                     'are encrypted once encrypt_from is set)')
-            old = self._vault.key(names[0])
-            for name in names[1:]:
-                self._vault.key(name)  # raises: records under another key cannot be rotated
-            key = crypto.new_key()
-            crypto.write_key_file(backup, old)
-            crypto.write_key_file(fresh, key)
-            try:
-                with self._write() as conn:
-                    rows = list(self._rows('key_id IS NOT NULL'))
-                    for row in rows:
-                        self._check_open(row)
-                        self._reseal_under(conn, row, key)
-                    queued = self._reseal_queued(conn, old, key)
-                    self._audit(conn, now_s, 'substrate:key', 'rotate-key', actor,
-                                'encryption key rotated',
-                                {'old_key_id': crypto.key_id(old), 'new_key_id':
-                                 crypto.key_id(key), 'records': len(rows),
-                                 'queued_learns': queued})
-            except BaseException:
-                fresh.unlink()
-                backup.unlink()
-                raise
-            os.replace(fresh, path)
-            crypto._sync_directory(path.parent)
-            backup.unlink()
-            self._vault._key = None
-            self._sealed_search = None
-        return {'records': len(rows), 'old_key_id': crypto.key_id(old),
-                'new_key_id': crypto.key_id(key), 'key_file': str(path)}
-
-    def _reseal_under(self, conn, row: dict, key: bytes) -> None:
-        """Seal an opened row under ``key`` and recompute its keyed digests."""
-        payload = json.loads(row['payload'])
-        digests = {'content_hash': crypto.digest(key, 'content',
-                                                 textrules.content_hash(row['text']))}
-        if row['type'] == 'semantic':
-            digests.update({
-                'subject': crypto.digest(key, 'subject', textrules.normalise(
-                    payload['subject'])),
-                'predicate': crypto.digest(key, 'predicate', textrules.normalise(
-                    payload['predicate'])),
-                'condition_key': crypto.digest(key, 'condition', _condition_key(
-                    payload.get('validity') or {})),
-                'facet': crypto.digest(key, 'facet', textrules.fact_facet(
-                    payload['predicate'], payload['object'], payload.get('single_valued'))[1]),
-                'object_key': crypto.digest(key, 'object', _object_key(payload['object']))})
-        sealed = crypto.seal(key, row['id'], {'text': row['text'], 'tags': row['tags'].split(),
-                                              'context': json.loads(row['context']),
-                                              'payload': payload})
-        assignments = ', '.join(f'{name} = ?' for name in digests)
-        conn.execute(f'UPDATE substrate_records SET sealed = ?, key_id = ?, {assignments} '
-                     'WHERE id = ?', (sealed, crypto.key_id(key), *digests.values(), row['id']))
-
-
-def _first_error(error: pydantic.ValidationError) -> str:
-    first = error.errors()[0]
-    where = '.'.join(str(part) for part in first.get('loc', ())) or 'value'
-    return f'{where}: {first.get("msg", "invalid")}'
-
-
-def _forget_message(action: str, dry_run: bool, records: list, matched: int) -> str:
-    """Return what forget did (or would do), the same words on every edge."""
-    verb = {'archive': 'archived', 'delete': 'deleted', 'restore': 'restored'}[action]
-    head = f'would {action}' if dry_run else verb
-    listed = '; '.join(f'{record["id"]} ({record["status"]}): {record["text"][:80]!r}'
-                       for record in records)
-    message = f'{head} {len(records)} record{"s" if len(records) != 1 else ""}: {listed}'
-    if matched > len(records):
-        message += (f' (the best of {matched} matches; ask for all matches to {action} every '
-                    'one)')
-    return message
-
-
-def _object_key(value) -> str:
-    """Return a fact's object as compared: normalised text, or canonical JSON of anything else."""
-    if isinstance(value, str):
-        return 's:' + textrules.normalise(value)
-    return 'j:' + _dumps(value)
-
-
-def _applicability(conditions: dict, context: dict) -> Optional[float]:
-    """Share of conditions met by the context; None when one is contradicted."""
-    if not conditions:
-        return 0.5
-    met = 0
-    for key, expected in conditions.items():
-        if key not in context:
-            continue
-        if context[key] != expected:
-            return None
-        met += 1
-    return met / len(conditions)
+    _init_vault = sealing.init_vault
+    seals = sealing.seals
+    seal_fields = sealing.seal_fields
+    open_fields = sealing.open_fields
+    _reseal_queued = sealing.reseal_queued
+    _sealing_key = sealing.sealing_key
+    _open_sealed = sealing.open_sealed
+    _check_open = sealing.check_open
+    _reseal = sealing.reseal
+    _clear_tags = sealing.clear_tags
+    _request_key = sealing.request_key
+    _stored_reply = sealing.stored_reply
+    _readable_key = sealing.readable_key
+    _sealed_hash = sealing.sealed_hash
+    _sealed_index = sealing.sealed_index
+    _sealed_matches = sealing.sealed_matches
+    _sealed_facts = sealing.sealed_facts
+    _sealed_candidates = sealing.sealed_candidates
+    _locked_count = sealing.locked_count
+    sealed_status = sealing.sealed_status
+    rotate_key = sealing.rotate_key
+    _reseal_under = sealing.reseal_under
