@@ -60,13 +60,15 @@ starts a new entry from the low initial confidence). An unreadable file is set a
 the entries are restored from the snapshot.
 
 **Crash safety.** Everything is computed first. Then, while the file lock is held, the
-complete set of database changes is committed as an intent record (``pending_dream``,
-with the hash of the file about to be written); the file is written atomically; then one
-transaction applies the intent (audit rows, links, snapshot, cursor, dream log) and
-deletes it. A dream that finds an intent record completes it if the file on disk is the
-one it describes, and discards it otherwise (the file was never replaced), before doing
-anything else. So a crash at any moment leaves the old or the new file and a database
-that matches it, and re-running the dream completes the work exactly once.
+complete set of database changes is committed as an intent record (a
+``dream_intent.DreamIntent`` in ``pending_dream``, with the hash of the file about to be
+written); the file is written atomically; then one transaction applies the intent (audit
+rows, links, snapshot, cursor, dream log) and deletes it. A dream that finds an intent
+record completes it if the file on disk is the one it describes, and discards it
+otherwise (the file was never replaced), before doing anything else. So a crash at any
+moment leaves the old or the new file and a database that matches it, and re-running the
+dream completes the work exactly once. ``prune(store, memory_file, now, config)``
+(``robot-memory prune``) prunes outside a dream the same way.
 
 Running a dream twice at the same ``now`` changes nothing (no new evidence, no prune at
 an instant already dreamt, file bytes identical, no audit rows). A ``now`` earlier than
@@ -90,7 +92,6 @@ from pydantic import ValidationError
 
 from robot_memory import dream_summary
 from robot_memory import lifecycle
-from robot_memory.config import lifecycle_config
 from robot_memory.context import plural
 from robot_memory.distiller import Candidate
 from robot_memory.distiller import proposals
@@ -155,19 +156,6 @@ class DreamConfig(BaseModel):
             raise ValueError(f'initial_min ({self.initial_min}) must not exceed initial_max '
                              f'({self.initial_max})')
         return self
-
-
-def dream_config(parameters: dict) -> DreamConfig:
-    """Return a DreamConfig from ROS parameters: lifecycle keys plus a ``dream`` section."""
-    section = dict(parameters.get('dream') or {})
-    section.update({key[len('dream.'):]: value for key, value in parameters.items()
-                    if key.startswith('dream.')})
-    try:
-        return DreamConfig(lifecycle=lifecycle_config(parameters), **section)
-    except ValidationError as error:
-        detail = error.errors()[0]
-        where = '.'.join(str(part) for part in detail['loc']) or 'dream settings'
-        raise ValueError(f'invalid setting dream.{where}: {detail["msg"]}') from None
 
 
 def initial_confidence(count: int, errors: int, spread_s: float, config: DreamConfig) -> float:

@@ -86,8 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument('--file', help='memory file (default: $CASTOR_ROBOT_MEMORY_FILE, '
                                        'else ~/.opencastor/robot-memory.md)')
-    common.add_argument('--config', help='ROS 2 parameters file with lifecycle settings '
-                                         '(e.g. config/robot_memory.yaml)')
+    common.add_argument('--config', help="memory_node's ROS 2 parameters file (e.g. "
+                                         'config/robot_memory.yaml), validated as the node '
+                                         'validates it')
     at = argparse.ArgumentParser(add_help=False)
     at.add_argument('--at', type=_iso_time, metavar='ISO-TIME',
                     help='evaluate decay at this moment instead of now (e.g. 2026-05-01T03:00:00Z)')
@@ -180,11 +181,9 @@ def _now(args) -> dt.datetime:
 
 def _config(args) -> 'lifecycle.LifecycleConfig':
     from robot_memory import lifecycle
-    from robot_memory.config import lifecycle_config
-    from robot_memory.config import read_parameters
     if not args.config:
         return lifecycle.DEFAULT_CONFIG
-    return lifecycle_config(read_parameters(args.config))
+    return cli_substrate.settings(args).lifecycle
 
 
 def _warn(memory: 'MemoryFile', result) -> None:
@@ -412,16 +411,13 @@ def cmd_dream(args, memory: 'MemoryFile') -> int:
     """Run one dream and print its report."""
     from robot_memory import autodream
     from robot_memory import dream_summary
-    from robot_memory.config import read_parameters
     now = _now(args)
-    config = (autodream.dream_config(read_parameters(args.config)) if args.config
-              else autodream.DreamConfig())
+    settings = cli_substrate.settings(args) if args.config else None
+    config = settings.dream if settings is not None else autodream.DreamConfig()
     rules = _rules(args)
-    from robot_memory.proposals import proposal_settings
-    settings = proposal_settings(read_parameters(args.config)) if args.config else None
     with _store(args, memory, rules) as store:
         report = autodream.dream(store, memory, now, rules, config, actor='cli',
-                                 proposals=settings)
+                                 proposals=settings.proposals if settings is not None else None)
     for problem in report.problems:
         print(f'warning: {problem}', file=sys.stderr)
     if args.json:
