@@ -60,13 +60,15 @@ starts a new entry from the low initial confidence). An unreadable file is set a
 the entries are restored from the snapshot.
 
 **Crash safety.** Everything is computed first. Then, while the file lock is held, the
-complete set of database changes is committed as an intent record (``pending_dream``,
-with the hash of the file about to be written); the file is written atomically; then one
-transaction applies the intent (audit rows, links, snapshot, cursor, dream log) and
-deletes it. A dream that finds an intent record completes it if the file on disk is the
-one it describes, and discards it otherwise (the file was never replaced), before doing
-anything else. So a crash at any moment leaves the old or the new file and a database
-that matches it, and re-running the dream completes the work exactly once.
+complete set of database changes is committed as an intent record (a
+``dream_intent.DreamIntent`` in ``pending_dream``, with the hash of the file about to be
+written); the file is written atomically; then one transaction applies the intent (audit
+rows, links, snapshot, cursor, dream log) and deletes it. A dream that finds an intent
+record completes it if the file on disk is the one it describes, and discards it
+otherwise (the file was never replaced), before doing anything else. So a crash at any
+moment leaves the old or the new file and a database that matches it, and re-running the
+dream completes the work exactly once. ``prune(store, memory_file, now, config)``
+(``robot-memory prune``) prunes outside a dream the same way.
 
 Running a dream twice at the same ``now`` changes nothing (no new evidence, no prune at
 an instant already dreamt, file bytes identical, no audit rows). A ``now`` earlier than
@@ -90,17 +92,18 @@ from pydantic import ValidationError
 
 from robot_memory import dream_summary
 from robot_memory import lifecycle
-from robot_memory.config import lifecycle_config
 from robot_memory.context import plural
 from robot_memory.distiller import Candidate
 from robot_memory.distiller import proposals
 from robot_memory.distiller import RuleDistiller
+from robot_memory.dream_intent import DreamIntent
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence import from_epoch
 from robot_memory.evidence import SIGNATURE_COLUMNS
 from robot_memory.evidence import SOURCE_COLUMNS
 from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.memory_file import append_durably
+from robot_memory.memory_file import read_last_updated
 from robot_memory.memory_file import render
 from robot_memory.memory_file import size_text
 from robot_memory.rules import Rules
@@ -153,19 +156,6 @@ class DreamConfig(BaseModel):
             raise ValueError(f'initial_min ({self.initial_min}) must not exceed initial_max '
                              f'({self.initial_max})')
         return self
-
-
-def dream_config(parameters: dict) -> DreamConfig:
-    """Return a DreamConfig from ROS parameters: lifecycle keys plus a ``dream`` section."""
-    section = dict(parameters.get('dream') or {})
-    section.update({key[len('dream.'):]: value for key, value in parameters.items()
-                    if key.startswith('dream.')})
-    try:
-        return DreamConfig(lifecycle=lifecycle_config(parameters), **section)
-    except ValidationError as error:
-        detail = error.errors()[0]
-        where = '.'.join(str(part) for part in detail['loc']) or 'dream settings'
-        raise ValueError(f'invalid setting dream.{where}: {detail["msg"]}') from None
 
 
 def initial_confidence(count: int, errors: int, spread_s: float, config: DreamConfig) -> float:
@@ -393,16 +383,68 @@ def recover(store, memory_file) -> Optional[str]:
     except FileNotFoundError:
         current = None
     current_hash = file_hash(current) if current is not None else None
-    written = current_hash == pending['file_hash']
-    if (not written and current is not None and pending.get('file_changed')
-            and current_hash != pending.get('prior_hash')):
+    written = current_hash == pending.file_hash
+    if (not written and current is not None and pending.file_changed
+            and current_hash != pending.prior_hash):
         # Written by that dream, then edited by someone before this recovery.
-        written = f'last_updated: "{pending["at"]}"'.encode('utf-8') in current[:4096]
+        written = read_last_updated(current) == pending.at
     if written:
         store.commit_dream(pending)
         return 'completed'
     store.discard_pending()
     return 'discarded'
+
+
+def prune(store, memory_file, now: dt.datetime, config=None, actor: str = 'cli',
+          dry_run: bool = False) -> lifecycle.PruneOutcome:
+    """
+    Prune entries below ``prune_min`` outside a dream (archived first), crash-safe like one.
+
+    The next dream recognises a person's deletion by an entry that is in the database's
+    snapshot but not in the file. So the pruned entries leave the snapshot, with a
+    ``prune`` audit record each, through an intent record: committed durably (under the
+    file lock) before the file is written and applied after it, or by the next dream's
+    recovery if this process dies in between; discarded if the file was never written.
+    An unfinished dream found on the way is completed first. ``dry_run`` only says what
+    would go (``store`` may then be None); nothing is written.
+    """
+    now = _aware(now)
+    config = _as_config(config).lifecycle
+    if not memory_file.exists():  # never create an empty memory file to prune nothing
+        raise MemoryFileError('no memory file here, so nothing to prune', memory_file.path)
+    if dry_run:
+        return lifecycle.prune(memory_file.load(now).document.entries, now, config)
+    intent = None
+    with memory_file.update(now) as result:
+        recover(store, memory_file)
+        document = result.document
+        outcome = lifecycle.prune(document.entries, now, config)
+        if outcome.pruned:
+            original = memory_file.path.read_bytes()
+            archived = archive_pruned(memory_file, outcome.pruned, now)
+            if archived.held_back:  # they stay in the file, in their place
+                gone = {id(item.entry) for item in archived.archived}
+                outcome.kept = [entry for entry in document.entries if id(entry) not in gone]
+                outcome.pruned, outcome.archive_advice = archived.archived, archived.advice()
+        if outcome.pruned:
+            document.entries = outcome.kept
+            document.last_updated = now
+            intent = DreamIntent(
+                kind='prune', token=uuid.uuid4().hex, at=now, actor=actor,
+                file_hash=file_hash(render(document)), prior_hash=file_hash(original),
+                file_changed=True,
+                audit=[[item.entry.id, 'prune',
+                        f'effective confidence {item.effective_confidence:.3f} below '
+                        f'prune_min {config.prune_min:.2f}; archived (robot-memory prune)',
+                        json.dumps({'effective_confidence': round(item.effective_confidence, 6),
+                                    'type': item.entry.type, 'text': item.entry.text},
+                                   ensure_ascii=False, sort_keys=True)]
+                       for item in outcome.pruned],
+                snapshot_deleted=[item.entry.id for item in outcome.pruned])
+            store.begin_dream(intent)
+    if intent is not None:
+        store.commit_dream(intent)
+    return outcome
 
 
 def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, config=None,
@@ -527,7 +569,7 @@ class _Dream:
 
     # ------------------------------------------------------------------ plan
 
-    def plan(self, result) -> Optional[dict]:
+    def plan(self, result) -> Optional[DreamIntent]:
         """Apply everything to the loaded document; return the intent record or None."""
         document = result.document
         path = self.memory_file.path
@@ -578,23 +620,13 @@ class _Dream:
                        or source_rows or file_changed or high != after)
         if nothing and same_instant:
             return None
-        return {
-            'token': uuid.uuid4().hex,
-            'at': format_iso(self.now),
-            'actor': self.actor,
-            'first_id': after,
-            'last_id': high,
-            'file_hash': file_hash(rendered),
-            'prior_hash': file_hash(original) if original is not None else None,
-            'file_changed': file_changed,
-            'audit': self.audit,
-            'signatures': signature_rows,
-            'signatures_deleted': [],
-            'sources': source_rows,
-            'snapshot': snapshot_rows,
-            'snapshot_deleted': snapshot_deleted,
-            'report': self.report.to_dict(),
-        }
+        return DreamIntent(
+            kind='dream', token=uuid.uuid4().hex, at=self.now, actor=self.actor,
+            first_id=after, last_id=high, file_hash=file_hash(rendered),
+            prior_hash=file_hash(original) if original is not None else None,
+            file_changed=file_changed, audit=self.audit, signatures=signature_rows,
+            sources=source_rows, snapshot=snapshot_rows, snapshot_deleted=snapshot_deleted,
+            report=self.report.to_dict())
 
     # ------------------------------------------------------------------ manual edits
 

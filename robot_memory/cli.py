@@ -86,8 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument('--file', help='memory file (default: $CASTOR_ROBOT_MEMORY_FILE, '
                                        'else ~/.opencastor/robot-memory.md)')
-    common.add_argument('--config', help='ROS 2 parameters file with lifecycle settings '
-                                         '(e.g. config/robot_memory.yaml)')
+    common.add_argument('--config', help="memory_node's ROS 2 parameters file (e.g. "
+                                         'config/robot_memory.yaml), validated as the node '
+                                         'validates it')
     at = argparse.ArgumentParser(add_help=False)
     at.add_argument('--at', type=_iso_time, metavar='ISO-TIME',
                     help='evaluate decay at this moment instead of now (e.g. 2026-05-01T03:00:00Z)')
@@ -180,11 +181,9 @@ def _now(args) -> dt.datetime:
 
 def _config(args) -> 'lifecycle.LifecycleConfig':
     from robot_memory import lifecycle
-    from robot_memory.config import lifecycle_config
-    from robot_memory.config import read_parameters
     if not args.config:
         return lifecycle.DEFAULT_CONFIG
-    return lifecycle_config(read_parameters(args.config))
+    return cli_substrate.settings(args).lifecycle
 
 
 def _warn(memory: 'MemoryFile', result) -> None:
@@ -296,8 +295,8 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
 
 def cmd_prune(args, memory: 'MemoryFile') -> int:
     """Prune entries below prune_min (archived first), audited as ``prune`` by ``cli``."""
+    from robot_memory import autodream
     from robot_memory import context
-    from robot_memory import lifecycle
     now = _now(args)
     config = _config(args)
     if not memory.exists():
@@ -305,11 +304,11 @@ def cmd_prune(args, memory: 'MemoryFile') -> int:
         raise MemoryFileError('no memory file here, so nothing to prune; check --file and '
                               '$CASTOR_ROBOT_MEMORY_FILE', memory.path)
     if args.dry_run:
-        outcome = lifecycle.prune(memory.load(now).document.entries, now, config)
+        outcome = autodream.prune(None, memory, now, config, dry_run=True)
     else:
         with _store(args, memory) as store:
             _warn_store(store)
-            outcome = _prune_recorded(store, memory, now, config)
+            outcome = autodream.prune(store, memory, now, config, actor='cli')
     verb = 'would prune' if args.dry_run else 'pruned'
     for item in outcome.pruned if args.verbose else ():
         print(f'{verb} {item.entry.id} [{context.percent(item.effective_confidence)}%] '
@@ -322,63 +321,6 @@ def cmd_prune(args, memory: 'MemoryFile') -> int:
            if outcome.held_back else '') +
           (f'; {outcome.archive_advice}' if outcome.archive_advice else ''))
     return 0
-
-
-def _prune_recorded(store: 'EvidenceStore', memory: 'MemoryFile', now: dt.datetime,
-                    config: 'lifecycle.LifecycleConfig') -> 'lifecycle.PruneOutcome':
-    """
-    Prune the file and record it in the evidence database, crash-safe like a dream.
-
-    The next dream recognises a person's deletion by an entry that is in the database's
-    snapshot but not in the file. So the pruned entries leave the snapshot, with a
-    ``prune`` audit record each, through the dream's intent record: committed durably
-    (under the file lock) before the file is written and applied after it, or by the
-    next dream's recovery if this process dies in between; discarded if the file was
-    never written. An unfinished dream found on the way is completed first.
-    """
-    import uuid
-
-    from robot_memory import autodream
-    from robot_memory import lifecycle
-    from robot_memory.autodream import archive_pruned
-    from robot_memory.memory_file import render
-    payload = None
-    with memory.update(now) as result:
-        autodream.recover(store, memory)
-        document = result.document
-        outcome = lifecycle.prune(document.entries, now, config)
-        if outcome.pruned:
-            original = memory.path.read_bytes()
-            archived = archive_pruned(memory, outcome.pruned, now)
-            if archived.held_back:  # they stay in the file, in their place
-                gone = {id(item.entry) for item in archived.archived}
-                outcome.kept = [entry for entry in document.entries if id(entry) not in gone]
-                outcome.pruned, outcome.archive_advice = archived.archived, archived.advice()
-        if outcome.pruned:
-            document.entries = outcome.kept
-            document.last_updated = now
-            payload = {
-                'kind': 'prune',
-                'token': uuid.uuid4().hex,
-                'at': format_iso(now),
-                'actor': 'cli',
-                'file_hash': autodream.file_hash(render(document)),
-                'prior_hash': autodream.file_hash(original),
-                'file_changed': True,
-                'audit': [
-                    [item.entry.id, 'prune',
-                     f'effective confidence {item.effective_confidence:.3f} below prune_min '
-                     f'{config.prune_min:.2f}; archived (robot-memory prune)',
-                     json.dumps({'effective_confidence': round(item.effective_confidence, 6),
-                                 'type': item.entry.type, 'text': item.entry.text},
-                                ensure_ascii=False, sort_keys=True)]
-                    for item in outcome.pruned],
-                'snapshot_deleted': [item.entry.id for item in outcome.pruned],
-            }
-            store.begin_dream(payload)
-    if payload is not None:
-        store.commit_dream(payload)
-    return outcome
 
 
 def document_as_json(document, now, config) -> dict:
@@ -469,16 +411,13 @@ def cmd_dream(args, memory: 'MemoryFile') -> int:
     """Run one dream and print its report."""
     from robot_memory import autodream
     from robot_memory import dream_summary
-    from robot_memory.config import read_parameters
     now = _now(args)
-    config = (autodream.dream_config(read_parameters(args.config)) if args.config
-              else autodream.DreamConfig())
+    settings = cli_substrate.settings(args) if args.config else None
+    config = settings.dream if settings is not None else autodream.DreamConfig()
     rules = _rules(args)
-    from robot_memory.proposals import proposal_settings
-    settings = proposal_settings(read_parameters(args.config)) if args.config else None
     with _store(args, memory, rules) as store:
         report = autodream.dream(store, memory, now, rules, config, actor='cli',
-                                 proposals=settings)
+                                 proposals=settings.proposals if settings is not None else None)
     for problem in report.problems:
         print(f'warning: {problem}', file=sys.stderr)
     if args.json:

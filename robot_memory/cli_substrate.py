@@ -198,16 +198,28 @@ def encryption(args, db) -> dict:
     database (:func:`robot_memory.substrate.crypto.default_key_path`).
     """
     from robot_memory.substrate.crypto import default_key_path
-    parameters = {}
+    encrypt_from, key_file, federation_key = None, '', None
     if getattr(args, 'config', None):
-        from robot_memory.config import read_parameters
-        parameters = read_parameters(args.config)
-    federation = parameters.get('federation')
-    federation_key = parameters.get('federation.private_key_path') or (
-        federation.get('private_key_path') if isinstance(federation, dict) else None)
-    key_file = parameters.get('substrate_key_file') or default_key_path(db, federation_key)
-    return {'encrypt_from': parameters.get('substrate_encrypt_from') or None,
-            'key_file': pathlib.Path(key_file).expanduser()}
+        configured = settings(args)
+        encrypt_from = configured.node.substrate_encrypt_from or None
+        key_file = configured.node.substrate_key_file
+        federation_key = configured.federation.private_key_path
+    key_file = key_file or default_key_path(db, federation_key)
+    return {'encrypt_from': encrypt_from, 'key_file': pathlib.Path(key_file).expanduser()}
+
+
+def settings(args):
+    """
+    Return the validated settings of ``--config``, read as memory_node reads its parameters.
+
+    Read once per command (the encryption, the proposals and the lifecycle settings all
+    come from it).
+    """
+    cached = getattr(args, '_settings', None)
+    if cached is None:
+        from robot_memory.settings import settings_from_file
+        cached = args._settings = settings_from_file(args.config)
+    return cached
 
 
 def _open(args, memory, vectors: bool = False):
@@ -248,9 +260,7 @@ def proposal_settings(args):
     """
     if not getattr(args, 'config', None):
         return None
-    from robot_memory import proposals
-    from robot_memory.config import read_parameters
-    return proposals.proposal_settings(read_parameters(args.config))
+    return settings(args).proposals
 
 
 def cmd_learn(args, memory) -> int:

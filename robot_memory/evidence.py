@@ -80,6 +80,7 @@ from typing import Optional
 from typing import TYPE_CHECKING
 
 from robot_memory import lazy_imports
+from robot_memory.dream_intent import DreamIntent
 from robot_memory.errors import MemoryFileError
 from robot_memory.locations import DB_SUFFIX  # noqa: F401 - re-exported
 from robot_memory.locations import default_db_path  # noqa: F401 - re-exported
@@ -796,88 +797,88 @@ class EvidenceStore:
         """Return the per-entry snapshot of the file the last dream wrote: id -> canonical JSON."""
         return dict(self.db.execute('SELECT entry_id, data FROM snapshot').fetchall())
 
-    def pending_dream(self) -> Optional[dict]:
-        """Return the intent record of a dream that did not finish, or None."""
+    def pending_dream(self) -> Optional[DreamIntent]:
+        """Return the intent record of a dream, prune or undo that did not finish, or None."""
         row = self.db.execute('SELECT payload FROM pending_dream WHERE id = 1').fetchone()
-        return json.loads(row[0]) if row else None
+        return DreamIntent.from_json(row[0]) if row else None
 
-    def begin_dream(self, payload: dict) -> None:
+    def begin_dream(self, intent: DreamIntent) -> None:
         """Durably record a dream's intended changes before the memory file is written."""
-        text = json.dumps(payload, ensure_ascii=False, separators=(',', ':'))
         with self._writing('record the dream in'), self._durable():
             with self._transaction():
                 self.db.execute('INSERT OR REPLACE INTO pending_dream (id, token, at, '
                                 'file_hash, payload) VALUES (1, ?, ?, ?, ?)',
-                                (payload['token'], payload['at'], payload['file_hash'], text))
+                                (intent.token, intent.at_text, intent.file_hash,
+                                 intent.to_json()))
 
-    def commit_dream(self, payload: dict) -> Optional[int]:
+    def commit_dream(self, intent: DreamIntent) -> Optional[int]:
         """
         Apply a dream's changes (audit, links, snapshot, cursor, log) in one transaction.
 
-        Applies only while the intent record of ``payload`` is still pending, so a dream
-        completed by a concurrent recovery is never applied twice (returns None then).
-        An intent of kind ``prune`` (``robot-memory prune``) carries only audit records and
-        the entries that leave the snapshot; it is applied the same way (returns None). An
-        intent of kind ``undo`` is applied by ``robot_memory.undo`` (returns the undo's id).
+        Applies only while ``intent`` is still pending, so a dream completed by a
+        concurrent recovery is never applied twice (returns None then). An intent of kind
+        ``prune`` (``autodream.prune``) carries only audit records and the entries that
+        leave the snapshot; it is applied the same way (returns None). An intent of kind
+        ``undo`` is applied by ``robot_memory.undo`` (returns the undo's id).
         """
+        at = intent.at_text
         with self._writing('record the finished dream in'), self._durable():
             with self._transaction():
                 claimed = self.db.execute('DELETE FROM pending_dream WHERE id = 1 AND token = ?',
-                                          (payload['token'],)).rowcount
+                                          (intent.token,)).rowcount
                 if not claimed:
                     return None
-                if payload.get('kind') == 'undo':
+                if intent.kind == 'undo':
                     from robot_memory import undo
-                    return undo.apply_recorded(self, payload)
-                if payload.get('kind') == 'prune':
-                    self._apply_prune(payload)
+                    return undo.apply_recorded(self, intent)
+                if intent.kind == 'prune':
+                    self._apply_prune(intent)
                     return None
-                report = dict(payload['report'])
                 cursor = self.db.execute(
                     'INSERT INTO dreams (at, actor, first_id, last_id, report) '
                     'VALUES (?, ?, ?, ?, ?)',
-                    (payload['at'], payload['actor'], payload['first_id'], payload['last_id'],
-                     json.dumps(report, ensure_ascii=False, sort_keys=True)))
+                    (at, intent.actor, intent.first_id, intent.last_id,
+                     json.dumps(intent.report, ensure_ascii=False, sort_keys=True)))
                 dream_id = cursor.lastrowid
-                self._record_versions(payload, dream_id)
+                self._record_versions(intent, dream_id)
                 self.db.conn.executemany(
                     'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
                     'VALUES (?, ?, ?, ?, ?, ?, ?)',
-                    [(payload['at'], entry_id, action, payload['actor'], reason, detail,
-                      dream_id) for entry_id, action, reason, detail in payload['audit']])
+                    [(at, entry_id, action, intent.actor, reason, detail,
+                      dream_id) for entry_id, action, reason, detail in intent.audit])
                 self.db.conn.executemany(
                     f'INSERT OR REPLACE INTO signatures ({", ".join(SIGNATURE_COLUMNS)}) '
                     f'VALUES ({", ".join("?" * len(SIGNATURE_COLUMNS))})',
-                    payload['signatures'])
+                    intent.signatures)
                 self.db.conn.executemany('DELETE FROM signatures WHERE signature = ?',
-                                         [(key,) for key in payload['signatures_deleted']])
+                                         [(key,) for key in intent.signatures_deleted])
                 self.db.conn.executemany(
                     f'INSERT OR REPLACE INTO sources ({", ".join(SOURCE_COLUMNS)}) '
-                    f'VALUES ({", ".join("?" * len(SOURCE_COLUMNS))})', payload['sources'])
+                    f'VALUES ({", ".join("?" * len(SOURCE_COLUMNS))})', intent.sources)
                 self.db.conn.executemany('INSERT OR REPLACE INTO snapshot VALUES (?, ?)',
-                                         payload['snapshot'])
+                                         intent.snapshot)
                 self.db.conn.executemany('DELETE FROM snapshot WHERE entry_id = ?',
-                                         [(key,) for key in payload['snapshot_deleted']])
+                                         [(key,) for key in intent.snapshot_deleted])
                 self.db.execute('UPDATE dream_state SET last_id = ?, last_dream_at = ?, '
                                 'file_hash = ? WHERE id = 1',
-                                (payload['last_id'], payload['at'], payload['file_hash']))
+                                (intent.last_id, at, intent.file_hash))
         return dream_id
 
-    def _apply_prune(self, payload: dict) -> None:
+    def _apply_prune(self, intent: DreamIntent) -> None:
         """Return the database half of a prune made outside a dream (inside commit_dream)."""
-        for entry_id, action, _, _ in payload['audit']:
+        for entry_id, action, _, _ in intent.audit:
             if action != 'prune':
                 raise ValueError(f'a prune intent holds a {action!r} record for {entry_id}')
-        self._record_versions(payload, None)
+        self._record_versions(intent, None)
         self.db.conn.executemany(
             'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
             'VALUES (?, ?, ?, ?, ?, ?, NULL)',
-            [(payload['at'], entry_id, action, payload['actor'], reason, detail)
-             for entry_id, action, reason, detail in payload['audit']])
+            [(intent.at_text, entry_id, action, intent.actor, reason, detail)
+             for entry_id, action, reason, detail in intent.audit])
         self.db.conn.executemany('DELETE FROM snapshot WHERE entry_id = ?',
-                                 [(key,) for key in payload['snapshot_deleted']])
+                                 [(key,) for key in intent.snapshot_deleted])
 
-    def _record_versions(self, payload: dict, dream_id: Optional[int]) -> None:
+    def _record_versions(self, intent: DreamIntent, dream_id: Optional[int]) -> None:
         """
         Keep the prior state of each entry the intent changes (before the snapshot moves).
 
@@ -885,7 +886,7 @@ class EvidenceStore:
         own change from the edited entry, so an undo of the dream keeps the person's edit.
         """
         conn = self.db.conn
-        at = parse_iso(payload['at']).timestamp()
+        at = intent.at.timestamp()
 
         def stored(entry_id):
             row = conn.execute('SELECT data FROM snapshot WHERE entry_id = ?',
@@ -893,7 +894,7 @@ class EvidenceStore:
             return row[0] if row else None
 
         rows, edited = [], {}
-        for entry_id, action, _, detail in payload['audit']:
+        for entry_id, action, _, detail in intent.audit:
             if action != 'manual' or entry_id in edited:
                 continue
             change = json.loads(detail)
@@ -902,8 +903,8 @@ class EvidenceStore:
                                 if change.get('change') != 'deleted' and shown is not None
                                 else None)
             rows.append((at, entry_id, stored(entry_id), dream_id, 1))
-        final = {row[0]: row[1] for row in payload.get('snapshot', ())}
-        final.update(dict.fromkeys(payload.get('snapshot_deleted', ())))
+        final = {row[0]: row[1] for row in intent.snapshot}
+        final.update(dict.fromkeys(intent.snapshot_deleted))
         for entry_id, data in final.items():
             prior = edited[entry_id] if entry_id in edited else stored(entry_id)
             if prior != data:

@@ -1229,6 +1229,27 @@ def check_text(data: bytes) -> None:
         '(e.g. iconv -f latin1 -t utf-8)', line=line)
 
 
+# A top-level ``last_updated`` line of a front matter, as written here or by hand.
+_LAST_UPDATED_LINE = re.compile(rb'^last_updated:[ \t]*(.*?)[ \t\r]*$', re.M)
+
+
+def read_last_updated(data: bytes) -> Optional[dt.datetime]:
+    """Return a memory file's ``last_updated`` from its bytes, entries unread; None if absent."""
+    try:
+        split = _split_front_matter(data)
+    except MemoryFileError:
+        return None
+    match = _LAST_UPDATED_LINE.search(split[0]) if split is not None else None
+    if match is None:
+        return None
+    try:  # one YAML scalar: quoted as written here, or plain or commented by hand
+        value = TypeAdapter(dt.datetime).validate_python(
+            yaml.load(b'last_updated: ' + match.group(1), Loader=_YamlLoader)['last_updated'])
+    except (yaml.YAMLError, ValueError, TypeError):
+        return None
+    return value.replace(tzinfo=_UTC) if value.tzinfo is None else value.astimezone(_UTC)
+
+
 def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
                    mapping: Optional[dict] = None) -> LoadResult:
     """

@@ -57,7 +57,6 @@ from pydantic import BaseModel
 from pydantic import ConfigDict
 from pydantic import Field
 from pydantic import field_validator
-from pydantic import ValidationError
 
 from robot_memory import lazy_imports
 from robot_memory.timeutil import format_iso
@@ -117,21 +116,6 @@ class ProposalSettings(BaseModel):
 
 
 DEFAULT_SETTINGS = ProposalSettings()
-
-
-def proposal_settings(parameters: dict) -> ProposalSettings:
-    """Return ProposalSettings of parameters: a ``proposals`` section or ``proposals.*`` keys."""
-    section = parameters.get('proposals')
-    fields = dict(section) if isinstance(section, dict) else {}
-    fields.update({key[len('proposals.'):]: value for key, value in parameters.items()
-                   if key.startswith('proposals.')})
-    try:
-        return ProposalSettings(**fields)
-    except ValidationError as error:
-        detail = error.errors()[0]
-        where = '.'.join(str(part) for part in detail['loc']) or 'settings'
-        message = detail['msg'].replace('Value error, ', '')
-        raise ValueError(f'invalid setting proposals.{where}: {message}') from None
 
 
 @dataclasses.dataclass

@@ -19,7 +19,9 @@ The node declares a ROS 2 parameter for each :class:`ParameterSpec` returned by
 :func:`parameter_specs` and validates candidate values with :func:`validate_parameters`
 both at start-up and on ``ros2 param set``; an invalid value is refused with a reason
 that names the parameter. The same specs document ``config/robot_memory.yaml`` (a test
-checks that every parameter is there) and are pure Python (no rclpy).
+checks that every parameter is there) and are pure Python (no rclpy). The CLI's
+``--config`` reads that file with :func:`settings_from_file`: the same values through the
+same validation, so a file the node would refuse is refused by the CLI with the same reason.
 
 Five groups: the node's own settings (:class:`NodeSettings`), the RCAN lifecycle
 constants (``lifecycle.LifecycleConfig``, top-level names such as ``decay_per_day``), the
@@ -32,6 +34,7 @@ approval (``proposals.ProposalSettings``, names prefixed ``proposals.``).
 
 import dataclasses
 import json
+import pathlib
 import re
 import textwrap
 from typing import Any
@@ -41,13 +44,15 @@ from pydantic import ConfigDict
 from pydantic import Field
 from pydantic import field_validator
 from pydantic import ValidationError
+import yaml
 
 from robot_memory.autodream import DreamConfig
+from robot_memory.errors import MemoryFileError
 from robot_memory.federation import FederationPolicy
 from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.proposals import ProposalSettings
 from robot_memory.schema import RRN_PATTERN
-from robot_memory.substrate.models import SENSITIVITIES
+from robot_memory.substrate.vocabulary import SENSITIVITIES
 from robot_memory.timeutil import parse_iso
 
 # ROS 2 topic names cannot contain ':', so 'TOPIC:pkg/msg/Type' is unambiguous.
@@ -410,6 +415,49 @@ def validate_parameters(values: dict) -> Settings:
     return Settings(node, dream, federation, proposals)
 
 
+def read_parameters_file(path, node_name: str = 'robot_memory') -> dict:
+    """
+    Return the parameters a ROS 2 parameters file gives ``node_name``: flat, nested keys dotted.
+
+    The ``ros__parameters`` of ``/**`` apply first, then those of ``node_name`` (or
+    ``/node_name``), name by name, as rcl reads them at the node's start.
+    """
+    path = pathlib.Path(path).expanduser()
+    try:
+        data = yaml.load(path.read_text(encoding='utf-8'), Loader=yaml.CSafeLoader) or {}
+    except OSError as error:
+        raise MemoryFileError(f'cannot read the config file: {error.strerror}', path) from None
+    except yaml.YAMLError as error:
+        raise MemoryFileError(f'config file is not valid YAML: {error}', path) from None
+    if not isinstance(data, dict):
+        raise MemoryFileError('config file must map node names to ros__parameters', path)
+    merged = {}
+    for key in ('/**', node_name, '/' + node_name):
+        section = data.get(key)
+        if isinstance(section, dict) and isinstance(section.get('ros__parameters'), dict):
+            merged.update(flat_parameters(section['ros__parameters']))
+    return merged
+
+
+def settings_from_file(path, node_name: str = 'robot_memory') -> Settings:
+    """
+    Return the Settings a parameters file gives memory_node, validated as at its start-up.
+
+    The CLI's ``--config`` reads the node's file this way. Keys that are not parameters of
+    memory_node (``use_sim_time``, another node's under ``/**``) are left alone, as the node
+    leaves them; an invalid value is refused with the parameter, the value and what is
+    allowed.
+    """
+    known = {spec.name for spec in parameter_specs()}
+    values = {name: value for name, value in read_parameters_file(path, node_name).items()
+              if name in known}
+    try:
+        return validate_parameters(values)
+    except ValueError as error:
+        raise MemoryFileError(f'invalid setting {error}', pathlib.Path(path).expanduser()) \
+            from None
+
+
 def _federation_fields(values: dict) -> dict:
     """ROS parameter values of the federation policy as FederationPolicy fields."""
     fields = dict(values)
@@ -441,7 +489,7 @@ _HEADER = """\
 #   ros2 launch robot_memory robot_memory_launch.py params_file:=/path/to/this.yaml
 #
 # The lifecycle constants (reinforce_step ... max_prune_fraction) are RCAN Robot Memory Schema
-# 1.0 defaults; robot-memory (the CLI) reads them from this file with --config.
+# 1.0 defaults. robot-memory (the CLI) reads this file with --config, validated as here.
 # (Generated from robot_memory/settings.py: python -m robot_memory.settings > this file.)
 /**:
   ros__parameters:

@@ -53,6 +53,7 @@ import math
 from typing import Optional
 import uuid
 
+from robot_memory.dream_intent import DreamIntent
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
 from robot_memory.timeutil import to_utc
@@ -449,14 +450,12 @@ def undo(store, memory_file, now: dt.datetime, actor: str, reason: str = '',
                     or result.legacy_original is not None):
                 document.last_updated = now  # what MemoryFile.update does on writing
                 rendered = render(document)
-            payload = {
-                'kind': 'undo', 'token': uuid.uuid4().hex, 'at': format_iso(now),
-                'actor': actor, 'reason': reason, 'label': point.label,
-                'point': dataclasses.asdict(point), 'manual': manual, 'changes': changes,
-                'file_hash': autodream.file_hash(rendered),
-                'prior_hash': autodream.file_hash(original) if original is not None else None,
-                'file_changed': rendered != original, 'audit': [],
-            }
+            payload = DreamIntent(
+                kind='undo', token=uuid.uuid4().hex, at=now, actor=actor, reason=reason,
+                label=point.label, point=dataclasses.asdict(point), manual=tuple(manual),
+                changes=tuple(changes), file_hash=autodream.file_hash(rendered),
+                prior_hash=autodream.file_hash(original) if original is not None else None,
+                file_changed=rendered != original)
             store.begin_dream(payload)
     if payload is not None:
         report.undo_id = store.commit_dream(payload)
@@ -471,33 +470,33 @@ def _or_empty(document, now):
     return new_document(UNSET_RRN, now)
 
 
-def apply_recorded(store, payload: dict) -> int:
+def apply_recorded(store, intent: DreamIntent) -> int:
     """Return the database half of an undo (inside ``commit_dream``'s transaction); its id."""
     conn = store.db.conn
-    at_s = parse_iso(payload['at']).timestamp()
-    actor, reason, label = payload['actor'], payload['reason'], payload['label']
-    point = RestorePoint(**payload['point'])
+    at_s = intent.at.timestamp()
+    actor, reason, label = intent.actor, intent.reason, intent.label
+    point = RestorePoint(**intent.point)
     conn.executemany('INSERT INTO entry_versions (at, entry_id, prior, manual) '
                      'VALUES (?, ?, ?, 1)',
-                     [(at_s, entry_id, before, ) for entry_id, before, _ in payload['manual']])
+                     [(at_s, entry_id, before, ) for entry_id, before, _ in intent.manual])
     entry_from = _max_id(conn, 'entry_versions') + 1
     records, skipped = plan_records(conn, point)
     record_from = _max_id(conn, 'substrate_versions') + 1 if _has_records(conn) else 1
-    summary = {'entries': [entry_id for entry_id, _, _ in payload['changes']],
+    summary = {'entries': [entry_id for entry_id, _, _ in intent.changes],
                'records': [change['id'] for change in records], 'skipped': skipped,
-               'manual': [entry_id for entry_id, _, _ in payload['manual']]}
+               'manual': [entry_id for entry_id, _, _ in intent.manual]}
     undo_id = conn.execute(
         'INSERT INTO undos (at, actor, reason, target, entry_from, record_from, report) '
         'VALUES (?, ?, ?, ?, ?, ?, ?)',
-        (payload['at'], actor, reason, json.dumps(point.target, sort_keys=True), entry_from,
+        (intent.at_text, actor, reason, json.dumps(point.target, sort_keys=True), entry_from,
          record_from, json.dumps(dict(summary, label=label), sort_keys=True,
                                  ensure_ascii=False))).lastrowid
     conn.executemany('INSERT INTO entry_versions (at, entry_id, prior, undo_id) '
                      'VALUES (?, ?, ?, ?)',
                      [(at_s, entry_id, before, undo_id)
-                      for entry_id, before, _ in payload['changes']])
+                      for entry_id, before, _ in intent.changes])
     audit = []
-    for entry_id, before, after in payload['manual']:
+    for entry_id, before, after in intent.manual:
         change = 'added' if before is None else 'deleted' if after is None else 'edited'
         detail = {'change': change, 'taken_in_by_undo': undo_id}
         if before is not None:
@@ -506,7 +505,7 @@ def apply_recorded(store, payload: dict) -> int:
             detail['after' if before is not None else 'entry'] = json.loads(after)
         audit.append((entry_id, 'manual', f'{change} by hand since the last dream; taken in '
                                           f'before undo {undo_id}', detail))
-    for entry_id, before, after in payload['changes']:
+    for entry_id, before, after in intent.changes:
         audit.append((entry_id, ACTION, f'{reason} (undo {undo_id}: {label})',
                       {'undo': undo_id, 'restore_point': point.target,
                        'change': _entry_change(before, after),
@@ -515,16 +514,16 @@ def apply_recorded(store, payload: dict) -> int:
     conn.executemany(
         'INSERT INTO audit (at, entry_id, action, actor, reason, detail) '
         'VALUES (?, ?, ?, ?, ?, ?)',
-        [(payload['at'], entry_id, action, actor, text,
+        [(intent.at_text, entry_id, action, actor, text,
           json.dumps(detail, sort_keys=True, ensure_ascii=False))
          for entry_id, action, text, detail in audit])
-    final = {entry_id: after for entry_id, _, after in payload['manual']}
-    final.update({entry_id: after for entry_id, _, after in payload['changes']})
+    final = {entry_id: after for entry_id, _, after in intent.manual}
+    final.update({entry_id: after for entry_id, _, after in intent.changes})
     conn.executemany('INSERT OR REPLACE INTO snapshot VALUES (?, ?)',
                      [(key, data) for key, data in final.items() if data is not None])
     conn.executemany('DELETE FROM snapshot WHERE entry_id = ?',
                      [(key,) for key, data in final.items() if data is None])
-    conn.execute('UPDATE dream_state SET file_hash = ? WHERE id = 1', (payload['file_hash'],))
+    conn.execute('UPDATE dream_state SET file_hash = ? WHERE id = 1', (intent.file_hash,))
     _apply_records(conn, records, at_s, undo_id, actor, reason, label)
     return undo_id
 

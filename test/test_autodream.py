@@ -34,7 +34,6 @@ from conftest import REPO
 from robot_memory import cli
 from robot_memory import lifecycle
 from robot_memory.autodream import dream
-from robot_memory.autodream import dream_config
 from robot_memory.autodream import DreamConfig
 from robot_memory.autodream import initial_confidence
 from robot_memory.context import build_context
@@ -573,13 +572,8 @@ def test_sigkill_at_a_random_moment_leaves_file_and_db_consistent(prepared, tmp_
 
 # --------------------------------------------------------------------------- configuration
 
-def test_dream_config_reads_ros_parameters():
-    config = dream_config({'decay_per_day': 0.02, 'dream': {'quiet_period_days': 5},
-                           'dream.initial_max': 0.4})
-    assert config.lifecycle.decay_per_day == 0.02 and config.quiet_period_days == 5
-    assert config.initial_max == 0.4
-    with pytest.raises(ValueError, match='invalid setting dream.quiet_period_days'):
-        dream_config({'dream': {'quiet_period_days': -1}})
+def test_dream_config_refuses_initial_min_above_initial_max():
+    # Reading the dream settings from a parameters file: test_settings.py.
     with pytest.raises(ValueError, match='initial_min'):
         DreamConfig(initial_min=0.4, initial_max=0.2)
 

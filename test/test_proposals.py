@@ -74,15 +74,6 @@ def test_a_bad_mode_is_refused_naming_the_setting_and_what_to_use():
         validate_parameters({'proposals.expire_after_hours': 0.0})
 
 
-def test_the_config_file_section_is_read_for_the_cli(tmp_path):
-    settings = proposals.proposal_settings({'proposals': {'peers': 'propose'},
-                                            'proposals.agents': 'propose'})
-    assert (settings.distiller, settings.agents, settings.peers) == ('apply', 'propose',
-                                                                     'propose')
-    with pytest.raises(ValueError, match=r'invalid setting proposals.distiller: .*propose'):
-        proposals.proposal_settings({'proposals': {'distiller': 'yes'}})
-
-
 def test_the_parameters_file_documents_the_settings():
     from conftest import REPO
     text = (REPO / 'config' / 'robot_memory.yaml').read_text(encoding='utf-8')

@@ -20,9 +20,12 @@ import pytest
 import yaml
 
 from conftest import REPO
+from robot_memory.errors import MemoryFileError
 from robot_memory.settings import flat_parameters
 from robot_memory.settings import parameter_specs
+from robot_memory.settings import read_parameters_file
 from robot_memory.settings import render_parameters_file
+from robot_memory.settings import settings_from_file
 from robot_memory.settings import validate_parameters
 
 
@@ -128,3 +131,81 @@ def test_an_out_of_range_value_is_refused_naming_it_the_value_and_the_range(valu
     with pytest.raises(ValueError) as refused:
         validate_parameters(values)
     assert str(refused.value) == reason
+
+
+# --------------------------------------------------------------------------- the CLI's --config
+
+def params_file(tmp_path, text: str):
+    path = tmp_path / 'robot_memory.yaml'
+    path.write_text(text, encoding='utf-8')
+    return path
+
+
+def test_a_parameters_file_is_read_as_the_node_reads_it(tmp_path):
+    path = params_file(tmp_path, """\
+/**:
+  ros__parameters:
+    use_sim_time: false
+    decay_per_day: 0.02
+    dream:
+      quiet_period_days: 5.0
+      initial_max: 0.4
+    proposals:
+      peers: propose
+robot_memory:
+  ros__parameters:
+    dream:
+      quiet_period_days: 6.0
+    proposals.agents: propose
+    substrate_encrypt_from: high
+other_node:
+  ros__parameters:
+    decay_per_day: 0.5
+""")
+    settings = settings_from_file(path)
+    # Name by name, the node's own section over /** (a section does not replace a section).
+    assert settings.dream.quiet_period_days == 6.0 and settings.dream.initial_max == 0.4
+    assert settings.lifecycle.decay_per_day == 0.02
+    assert (settings.proposals.distiller, settings.proposals.agents,
+            settings.proposals.peers) == ('apply', 'propose', 'propose')
+    assert settings.node.substrate_encrypt_from == 'high'
+    assert read_parameters_file(path)['use_sim_time'] is False  # not ours: left alone
+    assert settings_from_file(REPO / 'config' / 'robot_memory.yaml') == \
+        validate_parameters({})
+
+
+@pytest.mark.parametrize('text, reason', [
+    ('/**:\n  ros__parameters:\n    dream:\n      quiet_period_days: -1\n',
+     r'invalid setting dream\.quiet_period_days: -1 is out of range .*allowed: '),
+    ('/**:\n  ros__parameters:\n    proposals:\n      distiller: "yes"\n',
+     r'invalid setting proposals\.distiller: .*propose'),
+    ('/**:\n  ros__parameters:\n    inject_min: 0.95\n',
+     'invalid setting .*thresholds must satisfy'),
+    ('/**:\n  ros__parameters:\n    telemetry_topics: ["/battery_state"]\n',
+     r'invalid setting telemetry_topics: .*"TOPIC:pkg/msg/Type"'),
+    ('/**:\n  ros__parameters:\n    decay_per_day: [0.1\n', 'config file is not valid YAML'),
+    ('- a list\n', 'config file must map node names to ros__parameters'),
+])
+def test_a_bad_parameters_file_is_refused_naming_the_file_and_the_setting(
+        tmp_path, text, reason):
+    path = params_file(tmp_path, text)
+    with pytest.raises(MemoryFileError, match=reason) as error:
+        settings_from_file(path)
+    assert str(error.value).startswith(f'{path}: ')
+
+
+def test_a_missing_parameters_file_is_named(tmp_path):
+    with pytest.raises(MemoryFileError, match='cannot read the config file: No such file'):
+        settings_from_file(tmp_path / 'typo.yaml')
+
+
+def test_the_cli_refuses_a_file_the_node_would_refuse(tmp_path, capsys):
+    from robot_memory import cli
+    path = params_file(tmp_path, '/**:\n  ros__parameters:\n    dream_time: "25:00"\n')
+    memory = tmp_path / 'robot-memory.md'
+    for command in (['show'], ['dream'], ['learn', 'Ben prefers tea']):
+        assert cli.main(command + ['--file', str(memory), '--config', str(path)]) == 1
+        err = capsys.readouterr().err
+        assert f'{path}: invalid setting dream_time: ' in err, err
+        assert '"HH:MM"' in err
+    assert sorted(item.name for item in tmp_path.iterdir()) == ['robot_memory.yaml']
