@@ -128,9 +128,13 @@ def _decide(args, memory, decision: str, ids) -> int:
     from robot_memory import proposals
     from robot_memory.cli_substrate import db_path
     from robot_memory.cli_substrate import encryption
+    from robot_memory.cli_substrate import settings
     from robot_memory.substrate.store import Substrate
     now = _now(args)
     opened = []
+    # The node refuses a peer that has left federation.allowed_peers since it sent; the CLI
+    # can only when it is given the node's parameters file.
+    allowed = settings(args).federation.allowed_peers if args.config else None
 
     def substrate():
         if not opened:
@@ -149,7 +153,8 @@ def _decide(args, memory, decision: str, ids) -> int:
                 try:
                     decided.append(proposals.decide_proposal(
                         queue, proposal_id, decision, _actor(args), args.reason, now,
-                        memory_file=memory, substrate_factory=substrate))
+                        memory_file=memory, substrate_factory=substrate,
+                        allowed_peers=allowed))
                 except ValueError as error:
                     failed += 1
                     print(f'robot-memory {args.command}: {error}', file=sys.stderr)
@@ -162,6 +167,11 @@ def _decide(args, memory, decision: str, ids) -> int:
         else:
             done = f': {item.outcome}' if item.outcome else ''
             print(f'{item.status} #{item.id} ({item.kind} from {item.source}){done}')
+    if allowed is None and any(item.kind == 'peer_context' and item.status == 'approved'
+                               for item in decided):
+        print("note: the peer allowlist was not checked; give --config with the node's "
+              'parameters file to refuse peers no longer on federation.allowed_peers',
+              file=sys.stderr)
     return 1 if failed else 0
 
 
