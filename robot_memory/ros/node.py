@@ -171,20 +171,7 @@ class MemoryNode(Node):
                           else Rules.default())
         except ValueError as error:
             raise StartupError(f'rules_file: {error}') from None
-        telemetry_types = []
-        for topic, type_name in node_settings.telemetry():
-            try:
-                telemetry_types.append((topic, type_name, convert.import_message_type(type_name)))
-            except convert.MessageTypeError as error:
-                raise StartupError(f'telemetry topic {topic} with type {type_name}: {error}') \
-                    from None
-        for topic, type_name, _ in telemetry_types:
-            if not self.rules.telemetry_rules_for(topic, type_name):
-                self.get_logger().warning(
-                    f'telemetry topic {topic} ({type_name}): no rule in '
-                    f'{node_settings.rules_file or "the built-in defaults"} reads it, so its '
-                    'messages are never evidence; add a telemetry rule for it (see '
-                    'config/observation_rules.yaml) and set rules_file')
+        telemetry_types = self._telemetry_types()
         self.cache = DocumentCache(self.memory, self.rrn)
         self._own_prefix = f'{self.get_name()}: '
         self._own_logger = self.get_logger().name
@@ -208,24 +195,9 @@ class MemoryNode(Node):
             raise StartupError(f'evidence database {self.db_path}: {error}') from None
 
         self.add_on_set_parameters_callback(self.parameters_callback)
-        ingest_group = MutuallyExclusiveCallbackGroup()
         services_group = ReentrantCallbackGroup()
         timers_group = MutuallyExclusiveCallbackGroup()
-        events = SubscriptionEventCallbacks(message_lost=self.message_lost_callback)
-        # Taken serialized: robot_memory.ros.cdr reads the few fields we need far cheaper
-        # than rclpy builds message objects (the cost that matters in a flood).
-        self._diagnostics_subscription = self.create_subscription(
-            DiagnosticArray, '/diagnostics', self.diagnostics_callback, EVIDENCE_QOS,
-            callback_group=ingest_group, event_callbacks=events, raw=True)
-        self._rosout_subscription = self.create_subscription(
-            Log, '/rosout', self.rosout_callback, EVIDENCE_QOS, callback_group=ingest_group,
-            event_callbacks=events)
-        for topic, type_name, message_type in telemetry_types:
-            self.create_subscription(
-                message_type, topic,
-                lambda message, t=topic, n=type_name: self.telemetry_callback(t, n, message),
-                qos_profile_sensor_data, callback_group=ingest_group)
-
+        self._subscribe(telemetry_types)
         self.context_publisher = self.create_publisher(
             ContextBlock, '~/context', LATCHED_QOS)
         # The last dream's summary for people, latched so a late operator tool gets it.
@@ -244,14 +216,7 @@ class MemoryNode(Node):
         self.create_service(Dream, '~/dream', self.dream_callback, callback_group=services_group)
         self.create_service(Undo, '~/undo', self.undo_callback, callback_group=services_group)
         self._build_services(services_group)
-        self.health = HealthTasks(self.get_name(), self.rrn)
-        for name, task in (('memory file', self.memory_file_health),
-                           ('dream', self.dream_health), ('evidence', self.evidence_health),
-                           ('entries', self.entries_health), ('peers', self.federation.health),
-                           ('typed memory', self.typed_memory.health),
-                           ('services', self.services_health),
-                           ('proposals', self.proposals.health)):
-            self.health.add(name, task)
+        self.health = self._health_tasks()
 
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._next_period_dream = None
@@ -275,6 +240,55 @@ class MemoryNode(Node):
             f'nightly dream {node_settings.dream_time or "off"}'
             + (f', every {node_settings.dream_period_s:g} s' if node_settings.dream_period_s
                else ''))
+
+    def _telemetry_types(self) -> list:
+        """Return (topic, type name, message type) of each configured telemetry topic."""
+        node_settings = self.settings.node
+        telemetry_types = []
+        for topic, type_name in node_settings.telemetry():
+            try:
+                telemetry_types.append((topic, type_name, convert.import_message_type(type_name)))
+            except convert.MessageTypeError as error:
+                raise StartupError(f'telemetry topic {topic} with type {type_name}: {error}') \
+                    from None
+        for topic, type_name, _ in telemetry_types:
+            if not self.rules.telemetry_rules_for(topic, type_name):
+                self.get_logger().warning(
+                    f'telemetry topic {topic} ({type_name}): no rule in '
+                    f'{node_settings.rules_file or "the built-in defaults"} reads it, so its '
+                    'messages are never evidence; add a telemetry rule for it (see '
+                    'config/observation_rules.yaml) and set rules_file')
+        return telemetry_types
+
+    def _subscribe(self, telemetry_types) -> None:
+        """Subscribe to the evidence topics: /diagnostics, /rosout and telemetry."""
+        ingest_group = MutuallyExclusiveCallbackGroup()
+        events = SubscriptionEventCallbacks(message_lost=self.message_lost_callback)
+        # Taken serialized: robot_memory.ros.cdr reads the few fields we need far cheaper
+        # than rclpy builds message objects (the cost that matters in a flood).
+        self._diagnostics_subscription = self.create_subscription(
+            DiagnosticArray, '/diagnostics', self.diagnostics_callback, EVIDENCE_QOS,
+            callback_group=ingest_group, event_callbacks=events, raw=True)
+        self._rosout_subscription = self.create_subscription(
+            Log, '/rosout', self.rosout_callback, EVIDENCE_QOS, callback_group=ingest_group,
+            event_callbacks=events)
+        for topic, type_name, message_type in telemetry_types:
+            self.create_subscription(
+                message_type, topic,
+                lambda message, t=topic, n=type_name: self.telemetry_callback(t, n, message),
+                qos_profile_sensor_data, callback_group=ingest_group)
+
+    def _health_tasks(self) -> HealthTasks:
+        """Return the registry of the node's health tasks, in the order they are published."""
+        health = HealthTasks(self.get_name(), self.rrn)
+        for name, task in (('memory file', self.memory_file_health),
+                           ('dream', self.dream_health), ('evidence', self.evidence_health),
+                           ('entries', self.entries_health), ('peers', self.federation.health),
+                           ('typed memory', self.typed_memory.health),
+                           ('services', self.services_health),
+                           ('proposals', self.proposals.health)):
+            health.add(name, task)
+        return health
 
     # ------------------------------------------------------------------ services
 
