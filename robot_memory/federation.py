@@ -813,3 +813,53 @@ def audit_records(result, now: dt.datetime, actor: str = 'federation') -> list:
                 for rrn in result]
     raise TypeError(f'expected a MergeOutcome, a PeerRejected or a list of rrns, got '
                     f'{type(result).__name__}')
+
+
+UNCHANGED_AUDIT_S = 3600.0  # one "nothing changed" audit row per peer per this (memory s)
+
+
+class UnchangedAudits:
+    """
+    Accepted payloads that changed nothing, counted per peer and audited once per period.
+
+    A periodic sync must neither escape the audit log nor flood it: each such payload is
+    counted, and one row per peer says how many there were once ``period_s`` of memory
+    time has passed since the first, or as soon as a payload of that peer changes
+    something (the count goes first). Not thread-safe: the caller holds its lock.
+    """
+
+    def __init__(self, period_s: float = UNCHANGED_AUDIT_S):
+        self.period_s = period_s
+        self._pending = {}  # peer rrn -> (count, since)
+
+    def __bool__(self) -> bool:
+        """Return whether any count waits to be written."""
+        return bool(self._pending)
+
+    def records(self, outcome: MergeOutcome, now: dt.datetime, actor: str) -> list:
+        """Return the audit rows to write for this accepted payload (maybe none yet)."""
+        records = audit_records(outcome, now, actor)
+        count, since = self._pending.pop(outcome.rrn, (0, now))
+        if records:
+            if count:
+                records.insert(0, self._record(outcome.rrn, count, since, now, actor))
+            return records
+        count += 1
+        if (now - since).total_seconds() >= self.period_s:
+            return [self._record(outcome.rrn, count, since, now, actor)]
+        self._pending[outcome.rrn] = (count, since)
+        return []
+
+    def flush(self, now: dt.datetime, actor: str = 'federation') -> list:
+        """Return a row for every pending count and forget them (at shutdown)."""
+        pending, self._pending = self._pending, {}
+        return [self._record(rrn, count, since, now, actor)
+                for rrn, (count, since) in pending.items()]
+
+    @staticmethod
+    def _record(rrn: str, count: int, since: dt.datetime, now: dt.datetime,
+                actor: str) -> AuditRecord:
+        return AuditRecord(now, _audit_subject(rrn), AUDIT_ACTION, actor,
+                           f'{count} exchanges accepted with nothing changed since '
+                           f'{format_iso(since)}', {'outcome': 'accepted', 'unchanged': count,
+                                                    'since': format_iso(since)})

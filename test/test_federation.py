@@ -43,6 +43,7 @@ from robot_memory.federation import PeerPayload
 from robot_memory.federation import PeerRejected
 from robot_memory.federation import shareable_entries
 from robot_memory.federation import sign_payload
+from robot_memory.federation import UnchangedAudits
 from robot_memory.federation import validate_payload
 from robot_memory.lifecycle import effective_confidence
 from robot_memory.memory_file import MemoryFile
@@ -524,6 +525,55 @@ def test_audit_records_for_accepted_rejected_and_expired_exchanges():
             accepted[0].reason, rejected[0].reason, expired[0].reason]
     finally:
         store.close()
+
+
+def test_unchanged_exchanges_are_counted_and_audited_once_an_hour_per_peer():
+    document = robot_b()
+    audits = UnchangedAudits()
+    first = merge_peer_payload(document, build_payload(robot_a(), NOW, policy()), NOW, policy())
+    assert [r.entry_id for r in audits.records(first, NOW, 'peer_sync')] == [
+        f'peer:{A}', 'mem-bcorridor']
+    assert not audits
+    # Re-syncs seconds apart that change nothing, audited as if they came at these minutes.
+    outcomes = [merge_peer_payload(document, build_payload(robot_a(), at, policy()), at,
+                                   policy())
+                for at in (NOW + dt.timedelta(seconds=s) for s in (1, 2, 3))]
+    minutes = [NOW + dt.timedelta(minutes=m) for m in (1, 30, 61)]
+    assert audits.records(outcomes[0], minutes[0], 'peer_sync') == []  # counted, not written
+    assert audits.records(outcomes[1], minutes[1], 'peer_sync') == []
+    assert audits
+    hourly = audits.records(outcomes[2], minutes[2], 'peer_sync')  # an hour after the first
+    assert [(r.entry_id, r.detail['unchanged']) for r in hourly] == [(f'peer:{A}', 3)]
+    assert hourly[0].reason.startswith('3 exchanges accepted with nothing changed since ')
+    assert hourly[0].detail['since'] == '2026-04-01T12:01:00Z'
+    assert not audits
+    assert {record.action for record in hourly} <= set(AUDIT_ACTIONS)
+
+
+def test_a_change_writes_the_pending_count_first_and_flush_writes_the_rest():
+    document = robot_b()
+    audits = UnchangedAudits(period_s=600.0)
+    merge_peer_payload(document, build_payload(robot_a(), NOW, policy()), NOW, policy())
+    later = NOW + dt.timedelta(minutes=1)
+    same = merge_peer_payload(document, build_payload(robot_a(), later, policy()), later,
+                              policy())
+    assert audits.records(same, later, 'exchange_service') == []
+    changed_at = NOW + dt.timedelta(minutes=2)
+    grown = robot_a()
+    grown.entries.append(own('mem-newdoor1', 'The north door is jammed', 0.9))
+    changed = merge_peer_payload(document, build_payload(grown, changed_at, policy()),
+                                 changed_at, policy())
+    rows = audits.records(changed, changed_at, 'exchange_service')
+    assert rows[0].detail == {'outcome': 'accepted', 'unchanged': 1,
+                              'since': '2026-04-01T12:01:00Z'}
+    assert rows[1].detail['added'] == [f'peer:{A}:mem-newdoor1']
+    end = NOW + dt.timedelta(minutes=3)
+    again = merge_peer_payload(document, build_payload(grown, end, policy()), end, policy())
+    assert audits.records(again, end, 'peer_sync') == []
+    flushed = audits.flush(end)
+    assert [(r.entry_id, r.actor, r.detail['unchanged']) for r in flushed] == [
+        (f'peer:{A}', 'federation', 1)]
+    assert audits.flush(end) == []
 
 
 _JUNK = st.recursive(

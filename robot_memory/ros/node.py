@@ -20,11 +20,14 @@ and configured telemetry topics into observations (``robot_memory.ros.convert``)
 them to the store worker (one thread owns SQLite), dreams nightly and on
 ``~/dream``, serves ``~/get_context`` from the cached memory file with decay evaluated
 at call time, publishes the block latched on ``~/context`` and its own health on
-``/diagnostics`` in the form ``diagnostic_updater`` uses. Peer federation
-(``~/exchange_peer_context``, ``~/sync_peers``) is in ``robot_memory.ros.peers``; the
-typed memory services (``~/learn``, ``~/recall``, ``~/forget``) in
-``robot_memory.ros.typed_memory``. ``~/undo`` restores the memory file and the typed
-records to an earlier state (``robot_memory.undo``) and publishes the restored block.
+``/diagnostics`` as named tasks, the way ``diagnostic_updater`` does
+(``robot_memory.ros.health``). The node holds the objects that serve the rest: peer
+federation (``~/exchange_peer_context``, ``~/sync_peers``) in ``robot_memory.ros.peers``,
+the typed memory services (``~/learn``, ``~/recall``, ``~/forget``) in
+``robot_memory.ros.typed_memory`` and the proposals queue (``~/proposals``) in
+``robot_memory.ros.proposals``; each is built with what it needs. ``~/undo`` restores the
+memory file and the typed records to an earlier state (``robot_memory.undo``) and
+publishes the restored block. When it dreams is ``robot_memory.schedule``.
 
 QoS, on purpose:
 
@@ -45,7 +48,6 @@ QoS, on purpose:
   counted on the ``services`` status (``robot_memory.ros.replies``).
 """
 
-import datetime as dt
 import json
 import os
 import sys
@@ -53,15 +55,12 @@ import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
-from diagnostic_msgs.msg import DiagnosticStatus
-from diagnostic_msgs.msg import KeyValue
 from rcl_interfaces.msg import FloatingPointRange
 from rcl_interfaces.msg import IntegerRange
 from rcl_interfaces.msg import Log
 from rcl_interfaces.msg import ParameterDescriptor
 from rcl_interfaces.msg import SetParametersResult
 import rclpy
-from rclpy._rclpy_pybind11 import RCLError
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock
@@ -90,9 +89,14 @@ from robot_memory.evidence import default_db_path
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import EvidenceStore
 from robot_memory.evidence import open_target
+from robot_memory.federation import FederationError
 from robot_memory.memory_file import MemoryFile
 from robot_memory.msg import ContextBlock
 from robot_memory.ros import convert
+from robot_memory.ros.health import ERROR
+from robot_memory.ros.health import HealthTasks
+from robot_memory.ros.health import OK
+from robot_memory.ros.health import WARN
 from robot_memory.ros.heap import HeapTrimmer
 from robot_memory.ros.peers import PeerFederation
 from robot_memory.ros.proposals import ProposalServices
@@ -100,6 +104,8 @@ from robot_memory.ros.replies import ReplyWatch
 from robot_memory.ros.replies import use_reply_profile
 from robot_memory.ros.typed_memory import TypedMemoryServices
 from robot_memory.rules import Rules
+from robot_memory.schedule import MemoryClock
+from robot_memory.schedule import next_nightly
 from robot_memory.sequence_gaps import SequenceGaps
 from robot_memory.settings import allowed
 from robot_memory.settings import parameter_specs
@@ -107,9 +113,8 @@ from robot_memory.settings import validate_parameters
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.srv import Undo
+from robot_memory.substrate import SubstrateError
 from robot_memory.timeutil import format_iso
-from robot_memory.timeutil import to_utc
-from robot_memory.timeutil import UTC
 from robot_memory.worker import StoreWorker
 
 NODE_NAME = 'robot_memory'
@@ -123,47 +128,12 @@ DIAGNOSTICS_OUT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                                  reliability=ReliabilityPolicy.RELIABLE,
                                  durability=DurabilityPolicy.VOLATILE)
 DRAIN_MAX = 100  # waiting messages ingested per executor wake-up (see MemoryNode._drain)
-OK, WARN, ERROR = 0, 1, 2  # DiagnosticStatus levels (the message field is a byte)
 LOSS_WARN_S = 600.0  # the evidence status stays WARN this long after evidence was lost
 NOT_COUNTED = 'not counted'  # lost_in_middleware where rclpy gives no publisher GID
 
 
 class StartupError(RuntimeError):
     """The node cannot start with this configuration; the message says why and what to do."""
-
-
-class MemoryClock:
-    """
-    The memory's notion of now: the wall clock, optionally sped up for demos and tests.
-
-    Sped up, memory time is ``origin + (wall - origin) * scale`` at start-up and then runs
-    ``scale`` times faster on the monotonic clock. ``origin`` defaults to the start; peers
-    given the same origin agree on the memory time.
-    """
-
-    def __init__(self, scale: float = 1.0, origin=None):
-        self.scale = scale
-        wall = dt.datetime.now(UTC)
-        origin = wall if origin is None else to_utc(origin)
-        self._memory0 = origin + (wall - origin) * scale
-        self._mono0 = time.monotonic()
-
-    def now(self) -> dt.datetime:
-        """Return the current memory time (aware UTC)."""
-        if self.scale == 1.0:
-            return dt.datetime.now(UTC)
-        elapsed = (time.monotonic() - self._mono0) * self.scale
-        return self._memory0 + dt.timedelta(seconds=elapsed)
-
-
-def next_nightly(now: dt.datetime, hour: int, minute: int) -> dt.datetime:
-    """Return the next local ``hour:minute`` strictly after ``now`` (aware UTC in, UTC out)."""
-    local = now.astimezone()
-    candidate = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
-    if candidate <= local:
-        candidate = (local + dt.timedelta(days=1)).replace(hour=hour, minute=minute, second=0,
-                                                           microsecond=0)
-    return candidate.astimezone(UTC)
 
 
 def shutdown_summary(worker, flushed: int, db_path) -> str:
@@ -176,10 +146,8 @@ def shutdown_summary(worker, flushed: int, db_path) -> str:
     return line
 
 
-class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
+class MemoryNode(Node):
     """The robot_memory node; raises StartupError when it cannot run as configured."""
-
-    startup_error = StartupError
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
@@ -203,20 +171,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
                           else Rules.default())
         except ValueError as error:
             raise StartupError(f'rules_file: {error}') from None
-        telemetry_types = []
-        for topic, type_name in node_settings.telemetry():
-            try:
-                telemetry_types.append((topic, type_name, convert.import_message_type(type_name)))
-            except convert.MessageTypeError as error:
-                raise StartupError(f'telemetry topic {topic} with type {type_name}: {error}') \
-                    from None
-        for topic, type_name, _ in telemetry_types:
-            if not self.rules.telemetry_rules_for(topic, type_name):
-                self.get_logger().warning(
-                    f'telemetry topic {topic} ({type_name}): no rule in '
-                    f'{node_settings.rules_file or "the built-in defaults"} reads it, so its '
-                    'messages are never evidence; add a telemetry rule for it (see '
-                    'config/observation_rules.yaml) and set rules_file')
+        telemetry_types = self._telemetry_types()
         self.cache = DocumentCache(self.memory, self.rrn)
         self._own_prefix = f'{self.get_name()}: '
         self._own_logger = self.get_logger().name
@@ -240,24 +195,9 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
             raise StartupError(f'evidence database {self.db_path}: {error}') from None
 
         self.add_on_set_parameters_callback(self.parameters_callback)
-        ingest_group = MutuallyExclusiveCallbackGroup()
         services_group = ReentrantCallbackGroup()
         timers_group = MutuallyExclusiveCallbackGroup()
-        events = SubscriptionEventCallbacks(message_lost=self.message_lost_callback)
-        # Taken serialized: robot_memory.ros.cdr reads the few fields we need far cheaper
-        # than rclpy builds message objects (the cost that matters in a flood).
-        self._diagnostics_subscription = self.create_subscription(
-            DiagnosticArray, '/diagnostics', self.diagnostics_callback, EVIDENCE_QOS,
-            callback_group=ingest_group, event_callbacks=events, raw=True)
-        self._rosout_subscription = self.create_subscription(
-            Log, '/rosout', self.rosout_callback, EVIDENCE_QOS, callback_group=ingest_group,
-            event_callbacks=events)
-        for topic, type_name, message_type in telemetry_types:
-            self.create_subscription(
-                message_type, topic,
-                lambda message, t=topic, n=type_name: self.telemetry_callback(t, n, message),
-                qos_profile_sensor_data, callback_group=ingest_group)
-
+        self._subscribe(telemetry_types)
         self.context_publisher = self.create_publisher(
             ContextBlock, '~/context', LATCHED_QOS)
         # The last dream's summary for people, latched so a late operator tool gets it.
@@ -275,11 +215,8 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
                             callback_group=services_group)
         self.create_service(Dream, '~/dream', self.dream_callback, callback_group=services_group)
         self.create_service(Undo, '~/undo', self.undo_callback, callback_group=services_group)
-        self._init_federation(services_group)
-        # Reentrant: a reply waiting for a slow client's match (up to 2 s, see
-        # config/fastdds_profiles.xml) holds one executor thread, not every typed service.
-        self._init_substrate(ReentrantCallbackGroup())
-        self._init_proposals(ReentrantCallbackGroup())
+        self._build_services(services_group)
+        self.health = self._health_tasks()
 
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._next_period_dream = None
@@ -304,7 +241,89 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
             + (f', every {node_settings.dream_period_s:g} s' if node_settings.dream_period_s
                else ''))
 
+    def _telemetry_types(self) -> list:
+        """Return (topic, type name, message type) of each configured telemetry topic."""
+        node_settings = self.settings.node
+        telemetry_types = []
+        for topic, type_name in node_settings.telemetry():
+            try:
+                telemetry_types.append((topic, type_name, convert.import_message_type(type_name)))
+            except convert.MessageTypeError as error:
+                raise StartupError(f'telemetry topic {topic} with type {type_name}: {error}') \
+                    from None
+        for topic, type_name, _ in telemetry_types:
+            if not self.rules.telemetry_rules_for(topic, type_name):
+                self.get_logger().warning(
+                    f'telemetry topic {topic} ({type_name}): no rule in '
+                    f'{node_settings.rules_file or "the built-in defaults"} reads it, so its '
+                    'messages are never evidence; add a telemetry rule for it (see '
+                    'config/observation_rules.yaml) and set rules_file')
+        return telemetry_types
+
+    def _subscribe(self, telemetry_types) -> None:
+        """Subscribe to the evidence topics: /diagnostics, /rosout and telemetry."""
+        ingest_group = MutuallyExclusiveCallbackGroup()
+        events = SubscriptionEventCallbacks(message_lost=self.message_lost_callback)
+        # Taken serialized: robot_memory.ros.cdr reads the few fields we need far cheaper
+        # than rclpy builds message objects (the cost that matters in a flood).
+        self._diagnostics_subscription = self.create_subscription(
+            DiagnosticArray, '/diagnostics', self.diagnostics_callback, EVIDENCE_QOS,
+            callback_group=ingest_group, event_callbacks=events, raw=True)
+        self._rosout_subscription = self.create_subscription(
+            Log, '/rosout', self.rosout_callback, EVIDENCE_QOS, callback_group=ingest_group,
+            event_callbacks=events)
+        for topic, type_name, message_type in telemetry_types:
+            self.create_subscription(
+                message_type, topic,
+                lambda message, t=topic, n=type_name: self.telemetry_callback(t, n, message),
+                qos_profile_sensor_data, callback_group=ingest_group)
+
+    def _health_tasks(self) -> HealthTasks:
+        """Return the registry of the node's health tasks, in the order they are published."""
+        health = HealthTasks(self.get_name(), self.rrn)
+        for name, task in (('memory file', self.memory_file_health),
+                           ('dream', self.dream_health), ('evidence', self.evidence_health),
+                           ('entries', self.entries_health), ('peers', self.federation.health),
+                           ('typed memory', self.typed_memory.health),
+                           ('services', self.services_health),
+                           ('proposals', self.proposals.health)):
+            health.add(name, task)
+        return health
+
     # ------------------------------------------------------------------ services
+
+    def _build_services(self, services_group) -> None:
+        """Build the objects serving federation, typed memory and proposals."""
+        def settings():
+            return self.settings
+
+        try:
+            self.federation = PeerFederation(
+                self, settings=settings, clock=self.clock_, memory=self.memory,
+                cache=self.cache, rrn=self.rrn, worker=self.worker,
+                on_change=self.memory_changed, propose=self._propose_payload,
+                services_group=services_group)
+        except (FederationError, OSError) as error:
+            raise StartupError(f'federation keys: {error}') from None
+        # Reentrant: a reply waiting for a slow client's match (up to 2 s, see
+        # config/fastdds_profiles.xml) holds one executor thread, not every typed service.
+        try:
+            self.typed_memory = TypedMemoryServices(
+                self, settings=settings, clock=self.clock_, db_path=self.db_path,
+                group=ReentrantCallbackGroup())
+        except (SubstrateError, ValueError) as error:
+            raise StartupError(f'typed memory: {error}') from None
+        try:
+            self.proposals = ProposalServices(
+                self, settings=settings, clock=self.clock_, memory=self.memory, rrn=self.rrn,
+                db_path=self.db_path, substrate=lambda: self.typed_memory.substrate,
+                on_change=self.memory_changed, on_health_change=self.publish_diagnostics,
+                group=ReentrantCallbackGroup())
+        except ValueError as error:
+            raise StartupError(f'proposals queue: {error}') from None
+
+    def _propose_payload(self, payload, now, actor: str):
+        return self.proposals.propose_payload(payload, now, actor)
 
     def create_service(self, srv_type, srv_name, callback, **kwargs):
         """Node.create_service, with the replies watched for drops (see replies.py)."""
@@ -321,7 +340,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
             'counting')
 
     def services_health(self) -> tuple:
-        """(level, message, values) for the "services" diagnostic status."""
+        """Return (level, message, values) for the "services" status."""
         attempted, by_service = self.replies.counts()
         dropped = sum(by_service.values())
         values = {'replies': attempted - dropped, 'replies_dropped': dropped,
@@ -517,6 +536,11 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
         return self.cache.build_context(self.clock_.now(), self.settings.lifecycle,
                                         token_budget, include_peers, min_confidence)
 
+    def memory_changed(self) -> None:
+        """Read the memory file again and publish its block (after a change made here)."""
+        self.cache.invalidate()
+        self.publish_context()
+
     def publish_context(self) -> None:
         """Publish the current block on ~/context (latched) and log what it leaves out."""
         message = convert.context_message(self.build_block())
@@ -576,7 +600,7 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
             except Exception as error:  # noqa: B902 - reported in diagnostics; retried later
                 self.get_logger().error(f'scheduled dream failed: {error}')
         try:
-            self.federation_tick()
+            self.federation.tick()
         except Exception as error:  # noqa: B902 - a peer problem must not stop the scheduler
             self.get_logger().error(f'peer sync failed: {error}', throttle_duration_sec=30.0)
 
@@ -658,19 +682,10 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
 
     # ------------------------------------------------------------------ health
 
-    def _status(self, task: str, level: int, message: str, values: dict) -> DiagnosticStatus:
-        return DiagnosticStatus(
-            level=bytes([level]),
-            name=f'{self.get_name()}: {task}', message=message, hardware_id=self.rrn,
-            values=[KeyValue(key=key, value=str(value)) for key, value in values.items()])
-
-    def health_statuses(self) -> list:
-        """Return the node's health as DiagnosticStatus messages, one per task."""
-        now = self.clock_.now()
-        document = self.cache.document(now)
+    def memory_file_health(self) -> tuple:
+        """Return (level, message, values) for the "memory file" status."""
+        document = self.cache.document(self.clock_.now())
         path = self.memory.path
-        statuses = []
-
         try:
             written_to = self.memory.target()  # where writes go (a link's target)
         except MemoryFileError:
@@ -686,22 +701,26 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
             level, message = ERROR, f'last write failed: {self.last_dream_error}'
         else:
             level, message = OK, 'writable'
-        statuses.append(self._status('memory file', level, message, {
+        return level, message, {
             'path': path, 'entries': len(document.entries),
             'bytes': path.stat().st_size if path.exists() else 0,
             'last_updated': format_iso(document.last_updated),
-            'written_to': written_to, 'database': self.db_path}))
+            'written_to': written_to, 'database': self.db_path}
 
+    def dream_health(self) -> tuple:
+        """Return (level, message, values) for the "dream" status."""
         if self.last_dream is None:
-            dream_level, dream_message, dream_at = OK, 'no dream yet', ''
+            level, message, dream_at = OK, 'no dream yet', ''
         else:
-            dream_at, dream_message = format_iso(self.last_dream[0]), self.last_dream[1]
-            dream_level = ERROR if self.last_dream_error else OK
-        statuses.append(self._status('dream', dream_level, dream_message, {
+            dream_at, message = format_iso(self.last_dream[0]), self.last_dream[1]
+            level = ERROR if self.last_dream_error else OK
+        return level, message, {
             'last_dream': dream_at,
             'next_nightly': format_iso(self._next_nightly) if self._next_nightly else 'off',
-            'period_s': self.settings.node.dream_period_s}))
+            'period_s': self.settings.node.dream_period_s}
 
+    def evidence_health(self) -> tuple:
+        """Return (level, message, values) for the "evidence" status."""
         worker = self.worker
         db_bytes = sum(os.path.getsize(name) for name in
                        (str(self.db_path), f'{self.db_path}-wal') if os.path.exists(name))
@@ -718,36 +737,36 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
         store_error = getattr(worker.store, 'write_error', None)
         if store_error is not None or (worker.backlog and worker.flush_errors
                                        and worker.last_flush_error is not None):
-            evidence_level = ERROR
-            evidence_message = f'cannot store evidence: {store_error or worker.last_flush_error}'
+            level = ERROR
+            message = f'cannot store evidence: {store_error or worker.last_flush_error}'
         elif self._last_loss is not None and time.monotonic() - self._last_loss < LOSS_WARN_S:
-            evidence_level = WARN
-            evidence_message = ('evidence lost since start: ' + ', '.join(
+            level = WARN
+            message = ('evidence lost since start: ' + ', '.join(
                 f'{count} {what}' for what, count in losses.items() if count)
                 + f'; the last loss {time.monotonic() - self._last_loss:.0f} s ago')
         else:
-            evidence_level, evidence_message = OK, 'ingesting'
+            level, message = OK, 'ingesting'
         if self.gaps_counted is False:
-            evidence_message += ('; messages lost in the middleware are not counted: this '
-                                 'rclpy gives no publisher GID with a message (ROS 2 Jazzy)')
-        statuses.append(self._status('evidence', evidence_level, evidence_message, {
+            message += ('; messages lost in the middleware are not counted: this '
+                        'rclpy gives no publisher GID with a message (ROS 2 Jazzy)')
+        return level, message, {
             'backlog': worker.backlog, 'received': worker.submitted, 'stored': worker.stored,
             'dropped_backlog_full': worker.dropped, 'dropped_unwritable': unwritable,
             'lost_in_middleware': lost_in_middleware,
             'middleware_loss_events': self.loss_events, 'refused': self.refused,
-            'database_bytes': db_bytes}))
+            'database_bytes': db_bytes}
 
-        config = self.settings.lifecycle
-        bands = lifecycle.band_counts(document.entries, now, config)
+    def entries_health(self) -> tuple:
+        """Return (level, message, values) for the "entries" status: the bands now."""
+        now = self.clock_.now()
+        document = self.cache.document(now)
+        bands = lifecycle.band_counts(document.entries, now, self.settings.lifecycle)
         bands['peers'] = len(document.peer_context or [])
-        statuses.append(self._status(
-            'entries', OK, f'🔴 {bands["high"]} 🟡 {bands["medium"]} 🟢 {bands["low"]}', bands))
-        statuses.append(self._status('peers', *self.peer_health()))
-        statuses.append(self._status('typed memory', *self.substrate_health()))
-        statuses.append(self._status('services', *self.services_health()))
-        if hasattr(self, 'proposal_queue'):
-            statuses.append(self._status('proposals', *self.proposals_health()))
-        return statuses
+        return OK, f'🔴 {bands["high"]} 🟡 {bands["medium"]} 🟢 {bands["low"]}', bands
+
+    def health_statuses(self) -> list:
+        """Return the node's health as DiagnosticStatus messages, one per task."""
+        return self.health.statuses()
 
     def publish_diagnostics(self) -> None:
         """Publish the health statuses on /diagnostics."""
@@ -762,18 +781,18 @@ class MemoryNode(PeerFederation, TypedMemoryServices, ProposalServices, Node):
         """Flush all evidence and close the stores, then destroy the node."""
         worker = getattr(self, 'worker', None)
         if worker is not None:
-            if getattr(self, '_unchanged', None):
+            peers = getattr(self, 'federation', None)
+            if peers is not None:
                 try:
-                    self.flush_unchanged_audit()
+                    peers.flush_unchanged_audit()
                 except Exception as error:  # noqa: B902 - reported; shutdown goes on
                     self.get_logger().error(f'audit log not written at shutdown: {error}')
             stored = worker.stored
             worker.stop()
             summary = shutdown_summary(worker, worker.stored - stored, self.db_path)
-        substrate = getattr(self, 'substrate', None)
-        if substrate is not None:
-            substrate.close()
-        self.close_proposals()
+        for served in (getattr(self, 'typed_memory', None), getattr(self, 'proposals', None)):
+            if served is not None:
+                served.close()
         logger = self.get_logger()
         destroyed = super().destroy_node()
         if worker is not None:
@@ -801,9 +820,10 @@ def main(args=None) -> int:
         return 2
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except RCLError:
+    except RuntimeError:
         # SIGINT/SIGTERM shut the context down while an executor thread was building its
-        # wait set (an rclpy race): that is an orderly shutdown, anything else is not.
+        # wait set (an rclpy race; rclpy raises its RCLError, a RuntimeError): that is an
+        # orderly shutdown, anything else is not.
         if rclpy.ok():
             raise
     finally:

@@ -28,6 +28,8 @@ import threading
 
 from robot_memory import proposals
 from robot_memory.errors import MemoryFileError
+from robot_memory.ros.health import OK
+from robot_memory.ros.health import WARN
 from robot_memory.srv import Proposals
 
 ACTIONS = ('list', 'approve', 'reject')
@@ -35,55 +37,54 @@ DEFAULT_ACTOR = 'ros:proposals'
 
 
 class ProposalServices:
-    """Mixin of MemoryNode: the proposals queue, ``~/proposals`` and its health."""
+    """The proposals queue of one node, ``~/proposals`` and its health."""
 
-    def _init_proposals(self, group) -> None:
-        try:
-            self.proposal_queue = proposals.ProposalQueue.open(self.db_path)
-        except ValueError as error:
-            raise self.startup_error(f'proposals queue: {error}') from None
-        self._proposal_lock = threading.Lock()
-        self.create_service(Proposals, '~/proposals', self.proposals_callback,
+    def __init__(self, node, *, settings, clock, memory, rrn: str, db_path, substrate,
+                 on_change, on_health_change, group):
+        """
+        Open the queue in ``db_path`` and create ``~/proposals`` on ``node``.
+
+        ``settings`` returns the node's current settings, ``clock`` is the memory clock,
+        ``substrate()`` returns the typed memory an approved learn goes to,
+        ``on_change()`` is called when an approval changed the memory file and
+        ``on_health_change()`` when the queue changed. Raises ValueError when the queue
+        cannot be opened.
+        """
+        self._node = node
+        self._settings = settings
+        self._clock = clock
+        self._memory = memory
+        self._rrn = rrn
+        self._substrate = substrate
+        self._on_change = on_change
+        self._on_health_change = on_health_change
+        self.queue = proposals.ProposalQueue.open(db_path)
+        self._lock = threading.Lock()
+        node.create_service(Proposals, '~/proposals', self.proposals_callback,
                             callback_group=group)
-
-    def queue_learn(self, now, actor: str, **fields) -> dict:
-        """
-        Return an agent's learn through the configured mode (see proposals.learn_or_propose).
-
-        A proposal is written on the typed memory's own connection, under its lock: with a
-        request_id the learn runs inside the transaction that keeps its reply for retries,
-        so the proposal and that reply are committed together.
-        """
-        settings = self.settings.proposals
-        if settings.agents == 'apply':
-            return proposals.learn_or_propose(self.substrate, None, settings, now, actor,
-                                              **fields)
-        with self.substrate.exclusive() as db:
-            return proposals.learn_or_propose(self.substrate,
-                                              lambda: proposals.ProposalQueue(db), settings,
-                                              now, actor, **fields)
 
     def propose_payload(self, payload, now, actor: str):
         """Queue a peer's checked payload; an object whose summary() says so."""
-        with self._proposal_lock:
-            proposal = proposals.propose_peer(self.proposal_queue, self.memory, payload, now,
-                                              self.settings.federation,
-                                              self.settings.proposals, actor, self.rrn)
-        self.publish_diagnostics()
+        settings = self._settings()
+        with self._lock:
+            proposal = proposals.propose_peer(self.queue, self._memory, payload, now,
+                                              settings.federation, settings.proposals, actor,
+                                              self._rrn)
+        self._on_health_change()
         return _Held(payload.rrn, proposal)
 
     def proposals_callback(self, request, response):
         """Answer ~/proposals: list, approve or reject."""
         action = request.action.strip() or 'list'
-        now = self.clock_.now()
+        now = self._clock.now()
         actor = request.actor.strip() or DEFAULT_ACTOR
         decided, failures = [], []
         try:
             if action not in ACTIONS:
                 raise proposals.ProposalError(f'action {action!r} is not one of '
                                               f'{" | ".join(ACTIONS)}')
-            with self._proposal_lock:
-                self.proposal_queue.expire(now, self.get_name())
+            with self._lock:
+                self.queue.expire(now, self._node.get_name())
                 if action != 'list':
                     wanted = request.id.strip()
                     if not wanted:
@@ -91,7 +92,7 @@ class ProposalServices:
                                                       '(list shows them), or all to approve '
                                                       'every one')
                     if wanted == 'all' and action == 'approve':
-                        ids = [item.id for item in self.proposal_queue.pending(now)]
+                        ids = [item.id for item in self.queue.pending(now)]
                     else:
                         ids = [wanted]
                     reason = request.reason.strip() or (
@@ -99,22 +100,20 @@ class ProposalServices:
                     for proposal_id in ids:
                         try:
                             decided.append(proposals.decide_proposal(
-                                self.proposal_queue, proposal_id, action, actor, reason, now,
-                                memory_file=self.memory,
-                                substrate_factory=lambda: self.substrate,
-                                allowed_peers=self.settings.federation.allowed_peers))
+                                self.queue, proposal_id, action, actor, reason, now,
+                                memory_file=self._memory, substrate_factory=self._substrate,
+                                allowed_peers=self._settings().federation.allowed_peers))
                         except (ValueError, MemoryFileError) as error:
                             failures.append(str(error))
-                pending = self.proposal_queue.pending(now)
+                pending = self.queue.pending(now)
         except (ValueError, MemoryFileError) as error:
             response.success = False
             response.message = str(error)
             return response
         if any(item.kind in ('reword', 'peer_context') and item.status == 'approved'
                for item in decided):
-            self.cache.invalidate()
-            self.publish_context()
-        self.publish_diagnostics()
+            self._on_change()
+        self._on_health_change()
         shown = pending if action == 'list' else decided
         response.success = not failures
         response.pending = len(pending)
@@ -129,34 +128,32 @@ class ProposalServices:
                 'no proposals wait for approval'
         return response
 
-    def proposals_health(self) -> tuple:
-        """(level, message, values) for the "proposals" diagnostic status."""
-        now = self.clock_.now()
-        settings = self.settings.proposals
+    def health(self) -> tuple:
+        """Return (level, message, values) for the "proposals" diagnostic status."""
+        now = self._clock.now()
+        settings = self._settings().proposals
         try:
-            with self._proposal_lock:
-                self.proposal_queue.expire(now, self.get_name())
-                stats = self.proposal_queue.stats(now)
+            with self._lock:
+                self.queue.expire(now, self._node.get_name())
+                stats = self.queue.stats(now)
         except (ValueError, OSError) as error:
-            return 1, f'queue unreadable: {error}', {}
+            return WARN, f'queue unreadable: {error}', {}
         values = {'pending': stats['pending'], 'oldest_age_s': stats['oldest_age_s'],
                   **{f'pending {source}': count for source, count in stats['by_source'].items()},
                   **{f'mode {source}': settings.mode(source) for source in proposals.SOURCES},
                   'expire_after_hours': settings.expire_after_hours}
         if not stats['pending']:
-            return 0, 'nothing waits for approval', values
-        return 0, (f'{stats["pending"]} waiting for approval, the oldest for '
-                   f'{stats["oldest_age_s"]:.0f} s'), values
+            return OK, 'nothing waits for approval', values
+        return OK, (f'{stats["pending"]} waiting for approval, the oldest for '
+                    f'{stats["oldest_age_s"]:.0f} s'), values
 
-    def close_proposals(self) -> None:
+    def close(self) -> None:
         """Close the queue's connection."""
-        queue = getattr(self, 'proposal_queue', None)
-        if queue is not None:
-            queue.close()
+        self.queue.close()
 
 
 class _Held:
-    """What ``accept_payload`` returns for a payload held for approval."""
+    """What ``PeerFederation.accept_payload`` returns for a payload held for approval."""
 
     def __init__(self, rrn: str, proposal):
         self.rrn = rrn

@@ -17,16 +17,21 @@ The typed memory substrate at the edge of memory_node: ~/learn, ~/recall, ~/forg
 
 The substrate (``robot_memory.substrate.Substrate``) lives in the same SQLite database as
 the evidence and is safe to call from the executor's threads (its own lock and
-connection). This mixin of ``MemoryNode`` converts requests to plain values, calls it
-with the memory clock, and turns every refusal into ``success: false`` with the
-substrate's reason. A ~/recall caller's trust is capped by ``service_max_trust``: the
-ROS graph is not an authentication, so a caller cannot raise its own clearance.
+connection). :class:`TypedMemoryServices`, an object the node holds, converts requests to
+plain values, calls it with the memory clock, and turns every refusal into
+``success: false`` with the substrate's reason. A learn goes through the configured
+proposals mode (``robot_memory.proposals.learn_or_propose``). A ~/recall caller's trust
+is capped by ``service_max_trust``: the ROS graph is not an authentication, so a caller
+cannot raise its own clearance.
 Metrics (RFC §15.10) are recomputed every ``substrate_metrics_period_s`` for diagnostics.
 """
 
 import time
 
+from robot_memory import proposals
 from robot_memory.ros import convert
+from robot_memory.ros.health import OK
+from robot_memory.ros.health import WARN
 from robot_memory.srv import Forget
 from robot_memory.srv import Learn
 from robot_memory.srv import Recall
@@ -45,34 +50,64 @@ CARDINALITIES = {'': None, 'one': True, 'many': False}
 
 
 class TypedMemoryServices:
-    """Mixin of MemoryNode: the substrate and its three services."""
+    """The substrate of one node and its ``~/learn``, ``~/recall`` and ``~/forget``."""
 
-    def _init_substrate(self, group) -> None:
+    def __init__(self, node, *, settings, clock, db_path, group):
+        """
+        Open the substrate in ``db_path`` and create the services on ``node``.
+
+        ``settings`` returns the node's current settings and ``clock`` is the memory
+        clock. Raises SubstrateError or ValueError when the substrate cannot be opened.
+        """
+        self._settings = settings
+        self._clock = clock
+        current = settings()
+        embedder = default_embedder(current.node.substrate_vectors)
+        key_file = current.node.substrate_key_file or default_key_path(
+            db_path, current.federation.private_key_path)
+        self.substrate = Substrate(db_path, embedder=embedder,
+                                   encrypt_from=current.node.substrate_encrypt_from or None,
+                                   key_file=key_file)
         try:
-            embedder = default_embedder(self.settings.node.substrate_vectors)
-            node = self.settings.node
-            key_file = node.substrate_key_file or default_key_path(
-                self.db_path, self.settings.federation.private_key_path)
-            self.substrate = Substrate(self.db_path, embedder=embedder,
-                                       encrypt_from=node.substrate_encrypt_from or None,
-                                       key_file=key_file)
             if embedder is not None:
                 self.substrate.reindex_vectors()
-        except (SubstrateError, ValueError) as error:
-            raise self.startup_error(f'typed memory: {error}') from None
+        except BaseException:
+            self.substrate.close()
+            raise
         self._metrics = None
         self._metrics_error = None
         self._metrics_due = 0.0
-        self.create_service(Learn, '~/learn', self.learn_callback, callback_group=group)
-        self.create_service(Recall, '~/recall', self.recall_callback, callback_group=group)
-        self.create_service(Forget, '~/forget', self.forget_callback, callback_group=group)
+        node.create_service(Learn, '~/learn', self.learn_callback, callback_group=group)
+        node.create_service(Recall, '~/recall', self.recall_callback, callback_group=group)
+        node.create_service(Forget, '~/forget', self.forget_callback, callback_group=group)
+
+    def close(self) -> None:
+        """Close the substrate."""
+        self.substrate.close()
+
+    def queue_learn(self, now, actor: str, **fields) -> dict:
+        """
+        Return an agent's learn through the configured mode (see proposals.learn_or_propose).
+
+        A proposal is written on the typed memory's own connection, under its lock: with a
+        request_id the learn runs inside the transaction that keeps its reply for retries,
+        so the proposal and that reply are committed together.
+        """
+        settings = self._settings().proposals
+        if settings.agents == 'apply':
+            return proposals.learn_or_propose(self.substrate, None, settings, now, actor,
+                                              **fields)
+        with self.substrate.exclusive() as db:
+            return proposals.learn_or_propose(self.substrate,
+                                              lambda: proposals.ProposalQueue(db), settings,
+                                              now, actor, **fields)
 
     def _once(self, request, kind: str, fields: dict, act) -> dict:
         """``act()`` directly, or through the substrate's retry window when a request_id is set."""
         request_id = request.request_id
         if not request_id.strip():
             return {**act(), 'replayed': False}
-        return self.substrate.once(request_id, kind, fields, self.clock_.now(), act)
+        return self.substrate.once(request_id, kind, fields, self._clock.now(), act)
 
     def learn_callback(self, request, response):
         """Answer ~/learn: store (or reinforce) a typed record."""
@@ -83,7 +118,7 @@ class TypedMemoryServices:
             if cardinality not in CARDINALITIES:
                 raise SubstrateError(f'cardinality {cardinality!r} is not one, many or empty')
             result = self.queue_learn(
-                self.clock_.now(), 'ros:learn', text=request.text,
+                self._clock.now(), 'ros:learn', text=request.text,
                 type=request.type.strip() or None, tags=list(request.tags), context=context,
                 sensitivity=request.sensitivity.strip() or None,
                 single_valued=CARDINALITIES[cardinality])
@@ -110,7 +145,7 @@ class TypedMemoryServices:
 
     def recall_callback(self, request, response):
         """Answer ~/recall: the best records for a query, trust-gated."""
-        ceiling = self.settings.node.service_max_trust
+        ceiling = self._settings().node.service_max_trust
         trust = request.trust.strip() or ceiling
         try:
             if trust not in SENSITIVITIES:
@@ -127,7 +162,7 @@ class TypedMemoryServices:
             except SubstrateError as error:  # name the request field, not the Python argument
                 raise SubstrateError(f'filters_json: {error}') from None
             result = self.substrate.recall(request.query, k=int(request.k) or DEFAULT_K,
-                                           filters=filters, trust=trust, now=self.clock_.now())
+                                           filters=filters, trust=trust, now=self._clock.now())
         except (SubstrateError, ValueError) as error:
             response.success = False
             response.message = str(error)
@@ -150,10 +185,10 @@ class TypedMemoryServices:
             if not record_id and not query:
                 raise SubstrateError('say what to forget: an id, or a query')
             result = self.substrate.forget(
-                record_id or query, request.reason, self.clock_.now(), hard=request.hard,
+                record_id or query, request.reason, self._clock.now(), hard=request.hard,
                 all_matches=request.all, dry_run=request.dry_run, restore=request.restore,
                 by='id' if record_id else 'query', actor='ros:forget',
-                trust=self.settings.node.service_max_trust)
+                trust=self._settings().node.service_max_trust)
             return {'ids': list(result.ids), 'success': True, 'message': result.message}
 
         fields = {'id': record_id, 'query': query, 'reason': request.reason,
@@ -171,18 +206,18 @@ class TypedMemoryServices:
         response.replayed = reply['replayed']
         return response
 
-    def substrate_health(self) -> tuple:
-        """(level, message, values) for the "typed memory" diagnostic status."""
+    def health(self) -> tuple:
+        """Return (level, message, values) for the "typed memory" diagnostic status."""
         if time.monotonic() >= self._metrics_due:
-            self._metrics_due = time.monotonic() + self.settings.node.substrate_metrics_period_s
+            self._metrics_due = time.monotonic() + self._settings().node.substrate_metrics_period_s
             try:
-                self._metrics = self.substrate.metrics(self.clock_.now())
+                self._metrics = self.substrate.metrics(self._clock.now())
                 self._metrics['encryption'] = self.substrate.sealed_status()
                 self._metrics_error = None
             except (SubstrateError, ValueError, OSError) as error:
                 self._metrics_error = str(error)
         if self._metrics_error:
-            return 1, f'metrics unavailable: {self._metrics_error}', {}
+            return WARN, f'metrics unavailable: {self._metrics_error}', {}
         metrics = self._metrics
         salience = metrics['salience']
         retrieval = metrics['retrieval']
@@ -201,5 +236,5 @@ class TypedMemoryServices:
                   'encrypted_records': metrics['encryption']['sealed'],
                   'encrypted_withheld': metrics['encryption']['withheld']}
         if metrics['encryption']['withheld']:  # the key is missing or wrong: say what to do
-            return 1, metrics['encryption']['notice'], values
-        return 0, f'{metrics["records"]} records', values
+            return WARN, metrics['encryption']['notice'], values
+        return OK, f'{metrics["records"]} records', values

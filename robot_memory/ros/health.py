@@ -1,0 +1,57 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""
+The health of memory_node as named tasks, the way ``diagnostic_updater`` does it.
+
+Each task is a function returning ``(level, message, values)``; :class:`HealthTasks` keeps
+them in the order they were added and turns each into one ``DiagnosticStatus`` named
+``"<node name>: <task>"`` so an aggregator can group them by prefix.
+"""
+
+from diagnostic_msgs.msg import DiagnosticStatus
+from diagnostic_msgs.msg import KeyValue
+
+OK = DiagnosticStatus.OK
+WARN = DiagnosticStatus.WARN
+ERROR = DiagnosticStatus.ERROR
+
+
+class HealthTasks:
+    """The registry of named health tasks of one node."""
+
+    def __init__(self, node_name: str, hardware_id: str):
+        self.prefix = f'{node_name}: '
+        self.hardware_id = hardware_id
+        self._tasks = []
+
+    def add(self, name: str, task) -> None:
+        """Add ``task``, a function returning ``(level, message, values)``, as ``name``."""
+        self._tasks.append((name, task))
+
+    def names(self) -> list:
+        """Return the names of the tasks, in order."""
+        return [name for name, _ in self._tasks]
+
+    def statuses(self) -> list:
+        """Run every task; return one DiagnosticStatus each."""
+        return [self.status(name, *task()) for name, task in self._tasks]
+
+    def status(self, name: str, level: bytes, message: str, values: dict) -> DiagnosticStatus:
+        """Return the DiagnosticStatus of task ``name``."""
+        return DiagnosticStatus(
+            level=level, name=f'{self.prefix}{name}', message=message,
+            hardware_id=self.hardware_id,
+            values=[KeyValue(key=key, value=str(value)) for key, value in values.items()])
