@@ -52,10 +52,19 @@ class MemoryClock:
 
 
 def next_nightly(now: dt.datetime, hour: int, minute: int) -> dt.datetime:
-    """Return the next local ``hour:minute`` strictly after ``now`` (aware UTC in, UTC out)."""
-    local = now.astimezone()
-    candidate = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
-    if candidate <= local:
-        candidate = (local + dt.timedelta(days=1)).replace(hour=hour, minute=minute, second=0,
-                                                           microsecond=0)
-    return candidate.astimezone(UTC)
+    """
+    Return the next local ``hour:minute`` strictly after ``now`` (aware UTC in, UTC out).
+
+    Local is the system's time zone with its daylight-saving rules on the night itself, not
+    the offset in force at ``now``: 03:00 in Berlin is 01:00 UTC on the night clocks go
+    forward. A time that a change skips is taken as the system's C library takes it; one
+    that happens twice, at its first occurrence.
+    """
+    now = to_utc(now)
+    day = now.astimezone().date()
+    for offset in range(3):
+        wall = dt.datetime.combine(day + dt.timedelta(days=offset), dt.time(hour, minute))
+        candidate = wall.astimezone()  # a naive time read by the local rules of that date
+        if candidate > now:
+            return candidate.astimezone(UTC)
+    raise ValueError(f'no local {hour:02d}:{minute:02d} in the three days after {now}')

@@ -46,6 +46,17 @@ def test_next_nightly_is_tomorrow_when_the_time_has_passed_or_is_now(berlin):
     assert next_nightly(now, 2, 59) == dt.datetime(2026, 1, 11, 1, 59, tzinfo=UTC)
 
 
+def test_next_nightly_follows_daylight_saving_on_the_night_itself(berlin):
+    # Clocks go forward at 02:00 on 2026-03-29: 03:00 that night is CEST (UTC+2).
+    spring = dt.datetime(2026, 3, 28, 12, 0, tzinfo=UTC)
+    assert next_nightly(spring, 3, 0) == dt.datetime(2026, 3, 29, 1, 0, tzinfo=UTC)
+    # And back at 03:00 on 2026-10-25: 04:00 that night is CET (UTC+1).
+    autumn = dt.datetime(2026, 10, 24, 12, 0, tzinfo=UTC)
+    assert next_nightly(autumn, 4, 0) == dt.datetime(2026, 10, 25, 3, 0, tzinfo=UTC)
+    # 02:30 happens twice that night: the first time, still CEST.
+    assert next_nightly(autumn, 2, 30) == dt.datetime(2026, 10, 25, 0, 30, tzinfo=UTC)
+
+
 def test_the_memory_clock_at_scale_one_is_the_wall_clock():
     clock = MemoryClock()
     before = dt.datetime.now(UTC)
