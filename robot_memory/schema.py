@@ -25,6 +25,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import itertools
+import operator
 import re
 import sys
 from typing import Any
@@ -430,8 +431,11 @@ def validate_entries_json(data: bytes, pairs: int) -> Optional[list]:
 COLUMN_FIELDS = ('id', 'type', 'text', 'confidence', 'first_seen', 'last_reinforced',
                  'observation_count', 'tags')
 _ID = re.compile(ID_PATTERN[1:-1])
-_FAST_TIME = re.compile(FAST_TIME_PATTERN[1:-1])
 _ENTRY_TYPE_SET = frozenset(ENTRY_TYPES)
+# FAST_TIME_PATTERN with every digit made '0', as one line each: the two shapes a
+# timestamp of the writer has (without and with microseconds).
+_DIGITS_TO_ZERO = bytes.maketrans(b'123456789', b'000000000')
+_TIME_SHAPES = (b'0000-00-00T00:00:00Z\n', b'0000-00-00T00:00:00.000000Z\n')
 
 
 def _all_printable(texts) -> bool:
@@ -449,6 +453,37 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10 (ROS 2 Humble) has no possessive repeat
     def _all_match(pattern, values: list) -> bool:
         return all(map(pattern.fullmatch, values))
+
+
+def _all_times(values: list) -> bool:
+    """
+    Whether every value matches FAST_TIME_PATTERN, checked by C loops instead of a regex.
+
+    With each digit made '0', the lines must be the two shapes and nothing else: the
+    shapes cannot overlap (each has its '-' at offsets 4 and 7 and its first '0000-' only
+    at its start), so when as many of them as there are values fill the text exactly,
+    each line is one shape. A value that is not a str raises TypeError, one that is not
+    ASCII UnicodeEncodeError.
+    """
+    shape = ''.join(['\n'.join(values), '\n']).encode('ascii').translate(_DIGITS_TO_ZERO)
+    short, long = _TIME_SHAPES
+    shorts, longs = shape.count(short), shape.count(long)
+    return (shorts + longs == len(values)
+            and shorts * len(short) + longs * len(long) == len(shape))
+
+
+def _slot_setter(name: str):
+    """Return the ``__set__`` of the attribute descriptor ``name`` of MemoryEntry's class."""
+    for klass in MemoryEntry.__mro__:
+        if name in vars(klass):
+            return vars(klass)[name].__set__
+    raise AttributeError(name)
+
+
+# Setting an instance's __dict__ and pydantic's slots through their descriptors, as
+# object.__setattr__ does, without looking each name up again.
+_ENTRY_SETTERS = tuple(_slot_setter(name) for name in (
+    '__dict__', '__pydantic_extra__', '__pydantic_fields_set__', '__pydantic_private__'))
 
 
 def entries_from_columns(columns, count: int, strings_checked: bool = False) -> Optional[list]:
@@ -473,28 +508,30 @@ def entries_from_columns(columns, count: int, strings_checked: bool = False) -> 
            (ids, types, texts, confidences, first_seen, last_reinforced, counts, tags)) \
             or not count:
         return None
-    for column in (ids, types, texts, first_seen, last_reinforced):
-        if set(map(type, column)) != {str}:
+    try:
+        # A value of another type than str in the string columns raises TypeError here
+        # (in join, set or str.strip), so their types need no pass of their own.
+        if not (_all_match(_ID, ids) and set(types) <= _ENTRY_TYPE_SET
+                and _all_times(first_seen) and _all_times(last_reinforced)):
             return None
-    if not (_all_match(_ID, ids) and set(types) <= _ENTRY_TYPE_SET
-            and _all_match(_FAST_TIME, first_seen) and _all_match(_FAST_TIME, last_reinforced)):
-        return None
-    if (max(map(len, texts)) > MAX_TEXT_CHARS or not all(map(str.strip, texts))
-            or not (strings_checked or _all_printable(texts))):
-        return None
-    kinds = set(map(type, confidences))
-    if not kinds <= {float, int} or not 0.0 <= min(confidences) <= max(confidences) <= 1.0:
-        return None  # NaN compares false, so it does not pass either
-    if int in kinds:
-        confidences = list(map(float, confidences))
-    if set(map(type, counts)) != {int} or min(counts) < 1:
-        return None
-    if set(map(type, tags)) != {list} or max(map(len, tags)) > MAX_TAGS:
-        return None
-    flat = list(itertools.chain.from_iterable(tags))
-    if flat and (set(map(type, flat)) != {str} or min(map(len, flat)) < 1
-                 or max(map(len, flat)) > MAX_TAG_CHARS or list(map(str.strip, flat)) != flat
-                 or not (strings_checked or _all_printable(flat))):
+        if (max(map(len, texts)) > MAX_TEXT_CHARS or not all(map(str.strip, texts))
+                or not (strings_checked or _all_printable(texts))):
+            return None
+        kinds = set(map(type, confidences))
+        if not kinds <= {float, int} or not 0.0 <= min(confidences) <= max(confidences) <= 1.0:
+            return None  # NaN compares false, so it does not pass either
+        if int in kinds:
+            confidences = list(map(float, confidences))
+        if set(map(type, counts)) != {int} or min(counts) < 1:
+            return None
+        if set(map(type, tags)) != {list} or max(map(len, tags)) > MAX_TAGS:
+            return None
+        flat = list(itertools.chain.from_iterable(tags))
+        if flat and (list(map(str.strip, flat)) != flat or min(map(len, flat)) < 1
+                     or max(map(len, flat)) > MAX_TAG_CHARS
+                     or not (strings_checked or _all_printable(flat))):
+            return None
+    except (TypeError, UnicodeEncodeError):
         return None
     names = tuple(MemoryEntry.model_fields)
     if sorted(names) != sorted(COLUMN_FIELDS):
@@ -507,16 +544,21 @@ def entries_from_columns(columns, count: int, strings_checked: bool = False) -> 
     types = list(map(sys.intern, types))  # four names, not one string an entry
     by_name = dict(zip(COLUMN_FIELDS, (ids, types, texts, confidences, first_seen,
                                        last_reinforced, counts, tags)))
-    rows = zip(*[by_name[name] for name in names])
-    values = list(map(dict, map(zip, itertools.repeat(names), rows)))
-    # As _make_entries builds them (one fields set shared by all), each step a C loop.
+    del ids, types, texts, confidences, first_seen, last_reinforced, counts, tags
+    # Each step a C loop: copies of one dict of the field names (in the model's order),
+    # filled a column at a time; then the entries, made as _make_entries makes them
+    # (one fields set shared by all).
+    values = list(map(dict.copy, itertools.repeat(dict.fromkeys(names), count)))
+    for name in names:
+        collections.deque(map(operator.setitem, values, itertools.repeat(name),
+                              by_name.pop(name)), maxlen=0)
     entries = list(map(object.__new__, itertools.repeat(MemoryEntry, count)))
-    for name, items in (('__dict__', values),
-                        ('__pydantic_extra__', map(dict, itertools.repeat((), count))),
-                        ('__pydantic_fields_set__', itertools.repeat(set(names), count)),
-                        ('__pydantic_private__', itertools.repeat(None, count))):
-        collections.deque(map(object.__setattr__, entries, itertools.repeat(name), items),
-                          maxlen=0)
+    set_dict, set_extra, set_fields_set, set_private = _ENTRY_SETTERS
+    for setter, items in ((set_dict, values),
+                          (set_extra, itertools.starmap(dict, itertools.repeat((), count))),
+                          (set_fields_set, itertools.repeat(set(names), count)),
+                          (set_private, itertools.repeat(None, count))):
+        collections.deque(map(setter, entries, items), maxlen=0)
     return entries
 
 

@@ -921,6 +921,46 @@ def test_entries_read_by_columns_mean_what_libyaml_reads(fields, now):
     assert outcome(data, now) == read_by_libyaml(data, now)
 
 
+def full_outcome(data, now):
+    """``outcome`` with the unknown top-level keys and the problems, line numbers included."""
+    try:
+        result = parse_bytes(data, now)
+    except MemoryFileError as error:
+        return error.problem, error.line
+    return ([entry.model_dump() for entry in result.document.entries], result.document.extra,
+            result.document.peer_context, [(p.message, p.line) for p in result.problems])
+
+
+def full_outcome_by_libyaml(data, now):
+    """``full_outcome`` with both faster readers off."""
+    from unittest import mock
+    with mock.patch.object(memory_file, '_fast_front_matter', return_value=None), \
+            mock.patch.object(memory_file, '_line_front_matter', return_value=None):
+        return full_outcome(data, now)
+
+
+ITEM = COLUMN_ENTRY.format(index=9, text='"x"', confidence='0.5', tags='[]')
+
+
+@pytest.mark.parametrize('after', [
+    'peer_context:\n  - rrn: "RRN-000000000002"\n    last_synced: "2026-04-01T00:00:00Z"\n'
+    '    entries: []\n  - rrn: "bad rrn"\n    last_synced: "2026-04-01T00:00:00Z"\n',
+    '# a comment\nextra: 1\nmore: [1, 2]\n',
+    'tasks:\n' + ITEM,  # another list of items with ids: its last one is not an entry
+    'tasks:\n' + ITEM + 'rrn: "RRN-000000000003"\n',  # and a duplicate key after it
+    '  - id: "mem-9"\n    type: "resolved"\nextra: 2\n',  # an entry of two lines
+    ITEM + 'extra: 3\n',  # a duplicate id
+    ITEM.replace('    tags: []\n', '') + 'peer_context: []\n',  # an entry of seven lines
+    ITEM.replace('\n', '\n\n', 1) + 'extra: 4\n',  # a blank line in an entry
+])
+def test_what_follows_the_entries_is_read_as_libyaml_reads_it(after, now):
+    # The fast reader does not scan the entries' lines for top-level keys when they have
+    # the writer's shape: whatever comes after them keeps its meaning and its line numbers.
+    data = column_file(('"one"', '0.5', '["a"]'), ('"two"', '0.25', '[]'))
+    data = data[:-len(b'---\n')] + after.encode('utf-8') + b'---\n'
+    assert full_outcome(data, now) == full_outcome_by_libyaml(data, now)
+
+
 def test_a_writer_shaped_file_is_read_by_columns_and_kept_as_a_view_of_the_file(now):
     data = column_file(('"one"', '0.5', '["a"]'), ('"two"', '0.25', '[]'))
     with mock_columns() as calls:
