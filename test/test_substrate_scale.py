@@ -172,6 +172,41 @@ def test_sketch_search_finds_the_exact_top_hits(tmp_path, monkeypatch):
     assert all(index.search(rows[seq - 1], 1)[0][0] == seq for seq in (1, 2999))
 
 
+def test_the_index_grows_by_blocks_and_compacts_without_losing_a_row(tmp_path, monkeypatch):
+    # Blocks of 64 rows: growing adds blocks (the stored ones are kept, never copied), and
+    # rows spread over many blocks are found, dropped and compacted like rows of one array.
+    monkeypatch.setattr(vector_index, 'CHUNK', 64)
+    monkeypatch.setattr(vector_index, 'LOAD_ROWS', 48)
+    monkeypatch.setattr(vector_index, 'EXACT_LIMIT', 200)
+    monkeypatch.setattr(vector_index, 'MIN_POOL', 400)
+    rows = _unit_rows(700, 32, seed=6)
+    index, conn = _index_of(rows[:500], tmp_path)
+    assert index.sketch is not None
+    blocks = list(index.codes.blocks) + list(index.sketch.blocks)
+    conn.executemany("INSERT INTO substrate_records VALUES (?, ?, 'm', 'active')",
+                     [(number + 1, rows[number].tobytes()) for number in range(500, 700)])
+    conn.commit()
+    index.refresh(conn)
+    assert index.full_loads == 1 and len(index) == 700
+    kept = list(index.codes.blocks) + list(index.sketch.blocks)
+    assert all(any(block is old for block in kept) for old in blocks)
+    for seq in (1, 64, 65, 500, 501, 700):
+        assert index.search(rows[seq - 1], 1)[0][0] == seq
+    # Archive every other record: more dead rows than a quarter, so the index compacts.
+    monkeypatch.setattr(vector_index, 'PATCH_LIMIT', 10_000)
+    conn.execute("UPDATE substrate_records SET status = 'archived' WHERE seq % 2 = 0")
+    conn.commit()
+    monkeypatch.setattr(vector_index, 'COMPACT_AFTER', 100)
+    index.refresh(conn)
+    assert index.dead == 0 and index.count == 350 and len(index) == 350
+    assert index.full_loads == 1
+    for seq in (1, 63, 65, 499, 501, 699):
+        hits = index.search(rows[seq - 1], 3)
+        assert hits[0][0] == seq and all(found % 2 == 1 for found, _ in hits)
+    for query in _unit_rows(10, 32, seed=7):
+        assert all(found % 2 == 1 for found, _ in index.search(query, 20))
+
+
 def test_exact_search_below_the_limit_ranks_every_row(tmp_path):
     rows = _unit_rows(300, 32, seed=4)
     index, _ = _index_of(rows, tmp_path)
