@@ -91,7 +91,7 @@ def similar_enough(conn, seqs: list, words: set, threshold: float) -> list:
             # A token of the text is a substring of the folded text: too few words there
             # rules the record out before the (dearer) tokenising.
             folded = unicodedata.normalize('NFKC', text).casefold()
-            if sum(word in folded for word in words) >= shared and \
+            if sum(map(folded.__contains__, words)) >= shared and \
                     textrules.jaccard(words, textrules.content_tokens(text)) >= threshold:
                 kept.append(seq)
     return kept
