@@ -153,8 +153,19 @@ class _Blocks:
         """Return the first ``count`` rows times ``vector``, block by block."""
         import numpy
         return numpy.concatenate([
-            self.blocks[start // CHUNK][:min(CHUNK, count - start)] @ vector
+            _times(self.blocks[start // CHUNK][:min(CHUNK, count - start)], vector)
             for start in range(0, count, CHUNK)])
+
+
+def _times(matrix, vector):
+    """
+    Return ``matrix @ vector`` on this thread.
+
+    A matrix-vector product is memory-bound: BLAS threads gain nothing on it, and on a
+    busy CPU (a robot's, or a test machine's) waking them costs several times the product.
+    """
+    import numpy
+    return numpy.einsum('ij,j->i', matrix, vector)
 
 
 class VectorIndex:
@@ -340,7 +351,7 @@ class VectorIndex:
     def _scores(self, rows, vector):
         """Cosines of ``vector`` with the stored rows ``rows`` (a slice or an index array)."""
         import numpy
-        return (self.codes[rows].astype(numpy.float32) @ vector) * self.scales[rows]
+        return _times(self.codes[rows].astype(numpy.float32), vector) * self.scales[rows]
 
     def search(self, vector: numpy.ndarray, count: int) -> list:
         """Return the ``count`` most similar live (seq, cosine) pairs, best first."""
