@@ -31,6 +31,7 @@ import pytest
 
 from robot_memory.substrate import dedup
 from robot_memory.substrate import HashingEmbedder
+from robot_memory.substrate import lexical
 from robot_memory.substrate import SemanticEmbedder
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import text as textrules
@@ -171,6 +172,41 @@ def test_sketch_search_finds_the_exact_top_hits(tmp_path, monkeypatch):
     assert all(index.search(rows[seq - 1], 1)[0][0] == seq for seq in (1, 2999))
 
 
+def test_the_index_grows_by_blocks_and_compacts_without_losing_a_row(tmp_path, monkeypatch):
+    # Blocks of 64 rows: growing adds blocks (the stored ones are kept, never copied), and
+    # rows spread over many blocks are found, dropped and compacted like rows of one array.
+    monkeypatch.setattr(vector_index, 'CHUNK', 64)
+    monkeypatch.setattr(vector_index, 'LOAD_ROWS', 48)
+    monkeypatch.setattr(vector_index, 'EXACT_LIMIT', 200)
+    monkeypatch.setattr(vector_index, 'MIN_POOL', 400)
+    rows = _unit_rows(700, 32, seed=6)
+    index, conn = _index_of(rows[:500], tmp_path)
+    assert index.sketch is not None
+    blocks = list(index.codes.blocks) + list(index.sketch.blocks)
+    conn.executemany("INSERT INTO substrate_records VALUES (?, ?, 'm', 'active')",
+                     [(number + 1, rows[number].tobytes()) for number in range(500, 700)])
+    conn.commit()
+    index.refresh(conn)
+    assert index.full_loads == 1 and len(index) == 700
+    kept = list(index.codes.blocks) + list(index.sketch.blocks)
+    assert all(any(block is old for block in kept) for old in blocks)
+    for seq in (1, 64, 65, 500, 501, 700):
+        assert index.search(rows[seq - 1], 1)[0][0] == seq
+    # Archive every other record: more dead rows than a quarter, so the index compacts.
+    monkeypatch.setattr(vector_index, 'PATCH_LIMIT', 10_000)
+    conn.execute("UPDATE substrate_records SET status = 'archived' WHERE seq % 2 = 0")
+    conn.commit()
+    monkeypatch.setattr(vector_index, 'COMPACT_AFTER', 100)
+    index.refresh(conn)
+    assert index.dead == 0 and index.count == 350 and len(index) == 350
+    assert index.full_loads == 1
+    for seq in (1, 63, 65, 499, 501, 699):
+        hits = index.search(rows[seq - 1], 3)
+        assert hits[0][0] == seq and all(found % 2 == 1 for found, _ in hits)
+    for query in _unit_rows(10, 32, seed=7):
+        assert all(found % 2 == 1 for found, _ in index.search(query, 20))
+
+
 def test_exact_search_below_the_limit_ranks_every_row(tmp_path):
     rows = _unit_rows(300, 32, seed=4)
     index, _ = _index_of(rows, tmp_path)
@@ -233,3 +269,57 @@ def test_the_change_log_ends_are_read_without_a_scan(tmp_path):
         store.learn_many(['The ramp is slippery', 'The fridge hums at night'], NOW)
         latest, oldest = store.db.conn.execute(vector_index._ENDS_SQL).fetchone()
         assert (oldest, latest) == (1, 2)
+
+
+def test_keyword_recall_puts_records_with_more_of_the_words_first(tmp_path):
+    # Every record names the kitchen; a few the lidar too; one only the rare word "zebra".
+    # BM25 over an OR of the words ranks "zebra" first (kitchen and lidar carry no weight);
+    # the passes put the records holding two of the three words before it.
+    texts = [f'The kitchen shelf {number} is dusty' for number in range(60)]
+    texts += [f'The lidar in the kitchen drifts ({number})' for number in range(3)]
+    texts += ['A zebra toy lies in the kitchen', 'The zebra is striped']
+    with Substrate(tmp_path / 'robot-memory.db') as store:
+        store.learn_many(texts, NOW)
+        hits = store.recall('lidar kitchen zebra', k=5, now=NOW, reinforce=False).hits
+    assert {hit.text for hit in hits[:4]} == {'A zebra toy lies in the kitchen'} | {
+        f'The lidar in the kitchen drifts ({number})' for number in range(3)}
+    assert hits[4].text == 'The zebra is striped'
+
+
+def test_each_keyword_pass_scores_a_record_as_the_or_of_the_words_does(tmp_path):
+    texts = _texts(400, seed=9)
+    with Substrate(tmp_path / 'robot-memory.db') as store:
+        store.learn_many(texts, NOW)
+        conn = store.db.conn
+        query = 'dock kitchen rare3 rare7 wheel'
+        passes = lexical.keyword_passes(query)
+        assert passes[0] == '"dock" AND "kitchen" AND "rare3" AND "rare7" AND "wheel"'
+        assert passes[-1] == textrules.fts_query(query)
+        assert len(passes) == 5  # all five words, four, three, two, then any one
+
+        def scores(fts):
+            return dict(conn.execute(
+                'SELECT rowid, bm25(substrate_fts, 1.0, 0.5) FROM substrate_fts '
+                'WHERE substrate_fts MATCH ?', (fts,)).fetchall())
+
+        plain = scores(passes[-1])
+        seen = set()
+        for shared, fts in zip(range(5, 1, -1), passes):
+            fresh = {seq: score for seq, score in scores(fts).items() if seq not in seen}
+            assert fresh, shared
+            for seq, score in fresh.items():
+                words = textrules.content_tokens(store._rows_by_seq([seq])[0]['text'])
+                assert len(words & {'dock', 'kitchen', 'rare3', 'rare7', 'wheel'}) == shared
+                assert score == pytest.approx(plain[seq], rel=1e-9)
+            seen |= set(fresh)
+        assert set(plain) - seen  # the records holding one word come from the last pass
+
+
+def test_a_one_word_or_long_query_still_has_an_any_word_pass():
+    assert lexical.keyword_passes('dock') == ['"dock"']
+    assert lexical.keyword_passes('the of and')[-1] == '"the" OR "of" OR "and"'
+    assert lexical.keyword_passes('?!') == []
+    words = ' '.join(f'word{number}' for number in range(12))
+    passes = lexical.keyword_passes(words)
+    # 12 of 12, 11 of 12 (12 clauses), 10 of 12 (66 clauses: too many), so then any word.
+    assert len(passes) == 3 and passes[-1] == textrules.fts_query(words)

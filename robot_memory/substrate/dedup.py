@@ -30,6 +30,7 @@ or, when that query would be too long, the 20 best BM25 matches.
 import collections
 import math
 from typing import Optional
+import unicodedata
 
 from robot_memory.substrate import text as textrules
 
@@ -69,8 +70,39 @@ def rare_word_candidates(conn, words: set, min_shared: int,
     return sorted(seq for seq in candidates if hits[seq] + common >= min_shared)
 
 
+def similar_enough(conn, seqs: list, words: set, threshold: float) -> list:
+    """
+    Return the ``seqs`` whose stored text has a token Jaccard with ``words`` >= ``threshold``.
+
+    Reads only each candidate's text (not the whole record), so a learn can weigh hundreds
+    of candidates for the price of a few full rows. Sealed records (no plain text stored)
+    are kept for the caller, which opens them.
+    """
+    shared = math.ceil(threshold * len(words) - 1e-9)
+    kept = []
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start:start + 500]
+        for seq, text, key_id in conn.execute(
+                'SELECT seq, text, key_id FROM substrate_records WHERE seq IN '
+                f'({", ".join("?" * len(chunk))})', chunk):
+            if key_id is not None:
+                kept.append(seq)
+                continue
+            # A token of the text is a substring of the folded text: too few words there
+            # rules the record out before the (dearer) tokenising.
+            folded = unicodedata.normalize('NFKC', text).casefold()
+            if sum(map(folded.__contains__, words)) >= shared and \
+                    textrules.jaccard(words, textrules.content_tokens(text)) >= threshold:
+                kept.append(seq)
+    return kept
+
+
 def jaccard_candidates(conn, text: str, words: set, threshold: float) -> list:
-    """Seqs of the records worth comparing with ``text`` (content ``words``) by Jaccard."""
+    """Seqs of the records that may be Jaccard duplicates of ``text`` (content ``words``)."""
+    return similar_enough(conn, _candidates(conn, text, words, threshold), words, threshold)
+
+
+def _candidates(conn, text: str, words: set, threshold: float) -> list:
     shared = math.ceil(threshold * len(words) - 1e-9)
     seqs = rare_word_candidates(conn, words, shared)
     if seqs is not None:

@@ -34,6 +34,7 @@ from robot_memory.substrate.filters import position_of
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.fusion import fuse
 from robot_memory.substrate.fusion import order_key
+from robot_memory.substrate.lexical import keyword_passes
 from robot_memory.substrate.models import MAX_QUERY
 from robot_memory.substrate.results import Candidate
 from robot_memory.substrate.results import RecallHit
@@ -190,16 +191,11 @@ def rank(keyword: list, vector: list, rows: dict, weight: float, now_s: float, p
 
 
 def keyword_candidates(store, query: str, keywords: bool, wanted: int, eligible) -> tuple:
-    """(seq, BM25 score) candidates: records with every word first, then any word."""
+    """(seq, BM25 score) candidates: records with every word first, then fewer words."""
     order, rows, seen = [], {}, set()
     if not keywords:
         return order, rows
-    every = textrules.fts_query(query, operator='AND')
-    any_word = textrules.fts_query(query)
-    if any_word is None:
-        return order, rows
-    passes = [every, any_word] if every != any_word else [any_word]
-    for fts in passes:
+    for fts in keyword_passes(query):
         limit = max(wanted * 3, 30)
         offset = 0
         while len(order) < wanted:

@@ -86,19 +86,24 @@ def jaccard(left: set, right: set) -> float:
 
 def fts_query(text: str, max_terms: int = 32, operator: str = 'OR') -> Optional[str]:
     """Return a safe FTS5 query (words joined by OR or AND) of ``text``, or None without words."""
+    if operator not in ('OR', 'AND'):
+        raise ValueError(f'operator must be OR or AND, got {operator!r}')
+    terms = query_terms(text, max_terms)
+    if not terms:
+        return None
+    return f' {operator} '.join('"' + word.replace('"', '""') + '"' for word in terms)
+
+
+def query_terms(text: str, max_terms: int = 32) -> list:
+    """Return the words a search for ``text`` looks for: distinct, in order, stop words out."""
     seen, terms = set(), []
     for word in tokens(text):
         if word in seen:
             continue
         seen.add(word)
         terms.append(word)
-    if not terms:
-        return None
     meaningful = [word for word in terms if word not in _STOPWORDS] or terms
-    if operator not in ('OR', 'AND'):
-        raise ValueError(f'operator must be OR or AND, got {operator!r}')
-    return f' {operator} '.join('"' + word.replace('"', '""') + '"'
-                                for word in meaningful[:max_terms])
+    return meaningful[:max_terms]
 
 
 def overlap_query(words: set, min_shared: int, max_clauses: int = 64) -> Optional[str]:

@@ -45,6 +45,8 @@ if TYPE_CHECKING:  # numpy is imported where a vector is made, not at start-up
 KEEP_CHANGES = 20_000
 # Beyond this many changed records a full reload is cheaper than patching one by one.
 PATCH_LIMIT = 5_000
+# Dropped rows are compacted away once there are more than this many and a quarter.
+COMPACT_AFTER = 1_024
 # Up to this many rows a search is exact; beyond it the sketch pass picks the rows to score.
 EXACT_LIMIT = 20_000
 SKETCH_DIM = 128
@@ -52,8 +54,11 @@ SKETCH_DIM = 128
 SKETCH_SAMPLE = 8_192
 MIN_POOL = 500
 POOL_PER_HIT = 25
-# Rows converted from int8 to float32 at once (bounds the temporary memory).
+# Rows converted from int8 to float32 at once, and rows of a storage block.
 CHUNK = 8_192
+# Rows read from the database and converted at once by a full load: a small batch keeps the
+# temporary buffers (and the heap they leave behind) small.
+LOAD_ROWS = 1_024
 _LIVE_SQL = "('active', 'contested')"
 TRIGGERS = (
     'CREATE TABLE IF NOT EXISTS substrate_vector_changes (change INTEGER PRIMARY KEY '
@@ -86,6 +91,83 @@ def trim_changes(conn) -> None:
                      (latest - KEEP_CHANGES,))
 
 
+class _Blocks:
+    """
+    A matrix that grows by whole blocks of ``CHUNK`` rows: growing never copies.
+
+    One array resized by a quarter would need the old and the new copy at once (90 MB
+    more at 100,000 MiniLM rows, exactly when a learn appends one vector).
+    """
+
+    def __init__(self, width: int, dtype, rows: int = 0):
+        self.width = width
+        self.dtype = dtype
+        self.blocks = []
+        self.reserve(rows)
+
+    def __len__(self) -> int:
+        return len(self.blocks) * CHUNK
+
+    def reserve(self, rows: int) -> None:
+        """Add blocks until ``rows`` rows fit."""
+        import numpy
+        while len(self) < rows:
+            self.blocks.append(numpy.zeros((CHUNK, self.width), dtype=self.dtype))
+
+    def _split(self, rows):
+        """Yield (block, rows within it, positions in ``rows``) for an index array."""
+        import numpy
+        which = rows // CHUNK
+        if not len(rows):
+            return
+        if which[0] == which[-1] and (which == which[0]).all():
+            yield int(which[0]), rows - int(which[0]) * CHUNK, slice(None)
+            return
+        for block in numpy.unique(which):
+            where = which == block
+            yield int(block), rows[where] - int(block) * CHUNK, where
+
+    def __getitem__(self, rows):
+        """Rows of an index array, or of a slice (a view when it lies in one block)."""
+        import numpy
+        if isinstance(rows, slice):
+            start, stop, _ = rows.indices(len(self))
+            if stop > start and start // CHUNK == (stop - 1) // CHUNK:
+                base = (start // CHUNK) * CHUNK
+                return self.blocks[start // CHUNK][start - base:stop - base]
+            rows = numpy.arange(start, stop)
+        rows = numpy.asarray(rows, dtype=numpy.int64)
+        out = numpy.empty((len(rows), self.width), dtype=self.dtype)
+        for block, local, where in self._split(rows):
+            out[where] = self.blocks[block][local]
+        return out
+
+    def __setitem__(self, rows, values) -> None:
+        import numpy
+        rows = numpy.atleast_1d(numpy.asarray(rows, dtype=numpy.int64))
+        values = numpy.broadcast_to(values, (len(rows), self.width))
+        for block, local, where in self._split(rows):
+            self.blocks[block][local] = values[where]
+
+    def product(self, count: int, vector):
+        """Return the first ``count`` rows times ``vector``, block by block."""
+        import numpy
+        return numpy.concatenate([
+            _times(self.blocks[start // CHUNK][:min(CHUNK, count - start)], vector)
+            for start in range(0, count, CHUNK)])
+
+
+def _times(matrix, vector):
+    """
+    Return ``matrix @ vector`` on this thread.
+
+    A matrix-vector product is memory-bound: BLAS threads gain nothing on it, and on a
+    busy CPU (a robot's, or a test machine's) waking them costs several times the product.
+    """
+    import numpy
+    return numpy.einsum('ij,j->i', matrix, vector)
+
+
 class VectorIndex:
     """The (seq, vector) rows of the live records embedded by one model, in memory."""
 
@@ -102,7 +184,7 @@ class VectorIndex:
         capacity = max(capacity, 16)
         self.count = 0
         self.seqs = numpy.zeros(capacity, dtype=numpy.int64)
-        self.codes = numpy.zeros((capacity, self.dim), dtype=numpy.int8)
+        self.codes = _Blocks(self.dim, numpy.int8, capacity)
         self.scales = numpy.zeros(capacity, dtype=numpy.float32)
         self.basis = None
         self.sketch = None
@@ -116,12 +198,12 @@ class VectorIndex:
         if needed <= len(self.seqs):
             return
         capacity = max(needed, int(len(self.seqs) * 1.25) + 16)
-        # In-place resize: for large arrays realloc moves pages instead of copying them.
+        # Only the small per-row arrays are copied; the matrices add blocks.
         self.seqs.resize(capacity, refcheck=False)
-        self.codes.resize((capacity, self.dim), refcheck=False)
         self.scales.resize(capacity, refcheck=False)
+        self.codes.reserve(capacity)
         if self.sketch is not None:
-            self.sketch.resize((capacity, self.sketch.shape[1]), refcheck=False)
+            self.sketch.reserve(capacity)
 
     def _store(self, rows, vectors) -> None:
         """Quantise float32 ``vectors`` into ``rows`` (and their sketch when there is one)."""
@@ -179,7 +261,7 @@ class VectorIndex:
             if len(blob) == width:
                 seqs.append(seq)
                 blobs.append(blob)
-            if len(seqs) == CHUNK:
+            if len(seqs) == LOAD_ROWS:
                 self._append(seqs, blobs)
                 seqs, blobs = [], []
         if seqs:
@@ -208,19 +290,28 @@ class VectorIndex:
         _, directions = numpy.linalg.eigh(sample.T @ sample)
         self.basis = numpy.ascontiguousarray(directions[:, ::-1][:, :SKETCH_DIM],
                                              dtype=numpy.float32)
-        self.sketch = numpy.zeros((len(self.seqs), self.basis.shape[1]), dtype=numpy.float32)
-        for start in range(0, self.count, CHUNK):
-            rows = numpy.arange(start, min(self.count, start + CHUNK))
+        self.sketch = _Blocks(self.basis.shape[1], numpy.float32, len(self.seqs))
+        for start in range(0, self.count, LOAD_ROWS):
+            rows = numpy.arange(start, min(self.count, start + LOAD_ROWS))
             self.sketch[rows] = self._vectors(rows) @ self.basis
 
     def _compact(self) -> None:
-        keep = self.seqs[:self.count] >= 0
-        self.seqs = self.seqs[:self.count][keep].copy()
-        self.codes = self.codes[:self.count][keep].copy()
-        self.scales = self.scales[:self.count][keep].copy()
-        if self.sketch is not None:
-            self.sketch = self.sketch[:self.count][keep].copy()
-        self.count = len(self.seqs)
+        import numpy
+        live = numpy.flatnonzero(self.seqs[:self.count] >= 0)
+        codes = _Blocks(self.dim, numpy.int8, len(live) + 16)
+        sketch = None if self.sketch is None else \
+            _Blocks(self.sketch.width, numpy.float32, len(live) + 16)
+        for start in range(0, len(live), LOAD_ROWS):
+            rows = numpy.arange(start, min(len(live), start + LOAD_ROWS))
+            codes[rows] = self.codes[live[rows]]
+            if sketch is not None:
+                sketch[rows] = self.sketch[live[rows]]
+        self.codes, self.sketch = codes, sketch
+        self.seqs = self.seqs[live].copy()
+        self.scales = self.scales[live].copy()
+        self.seqs.resize(len(codes), refcheck=False)
+        self.scales.resize(len(codes), refcheck=False)
+        self.count = len(live)
         self.dead = 0
         self.position = {int(seq): row for row, seq in enumerate(self.seqs)}
 
@@ -251,7 +342,7 @@ class VectorIndex:
                 else:
                     self._drop(seq)
             self.patches += 1
-            if self.dead > 1024 and self.dead * 4 > self.count:
+            if self.dead > COMPACT_AFTER and self.dead * 4 > self.count:
                 self._compact()
             if self.sketch is None and len(self) > EXACT_LIMIT:
                 self._build_sketch()
@@ -260,7 +351,7 @@ class VectorIndex:
     def _scores(self, rows, vector):
         """Cosines of ``vector`` with the stored rows ``rows`` (a slice or an index array)."""
         import numpy
-        return (self.codes[rows].astype(numpy.float32) @ vector) * self.scales[rows]
+        return _times(self.codes[rows].astype(numpy.float32), vector) * self.scales[rows]
 
     def search(self, vector: numpy.ndarray, count: int) -> list:
         """Return the ``count`` most similar live (seq, cosine) pairs, best first."""
@@ -275,7 +366,7 @@ class VectorIndex:
                 self._scores(slice(start, min(self.count, start + CHUNK)), vector)
                 for start in range(0, self.count, CHUNK)])
         else:
-            coarse = self.sketch[:self.count] @ (vector @ self.basis)
+            coarse = self.sketch.product(self.count, vector @ self.basis)
             rows = numpy.argpartition(-coarse, pool - 1)[:pool]
             sims = self._scores(rows, vector)
         live = self.seqs[rows] >= 0
