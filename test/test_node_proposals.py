@@ -75,13 +75,14 @@ def proposals(probe, node, action='list', **fields):
 def test_a_learn_waits_is_listed_on_diagnostics_and_is_recalled_once_approved(node, probe):
     reply = call(probe, Learn, f'{node.prefix}/learn', Learn.Request(text=TEXT, type='semantic'))
     assert reply.success and reply.id == '', reply.message
-    assert reply.message.startswith('proposed as #')
+    assert reply.message.startswith(f'proposed as #{reply.proposal_id}')
     found = call(probe, Recall, f'{node.prefix}/recall', Recall.Request(query='charging dock'))
     assert found.success and list(found.records) == []
     listed = proposals(probe, node)
     assert listed.success and listed.pending >= 1, listed.message
     [waiting] = [item for item in json.loads(listed.proposals_json) if item['kind'] == 'learn']
     assert waiting['proposer'] == 'ros:learn' and TEXT in waiting['summary']
+    assert waiting['id'] == reply.proposal_id
     status = health(probe, 'proposals', where=None)
     assert int(status['pending']) >= 1 and float(status['oldest_age_s']) >= 0.0
     assert status['mode agents'] == 'propose' and status['mode distiller'] == 'apply'
@@ -105,6 +106,7 @@ def test_a_retried_learn_is_proposed_once(node, probe):
     again = call(probe, Learn, f'{node.prefix}/learn', request)
     assert first.success and first.message.startswith('proposed as #'), first.message
     assert again.success and again.replayed and again.message == first.message
+    assert again.proposal_id == first.proposal_id > 0
     waiting = [item for item in json.loads(proposals(probe, node).proposals_json)
                if 'Ben prefers tea' in item['summary']]
     assert len(waiting) == 1

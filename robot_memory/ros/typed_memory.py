@@ -124,7 +124,8 @@ class TypedMemoryServices:
                 single_valued=CARDINALITIES[cardinality])
             return {'message': result['message'] or f'{result["action"]} {result["record_id"]}',
                     'id': result['record_id'], 'type': result['type'],
-                    'duplicate': bool(result['duplicate'])}
+                    'duplicate': bool(result['duplicate']),
+                    'proposal_id': int(result.get('proposal') or 0)}
 
         fields = {'text': request.text, 'type': request.type, 'tags': list(request.tags),
                   'context_json': request.context_json, 'sensitivity': request.sensitivity,
@@ -141,6 +142,7 @@ class TypedMemoryServices:
         response.type = reply['type']
         response.duplicate = reply['duplicate']
         response.replayed = reply['replayed']
+        response.proposal_id = reply.get('proposal_id', 0)  # absent from older stored replies
         return response
 
     def recall_callback(self, request, response):
