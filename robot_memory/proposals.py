@@ -60,6 +60,7 @@ from pydantic import field_validator
 
 from robot_memory import lazy_imports
 from robot_memory.timeutil import format_iso
+from robot_memory.timeutil import from_epoch
 from robot_memory.timeutil import to_utc
 
 MODES = ('apply', 'propose')
@@ -170,10 +171,6 @@ def _epoch(now: dt.datetime) -> float:
     return now.timestamp()
 
 
-def _from_epoch(seconds: Optional[float]) -> Optional[dt.datetime]:
-    return None if seconds is None else dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
-
-
 def _check_text(value, what: str, limit: int) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ProposalError(f'{what} is empty; say {"who" if what == "actor" else "why"}')
@@ -226,9 +223,9 @@ _COLUMNS = ('id', 'kind', 'source', 'proposer', 'target', 'summary', 'payload', 
 def _proposal(row) -> Proposal:
     data = dict(zip(_COLUMNS, row))
     return Proposal(data['id'], data['kind'], data['source'], data['proposer'], data['target'],
-                    data['summary'], json.loads(data['payload']), _from_epoch(data['created_s']),
-                    _from_epoch(data['expires_s']), data['status'],
-                    _from_epoch(data['decided_s']), data['decided_by'], data['reason'],
+                    data['summary'], json.loads(data['payload']), from_epoch(data['created_s']),
+                    from_epoch(data['expires_s']), data['status'],
+                    from_epoch(data['decided_s']), data['decided_by'], data['reason'],
                     data['outcome'])
 
 
@@ -294,7 +291,7 @@ class ProposalQueue:
         self.db.conn.execute(
             'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
             'VALUES (?, ?, ?, ?, ?, ?, NULL)',
-            (format_iso(_from_epoch(now_s)), f'{PREFIX}{proposal_id}', action, actor, reason,
+            (format_iso(from_epoch(now_s)), f'{PREFIX}{proposal_id}', action, actor, reason,
              json.dumps(detail, ensure_ascii=False, sort_keys=True)))
 
     def _audit_entry(self, now_s: float, proposal: Proposal, actor: str, reason: str) -> None:
@@ -302,7 +299,7 @@ class ProposalQueue:
         self.db.conn.execute(
             'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
             'VALUES (?, ?, ?, ?, ?, ?, NULL)',
-            (format_iso(_from_epoch(now_s)), proposal.target, 'approve', actor,
+            (format_iso(from_epoch(now_s)), proposal.target, 'approve', actor,
              f'text of proposal {proposal.id} approved: {reason}',
              json.dumps({'proposal': proposal.id, 'before': proposal.payload['before'],
                          'after': proposal.payload['after']}, ensure_ascii=False,
