@@ -82,6 +82,7 @@ from typing import TYPE_CHECKING
 from robot_memory import lazy_imports
 from robot_memory.dream_intent import DreamIntent
 from robot_memory.errors import MemoryFileError
+from robot_memory.fileio import kept_name
 from robot_memory.locations import DB_SUFFIX  # noqa: F401 - re-exported
 from robot_memory.locations import default_db_path  # noqa: F401 - re-exported
 from robot_memory.locations import link_target
@@ -481,9 +482,7 @@ class EvidenceStore:
 
     def _set_aside(self) -> pathlib.Path:
         """Rename the damaged database and its WAL to ``<db>.corrupt-<time>[-wal]``."""
-        from robot_memory.memory_file import _stamp
-        from robot_memory.memory_file import _unused_name
-        target = _unused_name(self.path, f'.corrupt-{_stamp(dt.datetime.now(dt.timezone.utc))}')
+        target = kept_name(self.path, 'corrupt', dt.datetime.now(dt.timezone.utc))
         try:
             os.rename(self.path, target)
             for suffix in ('-wal', '-shm'):
