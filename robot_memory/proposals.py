@@ -249,11 +249,12 @@ class ProposalQueue:
     def open(cls, path, busy_timeout_s: float = 10.0) -> 'ProposalQueue':
         """Return a queue on its own connection to the database at ``path`` (0600 if new)."""
         from robot_memory import evidence
+        from robot_memory.sqlite_db import create_private_file
         from robot_memory.sqlite_db import open_database
         target = evidence.open_target(path)
         try:
             target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            evidence.create_private_file(target)
+            create_private_file(target)
             db = open_database(str(target), busy_timeout_s, MIGRATIONS)
         except OSError as error:
             raise ProposalError(f'cannot open the database {target}: {error.strerror}; check '
