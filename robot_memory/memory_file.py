@@ -104,6 +104,7 @@ from robot_memory.schema import validate_entries_fast
 from robot_memory.schema import validate_entries_json
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import UTC as _UTC
+from robot_memory.validation_text import first_errors
 
 try:  # libyaml's C loader and dumper when present: 5-10x faster than pure Python.
     _YamlLoader = yaml.CSafeLoader
@@ -983,16 +984,6 @@ def _yaml_positions(front: str, first_line: int):
     return key_lines, item_lines
 
 
-def _first_error(error: ValidationError) -> str:
-    parts = []
-    for detail in error.errors()[:3]:
-        where = '.'.join(str(part) for part in detail['loc'])
-        message = detail['msg']
-        parts.append(f'{where}: {message}' if where else message)
-    more = error.error_count() - len(parts)
-    return '; '.join(parts) + (f' (+{more} more)' if more > 0 else '')
-
-
 def _validate_entries(raw_items, section, lines_of, model, result):
     """
     Validate a list of raw entries; quarantine the bad ones and later duplicates.
@@ -1022,7 +1013,7 @@ def _validate_entries(raw_items, section, lines_of, model, result):
                 try:
                     valid.append(model.model_validate(item))
                 except ValidationError as error:
-                    bad.append((index, item, _first_error(error)))
+                    bad.append((index, item, first_errors(error)))
     if not bad and (type(raw_items) is _ValidatedEntries  # ids checked by _validated
                     or len({entry.id for entry in valid}) == len(valid)):
         return valid, None
@@ -1232,7 +1223,7 @@ def _parse_peer_context(raw, lines_of, result):
         try:
             block = PeerBlock.model_validate(header)
         except ValidationError as error:
-            reason = _first_error(error)
+            reason = first_errors(error)
             result.problems.append(Problem(f'peer_context[{index}] quarantined: {reason}', where))
             result.quarantined.append(QuarantinedItem('peer_context', item, reason, where))
             continue
