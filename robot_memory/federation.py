@@ -58,7 +58,6 @@ import base64
 import dataclasses
 import datetime as dt
 import json
-import os
 import pathlib
 import re
 import stat
@@ -76,6 +75,7 @@ from pydantic import ValidationError
 from robot_memory.context import check_displayable
 from robot_memory.context import is_displayable
 from robot_memory.evidence import AuditRecord
+from robot_memory.fileio import write_new
 from robot_memory.lifecycle import DEFAULT_CONFIG
 from robot_memory.lifecycle import effective_confidence
 from robot_memory.lifecycle import is_injectable
@@ -403,13 +403,7 @@ def generate_keypair(private_path, public_path) -> None:
                                                serialization.PublicFormat.SubjectPublicKeyInfo)
     for path, data, mode in ((private_path, private_pem, 0o600), (public_path, public_pem, 0o644)):
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-        try:
-            os.fchmod(fd, mode)
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        write_new(path, data, mode)
 
 
 def _read_key_file(path, what: str) -> bytes:

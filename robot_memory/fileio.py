@@ -51,6 +51,27 @@ def fsync_directory(directory: pathlib.Path) -> None:
         os.close(fd)
 
 
+def write_new(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None:
+    """
+    Write ``data`` to a new file of ``mode``, synced to disk, never over an existing one.
+
+    For keys: an existing ``path`` raises FileExistsError and is left as it is.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        os.fchmod(fd, mode)  # exactly ``mode``, whatever the umask
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            if written <= 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_directory(path.parent)
+
+
 def write_atomic(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None:
     """
     Replace ``path`` with ``data``: temp file, fsync, rename, fsync of the directory.

@@ -124,6 +124,18 @@ def test_a_kept_copy_never_takes_an_existing_name(tmp_path):
     assert fileio.kept_name(path, 'corrupt', NOW).name == first.name + '-2'
 
 
+def test_a_new_file_is_private_and_never_written_over(tmp_path):
+    path = tmp_path / 'peer.key'
+    fileio.write_new(path, b'secret')
+    assert path.read_bytes() == b'secret' and path.stat().st_mode & 0o777 == 0o600
+    with pytest.raises(FileExistsError):
+        fileio.write_new(path, b'other', 0o644)
+    assert path.read_bytes() == b'secret'
+    public = tmp_path / 'peer.pub'
+    fileio.write_new(public, b'public', 0o644)
+    assert public.stat().st_mode & 0o777 == 0o644
+
+
 def test_a_damaged_database_is_found_and_set_aside_with_its_wal(tmp_path):
     path = tmp_path / 'robot-memory.db'
     assert sqlite_db.damage_found(path, 1.0) is None  # missing: nothing to set aside
