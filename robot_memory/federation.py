@@ -82,6 +82,7 @@ from robot_memory.lifecycle import is_injectable
 from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.schema import check_printable
 from robot_memory.schema import clean_tags
+from robot_memory.schema import clean_text
 from robot_memory.schema import EntryType
 from robot_memory.schema import ID_PATTERN
 from robot_memory.schema import MAX_TAGS
@@ -241,9 +242,7 @@ class SharedEntry(BaseModel):
     @field_validator('text')
     @classmethod
     def _text_printable(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError('text must not be blank')
-        return _displayable(value, 'text')
+        return clean_text(value, check=_displayable)
 
     @field_validator('tags')
     @classmethod

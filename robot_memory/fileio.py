@@ -51,6 +51,16 @@ def fsync_directory(directory: pathlib.Path) -> None:
         os.close(fd)
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    # os.write may write only part of the data (a nearly full disk): repeat until all is.
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[written:]
+
+
 def write_new(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None:
     """
     Write ``data`` to a new file of ``mode``, synced to disk, never over an existing one.
@@ -60,12 +70,7 @@ def write_new(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         os.fchmod(fd, mode)  # exactly ``mode``, whatever the umask
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            if written <= 0:
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-            view = view[written:]
+        _write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -129,12 +134,7 @@ def append_durably(path: pathlib.Path, lines: list) -> None:
         try:
             if original_size and os.pread(fd, 1, original_size - 1) != b'\n':
                 payload = b'\n' + payload  # a torn last line stays apart from these records
-            view = memoryview(payload)
-            while view:
-                written = os.write(fd, view)
-                if written <= 0:
-                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-                view = view[written:]
+            _write_all(fd, payload)
             os.fsync(fd)
         except BaseException:
             with contextlib.suppress(OSError):

@@ -72,6 +72,13 @@ def check_printable(value: str, what: str) -> str:
     return value
 
 
+def clean_text(value: str, check=check_printable) -> str:
+    """Return an entry's ``value`` checked: not blank, and ``check(value, 'text')`` (printable)."""
+    if not value.strip():
+        raise ValueError('text must not be blank')
+    return check(value, 'text')
+
+
 def clean_tags(tags: list, strip: bool = True, max_tags: Optional[int] = MAX_TAGS,
                check=check_printable) -> list:
     """
@@ -107,9 +114,7 @@ class _EntryBase(BaseModel):
     @field_validator('text')
     @classmethod
     def _text_is_printable(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError('text must not be blank')
-        return check_printable(value, 'text')
+        return clean_text(value)
 
     @field_validator('tags')
     @classmethod
