@@ -43,7 +43,6 @@ import sqlite3
 import stat
 from typing import Optional
 
-from robot_memory.fileio import fsync_directory
 from robot_memory.fileio import write_new
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.vocabulary import SENSITIVITIES
@@ -103,9 +102,6 @@ def write_key_file(path, key: bytes) -> None:
         write_new(path, data)
     except FileExistsError:
         raise SubstrateError(f'{path} already exists; a key file is never overwritten') from None
-
-
-_sync_directory = fsync_directory  # the name store.py calls it by
 
 
 def read_key_file(path) -> bytes:
