@@ -33,6 +33,7 @@ from robot_memory import cli_substrate
 from robot_memory.errors import MemoryFileError
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
+from robot_memory.timeutil import parse_iso_argument
 from robot_memory.timeutil import UTC
 
 if TYPE_CHECKING:
@@ -43,13 +44,6 @@ if TYPE_CHECKING:
 
 # Each command imports what it uses when it runs: `robot-memory --help` and `show` must not
 # pay for sqlite-utils, the rules or autodream (bench/bench_cli.py, test/test_cli_imports.py).
-
-
-def _iso_time(text: str) -> dt.datetime:
-    try:
-        return parse_iso(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _undo_time(text: str) -> dt.datetime:
@@ -90,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                                          'config/robot_memory.yaml), validated as the node '
                                          'validates it')
     at = argparse.ArgumentParser(add_help=False)
-    at.add_argument('--at', type=_iso_time, metavar='ISO-TIME',
+    at.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                     help='evaluate decay at this moment instead of now (e.g. 2026-05-01T03:00:00Z)')
 
     parser = argparse.ArgumentParser(
@@ -141,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     dream = commands.add_parser('dream', parents=[common, database, rules],
                                 help='consolidate new evidence into the memory file (autodream) '
                                      'and print what it did, for people')
-    dream.add_argument('--at', type=_iso_time, metavar='ISO-TIME',
+    dream.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                        help='dream as of this moment instead of now (e.g. 2026-05-01T03:00:00Z)')
     dream.add_argument('--json', action='store_true', help='print the dream report as JSON')
 
@@ -167,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help='why (required unless --dry-run or --list); kept in the audit log')
     undo.add_argument('--dry-run', action='store_true',
                       help='only show what would change; nothing is written')
-    undo.add_argument('--at', type=_iso_time, metavar='ISO-TIME',
+    undo.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                       help="the undo's own time instead of now (e.g. 2026-05-01T03:00:00Z)")
     undo.add_argument('--json', action='store_true', help='print the undo report as JSON')
     cli_substrate.add_commands(commands, [common, database])

@@ -26,21 +26,14 @@ import datetime as dt
 import json
 import sys
 
-from robot_memory.timeutil import parse_iso
+from robot_memory.timeutil import parse_iso_argument
 from robot_memory.timeutil import UTC
-
-
-def _iso_time(text: str) -> dt.datetime:
-    try:
-        return parse_iso(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def add_commands(subparsers, common_parents) -> None:
     """Add proposals, approve and reject to ``subparsers``."""
     clock = argparse.ArgumentParser(add_help=False)
-    clock.add_argument('--at', type=_iso_time, metavar='ISO-TIME',
+    clock.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                        help='act as of this moment instead of the clock (e.g. '
                             '2026-05-01T03:00:00Z)')
     who = argparse.ArgumentParser(add_help=False)

@@ -41,7 +41,7 @@ from robot_memory.substrate.vocabulary import MAX_REASON
 from robot_memory.substrate.vocabulary import MAX_TEXT
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
-from robot_memory.timeutil import parse_iso
+from robot_memory.timeutil import parse_iso_argument
 from robot_memory.timeutil import UTC
 
 
@@ -50,13 +50,6 @@ class MemoryLocation:
 
     def __init__(self, path=None):
         self.path = resolve_path(path)
-
-
-def _iso_time(text: str) -> dt.datetime:
-    try:
-        return parse_iso(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _json_object(text: str) -> dict:
@@ -172,7 +165,7 @@ def add_commands(subparsers, common_parents) -> None:
 
 def _clock_parser():
     clock = argparse.ArgumentParser(add_help=False)
-    clock.add_argument('--at', type=_iso_time, metavar='ISO-TIME',
+    clock.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                        help='act as of this moment instead of the clock (e.g. '
                             '2026-05-01T03:00:00Z)')
     return clock

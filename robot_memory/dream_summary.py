@@ -43,11 +43,12 @@ from robot_memory.context import format_line
 from robot_memory.context import neutralise
 from robot_memory.context import percent
 from robot_memory.errors import MemoryFileError
+from robot_memory.fileio import write_atomic
 from robot_memory.lifecycle import DEFAULT_CONFIG
 from robot_memory.lifecycle import LifecycleConfig
-from robot_memory.memory_file import _stamp
-from robot_memory.memory_file import write_atomic
+from robot_memory.timeutil import file_stamp
 from robot_memory.timeutil import format_iso
+from robot_memory.timeutil import parse_file_stamp
 
 MAX_ITEMS = 50
 SUMMARY_SUFFIX = '.md'
@@ -146,7 +147,7 @@ def summary_stamp(name: str, memory_name: str) -> Optional[dt.datetime]:
     match = _STAMP.match(name[len(prefix):])
     if match is None:
         return None
-    return dt.datetime.strptime(match.group(1), '%Y%m%dT%H%M%SZ').replace(tzinfo=dt.timezone.utc)
+    return parse_file_stamp(match.group(1))
 
 
 def expired_summaries(names, memory_name: str, now: dt.datetime, nights: int) -> list:
@@ -164,7 +165,7 @@ def write_summary(memory_file, text: str, at: dt.datetime, nights: int) -> pathl
     dream itself is already safe).
     """
     target = memory_file.target()
-    base = f'{_prefix(target)}{_stamp(at)}'
+    base = f'{_prefix(target)}{file_stamp(at)}'
     path = target.with_name(base + SUMMARY_SUFFIX)
     counter = 2
     while path.exists():

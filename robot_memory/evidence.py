@@ -68,11 +68,8 @@ work side by side.
 import contextlib
 import dataclasses
 import datetime as dt
-import errno
 import json
-import os
 import pathlib
-import shutil
 import sqlite3
 import threading
 from typing import Iterable
@@ -80,16 +77,23 @@ from typing import Optional
 from typing import TYPE_CHECKING
 
 from robot_memory import lazy_imports
+from robot_memory import sqlite_db
 from robot_memory.dream_intent import DreamIntent
 from robot_memory.errors import MemoryFileError
 from robot_memory.locations import DB_SUFFIX  # noqa: F401 - re-exported
 from robot_memory.locations import default_db_path  # noqa: F401 - re-exported
 from robot_memory.locations import link_target
 from robot_memory.locations import MEMORY_SUFFIX  # noqa: F401 - re-exported
+from robot_memory.sqlite_db import create_private_file
+from robot_memory.sqlite_db import damage_found
+from robot_memory.sqlite_db import is_damage
+from robot_memory.sqlite_db import is_disk_full
 from robot_memory.sqlite_db import open_database
 from robot_memory.timeutil import format_iso
+from robot_memory.timeutil import from_epoch  # noqa: F401 - re-exported
 from robot_memory.timeutil import parse_iso
-from robot_memory.timeutil import to_utc
+from robot_memory.timeutil import to_epoch
+from robot_memory.timeutil import UTC
 
 if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no rules
     from robot_memory.rules import Rules
@@ -100,7 +104,6 @@ Migrations = _sqlite_utils.Migrations
 
 DB_NAME = 'robot-memory.db'  # the database of robot-memory.md (see default_db_path)
 MEMORY = ':memory:'  # the path of a store kept in memory (SQLite's name for it)
-FILE_MODE = 0o600
 AUDIT_ACTIONS = ('create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
 # Decisions on the proposals queue (robot_memory.proposals), entry id ``proposal:<id>``.
 AUDIT_ACTIONS += ('propose', 'approve', 'reject', 'expire', 'replace')
@@ -111,11 +114,6 @@ SIGNATURE_COLUMNS = ('signature', 'source', 'source_key', 'rule', 'entry_id', 'e
 SOURCE_COLUMNS = ('source_key', 'last_bad', 'ok_since', 'last_ok')
 ON_CORRUPT = ('raise', 'set_aside')
 _MAX_BUFFER = 200_000
-# Primary SQLite result codes: a damaged file, and a full disk.
-_SQLITE_CORRUPT_CODES = (11, 26)
-_SQLITE_FULL = 13
-_SQLITE_IO_CODES = (10, 14)
-_LOW_SPACE_BYTES = 1 << 20
 _INSERT_OBSERVATION = ('INSERT INTO observations (stamp, source, signature, source_key, '
                        'severity, payload) VALUES (?, ?, ?, ?, ?, ?)')
 
@@ -139,38 +137,6 @@ class EvidenceDamaged(EvidenceError):
 
 class _Damaged(Exception):
     """The database file is damaged (internal: set aside or reported by the constructor)."""
-
-
-def _primary_code(error: BaseException) -> Optional[int]:
-    code = getattr(error, 'sqlite_errorcode', None)
-    return code & 0xff if isinstance(code, int) else None
-
-
-def is_damage(error: BaseException) -> bool:
-    """Whether a sqlite3 error means the database file is damaged (not locked, not full)."""
-    if _primary_code(error) in _SQLITE_CORRUPT_CODES:
-        return True
-    text = str(error).lower()
-    return 'malformed' in text or 'not a database' in text
-
-
-def is_disk_full(error: BaseException, path: Optional[pathlib.Path] = None) -> bool:
-    """
-    Whether an OSError or sqlite3 error was caused by a full disk.
-
-    SQLite reports ENOSPC as SQLITE_FULL, but failing to create its ``-wal`` / ``-shm``
-    files on a full disk surfaces as an I/O or cannot-open error; then the free space of
-    the directory decides.
-    """
-    if isinstance(error, OSError):
-        return error.errno in (errno.ENOSPC, errno.EDQUOT)
-    code = _primary_code(error)
-    if code == _SQLITE_FULL or 'disk is full' in str(error).lower():
-        return True
-    if code in _SQLITE_IO_CODES and path is not None:
-        with contextlib.suppress(OSError):
-            return shutil.disk_usage(path.parent).free < _LOW_SPACE_BYTES
-    return False
 
 
 def _disk_full_message(path: pathlib.Path, doing: str) -> str:
@@ -270,42 +236,12 @@ def _undo_history(db: Database) -> None:
                        "append-only'); END")
 
 
-def create_private_file(path: pathlib.Path) -> None:
-    """
-    Create ``path`` empty with mode 0600 if it is missing; make it 0600 either way.
-
-    An existing database is never opened here: closing any descriptor of a file drops
-    every POSIX lock this process holds on it, including the shared lock of a SQLite
-    connection already open on it (another store, the typed memory). Without that lock
-    another process's last close deletes the WAL under the connection, and everything it
-    commits afterwards is lost.
-    """
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, FILE_MODE)
-    except FileExistsError:
-        pass
-    else:
-        os.close(fd)
-    os.chmod(path, FILE_MODE)
-
-
 def open_target(path) -> pathlib.Path:
     """Return the database file ``path`` names, through links (EvidenceError if dangling)."""
     try:
         return link_target(path)
     except MemoryFileError as error:
         raise EvidenceError(f'the database {error}') from None
-
-
-def _epoch(value: dt.datetime) -> float:
-    return to_utc(value).timestamp()
-
-
-def from_epoch(seconds: Optional[float]) -> Optional[dt.datetime]:
-    """Return a stored UNIX time as an aware UTC datetime (None stays None)."""
-    if seconds is None:
-        return None
-    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -445,71 +381,28 @@ class EvidenceStore:
         return db
 
     def _check(self, busy_timeout_s: float) -> None:
-        """
-        Raise _Damaged if the file is not a sound SQLite database.
-
-        Reads only, and only through SQLite: ``PRAGMA quick_check`` on a read-only
-        connection, which (unlike a writer's last close) never checkpoints or deletes the
-        WAL, so a damaged database is set aside exactly as it was found. (SQLite reports a
-        short file or one without its header as "file is not a database".) The file is
-        never opened directly: see :func:`create_private_file`.
-        """
+        """Raise _Damaged if the file is not a sound SQLite database (see damage_found)."""
         try:
-            size = os.stat(self.path).st_size
-        except FileNotFoundError:
-            return
+            damage = damage_found(self.path, busy_timeout_s)
         except OSError as error:
             raise EvidenceError(f'cannot read the evidence database {self.path}: '
                                 f'{error.strerror}') from None
-        if size == 0:
-            return
-        uri = f'{self.path.resolve().as_uri()}?mode=ro'
-        try:
-            conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s)
-        except sqlite3.Error:
-            return  # Not a verdict on the content: _open reports what is wrong.
-        try:
-            verdict = conn.execute('PRAGMA quick_check(1)').fetchone()[0]
-        except sqlite3.DatabaseError as error:
-            if is_damage(error):
-                raise _Damaged(str(error)) from None
-            return
-        finally:
-            conn.close()
-        if verdict != 'ok':
-            raise _Damaged(f'quick_check found: {verdict}')
+        if damage is not None:
+            raise _Damaged(damage)
 
     def _set_aside(self) -> pathlib.Path:
         """Rename the damaged database and its WAL to ``<db>.corrupt-<time>[-wal]``."""
-        from robot_memory.memory_file import _stamp
-        from robot_memory.memory_file import _unused_name
-        target = _unused_name(self.path, f'.corrupt-{_stamp(dt.datetime.now(dt.timezone.utc))}')
         try:
-            os.rename(self.path, target)
-            for suffix in ('-wal', '-shm'):
-                companion = self.path.with_name(self.path.name + suffix)
-                if not companion.exists():
-                    continue
-                if suffix == '-wal':
-                    os.rename(companion, target.with_name(target.name + suffix))
-                else:
-                    companion.unlink()
-            fd = os.open(self.path.parent, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0))
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            return sqlite_db.set_aside(self.path, dt.datetime.now(UTC))
         except OSError as error:
             raise EvidenceError(f'{self.path} is damaged and could not be set aside '
                                 f'({error.strerror}); move it aside by hand') from None
-        return target
 
     def set_aside_copies(self) -> list:
         """Damaged databases set aside beside this one (``<db>.corrupt-*``), oldest first."""
         if self.path is None:
             return []
-        return sorted(path for path in self.path.parent.glob(f'{self.path.name}.corrupt-*')
-                      if not path.name.endswith('-wal'))
+        return sqlite_db.set_aside_copies(self.path)
 
     def take_problems(self) -> list:
         """Note about the store for a report (e.g. a database set aside), once each."""
@@ -656,7 +549,7 @@ class EvidenceStore:
     def compact(self, now: dt.datetime) -> CompactReport:
         """Fold consumed observations older than the retention window into daily counts."""
         self.flush()
-        cutoff = _epoch(now) - self.retention_days * 86400.0
+        cutoff = to_epoch(now) - self.retention_days * 86400.0
         last_id = self.dream_cursor().last_id
         with self._writing('compact old observations in'), self._transaction():
             days = self.db.execute(

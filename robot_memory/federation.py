@@ -57,15 +57,12 @@ Replay and ordering
 import base64
 import dataclasses
 import datetime as dt
-import functools
 import json
-import os
 import pathlib
 import re
 import stat
 from typing import Any
 from typing import Optional
-import unicodedata
 
 from pydantic import BaseModel
 from pydantic import ConfigDict
@@ -78,23 +75,28 @@ from pydantic import ValidationError
 from robot_memory.context import check_displayable
 from robot_memory.context import is_displayable
 from robot_memory.evidence import AuditRecord
+from robot_memory.fileio import write_new
 from robot_memory.lifecycle import DEFAULT_CONFIG
 from robot_memory.lifecycle import effective_confidence
 from robot_memory.lifecycle import is_injectable
 from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.schema import check_printable
+from robot_memory.schema import clean_tags
+from robot_memory.schema import clean_text
 from robot_memory.schema import EntryType
 from robot_memory.schema import ID_PATTERN
-from robot_memory.schema import MAX_TAG_CHARS
 from robot_memory.schema import MAX_TAGS
 from robot_memory.schema import MAX_TEXT_CHARS
 from robot_memory.schema import MemoryDocument
 from robot_memory.schema import PeerBlock
 from robot_memory.schema import PeerEntry
 from robot_memory.schema import RRN_PATTERN
+from robot_memory.substrate.text import jaccard
+from robot_memory.substrate.text import token_set
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
 from robot_memory.timeutil import to_utc
+from robot_memory.validation_text import first_errors
 
 PRIVATE_TAG = 'private'
 PRIVATE_KEY = 'private'
@@ -111,7 +113,6 @@ ENTRY_KEYS = ('id', 'type', 'text', 'confidence', 'first_seen', 'last_reinforced
               'observation_count', 'tags')
 
 _RRN = re.compile(RRN_PATTERN)
-_TOKEN = re.compile(r'\w+')
 _NOT_PRIVATE = (False, None, 0, 'false', 'no', '0', '')
 
 
@@ -201,6 +202,10 @@ class FederationPolicy(BaseModel):
 
 # --------------------------------------------------------------------------- payload
 
+def _displayable(value: str, what: str) -> str:
+    return check_displayable(check_printable(value, what), what)
+
+
 def _as_time(value: Any) -> dt.datetime:
     if isinstance(value, dt.datetime):
         try:
@@ -237,18 +242,12 @@ class SharedEntry(BaseModel):
     @field_validator('text')
     @classmethod
     def _text_printable(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError('text must not be blank')
-        return check_displayable(check_printable(value, 'text'), 'text')
+        return clean_text(value, check=_displayable)
 
     @field_validator('tags')
     @classmethod
     def _tags_clean(cls, value: list) -> list:
-        for tag in value:
-            if not tag.strip() or len(tag) > MAX_TAG_CHARS:
-                raise ValueError(f'each tag must be 1 to {MAX_TAG_CHARS} characters, got {tag!r}')
-            check_displayable(check_printable(tag, 'tag'), 'tag')
-        return value
+        return clean_tags(value, strip=False, max_tags=None, check=_displayable)
 
     @model_validator(mode='after')
     def _times_ordered(self):
@@ -403,13 +402,7 @@ def generate_keypair(private_path, public_path) -> None:
                                                serialization.PublicFormat.SubjectPublicKeyInfo)
     for path, data, mode in ((private_path, private_pem, 0o600), (public_path, public_pem, 0o644)):
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-        try:
-            os.fchmod(fd, mode)
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        write_new(path, data, mode)
 
 
 def _read_key_file(path, what: str) -> bytes:
@@ -479,15 +472,6 @@ def verify_signature(payload: PeerPayload, public_key_path) -> bool:
 
 # --------------------------------------------------------------------------- validation
 
-def _validation_detail(error: ValidationError) -> str:
-    parts = []
-    for detail in error.errors()[:3]:
-        where = '.'.join(str(part) for part in detail['loc'])
-        parts.append(f'{where}: {detail["msg"]}' if where else detail['msg'])
-    more = error.error_count() - len(parts)
-    return '; '.join(parts) + (f' (+{more} more)' if more > 0 else '')
-
-
 _MALFORMED_ADVICE = ('the sender must send rrn, sent_at, entries (id, type, text, confidence, '
                      'first_seen, last_reinforced, observation_count, tags) and signature')
 
@@ -527,7 +511,7 @@ def validate_payload(data: Any, policy: FederationPolicy, now: dt.datetime,
     try:
         payload = PeerPayload.model_validate(data)
     except ValidationError as error:
-        raise PeerRejected('malformed', _validation_detail(error), _MALFORMED_ADVICE,
+        raise PeerRejected('malformed', first_errors(error), _MALFORMED_ADVICE,
                            rrn) from None
     _check_entries(payload)
     size = payload_size(payload)
@@ -601,18 +585,6 @@ def peer_entry_id(rrn: str, entry_id: str) -> str:
     return f'{PEER_ID_PREFIX}{rrn}:{entry_id}'
 
 
-@functools.lru_cache(maxsize=65_536)
-def tokens(text: str) -> frozenset:
-    """Normalised word tokens of ``text`` (NFKC, case-folded) for similarity."""
-    return frozenset(_TOKEN.findall(unicodedata.normalize('NFKC', text).casefold()))
-
-
-def jaccard(first: frozenset, second: frozenset) -> float:
-    """Return |A ∩ B| / |A ∪ B| (0 when both are empty)."""
-    union = len(first | second)
-    return len(first & second) / union if union else 0.0
-
-
 @dataclasses.dataclass(frozen=True)
 class MergeOutcome:
     """What merging one peer payload changed, for the service reply and audit rows."""
@@ -646,7 +618,7 @@ def _corroborated_ids(document: MemoryDocument, shared, threshold: float) -> dic
     index = {}
     own_tokens = {}
     for entry in document.entries:
-        words = tokens(entry.text)
+        words = token_set(entry.text)
         own_tokens[entry.id] = words
         for word in words:
             index.setdefault((entry.type, word), []).append(entry)
@@ -656,7 +628,7 @@ def _corroborated_ids(document: MemoryDocument, shared, threshold: float) -> dic
         same = by_id.get(item.id)
         if same is not None and same.type == item.type:
             matches.append(same.id)
-        words = tokens(item.text)
+        words = token_set(item.text)
         candidates = {}
         for word in words:
             for entry in index.get((item.type, word), ()):

@@ -59,7 +59,6 @@ import contextlib
 import dataclasses
 import datetime as dt
 import decimal
-import errno
 import fcntl
 import gc
 import glob
@@ -70,7 +69,6 @@ import operator
 import os
 import pathlib
 import re
-import tempfile
 import time
 from typing import Any
 from typing import Iterator
@@ -82,6 +80,12 @@ import yaml
 
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import MemoryLockTimeout
+from robot_memory.fileio import append_durably
+from robot_memory.fileio import FILE_MODE
+from robot_memory.fileio import fsync_directory
+from robot_memory.fileio import kept_name
+from robot_memory.fileio import side_file
+from robot_memory.fileio import write_atomic
 from robot_memory.locations import DEFAULT_PATH  # noqa: F401 - part of this API
 from robot_memory.locations import ENV_VAR  # noqa: F401 - part of this API
 from robot_memory.locations import link_target
@@ -100,6 +104,7 @@ from robot_memory.schema import validate_entries_fast
 from robot_memory.schema import validate_entries_json
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import UTC as _UTC
+from robot_memory.validation_text import first_errors
 
 try:  # libyaml's C loader and dumper when present: 5-10x faster than pure Python.
     _YamlLoader = yaml.CSafeLoader
@@ -119,7 +124,6 @@ MAX_DEPTH = 64
 # from is kept beside it (``<file>.quarantined-<time>``), so nothing is lost.
 QUARANTINE_ITEM_BYTES = 64 * 1024
 QUARANTINE_RUN_BYTES = 1024 * 1024
-FILE_MODE = 0o600
 UNSET_RRN = 'RRN-UNSET'
 
 _KNOWN_KEYS = ('schema_version', 'rrn', 'last_updated', 'entries', 'peer_context')
@@ -189,11 +193,6 @@ def max_file_bytes() -> int:
 def size_text(count: int) -> str:
     """Return a size for people: ``12.3 MiB`` from 1 MiB up, else ``1,234 bytes``."""
     return f'{count / 2 ** 20:.1f} MiB' if count >= 2 ** 20 else f'{count:,} bytes'
-
-
-def side_file(path: pathlib.Path, suffix: str) -> pathlib.Path:
-    """Return a file kept beside the memory file, e.g. ``robot-memory.md.archive.jsonl``."""
-    return path.with_name(path.name + suffix)
 
 
 @dataclasses.dataclass
@@ -985,16 +984,6 @@ def _yaml_positions(front: str, first_line: int):
     return key_lines, item_lines
 
 
-def _first_error(error: ValidationError) -> str:
-    parts = []
-    for detail in error.errors()[:3]:
-        where = '.'.join(str(part) for part in detail['loc'])
-        message = detail['msg']
-        parts.append(f'{where}: {message}' if where else message)
-    more = error.error_count() - len(parts)
-    return '; '.join(parts) + (f' (+{more} more)' if more > 0 else '')
-
-
 def _validate_entries(raw_items, section, lines_of, model, result):
     """
     Validate a list of raw entries; quarantine the bad ones and later duplicates.
@@ -1024,7 +1013,7 @@ def _validate_entries(raw_items, section, lines_of, model, result):
                 try:
                     valid.append(model.model_validate(item))
                 except ValidationError as error:
-                    bad.append((index, item, _first_error(error)))
+                    bad.append((index, item, first_errors(error)))
     if not bad and (type(raw_items) is _ValidatedEntries  # ids checked by _validated
                     or len({entry.id for entry in valid}) == len(valid)):
         return valid, None
@@ -1234,7 +1223,7 @@ def _parse_peer_context(raw, lines_of, result):
         try:
             block = PeerBlock.model_validate(header)
         except ValidationError as error:
-            reason = _first_error(error)
+            reason = first_errors(error)
             result.problems.append(Problem(f'peer_context[{index}] quarantined: {reason}', where))
             result.quarantined.append(QuarantinedItem('peer_context', item, reason, where))
             continue
@@ -1648,105 +1637,6 @@ def new_document(rrn: str, now: dt.datetime) -> MemoryDocument:
     return MemoryDocument(rrn=rrn, last_updated=now, body=body)
 
 
-def _fsync_directory(directory: pathlib.Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None:
-    """
-    Replace ``path`` with ``data``: temp file, fsync, rename, fsync of the directory.
-
-    A symbolic link is written through: its target is replaced and the link kept.
-    """
-    path = link_target(path)
-    directory = path.parent
-    try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, temp_name = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp', dir=directory)
-    except OSError as error:
-        raise MemoryFileError(f'cannot create a file in {directory}: {error.strerror}; '
-                              'check the directory exists and is writable', path) from None
-    try:
-        with os.fdopen(fd, 'wb') as handle:
-            os.fchmod(handle.fileno(), mode)
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, path)
-    except BaseException as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        if isinstance(error, OSError):
-            hint = ('the disk is full; free space and the write will succeed'
-                    if error.errno in (errno.ENOSPC, errno.EDQUOT) else 'check permissions')
-            raise MemoryFileError(f'write failed ({error.strerror}); the previous file is '
-                                  f'intact; {hint}', path) from None
-        raise
-    _fsync_directory(directory)
-
-
-def append_durably(path: pathlib.Path, lines: list) -> None:
-    """
-    Append JSON-serialisable records to a JSON-lines side file and fsync it.
-
-    All or nothing: ``os.write`` may write only part of the data (a nearly full disk),
-    so it is repeated until everything is written; on any error the file is truncated
-    back to its size before the call and MemoryFileError is raised, so the caller keeps
-    the records (e.g. does not remove archived entries from the memory file). Callers
-    hold the memory file's lock, so no other writer appends meanwhile.
-    """
-    if not lines:
-        return
-    payload = ''.join(json.dumps(line, ensure_ascii=False, default=str) + '\n'
-                      for line in lines).encode('utf-8')
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
-    except OSError as error:
-        raise MemoryFileError(f'cannot append to {path.name} ({error.strerror}); nothing was '
-                              'changed in the memory file', path) from None
-    try:
-        original_size = os.fstat(fd).st_size
-        try:
-            if original_size and os.pread(fd, 1, original_size - 1) != b'\n':
-                payload = b'\n' + payload  # a torn last line stays apart from these records
-            view = memoryview(payload)
-            while view:
-                written = os.write(fd, view)
-                if written <= 0:
-                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-                view = view[written:]
-            os.fsync(fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, original_size)
-                os.fsync(fd)
-            raise
-    except OSError as error:
-        hint = ('the disk is full; free space and retry'
-                if error.errno in (errno.ENOSPC, errno.EDQUOT) else 'check permissions')
-        raise MemoryFileError(f'cannot append to {path.name} ({error.strerror}); nothing was '
-                              f'changed in the memory file; {hint}', path) from None
-    finally:
-        os.close(fd)
-
-
-def _unused_name(path: pathlib.Path, suffix: str) -> pathlib.Path:
-    candidate = side_file(path, suffix)
-    counter = 2
-    while candidate.exists():
-        candidate = side_file(path, f'{suffix}-{counter}')
-        counter += 1
-    return candidate
-
-
-def _stamp(now: dt.datetime) -> str:
-    return format_iso(now).replace(':', '').replace('-', '').split('.')[0].rstrip('Z') + 'Z'
-
-
 class MemoryFile:
     """robot-memory.md on disk: lock-free reads, locked read-modify-write updates."""
 
@@ -1845,9 +1735,9 @@ class MemoryFile:
     def set_aside(self, now: dt.datetime, reason: str = 'corrupt') -> pathlib.Path:
         """Rename the current file (a link's target) to ``<file>.<reason>-<time>``, beside it."""
         current = self.target()
-        target = _unused_name(current, f'.{reason}-{_stamp(now)}')
+        target = kept_name(current, reason, now)
         os.rename(current, target)
-        _fsync_directory(current.parent)
+        fsync_directory(current.parent)
         return target
 
     def save(self, document: MemoryDocument, result: Optional[LoadResult] = None,
@@ -1863,7 +1753,7 @@ class MemoryFile:
             if result.quarantined:
                 self._quarantine(result, now or document.last_updated)
             if result.legacy_original is not None:
-                archive = _unused_name(target, f'.legacy-{_stamp(now or document.last_updated)}')
+                archive = kept_name(target, 'legacy', now or document.last_updated)
                 write_atomic(archive, result.legacy_original)
                 result.legacy_original = None
         write_atomic(target, render(document))
@@ -1886,7 +1776,7 @@ class MemoryFile:
             size = len(text.encode('utf-8'))
             if size > QUARANTINE_ITEM_BYTES or total + size > QUARANTINE_RUN_BYTES:
                 if kept_in is None:
-                    kept_in = _unused_name(self.target(), f'.quarantined-{_stamp(now)}')
+                    kept_in = kept_name(self.target(), 'quarantined', now)
                     write_atomic(kept_in, result.source or b'')
                 del record['raw']
                 record.update(raw_bytes=size, raw_excerpt=text[:256], raw_kept_in=kept_in.name)

@@ -60,6 +60,7 @@ from pydantic import field_validator
 
 from robot_memory import lazy_imports
 from robot_memory.timeutil import format_iso
+from robot_memory.timeutil import from_epoch
 from robot_memory.timeutil import to_utc
 
 MODES = ('apply', 'propose')
@@ -170,10 +171,6 @@ def _epoch(now: dt.datetime) -> float:
     return now.timestamp()
 
 
-def _from_epoch(seconds: Optional[float]) -> Optional[dt.datetime]:
-    return None if seconds is None else dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
-
-
 def _check_text(value, what: str, limit: int) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ProposalError(f'{what} is empty; say {"who" if what == "actor" else "why"}')
@@ -226,9 +223,9 @@ _COLUMNS = ('id', 'kind', 'source', 'proposer', 'target', 'summary', 'payload', 
 def _proposal(row) -> Proposal:
     data = dict(zip(_COLUMNS, row))
     return Proposal(data['id'], data['kind'], data['source'], data['proposer'], data['target'],
-                    data['summary'], json.loads(data['payload']), _from_epoch(data['created_s']),
-                    _from_epoch(data['expires_s']), data['status'],
-                    _from_epoch(data['decided_s']), data['decided_by'], data['reason'],
+                    data['summary'], json.loads(data['payload']), from_epoch(data['created_s']),
+                    from_epoch(data['expires_s']), data['status'],
+                    from_epoch(data['decided_s']), data['decided_by'], data['reason'],
                     data['outcome'])
 
 
@@ -252,11 +249,12 @@ class ProposalQueue:
     def open(cls, path, busy_timeout_s: float = 10.0) -> 'ProposalQueue':
         """Return a queue on its own connection to the database at ``path`` (0600 if new)."""
         from robot_memory import evidence
+        from robot_memory.sqlite_db import create_private_file
         from robot_memory.sqlite_db import open_database
         target = evidence.open_target(path)
         try:
             target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            evidence.create_private_file(target)
+            create_private_file(target)
             db = open_database(str(target), busy_timeout_s, MIGRATIONS)
         except OSError as error:
             raise ProposalError(f'cannot open the database {target}: {error.strerror}; check '
@@ -294,7 +292,7 @@ class ProposalQueue:
         self.db.conn.execute(
             'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
             'VALUES (?, ?, ?, ?, ?, ?, NULL)',
-            (format_iso(_from_epoch(now_s)), f'{PREFIX}{proposal_id}', action, actor, reason,
+            (format_iso(from_epoch(now_s)), f'{PREFIX}{proposal_id}', action, actor, reason,
              json.dumps(detail, ensure_ascii=False, sort_keys=True)))
 
     def _audit_entry(self, now_s: float, proposal: Proposal, actor: str, reason: str) -> None:
@@ -302,7 +300,7 @@ class ProposalQueue:
         self.db.conn.execute(
             'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
             'VALUES (?, ?, ?, ?, ?, ?, NULL)',
-            (format_iso(_from_epoch(now_s)), proposal.target, 'approve', actor,
+            (format_iso(from_epoch(now_s)), proposal.target, 'approve', actor,
              f'text of proposal {proposal.id} approved: {reason}',
              json.dumps({'proposal': proposal.id, 'before': proposal.payload['before'],
                          'after': proposal.payload['after']}, ensure_ascii=False,

@@ -63,13 +63,14 @@ from pydantic import model_validator
 from pydantic import ValidationError
 import yaml
 
+from robot_memory import validation_text
 from robot_memory.observations import DIAGNOSTIC_LEVELS
 from robot_memory.observations import DiagnosticObservation
 from robot_memory.observations import LOG_LEVELS
 from robot_memory.observations import LogObservation
 from robot_memory.observations import message_pattern
 from robot_memory.observations import TelemetryObservation
-from robot_memory.schema import check_printable
+from robot_memory.schema import clean_tags
 from robot_memory.schema import MAX_TAG_CHARS
 from robot_memory.schema import MAX_TEXT_CHARS
 
@@ -143,11 +144,7 @@ class _RuleBase(BaseModel):
     @field_validator('tags')
     @classmethod
     def _tags_valid(cls, value: list) -> list:
-        for tag in value:
-            if not tag.strip() or len(tag) > MAX_TAG_CHARS:
-                raise ValueError(f'each tag must be 1 to {MAX_TAG_CHARS} characters, got {tag!r}')
-            check_printable(tag, 'tag')
-        return value
+        return clean_tags(value, strip=False, max_tags=None)
 
     @model_validator(mode='after')
     def _templates_valid(self):
@@ -652,7 +649,7 @@ def _describe(error: ValidationError, data: dict) -> str:
     """Return the first validation error, naming the rule (by name and index) and the field."""
     detail = error.errors()[0]
     loc = list(detail['loc'])
-    message = detail['msg'].removeprefix('Value error, ')
+    message = validation_text.message(detail, ('Value error, ',))
     rules = data.get('rules') if isinstance(data, dict) else None
     if len(loc) >= 2 and loc[0] == 'rules' and isinstance(loc[1], int):
         index = loc[1]
@@ -665,5 +662,4 @@ def _describe(error: ValidationError, data: dict) -> str:
         if rest:
             return f'{label}, field {".".join(rest)}: {message}'
         return f'{label}: {message}'
-    where = '.'.join(str(part) for part in loc)
-    return f'field {where}: {message}' if where else message
+    return validation_text.describe(detail, prefix='field ', leads=('Value error, ',))

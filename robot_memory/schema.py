@@ -72,16 +72,30 @@ def check_printable(value: str, what: str) -> str:
     return value
 
 
-def _clean_tags(tags: list) -> list:
-    if len(tags) > MAX_TAGS:
-        raise ValueError(f'at most {MAX_TAGS} tags are allowed, got {len(tags)}')
+def clean_text(value: str, check=check_printable) -> str:
+    """Return an entry's ``value`` checked: not blank, and ``check(value, 'text')`` (printable)."""
+    if not value.strip():
+        raise ValueError('text must not be blank')
+    return check(value, 'text')
+
+
+def clean_tags(tags: list, strip: bool = True, max_tags: Optional[int] = MAX_TAGS,
+               check=check_printable) -> list:
+    """
+    Return ``tags`` checked: 1 to MAX_TAG_CHARS printable characters each (ValueError if not).
+
+    ``strip`` trims each tag (an entry keeps them trimmed); without it a tag is checked and
+    kept as given. ``max_tags`` None leaves the count to the caller's field. ``check(tag,
+    'tag')`` returns the tag or raises: printable text by default.
+    """
+    if max_tags is not None and len(tags) > max_tags:
+        raise ValueError(f'at most {max_tags} tags are allowed, got {len(tags)}')
     cleaned = []
     for tag in tags:
-        tag = tag.strip()
-        if not tag or len(tag) > MAX_TAG_CHARS:
-            raise ValueError(f'each tag must be 1 to {MAX_TAG_CHARS} characters, got {tag!r}')
-        check_printable(tag, 'tag')
-        cleaned.append(tag)
+        kept = tag.strip() if strip else tag
+        if not tag.strip() or len(kept) > MAX_TAG_CHARS:
+            raise ValueError(f'each tag must be 1 to {MAX_TAG_CHARS} characters, got {kept!r}')
+        cleaned.append(check(kept, 'tag'))
     return cleaned
 
 
@@ -100,14 +114,12 @@ class _EntryBase(BaseModel):
     @field_validator('text')
     @classmethod
     def _text_is_printable(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError('text must not be blank')
-        return check_printable(value, 'text')
+        return clean_text(value)
 
     @field_validator('tags')
     @classmethod
     def _tags_are_clean(cls, value: list) -> list:
-        return _clean_tags(value)
+        return clean_tags(value)
 
     @property
     def extras(self) -> dict:
@@ -271,7 +283,7 @@ _SAFE = _rust_class_without(_UNSAFE_RANGES)
 _SAFE_NOT_SPACE = _rust_class_without(sorted(_UNSAFE_RANGES + SPACE_RANGES))
 # Printable and not blank: what _text_is_printable accepts, unchanged.
 FAST_TEXT_PATTERN = f'^{_SAFE}*{_SAFE_NOT_SPACE}{_SAFE}*$'
-# Printable, not blank and nothing for strip() to remove: what _clean_tags keeps as it is.
+# Printable, not blank and nothing for strip() to remove: what clean_tags keeps as it is.
 FAST_TAG_PATTERN = f'^{_SAFE_NOT_SPACE}(?:{_SAFE}*{_SAFE_NOT_SPACE})?$'
 # The writer's own timestamps (timeutil.format_iso of a UTC datetime).
 FAST_TIME_PATTERN = r'^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{6})?Z$'

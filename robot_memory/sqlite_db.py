@@ -27,16 +27,39 @@ two nodes started together by one launch file). Two things go wrong then unless 
 ``open_database`` retries the first until the busy timeout, and ``apply_migrations`` takes
 the write lock first (``BEGIN IMMEDIATE``), reads what is pending under it and applies all
 of it in that one transaction, so the second process finds nothing left to do.
+
+Also what they share about the file: it is created private (``create_private_file``), an
+error is told apart as damage (``is_damage``) or a full disk (``is_disk_full``), a damaged
+file is found without writing to it (``damage_found``) and set aside with its write-ahead
+log as ``<db>.corrupt-<time>`` (``set_aside``), never deleted.
 """
 
+import contextlib
+import datetime as dt
+import errno
+import os
+import pathlib
+import shutil
 import sqlite3
 import time
+from typing import Optional
 
 from robot_memory import lazy_imports
+from robot_memory.fileio import FILE_MODE
+from robot_memory.fileio import fsync_directory
+from robot_memory.fileio import kept_name
+from robot_memory.fileio import side_file
 
 _sqlite_utils = lazy_imports.sqlite_utils()
 Database = _sqlite_utils.Database
 Migrations = _sqlite_utils.Migrations
+
+# Primary SQLite result codes: a damaged file, and a full disk.
+_SQLITE_CORRUPT_CODES = (11, 26)
+_SQLITE_FULL = 13
+_SQLITE_IO_CODES = (10, 14)
+_LOW_SPACE_BYTES = 1 << 20
+CORRUPT = 'corrupt'   # the label of a damaged database set aside: <db>.corrupt-<time>
 
 
 def open_database(target: str, busy_timeout_s: float, migrations) -> 'Database':
@@ -86,3 +109,111 @@ def apply_migrations(migrations, db: 'Database') -> None:
             conn.rollback()
         raise
     conn.commit()
+
+
+def create_private_file(path: pathlib.Path) -> None:
+    """
+    Create ``path`` empty with mode 0600 if it is missing; make it 0600 either way.
+
+    An existing database is never opened here: closing any descriptor of a file drops
+    every POSIX lock this process holds on it, including the shared lock of a SQLite
+    connection already open on it (another store, the typed memory). Without that lock
+    another process's last close deletes the WAL under the connection, and everything it
+    commits afterwards is lost.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except FileExistsError:
+        pass
+    else:
+        os.close(fd)
+    os.chmod(path, FILE_MODE)
+
+
+def _primary_code(error: BaseException) -> Optional[int]:
+    code = getattr(error, 'sqlite_errorcode', None)
+    return code & 0xff if isinstance(code, int) else None
+
+
+def is_damage(error: BaseException) -> bool:
+    """Whether a sqlite3 error means the database file is damaged (not locked, not full)."""
+    if _primary_code(error) in _SQLITE_CORRUPT_CODES:
+        return True
+    text = str(error).lower()
+    return 'malformed' in text or 'not a database' in text
+
+
+def is_disk_full(error: BaseException, path: Optional[pathlib.Path] = None) -> bool:
+    """
+    Whether an OSError or sqlite3 error was caused by a full disk.
+
+    SQLite reports ENOSPC as SQLITE_FULL, but failing to create its ``-wal`` / ``-shm``
+    files on a full disk surfaces as an I/O or cannot-open error; then the free space of
+    the directory decides.
+    """
+    if isinstance(error, OSError):
+        return error.errno in (errno.ENOSPC, errno.EDQUOT)
+    code = _primary_code(error)
+    if code == _SQLITE_FULL or 'disk is full' in str(error).lower():
+        return True
+    if code in _SQLITE_IO_CODES and path is not None:
+        with contextlib.suppress(OSError):
+            return shutil.disk_usage(path.parent).free < _LOW_SPACE_BYTES
+    return False
+
+
+def damage_found(path: pathlib.Path, busy_timeout_s: float) -> Optional[str]:
+    """
+    Return what is wrong with the database at ``path`` if it is damaged, else None.
+
+    Reads only, and only through SQLite: ``PRAGMA quick_check`` on a read-only
+    connection, which (unlike a writer's last close) never checkpoints or deletes the
+    WAL, so a damaged database can be set aside exactly as it was found. (SQLite reports a
+    short file or one without its header as "file is not a database".) The file is
+    never opened directly: see :func:`create_private_file`. A missing or empty file is
+    not damaged; an OSError reading its size is raised.
+    """
+    try:
+        size = os.stat(path).st_size
+    except FileNotFoundError:
+        return None
+    if size == 0:
+        return None
+    uri = f'{path.resolve().as_uri()}?mode=ro'
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s)
+    except sqlite3.Error:
+        return None  # Not a verdict on the content: opening it reports what is wrong.
+    try:
+        verdict = conn.execute('PRAGMA quick_check(1)').fetchone()[0]
+    except sqlite3.DatabaseError as error:
+        return str(error) if is_damage(error) else None
+    finally:
+        conn.close()
+    return None if verdict == 'ok' else f'quick_check found: {verdict}'
+
+
+def set_aside(path: pathlib.Path, now: dt.datetime) -> pathlib.Path:
+    """
+    Rename a damaged database and its WAL to ``<db>.corrupt-<time>[-wal]``; return the new name.
+
+    The ``-shm`` index is removed (SQLite rebuilds it from the WAL). Raises OSError.
+    """
+    target = kept_name(path, CORRUPT, now)
+    os.rename(path, target)
+    for suffix in ('-wal', '-shm'):
+        companion = side_file(path, suffix)
+        if not companion.exists():
+            continue
+        if suffix == '-wal':
+            os.rename(companion, side_file(target, suffix))
+        else:
+            companion.unlink()
+    fsync_directory(path.parent)
+    return target
+
+
+def set_aside_copies(path: pathlib.Path) -> list:
+    """Return the damaged databases set aside beside ``path`` (``<db>.corrupt-*``), oldest first."""
+    return sorted(copy for copy in path.parent.glob(f'{path.name}.{CORRUPT}-*')
+                  if not copy.name.endswith('-wal'))

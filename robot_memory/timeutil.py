@@ -19,8 +19,10 @@ Pure functions only; the clock is always passed in by the caller.
 """
 
 import datetime as dt
+from typing import Optional
 
 UTC = dt.timezone.utc
+FILE_STAMP_FORMAT = '%Y%m%dT%H%M%SZ'
 
 
 def to_utc(value: dt.datetime) -> dt.datetime:
@@ -50,6 +52,37 @@ def parse_iso(text: str) -> dt.datetime:
 def format_iso(value: dt.datetime) -> str:
     """Format an aware datetime as ISO-8601 UTC with a ``Z`` suffix."""
     return to_utc(value).isoformat().replace('+00:00', 'Z')
+
+
+def file_stamp(value: dt.datetime) -> str:
+    """Format a moment for a file name, to the second: ``20260401T030000Z``."""
+    return format_iso(value).replace(':', '').replace('-', '').split('.')[0].rstrip('Z') + 'Z'
+
+
+def parse_file_stamp(text: str) -> dt.datetime:
+    """Parse a moment written by ``file_stamp`` (ValueError if ``text`` is not one)."""
+    return dt.datetime.strptime(text, FILE_STAMP_FORMAT).replace(tzinfo=UTC)
+
+
+def to_epoch(value: dt.datetime) -> float:
+    """Return ``value`` as UNIX seconds (a naive value is taken as UTC)."""
+    return to_utc(value).timestamp()
+
+
+def from_epoch(seconds: Optional[float]) -> Optional[dt.datetime]:
+    """Return UNIX seconds as an aware UTC datetime (None stays None)."""
+    if seconds is None:
+        return None
+    return dt.datetime.fromtimestamp(seconds, UTC)
+
+
+def parse_iso_argument(text: str) -> dt.datetime:
+    """Parse an ISO-8601 command-line value (an argparse ``type``): a bad one says why."""
+    import argparse  # only the command line needs it
+    try:
+        return parse_iso(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def days_between(earlier: dt.datetime, later: dt.datetime) -> float:

@@ -212,7 +212,7 @@ def test_text_and_tag_patterns_classify_every_character_like_the_model():
     text = SchemaValidator(core_schema.str_schema(pattern=schema.FAST_TEXT_PATTERN))
     tag = SchemaValidator(core_schema.str_schema(pattern=schema.FAST_TAG_PATTERN))
     check_text = MemoryEntry._text_is_printable
-    check_tag = schema._clean_tags
+    check_tag = schema.clean_tags
     disagree = []
     for code in _code_points():
         char = chr(code)

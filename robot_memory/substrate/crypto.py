@@ -43,6 +43,7 @@ import sqlite3
 import stat
 from typing import Optional
 
+from robot_memory.fileio import write_new
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 
@@ -98,24 +99,9 @@ def write_key_file(path, key: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     data = f'{KEY_HEADER} {base64.b64encode(key).decode("ascii")}\n'.encode('ascii')
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        write_new(path, data)
     except FileExistsError:
         raise SubstrateError(f'{path} already exists; a key file is never overwritten') from None
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    _sync_directory(path.parent)
-
-
-def _sync_directory(directory) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def read_key_file(path) -> bytes:

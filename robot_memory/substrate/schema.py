@@ -45,19 +45,18 @@ created by their own named migrations (set ``robot_memory.substrate``, recorded 
     (``once``): a retried learn or forget gets the first reply again, never a second effect.
 """
 
-import datetime as dt
 import json
 import sqlite3
-from typing import Optional
 
 from robot_memory import lazy_imports
-from robot_memory.evidence import create_private_file
+from robot_memory.sqlite_db import create_private_file
 from robot_memory.sqlite_db import open_database
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.vector_index import TRIGGERS as VECTOR_TRIGGERS
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
+from robot_memory.timeutil import from_epoch as when  # noqa: F401 - a stored time, read back
 
 _sqlite_utils = lazy_imports.sqlite_utils()
 Database = _sqlite_utils.Database
@@ -259,13 +258,6 @@ def _record_versions(db: Database) -> None:
 def dumps(value) -> str:
     """Return ``value`` as the canonical JSON the tables store (sorted keys, no spaces)."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(',', ':'))
-
-
-def when(seconds: Optional[float]) -> Optional[dt.datetime]:
-    """Return a stored time (UNIX seconds) as an aware datetime; None stays None."""
-    if seconds is None:
-        return None
-    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
 
 
 def object_key(value) -> str:

@@ -28,6 +28,7 @@ import json
 import os
 from typing import Optional
 
+from robot_memory.fileio import fsync_directory
 from robot_memory.substrate import crypto
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import SubstrateError
@@ -400,7 +401,7 @@ def rotate_key(store, now: dt.datetime, actor: str = 'api') -> dict:
             backup.unlink()
             raise
         os.replace(fresh, path)
-        crypto._sync_directory(path.parent)
+        fsync_directory(path.parent)
         backup.unlink()
         store._vault._key = None
         store._sealed_search = None

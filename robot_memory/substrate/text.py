@@ -20,6 +20,7 @@ cannot fail to parse: every word is quoted, so ``NEAR``, ``AND``, ``col:`` filte
 quotes and unbalanced parentheses are plain words or dropped punctuation.
 """
 
+import functools
 import hashlib
 import itertools
 import math
@@ -68,6 +69,12 @@ def content_hash(text: str) -> str:
 def tokens(text: str) -> list:
     """Lower-case word tokens, in order."""
     return [token.casefold() for token in _WORD.findall(unicodedata.normalize('NFKC', text))]
+
+
+@functools.lru_cache(maxsize=65_536)
+def token_set(text: str) -> frozenset:
+    """Return the set of ``text``'s word tokens (cached: a peer's texts come back every sync)."""
+    return frozenset(tokens(text))
 
 
 def content_tokens(text: str) -> set:

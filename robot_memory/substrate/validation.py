@@ -24,6 +24,7 @@ import re
 
 import pydantic
 
+from robot_memory import validation_text
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.models import MAX_REASON
 from robot_memory.substrate.models import MAX_TAG
@@ -38,9 +39,7 @@ TAG = re.compile(r'^[\w][\w\-:./]*$', re.UNICODE)
 
 def first_error(error: pydantic.ValidationError) -> str:
     """Return the first problem pydantic found, as ``where: what``."""
-    first = error.errors()[0]
-    where = '.'.join(str(part) for part in first.get('loc', ())) or 'value'
-    return f'{where}: {first.get("msg", "invalid")}'
+    return validation_text.first_error(error, 'value')
 
 
 def epoch(now: dt.datetime, what: str = 'now') -> float:
