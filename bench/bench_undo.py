@@ -43,8 +43,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from robot_memory.autodream import dream  # noqa: E402
-from robot_memory.evidence import default_db_path  # noqa: E402
 from robot_memory.evidence import EvidenceStore  # noqa: E402
+from robot_memory.locations import default_db_path  # noqa: E402
 from robot_memory.memory_file import MemoryFile  # noqa: E402
 from robot_memory.memory_file import new_document  # noqa: E402
 from robot_memory.memory_file import render  # noqa: E402

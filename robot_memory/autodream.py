@@ -98,11 +98,10 @@ from robot_memory.distiller import proposals
 from robot_memory.distiller import RuleDistiller
 from robot_memory.dream_intent import DreamIntent
 from robot_memory.errors import MemoryFileError
-from robot_memory.evidence import from_epoch
 from robot_memory.evidence import SIGNATURE_COLUMNS
 from robot_memory.evidence import SOURCE_COLUMNS
+from robot_memory.fileio import append_durably
 from robot_memory.lifecycle import LifecycleConfig
-from robot_memory.memory_file import append_durably
 from robot_memory.memory_file import read_last_updated
 from robot_memory.memory_file import render
 from robot_memory.memory_file import size_text
@@ -112,6 +111,7 @@ from robot_memory.schema import MemoryEntry
 from robot_memory.schema import new_entry
 from robot_memory.schema import RRN_PATTERN
 from robot_memory.timeutil import format_iso
+from robot_memory.timeutil import from_epoch
 from robot_memory.timeutil import to_utc
 
 _ARCHIVE_TAIL_BYTES = 8 << 20

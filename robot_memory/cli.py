@@ -255,7 +255,7 @@ def collect_stats(document, now, config, path=None) -> dict:
 def cmd_stats(args, memory: 'MemoryFile') -> int:
     """Print statistics."""
     from robot_memory import context
-    from robot_memory.evidence import default_db_path
+    from robot_memory.locations import default_db_path
     now = _now(args)
     result = memory.load(now)
     _warn(memory, result)

@@ -80,17 +80,13 @@ from robot_memory import lazy_imports
 from robot_memory import sqlite_db
 from robot_memory.dream_intent import DreamIntent
 from robot_memory.errors import MemoryFileError
-from robot_memory.locations import DB_SUFFIX  # noqa: F401 - re-exported
-from robot_memory.locations import default_db_path  # noqa: F401 - re-exported
 from robot_memory.locations import link_target
-from robot_memory.locations import MEMORY_SUFFIX  # noqa: F401 - re-exported
 from robot_memory.sqlite_db import create_private_file
 from robot_memory.sqlite_db import damage_found
 from robot_memory.sqlite_db import is_damage
 from robot_memory.sqlite_db import is_disk_full
 from robot_memory.sqlite_db import open_database
 from robot_memory.timeutil import format_iso
-from robot_memory.timeutil import from_epoch  # noqa: F401 - re-exported
 from robot_memory.timeutil import parse_iso
 from robot_memory.timeutil import to_epoch
 from robot_memory.timeutil import UTC

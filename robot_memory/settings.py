@@ -46,6 +46,7 @@ from pydantic import field_validator
 from pydantic import ValidationError
 import yaml
 
+from robot_memory import validation_text
 from robot_memory.autodream import DreamConfig
 from robot_memory.errors import MemoryFileError
 from robot_memory.federation import FederationPolicy
@@ -354,10 +355,8 @@ class Settings:
 
 def _reason(error: ValidationError, prefix: str = '') -> str:
     detail = error.errors()[0]
-    where = prefix + ('.'.join(str(part) for part in detail['loc']) or 'settings')
-    message = detail['msg']
-    for lead in ('Value error, ', 'Assertion failed, '):
-        message = message.replace(lead, '')
+    where = prefix + validation_text.where(detail, 'settings')
+    message = validation_text.message(detail, validation_text.VALIDATOR_LEADS)
     spec = _spec_named(where)
     if spec is not None and detail['type'] in _RANGE_ERRORS:
         return (f'{where}: {detail["input"]!r} is out of range ({message[:1].lower()}'

@@ -37,8 +37,8 @@ from robot_memory.autodream import dream
 from robot_memory.autodream import DreamConfig
 from robot_memory.autodream import initial_confidence
 from robot_memory.context import build_context
-from robot_memory.evidence import default_db_path
 from robot_memory.evidence import EvidenceStore
+from robot_memory.locations import default_db_path
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import side_file
 from robot_memory.observations import DiagnosticObservation

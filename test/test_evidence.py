@@ -25,9 +25,9 @@ from sqlite_utils import Database
 from sqlite_utils import Migrations
 
 from robot_memory.evidence import AuditRecord
-from robot_memory.evidence import default_db_path
 from robot_memory.evidence import EvidenceStore
 from robot_memory.evidence import MIGRATIONS
+from robot_memory.locations import default_db_path
 from robot_memory.observations import DiagnosticObservation
 from robot_memory.observations import LogObservation
 from robot_memory.timeutil import UTC

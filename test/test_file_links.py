@@ -36,9 +36,9 @@ import pytest
 
 from robot_memory import cli
 from robot_memory.errors import MemoryFileError
-from robot_memory.evidence import default_db_path
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import EvidenceStore
+from robot_memory.locations import default_db_path
 from robot_memory.memory_file import ENV_VAR
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import side_file

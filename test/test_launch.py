@@ -51,7 +51,7 @@ from rclpy.parameter import parameter_value_to_python
 import yaml
 
 from conftest import REPO
-from robot_memory.evidence import default_db_path
+from robot_memory.locations import default_db_path
 from robot_memory.memory_file import MemoryFile
 from robot_memory.settings import flat_parameters
 from robot_memory.srv import Dream

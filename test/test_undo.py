@@ -33,8 +33,8 @@ import pytest
 from robot_memory import cli
 from robot_memory.autodream import dream
 from robot_memory.autodream import DreamConfig
-from robot_memory.evidence import default_db_path
 from robot_memory.evidence import EvidenceStore
+from robot_memory.locations import default_db_path
 from robot_memory.memory_file import MemoryFile
 from robot_memory.observations import DiagnosticObservation
 from robot_memory.rules import Rules

@@ -85,11 +85,11 @@ from robot_memory import observations
 from robot_memory import undo
 from robot_memory.document_cache import DocumentCache
 from robot_memory.errors import MemoryFileError
-from robot_memory.evidence import default_db_path
 from robot_memory.evidence import EvidenceError
 from robot_memory.evidence import EvidenceStore
 from robot_memory.evidence import open_target
 from robot_memory.federation import FederationError
+from robot_memory.locations import default_db_path
 from robot_memory.memory_file import MemoryFile
 from robot_memory.msg import ContextBlock
 from robot_memory.ros import convert

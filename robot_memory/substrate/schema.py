@@ -16,7 +16,7 @@
 The substrate's tables: their columns, how values are stored in them, and their migrations.
 
 The records live in the same database file as the evidence (by default beside the memory
-file and named after it: ``robot_memory.evidence.default_db_path``) in tables of their own,
+file and named after it: ``robot_memory.locations.default_db_path``) in tables of their own,
 created by their own named migrations (set ``robot_memory.substrate``, recorded in
 ``substrate_migrations``):
 
