@@ -84,10 +84,6 @@ import sqlite3
 from typing import Optional
 import uuid
 
-from pydantic import BaseModel
-from pydantic import ConfigDict
-from pydantic import Field
-from pydantic import model_validator
 from pydantic import ValidationError
 
 from robot_memory import dream_summary
@@ -109,7 +105,7 @@ from robot_memory.rules import Rules
 from robot_memory.schema import make_entry_id
 from robot_memory.schema import MemoryEntry
 from robot_memory.schema import new_entry
-from robot_memory.schema import RRN_PATTERN
+from robot_memory.settings import DreamConfig
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import from_epoch
 from robot_memory.timeutil import to_utc
@@ -119,43 +115,6 @@ _ARCHIVE_TAIL_BYTES = 8 << 20
 # 3 KiB at most; unknown keys are unbounded), and for the whole run (some 30,000 entries).
 ARCHIVE_ENTRY_BYTES = 64 * 1024
 ARCHIVE_RUN_BYTES = 16 << 20
-
-
-class DreamConfig(BaseModel):
-    """Settings of the dream; ``lifecycle`` holds the RCAN constants."""
-
-    model_config = ConfigDict(frozen=True, extra='forbid')
-
-    lifecycle: LifecycleConfig = lifecycle.DEFAULT_CONFIG
-    rrn: Optional[str] = Field(None, pattern=RRN_PATTERN,
-                               description='RRN written into a new memory file')
-    quiet_period_days: float = Field(3.0, gt=0.0, le=365.0,
-                                     description='Days of OK reports that resolve an entry')
-    min_reinforce_interval_hours: float = Field(
-        20.0, ge=0.0, le=24.0 * 365,
-        description='An entry is reinforced at most once in this many hours')
-    initial_min: float = Field(0.10, ge=0.10, le=1.0,
-                               description='Initial confidence of the weakest evidence')
-    initial_max: float = Field(0.50, ge=0.10, le=1.0,
-                               description='Initial confidence of the strongest evidence')
-    initial_full_count: int = Field(64, ge=2, le=10_000_000,
-                                    description='Observations (ERROR counts twice) for full '
-                                                'count strength')
-    initial_full_spread_minutes: float = Field(
-        60.0, ge=0.0, le=7 * 24 * 60,
-        description='Minutes between first and last observation for full spread strength')
-    compact: bool = Field(True, description='Compact old observations after each dream')
-    summary_nights: int = Field(
-        14, ge=0, le=3650,
-        description='Days a dream summary for people (<memory file>.dream-<time>.md beside '
-                    'the memory file) is kept; 0 writes none')
-
-    @model_validator(mode='after')
-    def _ordered(self):
-        if self.initial_min > self.initial_max:
-            raise ValueError(f'initial_min ({self.initial_min}) must not exceed initial_max '
-                             f'({self.initial_max})')
-        return self
 
 
 def initial_confidence(count: int, errors: int, spread_s: float, config: DreamConfig) -> float:

@@ -78,6 +78,7 @@ from typing import TYPE_CHECKING
 
 from robot_memory import lazy_imports
 from robot_memory import sqlite_db
+from robot_memory.audit import AuditRecord
 from robot_memory.dream_intent import DreamIntent
 from robot_memory.errors import MemoryFileError
 from robot_memory.locations import link_target
@@ -238,26 +239,6 @@ def open_target(path) -> pathlib.Path:
         return link_target(path)
     except MemoryFileError as error:
         raise EvidenceError(f'the database {error}') from None
-
-
-@dataclasses.dataclass(frozen=True)
-class AuditRecord:
-    """One change to an entry: when, which entry, what, who, why, and details."""
-
-    at: dt.datetime
-    entry_id: str
-    action: str
-    actor: str
-    reason: str
-    detail: dict = dataclasses.field(default_factory=dict)
-    dream_id: Optional[int] = None
-    id: Optional[int] = None
-
-    def to_dict(self) -> dict:
-        """Plain JSON data."""
-        return {'id': self.id, 'at': format_iso(self.at), 'entry_id': self.entry_id,
-                'action': self.action, 'actor': self.actor, 'reason': self.reason,
-                'detail': self.detail, 'dream_id': self.dream_id}
 
 
 @dataclasses.dataclass

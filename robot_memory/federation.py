@@ -72,9 +72,9 @@ from pydantic import model_validator
 from pydantic import PrivateAttr
 from pydantic import ValidationError
 
+from robot_memory.audit import AuditRecord
 from robot_memory.context import check_displayable
 from robot_memory.context import is_displayable
-from robot_memory.evidence import AuditRecord
 from robot_memory.fileio import write_new
 from robot_memory.lifecycle import DEFAULT_CONFIG
 from robot_memory.lifecycle import effective_confidence

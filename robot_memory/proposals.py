@@ -53,18 +53,14 @@ import sqlite3
 from typing import Optional
 import uuid
 
-from pydantic import BaseModel
-from pydantic import ConfigDict
-from pydantic import Field
-from pydantic import field_validator
 
 from robot_memory import lazy_imports
+from robot_memory.settings import ProposalSettings
+from robot_memory.settings import SOURCES
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import from_epoch
 from robot_memory.timeutil import to_utc
 
-MODES = ('apply', 'propose')
-SOURCES = ('distiller', 'agents', 'peers')
 KINDS = {'reword': 'distiller', 'learn': 'agents', 'peer_context': 'peers'}
 STATUSES = ('pending', 'approved', 'rejected', 'expired', 'replaced')
 DECISIONS = ('approve', 'reject')
@@ -75,45 +71,6 @@ MAX_ACTOR = 64
 
 class ProposalError(ValueError):
     """A proposal cannot be made or decided; the message says what to do."""
-
-
-class ProposalSettings(BaseModel):
-    """Per source: apply its changes at once, or propose them for approval."""
-
-    model_config = ConfigDict(frozen=True, extra='forbid')
-
-    distiller: str = Field('apply', description="The LLM distiller's wording of new entries "
-                                                'during a dream: apply (write at once) or '
-                                                'propose (the entry keeps the rule text until '
-                                                'a person approves the new wording)')
-    agents: str = Field('apply', description="Agents' typed-memory writes (~/learn, MCP "
-                                             'learn, robot-memory learn): apply or propose '
-                                             '(queued until approved)')
-    peers: str = Field('apply', description="Peer robots' payloads that would change "
-                                            'peer_context: apply or propose (queued until '
-                                            'approved; a newer payload replaces a pending one)')
-    expire_after_hours: float = Field(168.0, gt=0.0, le=24.0 * 3650,
-                                      description='Hours a proposal waits for a decision '
-                                                  'before it expires (the change is not made)')
-
-    @field_validator('distiller', 'agents', 'peers')
-    @classmethod
-    def _mode_valid(cls, value):
-        if value not in MODES:
-            raise ValueError(f'{value!r} is not a mode; use apply (write at once, the default) '
-                             'or propose (queue for robot-memory approve)')
-        return value
-
-    def mode(self, source: str) -> str:
-        """Return the mode of ``source`` (one of SOURCES)."""
-        if source not in SOURCES:
-            raise ValueError(f'source {source!r} is not one of {", ".join(SOURCES)}')
-        return getattr(self, source)
-
-    @property
-    def expire_after_s(self) -> float:
-        """How long a proposal waits, in seconds."""
-        return self.expire_after_hours * 3600.0
 
 
 DEFAULT_SETTINGS = ProposalSettings()

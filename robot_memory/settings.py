@@ -25,11 +25,11 @@ same validation, so a file the node would refuse is refused by the CLI with the 
 
 Five groups: the node's own settings (:class:`NodeSettings`), the RCAN lifecycle
 constants (``lifecycle.LifecycleConfig``, top-level names such as ``decay_per_day``), the
-dream settings (``autodream.DreamConfig``, names prefixed ``dream.``), the peer
+dream settings (``DreamConfig``, names prefixed ``dream.``), the peer
 federation policy (``federation.FederationPolicy``, names prefixed ``federation.``; ROS
 parameters have no maps or nulls, so a key file path is a string, empty for none, and
 ``peer_public_keys`` is a list of ``"RRN=path"``) and which sources' changes wait for
-approval (``proposals.ProposalSettings``, names prefixed ``proposals.``).
+approval (``ProposalSettings``, names prefixed ``proposals.``).
 """
 
 import dataclasses
@@ -38,23 +38,105 @@ import pathlib
 import re
 import textwrap
 from typing import Any
+from typing import Optional
 
 from pydantic import BaseModel
 from pydantic import ConfigDict
 from pydantic import Field
 from pydantic import field_validator
+from pydantic import model_validator
 from pydantic import ValidationError
 import yaml
 
 from robot_memory import validation_text
-from robot_memory.autodream import DreamConfig
 from robot_memory.errors import MemoryFileError
 from robot_memory.federation import FederationPolicy
+from robot_memory.lifecycle import DEFAULT_CONFIG
 from robot_memory.lifecycle import LifecycleConfig
-from robot_memory.proposals import ProposalSettings
 from robot_memory.schema import RRN_PATTERN
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 from robot_memory.timeutil import parse_iso
+
+# Per source of changes (proposals.*): apply at once, or propose for a person's approval.
+MODES = ('apply', 'propose')
+SOURCES = ('distiller', 'agents', 'peers')
+
+
+class DreamConfig(BaseModel):
+    """Settings of the dream; ``lifecycle`` holds the RCAN constants."""
+
+    model_config = ConfigDict(frozen=True, extra='forbid')
+
+    lifecycle: LifecycleConfig = DEFAULT_CONFIG
+    rrn: Optional[str] = Field(None, pattern=RRN_PATTERN,
+                               description='RRN written into a new memory file')
+    quiet_period_days: float = Field(3.0, gt=0.0, le=365.0,
+                                     description='Days of OK reports that resolve an entry')
+    min_reinforce_interval_hours: float = Field(
+        20.0, ge=0.0, le=24.0 * 365,
+        description='An entry is reinforced at most once in this many hours')
+    initial_min: float = Field(0.10, ge=0.10, le=1.0,
+                               description='Initial confidence of the weakest evidence')
+    initial_max: float = Field(0.50, ge=0.10, le=1.0,
+                               description='Initial confidence of the strongest evidence')
+    initial_full_count: int = Field(64, ge=2, le=10_000_000,
+                                    description='Observations (ERROR counts twice) for full '
+                                                'count strength')
+    initial_full_spread_minutes: float = Field(
+        60.0, ge=0.0, le=7 * 24 * 60,
+        description='Minutes between first and last observation for full spread strength')
+    compact: bool = Field(True, description='Compact old observations after each dream')
+    summary_nights: int = Field(
+        14, ge=0, le=3650,
+        description='Days a dream summary for people (<memory file>.dream-<time>.md beside '
+                    'the memory file) is kept; 0 writes none')
+
+    @model_validator(mode='after')
+    def _ordered(self):
+        if self.initial_min > self.initial_max:
+            raise ValueError(f'initial_min ({self.initial_min}) must not exceed initial_max '
+                             f'({self.initial_max})')
+        return self
+
+
+class ProposalSettings(BaseModel):
+    """Per source: apply its changes at once, or propose them for approval."""
+
+    model_config = ConfigDict(frozen=True, extra='forbid')
+
+    distiller: str = Field('apply', description="The LLM distiller's wording of new entries "
+                                                'during a dream: apply (write at once) or '
+                                                'propose (the entry keeps the rule text until '
+                                                'a person approves the new wording)')
+    agents: str = Field('apply', description="Agents' typed-memory writes (~/learn, MCP "
+                                             'learn, robot-memory learn): apply or propose '
+                                             '(queued until approved)')
+    peers: str = Field('apply', description="Peer robots' payloads that would change "
+                                            'peer_context: apply or propose (queued until '
+                                            'approved; a newer payload replaces a pending one)')
+    expire_after_hours: float = Field(168.0, gt=0.0, le=24.0 * 3650,
+                                      description='Hours a proposal waits for a decision '
+                                                  'before it expires (the change is not made)')
+
+    @field_validator('distiller', 'agents', 'peers')
+    @classmethod
+    def _mode_valid(cls, value):
+        if value not in MODES:
+            raise ValueError(f'{value!r} is not a mode; use apply (write at once, the default) '
+                             'or propose (queue for robot-memory approve)')
+        return value
+
+    def mode(self, source: str) -> str:
+        """Return the mode of ``source`` (one of SOURCES)."""
+        if source not in SOURCES:
+            raise ValueError(f'source {source!r} is not one of {", ".join(SOURCES)}')
+        return getattr(self, source)
+
+    @property
+    def expire_after_s(self) -> float:
+        """How long a proposal waits, in seconds."""
+        return self.expire_after_hours * 3600.0
+
 
 # ROS 2 topic names cannot contain ':', so 'TOPIC:pkg/msg/Type' is unambiguous.
 _TELEMETRY = re.compile(r'^(?P<topic>~?/?[A-Za-z_{][A-Za-z0-9_/{}~]*):'

@@ -99,6 +99,19 @@ def test_reading_commands_import_neither_the_database_nor_the_writers(memory, co
     assert not names & WRITERS, sorted(names & WRITERS)
 
 
+def test_reading_with_the_nodes_parameters_file_stays_as_light(memory, tmp_path):
+    _, env = memory
+    config = tmp_path / 'robot_memory.yaml'
+    config.write_text('/**:\n  ros__parameters:\n    dream:\n      quiet_period_days: 2.0\n'
+                      '    proposals:\n      agents: propose\n', encoding='utf-8')
+    names = imported(['show', '--at', AT, '--config', str(config)], env)
+    assert 'robot_memory.settings' in names  # the file was read
+    assert not names & HEAVY, sorted(names & HEAVY)
+    # The parameters include the peer federation policy, defined beside the merge rules.
+    writers = WRITERS - {'robot_memory.federation'}
+    assert not names & writers, sorted(names & writers)
+
+
 @pytest.mark.parametrize('command', [['learn', 'The charging dock is in the hallway'],
                                      ['recall', 'charging dock'],
                                      ['forget', 'nothing like this', '--reason', 'test']])

@@ -24,7 +24,7 @@ import pytest
 from sqlite_utils import Database
 from sqlite_utils import Migrations
 
-from robot_memory.evidence import AuditRecord
+from robot_memory.audit import AuditRecord
 from robot_memory.evidence import EvidenceStore
 from robot_memory.evidence import MIGRATIONS
 from robot_memory.locations import default_db_path
