@@ -74,7 +74,7 @@ class TypedMemoryServices:
         except BaseException:
             self.substrate.close()
             raise
-        self._metrics = None
+        self._metrics = self._encryption = None
         self._metrics_error = None
         self._metrics_due = 0.0
         node.create_service(Learn, '~/learn', self.learn_callback, callback_group=group)
@@ -213,30 +213,30 @@ class TypedMemoryServices:
         if time.monotonic() >= self._metrics_due:
             self._metrics_due = time.monotonic() + self._settings().node.substrate_metrics_period_s
             try:
-                self._metrics = self.substrate.metrics(self._clock.now())
-                self._metrics['encryption'] = self.substrate.sealed_status()
+                self._metrics = self.substrate.measure(self._clock.now())
+                self._encryption = self.substrate.sealed_status()
                 self._metrics_error = None
             except (SubstrateError, ValueError, OSError) as error:
                 self._metrics_error = str(error)
         if self._metrics_error:
             return WARN, f'metrics unavailable: {self._metrics_error}', {}
-        metrics = self._metrics
-        salience = metrics['salience']
-        retrieval = metrics['retrieval']
+        metrics, encryption = self._metrics, self._encryption
         search = describe_embedder(self.substrate.embedder)
-        values = {'records': metrics['records'], 'search': search['search'],
+        values = {'records': metrics.records, 'search': search['search'],
                   'embedder': search['embedder'],
-                  **{f'type {name}': count for name, count in metrics['by_type'].items()},
-                  **{f'status {name}': count for name, count in metrics['by_status'].items()},
-                  'created_per_day': metrics['growth']['rate_per_day'],
-                  'salience_mean': salience['mean'], 'salience_median': salience['median'],
-                  'pinned': salience['pinned'],
-                  'recall_hits': retrieval['hits'], 'usefulness': retrieval['usefulness'],
-                  'contradiction_rate': metrics['contradiction']['rate'],
-                  'revisions_per_day': metrics['revision']['rate_per_day'],
-                  'window_days': metrics['window_days'],
-                  'encrypted_records': metrics['encryption']['sealed'],
-                  'encrypted_withheld': metrics['encryption']['withheld']}
-        if metrics['encryption']['withheld']:  # the key is missing or wrong: say what to do
-            return WARN, metrics['encryption']['notice'], values
-        return OK, f'{metrics["records"]} records', values
+                  **{f'type {name}': count for name, count in metrics.by_type.items()},
+                  **{f'status {name}': count for name, count in metrics.by_status.items()},
+                  'created_per_day': metrics.growth.rate_per_day,
+                  'salience_mean': metrics.salience.mean,
+                  'salience_median': metrics.salience.median,
+                  'pinned': metrics.salience.pinned,
+                  'recall_hits': metrics.retrieval.hits,
+                  'usefulness': metrics.retrieval.usefulness,
+                  'contradiction_rate': metrics.contradiction.rate,
+                  'revisions_per_day': metrics.revision.rate_per_day,
+                  'window_days': metrics.window_days,
+                  'encrypted_records': encryption['sealed'],
+                  'encrypted_withheld': encryption['withheld']}
+        if encryption['withheld']:  # the key is missing or wrong: say what to do
+            return WARN, encryption['notice'], values
+        return OK, f'{metrics.records} records', values
