@@ -336,42 +336,42 @@ def test_a_peer_payload_waits_replaces_an_older_one_and_merges_when_approved(tmp
                                          f'proposal:{first.id}')] == ['propose', 'replace']
 
 
-def test_the_cli_checks_the_peer_allowlist_of_the_config_it_is_given(tmp_path, capsys,
-                                                                     monkeypatch):
+def queued_peer_block(tmp_path, monkeypatch, at=NOW):
+    """Return a memory file and the id of a peer block proposed to it at ``at``."""
     monkeypatch.setenv('HOME', str(tmp_path / 'home'))
     memory = MemoryFile(tmp_path / 'robot-memory.md')
-    memory.path.write_bytes(render(new_document('RRN-000000000001', NOW)))
+    if not memory.path.exists():
+        memory.path.write_bytes(render(new_document('RRN-000000000001', NOW)))
     policy = federation.FederationPolicy(allowed_peers=('RRN-000000000002',))
     with ProposalQueue.open(tmp_path / 'robot-memory.db') as queue:
-        ids = [proposals.propose_peer(queue, memory, peer_payload(NOW + dt.timedelta(days=n)),
-                                      NOW + dt.timedelta(days=n), policy, PROPOSE_ALL,
-                                      'ros:exchange').id for n in range(3)]
+        return memory, proposals.propose_peer(queue, memory, peer_payload(at), at, policy,
+                                              PROPOSE_ALL, 'ros:exchange').id
+
+
+def test_the_cli_checks_the_peer_allowlist_of_the_config_it_is_given(tmp_path, capsys,
+                                                                     monkeypatch):
+    for day in range(3):  # each replaces the one before: the last waits
+        memory, waiting = queued_peer_block(tmp_path, monkeypatch, NOW + dt.timedelta(days=day))
     configs = {}
     for name, peers in (('gone', "['RRN-000000000003']"), ('kept', "['RRN-000000000002']")):
         configs[name] = tmp_path / f'{name}.yaml'
         configs[name].write_text('/**:\n  ros__parameters:\n    federation:\n'
                                  f'      allowed_peers: {peers}\n', encoding='utf-8')
     at = ['--file', memory.path, '--at', '2026-05-04T03:00:00Z']
-    code, out, err = run(capsys, 'approve', ids[2], '--config', configs['gone'], *at)
+    code, out, err = run(capsys, 'approve', waiting, '--config', configs['gone'], *at)
     assert code == 1 and 'no longer on federation.allowed_peers' in err and out == ''
-    code, out, err = run(capsys, 'approve', ids[2], '--config', configs['kept'], *at)
-    assert code == 0 and out.startswith(f'approved #{ids[2]}') and 'not checked' not in err
+    code, out, err = run(capsys, 'approve', waiting, '--config', configs['kept'], *at)
+    assert code == 0 and out.startswith(f'approved #{waiting}') and 'not checked' not in err
     [block] = memory.load(NOW + dt.timedelta(days=3)).document.peer_context
     assert block.rrn == 'RRN-000000000002'
 
 
 def test_the_cli_says_when_it_could_not_check_the_peer_allowlist(tmp_path, capsys,
                                                                  monkeypatch):
-    monkeypatch.setenv('HOME', str(tmp_path / 'home'))
-    memory = MemoryFile(tmp_path / 'robot-memory.md')
-    memory.path.write_bytes(render(new_document('RRN-000000000001', NOW)))
-    policy = federation.FederationPolicy(allowed_peers=('RRN-000000000002',))
-    with ProposalQueue.open(tmp_path / 'robot-memory.db') as queue:
-        proposal = proposals.propose_peer(queue, memory, peer_payload(NOW), NOW, policy,
-                                          PROPOSE_ALL, 'ros:exchange')
-    code, out, err = run(capsys, 'approve', proposal.id, '--file', memory.path, '--at',
+    memory, waiting = queued_peer_block(tmp_path, monkeypatch)
+    code, out, err = run(capsys, 'approve', waiting, '--file', memory.path, '--at',
                          '2026-05-02T03:00:00Z')
-    assert code == 0 and out.startswith(f'approved #{proposal.id}')
+    assert code == 0 and out.startswith(f'approved #{waiting}')
     assert 'the peer allowlist was not checked; give --config' in err
 
 
