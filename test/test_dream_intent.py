@@ -84,13 +84,19 @@ def test_a_damaged_intent_record_is_refused_with_what_is_wrong(text, reason):
         DreamIntent.from_json(text)
 
 
-def test_a_dream_intent_left_by_the_untyped_writer_is_completed(tmp_path, monkeypatch):
+def killed_in_its_first_dream(tmp_path, monkeypatch) -> 'Robot':
+    """Return a robot whose first dream wrote the file and died before committing."""
     robot = Robot(tmp_path / 'robot')
     robot.fault(0)
     monkeypatch.setattr(EvidenceStore, 'commit_dream', killed)
     with pytest.raises(KeyboardInterrupt):
         robot.dream(0)
     monkeypatch.undo()
+    return robot
+
+
+def test_a_dream_intent_left_by_the_untyped_writer_is_completed(tmp_path, monkeypatch):
+    robot = killed_in_its_first_dream(tmp_path, monkeypatch)
     old = json.loads(UNTYPED['dream'])
     assert 'kind' not in old
     assert autodream.file_hash(robot.memory.path.read_bytes()) == old['file_hash']
@@ -134,12 +140,7 @@ def test_a_prune_intent_left_by_the_untyped_writer_is_completed_by_the_next_drea
 
 def test_an_intent_whose_file_was_edited_after_writing_is_known_by_its_last_updated(
         tmp_path, monkeypatch):
-    robot = Robot(tmp_path / 'robot')
-    robot.fault(0)
-    monkeypatch.setattr(EvidenceStore, 'commit_dream', killed)
-    with pytest.raises(KeyboardInterrupt):
-        robot.dream(0)
-    monkeypatch.undo()
+    robot = killed_in_its_first_dream(tmp_path, monkeypatch)
     # A person edits the file before the recovery, writing last_updated in a form of their
     # own (plain, with a comment): still the time of the dream that wrote it.
     text = robot.memory.path.read_text('utf-8')
