@@ -280,7 +280,9 @@ def main(argv=None) -> int:
     else:
         line.update(baseline_ms=None, ratio=None, speedup=None, met=None,
                     note='opencastor is not installed, so the reference was not measured '
-                         '(pip install opencastor; a benchmark-only dependency)')
+                         "(pip install opencastor 'click>=8.3.1'; a benchmark-only "
+                         'dependency whose gTTS would otherwise downgrade click below what '
+                         'sqlite-utils needs)')
     print(json.dumps(line), flush=True)
     start = {'bench': 'python_start', 'ms': median_ms(times['python_reexec']),
              'repeats': repeats,
