@@ -108,7 +108,7 @@ from robot_memory.schema import new_entry
 from robot_memory.settings import DreamConfig
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import from_epoch
-from robot_memory.timeutil import to_utc
+from robot_memory.timeutil import require_aware
 
 _ARCHIVE_TAIL_BYTES = 8 << 20
 # What one prune may append to the archive: per entry (an entry's own fields take about
@@ -312,10 +312,7 @@ def _diff_summary(before: dict, after: dict) -> str:
 
 
 def _aware(now: dt.datetime) -> dt.datetime:
-    if not isinstance(now, dt.datetime) or now.tzinfo is None:
-        raise ValueError('now must be an aware datetime (UTC), e.g. '
-                         'datetime.now(timezone.utc)')
-    return to_utc(now)
+    return require_aware(now)
 
 
 def _as_config(config) -> DreamConfig:

@@ -59,6 +59,7 @@ from robot_memory.settings import ProposalSettings
 from robot_memory.settings import SOURCES
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import from_epoch
+from robot_memory.timeutil import require_aware
 from robot_memory.timeutil import to_utc
 
 KINDS = {'reword': 'distiller', 'learn': 'agents', 'peer_context': 'peers'}
@@ -123,9 +124,7 @@ def _duration(seconds: float) -> str:
 
 
 def _epoch(now: dt.datetime) -> float:
-    if not isinstance(now, dt.datetime) or now.tzinfo is None:
-        raise ValueError('now must be an aware datetime (UTC)')
-    return now.timestamp()
+    return require_aware(now).timestamp()
 
 
 def _check_text(value, what: str, limit: int) -> str:

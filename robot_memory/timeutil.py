@@ -64,6 +64,21 @@ def parse_file_stamp(text: str) -> dt.datetime:
     return dt.datetime.strptime(text, FILE_STAMP_FORMAT).replace(tzinfo=UTC)
 
 
+def require_aware(value, error: type = ValueError, what: str = 'now') -> dt.datetime:
+    """
+    Return ``value`` as aware UTC; refuse anything but an aware datetime with ``error``.
+
+    The core takes the clock as an argument: a naive time is an unknown time there, not UTC.
+    """
+    if not isinstance(value, dt.datetime):
+        raise error(f'{what} must be a datetime (the caller passes the clock), got '
+                    f'{type(value).__name__}')
+    if value.tzinfo is None:
+        raise error(f'{what} must be an aware datetime, got a naive {value.isoformat()}; '
+                    'attach timezone.utc, e.g. datetime.now(timezone.utc)')
+    return to_utc(value)
+
+
 def to_epoch(value: dt.datetime) -> float:
     """Return ``value`` as UNIX seconds (a naive value is taken as UTC)."""
     return to_utc(value).timestamp()

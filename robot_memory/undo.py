@@ -56,7 +56,7 @@ import uuid
 from robot_memory.dream_intent import DreamIntent
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
-from robot_memory.timeutil import to_utc
+from robot_memory.timeutil import require_aware
 
 ACTION = 'undo'
 MAX_REASON = 500
@@ -141,9 +141,7 @@ class UndoReport:
 
 
 def _aware(now: dt.datetime) -> dt.datetime:
-    if not isinstance(now, dt.datetime) or now.tzinfo is None:
-        raise UndoError('now must be an aware datetime (UTC)')
-    return to_utc(now)
+    return require_aware(now, UndoError)
 
 
 def check_reason(reason) -> str:

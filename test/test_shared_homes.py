@@ -15,6 +15,7 @@
 """The shared helpers each concept has one home for: durable files, SQLite files, time, words."""
 
 import datetime as dt
+import re
 import sqlite3
 import subprocess
 import sys
@@ -178,3 +179,17 @@ def test_token_sets_and_jaccard():
     assert token_set('Left WHEEL, left wheel!') == frozenset({'left', 'wheel'})
     assert jaccard(token_set('left wheel'), token_set('left wheel slips')) == pytest.approx(2 / 3)
     assert jaccard(frozenset(), frozenset()) == 0.0
+
+
+@pytest.mark.parametrize('value, says', [
+    (dt.datetime(2026, 5, 1), 'must be an aware datetime, got a naive 2026-05-01T00:00:00'),
+    ('2026-05-01T00:00:00Z', 'must be a datetime (the caller passes the clock), got str'),
+])
+def test_the_clock_the_core_is_given_must_be_an_aware_datetime(value, says):
+    class Refused(Exception):
+        pass
+
+    with pytest.raises(Refused, match=re.escape(f'at {says}')):
+        timeutil.require_aware(value, Refused, 'at')
+    berlin = dt.datetime(2026, 5, 1, 2, 0, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    assert timeutil.require_aware(berlin) == dt.datetime(2026, 5, 1, 0, 0, tzinfo=dt.timezone.utc)

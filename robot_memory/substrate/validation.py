@@ -33,6 +33,7 @@ from robot_memory.substrate.models import MAX_TEXT
 from robot_memory.substrate.models import MEMORY_TYPES
 from robot_memory.substrate.models import ProvenanceSource
 from robot_memory.substrate.models import SENSITIVITIES
+from robot_memory.timeutil import require_aware
 
 TAG = re.compile(r'^[\w][\w\-:./]*$', re.UNICODE)
 
@@ -44,13 +45,7 @@ def first_error(error: pydantic.ValidationError) -> str:
 
 def epoch(now: dt.datetime, what: str = 'now') -> float:
     """Return ``now`` (an aware datetime: the caller's clock) as UNIX seconds."""
-    if not isinstance(now, dt.datetime):
-        raise SubstrateError(f'{what} must be a datetime (the caller passes the clock), '
-                             f'got {type(now).__name__}')
-    if now.tzinfo is None:
-        raise SubstrateError(f'{what} must be an aware datetime, got a naive '
-                             f'{now.isoformat()}; attach timezone.utc')
-    return now.timestamp()
+    return require_aware(now, SubstrateError, what).timestamp()
 
 
 def level(name: str, what: str = 'trust') -> int:
