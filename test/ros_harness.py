@@ -187,8 +187,9 @@ def flood_main(argv) -> None:
     over ``--sources`` ids; with ``--rotate N`` the window of ids moves on by one every N
     arrays (new signatures keep coming, old ones stop). Prints ``ready`` when a subscriber
     is matched and, at the end, ``{"arrays": .., "statuses": .., "refused_by_writer": ..,
-    "seconds": ..}``: arrays the writer refused (its history full of unacknowledged samples)
-    were never sent and are not counted in ``arrays``.
+    "all_acked": .., "seconds": ..}``, once the writer has delivered what it held (or 20 s
+    passed: ``all_acked`` false). Arrays the writer refused (its history full of
+    unacknowledged samples) were never sent and are not counted in ``arrays``.
     Publishes in bursts every 5 ms so the rate holds on a busy machine; a rate beyond what
     one process can publish means as fast as it can.
     """
@@ -199,6 +200,7 @@ def flood_main(argv) -> None:
     from diagnostic_msgs.msg import DiagnosticArray
     from diagnostic_msgs.msg import DiagnosticStatus
     from diagnostic_msgs.msg import KeyValue
+    from rclpy.duration import Duration
     from rclpy.qos import QoSProfile
     from rclpy.qos import ReliabilityPolicy
 
@@ -259,8 +261,11 @@ def flood_main(argv) -> None:
             attempts += 1
         time.sleep(0.005)
     elapsed = time.monotonic() - started
-    time.sleep(0.5)  # let the reliable writer deliver what is queued
+    # Let the reliable writer deliver what it still holds before this process goes: a reader
+    # that never sees the last sequence numbers cannot count what was lost before them.
+    acked = publisher.wait_for_all_acked(Duration(seconds=20))
     print(json.dumps({'arrays': arrays, 'statuses': arrays * args.statuses,
-                      'refused_by_writer': refused, 'seconds': round(elapsed, 3)}), flush=True)
+                      'refused_by_writer': refused, 'all_acked': acked,
+                      'seconds': round(elapsed, 3)}), flush=True)
     node.destroy_node()
     rclpy.shutdown()

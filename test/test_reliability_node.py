@@ -693,7 +693,7 @@ def flooded(tmp_path_factory, probe):
                     facts['latency'][name].append(time.monotonic() - started)
                 facts['rss'].append(rss_bytes(node.process.pid))
                 assert node.process.poll() is None, node.log()[-2000:]
-            out, err = flood.communicate(timeout=30.0)
+            out, err = flood.communicate(timeout=60.0)
             facts['published'] = json.loads(out.strip().splitlines()[-1])['statuses']
             probe.destroy_client(contexts)
             probe.destroy_client(dreams)
