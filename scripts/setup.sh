@@ -326,6 +326,12 @@ run "colcon build" build_env "$COLCON" --log-base "$COLCON_LOG" build \
   --cmake-args -DPython3_EXECUTABLE="$BUILD_PY" -DBUILD_TESTING=OFF \
     -DROBOT_MEMORY_PYTHON="$VPY"
 
+# Byte-compile the installed package, as pip and dpkg do at install time: where
+# PYTHONDONTWRITEBYTECODE is set (containers, CI) Python never caches the .pyc files
+# itself, and every robot-memory command would compile ~80 modules from source first.
+run "byte-compile" "$VPY" -m compileall -q -j 0 \
+  "$INSTALL"/robot_memory/lib/python3*/site-packages/robot_memory
+
 # The generated interfaces must import from the install tree with the venv python.
 run "import check" build_env bash -c '
   set +u; source "$1/local_setup.bash"; set -u
