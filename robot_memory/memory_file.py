@@ -60,6 +60,7 @@ import dataclasses
 import datetime as dt
 import decimal
 import fcntl
+import functools
 import gc
 import glob
 import itertools
@@ -91,12 +92,15 @@ from robot_memory.locations import ENV_VAR  # noqa: F401 - part of this API
 from robot_memory.locations import link_target
 from robot_memory.locations import resolve_path
 from robot_memory.schema import COLUMN_FIELDS
+from robot_memory.schema import document_header
 from robot_memory.schema import DocumentHeader
 from robot_memory.schema import entries_from_columns
 from robot_memory.schema import make_entry_id
 from robot_memory.schema import MemoryDocument
 from robot_memory.schema import MemoryEntry
 from robot_memory.schema import new_entry
+from robot_memory.schema import peer_block_header
+from robot_memory.schema import peer_entries_fast
 from robot_memory.schema import PeerBlock
 from robot_memory.schema import PeerEntry
 from robot_memory.schema import SCHEMA_VERSION
@@ -127,7 +131,14 @@ QUARANTINE_RUN_BYTES = 1024 * 1024
 UNSET_RRN = 'RRN-UNSET'
 
 _KNOWN_KEYS = ('schema_version', 'rrn', 'last_updated', 'entries', 'peer_context')
-_ENTRIES = TypeAdapter(list[MemoryEntry])
+
+
+@functools.cache
+def _entries_adapter() -> TypeAdapter:
+    """Return the validator of a list of MemoryEntry, built at its first use."""
+    return TypeAdapter(list[MemoryEntry])
+
+
 _KEY_LINE = re.compile(r'([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?\r?$')
 _PLAIN_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_]*\Z')
 # Plain words YAML 1.1 reads as booleans or null: such a key is not a string to libyaml.
@@ -999,12 +1010,12 @@ def _validate_entries(raw_items, section, lines_of, model, result):
     if type(raw_items) is _ValidatedEntries:
         valid = list(raw_items)
     else:
-        valid = validate_entries_fast(raw_items) if model is MemoryEntry else None
+        valid = (validate_entries_fast if model is MemoryEntry else peer_entries_fast)(raw_items)
     bad = []
     if valid is None:
         try:
             if model is MemoryEntry:
-                valid = _ENTRIES.validate_python(raw_items)
+                valid = _entries_adapter().validate_python(raw_items)
             else:
                 valid = [model.model_validate(item) for item in raw_items]
         except ValidationError:
@@ -1111,8 +1122,8 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
     if 'schema_version' not in mapping:
         return migrate_legacy(data, now, default_rrn, mapping)
     try:
-        header = DocumentHeader.model_validate({key: mapping.get(key) for key in
-                                                ('schema_version', 'rrn', 'last_updated')})
+        header = document_header({key: mapping.get(key) for key in
+                                  ('schema_version', 'rrn', 'last_updated')})
     except ValidationError as error:
         detail = error.errors()[0]
         key = str(detail['loc'][0]) if detail['loc'] else 'schema_version'
@@ -1221,7 +1232,7 @@ def _parse_peer_context(raw, lines_of, result):
             continue
         header = {key: value for key, value in item.items() if key != 'entries'}
         try:
-            block = PeerBlock.model_validate(header)
+            block = peer_block_header(header)
         except ValidationError as error:
             reason = first_errors(error)
             result.problems.append(Problem(f'peer_context[{index}] quarantined: {reason}', where))
