@@ -148,38 +148,55 @@ _YAML_KEYWORDS = frozenset(
 # What libyaml refuses or folds; the fast path leaves such text to libyaml. A single
 # character class (tab, controls, U+2028/U+2029, BOM, surrogates, U+FFFE/U+FFFF) scans a
 # 4 MB front matter about four times faster than one alternation holding it and the escapes.
-_YAML_UNSAFE_CHAR = re.compile(
+# Compiled at its first use (6 ms: reading a file's bytes never needs it, writing does).
+_YAML_UNSAFE_CHAR = functools.cache(lambda: re.compile(
     '[^\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd'
-    '\U00010000-\U0010ffff]')
+    '\U00010000-\U0010ffff]'))
 _YAML_UNSAFE_ESCAPE = re.compile(r'\\u[dD][89abAB]|\\U')
 
 
 def _yaml_unsafe(text: str) -> bool:
     """Whether ``text`` holds a character or escape libyaml reads differently from JSON."""
-    return (_YAML_UNSAFE_CHAR.search(text) is not None
+    return (_YAML_UNSAFE_CHAR().search(text) is not None
             or _YAML_UNSAFE_ESCAPE.search(text) is not None)
 
 
 # The same set, found in UTF-8 bytes (no surrogates there: the bytes decoded strictly).
 # Deleting every harmless single byte leaves the control bytes; the unsafe multi-byte
 # characters (U+0080-U+009F, U+2028, U+2029, U+FEFF, U+FFFE, U+FFFF) are found by their
-# sequences, each pattern led by a literal byte that the regex engine skips to quickly (a
-# UTF-8 lead byte never occurs inside another character). Twice as fast as the class.
+# sequences, each pattern led by a literal byte (a UTF-8 lead byte never occurs inside
+# another character).
 _UNSAFE_BYTES = bytes(range(0x0a)) + b'\x0b\x0c' + bytes(range(0x0e, 0x20)) + b'\x7f'
 _HARMLESS_BYTES = bytes(byte for byte in range(256) if byte not in _UNSAFE_BYTES)
-# Each sequence comes with its lead byte: a search only runs where that byte occurs at all
-# (``in`` finds one byte with memchr, many times faster than a pattern search).
+# Each sequence comes with its lead byte: a search only runs where that byte occurs at all.
 _UNSAFE_SEQUENCES = ((b'\xc2', re.compile(rb'\xc2[\x80-\x9f]')),
                      (b'\xe2', re.compile(rb'\xe2\x80[\xa8\xa9]')),
                      (b'\xef', re.compile(rb'\xef(?:\xbb\xbf|\xbf[\xbe\xbf])')),
                      (b'\\', re.compile(rb'\\(?:u[dD][89abAB]|U)')))
 
 
+# What a scan keeps of the bytes: the unsafe single bytes, and every byte of the unsafe
+# sequences but the backslash's (ASCII letters). The few bytes kept of a text are searched
+# for the sequences; one found there may join bytes that were apart, so it is confirmed in
+# the whole text. One pass over the text instead of one per sequence.
+_SEQUENCE_BYTES = b'\xc2\xe2\xef' + bytes(range(0x80, 0xa0)) + b'\xa8\xa9\xbb\xbe\xbf'
+_NOT_KEPT = bytes(byte for byte in range(256)
+                  if byte not in _UNSAFE_BYTES and byte not in _SEQUENCE_BYTES)
+
+
 def _yaml_unsafe_utf8(data: bytes) -> bool:
     """``_yaml_unsafe(data.decode('utf-8'))`` for bytes that are valid UTF-8."""
-    return bool(data.translate(None, _HARMLESS_BYTES)) or any(
-        lead in data and sequence.search(data) is not None
-        for lead, sequence in _UNSAFE_SEQUENCES)
+    kept = data.translate(None, _NOT_KEPT)
+    if kept.translate(None, _HARMLESS_BYTES):
+        return True
+    for lead, sequence in _UNSAFE_SEQUENCES:
+        if lead == b'\\':
+            if lead in data and sequence.search(data) is not None:
+                return True
+        elif lead in kept and sequence.search(kept) is not None \
+                and sequence.search(data) is not None:
+            return True
+    return False
 
 
 # PyYAML's YAML 1.1 float rule: 1e5 is a string there, 1.0e+5 a float.
