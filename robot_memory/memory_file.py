@@ -77,7 +77,6 @@ from typing import Optional
 
 from pydantic import TypeAdapter
 from pydantic import ValidationError
-import yaml
 
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import MemoryLockTimeout
@@ -87,6 +86,7 @@ from robot_memory.fileio import fsync_directory
 from robot_memory.fileio import kept_name
 from robot_memory.fileio import side_file
 from robot_memory.fileio import write_atomic
+from robot_memory.lazy_imports import deferred
 from robot_memory.locations import DEFAULT_PATH  # noqa: F401 - part of this API
 from robot_memory.locations import ENV_VAR  # noqa: F401 - part of this API
 from robot_memory.locations import link_target
@@ -110,12 +110,18 @@ from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import UTC as _UTC
 from robot_memory.validation_text import first_errors
 
-try:  # libyaml's C loader and dumper when present: 5-10x faster than pure Python.
-    _YamlLoader = yaml.CSafeLoader
-    _YamlDumper = yaml.CSafeDumper
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _YamlLoader = yaml.SafeLoader
-    _YamlDumper = yaml.SafeDumper
+# Imported when first used: a file of the writer's form is read without it (robot-memory
+# show then saves the ~20 ms of importing PyYAML).
+yaml = deferred('yaml')
+
+
+@functools.cache
+def _yaml_classes() -> tuple:
+    """Return libyaml's C loader and dumper when present (5-10x faster), else PyYAML's."""
+    if hasattr(yaml, 'CSafeLoader'):
+        return yaml.CSafeLoader, yaml.CSafeDumper
+    return yaml.SafeLoader, yaml.SafeDumper  # pragma: no cover - PyYAML without libyaml
+
 
 # A memory file larger than this is refused unread (the limit in MiB can be set in
 # $CASTOR_ROBOT_MEMORY_MAX_MB): 200,000 entries take about 80 MiB.
@@ -664,8 +670,6 @@ _MAYBE_ANCHOR = re.compile(r'[&*]')
 _DEEP_INDENT = re.compile(r'^ {%d,}' % MAX_DEPTH, re.M)
 _COMPACT_NESTING = re.compile(r'(?:[-?:] +){%d,}' % (MAX_DEPTH // 4))
 _FLOW_BRACKET = re.compile(r'[\[\]{}]')
-_COLLECTION_START = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
-_COLLECTION_END = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
 
 def _may_be_hostile(front: str) -> bool:
@@ -695,8 +699,10 @@ def check_structure(front: str, first_line: int = 1) -> None:
     if not _may_be_hostile(front):
         return
     depth = 0
+    collection_start = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    collection_end = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
     try:
-        for event in yaml.parse(front, Loader=_YamlLoader):
+        for event in yaml.parse(front, Loader=_yaml_classes()[0]):
             anchor = getattr(event, 'anchor', None)
             if anchor is not None:
                 line = first_line + event.start_mark.line
@@ -706,14 +712,14 @@ def check_structure(front: str, first_line: int = 1) -> None:
                     f'front matter uses a YAML {kind} ({sign}{anchor}); anchors and aliases '
                     'are not allowed in a memory file (a few of them can stand for gigabytes '
                     'of entries): write each value out in full', line=line)
-            if isinstance(event, _COLLECTION_START):
+            if isinstance(event, collection_start):
                 depth += 1
                 if depth > MAX_DEPTH:
                     raise MemoryFileError(
                         f'front matter nests lists and mappings more than {MAX_DEPTH} levels '
                         'deep; a memory file needs a few: this file is damaged or was not '
                         'written for robot_memory', line=first_line + event.start_mark.line)
-            elif isinstance(event, _COLLECTION_END):
+            elif isinstance(event, collection_end):
                 depth -= 1
     except yaml.YAMLError:
         return  # not YAML: the loader reports it, naming the line
@@ -729,8 +735,14 @@ def check_structure(front: str, first_line: int = 1) -> None:
 # resolver table and constructors, so they mean what they mean to libyaml.
 
 _STR_TAG = 'tag:yaml.org,2002:str'
-_RESOLVERS = _YamlLoader.yaml_implicit_resolvers
-_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+
+
+@functools.cache
+def _resolution() -> tuple:
+    """Return libyaml's implicit resolvers (by first character) and a safe constructor."""
+    return _yaml_classes()[0].yaml_implicit_resolvers, yaml.constructor.SafeConstructor()
+
+
 _PLAIN_START_REFUSED = frozenset('[]{},#&*!|>\'"%@`')
 _LINE_KEY = re.compile(r'([A-Za-z_][A-Za-z0-9_]*):(?: +|$)')
 _JSON_DECODER = json.JSONDecoder(parse_float=_yaml_float, parse_constant=str)
@@ -738,6 +750,24 @@ _JSON_DECODER = json.JSONDecoder(parse_float=_yaml_float, parse_constant=str)
 
 class _NotSimple(Exception):
     """The text leaves the subset the line reader knows; libyaml reads it instead."""
+
+
+_NUMBER_START = frozenset('-0123456789')
+
+
+def _json_number(value: str):
+    """
+    Return ``value`` as a number when it is a whole JSON number, else None.
+
+    A JSON number means the same to YAML 1.1: an integer is an int, a float with a '.'
+    a float, and one with an exponent is read by ``_yaml_float`` (a string where YAML's
+    float rule wants a '.' and a signed exponent).
+    """
+    try:
+        number, end = _JSON_DECODER.raw_decode(value)
+    except ValueError:
+        return None
+    return number if end == len(value) and type(number) in (int, float, str) else None
 
 
 def _plain(value: str, cache: dict):
@@ -748,18 +778,25 @@ def _plain(value: str, cache: dict):
     if value[:1] in _PLAIN_START_REFUSED or ': ' in value or value.endswith(':') \
             or ' #' in value or value.startswith(('- ', '? ', ': ')) or value in ('-', '?'):
         raise _NotSimple(value)
+    if _PLAIN_KEY.match(value) and value not in _YAML_KEYWORDS:
+        return value  # a word: no resolver takes it (they want digits, signs, dots, keywords)
+    if value[:1] in _NUMBER_START:
+        number = _json_number(value)
+        if number is not None:
+            return number
+    resolvers, constructor_of = _resolution()
     tag = _STR_TAG
-    for candidate, pattern in _RESOLVERS.get(value[:1], ()):
+    for candidate, pattern in resolvers.get(value[:1], ()):
         if pattern.match(value):
             tag = candidate
             break
     if tag == _STR_TAG:
         result = value
     else:
-        constructor = _CONSTRUCTOR.yaml_constructors.get(tag)
+        constructor = constructor_of.yaml_constructors.get(tag)
         if constructor is None:
             raise _NotSimple(tag)
-        result = constructor(_CONSTRUCTOR, yaml.ScalarNode(tag, value))
+        result = constructor(constructor_of, yaml.ScalarNode(tag, value))
     if len(cache) < 65536:
         cache[value] = result
     return result
@@ -978,7 +1015,7 @@ def _yaml_front_matter(front: str, first_line: int):
     """Parse any YAML front matter with libyaml; errors name the file line."""
     check_structure(front, first_line)
     try:
-        mapping = yaml.load(front, Loader=_YamlLoader)
+        mapping = yaml.load(front, Loader=_yaml_classes()[0])
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = first_line + mark.line if mark is not None else None
@@ -1000,7 +1037,7 @@ def _yaml_positions(front: str, first_line: int):
     """Line numbers of top-level keys and of the items of top-level sequences."""
     key_lines, item_lines = {}, {}
     try:
-        node = yaml.compose(front, Loader=_YamlLoader)
+        node = yaml.compose(front, Loader=_yaml_classes()[0])
     except yaml.YAMLError:
         return key_lines, item_lines
     if isinstance(node, yaml.MappingNode):
@@ -1327,7 +1364,8 @@ def read_last_updated(data: bytes) -> Optional[dt.datetime]:
         return None
     try:  # one YAML scalar: quoted as written here, or plain or commented by hand
         value = TypeAdapter(dt.datetime).validate_python(
-            yaml.load(b'last_updated: ' + match.group(1), Loader=_YamlLoader)['last_updated'])
+            yaml.load(b'last_updated: ' + match.group(1),
+                      Loader=_yaml_classes()[0])['last_updated'])
     except (yaml.YAMLError, ValueError, TypeError):
         return None
     return value.replace(tzinfo=_UTC) if value.tzinfo is None else value.astimezone(_UTC)
@@ -1643,7 +1681,7 @@ def _yaml_front(document: MemoryDocument) -> str:
             for block in document.peer_context
         ]
     mapping.update(document.extra)
-    return yaml.dump(mapping, Dumper=_YamlDumper, sort_keys=False, allow_unicode=True,
+    return yaml.dump(mapping, Dumper=_yaml_classes()[1], sort_keys=False, allow_unicode=True,
                      default_flow_style=False, width=1 << 30)
 
 
