@@ -52,6 +52,7 @@ import dataclasses
 import datetime as dt
 import heapq
 import math
+import operator
 import re
 from typing import Optional
 import unicodedata
@@ -269,8 +270,12 @@ def _below_highest(below, now):
     """(count, highest confidence, its entry) of (confidence, entry, order) items."""
     if not below:
         return 0, None, None
-    confidence, entry, _ = min(below, key=lambda item: _below_key(
-        item[0], (item[1].last_reinforced or now).timestamp(), item[1], item[2]))
+    # The key orders by confidence first: only the items at the highest need the rest of it.
+    highest = max(map(operator.itemgetter(0), below))
+    confidence, entry, _ = min((item for item in below if item[0] == highest),
+                               key=lambda item: _below_key(
+                                   item[0], (item[1].last_reinforced or now).timestamp(),
+                                   item[1], item[2]))
     return len(below), confidence, entry
 
 

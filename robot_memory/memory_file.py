@@ -60,6 +60,7 @@ import dataclasses
 import datetime as dt
 import decimal
 import fcntl
+import functools
 import gc
 import glob
 import itertools
@@ -76,7 +77,6 @@ from typing import Optional
 
 from pydantic import TypeAdapter
 from pydantic import ValidationError
-import yaml
 
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import MemoryLockTimeout
@@ -86,17 +86,21 @@ from robot_memory.fileio import fsync_directory
 from robot_memory.fileio import kept_name
 from robot_memory.fileio import side_file
 from robot_memory.fileio import write_atomic
+from robot_memory.lazy_imports import deferred
 from robot_memory.locations import DEFAULT_PATH  # noqa: F401 - part of this API
 from robot_memory.locations import ENV_VAR  # noqa: F401 - part of this API
 from robot_memory.locations import link_target
 from robot_memory.locations import resolve_path
 from robot_memory.schema import COLUMN_FIELDS
+from robot_memory.schema import document_header
 from robot_memory.schema import DocumentHeader
 from robot_memory.schema import entries_from_columns
 from robot_memory.schema import make_entry_id
 from robot_memory.schema import MemoryDocument
 from robot_memory.schema import MemoryEntry
 from robot_memory.schema import new_entry
+from robot_memory.schema import peer_block_header
+from robot_memory.schema import peer_entries_fast
 from robot_memory.schema import PeerBlock
 from robot_memory.schema import PeerEntry
 from robot_memory.schema import SCHEMA_VERSION
@@ -106,12 +110,18 @@ from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import UTC as _UTC
 from robot_memory.validation_text import first_errors
 
-try:  # libyaml's C loader and dumper when present: 5-10x faster than pure Python.
-    _YamlLoader = yaml.CSafeLoader
-    _YamlDumper = yaml.CSafeDumper
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _YamlLoader = yaml.SafeLoader
-    _YamlDumper = yaml.SafeDumper
+# Imported when first used: a file of the writer's form is read without it (robot-memory
+# show then saves the ~20 ms of importing PyYAML).
+yaml = deferred('yaml')
+
+
+@functools.cache
+def _yaml_classes() -> tuple:
+    """Return libyaml's C loader and dumper when present (5-10x faster), else PyYAML's."""
+    if hasattr(yaml, 'CSafeLoader'):
+        return yaml.CSafeLoader, yaml.CSafeDumper
+    return yaml.SafeLoader, yaml.SafeDumper  # pragma: no cover - PyYAML without libyaml
+
 
 # A memory file larger than this is refused unread (the limit in MiB can be set in
 # $CASTOR_ROBOT_MEMORY_MAX_MB): 200,000 entries take about 80 MiB.
@@ -127,7 +137,14 @@ QUARANTINE_RUN_BYTES = 1024 * 1024
 UNSET_RRN = 'RRN-UNSET'
 
 _KNOWN_KEYS = ('schema_version', 'rrn', 'last_updated', 'entries', 'peer_context')
-_ENTRIES = TypeAdapter(list[MemoryEntry])
+
+
+@functools.cache
+def _entries_adapter() -> TypeAdapter:
+    """Return the validator of a list of MemoryEntry, built at its first use."""
+    return TypeAdapter(list[MemoryEntry])
+
+
 _KEY_LINE = re.compile(r'([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?\r?$')
 _PLAIN_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_]*\Z')
 # Plain words YAML 1.1 reads as booleans or null: such a key is not a string to libyaml.
@@ -137,38 +154,55 @@ _YAML_KEYWORDS = frozenset(
 # What libyaml refuses or folds; the fast path leaves such text to libyaml. A single
 # character class (tab, controls, U+2028/U+2029, BOM, surrogates, U+FFFE/U+FFFF) scans a
 # 4 MB front matter about four times faster than one alternation holding it and the escapes.
-_YAML_UNSAFE_CHAR = re.compile(
+# Compiled at its first use (6 ms: reading a file's bytes never needs it, writing does).
+_YAML_UNSAFE_CHAR = functools.cache(lambda: re.compile(
     '[^\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd'
-    '\U00010000-\U0010ffff]')
+    '\U00010000-\U0010ffff]'))
 _YAML_UNSAFE_ESCAPE = re.compile(r'\\u[dD][89abAB]|\\U')
 
 
 def _yaml_unsafe(text: str) -> bool:
     """Whether ``text`` holds a character or escape libyaml reads differently from JSON."""
-    return (_YAML_UNSAFE_CHAR.search(text) is not None
+    return (_YAML_UNSAFE_CHAR().search(text) is not None
             or _YAML_UNSAFE_ESCAPE.search(text) is not None)
 
 
 # The same set, found in UTF-8 bytes (no surrogates there: the bytes decoded strictly).
 # Deleting every harmless single byte leaves the control bytes; the unsafe multi-byte
 # characters (U+0080-U+009F, U+2028, U+2029, U+FEFF, U+FFFE, U+FFFF) are found by their
-# sequences, each pattern led by a literal byte that the regex engine skips to quickly (a
-# UTF-8 lead byte never occurs inside another character). Twice as fast as the class.
+# sequences, each pattern led by a literal byte (a UTF-8 lead byte never occurs inside
+# another character).
 _UNSAFE_BYTES = bytes(range(0x0a)) + b'\x0b\x0c' + bytes(range(0x0e, 0x20)) + b'\x7f'
 _HARMLESS_BYTES = bytes(byte for byte in range(256) if byte not in _UNSAFE_BYTES)
-# Each sequence comes with its lead byte: a search only runs where that byte occurs at all
-# (``in`` finds one byte with memchr, many times faster than a pattern search).
+# Each sequence comes with its lead byte: a search only runs where that byte occurs at all.
 _UNSAFE_SEQUENCES = ((b'\xc2', re.compile(rb'\xc2[\x80-\x9f]')),
                      (b'\xe2', re.compile(rb'\xe2\x80[\xa8\xa9]')),
                      (b'\xef', re.compile(rb'\xef(?:\xbb\xbf|\xbf[\xbe\xbf])')),
                      (b'\\', re.compile(rb'\\(?:u[dD][89abAB]|U)')))
 
 
+# What a scan keeps of the bytes: the unsafe single bytes, and every byte of the unsafe
+# sequences but the backslash's (ASCII letters). The few bytes kept of a text are searched
+# for the sequences; one found there may join bytes that were apart, so it is confirmed in
+# the whole text. One pass over the text instead of one per sequence.
+_SEQUENCE_BYTES = b'\xc2\xe2\xef' + bytes(range(0x80, 0xa0)) + b'\xa8\xa9\xbb\xbe\xbf'
+_NOT_KEPT = bytes(byte for byte in range(256)
+                  if byte not in _UNSAFE_BYTES and byte not in _SEQUENCE_BYTES)
+
+
 def _yaml_unsafe_utf8(data: bytes) -> bool:
     """``_yaml_unsafe(data.decode('utf-8'))`` for bytes that are valid UTF-8."""
-    return bool(data.translate(None, _HARMLESS_BYTES)) or any(
-        lead in data and sequence.search(data) is not None
-        for lead, sequence in _UNSAFE_SEQUENCES)
+    kept = data.translate(None, _NOT_KEPT)
+    if kept.translate(None, _HARMLESS_BYTES):
+        return True
+    for lead, sequence in _UNSAFE_SEQUENCES:
+        if lead == b'\\':
+            if lead in data and sequence.search(data) is not None:
+                return True
+        elif lead in kept and sequence.search(kept) is not None \
+                and sequence.search(data) is not None:
+            return True
+    return False
 
 
 # PyYAML's YAML 1.1 float rule: 1e5 is a string there, 1.0e+5 a float.
@@ -636,8 +670,6 @@ _MAYBE_ANCHOR = re.compile(r'[&*]')
 _DEEP_INDENT = re.compile(r'^ {%d,}' % MAX_DEPTH, re.M)
 _COMPACT_NESTING = re.compile(r'(?:[-?:] +){%d,}' % (MAX_DEPTH // 4))
 _FLOW_BRACKET = re.compile(r'[\[\]{}]')
-_COLLECTION_START = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
-_COLLECTION_END = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
 
 def _may_be_hostile(front: str) -> bool:
@@ -667,8 +699,10 @@ def check_structure(front: str, first_line: int = 1) -> None:
     if not _may_be_hostile(front):
         return
     depth = 0
+    collection_start = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    collection_end = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
     try:
-        for event in yaml.parse(front, Loader=_YamlLoader):
+        for event in yaml.parse(front, Loader=_yaml_classes()[0]):
             anchor = getattr(event, 'anchor', None)
             if anchor is not None:
                 line = first_line + event.start_mark.line
@@ -678,14 +712,14 @@ def check_structure(front: str, first_line: int = 1) -> None:
                     f'front matter uses a YAML {kind} ({sign}{anchor}); anchors and aliases '
                     'are not allowed in a memory file (a few of them can stand for gigabytes '
                     'of entries): write each value out in full', line=line)
-            if isinstance(event, _COLLECTION_START):
+            if isinstance(event, collection_start):
                 depth += 1
                 if depth > MAX_DEPTH:
                     raise MemoryFileError(
                         f'front matter nests lists and mappings more than {MAX_DEPTH} levels '
                         'deep; a memory file needs a few: this file is damaged or was not '
                         'written for robot_memory', line=first_line + event.start_mark.line)
-            elif isinstance(event, _COLLECTION_END):
+            elif isinstance(event, collection_end):
                 depth -= 1
     except yaml.YAMLError:
         return  # not YAML: the loader reports it, naming the line
@@ -701,8 +735,14 @@ def check_structure(front: str, first_line: int = 1) -> None:
 # resolver table and constructors, so they mean what they mean to libyaml.
 
 _STR_TAG = 'tag:yaml.org,2002:str'
-_RESOLVERS = _YamlLoader.yaml_implicit_resolvers
-_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+
+
+@functools.cache
+def _resolution() -> tuple:
+    """Return libyaml's implicit resolvers (by first character) and a safe constructor."""
+    return _yaml_classes()[0].yaml_implicit_resolvers, yaml.constructor.SafeConstructor()
+
+
 _PLAIN_START_REFUSED = frozenset('[]{},#&*!|>\'"%@`')
 _LINE_KEY = re.compile(r'([A-Za-z_][A-Za-z0-9_]*):(?: +|$)')
 _JSON_DECODER = json.JSONDecoder(parse_float=_yaml_float, parse_constant=str)
@@ -710,6 +750,24 @@ _JSON_DECODER = json.JSONDecoder(parse_float=_yaml_float, parse_constant=str)
 
 class _NotSimple(Exception):
     """The text leaves the subset the line reader knows; libyaml reads it instead."""
+
+
+_NUMBER_START = frozenset('-0123456789')
+
+
+def _json_number(value: str):
+    """
+    Return ``value`` as a number when it is a whole JSON number, else None.
+
+    A JSON number means the same to YAML 1.1: an integer is an int, a float with a '.'
+    a float, and one with an exponent is read by ``_yaml_float`` (a string where YAML's
+    float rule wants a '.' and a signed exponent).
+    """
+    try:
+        number, end = _JSON_DECODER.raw_decode(value)
+    except ValueError:
+        return None
+    return number if end == len(value) and type(number) in (int, float, str) else None
 
 
 def _plain(value: str, cache: dict):
@@ -720,18 +778,25 @@ def _plain(value: str, cache: dict):
     if value[:1] in _PLAIN_START_REFUSED or ': ' in value or value.endswith(':') \
             or ' #' in value or value.startswith(('- ', '? ', ': ')) or value in ('-', '?'):
         raise _NotSimple(value)
+    if _PLAIN_KEY.match(value) and value not in _YAML_KEYWORDS:
+        return value  # a word: no resolver takes it (they want digits, signs, dots, keywords)
+    if value[:1] in _NUMBER_START:
+        number = _json_number(value)
+        if number is not None:
+            return number
+    resolvers, constructor_of = _resolution()
     tag = _STR_TAG
-    for candidate, pattern in _RESOLVERS.get(value[:1], ()):
+    for candidate, pattern in resolvers.get(value[:1], ()):
         if pattern.match(value):
             tag = candidate
             break
     if tag == _STR_TAG:
         result = value
     else:
-        constructor = _CONSTRUCTOR.yaml_constructors.get(tag)
+        constructor = constructor_of.yaml_constructors.get(tag)
         if constructor is None:
             raise _NotSimple(tag)
-        result = constructor(_CONSTRUCTOR, yaml.ScalarNode(tag, value))
+        result = constructor(constructor_of, yaml.ScalarNode(tag, value))
     if len(cache) < 65536:
         cache[value] = result
     return result
@@ -950,7 +1015,7 @@ def _yaml_front_matter(front: str, first_line: int):
     """Parse any YAML front matter with libyaml; errors name the file line."""
     check_structure(front, first_line)
     try:
-        mapping = yaml.load(front, Loader=_YamlLoader)
+        mapping = yaml.load(front, Loader=_yaml_classes()[0])
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = first_line + mark.line if mark is not None else None
@@ -972,7 +1037,7 @@ def _yaml_positions(front: str, first_line: int):
     """Line numbers of top-level keys and of the items of top-level sequences."""
     key_lines, item_lines = {}, {}
     try:
-        node = yaml.compose(front, Loader=_YamlLoader)
+        node = yaml.compose(front, Loader=_yaml_classes()[0])
     except yaml.YAMLError:
         return key_lines, item_lines
     if isinstance(node, yaml.MappingNode):
@@ -999,12 +1064,12 @@ def _validate_entries(raw_items, section, lines_of, model, result):
     if type(raw_items) is _ValidatedEntries:
         valid = list(raw_items)
     else:
-        valid = validate_entries_fast(raw_items) if model is MemoryEntry else None
+        valid = (validate_entries_fast if model is MemoryEntry else peer_entries_fast)(raw_items)
     bad = []
     if valid is None:
         try:
             if model is MemoryEntry:
-                valid = _ENTRIES.validate_python(raw_items)
+                valid = _entries_adapter().validate_python(raw_items)
             else:
                 valid = [model.model_validate(item) for item in raw_items]
         except ValidationError:
@@ -1111,8 +1176,8 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
     if 'schema_version' not in mapping:
         return migrate_legacy(data, now, default_rrn, mapping)
     try:
-        header = DocumentHeader.model_validate({key: mapping.get(key) for key in
-                                                ('schema_version', 'rrn', 'last_updated')})
+        header = document_header({key: mapping.get(key) for key in
+                                  ('schema_version', 'rrn', 'last_updated')})
     except ValidationError as error:
         detail = error.errors()[0]
         key = str(detail['loc'][0]) if detail['loc'] else 'schema_version'
@@ -1221,7 +1286,7 @@ def _parse_peer_context(raw, lines_of, result):
             continue
         header = {key: value for key, value in item.items() if key != 'entries'}
         try:
-            block = PeerBlock.model_validate(header)
+            block = peer_block_header(header)
         except ValidationError as error:
             reason = first_errors(error)
             result.problems.append(Problem(f'peer_context[{index}] quarantined: {reason}', where))
@@ -1299,7 +1364,8 @@ def read_last_updated(data: bytes) -> Optional[dt.datetime]:
         return None
     try:  # one YAML scalar: quoted as written here, or plain or commented by hand
         value = TypeAdapter(dt.datetime).validate_python(
-            yaml.load(b'last_updated: ' + match.group(1), Loader=_YamlLoader)['last_updated'])
+            yaml.load(b'last_updated: ' + match.group(1),
+                      Loader=_yaml_classes()[0])['last_updated'])
     except (yaml.YAMLError, ValueError, TypeError):
         return None
     return value.replace(tzinfo=_UTC) if value.tzinfo is None else value.astimezone(_UTC)
@@ -1615,7 +1681,7 @@ def _yaml_front(document: MemoryDocument) -> str:
             for block in document.peer_context
         ]
     mapping.update(document.extra)
-    return yaml.dump(mapping, Dumper=_YamlDumper, sort_keys=False, allow_unicode=True,
+    return yaml.dump(mapping, Dumper=_yaml_classes()[1], sort_keys=False, allow_unicode=True,
                      default_flow_style=False, width=1 << 30)
 
 

@@ -23,6 +23,7 @@ and writing the file lives in ``memory_file``; confidence arithmetic lives in
 import collections
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import itertools
 import operator
@@ -102,8 +103,12 @@ def clean_tags(tags: list, strip: bool = True, max_tags: Optional[int] = MAX_TAG
 class _EntryBase(BaseModel):
     """Fields and rules shared by own entries and peer entries."""
 
-    # Unknown keys inside an entry are kept and written back: the file is lossless.
-    model_config = ConfigDict(extra='allow', frozen=True, str_strip_whitespace=False)
+    # Unknown keys inside an entry are kept and written back: the file is lossless. The
+    # validator is built when first used: a command that reads a file of the writer's own
+    # entries (robot-memory show) never builds it, nor scans the installed packages for
+    # pydantic plugins, as building the first validator of a process does (~50 ms).
+    model_config = ConfigDict(extra='allow', frozen=True, str_strip_whitespace=False,
+                              defer_build=True)
 
     id: str = Field(pattern=ID_PATTERN, description='Stable identifier, e.g. mem-a3f9c1d2')
     type: EntryType
@@ -163,7 +168,7 @@ class PeerEntry(_EntryBase):
 class PeerBlock(BaseModel):
     """What one peer robot shared, as of ``last_synced``."""
 
-    model_config = ConfigDict(extra='allow', frozen=True)
+    model_config = ConfigDict(extra='allow', frozen=True, defer_build=True)
 
     rrn: str = Field(pattern=RRN_PATTERN)
     last_synced: dt.datetime
@@ -177,6 +182,8 @@ class PeerBlock(BaseModel):
 
 class DocumentHeader(BaseModel):
     """The required top-level scalars of a robot-memory.md front matter (RCAN §3.3)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     schema_version: str
     rrn: str = Field(pattern=RRN_PATTERN)
@@ -371,7 +378,13 @@ def _build_fast_entries():
     return SchemaValidator(core_schema.list_schema(inner), schema.get('config'))
 
 
-_FAST_ENTRIES = _build_fast_entries()
+@functools.cache
+def _fast_entries():
+    """Return the fast list validator, built at its first use (None: it is off)."""
+    validator = _build_fast_entries()
+    if validator is not None and not _fast_entries_agree(validator):  # pragma: no cover
+        return None
+    return validator
 
 
 def _make_entries(validated) -> list:
@@ -398,10 +411,11 @@ def _make_entries(validated) -> list:
 
 def validate_entries_fast(items) -> Optional[list]:
     """``items`` as MemoryEntry objects, or None: then validate with MemoryEntry itself."""
-    if _FAST_ENTRIES is None or not isinstance(items, list):
+    validator = _fast_entries() if isinstance(items, list) else None
+    if validator is None:
         return None
     try:
-        validated = _FAST_ENTRIES.validate_python(items)
+        validated = validator.validate_python(items)
     except (ValidationError, ValueError, TypeError):
         return None
     return _make_entries(validated)
@@ -427,10 +441,11 @@ def validate_entries_json(data: bytes, pairs: int) -> Optional[list]:
     and no unknown key holds a float (JSON's ``1e5`` and ``NaN`` are strings to YAML 1.1;
     the declared fields check their own types).
     """
-    if _FAST_ENTRIES is None:
+    validator = _fast_entries()
+    if validator is None:
         return None
     try:
-        validated = _FAST_ENTRIES.validate_json(data)
+        validated = validator.validate_json(data)
     except (ValidationError, ValueError, TypeError):
         return None
     if sum(len(fields_set) for _, _, fields_set in validated) != pairs or any(
@@ -498,6 +513,63 @@ _ENTRY_SETTERS = tuple(_slot_setter(name) for name in (
     '__dict__', '__pydantic_extra__', '__pydantic_fields_set__', '__pydantic_private__'))
 
 
+# What entries_from_columns checks in bulk stands in for these validators of MemoryEntry
+# ((fields, mode) by name) and these constraints of its fields: any change to the model
+# switches the bulk checks off rather than letting them disagree. Read from the class as
+# declared, so nothing is built (building the validator is what a reading command saves).
+_COLUMN_VALIDATORS = {'_text_is_printable': (('text',), 'after'),
+                      '_tags_are_clean': (('tags',), 'after'),
+                      '_as_utc': (('first_seen', 'last_reinforced'), 'after'),
+                      '_count_is_whole': (('observation_count',), 'before')}
+_COLUMN_CONSTRAINTS = {
+    'id': (str, f"[_PydanticGeneralMetadata(pattern='{ID_PATTERN}')]"),
+    'type': (EntryType, '[]'),
+    'text': (str, f'[MinLen(min_length=1), MaxLen(max_length={MAX_TEXT_CHARS})]'),
+    'confidence': (float, '[Ge(ge=0.0), Le(le=1.0), AllowInfNan(allow_inf_nan=False)]'),
+    'tags': (list[str], '[]'),
+    'first_seen': (dt.datetime, '[]'),
+    'last_reinforced': (dt.datetime, '[]'),
+    'observation_count': (int, '[Strict(strict=False), Ge(ge=1)]'),
+}
+
+
+@functools.cache
+def _columns_fit_the_model(model=None) -> bool:
+    """Whether ``model`` (MemoryEntry) is the model entries_from_columns was made for."""
+    model = model or MemoryEntry
+    return (_fits(model, _COLUMN_VALIDATORS, _COLUMN_CONSTRAINTS)
+            and sorted(model.model_fields) == sorted(COLUMN_FIELDS)
+            and model.model_config.get('extra') == 'allow')
+
+
+def _shared_columns(ids, types, texts, confidences, tags, strings_checked) -> Optional[list]:
+    """
+    Check the columns own and peer entries share; return the confidences as floats, or None.
+
+    A value of another type than str in the string columns raises TypeError (in join, set
+    or str.strip), so their types need no pass of their own.
+    """
+    try:
+        if not (_all_match(_ID, ids) and set(types) <= _ENTRY_TYPE_SET):
+            return None
+        if (max(map(len, texts)) > MAX_TEXT_CHARS or not all(map(str.strip, texts))
+                or not (strings_checked or _all_printable(texts))):
+            return None
+        kinds = set(map(type, confidences))
+        if not kinds <= {float, int} or not 0.0 <= min(confidences) <= max(confidences) <= 1.0:
+            return None  # NaN compares false, so it does not pass either
+        if set(map(type, tags)) != {list} or max(map(len, tags)) > MAX_TAGS:
+            return None
+        flat = list(itertools.chain.from_iterable(tags))
+        if flat and (list(map(str.strip, flat)) != flat or min(map(len, flat)) < 1
+                     or max(map(len, flat)) > MAX_TAG_CHARS
+                     or not (strings_checked or _all_printable(flat))):
+            return None
+    except (TypeError, UnicodeEncodeError):
+        return None
+    return list(map(float, confidences)) if int in kinds else confidences
+
+
 def entries_from_columns(columns, count: int, strings_checked: bool = False) -> Optional[list]:
     """
     Build ``count`` entries from one list per field (COLUMN_FIELDS order), checked in bulk.
@@ -512,7 +584,7 @@ def entries_from_columns(columns, count: int, strings_checked: bool = False) -> 
     in the texts and tags (memory_file does, for a front matter with no escape in them).
     ``columns`` is emptied: the values move into the entries.
     """
-    if _FAST_ENTRIES is None or len(columns) != len(COLUMN_FIELDS):
+    if not _columns_fit_the_model() or len(columns) != len(COLUMN_FIELDS):
         return None
     ids, types, texts, confidences, first_seen, last_reinforced, counts, tags = columns
     columns[:] = ()  # each column is freed as soon as it is turned into the entries' values
@@ -520,28 +592,11 @@ def entries_from_columns(columns, count: int, strings_checked: bool = False) -> 
            (ids, types, texts, confidences, first_seen, last_reinforced, counts, tags)) \
             or not count:
         return None
+    confidences = _shared_columns(ids, types, texts, confidences, tags, strings_checked)
     try:
-        # A value of another type than str in the string columns raises TypeError here
-        # (in join, set or str.strip), so their types need no pass of their own.
-        if not (_all_match(_ID, ids) and set(types) <= _ENTRY_TYPE_SET
-                and _all_times(first_seen) and _all_times(last_reinforced)):
+        if confidences is None or not (_all_times(first_seen) and _all_times(last_reinforced)):
             return None
-        if (max(map(len, texts)) > MAX_TEXT_CHARS or not all(map(str.strip, texts))
-                or not (strings_checked or _all_printable(texts))):
-            return None
-        kinds = set(map(type, confidences))
-        if not kinds <= {float, int} or not 0.0 <= min(confidences) <= max(confidences) <= 1.0:
-            return None  # NaN compares false, so it does not pass either
-        if int in kinds:
-            confidences = list(map(float, confidences))
         if set(map(type, counts)) != {int} or min(counts) < 1:
-            return None
-        if set(map(type, tags)) != {list} or max(map(len, tags)) > MAX_TAGS:
-            return None
-        flat = list(itertools.chain.from_iterable(tags))
-        if flat and (list(map(str.strip, flat)) != flat or min(map(len, flat)) < 1
-                     or max(map(len, flat)) > MAX_TAG_CHARS
-                     or not (strings_checked or _all_printable(flat))):
             return None
     except (TypeError, UnicodeEncodeError):
         return None
@@ -574,14 +629,125 @@ def entries_from_columns(columns, count: int, strings_checked: bool = False) -> 
     return entries
 
 
-def _fast_entries_agree() -> bool:
-    """Self-check at import: the fast validator builds what MemoryEntry builds."""
+_RRN = re.compile(RRN_PATTERN[1:-1])
+
+
+def _writer_time(value) -> Optional[dt.datetime]:
+    """Return a timestamp of the writer's form (FAST_TIME_PATTERN) as UTC, else None."""
+    if type(value) is not str:
+        return None
+    try:
+        return _parse_utc_z(value) if _all_times([value]) else None
+    except ValueError:  # not ASCII, or a date that does not exist
+        return None
+
+
+def _fits(model, validators: dict, constraints: dict) -> bool:
+    """Whether ``model`` declares exactly ``validators`` and, for its fields, ``constraints``."""
+    decorators = model.__pydantic_decorators__
+    declared = {name: (tuple(found.info.fields), found.info.mode)
+                for name, found in decorators.field_validators.items()}
+    fields = {name: (field.annotation, repr(field.metadata))
+              for name, field in model.model_fields.items() if name in constraints}
+    return (declared == validators and fields == constraints
+            and not (decorators.model_validators or decorators.validators
+                     or decorators.root_validators or model.__private_attributes__
+                     or model.__pydantic_post_init__))
+
+
+def document_header(values: dict) -> DocumentHeader:
+    """
+    Return ``values`` (schema_version, rrn, last_updated) validated as a DocumentHeader.
+
+    The writer's own form (``"1.0"``, an RRN, a UTC time as ``format_iso`` writes it) is
+    checked here, as DocumentHeader checks it, without building its validator; anything
+    else is validated by DocumentHeader, whose ValidationError names the field.
+    """
+    version, rrn = values.get('schema_version'), values.get('rrn')
+    stamp = _writer_time(values.get('last_updated'))
+    if type(version) is str and version.strip() in ('1', '1.0') and type(rrn) is str \
+            and _RRN.fullmatch(rrn) and stamp is not None and _fits(
+                DocumentHeader, {'_version_supported': (('schema_version',), 'before'),
+                                 '_as_utc': (('last_updated',), 'after')},
+                {'rrn': (str, f"[_PydanticGeneralMetadata(pattern='{RRN_PATTERN}')]")}):
+        return DocumentHeader.model_construct(schema_version=SCHEMA_VERSION, rrn=rrn,
+                                              last_updated=stamp)
+    return DocumentHeader.model_validate(values)
+
+
+def peer_block_header(values: dict) -> PeerBlock:
+    """
+    Return a peer block's ``rrn`` and ``last_synced`` (``values``) validated as a PeerBlock.
+
+    Its ``entries`` are left empty (validated apart). The writer's own form is checked here
+    as PeerBlock checks it; anything else (another key too) is validated by PeerBlock.
+    """
+    rrn, stamp = values.get('rrn'), _writer_time(values.get('last_synced'))
+    if values.keys() == {'rrn', 'last_synced'} and type(rrn) is str and _RRN.fullmatch(rrn) \
+            and stamp is not None and _fits(
+                PeerBlock, {'_as_utc': (('last_synced',), 'after')},
+                {'rrn': (str, f"[_PydanticGeneralMetadata(pattern='{RRN_PATTERN}')]"),
+                 'last_synced': (dt.datetime, '[]')}) \
+            and PeerBlock.model_config.get('extra') == 'allow':
+        return PeerBlock.model_construct(rrn=rrn, last_synced=stamp)
+    return PeerBlock.model_validate(values)
+
+
+# A peer entry as the writer writes it: no timing fields (they are None, left out).
+_PEER_KEYS = ('id', 'type', 'text', 'confidence', 'tags')
+_PEER_UNSET = ('first_seen', 'last_reinforced', 'observation_count')
+
+
+@functools.cache
+def _peer_entries_fit_the_model() -> bool:
+    fields = PeerEntry.model_fields
+    return (_fits(PeerEntry, {name: _COLUMN_VALIDATORS[name] for name in
+                              ('_text_is_printable', '_tags_are_clean', '_as_utc')},
+                  {name: _COLUMN_CONSTRAINTS[name] for name in _PEER_KEYS})
+            and tuple(fields) == _PEER_KEYS + _PEER_UNSET
+            and all(fields[name].default is None and not fields[name].validate_default
+                    for name in _PEER_UNSET)
+            and PeerEntry.model_config.get('extra') == 'allow')
+
+
+def peer_entries_fast(items) -> Optional[list]:
+    """
+    Return ``items`` as PeerEntry objects, or None: then validate with PeerEntry itself.
+
+    For items of exactly the writer's keys (id, type, text, confidence, tags), checked in
+    bulk as entries_from_columns checks them; the contract is validate_entries_fast's.
+    """
+    if type(items) is not list or not items or not _peer_entries_fit_the_model():
+        return None
+    keys = set(_PEER_KEYS)
+    if any(type(item) is not dict or item.keys() != keys for item in items):
+        return None
+    ids, types, texts, confidences, tags = (list(map(operator.itemgetter(name), items))
+                                            for name in _PEER_KEYS)
+    confidences = _shared_columns(ids, types, texts, confidences, tags, False)
+    if confidences is None:
+        return None
+    fields_set = set(_PEER_KEYS)
+    entries = []
+    for values in zip(ids, map(sys.intern, types), texts, confidences, tags):
+        entry = object.__new__(PeerEntry)
+        object.__setattr__(entry, '__dict__', dict(zip(_PEER_KEYS, values),
+                                                   **dict.fromkeys(_PEER_UNSET)))
+        object.__setattr__(entry, '__pydantic_extra__', {})
+        object.__setattr__(entry, '__pydantic_fields_set__', fields_set)
+        object.__setattr__(entry, '__pydantic_private__', None)
+        entries.append(entry)
+    return entries
+
+
+def _fast_entries_agree(validator) -> bool:
+    """Self-check when it is built: the fast ``validator`` builds what MemoryEntry builds."""
     sample = {'id': 'mem-0', 'type': 'resolved', 'text': 'a — b', 'confidence': 0.5,
               'first_seen': '2026-01-02T03:04:05.000006Z',
               'last_reinforced': '2026-01-02T03:04:05Z', 'observation_count': 2,
               'tags': ['x'], 'unknown': [1]}
     try:
-        [fast] = validate_entries_fast([sample])
+        [fast] = _make_entries(validator.validate_python([sample]))
     except (TypeError, ValueError):
         return False
     slow = MemoryEntry.model_validate(sample)
@@ -589,7 +755,3 @@ def _fast_entries_agree() -> bool:
                for name in ('__dict__', '__pydantic_extra__', '__pydantic_fields_set__',
                             '__pydantic_private__')) and \
         fast.first_seen.tzinfo is slow.first_seen.tzinfo
-
-
-if _FAST_ENTRIES is not None and not _fast_entries_agree():  # pragma: no cover
-    _FAST_ENTRIES = None

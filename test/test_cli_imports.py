@@ -34,6 +34,8 @@ from conftest import REPO
 from robot_memory.memory_file import new_document
 from robot_memory.memory_file import render
 from robot_memory.schema import new_entry
+from robot_memory.schema import PeerBlock
+from robot_memory.schema import PeerEntry
 
 UTC = dt.timezone.utc
 NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)
@@ -88,6 +90,21 @@ def test_help_imports_no_library_beyond_the_standard_one(memory):
     assert not names & (HEAVY | {'pydantic', 'yaml'}), sorted(names & (HEAVY | {'pydantic'}))
     assert not names & WRITERS
     assert 'robot_memory.memory_file' not in names
+
+
+def test_show_reads_a_file_of_the_writers_form_without_pyyaml(memory):
+    """Own entries and peer blocks as the writer writes them need neither PyYAML nor a validator."""
+    path, env = memory
+    document = new_document('RRN-000000000001', NOW)
+    document.entries = [new_entry('hardware_observation', 'Left wheel encoder intermittent',
+                                  0.9, NOW)]
+    document.peer_context = [PeerBlock(rrn='RRN-000000000002', last_synced=NOW, entries=[
+        PeerEntry(id='mem-p1', type='environment_note', text='Wet floor after 18:00',
+                  confidence=0.75, tags=['floor'])])]
+    path.write_bytes(render(document))
+    names = imported(['show', '--at', AT], env, expect='Wet floor after 18:00')
+    assert 'robot_memory.memory_file' in names
+    assert 'yaml' not in names
 
 
 @pytest.mark.parametrize('command', [['show', '--at', AT], ['validate'], ['export', '--at', AT]])

@@ -257,3 +257,12 @@ def test_out_of_range_values_are_refused_with_a_reason(name, value, fragment):
     with pytest.raises(ValidationError) as caught:
         LifecycleConfig(**{name: value})
     assert name in str(caught.value) and fragment in str(caught.value)
+
+
+def test_the_default_config_is_what_validation_gives():
+    # DEFAULT_CONFIG is made without validation (no validator is built for a command on
+    # the defaults): it must be exactly the validated defaults.
+    validated = LifecycleConfig()
+    assert DEFAULT_CONFIG == validated
+    assert DEFAULT_CONFIG.__pydantic_fields_set__ == validated.__pydantic_fields_set__
+    assert LifecycleConfig.model_validate(DEFAULT_CONFIG.model_dump()) == DEFAULT_CONFIG

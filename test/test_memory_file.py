@@ -499,6 +499,48 @@ def test_the_utf8_scan_finds_exactly_what_the_text_scan_finds():
     assert disagree == []
 
 
+# Characters whose UTF-8 bytes the scan keeps (lead bytes C2, E2, EF and continuation
+# bytes 80-9F, A8, A9, BB, BE, BF): side by side, the bytes it keeps of harmless ones can
+# look like an unsafe sequence (° then ā keeps C2 81), which must not count.
+_SCAN_ALPHABET = ('a', ' ', '\n', '°', 'ā', '—', '…', '©', 'é', '€', '≤', 'ﻻ', '\u2028',
+                  '\u2029', '\x85', '\x9f', '\ufeff', '\ufffe', '\uffff', '\uffbf', '\t',
+                  '\x7f', '\\', 'u', 'U', 'd', '8', '\U0001f600', '\u0100', '\u2008',
+                  '\u0128', '\uf82b', '\u013b', '\u013f')
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_SCAN_ALPHABET), max_size=12).map(''.join))
+def test_the_utf8_scan_agrees_with_the_text_scan_on_any_mixture(text):
+    assert memory_file._yaml_unsafe_utf8(text.encode('utf-8')) == memory_file._yaml_unsafe(text)
+
+
+def test_the_utf8_scan_is_not_fooled_by_bytes_it_keeps_of_harmless_characters():
+    # Kept: C2 81; E2 80 A8; EF BB BF.
+    for text in ('°ā', '°a\u0100', '\u2026\u0128', '\uf82b\u013b\u013f'):
+        assert not memory_file._yaml_unsafe_utf8(text.encode('utf-8')), text
+
+
+_PLAIN_SCALARS = ['0', '-0', '12', '-12', '0.75', '-0.0', '1.0e+5', '1.0e5', '1e5', '1E+5',
+                  '-Infinity', '1.5', '1.10', '10000000000000000000000', '0.1e-3', '5.0e-1',
+                  'rrn', 'yes', 'No', 'null', 'NULL', 'on', 'Off', 'true', 'abc_1', '_x', 'y',
+                  'n', '00', '012', '1_0', '0x1f', '0b11', '1:30', '.5', '-.inf', '2026-04-01',
+                  '1.', '-', '+1', '~', '<<', '=']
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.sampled_from(_PLAIN_SCALARS) | st.from_regex(
+    r'-?[0-9_]{1,4}(\.[0-9_]{0,3})?([eE][-+]?[0-9]{1,3})?|[A-Za-z_][A-Za-z0-9_]{0,5}',
+    fullmatch=True))
+def test_a_plain_scalar_of_the_line_reader_is_what_libyaml_reads(value):
+    """Words and JSON numbers are read without libyaml's resolvers: they must agree."""
+    try:
+        got = memory_file._plain(value, {})
+    except memory_file._NotSimple:
+        return
+    expected = yaml.load(f'key: {value}', Loader=yaml.CSafeLoader)['key']
+    assert got == expected and type(got) is type(expected), (value, got, expected)
+
+
 def test_a_canonical_crlf_file_is_read_fast_and_written_back_with_plain_newlines(now):
     document = parse_bytes(RICH.encode('utf-8'), now).document
     data = render(document)

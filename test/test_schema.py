@@ -171,7 +171,7 @@ def assert_identical(fast, slow_entry):
 
 def test_the_fast_validator_is_on_for_the_model_as_it_is():
     # Off (None) would mean MemoryEntry changed and _build_fast_entries must follow it.
-    assert schema._FAST_ENTRIES is not None
+    assert schema._fast_entries() is not None
     [fast] = validate_entries_fast([RAW])
     assert_identical(fast, slow(RAW))
 
@@ -390,3 +390,134 @@ def test_the_json_reader_refuses_what_yaml_reads_otherwise():
         data = one[:-2] + f', "severity": {extra}' + '}]'
         assert validate_entries_json(data.encode(), 9) is None
     assert validate_entries_json((one[:-2] + ', "severity": 5}]').encode(), 9) is not None
+
+
+# The bulk checks stand in for pydantic's validators of MemoryEntry, PeerEntry, PeerBlock and
+# DocumentHeader without building them (a reading command never does); a changed model
+# switches them off, and whatever they accept is built exactly as the model builds it.
+
+def test_the_bulk_checks_are_on_for_the_models_as_they_are():
+    assert schema._columns_fit_the_model() and schema._peer_entries_fit_the_model()
+
+
+def test_the_column_reader_switches_off_when_the_model_gains_a_validator():
+    from pydantic import field_validator
+
+    class Changed(MemoryEntry):
+
+        @field_validator('confidence')
+        @classmethod
+        def _rounded(cls, value):
+            return round(value, 1)
+
+    assert not schema._columns_fit_the_model(Changed)
+
+
+def test_reading_a_file_builds_no_pydantic_validator(tmp_path):
+    """A writer's file with peers is read without building a validator or scanning plugins."""
+    import subprocess
+    from robot_memory.memory_file import render
+    from robot_memory.schema import MemoryDocument
+    document = MemoryDocument(
+        rrn='RRN-000000000001', last_updated=T0,
+        entries=[new_entry('hardware_observation', 'Left wheel encoder', 0.9, T0, ['wheel'])],
+        peer_context=[PeerBlock(rrn='RRN-000000000002', last_synced=T0, entries=[
+            PeerEntry(id='mem-p1', type='environment_note', text='Wet floor', confidence=0.7,
+                      tags=['floor'])])])
+    path = tmp_path / 'robot-memory.md'
+    path.write_bytes(render(document))
+    script = (
+        'import datetime as dt, sys\n'
+        'from robot_memory.memory_file import MemoryFile\n'
+        'from robot_memory import context, lifecycle, schema\n'
+        'now = dt.datetime(2026, 4, 1, tzinfo=dt.timezone.utc)\n'
+        'result = MemoryFile(sys.argv[1]).load(now)\n'
+        'assert not result.problems and len(result.document.peer_context[0].entries) == 1\n'
+        'context.build_context(result.document, now, lifecycle.DEFAULT_CONFIG)\n'
+        'from pydantic.plugin import _loader\n'
+        'built = [model.__name__ for model in (schema.MemoryEntry, schema.PeerEntry,\n'
+        '         schema.PeerBlock, schema.DocumentHeader, lifecycle.LifecycleConfig)\n'
+        '         if model.__pydantic_complete__]\n'
+        'print(built, _loader._plugins)\n')
+    run = subprocess.run([sys.executable, '-c', script, str(path)], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == '[] None'
+
+
+@pytest.mark.parametrize('values', [
+    {'schema_version': '1.0', 'rrn': 'RRN-000000000001', 'last_updated': '2026-04-01T03:00:00Z'},
+    {'schema_version': ' 1 ', 'rrn': 'RRN-1', 'last_updated': '2026-04-01T03:00:00.000001Z'},
+    {'schema_version': 1.0, 'rrn': 'RRN-1', 'last_updated': '2026-04-01T03:00:00Z'},
+    {'schema_version': '1.0', 'rrn': 'RRN-1', 'last_updated': '2026-04-01T03:00:00+02:00'},
+    {'schema_version': '1.0', 'rrn': 'RRN-1', 'last_updated': T0},
+    {'schema_version': '2.0', 'rrn': 'RRN-1', 'last_updated': '2026-04-01T03:00:00Z'},
+    {'schema_version': '1.0', 'rrn': 'RRN-1\n', 'last_updated': '2026-04-01T03:00:00Z'},
+    {'schema_version': '1.0', 'rrn': 'RRN 1', 'last_updated': '2026-04-01T03:00:00Z'},
+    {'schema_version': '1.0', 'rrn': 5, 'last_updated': '2026-04-01T03:00:00Z'},
+    {'schema_version': '1.0', 'rrn': 'RRN-1', 'last_updated': '2026-02-30T03:00:00Z'},
+    {'schema_version': '1.0', 'rrn': 'RRN-1', 'last_updated': '2026-04-01T03:00:00z'},
+    {'schema_version': None, 'rrn': None, 'last_updated': None},
+])
+def test_the_header_check_agrees_with_the_model(values):
+    try:
+        expected = DocumentHeader.model_validate(values)
+    except ValidationError as error:
+        with pytest.raises(ValidationError) as caught:
+            schema.document_header(values)
+        assert caught.value.errors(include_context=False) == error.errors(include_context=False)
+        return
+    made = schema.document_header(values)
+    assert made == expected and made.__pydantic_fields_set__ == expected.__pydantic_fields_set__
+    assert made.last_updated.tzinfo is expected.last_updated.tzinfo
+
+
+_peer_headers = st.fixed_dictionaries({}, optional={
+    'rrn': st.one_of(st.sampled_from(['RRN-000000000002', 'RRN 2', 'RRN-2\n', '']),
+                     st.integers()),
+    'last_synced': _times, 'entries': st.just([]), 'note': st.integers()})
+_peer_fields = {name: values for name, values in _fields.items()
+                if name in ('id', 'type', 'text', 'confidence', 'tags')}
+_raw_peer_entries = st.one_of(
+    st.fixed_dictionaries(_peer_fields),  # the writer's keys, any values
+    st.fixed_dictionaries({}, optional=_fields),
+    st.one_of([st.fixed_dictionaries({name: values}) for name, values in _peer_fields.items()])
+    .map(lambda change: dict({key: RAW[key] for key in _peer_fields}, **change)),
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_peer_headers, st.lists(_raw_peer_entries, min_size=1, max_size=3))
+def test_peer_checks_agree_with_the_models_on_anything(header, items):
+    try:
+        expected = PeerBlock.model_validate(header)
+    except ValidationError as error:
+        with pytest.raises(ValidationError) as caught:
+            schema.peer_block_header(header)
+        assert caught.value.errors(include_context=False) == error.errors(include_context=False)
+    else:
+        made = schema.peer_block_header(header)
+        for name in ('__dict__', '__pydantic_extra__', '__pydantic_fields_set__',
+                     '__pydantic_private__'):
+            assert getattr(made, name) == getattr(expected, name), name
+        assert made.last_synced.tzinfo is expected.last_synced.tzinfo
+    fast = schema.peer_entries_fast(items)
+    if fast is None:
+        return
+    for made, item in zip(fast, items):
+        expected = PeerEntry.model_validate(item)  # raises if the fast check said yes wrongly
+        assert type(made) is PeerEntry
+        for name in ('__dict__', '__pydantic_extra__', '__pydantic_fields_set__',
+                     '__pydantic_private__'):
+            assert getattr(made, name) == getattr(expected, name), name
+        for name, value in made.__dict__.items():
+            assert type(value) is type(expected.__dict__[name]), name
+
+
+def test_the_peer_check_takes_what_the_writer_writes():
+    items = [{'id': 'mem-p1', 'type': 'environment_note', 'text': 'Wet floor — ≤', 'confidence': 1,
+              'tags': ['floor']}]
+    [made] = schema.peer_entries_fast(items)
+    assert made == PeerEntry.model_validate(items[0]) and type(made.confidence) is float
+    assert schema.peer_entries_fast([dict(items[0], text='bell\x07')]) is None
+    assert schema.peer_entries_fast([dict(items[0], first_seen='2026-04-01T00:00:00Z')]) is None
