@@ -22,7 +22,10 @@ set-similarity joins). Each word's FTS5 posting list is read up to ``PROBE`` row
 that ends before that is complete and its word rare. With enough rare words, the union of
 the rarest lists holds every possible duplicate, and a record is kept only when its rare
 words plus every common one could still reach ``m``. Long posting lists (common words) are
-never read in full, so the check costs the same at 100,000 records as at 1,000.
+never read in full, so the check costs the same at 100,000 records as at 1,000. A caller
+may keep the words found common in a set and pass it again: a posting list only shortens
+when records are deleted, and a rare word taken for common only widens the candidates, so
+those words need no probe on the next learn.
 Otherwise an FTS5 query asks for the records holding ``m`` of the words (an OR of ANDs),
 or, when that query would be too long, the 20 best BM25 matches.
 """
@@ -38,28 +41,43 @@ from robot_memory.substrate import text as textrules
 PROBE = 256
 # Beyond this many words the probes cost more than they save.
 MAX_PROBED_WORDS = 48
+# A set of known common words is cleared when it grows past this many.
+MAX_COMMON_WORDS = 65_536
 
 
 def _quoted(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
-def rare_word_candidates(conn, words: set, min_shared: int,
-                         probe: int = PROBE) -> Optional[list]:
-    """Seqs of every record that may share ``min_shared`` of ``words``; None if too few are rare."""
+def rare_word_candidates(conn, words: set, min_shared: int, probe: int = PROBE,
+                         common_words: Optional[set] = None) -> Optional[list]:
+    """
+    Seqs of every record that may share ``min_shared`` of ``words``; None if too few are rare.
+
+    ``common_words`` (kept by the caller between calls) holds the words found common so far:
+    they are not probed again, and the ones found now are added.
+    """
     min_shared = max(1, min_shared)
     missing = len(words) - min_shared
     if missing < 0:
         return []
     if len(words) > MAX_PROBED_WORDS:
         return None
+    known = common_words if common_words is not None else set()
     postings, common = {}, 0
     for word in sorted(words):
+        if word in known:
+            common += 1
+            continue
         seqs = [seq for seq, in conn.execute(
             'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? LIMIT ?',
             (_quoted(word), probe + 1))]
         if len(seqs) > probe:
             common += 1
+            if common_words is not None:
+                if len(common_words) >= MAX_COMMON_WORDS:
+                    common_words.clear()
+                common_words.add(word)
         else:
             postings[word] = seqs
     if len(postings) <= missing:
@@ -97,14 +115,16 @@ def similar_enough(conn, seqs: list, words: set, threshold: float) -> list:
     return kept
 
 
-def jaccard_candidates(conn, text: str, words: set, threshold: float) -> list:
+def jaccard_candidates(conn, text: str, words: set, threshold: float,
+                       common_words: Optional[set] = None) -> list:
     """Seqs of the records that may be Jaccard duplicates of ``text`` (content ``words``)."""
-    return similar_enough(conn, _candidates(conn, text, words, threshold), words, threshold)
+    return similar_enough(conn, _candidates(conn, text, words, threshold, common_words), words,
+                          threshold)
 
 
-def _candidates(conn, text: str, words: set, threshold: float) -> list:
+def _candidates(conn, text: str, words: set, threshold: float, common_words=None) -> list:
     shared = math.ceil(threshold * len(words) - 1e-9)
-    seqs = rare_word_candidates(conn, words, shared)
+    seqs = rare_word_candidates(conn, words, shared, common_words=common_words)
     if seqs is not None:
         return seqs
     # Jaccard >= t needs at least t x |words| shared words: ask FTS5 only for those
