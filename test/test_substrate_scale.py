@@ -86,8 +86,8 @@ def test_words_found_common_are_not_probed_again_and_the_candidates_stay_whole(t
         store.learn_many(texts, NOW, type='semantic')
         conn = store.db.conn
         probes = []
-        conn.set_trace_callback(lambda sql: probes.append(sql) if sql.startswith(
-            'SELECT rowid FROM substrate_fts') else None)
+        conn.set_trace_callback(lambda sql: probes.append(sql) if sql.startswith('SELECT') and
+                                'substrate_fts MATCH' in sql else None)
         common = set()
         rng = random.Random(9)
         for round_number in range(40):
@@ -247,7 +247,7 @@ def test_the_index_grows_by_blocks_and_compacts_without_losing_a_row(tmp_path, m
 
 
 def _near_rows(base: numpy.ndarray, cosines, seed: int) -> numpy.ndarray:
-    """Unit vectors at exactly the given cosines to the unit vector ``base``."""
+    """Return unit vectors at exactly the given cosines to the unit vector ``base``."""
     rng = numpy.random.default_rng(seed)
     rows = []
     for cosine in cosines:
@@ -259,7 +259,7 @@ def _near_rows(base: numpy.ndarray, cosines, seed: int) -> numpy.ndarray:
 
 
 def _within(index, vector, threshold: float) -> set:
-    """Every live row at (int8) cosine >= ``threshold``, by scoring them all."""
+    """Return every live row at (int8) cosine >= ``threshold``, by scoring them all."""
     sims = index._scores(slice(0, index.count), vector)
     return {int(index.seqs[row]) for row in numpy.flatnonzero(sims >= threshold)
             if index.seqs[row] >= 0}
