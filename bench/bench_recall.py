@@ -41,7 +41,10 @@ Benchmark of substrate recall and learn; prints one JSON object a line. Figures 
                     answer), and for the even (``dev``, where the fusion weights were chosen)
                     and odd (``test``, held out) halves of the queries.
 
-Usage: ``python bench/bench_recall.py [--quick] [--n N] [--queries Q]``.
+Usage: ``python bench/bench_recall.py [--quick] [--n N] [--queries Q] [--learns L]
+[--only SCENARIO] [--data DIR]``. ``--only`` (repeatable: keyword, hybrid, learn, quality)
+runs some scenarios; ``--data`` keeps the n-record databases in DIR and reuses them in later
+runs (loading 100,000 records takes minutes; each scenario still works on a fresh copy).
 """
 
 import argparse
@@ -84,6 +87,7 @@ STATES = ['is blocked', 'is slippery', 'needs cleaning', 'makes a clicking noise
           'drifts', 'overheats', 'is out of reach', 'was moved', 'is fragile', 'is noisy',
           'fails intermittently', 'needs recalibration', 'is off limits', 'is wet',
           'has low signal', 'is locked', 'is open', 'sticks', 'is bright', 'is dark']
+SCENARIOS = ('keyword', 'hybrid', 'learn', 'quality')
 WHEN = ['in the morning', 'at night', 'after rain', 'on weekends', 'during calls',
         'after mopping', 'under load', 'at dusk', 'when cold', 'after updates', '']
 
@@ -184,12 +188,20 @@ def _loaded(directory, n: int, embedder_name, purpose: str) -> pathlib.Path:
     source = directory / f'loaded-{embedder_name}-{n}.db'
     if not source.exists():
         embedder = make_embedder(embedder_name) if embedder_name else None
+        _remove_database(directory / 'loading.db')  # left by an interrupted run
         with Substrate(directory / 'loading.db', embedder=embedder) as substrate:
             _load(substrate, n, embedder_name)
         (directory / 'loading.db').rename(source)
     target = directory / f'{purpose}-{embedder_name}-{n}.db'
+    _remove_database(target)  # a WAL left by an earlier run must not meet the new copy
     shutil.copyfile(source, target)
     return target
+
+
+def _remove_database(path: pathlib.Path) -> None:
+    """Remove an SQLite database file with its WAL and shared-memory files."""
+    for suffix in ('', '-wal', '-shm'):
+        pathlib.Path(f'{path}{suffix}').unlink(missing_ok=True)
 
 
 def exhaustive_scores(index, vector):
@@ -247,8 +259,9 @@ def bench_learn(n: int, count: int, directory: str, embedder_name) -> dict:
             substrate.learn(text, now=NOW)
             times.append(time.perf_counter() - started)
         full_loads = substrate._vector_index().full_loads if embedder is not None else None
-    conn = sqlite3.connect(pathlib.Path(directory) / f'baseline-{embedder_name}-{n}.db',
-                           isolation_level=None)
+    baseline_path = pathlib.Path(directory) / f'baseline-{embedder_name}-{n}.db'
+    _remove_database(baseline_path)
+    conn = sqlite3.connect(baseline_path, isolation_level=None)
     conn.execute('PRAGMA journal_mode = WAL')
     conn.execute('PRAGMA synchronous = NORMAL')
     conn.execute('CREATE VIRTUAL TABLE t USING fts5(text)')
@@ -338,21 +351,32 @@ def main(argv=None) -> int:
     parser.add_argument('--n', type=int, action='append', help='record counts (repeatable)')
     parser.add_argument('--queries', type=int, default=200, help='timed queries per n')
     parser.add_argument('--learns', type=int, default=300, help='timed learns per n')
+    parser.add_argument('--only', action='append', choices=SCENARIOS,
+                        help='run only this scenario (repeatable; default: all)')
+    parser.add_argument('--data', type=pathlib.Path,
+                        help='keep the loaded databases in this directory and reuse them')
     args = parser.parse_args(argv)
     sizes = args.n or ([1000] if args.quick else [10_000, 100_000])
     query_count = 30 if args.quick else args.queries
     learn_count = 30 if args.quick else args.learns
-    with tempfile.TemporaryDirectory() as directory:
+    chosen = set(args.only or SCENARIOS)
+    with tempfile.TemporaryDirectory() as scratch:
+        directory = scratch
+        if args.data is not None:
+            args.data.mkdir(parents=True, exist_ok=True)
+            directory = str(args.data)
         for n in sizes:
-            print(json.dumps(bench_keyword(n, query_count, pathlib.Path(directory))), flush=True)
-            for name in embedders():
+            if 'keyword' in chosen:
+                print(json.dumps(bench_keyword(n, query_count, pathlib.Path(directory))),
+                      flush=True)
+            for name in embedders() if 'hybrid' in chosen else ():
                 print(json.dumps(_isolated(bench_hybrid, n, query_count, directory, name)),
                       flush=True)
-            for name in [None] + embedders():
+            for name in [None] + embedders() if 'learn' in chosen else ():
                 print(json.dumps(_isolated(bench_learn, n, learn_count, directory, name)),
                       flush=True)
-        for name in embedders():
-            print(json.dumps(bench_quality(pathlib.Path(directory), name,
+        for name in embedders() if 'quality' in chosen else ():
+            print(json.dumps(bench_quality(pathlib.Path(scratch), name,
                                            30 if args.quick else None)), flush=True)
     return 0
 

@@ -21,6 +21,7 @@ paths find what the exhaustive ones find.
 
 import datetime as dt
 import json
+import math
 import platform
 import random
 import sqlite3
@@ -77,6 +78,44 @@ def test_rare_word_candidates_hold_every_record_that_can_reach_the_overlap(tmp_p
                 assert truth <= set(found), (words, shared)
         assert decided > 50, 'the rare-word path was hardly ever taken'
         assert dedup.rare_word_candidates(conn, set(COMMON), 5, probe=40) is None
+
+
+def test_words_found_common_are_not_probed_again_and_the_candidates_stay_whole(tmp_path):
+    texts = _texts(300, seed=5)
+    with Substrate(tmp_path / 'robot-memory.db') as store:
+        store.learn_many(texts, NOW, type='semantic')
+        conn = store.db.conn
+        probes = []
+        conn.set_trace_callback(lambda sql: probes.append(sql) if sql.startswith('SELECT') and
+                                'substrate_fts MATCH' in sql else None)
+        common = set()
+        rng = random.Random(9)
+        for round_number in range(40):
+            if round_number == 20:
+                # Records deleted: "dock" may turn rare again; taken for common, it only
+                # widens the candidates.
+                conn.execute("DELETE FROM substrate_records WHERE text LIKE '%dock%' AND "
+                             'seq % 3 = 0')
+            stored = dict(conn.execute('SELECT seq, text FROM substrate_records').fetchall())
+            words = set(rng.sample(COMMON, 3) + rng.sample(RARE, 3) + [f'item{rng.randrange(7)}'])
+            for shared in (4, 5, 6):
+                probes.clear()
+                unknown = words - common
+                found = dedup.rare_word_candidates(conn, words, shared, probe=40,
+                                                   common_words=common)
+                # Only words not yet known as common are probed.
+                assert len(probes) == len(unknown)
+                if found is None:
+                    continue
+                truth = {seq for seq, text in stored.items()
+                         if len(words & textrules.content_tokens(text)) >= shared}
+                assert truth <= set(found), (words, shared)
+        conn.set_trace_callback(None)
+        assert set(COMMON) <= common and not common & set(RARE)
+        # The store keeps its own set, filled by its learns.
+        store.learn_many([f'kitchen shelf {number}' for number in range(300)], NOW)
+        store.learn('dock kitchen lidar rare1 rare2 rare3', now=NOW, type='semantic')
+        assert 'kitchen' in store._common_words and 'rare1' not in store._common_words
 
 
 def test_near_duplicate_is_found_among_many_records_sharing_its_common_words(tmp_path):
@@ -205,6 +244,122 @@ def test_the_index_grows_by_blocks_and_compacts_without_losing_a_row(tmp_path, m
         assert hits[0][0] == seq and all(found % 2 == 1 for found, _ in hits)
     for query in _unit_rows(10, 32, seed=7):
         assert all(found % 2 == 1 for found, _ in index.search(query, 20))
+
+
+def _near_rows(base: numpy.ndarray, cosines, seed: int) -> numpy.ndarray:
+    """Return unit vectors at exactly the given cosines to the unit vector ``base``."""
+    rng = numpy.random.default_rng(seed)
+    rows = []
+    for cosine in cosines:
+        other = rng.standard_normal(base.shape[0])
+        other -= (other @ base) * base
+        other /= numpy.linalg.norm(other)
+        rows.append(cosine * base + numpy.sqrt(1.0 - cosine ** 2) * other)
+    return numpy.array(rows, dtype=numpy.float32)
+
+
+def _within(index, vector, threshold: float) -> set:
+    """Return every live row at (int8) cosine >= ``threshold``, by scoring them all."""
+    sims = index._scores(slice(0, index.count), vector)
+    return {int(index.seqs[row]) for row in numpy.flatnonzero(sims >= threshold)
+            if index.seqs[row] >= 0}
+
+
+def test_near_finds_every_row_within_the_duplicate_threshold(tmp_path, monkeypatch):
+    # Near duplicates just above the threshold (the hardest to find) hidden among rows
+    # just below it and thousands of others: near() returns exactly the rows a full scan
+    # finds at or above the threshold, before and after rows are added, dropped, compacted.
+    monkeypatch.setattr(vector_index, 'CHUNK', 512)
+    queries = _unit_rows(30, 384, seed=11)
+    rows = [_unit_rows(4000, 384, seed=12)]
+    for number, query in enumerate(queries):
+        rows.append(_near_rows(query, [0.951, 0.96, 0.975, 0.99, 0.93, 0.94, 0.945, 0.9],
+                               seed=100 + number))
+    rows = numpy.concatenate(rows)
+    index, conn = _index_of(rows, tmp_path)
+    assert index.signs is None, 'signatures are made by the first near(), not by a load'
+    checked = 0
+    for query in queries:
+        hits = index.near(query, 0.95, 10)
+        truth = _within(index, query, 0.95)
+        assert len(truth) >= 3 and {seq for seq, _ in hits} == truth
+        assert [similarity for _, similarity in hits] == sorted(
+            (similarity for _, similarity in hits), reverse=True)
+        checked += len(truth)
+    assert checked >= 90
+    # Rows learned after the signatures were made, rows archived, then a compaction.
+    extra = numpy.concatenate([_near_rows(query, [0.955, 0.97], seed=500 + number)
+                               for number, query in enumerate(queries)])
+    first = len(rows) + 1
+    conn.executemany("INSERT INTO substrate_records VALUES (?, ?, 'm', 'active')",
+                     [(first + number, row.tobytes()) for number, row in enumerate(extra)])
+    conn.execute("UPDATE substrate_records SET status = 'archived' WHERE seq % 2 = 0")
+    conn.commit()
+    monkeypatch.setattr(vector_index, 'COMPACT_AFTER', 50)
+    index.refresh(conn)
+    assert index.dead == 0 and index.full_loads == 1
+    for query in queries:
+        truth = _within(index, query, 0.95)
+        assert truth and all(seq % 2 == 1 for seq in truth)
+        assert {seq for seq, _ in index.near(query, 0.95, 20)} == truth
+
+
+def test_the_signature_cutoff_misses_a_row_at_the_threshold_rarely():
+    # The binomial tail beyond the cutoff, for a row exactly at the threshold: < SIGN_MISS.
+    for threshold in (0.8, 0.9, 0.95, 0.99):
+        cutoff = vector_index.sign_cutoff(threshold)
+        chance = numpy.arccos(threshold - 0.01) / numpy.pi
+        bits = vector_index.SIGN_BITS
+        beyond = sum(math.comb(bits, count) * chance ** count * (1 - chance) ** (bits - count)
+                     for count in range(cutoff + 1, bits + 1))
+        assert beyond < vector_index.SIGN_MISS
+        # And not wastefully wide: one bit fewer would miss more often.
+        assert beyond + math.comb(bits, cutoff) * chance ** cutoff * \
+            (1 - chance) ** (bits - cutoff) >= vector_index.SIGN_MISS
+    assert vector_index.sign_cutoff(0.95) < vector_index.SIGN_BITS // 3
+
+
+class _TableEmbedder:
+    """Vectors looked up by text (unknown texts get a random one): near duplicates by design."""
+
+    name = 'table'
+
+    def __init__(self, table: dict, dim: int):
+        self.table = table
+        self.dim = dim
+
+    def embed(self, texts):
+        """Return the table's vector of each text."""
+        rng = numpy.random.default_rng(len(texts))
+        return numpy.stack([self.table[text] if text in self.table else
+                            _unit_rows(1, self.dim, int(rng.integers(1 << 30)))[0]
+                            for text in texts])
+
+
+def test_a_learn_finds_its_cosine_duplicate_among_thousands(tmp_path):
+    # No word in common with any stored text, so only the vector check can find the
+    # duplicate; the stored ones just below the threshold must not be taken for it.
+    stored = [f'zone{number} sample{number * 7} reading' for number in range(3000)]
+    vectors = _unit_rows(len(stored), 64, seed=21)
+    table = dict(zip(stored, vectors))
+    probes = {}
+    for number, target in enumerate(range(17, 3000, 150)):
+        probe = f'fresh probe {number} unlike anything'
+        table[probe] = _near_rows(vectors[target], [0.952], seed=40 + number)[0]
+        probes[probe] = target
+    # Just below: 0.94 to the probes' vectors, yet not duplicates.
+    table['decoy text alpha'] = _near_rows(table['fresh probe 0 unlike anything'], [0.94],
+                                           seed=60)[0]
+    with Substrate(tmp_path / 'robot-memory.db', embedder=_TableEmbedder(table, 64)) as store:
+        store.learn_many(stored + ['decoy text alpha'], NOW, type='semantic')
+        ids = dict(store.db.conn.execute('SELECT text, id FROM substrate_records'))
+        for probe, target in probes.items():
+            result = store.learn(probe, now=NOW, type='semantic')
+            assert result.duplicate and result.match == 'cosine', (probe, result)
+            assert result.record_id == ids[stored[target]]
+            assert result.similarity >= 0.95
+        fresh = store.learn('nothing near this one at all', now=NOW, type='semantic')
+        assert not fresh.duplicate
 
 
 def test_exact_search_below_the_limit_ranks_every_row(tmp_path):

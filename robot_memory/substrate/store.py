@@ -146,6 +146,8 @@ class Substrate:
         self._lock = threading.RLock()
         self._writes = 0
         self._index = None
+        # Words the duplicate check found common (see dedup.rare_word_candidates).
+        self._common_words = set()
         self._init_vault(encrypt_from, key_file)
         self._ahead = {}
         self.db = schema.connect(self.path, busy_timeout_s)
@@ -542,7 +544,8 @@ class Substrate:
         # "The dock is not safe" is no duplicate of "the dock is safe", however similar.
         negated = textrules.negated(text)
         words = textrules.content_tokens(text)
-        seqs = jaccard_candidates(self.db.conn, text, words, self.jaccard_threshold)
+        seqs = jaccard_candidates(self.db.conn, text, words, self.jaccard_threshold,
+                                  self._common_words)
         # Sealed records are kept out of FTS5; their own index answers the same question.
         query = textrules.overlap_query(words, math.ceil(self.jaccard_threshold * len(words)
                                                          - 1e-9)) or textrules.fts_query(text)
@@ -562,9 +565,7 @@ class Substrate:
         if self.embedder is not None:
             if vector is None:
                 vector = self._embed([text])[0]
-            for seq, similarity in self._vector_index().search(vector, 10):
-                if similarity < self.cosine_threshold:
-                    break
+            for seq, similarity in self._vector_index().near(vector, self.cosine_threshold, 10):
                 row = self._rows_by_seq([seq])
                 if row and row[0]['type'] == kind and row[0]['status'] in LIVE and \
                         textrules.negated(row[0]['text']) == negated:
