@@ -76,7 +76,6 @@ from typing import Iterable
 from typing import Optional
 from typing import TYPE_CHECKING
 
-from robot_memory import lazy_imports
 from robot_memory import sqlite_db
 from robot_memory.audit import AuditRecord
 from robot_memory.dream_intent import DreamIntent
@@ -86,6 +85,7 @@ from robot_memory.sqlite_db import create_private_file
 from robot_memory.sqlite_db import damage_found
 from robot_memory.sqlite_db import is_damage
 from robot_memory.sqlite_db import is_disk_full
+from robot_memory.sqlite_db import MigrationSet
 from robot_memory.sqlite_db import open_database
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
@@ -93,11 +93,10 @@ from robot_memory.timeutil import to_epoch
 from robot_memory.timeutil import UTC
 
 if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no rules
+    from sqlite_utils import Database
+
     from robot_memory.rules import Rules
 
-_sqlite_utils = lazy_imports.sqlite_utils()
-Database = _sqlite_utils.Database
-Migrations = _sqlite_utils.Migrations
 
 DB_NAME = 'robot-memory.db'  # the database of robot-memory.md (see default_db_path)
 MEMORY = ':memory:'  # the path of a store kept in memory (SQLite's name for it)
@@ -141,17 +140,12 @@ def _disk_full_message(path: pathlib.Path, doing: str) -> str:
             'already stored was changed)')
 
 
-class _Migrations(Migrations):
-    """sqlite-utils migrations recorded in a table named ``migrations``."""
-
-    migrations_table = 'migrations'
-
-
-MIGRATIONS = _Migrations('robot_memory.evidence')
+# sqlite-utils migrations recorded in a table named ``migrations``.
+MIGRATIONS = MigrationSet('robot_memory.evidence', 'migrations')
 
 
 @MIGRATIONS(name='0001_evidence_tables')
-def _create_tables(db: Database) -> None:
+def _create_tables(db: 'Database') -> None:
     statements = [
         'CREATE TABLE IF NOT EXISTS observations (id INTEGER PRIMARY KEY AUTOINCREMENT, '
         'stamp REAL NOT NULL, source TEXT NOT NULL, signature TEXT, source_key TEXT NOT NULL, '
@@ -186,7 +180,7 @@ def _create_tables(db: Database) -> None:
 
 
 @MIGRATIONS(name='0002_append_only_triggers')
-def _append_only(db: Database) -> None:
+def _append_only(db: 'Database') -> None:
     refusals = [
         ('audit', 'UPDATE', 'the audit log is append-only'),
         ('audit', 'DELETE', 'the audit log is append-only'),
@@ -200,7 +194,7 @@ def _append_only(db: Database) -> None:
 
 
 @MIGRATIONS(name='0003_undo_history')
-def _undo_history(db: Database) -> None:
+def _undo_history(db: 'Database') -> None:
     """
     Return the prior state of every entry a dream, prune or undo changes, and the undo log.
 
@@ -333,7 +327,7 @@ class EvidenceStore:
                 raise EvidenceError(f'{self.path}: a new evidence database could not be '
                                     f'created ({again})') from None
 
-    def _open(self, busy_timeout_s: float) -> Database:
+    def _open(self, busy_timeout_s: float) -> 'Database':
         if self.path is None:
             return open_database(MEMORY, busy_timeout_s, MIGRATIONS)
         try:
@@ -422,7 +416,7 @@ class EvidenceStore:
 
     def applied_migrations(self) -> list:
         """Names of the schema migrations applied to this database, in order."""
-        return [migration.name for migration in MIGRATIONS.applied(self.db)]
+        return MIGRATIONS.applied_names(self.db.conn)
 
     def __enter__(self) -> 'EvidenceStore':
         return self
@@ -794,7 +788,7 @@ class EvidenceStore:
 class _SynchronousFull:
     """``PRAGMA synchronous = FULL`` for the dream's two transactions, NORMAL otherwise."""
 
-    def __init__(self, db: Database):
+    def __init__(self, db: 'Database'):
         self.db = db
 
     def __enter__(self):

@@ -54,9 +54,9 @@ from typing import Optional
 import uuid
 
 
-from robot_memory import lazy_imports
 from robot_memory.settings import ProposalSettings
 from robot_memory.settings import SOURCES
+from robot_memory.sqlite_db import MigrationSet
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import from_epoch
 from robot_memory.timeutil import require_aware
@@ -147,16 +147,8 @@ def proposal_number(text) -> int:
     return int(raw)
 
 
-_sqlite_utils = lazy_imports.sqlite_utils()
-
-
-class _Migrations(_sqlite_utils.Migrations):
-    """The queue's migrations, recorded apart from the evidence and substrate ones."""
-
-    migrations_table = 'proposals_migrations'
-
-
-MIGRATIONS = _Migrations('robot_memory.proposals')
+# The queue's migrations, recorded apart from the evidence and substrate ones.
+MIGRATIONS = MigrationSet('robot_memory.proposals', 'proposals_migrations')
 
 
 @MIGRATIONS(name='0001_proposals_queue')

@@ -28,6 +28,12 @@ two nodes started together by one launch file). Two things go wrong then unless 
 the write lock first (``BEGIN IMMEDIATE``), reads what is pending under it and applies all
 of it in that one transaction, so the second process finds nothing left to do.
 
+A store's migrations are a ``MigrationSet``: sqlite-utils migrations, registered when the
+module is imported without importing sqlite-utils, which costs a command some 70 ms and a
+node some 5 MB. What is pending is read with plain ``sqlite3``; sqlite-utils is imported to
+apply a pending step, and for a store that asks for its ``Database`` (the evidence store's
+queries). Opening an up-to-date typed memory for a ``recall`` never imports it.
+
 Also what they share about the file: it is created private (``create_private_file``), an
 error is told apart as damage (``is_damage``) or a full disk (``is_disk_full``), a damaged
 file is found without writing to it (``damage_found``) and set aside with its write-ahead
@@ -50,10 +56,6 @@ from robot_memory.fileio import fsync_directory
 from robot_memory.fileio import kept_name
 from robot_memory.fileio import side_file
 
-_sqlite_utils = lazy_imports.sqlite_utils()
-Database = _sqlite_utils.Database
-Migrations = _sqlite_utils.Migrations
-
 # Primary SQLite result codes: a damaged file, and a full disk.
 _SQLITE_CORRUPT_CODES = (11, 26)
 _SQLITE_FULL = 13
@@ -62,20 +64,97 @@ _LOW_SPACE_BYTES = 1 << 20
 CORRUPT = 'corrupt'   # the label of a damaged database set aside: <db>.corrupt-<time>
 
 
-def open_database(target: str, busy_timeout_s: float, migrations) -> 'Database':
+class MigrationSet:
+    """
+    A named, ordered set of sqlite-utils migrations that imports sqlite-utils only to apply one.
+
+    Used as sqlite-utils' ``Migrations`` is: ``@steps(name='0001_tables')`` registers a
+    function taking a sqlite-utils ``Database``; the steps applied are recorded in
+    ``migrations_table`` in sqlite-utils' own format (columns ``migration_set``, ``name``,
+    ``applied_at``), so databases written before stay as they are.
+    """
+
+    def __init__(self, name: str, migrations_table: str = '_sqlite_migrations'):
+        self.name = name
+        self.migrations_table = migrations_table
+        self._steps = []
+        self._built = None
+
+    def __call__(self, *, name: Optional[str] = None, transactional: bool = True):
+        """Return a decorator registering a migration step (the function's name by default)."""
+        def register(function):
+            step = name or function.__name__
+            if any(known == step for known, _, _ in self._steps):
+                raise ValueError(f'migration {step!r} is already registered in {self.name!r}')
+            self._steps.append((step, function, transactional))
+            return function
+        return register
+
+    def applied_names(self, conn: sqlite3.Connection) -> list:
+        """Names of the steps applied to the database of ``conn``, in the order applied."""
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                        (self.migrations_table,)).fetchone() is None:
+            return []
+        return [name for name, in conn.execute(
+            f'SELECT name FROM "{self.migrations_table}" WHERE migration_set = ? '
+            'ORDER BY rowid', (self.name,))]
+
+    def pending_names(self, conn: sqlite3.Connection) -> list:
+        """Names of the steps not yet applied to the database of ``conn``, in order."""
+        applied = set(self.applied_names(conn))
+        return [step for step, _, _ in self._steps if step not in applied]
+
+    def sqlite_utils_migrations(self):
+        """Return the same steps as sqlite-utils ``Migrations`` (imports sqlite-utils)."""
+        if self._built is None:
+            base = lazy_imports.sqlite_utils().Migrations
+            kind = type('StoreMigrations', (base,), {'migrations_table': self.migrations_table})
+            built = kind(self.name)
+            for step, function, transactional in self._steps:
+                built(name=step, transactional=transactional)(function)
+            self._built = built
+        return self._built
+
+
+class PlainDatabase:
+    """A store's sqlite3 connection where sqlite-utils' ``Database`` is not needed."""
+
+    __slots__ = ('conn',)
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def execute(self, sql: str, parameters=()) -> sqlite3.Cursor:
+        """Run ``sql`` on the connection, as sqlite-utils' ``Database.execute`` does."""
+        return self.conn.execute(sql, parameters)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+
+def sqlite_utils_database(conn: sqlite3.Connection):
+    """Return sqlite-utils' ``Database`` over ``conn`` (imports sqlite-utils)."""
+    return lazy_imports.sqlite_utils().Database(conn, execute_plugins=False)
+
+
+def open_database(target: str, busy_timeout_s: float, migrations: MigrationSet,
+                  plain: bool = False):
     """
     Return a connection to ``target`` in WAL mode with ``migrations`` applied.
 
-    ``target`` may be ``':memory:'``. Raises ``sqlite3.DatabaseError`` (the connection
-    closed) for the caller to word: a locked database is not a damaged one.
+    The connection is wrapped in sqlite-utils' ``Database``, or in a ``PlainDatabase``
+    (``.conn`` and ``.close()`` only) when ``plain``. ``target`` may be ``':memory:'``.
+    Raises ``sqlite3.DatabaseError`` (the connection closed) for the caller to word: a
+    locked database is not a damaged one.
     """
     conn = sqlite3.connect(target, timeout=busy_timeout_s, check_same_thread=False)
     try:
-        db = Database(conn, execute_plugins=False)
         conn.execute(f'PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}')
         if target != ':memory:':
             _enable_wal(conn, busy_timeout_s)
         conn.execute('PRAGMA synchronous = NORMAL')
+        db = PlainDatabase(conn) if plain else sqlite_utils_database(conn)
         apply_migrations(migrations, db)
     except BaseException:
         conn.close()
@@ -96,14 +175,15 @@ def _enable_wal(conn: sqlite3.Connection, busy_timeout_s: float) -> None:
             time.sleep(0.02)
 
 
-def apply_migrations(migrations, db: 'Database') -> None:
+def apply_migrations(migrations: MigrationSet, db) -> None:
     """Apply ``migrations``' pending steps to ``db`` under the write lock, all or none."""
-    if not migrations.pending(db):
-        return   # the usual case; a read-only database never needs the write lock
     conn = db.conn
+    if not migrations.pending_names(conn):
+        return   # the usual case; a read-only database never needs the write lock
+    database = db if not isinstance(db, PlainDatabase) else sqlite_utils_database(conn)
     conn.execute('BEGIN IMMEDIATE')
     try:
-        migrations.apply(db)   # each step's own transaction becomes a savepoint
+        migrations.sqlite_utils_migrations().apply(database)  # each step: a savepoint
     except BaseException:
         if conn.in_transaction:
             conn.rollback()

@@ -30,6 +30,10 @@ from robot_memory.evidence import MIGRATIONS
 from robot_memory.locations import default_db_path
 from robot_memory.observations import DiagnosticObservation
 from robot_memory.observations import LogObservation
+from robot_memory.sqlite_db import apply_migrations
+from robot_memory.sqlite_db import MigrationSet
+from robot_memory.sqlite_db import PlainDatabase
+from robot_memory.sqlite_db import sqlite_utils_database
 from robot_memory.timeutil import UTC
 
 T0 = dt.datetime(2026, 5, 1, 0, 0, tzinfo=UTC)
@@ -80,7 +84,7 @@ def test_migrations_are_named_and_applied_once(tmp_path):
     path = tmp_path / 'robot-memory.db'
     EvidenceStore(path).close()
     with EvidenceStore(path) as store:
-        MIGRATIONS.apply(store.db)
+        MIGRATIONS.sqlite_utils_migrations().apply(store.db)  # nothing left to apply
         assert store.applied_migrations() == ['0001_evidence_tables', '0002_append_only_triggers',
                                               '0003_undo_history']
         rows = list(store.db.query('SELECT name FROM migrations ORDER BY id'))
@@ -104,6 +108,32 @@ def test_each_migration_runs_in_its_own_transaction(tmp_path):
         steps.apply(db)
     assert [m.name for m in steps.applied(db)] == ['one']
     assert db.table_names() == ['_sqlite_migrations', 'kept']
+
+
+def test_a_migration_set_reads_and_writes_what_sqlite_utils_records(tmp_path):
+    steps = MigrationSet('test', 'test_migrations')
+
+    @steps(name='one')
+    def one(db):
+        db.execute('CREATE TABLE a (x)')
+
+    @steps()
+    def two(db):
+        db.execute('CREATE TABLE b (x)')
+
+    conn = sqlite3.connect(tmp_path / 'm.db')
+    assert steps.applied_names(conn) == [] and steps.pending_names(conn) == ['one', 'two']
+    apply_migrations(steps, PlainDatabase(conn))
+    recorded = steps.sqlite_utils_migrations().applied(sqlite_utils_database(conn))
+    assert steps.applied_names(conn) == [m.name for m in recorded] == ['one', 'two']
+    assert steps.pending_names(conn) == []
+    assert {'a', 'b', 'test_migrations'} <= set(sqlite_utils_database(conn).table_names())
+    other = MigrationSet('other', 'test_migrations')  # another set, the same table
+    other(name='one')(one)
+    assert other.pending_names(conn) == ['one']
+    with pytest.raises(ValueError, match="'one' is already registered"):
+        steps(name='one')(two)
+    conn.close()
 
 
 def test_add_buffers_and_flushes_every_batch(tmp_path):

@@ -47,10 +47,12 @@ created by their own named migrations (set ``robot_memory.substrate``, recorded 
 
 import json
 import sqlite3
+from typing import TYPE_CHECKING
 
-from robot_memory import lazy_imports
 from robot_memory.sqlite_db import create_private_file
+from robot_memory.sqlite_db import MigrationSet
 from robot_memory.sqlite_db import open_database
+from robot_memory.sqlite_db import PlainDatabase
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.vector_index import TRIGGERS as VECTOR_TRIGGERS
@@ -58,9 +60,9 @@ from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 from robot_memory.timeutil import from_epoch as when  # noqa: F401 - a stored time, read back
 
-_sqlite_utils = lazy_imports.sqlite_utils()
-Database = _sqlite_utils.Database
-Migrations = _sqlite_utils.Migrations
+if TYPE_CHECKING:  # the migrations are given one; imported only to apply them
+    from sqlite_utils import Database
+
 
 LIVE = ('active', 'contested')
 
@@ -74,17 +76,12 @@ COLUMNS = ('seq', 'id', 'type', 'sensitivity', 'status', 'text', 'tags', 'scope'
 SELECT = f'SELECT {", ".join(COLUMNS)} FROM substrate_records'
 
 
-class _Migrations(Migrations):
-    """The substrate's migrations, recorded apart from the evidence store's."""
-
-    migrations_table = 'substrate_migrations'
-
-
-MIGRATIONS = _Migrations('robot_memory.substrate')
+# The substrate's migrations, recorded apart from the evidence store's.
+MIGRATIONS = MigrationSet('robot_memory.substrate', 'substrate_migrations')
 
 
 @MIGRATIONS(name='0001_substrate_tables')
-def _create_tables(db: Database) -> None:
+def _create_tables(db: 'Database') -> None:
     types = ', '.join(f"'{name}'" for name in MEMORY_TYPES)
     levels = ', '.join(f"'{name}'" for name in SENSITIVITIES)
     statements = [
@@ -160,14 +157,14 @@ def _create_tables(db: Database) -> None:
 
 
 @MIGRATIONS(name='0002_substrate_requests')
-def _create_requests(db: Database) -> None:
+def _create_requests(db: 'Database') -> None:
     db.execute('CREATE TABLE IF NOT EXISTS substrate_requests (seq INTEGER PRIMARY KEY '
                'AUTOINCREMENT, request_id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, '
                'fingerprint TEXT NOT NULL, reply TEXT NOT NULL, at REAL NOT NULL)')
 
 
 @MIGRATIONS(name='0003_fact_cardinality')
-def _fact_cardinality(db: Database) -> None:
+def _fact_cardinality(db: 'Database') -> None:
     """
     Facts conflict only within a single-valued facet; many-valued facts live side by side.
 
@@ -196,13 +193,13 @@ def _fact_cardinality(db: Database) -> None:
 
 
 @MIGRATIONS(name='0004_vector_change_log')
-def _vector_change_log(db: Database) -> None:
+def _vector_change_log(db: 'Database') -> None:
     for statement in VECTOR_TRIGGERS:
         db.execute(statement)
 
 
 @MIGRATIONS(name='0005_encryption_at_rest')
-def _encryption_at_rest(db: Database) -> None:
+def _encryption_at_rest(db: 'Database') -> None:
     """Sealed records: the AES-GCM ciphertext of text, tags, context and payload, and its key id."""
     db.execute('ALTER TABLE substrate_records ADD COLUMN sealed BLOB')
     db.execute('ALTER TABLE substrate_records ADD COLUMN key_id TEXT')
@@ -219,7 +216,7 @@ NOT_IN_HISTORY = ('seq', 'sealed', 'key_id')
 
 
 @MIGRATIONS(name='0006_record_versions')
-def _record_versions(db: Database) -> None:
+def _record_versions(db: 'Database') -> None:
     """
     Return the prior state of every record at each change, for ``robot_memory.undo``.
 
@@ -274,7 +271,7 @@ def condition_key(validity: dict) -> str:
     return dumps(key)
 
 
-def connect(path, busy_timeout_s: float) -> Database:
+def connect(path, busy_timeout_s: float) -> PlainDatabase:
     """Return the database at ``path`` (None: in memory) with the migrations applied."""
     target = ':memory:'
     if path is not None:
@@ -288,7 +285,7 @@ def connect(path, busy_timeout_s: float) -> Database:
                                  f'{error.strerror}; check the directory is writable') from None
         target = str(path)
     try:
-        return open_database(target, busy_timeout_s, MIGRATIONS)
+        return open_database(target, busy_timeout_s, MIGRATIONS, plain=True)
     except sqlite3.DatabaseError as error:
         if 'locked' in str(error):   # held too long by another process: not damage
             raise SubstrateError(f'cannot open the memory database {target} ({error}); '

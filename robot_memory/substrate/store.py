@@ -154,7 +154,7 @@ class Substrate:
 
     def applied_migrations(self) -> list:
         """Names of the substrate's schema migrations applied to this database, in order."""
-        return [migration.name for migration in MIGRATIONS.applied(self.db)]
+        return MIGRATIONS.applied_names(self.db.conn)
 
     def __enter__(self) -> 'Substrate':
         return self
