@@ -228,8 +228,9 @@ class ProposalQueue:
 
     def _transaction(self):
         conn = self.db.conn
-        if conn.in_transaction:
-            return self.db.atomic()
+        if conn.in_transaction:  # a savepoint inside the caller's transaction
+            from robot_memory.sqlite_db import sqlite_utils_database
+            return sqlite_utils_database(conn).atomic()
         return _Immediate(conn)
 
     def _audit(self, now_s: float, proposal_id: int, action: str, actor: str, reason: str,
