@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from robot_memory.rules import Rules
 
 # Each command imports what it uses when it runs: `robot-memory --help` and `show` must not
-# pay for sqlite-utils, the rules or autodream (bench/bench_cli.py, test/test_cli_imports.py).
+# pay for the evidence database, the rules or autodream (bench/bench_cli.py,
+# test/test_cli_imports.py).
 
 
 def _undo_time(text: str) -> dt.datetime:

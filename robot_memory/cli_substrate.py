@@ -21,7 +21,7 @@ learn, recall, forget, mcp, import-rlm, export-rlm, rotate-key.
 maps each name to its function ``(args, memory) -> exit code``. The records live in the
 database beside the memory file (``--db`` to choose another); encryption at rest
 (``substrate_encrypt_from``, ``substrate_key_file``) is read from ``--config``. The store
-(pydantic models, sqlite-utils) is imported when a command opens it, not when the parser is
+(pydantic models, SQLite) is imported when a command opens it, not when the parser is
 built.
 """
 
@@ -249,7 +249,7 @@ def proposal_settings(args):
     Return the ``proposals.*`` settings of ``--config``; None without it (every source applies).
 
     Nothing is imported without ``--config``: ``mcp`` must answer ``initialize`` without
-    pydantic or sqlite-utils.
+    pydantic or the store.
     """
     if not getattr(args, 'config', None):
         return None

@@ -17,7 +17,7 @@ The Python packages robot_memory needs at run time, checked before anything impo
 
 A colcon workspace installs none of them: on a robot they come from the distribution
 through rosdep (``package.xml``), and where the distribution's are missing or too old
-(Ubuntu 24.04 and Debian 12 ship pydantic 1.10, and no sqlite-utils at all) from pip.
+(Ubuntu 24.04 and Debian 12 ship pydantic 1.10, 2.5 is needed) from pip.
 An executable started with a python3 that lacks one would otherwise die deep inside an
 import with a traceback; :func:`exit_if_unmet`, called first thing by ``memory_node``
 and ``robot-memory``, stops at once with one line naming what is missing or too old and
@@ -53,7 +53,6 @@ class Requirement:
 REQUIREMENTS = (
     Requirement('pydantic', '2.5', 'python3-pydantic'),
     Requirement('PyYAML', '6.0', 'python3-yaml'),
-    Requirement('sqlite-utils', '3.35', 'python3-sqlite-utils-pip'),
     Requirement('numpy', '1.24', 'python3-numpy'),
     # Ed25519 keys loaded without a backend argument: cryptography 3.1 and later; 38 is
     # Debian 12's, the oldest a supported robot has, and the test suite passes with it.

@@ -87,14 +87,13 @@ from robot_memory.sqlite_db import is_damage
 from robot_memory.sqlite_db import is_disk_full
 from robot_memory.sqlite_db import MigrationSet
 from robot_memory.sqlite_db import open_database
+from robot_memory.sqlite_db import PlainDatabase
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
 from robot_memory.timeutil import to_epoch
 from robot_memory.timeutil import UTC
 
 if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no rules
-    from sqlite_utils import Database
-
     from robot_memory.rules import Rules
 
 
@@ -140,12 +139,12 @@ def _disk_full_message(path: pathlib.Path, doing: str) -> str:
             'already stored was changed)')
 
 
-# sqlite-utils migrations recorded in a table named ``migrations``.
+# The evidence store's migrations, recorded (as sqlite-utils records them) in ``migrations``.
 MIGRATIONS = MigrationSet('robot_memory.evidence', 'migrations')
 
 
 @MIGRATIONS(name='0001_evidence_tables')
-def _create_tables(db: 'Database') -> None:
+def _create_tables(db: PlainDatabase) -> None:
     statements = [
         'CREATE TABLE IF NOT EXISTS observations (id INTEGER PRIMARY KEY AUTOINCREMENT, '
         'stamp REAL NOT NULL, source TEXT NOT NULL, signature TEXT, source_key TEXT NOT NULL, '
@@ -180,7 +179,7 @@ def _create_tables(db: 'Database') -> None:
 
 
 @MIGRATIONS(name='0002_append_only_triggers')
-def _append_only(db: 'Database') -> None:
+def _append_only(db: PlainDatabase) -> None:
     refusals = [
         ('audit', 'UPDATE', 'the audit log is append-only'),
         ('audit', 'DELETE', 'the audit log is append-only'),
@@ -194,7 +193,7 @@ def _append_only(db: 'Database') -> None:
 
 
 @MIGRATIONS(name='0003_undo_history')
-def _undo_history(db: 'Database') -> None:
+def _undo_history(db: PlainDatabase) -> None:
     """
     Return the prior state of every entry a dream, prune or undo changes, and the undo log.
 
@@ -327,7 +326,7 @@ class EvidenceStore:
                 raise EvidenceError(f'{self.path}: a new evidence database could not be '
                                     f'created ({again})') from None
 
-    def _open(self, busy_timeout_s: float) -> 'Database':
+    def _open(self, busy_timeout_s: float) -> PlainDatabase:
         if self.path is None:
             return open_database(MEMORY, busy_timeout_s, MIGRATIONS)
         try:
@@ -788,7 +787,7 @@ class EvidenceStore:
 class _SynchronousFull:
     """``PRAGMA synchronous = FULL`` for the dream's two transactions, NORMAL otherwise."""
 
-    def __init__(self, db: 'Database'):
+    def __init__(self, db: PlainDatabase):
         self.db = db
 
     def __enter__(self):

@@ -16,18 +16,11 @@
 Heavy libraries imported on first use, so a command or node pays only for what it uses.
 
 ``deferred('numpy')`` is a stand-in for the module that imports it at the first attribute
-access (``numpy.float32`` works as before). ``sqlite_utils()`` imports sqlite-utils without
-the pandas and numpy it would otherwise import at once only to recognise their value types
-in inserted rows, which this package never stores; numpy alone costs about 0.17 s of start-up
-and 10 MB of resident memory.
+access (``numpy.float32`` works as before): numpy alone costs about 0.17 s of start-up and
+10 MB of resident memory.
 """
 
 import importlib
-import sys
-import threading
-
-_LOCK = threading.Lock()
-_SQLITE_UTILS_SKIPS = ('pandas', 'numpy')
 
 
 class _Deferred:
@@ -51,20 +44,3 @@ class _Deferred:
 def deferred(name: str) -> _Deferred:
     """Return a stand-in for module ``name`` that imports it on first attribute access."""
     return _Deferred(name)
-
-
-def sqlite_utils():
-    """Return sqlite_utils, imported without pandas and numpy if they are not loaded yet."""
-    module = sys.modules.get('sqlite_utils')
-    if module is not None:
-        return module
-    with _LOCK:
-        hidden = [name for name in _SQLITE_UTILS_SKIPS if name not in sys.modules]
-        for name in hidden:
-            sys.modules[name] = None  # makes `import name` raise ImportError for a moment
-        try:
-            return importlib.import_module('sqlite_utils')
-        finally:
-            for name in hidden:
-                if sys.modules.get(name, ...) is None:
-                    del sys.modules[name]

@@ -179,7 +179,7 @@ def _proposal(row) -> Proposal:
 
 class ProposalQueue:
     """
-    The queue in the evidence database; ``db`` is an open sqlite-utils Database.
+    The queue in the evidence database; ``db`` is an open ``sqlite_db.PlainDatabase``.
 
     Use ``ProposalQueue.open(path)`` for a connection of its own (the CLI), or pass the
     connection of a store whose thread will use the queue (the dream, the node's worker).
@@ -229,8 +229,8 @@ class ProposalQueue:
     def _transaction(self):
         conn = self.db.conn
         if conn.in_transaction:  # a savepoint inside the caller's transaction
-            from robot_memory.sqlite_db import sqlite_utils_database
-            return sqlite_utils_database(conn).atomic()
+            from robot_memory.sqlite_db import PlainDatabase
+            return PlainDatabase(conn).atomic()
         return _Immediate(conn)
 
     def _audit(self, now_s: float, proposal_id: int, action: str, actor: str, reason: str,

@@ -20,19 +20,20 @@ two nodes started together by one launch file). Two things go wrong then unless 
 
 - switching a new file to write-ahead logging needs a moment alone with it, and SQLite
   reports "database is locked" at once instead of waiting out the busy timeout; and
-- sqlite-utils' ``Migrations.apply`` reads which migrations are pending before it takes the
-  write lock, so both would apply the same migration and the second would fail on the
-  unique record of it.
+- a migration run that reads which steps are pending before it takes the write lock (as
+  sqlite-utils' ``Migrations.apply`` does) lets both apply the same step, and the second
+  fails on the unique record of it.
 
 ``open_database`` retries the first until the busy timeout, and ``apply_migrations`` takes
 the write lock first (``BEGIN IMMEDIATE``), reads what is pending under it and applies all
 of it in that one transaction, so the second process finds nothing left to do.
 
-A store's migrations are a ``MigrationSet``: sqlite-utils migrations, registered when the
-module is imported without importing sqlite-utils, which costs a command some 70 ms and a
-node some 5 MB. What is pending is read with plain ``sqlite3``; sqlite-utils is imported to
-apply a pending step, and for a store that asks for its ``Database`` (the evidence store's
-queries). Opening an up-to-date typed memory for a ``recall`` never imports it.
+A store's migrations are a ``MigrationSet``: steps registered when the module is imported
+and applied with plain ``sqlite3``, recorded in the table and format of sqlite-utils'
+``Migrations`` (so databases written by earlier releases, which applied them through
+sqlite-utils, stay as they are). A store's connection is a ``PlainDatabase``: ``execute``,
+``query`` and ``atomic`` as sqlite-utils' ``Database`` offers them, without importing it,
+which costs a command some 70 ms and a node some 7 MB of resident memory.
 
 Also what they share about the file: it is created private (``create_private_file``), an
 error is told apart as damage (``is_damage``) or a full disk (``is_disk_full``), a damaged
@@ -45,12 +46,13 @@ import datetime as dt
 import errno
 import os
 import pathlib
+import re
+import secrets
 import shutil
 import sqlite3
 import time
 from typing import Optional
 
-from robot_memory import lazy_imports
 from robot_memory.fileio import FILE_MODE
 from robot_memory.fileio import fsync_directory
 from robot_memory.fileio import kept_name
@@ -66,12 +68,13 @@ CORRUPT = 'corrupt'   # the label of a damaged database set aside: <db>.corrupt-
 
 class MigrationSet:
     """
-    A named, ordered set of sqlite-utils migrations that imports sqlite-utils only to apply one.
+    A named, ordered set of schema migrations, recorded as sqlite-utils records them.
 
     Used as sqlite-utils' ``Migrations`` is: ``@steps(name='0001_tables')`` registers a
-    function taking a sqlite-utils ``Database``; the steps applied are recorded in
-    ``migrations_table`` in sqlite-utils' own format (columns ``migration_set``, ``name``,
-    ``applied_at``), so databases written before stay as they are.
+    function taking the store's ``PlainDatabase`` (a step only calls ``db.execute``); the
+    steps applied are recorded in ``migrations_table`` in sqlite-utils' own format (columns
+    ``migration_set``, ``name``, ``applied_at``, the table created with the statements
+    sqlite-utils uses), so databases written before stay as they are.
     """
 
     def __init__(self, name: str, migrations_table: str = '_sqlite_migrations'):
@@ -104,20 +107,56 @@ class MigrationSet:
         applied = set(self.applied_names(conn))
         return [step for step, _, _ in self._steps if step not in applied]
 
-    def sqlite_utils_migrations(self):
-        """Return the same steps as sqlite-utils ``Migrations`` (imports sqlite-utils)."""
-        if self._built is None:
-            base = lazy_imports.sqlite_utils().Migrations
-            kind = type('StoreMigrations', (base,), {'migrations_table': self.migrations_table})
-            built = kind(self.name)
-            for step, function, transactional in self._steps:
-                built(name=step, transactional=transactional)(function)
-            self._built = built
-        return self._built
+    @property
+    def steps(self) -> tuple:
+        """Return the registered steps in order, each (name, function, transactional)."""
+        return tuple(self._steps)
+
+    def apply_pending(self, db: 'PlainDatabase') -> None:
+        """
+        Apply the steps not yet recorded, each in a savepoint with the record of it.
+
+        The caller holds the write transaction (``apply_migrations``). A step that raises
+        leaves nothing of itself and no record; the error goes to the caller.
+        """
+        conn = db.conn
+        table = _quoted(self.migrations_table)
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                        (self.migrations_table,)).fetchone() is None:
+            conn.execute(f'CREATE TABLE {table} (\n   "id" INTEGER PRIMARY KEY,\n'
+                         '   "migration_set" TEXT,\n   "name" TEXT,\n   "applied_at" TEXT\n)')
+            index = _quoted(f'idx_{self.migrations_table}_migration_set_name')
+            conn.execute(f'CREATE UNIQUE INDEX {index}\n    ON {table} ("migration_set", '
+                         '"name")')
+        pending = set(self.pending_names(conn))
+        for step, function, _ in self._steps:
+            if step not in pending:
+                continue
+            with db.atomic():
+                function(db)
+                conn.execute(f'INSERT INTO {table} ("migration_set", "name", "applied_at") '
+                             'VALUES (?, ?, ?)',
+                             (self.name, step, str(dt.datetime.now(dt.timezone.utc))))
+
+
+def _quoted(name: str) -> str:
+    """Return an SQL identifier in double quotes."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+_TRANSACTION_CONTROL = frozenset(('BEGIN', 'COMMIT', 'END', 'ROLLBACK', 'SAVEPOINT', 'RELEASE'))
+_FIRST_KEYWORD = re.compile(r'(?:\s|;|--[^\n]*|/\*.*?\*/)*([A-Za-z]+)', re.S)
 
 
 class PlainDatabase:
-    """A store's sqlite3 connection where sqlite-utils' ``Database`` is not needed."""
+    """
+    A store's sqlite3 connection, with what the stores used of sqlite-utils' ``Database``.
+
+    As there: ``execute`` commits a write made outside a transaction at once (Python's
+    sqlite3 would leave it in an implicit transaction that nothing commits) and rolls back
+    one that fails; ``query`` gives rows as dicts; ``atomic`` is a transaction, or a
+    savepoint when one is open.
+    """
 
     __slots__ = ('conn',)
 
@@ -125,26 +164,75 @@ class PlainDatabase:
         self.conn = conn
 
     def execute(self, sql: str, parameters=()) -> sqlite3.Cursor:
-        """Run ``sql`` on the connection, as sqlite-utils' ``Database.execute`` does."""
-        return self.conn.execute(sql, parameters)
+        """Run ``sql`` on the connection; a write outside a transaction is committed."""
+        conn = self.conn
+        was_in_transaction = conn.in_transaction
+        try:
+            cursor = conn.execute(sql, parameters)
+        except Exception:
+            if not was_in_transaction and conn.in_transaction:
+                conn.execute('ROLLBACK')
+            raise
+        if not was_in_transaction and conn.in_transaction and cursor.description is None:
+            keyword = _FIRST_KEYWORD.match(sql)
+            if keyword is None or keyword.group(1).upper() not in _TRANSACTION_CONTROL:
+                conn.execute('COMMIT')
+        return cursor
+
+    def query(self, sql: str, parameters=()):
+        """Return the rows of a SELECT as dicts (column name to value), fetched lazily."""
+        cursor = self.conn.execute(sql, parameters)
+        if cursor.description is None:
+            raise ValueError('query() is for statements that return rows; use execute()')
+        keys = [column[0] for column in cursor.description]
+        return (dict(zip(keys, row)) for row in cursor)
+
+    @contextlib.contextmanager
+    def atomic(self):
+        """
+        Run the block in a transaction (``BEGIN``), or a savepoint inside an open one.
+
+        An error rolls the block back (as far as SQLite left anything to roll back: a
+        ``RAISE(ROLLBACK)`` ends the whole transaction) and propagates.
+        """
+        conn = self.conn
+        if conn.in_transaction:
+            savepoint = f'robot_memory_{secrets.token_hex(8)}'
+            conn.execute(f'SAVEPOINT {savepoint}')
+            try:
+                yield self
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute(f'ROLLBACK TO SAVEPOINT {savepoint}')
+                    conn.execute(f'RELEASE SAVEPOINT {savepoint}')
+                raise
+            conn.execute(f'RELEASE SAVEPOINT {savepoint}')
+            return
+        conn.execute('BEGIN')
+        try:
+            yield self
+        except BaseException:
+            if conn.in_transaction:
+                conn.rollback()
+            raise
+        try:
+            conn.execute('COMMIT')
+        except BaseException:
+            if conn.in_transaction:
+                conn.rollback()
+            raise
 
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()
 
 
-def sqlite_utils_database(conn: sqlite3.Connection):
-    """Return sqlite-utils' ``Database`` over ``conn`` (imports sqlite-utils)."""
-    return lazy_imports.sqlite_utils().Database(conn, execute_plugins=False)
-
-
-def open_database(target: str, busy_timeout_s: float, migrations: MigrationSet,
-                  plain: bool = False):
+def open_database(target: str, busy_timeout_s: float,
+                  migrations: MigrationSet) -> PlainDatabase:
     """
     Return a connection to ``target`` in WAL mode with ``migrations`` applied.
 
-    The connection is wrapped in sqlite-utils' ``Database``, or in a ``PlainDatabase``
-    (``.conn`` and ``.close()`` only) when ``plain``. ``target`` may be ``':memory:'``.
+    The connection comes wrapped in a ``PlainDatabase``. ``target`` may be ``':memory:'``.
     Raises ``sqlite3.DatabaseError`` (the connection closed) for the caller to word: a
     locked database is not a damaged one.
     """
@@ -154,7 +242,7 @@ def open_database(target: str, busy_timeout_s: float, migrations: MigrationSet,
         if target != ':memory:':
             _enable_wal(conn, busy_timeout_s)
         conn.execute('PRAGMA synchronous = NORMAL')
-        db = PlainDatabase(conn) if plain else sqlite_utils_database(conn)
+        db = PlainDatabase(conn)
         apply_migrations(migrations, db)
     except BaseException:
         conn.close()
@@ -180,10 +268,9 @@ def apply_migrations(migrations: MigrationSet, db) -> None:
     conn = db.conn
     if not migrations.pending_names(conn):
         return   # the usual case; a read-only database never needs the write lock
-    database = db if not isinstance(db, PlainDatabase) else sqlite_utils_database(conn)
     conn.execute('BEGIN IMMEDIATE')
     try:
-        migrations.sqlite_utils_migrations().apply(database)  # each step: a savepoint
+        migrations.apply_pending(db if isinstance(db, PlainDatabase) else PlainDatabase(conn))
     except BaseException:
         if conn.in_transaction:
             conn.rollback()

@@ -129,6 +129,15 @@ def test_reading_with_the_nodes_parameters_file_stays_as_light(memory, tmp_path)
     assert not names & writers, sorted(names & writers)
 
 
+def test_commands_of_the_evidence_database_do_not_import_sqlite_utils(memory):
+    """The evidence store, its migrations and the proposals queue run on plain sqlite3."""
+    _, env = memory
+    for command in (['dream', '--at', AT], ['history', 'mem-none']):
+        names = imported(command, env)
+        assert 'robot_memory.evidence' in names, command  # the database was opened
+        assert 'sqlite_utils' not in names, command
+
+
 @pytest.mark.parametrize('command', [['learn', 'The charging dock is in the hallway'],
                                      ['recall', 'charging dock'],
                                      ['forget', 'nothing like this', '--reason', 'test']])
@@ -138,7 +147,8 @@ def test_typed_memory_commands_do_not_load_the_memory_file_or_numpy(memory, comm
     env = dict(env, ROBOT_MEMORY_EMBEDDER='off')
     names = imported(command + ['--db', str(tmp_path / 'records.db'), '--at', AT], env)
     assert 'robot_memory.substrate.store' in names  # the command really ran
-    assert not names & (HEAVY - {'sqlite_utils'}), sorted(names & HEAVY)
+    # A new database included: its migrations are applied with plain sqlite3.
+    assert not names & HEAVY, sorted(names & HEAVY)
     assert not names & {'robot_memory.memory_file', 'robot_memory.autodream',
                         'robot_memory.rules', 'yaml'}, sorted(names)
 
@@ -164,7 +174,6 @@ def test_recall_that_keywords_settle_loads_no_embedding_model(memory, tmp_path, 
                      dict(env, ROBOT_MEMORY_EMBEDDER=embedder), expect='charging dock')
     assert 'robot_memory.substrate.store' in names
     assert not names & {'numpy', 'onnxruntime', 'tokenizers'}, sorted(names & HEAVY)
-    # An up-to-date database is opened with plain sqlite3: sqlite-utils applies migrations.
     assert not names & HEAVY, sorted(names & HEAVY)
 
 

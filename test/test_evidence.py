@@ -15,6 +15,7 @@
 """The SQLite evidence store: file safety, migrations, buffered ingest, audit, retention."""
 
 import datetime as dt
+import importlib
 import sqlite3
 import stat
 import subprocess
@@ -33,7 +34,6 @@ from robot_memory.observations import LogObservation
 from robot_memory.sqlite_db import apply_migrations
 from robot_memory.sqlite_db import MigrationSet
 from robot_memory.sqlite_db import PlainDatabase
-from robot_memory.sqlite_db import sqlite_utils_database
 from robot_memory.timeutil import UTC
 
 T0 = dt.datetime(2026, 5, 1, 0, 0, tzinfo=UTC)
@@ -74,7 +74,7 @@ def test_database_is_private_wal_with_a_busy_timeout(tmp_path):
     with EvidenceStore(path, busy_timeout_s=3) as store:
         store.add(warn(T0))
         store.flush()
-        assert store.db.journal_mode == 'wal'
+        assert store.db.execute('PRAGMA journal_mode').fetchone()[0] == 'wal'
         assert store.db.execute('PRAGMA busy_timeout').fetchone()[0] == 3000
         for name in ('robot-memory.db', 'robot-memory.db-wal'):
             assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600
@@ -84,7 +84,7 @@ def test_migrations_are_named_and_applied_once(tmp_path):
     path = tmp_path / 'robot-memory.db'
     EvidenceStore(path).close()
     with EvidenceStore(path) as store:
-        MIGRATIONS.sqlite_utils_migrations().apply(store.db)  # nothing left to apply
+        apply_migrations(MIGRATIONS, store.db)  # nothing left to apply
         assert store.applied_migrations() == ['0001_evidence_tables', '0002_append_only_triggers',
                                               '0003_undo_history']
         rows = list(store.db.query('SELECT name FROM migrations ORDER BY id'))
@@ -110,6 +110,19 @@ def test_each_migration_runs_in_its_own_transaction(tmp_path):
     assert db.table_names() == ['_sqlite_migrations', 'kept']
 
 
+def _sqlite_utils_twin(steps: MigrationSet) -> Migrations:
+    """Return sqlite-utils' own Migrations of the same steps, recorded in the same table."""
+    twin = Migrations(steps.name)
+    twin.migrations_table = steps.migrations_table
+    for name, function, transactional in steps.steps:
+        twin(name=name, transactional=transactional)(function)
+    return twin
+
+
+def _schema(conn) -> set:
+    return set(conn.execute('SELECT type, name, tbl_name, sql FROM sqlite_master'))
+
+
 def test_a_migration_set_reads_and_writes_what_sqlite_utils_records(tmp_path):
     steps = MigrationSet('test', 'test_migrations')
 
@@ -124,16 +137,92 @@ def test_a_migration_set_reads_and_writes_what_sqlite_utils_records(tmp_path):
     conn = sqlite3.connect(tmp_path / 'm.db')
     assert steps.applied_names(conn) == [] and steps.pending_names(conn) == ['one', 'two']
     apply_migrations(steps, PlainDatabase(conn))
-    recorded = steps.sqlite_utils_migrations().applied(sqlite_utils_database(conn))
+    recorded = _sqlite_utils_twin(steps).applied(Database(conn))
     assert steps.applied_names(conn) == [m.name for m in recorded] == ['one', 'two']
     assert steps.pending_names(conn) == []
-    assert {'a', 'b', 'test_migrations'} <= set(sqlite_utils_database(conn).table_names())
+    assert _sqlite_utils_twin(steps).pending(Database(conn)) == []
+    assert {'a', 'b', 'test_migrations'} <= set(Database(conn).table_names())
     other = MigrationSet('other', 'test_migrations')  # another set, the same table
     other(name='one')(one)
     assert other.pending_names(conn) == ['one']
     with pytest.raises(ValueError, match="'one' is already registered"):
         steps(name='one')(two)
     conn.close()
+
+
+@pytest.mark.parametrize('module', ['robot_memory.evidence', 'robot_memory.proposals',
+                                    'robot_memory.substrate.schema'])
+def test_each_store_gets_the_schema_sqlite_utils_would_give_it(tmp_path, module):
+    """Applied without sqlite-utils, a store's migrations give the same tables, records too."""
+    steps = importlib.import_module(module).MIGRATIONS
+    ours, theirs = (sqlite3.connect(tmp_path / f'{name}.db') for name in ('ours', 'theirs'))
+    apply_migrations(steps, PlainDatabase(ours))
+    _sqlite_utils_twin(steps).apply(Database(theirs))
+    assert _schema(ours) == _schema(theirs)
+    table = steps.migrations_table
+    assert [row[:3] for row in ours.execute(f'SELECT id, migration_set, name FROM {table}')] \
+        == [row[:3] for row in theirs.execute(f'SELECT id, migration_set, name FROM {table}')]
+    assert steps.pending_names(theirs) == []  # either reads the other's records
+    assert _sqlite_utils_twin(steps).pending(Database(ours)) == []
+
+
+def test_a_failed_step_leaves_nothing_and_no_record(tmp_path):
+    steps = MigrationSet('test', 'test_migrations')
+
+    @steps(name='one')
+    def one(db):
+        db.execute('CREATE TABLE kept (x)')
+
+    @steps(name='two')
+    def two(db):
+        db.execute('CREATE TABLE rolled_back (x)')
+        raise RuntimeError('migration failed')
+
+    conn = sqlite3.connect(tmp_path / 'm.db')
+    with pytest.raises(RuntimeError):
+        apply_migrations(steps, PlainDatabase(conn))
+    assert not conn.in_transaction
+    assert steps.applied_names(conn) == []  # all or none: one's record went with two's failure
+    assert 'kept' not in {row[0] for row in conn.execute('SELECT name FROM sqlite_master')}
+
+
+def test_plain_execute_commits_a_write_made_outside_a_transaction(tmp_path):
+    path = tmp_path / 'w.db'
+    db = PlainDatabase(sqlite3.connect(path))
+    db.execute('CREATE TABLE t (x)')
+    db.execute('INSERT INTO t VALUES (1)')
+    assert not db.conn.in_transaction
+    assert sqlite3.connect(path).execute('SELECT x FROM t').fetchall() == [(1,)]
+    db.execute('BEGIN')  # transaction control is left to the caller
+    db.execute('INSERT INTO t VALUES (2)')
+    assert db.conn.in_transaction
+    db.conn.rollback()
+    db.execute('CREATE TABLE u (x UNIQUE)')
+    with pytest.raises(sqlite3.IntegrityError):
+        db.execute('INSERT INTO u VALUES (1), (1)')  # fails half-way: rolled back, not left open
+    assert not db.conn.in_transaction
+    assert list(db.query('SELECT x FROM t')) == [{'x': 1}]
+    with pytest.raises(ValueError, match='execute'):
+        db.query('DELETE FROM t')
+
+
+def test_plain_atomic_is_a_transaction_or_a_savepoint(tmp_path):
+    db = PlainDatabase(sqlite3.connect(tmp_path / 'a.db'))
+    db.execute('CREATE TABLE t (x)')
+    with db.atomic():
+        db.execute('INSERT INTO t VALUES (1)')
+        with pytest.raises(RuntimeError):
+            with db.atomic():  # a savepoint: only its own work is undone
+                db.execute('INSERT INTO t VALUES (2)')
+                raise RuntimeError('inner')
+        assert db.conn.in_transaction
+    assert not db.conn.in_transaction
+    with pytest.raises(RuntimeError):
+        with db.atomic():
+            db.execute('INSERT INTO t VALUES (3)')
+            raise RuntimeError('outer')
+    assert [row['x'] for row in db.query('SELECT x FROM t')] == [1]
+    db.close()
 
 
 def test_add_buffers_and_flushes_every_batch(tmp_path):

@@ -47,7 +47,6 @@ created by their own named migrations (set ``robot_memory.substrate``, recorded 
 
 import json
 import sqlite3
-from typing import TYPE_CHECKING
 
 from robot_memory.sqlite_db import create_private_file
 from robot_memory.sqlite_db import MigrationSet
@@ -59,10 +58,6 @@ from robot_memory.substrate.vector_index import TRIGGERS as VECTOR_TRIGGERS
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 from robot_memory.timeutil import from_epoch as when  # noqa: F401 - a stored time, read back
-
-if TYPE_CHECKING:  # the migrations are given one; imported only to apply them
-    from sqlite_utils import Database
-
 
 LIVE = ('active', 'contested')
 
@@ -81,7 +76,7 @@ MIGRATIONS = MigrationSet('robot_memory.substrate', 'substrate_migrations')
 
 
 @MIGRATIONS(name='0001_substrate_tables')
-def _create_tables(db: 'Database') -> None:
+def _create_tables(db: PlainDatabase) -> None:
     types = ', '.join(f"'{name}'" for name in MEMORY_TYPES)
     levels = ', '.join(f"'{name}'" for name in SENSITIVITIES)
     statements = [
@@ -157,14 +152,14 @@ def _create_tables(db: 'Database') -> None:
 
 
 @MIGRATIONS(name='0002_substrate_requests')
-def _create_requests(db: 'Database') -> None:
+def _create_requests(db: PlainDatabase) -> None:
     db.execute('CREATE TABLE IF NOT EXISTS substrate_requests (seq INTEGER PRIMARY KEY '
                'AUTOINCREMENT, request_id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, '
                'fingerprint TEXT NOT NULL, reply TEXT NOT NULL, at REAL NOT NULL)')
 
 
 @MIGRATIONS(name='0003_fact_cardinality')
-def _fact_cardinality(db: 'Database') -> None:
+def _fact_cardinality(db: PlainDatabase) -> None:
     """
     Facts conflict only within a single-valued facet; many-valued facts live side by side.
 
@@ -193,13 +188,13 @@ def _fact_cardinality(db: 'Database') -> None:
 
 
 @MIGRATIONS(name='0004_vector_change_log')
-def _vector_change_log(db: 'Database') -> None:
+def _vector_change_log(db: PlainDatabase) -> None:
     for statement in VECTOR_TRIGGERS:
         db.execute(statement)
 
 
 @MIGRATIONS(name='0005_encryption_at_rest')
-def _encryption_at_rest(db: 'Database') -> None:
+def _encryption_at_rest(db: PlainDatabase) -> None:
     """Sealed records: the AES-GCM ciphertext of text, tags, context and payload, and its key id."""
     db.execute('ALTER TABLE substrate_records ADD COLUMN sealed BLOB')
     db.execute('ALTER TABLE substrate_records ADD COLUMN key_id TEXT')
@@ -216,7 +211,7 @@ NOT_IN_HISTORY = ('seq', 'sealed', 'key_id')
 
 
 @MIGRATIONS(name='0006_record_versions')
-def _record_versions(db: 'Database') -> None:
+def _record_versions(db: PlainDatabase) -> None:
     """
     Return the prior state of every record at each change, for ``robot_memory.undo``.
 
@@ -285,7 +280,7 @@ def connect(path, busy_timeout_s: float) -> PlainDatabase:
                                  f'{error.strerror}; check the directory is writable') from None
         target = str(path)
     try:
-        return open_database(target, busy_timeout_s, MIGRATIONS, plain=True)
+        return open_database(target, busy_timeout_s, MIGRATIONS)
     except sqlite3.DatabaseError as error:
         if 'locked' in str(error):   # held too long by another process: not damage
             raise SubstrateError(f'cannot open the memory database {target} ({error}); '
