@@ -715,14 +715,22 @@ def check_structure(front: str, first_line: int = 1) -> None:
             if isinstance(event, collection_start):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise MemoryFileError(
-                        f'front matter nests lists and mappings more than {MAX_DEPTH} levels '
-                        'deep; a memory file needs a few: this file is damaged or was not '
-                        'written for robot_memory', line=first_line + event.start_mark.line)
+                    raise _too_deep(first_line + event.start_mark.line)
             elif isinstance(event, collection_end):
                 depth -= 1
-    except yaml.YAMLError:
+    except yaml.YAMLError as error:
+        # libyaml 0.2.6 and later refuse 1,000 levels while scanning ahead, before the
+        # events of the 65th level reach this loop: the same refusal, said the same way.
+        mark = getattr(error, 'problem_mark', None)
+        if mark is not None and 'nesting depth' in (getattr(error, 'problem', '') or ''):
+            raise _too_deep(first_line + mark.line) from None
         return  # not YAML: the loader reports it, naming the line
+
+
+def _too_deep(line: int) -> MemoryFileError:
+    return MemoryFileError(
+        f'front matter nests lists and mappings more than {MAX_DEPTH} levels deep; a memory '
+        'file needs a few: this file is damaged or was not written for robot_memory', line=line)
 
 
 # ------------------------------------------------------------- block YAML, line by line
