@@ -1746,7 +1746,14 @@ class MemoryFile:
         try:
             with open(self.path, 'rb') as handle:
                 size = os.fstat(handle.fileno()).st_size
-                data = handle.read(self.max_bytes + 1) if size <= self.max_bytes else b''
+                data = b''
+                if size <= self.max_bytes:
+                    # As large as the file is: read(max_bytes + 1) would allocate the
+                    # whole limit (128 MiB) for every load. A file grown since fstat
+                    # gets the rest read, up to the limit.
+                    data = handle.read(size + 1)
+                    if len(data) > size:
+                        data += handle.read(self.max_bytes + 1 - len(data))
         except FileNotFoundError:
             self.target()  # a link to nothing says so
             raise MemoryFileError('no memory file here yet; it is created by the first dream '

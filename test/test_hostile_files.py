@@ -169,6 +169,24 @@ def test_the_size_limit_is_configurable(tmp_path, now, monkeypatch):
         MemoryFile(path)
 
 
+def test_a_file_grown_since_its_size_was_read_is_read_whole_or_refused(tmp_path, now,
+                                                                       monkeypatch):
+    """The read is sized by fstat; what was appended after it is read too, up to the limit."""
+    path = tmp_path / 'robot-memory.md'
+    data = SPEC_EXAMPLE.encode('utf-8')
+    path.write_bytes(data)
+    real_fstat = os.fstat
+
+    def fstat_of_a_smaller_file(fd):  # as if the file grew between fstat and read
+        result = real_fstat(fd)
+        return os.stat_result((*result[:6], 100, *result[7:]))
+
+    monkeypatch.setattr(memory_file.os, 'fstat', fstat_of_a_smaller_file)
+    assert MemoryFile(path).read_bytes() == data
+    with pytest.raises(MemoryFileError, match='above the 300 bytes limit'):
+        MemoryFile(path, max_bytes=300).read_bytes()  # grown past the limit: never half-read
+
+
 def test_a_huge_quarantined_entry_is_kept_beside_not_copied_into_the_quarantine(
         memory_path, now):
     huge = 'x' * 300_000
