@@ -172,3 +172,26 @@ def test_a_count_that_cannot_fit_is_refused_before_any_work():
     raw[-4:] = struct.pack('<I', 2 ** 32 - 1)   # four billion statuses in 0 bytes
     with pytest.raises(CdrError, match='cannot fit'):
         diagnostic_statuses(bytes(raw))
+
+
+def test_repeated_strings_are_shared_and_the_caches_stay_bounded(monkeypatch):
+    """A flood's repeated names and values become the same objects; long ones are not kept."""
+    from robot_memory.ros import cdr
+    monkeypatch.setattr(cdr, '_TEXTS', {})
+    monkeypatch.setattr(cdr, '_PAIRS', {})
+    long_text = 'x' * (cdr._CACHE_BYTES + 1)
+
+    def status(count):
+        return DiagnosticStatus(level=b'\x02', name='lidar', message=long_text,
+                                hardware_id='lidar-0',
+                                values=[KeyValue(key='count', value=str(count)),
+                                        KeyValue(key='state', value='stalled')])
+    first, second = (diagnostic_statuses(encode(_array([status(count)], '', 0), False))[0]
+                     for count in (1, 2))
+    assert first[1] is second[1] and first[3] is second[3]            # name, hardware_id
+    assert first[2] == second[2] == long_text and first[2] is not second[2]
+    assert first[4][1] is second[4][1] and first[4][0] != second[4][0]  # the pairs
+    for count in range(3 * cdr._CACHE_ENTRIES):
+        diagnostic_statuses(encode(_array([status(count)], '', 0), False))
+    assert len(cdr._TEXTS) <= cdr._CACHE_ENTRIES and len(cdr._PAIRS) <= cdr._CACHE_ENTRIES
+    assert all(len(key) <= cdr._CACHE_BYTES for key in cdr._TEXTS)

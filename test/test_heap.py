@@ -12,11 +12,15 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""HeapTrimmer gives freed C-heap memory back to the operating system (glibc), rate-limited."""
+"""HeapTrimmer gives freed C-heap memory back to the OS (glibc); limit_arenas caps arenas."""
 
 import gc
+import os
+import subprocess
+import sys
 
 from robot_memory.ros.heap import HeapTrimmer
+from robot_memory.ros.heap import limit_arenas
 
 
 def _rss_mb() -> float:
@@ -59,3 +63,45 @@ def test_without_malloc_trim_it_does_nothing(monkeypatch):
     monkeypatch.setattr('robot_memory.ros.heap._malloc_trim', lambda: None)
     trimmer = HeapTrimmer()
     assert not trimmer.available and not trimmer.maybe_trim(force=True)
+
+
+# Threads that each hold mid-sized C allocations at once; then the number of malloc arenas
+# besides the main one (glibc maps each at a 64 MiB-aligned address, the main one is brk).
+_ARENAS_SCRIPT = """
+import sys, threading
+from robot_memory.ros.heap import limit_arenas
+if sys.argv[1] == 'limit':
+    assert limit_arenas()
+hold, ready, go = [], threading.Barrier(9), threading.Event()
+def work():
+    hold.append([bytearray(3000) for _ in range(300)])
+    ready.wait()
+    go.wait()
+threads = [threading.Thread(target=work) for _ in range(8)]
+for thread in threads:
+    thread.start()
+ready.wait()
+arenas = 0
+for line in open('/proc/self/maps'):
+    start, _, rest = line.partition('-')
+    if int(start, 16) % (64 << 20) == 0 and line.split()[1].startswith('rw'):
+        arenas += 1
+go.set()
+print(arenas)
+"""
+
+
+def _arenas(mode: str) -> int:
+    env = {key: value for key, value in os.environ.items() if key != 'MALLOC_ARENA_MAX'}
+    done = subprocess.run([sys.executable, '-c', _ARENAS_SCRIPT, mode], capture_output=True,
+                          text=True, env=env, timeout=60, check=True)
+    return int(done.stdout)
+
+
+def test_limit_arenas_keeps_threads_to_two_arenas():
+    assert _arenas('default') >= 3  # glibc's default: an arena for each busy thread
+    assert _arenas('limit') <= 1    # the main arena and one more
+
+
+def test_an_operators_malloc_arena_max_stands():
+    assert not limit_arenas(environ={'MALLOC_ARENA_MAX': '4'})

@@ -30,6 +30,12 @@ encapsulation, a buffer that is too short or whose counts cannot be right) raise
 never lost to this shortcut. ``test/test_cdr.py`` checks it against rclpy's deserializer
 on generated messages.
 
+The strings of a robot's diagnostics repeat (names, hardware ids, messages, keys, most
+values): each distinct short one is decoded once and the same ``str`` (and the same
+key/value pair) is handed out again, from caches of at most _CACHE_ENTRIES emptied when
+full. What a flood keeps in flight in the ingest backlog is then little more than the
+observations themselves, and so is the memory the process keeps after it.
+
 No rclpy here: plain bytes in, plain tuples out.
 """
 
@@ -38,6 +44,17 @@ import struct
 _U32 = {0: struct.Struct('>I').unpack_from, 1: struct.Struct('<I').unpack_from}
 _HEADER = 4          # encapsulation: 2 bytes scheme, 2 bytes options
 _MIN_STATUS = 1 + 4 * 4  # level, three string lengths and the values count (unpadded)
+_CACHE_ENTRIES = 1024  # each cache: about 0.3 MB when full of the longest kept
+_CACHE_BYTES = 120     # longer strings (and pairs) are decoded each time, not kept
+_TEXTS = {}          # the bytes of a string (up to its NUL) -> the str rclpy makes of them
+_PAIRS = {}          # (key, value) -> the same tuple
+
+
+def _shared(cache: dict, key, value):
+    """Return ``value`` kept under ``key`` (the first one kept), emptying a full cache."""
+    if len(cache) >= _CACHE_ENTRIES:
+        cache.clear()
+    return cache.setdefault(key, value)
 
 
 class CdrError(ValueError):
@@ -56,6 +73,8 @@ def diagnostic_statuses(raw: bytes) -> list:
         raise CdrError(f'encapsulation {bytes(raw[:2]).hex()} is not plain CDR')
     unpack = _U32[raw[1]]
     find = raw.find
+    texts = _TEXTS
+    pairs_kept = _PAIRS
     # The strings are read inline (a helper call per string costs as much as the read):
     # align to 4, length, the bytes up to the first NUL or the length, decoded as rclpy does.
     try:
@@ -80,7 +99,13 @@ def diagnostic_statuses(raw: bytes) -> list:
                 if end > size:
                     raise CdrError(f'a string of {length} bytes at byte {pos} runs past the end')
                 cut = find(b'\0', pos, end)
-                fields.append(raw[pos:end if cut < 0 else cut].decode('utf-8', 'replace'))
+                chunk = raw[pos:end if cut < 0 else cut]
+                text = texts.get(chunk)
+                if text is None:
+                    text = chunk.decode('utf-8', 'replace')
+                    if len(chunk) <= _CACHE_BYTES:
+                        text = _shared(texts, chunk, text)
+                fields.append(text)
                 pos = end
             pos += -(pos - _HEADER) % 4
             (pairs,) = unpack(raw, pos)
@@ -99,9 +124,18 @@ def diagnostic_statuses(raw: bytes) -> list:
                         raise CdrError(f'a string of {length} bytes at byte {pos} runs past '
                                        'the end')
                     cut = find(b'\0', pos, end)
-                    pair.append(raw[pos:end if cut < 0 else cut].decode('utf-8', 'replace'))
+                    chunk = raw[pos:end if cut < 0 else cut]
+                    text = texts.get(chunk)
+                    if text is None:
+                        text = chunk.decode('utf-8', 'replace')
+                        if len(chunk) <= _CACHE_BYTES:
+                            text = _shared(texts, chunk, text)
+                    pair.append(text)
                     pos = end
-                values.append((pair[0], pair[1]))
+                pair = (pair[0], pair[1])
+                if len(pair[0]) + len(pair[1]) <= _CACHE_BYTES:
+                    pair = pairs_kept.get(pair) or _shared(pairs_kept, pair, pair)
+                values.append(pair)
             result.append((level, fields[0], fields[1], fields[2], values))
     except (struct.error, IndexError):
         raise CdrError(f'the message ends before its last field ({size} bytes)') from None

@@ -19,20 +19,59 @@ Loading a memory file builds and drops far more temporary objects than the docum
 on a 10,000-entry file the freed space left in the C heap is about as large again as the
 document itself, and glibc keeps it resident. ``malloc_trim(0)`` returns those free pages.
 memory_node calls :meth:`HeapTrimmer.maybe_trim` after it (re)loads the document and from
-its diagnostics timer, at most once per ``min_interval_s``. Elsewhere than glibc it does
-nothing.
+its diagnostics timer, at most once per ``min_interval_s``.
+
+glibc also gives every thread that allocates its own arena (up to eight per core), and an
+arena keeps what its thread's busiest moment needed: memory_node's six executor threads,
+its store thread and the middleware's threads held 6-7 MB that way under a flood.
+:func:`limit_arenas` (called by memory_node before rclpy starts a thread) caps them at two,
+unless the operator set ``MALLOC_ARENA_MAX``, which glibc reads itself.
+
+Elsewhere than glibc both do nothing.
 """
 
 import ctypes
 import ctypes.util
+import functools
+import os
 import time
 
 
-def _malloc_trim():
+ARENAS = 2
+_M_ARENA_MAX = -8  # mallopt parameter, glibc's malloc.h
+
+
+@functools.lru_cache(maxsize=None)
+def _libc():
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6')
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim with
+        return ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6')
+    except OSError:
+        return None
+
+
+def limit_arenas(arenas: int = ARENAS, environ=None) -> bool:
+    """
+    Cap glibc's malloc arenas at ``arenas`` for the threads started from now on.
+
+    True when the cap was set; False where there is no glibc ``mallopt``, or when
+    ``MALLOC_ARENA_MAX`` is in the environment (the operator's own choice stands).
+    """
+    environ = os.environ if environ is None else environ
+    if environ.get('MALLOC_ARENA_MAX', '').strip():
+        return False
+    libc = _libc()
+    mallopt = getattr(libc, 'mallopt', None) if libc is not None else None
+    if mallopt is None:
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    return mallopt(_M_ARENA_MAX, arenas) == 1
+
+
+def _malloc_trim():
+    libc = _libc()
+    trim = getattr(libc, 'malloc_trim', None) if libc is not None else None
+    if trim is None:  # not glibc (musl, macOS): nothing to trim with
         return None
     trim.argtypes = [ctypes.c_size_t]
     trim.restype = ctypes.c_int

@@ -98,6 +98,7 @@ from robot_memory.ros.health import HealthTasks
 from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN
 from robot_memory.ros.heap import HeapTrimmer
+from robot_memory.ros.heap import limit_arenas
 from robot_memory.ros.peers import PeerFederation
 from robot_memory.ros.proposals import ProposalServices
 from robot_memory.ros.replies import ReplyWatch
@@ -804,6 +805,7 @@ class MemoryNode(Node):
 
 def main(args=None) -> int:
     """Entry point of memory_node."""
+    limit_arenas()  # before rclpy and the executor start their threads (see ros/heap.py)
     profile = use_reply_profile()
     rclpy.init(args=args)
     node = None
