@@ -21,7 +21,8 @@ each time, yet must see a dream's result, a CLI prune or a person's edit at once
 still the file's content, because every writer replaces the file by rename.
 
 A file that cannot be read is reported (``error``) and the last good document is kept
-for answering; nothing here ever writes.
+for answering; nothing here ever writes. The document is loaded ``read_only``: own entries
+as compact ``EntryRecord``s, no copy of the file's lines, and ``render`` refuses it.
 
 Next to the document sits its :class:`~robot_memory.context.ContextIndex` (one per decay
 rate), built on the first context call after a load and dropped with the document, so a
@@ -37,7 +38,6 @@ from robot_memory.errors import MemoryFileError
 from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import new_document
-from robot_memory.memory_file import release_source_lines
 
 
 class DocumentCache:
@@ -72,13 +72,12 @@ class DocumentCache:
                 self.error = None
                 return self._document
             try:
-                result = self.memory_file.load(now, self.rrn)
+                result = self.memory_file.load(now, self.rrn, read_only=True)
             except MemoryFileError as error:
                 self.error = str(error)
                 if self._document is None:
                     self._set(new_document(self.rrn, now))
                 return self._document
-            release_source_lines(result.document)  # this copy is read, never saved
             self._set(result.document)
             self._key = key
             self.error = None

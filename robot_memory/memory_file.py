@@ -365,7 +365,7 @@ _COLUMN_PREFIXES = tuple((b'  - ' if index == 0 else b'    ') + name.encode('asc
                          for index, name in enumerate(COLUMN_FIELDS))
 
 
-def _entry_columns(front: bytes, low: int, high: int) -> Optional[list]:
+def _entry_columns(front: bytes, low: int, high: int, records: bool = False) -> Optional[list]:
     """
     Read entries of exactly the writer's shape (eight lines each) a column at a time.
 
@@ -373,12 +373,15 @@ def _entry_columns(front: bytes, low: int, high: int) -> Optional[list]:
     of one field: each column becomes one JSON array (a line per value, so a value can
     neither spill into the next one nor hold two) for ``schema.entries_from_columns``.
     None when the block (``front[low:high]``) has another shape or a value is not what
-    the writer writes. The block is read in pieces of about _COLUMN_CHUNK_BYTES, so the
-    lines of a large file never exist as objects all at once.
+    the writer writes. The block is read in pieces of about _COLUMN_CHUNK_BYTES, each
+    turned into its entries before the next is read, so neither the lines nor the raw
+    values of a large file ever exist as objects all at once. ``records``: EntryRecords.
     """
     width = len(_COLUMN_PREFIXES)
-    columns = [[] for _ in _COLUMN_PREFIXES]
-    start, count = low, 0
+    # The front matter was scanned for unsafe characters; only an escape can make one.
+    strings_checked = front.find(b'\\', low, high) < 0
+    entries = []
+    start = low
     while start < high:
         stop = (front.find(b'\n  - ', start + _COLUMN_CHUNK_BYTES, high)
                 if start + _COLUMN_CHUNK_BYTES < high else -1)
@@ -389,6 +392,7 @@ def _entry_columns(front: bytes, low: int, high: int) -> Optional[list]:
         rows, rest = divmod(len(lines), width)
         if rest or not rows:
             return None
+        columns = []
         for index, prefix in enumerate(_COLUMN_PREFIXES):
             column = lines[index::width]
             # In pieces of a few KB: bytes.replace prepares its search anew for every
@@ -410,13 +414,16 @@ def _entry_columns(front: bytes, low: int, high: int) -> Optional[list]:
                 # Plain json: a number with an exponent (a string to YAML 1.1) or NaN can
                 # only pass as a confidence, where MemoryEntry reads that string as the
                 # same number.
-                columns[index] += json.loads(b''.join(values))
+                columns.append(json.loads(b''.join(values)))
             except ValueError:  # not JSON (so not what the writer writes)
                 return None
-        count += rows
-    # The front matter was scanned for unsafe characters; only an escape can make one.
-    return entries_from_columns(columns, count,
-                                strings_checked=front.find(b'\\', low, high) < 0)
+        del lines
+        built = entries_from_columns(columns, rows, strings_checked=strings_checked,
+                                     records=records)
+        if built is None:
+            return None
+        entries += built
+    return entries or None
 
 
 def _block_items(block: bytes, validate_entries: bool = False):
@@ -542,7 +549,8 @@ def _top_level_starts(front: bytes, columns: bool) -> list:
 
 
 def _fast_front_matter(front, first_line: int, checked: bool = False,
-                       validate_entries: bool = False, source=None, skip_entries: bool = True):
+                       validate_entries: bool = False, source=None, skip_entries: bool = True,
+                       records: bool = False):
     """
     Parse the canonical form; return (mapping, key lines, item blocks) or None to fall back.
 
@@ -558,6 +566,7 @@ def _fast_front_matter(front, first_line: int, checked: bool = False,
     come back validated (read by columns, or see ``_block_items``); ``source``, (the file's
     bytes, where ``front`` starts in them), lets the item block of entries read by columns
     be a view into the file instead of a copy: a large file is then not held twice.
+    ``records``: entries read by columns come back as EntryRecords (a read-only load).
     """
     if isinstance(front, str):
         if _yaml_unsafe(front):
@@ -606,12 +615,12 @@ def _fast_front_matter(front, first_line: int, checked: bool = False,
             items = None
             if columns_first and key == 'entries' and (rest is None or not rest.strip(' ')):
                 # Eight lines an entry: no comment among them.
-                value = _validated(_entry_columns(front, end + 1, following - 1))
+                value = _validated(_entry_columns(front, end + 1, following - 1, records))
                 if value is None and type(starts) is _EntriesSkipped:
                     # The entries were taken as the writer writes them, unscanned: they
                     # are not, so find the top-level lines anew.
                     return _fast_front_matter(front, first_line, True, validate_entries,
-                                              source, skip_entries=False)
+                                              source, skip_entries=False, records=records)
                 if value is not None:
                     # Eight lines an entry, then the line ending the block: no count.
                     line_number += 8 * len(value) + 1
@@ -1142,16 +1151,24 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def parse_bytes(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN) -> LoadResult:
-    """Parse a whole robot-memory.md. Raise MemoryFileError when it cannot be read at all."""
+def parse_bytes(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
+                read_only: bool = False) -> LoadResult:
+    """
+    Parse a whole robot-memory.md. Raise MemoryFileError when it cannot be read at all.
+
+    ``read_only``: the document is for answering, never saved (``MemoryFile.save`` refuses
+    it): own entries of the writer's form come as ``schema.EntryRecord`` and the file's
+    lines are not kept for a fast save.
+    """
     with _collector_paused():
-        result = _parse_bytes(data, now, default_rrn)
+        result = _parse_bytes(data, now, default_rrn, read_only)
     if result.quarantined:
         result.source = data
     return result
 
 
-def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
+def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str,
+                 read_only: bool = False) -> LoadResult:
     split = _split_front_matter(data)
     if split is None:
         return migrate_legacy(data, now, default_rrn)
@@ -1159,7 +1176,8 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
     fast = lines_read = None
     if not _yaml_unsafe_utf8(front_bytes):
         fast = _fast_front_matter(front_bytes, first_line, checked=True,
-                                  validate_entries=True, source=(data, data.find(b'\n') + 1))
+                                  validate_entries=True, source=(data, data.find(b'\n') + 1),
+                                  records=read_only)
     if fast is not None:
         mapping, key_lines, item_blocks = fast
         comments = item_blocks.pop(None)
@@ -1212,7 +1230,9 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str) -> LoadResult:
     mapping['entries'] = None  # the raw entries go now, not after the whole document is read
     block = item_blocks.get('entries', (0, b''))[1]
     first_item = _ANY_ITEM.search(block)
-    if document.entries and first_item and first_item.group() in (b'  - ', b'- '):
+    if read_only:
+        object.__setattr__(document, '_read_only', True)
+    elif document.entries and first_item and first_item.group() in (b'  - ', b'- '):
         # Unchanged entries are written back as the very lines they were read from (the
         # one-line form of older files is rewritten in block style instead).
         object.__setattr__(document, '_source_lines', _SourceLines(
@@ -1695,6 +1715,9 @@ def _yaml_front(document: MemoryDocument) -> str:
 
 def render(document: MemoryDocument) -> bytes:
     """Return the whole file for ``document``: front matter between --- lines, then the body."""
+    if getattr(document, '_read_only', False):
+        raise TypeError('a document loaded with read_only=True is for answering and is never '
+                        'written; load it without read_only to change and save it')
     try:  # joined once: a large file is not copied piece by piece
         front = _canonical_front_parts(document)
     except _NotCanonical:
@@ -1769,11 +1792,12 @@ class MemoryFile:
                 f'raise the limit with ${MAX_FILE_ENV_VAR}', self.path)
         return data
 
-    def load(self, now: dt.datetime, default_rrn: str = UNSET_RRN) -> LoadResult:
-        """Parse the file without locking or writing anything."""
+    def load(self, now: dt.datetime, default_rrn: str = UNSET_RRN,
+             read_only: bool = False) -> LoadResult:
+        """Parse the file without locking or writing anything (``read_only``: see parse_bytes)."""
         data = self.read_bytes()
         try:
-            return parse_bytes(data, now, default_rrn)
+            return parse_bytes(data, now, default_rrn, read_only)
         except MemoryFileError as error:
             raise MemoryFileError(error.problem, self.path, error.line) from None
 

@@ -29,6 +29,9 @@ import tracemalloc
 import pytest
 
 from robot_memory import observations
+from robot_memory.federation import build_payload
+from robot_memory.federation import FederationPolicy
+from robot_memory.lifecycle import band_counts
 from robot_memory.memory_file import new_document
 from robot_memory.memory_file import parse_bytes
 from robot_memory.memory_file import render
@@ -114,7 +117,35 @@ def test_the_node_cache_keeps_no_source_lines_and_reads_the_same(tmp_path):
     cached = DocumentCache(memory, 'RRN-000000000001').document(NOW)
     loaded = memory.load(NOW).document
     assert not hasattr(cached, '_source_lines') and hasattr(loaded, '_source_lines')
-    assert cached.entries == loaded.entries
+    assert {type(entry).__name__ for entry in cached.entries} == {'EntryRecord'}
+    assert cached.entries == loaded.entries and loaded.entries == cached.entries
     assert build_context(cached, NOW, DEFAULT_CONFIG).text == \
         build_context(loaded, NOW, DEFAULT_CONFIG).text
-    assert render(cached) == render(loaded) == path.read_bytes()
+    policy = FederationPolicy()
+    assert build_payload(cached, NOW, policy) == build_payload(loaded, NOW, policy)
+    assert band_counts(cached.entries, NOW, DEFAULT_CONFIG) == \
+        band_counts(loaded.entries, NOW, DEFAULT_CONFIG)
+    assert render(loaded) == path.read_bytes()
+    with pytest.raises(TypeError, match='read_only'):  # the cached copy is never written
+        render(cached)
+    with pytest.raises(AttributeError, match='cannot be changed'):
+        cached.entries[0].confidence = 1.0
+
+
+def test_a_read_only_load_holds_far_less_than_a_full_one(tmp_path):
+    from robot_memory.memory_file import MemoryFile
+    document = new_document('RRN-000000000001', NOW)
+    document.entries = [new_entry('hardware_observation', f'encoder {index} drops ticks on turns',
+                                  0.3 + (index % 60) / 100, NOW) for index in range(3000)]
+    path = tmp_path / 'robot-memory.md'
+    path.write_bytes(render(document))
+    memory = MemoryFile(path)
+    held = {}
+    for read_only in (False, True):
+        tracemalloc.start()
+        kept = memory.load(NOW, read_only=read_only).document
+        held[read_only] = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        assert len(kept.entries) == 3000
+        del kept
+    assert held[True] < 0.6 * held[False], held
