@@ -26,6 +26,7 @@ from sqlite_utils import Database
 from sqlite_utils import Migrations
 
 from robot_memory.audit import AuditRecord
+from robot_memory.evidence import CACHE_KIB
 from robot_memory.evidence import EvidenceStore
 from robot_memory.evidence import MIGRATIONS
 from robot_memory.locations import default_db_path
@@ -76,6 +77,7 @@ def test_database_is_private_wal_with_a_busy_timeout(tmp_path):
         store.flush()
         assert store.db.execute('PRAGMA journal_mode').fetchone()[0] == 'wal'
         assert store.db.execute('PRAGMA busy_timeout').fetchone()[0] == 3000
+        assert store.db.execute('PRAGMA cache_size').fetchone()[0] == -CACHE_KIB  # KiB
         for name in ('robot-memory.db', 'robot-memory.db-wal'):
             assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600
 
