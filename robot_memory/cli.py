@@ -190,7 +190,7 @@ def cmd_show(args, memory: 'MemoryFile') -> int:
     """Print the context block."""
     from robot_memory import context
     config = _config(args)
-    result = memory.load(_now(args))
+    result = memory.load(_now(args), read_only=True)  # read to answer, never written
     _warn(memory, result)
     block = context.build_context(result.document, _now(args), config, args.budget,
                                   not args.no_peers, args.min_confidence)
@@ -204,7 +204,7 @@ def cmd_show(args, memory: 'MemoryFile') -> int:
 def cmd_validate(args, memory: 'MemoryFile') -> int:
     """Report every problem; exit 1 if there is any."""
     try:
-        result = memory.load(dt.datetime.now(UTC))
+        result = memory.load(dt.datetime.now(UTC), read_only=True)
     except MemoryFileError as error:
         line = error.line if error.line is not None else 1
         print(f'{error.path}:{line}: {error.problem}')
@@ -258,7 +258,7 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
     from robot_memory import context
     from robot_memory.locations import default_db_path
     now = _now(args)
-    result = memory.load(now)
+    result = memory.load(now, read_only=True)
     _warn(memory, result)
     stats = collect_stats(result.document, now, _config(args), memory.path)
     database = default_db_path(memory.path)

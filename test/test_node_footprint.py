@@ -18,7 +18,8 @@ What memory_node loads with its default settings: only what its enabled features
 A real MemoryNode is built in a child process (rclpy, the installed package, a memory file
 and an evidence database on disk); the modules it has imported then are what it holds for
 as long as it runs. Vectors, signatures (cryptography), MCP, plotting and sqlite-utils are
-not among them: each costs megabytes a small robot computer has better uses for.
+not among them, nor the dream's and undo's code until a dream or an undo: each costs
+megabytes a small robot computer has better uses for.
 """
 
 import json
@@ -46,6 +47,8 @@ rclpy.shutdown()
 """
 UNNEEDED = {'sqlite_utils', 'cryptography', 'mcp', 'matplotlib', 'onnxruntime', 'tokenizers',
             'pandas'}
+# Parts of this package the node needs at night (a dream) or on request (an undo).
+ON_DEMAND = {'robot_memory.autodream', 'robot_memory.distiller', 'robot_memory.undo'}
 
 
 def test_the_node_loads_no_library_its_default_features_do_not_use(tmp_path):
@@ -66,3 +69,4 @@ def test_the_node_loads_no_library_its_default_features_do_not_use(tmp_path):
     assert (tmp_path / 'evidence.db').exists()  # and opened (created, migrated) its store
     loaded = {name.split('.')[0] for name in modules} & UNNEEDED
     assert not loaded, sorted(loaded)
+    assert not set(modules) & ON_DEMAND, sorted(set(modules) & ON_DEMAND)

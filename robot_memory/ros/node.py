@@ -78,11 +78,9 @@ from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
 from std_msgs.msg import String
 
-from robot_memory import autodream
 from robot_memory import dream_summary
 from robot_memory import lifecycle
 from robot_memory import observations
-from robot_memory import undo
 from robot_memory.document_cache import DocumentCache
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence import EvidenceError
@@ -611,6 +609,7 @@ class MemoryNode(Node):
         settings = self.settings
 
         def task(store):
+            from robot_memory import autodream  # imported for the first dream, not at start
             return autodream.dream(store, self.memory, now, self.rules, settings.dream,
                                    actor=actor, proposals=settings.proposals)
 
@@ -660,6 +659,7 @@ class MemoryNode(Node):
         try:
             if len(actor) > 64:
                 raise ValueError(f'actor is {len(actor)} characters; the limit is 64')
+            from robot_memory import undo  # imported for the first undo, not at start
             options = undo.point_options(request.dream_id, request.undo_id, request.to)
             report = self.worker.call(lambda store: undo.undo(
                 store, self.memory, now, actor, request.reason, dry_run=request.dry_run,
