@@ -47,6 +47,7 @@ entries reinforced within ``recent_hours`` whose stored confidence could be unde
 threshold there, and only when the own entries left room for it.
 """
 
+import array
 import bisect
 import dataclasses
 import datetime as dt
@@ -521,14 +522,16 @@ class _SectionIndex:
         rows.sort(key=lambda row: row[0])
         self.rate = rate
         self.reference = reference
-        self.neg_keys = [row[0] for row in rows]
-        self.orders = [row[1] for row in rows]
+        # Numbers in arrays (8 bytes each, not a Python object and a pointer): the index
+        # of memory_node's 10,000-entry document holds 1 MB less.
+        self.neg_keys = array.array('d', [row[0] for row in rows])
+        self.orders = array.array('q', [row[1] for row in rows])
         self.entries = [row[2] for row in rows]
         # The tie-break of the scan, computed the same way: newest since first.
-        self.stamps = [(row[3]).timestamp() for row in rows]
+        self.stamps = array.array('d', [(row[3]).timestamp() for row in rows])
         by_since = sorted(range(len(rows)), key=lambda position: rows[position][3])
         self.since_sorted = [rows[position][3] for position in by_since]
-        self.since_positions = by_since
+        self.since_positions = array.array('q', by_since)
         self._weak = {}
 
     def __len__(self) -> int:
