@@ -93,25 +93,6 @@ def test_migrations_are_named_and_applied_once(tmp_path):
         assert [row['name'] for row in rows] == store.applied_migrations()
 
 
-def test_each_migration_runs_in_its_own_transaction(tmp_path):
-    db = Database(tmp_path / 'm.db')
-    steps = Migrations('test')
-
-    @steps(name='one')
-    def one(db):
-        db.execute('CREATE TABLE kept (x)')
-
-    @steps(name='two')
-    def two(db):
-        db.execute('CREATE TABLE rolled_back (x)')
-        raise RuntimeError('migration failed')
-
-    with pytest.raises(RuntimeError):
-        steps.apply(db)
-    assert [m.name for m in steps.applied(db)] == ['one']
-    assert db.table_names() == ['_sqlite_migrations', 'kept']
-
-
 def _sqlite_utils_twin(steps: MigrationSet) -> Migrations:
     """Return sqlite-utils' own Migrations of the same steps, recorded in the same table."""
     twin = Migrations(steps.name)

@@ -57,6 +57,12 @@ def _shared(cache: dict, key, value):
     return cache.setdefault(key, value)
 
 
+def _decoded(chunk: bytes) -> str:
+    """Return the str rclpy makes of a string's bytes; a short one is kept for next time."""
+    text = chunk.decode('utf-8', 'replace')
+    return _shared(_TEXTS, chunk, text) if len(chunk) <= _CACHE_BYTES else text
+
+
 class CdrError(ValueError):
     """The bytes are not a DiagnosticArray this reader understands; use rclpy instead."""
 
@@ -100,12 +106,7 @@ def diagnostic_statuses(raw: bytes) -> list:
                     raise CdrError(f'a string of {length} bytes at byte {pos} runs past the end')
                 cut = find(b'\0', pos, end)
                 chunk = raw[pos:end if cut < 0 else cut]
-                text = texts.get(chunk)
-                if text is None:
-                    text = chunk.decode('utf-8', 'replace')
-                    if len(chunk) <= _CACHE_BYTES:
-                        text = _shared(texts, chunk, text)
-                fields.append(text)
+                fields.append(texts.get(chunk) or _decoded(chunk))
                 pos = end
             pos += -(pos - _HEADER) % 4
             (pairs,) = unpack(raw, pos)
@@ -125,12 +126,7 @@ def diagnostic_statuses(raw: bytes) -> list:
                                        'the end')
                     cut = find(b'\0', pos, end)
                     chunk = raw[pos:end if cut < 0 else cut]
-                    text = texts.get(chunk)
-                    if text is None:
-                        text = chunk.decode('utf-8', 'replace')
-                        if len(chunk) <= _CACHE_BYTES:
-                            text = _shared(texts, chunk, text)
-                    pair.append(text)
+                    pair.append(texts.get(chunk) or _decoded(chunk))
                     pos = end
                 pair = (pair[0], pair[1])
                 if len(pair[0]) + len(pair[1]) <= _CACHE_BYTES:
