@@ -35,7 +35,7 @@ rounds with the interpreter the command runs on. Run it after ``source scripts/e
 ``load_save_process``   one process that loads and saves the 10,000-entry robot-memory.md
                         (``MemoryFile.load`` + ``save`` under the lock, as a script does)
                         vs OpenCastor's ``load_memory`` + ``save_memory`` (the RCAN reference,
-                        ``pip install opencastor``, a benchmark-only dependency) on a copy of
+                        ``pip install --no-deps opencastor``, benchmark-only) on a copy of
                         the same file, in the same rounds. Goal: ≥ 10x faster (``speedup``).
                         Without opencastor the line says so and is not counted as measured.
 ``python_start``        ``python -c pass`` without the ros-wheels-bootstrapper's guard variable
@@ -280,9 +280,9 @@ def main(argv=None) -> int:
     else:
         line.update(baseline_ms=None, ratio=None, speedup=None, met=None,
                     note='opencastor is not installed, so the reference was not measured '
-                         "(pip install opencastor 'click>=8.3.1'; a benchmark-only "
-                         'dependency whose gTTS would otherwise downgrade click below what '
-                         'sqlite-utils needs)')
+                         '(pip install --no-deps opencastor: a benchmark-only dependency, of '
+                         'which only the memory schema is imported; its own dependencies pin '
+                         'click below what the tests need)')
     print(json.dumps(line), flush=True)
     start = {'bench': 'python_start', 'ms': median_ms(times['python_reexec']),
              'repeats': repeats,
