@@ -1642,16 +1642,6 @@ def _peer_block(block: PeerBlock) -> str:
     return ''.join(lines)
 
 
-def release_source_lines(document: MemoryDocument) -> None:
-    """
-    Drop the file's entry lines a loaded document keeps to speed up its next save.
-
-    For a copy that is only read (memory_node's cached document): at 10,000 entries the
-    lines are ~4 MB. Saving the document still works; it renders every line anew.
-    """
-    document.__dict__.pop('_source_lines', None)
-
-
 def _canonical_front(document: MemoryDocument) -> bytes:
     return b''.join(_canonical_front_parts(document))
 

@@ -169,11 +169,7 @@ class EntryRecord:
     Whatever changes entries (a dream, a prune, a merge) loads them as MemoryEntry.
     """
 
-    __slots__ = COLUMN_FIELDS
-
-    def __init__(self, **fields):
-        for name in COLUMN_FIELDS:
-            object.__setattr__(self, name, fields[name])
+    __slots__ = COLUMN_FIELDS  # set once, by schema._records
 
     def __setattr__(self, name, value):
         raise AttributeError(f'a read-only entry cannot be changed ({name})')

@@ -81,7 +81,6 @@ class MigrationSet:
         self.name = name
         self.migrations_table = migrations_table
         self._steps = []
-        self._built = None
 
     def __call__(self, *, name: Optional[str] = None, transactional: bool = True):
         """Return a decorator registering a migration step (the function's name by default)."""
@@ -263,14 +262,14 @@ def _enable_wal(conn: sqlite3.Connection, busy_timeout_s: float) -> None:
             time.sleep(0.02)
 
 
-def apply_migrations(migrations: MigrationSet, db) -> None:
+def apply_migrations(migrations: MigrationSet, db: PlainDatabase) -> None:
     """Apply ``migrations``' pending steps to ``db`` under the write lock, all or none."""
     conn = db.conn
     if not migrations.pending_names(conn):
         return   # the usual case; a read-only database never needs the write lock
     conn.execute('BEGIN IMMEDIATE')
     try:
-        migrations.apply_pending(db if isinstance(db, PlainDatabase) else PlainDatabase(conn))
+        migrations.apply_pending(db)
     except BaseException:
         if conn.in_transaction:
             conn.rollback()

@@ -42,10 +42,11 @@ _M_ARENA_MAX = -8  # mallopt parameter, glibc's malloc.h
 
 
 @functools.lru_cache(maxsize=None)
-def _libc():
+def _libc_function(name: str):
+    """Return the C library's function ``name``, or None (not glibc: musl, macOS)."""
     try:
-        return ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6')
-    except OSError:
+        return getattr(ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6'), name)
+    except (OSError, AttributeError):
         return None
 
 
@@ -59,8 +60,7 @@ def limit_arenas(arenas: int = ARENAS, environ=None) -> bool:
     environ = os.environ if environ is None else environ
     if environ.get('MALLOC_ARENA_MAX', '').strip():
         return False
-    libc = _libc()
-    mallopt = getattr(libc, 'mallopt', None) if libc is not None else None
+    mallopt = _libc_function('mallopt')
     if mallopt is None:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
@@ -69,8 +69,7 @@ def limit_arenas(arenas: int = ARENAS, environ=None) -> bool:
 
 
 def _malloc_trim():
-    libc = _libc()
-    trim = getattr(libc, 'malloc_trim', None) if libc is not None else None
+    trim = _libc_function('malloc_trim')
     if trim is None:  # not glibc (musl, macOS): nothing to trim with
         return None
     trim.argtypes = [ctypes.c_size_t]
