@@ -676,6 +676,47 @@ def test_plan_graph_from_steps(store):
     assert store.get(plan.id).payload.metrics.failure_rate == 1.0
 
 
+def test_recall_payloads_are_the_records_payloads_without_the_models(store):
+    """Recall builds payloads from the stored dump (no pydantic); they equal the model's."""
+    ids = [store.learn(text, type=kind, now=NOW, conditions=conditions).record_id
+           for text, kind, conditions in [
+               ('The kitchen door is red', 'semantic', None),
+               ('The lift runs slowly', 'semantic', {'floor': 2}),
+               ('The charging dock is 3.5 metres from the door', 'semantic', None),
+               ('Docked at 03:00 after the patrol', 'episodic', None),
+               ('Mapping the second floor', 'working', None),
+               ('To open the door: first press the button, then push', 'competence', None),
+               ('To tidy the room: first pick up toys, then vacuum', 'plan_graph', None)]]
+    fact, lift, _, _, working, skill, plan = ids
+    ids.append(store.learn('To dock: first align, then reverse', now=NOW, payload={
+        'skill_name': 'dock', 'triggers': [{'signal': 'battery low',
+                                            'conditions': {'site': 'lab'}}],
+        'recipe': [{'step': 'align', 'tool': 'nav'}, {'step': 'reverse'}],
+        'failure_modes': ['misaligned'], 'version': '2'}).record_id)
+    store.record_outcome(skill, True, NOW)
+    store.record_outcome(skill, False, NOW)
+    store.record_outcome(plan, False, NOW)
+    ids += store.supersede(fact, NOW, 'repainted', object='blue').created
+    ids += store.fork(lift, {'floor': 3}, NOW, 'faster upstairs', object='fast',
+                      original_conditions={'floor': 2}).created
+    ids += store.fork(working, {'shift': 'night'}, NOW, 'night shift',
+                      original_conditions={}).created
+    ids += store.fork(skill, {'door': 'manual'}, NOW, 'by hand').created
+    ids += store.fork(plan, {'room': 'nursery'}, NOW, 'quietly').created
+    store.contest(ids[2], NOW, 'measured again')
+    ids.append(store.learn('The hallway light is off', now=NOW).record_id)
+    store.retract(ids[-1], NOW, 'never happened')
+    rows = store._rows('1 = 1')
+    statuses = {row['status'] for row in rows}
+    assert statuses >= {'active', 'superseded', 'contested', 'retracted'}, statuses
+    assert {row['type'] for row in rows} == {'semantic', 'episodic', 'working', 'competence',
+                                             'plan_graph'}
+    for row in rows:
+        assert store._payload(row) == store.get(row['id']).payload.to_dict(), row['id']
+    hits = store.recall('door', k=20, now=NOW).hits
+    assert hits and all(hit.payload == store.get(hit.id).payload.to_dict() for hit in hits)
+
+
 # --------------------------------------------------------------------------- metrics
 
 def test_metrics_report_growth_salience_usefulness_and_rates(store):

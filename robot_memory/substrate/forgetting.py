@@ -26,13 +26,13 @@ from typing import Optional
 from robot_memory.substrate import revision
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import SubstrateError
-from robot_memory.substrate.models import MAX_QUERY
-from robot_memory.substrate.models import MAX_RECORD_ID
 from robot_memory.substrate.results import ForgetResult
 from robot_memory.substrate.schema import LIVE
 from robot_memory.substrate.validation import check_reason
 from robot_memory.substrate.validation import epoch
 from robot_memory.substrate.validation import level
+from robot_memory.substrate.vocabulary import MAX_QUERY
+from robot_memory.substrate.vocabulary import MAX_RECORD_ID
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 
 

@@ -35,40 +35,27 @@ from pydantic import BaseModel
 from pydantic import ConfigDict
 from pydantic import Field
 
+from robot_memory.substrate.vocabulary import DECAY_CURVES  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import DELETION_POLICIES  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import FIELD_LIMITS  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import MAX_PREDICATE  # noqa: F401 - re-exported
 from robot_memory.substrate.vocabulary import MAX_QUERY  # noqa: F401 - re-exported
 from robot_memory.substrate.vocabulary import MAX_REASON  # noqa: F401 - re-exported
-from robot_memory.substrate.vocabulary import MAX_TAG
-from robot_memory.substrate.vocabulary import MAX_TAGS
-from robot_memory.substrate.vocabulary import MAX_TEXT
+from robot_memory.substrate.vocabulary import MAX_RECORD_ID  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import MAX_SCOPE  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import MAX_SKILL_NAME  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import MAX_SUBJECT  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import MAX_TAG  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import MAX_TAGS  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import MAX_TEXT  # noqa: F401 - re-exported
 from robot_memory.substrate.vocabulary import MEMORY_TYPES  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import PROVENANCE_KINDS  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import RECORD_STATUSES  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import RELATION_PREDICATES  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import REVISION_STATUSES  # noqa: F401 - re-exported
 from robot_memory.substrate.vocabulary import SENSITIVITIES  # noqa: F401 - re-exported
-
-DECAY_CURVES = ('exponential', 'linear', 'custom')
-DELETION_POLICIES = ('auto_prune', 'manual_only', 'never')
-PROVENANCE_KINDS = ('event', 'artifact', 'tool_call', 'observation', 'outcome', 'audit',
-                    'entry', 'human', 'import')
-RELATION_PREDICATES = ('supports', 'contradicts', 'derived_from', 'supersedes', 'related_to',
-                       'follows')
-RECORD_STATUSES = ('active', 'contested', 'retracted', 'superseded', 'archived')
-WORKING_STATES = ('planning', 'executing', 'blocked', 'waiting', 'done')
-VALIDITY_MODES = ('global', 'conditional', 'timeboxed')
-REVISION_STATUSES = ('active', 'contested', 'retracted')
-
-# Field limits, one home for every edge (Python API, CLI, MCP tool schemas, ROS .srv comments):
-# characters for text fields, items for lists. A refusal names the field and its limit.
-# MAX_TEXT, MAX_QUERY, MAX_REASON, MAX_TAG and MAX_TAGS live in vocabulary (the command line's
-# help and the MCP tool schemas show them without pydantic).
-MAX_RECORD_ID = 200
-MAX_SCOPE = 100
-# Derived from the text when none is given (a fact without a parsed subject is keyed by its
-# whole text; a procedure's name by its first words), so never shorter than the text.
-MAX_SUBJECT = MAX_TEXT
-MAX_PREDICATE = 200
-MAX_SKILL_NAME = MAX_TEXT
-FIELD_LIMITS = {'text': MAX_TEXT, 'query': MAX_QUERY, 'reason': MAX_REASON,
-                'id': MAX_RECORD_ID, 'tag': MAX_TAG, 'tags': MAX_TAGS, 'scope': MAX_SCOPE,
-                'subject': MAX_SUBJECT, 'predicate': MAX_PREDICATE,
-                'skill_name': MAX_SKILL_NAME}
+from robot_memory.substrate.vocabulary import VALIDITY_MODES  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import WORKING_STATES  # noqa: F401 - re-exported
 
 MemoryType = Literal['episodic', 'working', 'semantic', 'competence', 'plan_graph']
 Sensitivity = Literal['public', 'low', 'medium', 'high', 'hyper']

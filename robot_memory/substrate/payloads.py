@@ -22,15 +22,14 @@ a payload is always returned validated by it, as the dict stored in the record.
 import datetime as dt
 import json
 
-import pydantic
-
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import SubstrateError
-from robot_memory.substrate.models import PAYLOAD_MODELS
 from robot_memory.substrate.schema import when
 from robot_memory.substrate.validation import check_text
 from robot_memory.substrate.validation import first_error
+from robot_memory.substrate.validation import models
+from robot_memory.substrate.validation import pydantic
 from robot_memory.timeutil import format_iso
 
 
@@ -77,7 +76,7 @@ def build(kind: str, text: str, payload, context: dict, conditions, now: dt.date
                             'conditions': conditions or None}
     check_json(data, 'payload', max_bytes=65536, max_depth=12)
     try:
-        model = PAYLOAD_MODELS[kind].model_validate(data)
+        model = models.PAYLOAD_MODELS[kind].model_validate(data)
     except pydantic.ValidationError as error:
         detail = first_error(error)
         if payload is None and not detail.startswith('validity'):
@@ -85,7 +84,7 @@ def build(kind: str, text: str, payload, context: dict, conditions, now: dt.date
             raise SubstrateError(f'text does not make a valid {kind} record ({detail}); '
                                  'shorten it or choose another type') from None
         raise SubstrateError(f'{kind} payload is invalid: {detail}; see '
-                             f'json_schema({PAYLOAD_MODELS[kind].__name__!r})') from None
+                             f'json_schema({models.PAYLOAD_MODELS[kind].__name__!r})') from None
     return model.to_dict()
 
 
@@ -106,7 +105,7 @@ def revised(old: dict, text, payload, value, new_id: str) -> dict:
                          None, when(old['created_at']), new_id)
         data.pop('revision', None)
     try:
-        return PAYLOAD_MODELS[old['type']].model_validate(data).to_dict()
+        return models.PAYLOAD_MODELS[old['type']].model_validate(data).to_dict()
     except pydantic.ValidationError as error:
         raise SubstrateError(f'{old["type"]} payload is invalid: {first_error(error)}') \
             from None

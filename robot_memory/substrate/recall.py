@@ -35,7 +35,6 @@ from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.fusion import fuse
 from robot_memory.substrate.fusion import order_key
 from robot_memory.substrate.lexical import keyword_passes
-from robot_memory.substrate.models import MAX_QUERY
 from robot_memory.substrate.results import Candidate
 from robot_memory.substrate.results import RecallHit
 from robot_memory.substrate.results import RecallResult
@@ -47,6 +46,7 @@ from robot_memory.substrate.validation import check_type
 from robot_memory.substrate.validation import check_unit
 from robot_memory.substrate.validation import epoch
 from robot_memory.substrate.validation import level
+from robot_memory.substrate.vocabulary import MAX_QUERY
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 
 MAX_K = 100
@@ -155,7 +155,7 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
             row['id'], row['type'], row['text'], round(score, 8), row['sensitivity'],
             row['status'], False, row['confidence'], round(current, 6),
             row['tags'].split() if row['tags'] else [], json.loads(row['context']),
-            store._record(row).payload.to_dict(), keyword_rank, vector_rank,
+            store._payload(row), keyword_rank, vector_rank,
             round(where, 6) if where is not None else None,
             row['access_count'] + (1 if reinforce else 0)))
     recall_id = log_recall(store, now_s, used, reinforce) if used else None

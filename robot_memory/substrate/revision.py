@@ -34,8 +34,6 @@ from robot_memory.substrate import payloads
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import SubstrateError
-from robot_memory.substrate.models import DecayProfile
-from robot_memory.substrate.models import MAX_TAGS
 from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.salience import row_salience
 from robot_memory.substrate.schema import condition_key
@@ -48,6 +46,8 @@ from robot_memory.substrate.validation import check_tags
 from robot_memory.substrate.validation import check_text
 from robot_memory.substrate.validation import check_unit
 from robot_memory.substrate.validation import epoch
+from robot_memory.substrate.validation import models
+from robot_memory.substrate.vocabulary import MAX_TAGS
 
 
 def fact_conflicts(store, data: dict, exclude: Optional[str] = None) -> tuple:
@@ -399,11 +399,12 @@ def insert_version(store, conn, now_s: float, old: dict, new_id: str, text, data
         text = f'{data["subject"]} {data["predicate"]} {data["object"]}'
     if context is not None:
         check_json(context, 'context')
-    decay = DecayProfile(curve=old['decay_curve'], half_life_seconds=int(old['half_life_s']),
-                         min_salience=old['decay_floor'],
-                         max_age_seconds=(int(old['max_age_s'])
-                                          if old['max_age_s'] is not None else None),
-                         reinforcement_gain=old['gain'])
+    decay = models.DecayProfile(curve=old['decay_curve'],
+                                half_life_seconds=int(old['half_life_s']),
+                                min_salience=old['decay_floor'],
+                                max_age_seconds=(int(old['max_age_s'])
+                                                 if old['max_age_s'] is not None else None),
+                                reinforcement_gain=old['gain'])
     provenance = json.loads(old['provenance'])['sources'] + list(sources)
     store._insert(conn, now_s, new_id, old['type'], text,
                   check_tags(tags) if tags is not None else old['tags'].split(),

@@ -52,9 +52,8 @@ import math
 import threading
 from typing import Iterable
 from typing import Optional
+from typing import TYPE_CHECKING
 import uuid
-
-import pydantic
 
 from robot_memory import lazy_imports
 from robot_memory.evidence import EvidenceError
@@ -72,15 +71,6 @@ from robot_memory.substrate import validation
 from robot_memory.substrate.dedup import jaccard_candidates
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import SubstrateError
-from robot_memory.substrate.models import AuditEntry
-from robot_memory.substrate.models import DecayProfile
-from robot_memory.substrate.models import Lifecycle
-from robot_memory.substrate.models import MAX_SCOPE
-from robot_memory.substrate.models import MAX_TAGS
-from robot_memory.substrate.models import MemoryRecord
-from robot_memory.substrate.models import Provenance
-from robot_memory.substrate.models import Relation
-from robot_memory.substrate.models import RELATION_PREDICATES
 from robot_memory.substrate.recall import RECALLABLE  # noqa: F401 - re-exported
 from robot_memory.substrate.results import LearnResult
 from robot_memory.substrate.salience import effective_salience  # noqa: F401 - re-exported
@@ -92,18 +82,28 @@ from robot_memory.substrate.schema import MIGRATIONS
 from robot_memory.substrate.schema import SELECT
 from robot_memory.substrate.schema import when
 from robot_memory.substrate.validation import first_error
+from robot_memory.substrate.validation import models
+from robot_memory.substrate.validation import pydantic
 from robot_memory.substrate.vector_index import trim_changes
 from robot_memory.substrate.vector_index import VectorIndex
+from robot_memory.substrate.vocabulary import MAX_SCOPE
+from robot_memory.substrate.vocabulary import MAX_TAGS
+from robot_memory.substrate.vocabulary import RELATION_PREDICATES
+
+if TYPE_CHECKING:  # the models load with the first record written or returned whole
+    from robot_memory.substrate.models import DecayProfile
+    from robot_memory.substrate.models import MemoryRecord
 
 # Only vector search and metrics need numpy.
 numpy = lazy_imports.deferred('numpy')
 
+# The decay profile (``DecayProfile`` fields) of a record learned without one, by type.
 DEFAULT_DECAY = {
-    'episodic': DecayProfile(half_life_seconds=7 * 86400, min_salience=0.0),
-    'working': DecayProfile(half_life_seconds=86400, min_salience=0.0),
-    'semantic': DecayProfile(half_life_seconds=90 * 86400, min_salience=0.1),
-    'competence': DecayProfile(half_life_seconds=30 * 86400, min_salience=0.1),
-    'plan_graph': DecayProfile(half_life_seconds=60 * 86400, min_salience=0.1),
+    'episodic': {'half_life_seconds': 7 * 86400, 'min_salience': 0.0},
+    'working': {'half_life_seconds': 86400, 'min_salience': 0.0},
+    'semantic': {'half_life_seconds': 90 * 86400, 'min_salience': 0.1},
+    'competence': {'half_life_seconds': 30 * 86400, 'min_salience': 0.1},
+    'plan_graph': {'half_life_seconds': 60 * 86400, 'min_salience': 0.1},
 }
 CONFLICT_POLICIES = ('auto', 'supersede', 'contest', 'error')
 
@@ -198,7 +198,14 @@ class Substrate:
             raise SubstrateError(f'no record with id {record_id!r}; recall to find ids')
         return rows[0]
 
-    def _record(self, row: dict, now_s: Optional[float] = None) -> MemoryRecord:
+    def _payload(self, row: dict) -> dict:
+        """
+        Return the payload of record ``row`` as its ``MemoryRecord`` carries it, as plain data.
+
+        The stored payload was validated and dumped by its model when written; this adds what
+        lives in columns (a fact's revision status, a procedure's or plan's outcomes) without
+        the models, so recall returns payloads without importing pydantic.
+        """
         self._check_open(row)
         payload = json.loads(row['payload'])
         status = row['status']
@@ -213,32 +220,38 @@ class Substrate:
             metrics = payload.setdefault('metrics', {})
             metrics['runs'] = runs
             metrics['failure_rate'] = row['failures'] / runs
-        relations = [Relation(predicate=predicate, target_id=target, weight=weight)
+        return payload
+
+    def _record(self, row: dict, now_s: Optional[float] = None) -> 'MemoryRecord':
+        payload = self._payload(row)
+        relations = [models.Relation(predicate=predicate, target_id=target, weight=weight)
                      for predicate, target, weight in self.db.conn.execute(
                          'SELECT predicate, target_id, weight FROM substrate_relations '
                          'WHERE source_id = ? ORDER BY created_at, predicate, target_id',
                          (row['id'],))]
-        decay = DecayProfile(curve=row['decay_curve'], half_life_seconds=int(row['half_life_s']),
-                             min_salience=row['decay_floor'],
-                             max_age_seconds=(int(row['max_age_s'])
-                                              if row['max_age_s'] is not None else None),
-                             reinforcement_gain=row['gain'])
-        return MemoryRecord(
+        decay = models.DecayProfile(curve=row['decay_curve'],
+                                    half_life_seconds=int(row['half_life_s']),
+                                    min_salience=row['decay_floor'],
+                                    max_age_seconds=(int(row['max_age_s'])
+                                                     if row['max_age_s'] is not None else None),
+                                    reinforcement_gain=row['gain'])
+        return models.MemoryRecord(
             id=row['id'], type=row['type'], sensitivity=row['sensitivity'],
             confidence=row['confidence'], salience=row['salience'], scope=row['scope'],
             tags=row['tags'].split() if row['tags'] else [],
             created_at=when(row['created_at']), updated_at=when(row['updated_at']),
-            lifecycle=Lifecycle(decay=decay, last_reinforced_at=when(row['last_reinforced_at']),
-                                pinned=bool(row['pinned']),
-                                deletion_policy=row['deletion_policy']),
-            provenance=Provenance.model_validate(json.loads(row['provenance'])),
+            lifecycle=models.Lifecycle(decay=decay,
+                                       last_reinforced_at=when(row['last_reinforced_at']),
+                                       pinned=bool(row['pinned']),
+                                       deletion_policy=row['deletion_policy']),
+            provenance=models.Provenance.model_validate(json.loads(row['provenance'])),
             relations=relations, payload=payload, text=row['text'],
-            context=json.loads(row['context']), status=status,
+            context=json.loads(row['context']), status=row['status'],
             access_count=row['access_count'], last_accessed=when(row['last_accessed']),
             effective_salience=(round(row_salience(row, now_s), 6)
                                 if now_s is not None else None))
 
-    def get(self, record_id: str, now: Optional[dt.datetime] = None) -> MemoryRecord:
+    def get(self, record_id: str, now: Optional[dt.datetime] = None) -> 'MemoryRecord':
         """One record, archived or not, with its effective salience at ``now`` if given."""
         with self._lock:
             return self._record(self._row(record_id), validation.epoch(now) if now else None)
@@ -249,8 +262,9 @@ class Substrate:
             rows = self.db.conn.execute(
                 'SELECT id, at, record_id, action, actor, reason, detail FROM substrate_audit '
                 'WHERE record_id = ? ORDER BY id', (record_id,)).fetchall()
-        return [AuditEntry(id=row[0], timestamp=when(row[1]), record_id=row[2], action=row[3],
-                           actor=row[4], rationale=row[5], detail=json.loads(row[6]))
+        return [models.AuditEntry(id=row[0], timestamp=when(row[1]), record_id=row[2],
+                                  action=row[3], actor=row[4], rationale=row[5],
+                                  detail=json.loads(row[6]))
                 for row in rows]
 
     def count(self, status: Optional[str] = 'active', type: Optional[str] = None) -> int:
@@ -290,7 +304,7 @@ class Substrate:
 
     def _insert(self, conn, now_s: float, record_id: str, kind: str, text: str, tags: list,
                 context: dict, payload: dict, sensitivity: str, confidence: float,
-                salience: float, decay: DecayProfile, pinned: bool, provenance: list,
+                salience: float, decay: 'DecayProfile', pinned: bool, provenance: list,
                 scope: Optional[str], created_by: str, vector=None, seal: bool = False,
                 status: str = 'active') -> None:
         subject = predicate = condition_key = facet = object_key = None
@@ -451,8 +465,8 @@ class Substrate:
             raise SubstrateError(f'scope must be a string of at most {MAX_SCOPE} characters '
                                  '(e.g. "robot", "site", "global")')
         try:
-            profile = DecayProfile.model_validate(decay) if decay is not None \
-                else DEFAULT_DECAY[kind]
+            profile = models.DecayProfile.model_validate(
+                decay if decay is not None else DEFAULT_DECAY[kind])
         except pydantic.ValidationError as error:
             raise SubstrateError(f'decay profile is invalid: {first_error(error)}') from None
         sources = validation.check_provenance(provenance)
@@ -614,8 +628,8 @@ class Substrate:
                     if same is not None:
                         continue
                 self._insert(conn, now_s, record_id, kind, text, [], {}, data, level, confidence,
-                             0.7, DEFAULT_DECAY[kind], False, [], None, actor,
-                             vectors[number] if vectors is not None else None)
+                             0.7, models.DecayProfile(**DEFAULT_DECAY[kind]), False, [], None,
+                             actor, vectors[number] if vectors is not None else None)
                 self._audit(conn, now_s, record_id, 'create', actor, 'bulk load',
                             {'type': kind})
                 revision.link_revision(self, conn, now_s, record_id, superseded, contested, actor,
@@ -635,7 +649,7 @@ class Substrate:
         ``learn``) is stored contested, and so is the live one, linked by ``contradicts``.
         """
         try:
-            model = MemoryRecord.model_validate(record)
+            model = models.MemoryRecord.model_validate(record)
         except pydantic.ValidationError as error:
             raise SubstrateError(f'record is invalid: {first_error(error)}') from None
         text = validation.check_text(model.text)

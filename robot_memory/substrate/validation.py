@@ -22,24 +22,27 @@ wrong and what to do.
 import datetime as dt
 import re
 
-import pydantic
-
+from robot_memory import lazy_imports
 from robot_memory import validation_text
 from robot_memory.substrate.filters import SubstrateError
-from robot_memory.substrate.models import MAX_REASON
-from robot_memory.substrate.models import MAX_TAG
-from robot_memory.substrate.models import MAX_TAGS
-from robot_memory.substrate.models import MAX_TEXT
-from robot_memory.substrate.models import MEMORY_TYPES
-from robot_memory.substrate.models import ProvenanceSource
-from robot_memory.substrate.models import SENSITIVITIES
+from robot_memory.substrate.vocabulary import MAX_REASON
+from robot_memory.substrate.vocabulary import MAX_TAG
+from robot_memory.substrate.vocabulary import MAX_TAGS
+from robot_memory.substrate.vocabulary import MAX_TEXT
+from robot_memory.substrate.vocabulary import MEMORY_TYPES
+from robot_memory.substrate.vocabulary import SENSITIVITIES
 from robot_memory.timeutil import require_aware
+
+# Reading (recall, forget) needs neither: the models, and pydantic under them, load at the
+# first record that is written or returned whole.
+models = lazy_imports.deferred('robot_memory.substrate.models')
+pydantic = lazy_imports.deferred('pydantic')
 
 TAG = re.compile(r'^[\w][\w\-:./]*$', re.UNICODE)
 
 
-def first_error(error: pydantic.ValidationError) -> str:
-    """Return the first problem pydantic found, as ``where: what``."""
+def first_error(error) -> str:
+    """Return the first problem of a pydantic ``ValidationError``, as ``where: what``."""
     return validation_text.first_error(error, 'value')
 
 
@@ -121,7 +124,7 @@ def check_provenance(provenance) -> list:
             kind, _, ref = item.partition(':')
             item = {'kind': kind, 'ref': item} if ref else {'kind': 'event', 'ref': item}
         try:
-            sources.append(ProvenanceSource.model_validate(item).to_dict())
+            sources.append(models.ProvenanceSource.model_validate(item).to_dict())
         except pydantic.ValidationError as error:
             raise SubstrateError(f'provenance {item!r} is invalid: {first_error(error)}; '
                                  'give {"kind": "observation", "ref": "observation:42"} '
