@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from robot_memory import cli_proposals
 from robot_memory import cli_substrate
+from robot_memory.dependencies import skip_pydantic_plugins
 from robot_memory.errors import MemoryFileError
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import parse_iso
@@ -520,6 +521,7 @@ class NeutralisedStream:
 
 def main(argv=None) -> int:
     """Entry point of ``robot-memory``."""
+    skip_pydantic_plugins()  # also when started as a pip console script, not bin/robot-memory
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = NeutralisedStream(out), NeutralisedStream(err)
     try:

@@ -163,3 +163,21 @@ def exit_if_unmet(program: str) -> None:
         command = pip_command([requirement for requirement, _ in problems])
         print(unmet_message(program, problems, command), file=sys.stderr, flush=True)
         sys.exit(EXIT_UNMET)
+
+
+def skip_pydantic_plugins(environ=None) -> bool:
+    """
+    Tell pydantic not to look for plugins, unless ``PYDANTIC_DISABLE_PLUGINS`` is set.
+
+    robot_memory uses no pydantic plugin, and pydantic looks for them at its first model by
+    reading the entry points of every distribution on ``sys.path``: on a ROS install, with
+    hundreds of them, that costs tens of milliseconds of every command and about 1 MB of the
+    node. ``memory_node`` and ``robot-memory`` call this first thing; an operator who wants a
+    plugin (e.g. to trace validation) sets ``PYDANTIC_DISABLE_PLUGINS=`` (empty) and it stands.
+    True when this set the variable.
+    """
+    environ = os.environ if environ is None else environ
+    if 'PYDANTIC_DISABLE_PLUGINS' in environ:
+        return False
+    environ['PYDANTIC_DISABLE_PLUGINS'] = '__all__'
+    return True

@@ -31,6 +31,7 @@ fresh venv of this interpreter (on a robot, the one the command's ``#!`` line na
 """
 
 import configparser
+import datetime as dt
 import json
 import os
 import pathlib
@@ -46,6 +47,8 @@ import robot_memory
 from robot_memory import dependencies
 from robot_memory.dependencies import Requirement
 from robot_memory.dependencies import REQUIREMENTS
+from robot_memory.memory_file import new_document
+from robot_memory.memory_file import render
 
 INSTALLED_PACKAGE_DIR = pathlib.Path(robot_memory.__file__).resolve().parent
 
@@ -209,6 +212,66 @@ def test_with_the_packages_in_place_the_program_runs(tmp_path, executables):
     run = _run(executables['robot-memory'], venv, '--help')
     assert run.returncode == 0, run.stderr
     assert 'usage' in run.stdout.lower(), run.stdout
+
+
+def test_skip_pydantic_plugins_leaves_the_operators_setting_alone():
+    environ = {}
+    assert dependencies.skip_pydantic_plugins(environ)
+    assert environ == {'PYDANTIC_DISABLE_PLUGINS': '__all__'}
+    for setting in ('', 'logfire', '1'):
+        environ = {'PYDANTIC_DISABLE_PLUGINS': setting}
+        assert not dependencies.skip_pydantic_plugins(environ)
+        assert environ == {'PYDANTIC_DISABLE_PLUGINS': setting}
+
+
+# A pydantic plugin, as a package installs one (an entry point of group ``pydantic``), that
+# leaves a file behind when pydantic loads it.
+MARKER_PLUGIN = """
+import os
+import pathlib
+
+pathlib.Path(os.environ['PLUGIN_MARKER']).write_text('loaded')
+
+
+class _Plugin:
+    def new_schema_validator(self, *args, **kwargs):
+        return None, None, None
+
+
+plugin = _Plugin()
+"""
+
+
+@pytest.mark.parametrize('program', ['memory_node', 'robot-memory'])
+@pytest.mark.parametrize('setting', [None, ''])
+def test_the_programs_look_for_pydantic_plugins_only_when_the_operator_asks(
+        tmp_path, executables, program, setting):
+    """Unset: no plugin is looked for (each start saves the scan); set empty: they load."""
+    site = tmp_path / 'site'
+    info = site / 'marker_plugin-1.0.dist-info'
+    info.mkdir(parents=True)
+    (site / 'marker_plugin.py').write_text(MARKER_PLUGIN)
+    (info / 'METADATA').write_text('Metadata-Version: 2.1\nName: marker_plugin\nVersion: 1.0\n')
+    (info / 'entry_points.txt').write_text('[pydantic]\nmarker = marker_plugin:plugin\n')
+    marker = tmp_path / 'loaded'
+    env = {name: value for name, value in os.environ.items()
+           if name != 'PYDANTIC_DISABLE_PLUGINS'}
+    env.update(PLUGIN_MARKER=str(marker), HOME=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(site), env.get('PYTHONPATH')])))
+    if setting is not None:
+        env['PYDANTIC_DISABLE_PLUGINS'] = setting
+    memory = tmp_path / 'robot-memory.md'
+    if program == 'robot-memory':
+        memory.write_bytes(render(new_document('RRN-000000000001',
+                                               dt.datetime.now(dt.timezone.utc))))
+        args, code = ['show', '--file', str(memory)], 0
+    else:  # a memory file linked to nothing: the node stops once its modules are loaded
+        memory.symlink_to(tmp_path / 'unmounted' / 'robot-memory.md')
+        args, code = ['--ros-args', '-p', f'memory_file:={memory}'], 2
+    run = subprocess.run([str(executables[program]), *args], env=env, capture_output=True,
+                         text=True, timeout=120, cwd=tmp_path)
+    assert run.returncode == code, (run.stdout[-3000:], run.stderr[-3000:])
+    assert marker.exists() == (setting == ''), (run.stdout[-3000:], run.stderr[-3000:])
 
 
 def test_the_check_benchmark_prints_json_lines():
