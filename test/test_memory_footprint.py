@@ -149,3 +149,20 @@ def test_a_read_only_load_holds_far_less_than_a_full_one(tmp_path):
         assert len(kept.entries) == 3000
         del kept
     assert held[True] < 0.6 * held[False], held
+
+
+def test_a_read_only_load_keeps_each_tag_and_set_of_tags_once(tmp_path):
+    from robot_memory.memory_file import MemoryFile
+    document = new_document('RRN-000000000001', NOW)
+    tag_sets = (['wheel', 'encoder'], ['lidar'], ['wheel', 'encoder'], [])
+    document.entries = [new_entry('hardware_observation', f'encoder {index} drops ticks',
+                                  0.5, NOW, tags=tag_sets[index % 4]) for index in range(400)]
+    path = tmp_path / 'robot-memory.md'
+    path.write_bytes(render(document))
+    entries = MemoryFile(path).load(NOW, read_only=True).document.entries
+    assert {type(entry).__name__ for entry in entries} == {'EntryRecord'}
+    assert [list(entry.tags) for entry in entries] == [tag_sets[index % 4]
+                                                       for index in range(400)]
+    # One object for each distinct tag and each distinct set of tags, not one an entry.
+    assert len({id(tag) for entry in entries for tag in entry.tags}) == 3
+    assert len({id(entry.tags) for entry in entries}) == 3
