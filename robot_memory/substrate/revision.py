@@ -46,7 +46,6 @@ from robot_memory.substrate.validation import check_tags
 from robot_memory.substrate.validation import check_text
 from robot_memory.substrate.validation import check_unit
 from robot_memory.substrate.validation import epoch
-from robot_memory.substrate.validation import models
 from robot_memory.substrate.vocabulary import MAX_TAGS
 
 
@@ -399,12 +398,7 @@ def insert_version(store, conn, now_s: float, old: dict, new_id: str, text, data
         text = f'{data["subject"]} {data["predicate"]} {data["object"]}'
     if context is not None:
         check_json(context, 'context')
-    decay = models.DecayProfile(curve=old['decay_curve'],
-                                half_life_seconds=int(old['half_life_s']),
-                                min_salience=old['decay_floor'],
-                                max_age_seconds=(int(old['max_age_s'])
-                                                 if old['max_age_s'] is not None else None),
-                                reinforcement_gain=old['gain'])
+    decay = store._decay(old)
     provenance = json.loads(old['provenance'])['sources'] + list(sources)
     store._insert(conn, now_s, new_id, old['type'], text,
                   check_tags(tags) if tags is not None else old['tags'].split(),

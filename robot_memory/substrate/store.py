@@ -222,6 +222,16 @@ class Substrate:
             metrics['failure_rate'] = row['failures'] / runs
         return payload
 
+    @staticmethod
+    def _decay(row: dict) -> 'DecayProfile':
+        """Return the decay profile record ``row`` stores in its columns."""
+        return models.DecayProfile(curve=row['decay_curve'],
+                                   half_life_seconds=int(row['half_life_s']),
+                                   min_salience=row['decay_floor'],
+                                   max_age_seconds=(int(row['max_age_s'])
+                                                    if row['max_age_s'] is not None else None),
+                                   reinforcement_gain=row['gain'])
+
     def _record(self, row: dict, now_s: Optional[float] = None) -> 'MemoryRecord':
         payload = self._payload(row)
         relations = [models.Relation(predicate=predicate, target_id=target, weight=weight)
@@ -229,12 +239,7 @@ class Substrate:
                          'SELECT predicate, target_id, weight FROM substrate_relations '
                          'WHERE source_id = ? ORDER BY created_at, predicate, target_id',
                          (row['id'],))]
-        decay = models.DecayProfile(curve=row['decay_curve'],
-                                    half_life_seconds=int(row['half_life_s']),
-                                    min_salience=row['decay_floor'],
-                                    max_age_seconds=(int(row['max_age_s'])
-                                                     if row['max_age_s'] is not None else None),
-                                    reinforcement_gain=row['gain'])
+        decay = self._decay(row)
         return models.MemoryRecord(
             id=row['id'], type=row['type'], sensitivity=row['sensitivity'],
             confidence=row['confidence'], salience=row['salience'], scope=row['scope'],
