@@ -43,7 +43,9 @@ p99 is the median of the p99s of 5 rounds (one burst of a shared machine moves o
                             bare rclpy GetContext server that answers a canned reply of the
                             same size (the transport's share), calls interleaved.
 ``rss``                     VmRSS of the node while one sustained flood (30 s quick, 5 min
-                            full) is offered to it and, on its own topic at the same time, to
+                            full, or ``--rss-seconds``: the node's middleware history and
+                            heap still crept by 0.08 MB/min after 20 minutes) is offered to
+                            it and, on its own topic at the same time, to
                             the bare subscriber: start, end and maximum, and the slope over
                             the second half in MB/min; goal < 100 MB and flat (|slope| < 2
                             MB/min). Baseline: the bare subscriber's maximum and slope under
@@ -59,7 +61,8 @@ Needs the ROS environment (``source scripts/env.sh``; ``memory_node`` on PATH). 
 runs from the colcon install tree: run ``scripts/setup.sh`` after editing sources.
 
 Usage: ``python bench/bench_node.py [--quick] [--domain N] [--rate MSGS_PER_S]
-[--entries N] [--only ingest,in_node,round_trip,rss,breakdown] [--node-executable PATH]``.
+[--entries N] [--only ingest,in_node,round_trip,rss,breakdown] [--rss-seconds S]
+[--node-executable PATH]``.
 """
 
 import argparse
@@ -749,6 +752,9 @@ def main(argv=None) -> int:
                         help='messages per second the flood offers (default 8000)')
     parser.add_argument('--entries', type=int, default=ENTRIES,
                         help=f'entries in the memory file (default {ENTRIES:,})')
+    parser.add_argument('--rss-seconds', type=float, default=None,
+                        help='length of the sustained flood of the rss figure (default: 300, '
+                             '30 with --quick)')
     parser.add_argument('--node-executable', default=shutil.which('memory_node'),
                         help='the node program to start (default: memory_node on PATH)')
     parser.add_argument('--only', default='ingest,in_node,round_trip,rss,breakdown',
@@ -772,6 +778,11 @@ def main(argv=None) -> int:
     else:
         args.pairs, args.flood_s, args.calls, args.seconds_per_figure = 5, 10.0, 5000, 20.0
         args.rss_s, args.rss_period_s = 300.0, 2.0
+    if args.rss_seconds is not None:
+        if args.rss_seconds <= 0:
+            parser.error('--rss-seconds must be positive')
+        args.rss_s = args.rss_seconds
+        args.rss_period_s = max(args.rss_period_s, args.rss_seconds / 240)  # about 240 samples
     with tempfile.TemporaryDirectory(prefix='bench-node-') as scratch:
         bench = Bench(args, pathlib.Path(scratch))
         try:
