@@ -1000,7 +1000,9 @@ class _LineReader:
         if not inner.strip(' '):
             return []
         items = [item.strip(' ') for item in inner.split(',')]
-        if not all(items):
+        # In a flow sequence ':' and '?' can be indicators, not text: libyaml refuses
+        # ``[:0]`` and ``[a:?]`` and reads ``[?0]`` as a mapping, so such items are left to it.
+        if not all(items) or any(item[0] in ':?' or ':?' in item for item in items):
             raise _NotSimple(text)
         return [_plain(item, self.cache) for item in items]
 

@@ -36,6 +36,7 @@ import shutil
 from unittest import mock
 
 from hypothesis import assume
+from hypothesis import example
 from hypothesis import given
 from hypothesis import HealthCheck
 from hypothesis import settings
@@ -545,8 +546,18 @@ def hand_written_fronts(draw):
     return '\n'.join(out) + '\n'
 
 
+FLOW_FRONT = ('schema_version: "1.0"\nrrn: R\nlast_updated: 2026-04-01T02:00:00Z\nentries:\n'
+              '- id: a\n  type: hardware_observation\n  text: t\n  confidence: 0.5\n'
+              '  first_seen: 2000-01-01T00:00:00Z\n  last_reinforced: 2000-01-01T00:00:00Z\n'
+              '  observation_count: 1\n  tags: {tags}\n')
+
+
 @LIGHT
 @given(hand_written_fronts())
+@example(FLOW_FRONT.format(tags='[:0]'))  # found by this test: libyaml refuses it
+@example(FLOW_FRONT.format(tags='[a:?]'))
+@example(FLOW_FRONT.format(tags='[?0]'))  # a mapping to libyaml, not the string '?0'
+@example(FLOW_FRONT.format(tags='[a:0, -:0]'))
 def test_the_line_reader_reads_hand_written_block_yaml_as_libyaml_does(front):
     try:
         by_libyaml = yaml.load(front, Loader=yaml.CSafeLoader)
