@@ -38,13 +38,13 @@ from pydantic import Field
 from robot_memory.substrate.vocabulary import DECAY_CURVES  # noqa: F401 - re-exported
 from robot_memory.substrate.vocabulary import DELETION_POLICIES  # noqa: F401 - re-exported
 from robot_memory.substrate.vocabulary import FIELD_LIMITS  # noqa: F401 - re-exported
-from robot_memory.substrate.vocabulary import MAX_PREDICATE  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import MAX_PREDICATE
 from robot_memory.substrate.vocabulary import MAX_QUERY  # noqa: F401 - re-exported
 from robot_memory.substrate.vocabulary import MAX_REASON  # noqa: F401 - re-exported
-from robot_memory.substrate.vocabulary import MAX_RECORD_ID  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import MAX_RECORD_ID
 from robot_memory.substrate.vocabulary import MAX_SCOPE  # noqa: F401 - re-exported
-from robot_memory.substrate.vocabulary import MAX_SKILL_NAME  # noqa: F401 - re-exported
-from robot_memory.substrate.vocabulary import MAX_SUBJECT  # noqa: F401 - re-exported
+from robot_memory.substrate.vocabulary import MAX_SKILL_NAME
+from robot_memory.substrate.vocabulary import MAX_SUBJECT
 from robot_memory.substrate.vocabulary import MAX_TAG  # noqa: F401 - re-exported
 from robot_memory.substrate.vocabulary import MAX_TAGS  # noqa: F401 - re-exported
 from robot_memory.substrate.vocabulary import MAX_TEXT  # noqa: F401 - re-exported

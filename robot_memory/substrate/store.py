@@ -615,6 +615,7 @@ class Substrate:
         texts = [validation.check_text(text) for text in texts]
         # One batched embedding call before the write lock (far faster than one per text).
         vectors = self._embed(texts) if self.embedder is not None and texts else None
+        decays = {kind: models.DecayProfile(**fields) for kind, fields in DEFAULT_DECAY.items()}
         with self._write() as conn:
             for number, text in enumerate(texts):
                 kind = validation.check_type(type) if type is not None else textrules.classify(text)
@@ -633,8 +634,8 @@ class Substrate:
                     if same is not None:
                         continue
                 self._insert(conn, now_s, record_id, kind, text, [], {}, data, level, confidence,
-                             0.7, models.DecayProfile(**DEFAULT_DECAY[kind]), False, [], None,
-                             actor, vectors[number] if vectors is not None else None)
+                             0.7, decays[kind], False, [], None, actor,
+                             vectors[number] if vectors is not None else None)
                 self._audit(conn, now_s, record_id, 'create', actor, 'bulk load',
                             {'type': kind})
                 revision.link_revision(self, conn, now_s, record_id, superseded, contested, actor,
