@@ -98,6 +98,7 @@ from robot_memory.evidence import SIGNATURE_COLUMNS
 from robot_memory.evidence import SOURCE_COLUMNS
 from robot_memory.fileio import append_durably
 from robot_memory.lifecycle import LifecycleConfig
+from robot_memory.lifecycle import LifecycleValues
 from robot_memory.memory_file import read_last_updated
 from robot_memory.memory_file import render
 from robot_memory.memory_file import size_text
@@ -318,6 +319,8 @@ def _aware(now: dt.datetime) -> dt.datetime:
 def _as_config(config) -> DreamConfig:
     if config is None:
         return DreamConfig()
+    if isinstance(config, LifecycleValues):  # lifecycle.DEFAULTS, say: plain values
+        config = LifecycleConfig(**config._asdict())
     if isinstance(config, LifecycleConfig):
         return DreamConfig(lifecycle=config)
     return config

@@ -178,7 +178,7 @@ def _now(args) -> dt.datetime:
 def _config(args) -> 'lifecycle.LifecycleConfig':
     from robot_memory import lifecycle
     if not args.config:
-        return lifecycle.DEFAULT_CONFIG
+        return lifecycle.DEFAULTS  # the defaults, without pydantic
     return cli_substrate.settings(args).lifecycle
 
 

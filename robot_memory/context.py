@@ -56,15 +56,18 @@ import math
 import operator
 import re
 from typing import Optional
+from typing import TYPE_CHECKING
 import unicodedata
 
 from robot_memory.lifecycle import band
-from robot_memory.lifecycle import DEFAULT_CONFIG
+from robot_memory.lifecycle import DEFAULTS
 from robot_memory.lifecycle import effective_confidence
-from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.schema import MemoryDocument
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import UTC
+
+if TYPE_CHECKING:  # pydantic, imported only where a config is validated
+    from robot_memory.lifecycle_config import LifecycleConfig
 
 
 def estimate_tokens(text: str) -> int:
@@ -79,7 +82,7 @@ def plural(count: int, word: str, words: str = '') -> str:
     return f'{count} {words or word + "s"}'
 
 
-def percent(confidence: float, config: LifecycleConfig = DEFAULT_CONFIG) -> int:
+def percent(confidence: float, config: 'LifecycleConfig' = DEFAULTS) -> int:
     """
     Confidence as a whole percentage, truncated as the reference does (0.7996 is 79%).
 
@@ -189,7 +192,7 @@ class ContextBlock:
     truncated: bool = False
 
 
-def format_line(text: str, confidence: float, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
+def format_line(text: str, confidence: float, config: 'LifecycleConfig' = DEFAULTS) -> str:
     """``🔴 [92%] text`` for one entry, its text neutralised."""
     return f'{band(confidence, config)} [{percent(confidence, config)}%] {neutralise(text)}'
 
@@ -226,7 +229,7 @@ class _RankedLines:
     more than ranking them.
     """
 
-    def __init__(self, scored: list, config: LifecycleConfig, source: str):
+    def __init__(self, scored: list, config: 'LifecycleConfig', source: str):
         self.scored = scored
         self.config = config
         self.source = source
@@ -280,7 +283,7 @@ def _below_highest(below, now):
     return len(below), confidence, entry
 
 
-def _recent_window(config: LifecycleConfig, min_confidence: Optional[float]):
+def _recent_window(config: 'LifecycleConfig', min_confidence: Optional[float]):
     """How far back the weak-recent section looks; None when it is off for this request."""
     if config.recent_hours <= 0 or (min_confidence is not None
                                     and min_confidence > config.inject_min):
@@ -322,7 +325,7 @@ def peer_header(rrn: str, last_synced: dt.datetime) -> str:
             'not verified here):')
 
 
-def recent_header(config: LifecycleConfig = DEFAULT_CONFIG) -> str:
+def recent_header(config: 'LifecycleConfig' = DEFAULTS) -> str:
     """Return the label of the weak-recent section: seen lately, not yet confirmed over time."""
     return (f'Seen in the last {config.recent_hours:g} h, below the '
             f'{threshold_percent(config.inject_min)} injection threshold (little evidence '
@@ -330,7 +333,7 @@ def recent_header(config: LifecycleConfig = DEFAULT_CONFIG) -> str:
 
 
 def build_context(document: MemoryDocument, now: dt.datetime,
-                  config: LifecycleConfig = DEFAULT_CONFIG,
+                  config: 'LifecycleConfig' = DEFAULTS,
                   token_budget: Optional[int] = None, include_peers: bool = True,
                   min_confidence: Optional[float] = None,
                   index: Optional['ContextIndex'] = None) -> ContextBlock:
@@ -350,13 +353,13 @@ def build_context(document: MemoryDocument, now: dt.datetime,
                               min_confidence)
 
 
-def _threshold(config: LifecycleConfig, min_confidence: Optional[float]) -> float:
+def _threshold(config: 'LifecycleConfig', min_confidence: Optional[float]) -> float:
     return config.inject_min if min_confidence is None else max(config.inject_min,
                                                                 min_confidence)
 
 
 def build_context_scan(document: MemoryDocument, now: dt.datetime,
-                       config: LifecycleConfig = DEFAULT_CONFIG,
+                       config: 'LifecycleConfig' = DEFAULTS,
                        token_budget: Optional[int] = None, include_peers: bool = True,
                        min_confidence: Optional[float] = None) -> ContextBlock:
     """Return the reference block: decay, filter and sort every entry, then fill the budget."""
@@ -537,7 +540,7 @@ class _SectionIndex:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def plan(self, now: dt.datetime, config: LifecycleConfig, threshold: float):
+    def plan(self, now: dt.datetime, config: 'LifecycleConfig', threshold: float):
         """
         (eligible count, walker, highest below) at ``now``; None when it must be scanned.
 
@@ -597,7 +600,7 @@ class _SectionIndex:
         heapq.heapify(heap)
         return eligible, _Walk(self, now, config, threshold, offset, maybe, skip, heap), highest
 
-    def weak_recent(self, now: dt.datetime, config: LifecycleConfig, window) -> list:
+    def weak_recent(self, now: dt.datetime, config: 'LifecycleConfig', window) -> list:
         """
         Return (confidence, entry) of own entries under inject_min reinforced within ``window``.
 
@@ -676,7 +679,7 @@ class ContextIndex:
     to :func:`build_context`. The document must not change while the index is used.
     """
 
-    def __init__(self, document: MemoryDocument, config: LifecycleConfig = DEFAULT_CONFIG):
+    def __init__(self, document: MemoryDocument, config: 'LifecycleConfig' = DEFAULTS):
         self.document = document
         self.rate = config.decay_per_day
         self.own = _SectionIndex(document.entries, self.rate, None)
@@ -684,7 +687,7 @@ class ContextIndex:
                       for block in document.peer_context or []]
         self._peer_count = len(document.peer_context or [])
 
-    def serves(self, document: MemoryDocument, config: LifecycleConfig) -> bool:
+    def serves(self, document: MemoryDocument, config: 'LifecycleConfig') -> bool:
         """Return True when this index was built from ``document`` for ``config``'s decay rate."""
         return (document is self.document and config.decay_per_day == self.rate
                 and len(document.peer_context or []) == self._peer_count)

@@ -32,12 +32,15 @@ rate), built on the first context call after a load and dropped with the documen
 import datetime as dt
 import threading
 from typing import Optional
+from typing import TYPE_CHECKING
 
 from robot_memory import context
 from robot_memory.errors import MemoryFileError
-from robot_memory.lifecycle import LifecycleConfig
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import new_document
+
+if TYPE_CHECKING:  # pydantic, imported only where a config is validated
+    from robot_memory.lifecycle_config import LifecycleConfig
 
 
 class DocumentCache:
@@ -88,7 +91,7 @@ class DocumentCache:
         self._document = document
         self._indexes = {}
 
-    def context_index(self, document, config: LifecycleConfig):
+    def context_index(self, document, config: 'LifecycleConfig'):
         """
         Return the context index of ``document`` at ``config``'s decay rate, built once.
 
@@ -104,7 +107,7 @@ class DocumentCache:
                 self._indexes[config.decay_per_day] = index
             return index
 
-    def build_context(self, now: dt.datetime, config: LifecycleConfig,
+    def build_context(self, now: dt.datetime, config: 'LifecycleConfig',
                       token_budget: Optional[int] = None, include_peers: bool = True,
                       min_confidence: Optional[float] = None) -> context.ContextBlock:
         """Return the context block of the current file at ``now``, through the cached index."""

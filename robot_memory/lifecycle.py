@@ -22,61 +22,51 @@ load/save cycle never changes a confidence.
 
 import dataclasses
 import datetime as dt
+from typing import NamedTuple
 from typing import Optional
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
-from pydantic import ConfigDict
-from pydantic import Field
-from pydantic import model_validator
 
 from robot_memory.timeutil import days_between
 
-
-class LifecycleConfig(BaseModel):
-    """Every constant of the lifecycle and the context block; all configurable."""
-
-    # Built when first validated: a command on the defaults (robot-memory show) never builds
-    # it, nor scans the installed packages for pydantic plugins as the first build does.
-    model_config = ConfigDict(frozen=True, extra='forbid', defer_build=True)
-
-    reinforce_step: float = Field(0.10, gt=0.0, le=1.0,
-                                  description='Confidence added when new evidence matches (§4.2)')
-    decay_per_day: float = Field(0.05, ge=0.0, le=1.0,
-                                 description='Confidence lost per day without evidence (§4.3)')
-    inject_min: float = Field(0.30, ge=0.0, le=1.0,
-                              description='Lowest effective confidence injected into context '
-                                          '(§4.4)')
-    prune_min: float = Field(0.10, ge=0.0, le=1.0,
-                             description='Entries below this effective confidence are pruned '
-                                         '(§4.5)')
-    band_high: float = Field(0.80, ge=0.0, le=1.0, description='🔴 at or above this confidence')
-    band_medium: float = Field(0.50, ge=0.0, le=1.0, description='🟡 at or above this confidence')
-    token_budget: int = Field(400, ge=1, le=1_000_000,
-                              description='Default token budget of the context block')
-    max_prune_fraction: float = Field(
-        0.5, gt=0.0, le=1.0,
-        description='One prune removes at most this share of entries (at least one), so a '
-                    'clock jump can never empty the memory at once; the rest go in later cycles')
-    recent_hours: float = Field(
-        24.0, ge=0.0, le=8760.0,
-        description='Own entries below inject_min reinforced within this many hours are shown '
-                    'after the injected ones, in a section labelled as weak recent evidence, '
-                    'so a fault seen today reaches the brain today; 0 leaves the section out')
-
-    @model_validator(mode='after')
-    def _thresholds_ordered(self):
-        if not self.prune_min <= self.inject_min <= self.band_medium <= self.band_high:
-            raise ValueError('thresholds must satisfy prune_min ≤ inject_min ≤ band_medium ≤ '
-                             f'band_high (got {self.prune_min}, {self.inject_min}, '
-                             f'{self.band_medium}, {self.band_high})')
-        return self
+if TYPE_CHECKING:
+    from robot_memory.lifecycle_config import LifecycleConfig
 
 
-# The defaults satisfy every rule above (test_lifecycle checks it against a validated one).
-DEFAULT_CONFIG = LifecycleConfig.model_construct()
+class LifecycleValues(NamedTuple):
+    """
+    The lifecycle constants as plain values; ``DEFAULTS`` holds them at their defaults.
+
+    ``LifecycleConfig`` (pydantic, imported when first named) holds the same names and
+    validates them; its defaults are these. Every function here reads a config by its
+    attributes only, so either one will do.
+    """
+
+    reinforce_step: float = 0.10
+    decay_per_day: float = 0.05
+    inject_min: float = 0.30
+    prune_min: float = 0.10
+    band_high: float = 0.80
+    band_medium: float = 0.50
+    token_budget: int = 400
+    max_prune_fraction: float = 0.5
+    recent_hours: float = 24.0
 
 
-def effective_confidence(entry, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG,
+DEFAULTS = LifecycleValues()
+
+
+def __getattr__(name: str):
+    """``LifecycleConfig`` and ``DEFAULT_CONFIG``: imported with pydantic at first use."""
+    if name not in ('LifecycleConfig', 'DEFAULT_CONFIG'):
+        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    from robot_memory import lifecycle_config  # noqa: I100 - pydantic, on first use
+    value = getattr(lifecycle_config, name)
+    globals()[name] = value  # looked up directly from now on
+    return value
+
+
+def effective_confidence(entry, now: dt.datetime, config: 'LifecycleConfig' = DEFAULTS,
                          reference: Optional[dt.datetime] = None) -> float:
     """
     Confidence after decay at ``now``: max(0, c − rate × days since last_reinforced).
@@ -96,7 +86,7 @@ def effective_confidence(entry, now: dt.datetime, config: LifecycleConfig = DEFA
     return min(entry.confidence, max(0.0, decayed))
 
 
-def reinforce(entry, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG,
+def reinforce(entry, now: dt.datetime, config: 'LifecycleConfig' = DEFAULTS,
               observations: int = 1):
     """
     Apply new evidence: start from the effective confidence, add the step, count, reset the clock.
@@ -113,14 +103,14 @@ def reinforce(entry, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG,
     })
 
 
-def is_injectable(entry, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG,
+def is_injectable(entry, now: dt.datetime, config: 'LifecycleConfig' = DEFAULTS,
                   reference: Optional[dt.datetime] = None) -> bool:
     """Eligible for the context block: not resolved and effective confidence ≥ inject_min."""
     return (entry.type != 'resolved'
             and effective_confidence(entry, now, config, reference) >= config.inject_min)
 
 
-def band(confidence: float, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
+def band(confidence: float, config: 'LifecycleConfig' = DEFAULTS) -> str:
     """Return the emoji band of RCAN §5: 🔴 high, 🟡 medium, 🟢 lower."""
     if confidence >= config.band_high:
         return '🔴'
@@ -129,7 +119,7 @@ def band(confidence: float, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
     return '🟢'
 
 
-def band_counts(entries, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG) -> dict:
+def band_counts(entries, now: dt.datetime, config: 'LifecycleConfig' = DEFAULTS) -> dict:
     """Own entries by band at ``now``: high, medium, low, below_threshold and resolved."""
     counts = {'high': 0, 'medium': 0, 'low': 0, 'below_threshold': 0, 'resolved': 0}
     for entry in entries:
@@ -167,7 +157,7 @@ class PruneOutcome:
     archive_advice: str = ''
 
 
-def prune(entries, now: dt.datetime, config: LifecycleConfig = DEFAULT_CONFIG) -> PruneOutcome:
+def prune(entries, now: dt.datetime, config: 'LifecycleConfig' = DEFAULTS) -> PruneOutcome:
     """
     Split ``entries`` into kept and pruned (effective confidence < prune_min).
 

@@ -75,9 +75,7 @@ from typing import Any
 from typing import Iterator
 from typing import Optional
 
-from pydantic import TypeAdapter
-from pydantic import ValidationError
-
+from robot_memory import schema  # its pydantic models: schema.MemoryEntry, at first use
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import MemoryLockTimeout
 from robot_memory.fileio import append_durably
@@ -92,20 +90,15 @@ from robot_memory.locations import ENV_VAR  # noqa: F401 - part of this API
 from robot_memory.locations import link_target
 from robot_memory.locations import resolve_path
 from robot_memory.schema import COLUMN_FIELDS
-from robot_memory.schema import document_header
-from robot_memory.schema import DocumentHeader
 from robot_memory.schema import entries_from_columns
+from robot_memory.schema import header_fields
 from robot_memory.schema import make_entry_id
 from robot_memory.schema import MemoryDocument
-from robot_memory.schema import MemoryEntry
 from robot_memory.schema import new_entry
-from robot_memory.schema import peer_block_header
-from robot_memory.schema import peer_entries_fast
-from robot_memory.schema import PeerBlock
-from robot_memory.schema import PeerEntry
+from robot_memory.schema import peer_block_fields
+from robot_memory.schema import peer_records
+from robot_memory.schema import PeerBlockRecord
 from robot_memory.schema import SCHEMA_VERSION
-from robot_memory.schema import validate_entries_fast
-from robot_memory.schema import validate_entries_json
 from robot_memory.timeutil import format_iso
 from robot_memory.timeutil import UTC as _UTC
 from robot_memory.validation_text import first_errors
@@ -113,6 +106,7 @@ from robot_memory.validation_text import first_errors
 # Imported when first used: a file of the writer's form is read without it (robot-memory
 # show then saves the ~20 ms of importing PyYAML).
 yaml = deferred('yaml')
+pydantic = deferred('pydantic')  # a file of the writer's own form is read without it
 
 
 @functools.cache
@@ -140,9 +134,9 @@ _KNOWN_KEYS = ('schema_version', 'rrn', 'last_updated', 'entries', 'peer_context
 
 
 @functools.cache
-def _entries_adapter() -> TypeAdapter:
-    """Return the validator of a list of MemoryEntry, built at its first use."""
-    return TypeAdapter(list[MemoryEntry])
+def _entries_adapter():
+    """Return the validator (a TypeAdapter) of a list of MemoryEntry, built at its first use."""
+    return pydantic.TypeAdapter(list[schema.MemoryEntry])
 
 
 _KEY_LINE = re.compile(r'([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?\r?$')
@@ -458,7 +452,7 @@ def _block_items(block: bytes, validate_entries: bool = False):
         array = b'[' + text[3:] + b'}]'
         del text
         if validate_entries:
-            entries = validate_entries_json(array, lines_count)
+            entries = schema.validate_entries_json(array, lines_count)
             if entries is not None and len(entries) == items_count:
                 validated = _validated(entries)
                 if validated is not None:
@@ -1068,9 +1062,13 @@ def _yaml_positions(front: str, first_line: int):
     return key_lines, item_lines
 
 
-def _validate_entries(raw_items, section, lines_of, model, result):
+def _validate_entries(raw_items, section, lines_of, peer: bool, result, records: bool = False):
     """
     Validate a list of raw entries; quarantine the bad ones and later duplicates.
+
+    They are PeerEntry with ``peer``, else MemoryEntry. ``records``: peer entries of the
+    writer's own form come as EntryRecords (a read-only load; own entries come so from
+    ``_entry_columns``).
 
     Returns (entries kept, their indices in ``raw_items`` or None when all were kept).
     """
@@ -1080,23 +1078,30 @@ def _validate_entries(raw_items, section, lines_of, model, result):
         result.problems.append(Problem(f'{section} must be a list of entries', lines_of(None)))
         result.quarantined.append(QuarantinedItem(section, raw_items, 'not a list', lines_of(None)))
         return [], []
+    model = None
     if type(raw_items) is _ValidatedEntries:
         valid = list(raw_items)
+    elif peer:
+        valid = peer_records(raw_items) if records else None
+        if valid is None:
+            model = schema.PeerEntry
+            valid = schema.peer_entries_fast(raw_items)
     else:
-        valid = (validate_entries_fast if model is MemoryEntry else peer_entries_fast)(raw_items)
+        model = schema.MemoryEntry
+        valid = schema.validate_entries_fast(raw_items)
     bad = []
     if valid is None:
         try:
-            if model is MemoryEntry:
+            if not peer:
                 valid = _entries_adapter().validate_python(raw_items)
             else:
                 valid = [model.model_validate(item) for item in raw_items]
-        except ValidationError:
+        except pydantic.ValidationError:
             valid = []
             for index, item in enumerate(raw_items):
                 try:
                     valid.append(model.model_validate(item))
-                except ValidationError as error:
+                except pydantic.ValidationError as error:
                     bad.append((index, item, first_errors(error)))
     if not bad and (type(raw_items) is _ValidatedEntries  # ids checked by _validated
                     or len({entry.id for entry in valid}) == len(valid)):
@@ -1203,10 +1208,13 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str,
             key_lines, item_lines = _yaml_positions(front, first_line)
     if 'schema_version' not in mapping:
         return migrate_legacy(data, now, default_rrn, mapping)
+    header = {key: mapping.get(key) for key in ('schema_version', 'rrn', 'last_updated')}
     try:
-        header = document_header({key: mapping.get(key) for key in
-                                  ('schema_version', 'rrn', 'last_updated')})
-    except ValidationError as error:
+        fields = header_fields(header)  # the writer's own form, checked without pydantic
+        if fields is None:
+            checked = schema.document_header(header)
+            fields = checked.schema_version, checked.rrn, checked.last_updated
+    except pydantic.ValidationError as error:
         detail = error.errors()[0]
         key = str(detail['loc'][0]) if detail['loc'] else 'schema_version'
         raise MemoryFileError(
@@ -1214,8 +1222,9 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str,
             line=key_lines.get(key, first_line),
         ) from None
 
-    result = LoadResult(MemoryDocument(rrn=header.rrn, last_updated=header.last_updated,
-                                       schema_version=header.schema_version, body=body),
+    schema_version, rrn, last_updated = fields
+    result = LoadResult(MemoryDocument(rrn=rrn, last_updated=last_updated,
+                                       schema_version=schema_version, body=body),
                         used_fast_path=fast is not None or lines_read is not None)
     document = result.document
 
@@ -1228,7 +1237,7 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str,
         return lines_of
 
     document.entries, kept = _validate_entries(mapping.get('entries'), 'entries',
-                                               lines_for('entries'), MemoryEntry, result)
+                                               lines_for('entries'), False, result)
     mapping['entries'] = None  # the raw entries go now, not after the whole document is read
     block = item_blocks.get('entries', (0, b''))[1]
     first_item = _ANY_ITEM.search(block)
@@ -1244,7 +1253,7 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str,
 
     if 'peer_context' in mapping:
         document.peer_context = _parse_peer_context(mapping['peer_context'],
-                                                    lines_for('peer_context'), result)
+                                                    lines_for('peer_context'), result, read_only)
     for key, value in mapping.items():
         if key not in _KNOWN_KEYS:
             document.extra[key] = value
@@ -1298,7 +1307,8 @@ def _comments_above(front: str, key_lines: dict, first_line: int) -> dict:
     return found
 
 
-def _parse_peer_context(raw, lines_of, result):
+def _parse_peer_context(raw, lines_of, result, records: bool = False):
+    """Return the peer blocks of ``raw``, quarantining what is wrong (``records``: read-only)."""
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -1315,9 +1325,11 @@ def _parse_peer_context(raw, lines_of, result):
             result.quarantined.append(QuarantinedItem('peer_context', item, reason, where))
             continue
         header = {key: value for key, value in item.items() if key != 'entries'}
+        fields = peer_block_fields(header) if records else None
         try:
-            block = peer_block_header(header)
-        except ValidationError as error:
+            block = (PeerBlockRecord(*fields, entries=[]) if fields is not None
+                     else schema.peer_block_header(header))
+        except pydantic.ValidationError as error:
             reason = first_errors(error)
             result.problems.append(Problem(f'peer_context[{index}] quarantined: {reason}', where))
             result.quarantined.append(QuarantinedItem('peer_context', item, reason, where))
@@ -1329,8 +1341,9 @@ def _parse_peer_context(raw, lines_of, result):
             continue
         seen.add(block.rrn)
         kept, _ = _validate_entries(item.get('entries'), f'peer_context[{block.rrn}].entries',
-                                    lambda _index, where=where: where, PeerEntry, result)
-        blocks.append(block.model_copy(update={'entries': kept}))
+                                    lambda _index, where=where: where, True, result, records)
+        blocks.append(PeerBlockRecord(block.rrn, block.last_synced, kept) if fields is not None
+                      else block.model_copy(update={'entries': kept}))
     return blocks
 
 
@@ -1393,7 +1406,7 @@ def read_last_updated(data: bytes) -> Optional[dt.datetime]:
     if match is None:
         return None
     try:  # one YAML scalar: quoted as written here, or plain or commented by hand
-        value = TypeAdapter(dt.datetime).validate_python(
+        value = pydantic.TypeAdapter(dt.datetime).validate_python(
             yaml.load(b'last_updated: ' + match.group(1),
                       Loader=_yaml_classes()[0])['last_updated'])
     except (yaml.YAMLError, ValueError, TypeError):
@@ -1416,8 +1429,8 @@ def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
     if mapping and isinstance(mapping.get('rrn'), str):
         rrn = mapping['rrn']
     try:
-        DocumentHeader(schema_version=SCHEMA_VERSION, rrn=rrn, last_updated=now)
-    except ValidationError:
+        schema.DocumentHeader(schema_version=SCHEMA_VERSION, rrn=rrn, last_updated=now)
+    except pydantic.ValidationError:
         rrn = default_rrn
     candidates = [m.group(1) for m in map(_BULLET.match, text.splitlines()) if m]
     if not candidates:
@@ -1434,7 +1447,7 @@ def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
             continue
         try:
             entry = new_entry(entry_type, cleaned, 0.5, now, tags=['migrated'], taken=taken)
-        except ValidationError:
+        except pydantic.ValidationError:
             continue
         taken.add(entry.id)
         entries.append(entry)
@@ -1615,7 +1628,7 @@ def _entry_dict(entry) -> dict:
     # Declared fields first, then unknown keys verbatim and in file order (exclude_none
     # must not touch them: a None among them is data).
     extra = entry.__pydantic_extra__ or {}
-    data = entry.model_dump(mode='json', exclude_none=isinstance(entry, PeerEntry),
+    data = entry.model_dump(mode='json', exclude_none=isinstance(entry, schema.PeerEntry),
                             exclude=set(extra))
     for key in ('first_seen', 'last_reinforced'):
         value = getattr(entry, key)
@@ -1625,7 +1638,7 @@ def _entry_dict(entry) -> dict:
     return data
 
 
-def _peer_block(block: PeerBlock) -> str:
+def _peer_block(block: 'schema.PeerBlock') -> str:
     """Return a peer block in the entries' block style: one key a line, values as JSON."""
     lines = [f'  - rrn: {_quote(block.rrn)}\n'
              f'    last_synced: "{format_iso(block.last_synced)}"\n']
@@ -1719,7 +1732,7 @@ def render(document: MemoryDocument) -> bytes:
 
 def new_document(rrn: str, now: dt.datetime) -> MemoryDocument:
     """Return an empty 1.0 document for ``rrn`` with a short explanatory body."""
-    DocumentHeader(schema_version=SCHEMA_VERSION, rrn=rrn, last_updated=now)
+    schema.DocumentHeader(schema_version=SCHEMA_VERSION, rrn=rrn, last_updated=now)
     body = (b'\n# Robot memory\n\nOperational memory kept by robot_memory (RCAN Robot Memory '
             b'Schema 1.0).\nThe front matter above is rewritten after each dream; text below '
             b'it is yours and is kept as it is.\n')

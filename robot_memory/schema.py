@@ -13,36 +13,31 @@
 # limitations under the License.
 
 """
-The RCAN Robot Memory Schema 1.0 as pydantic v2 models.
+The RCAN Robot Memory Schema 1.0: what a valid memory entry, peer block and document are.
 
-One home for what a valid memory entry, peer block and document are. Reading
-and writing the file lives in ``memory_file``; confidence arithmetic lives in
-``lifecycle``.
+One home for the schema. Reading and writing the file lives in ``memory_file``; confidence
+arithmetic lives in ``lifecycle``. The pydantic models (``MemoryEntry``, ``PeerEntry``,
+``PeerBlock``, ``DocumentHeader``) are named here and defined in ``schema_models``, which
+is imported the first time one of them is used: what this module checks by itself, in
+bulk and without pydantic, is a file of the writer's own form, so a command that only
+reads such a file (``robot-memory show``) never imports pydantic, about 50 ms of its start.
 """
 
 import collections
 import dataclasses
 import datetime as dt
-import functools
 import hashlib
 import itertools
 import operator
 import re
 import sys
-from typing import Any
 from typing import Literal
 from typing import Optional
+from typing import TYPE_CHECKING
 import unicodedata
 
-from pydantic import BaseModel
-from pydantic import ConfigDict
-from pydantic import Field
-from pydantic import field_validator
-from pydantic import ValidationError
-from pydantic_core import core_schema
-from pydantic_core import SchemaValidator
-
-from robot_memory.timeutil import to_utc
+if TYPE_CHECKING:  # pydantic, imported at first use (see __getattr__)
+    from robot_memory.schema_models import MemoryEntry
 
 SCHEMA_VERSION = '1.0'
 ENTRY_TYPES = ('hardware_observation', 'environment_note', 'behavior_pattern', 'resolved')
@@ -100,56 +95,30 @@ def clean_tags(tags: list, strip: bool = True, max_tags: Optional[int] = MAX_TAG
     return cleaned
 
 
-class _EntryBase(BaseModel):
-    """Fields and rules shared by own entries and peer entries."""
-
-    # Unknown keys inside an entry are kept and written back: the file is lossless. The
-    # validator is built when first used: a command that reads a file of the writer's own
-    # entries (robot-memory show) never builds it, nor scans the installed packages for
-    # pydantic plugins, as building the first validator of a process does (~50 ms).
-    model_config = ConfigDict(extra='allow', frozen=True, str_strip_whitespace=False,
-                              defer_build=True)
-
-    id: str = Field(pattern=ID_PATTERN, description='Stable identifier, e.g. mem-a3f9c1d2')
-    type: EntryType
-    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
-    confidence: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
-    tags: list[str] = Field(default_factory=list)
-
-    @field_validator('text')
-    @classmethod
-    def _text_is_printable(cls, value: str) -> str:
-        return clean_text(value)
-
-    @field_validator('tags')
-    @classmethod
-    def _tags_are_clean(cls, value: list) -> list:
-        return clean_tags(value)
-
-    @property
-    def extras(self) -> dict:
-        """Unknown keys this entry carried, in their original order."""
-        return dict(self.__pydantic_extra__ or {})
+# Names of ``schema_models``, read from there the first time they are used here.
+_MODEL_NAMES = frozenset((
+    'MemoryEntry', 'PeerEntry', 'PeerBlock', 'DocumentHeader', 'validate_entries_fast',
+    'validate_entries_json', 'document_header', 'peer_block_header', 'peer_entries_fast'))
 
 
-class MemoryEntry(_EntryBase):
-    """One of the robot's own operational observations (RCAN §3.4)."""
+def __getattr__(name: str):
+    """``schema.MemoryEntry`` and the other names of ``schema_models``: imported at first use."""
+    if name not in _MODEL_NAMES:
+        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    value = getattr(_models(), name)
+    globals()[name] = value  # looked up directly from now on
+    return value
 
-    first_seen: dt.datetime
-    last_reinforced: dt.datetime
-    observation_count: int = Field(ge=1, strict=False)
 
-    @field_validator('first_seen', 'last_reinforced')
-    @classmethod
-    def _as_utc(cls, value: dt.datetime) -> dt.datetime:
-        return to_utc(value)
+def _models():
+    from robot_memory import schema_models  # noqa: I100 - pydantic, imported on first use
+    return schema_models
 
-    @field_validator('observation_count', mode='before')
-    @classmethod
-    def _count_is_whole(cls, value: Any) -> Any:
-        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-            raise ValueError('observation_count must be a whole number ≥ 1')
-        return value
+
+def _is_model_entry(value) -> bool:
+    """Whether ``value`` is a MemoryEntry or PeerEntry (none exists before the models load)."""
+    models = sys.modules.get('robot_memory.schema_models')
+    return models is not None and isinstance(value, models._EntryBase)
 
 
 # MemoryEntry's fields in the writer's order (one line each, see memory_file._entry_block).
@@ -181,7 +150,7 @@ class EntryRecord:
         return {}
 
     def __eq__(self, other) -> bool:
-        if not isinstance(other, (EntryRecord, MemoryEntry)):
+        if not isinstance(other, EntryRecord) and not _is_model_entry(other):
             return NotImplemented
         return (all(getattr(self, name) == getattr(other, name) for name in COLUMN_FIELDS
                     if name != 'tags')
@@ -192,60 +161,6 @@ class EntryRecord:
     def __repr__(self) -> str:
         return 'EntryRecord(' + ', '.join(f'{name}={getattr(self, name)!r}'
                                           for name in COLUMN_FIELDS) + ')'
-
-
-class PeerEntry(_EntryBase):
-    """An entry received from a peer robot (RCAN §6); timing fields are optional."""
-
-    first_seen: Optional[dt.datetime] = None
-    last_reinforced: Optional[dt.datetime] = None
-    observation_count: Optional[int] = Field(default=None, ge=1)
-
-    @field_validator('first_seen', 'last_reinforced')
-    @classmethod
-    def _as_utc(cls, value: Optional[dt.datetime]) -> Optional[dt.datetime]:
-        return None if value is None else to_utc(value)
-
-
-class PeerBlock(BaseModel):
-    """What one peer robot shared, as of ``last_synced``."""
-
-    model_config = ConfigDict(extra='allow', frozen=True, defer_build=True)
-
-    rrn: str = Field(pattern=RRN_PATTERN)
-    last_synced: dt.datetime
-    entries: list[PeerEntry] = Field(default_factory=list)
-
-    @field_validator('last_synced')
-    @classmethod
-    def _as_utc(cls, value: dt.datetime) -> dt.datetime:
-        return to_utc(value)
-
-
-class DocumentHeader(BaseModel):
-    """The required top-level scalars of a robot-memory.md front matter (RCAN §3.3)."""
-
-    model_config = ConfigDict(defer_build=True)
-
-    schema_version: str
-    rrn: str = Field(pattern=RRN_PATTERN)
-    last_updated: dt.datetime
-
-    @field_validator('schema_version', mode='before')
-    @classmethod
-    def _version_supported(cls, value: Any) -> str:
-        text = str(value).strip()
-        if text in ('1', '1.0'):
-            return SCHEMA_VERSION
-        raise ValueError(
-            f'schema_version {value!r} is not supported (this reader understands "1.0"); '
-            'upgrade robot_memory or convert the file'
-        )
-
-    @field_validator('last_updated')
-    @classmethod
-    def _as_utc(cls, value: dt.datetime) -> dt.datetime:
-        return to_utc(value)
 
 
 @dataclasses.dataclass
@@ -262,7 +177,7 @@ class MemoryDocument:
     extra: dict = dataclasses.field(default_factory=dict)
     body: bytes = b''
 
-    def entry_by_id(self, entry_id: str) -> Optional[MemoryEntry]:
+    def entry_by_id(self, entry_id: str) -> Optional['MemoryEntry']:
         """Return the own entry with ``entry_id``, or None."""
         for entry in self.entries:
             if entry.id == entry_id:
@@ -284,9 +199,9 @@ def make_entry_id(entry_type: str, text: str, taken=()) -> str:
 
 
 def new_entry(entry_type: str, text: str, confidence: float, now: dt.datetime,
-              tags=(), taken=()) -> MemoryEntry:
+              tags=(), taken=()) -> 'MemoryEntry':
     """Create a validated entry first seen ``now`` with a fresh, collision-free ID."""
-    return MemoryEntry(
+    return _models().MemoryEntry(
         id=make_entry_id(entry_type, text, taken),
         type=entry_type,
         text=text,
@@ -298,20 +213,16 @@ def new_entry(entry_type: str, text: str, confidence: float, now: dt.datetime,
     )
 
 
-# ------------------------------------------------------------------ fast list validation
+# ------------------------------------------------------------------ bulk checks
 #
-# Loading a 10,000-entry file validates 10,000 entries. Through ``MemoryEntry`` that
-# costs six Python-level validator calls per entry. ``validate_entries_fast`` checks the
-# same rules inside pydantic-core (Rust regular expressions, strict types) for the
-# inputs a writer produces, and answers None for anything it is not sure of; the caller
-# then validates with ``MemoryEntry`` itself. Its contract, proven by the tests:
-#
-#   whenever it returns a list, ``[MemoryEntry.model_validate(item) for item in items]``
-#   succeeds and returns equal entries (same field values and types, UTC as
-#   ``datetime.timezone.utc``, the same unknown keys and the same fields set).
-#
-# So it only ever says yes to what ``MemoryEntry`` says yes to, with the same result;
-# every "no", and every error message, comes from ``MemoryEntry``.
+# Loading a 10,000-entry file checks 10,000 entries. Through ``MemoryEntry`` that costs six
+# Python-level validator calls per entry. For the inputs a writer produces, the checks
+# below (and ``schema_models.validate_entries_fast`` inside pydantic-core) apply the same
+# rules a column at a time, and answer None for anything they are not sure of; the caller
+# then validates with the model itself. So they only ever say yes to what the model says
+# yes to, with the same result; every "no", and every error message, comes from the model.
+# ``test_schema`` proves it, and that the models are still the ones these checks were made
+# for (``schema_models._columns_fit_the_model`` and its kin).
 
 def _rust_class_without(ranges) -> str:
     """Return a Rust regex class of every character outside ``ranges`` (pairs of code points)."""
@@ -343,157 +254,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10 (ROS 2 Humble) does not read 'Z'
     def _parse_utc_z(text: str) -> dt.datetime:
         return dt.datetime.fromisoformat(text[:-1]).replace(tzinfo=dt.timezone.utc)
-
-
-def _walk(schema):
-    if isinstance(schema, dict):
-        yield schema
-        for value in schema.values():
-            yield from _walk(value)
-    elif isinstance(schema, (list, tuple)):
-        for value in schema:
-            yield from _walk(value)
-
-
-def _after(function, inner: dict) -> dict:
-    return {'type': 'function-after', 'function': {'type': 'no-info', 'function': function},
-            'schema': inner}
-
-
-def _build_fast_entries():
-    """Return the fast list validator, or None when MemoryEntry is not the model it was made for."""
-    schema = MemoryEntry.__pydantic_core_schema__
-    if schema.get('type') != 'model' or schema['schema'].get('type') != 'model-fields':
-        return None
-    fields = schema['schema']['fields']
-    dt_schema = {'type': 'datetime', 'microseconds_precision': 'truncate'}
-    # What MemoryEntry's Python-level validators sit on, exactly; any change to the model
-    # (another validator, another limit) switches the fast validator off rather than
-    # letting it disagree.
-    expected = {
-        'text': _after(MemoryEntry._text_is_printable,
-                       {'type': 'str', 'min_length': 1, 'max_length': MAX_TEXT_CHARS}),
-        'first_seen': _after(MemoryEntry._as_utc, dt_schema),
-        'last_reinforced': _after(MemoryEntry._as_utc, dt_schema),
-        'observation_count': {'type': 'function-before',
-                              'function': {'type': 'no-info',
-                                           'function': MemoryEntry._count_is_whole},
-                              'schema': {'type': 'int', 'ge': 1, 'strict': False}},
-        'tags': {'type': 'default', 'default_factory': list,
-                 'default_factory_takes_data': False,
-                 'schema': _after(MemoryEntry._tags_are_clean,
-                                  {'type': 'list', 'items_schema': {'type': 'str'}})},
-    }
-    fast_time = core_schema.chain_schema([
-        core_schema.str_schema(strict=True, pattern=FAST_TIME_PATTERN),
-        core_schema.no_info_plain_validator_function(_parse_utc_z),
-    ])
-    replacement = {
-        'text': core_schema.str_schema(min_length=1, max_length=MAX_TEXT_CHARS,
-                                       pattern=FAST_TEXT_PATTERN),
-        'first_seen': fast_time,
-        'last_reinforced': fast_time,
-        'observation_count': core_schema.int_schema(ge=1, strict=True),
-        'tags': core_schema.with_default_schema(
-            core_schema.list_schema(core_schema.str_schema(
-                min_length=1, max_length=MAX_TAG_CHARS, pattern=FAST_TAG_PATTERN),
-                max_length=MAX_TAGS),
-            default_factory=list),
-    }
-    new_fields = {}
-    for name, field in fields.items():
-        if name in expected:
-            if field.get('schema') != expected[name]:
-                return None
-            new_fields[name] = dict(field, schema=replacement[name])
-        elif any(str(node.get('type', '')).startswith('function') for node in _walk(field)):
-            return None  # a validator this module does not know about
-        else:
-            new_fields[name] = field
-    if set(new_fields) != set(expected) | {'id', 'type', 'confidence'}:
-        return None
-    if MemoryEntry.__private_attributes__ or MemoryEntry.__pydantic_post_init__:
-        return None
-    inner = dict(schema['schema'], fields=new_fields)
-    # Fields only: a 'model' schema naming MemoryEntry would make pydantic-core reuse the
-    # model's own validator. The instances are made below as model_construct makes them.
-    return SchemaValidator(core_schema.list_schema(inner), schema.get('config'))
-
-
-@functools.cache
-def _fast_entries():
-    """Return the fast list validator, built at its first use (None: it is off)."""
-    validator = _build_fast_entries()
-    if validator is not None and not _fast_entries_agree(validator):  # pragma: no cover
-        return None
-    return validator
-
-
-def _make_entries(validated) -> list:
-    new = object.__new__
-    set_attribute = object.__setattr__
-    entries = []
-    append = entries.append
-    # Entries are frozen, so nothing changes a fields set in place (model_copy copies it):
-    # entries with the same fields share one set, saving ~0.7 KB an entry in the node.
-    shared = set()
-    for values, extra, fields_set in validated:
-        if fields_set == shared:
-            fields_set = shared
-        else:
-            shared = fields_set
-        entry = new(MemoryEntry)
-        set_attribute(entry, '__dict__', values)
-        set_attribute(entry, '__pydantic_extra__', extra)
-        set_attribute(entry, '__pydantic_fields_set__', fields_set)
-        set_attribute(entry, '__pydantic_private__', None)
-        append(entry)
-    return entries
-
-
-def validate_entries_fast(items) -> Optional[list]:
-    """``items`` as MemoryEntry objects, or None: then validate with MemoryEntry itself."""
-    validator = _fast_entries() if isinstance(items, list) else None
-    if validator is None:
-        return None
-    try:
-        validated = validator.validate_python(items)
-    except (ValidationError, ValueError, TypeError):
-        return None
-    return _make_entries(validated)
-
-
-def _holds_float(value) -> bool:
-    kind = type(value)
-    if kind is float:
-        return True
-    if kind is list:
-        return any(map(_holds_float, value))
-    if kind is dict:
-        return any(map(_holds_float, value.values()))
-    return False
-
-
-def validate_entries_json(data: bytes, pairs: int) -> Optional[list]:
-    """
-    Return entries of a JSON array parsed and checked in one pass, or None: then use ``json``.
-
-    No Python object is made for the raw items, which halves the peak memory of a large
-    load. None unless the items hold ``pairs`` keys in all (a duplicate key is one fewer)
-    and no unknown key holds a float (JSON's ``1e5`` and ``NaN`` are strings to YAML 1.1;
-    the declared fields check their own types).
-    """
-    validator = _fast_entries()
-    if validator is None:
-        return None
-    try:
-        validated = validator.validate_json(data)
-    except (ValidationError, ValueError, TypeError):
-        return None
-    if sum(len(fields_set) for _, _, fields_set in validated) != pairs or any(
-            extra and _holds_float(extra) for _, extra, _ in validated):
-        return None
-    return _make_entries(validated)
 
 
 # The columns of ``entries_from_columns``, in the order the writer puts the keys.
@@ -537,49 +297,6 @@ def _all_times(values: list) -> bool:
     shorts, longs = shape.count(short), shape.count(long)
     return (shorts + longs == len(values)
             and shorts * len(short) + longs * len(long) == len(shape))
-
-
-def _slot_setter(name: str):
-    """Return the ``__set__`` of the attribute descriptor ``name`` of MemoryEntry's class."""
-    for klass in MemoryEntry.__mro__:
-        if name in vars(klass):
-            return vars(klass)[name].__set__
-    raise AttributeError(name)
-
-
-# Setting an instance's __dict__ and pydantic's slots through their descriptors, as
-# object.__setattr__ does, without looking each name up again.
-_ENTRY_SETTERS = tuple(_slot_setter(name) for name in (
-    '__dict__', '__pydantic_extra__', '__pydantic_fields_set__', '__pydantic_private__'))
-
-
-# What entries_from_columns checks in bulk stands in for these validators of MemoryEntry
-# ((fields, mode) by name) and these constraints of its fields: any change to the model
-# switches the bulk checks off rather than letting them disagree. Read from the class as
-# declared, so nothing is built (building the validator is what a reading command saves).
-_COLUMN_VALIDATORS = {'_text_is_printable': (('text',), 'after'),
-                      '_tags_are_clean': (('tags',), 'after'),
-                      '_as_utc': (('first_seen', 'last_reinforced'), 'after'),
-                      '_count_is_whole': (('observation_count',), 'before')}
-_COLUMN_CONSTRAINTS = {
-    'id': (str, f"[_PydanticGeneralMetadata(pattern='{ID_PATTERN}')]"),
-    'type': (EntryType, '[]'),
-    'text': (str, f'[MinLen(min_length=1), MaxLen(max_length={MAX_TEXT_CHARS})]'),
-    'confidence': (float, '[Ge(ge=0.0), Le(le=1.0), AllowInfNan(allow_inf_nan=False)]'),
-    'tags': (list[str], '[]'),
-    'first_seen': (dt.datetime, '[]'),
-    'last_reinforced': (dt.datetime, '[]'),
-    'observation_count': (int, '[Strict(strict=False), Ge(ge=1)]'),
-}
-
-
-@functools.cache
-def _columns_fit_the_model(model=None) -> bool:
-    """Whether ``model`` (MemoryEntry) is the model entries_from_columns was made for."""
-    model = model or MemoryEntry
-    return (_fits(model, _COLUMN_VALIDATORS, _COLUMN_CONSTRAINTS)
-            and sorted(model.model_fields) == sorted(COLUMN_FIELDS)
-            and model.model_config.get('extra') == 'allow')
 
 
 def _shared_columns(ids, types, texts, confidences, tags, strings_checked) -> Optional[list]:
@@ -626,7 +343,7 @@ def entries_from_columns(columns, count: int, strings_checked: bool = False,
     With ``records`` the entries are EntryRecords (read-only, no pydantic) instead.
     ``columns`` is emptied: the values move into the entries.
     """
-    if not _columns_fit_the_model() or len(columns) != len(COLUMN_FIELDS):
+    if len(columns) != len(COLUMN_FIELDS):
         return None
     ids, types, texts, confidences, first_seen, last_reinforced, counts, tags = columns
     columns[:] = ()  # each column is freed as soon as it is turned into the entries' values
@@ -642,9 +359,6 @@ def entries_from_columns(columns, count: int, strings_checked: bool = False,
             return None
     except (TypeError, UnicodeEncodeError):
         return None
-    names = tuple(MemoryEntry.model_fields)
-    if sorted(names) != sorted(COLUMN_FIELDS):
-        return None
     try:
         first_seen = list(map(_parse_utc_z, first_seen))
         last_reinforced = list(map(_parse_utc_z, last_reinforced))
@@ -654,24 +368,8 @@ def entries_from_columns(columns, count: int, strings_checked: bool = False,
     if records:
         return _records(ids, types, texts, confidences, first_seen, last_reinforced, counts,
                         tags)
-    by_name = dict(zip(COLUMN_FIELDS, (ids, types, texts, confidences, first_seen,
-                                       last_reinforced, counts, tags)))
-    del ids, types, texts, confidences, first_seen, last_reinforced, counts, tags
-    # Each step a C loop: copies of one dict of the field names (in the model's order),
-    # filled a column at a time; then the entries, made as _make_entries makes them
-    # (one fields set shared by all).
-    values = list(map(dict.copy, itertools.repeat(dict.fromkeys(names), count)))
-    for name in names:
-        collections.deque(map(operator.setitem, values, itertools.repeat(name),
-                              by_name.pop(name)), maxlen=0)
-    entries = list(map(object.__new__, itertools.repeat(MemoryEntry, count)))
-    set_dict, set_extra, set_fields_set, set_private = _ENTRY_SETTERS
-    for setter, items in ((set_dict, values),
-                          (set_extra, itertools.starmap(dict, itertools.repeat((), count))),
-                          (set_fields_set, itertools.repeat(set(names), count)),
-                          (set_private, itertools.repeat(None, count))):
-        collections.deque(map(setter, entries, items), maxlen=0)
-    return entries
+    return _models().entries_of_columns(ids, types, texts, confidences, first_seen,
+                                        last_reinforced, counts, tags)
 
 
 def _records(*columns) -> list:
@@ -705,116 +403,88 @@ def _writer_time(value) -> Optional[dt.datetime]:
         return None
 
 
-def _fits(model, validators: dict, constraints: dict) -> bool:
-    """Whether ``model`` declares exactly ``validators`` and, for its fields, ``constraints``."""
-    decorators = model.__pydantic_decorators__
-    declared = {name: (tuple(found.info.fields), found.info.mode)
-                for name, found in decorators.field_validators.items()}
-    fields = {name: (field.annotation, repr(field.metadata))
-              for name, field in model.model_fields.items() if name in constraints}
-    return (declared == validators and fields == constraints
-            and not (decorators.model_validators or decorators.validators
-                     or decorators.root_validators or model.__private_attributes__
-                     or model.__pydantic_post_init__))
-
-
-def document_header(values: dict) -> DocumentHeader:
+def header_fields(values: dict) -> Optional[tuple]:
     """
-    Return ``values`` (schema_version, rrn, last_updated) validated as a DocumentHeader.
+    Return (schema_version, rrn, last_updated) of a front matter's header, or None.
 
     The writer's own form (``"1.0"``, an RRN, a UTC time as ``format_iso`` writes it) is
-    checked here, as DocumentHeader checks it, without building its validator; anything
-    else is validated by DocumentHeader, whose ValidationError names the field.
+    checked here as DocumentHeader checks it; None for anything else: then validate with
+    DocumentHeader (``document_header``), whose ValidationError names the field.
     """
     version, rrn = values.get('schema_version'), values.get('rrn')
     stamp = _writer_time(values.get('last_updated'))
     if type(version) is str and version.strip() in ('1', '1.0') and type(rrn) is str \
-            and _RRN.fullmatch(rrn) and stamp is not None and _fits(
-                DocumentHeader, {'_version_supported': (('schema_version',), 'before'),
-                                 '_as_utc': (('last_updated',), 'after')},
-                {'rrn': (str, f"[_PydanticGeneralMetadata(pattern='{RRN_PATTERN}')]")}):
-        return DocumentHeader.model_construct(schema_version=SCHEMA_VERSION, rrn=rrn,
-                                              last_updated=stamp)
-    return DocumentHeader.model_validate(values)
+            and _RRN.fullmatch(rrn) and stamp is not None:
+        return SCHEMA_VERSION, rrn, stamp
+    return None
 
 
-def peer_block_header(values: dict) -> PeerBlock:
+def peer_block_fields(values: dict) -> Optional[tuple]:
     """
-    Return a peer block's ``rrn`` and ``last_synced`` (``values``) validated as a PeerBlock.
+    Return (rrn, last_synced) of a peer block's header (``values``, entries apart), or None.
 
-    Its ``entries`` are left empty (validated apart). The writer's own form is checked here
-    as PeerBlock checks it; anything else (another key too) is validated by PeerBlock.
+    The writer's own form is checked here as PeerBlock checks it; None for anything else
+    (another key too): then validate with PeerBlock (``peer_block_header``).
     """
     rrn, stamp = values.get('rrn'), _writer_time(values.get('last_synced'))
     if values.keys() == {'rrn', 'last_synced'} and type(rrn) is str and _RRN.fullmatch(rrn) \
-            and stamp is not None and _fits(
-                PeerBlock, {'_as_utc': (('last_synced',), 'after')},
-                {'rrn': (str, f"[_PydanticGeneralMetadata(pattern='{RRN_PATTERN}')]"),
-                 'last_synced': (dt.datetime, '[]')}) \
-            and PeerBlock.model_config.get('extra') == 'allow':
-        return PeerBlock.model_construct(rrn=rrn, last_synced=stamp)
-    return PeerBlock.model_validate(values)
+            and stamp is not None:
+        return rrn, stamp
+    return None
 
 
 # A peer entry as the writer writes it: no timing fields (they are None, left out).
-_PEER_KEYS = ('id', 'type', 'text', 'confidence', 'tags')
-_PEER_UNSET = ('first_seen', 'last_reinforced', 'observation_count')
+PEER_KEYS = ('id', 'type', 'text', 'confidence', 'tags')
+PEER_UNSET = ('first_seen', 'last_reinforced', 'observation_count')
 
 
-@functools.cache
-def _peer_entries_fit_the_model() -> bool:
-    fields = PeerEntry.model_fields
-    return (_fits(PeerEntry, {name: _COLUMN_VALIDATORS[name] for name in
-                              ('_text_is_printable', '_tags_are_clean', '_as_utc')},
-                  {name: _COLUMN_CONSTRAINTS[name] for name in _PEER_KEYS})
-            and tuple(fields) == _PEER_KEYS + _PEER_UNSET
-            and all(fields[name].default is None and not fields[name].validate_default
-                    for name in _PEER_UNSET)
-            and PeerEntry.model_config.get('extra') == 'allow')
-
-
-def peer_entries_fast(items) -> Optional[list]:
+def peer_columns(items) -> Optional[tuple]:
     """
-    Return ``items`` as PeerEntry objects, or None: then validate with PeerEntry itself.
+    Return (ids, types, texts, confidences, tags) of peer entries checked in bulk, or None.
 
-    For items of exactly the writer's keys (id, type, text, confidence, tags), checked in
-    bulk as entries_from_columns checks them; the contract is validate_entries_fast's.
+    For items of exactly the writer's keys (PEER_KEYS), checked as entries_from_columns
+    checks them; None for anything else: then validate with PeerEntry.
     """
-    if type(items) is not list or not items or not _peer_entries_fit_the_model():
+    if type(items) is not list or not items:
         return None
-    keys = set(_PEER_KEYS)
+    keys = set(PEER_KEYS)
     if any(type(item) is not dict or item.keys() != keys for item in items):
         return None
     ids, types, texts, confidences, tags = (list(map(operator.itemgetter(name), items))
-                                            for name in _PEER_KEYS)
+                                            for name in PEER_KEYS)
     confidences = _shared_columns(ids, types, texts, confidences, tags, False)
     if confidences is None:
         return None
-    fields_set = set(_PEER_KEYS)
-    entries = []
-    for values in zip(ids, map(sys.intern, types), texts, confidences, tags):
-        entry = object.__new__(PeerEntry)
-        object.__setattr__(entry, '__dict__', dict(zip(_PEER_KEYS, values),
-                                                   **dict.fromkeys(_PEER_UNSET)))
-        object.__setattr__(entry, '__pydantic_extra__', {})
-        object.__setattr__(entry, '__pydantic_fields_set__', fields_set)
-        object.__setattr__(entry, '__pydantic_private__', None)
-        entries.append(entry)
-    return entries
+    return ids, list(map(sys.intern, types)), texts, confidences, tags
 
 
-def _fast_entries_agree(validator) -> bool:
-    """Self-check when it is built: the fast ``validator`` builds what MemoryEntry builds."""
-    sample = {'id': 'mem-0', 'type': 'resolved', 'text': 'a — b', 'confidence': 0.5,
-              'first_seen': '2026-01-02T03:04:05.000006Z',
-              'last_reinforced': '2026-01-02T03:04:05Z', 'observation_count': 2,
-              'tags': ['x'], 'unknown': [1]}
-    try:
-        [fast] = _make_entries(validator.validate_python([sample]))
-    except (TypeError, ValueError):
-        return False
-    slow = MemoryEntry.model_validate(sample)
-    return all(getattr(fast, name, None) == getattr(slow, name)
-               for name in ('__dict__', '__pydantic_extra__', '__pydantic_fields_set__',
-                            '__pydantic_private__')) and \
-        fast.first_seen.tzinfo is slow.first_seen.tzinfo
+def peer_records(items) -> Optional[list]:
+    """Return peer entries of the writer's form as EntryRecords (read-only), or None."""
+    columns = peer_columns(items)
+    if columns is None:
+        return None
+    ids, types, texts, confidences, tags = columns
+    unset = [None] * len(ids)
+    return _records(ids, types, texts, confidences, unset, unset, unset, tags)
+
+
+class PeerBlockRecord:
+    """
+    A peer block as read for answering: PeerBlock's fields, EntryRecords, no pydantic.
+
+    Only a block of exactly the writer's keys is read so; one with keys of its own is read
+    as a PeerBlock, which keeps them.
+    """
+
+    __slots__ = ('rrn', 'last_synced', 'entries')
+
+    def __init__(self, rrn: str, last_synced: dt.datetime, entries: list):
+        for name, value in (('rrn', rrn), ('last_synced', last_synced), ('entries', entries)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f'a read-only peer block cannot be changed ({name})')
+
+    def __repr__(self) -> str:
+        return (f'PeerBlockRecord(rrn={self.rrn!r}, last_synced={self.last_synced!r}, '
+                f'entries={self.entries!r})')

@@ -92,8 +92,8 @@ def test_help_imports_no_library_beyond_the_standard_one(memory):
     assert 'robot_memory.memory_file' not in names
 
 
-def test_show_reads_a_file_of_the_writers_form_without_pyyaml(memory):
-    """Own entries and peer blocks as the writer writes them need neither PyYAML nor a validator."""
+def test_show_reads_a_file_of_the_writers_form_without_pyyaml_or_pydantic(memory):
+    """Own entries and peer blocks as the writer writes them need neither PyYAML nor pydantic."""
     path, env = memory
     document = new_document('RRN-000000000001', NOW)
     document.entries = [new_entry('hardware_observation', 'Left wheel encoder intermittent',
@@ -105,6 +105,13 @@ def test_show_reads_a_file_of_the_writers_form_without_pyyaml(memory):
     names = imported(['show', '--at', AT], env, expect='Wet floor after 18:00')
     assert 'robot_memory.memory_file' in names
     assert 'yaml' not in names
+    # The file is checked in bulk against the schema's rules; the models are not needed.
+    assert not names & {'pydantic', 'robot_memory.schema_models', 'robot_memory.lifecycle_config'}
+    # An entry with a key of its own is validated by its model.
+    path.write_bytes(render(document).replace(b'    confidence: 0.9\n',
+                                              b'    confidence: 0.9\n    severity: 3\n'))
+    names = imported(['show', '--at', AT], env, expect='Wet floor after 18:00')
+    assert 'robot_memory.schema_models' in names
 
 
 @pytest.mark.parametrize('command', [['show', '--at', AT], ['validate'], ['export', '--at', AT]])

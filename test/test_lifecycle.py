@@ -266,3 +266,11 @@ def test_the_default_config_is_what_validation_gives():
     assert DEFAULT_CONFIG == validated
     assert DEFAULT_CONFIG.__pydantic_fields_set__ == validated.__pydantic_fields_set__
     assert LifecycleConfig.model_validate(DEFAULT_CONFIG.model_dump()) == DEFAULT_CONFIG
+
+
+def test_the_plain_defaults_are_the_validated_ones_under_the_same_names():
+    # lifecycle.DEFAULTS stands in for the model where nothing is configured (robot-memory
+    # show reads on it without importing pydantic).
+    from robot_memory.lifecycle import DEFAULTS
+    assert DEFAULTS._asdict() == LifecycleConfig().model_dump()
+    assert LifecycleConfig(**DEFAULTS._asdict()) == DEFAULT_CONFIG

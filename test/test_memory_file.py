@@ -39,6 +39,7 @@ import yaml
 from conftest import REPO
 from conftest import SPEC_EXAMPLE
 from robot_memory import memory_file
+from robot_memory import schema
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import MemoryLockTimeout
 from robot_memory.lifecycle import effective_confidence
@@ -1036,12 +1037,12 @@ def mock_columns():
 def test_peer_blocks_are_written_in_block_style_like_the_entries_and_read_fast(now):
     document = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now).document
     document.entries = [entry.model_copy() for entry in document.entries]  # written anew
-    document.peer_context = [memory_file.PeerBlock(
+    document.peer_context = [schema.PeerBlock(
         rrn='RRN-000000000005', last_synced=now, fleet='north',
-        entries=[memory_file.PeerEntry(id='mem-peer-1', type='environment_note',
-                                       text='East corridor: blocked', confidence=0.75,
-                                       tags=['corridor'])]),
-        memory_file.PeerBlock(rrn='RRN-000000000006', last_synced=now)]
+        entries=[schema.PeerEntry(id='mem-peer-1', type='environment_note',
+                                  text='East corridor: blocked', confidence=0.75,
+                                  tags=['corridor'])]),
+        schema.PeerBlock(rrn='RRN-000000000006', last_synced=now)]
     data = render(document)
     front = memory_file._split_front_matter(data)[0].decode('utf-8')
     assert front.split('peer_context:\n')[1] == (

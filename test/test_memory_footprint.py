@@ -107,10 +107,18 @@ def test_the_node_cache_keeps_no_source_lines_and_reads_the_same(tmp_path):
     from robot_memory.document_cache import DocumentCache
     from robot_memory.lifecycle import DEFAULT_CONFIG
     from robot_memory.memory_file import MemoryFile
+    from robot_memory.schema import PeerBlock
+    from robot_memory.schema import PeerEntry
     document = new_document('RRN-000000000001', NOW)
     for index in range(50):
         document.entries.append(new_entry('environment_note', f'doorway lip number {index}',
                                           0.4 + index / 100, NOW))
+    document.peer_context = [
+        PeerBlock(rrn='RRN-000000000002', last_synced=NOW - dt.timedelta(days=1), entries=[
+            PeerEntry(id=f'mem-p{index}', type='environment_note', text=f'wet floor {index}',
+                      confidence=0.5 + index / 10, tags=['floor'] * (index % 2))
+            for index in range(4)]),
+        PeerBlock(rrn='RRN-000000000003', last_synced=NOW)]
     path = tmp_path / 'robot-memory.md'
     path.write_bytes(render(document))
     memory = MemoryFile(path)
@@ -119,6 +127,12 @@ def test_the_node_cache_keeps_no_source_lines_and_reads_the_same(tmp_path):
     assert not hasattr(cached, '_source_lines') and hasattr(loaded, '_source_lines')
     assert {type(entry).__name__ for entry in cached.entries} == {'EntryRecord'}
     assert cached.entries == loaded.entries and loaded.entries == cached.entries
+    assert {type(block).__name__ for block in cached.peer_context} == {'PeerBlockRecord'}
+    for block, read in zip(cached.peer_context, loaded.peer_context, strict=True):
+        assert (block.rrn, block.last_synced, {}) == \
+            (read.rrn, read.last_synced, read.__pydantic_extra__)
+        assert block.entries == read.entries and read.entries == block.entries
+        assert {type(entry).__name__ for entry in block.entries} <= {'EntryRecord'}
     assert build_context(cached, NOW, DEFAULT_CONFIG).text == \
         build_context(loaded, NOW, DEFAULT_CONFIG).text
     policy = FederationPolicy()

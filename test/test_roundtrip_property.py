@@ -44,6 +44,7 @@ from hypothesis import strategies as st
 import yaml
 
 from robot_memory import memory_file
+from robot_memory import schema
 from robot_memory.errors import MemoryFileError
 from robot_memory.memory_file import MemoryFile
 from robot_memory.memory_file import parse_bytes
@@ -398,9 +399,9 @@ def test_fast_and_slow_paths_agree_on_hand_edited_canonical_files(document, edit
     data = (b'---\n' + (head + 'entries:\n' + ''.join(items) + tail).encode('utf-8')
             + b'---\n' + body)
     fast = _outcome(data)
-    with mock.patch.object(memory_file, 'validate_entries_fast', return_value=None), \
+    with mock.patch.object(schema, 'validate_entries_fast', return_value=None), \
             mock.patch.object(memory_file, 'entries_from_columns', return_value=None), \
-            mock.patch.object(memory_file, 'validate_entries_json', return_value=None):
+            mock.patch.object(schema, 'validate_entries_json', return_value=None):
         model = _outcome(data)
         with libyaml_only():
             libyaml = _outcome(data)

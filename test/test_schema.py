@@ -28,6 +28,7 @@ from pydantic_core import SchemaValidator
 import pytest
 
 from robot_memory import schema
+from robot_memory import schema_models
 from robot_memory.schema import COLUMN_FIELDS
 from robot_memory.schema import DocumentHeader
 from robot_memory.schema import entries_from_columns
@@ -171,7 +172,7 @@ def assert_identical(fast, slow_entry):
 
 def test_the_fast_validator_is_on_for_the_model_as_it_is():
     # Off (None) would mean MemoryEntry changed and _build_fast_entries must follow it.
-    assert schema._fast_entries() is not None
+    assert schema_models._fast_entries() is not None
     [fast] = validate_entries_fast([RAW])
     assert_identical(fast, slow(RAW))
 
@@ -184,7 +185,7 @@ def test_the_fast_validator_switches_off_when_the_model_gains_a_validator(monkey
                        'function': {'type': 'no-info', 'function': lambda value: value}}
     changed['schema']['fields']['confidence'] = field
     monkeypatch.setattr(MemoryEntry, '__pydantic_core_schema__', changed)
-    assert schema._build_fast_entries() is None
+    assert schema_models._build_fast_entries() is None
 
 
 def test_space_ranges_are_exactly_what_strip_removes_from_printable_text():
@@ -397,7 +398,9 @@ def test_the_json_reader_refuses_what_yaml_reads_otherwise():
 # switches them off, and whatever they accept is built exactly as the model builds it.
 
 def test_the_bulk_checks_are_on_for_the_models_as_they_are():
-    assert schema._columns_fit_the_model() and schema._peer_entries_fit_the_model()
+    assert schema_models._columns_fit_the_model() and schema_models._peer_entries_fit_the_model()
+    # What a read-only load checks without the models (header_fields, peer_block_fields).
+    assert schema_models._header_fits() and schema_models._peer_block_fits()
 
 
 def test_the_column_reader_switches_off_when_the_model_gains_a_validator():
@@ -410,7 +413,7 @@ def test_the_column_reader_switches_off_when_the_model_gains_a_validator():
         def _rounded(cls, value):
             return round(value, 1)
 
-    assert not schema._columns_fit_the_model(Changed)
+    assert not schema_models._columns_fit_the_model(Changed)
 
 
 def test_reading_a_file_builds_no_pydantic_validator(tmp_path):
