@@ -22,6 +22,10 @@ doing the irreducible part of the same work on the same rows:
 ``ingest``           ``EvidenceStore.add`` of n diagnostic observations (classification,
                      buffering, one transaction per 500 rows) vs ``executemany`` of the
                      already-classified rows, 500 per transaction. Goal: >= 50,000/s.
+``ingest_contended`` the same while two other threads keep the GIL busy, as memory_node's
+                     executor threads do under a flood, vs ``executemany`` under the same
+                     contention (what the store did before its multi-row INSERTs: sqlite3
+                     waits for the GIL after every row it steps). Reported, no goal.
 ``dream``            ``autodream.dream`` over n new observations of 10,000 signatures (a
                      first night: every signature creates an entry, the file is written)
                      vs one ``GROUP BY signature`` over the same rows. Goal: < 10 s for 1M.
@@ -31,6 +35,7 @@ Usage: ``python bench/bench_autodream.py [--quick] [--runs N]``.
 """
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import pathlib
@@ -39,6 +44,7 @@ import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
 
 try:
@@ -123,6 +129,44 @@ def bench_ingest(n: int, runs: int, scratch: pathlib.Path) -> None:
     emit('ingest', n, times, baselines)
 
 
+@contextlib.contextmanager
+def gil_held(threads: int = 2):
+    """Run ``threads`` pure-Python loops meanwhile: other threads wanting the GIL back."""
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            sum(range(500))
+
+    workers = [threading.Thread(target=spin, daemon=True) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        for worker in workers:
+            worker.join()
+
+
+def bench_ingest_contended(n: int, runs: int, scratch: pathlib.Path) -> None:
+    """Store ingest rate with the GIL contended, against executemany so contended."""
+    items = observations(n, 1000, NIGHT)
+    rows = classified_rows(items)
+    times, baselines = [], []
+    with gil_held():
+        for run in range(runs):
+            store = EvidenceStore(scratch / f'contended-{run}.db')
+            started = time.perf_counter()
+            for item in items:
+                store.add(item)
+            store.flush()
+            times.append(time.perf_counter() - started)
+            store.close()
+            baselines.append(bare_insert(scratch / f'contended-bare-{run}.db', rows))
+    emit('ingest_contended', n, times, baselines)
+
+
 def fill(directory: pathlib.Path, n: int, signatures: int, night: dt.datetime) -> None:
     """Append n classified observations to the store in ``directory`` (untimed setup)."""
     rows = classified_rows(observations(n, signatures, night))
@@ -199,9 +243,11 @@ def main(argv=None) -> int:
         scratch = pathlib.Path(scratch)
         if args.quick:
             bench_ingest(20_000, runs, scratch)
+            bench_ingest_contended(500, runs, scratch)
             bench_dream(50_000, 500, runs, scratch)
         else:
             bench_ingest(200_000, runs or 5, scratch)
+            bench_ingest_contended(2_000, runs or 3, scratch)
             bench_dream(1_000_000, 10_000, runs or 3, scratch)
     return 0
 

@@ -68,6 +68,8 @@ work side by side.
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
+import itertools
 import json
 import pathlib
 import sqlite3
@@ -115,8 +117,47 @@ _MAX_BUFFER = 200_000
 # dream reads the new rows once, in order: bench_autodream's 1M-observation dream is as
 # fast either way.
 CACHE_KIB = 256
-_INSERT_OBSERVATION = ('INSERT INTO observations (stamp, source, signature, source_key, '
-                       'severity, payload) VALUES (?, ?, ?, ?, ?, ?)')
+_INSERT_OBSERVATIONS = ('INSERT INTO observations (stamp, source, signature, source_key, '
+                        'severity, payload) VALUES ')
+_ROW = '(?, ?, ?, ?, ?, ?)'
+# Rows one INSERT statement takes at most. sqlite3 lets go of the GIL while SQLite runs a
+# statement and must take it back afterwards; under a flood memory_node's executor threads
+# hold it most of the time, so each take-back waits. executemany runs its statement once a
+# row: the store thread then waited once a row and fell behind the flood (83,000
+# observations in its backlog, 12 MB of the node's memory, in bench_node's ingest phase).
+# A multi-row INSERT waits once for 256 rows (bench_autodream.py: ingest_contended).
+ROWS_PER_INSERT = 256
+
+
+@functools.cache
+def _insert_sql(rows: int) -> str:
+    return _INSERT_OBSERVATIONS + ', '.join([_ROW] * rows)
+
+
+def insert_observations(conn: sqlite3.Connection, rows: list) -> None:
+    """
+    Insert observation ``rows`` (6 values each) in order, in a few multi-row statements.
+
+    Full statements of ROWS_PER_INSERT rows (fewer where SQLite allows fewer variables),
+    then the rest as statements of 128, 64, ... 1 rows: at most 8 more, and only 9 texts
+    for sqlite3's statement cache.
+    """
+    if not rows:
+        return
+    getlimit = getattr(conn, 'getlimit', None)  # Python 3.11
+    most = ROWS_PER_INSERT
+    if getlimit is not None:
+        most = min(most, getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // len(rows[0]))
+    else:  # pragma: no cover - Python 3.10: SQLite before 3.32 allowed 999 variables
+        most = min(most, 999 // 6)
+    start, total = 0, len(rows)
+    size = most
+    while start < total:
+        while size > total - start:
+            size //= 2
+        stop = start + size
+        conn.execute(_insert_sql(size), list(itertools.chain.from_iterable(rows[start:stop])))
+        start = stop
 
 
 class EvidenceError(ValueError):
@@ -500,7 +541,7 @@ class EvidenceStore:
                 return 0
             try:
                 with self._transaction():
-                    self.db.conn.executemany(_INSERT_OBSERVATION, rows)
+                    insert_observations(self.db.conn, rows)
             except sqlite3.Error as error:
                 self._buffer = rows + self._buffer
                 if len(self._buffer) > _MAX_BUFFER:

@@ -28,7 +28,9 @@ from sqlite_utils import Migrations
 from robot_memory.audit import AuditRecord
 from robot_memory.evidence import CACHE_KIB
 from robot_memory.evidence import EvidenceStore
+from robot_memory.evidence import insert_observations
 from robot_memory.evidence import MIGRATIONS
+from robot_memory.evidence import ROWS_PER_INSERT
 from robot_memory.locations import default_db_path
 from robot_memory.observations import DiagnosticObservation
 from robot_memory.observations import LogObservation
@@ -208,6 +210,10 @@ def test_plain_atomic_is_a_transaction_or_a_savepoint(tmp_path):
     db.close()
 
 
+INSERT_ONE_ROW = ('INSERT INTO observations (stamp, source, signature, source_key, severity, '
+                  'payload) VALUES (?, ?, ?, ?, ?, ?)')
+
+
 def test_add_buffers_and_flushes_every_batch(tmp_path):
     with EvidenceStore(tmp_path / 'e.db', batch_size=10) as store:
         for second in range(9):
@@ -221,6 +227,33 @@ def test_add_buffers_and_flushes_every_batch(tmp_path):
         store.add(warn(T0))
     with EvidenceStore(tmp_path / 'e.db') as store:
         assert store.observation_count() == 12
+
+
+@pytest.mark.parametrize('count', [1, 2, 127, 255, 256, 257, 1000, 1537])
+def test_multi_row_inserts_write_what_executemany_writes(count):
+    # Stamps with every bit of the double used, None signatures, text with quotes.
+    rows = [(1_700_000_000.0 + index * 0.1234567890123 + 1e-7, 'diagnostic',
+             None if index % 5 == 0 else f"sig '{index % 7}'", f'key{index % 3}', index % 3,
+             '{"a": "\u00e9"}' * (index % 2)) for index in range(count)]
+    tables, inserts = [], []
+    for write in (insert_observations,
+                  lambda conn, rows: conn.executemany(INSERT_ONE_ROW, rows)):
+        conn = sqlite3.connect(':memory:')
+        conn.execute('CREATE TABLE observations (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+                     'stamp REAL NOT NULL, source TEXT NOT NULL, signature TEXT, '
+                     'source_key TEXT NOT NULL, severity INTEGER NOT NULL, payload TEXT)')
+        statements = []
+        conn.set_trace_callback(statements.append)
+        write(conn, rows)
+        conn.set_trace_callback(None)
+        tables.append(conn.execute('SELECT * FROM observations ORDER BY id').fetchall())
+        inserts.append(sum(statement.startswith('INSERT') for statement in statements))
+        conn.close()
+    assert tables[0] == tables[1] == [(index + 1, *row) for index, row in enumerate(rows)]
+    assert [type(row[1]) for row in tables[0]] == [float] * count
+    # Full statements of 256 rows, then at most one each of 128, 64, ..., 1.
+    assert inserts == [count // ROWS_PER_INSERT + bin(count % ROWS_PER_INSERT).count('1'),
+                       count]
 
 
 def test_rows_keep_only_what_dreaming_needs(store):
