@@ -112,21 +112,23 @@ def bare_insert(path: pathlib.Path, rows: list, batch: int = 500) -> float:
     return elapsed
 
 
-def bench_ingest(n: int, runs: int, scratch: pathlib.Path) -> None:
-    """Store ingest rate against bare executemany of the same rows."""
+def bench_ingest(n: int, runs: int, scratch: pathlib.Path, bench: str = 'ingest',
+                 held=contextlib.nullcontext) -> None:
+    """Store ingest rate against bare executemany of the same rows (both inside ``held()``)."""
     items = observations(n, 1000, NIGHT)
     rows = classified_rows(items)
     times, baselines = [], []
-    for run in range(runs):
-        store = EvidenceStore(scratch / f'ingest-{run}.db')
-        started = time.perf_counter()
-        for item in items:
-            store.add(item)
-        store.flush()
-        times.append(time.perf_counter() - started)
-        store.close()
-        baselines.append(bare_insert(scratch / f'bare-{run}.db', rows))
-    emit('ingest', n, times, baselines)
+    with held():
+        for run in range(runs):
+            store = EvidenceStore(scratch / f'{bench}-{run}.db')
+            started = time.perf_counter()
+            for item in items:
+                store.add(item)
+            store.flush()
+            times.append(time.perf_counter() - started)
+            store.close()
+            baselines.append(bare_insert(scratch / f'{bench}-bare-{run}.db', rows))
+    emit(bench, n, times, baselines)
 
 
 @contextlib.contextmanager
@@ -147,24 +149,6 @@ def gil_held(threads: int = 2):
         stop.set()
         for worker in workers:
             worker.join()
-
-
-def bench_ingest_contended(n: int, runs: int, scratch: pathlib.Path) -> None:
-    """Store ingest rate with the GIL contended, against executemany so contended."""
-    items = observations(n, 1000, NIGHT)
-    rows = classified_rows(items)
-    times, baselines = [], []
-    with gil_held():
-        for run in range(runs):
-            store = EvidenceStore(scratch / f'contended-{run}.db')
-            started = time.perf_counter()
-            for item in items:
-                store.add(item)
-            store.flush()
-            times.append(time.perf_counter() - started)
-            store.close()
-            baselines.append(bare_insert(scratch / f'contended-bare-{run}.db', rows))
-    emit('ingest_contended', n, times, baselines)
 
 
 def fill(directory: pathlib.Path, n: int, signatures: int, night: dt.datetime) -> None:
@@ -243,11 +227,11 @@ def main(argv=None) -> int:
         scratch = pathlib.Path(scratch)
         if args.quick:
             bench_ingest(20_000, runs, scratch)
-            bench_ingest_contended(500, runs, scratch)
+            bench_ingest(500, runs, scratch, 'ingest_contended', gil_held)
             bench_dream(50_000, 500, runs, scratch)
         else:
             bench_ingest(200_000, runs or 5, scratch)
-            bench_ingest_contended(2_000, runs or 3, scratch)
+            bench_ingest(2_000, runs or 3, scratch, 'ingest_contended', gil_held)
             bench_dream(1_000_000, 10_000, runs or 3, scratch)
     return 0
 
