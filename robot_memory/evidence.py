@@ -144,14 +144,10 @@ def insert_observations(conn: sqlite3.Connection, rows: list) -> None:
     """
     if not rows:
         return
-    getlimit = getattr(conn, 'getlimit', None)  # Python 3.11
-    most = ROWS_PER_INSERT
-    if getlimit is not None:
-        most = min(most, getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // len(rows[0]))
-    else:  # pragma: no cover - Python 3.10: SQLite before 3.32 allowed 999 variables
-        most = min(most, 999 // 6)
+    getlimit = getattr(conn, 'getlimit', None)  # Python 3.11; SQLite < 3.32 allowed 999
+    variables = getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) if getlimit else 999
+    size = min(ROWS_PER_INSERT, variables // len(rows[0]))
     start, total = 0, len(rows)
-    size = most
     while start < total:
         while size > total - start:
             size //= 2

@@ -1078,19 +1078,15 @@ def _validate_entries(raw_items, section, lines_of, peer: bool, result, records:
         result.problems.append(Problem(f'{section} must be a list of entries', lines_of(None)))
         result.quarantined.append(QuarantinedItem(section, raw_items, 'not a list', lines_of(None)))
         return [], []
-    model = None
     if type(raw_items) is _ValidatedEntries:
         valid = list(raw_items)
     elif peer:
-        valid = peer_records(raw_items) if records else None
-        if valid is None:
-            model = schema.PeerEntry
-            valid = schema.peer_entries_fast(raw_items)
+        valid = (records and peer_records(raw_items)) or schema.peer_entries_fast(raw_items)
     else:
-        model = schema.MemoryEntry
         valid = schema.validate_entries_fast(raw_items)
     bad = []
     if valid is None:
+        model = schema.PeerEntry if peer else schema.MemoryEntry
         try:
             if not peer:
                 valid = _entries_adapter().validate_python(raw_items)
@@ -1325,24 +1321,25 @@ def _parse_peer_context(raw, lines_of, result, records: bool = False):
             result.quarantined.append(QuarantinedItem('peer_context', item, reason, where))
             continue
         header = {key: value for key, value in item.items() if key != 'entries'}
+        # (rrn, last_synced) of the writer's form, read-only; else a validated PeerBlock.
         fields = peer_block_fields(header) if records else None
         try:
-            block = (PeerBlockRecord(*fields, entries=[]) if fields is not None
-                     else schema.peer_block_header(header))
+            block = schema.peer_block_header(header) if fields is None else None
         except pydantic.ValidationError as error:
             reason = first_errors(error)
             result.problems.append(Problem(f'peer_context[{index}] quarantined: {reason}', where))
             result.quarantined.append(QuarantinedItem('peer_context', item, reason, where))
             continue
-        if block.rrn in seen:
-            reason = f'a second block for peer {block.rrn} (the first one is kept)'
+        rrn = fields[0] if block is None else block.rrn
+        if rrn in seen:
+            reason = f'a second block for peer {rrn} (the first one is kept)'
             result.problems.append(Problem(f'peer_context[{index}] quarantined: {reason}', where))
             result.quarantined.append(QuarantinedItem('peer_context', item, reason, where))
             continue
-        seen.add(block.rrn)
-        kept, _ = _validate_entries(item.get('entries'), f'peer_context[{block.rrn}].entries',
+        seen.add(rrn)
+        kept, _ = _validate_entries(item.get('entries'), f'peer_context[{rrn}].entries',
                                     lambda _index, where=where: where, True, result, records)
-        blocks.append(PeerBlockRecord(block.rrn, block.last_synced, kept) if fields is not None
+        blocks.append(PeerBlockRecord(*fields, kept) if block is None
                       else block.model_copy(update={'entries': kept}))
     return blocks
 
