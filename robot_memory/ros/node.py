@@ -16,8 +16,9 @@
 memory_node: robot_memory on the robot (ROS 2).
 
 A thin layer over the core. It converts ``/diagnostics``, ``/rosout`` (ERROR and above)
-and configured telemetry topics into observations (``robot_memory.ros.convert``), hands
-them to the store worker (one thread owns SQLite), dreams nightly and on
+and configured telemetry topics into observations (``robot_memory.ros.convert``) on a
+thread of their own, not rclpy's executor (``robot_memory.ros.ingest``), hands them to
+the store worker (one thread owns SQLite), dreams nightly and on
 ``~/dream``, serves ``~/get_context`` from the cached memory file with decay evaluated
 at call time, publishes the block latched on ``~/context`` and its own health on
 ``/diagnostics`` as named tasks, the way ``diagnostic_updater`` does
@@ -66,7 +67,6 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock
 from rclpy.clock import ClockType
 from rclpy.event_handler import SubscriptionEventCallbacks
-from rclpy.exceptions import InvalidHandle
 from rclpy.exceptions import InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException
 from rclpy.executors import MultiThreadedExecutor
@@ -97,6 +97,7 @@ from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN
 from robot_memory.ros.heap import HeapTrimmer
 from robot_memory.ros.heap import limit_arenas
+from robot_memory.ros.ingest import IngestThread
 from robot_memory.ros.peers import PeerFederation
 from robot_memory.ros.proposals import ProposalServices
 from robot_memory.ros.replies import ReplyWatch
@@ -126,7 +127,6 @@ LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
 DIAGNOSTICS_OUT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                                  reliability=ReliabilityPolicy.RELIABLE,
                                  durability=DurabilityPolicy.VOLATILE)
-DRAIN_MAX = 100  # waiting messages ingested per executor wake-up (see MemoryNode._drain)
 LOSS_WARN_S = 600.0  # the evidence status stays WARN this long after evidence was lost
 NOT_COUNTED = 'not counted'  # lost_in_middleware where rclpy gives no publisher GID
 
@@ -230,6 +230,7 @@ class MemoryNode(Node):
         self.heap = HeapTrimmer()
         self.heap.maybe_trim(force=True)
         self.publish_diagnostics()
+        self.ingest.start()
         kept = dream_summary.latest_summary(self.memory)
         if kept is not None:  # after a restart: the last summary written by any dream
             self.dream_summary_publisher.publish(String(data=kept))
@@ -260,22 +261,25 @@ class MemoryNode(Node):
         return telemetry_types
 
     def _subscribe(self, telemetry_types) -> None:
-        """Subscribe to the evidence topics: /diagnostics, /rosout and telemetry."""
-        ingest_group = MutuallyExclusiveCallbackGroup()
+        """
+        Subscribe to the evidence topics: /diagnostics, /rosout and telemetry.
+
+        Their messages are taken by the ingest thread, not the executor (see ros/ingest.py).
+        """
+        self.ingest = IngestThread(self, on_error=self._ingest_error)
         events = SubscriptionEventCallbacks(message_lost=self.message_lost_callback)
         # Taken serialized: robot_memory.ros.cdr reads the few fields we need far cheaper
         # than rclpy builds message objects (the cost that matters in a flood).
-        self._diagnostics_subscription = self.create_subscription(
-            DiagnosticArray, '/diagnostics', self.diagnostics_callback, EVIDENCE_QOS,
-            callback_group=ingest_group, event_callbacks=events, raw=True)
-        self._rosout_subscription = self.create_subscription(
-            Log, '/rosout', self.rosout_callback, EVIDENCE_QOS, callback_group=ingest_group,
-            event_callbacks=events)
+        self.ingest.subscribe(DiagnosticArray, '/diagnostics', self._ingest_diagnostics,
+                              EVIDENCE_QOS, event_callbacks=events, raw=True)
+        self.ingest.subscribe(Log, '/rosout', self._ingest_log, EVIDENCE_QOS,
+                              event_callbacks=events)
         for topic, type_name, message_type in telemetry_types:
-            self.create_subscription(
+            self.ingest.subscribe(
                 message_type, topic,
-                lambda message, t=topic, n=type_name: self.telemetry_callback(t, n, message),
-                qos_profile_sensor_data, callback_group=ingest_group)
+                lambda message, _info, t=topic, n=type_name: self.telemetry_callback(
+                    t, n, message),
+                qos_profile_sensor_data)
 
     def _health_tasks(self) -> HealthTasks:
         """Return the registry of the node's health tasks, in the order they are published."""
@@ -429,6 +433,11 @@ class MemoryNode(Node):
 
     # ------------------------------------------------------------------ ingestion
 
+    def _ingest_error(self, error: Exception) -> None:
+        """Log that a handler of the ingest thread failed on one message (the thread goes on)."""
+        self.get_logger().error(f'ingestion: {type(error).__name__}: {error}',
+                                throttle_duration_sec=10.0)
+
     def _refuse(self, error: ValueError) -> None:
         self.refused += 1
         self.get_logger().warning(f'observation refused: {error}', throttle_duration_sec=10.0)
@@ -442,37 +451,6 @@ class MemoryNode(Node):
         gid = info['publisher_gid']
         if gid is not None and gid['data'] not in self._own_gids:
             self._gaps.observe(gid['data'], info['publication_sequence_number'])
-
-    @staticmethod
-    def _drain(subscription, ingest) -> None:
-        """
-        Ingest up to DRAIN_MAX more waiting messages of ``subscription`` right now.
-
-        rclpy's executor costs more per message (wait set, task) than ingesting it, so
-        a flood is taken in batches per wake-up; the ingest callback group is mutually
-        exclusive, so order and exclusivity are as before. ``take_message`` is the call
-        the executor itself makes; it returns the message and its MessageInfo.
-        """
-        for _ in range(DRAIN_MAX):
-            try:
-                with subscription.handle:
-                    taken = subscription.handle.take_message(subscription.msg_type,
-                                                             subscription.raw)
-            except InvalidHandle:  # the subscription is being destroyed (shutdown)
-                return
-            if taken is None:
-                return
-            ingest(*taken)
-
-    def diagnostics_callback(self, raw: bytes, info) -> None:
-        """Ingest this serialized DiagnosticArray and the others already waiting."""
-        self._ingest_diagnostics(raw, info)
-        self._drain(self._diagnostics_subscription, self._ingest_diagnostics)
-
-    def rosout_callback(self, record: Log, info) -> None:
-        """Ingest this log record and the others already waiting."""
-        self._ingest_log(record, info)
-        self._drain(self._rosout_subscription, self._ingest_log)
 
     def _ingest_diagnostics(self, raw: bytes, info) -> None:
         """Each status of a serialized DiagnosticArray (but our own) becomes an observation."""
@@ -779,7 +757,10 @@ class MemoryNode(Node):
             heap.maybe_trim()
 
     def destroy_node(self):
-        """Flush all evidence and close the stores, then destroy the node."""
+        """Stop ingesting, flush all evidence and close the stores, then destroy the node."""
+        ingest = getattr(self, 'ingest', None)
+        if ingest is not None and not ingest.stop():
+            self.get_logger().warning('the ingest thread did not stop within 5 s')
         worker = getattr(self, 'worker', None)
         if worker is not None:
             peers = getattr(self, 'federation', None)
