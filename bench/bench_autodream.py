@@ -23,7 +23,7 @@ doing the irreducible part of the same work on the same rows:
                      buffering, one transaction per 500 rows) vs ``executemany`` of the
                      already-classified rows, 500 per transaction. Goal: >= 50,000/s.
 ``ingest_contended`` the same while two other threads keep the GIL busy, as memory_node's
-                     executor threads do under a flood, vs ``executemany`` under the same
+                     ingest thread does under a flood, vs ``executemany`` under the same
                      contention (what the store did before its multi-row INSERTs: sqlite3
                      waits for the GIL after every row it steps). Reported, no goal.
 ``dream``            ``autodream.dream`` over n new observations of 10,000 signatures (a

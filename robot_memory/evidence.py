@@ -121,11 +121,12 @@ _INSERT_OBSERVATIONS = ('INSERT INTO observations (stamp, source, signature, sou
                         'severity, payload) VALUES ')
 _ROW = '(?, ?, ?, ?, ?, ?)'
 # Rows one INSERT statement takes at most. sqlite3 lets go of the GIL while SQLite runs a
-# statement and must take it back afterwards; under a flood memory_node's executor threads
-# hold it most of the time, so each take-back waits. executemany runs its statement once a
-# row: the store thread then waited once a row and fell behind the flood (83,000
-# observations in its backlog, 12 MB of the node's memory, in bench_node's ingest phase).
-# A multi-row INSERT waits once for 256 rows (bench_autodream.py: ingest_contended).
+# statement and must take it back afterwards; under a flood memory_node's other threads
+# (then its executor's, now its ingest thread) hold it most of the time, so each take-back
+# waits. executemany runs its statement once a row: the store thread then waited once a
+# row and fell behind the flood (83,000 observations in its backlog, 12 MB of the node's
+# memory, in bench_node's ingest phase). A multi-row INSERT waits once for 256 rows
+# (bench_autodream.py: ingest_contended).
 ROWS_PER_INSERT = 256
 
 
