@@ -74,8 +74,8 @@ class NodeProcess:
         """Return the node's fully qualified name, e.g. /t1/robot_memory."""
         return f'/{self.namespace}/robot_memory'
 
-    def start(self) -> 'NodeProcess':
-        """Start the node (does not wait for its services)."""
+    def start(self, new_group: bool = False) -> 'NodeProcess':
+        """Start the node (does not wait); ``new_group``: in a process group of its own."""
         assert NODE_EXECUTABLE, 'memory_node is not on PATH: run the tests with scripts/test.sh'
         # Each start logs into files of its own: its output, and rcl's file log in a
         # ROS_LOG_DIR of its own (never ~/.ros/log, shared by every run). A restart
@@ -89,7 +89,8 @@ class NodeProcess:
         self.process = subprocess.Popen(
             [NODE_EXECUTABLE, '--ros-args', '-r', f'__ns:=/{self.namespace}', *self.remaps,
              '--params-file', str(self.params_file)],
-            stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=self.tmp_path)
+            stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=self.tmp_path,
+            start_new_session=new_group)
         _STARTED.append(self)
         return self
 

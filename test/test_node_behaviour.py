@@ -32,10 +32,12 @@ keeps in order, so once that one is stored the others were seen and dropped.
 import datetime as dt
 import hashlib
 import json
+import os
 import pathlib
 import re
 import signal
 import sqlite3
+import subprocess
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -334,6 +336,60 @@ def test_sigint_loses_no_evidence(tmp_path, probe):
         probe.destroy_subscription(subscription)
     assert node.stop(signal.SIGINT) == 0, node.log()
     assert query(database(node), 'SELECT count(*) FROM observations') == [(300,)]
+
+
+def test_repeated_stop_signals_lose_no_evidence(tmp_path, probe):
+    """
+    Ctrl-C under ``ros2 launch``: the terminal signals the whole group, launch forwards it.
+
+    The node must finish its flush whatever signals repeat during it (SIGINT again, then the
+    SIGTERM launch sends when its timeout runs out), exit 0 and say what it flushed.
+    """
+    node = NodeProcess(tmp_path, 'it_sigint_group', rrn='RRN-000000000176',
+                       flush_period_s=60.0, batch_size=100_000).start(new_group=True)
+    evidence = {}
+
+    def keep(array):
+        for status in array.status:
+            if (status.name == 'robot_memory: evidence'
+                    and status.hardware_id == 'RRN-000000000176'):
+                evidence.update({item.key: item.value for item in status.values})
+
+    wait_ready(probe, node)
+    subscription = probe.create_subscription(DiagnosticArray, '/diagnostics', keep, 10)
+    publisher = probe.create_publisher(DiagnosticArray, '/diagnostics', 1000)
+    try:
+        wait_for(lambda: publisher.get_subscription_count() > 0, 10.0, spin=spin(probe))
+        for index in range(1500):
+            publisher.publish(DiagnosticArray(status=[DiagnosticStatus(
+                level=bytes([ERROR]), name='base: left wheel driver', hardware_id='wheel_left',
+                message=f'overcurrent {index}',
+                values=[KeyValue(key='current_a', value=str(index))])]))
+            time.sleep(1.0 / 1500.0)  # a fast fault, not a burst past the reader queue
+        assert wait_for(lambda: evidence.get('received') == '1500', 20.0, spin=spin(probe)), \
+            evidence
+        assert evidence['stored'] == '0'
+    finally:
+        probe.destroy_publisher(publisher)
+        probe.destroy_subscription(subscription)
+    group = os.getpgid(node.process.pid)
+    os.killpg(group, signal.SIGINT)  # the terminal's Ctrl-C, to the whole group
+    deadline = time.monotonic() + 1.0
+    while node.process.poll() is None and time.monotonic() < deadline:
+        node.process.send_signal(signal.SIGINT)  # launch forwards it, again and again
+        time.sleep(0.005)
+    if node.process.poll() is None:
+        node.process.send_signal(signal.SIGTERM)  # launch's sigterm_timeout ran out
+    try:
+        code = node.wait_exit(30.0)
+    except subprocess.TimeoutExpired:
+        node.stop(signal.SIGKILL)
+        pytest.fail(f'memory_node did not end within 30 s of the signals: {node.log()}')
+    log = node.log()
+    assert code == 0, log
+    assert query(database(node), 'SELECT count(*) FROM observations') == [(1500,)]
+    assert re.search(r'robot_memory stopped: flushed 1500 observations', log), log
+    assert 'stop signals received: SIGINT' in log, log
 
 
 # ------------------------------------------------------------------ 6. ~/context and decay

@@ -102,6 +102,7 @@ from robot_memory.ros.peers import PeerFederation
 from robot_memory.ros.proposals import ProposalServices
 from robot_memory.ros.replies import ReplyWatch
 from robot_memory.ros.replies import use_reply_profile
+from robot_memory.ros.signals import StopSignals
 from robot_memory.ros.typed_memory import TypedMemoryServices
 from robot_memory.rules import Rules
 from robot_memory.schedule import MemoryClock
@@ -756,7 +757,7 @@ class MemoryNode(Node):
         if heap is not None:  # freed heap of reloads and floods, returned every 10 s at most
             heap.maybe_trim()
 
-    def destroy_node(self):
+    def destroy_node(self, stop_signals=None):
         """Stop ingesting, flush all evidence and close the stores, then destroy the node."""
         ingest = getattr(self, 'ingest', None)
         if ingest is not None and not ingest.stop():
@@ -780,7 +781,8 @@ class MemoryNode(Node):
         if worker is not None:
             # Logged once the node is gone: to the console and the log file, not to /rosout,
             # whose publisher is invalid once SIGINT has shut the context down.
-            logger.info(summary)
+            signals = stop_signals.describe() if stop_signals is not None else ''
+            logger.info(summary + (f' (stop signals received: {signals})' if signals else ''))
         return destroyed
 
 
@@ -788,6 +790,7 @@ def main(args=None) -> int:
     """Entry point of memory_node."""
     limit_arenas()  # before rclpy and the executor start their threads (see ros/heap.py)
     profile = use_reply_profile()
+    signals = StopSignals().install()  # before rclpy.init, whose handlers chain to it
     rclpy.init(args=args)
     node = None
     executor = MultiThreadedExecutor(num_threads=6)
@@ -810,10 +813,12 @@ def main(args=None) -> int:
         if rclpy.ok():
             raise
     finally:
+        signals.stopping()  # a repeated Ctrl-C, or launch's SIGTERM, must not cut the flush
         if node is not None:
-            node.destroy_node()
+            node.destroy_node(signals)
         executor.shutdown()
         rclpy.try_shutdown()
+        signals.ignore()  # flushed and closed: a signal now must not kill the exiting process
     return 0
 
 
