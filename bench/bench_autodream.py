@@ -48,15 +48,15 @@ import threading
 import time
 
 try:
-    from robot_memory.autodream import dream
+    from robot_memory.dream.autodream import dream
 except ImportError:  # run from a source checkout without installing
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-    from robot_memory.autodream import dream
-from robot_memory.autodream import DreamConfig
-from robot_memory.evidence import EvidenceStore
-from robot_memory.memory_file import MemoryFile
-from robot_memory.observations import DiagnosticObservation
-from robot_memory.rules import Rules
+    from robot_memory.dream.autodream import dream
+from robot_memory.dream.autodream import DreamConfig
+from robot_memory.evidence.observations import DiagnosticObservation
+from robot_memory.evidence.rules import Rules
+from robot_memory.evidence.store import EvidenceStore
+from robot_memory.rcan.memory_file import MemoryFile
 
 UTC = dt.timezone.utc
 NIGHT = dt.datetime(2026, 5, 1, 20, 0, tzinfo=UTC)

@@ -73,7 +73,7 @@ except ImportError:  # run from a source checkout without installing
 from bench_memory_file import make_document  # noqa: E402 - after the path set-up
 from bench_recall import robot_texts  # noqa: E402
 
-from robot_memory.memory_file import render  # noqa: E402
+from robot_memory.rcan.memory_file import render  # noqa: E402
 from robot_memory.substrate.store import Substrate  # noqa: E402
 
 NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=dt.timezone.utc)
@@ -91,7 +91,7 @@ INITIALIZE = {'jsonrpc': '2.0', 'id': 1, 'method': 'initialize',
 
 OURS_LOAD_SAVE = """
 import datetime as dt, sys
-from robot_memory.memory_file import MemoryFile
+from robot_memory.rcan.memory_file import MemoryFile
 memory = MemoryFile(sys.argv[1])
 now = dt.datetime.now(dt.timezone.utc)
 with memory.lock():
@@ -114,7 +114,7 @@ def command_prefix() -> tuple:
     found = shutil.which('robot-memory')
     if found:
         return [found], 'robot-memory'
-    return [sys.executable, '-m', 'robot_memory.cli'], 'python -m robot_memory.cli'
+    return [sys.executable, '-m', 'robot_memory.cli.main'], 'python -m robot_memory.cli.main'
 
 
 def interpreter(prefix: list) -> str:

@@ -49,21 +49,21 @@ import tempfile
 import time
 
 try:
-    from robot_memory.federation import build_payload
+    from robot_memory.federation.peer_context import build_payload
 except ImportError:  # run from a source checkout without installing
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-    from robot_memory.federation import build_payload
-from robot_memory.federation import expire_peers
-from robot_memory.federation import FederationPolicy
-from robot_memory.federation import generate_keypair
-from robot_memory.federation import merge_peer_payload
-from robot_memory.federation import payload_size
-from robot_memory.federation import peer_entry_id
-from robot_memory.federation import validate_payload
-from robot_memory.lifecycle import reinforce
-from robot_memory.memory_file import render
-from robot_memory.schema import MemoryDocument
-from robot_memory.schema import new_entry
+    from robot_memory.federation.peer_context import build_payload
+from robot_memory.federation.peer_context import expire_peers
+from robot_memory.federation.peer_context import FederationPolicy
+from robot_memory.federation.peer_context import generate_keypair
+from robot_memory.federation.peer_context import merge_peer_payload
+from robot_memory.federation.peer_context import payload_size
+from robot_memory.federation.peer_context import peer_entry_id
+from robot_memory.federation.peer_context import validate_payload
+from robot_memory.rcan.lifecycle import reinforce
+from robot_memory.rcan.memory_file import render
+from robot_memory.rcan.schema import MemoryDocument
+from robot_memory.rcan.schema import new_entry
 
 UTC = dt.timezone.utc
 START = dt.datetime(2026, 5, 1, 8, 0, tzinfo=UTC)

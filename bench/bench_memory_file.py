@@ -77,19 +77,19 @@ import time
 import yaml
 
 try:
-    from robot_memory import memory_file
+    from robot_memory.rcan import memory_file
 except ImportError:  # run from a source checkout without installing
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-    from robot_memory import memory_file
-from robot_memory.context import build_context
-from robot_memory.memory_file import MemoryFile
-from robot_memory.memory_file import parse_bytes
-from robot_memory.memory_file import render
-from robot_memory.schema import ENTRY_TYPES
-from robot_memory.schema import MemoryDocument
-from robot_memory.schema import new_entry
-from robot_memory.schema import PeerBlock
-from robot_memory.schema import PeerEntry
+    from robot_memory.rcan import memory_file
+from robot_memory.rcan.context import build_context
+from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.rcan.memory_file import parse_bytes
+from robot_memory.rcan.memory_file import render
+from robot_memory.rcan.schema import ENTRY_TYPES
+from robot_memory.rcan.schema import MemoryDocument
+from robot_memory.rcan.schema import new_entry
+from robot_memory.rcan.schema import PeerBlock
+from robot_memory.rcan.schema import PeerEntry
 
 UTC = dt.timezone.utc
 NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)
@@ -327,7 +327,7 @@ def bench_context(n: int, repeats: int) -> dict:
 # size of the parent it was forked from (which built the 200,000 entries).
 _MEMORY_CHILD = """
 import datetime as dt, sys
-from robot_memory.memory_file import parse_bytes, render
+from robot_memory.rcan.memory_file import parse_bytes, render
 data = open(sys.argv[1], 'rb').read()
 if sys.argv[2] == 'load_save':
     document = parse_bytes(data, dt.datetime(2026, 4, 1, 3, 0, tzinfo=dt.timezone.utc)).document

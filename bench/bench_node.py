@@ -336,12 +336,12 @@ def summary(rounds: list) -> tuple:
 
 def write_memory_file(path: pathlib.Path, n: int, now: dt.datetime) -> None:
     """Return a memory file of ``n`` own entries reinforced over 20 days, and three peer blocks."""
-    from robot_memory.memory_file import MemoryFile
-    from robot_memory.schema import ENTRY_TYPES
-    from robot_memory.schema import MemoryDocument
-    from robot_memory.schema import new_entry
-    from robot_memory.schema import PeerBlock
-    from robot_memory.schema import PeerEntry
+    from robot_memory.rcan.memory_file import MemoryFile
+    from robot_memory.rcan.schema import ENTRY_TYPES
+    from robot_memory.rcan.schema import MemoryDocument
+    from robot_memory.rcan.schema import new_entry
+    from robot_memory.rcan.schema import PeerBlock
+    from robot_memory.rcan.schema import PeerEntry
     rng = random.Random(7)
     words = ('left wheel encoder intermittent under load', 'kitchen doorway has a 3cm lip',
              'lidar returns drop near the glass wall', 'battery sags to 23.1 V at 80% duty',
@@ -506,7 +506,7 @@ class Bench:
     def in_node(self) -> list:
         """Return the service callback's time in a MemoryNode built in this process."""
         from rclpy.parameter import Parameter
-        from robot_memory import context
+        from robot_memory.rcan import context
         from robot_memory.ros import convert
         from robot_memory.ros.node import MemoryNode
         from robot_memory.srv import GetContext
@@ -679,9 +679,9 @@ class Bench:
             'figures = [rss()]\n'
             'import robot_memory.ros.node\n'
             'figures.append(rss())\n'
-            'from robot_memory.document_cache import DocumentCache\n'
-            'from robot_memory.lifecycle import DEFAULT_CONFIG\n'
-            'from robot_memory.memory_file import MemoryFile\n'
+            'from robot_memory.rcan.document_cache import DocumentCache\n'
+            'from robot_memory.rcan.lifecycle import DEFAULT_CONFIG\n'
+            'from robot_memory.rcan.memory_file import MemoryFile\n'
             'now = dt.datetime.now(dt.timezone.utc)\n'
             'cache = DocumentCache(MemoryFile(%r), "RRN-000000000001")\n'
             'cache.build_context(now, DEFAULT_CONFIG)\n'
@@ -698,8 +698,8 @@ class Bench:
     def canned_reply(self) -> pathlib.Path:
         """Return the node's answer to the request now, serialized for the bare server."""
         from rclpy.serialization import serialize_message
-        from robot_memory.context import build_context
-        from robot_memory.memory_file import MemoryFile
+        from robot_memory.rcan.context import build_context
+        from robot_memory.rcan.memory_file import MemoryFile
         from robot_memory.ros import convert
         from robot_memory.srv import GetContext
         now = dt.datetime.now(dt.timezone.utc)

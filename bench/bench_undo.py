@@ -20,7 +20,7 @@ Benchmark of undo and of the history it needs; prints one JSON object a line. Me
                      and a ``learn_many`` of n records, each into a store with the triggers
                      and into one with them dropped (the baseline), interleaved in the same
                      run; ``ratio`` is with / without.
-``undo_to``          ``robot_memory.undo.undo --to`` a time before a dream that took in
+``undo_to``          ``robot_memory.review.undo.undo --to`` a time before a dream that took in
                      edits by hand of a tenth of an n-entry memory file, on a database
                      that also holds n typed records learned after that time; against
                      the baseline of one locked load + save of the same file
@@ -42,15 +42,15 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from robot_memory.autodream import dream  # noqa: E402
-from robot_memory.evidence import EvidenceStore  # noqa: E402
+from robot_memory.dream.autodream import dream  # noqa: E402
+from robot_memory.evidence.store import EvidenceStore  # noqa: E402
 from robot_memory.locations import default_db_path  # noqa: E402
-from robot_memory.memory_file import MemoryFile  # noqa: E402
-from robot_memory.memory_file import new_document  # noqa: E402
-from robot_memory.memory_file import render  # noqa: E402
-from robot_memory.schema import new_entry  # noqa: E402
+from robot_memory.rcan.memory_file import MemoryFile  # noqa: E402
+from robot_memory.rcan.memory_file import new_document  # noqa: E402
+from robot_memory.rcan.memory_file import render  # noqa: E402
+from robot_memory.rcan.schema import new_entry  # noqa: E402
+from robot_memory.review.undo import undo  # noqa: E402
 from robot_memory.substrate import Substrate  # noqa: E402
-from robot_memory.undo import undo  # noqa: E402
 
 UTC = dt.timezone.utc
 NOW = dt.datetime(2026, 5, 1, 2, 0, tzinfo=UTC)

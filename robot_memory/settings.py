@@ -48,14 +48,14 @@ from pydantic import model_validator
 from pydantic import ValidationError
 import yaml
 
-from robot_memory import validation_text
+from robot_memory.common import validation_text
+from robot_memory.common.timeutil import parse_iso
 from robot_memory.errors import MemoryFileError
-from robot_memory.federation import FederationPolicy
-from robot_memory.lifecycle import DEFAULT_CONFIG
-from robot_memory.lifecycle import LifecycleConfig
-from robot_memory.schema import RRN_PATTERN
+from robot_memory.federation.peer_context import FederationPolicy
+from robot_memory.rcan.lifecycle import DEFAULT_CONFIG
+from robot_memory.rcan.lifecycle import LifecycleConfig
+from robot_memory.rcan.schema import RRN_PATTERN
 from robot_memory.substrate.vocabulary import SENSITIVITIES
-from robot_memory.timeutil import parse_iso
 
 # Per source of changes (proposals.*): apply at once, or propose for a person's approval.
 MODES = ('apply', 'propose')

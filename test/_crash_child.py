@@ -32,9 +32,9 @@ The parent imports this module too, to know exactly what states A and B contain.
 import datetime as dt
 import sys
 
-from robot_memory.memory_file import MemoryFile
-from robot_memory.schema import MemoryEntry
-from robot_memory.timeutil import UTC
+from robot_memory.common.timeutil import UTC
+from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.rcan.schema import MemoryEntry
 
 NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)
 RRN = 'RRN-000000000001'

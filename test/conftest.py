@@ -22,7 +22,7 @@ import tempfile
 
 import pytest
 
-from robot_memory.timeutil import UTC
+from robot_memory.common.timeutil import UTC
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 # The Python of the repository that the lint tests check: the package, its tests,

@@ -27,7 +27,7 @@ its length including the terminating NUL, then its bytes). Strings mean what rcl
 of them: cut at the first NUL, invalid UTF-8 replaced by U+FFFD. Anything else (another
 encapsulation, a buffer that is too short or whose counts cannot be right) raises
 :class:`CdrError`, and the caller deserializes with rclpy instead, so an odd message is
-never lost to this shortcut. ``test/test_cdr.py`` checks it against rclpy's deserializer
+never lost to this shortcut. ``test/ros/test_cdr.py`` checks it against rclpy's deserializer
 on generated messages.
 
 The strings of a robot's diagnostics repeat (names, hardware ids, messages, keys, most

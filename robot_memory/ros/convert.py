@@ -33,14 +33,14 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.serialization import deserialize_message
 
-from robot_memory import context
-from robot_memory import observations
+from robot_memory.common.timeutil import UTC
+from robot_memory.evidence import observations
 from robot_memory.msg import ContextBlock
 from robot_memory.msg import MemoryEntry as MemoryEntryMsg
 from robot_memory.msg import MemoryRecord as MemoryRecordMsg
 from robot_memory.msg import PeerContext
+from robot_memory.rcan import context
 from robot_memory.ros import cdr
-from robot_memory.timeutil import UTC
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
 

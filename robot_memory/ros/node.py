@@ -27,15 +27,15 @@ federation (``~/exchange_peer_context``, ``~/sync_peers``) in ``robot_memory.ros
 the typed memory services (``~/learn``, ``~/recall``, ``~/forget``) in
 ``robot_memory.ros.typed_memory`` and the proposals queue (``~/proposals``) in
 ``robot_memory.ros.proposals``; each is built with what it needs. ``~/undo`` restores the
-memory file and the typed records to an earlier state (``robot_memory.undo``) and
-publishes the restored block. When it dreams is ``robot_memory.schedule``.
+memory file and the typed records to an earlier state (``robot_memory.review.undo``) and
+publishes the restored block. When it dreams is ``robot_memory.dream.schedule``.
 
 QoS, on purpose:
 
 * ``/diagnostics`` and ``/rosout`` in: reliable, volatile, depth 1000 — evidence should
   not be lost to a short burst. A longer burst than the node can take overflows the
   reader's history, which drops the oldest waiting samples silently; those are counted
-  from the gaps in each publisher's sequence numbers (``robot_memory.sequence_gaps``) as
+  from the gaps in each publisher's sequence numbers (``robot_memory.evidence.sequence_gaps``) as
   ``lost_in_middleware`` (messages, not statuses) on the evidence status. That needs the
   publisher's GID in the message info, which rclpy gives from Kilted (9.x) on; Jazzy's
   rclpy 7.x does not, so there ``lost_in_middleware`` reads ``not counted`` and the status
@@ -78,18 +78,24 @@ from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
 from std_msgs.msg import String
 
-from robot_memory import dream_summary
-from robot_memory import lifecycle
-from robot_memory import observations
-from robot_memory.document_cache import DocumentCache
+from robot_memory.common.timeutil import format_iso
+from robot_memory.dream import summary as dream_summary
+from robot_memory.dream.schedule import MemoryClock
+from robot_memory.dream.schedule import next_nightly
 from robot_memory.errors import MemoryFileError
-from robot_memory.evidence import EvidenceError
-from robot_memory.evidence import EvidenceStore
-from robot_memory.evidence import open_target
-from robot_memory.federation import FederationError
+from robot_memory.evidence import observations
+from robot_memory.evidence.rules import Rules
+from robot_memory.evidence.sequence_gaps import SequenceGaps
+from robot_memory.evidence.store import EvidenceError
+from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.store import open_target
+from robot_memory.evidence.worker import StoreWorker
+from robot_memory.federation.peer_context import FederationError
 from robot_memory.locations import default_db_path
-from robot_memory.memory_file import MemoryFile
 from robot_memory.msg import ContextBlock
+from robot_memory.rcan import lifecycle
+from robot_memory.rcan.document_cache import DocumentCache
+from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.ros import convert
 from robot_memory.ros.health import ERROR
 from robot_memory.ros.health import HealthTasks
@@ -104,10 +110,6 @@ from robot_memory.ros.replies import ReplyWatch
 from robot_memory.ros.replies import use_reply_profile
 from robot_memory.ros.signals import StopSignals
 from robot_memory.ros.typed_memory import TypedMemoryServices
-from robot_memory.rules import Rules
-from robot_memory.schedule import MemoryClock
-from robot_memory.schedule import next_nightly
-from robot_memory.sequence_gaps import SequenceGaps
 from robot_memory.settings import allowed
 from robot_memory.settings import parameter_specs
 from robot_memory.settings import validate_parameters
@@ -115,8 +117,6 @@ from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.srv import Undo
 from robot_memory.substrate import SubstrateError
-from robot_memory.timeutil import format_iso
-from robot_memory.worker import StoreWorker
 
 NODE_NAME = 'robot_memory'
 EVIDENCE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1000,
@@ -588,7 +588,7 @@ class MemoryNode(Node):
         settings = self.settings
 
         def task(store):
-            from robot_memory import autodream  # imported for the first dream, not at start
+            from robot_memory.dream import autodream  # imported for the first dream, not at start
             return autodream.dream(store, self.memory, now, self.rules, settings.dream,
                                    actor=actor, proposals=settings.proposals)
 
@@ -638,7 +638,7 @@ class MemoryNode(Node):
         try:
             if len(actor) > 64:
                 raise ValueError(f'actor is {len(actor)} characters; the limit is 64')
-            from robot_memory import undo  # imported for the first undo, not at start
+            from robot_memory.review import undo  # imported for the first undo, not at start
             options = undo.point_options(request.dream_id, request.undo_id, request.to)
             report = self.worker.call(lambda store: undo.undo(
                 store, self.memory, now, actor, request.reason, dry_run=request.dry_run,

@@ -15,8 +15,8 @@
 """
 Peer federation at the edge of memory_node (RCAN §6): serving and calling peers.
 
-The rules live in ``robot_memory.federation`` (pure); :class:`PeerFederation`, an object
-the node holds, only converts messages to plain data and back, holds the file lock while a
+The rules live in ``robot_memory.federation.peer_context`` (pure); :class:`PeerFederation`,
+an object the node holds, only converts messages to plain data and back, holds the file lock while a
 payload is merged, and writes the audit rows through the store worker.
 
 * ``~/exchange_peer_context`` (robot_memory/srv/ExchangePeerContext): a peer sends its
@@ -42,13 +42,13 @@ import time
 from rclpy.callback_groups import ReentrantCallbackGroup
 from std_srvs.srv import Trigger
 
-from robot_memory import federation
+from robot_memory.common.timeutil import format_iso
 from robot_memory.errors import MemoryFileError
+from robot_memory.federation import peer_context as federation
 from robot_memory.ros import convert
 from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN
 from robot_memory.srv import ExchangePeerContext
-from robot_memory.timeutil import format_iso
 
 SYNC_TIMEOUT_S = 10.0         # a peer that has not answered by then counts as failed
 EXPIRY_CHECK_S = 2.0          # how often silent peers are looked for (wall seconds)

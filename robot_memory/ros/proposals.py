@@ -15,7 +15,7 @@
 """
 The proposals queue at the edge of memory_node: ``~/proposals`` and its diagnostic status.
 
-The queue (``robot_memory.proposals``) has a connection of its own to the node's database,
+The queue (``robot_memory.review.proposals``) has a connection of its own to the node's database,
 used under one lock from the executor's threads. ``~/proposals`` (``Proposals.srv``) lists,
 approves or rejects; an approved change is made where it belongs (a learn in the typed
 memory, a reword or a peer block in the memory file) and the context is published again.
@@ -26,8 +26,8 @@ overdue ones are expired (and audited) when it is computed.
 import json
 import threading
 
-from robot_memory import proposals
 from robot_memory.errors import MemoryFileError
+from robot_memory.review import proposals
 from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN
 from robot_memory.srv import Proposals

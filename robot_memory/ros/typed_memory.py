@@ -20,7 +20,7 @@ the evidence and is safe to call from the executor's threads (its own lock and
 connection). :class:`TypedMemoryServices`, an object the node holds, converts requests to
 plain values, calls it with the memory clock, and turns every refusal into
 ``success: false`` with the substrate's reason. A learn goes through the configured
-proposals mode (``robot_memory.proposals.learn_or_propose``). A ~/recall caller's trust
+proposals mode (``robot_memory.review.proposals.learn_or_propose``). A ~/recall caller's trust
 is capped by ``service_max_trust``: the ROS graph is not an authentication, so a caller
 cannot raise its own clearance.
 Metrics (RFC §15.10) are recomputed every ``substrate_metrics_period_s`` for diagnostics.
@@ -28,7 +28,7 @@ Metrics (RFC §15.10) are recomputed every ``substrate_metrics_period_s`` for di
 
 import time
 
-from robot_memory import proposals
+from robot_memory.review import proposals
 from robot_memory.ros import convert
 from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN

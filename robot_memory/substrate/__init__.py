@@ -37,7 +37,7 @@ _HOMES = {
     'MEMORY_TYPES': 'robot_memory.substrate.vocabulary',
     'MemoryRecord': 'robot_memory.substrate.models',
     'SENSITIVITIES': 'robot_memory.substrate.vocabulary',
-    'default_db_path': 'robot_memory.evidence',
+    'default_db_path': 'robot_memory.evidence.store',
     'effective_salience': 'robot_memory.substrate.salience',
     'Substrate': 'robot_memory.substrate.store',
 }

@@ -43,7 +43,7 @@ import sqlite3
 import stat
 from typing import Optional
 
-from robot_memory.fileio import write_new
+from robot_memory.common.fileio import write_new
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 

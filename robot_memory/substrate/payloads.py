@@ -22,6 +22,7 @@ a payload is always returned validated by it, as the dict stored in the record.
 import datetime as dt
 import json
 
+from robot_memory.common.timeutil import format_iso
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import SubstrateError
@@ -30,7 +31,6 @@ from robot_memory.substrate.validation import check_text
 from robot_memory.substrate.validation import first_error
 from robot_memory.substrate.validation import models
 from robot_memory.substrate.validation import pydantic
-from robot_memory.timeutil import format_iso
 
 
 def build(kind: str, text: str, payload, context: dict, conditions, now: dt.datetime,

@@ -18,7 +18,7 @@ import dataclasses
 import datetime as dt
 from typing import Optional
 
-from robot_memory.timeutil import format_iso
+from robot_memory.common.timeutil import format_iso
 
 
 def _plain(value):

@@ -39,11 +39,11 @@ import re
 from typing import Optional
 import uuid
 
+from robot_memory.common.timeutil import format_iso
+from robot_memory.common.timeutil import parse_iso
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.results import _Plain
-from robot_memory.timeutil import format_iso
-from robot_memory.timeutil import parse_iso
 
 CHUNK_TYPES = ('fact', 'preference', 'pattern', 'note', 'decision')
 LINK_TYPES = ('context_of', 'follows', 'related_to', 'supports', 'contradicts')

@@ -39,7 +39,7 @@ created by their own named migrations (set ``robot_memory.substrate``, recorded 
     One row per recalled hit, later marked useful or not by ``feedback``.
 ``substrate_versions``
     The prior state of a record at each change of what it holds (not of its use counts),
-    for ``robot_memory.undo``; a hard delete removes them with the record.
+    for ``robot_memory.review.undo``; a hard delete removes them with the record.
 ``substrate_requests``
     The replies to the last ``REQUEST_WINDOW`` requests that carried a caller's request id
     (``once``): a retried learn or forget gets the first reply again, never a second effect.
@@ -48,16 +48,16 @@ created by their own named migrations (set ``robot_memory.substrate``, recorded 
 import json
 import sqlite3
 
-from robot_memory.sqlite_db import create_private_file
-from robot_memory.sqlite_db import MigrationSet
-from robot_memory.sqlite_db import open_database
-from robot_memory.sqlite_db import PlainDatabase
+from robot_memory.common.sqlite_db import create_private_file
+from robot_memory.common.sqlite_db import MigrationSet
+from robot_memory.common.sqlite_db import open_database
+from robot_memory.common.sqlite_db import PlainDatabase
+from robot_memory.common.timeutil import from_epoch as when  # noqa: F401 - a stored time, read back
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.vector_index import TRIGGERS as VECTOR_TRIGGERS
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
-from robot_memory.timeutil import from_epoch as when  # noqa: F401 - a stored time, read back
 
 LIVE = ('active', 'contested')
 
@@ -213,7 +213,7 @@ NOT_IN_HISTORY = ('seq', 'sealed', 'key_id')
 @MIGRATIONS(name='0006_record_versions')
 def _record_versions(db: PlainDatabase) -> None:
     """
-    Return the prior state of every record at each change, for ``robot_memory.undo``.
+    Return the prior state of every record at each change, for ``robot_memory.review.undo``.
 
     ``substrate_versions`` holds the row as it was before (JSON of its columns but the
     vector; NULL: the record was created) and when (``at``, UNIX seconds). A hard delete

@@ -28,7 +28,7 @@ import json
 import os
 from typing import Optional
 
-from robot_memory.fileio import fsync_directory
+from robot_memory.common.fileio import fsync_directory
 from robot_memory.substrate import crypto
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import SubstrateError

@@ -55,9 +55,9 @@ from typing import Optional
 from typing import TYPE_CHECKING
 import uuid
 
-from robot_memory import lazy_imports
-from robot_memory.evidence import EvidenceError
-from robot_memory.evidence import open_target
+from robot_memory.common import lazy_imports
+from robot_memory.evidence.store import EvidenceError
+from robot_memory.evidence.store import open_target
 from robot_memory.substrate import crypto
 from robot_memory.substrate import forgetting
 from robot_memory.substrate import metrics

@@ -22,8 +22,9 @@ wrong and what to do.
 import datetime as dt
 import re
 
-from robot_memory import lazy_imports
-from robot_memory import validation_text
+from robot_memory.common import lazy_imports
+from robot_memory.common import validation_text
+from robot_memory.common.timeutil import require_aware
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.vocabulary import MAX_REASON
 from robot_memory.substrate.vocabulary import MAX_TAG
@@ -31,7 +32,6 @@ from robot_memory.substrate.vocabulary import MAX_TAGS
 from robot_memory.substrate.vocabulary import MAX_TEXT
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
-from robot_memory.timeutil import require_aware
 
 # Reading (recall, forget) needs neither: the models, and pydantic under them, load at the
 # first record that is written or returned whole.

@@ -1,0 +1,546 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The ``robot-memory`` command line: a thin layer over the core library.
+
+The memory file comes from ``--file``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else
+``~/.opencastor/robot-memory.md``. Exit codes: 0 success, 1 a problem with the
+memory (reported one per line), 2 a usage error.
+"""
+
+import argparse
+import collections
+import datetime as dt
+import json
+import pathlib
+import sys
+from typing import TYPE_CHECKING
+
+from robot_memory.cli import proposals as cli_proposals
+from robot_memory.cli import substrate as cli_substrate
+from robot_memory.common.timeutil import format_iso
+from robot_memory.common.timeutil import parse_iso
+from robot_memory.common.timeutil import parse_iso_argument
+from robot_memory.common.timeutil import UTC
+from robot_memory.dependencies import skip_pydantic_plugins
+from robot_memory.errors import MemoryFileError
+
+if TYPE_CHECKING:
+    from robot_memory.evidence.rules import Rules
+    from robot_memory.evidence.store import EvidenceStore
+    from robot_memory.rcan import lifecycle
+    from robot_memory.rcan.memory_file import MemoryFile
+
+# Each command imports what it uses when it runs: `robot-memory --help` and `show` must not
+# pay for the evidence database, the rules or autodream (bench/bench_cli.py,
+# test/ros/test_cli_imports.py).
+
+
+def _undo_time(text: str) -> dt.datetime:
+    try:
+        return parse_iso(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f'{text!r} is not an ISO 8601 time; give e.g. 2026-05-01T03:00:00Z (a time '
+            'without an offset is taken as UTC)') from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a whole number') from None
+    if value < 1:
+        raise argparse.ArgumentTypeError('must be at least 1')
+    return value
+
+
+def _unit_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError('must be between 0 and 1')
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser; every command and option carries help text."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument('--file', help='memory file (default: $CASTOR_ROBOT_MEMORY_FILE, '
+                                       'else ~/.opencastor/robot-memory.md)')
+    common.add_argument('--config', help="memory_node's ROS 2 parameters file (e.g. "
+                                         'config/robot_memory.yaml), validated as the node '
+                                         'validates it')
+    at = argparse.ArgumentParser(add_help=False)
+    at.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
+                    help='evaluate decay at this moment instead of now (e.g. 2026-05-01T03:00:00Z)')
+
+    parser = argparse.ArgumentParser(
+        prog='robot-memory',
+        description='Operational memory for ROS 2 robots (RCAN Robot Memory Schema 1.0).')
+    commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+
+    show = commands.add_parser('show', parents=[common, at],
+                               help='print the context block the robot brain receives')
+    show.add_argument('--budget', type=_positive_int, metavar='TOKENS',
+                      help='token budget of the block (default: the configured token_budget)')
+    show.add_argument('--no-peers', action='store_true', help="leave out peer robots' entries")
+    show.add_argument('--min-confidence', type=_unit_float, metavar='C',
+                      help='raise the injection threshold for this call')
+
+    commands.add_parser('validate', parents=[common],
+                        help='check the memory file; exit 0 when valid, 1 with one line a problem')
+
+    stats = commands.add_parser('stats', parents=[common, at],
+                                help='counts by type and band, peers, file facts')
+    stats.add_argument('--json', action='store_true', help='print the statistics as JSON')
+
+    database = argparse.ArgumentParser(add_help=False)
+    database.add_argument('--db', help='database of the evidence and the typed memory '
+                                       '(default: beside the memory file, named after it: '
+                                       'robot-memory.db for robot-memory.md)')
+    prune = commands.add_parser('prune', parents=[common, at, database],
+                                help='remove entries below prune_min, archiving them first')
+    prune.add_argument('--dry-run', action='store_true', help='only say what would be pruned')
+    prune.add_argument('--verbose', action='store_true',
+                       help='also list each pruned entry (default: a one-line summary)')
+
+    export = commands.add_parser('export', parents=[common, at],
+                                 help='write the memory as JSON to standard output')
+    export.add_argument('--format', choices=['json'], default='json', help='output format')
+
+    rules = argparse.ArgumentParser(add_help=False)
+    rules.add_argument('--rules', help='observation rules file (default: built-in rules; see '
+                                       'config/observation_rules.yaml)')
+
+    ingest = commands.add_parser('ingest', parents=[common, database, rules],
+                                 help='add observations from a JSON-lines file to the evidence '
+                                      'database')
+    ingest.add_argument('jsonl', metavar='FILE.jsonl',
+                        help='one observation a line ({"stamp": ..., "source": ...}); - reads '
+                             'standard input')
+
+    dream = commands.add_parser('dream', parents=[common, database, rules],
+                                help='consolidate new evidence into the memory file (autodream) '
+                                     'and print what it did, for people')
+    dream.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
+                       help='dream as of this moment instead of now (e.g. 2026-05-01T03:00:00Z)')
+    dream.add_argument('--json', action='store_true', help='print the dream report as JSON')
+
+    history = commands.add_parser('history', parents=[common, database],
+                                  help='print the audit trail of one entry, oldest first')
+    history.add_argument('entry_id', metavar='ENTRY_ID', help='entry id, e.g. mem-a3f9c1d2')
+    history.add_argument('--json', action='store_true', help='print the records as JSON lines')
+    undo = commands.add_parser(
+        'undo', parents=[common, database],
+        help='restore the memory file and the typed records to their state before a dream, '
+             'before an undo (redo) or at a time; audited, itself undoable')
+    point = undo.add_mutually_exclusive_group(required=True)
+    point.add_argument('--dream', type=_positive_int, metavar='ID',
+                       help='restore the state before this dream (ids: robot-memory undo --list)')
+    point.add_argument('--to', type=_undo_time, metavar='ISO-TIME',
+                       help='restore the state at this time (e.g. 2026-05-01T03:00:00Z)')
+    point.add_argument('--undo', type=_positive_int, metavar='ID', dest='undo_id',
+                       help='undo this undo: restore the state before it (re-applies what it '
+                            'undid)')
+    point.add_argument('--list', action='store_true',
+                       help='list the dreams and undos with their ids, oldest first')
+    undo.add_argument('--reason', default='',
+                      help='why (required unless --dry-run or --list); kept in the audit log')
+    undo.add_argument('--dry-run', action='store_true',
+                      help='only show what would change; nothing is written')
+    undo.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
+                      help="the undo's own time instead of now (e.g. 2026-05-01T03:00:00Z)")
+    undo.add_argument('--json', action='store_true', help='print the undo report as JSON')
+    cli_substrate.add_commands(commands, [common, database])
+    cli_proposals.add_commands(commands, [common, database])
+    return parser
+
+
+def _now(args) -> dt.datetime:
+    return getattr(args, 'at', None) or dt.datetime.now(UTC)
+
+
+def _config(args) -> 'lifecycle.LifecycleConfig':
+    from robot_memory.rcan import lifecycle
+    if not args.config:
+        return lifecycle.DEFAULTS  # the defaults, without pydantic
+    return cli_substrate.settings(args).lifecycle
+
+
+def _warn(memory: 'MemoryFile', result) -> None:
+    for problem in result.problems:
+        print(f'warning: {problem.format(memory.path)}', file=sys.stderr)
+
+
+def cmd_show(args, memory: 'MemoryFile') -> int:
+    """Print the context block."""
+    from robot_memory.rcan import context
+    config = _config(args)
+    result = memory.load(_now(args), read_only=True)  # read to answer, never written
+    _warn(memory, result)
+    block = context.build_context(result.document, _now(args), config, args.budget,
+                                  not args.no_peers, args.min_confidence)
+    if block.text:
+        print(block.text)
+    # What the brain is not told, and why: on stderr, so stdout stays the block itself.
+    print(f'({context.summary(block)})', file=sys.stderr)
+    return 0
+
+
+def cmd_validate(args, memory: 'MemoryFile') -> int:
+    """Report every problem; exit 1 if there is any."""
+    try:
+        result = memory.load(dt.datetime.now(UTC), read_only=True)
+    except MemoryFileError as error:
+        line = error.line if error.line is not None else 1
+        print(f'{error.path}:{line}: {error.problem}')
+        return 1
+    for problem in result.problems:
+        print(problem.format(memory.path))
+    if result.problems:
+        return 1
+    document = result.document
+    print(f'{memory.path}: valid (schema {document.schema_version}, {len(document.entries)} '
+          f'entries, {len(document.peer_context or [])} peer blocks)')
+    return 0
+
+
+def collect_stats(document, now, config, path=None) -> dict:
+    """Count by type and band, peers and file facts, as a plain dict."""
+    from robot_memory.locations import link_target
+    from robot_memory.rcan import lifecycle
+    from robot_memory.rcan.schema import ENTRY_TYPES
+    by_type = collections.Counter(dict.fromkeys(ENTRY_TYPES, 0))
+    for entry in document.entries:
+        by_type[entry.type] += 1
+    by_band = lifecycle.band_counts(document.entries, now, config)
+    del by_band['resolved']  # shown by type
+    prunable = sum(1 for entry in document.entries
+                   if lifecycle.effective_confidence(entry, now, config) < config.prune_min)
+    stats = {
+        'rrn': document.rrn,
+        'at': format_iso(now),
+        'last_updated': format_iso(document.last_updated),
+        'entries': len(document.entries),
+        'by_type': dict(by_type),
+        'by_band': dict(by_band),
+        'prunable': prunable,
+        'peers': {block.rrn: {'entries': len(block.entries),
+                              'last_synced': format_iso(block.last_synced)}
+                  for block in document.peer_context or []},
+        'oldest_first_seen': min((format_iso(e.first_seen) for e in document.entries),
+                                 default=None),
+    }
+    if path is not None and path.exists():
+        stats['file'] = str(path)
+        stats['file_bytes'] = path.stat().st_size
+        if path.is_symlink():
+            stats['file_target'] = str(link_target(path))
+    return stats
+
+
+def cmd_stats(args, memory: 'MemoryFile') -> int:
+    """Print statistics."""
+    from robot_memory.locations import default_db_path
+    from robot_memory.rcan import context
+    now = _now(args)
+    result = memory.load(now, read_only=True)
+    _warn(memory, result)
+    stats = collect_stats(result.document, now, _config(args), memory.path)
+    database = default_db_path(memory.path)
+    stats['database'] = str(database)
+    stats['database_exists'] = database.exists()
+    stats['substrate'] = cli_substrate.substrate_stats(database, now,
+                                                       cli_substrate.encryption(args, database))
+    if args.json:
+        print(json.dumps(stats, indent=2, ensure_ascii=False))
+        return 0
+    print(f'{stats["file"]}  rrn {stats["rrn"]}  last updated {stats["last_updated"]}')
+    print(f'entries: {stats["entries"]}  ' +
+          '  '.join(f'{name}: {count}' for name, count in stats['by_type'].items()))
+    band_counts = stats['by_band']
+    print(f'at {stats["at"]}: 🔴 {band_counts["high"]}  🟡 {band_counts["medium"]}  '
+          f'🟢 {band_counts["low"]}  below threshold {band_counts["below_threshold"]}  '
+          f'prunable {stats["prunable"]}')
+    for rrn, peer in stats['peers'].items():
+        print(f'peer {rrn}: {context.plural(peer["entries"], "entry", "entries")}, last synced '
+              f'{peer["last_synced"]}')
+    print(f'file size: {stats["file_bytes"]} bytes' +
+          (f'  (a link to {stats["file_target"]})' if 'file_target' in stats else ''))
+    print(f'evidence database: {stats["database"]}' +
+          ('' if stats['database_exists'] else ' (not created yet)'))
+    for line in cli_substrate.stats_lines(stats['substrate']):
+        print(line)
+    return 0
+
+
+def cmd_prune(args, memory: 'MemoryFile') -> int:
+    """Prune entries below prune_min (archived first), audited as ``prune`` by ``cli``."""
+    from robot_memory.dream import autodream
+    from robot_memory.rcan import context
+    now = _now(args)
+    config = _config(args)
+    if not memory.exists():
+        # A mistyped --file must not create an empty memory file and report success.
+        raise MemoryFileError('no memory file here, so nothing to prune; check --file and '
+                              '$CASTOR_ROBOT_MEMORY_FILE', memory.path)
+    if args.dry_run:
+        outcome = autodream.prune(None, memory, now, config, dry_run=True)
+    else:
+        with _store(args, memory) as store:
+            _warn_store(store)
+            outcome = autodream.prune(store, memory, now, config, actor='cli')
+    verb = 'would prune' if args.dry_run else 'pruned'
+    for item in outcome.pruned if args.verbose else ():
+        print(f'{verb} {item.entry.id} [{context.percent(item.effective_confidence)}%] '
+              f'{item.entry.text}')
+    archived = '' if args.dry_run or not outcome.pruned else (
+        f' (archived in {memory.path.name}.archive.jsonl)')
+    print(f'{verb} {context.plural(len(outcome.pruned), "entry", "entries")}{archived}; '
+          f'{len(outcome.kept)} remain' +
+          (f'; {outcome.held_back} held back for a later prune (max_prune_fraction)'
+           if outcome.held_back else '') +
+          (f'; {outcome.archive_advice}' if outcome.archive_advice else ''))
+    return 0
+
+
+def document_as_json(document, now, config) -> dict:
+    """Return the document as plain JSON data, with effective confidences at ``now``."""
+    from robot_memory.rcan import lifecycle
+
+    def entry_data(entry, reference=None):
+        data = entry.model_dump(mode='json', exclude_none=True)
+        data['effective_confidence'] = round(
+            lifecycle.effective_confidence(entry, now, config, reference), 6)
+        return data
+
+    return {
+        'schema_version': document.schema_version,
+        'rrn': document.rrn,
+        'last_updated': format_iso(document.last_updated),
+        'evaluated_at': format_iso(now),
+        'entries': [entry_data(entry) for entry in document.entries],
+        'peer_context': [
+            {'rrn': block.rrn, 'last_synced': format_iso(block.last_synced),
+             'entries': [entry_data(entry, block.last_synced) for entry in block.entries]}
+            for block in document.peer_context or []],
+        'extra': document.extra,
+    }
+
+
+def cmd_export(args, memory: 'MemoryFile') -> int:
+    """Print the memory as JSON."""
+    now = _now(args)
+    result = memory.load(now)
+    _warn(memory, result)
+    print(json.dumps(document_as_json(result.document, now, _config(args)), indent=2,
+                     ensure_ascii=False, default=str))
+    return 0
+
+
+def _db_path(args, memory: 'MemoryFile') -> pathlib.Path:
+    return cli_substrate.db_path(args, memory)
+
+
+def _rules(args) -> 'Rules':
+    from robot_memory.evidence.rules import Rules
+    return Rules.load(args.rules) if args.rules else Rules.default()
+
+
+def _store(args, memory: 'MemoryFile', rules: 'Rules' = None) -> 'EvidenceStore':
+    """
+    Return the evidence database for a writing command.
+
+    A damaged database (truncated, garbage) is set aside as ``<database>.corrupt-<time>``
+    and a fresh one is started, like memory_node does; the next dream takes the entries of
+    the memory file in again. Reading commands (history) leave a damaged file alone.
+    """
+    from robot_memory.evidence.store import EvidenceStore
+    return EvidenceStore(_db_path(args, memory), rules, on_corrupt='set_aside')
+
+
+def _warn_store(store: 'EvidenceStore') -> None:
+    for problem in store.take_problems():
+        print(f'warning: {problem}', file=sys.stderr)
+
+
+def cmd_ingest(args, memory: 'MemoryFile') -> int:
+    """Add observations from a JSON-lines file; report accepted and refused lines."""
+    from robot_memory.evidence import observations
+    name = '<stdin>' if args.jsonl == '-' else args.jsonl
+    try:
+        handle = sys.stdin if args.jsonl == '-' else open(args.jsonl, encoding='utf-8',
+                                                          errors='surrogateescape')
+    except OSError as error:
+        raise ValueError(f'cannot read {name}: {error.strerror}') from None
+    with handle:
+        report = observations.parse_lines(handle)
+    rows = 0
+    with _store(args, memory, _rules(args)) as store:
+        _warn_store(store)
+        rows = store.add_all(report.accepted)
+    for number, note in report.notes:
+        print(f'{name}:{number}: note: {note}', file=sys.stderr)
+    for refusal in report.refused:
+        print(f'{name}:{refusal.line}: refused: {refusal.message}', file=sys.stderr)
+    print(f'accepted {len(report.accepted)}, refused {len(report.refused)} '
+          f'({rows} evidence rows stored)')
+    return 1 if report.refused else 0
+
+
+def cmd_dream(args, memory: 'MemoryFile') -> int:
+    """Run one dream and print its report."""
+    from robot_memory.dream import autodream
+    from robot_memory.dream import summary as dream_summary
+    now = _now(args)
+    settings = cli_substrate.settings(args) if args.config else None
+    config = settings.dream if settings is not None else autodream.DreamConfig()
+    rules = _rules(args)
+    with _store(args, memory, rules) as store:
+        report = autodream.dream(store, memory, now, rules, config, actor='cli',
+                                 proposals=settings.proposals if settings is not None else None)
+    for problem in report.problems:
+        print(f'warning: {problem}', file=sys.stderr)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(report.summary())
+        print()
+        print(dream_summary.build_summary(report, config.lifecycle), end='')
+        if report.summary_file:
+            print(f'\n(kept as {report.summary_file})')
+    return 1 if report.clock_backwards else 0
+
+
+def cmd_history(args, memory: 'MemoryFile') -> int:
+    """Print one entry's audit trail, oldest first."""
+    from robot_memory.evidence.store import EvidenceDamaged
+    from robot_memory.evidence.store import EvidenceStore
+    path = _db_path(args, memory)
+    if not path.exists():
+        raise ValueError(f'no evidence database at {path}; it is created by robot-memory '
+                         'ingest, robot-memory dream or memory_node (or pass --db)')
+    try:
+        store = EvidenceStore(path)
+    except EvidenceDamaged as error:
+        raise ValueError(f'{error.path} is not a usable evidence database ({error.detail}); '
+                         'it was left as it is. robot-memory dream sets it aside and rebuilds '
+                         'it from the memory file') from None
+    with store:
+        records = store.history(args.entry_id)
+    if not records:
+        print(f'no audit records for {args.entry_id} in {path}', file=sys.stderr)
+        return 1
+    for record in records:
+        if args.json:
+            print(json.dumps(record.to_dict(), ensure_ascii=False))
+        else:
+            print(f'{format_iso(record.at)}  {record.action:<10} {record.actor:<10} '
+                  f'{record.reason}')
+    return 0
+
+
+def cmd_undo(args, memory: 'MemoryFile') -> int:
+    """Restore an earlier state of the memory (or list dreams and undos); print what changed."""
+    from robot_memory.review import undo
+    now = _now(args)
+    with _store(args, memory) as store:
+        _warn_store(store)
+        if args.list:
+            for item in undo.log(store.db.conn):
+                print(f'{item["kind"]} {item["id"]}  {item["at"]}  {item["actor"]:<14} '
+                      f'{item["what"]}')
+            return 0
+        report = undo.undo(store, memory, now, 'cli', args.reason, dream=args.dream,
+                           to=args.to, undo_id=args.undo_id, dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return 0
+    print(report.summary())
+    for line in report.lines():
+        print(f'  {line}')
+    if report.undo_id is not None:
+        print(f'to undo this: robot-memory undo --undo {report.undo_id} --reason "..."')
+    return 0
+
+
+COMMANDS = {
+    'show': cmd_show,
+    'validate': cmd_validate,
+    'stats': cmd_stats,
+    'prune': cmd_prune,
+    'export': cmd_export,
+    'ingest': cmd_ingest,
+    'dream': cmd_dream,
+    'history': cmd_history,
+    'undo': cmd_undo,
+}
+COMMANDS.update(cli_substrate.HANDLERS)
+COMMANDS.update(cli_proposals.HANDLERS)
+
+
+class NeutralisedStream:
+    """
+    A text stream that writes control and bidi-override characters as visible escapes.
+
+    Every output of the CLI goes through it, so a memory file's text cannot reorder or
+    repaint a terminal; inside JSON strings the escape is JSON's own, so data survive.
+    """
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` neutralised; return its length as given."""
+        length = len(text)
+        # Plain ASCII with only newlines and tabs needs nothing (help text): no import then.
+        if not (text.isascii() and text.replace('\n', '').replace('\t', '').isprintable()):
+            from robot_memory.rcan import context
+            text = context.neutralise(text, keep_newlines=True)
+        self.stream.write(text)
+        return length
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def main(argv=None) -> int:
+    """Entry point of ``robot-memory``."""
+    skip_pydantic_plugins()  # also when started as a pip console script, not bin/robot-memory
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = NeutralisedStream(out), NeutralisedStream(err)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command in cli_substrate.HANDLERS:
+            memory = cli_substrate.MemoryLocation(args.file)  # the file's reader is not needed
+        else:
+            from robot_memory.rcan.memory_file import MemoryFile
+            memory = MemoryFile(args.file)
+        try:
+            return COMMANDS[args.command](args, memory)
+        except (MemoryFileError, ValueError) as error:
+            print(f'robot-memory {args.command}: {error}', file=sys.stderr)
+            return 1
+        except BrokenPipeError:
+            return 0
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+if __name__ == '__main__':
+    sys.exit(main())

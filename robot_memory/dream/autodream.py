@@ -1,0 +1,900 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Autodream: consolidate the evidence since the last dream into robot-memory.md.
+
+``dream(store, memory_file, now, rules, config)`` reads the observations added since the
+dream cursor, groups them by *signature* (never by text) and:
+
+* **creates** an entry for a signature without one (once it has ``min_count``
+  observations), worded by the rule template or a distiller, with an initial confidence
+  from the strength of the evidence: ``initial_min + (initial_max - initial_min) x
+  count_factor x spread_factor`` where ``count_factor = min(1, log2(count + errors) /
+  log2(initial_full_count))`` (an ERROR counts twice) and ``spread_factor = min(1, minutes
+  between first and last observation / initial_full_spread_minutes)``. Defaults 0.10 to
+  0.50, 64 observations, 60 minutes: a one-off glitch (one report, or any burst shorter
+  than 30 minutes, however many reports) starts below the injection threshold 0.30 and
+  only reaches it if it recurs on a later night; an hour-long stream of warnings can
+  start at 0.50, never higher;
+* **reinforces** an entry at most once per dream with evidence, via
+  ``lifecycle.reinforce(entry, now, config, observations=1)``. ``observation_count``
+  therefore counts *dream cycles with evidence* (nights on which the fault was seen),
+  as in the RCAN example of 14 observations; the raw observation counts stay in the
+  database (``signatures.bad_total``, ``daily_counts``, the audit details). A flood of
+  10,000 identical warnings in one night is one step of +0.10. An entry reinforced less
+  than ``min_reinforce_interval_hours`` (default 20) ago is not reinforced again: its
+  evidence is *held* and applied by the first dream after the interval, so dreaming
+  hourly does not make confidence climb faster than dreaming nightly;
+* **resolves** an entry (type ``resolved``, the original type kept in the signature link
+  and in the entry key ``resolved_from``) when every source it is linked to has reported
+  OK for ``quiet_period_days`` (default 3) with no bad evidence since. Sources that
+  never report OK (log records) do not resolve; their entries just decay;
+* **re-opens** a resolved entry with its original type when its fault recurs (and
+  reinforces it); an entry that was pruned is created afresh;
+* **prunes** entries whose effective confidence fell below ``prune_min`` (archived to
+  ``<file>.archive.jsonl`` first), and writes the file atomically through
+  ``MemoryFile.update(now, rrn=..., on_corrupt='set_aside')``.
+
+**Proposals.** With ``proposals.distiller`` set to ``propose`` a new entry keeps the rule
+template's text and the distiller's text is queued as a reword for a person
+(``robot_memory.review.proposals``); every dream also expires overdue proposals and lists the
+waiting ones in its summary.
+
+**Manual edits.** The dream remembers the hash of the file it wrote and a per-entry
+snapshot. When the file differs, each added, deleted or changed entry is taken in as it
+is and audited as ``manual`` with a diff summary; a deleted entry's signatures are
+unlinked and the evidence of that dream is not used to re-create it (later evidence
+starts a new entry from the low initial confidence). An unreadable file is set aside and
+the entries are restored from the snapshot.
+
+**Crash safety.** Everything is computed first. Then, while the file lock is held, the
+complete set of database changes is committed as an intent record (a
+``dream_intent.DreamIntent`` in ``pending_dream``, with the hash of the file about to be
+written); the file is written atomically; then one transaction applies the intent (audit
+rows, links, snapshot, cursor, dream log) and deletes it. A dream that finds an intent
+record completes it if the file on disk is the one it describes, and discards it
+otherwise (the file was never replaced), before doing anything else. So a crash at any
+moment leaves the old or the new file and a database that matches it, and re-running the
+dream completes the work exactly once. ``prune(store, memory_file, now, config)``
+(``robot-memory prune``) prunes outside a dream the same way.
+
+Running a dream twice at the same ``now`` changes nothing (no new evidence, no prune at
+an instant already dreamt, file bytes identical, no audit rows). A ``now`` earlier than
+the last dream changes nothing and is reported (``clock_backwards``).
+"""
+
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import math
+import sqlite3
+from typing import Optional
+import uuid
+
+from pydantic import ValidationError
+
+from robot_memory.common.fileio import append_durably
+from robot_memory.common.timeutil import format_iso
+from robot_memory.common.timeutil import from_epoch
+from robot_memory.common.timeutil import require_aware
+from robot_memory.dream import summary as dream_summary
+from robot_memory.dream.distiller import Candidate
+from robot_memory.dream.distiller import proposals
+from robot_memory.dream.distiller import RuleDistiller
+from robot_memory.dream.intent import DreamIntent
+from robot_memory.errors import MemoryFileError
+from robot_memory.evidence.rules import Rules
+from robot_memory.evidence.store import SIGNATURE_COLUMNS
+from robot_memory.evidence.store import SOURCE_COLUMNS
+from robot_memory.rcan import lifecycle
+from robot_memory.rcan.context import plural
+from robot_memory.rcan.lifecycle import LifecycleConfig
+from robot_memory.rcan.lifecycle import LifecycleValues
+from robot_memory.rcan.memory_file import read_last_updated
+from robot_memory.rcan.memory_file import render
+from robot_memory.rcan.memory_file import size_text
+from robot_memory.rcan.schema import make_entry_id
+from robot_memory.rcan.schema import MemoryEntry
+from robot_memory.rcan.schema import new_entry
+from robot_memory.settings import DreamConfig
+
+_ARCHIVE_TAIL_BYTES = 8 << 20
+# What one prune may append to the archive: per entry (an entry's own fields take about
+# 3 KiB at most; unknown keys are unbounded), and for the whole run (some 30,000 entries).
+ARCHIVE_ENTRY_BYTES = 64 * 1024
+ARCHIVE_RUN_BYTES = 16 << 20
+
+
+def initial_confidence(count: int, errors: int, spread_s: float, config: DreamConfig) -> float:
+    """Confidence of a new entry from evidence strength: count (ERROR twice) and spread."""
+    weighted = max(1, count + errors)
+    count_factor = min(1.0, math.log2(weighted) / math.log2(config.initial_full_count))
+    full_spread = config.initial_full_spread_minutes * 60.0
+    spread_factor = 1.0 if full_spread <= 0 else min(1.0, max(0.0, spread_s) / full_spread)
+    value = config.initial_min + (config.initial_max - config.initial_min) * \
+        count_factor * spread_factor
+    return round(min(config.initial_max, max(config.initial_min, value)), 6)
+
+
+@dataclasses.dataclass
+class DreamReport:
+    """What one dream did, with entry ids, and how much evidence it consumed."""
+
+    at: dt.datetime
+    actor: str
+    created: list = dataclasses.field(default_factory=list)
+    reinforced: list = dataclasses.field(default_factory=list)
+    resolved: list = dataclasses.field(default_factory=list)
+    reopened: list = dataclasses.field(default_factory=list)
+    pruned: list = dataclasses.field(default_factory=list)
+    manual: list = dataclasses.field(default_factory=list)
+    held: list = dataclasses.field(default_factory=list)
+    consumed: int = 0
+    signatures: int = 0
+    first_id: int = 0
+    last_id: int = 0
+    noop: bool = False
+    clock_backwards: bool = False
+    recovered: Optional[str] = None
+    distiller_fallbacks: int = 0
+    compacted: int = 0
+    dream_id: Optional[int] = None
+    problems: list = dataclasses.field(default_factory=list)
+    # Entries below prune_min kept in the file because the archive could not take them.
+    prune_held_back: int = 0
+    # What contradicts what: {'entry_id', 'kind', 'text', 'what'} (see dream_summary).
+    contradictions: list = dataclasses.field(default_factory=list)
+    # Where the summary for people was written (None: not written, e.g. nothing new).
+    summary_file: Optional[str] = None
+    # Ids of the proposals this dream queued (the distiller's texts, in propose mode).
+    proposed: list = dataclasses.field(default_factory=list)
+    # Every proposal waiting for a decision after this dream (Proposal.to_dict()), for the
+    # summary; not in to_dict (the queue holds them).
+    waiting: list = dataclasses.field(default_factory=list, repr=False)
+    # The distiller's texts held back for approval: (entry id, rule text, proposed text).
+    rewords: list = dataclasses.field(default_factory=list, repr=False)
+    propose_texts: bool = dataclasses.field(default=False, repr=False)
+    # Every audited change with the entry's text, for the summary (not in to_dict: the
+    # audit log already holds them).
+    changes: list = dataclasses.field(default_factory=list, repr=False)
+
+    def to_dict(self) -> dict:
+        """Plain JSON data."""
+        kept = self.changes, self.waiting, self.rewords
+        self.changes, self.waiting, self.rewords = [], [], []
+        try:
+            data = dataclasses.asdict(self)
+        finally:
+            self.changes, self.waiting, self.rewords = kept
+        del data['changes'], data['waiting'], data['rewords'], data['propose_texts']
+        data['at'] = format_iso(self.at)
+        return data
+
+    def summary(self) -> str:
+        """One line for people."""
+        if self.clock_backwards:
+            return f'dream at {format_iso(self.at)}: nothing done, the clock went backwards'
+        if self.noop:
+            return f'dream at {format_iso(self.at)}: nothing new'
+        return (f'dream at {format_iso(self.at)}: created {len(self.created)}, reinforced '
+                f'{len(self.reinforced)}, resolved {len(self.resolved)}, reopened '
+                f'{len(self.reopened)}, pruned {len(self.pruned)}'
+                f'{f" ({self.prune_held_back} held back)" if self.prune_held_back else ""}'
+                f', manual edits '
+                f'{len(self.manual)}; consumed {plural(self.consumed, "observation")} of '
+                f'{plural(self.signatures, "signature")}')
+
+
+def file_hash(data: Optional[bytes]) -> str:
+    """sha256 of the file bytes (of nothing when the file is absent)."""
+    return hashlib.sha256(data or b'').hexdigest()
+
+
+def canonical(entry) -> str:
+    """Return an entry as sorted-key JSON, for comparing the file with the dream's snapshot."""
+    return json.dumps(entry.model_dump(mode='json'), sort_keys=True, ensure_ascii=False)
+
+
+@dataclasses.dataclass
+class Archived:
+    """What ``archive_pruned`` archived, and what it held back in the file."""
+
+    archived: list = dataclasses.field(default_factory=list)
+    # Larger than ARCHIVE_ENTRY_BYTES (unknown keys can be any size): they stay in the file.
+    too_large: list = dataclasses.field(default_factory=list)
+    # Beyond ARCHIVE_RUN_BYTES for this run: they stay in the file for the next prune.
+    over_run: list = dataclasses.field(default_factory=list)
+
+    @property
+    def held_back(self) -> list:
+        """Every pruned item that was not archived, so must stay in the file."""
+        return self.too_large + self.over_run
+
+    def advice(self) -> str:
+        """Return what was held back and what to do, or '' when nothing was."""
+        parts = []
+        if self.too_large:
+            parts.append(
+                f'{len(self.too_large)} too large to archive (over '
+                f'{ARCHIVE_ENTRY_BYTES // 1024} KiB each) held back in the file: trim their '
+                'unknown keys by hand, then prune again')
+        if self.over_run:
+            parts.append(
+                f'{len(self.over_run)} held back for the next prune (the archive takes at '
+                f'most {size_text(ARCHIVE_RUN_BYTES)} a run)')
+        return '; '.join(parts)
+
+
+def archive_pruned(memory, pruned, now, reason='pruned') -> Archived:
+    """
+    Append pruned entries to ``<file>.archive.jsonl`` durably, before they leave the file.
+
+    The archive lies beside the memory file's target when the file is a symbolic link.
+    What one run appends is bounded: an entry whose record is over ARCHIVE_ENTRY_BYTES,
+    and every entry after ARCHIVE_RUN_BYTES were written, is held back (the caller keeps
+    it in the file), so a hostile file cannot fill the disk through the archive.
+
+    Idempotent for one ``now``: an entry already archived at that moment (a dream re-run
+    after a crash) is not archived twice.
+    """
+    path = memory.side_path('.archive.jsonl')
+    when = format_iso(now)
+    already = _archived_at(path, when) if pruned else set()
+    outcome, records, total = Archived(), [], 0
+    for item in pruned:
+        if item.entry.id in already:
+            outcome.archived.append(item)
+            continue
+        record = {'archived_at': when, 'reason': reason,
+                  'effective_confidence': round(item.effective_confidence, 6),
+                  'entry': item.entry.model_dump(mode='json')}
+        size = len(json.dumps(record, ensure_ascii=False, default=str).encode('utf-8')) + 1
+        if size > ARCHIVE_ENTRY_BYTES:
+            outcome.too_large.append(item)
+        elif outcome.over_run or total + size > ARCHIVE_RUN_BYTES:
+            outcome.over_run.append(item)
+        else:
+            total += size
+            records.append(record)
+            outcome.archived.append(item)
+    append_durably(path, records)
+    return outcome
+
+
+def _archived_at(path, when: str) -> set:
+    try:
+        with open(path, 'rb') as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - _ARCHIVE_TAIL_BYTES))
+            tail = handle.read().decode('utf-8', errors='replace')
+    except FileNotFoundError:
+        return set()
+    found = set()
+    for line in tail.splitlines():
+        if when not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get('archived_at') == when:
+            found.add((record.get('entry') or {}).get('id'))
+    return found
+
+
+def _diff_summary(before: dict, after: dict) -> str:
+    def short(value):
+        text = json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= 80 else text[:77] + '...'
+
+    parts = []
+    for key in list(before) + [key for key in after if key not in before]:
+        if key not in after:
+            parts.append(f'{key} removed')
+        elif key not in before:
+            parts.append(f'{key} added: {short(after[key])}')
+        elif before[key] != after[key]:
+            parts.append(f'{key}: {short(before[key])} -> {short(after[key])}')
+    return '; '.join(parts) or 'no field changed'
+
+
+def _aware(now: dt.datetime) -> dt.datetime:
+    return require_aware(now)
+
+
+def _as_config(config) -> DreamConfig:
+    if config is None:
+        return DreamConfig()
+    if isinstance(config, LifecycleValues):  # lifecycle.DEFAULTS, say: plain values
+        config = LifecycleConfig(**config._asdict())
+    if isinstance(config, LifecycleConfig):
+        return DreamConfig(lifecycle=config)
+    return config
+
+
+def store_set_aside_copies(store) -> list:
+    """Damaged evidence databases set aside beside ``store`` (none for other stores)."""
+    copies = getattr(store, 'set_aside_copies', None)
+    return copies() if copies is not None else []
+
+
+def recover(store, memory_file) -> Optional[str]:
+    """Finish or discard an interrupted dream (call while holding the file lock)."""
+    pending = store.pending_dream()
+    if pending is None:
+        return None
+    try:
+        current = memory_file.path.read_bytes()
+    except FileNotFoundError:
+        current = None
+    current_hash = file_hash(current) if current is not None else None
+    written = current_hash == pending.file_hash
+    if (not written and current is not None and pending.file_changed
+            and current_hash != pending.prior_hash):
+        # Written by that dream, then edited by someone before this recovery.
+        written = read_last_updated(current) == pending.at
+    if written:
+        store.commit_dream(pending)
+        return 'completed'
+    store.discard_pending()
+    return 'discarded'
+
+
+def prune(store, memory_file, now: dt.datetime, config=None, actor: str = 'cli',
+          dry_run: bool = False) -> lifecycle.PruneOutcome:
+    """
+    Prune entries below ``prune_min`` outside a dream (archived first), crash-safe like one.
+
+    The next dream recognises a person's deletion by an entry that is in the database's
+    snapshot but not in the file. So the pruned entries leave the snapshot, with a
+    ``prune`` audit record each, through an intent record: committed durably (under the
+    file lock) before the file is written and applied after it, or by the next dream's
+    recovery if this process dies in between; discarded if the file was never written.
+    An unfinished dream found on the way is completed first. ``dry_run`` only says what
+    would go (``store`` may then be None); nothing is written.
+    """
+    now = _aware(now)
+    config = _as_config(config).lifecycle
+    if not memory_file.exists():  # never create an empty memory file to prune nothing
+        raise MemoryFileError('no memory file here, so nothing to prune', memory_file.path)
+    if dry_run:
+        return lifecycle.prune(memory_file.load(now).document.entries, now, config)
+    intent = None
+    with memory_file.update(now) as result:
+        recover(store, memory_file)
+        document = result.document
+        outcome = lifecycle.prune(document.entries, now, config)
+        if outcome.pruned:
+            original = memory_file.path.read_bytes()
+            archived = archive_pruned(memory_file, outcome.pruned, now)
+            if archived.held_back:  # they stay in the file, in their place
+                gone = {id(item.entry) for item in archived.archived}
+                outcome.kept = [entry for entry in document.entries if id(entry) not in gone]
+                outcome.pruned, outcome.archive_advice = archived.archived, archived.advice()
+        if outcome.pruned:
+            document.entries = outcome.kept
+            document.last_updated = now
+            intent = DreamIntent(
+                kind='prune', token=uuid.uuid4().hex, at=now, actor=actor,
+                file_hash=file_hash(render(document)), prior_hash=file_hash(original),
+                file_changed=True,
+                audit=[[item.entry.id, 'prune',
+                        f'effective confidence {item.effective_confidence:.3f} below '
+                        f'prune_min {config.prune_min:.2f}; archived (robot-memory prune)',
+                        json.dumps({'effective_confidence': round(item.effective_confidence, 6),
+                                    'type': item.entry.type, 'text': item.entry.text},
+                                   ensure_ascii=False, sort_keys=True)]
+                       for item in outcome.pruned],
+                snapshot_deleted=[item.entry.id for item in outcome.pruned])
+            store.begin_dream(intent)
+    if intent is not None:
+        store.commit_dream(intent)
+    return outcome
+
+
+def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, config=None,
+          distiller=None, actor: str = 'autodream', proposals=None) -> DreamReport:
+    """
+    Consolidate the evidence since the last dream into the memory file; see the module.
+
+    ``proposals`` (``proposals.ProposalSettings``) says whether the distiller's texts are
+    applied or proposed; the dream also expires overdue proposals and lists the waiting
+    ones in its summary.
+    """
+    now = _aware(now)
+    config = _as_config(config)
+    report = DreamReport(now, actor)
+    report.propose_texts = proposals is not None and proposals.distiller == 'propose'
+    report.problems.extend(store.take_problems())
+    store.flush()
+    payload = None
+    with memory_file.update(now, rrn=config.rrn, on_corrupt='set_aside') as result:
+        report.recovered = recover(store, memory_file)
+        cursor = store.dream_cursor()
+        if cursor.last_dream_at is not None and now < cursor.last_dream_at:
+            report.clock_backwards = True
+            report.problems.append(
+                f'the clock went backwards: {format_iso(now)} is before the last dream at '
+                f'{format_iso(cursor.last_dream_at)}; nothing was changed. Check the system '
+                'clock (NTP); dreams after that time proceed normally')
+        else:
+            run = _Dream(store, memory_file, now, rules or store.rules, config,
+                         distiller or RuleDistiller(), actor, cursor, report)
+            payload = run.plan(result)
+            if payload is not None:
+                store.begin_dream(payload)
+    if payload is None:
+        report.noop = not report.clock_backwards
+        if report.noop and config.compact:
+            # Idempotent; finishes the compaction of a dream that was interrupted after
+            # its commit.
+            report.compacted = store.compact(now).rows
+        if report.noop:
+            _queue(store, report, now, proposals)
+        return report
+    report.dream_id = store.commit_dream(payload)
+    _queue(store, report, now, proposals)
+    if config.compact:
+        report.compacted = store.compact(now).rows
+    if config.summary_nights and dream_summary.worth_telling(report):
+        try:
+            report.summary_file = str(dream_summary.write_summary(
+                memory_file, dream_summary.build_summary(report, config.lifecycle), now,
+                config.summary_nights))
+        except MemoryFileError as error:  # the dream is done and safe; say so, go on
+            report.problems.append(f'the dream summary was not written: {error}')
+    return report
+
+
+def _queue(store, report: DreamReport, now: dt.datetime, proposals) -> None:
+    """Queue the distiller's held-back texts, expire overdue proposals, list the waiting."""
+    from robot_memory.review import proposals as queue_module
+    db = getattr(store, 'db', None)
+    if db is None:
+        return
+    settings = proposals or queue_module.DEFAULT_SETTINGS
+    try:
+        queue = queue_module.ProposalQueue(db)
+        queue.expire(now, report.actor)
+        for entry_id, before, after in report.rewords:
+            proposal = queue.propose('reword', 'distiller', entry_id,
+                                     queue_module.reword_summary(entry_id, before, after),
+                                     {'before': before, 'after': after}, now,
+                                     settings.expire_after_s)
+            report.proposed.append(proposal.id)
+        report.waiting = [proposal.to_dict() for proposal in queue.pending(now)]
+    except (sqlite3.Error, ValueError) as error:  # the dream itself is done and safe
+        lost = len(report.rewords) - len(report.proposed)
+        report.problems.append(f'the proposals queue could not be written ({error}); '
+                               f'{lost} distiller texts were not proposed (the entries keep '
+                               'their rule texts)')
+
+
+class _Dream:
+    """The computation of one dream, inside the file lock; produces the intent record."""
+
+    def __init__(self, store, memory_file, now, rules, config, distiller, actor, cursor,
+                 report):
+        self.store = store
+        self.memory_file = memory_file
+        self.now = now
+        self.now_s = now.timestamp()
+        self.rules = rules
+        self.config = config
+        self.lc = config.lifecycle
+        self.distiller = distiller
+        self.actor = actor
+        self.cursor = cursor
+        self.report = report
+        self.audit = []
+        self.touched = set()
+
+    # ------------------------------------------------------------------ helpers
+
+    def _log(self, entry_id: str, action: str, reason: str, detail: dict) -> None:
+        self.audit.append([entry_id, action, reason,
+                           json.dumps(detail, ensure_ascii=False, sort_keys=True)])
+        # A person's edit carries the entry in its detail (logged before by_id exists).
+        shown = detail.get('after') or detail.get('before') or detail.get('entry')
+        if shown is None:
+            entry = getattr(self, 'by_id', {}).get(entry_id)
+            shown = {'text': entry.text, 'type': entry.type} if entry is not None else detail
+        self.report.changes.append({
+            'id': entry_id, 'action': action, 'reason': reason, 'detail': detail,
+            'text': shown.get('text', ''), 'type': shown.get('type', '')})
+
+    def _contradiction(self, entry_id: str, kind: str, text: str, what: str) -> None:
+        self.report.contradictions.append(
+            {'entry_id': entry_id, 'kind': kind, 'text': text, 'what': what})
+
+    def _replace(self, old, new) -> None:
+        self.entries[self.position[old.id]] = new
+        self.by_id[new.id] = new
+        self.touched.add(new.id)
+
+    # ------------------------------------------------------------------ plan
+
+    def plan(self, result) -> Optional[DreamIntent]:
+        """Apply everything to the loaded document; return the intent record or None."""
+        document = result.document
+        path = self.memory_file.path
+        original = path.read_bytes() if path.exists() else None
+        self.report.problems.extend(problem.message for problem in result.problems)
+        self.snapshot = self.store.snapshot()
+        self.links = self.store.signature_rows()
+        links_before = {key: tuple(row.values()) for key, row in self.links.items()}
+        self.sources = self.store.source_rows()
+        sources_before = {key: tuple(row.values()) for key, row in self.sources.items()}
+        self.entries = document.entries
+        self.muted = {}  # signature -> (id, text) of an entry a person deleted
+
+        self._take_in_edits(document, original, result)
+        self.by_id = {entry.id: entry for entry in self.entries}
+        self.position = {entry.id: index for index, entry in enumerate(self.entries)}
+        high = self.store.max_observation_id()
+        after = self.cursor.last_id
+        self.report.first_id, self.report.last_id = after, high
+        groups, window_last_bad = self.store.evidence_groups(after, high) if high > after \
+            else ({}, {})
+        self._update_sources(after, high, window_last_bad)
+        self.report.signatures = len(groups)
+        self.report.consumed += sum(group.count for group in groups.values())
+        self._apply_evidence(groups)
+        self._resolve()
+        same_instant = self.cursor.last_dream_at == self.now
+        if not same_instant:
+            self._prune()
+        document.entries = self.entries
+
+        snapshot = {entry.id: canonical(entry) for entry in self.entries}
+        snapshot_rows = [[key, data] for key, data in snapshot.items()
+                         if self.snapshot.get(key) != data]
+        snapshot_deleted = [key for key in self.snapshot if key not in snapshot]
+        signature_rows = [list(row.values()) for key, row in sorted(self.links.items())
+                          if links_before.get(key) != tuple(row.values())]
+        source_rows = [list(row.values()) for key, row in sorted(self.sources.items())
+                       if sources_before.get(key) != tuple(row.values())]
+
+        rendered = render(document)
+        if (original is None or rendered != original or result.quarantined
+                or result.legacy_original is not None):
+            document.last_updated = self.now
+            rendered = render(document)
+        file_changed = rendered != original
+        nothing = not (self.audit or snapshot_rows or snapshot_deleted or signature_rows
+                       or source_rows or file_changed or high != after)
+        if nothing and same_instant:
+            return None
+        return DreamIntent(
+            kind='dream', token=uuid.uuid4().hex, at=self.now, actor=self.actor,
+            first_id=after, last_id=high, file_hash=file_hash(rendered),
+            prior_hash=file_hash(original) if original is not None else None,
+            file_changed=file_changed, audit=self.audit, signatures=signature_rows,
+            sources=source_rows, snapshot=snapshot_rows, snapshot_deleted=snapshot_deleted,
+            report=self.report.to_dict())
+
+    # ------------------------------------------------------------------ manual edits
+
+    def _take_in_edits(self, document, original: Optional[bytes], result) -> None:
+        snapshot = self.snapshot
+        if original is None:
+            if snapshot:
+                restored = sorted((MemoryEntry.model_validate(json.loads(data))
+                                   for data in snapshot.values()),
+                                  key=lambda entry: (entry.first_seen, entry.id))
+                self.entries[:] = restored + [entry for entry in self.entries
+                                              if entry.id not in snapshot]
+                self.report.problems.append(
+                    f'the memory file was missing or unreadable; {len(restored)} entries were '
+                    "restored from the last dream's snapshot in the evidence database")
+            return
+        if self.cursor.file_hash is not None and file_hash(original) == self.cursor.file_hash:
+            return
+        present = {entry.id for entry in self.entries}
+        for item in result.quarantined:
+            raw_id = item.raw.get('id') if isinstance(item.raw, dict) else None
+            if raw_id in snapshot and raw_id not in present:
+                self.entries.append(MemoryEntry.model_validate(json.loads(snapshot[raw_id])))
+                present.add(raw_id)
+                self.report.problems.append(
+                    f'entry {raw_id} was invalid after an edit ({item.reason}); the last good '
+                    'version was kept and the edited one is in the quarantine file')
+        first_dream = self.cursor.file_hash is None and not snapshot
+        first_reason = 'present in the memory file before the first dream'
+        set_aside = store_set_aside_copies(self.store) if first_dream else []
+        if set_aside:
+            first_reason = ('taken in from the memory file: the evidence database was damaged '
+                            f'and set aside as {set_aside[-1].name}, so it was rebuilt from '
+                            'robot-memory.md')
+        linked = {}
+        for key, row in self.links.items():
+            if row['entry_id']:
+                linked.setdefault(row['entry_id'], []).append(key)
+        for entry in self.entries:
+            data = canonical(entry)
+            old = snapshot.get(entry.id)
+            if old == data:
+                continue
+            after = json.loads(data)
+            if old is None:
+                reason = first_reason if first_dream else 'entry added by hand'
+                self._log(entry.id, 'manual', reason, {'change': 'added', 'entry': after})
+            else:
+                before = json.loads(old)
+                summary = _diff_summary(before, after)
+                self._log(entry.id, 'manual', f'edited by hand: {summary}',
+                          {'change': 'edited', 'before': before, 'after': after})
+                if after['type'] != before['type'] and after['type'] != 'resolved':
+                    for key in linked.get(entry.id, ()):
+                        self.links[key]['entry_type'] = after['type']
+            self.report.manual.append(entry.id)
+        for entry_id, old in snapshot.items():
+            if entry_id in present:
+                continue
+            before = json.loads(old)
+            self._log(entry_id, 'manual', 'entry deleted by hand; its evidence starts over',
+                      {'change': 'deleted', 'before': before})
+            self.report.manual.append(entry_id)
+            for key in linked.get(entry_id, ()):
+                self.links[key].update(entry_id=None, bad_total=0, held=0)
+                self.muted[key] = (entry_id, before.get('text', ''))
+
+    # ------------------------------------------------------------------ evidence
+
+    def _update_sources(self, after: int, high: int, window_last_bad: dict) -> None:
+        merged = {}
+        for key in window_last_bad:
+            state = self.sources.get(key)
+            previous = state['last_bad'] if state else None
+            merged[key] = max(value for value in (previous, window_last_bad[key])
+                              if value is not None)
+        for key, state in self.sources.items():
+            if key not in merged and state['last_bad'] is not None:
+                merged[key] = state['last_bad']
+        oks = self.store.ok_reports(after, high, merged) if high > after else {}
+        self.report.consumed += sum(count for _, _, count in oks.values())
+        for key in sorted(set(window_last_bad) | set(oks)):
+            state = self.sources.get(key)
+            if state is None:
+                state = dict.fromkeys(SOURCE_COLUMNS)
+                state['source_key'] = key
+                self.sources[key] = state
+            bad = window_last_bad.get(key)
+            if bad is not None and (state['last_bad'] is None or bad > state['last_bad']):
+                state['last_bad'] = bad
+                if state['ok_since'] is not None and state['ok_since'] <= bad:
+                    state['ok_since'] = None
+            if key in oks:
+                first_after_bad, last_ok, _ = oks[key]
+                if state['last_ok'] is None or last_ok > state['last_ok']:
+                    state['last_ok'] = last_ok
+                if state['ok_since'] is None and first_after_bad is not None:
+                    state['ok_since'] = first_after_bad
+
+    def _apply_evidence(self, groups: dict) -> None:
+        evidence = {}
+        creations = []
+        for key in sorted(groups):
+            group = groups[key]
+            if key in self.muted:
+                entry_id, text = self.muted[key]
+                self._contradiction(
+                    entry_id, 'deleted_by_hand_seen_again', text,
+                    f'deleted by hand, but its fault was reported {group.count} more times; '
+                    'that evidence was not used to re-create it (later evidence starts a new '
+                    'entry from a low confidence)')
+                continue
+            payload = json.loads(group.payload) if group.payload else {}
+            link = self.links.get(key)
+            if link is None:
+                link = dict.fromkeys(SIGNATURE_COLUMNS)
+                link.update(signature=key, bad_total=0, held=0, first_seen=group.first)
+                self.links[key] = link
+            link.update(source=group.source, source_key=group.source_key,
+                        rule=payload.get('rule', ''), payload=group.payload,
+                        bad_total=link['bad_total'] + group.count,
+                        first_seen=min(link['first_seen'] or group.first, group.first),
+                        last_bad=max(link['last_bad'] or group.last, group.last))
+            entry = self.by_id.get(link['entry_id']) if link['entry_id'] else None
+            if entry is None:
+                view = self.rules.view(group.source, link['rule'])
+                if link['bad_total'] >= view.min_count:
+                    creations.append((group, payload, view, link))
+                continue
+            evidence.setdefault(entry.id, []).append((link, group))
+        for key, link in sorted(self.links.items()):
+            if link['held'] and key not in groups and link['entry_id'] in self.by_id:
+                evidence.setdefault(link['entry_id'], []).append((link, None))
+        for entry_id in sorted(evidence):
+            self._reinforce(self.by_id[entry_id], evidence[entry_id])
+        self._create(creations)
+
+    def _unlinked_twin(self, entry_type: str, texts: tuple, linked: set):
+        """
+        Return an entry no signature links to whose id and text are what ``texts`` would create.
+
+        Such an entry was made from the same evidence before its link was lost (the
+        evidence database was rebuilt from the memory file); it is reinforced, not doubled.
+        """
+        for text in texts:
+            entry = self.by_id.get(make_entry_id(entry_type, text))
+            if entry is None or entry.id in linked or entry.text != text:
+                continue
+            if entry.type == entry_type or (entry.type == 'resolved' and
+                                            entry.extras.get('resolved_from') == entry_type):
+                return entry
+        return None
+
+    def _reinforce(self, entry, items: list, note: str = '') -> None:
+        count = sum(group.count for _, group in items if group is not None)
+        held = sum(link['held'] for link, _ in items)
+        signatures = sorted(link['signature'] for link, _ in items)
+        before = lifecycle.effective_confidence(entry, self.now, self.lc)
+        detail = {'signatures': signatures, 'observations': count, 'held': held}
+        if entry.type == 'resolved':
+            link = items[0][0]
+            original_type = (link['entry_type'] or entry.extras.get('resolved_from')
+                             or 'hardware_observation')
+            data = entry.model_dump()
+            data.pop('resolved_from', None)
+            data['type'] = original_type
+            updated = lifecycle.reinforce(MemoryEntry.model_validate(data), self.now, self.lc)
+            detail['confidence'] = [round(before, 6), updated.confidence]
+            self._log(entry.id, 'reopen', f'the fault recurred ({count} observations); '
+                                          f're-opened as {original_type}{note}', detail)
+            self._contradiction(entry.id, 'resolved_recurred', entry.text,
+                                f'was resolved, but the fault came back ({count} observations); '
+                                f're-opened as {original_type}: check the repair')
+            self.report.reopened.append(entry.id)
+        else:
+            interval = self.config.min_reinforce_interval_hours * 3600.0
+            since = (self.now - entry.last_reinforced).total_seconds()
+            if since < interval:
+                for link, group in items:
+                    if group is not None:
+                        link['held'] += group.count
+                self.report.held.append(entry.id)
+                self.touched.add(entry.id)
+                return
+            updated = lifecycle.reinforce(entry, self.now, self.lc, observations=1)
+            detail['confidence'] = [round(before, 6), updated.confidence]
+            extra = f' plus {held} held from an earlier cycle' if held else ''
+            self._log(entry.id, 'reinforce', f'{count} new observations{extra} of '
+                                             f'{len(signatures)} signature(s){note}', detail)
+            self.report.reinforced.append(entry.id)
+        for link, _ in items:
+            link['held'] = 0
+        self._replace(entry, updated)
+
+    def _create(self, creations: list) -> None:
+        if not creations:
+            return
+        candidates = []
+        for group, payload, view, link in creations:
+            candidates.append(Candidate(
+                signature=group.signature, source=group.source, entry_type=view.entry_type,
+                text=self.rules.candidate_text(group.source, payload),
+                tags=tuple(self.rules.candidate_tags(group.source, payload)),
+                count=group.count, severity=2 if group.errors else 1, payload=payload))
+        try:
+            proposed = self.distiller.rewrite(list(candidates))
+        except Exception as error:  # noqa: B902 - a distiller must never break a dream
+            self.report.problems.append(f'distiller failed ({type(error).__name__}: {error}); '
+                                        'rule texts were used')
+            proposed = {}
+        texts, fell_back = proposals(candidates, proposed)
+        if not isinstance(self.distiller, RuleDistiller):
+            self.report.distiller_fallbacks = len(fell_back)
+        self.report.problems.extend(getattr(self.distiller, 'errors', None) or [])
+        taken = set(self.by_id)
+        linked = {row['entry_id'] for row in self.links.values() if row['entry_id']}
+        for (group, _, view, link), candidate in zip(creations, candidates):
+            twin = self._unlinked_twin(view.entry_type,
+                                       (texts[candidate.signature], candidate.text), linked)
+            if twin is not None:
+                link.update(entry_id=twin.id, entry_type=view.entry_type, held=0)
+                linked.add(twin.id)
+                self._reinforce(twin, [(link, group)],
+                                note='; linked again to its existing entry of the same text')
+                continue
+            confidence = initial_confidence(group.count, group.errors, group.last - group.first,
+                                            self.config)
+            held_back = None
+            if self.report.propose_texts and texts[candidate.signature] != candidate.text:
+                # The distiller's wording waits for a person; the entry keeps the rule text.
+                held_back = texts[candidate.signature]
+                fell_back.append(candidate.signature)
+            try:
+                entry = new_entry(view.entry_type, candidate.text if held_back else
+                                  texts[candidate.signature], confidence, self.now,
+                                  candidate.tags, taken)
+            except ValidationError:
+                held_back = None
+                entry = new_entry(view.entry_type, candidate.text, confidence, self.now,
+                                  candidate.tags, taken)
+            if held_back is not None:
+                self.report.rewords.append((entry.id, candidate.text, held_back))
+            taken.add(entry.id)
+            self.position[entry.id] = len(self.entries)
+            self.entries.append(entry)
+            self.by_id[entry.id] = entry
+            self.touched.add(entry.id)
+            link.update(entry_id=entry.id, entry_type=view.entry_type, held=0)
+            self._log(entry.id, 'create',
+                      f'{group.count} observations from {format_iso(from_epoch(group.first))} '
+                      f'to {format_iso(from_epoch(group.last))}; initial confidence '
+                      f'{confidence:.2f}',
+                      {'signature': group.signature, 'observations': group.count,
+                       'errors': group.errors, 'confidence': confidence,
+                       'text_source': 'rule' if candidate.signature in fell_back
+                       or isinstance(self.distiller, RuleDistiller) else 'distiller'})
+            self.report.created.append(entry.id)
+
+    # ------------------------------------------------------------------ resolve and prune
+
+    def _resolve(self) -> None:
+        quiet = self.config.quiet_period_days * 86400.0
+        linked = {}
+        for link in self.links.values():
+            if link['entry_id'] in self.by_id:
+                linked.setdefault(link['entry_id'], []).append(link)
+        for entry_id in sorted(linked):
+            entry = self.by_id[entry_id]
+            if entry.type == 'resolved' or entry_id in self.touched:
+                continue
+            since = []
+            for link in linked[entry_id]:
+                state = self.sources.get(link['source_key'])
+                ok_since = state['ok_since'] if state else None
+                if (ok_since is None or link['held'] or self.now_s - ok_since < quiet
+                        or (link['last_bad'] is not None and ok_since <= link['last_bad'])):
+                    break
+                since.append((link['source_key'], ok_since))
+            else:
+                for link in linked[entry_id]:
+                    link['entry_type'] = link['entry_type'] or entry.type
+                updated = entry.model_copy(update={'type': 'resolved',
+                                                   'resolved_from': entry.type})
+                key, ok_since = min(since, key=lambda item: item[1])
+                days = (self.now_s - ok_since) / 86400.0
+                self._log(entry_id, 'resolve',
+                          f'{key} has reported OK since {format_iso(from_epoch(ok_since))} '
+                          f'({days:.1f} days) with no new bad evidence',
+                          {'sources': [item[0] for item in since], 'from_type': entry.type})
+                self._replace(entry, updated)
+                self.report.resolved.append(entry_id)
+
+    def _prune(self) -> None:
+        candidates = [entry for entry in self.entries if entry.id not in self.touched]
+        outcome = lifecycle.prune(candidates, self.now, self.lc)
+        if not outcome.pruned:
+            return
+        archived = archive_pruned(self.memory_file, outcome.pruned, self.now,
+                                  reason='pruned by autodream')
+        if archived.held_back:
+            self.report.prune_held_back = len(archived.held_back)
+            self.report.problems.append(f'prune: {archived.advice()}')
+        gone = {item.entry.id for item in archived.archived}
+        self.entries = [entry for entry in self.entries if entry.id not in gone]
+        for item in archived.archived:
+            self._log(item.entry.id, 'prune',
+                      f'effective confidence {item.effective_confidence:.3f} below prune_min '
+                      f'{self.lc.prune_min:.2f}; archived',
+                      {'effective_confidence': round(item.effective_confidence, 6),
+                       'type': item.entry.type, 'text': item.entry.text})
+            self.report.pruned.append(item.entry.id)
+            self.by_id.pop(item.entry.id, None)

@@ -1,0 +1,454 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+r"""
+What the robot reports about itself, as plain records: diagnostics, error logs, telemetry.
+
+The ROS layer converts ``diagnostic_msgs/msg/DiagnosticStatus``, ``rcl_interfaces/msg/Log``
+(ERROR and FATAL only) and configured telemetry messages into these dataclasses; the
+core never sees a ROS message. The same records have a JSON-lines form, one object a
+line, used by ``robot-memory ingest`` and for recordings::
+
+    {"stamp": "2026-05-01T01:12:00Z", "source": "diagnostic", "name": "base: left encoder",
+     "hardware_id": "wheel_left", "level": 1, "message": "dropped 12 ticks",
+     "values": {"ticks_dropped": "12"}}
+    {"stamp": "...", "source": "log", "name": "nav2_controller", "level": 40,
+     "msg": "Failed to make progress", "file": "controller.cpp", "function": "run", "line": 212}
+    {"stamp": "...", "source": "telemetry", "topic": "/battery_state",
+     "type": "sensor_msgs/msg/BatteryState", "fields": {"percentage": 0.18, "voltage": 11.1}}
+
+Parsing validates everything and never lets one bad line stop the rest:
+
+* a wrong type, a missing field or an unknown key refuses the line, with a message
+  naming the line number and the field;
+* strings longer than ``MAX_STRING_CHARS`` (4096) are truncated, not refused: they end
+  with ``TRUNCATION_MARKER`` and the line gets a note saying how long the original was
+  (a long log message is still evidence);
+* NaN and infinite telemetry values are dropped from ``fields`` with a note
+  (``sensor_msgs`` uses NaN for "not measured"); a rule on a dropped field simply does
+  not fire. NaN or infinity anywhere else refuses the line;
+* unpaired surrogate escapes (``"\ud800"``), which no UTF-8 store can hold, become
+  U+FFFD with a note.
+"""
+
+import dataclasses
+import datetime as dt
+import itertools
+import json
+import math
+import re
+from typing import Any
+from typing import Iterable
+from typing import Optional
+from typing import Union
+
+from robot_memory.common.timeutil import format_iso
+from robot_memory.common.timeutil import parse_iso
+from robot_memory.common.timeutil import to_utc
+
+SOURCES = ('diagnostic', 'log', 'telemetry')
+MAX_STRING_CHARS = 4096
+MAX_LINE_BYTES = 1 << 20
+MAX_KEY_CHARS = 256
+MAX_DEPTH = 16
+TRUNCATION_MARKER = '…[truncated]'
+
+DIAGNOSTIC_LEVELS = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
+LOG_LEVELS = {40: 'ERROR', 50: 'FATAL'}
+_TYPE_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*/(?:msg/)?[A-Za-z][A-Za-z0-9_]*$')
+_NUMBER = re.compile(r'0[xX][0-9a-fA-F]+|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?')
+_NON_FINITE = {'NaN': math.nan, 'Infinity': math.inf, '-Infinity': -math.inf}
+_DROPPED = object()
+_SURROGATE = re.compile('[\ud800-\udfff]')
+
+
+class ObservationError(ValueError):
+    """A JSON line that cannot become an observation; says which line and field."""
+
+    def __init__(self, message: str, line: Optional[int] = None, field: Optional[str] = None):
+        self.line = line
+        self.field = field
+        self.problem = message
+        where = f'line {line}: ' if line is not None else ''
+        what = f'{field}: ' if field else ''
+        super().__init__(where + what + message)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DiagnosticObservation:
+    """One ``diagnostic_msgs/msg/DiagnosticStatus`` (level 0 OK, 1 WARN, 2 ERROR, 3 STALE)."""
+
+    stamp: dt.datetime
+    name: str
+    hardware_id: str
+    level: int
+    message: str
+    values: tuple = ()
+
+    source = 'diagnostic'
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LogObservation:
+    """One ``rcl_interfaces/msg/Log`` record at ERROR (40) or FATAL (50)."""
+
+    stamp: dt.datetime
+    name: str
+    level: int
+    msg: str
+    file: str = ''
+    function: str = ''
+    line: int = 0
+
+    source = 'log'
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TelemetryObservation:
+    """One message from a configured telemetry topic, as a dict of its fields."""
+
+    stamp: dt.datetime
+    topic: str
+    type: str
+    fields: dict = dataclasses.field(default_factory=dict)
+
+    source = 'telemetry'
+
+
+Observation = Union[DiagnosticObservation, LogObservation, TelemetryObservation]
+
+
+@dataclasses.dataclass
+class ParsedLine:
+    """An accepted observation plus notes on what parsing changed (truncation, dropped NaN)."""
+
+    observation: Observation
+    notes: list = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Refusal:
+    """A refused line: its number and why."""
+
+    line: int
+    message: str
+
+
+@dataclasses.dataclass
+class ParseReport:
+    """Everything read from a JSON-lines stream: accepted, refused, and notes by line."""
+
+    accepted: list = dataclasses.field(default_factory=list)
+    refused: list = dataclasses.field(default_factory=list)
+    notes: list = dataclasses.field(default_factory=list)
+
+
+def message_pattern(text: str) -> str:
+    """``text`` with every number (and hex literal) replaced by ``#``, whitespace squeezed."""
+    return ' '.join(_NUMBER.sub('#', text).split())
+
+
+def level_name(observation: Observation) -> str:
+    """Return the level as a word: OK/WARN/ERROR/STALE for diagnostics, ERROR/FATAL for logs."""
+    if isinstance(observation, DiagnosticObservation):
+        return DIAGNOSTIC_LEVELS[observation.level]
+    if isinstance(observation, LogObservation):
+        return LOG_LEVELS[observation.level]
+    return 'VALUE'
+
+
+# --------------------------------------------------------------------------- parsing
+
+class _Reader:
+    """Field access for one JSON object, with errors that name the line and field."""
+
+    def __init__(self, data: dict, line: Optional[int]):
+        self.data = data
+        self.line = line
+        self.notes = []
+
+    def fail(self, field: str, message: str):
+        raise ObservationError(message, self.line, field)
+
+    def string(self, field: str, required: bool = True, default: str = '',
+               clip: bool = True) -> str:
+        if field not in self.data:
+            if required:
+                self.fail(field, 'missing; every observation of this source needs it')
+            return default
+        value = self.data[field]
+        if not isinstance(value, str):
+            self.fail(field, f'expected a string, got {_json_type(value)}')
+        return self.clip(value, field) if clip else value
+
+    def clip(self, value: str, field: str) -> str:
+        return _clip(value, field, self.notes)
+
+    def integer(self, field: str, allowed=None, required: bool = True, default: int = 0) -> int:
+        if field not in self.data:
+            if required:
+                self.fail(field, 'missing; every observation of this source needs it')
+            return default
+        value = self.data[field]
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(field, f'expected a whole number, got {_json_type(value)}')
+        if allowed is not None and value not in allowed:
+            self.fail(field, _not_one_of(value, allowed))
+        if value < 0:
+            self.fail(field, f'must not be negative, got {value}')
+        return value
+
+
+def _clip(value: str, field: str, notes: list) -> str:
+    """``value`` storable: unpaired surrogates replaced, cut to MAX_STRING_CHARS (noted)."""
+    if len(value) <= MAX_STRING_CHARS and value.isascii():
+        return value  # the common case: ASCII holds no surrogates
+    if _SURROGATE.search(value):
+        notes.append(f'{field}: unpaired surrogate escapes replaced by U+FFFD')
+        value = _SURROGATE.sub('\ufffd', value)
+    if len(value) <= MAX_STRING_CHARS:
+        return value
+    notes.append(f'{field}: {len(value)} characters truncated to {MAX_STRING_CHARS}')
+    return value[:MAX_STRING_CHARS - len(TRUNCATION_MARKER)] + TRUNCATION_MARKER
+
+
+def _not_one_of(value: int, allowed: dict) -> str:
+    choices = ', '.join(f'{key} ({name})' for key, name in allowed.items())
+    return f'{value} is not one of {choices}'
+
+
+def diagnostic(stamp: dt.datetime, name: str, hardware_id: str, level: int, message: str = '',
+               values: Iterable = (), notes: Optional[list] = None) -> DiagnosticObservation:
+    """
+    Return a DiagnosticObservation from fields of the right types, strings made storable.
+
+    The ROS edge calls this with a message's fields (already strings and a byte level);
+    ``from_dict`` calls it once a JSON object's types are checked. ``stamp`` is an aware
+    UTC datetime; ``values`` are (key, value) string pairs; what clipping changed is
+    appended to ``notes``. ObservationError names a level that is not 0-3.
+    """
+    if level not in DIAGNOSTIC_LEVELS:
+        raise ObservationError(_not_one_of(level, DIAGNOSTIC_LEVELS), field='level')
+    values = tuple(values)
+    everything = ''.join((name, hardware_id, message, *itertools.chain.from_iterable(values)))
+    if len(everything) <= MAX_STRING_CHARS and everything.isascii():
+        # The common case, checked at once: every string short and free of surrogates.
+        return DiagnosticObservation(stamp, name, hardware_id, level, message,
+                                     tuple(map(tuple, values)))
+    notes = [] if notes is None else notes
+    return DiagnosticObservation(
+        stamp, _clip(name, 'name', notes), _clip(hardware_id, 'hardware_id', notes), level,
+        _clip(message, 'message', notes),
+        tuple((_clip(key, 'values', notes), _clip(value, f'values.{key}', notes))
+              for key, value in values))
+
+
+def log(stamp: dt.datetime, name: str, level: int, msg: str, file: str = '',
+        function: str = '', line: int = 0, notes: Optional[list] = None) -> LogObservation:
+    """
+    Return a LogObservation from fields of the right types, strings made storable.
+
+    As :func:`diagnostic`: for the ROS edge and ``from_dict``. ObservationError names a
+    level that is not ERROR (40) or FATAL (50), or a negative line.
+    """
+    if level not in LOG_LEVELS:
+        raise ObservationError(_not_one_of(level, LOG_LEVELS), field='level')
+    if line < 0:
+        raise ObservationError(f'must not be negative, got {line}', field='line')
+    notes = [] if notes is None else notes
+    return LogObservation(stamp, _clip(name, 'name', notes), level, _clip(msg, 'msg', notes),
+                          _clip(file, 'file', notes), _clip(function, 'function', notes), line)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return 'null'
+    if isinstance(value, bool):
+        return 'a boolean'
+    if isinstance(value, (int, float)):
+        return f'the number {value}'
+    if isinstance(value, str):
+        return 'a string'
+    if isinstance(value, list):
+        return 'a list'
+    if isinstance(value, dict):
+        return 'an object'
+    return type(value).__name__
+
+
+_ALLOWED_KEYS = {
+    'diagnostic': {'stamp', 'source', 'name', 'hardware_id', 'level', 'message', 'values'},
+    'log': {'stamp', 'source', 'name', 'level', 'msg', 'file', 'function', 'line'},
+    'telemetry': {'stamp', 'source', 'topic', 'type', 'fields'},
+}
+
+
+def _values(reader: _Reader) -> tuple:
+    raw = reader.data.get('values', {})
+    pairs = []
+    if isinstance(raw, dict):
+        items = list(raw.items())
+    elif isinstance(raw, list):
+        items = []
+        for index, item in enumerate(raw):
+            if not isinstance(item, dict) or set(item) != {'key', 'value'}:
+                reader.fail(f'values[{index}]', 'expected an object {"key": ..., "value": ...}')
+            items.append((item['key'], item['value']))
+    else:
+        reader.fail('values', f'expected an object of strings, got {_json_type(raw)}')
+    for key, value in items:
+        if not isinstance(key, str):
+            reader.fail('values', f'keys must be strings, got {_json_type(key)}')
+        if not isinstance(value, str):
+            reader.fail(f'values.{key}', 'expected a string (diagnostic key/values are strings), '
+                                         f'got {_json_type(value)}')
+        pairs.append((key, value))
+    return pairs
+
+
+def _clean_fields(reader: _Reader, value: Any, path: str, depth: int) -> Any:
+    """Validate telemetry fields; drop non-finite numbers (with a note), truncate strings."""
+    if depth > MAX_DEPTH:
+        reader.fail(path, f'nested deeper than {MAX_DEPTH} levels')
+    if isinstance(value, dict):
+        cleaned = {}
+        for key, item in value.items():
+            if not key or len(key) > MAX_KEY_CHARS:
+                reader.fail(path, f'field names must be 1 to {MAX_KEY_CHARS} characters')
+            key = reader.clip(key, path)
+            child = f'{path}.{key}'
+            result = _clean_fields(reader, item, child, depth + 1)
+            if result is not _DROPPED:
+                cleaned[key] = result
+        return cleaned
+    if isinstance(value, list):
+        items = [_clean_fields(reader, item, f'{path}[{index}]', depth + 1)
+                 for index, item in enumerate(value)]
+        return [None if item is _DROPPED else item for item in items]
+    if isinstance(value, float) and not math.isfinite(value):
+        reader.notes.append(f'{path}: {value} dropped (not a finite number)')
+        return _DROPPED
+    if isinstance(value, str):
+        return reader.clip(value, path)
+    return value
+
+
+def from_dict(data: Any, line: Optional[int] = None) -> ParsedLine:
+    """Validate one decoded JSON object (``stamp`` may also be an aware datetime) and build it."""
+    if not isinstance(data, dict):
+        raise ObservationError(f'expected a JSON object, got {_json_type(data)}', line)
+    reader = _Reader(data, line)
+    source = data.get('source')
+    if source not in SOURCES:
+        reader.fail('source', f'must be one of {", ".join(SOURCES)}, got {source!r}')
+    unknown = sorted(set(data) - _ALLOWED_KEYS[source])
+    if unknown:
+        reader.fail(unknown[0], f'unknown field for a {source} observation (allowed: '
+                                f'{", ".join(sorted(_ALLOWED_KEYS[source]))})')
+    if 'stamp' not in data:
+        reader.fail('stamp', 'missing; give an ISO-8601 time such as 2026-05-01T02:00:00Z')
+    stamp = data['stamp']
+    if isinstance(stamp, dt.datetime):
+        # Built by the ROS edge from a message (JSON never yields a datetime).
+        if stamp.tzinfo is None:
+            reader.fail('stamp', 'a datetime stamp must be timezone-aware (UTC)')
+        stamp = to_utc(stamp)
+    elif not isinstance(stamp, str):
+        reader.fail('stamp', f'expected an ISO-8601 string, got {_json_type(stamp)}')
+    else:
+        try:
+            stamp = parse_iso(stamp)
+        except ValueError as error:
+            reader.fail('stamp', str(error))
+    if source == 'diagnostic':
+        observation = diagnostic(
+            stamp, reader.string('name', clip=False), reader.string('hardware_id', clip=False),
+            reader.integer('level', DIAGNOSTIC_LEVELS),
+            reader.string('message', required=False, clip=False), _values(reader),
+            reader.notes)
+    elif source == 'log':
+        observation = log(
+            stamp, reader.string('name', clip=False), reader.integer('level', LOG_LEVELS),
+            reader.string('msg', clip=False), reader.string('file', required=False, clip=False),
+            reader.string('function', required=False, clip=False),
+            reader.integer('line', required=False), reader.notes)
+    else:
+        type_name = reader.string('type')
+        if not _TYPE_NAME.match(type_name):
+            reader.fail('type', f'{type_name!r} is not a ROS message type such as '
+                                'sensor_msgs/msg/BatteryState')
+        topic = reader.string('topic')
+        if not topic.strip():
+            reader.fail('topic', 'must not be empty')
+        fields = data.get('fields')
+        if not isinstance(fields, dict):
+            reader.fail('fields', f'expected an object of the message fields, got '
+                                  f'{_json_type(fields)}')
+        observation = TelemetryObservation(stamp=stamp, topic=topic, type=type_name,
+                                           fields=_clean_fields(reader, fields, 'fields', 1))
+    return ParsedLine(observation, reader.notes)
+
+
+def parse_line(text: Union[str, bytes], line: Optional[int] = None) -> ParsedLine:
+    """Parse and validate one JSON line; raise ObservationError naming line and field."""
+    if len(text) > MAX_LINE_BYTES:
+        raise ObservationError(f'longer than {MAX_LINE_BYTES} bytes; split the record', line)
+    if isinstance(text, bytes):
+        try:
+            text = text.decode('utf-8')
+        except UnicodeDecodeError as error:
+            raise ObservationError(f'not valid UTF-8 at byte {error.start}', line) from None
+    try:
+        data = json.loads(text, parse_constant=lambda name: _NON_FINITE[name])
+    except ValueError as error:
+        raise ObservationError(f'not valid JSON: {error}', line) from None
+    return from_dict(data, line)
+
+
+def parse_lines(lines: Iterable) -> ParseReport:
+    """Parse a JSON-lines stream (blank lines skipped); refusals never stop the rest."""
+    report = ParseReport()
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            parsed = parse_line(text, number)
+        except ObservationError as error:
+            message = f'{error.field}: {error.problem}' if error.field else error.problem
+            report.refused.append(Refusal(number, message))
+            continue
+        report.accepted.append(parsed.observation)
+        report.notes.extend((number, note) for note in parsed.notes)
+    return report
+
+
+def to_dict(observation: Observation) -> dict:
+    """Return the JSON-lines object of ``observation`` (what ``parse_line`` reads back)."""
+    data = {'stamp': format_iso(observation.stamp), 'source': observation.source}
+    if isinstance(observation, DiagnosticObservation):
+        data.update(name=observation.name, hardware_id=observation.hardware_id,
+                    level=observation.level, message=observation.message,
+                    values=dict(observation.values))
+    elif isinstance(observation, LogObservation):
+        data.update(name=observation.name, level=observation.level, msg=observation.msg,
+                    file=observation.file, function=observation.function, line=observation.line)
+    else:
+        data.update(topic=observation.topic, type=observation.type, fields=observation.fields)
+    return data
+
+
+def to_json_line(observation: Observation) -> str:
+    """One JSON line (no trailing newline) for ``observation``."""
+    return json.dumps(to_dict(observation), ensure_ascii=False, separators=(',', ':'),
+                      allow_nan=False)

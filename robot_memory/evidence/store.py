@@ -1,0 +1,846 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The evidence store: observations, signature links, audit trail and dream state in SQLite.
+
+The database (by default beside the memory file and named after it, ``robot-memory.db``
+for ``robot-memory.md``: see ``default_db_path``; mode 0600, WAL, a busy timeout so the
+node and the CLI can share it; a symbolic link is opened through to its target) is the
+system of record for what the robot observed and for every change made to an entry.
+Tables:
+
+``observations``
+    Append-only (an UPDATE is refused by a trigger). One row per piece of evidence, only
+    what dreaming needs: stamp (UNIX seconds), source, signature (NULL for an OK
+    report), source key, severity (0 OK, 1 WARN, 2 ERROR) and a compact JSON payload.
+    OK reports are thinned: one is kept when a source turns OK again, then at most one
+    per ``ok_heartbeat_s`` per source. Raw rows older than ``retention_days`` that a
+    dream has consumed are folded into ``daily_counts`` by ``compact(now)``.
+``signatures`` / ``sources``
+    A signature's entry (``entry_id``) and the entry's original type, so a resolved
+    entry re-opens with its type; per source key, the last bad report and since when it
+    has been OK.
+``audit``
+    Append-only (UPDATE and DELETE refused): every change to an entry with time, actor,
+    action (create, reinforce, resolve, reopen, prune, manual, peer_merge) and reason, and
+    every proposal and decision of the proposals queue (propose, approve, reject, expire,
+    replace; entry id ``proposal:<id>``, see ``robot_memory.review.proposals``).
+``dreams`` / ``dream_state`` / ``snapshot`` / ``pending_dream``
+    The dream log, the dream cursor (last observation id consumed, last dream time, hash
+    of the file the dream wrote), the per-entry snapshot of that file (to recognise a
+    person's edits), and the intent record of a dream (or of a ``robot-memory prune``) in
+    progress (crash recovery).
+``entry_versions`` / ``undos`` / ``undo_horizon``
+    The prior state of each entry at every change of the snapshot (dream, prune, undo), the
+    undo log, and the first dream recorded so (see ``robot_memory.review.undo``). Append-only.
+``migrations``
+    Named schema migrations, each applied once in its own transaction.
+
+**Damage.** ``on_corrupt='raise'`` (the default) refuses a file that is not a usable SQLite
+database with EvidenceDamaged (an EvidenceError). ``on_corrupt='set_aside'`` (what
+``robot-memory ingest``, ``dream`` and ``prune`` use) checks the file at open (``PRAGMA
+quick_check``, so a truncated file is caught too), renames a damaged one with its WAL to
+``robot-memory.db.corrupt-<time>`` (never deleted) and starts a fresh database; the next
+dream takes the entries of robot-memory.md in again and audits it.
+A full disk is reported as such (EvidenceError saying the disk is full), never as damage.
+
+Ingestion is a cheap append: ``add()`` classifies the observation with the rules and
+buffers rows; one transaction writes every ``batch_size`` rows or on ``flush()``. The
+store starts no threads; the node's StoreWorker (robot_memory.evidence.worker), the one thread that
+owns the store, calls ``flush()`` every ``flush_period_s``. A lock makes ``add``
+and ``flush`` safe to call from several executor threads; for anything else use one
+store (one connection) per thread: WAL lets a dreaming connection and an ingesting one
+work side by side.
+"""
+
+import contextlib
+import dataclasses
+import datetime as dt
+import functools
+import itertools
+import json
+import pathlib
+import sqlite3
+import threading
+from typing import Iterable
+from typing import Optional
+from typing import TYPE_CHECKING
+
+from robot_memory.common import sqlite_db
+from robot_memory.common.sqlite_db import create_private_file
+from robot_memory.common.sqlite_db import damage_found
+from robot_memory.common.sqlite_db import is_damage
+from robot_memory.common.sqlite_db import is_disk_full
+from robot_memory.common.sqlite_db import MigrationSet
+from robot_memory.common.sqlite_db import open_database
+from robot_memory.common.sqlite_db import PlainDatabase
+from robot_memory.common.timeutil import format_iso
+from robot_memory.common.timeutil import parse_iso
+from robot_memory.common.timeutil import to_epoch
+from robot_memory.common.timeutil import UTC
+from robot_memory.dream.intent import DreamIntent
+from robot_memory.errors import MemoryFileError
+from robot_memory.locations import link_target
+from robot_memory.review.audit import AuditRecord
+
+if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no rules
+    from robot_memory.evidence.rules import Rules
+
+
+DB_NAME = 'robot-memory.db'  # the database of robot-memory.md (see default_db_path)
+MEMORY = ':memory:'  # the path of a store kept in memory (SQLite's name for it)
+AUDIT_ACTIONS = ('create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
+# Decisions on the proposals queue (robot_memory.review.proposals), entry id ``proposal:<id>``.
+AUDIT_ACTIONS += ('propose', 'approve', 'reject', 'expire', 'replace')
+# A change made by an undo (robot_memory.review.undo).
+AUDIT_ACTIONS += ('undo',)
+SIGNATURE_COLUMNS = ('signature', 'source', 'source_key', 'rule', 'entry_id', 'entry_type',
+                     'first_seen', 'last_bad', 'bad_total', 'held', 'payload')
+SOURCE_COLUMNS = ('source_key', 'last_bad', 'ok_since', 'last_ok')
+ON_CORRUPT = ('raise', 'set_aside')
+_MAX_BUFFER = 200_000
+# SQLite's page cache for the evidence connection, in KiB (its default is 2,000). Ingest
+# appends at the end of one table, so a flood touches few pages; left at the default the
+# cache still grew by 2 MB of memory_node's resident memory under bench_node's flood. A
+# dream reads the new rows once, in order: bench_autodream's 1M-observation dream is as
+# fast either way.
+CACHE_KIB = 256
+_INSERT_OBSERVATIONS = ('INSERT INTO observations (stamp, source, signature, source_key, '
+                        'severity, payload) VALUES ')
+_ROW = '(?, ?, ?, ?, ?, ?)'
+# Rows one INSERT statement takes at most. sqlite3 lets go of the GIL while SQLite runs a
+# statement and must take it back afterwards; under a flood memory_node's other threads
+# (then its executor's, now its ingest thread) hold it most of the time, so each take-back
+# waits. executemany runs its statement once a row: the store thread then waited once a
+# row and fell behind the flood (83,000 observations in its backlog, 12 MB of the node's
+# memory, in bench_node's ingest phase). A multi-row INSERT waits once for 256 rows
+# (bench_autodream.py: ingest_contended).
+ROWS_PER_INSERT = 256
+
+
+@functools.cache
+def _insert_sql(rows: int) -> str:
+    return _INSERT_OBSERVATIONS + ', '.join([_ROW] * rows)
+
+
+def insert_observations(conn: sqlite3.Connection, rows: list) -> None:
+    """
+    Insert observation ``rows`` (6 values each) in order, in a few multi-row statements.
+
+    Full statements of ROWS_PER_INSERT rows (fewer where SQLite allows fewer variables),
+    then the rest as statements of 128, 64, ... 1 rows: at most 8 more, and only 9 texts
+    for sqlite3's statement cache.
+    """
+    if not rows:
+        return
+    getlimit = getattr(conn, 'getlimit', None)  # Python 3.11; SQLite < 3.32 allowed 999
+    variables = getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) if getlimit else 999
+    size = min(ROWS_PER_INSERT, variables // len(rows[0]))
+    start, total = 0, len(rows)
+    while start < total:
+        while size > total - start:
+            size //= 2
+        stop = start + size
+        conn.execute(_insert_sql(size), list(itertools.chain.from_iterable(rows[start:stop])))
+        start = stop
+
+
+class EvidenceError(ValueError):
+    """The evidence database cannot be opened or written; says what to do."""
+
+
+class EvidenceDamaged(EvidenceError):
+    """
+    The file is not a usable SQLite database (refused with ``on_corrupt='raise'``).
+
+    ``path`` is the database and ``detail`` what is wrong with it.
+    """
+
+    def __init__(self, message: str, path: pathlib.Path, detail: str):
+        super().__init__(message)
+        self.path = path
+        self.detail = detail
+
+
+class _Damaged(Exception):
+    """The database file is damaged (internal: set aside or reported by the constructor)."""
+
+
+def _disk_full_message(path: pathlib.Path, doing: str) -> str:
+    return (f'cannot {doing} {path}: the disk is full; free some space and retry (nothing '
+            'already stored was changed)')
+
+
+# The evidence store's migrations, recorded (as sqlite-utils records them) in ``migrations``.
+MIGRATIONS = MigrationSet('robot_memory.evidence.store', 'migrations')
+
+
+@MIGRATIONS(name='0001_evidence_tables')
+def _create_tables(db: PlainDatabase) -> None:
+    statements = [
+        'CREATE TABLE IF NOT EXISTS observations (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'stamp REAL NOT NULL, source TEXT NOT NULL, signature TEXT, source_key TEXT NOT NULL, '
+        "severity INTEGER NOT NULL, payload TEXT NOT NULL DEFAULT '')",
+        'CREATE TABLE IF NOT EXISTS daily_counts (day TEXT NOT NULL, source TEXT NOT NULL, '
+        'source_key TEXT NOT NULL, signature TEXT NOT NULL, severity INTEGER NOT NULL, '
+        'count INTEGER NOT NULL, first_stamp REAL NOT NULL, last_stamp REAL NOT NULL, '
+        'PRIMARY KEY (day, source_key, signature, severity))',
+        'CREATE TABLE IF NOT EXISTS signatures (signature TEXT PRIMARY KEY, source TEXT NOT NULL, '
+        "source_key TEXT NOT NULL, rule TEXT NOT NULL DEFAULT '', entry_id TEXT, "
+        'entry_type TEXT, first_seen REAL, last_bad REAL, bad_total INTEGER NOT NULL DEFAULT 0, '
+        "held INTEGER NOT NULL DEFAULT 0, payload TEXT NOT NULL DEFAULT '')",
+        'CREATE INDEX IF NOT EXISTS signatures_entry ON signatures (entry_id)',
+        'CREATE TABLE IF NOT EXISTS sources (source_key TEXT PRIMARY KEY, last_bad REAL, '
+        'ok_since REAL, last_ok REAL)',
+        'CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'at TEXT NOT NULL, entry_id TEXT NOT NULL, action TEXT NOT NULL, actor TEXT NOT NULL, '
+        "reason TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '{}', dream_id INTEGER)",
+        'CREATE INDEX IF NOT EXISTS audit_entry ON audit (entry_id, id)',
+        'CREATE TABLE IF NOT EXISTS dreams (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'at TEXT NOT NULL, actor TEXT NOT NULL, first_id INTEGER NOT NULL, '
+        'last_id INTEGER NOT NULL, report TEXT NOT NULL)',
+        'CREATE TABLE IF NOT EXISTS dream_state (id INTEGER PRIMARY KEY CHECK (id = 1), '
+        'last_id INTEGER NOT NULL DEFAULT 0, last_dream_at TEXT, file_hash TEXT)',
+        'INSERT OR IGNORE INTO dream_state (id, last_id) VALUES (1, 0)',
+        'CREATE TABLE IF NOT EXISTS snapshot (entry_id TEXT PRIMARY KEY, data TEXT NOT NULL)',
+        'CREATE TABLE IF NOT EXISTS pending_dream (id INTEGER PRIMARY KEY CHECK (id = 1), '
+        'token TEXT NOT NULL, at TEXT NOT NULL, file_hash TEXT NOT NULL, payload TEXT NOT NULL)',
+    ]
+    for statement in statements:
+        db.execute(statement)
+
+
+@MIGRATIONS(name='0002_append_only_triggers')
+def _append_only(db: PlainDatabase) -> None:
+    refusals = [
+        ('audit', 'UPDATE', 'the audit log is append-only'),
+        ('audit', 'DELETE', 'the audit log is append-only'),
+        ('dreams', 'UPDATE', 'the dream log is append-only'),
+        ('dreams', 'DELETE', 'the dream log is append-only'),
+        ('observations', 'UPDATE', 'observations are append-only'),
+    ]
+    for table, event, message in refusals:
+        db.execute(f'CREATE TRIGGER IF NOT EXISTS {table}_no_{event.lower()} BEFORE {event} '
+                   f"ON {table} BEGIN SELECT RAISE(ABORT, '{message}'); END")
+
+
+@MIGRATIONS(name='0003_undo_history')
+def _undo_history(db: PlainDatabase) -> None:
+    """
+    Return the prior state of every entry a dream, prune or undo changes, and the undo log.
+
+    ``entry_versions``: one row per change of the snapshot, holding the entry as it was
+    before (canonical JSON; NULL when it did not exist), when (UNIX seconds), and which
+    dream or undo made it (``manual`` marks a person's edit taken in). ``undos``: one row
+    per undo (robot_memory.review.undo). ``undo_horizon``: the first dream whose changes are
+    recorded here (dreams before this migration cannot be undone).
+    """
+    statements = [
+        'CREATE TABLE IF NOT EXISTS entry_versions (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'at REAL NOT NULL, entry_id TEXT NOT NULL, prior TEXT, dream_id INTEGER, '
+        'undo_id INTEGER, manual INTEGER NOT NULL DEFAULT 0)',
+        'CREATE INDEX IF NOT EXISTS entry_versions_at ON entry_versions (at)',
+        'CREATE INDEX IF NOT EXISTS entry_versions_entry ON entry_versions (entry_id, id)',
+        'CREATE TABLE IF NOT EXISTS undos (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'at TEXT NOT NULL, actor TEXT NOT NULL, reason TEXT NOT NULL, target TEXT NOT NULL, '
+        'entry_from INTEGER NOT NULL, record_from INTEGER NOT NULL, report TEXT NOT NULL)',
+        'CREATE TABLE IF NOT EXISTS undo_horizon (id INTEGER PRIMARY KEY CHECK (id = 1), '
+        'first_dream INTEGER NOT NULL)',
+        'INSERT OR IGNORE INTO undo_horizon (id, first_dream) '
+        'SELECT 1, coalesce(max(id), 0) + 1 FROM dreams',
+    ]
+    for statement in statements:
+        db.execute(statement)
+    for table, what in (('entry_versions', 'entry history'), ('undos', 'undo log')):
+        for event in ('UPDATE', 'DELETE'):
+            db.execute(f'CREATE TRIGGER IF NOT EXISTS {table}_no_{event.lower()} BEFORE '
+                       f"{event} ON {table} BEGIN SELECT RAISE(ABORT, 'the {what} is "
+                       "append-only'); END")
+
+
+def open_target(path) -> pathlib.Path:
+    """Return the database file ``path`` names, through links (EvidenceError if dangling)."""
+    try:
+        return link_target(path)
+    except MemoryFileError as error:
+        raise EvidenceError(f'the database {error}') from None
+
+
+@dataclasses.dataclass
+class DreamCursor:
+    """Where the last dream stopped: observation id, time, hash of the file it wrote."""
+
+    last_id: int
+    last_dream_at: Optional[dt.datetime]
+    file_hash: Optional[str]
+
+
+@dataclasses.dataclass
+class EvidenceGroup:
+    """All new bad evidence of one signature in a dream window."""
+
+    signature: str
+    source: str
+    source_key: str
+    count: int
+    errors: int
+    first: float
+    last: float
+    payload: str
+
+
+@dataclasses.dataclass
+class CompactReport:
+    """What ``compact`` folded into daily counts and forgot."""
+
+    rows: int
+    days: int
+    signatures_forgotten: int
+
+
+class EvidenceStore:
+    """
+    The SQLite evidence store; use as a context manager or call ``close()``.
+
+    ``path`` ``':memory:'`` or None keeps the store in memory (gone when it is closed), as
+    :class:`~robot_memory.substrate.store.Substrate` does: for tests and one-off tools.
+    """
+
+    def __init__(self, path, rules: Optional['Rules'] = None, batch_size: int = 500,
+                 retention_days: float = 14.0, ok_heartbeat_s: float = 900.0,
+                 busy_timeout_s: float = 10.0, on_corrupt: str = 'raise'):
+        if on_corrupt not in ON_CORRUPT:
+            raise ValueError(f'on_corrupt must be one of {", ".join(ON_CORRUPT)}, got '
+                             f'{on_corrupt!r}')
+        if batch_size < 1:
+            raise ValueError('batch_size must be at least 1')
+        if retention_days <= 0:
+            raise ValueError('retention_days must be positive (days of raw observations kept)')
+        # A symlinked database is used through to its target: -wal, -shm and a set-aside
+        # copy lie beside the file SQLite writes, and the link stays.
+        self.path = None if path is None or str(path) == MEMORY else open_target(path)
+        if not rules:
+            from robot_memory.evidence.rules import Rules
+            rules = Rules.default()
+        self.rules = rules
+        self.batch_size = batch_size
+        self.retention_days = retention_days
+        self.ok_heartbeat_s = ok_heartbeat_s
+        self._buffer = []
+        self._flush_backoff = 0
+        self._ok_last = {}
+        self._lock = threading.RLock()
+        self.dropped = 0
+        # The error of the last failed flush (None once a flush succeeds).
+        self.write_error = None
+        self.on_corrupt = on_corrupt
+        # Where a damaged database was moved by this store, and notes for the next report.
+        self.set_aside_to = None
+        self.problems = []
+        try:
+            if on_corrupt == 'set_aside' and self.path is not None:
+                self._check(busy_timeout_s)
+            self.db = self._open(busy_timeout_s)
+        except _Damaged as damage:
+            if on_corrupt != 'set_aside':
+                raise EvidenceDamaged(f'{self.path} is not a usable evidence database '
+                                      f'({damage}); move it aside and a new one is created, or '
+                                      "open it with on_corrupt='set_aside'", self.path,
+                                      str(damage)) from None
+            self.set_aside_to = self._set_aside()
+            self.problems.append(
+                f'the evidence database was damaged ({damage}); it was set aside as '
+                f'{self.set_aside_to.name} and a new one was created; the next dream takes '
+                'the entries of the memory file in again')
+            try:
+                self.db = self._open(busy_timeout_s)
+            except _Damaged as again:
+                raise EvidenceError(f'{self.path}: a new evidence database could not be '
+                                    f'created ({again})') from None
+
+    def _open(self, busy_timeout_s: float) -> PlainDatabase:
+        db = self._open_database(busy_timeout_s)
+        db.execute(f'PRAGMA cache_size = -{CACHE_KIB}')
+        return db
+
+    def _open_database(self, busy_timeout_s: float) -> PlainDatabase:
+        if self.path is None:
+            return open_database(MEMORY, busy_timeout_s, MIGRATIONS)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            create_private_file(self.path)
+        except OSError as error:
+            if is_disk_full(error):
+                raise EvidenceError(_disk_full_message(self.path, 'create')) from None
+            raise EvidenceError(f'cannot create the evidence database {self.path}: '
+                                f'{error.strerror}; check the directory is writable') from None
+        try:
+            db = open_database(str(self.path), busy_timeout_s, MIGRATIONS)
+        except sqlite3.DatabaseError as error:
+            if is_damage(error):
+                raise _Damaged(str(error)) from None
+            if is_disk_full(error, self.path):
+                raise EvidenceError(_disk_full_message(self.path, 'open')) from None
+            # Not damage (e.g. locked by another process for longer than the busy timeout):
+            # moving the file aside would be wrong advice.
+            raise EvidenceError(f'cannot open the evidence database {self.path} ({error}); '
+                                'it was left as it is') from None
+        return db
+
+    def _check(self, busy_timeout_s: float) -> None:
+        """Raise _Damaged if the file is not a sound SQLite database (see damage_found)."""
+        try:
+            damage = damage_found(self.path, busy_timeout_s)
+        except OSError as error:
+            raise EvidenceError(f'cannot read the evidence database {self.path}: '
+                                f'{error.strerror}') from None
+        if damage is not None:
+            raise _Damaged(damage)
+
+    def _set_aside(self) -> pathlib.Path:
+        """Rename the damaged database and its WAL to ``<db>.corrupt-<time>[-wal]``."""
+        try:
+            return sqlite_db.set_aside(self.path, dt.datetime.now(UTC))
+        except OSError as error:
+            raise EvidenceError(f'{self.path} is damaged and could not be set aside '
+                                f'({error.strerror}); move it aside by hand') from None
+
+    def set_aside_copies(self) -> list:
+        """Damaged databases set aside beside this one (``<db>.corrupt-*``), oldest first."""
+        if self.path is None:
+            return []
+        return sqlite_db.set_aside_copies(self.path)
+
+    def take_problems(self) -> list:
+        """Note about the store for a report (e.g. a database set aside), once each."""
+        problems, self.problems = self.problems, []
+        return problems
+
+    @contextlib.contextmanager
+    def _writing(self, doing: str):
+        """Turn a failed write into an EvidenceError that says what happened."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            if is_disk_full(error, self.path):
+                raise EvidenceError(_disk_full_message(self.path, doing)) from None
+            raise EvidenceError(f'cannot {doing} {self.path or MEMORY} ({error})') from None
+
+    @contextlib.contextmanager
+    def _transaction(self):
+        """
+        Return a write transaction that takes SQLite's write lock when it begins.
+
+        ``BEGIN IMMEDIATE``, not a deferred BEGIN: a deferred transaction that reads first
+        and writes later fails at once with "database is locked" (no busy wait) when
+        another process committed in between, which the node ingesting every 0.5 s makes
+        likely for the CLI. Nested use becomes a savepoint.
+        """
+        conn = self.db.conn
+        if conn.in_transaction:
+            with self.db.atomic():
+                yield
+            return
+        conn.execute('BEGIN IMMEDIATE')
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.rollback()
+            raise
+        conn.commit()
+
+    def applied_migrations(self) -> list:
+        """Names of the schema migrations applied to this database, in order."""
+        return MIGRATIONS.applied_names(self.db.conn)
+
+    def __enter__(self) -> 'EvidenceStore':
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Flush buffered observations and close the database."""
+        with self._lock:
+            try:
+                self.flush()
+            finally:
+                self.db.close()
+
+    # ------------------------------------------------------------------ ingestion
+
+    def add(self, observation) -> int:
+        """
+        Buffer the evidence of one observation; returns how many rows it will write.
+
+        Once ``batch_size`` rows wait, ``add`` writes them. If that write fails (a full
+        disk), the observation is still accepted: it stays buffered with the others,
+        nothing is raised, and :attr:`write_error` says why; the next write is tried when
+        another ``batch_size`` rows have come in, or at ``flush()``, which raises. So an
+        ``add`` that returned was taken exactly once, and one that raised (a naive stamp)
+        was not taken at all.
+        """
+        if observation.stamp.tzinfo is None:
+            raise ValueError('observation stamps must be aware UTC datetimes, got a naive '
+                             f'{observation.stamp.isoformat()}; attach timezone.utc')
+        stamp = observation.stamp.timestamp()
+        source = observation.source
+        added = 0
+        with self._lock:
+            for item in self.rules.classify(observation):
+                if item.severity == 0:
+                    last = self._ok_last.get(item.source_key)
+                    if last is not None and last <= stamp < last + self.ok_heartbeat_s:
+                        continue
+                    self._ok_last[item.source_key] = stamp
+                else:
+                    self._ok_last[item.source_key] = None
+                self._buffer.append((stamp, source, item.signature, item.source_key,
+                                     item.severity, item.payload))
+                added += 1
+            if len(self._ok_last) > 100_000:
+                self._ok_last.clear()
+            if len(self._buffer) >= self.batch_size + self._flush_backoff:
+                try:
+                    self.flush()
+                except EvidenceError:
+                    # Kept buffered and reported in write_error; retried a batch later.
+                    self._flush_backoff = len(self._buffer)
+        return added
+
+    def add_all(self, observations: Iterable) -> int:
+        """``add`` each observation; returns the number of rows buffered or written."""
+        return sum(self.add(observation) for observation in observations)
+
+    def flush(self) -> int:
+        """
+        Write the buffered rows in one transaction; returns how many were written.
+
+        On failure the rows stay buffered (the oldest dropped and counted in ``dropped``
+        beyond 200,000) and EvidenceError says why; it is also kept in ``write_error``.
+        """
+        with self._lock:
+            rows, self._buffer = self._buffer, []
+            if not rows:
+                return 0
+            try:
+                with self._transaction():
+                    insert_observations(self.db.conn, rows)
+            except sqlite3.Error as error:
+                self._buffer = rows + self._buffer
+                if len(self._buffer) > _MAX_BUFFER:
+                    self.dropped += len(self._buffer) - _MAX_BUFFER
+                    self._buffer = self._buffer[-_MAX_BUFFER:]
+                cause = ('the disk is full; free some space' if is_disk_full(error, self.path)
+                         else str(error))
+                self.write_error = EvidenceError(
+                    f'cannot write observations to {self.path or MEMORY} ({cause}); '
+                    f'{len(self._buffer)} rows stay buffered and the next flush retries')
+                raise self.write_error from None
+            self.write_error = None
+            self._flush_backoff = 0
+            return len(rows)
+
+    @property
+    def buffered(self) -> int:
+        """Rows waiting for the next flush."""
+        return len(self._buffer)
+
+    def observation_count(self) -> int:
+        """Raw observation rows currently stored (compacted rows not included)."""
+        return self.db.execute('SELECT count(*) FROM observations').fetchone()[0]
+
+    # ------------------------------------------------------------------ retention
+
+    def compact(self, now: dt.datetime) -> CompactReport:
+        """Fold consumed observations older than the retention window into daily counts."""
+        self.flush()
+        cutoff = to_epoch(now) - self.retention_days * 86400.0
+        last_id = self.dream_cursor().last_id
+        with self._writing('compact old observations in'), self._transaction():
+            days = self.db.execute(
+                "SELECT count(DISTINCT strftime('%Y-%m-%d', stamp, 'unixepoch')) "
+                'FROM observations WHERE id <= ? AND stamp < ?', (last_id, cutoff)).fetchone()[0]
+            self.db.execute(
+                'INSERT INTO daily_counts (day, source, source_key, signature, severity, count, '
+                "first_stamp, last_stamp) SELECT strftime('%Y-%m-%d', stamp, 'unixepoch'), "
+                "source, source_key, coalesce(signature, ''), severity, count(*), min(stamp), "
+                'max(stamp) FROM observations WHERE id <= ? AND stamp < ? '
+                'GROUP BY 1, 3, 4, 5 ON CONFLICT (day, source_key, signature, severity) DO UPDATE '
+                'SET count = count + excluded.count, '
+                'first_stamp = min(first_stamp, excluded.first_stamp), '
+                'last_stamp = max(last_stamp, excluded.last_stamp)', (last_id, cutoff))
+            rows = self.db.execute('DELETE FROM observations WHERE id <= ? AND stamp < ?',
+                                   (last_id, cutoff)).rowcount
+            forgotten = self.db.execute(
+                'DELETE FROM signatures WHERE entry_id IS NULL AND held = 0 AND last_bad < ?',
+                (cutoff,)).rowcount
+        return CompactReport(rows, days, forgotten)
+
+    def daily_counts(self, signature: Optional[str] = None) -> list:
+        """Compacted per-day counts (all, or of one signature), oldest day first."""
+        sql = ('SELECT day, source, source_key, signature, severity, count FROM daily_counts'
+               + (' WHERE signature = ?' if signature is not None else '')
+               + ' ORDER BY day, source_key, signature, severity')
+        params = (signature,) if signature is not None else ()
+        return list(self.db.query(sql, params))
+
+    # ------------------------------------------------------------------ audit
+
+    def record_audit(self, records: Iterable) -> None:
+        """Append audit records (e.g. a peer merge or a manual change) in one transaction."""
+        rows = [self._audit_row(record) for record in records]
+        with self._writing('write audit records to'), self._transaction():
+            self.db.conn.executemany(
+                'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
+                'VALUES (?, ?, ?, ?, ?, ?, ?)', rows)
+
+    @staticmethod
+    def _audit_row(record: AuditRecord) -> tuple:
+        if record.action not in AUDIT_ACTIONS:
+            raise ValueError(f'audit action {record.action!r} is not one of '
+                             f'{", ".join(AUDIT_ACTIONS)}')
+        return (format_iso(record.at), record.entry_id, record.action, record.actor,
+                record.reason, json.dumps(record.detail, ensure_ascii=False, sort_keys=True),
+                record.dream_id)
+
+    def history(self, entry_id: str) -> list:
+        """Return the audit trail of one entry, oldest first."""
+        rows = self.db.query('SELECT * FROM audit WHERE entry_id = ? ORDER BY id', (entry_id,))
+        return [AuditRecord(parse_iso(row['at']), row['entry_id'], row['action'], row['actor'],
+                            row['reason'], json.loads(row['detail']), row['dream_id'], row['id'])
+                for row in rows]
+
+    def audit_count(self) -> int:
+        """Return the number of audit records."""
+        return self.db.execute('SELECT count(*) FROM audit').fetchone()[0]
+
+    def dreams(self) -> list:
+        """Return the dream log, oldest first, as dicts with the report decoded."""
+        return [dict(row, report=json.loads(row['report']))
+                for row in self.db.query('SELECT * FROM dreams ORDER BY id')]
+
+    # ------------------------------------------------------------------ dream plumbing
+
+    def dream_cursor(self) -> DreamCursor:
+        """Return the last consumed observation id, last dream time and the hash it wrote."""
+        row = self.db.execute(
+            'SELECT last_id, last_dream_at, file_hash FROM dream_state WHERE id = 1').fetchone()
+        return DreamCursor(row[0], parse_iso(row[1]) if row[1] else None, row[2])
+
+    def max_observation_id(self) -> int:
+        """Return the highest observation id written so far (flush first)."""
+        value = self.db.execute('SELECT max(id) FROM observations').fetchone()[0]
+        return max(value or 0, self.dream_cursor().last_id)
+
+    def evidence_groups(self, after: int, upto: int) -> tuple:
+        """
+        Bad evidence with ``after < id <= upto`` per signature, and last bad per source key.
+
+        One scan grouped by (signature, source key); the payload is the latest row's.
+        """
+        rows = self.db.execute(
+            'SELECT g.signature, g.source_key, g.n, g.errors, g.first, g.last, o.source, '
+            'o.payload, g.last_id FROM (SELECT signature, source_key, count(*) AS n, '
+            'sum(severity >= 2) AS errors, min(stamp) AS first, max(stamp) AS last, '
+            'max(id) AS last_id FROM observations WHERE id > ? AND id <= ? AND severity > 0 '
+            'GROUP BY signature, source_key) AS g JOIN observations AS o ON o.id = g.last_id',
+            (after, upto)).fetchall()
+        groups, last_bad, newest = {}, {}, {}
+        for signature, source_key, count, errors, first, last, source, payload, last_id in rows:
+            if last_bad.get(source_key) is None or last > last_bad[source_key]:
+                last_bad[source_key] = last
+            group = groups.get(signature)
+            if group is None:
+                groups[signature] = EvidenceGroup(signature, source, source_key, count, errors,
+                                                  first, last, payload)
+                newest[signature] = last_id
+                continue
+            group.count += count
+            group.errors += errors
+            group.first = min(group.first, first)
+            group.last = max(group.last, last)
+            if last_id > newest[signature]:
+                newest[signature] = last_id
+                group.source, group.source_key, group.payload = source, source_key, payload
+        return groups, last_bad
+
+    def ok_reports(self, after: int, upto: int, last_bad: dict) -> dict:
+        """Per source key: (first OK after its last bad report or None, last OK, count)."""
+        with self.db.atomic():
+            self.db.execute('CREATE TEMP TABLE IF NOT EXISTS dream_last_bad '
+                            '(source_key TEXT PRIMARY KEY, stamp REAL)')
+            self.db.execute('DELETE FROM temp.dream_last_bad')
+            self.db.conn.executemany('INSERT INTO temp.dream_last_bad VALUES (?, ?)',
+                                     [(key, value) for key, value in last_bad.items()
+                                      if value is not None])
+        rows = self.db.execute(
+            'SELECT o.source_key, min(CASE WHEN b.stamp IS NULL OR o.stamp > b.stamp '
+            'THEN o.stamp END), max(o.stamp), count(*) FROM observations AS o '
+            'LEFT JOIN temp.dream_last_bad AS b ON b.source_key = o.source_key '
+            'WHERE o.id > ? AND o.id <= ? AND o.severity = 0 GROUP BY o.source_key',
+            (after, upto)).fetchall()
+        return {row[0]: (row[1], row[2], row[3]) for row in rows}
+
+    def signature_rows(self) -> dict:
+        """Every signature link as a dict of its columns, by signature."""
+        sql = f'SELECT {", ".join(SIGNATURE_COLUMNS)} FROM signatures'
+        return {row[0]: dict(zip(SIGNATURE_COLUMNS, row)) for row in self.db.execute(sql)}
+
+    def source_rows(self) -> dict:
+        """Every source key's state (last bad, OK since, last OK), by source key."""
+        sql = f'SELECT {", ".join(SOURCE_COLUMNS)} FROM sources'
+        return {row[0]: dict(zip(SOURCE_COLUMNS, row)) for row in self.db.execute(sql)}
+
+    def snapshot(self) -> dict:
+        """Return the per-entry snapshot of the file the last dream wrote: id -> canonical JSON."""
+        return dict(self.db.execute('SELECT entry_id, data FROM snapshot').fetchall())
+
+    def pending_dream(self) -> Optional[DreamIntent]:
+        """Return the intent record of a dream, prune or undo that did not finish, or None."""
+        row = self.db.execute('SELECT payload FROM pending_dream WHERE id = 1').fetchone()
+        return DreamIntent.from_json(row[0]) if row else None
+
+    def begin_dream(self, intent: DreamIntent) -> None:
+        """Durably record a dream's intended changes before the memory file is written."""
+        with self._writing('record the dream in'), self._durable():
+            with self._transaction():
+                self.db.execute('INSERT OR REPLACE INTO pending_dream (id, token, at, '
+                                'file_hash, payload) VALUES (1, ?, ?, ?, ?)',
+                                (intent.token, intent.at_text, intent.file_hash,
+                                 intent.to_json()))
+
+    def commit_dream(self, intent: DreamIntent) -> Optional[int]:
+        """
+        Apply a dream's changes (audit, links, snapshot, cursor, log) in one transaction.
+
+        Applies only while ``intent`` is still pending, so a dream completed by a
+        concurrent recovery is never applied twice (returns None then). An intent of kind
+        ``prune`` (``autodream.prune``) carries only audit records and the entries that
+        leave the snapshot; it is applied the same way (returns None). An intent of kind
+        ``undo`` is applied by ``robot_memory.review.undo`` (returns the undo's id).
+        """
+        at = intent.at_text
+        with self._writing('record the finished dream in'), self._durable():
+            with self._transaction():
+                claimed = self.db.execute('DELETE FROM pending_dream WHERE id = 1 AND token = ?',
+                                          (intent.token,)).rowcount
+                if not claimed:
+                    return None
+                if intent.kind == 'undo':
+                    from robot_memory.review import undo
+                    return undo.apply_recorded(self, intent)
+                if intent.kind == 'prune':
+                    self._apply_prune(intent)
+                    return None
+                cursor = self.db.execute(
+                    'INSERT INTO dreams (at, actor, first_id, last_id, report) '
+                    'VALUES (?, ?, ?, ?, ?)',
+                    (at, intent.actor, intent.first_id, intent.last_id,
+                     json.dumps(intent.report, ensure_ascii=False, sort_keys=True)))
+                dream_id = cursor.lastrowid
+                self._record_versions(intent, dream_id)
+                self.db.conn.executemany(
+                    'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
+                    'VALUES (?, ?, ?, ?, ?, ?, ?)',
+                    [(at, entry_id, action, intent.actor, reason, detail,
+                      dream_id) for entry_id, action, reason, detail in intent.audit])
+                self.db.conn.executemany(
+                    f'INSERT OR REPLACE INTO signatures ({", ".join(SIGNATURE_COLUMNS)}) '
+                    f'VALUES ({", ".join("?" * len(SIGNATURE_COLUMNS))})',
+                    intent.signatures)
+                self.db.conn.executemany('DELETE FROM signatures WHERE signature = ?',
+                                         [(key,) for key in intent.signatures_deleted])
+                self.db.conn.executemany(
+                    f'INSERT OR REPLACE INTO sources ({", ".join(SOURCE_COLUMNS)}) '
+                    f'VALUES ({", ".join("?" * len(SOURCE_COLUMNS))})', intent.sources)
+                self.db.conn.executemany('INSERT OR REPLACE INTO snapshot VALUES (?, ?)',
+                                         intent.snapshot)
+                self.db.conn.executemany('DELETE FROM snapshot WHERE entry_id = ?',
+                                         [(key,) for key in intent.snapshot_deleted])
+                self.db.execute('UPDATE dream_state SET last_id = ?, last_dream_at = ?, '
+                                'file_hash = ? WHERE id = 1',
+                                (intent.last_id, at, intent.file_hash))
+        return dream_id
+
+    def _apply_prune(self, intent: DreamIntent) -> None:
+        """Return the database half of a prune made outside a dream (inside commit_dream)."""
+        for entry_id, action, _, _ in intent.audit:
+            if action != 'prune':
+                raise ValueError(f'a prune intent holds a {action!r} record for {entry_id}')
+        self._record_versions(intent, None)
+        self.db.conn.executemany(
+            'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
+            'VALUES (?, ?, ?, ?, ?, ?, NULL)',
+            [(intent.at_text, entry_id, action, intent.actor, reason, detail)
+             for entry_id, action, reason, detail in intent.audit])
+        self.db.conn.executemany('DELETE FROM snapshot WHERE entry_id = ?',
+                                 [(key,) for key in intent.snapshot_deleted])
+
+    def _record_versions(self, intent: DreamIntent, dream_id: Optional[int]) -> None:
+        """
+        Keep the prior state of each entry the intent changes (before the snapshot moves).
+
+        A person's edit taken in by a dream is recorded first (``manual``), then the dream's
+        own change from the edited entry, so an undo of the dream keeps the person's edit.
+        """
+        conn = self.db.conn
+        at = intent.at.timestamp()
+
+        def stored(entry_id):
+            row = conn.execute('SELECT data FROM snapshot WHERE entry_id = ?',
+                               (entry_id,)).fetchone()
+            return row[0] if row else None
+
+        rows, edited = [], {}
+        for entry_id, action, _, detail in intent.audit:
+            if action != 'manual' or entry_id in edited:
+                continue
+            change = json.loads(detail)
+            shown = change.get('after', change.get('entry'))
+            edited[entry_id] = (json.dumps(shown, sort_keys=True, ensure_ascii=False)
+                                if change.get('change') != 'deleted' and shown is not None
+                                else None)
+            rows.append((at, entry_id, stored(entry_id), dream_id, 1))
+        final = {row[0]: row[1] for row in intent.snapshot}
+        final.update(dict.fromkeys(intent.snapshot_deleted))
+        for entry_id, data in final.items():
+            prior = edited[entry_id] if entry_id in edited else stored(entry_id)
+            if prior != data:
+                rows.append((at, entry_id, prior, dream_id, 0))
+        conn.executemany('INSERT INTO entry_versions (at, entry_id, prior, dream_id, manual) '
+                         'VALUES (?, ?, ?, ?, ?)', rows)
+
+    def discard_pending(self) -> None:
+        """Forget the intent record of a dream whose file was never written."""
+        with self._writing('update'), self._transaction():
+            self.db.execute('DELETE FROM pending_dream')
+
+    def _durable(self):
+        return _SynchronousFull(self.db)
+
+
+class _SynchronousFull:
+    """``PRAGMA synchronous = FULL`` for the dream's two transactions, NORMAL otherwise."""
+
+    def __init__(self, db: PlainDatabase):
+        self.db = db
+
+    def __enter__(self):
+        self.db.execute('PRAGMA synchronous = FULL')
+
+    def __exit__(self, *exc):
+        self.db.execute('PRAGMA synchronous = NORMAL')

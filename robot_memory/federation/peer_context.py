@@ -1,0 +1,837 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Peer federation (RCAN §6): what a robot shares, what it accepts, and how it merges it.
+
+Pure functions, no rclpy; the clock is always passed in. The ROS node converts the
+``ExchangePeerContext`` message to plain data, calls :func:`validate_payload`, then
+:func:`merge_peer_payload` inside ``MemoryFile.update(now)``, and writes
+:func:`audit_records` to the evidence store.
+
+Decisions, written down once:
+
+Sharing
+    Only the robot's *own* entries are shared, never a peer's (a peer entry is never
+    re-shared as own, so a fact spreads to direct peers only). Shared are entries that
+    are injectable at ``now`` (``lifecycle.is_injectable``: not ``resolved``, effective
+    confidence ≥ ``inject_min``) and not private. An entry is **private** when it has
+    the tag ``private`` (any case) or an entry key ``private`` whose value is anything
+    but ``false`` / ``no`` / ``0`` / null — when in doubt, it stays home. The highest
+    effective confidence goes first, cut to the policy's count and byte limits.
+Confidence on the wire
+    The shared ``confidence`` is the *effective* confidence at ``sent_at`` (rounded to
+    4 decimals so it survives the message's float32), and ``last_reinforced`` is the
+    sender's real last evidence time. The receiver stores the entry with
+    ``last_reinforced = sent_at`` (capped at its own ``now``) and keeps the sender's value
+    as ``reported_last_reinforced``: every stored confidence stays "as of
+    last_reinforced", so read-time decay on the receiver continues from what the sender
+    believed when it sent — it is never applied twice.
+Peer ids
+    A peer entry's id is ``peer:<rrn>:<id>``, so it can never equal an own id (own ids
+    are ``mem-…``); payload ids that already start with ``peer:`` are refused (a relay).
+Corroboration without reinforcement
+    A robot never reinforces its own entries from peer data (RCAN §6): own entries are
+    never modified by a merge — not their confidence, count, time, nor any key. That
+    also keeps autodream from mistaking a merge for a person's edit (it compares own
+    entries with its snapshot). Corroboration is recorded on the *peer* entry instead:
+    ``corroborates: [<own id>, …]`` when the own entry has the same type and the same id
+    or normalised-token Jaccard similarity ≥ ``corroboration_jaccard``.
+    :func:`corroborations` gives the per-own-entry view (own id → peer rrns).
+Replay and ordering
+    A block remembers the payload's ``sent_at``; a payload older than the stored one, or
+    older than ``max_payload_age_s``, is refused as stale.
+"""
+
+import base64
+import dataclasses
+import datetime as dt
+import json
+import pathlib
+import re
+import stat
+from typing import Any
+from typing import Optional
+
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import field_validator
+from pydantic import model_validator
+from pydantic import PrivateAttr
+from pydantic import ValidationError
+
+from robot_memory.common.fileio import write_new
+from robot_memory.common.timeutil import format_iso
+from robot_memory.common.timeutil import parse_iso
+from robot_memory.common.timeutil import to_utc
+from robot_memory.common.validation_text import first_errors
+from robot_memory.rcan.context import check_displayable
+from robot_memory.rcan.context import is_displayable
+from robot_memory.rcan.lifecycle import DEFAULT_CONFIG
+from robot_memory.rcan.lifecycle import effective_confidence
+from robot_memory.rcan.lifecycle import is_injectable
+from robot_memory.rcan.lifecycle import LifecycleConfig
+from robot_memory.rcan.schema import check_printable
+from robot_memory.rcan.schema import clean_tags
+from robot_memory.rcan.schema import clean_text
+from robot_memory.rcan.schema import EntryType
+from robot_memory.rcan.schema import ID_PATTERN
+from robot_memory.rcan.schema import MAX_TAGS
+from robot_memory.rcan.schema import MAX_TEXT_CHARS
+from robot_memory.rcan.schema import MemoryDocument
+from robot_memory.rcan.schema import PeerBlock
+from robot_memory.rcan.schema import PeerEntry
+from robot_memory.rcan.schema import RRN_PATTERN
+from robot_memory.review.audit import AuditRecord
+from robot_memory.substrate.text import jaccard
+from robot_memory.substrate.text import token_set
+
+PRIVATE_TAG = 'private'
+PRIVATE_KEY = 'private'
+CORROBORATES_KEY = 'corroborates'
+REPORTED_KEY = 'reported_last_reinforced'
+SENT_AT_KEY = 'sent_at'
+PEER_ID_PREFIX = 'peer:'
+MAX_ID_CHARS = 128
+SIGNATURE_BYTES = 64
+AUDIT_ACTION = 'peer_merge'
+CONFIDENCE_DECIMALS = 4
+PAYLOAD_KEYS = ('rrn', 'sent_at', 'entries', 'signature')
+ENTRY_KEYS = ('id', 'type', 'text', 'confidence', 'first_seen', 'last_reinforced',
+              'observation_count', 'tags')
+
+_RRN = re.compile(RRN_PATTERN)
+_NOT_PRIVATE = (False, None, 0, 'false', 'no', '0', '')
+
+
+class FederationError(ValueError):
+    """Federation cannot proceed (bad key file, bad policy use); the message says what to do."""
+
+
+class PeerRejected(FederationError):
+    """A peer payload was refused; ``kind`` names the rule, the message says what to do."""
+
+    KINDS = ('not_allowed', 'own_rrn', 'oversized', 'malformed', 'signature', 'stale')
+
+    def __init__(self, kind: str, detail: str, advice: str, rrn: Optional[str] = None):
+        self.kind = kind
+        self.detail = detail
+        self.advice = advice
+        self.rrn = rrn
+        sender = rrn if rrn is not None else 'an unidentified sender'
+        super().__init__(f'peer payload from {sender} rejected ({kind}): {detail}; {advice}')
+
+
+# --------------------------------------------------------------------------- policy
+
+class FederationPolicy(BaseModel):
+    """Who may share with this robot, how much, for how long, and whether it must be signed."""
+
+    model_config = ConfigDict(frozen=True, extra='forbid')
+
+    allowed_peers: tuple[str, ...] = Field(
+        (), description='RRNs whose payloads are accepted; empty accepts none')
+    max_entries: int = Field(
+        50, ge=1, le=10_000, description='Most entries in one payload, sent or accepted')
+    max_text_chars: int = Field(
+        MAX_TEXT_CHARS, ge=1, le=MAX_TEXT_CHARS,
+        description='Longest entry text accepted (and shared) in characters')
+    max_payload_bytes: int = Field(
+        65_536, ge=256, le=16 * 1024 * 1024,
+        description='Largest payload: canonical JSON bytes plus the signature')
+    peer_expiry_s: float = Field(
+        86_400.0, gt=0.0, le=365 * 86_400.0, allow_inf_nan=False,
+        description="Seconds of silence after which a peer's block is dropped")
+    max_clock_skew_s: float = Field(
+        300.0, ge=0.0, le=86_400.0, allow_inf_nan=False,
+        description='How far in the future a payload (and its timestamps) may be')
+    max_payload_age_s: float = Field(
+        3_600.0, gt=0.0, le=30 * 86_400.0, allow_inf_nan=False,
+        description='Oldest sent_at accepted, in seconds before now (replays are refused)')
+    corroboration_jaccard: float = Field(
+        0.6, gt=0.0, le=1.0, allow_inf_nan=False,
+        description='Token Jaccard similarity at which a peer entry corroborates an own one')
+    require_signatures: bool = Field(
+        False, description='Refuse unsigned payloads and verify Ed25519 signatures')
+    private_key_path: Optional[pathlib.Path] = Field(
+        None, description="This robot's Ed25519 private key (PEM, mode 0600); signs payloads")
+    peer_public_keys: dict[str, pathlib.Path] = Field(
+        default_factory=dict, description='Peer RRN → path of its Ed25519 public key (PEM)')
+
+    @field_validator('allowed_peers')
+    @classmethod
+    def _peers_are_rrns(cls, value: tuple) -> tuple:
+        for rrn in value:
+            if not _RRN.fullmatch(rrn):
+                raise ValueError(f'allowed_peers: {rrn!r} is not an RRN (e.g. RRN-000000000005)')
+        return tuple(dict.fromkeys(value))
+
+    @field_validator('peer_public_keys')
+    @classmethod
+    def _keys_are_for_rrns(cls, value: dict) -> dict:
+        for rrn in value:
+            if not _RRN.fullmatch(rrn):
+                raise ValueError(f'peer_public_keys: {rrn!r} is not an RRN (e.g. RRN-000000000005)')
+        return value
+
+    @model_validator(mode='after')
+    def _signing_is_complete(self):
+        if not self.require_signatures:
+            return self
+        if self.private_key_path is None:
+            raise ValueError('require_signatures is on but private_key_path is not set; '
+                             'create a key with generate_keypair() and set its path')
+        missing = [rrn for rrn in self.allowed_peers if rrn not in self.peer_public_keys]
+        if missing:
+            raise ValueError('require_signatures is on but these allowed peers have no public '
+                             f'key in peer_public_keys: {", ".join(missing)}')
+        return self
+
+
+# --------------------------------------------------------------------------- payload
+
+def _displayable(value: str, what: str) -> str:
+    return check_displayable(check_printable(value, what), what)
+
+
+def _as_time(value: Any) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        try:
+            return to_utc(value)
+        except OverflowError:
+            raise ValueError(f'{value!r} is outside the range of dates') from None
+    if isinstance(value, str):
+        try:
+            return parse_iso(value)
+        except OverflowError:
+            raise ValueError(f'{value!r} is outside the range of dates') from None
+    raise ValueError(f'expected a datetime or an ISO-8601 string, got {type(value).__name__}')
+
+
+class SharedEntry(BaseModel):
+    """One own entry as it travels to a peer: the eight fields of the message, strictly typed."""
+
+    model_config = ConfigDict(frozen=True, extra='forbid')
+
+    id: str = Field(pattern=ID_PATTERN, strict=True)
+    type: EntryType
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, strict=True)
+    confidence: float = Field(ge=0.0, le=1.0, allow_inf_nan=False, strict=True)
+    first_seen: dt.datetime
+    last_reinforced: dt.datetime
+    observation_count: int = Field(ge=1, le=2 ** 32 - 1, strict=True)
+    tags: list[str] = Field(default_factory=list, max_length=MAX_TAGS, strict=True)
+
+    @field_validator('first_seen', 'last_reinforced', mode='before')
+    @classmethod
+    def _times(cls, value: Any) -> dt.datetime:
+        return _as_time(value)
+
+    @field_validator('text')
+    @classmethod
+    def _text_printable(cls, value: str) -> str:
+        return clean_text(value, check=_displayable)
+
+    @field_validator('tags')
+    @classmethod
+    def _tags_clean(cls, value: list) -> list:
+        return clean_tags(value, strip=False, max_tags=None, check=_displayable)
+
+    @model_validator(mode='after')
+    def _times_ordered(self):
+        if self.first_seen > self.last_reinforced:
+            raise ValueError(f'first_seen {format_iso(self.first_seen)} is after '
+                             f'last_reinforced {format_iso(self.last_reinforced)}')
+        return self
+
+    def canonical(self) -> dict:
+        """Return the entry as canonical JSON data (timestamps ISO, confidence rounded)."""
+        return {'id': self.id, 'type': self.type, 'text': self.text,
+                'confidence': round(self.confidence, CONFIDENCE_DECIMALS),
+                'first_seen': format_iso(self.first_seen),
+                'last_reinforced': format_iso(self.last_reinforced),
+                'observation_count': self.observation_count, 'tags': list(self.tags)}
+
+
+class PeerPayload(BaseModel):
+    """What one robot sends another: its rrn, when it sent, its shareable entries, a signature."""
+
+    model_config = ConfigDict(frozen=True, extra='forbid')
+
+    rrn: str = Field(pattern=RRN_PATTERN, strict=True)
+    sent_at: dt.datetime
+    entries: tuple[SharedEntry, ...] = ()
+    signature: str = Field('', max_length=256, pattern=r'^[A-Za-z0-9+/=]*$', strict=True,
+                           description='base64 Ed25519 signature of canonical_bytes, or empty')
+
+    # canonical_bytes() of this payload, computed once: (entries, (rrn, sent_at), bytes).
+    _canonical: Optional[tuple] = PrivateAttr(None)
+
+    @field_validator('sent_at', mode='before')
+    @classmethod
+    def _time(cls, value: Any) -> dt.datetime:
+        return _as_time(value)
+
+    def to_data(self, iso: bool = False) -> dict:
+        """Plain data for the ROS message (datetimes) or JSON (``iso=True``)."""
+        if iso:
+            entries = [entry.canonical() for entry in self.entries]
+            return {'rrn': self.rrn, 'sent_at': format_iso(self.sent_at), 'entries': entries,
+                    'signature': self.signature}
+        return {'rrn': self.rrn, 'sent_at': self.sent_at,
+                'entries': [entry.model_dump() for entry in self.entries],
+                'signature': self.signature}
+
+
+def canonical_bytes(payload: PeerPayload) -> bytes:
+    """Deterministic bytes that are signed: sorted-key compact JSON of rrn, sent_at, entries."""
+    cached = payload._canonical
+    if cached is not None and cached[0] is payload.entries and cached[1] == (payload.rrn,
+                                                                             payload.sent_at):
+        return cached[2]
+    data = {'rrn': payload.rrn, 'sent_at': format_iso(payload.sent_at),
+            'entries': [entry.canonical() for entry in payload.entries]}
+    encoded = json.dumps(data, sort_keys=True, separators=(',', ':'), ensure_ascii=False,
+                         allow_nan=False).encode('utf-8')
+    # Keyed on the entries tuple itself, so a model_copy with other entries recomputes.
+    payload._canonical = (payload.entries, (payload.rrn, payload.sent_at), encoded)
+    return encoded
+
+
+def payload_size(payload: PeerPayload) -> int:
+    """Bytes a payload counts against ``max_payload_bytes``: canonical JSON plus signature."""
+    return len(canonical_bytes(payload)) + len(payload.signature.encode('utf-8'))
+
+
+# --------------------------------------------------------------------------- sharing
+
+def is_private(entry) -> bool:
+    """Return True when the entry is tagged ``private`` or has a ``private`` key not set false."""
+    if any(tag.casefold() == PRIVATE_TAG for tag in entry.tags):
+        return True
+    extras = entry.extras
+    if PRIVATE_KEY not in extras:
+        return False
+    value = extras[PRIVATE_KEY]
+    if isinstance(value, str):
+        value = value.strip().casefold()
+    return value not in _NOT_PRIVATE
+
+
+def _longest_own_id(rrn: str) -> int:
+    return MAX_ID_CHARS - len(PEER_ID_PREFIX) - len(rrn) - 1
+
+
+def shareable_entries(document: MemoryDocument, now: dt.datetime, policy: FederationPolicy,
+                      config: LifecycleConfig = DEFAULT_CONFIG) -> list:
+    """Own entries to share at ``now``, highest effective confidence first, as SharedEntry."""
+    longest_id = _longest_own_id(document.rrn)
+    scored = []
+    for entry in document.entries:
+        if entry.type == 'resolved' or is_private(entry) or not is_injectable(entry, now, config):
+            continue
+        if len(entry.text) > policy.max_text_chars or len(entry.id) > longest_id:
+            continue
+        if entry.id.startswith(PEER_ID_PREFIX):
+            continue
+        if not is_displayable(entry.text) or not all(map(is_displayable, entry.tags)):
+            continue  # a peer refuses bidi and control characters
+        scored.append((effective_confidence(entry, now, config), entry))
+    scored.sort(key=lambda pair: (-pair[0], -pair[1].last_reinforced.timestamp(), pair[1].id))
+    shared = []
+    for confidence, entry in scored[:policy.max_entries]:
+        shared.append(SharedEntry(
+            id=entry.id, type=entry.type, text=entry.text,
+            confidence=round(confidence, CONFIDENCE_DECIMALS), first_seen=entry.first_seen,
+            last_reinforced=entry.last_reinforced, observation_count=entry.observation_count,
+            tags=list(entry.tags)))
+    return shared
+
+
+def build_payload(document: MemoryDocument, now: dt.datetime, policy: FederationPolicy,
+                  config: LifecycleConfig = DEFAULT_CONFIG) -> PeerPayload:
+    """Return this robot's payload at ``now``: shareable entries in the limit, signed if keyed."""
+    entries = shareable_entries(document, now, policy, config)
+    signature_room = 100 if policy.private_key_path is not None else 0
+    payload = PeerPayload(rrn=document.rrn, sent_at=now, entries=tuple(entries))
+    while entries and payload_size(payload) + signature_room > policy.max_payload_bytes:
+        # Drop the weakest entries until it fits; the estimate shrinks as they go.
+        over = payload_size(payload) + signature_room - policy.max_payload_bytes
+        average = max(1, payload_size(payload) // len(entries))
+        entries = entries[:max(0, len(entries) - max(1, over // average))]
+        payload = PeerPayload(rrn=document.rrn, sent_at=now, entries=tuple(entries))
+    if policy.private_key_path is not None:
+        payload = sign_payload(payload, policy.private_key_path)
+    return payload
+
+
+# --------------------------------------------------------------------------- signing
+
+def _crypto():
+    # Imported on first use: some 0.1 s of start-up a robot that signs nothing never pays.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+    return serialization, ed25519
+
+
+def generate_keypair(private_path, public_path) -> None:
+    """Write a new Ed25519 key pair as PEM: the private key mode 0600, never overwriting."""
+    serialization, ed25519 = _crypto()
+    private_path, public_path = pathlib.Path(private_path), pathlib.Path(public_path)
+    for path in (private_path, public_path):
+        if path.exists():
+            raise FederationError(f'{path} already exists; a key is never overwritten — remove '
+                                  'it first if you really mean to replace it')
+    key = ed25519.Ed25519PrivateKey.generate()
+    private_pem = key.private_bytes(serialization.Encoding.PEM,
+                                    serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption())
+    public_pem = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                               serialization.PublicFormat.SubjectPublicKeyInfo)
+    for path, data, mode in ((private_path, private_pem, 0o600), (public_path, public_pem, 0o644)):
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_new(path, data, mode)
+
+
+def _read_key_file(path, what: str) -> bytes:
+    try:
+        return pathlib.Path(path).read_bytes()
+    except OSError as error:
+        raise FederationError(f'cannot read the {what} {path}: {error.strerror}; check the path '
+                              'in the federation policy') from None
+
+
+def load_private_key(path):
+    """Load an Ed25519 private key (PEM); refuse one that others can read."""
+    serialization, ed25519 = _crypto()
+    mode = pathlib.Path(path).stat().st_mode if pathlib.Path(path).exists() else 0
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise FederationError(f'private key {path} is readable by others (mode '
+                              f'{stat.S_IMODE(mode):o}); run chmod 600 on it')
+    data = _read_key_file(path, 'private key')
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError) as error:
+        raise FederationError(f'{path} is not an unencrypted PEM private key ({error}); create '
+                              'one with generate_keypair()') from None
+    if not isinstance(key, ed25519.Ed25519PrivateKey):
+        raise FederationError(f'{path} is not an Ed25519 key; create one with generate_keypair()')
+    return key
+
+
+def load_public_key(path):
+    """Load an Ed25519 public key (PEM)."""
+    serialization, ed25519 = _crypto()
+    data = _read_key_file(path, 'public key')
+    try:
+        key = serialization.load_pem_public_key(data)
+    except (ValueError, TypeError) as error:
+        raise FederationError(f"{path} is not a PEM public key ({error}); copy the peer's "
+                              'public key file again') from None
+    if not isinstance(key, ed25519.Ed25519PublicKey):
+        raise FederationError(f'{path} is not an Ed25519 public key')
+    return key
+
+
+def sign_payload(payload: PeerPayload, private_key_path) -> PeerPayload:
+    """Return the payload with ``signature`` = base64 Ed25519 signature of its canonical bytes."""
+    key = load_private_key(private_key_path)
+    signature = base64.b64encode(key.sign(canonical_bytes(payload))).decode('ascii')
+    return payload.model_copy(update={'signature': signature})
+
+
+def verify_signature(payload: PeerPayload, public_key_path) -> bool:
+    """Return True when ``payload.signature`` is a valid Ed25519 signature by the key at path."""
+    from cryptography.exceptions import InvalidSignature  # first use: see _crypto
+
+    key = load_public_key(public_key_path)
+    try:
+        raw = base64.b64decode(payload.signature.encode('ascii'), validate=True)
+    except (ValueError, UnicodeEncodeError):
+        return False
+    if len(raw) != SIGNATURE_BYTES:
+        return False
+    try:
+        key.verify(raw, canonical_bytes(payload))
+    except InvalidSignature:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- validation
+
+_MALFORMED_ADVICE = ('the sender must send rrn, sent_at, entries (id, type, text, confidence, '
+                     'first_seen, last_reinforced, observation_count, tags) and signature')
+
+
+def validate_payload(data: Any, policy: FederationPolicy, now: dt.datetime,
+                     own_rrn: str) -> PeerPayload:
+    """Check a received payload (plain data) against ``policy``; raise PeerRejected if refused."""
+    now = to_utc(now)
+    if not isinstance(data, dict):
+        raise PeerRejected('malformed', f'expected a mapping, got {type(data).__name__}',
+                           _MALFORMED_ADVICE)
+    rrn = data.get('rrn')
+    if not isinstance(rrn, str) or not _RRN.fullmatch(rrn):
+        raise PeerRejected('malformed', f'rrn {rrn!r} is not an RRN', _MALFORMED_ADVICE)
+    if rrn == own_rrn:
+        raise PeerRejected('own_rrn', 'the payload claims to come from this robot',
+                           'a robot never merges its own entries as peer data; check the '
+                           "sender's configured rrn", rrn)
+    if rrn not in policy.allowed_peers:
+        raise PeerRejected('not_allowed', f'{rrn} is not on the allowlist',
+                           "add it to the federation policy's allowed_peers to accept it", rrn)
+    unknown = sorted(str(key) for key in data if key not in PAYLOAD_KEYS)
+    if unknown:
+        raise PeerRejected('malformed', f'unknown keys {", ".join(unknown)[:200]}',
+                           _MALFORMED_ADVICE, rrn)
+    entries = data.get('entries', [])
+    if isinstance(entries, (list, tuple)) and len(entries) > policy.max_entries:
+        raise PeerRejected('oversized', f'{len(entries)} entries (at most {policy.max_entries})',
+                           'the sender must share fewer entries (its max_entries policy)', rrn)
+    if isinstance(entries, (list, tuple)):
+        for index, item in enumerate(entries):
+            text = item.get('text') if isinstance(item, dict) else None
+            if isinstance(text, str) and len(text) > policy.max_text_chars:
+                raise PeerRejected('oversized', f'entries.{index}.text has {len(text)} characters '
+                                   f'(at most {policy.max_text_chars})',
+                                   'the sender must shorten or withhold long entries', rrn)
+    try:
+        payload = PeerPayload.model_validate(data)
+    except ValidationError as error:
+        raise PeerRejected('malformed', first_errors(error), _MALFORMED_ADVICE,
+                           rrn) from None
+    _check_entries(payload)
+    size = payload_size(payload)
+    if size > policy.max_payload_bytes:
+        raise PeerRejected('oversized', f'{size} bytes (at most {policy.max_payload_bytes})',
+                           'the sender must share fewer or shorter entries', rrn)
+    _check_times(payload, policy, now)
+    if policy.require_signatures:
+        _check_signature(payload, policy)
+    return payload
+
+
+def _check_entries(payload: PeerPayload) -> None:
+    rrn = payload.rrn
+    longest_id = _longest_own_id(rrn)
+    seen = set()
+    for index, entry in enumerate(payload.entries):
+        where = f'entries.{index} ({entry.id})'
+        if entry.id.startswith(PEER_ID_PREFIX):
+            raise PeerRejected('malformed', f'{where} is a peer entry being relayed',
+                               'a robot shares only its own entries (RCAN §6)', rrn)
+        if len(entry.id) > longest_id:
+            raise PeerRejected('malformed', f'{where}: id longer than {longest_id} characters',
+                               'the sender must use shorter entry ids', rrn)
+        if entry.id in seen:
+            raise PeerRejected('malformed', f'{where}: duplicate id',
+                               'each shared entry needs its own id', rrn)
+        seen.add(entry.id)
+        if entry.type == 'resolved':
+            raise PeerRejected('malformed', f'{where} is resolved',
+                               'resolved entries are not shared; the sender must filter them', rrn)
+
+
+def _check_times(payload: PeerPayload, policy: FederationPolicy, now: dt.datetime) -> None:
+    rrn = payload.rrn
+    latest = now + dt.timedelta(seconds=policy.max_clock_skew_s)
+    if payload.sent_at > latest:
+        raise PeerRejected('malformed', f'sent_at {format_iso(payload.sent_at)} is in the future '
+                           f'(now {format_iso(now)}, allowed skew {policy.max_clock_skew_s:g} s)',
+                           "synchronise the robots' clocks (e.g. chrony)", rrn)
+    if payload.sent_at < now - dt.timedelta(seconds=policy.max_payload_age_s):
+        raise PeerRejected('stale', f'sent_at {format_iso(payload.sent_at)} is older than '
+                           f'{policy.max_payload_age_s:g} s', 'ask the peer for a fresh payload',
+                           rrn)
+    for index, entry in enumerate(payload.entries):
+        if entry.last_reinforced > latest:
+            raise PeerRejected('malformed', f'entries.{index} ({entry.id}): last_reinforced '
+                               f'{format_iso(entry.last_reinforced)} is in the future',
+                               "synchronise the robots' clocks (e.g. chrony)", rrn)
+
+
+def _check_signature(payload: PeerPayload, policy: FederationPolicy) -> None:
+    rrn = payload.rrn
+    if not payload.signature:
+        raise PeerRejected('signature', 'the payload is not signed and signatures are required',
+                           "configure the sender's private_key_path (generate_keypair())", rrn)
+    key_path = policy.peer_public_keys.get(rrn)
+    if key_path is None:
+        raise PeerRejected('signature', f'no public key configured for {rrn}',
+                           "add the peer's public key file to peer_public_keys", rrn)
+    if not verify_signature(payload, key_path):
+        raise PeerRejected('signature', 'the signature does not match the payload and the '
+                           f'public key {key_path}', 'the payload was altered or signed with '
+                           "another key; check the peer's key pair", rrn)
+
+
+# --------------------------------------------------------------------------- merge
+
+def peer_entry_id(rrn: str, entry_id: str) -> str:
+    """Return the namespaced id of a peer's entry: ``peer:<rrn>:<id>``."""
+    return f'{PEER_ID_PREFIX}{rrn}:{entry_id}'
+
+
+@dataclasses.dataclass(frozen=True)
+class MergeOutcome:
+    """What merging one peer payload changed, for the service reply and audit rows."""
+
+    rrn: str
+    at: dt.datetime
+    sent_at: dt.datetime
+    received: int
+    added: tuple
+    changed: tuple
+    removed: tuple
+    corroborated: tuple
+    newly_corroborated: tuple
+    signed: bool
+
+    @property
+    def unchanged(self) -> int:
+        """Entries received that were already in the peer's block exactly as before."""
+        return self.received - len(self.added) - len(self.changed)
+
+    def summary(self) -> str:
+        """One line for the service reply and the audit reason."""
+        return (f'merged {self.received} entries from {self.rrn} ({len(self.added)} new, '
+                f'{len(self.changed)} changed, {len(self.removed)} withdrawn, '
+                f'{len(self.corroborated)} own entries corroborated)')
+
+
+def _corroborated_ids(document: MemoryDocument, shared, threshold: float) -> dict:
+    """For each shared entry, the own ids it corroborates (same type; same id or similar text)."""
+    by_id = {entry.id: entry for entry in document.entries}
+    index = {}
+    own_tokens = {}
+    for entry in document.entries:
+        words = token_set(entry.text)
+        own_tokens[entry.id] = words
+        for word in words:
+            index.setdefault((entry.type, word), []).append(entry)
+    found = {}
+    for item in shared:
+        matches = []
+        same = by_id.get(item.id)
+        if same is not None and same.type == item.type:
+            matches.append(same.id)
+        words = token_set(item.text)
+        candidates = {}
+        for word in words:
+            for entry in index.get((item.type, word), ()):
+                candidates[entry.id] = entry
+        for entry_id in sorted(candidates):
+            if entry_id not in matches and jaccard(words, own_tokens[entry_id]) >= threshold:
+                matches.append(entry_id)
+        found[item.id] = matches
+    return found
+
+
+def _stored_sent_at(block: PeerBlock) -> Optional[dt.datetime]:
+    value = (block.__pydantic_extra__ or {}).get(SENT_AT_KEY)
+    try:
+        return parse_iso(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def merge_peer_payload(document: MemoryDocument, payload: PeerPayload, now: dt.datetime,
+                       policy: FederationPolicy) -> MergeOutcome:
+    """Replace ``payload.rrn``'s block in ``document.peer_context``; own entries stay untouched."""
+    now = to_utc(now)
+    rrn = payload.rrn
+    if rrn == document.rrn:
+        raise PeerRejected('own_rrn', 'the payload claims to come from this robot',
+                           'a robot never merges its own entries as peer data', rrn)
+    if rrn not in policy.allowed_peers:
+        raise PeerRejected('not_allowed', f'{rrn} is not on the allowlist',
+                           'add it to allowed_peers, and validate payloads before merging', rrn)
+    blocks = list(document.peer_context or [])
+    position = next((i for i, block in enumerate(blocks) if block.rrn == rrn), None)
+    previous = blocks[position] if position is not None else None
+    if previous is not None:
+        stored = _stored_sent_at(previous)
+        if stored is not None and payload.sent_at < stored:
+            raise PeerRejected('stale', f'sent_at {format_iso(payload.sent_at)} is older than the '
+                               f'payload already merged ({format_iso(stored)})',
+                               'an out-of-order or replayed payload is ignored; nothing changed',
+                               rrn)
+    matches = _corroborated_ids(document, payload.entries, policy.corroboration_jaccard)
+    as_of = min(payload.sent_at, now)
+    entries = []
+    for item in payload.entries:
+        fields = {'id': peer_entry_id(rrn, item.id), 'type': item.type, 'text': item.text,
+                  'confidence': round(item.confidence, CONFIDENCE_DECIMALS),
+                  'first_seen': min(item.first_seen, as_of), 'last_reinforced': as_of,
+                  'observation_count': item.observation_count, 'tags': list(item.tags),
+                  REPORTED_KEY: format_iso(item.last_reinforced)}
+        if matches[item.id]:
+            fields[CORROBORATES_KEY] = list(matches[item.id])
+        entries.append(PeerEntry(**fields))
+    block = PeerBlock(rrn=rrn, last_synced=now, entries=entries,
+                      **{SENT_AT_KEY: format_iso(payload.sent_at)})
+    before = {entry.id: _comparable(entry) for entry in (previous.entries if previous else ())}
+    added = tuple(entry.id for entry in entries if entry.id not in before)
+    changed = tuple(entry.id for entry in entries
+                    if entry.id in before and before[entry.id] != _comparable(entry))
+    now_ids = {entry.id for entry in entries}
+    removed = tuple(entry_id for entry_id in before if entry_id not in now_ids)
+    if position is None:
+        blocks.append(block)
+    else:
+        blocks[position] = block
+    document.peer_context = blocks
+    corroborated = tuple(sorted({own for found in matches.values() for own in found}))
+    earlier = {own for entry in (previous.entries if previous else ())
+               for own in entry.extras.get(CORROBORATES_KEY) or ()}
+    newly = tuple(own for own in corroborated if own not in earlier)
+    return MergeOutcome(rrn, now, payload.sent_at, len(entries), added, changed, removed,
+                        corroborated, newly, bool(payload.signature))
+
+
+def _comparable(entry: PeerEntry) -> tuple:
+    return (entry.type, entry.text, entry.confidence, entry.observation_count, tuple(entry.tags),
+            entry.extras.get(REPORTED_KEY))
+
+
+def corroborations(document: MemoryDocument) -> dict:
+    """Own entry id → sorted peer rrns whose current block corroborates it."""
+    found = {}
+    own = {entry.id for entry in document.entries}
+    for block in document.peer_context or []:
+        for entry in block.entries:
+            for own_id in entry.extras.get(CORROBORATES_KEY) or ():
+                if own_id in own:
+                    found.setdefault(own_id, set()).add(block.rrn)
+    return {own_id: sorted(rrns) for own_id, rrns in sorted(found.items())}
+
+
+def expire_peers(document: MemoryDocument, now: dt.datetime,
+                 policy: FederationPolicy) -> list:
+    """Drop the blocks of peers silent for more than ``peer_expiry_s``; return their rrns."""
+    if not document.peer_context:
+        return []
+    now = to_utc(now)
+    limit = dt.timedelta(seconds=policy.peer_expiry_s)
+    kept, dropped = [], []
+    for block in document.peer_context:
+        if now - block.last_synced > limit:
+            dropped.append(block.rrn)
+        else:
+            kept.append(block)
+    if dropped:
+        document.peer_context = kept
+    return dropped
+
+
+# --------------------------------------------------------------------------- audit
+
+def _audit_subject(rrn: Optional[str]) -> str:
+    if isinstance(rrn, str) and _RRN.fullmatch(rrn):
+        return f'peer:{rrn}'
+    return 'peer:unknown'
+
+
+def audit_records(result, now: dt.datetime, actor: str = 'federation') -> list:
+    """
+    Audit records (action ``peer_merge``) for a merge, a rejection or expired peers.
+
+    Accepted: one record on ``peer:<rrn>`` plus one per own entry it newly corroborates
+    (reason says confidence unchanged); a re-sync that changed nothing but ``last_synced``
+    gives no records, so a periodic sync does not flood the log. Rejected: one record on
+    ``peer:<rrn>`` (``peer:unknown`` when the sender could not be identified) with reason
+    ``rejected (<kind>): …``.
+    Expired (a list of rrns from :func:`expire_peers`): one ``expired`` record per peer.
+    """
+    now = to_utc(now)
+    if isinstance(result, MergeOutcome):
+        if not (result.added or result.changed or result.removed
+                or result.newly_corroborated):
+            return []
+        detail = {'outcome': 'accepted', 'sent_at': format_iso(result.sent_at),
+                  'received': result.received, 'added': list(result.added),
+                  'changed': list(result.changed), 'removed': list(result.removed),
+                  'corroborated': list(result.corroborated), 'signed': result.signed}
+        records = [AuditRecord(now, _audit_subject(result.rrn), AUDIT_ACTION, actor,
+                               result.summary(), detail)]
+        for own_id in result.newly_corroborated:
+            records.append(AuditRecord(
+                now, own_id, AUDIT_ACTION, actor,
+                f'corroborated by peer {result.rrn}; confidence unchanged (RCAN §6)',
+                {'outcome': 'corroborated', 'peer': result.rrn}))
+        return records
+    if isinstance(result, PeerRejected):
+        return [AuditRecord(now, _audit_subject(result.rrn), AUDIT_ACTION, actor,
+                            f'rejected ({result.kind}): {result.detail}'[:500],
+                            {'outcome': 'rejected', 'kind': result.kind,
+                             'message': str(result)[:1000]})]
+    if isinstance(result, (list, tuple)):
+        return [AuditRecord(now, _audit_subject(rrn), AUDIT_ACTION, actor,
+                            'expired: no sync within peer_expiry_s; block dropped',
+                            {'outcome': 'expired'})
+                for rrn in result]
+    raise TypeError(f'expected a MergeOutcome, a PeerRejected or a list of rrns, got '
+                    f'{type(result).__name__}')
+
+
+UNCHANGED_AUDIT_S = 3600.0  # one "nothing changed" audit row per peer per this (memory s)
+
+
+class UnchangedAudits:
+    """
+    Accepted payloads that changed nothing, counted per peer and audited once per period.
+
+    A periodic sync must neither escape the audit log nor flood it: each such payload is
+    counted, and one row per peer says how many there were once ``period_s`` of memory
+    time has passed since the first, or as soon as a payload of that peer changes
+    something (the count goes first). Not thread-safe: the caller holds its lock.
+    """
+
+    def __init__(self, period_s: float = UNCHANGED_AUDIT_S):
+        self.period_s = period_s
+        self._pending = {}  # peer rrn -> (count, since)
+
+    def __bool__(self) -> bool:
+        """Return whether any count waits to be written."""
+        return bool(self._pending)
+
+    def records(self, outcome: MergeOutcome, now: dt.datetime, actor: str) -> list:
+        """Return the audit rows to write for this accepted payload (maybe none yet)."""
+        records = audit_records(outcome, now, actor)
+        count, since = self._pending.pop(outcome.rrn, (0, now))
+        if records:
+            if count:
+                records.insert(0, self._record(outcome.rrn, count, since, now, actor))
+            return records
+        count += 1
+        if (now - since).total_seconds() >= self.period_s:
+            return [self._record(outcome.rrn, count, since, now, actor)]
+        self._pending[outcome.rrn] = (count, since)
+        return []
+
+    def flush(self, now: dt.datetime, actor: str = 'federation') -> list:
+        """Return a row for every pending count and forget them (at shutdown)."""
+        pending, self._pending = self._pending, {}
+        return [self._record(rrn, count, since, now, actor)
+                for rrn, (count, since) in pending.items()]
+
+    @staticmethod
+    def _record(rrn: str, count: int, since: dt.datetime, now: dt.datetime,
+                actor: str) -> AuditRecord:
+        return AuditRecord(now, _audit_subject(rrn), AUDIT_ACTION, actor,
+                           f'{count} exchanges accepted with nothing changed since '
+                           f'{format_iso(since)}', {'outcome': 'accepted', 'unchanged': count,
+                                                    'since': format_iso(since)})

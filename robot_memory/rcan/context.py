@@ -1,0 +1,725 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+r"""
+The context block handed to the robot's LLM brain (RCAN §5).
+
+Own entries first, then a labelled section of this robot's weak recent entries (below the
+injection threshold, reinforced within ``recent_hours``), then one labelled section per
+peer; each line is ``<band> [NN%] text`` with decay evaluated at ``now``; ``resolved``
+entries never appear. The block is cut to a token budget (tokens estimated as UTF-8 bytes
+/ 4, rounded up, which over-counts emoji and symbols rather than under-counting them) and
+keeps the ranking (RCAN §4.4): what is shown of each section is a prefix of it, and the
+first line that does not fit is cut with an ellipsis or ends the block — a lower entry
+never takes the place of a higher one. The block also says what it does not show: how many
+own entries are below the threshold and the highest of them (:func:`summary`).
+
+Text reaches the brain and terminals neutralised (:func:`neutralise`): control and
+bidirectional-override characters are shown as ``\uXXXX`` escapes, the file keeps them.
+
+Two ways to the same block. Without an index every call decays and sorts every entry
+(O(n log n)). With a :class:`ContextIndex` (built once per file load, see
+``document_cache``) a call costs O(log n + what is shown): all entries of a section share
+one decay rate ``r``, so ``c − r × days(since, now)`` is ``K − r × D(now)`` with the
+time-invariant key ``K = c + r × D(since)`` (``D`` = days since the Unix epoch), and the
+order by ``K`` is the order by effective confidence up to float noise. The index walks in
+``K`` order and settles every placement with the exact formula of
+``lifecycle.effective_confidence``: candidates within a slack far above the noise are
+ordered exactly, entries stamped at or after ``now`` (no decay: their confidence counts as
+it is, whatever their ``K``) are taken apart, and a threshold of 0 (where the clamp at 0
+would tie the decayed-away entries) falls back to the scan. The result is the scan's
+block exactly, which ``test/core/test_context_index.py`` checks on random documents. The count
+below the threshold is what the section holds less what is eligible; the highest below is
+among the few keys within the slack of the first key past the threshold (all of them only
+when that is about 0, where the clamp ties them); the weak-recent section reads only the
+entries reinforced within ``recent_hours`` whose stored confidence could be under the
+threshold there, and only when the own entries left room for it.
+"""
+
+import array
+import bisect
+import dataclasses
+import datetime as dt
+import heapq
+import math
+import operator
+import re
+from typing import Optional
+from typing import TYPE_CHECKING
+import unicodedata
+
+from robot_memory.common.timeutil import format_iso
+from robot_memory.common.timeutil import UTC
+from robot_memory.rcan.lifecycle import band
+from robot_memory.rcan.lifecycle import DEFAULTS
+from robot_memory.rcan.lifecycle import effective_confidence
+from robot_memory.rcan.schema import MemoryDocument
+
+if TYPE_CHECKING:  # pydantic, imported only where a config is validated
+    from robot_memory.rcan.lifecycle_config import LifecycleConfig
+
+
+def estimate_tokens(text: str) -> int:
+    """Return a conservative token estimate: UTF-8 bytes / 4, rounded up."""
+    return -(-len(text.encode('utf-8')) // 4)
+
+
+def plural(count: int, word: str, words: str = '') -> str:
+    """``1 entry``, ``2 entries``: a count with its noun (``words``: an irregular plural)."""
+    if count == 1:
+        return f'1 {word}'
+    return f'{count} {words or word + "s"}'
+
+
+def percent(confidence: float, config: 'LifecycleConfig' = DEFAULTS) -> int:
+    """
+    Confidence as a whole percentage, truncated as the reference does (0.7996 is 79%).
+
+    It never reaches a threshold of ``config`` (band, injection, prune) that the confidence
+    is below, so ``🟡 [80%]`` or ``🟢 [50%]`` cannot be printed. The one home of every
+    percentage the product prints.
+    """
+    # The 1e-6 absorbs float noise: 0.29 * 100 is 28.999999999999996.
+    scaled = confidence * 100
+    value = math.floor(scaled + 1e-6)
+    if value <= scaled:  # not lifted by the noise margin: below every bound the confidence is
+        return max(0, value)
+    for bound in (config.band_high, config.band_medium, config.inject_min, config.prune_min):
+        if confidence < bound:
+            value = min(value, math.ceil(bound * 100 - 1e-6) - 1)
+    return max(0, min(100, value))
+
+
+def threshold_percent(value: float) -> str:
+    """Return a configured threshold as a percentage, exactly (0.3 is '30%', 0.305 is '30.5%')."""
+    return f'{round(value * 100, 4):g}%'
+
+
+# Characters that must not reach the brain or a terminal as they are: C0/C1 controls (DEL
+# too), bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069),
+# the direction marks U+200E/U+200F/U+061C, and the line and paragraph separators.
+_UNSAFE_LINE = re.compile('[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029'
+                          '\u202a-\u202e\u2066-\u2069]')
+_UNSAFE_OUTPUT = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028'
+                            '\u2029\u202a-\u202e\u2066-\u2069]')
+
+
+def _escape(match) -> str:
+    return f'\\u{ord(match.group()):04x}'
+
+
+def check_displayable(value: str, what: str) -> str:
+    """
+    Refuse text holding control or bidirectional-override characters, naming the field.
+
+    For text from elsewhere (peer payloads): such characters make text read differently
+    from what it says, so it is refused rather than merged.
+    """
+    match = _UNSAFE_LINE.search(value)
+    if match:
+        char = match.group()
+        name = unicodedata.name(char, 'control character')
+        raise ValueError(f'{what} contains U+{ord(char):04X} ({name}) at position '
+                         f'{match.start()}: control and bidirectional-override characters '
+                         'can make text read differently from what it says; send plain text')
+    return value
+
+
+def is_displayable(value: str) -> bool:
+    """Return True when ``value`` holds no control or bidirectional-override character."""
+    return _UNSAFE_LINE.search(value) is None
+
+
+def neutralise(text: str, keep_newlines: bool = False) -> str:
+    r"""
+    ``text`` with control and bidi-override characters shown as visible ``\uXXXX`` escapes.
+
+    A context line keeps no newline or tab (one entry, one line); ``keep_newlines`` keeps
+    them for whole outputs (the CLI's). The memory file itself keeps what a person wrote.
+    """
+    if text.isascii() and text.isprintable():  # the common case, without a regex
+        return text
+    pattern = _UNSAFE_OUTPUT if keep_newlines else _UNSAFE_LINE
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(_escape, text)
+
+
+@dataclasses.dataclass(frozen=True)
+class ContextLine:
+    """One injected entry: the entry, its effective confidence and its formatted line."""
+
+    entry: object
+    effective_confidence: float
+    line: str
+    source_rrn: str = ''
+
+
+@dataclasses.dataclass
+class ContextBlock:
+    """
+    The block's text plus the entries it shows and what it leaves out, for services and CLI.
+
+    ``omitted``: eligible entries (own and peers) not shown for the budget. ``below_threshold``:
+    own entries (not resolved) under the request's threshold, ``below_threshold_max`` and
+    ``below_threshold_entry`` the highest of them (None when there is none). ``recent``: the
+    weak recent entries shown in their labelled section. ``truncated``: the last line was cut.
+    """
+
+    rrn: str
+    at: dt.datetime
+    text: str
+    entries: list
+    peer_entries: list
+    omitted: int = 0
+    token_estimate: int = 0
+    threshold: float = 0.0
+    below_threshold: int = 0
+    below_threshold_max: Optional[float] = None
+    below_threshold_entry: object = None
+    recent: list = dataclasses.field(default_factory=list)
+    truncated: bool = False
+
+
+def format_line(text: str, confidence: float, config: 'LifecycleConfig' = DEFAULTS) -> str:
+    """``🔴 [92%] text`` for one entry, its text neutralised."""
+    return f'{band(confidence, config)} [{percent(confidence, config)}%] {neutralise(text)}'
+
+
+def summary(block: ContextBlock) -> str:
+    """One line for people and services: what the block shows and what it leaves out, and why."""
+    parts = [f'{plural(len(block.entries), "entry", "entries")}, '
+             f'{plural(len(block.peer_entries), "peer entry", "peer entries")}']
+    if block.recent:
+        parts.append(f'{plural(len(block.recent), "recent entry", "recent entries")} below '
+                     'the threshold')
+    parts.append(f'{block.omitted} omitted by the budget' + (
+        ' (the last line cut)' if block.truncated else ''))
+    limit = threshold_percent(block.threshold)
+    if block.below_threshold:
+        entry = block.below_threshold_entry
+        parts.append(f'{block.below_threshold} below the {limit} injection threshold, the '
+                     f'highest {percent(block.below_threshold_max)}%: '
+                     f'{neutralise(_clip(entry.text, 80))} ({entry.id})')
+    else:
+        parts.append(f'none below the {limit} injection threshold')
+    return '; '.join(parts)
+
+
+def _clip(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[:chars - 1] + '…'
+
+
+class _RankedLines:
+    """
+    A section's eligible entries in rank order, formatted as lines only as they are read.
+
+    A budget shows a few lines of thousands of eligible entries; formatting them all cost
+    more than ranking them.
+    """
+
+    def __init__(self, scored: list, config: 'LifecycleConfig', source: str):
+        self.scored = scored
+        self.config = config
+        self.source = source
+
+    def __len__(self) -> int:
+        return len(self.scored)
+
+    def __iter__(self):
+        config, source = self.config, self.source
+        for confidence, entry in self.scored:
+            yield ContextLine(entry, confidence, format_line(entry.text, confidence, config),
+                              source)
+
+
+def _ranked(entries, now, config, threshold, reference=None, source='', below=None):
+    """
+    Return the eligible entries as ContextLines in rank order.
+
+    The order is effective confidence, then newest, then id; those under ``threshold`` are
+    appended to ``below`` as (confidence, entry, document order) when it is given.
+    """
+    scored = []
+    for order, entry in enumerate(entries):
+        if entry.type == 'resolved':
+            continue
+        confidence = effective_confidence(entry, now, config, reference)
+        if confidence < threshold:
+            if below is not None:
+                below.append((confidence, entry, order))
+            continue
+        scored.append((confidence, entry))
+    scored.sort(key=lambda item: (-item[0], -(item[1].last_reinforced or reference
+                                              or now).timestamp(), item[1].id))
+    return _RankedLines(scored, config, source)
+
+
+def _below_key(confidence, stamp, entry, order):
+    return (-confidence, -stamp, entry.id, order)
+
+
+def _below_highest(below, now):
+    """(count, highest confidence, its entry) of (confidence, entry, order) items."""
+    if not below:
+        return 0, None, None
+    # The key orders by confidence first: only the items at the highest need the rest of it.
+    highest = max(map(operator.itemgetter(0), below))
+    confidence, entry, _ = min((item for item in below if item[0] == highest),
+                               key=lambda item: _below_key(
+                                   item[0], (item[1].last_reinforced or now).timestamp(),
+                                   item[1], item[2]))
+    return len(below), confidence, entry
+
+
+def _recent_window(config: 'LifecycleConfig', min_confidence: Optional[float]):
+    """How far back the weak-recent section looks; None when it is off for this request."""
+    if config.recent_hours <= 0 or (min_confidence is not None
+                                    and min_confidence > config.inject_min):
+        return None
+    return dt.timedelta(hours=config.recent_hours)
+
+
+def _recent_scan(entries, now, config, window):
+    """
+    Return (confidence, entry) of weak own entries reinforced recently, in rank order.
+
+    Own entries under inject_min reinforced within ``window`` of ``now``; none when
+    ``window`` is None.
+    """
+    recent = []
+    if window is None:
+        return recent
+    since = now - window
+    for order, entry in enumerate(entries):
+        if entry.type == 'resolved' or entry.last_reinforced is None \
+                or entry.last_reinforced < since:
+            continue
+        confidence = effective_confidence(entry, now, config)
+        if confidence < config.inject_min:
+            recent.append((confidence, entry, order))
+    return _in_rank_order(recent, now)
+
+
+def _in_rank_order(scored, now) -> list:
+    """(confidence, entry, document order) as (confidence, entry) in rank order."""
+    scored.sort(key=lambda item: (-item[0], -(item[1].last_reinforced or now).timestamp(),
+                                  item[1].id, item[2]))
+    return [(confidence, entry) for confidence, entry, _ in scored]
+
+
+def peer_header(rrn: str, last_synced: dt.datetime) -> str:
+    """Return the label of a peer's section: it is the peer's experience, not this robot's."""
+    return (f'Reported by peer {neutralise(rrn)} (last synced {format_iso(last_synced)}; '
+            'not verified here):')
+
+
+def recent_header(config: 'LifecycleConfig' = DEFAULTS) -> str:
+    """Return the label of the weak-recent section: seen lately, not yet confirmed over time."""
+    return (f'Seen in the last {config.recent_hours:g} h, below the '
+            f'{threshold_percent(config.inject_min)} injection threshold (little evidence '
+            'so far; not yet confirmed over time):')
+
+
+def build_context(document: MemoryDocument, now: dt.datetime,
+                  config: 'LifecycleConfig' = DEFAULTS,
+                  token_budget: Optional[int] = None, include_peers: bool = True,
+                  min_confidence: Optional[float] = None,
+                  index: Optional['ContextIndex'] = None) -> ContextBlock:
+    """
+    Build the emoji-banded block for ``document`` at ``now`` within ``token_budget``.
+
+    ``min_confidence`` raises the injection threshold for this call, never lowers it; a
+    raised threshold also leaves out the weak-recent section. ``index`` (a
+    :class:`ContextIndex` of this very document at this decay rate) makes the call
+    O(log n + shown) instead of O(n log n); the block is the same either way. An index of
+    another document or rate is ignored.
+    """
+    if index is not None and index.serves(document, config):
+        return _build_indexed(document, now, config, token_budget, include_peers,
+                              min_confidence, index)
+    return build_context_scan(document, now, config, token_budget, include_peers,
+                              min_confidence)
+
+
+def _threshold(config: 'LifecycleConfig', min_confidence: Optional[float]) -> float:
+    return config.inject_min if min_confidence is None else max(config.inject_min,
+                                                                min_confidence)
+
+
+def build_context_scan(document: MemoryDocument, now: dt.datetime,
+                       config: 'LifecycleConfig' = DEFAULTS,
+                       token_budget: Optional[int] = None, include_peers: bool = True,
+                       min_confidence: Optional[float] = None) -> ContextBlock:
+    """Return the reference block: decay, filter and sort every entry, then fill the budget."""
+    threshold = _threshold(config, min_confidence)
+    under = []
+    ranked = _ranked(document.entries, now, config, threshold, below=under)
+    below = _below_highest(under, now)
+    peers = []
+    if include_peers:
+        for block in document.peer_context or []:
+            lines = _ranked(block.entries, now, config, threshold, block.last_synced, block.rrn)
+            peers.append((block, len(lines), iter(lines)))
+    window = _recent_window(config, min_confidence)
+    return _assemble(document, now, config, token_budget, threshold,
+                     (len(ranked), iter(ranked)),
+                     lambda: _recent_scan(document.entries, now, config, window), peers, below)
+
+
+# Cut a line that does not fit only when at least this much of its text can stay.
+_MIN_CUT_BYTES = 16
+_ELLIPSIS = '…'
+_PARTIAL_ESCAPE = re.compile(r'\\u[0-9a-f]{0,3}$')
+
+
+class _Filler:
+    """The lines of a block within a token budget, in the order they are offered."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.lines = []
+        self.costs = []
+        self.used = 0
+        self.ended = False
+        self.truncated = False
+
+    def put(self, text: str) -> bool:
+        cost = estimate_tokens(text) + (1 if self.lines else 0)
+        if self.used + cost > self.budget:
+            return False
+        self.lines.append(text)
+        self.costs.append(cost)
+        self.used += cost
+        return True
+
+    def unput(self) -> None:
+        self.lines.pop()
+        self.used -= self.costs.pop()
+
+    def put_or_cut(self, line: str):
+        """
+        Return the line as placed (whole or cut with an ellipsis), or None.
+
+        Either way a line that does not fit whole ends the block, so nothing lower takes
+        its place.
+        """
+        if self.put(line):
+            return line
+        self.ended = True
+        room = (self.budget - self.used - (1 if self.lines else 0)) * 4
+        head, _, text = line.partition('] ')
+        head += '] '
+        keep = room - len(head.encode('utf-8')) - len(_ELLIPSIS.encode('utf-8'))
+        if keep < _MIN_CUT_BYTES:
+            return None
+        cut = text.encode('utf-8')[:keep].decode('utf-8', errors='ignore')
+        cut = _PARTIAL_ESCAPE.sub('', cut).rstrip()
+        if not cut:
+            return None
+        cut_line = head + cut + _ELLIPSIS
+        if not self.put(cut_line):
+            return None
+        self.truncated = True
+        return cut_line
+
+    def section(self, header, items) -> list:
+        """Return a labelled section: the header only with at least its first line."""
+        if self.ended:
+            return []
+        first = next(items, None)
+        if first is None:
+            return []
+        if not self.put(('\n' if self.lines else '') + header):
+            self.ended = True
+            return []
+        shown = self.run(first, items)
+        if not shown:
+            self.unput()
+        return shown
+
+    def run(self, first, items) -> list:
+        shown = []
+        item = first
+        while item is not None and not self.ended:
+            line = self.put_or_cut(item.line)
+            if line is None:
+                break
+            shown.append(item if line == item.line else dataclasses.replace(item, line=line))
+            item = next(items, None)
+        return shown
+
+
+def _assemble(document, now, config, token_budget, threshold, own, recent, peers, below):
+    """
+    Fill the budget: own entries, the weak-recent section, then each peer's section.
+
+    ``recent`` is called only when the own entries left room: it returns the weak recent
+    entries as (confidence, entry) in rank order.
+    """
+    filler = _Filler(config.token_budget if not token_budget else token_budget)
+    eligible, items = own
+    first = next(items, None)
+    shown = filler.run(first, items) if first is not None else []
+    omitted = eligible - len(shown)
+    shown_recent = []
+    if not filler.ended:
+        shown_recent = filler.section(recent_header(config), (
+            ContextLine(entry, confidence, format_line(entry.text, confidence, config))
+            for confidence, entry in recent()))
+    shown_peers = []
+    for block, eligible, items in peers:
+        if not eligible:
+            continue
+        added = filler.section(peer_header(block.rrn, block.last_synced), items)
+        shown_peers.extend(added)
+        omitted += eligible - len(added)
+    text = '\n'.join(filler.lines)
+    count, highest, entry = below
+    return ContextBlock(document.rrn, now, text, shown, shown_peers, omitted,
+                        estimate_tokens(text), threshold, count, highest, entry, shown_recent,
+                        filler.truncated)
+
+
+# ---------------------------------------------------------------------------- indexed path
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
+# |K − r·D(now) − (c − r·days)| plus the 1e-9 rounding of effective_confidence stays below
+# 1e-8 for any datetime (|D| < 3e6 days, r ≤ 1); the slack is a hundred times that.
+_SLACK = 1e-6
+# More entries stamped at or after now than this (a clock that went back) and the section
+# is scanned instead: each of them is placed by its stored confidence, one by one.
+_MAX_UNDECAYED = 256
+
+
+def _days_since_epoch(moment: dt.datetime) -> float:
+    return (moment - _EPOCH).total_seconds() / 86400.0
+
+
+class _SectionIndex:
+    """One section (own entries or one peer block) in descending order of ``K``."""
+
+    def __init__(self, entries, rate: float, reference: Optional[dt.datetime]):
+        rows = []
+        self.usable = True
+        for order, entry in enumerate(entries):
+            if entry.type == 'resolved':
+                continue
+            since = entry.last_reinforced or reference
+            if since is None:  # no clock to decay from: not an entry this index can place
+                self.usable = False
+                return
+            key = entry.confidence + rate * _days_since_epoch(since)
+            rows.append((-key, order, entry, since))
+        rows.sort(key=lambda row: row[0])
+        self.rate = rate
+        self.reference = reference
+        # Numbers in arrays (8 bytes each, not a Python object and a pointer): the index
+        # of memory_node's 10,000-entry document holds 1 MB less.
+        self.neg_keys = array.array('d', [row[0] for row in rows])
+        self.orders = array.array('q', [row[1] for row in rows])
+        self.entries = [row[2] for row in rows]
+        # The tie-break of the scan, computed the same way: newest since first.
+        self.stamps = array.array('d', [(row[3]).timestamp() for row in rows])
+        by_since = sorted(range(len(rows)), key=lambda position: rows[position][3])
+        self.since_sorted = [rows[position][3] for position in by_since]
+        self.since_positions = array.array('q', by_since)
+        self._weak = {}
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def plan(self, now: dt.datetime, config: 'LifecycleConfig', threshold: float):
+        """
+        (eligible count, walker, highest below) at ``now``; None when it must be scanned.
+
+        The highest below ``threshold`` is (confidence, entry) or None.
+        """
+        if threshold <= 0.0:
+            return None
+        undecayed = self.since_positions[bisect.bisect_left(self.since_sorted, now):]
+        if len(undecayed) > _MAX_UNDECAYED:
+            return None
+        offset = self.rate * _days_since_epoch(now)
+        surely = bisect.bisect_right(self.neg_keys, -(threshold + _SLACK + offset))
+        maybe = bisect.bisect_right(self.neg_keys, -(threshold - _SLACK + offset))
+        skip = set(undecayed)
+        reference = self.reference
+        entries = self.entries
+        eligible = surely - sum(1 for position in undecayed if position < surely)
+        below = []
+        for position in range(surely, maybe):
+            if position in skip:
+                continue
+            confidence = effective_confidence(entries[position], now, config, reference)
+            if confidence >= threshold:
+                eligible += 1
+            else:
+                below.append((position, confidence))
+        heap = []
+        for position in undecayed:
+            confidence = effective_confidence(entries[position], now, config, reference)
+            if confidence >= threshold:
+                eligible += 1
+                heap.append(self._heap_item(position, confidence))
+            else:
+                below.append((position, confidence))
+        # Past maybe every decaying entry is below: the highest is within float noise of the
+        # first one's key, so the candidates are the few keys that close to it — unless that
+        # is about 0, where the clamp ties every later entry (read them all then: rare, as
+        # prune_min removes entries long before, and only for the tie-break).
+        first = maybe
+        while first < len(entries) and first in skip:
+            first += 1
+        if first < len(entries):
+            floor = self.neg_keys[first] + 2 * _SLACK
+            if -self.neg_keys[first] - offset <= 2 * _SLACK:
+                floor = float('inf')
+            position = first
+            while position < len(entries) and self.neg_keys[position] <= floor:
+                if position not in skip:
+                    below.append((position, effective_confidence(entries[position], now, config,
+                                                                 reference)))
+                position += 1
+        highest = None
+        if below:
+            position, confidence = min(below, key=lambda item: _below_key(
+                item[1], self.stamps[item[0]], entries[item[0]], self.orders[item[0]]))
+            highest = (confidence, entries[position])
+        heapq.heapify(heap)
+        return eligible, _Walk(self, now, config, threshold, offset, maybe, skip, heap), highest
+
+    def weak_recent(self, now: dt.datetime, config: 'LifecycleConfig', window) -> list:
+        """
+        Return (confidence, entry) of own entries under inject_min reinforced within ``window``.
+
+        In rank order.
+        """
+        key = (config.inject_min, window)
+        candidates = self._weak.get(key)
+        if candidates is None:
+            # Within the window an entry decays by at most rate × window: only those stored
+            # below inject_min + that can be under inject_min there.
+            ceiling = config.inject_min + self.rate * window.total_seconds() / 86400.0 + _SLACK
+            positions = [position for position in self.since_positions
+                         if self.entries[position].confidence < ceiling]
+            candidates = ([self.entries[position].last_reinforced for position in positions],
+                          positions)
+            self._weak[key] = candidates
+        stamps, positions = candidates
+        recent = []
+        for position in positions[bisect.bisect_left(stamps, now - window):]:
+            entry = self.entries[position]
+            confidence = effective_confidence(entry, now, config)
+            if confidence < config.inject_min:
+                recent.append((confidence, entry, self.orders[position]))
+        return _in_rank_order(recent, now)
+
+    def _heap_item(self, position: int, confidence: float):
+        entry = self.entries[position]
+        return (-confidence, -self.stamps[position], entry.id, self.orders[position], position)
+
+
+class _Walk:
+    """The eligible entries of a section in the scan's exact order, lazily."""
+
+    def __init__(self, section, now, config, threshold, offset, end, skip, heap):
+        self.section = section
+        self.now = now
+        self.config = config
+        self.threshold = threshold
+        self.offset = offset
+        self.end = end
+        self.skip = skip
+        self.heap = heap
+
+    def lines(self, source: str):
+        """Yield the section's ContextLines in order; stop reading when the caller stops."""
+        section, heap, skip, end = self.section, self.heap, self.skip, self.end
+        now, config, threshold = self.now, self.config, self.threshold
+        reference, entries, neg_keys = section.reference, section.entries, section.neg_keys
+        limit = self.offset - 2 * _SLACK
+        position = 0
+        while True:
+            while position < end and position in skip:
+                position += 1
+            # Every unread entry decays to at most a + slack, with a its approximation: a
+            # heap top above a + 2·slack is placed before all of them.
+            if heap and (position >= end or heap[0][0] < neg_keys[position] + limit):
+                item = heapq.heappop(heap)
+                confidence = -item[0]
+                entry = entries[item[4]]
+                yield ContextLine(entry, confidence, format_line(entry.text, confidence, config),
+                                  source)
+                continue
+            if position >= end:
+                return
+            confidence = effective_confidence(entries[position], now, config, reference)
+            if confidence >= threshold:
+                heapq.heappush(heap, section._heap_item(position, confidence))
+            position += 1
+
+
+class ContextIndex:
+    """
+    The sections of one document in decay-invariant order, for one decay rate.
+
+    Build it once per loaded document (``DocumentCache.context_index`` does) and pass it
+    to :func:`build_context`. The document must not change while the index is used.
+    """
+
+    def __init__(self, document: MemoryDocument, config: 'LifecycleConfig' = DEFAULTS):
+        self.document = document
+        self.rate = config.decay_per_day
+        self.own = _SectionIndex(document.entries, self.rate, None)
+        self.peers = [_SectionIndex(block.entries, self.rate, block.last_synced)
+                      for block in document.peer_context or []]
+        self._peer_count = len(document.peer_context or [])
+
+    def serves(self, document: MemoryDocument, config: 'LifecycleConfig') -> bool:
+        """Return True when this index was built from ``document`` for ``config``'s decay rate."""
+        return (document is self.document and config.decay_per_day == self.rate
+                and len(document.peer_context or []) == self._peer_count)
+
+
+def _build_indexed(document, now, config, token_budget, include_peers, min_confidence,
+                   index: ContextIndex) -> ContextBlock:
+    threshold = _threshold(config, min_confidence)
+
+    def section_plan(section, entries, reference, source):
+        plan = section.plan(now, config, threshold) if section.usable else None
+        if plan is not None:
+            eligible, walk, highest = plan
+            below = (len(section) - eligible,) + (highest or (None, None))
+            return eligible, walk.lines(source), below
+        under = []
+        ranked = _ranked(entries, now, config, threshold, reference, source, under)
+        return len(ranked), iter(ranked), _below_highest(under, now)
+
+    eligible, items, below = section_plan(index.own, document.entries, None, '')
+    window = _recent_window(config, min_confidence)
+    if window is not None and index.own.usable:
+        def recent():
+            return index.own.weak_recent(now, config, window)
+    else:
+        def recent():
+            return _recent_scan(document.entries, now, config, window)
+    peers = []
+    if include_peers:
+        for block, section in zip(document.peer_context or [], index.peers):
+            peer_eligible, peer_items, _ = section_plan(section, block.entries,
+                                                        block.last_synced, block.rrn)
+            peers.append((block, peer_eligible, peer_items))
+    return _assemble(document, now, config, token_budget, threshold, (eligible, items),
+                     recent, peers, below)

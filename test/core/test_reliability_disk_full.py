@@ -1,0 +1,243 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Full disk: writes on a tiny tmpfs fail with a message that says so and lose nothing.
+
+Each test mounts its own 1 MiB tmpfs (``mount -t tmpfs -o size=1m``), sets up a robot on
+it, fills the rest with a filler file and checks that:
+
+* ``MemoryFile.update`` raises MemoryFileError saying the disk is full, and the previous
+  file stays byte for byte, with no temporary file left behind;
+* storing observations and dreaming raise EvidenceError or MemoryFileError saying the disk
+  is full, and the memory file stays byte for byte;
+* ``robot-memory dream`` and ``robot-memory ingest`` exit with status 1 and print that the
+  disk is full;
+* once the filler is deleted, every one of those writes succeeds and nothing is missing.
+
+Mounting needs root; without it (or without a working ``mount``) the tests are skipped
+with the reason. Every mount is unmounted when its test ends, whatever the outcome.
+"""
+
+import errno
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from robot_memory.errors import MemoryFileError
+from robot_memory.evidence.observations import to_json_line
+from robot_memory.evidence.store import EvidenceError
+from robot_memory.evidence.store import EvidenceStore
+from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.rcan.schema import new_entry
+from test_autodream import CONFIG
+from test_autodream import evening
+from test_autodream import morning
+from test_autodream import Robot
+from test_autodream import status
+from test_crash_safety import child_env
+from test_crash_safety import stray_temp_files
+
+FULL = 'disk is full'
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """Return a 1 MiB tmpfs mounted at ``tmp_path / 'disk'``; unmounted afterwards."""
+    if os.geteuid() != 0:
+        pytest.skip(f'mounting a tmpfs needs root; these tests run as uid {os.geteuid()}')
+    mount = shutil.which('mount')
+    umount = shutil.which('umount')
+    if mount is None or umount is None:
+        pytest.skip('the mount and umount commands are not installed')
+    directory = tmp_path / 'disk'
+    directory.mkdir()
+    done = subprocess.run([mount, '-t', 'tmpfs', '-o', 'size=1m,mode=0700', 'tmpfs',
+                           str(directory)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f'mount -t tmpfs failed (no permission to mount here?): '
+                    f'{done.stderr.strip()}')
+    try:
+        yield directory
+    finally:
+        if subprocess.run([umount, str(directory)], capture_output=True).returncode != 0:
+            subprocess.run([umount, '-l', str(directory)], check=True)
+
+
+def fill(directory) -> 'os.PathLike':
+    """Fill the file system of ``directory`` to the last byte; returns the filler file."""
+    filler = directory / 'filler'
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for size in (1 << 16, 1 << 12, 1 << 9, 1):
+            while True:
+                try:
+                    written = os.write(fd, b'\0' * size)
+                except OSError as error:
+                    assert error.errno == errno.ENOSPC
+                    break
+                if written < size:
+                    break
+    finally:
+        os.close(fd)
+    assert shutil.disk_usage(directory).free == 0
+    return filler
+
+
+def grown(directory, day: int) -> Robot:
+    """Return a robot with one dreamt fault and the evidence of the next day stored."""
+    robot = Robot(directory)
+    robot.fault(day - 1)
+    robot.dream(day - 1)
+    robot.fault(day, source=('motor: right', 'motor_right'))
+    robot.store.flush()
+    return robot
+
+
+def extra_entry(name: str):
+    return new_entry('environment_note', f'door {name} sticks in the morning', 0.6,
+                     morning(1), tags=['door'])
+
+
+def test_writing_the_memory_file_on_a_full_disk_keeps_the_old_file(tiny_disk):
+    memory = MemoryFile(tiny_disk / 'robot-memory.md')
+    with memory.update(morning(0), rrn=CONFIG.rrn) as result:
+        result.document.entries.append(extra_entry('a'))
+    before = memory.path.read_bytes()
+    filler = fill(tiny_disk)
+    with pytest.raises(MemoryFileError, match=FULL) as raised:
+        with memory.update(morning(1)) as result:
+            result.document.entries.append(extra_entry('b'))
+    assert 'the previous file is intact' in raised.value.problem
+    assert memory.path.read_bytes() == before
+    assert stray_temp_files(memory.path) == []
+
+    filler.unlink()
+    with memory.update(morning(1)) as result:
+        result.document.entries.append(extra_entry('b'))
+    texts = [entry.text for entry in memory.load(morning(1)).document.entries]
+    assert texts == ['door a sticks in the morning', 'door b sticks in the morning']
+
+
+def test_a_dream_on_a_full_disk_fails_clearly_and_succeeds_once_space_returns(tiny_disk):
+    robot = grown(tiny_disk / 'robot', 1)
+    before = robot.memory.path.read_bytes()
+    filler = fill(tiny_disk)
+    with pytest.raises((EvidenceError, MemoryFileError), match=FULL):
+        robot.dream(1)
+    assert robot.memory.path.read_bytes() == before
+    with pytest.raises((EvidenceError, MemoryFileError), match=FULL):
+        robot.dream(1)
+    assert robot.memory.path.read_bytes() == before
+
+    filler.unlink()
+    report = robot.dream(1)
+    assert len(report.created) == 1 and report.problems == []
+    assert len(robot.entries(1)) == 2
+    robot.close()
+
+
+def test_the_memory_file_alone_on_a_full_disk(tiny_disk, tmp_path):
+    memory = MemoryFile(tiny_disk / 'robot-memory.md')
+    robot = Robot(tmp_path / 'db')
+    robot.memory = memory
+    robot.fault(0)
+    robot.dream(0)
+    before = memory.path.read_bytes()
+    robot.fault(1, source=('motor: right', 'motor_right'))
+    filler = fill(tiny_disk)
+    with pytest.raises(MemoryFileError, match=FULL):
+        robot.dream(1)
+    assert memory.path.read_bytes() == before
+    assert robot.store.pending_dream() is not None
+
+    filler.unlink()
+    report = robot.dream(1)
+    assert report.recovered == 'discarded'
+    assert len(report.created) == 1 and report.problems == []
+    assert robot.store.pending_dream() is None
+    robot.close()
+
+
+def test_observations_on_a_full_disk_stay_buffered_until_space_returns(tiny_disk):
+    robot = grown(tiny_disk / 'robot', 1)
+    stored = robot.store.observation_count()
+    filler = fill(tiny_disk)
+    robot.fault(2, count=400)
+    with pytest.raises(EvidenceError, match=FULL):
+        robot.store.flush()
+    assert robot.store.buffered == 400
+
+    filler.unlink()
+    assert robot.store.flush() == 400
+    assert robot.store.observation_count() == stored + 400
+    robot.close()
+
+
+def test_adding_on_a_full_disk_accepts_each_observation_once(tiny_disk):
+    # The automatic flush of add() fails on the full disk: add neither raises nor loses the
+    # observation, so a caller never has a reason to add it again; it is stored exactly once
+    # when space returns.
+    robot = grown(tiny_disk / 'robot', 1)
+    robot.store.batch_size = 50
+    stored = robot.store.observation_count()
+    filler = fill(tiny_disk)
+    robot.fault(2, count=400)
+    assert robot.store.buffered == 400
+    assert FULL in str(robot.store.write_error)
+    with pytest.raises(EvidenceError, match=FULL):
+        robot.store.flush()
+
+    filler.unlink()
+    robot.fault(3, count=10)
+    assert robot.store.flush() == 410
+    assert robot.store.observation_count() == stored + 410
+    assert robot.store.write_error is None
+    robot.close()
+
+
+def cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, '-m', 'robot_memory.cli.main', *map(str, args)],
+                          env=child_env(), capture_output=True, text=True, timeout=120)
+
+
+def test_the_cli_exits_1_and_says_the_disk_is_full(tiny_disk):
+    robot = grown(tiny_disk / 'robot', 1)
+    robot.close()
+    memory = robot.memory.path
+    before = memory.read_bytes()
+    source = tiny_disk.parent / 'day2.jsonl'
+    source.write_text(''.join(to_json_line(status(evening(2, 20 + index / 60), 1)) + '\n'
+                              for index in range(120)))
+    filler = fill(tiny_disk)
+
+    dreamt = cli('dream', '--file', memory, '--at', morning(1).isoformat())
+    assert dreamt.returncode == 1, dreamt.stdout + dreamt.stderr
+    assert dreamt.stderr.startswith('robot-memory dream: ') and FULL in dreamt.stderr
+    ingested = cli('ingest', '--file', memory, source)
+    assert ingested.returncode == 1, ingested.stdout + ingested.stderr
+    assert ingested.stderr.startswith('robot-memory ingest: ') and FULL in ingested.stderr
+    assert memory.read_bytes() == before
+
+    filler.unlink()
+    assert cli('ingest', '--file', memory, source).returncode == 0
+    dreamt = cli('dream', '--file', memory, '--at', morning(2).isoformat())
+    assert dreamt.returncode == 0, dreamt.stderr
+    assert 'created 1, reinforced 1' in dreamt.stdout
+    with EvidenceStore(memory.with_name('robot-memory.db')) as store:
+        assert store.pending_dream() is None
+        assert store.db.execute('PRAGMA integrity_check').fetchone() == ('ok',)
