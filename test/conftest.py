@@ -22,6 +22,7 @@ import tempfile
 
 import pytest
 
+import modes
 from robot_memory.common.timeutil import UTC
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -58,13 +59,26 @@ entries:
 """
 
 
+def pytest_addoption(parser):
+    """Add ``--long``: run the tests marked ``long`` in their long torture mode."""
+    parser.addoption('--long', action='store_true', default=False,
+                     help='run the torture tests (marked long) at full length: thousands of '
+                          'kills, fuzz examples and clock jumps; tens of minutes')
+
+
 def pytest_configure(config):
     """
-    Send the caches the product writes to a temporary directory of this run.
+    Register the markers, set the run's length and send the product's caches aside.
 
-    The embedding model's optimised graph goes there, not to ~/.cache; the processes tests
-    start inherit it.
+    The embedding model's optimised graph goes to a temporary directory of this run, not to
+    ~/.cache; the processes tests start inherit it.
     """
+    config.addinivalue_line('markers', 'ros: starts ROS 2 (rclpy, memory_node, colcon); every '
+                                       'test under test/ros')
+    config.addinivalue_line('markers', 'slow: takes more than about 15 s on its own '
+                                       '(-m "not slow" for a quick run)')
+    config.addinivalue_line('markers', 'long: a torture test with a long mode (--long)')
+    modes.LONG = config.getoption('--long')
     config._robot_memory_cache = tempfile.mkdtemp(prefix='robot-memory-cache-')
     os.environ['XDG_CACHE_HOME'] = config._robot_memory_cache
 
@@ -93,3 +107,19 @@ def _no_node_outlives_its_test():
     mark = ros_harness.started_count()
     yield
     ros_harness.stop_started_since(mark)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test under test/ros ``ros``, so ``-m 'not ros'`` runs the pure core alone."""
+    ros_dir = REPO / 'test' / 'ros'
+    for item in items:
+        if ros_dir in pathlib.Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.ros)
+
+
+@pytest.fixture(scope='module')
+def probe(request):
+    """Return an rclpy node in the test process, one per test module (ROS tests only)."""
+    from ros_probe import make_probe  # rclpy is imported only by the tests that ask for it
+    name = request.module.__name__.rsplit('.', 1)[-1].removeprefix('test_')
+    yield from make_probe(f'{name}_probe')

@@ -22,11 +22,13 @@ started by ``ros_harness.NodeProcess``).
 import os
 import time
 
+from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticStatus
+from diagnostic_msgs.msg import KeyValue
 import rclpy
 from rclpy.node import Node
 
 from robot_memory.srv import GetContext
-
 from ros_harness import wait_for
 
 
@@ -152,3 +154,28 @@ def latched_context(probe, node, timeout: float = 10.0):
     finally:
         probe.destroy_subscription(subscription)
     return received[-1]
+
+
+WARN = bytes([1])  # DiagnosticStatus.level is a byte field
+
+
+def encoder_warning(index):
+    """Return an intermittent wheel-encoder warning as a robot's driver would publish it."""
+    return DiagnosticStatus(level=WARN, name='base: left wheel encoder', hardware_id='wheel_left',
+                            message=f'dropped {index} ticks in the last second',
+                            values=[KeyValue(key='ticks_dropped', value=str(index))])
+
+
+def publish_warnings(probe, count, rate_hz=100.0, status=encoder_warning):
+    """Publish ``count`` DiagnosticArrays on /diagnostics at ``rate_hz``."""
+    # History for every message: a reliable KEEP_LAST writer overwrites what a node busy on
+    # a loaded machine has not acknowledged yet, and tests count what arrives.
+    publisher = probe.create_publisher(DiagnosticArray, '/diagnostics', max(100, count))
+    try:
+        wait_for(lambda: publisher.get_subscription_count() > 0, 10.0, spin=spin(probe))
+        for index in range(count):
+            publisher.publish(DiagnosticArray(status=[status(index)]))
+            time.sleep(1.0 / rate_hz)
+        rclpy.spin_once(probe, timeout_sec=0.2)
+    finally:
+        probe.destroy_publisher(publisher)

@@ -31,73 +31,25 @@ import time
 import pytest
 
 from conftest import REPO
+from dream_scenario import CONFIG
+from dream_scenario import evening
+from dream_scenario import morning
+from dream_scenario import Robot
+from dream_scenario import status
+from dream_scenario import T0
 from robot_memory.cli import main as cli
-from robot_memory.common.timeutil import UTC
 from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
 from robot_memory.dream.autodream import initial_confidence
-from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.observations import LogObservation
 from robot_memory.evidence.observations import TelemetryObservation
 from robot_memory.evidence.observations import to_json_line
 from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.store import EvidenceStore
-from robot_memory.locations import default_db_path
 from robot_memory.rcan import lifecycle
 from robot_memory.rcan.context import build_context
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import side_file
-
-T0 = dt.datetime(2026, 5, 1, 0, 0, tzinfo=UTC)
-ENCODER = ('base: left encoder', 'wheel_left')
-CONFIG = DreamConfig(rrn='RRN-000000000001')
-
-
-def evening(day: int, hour: float = 20.0) -> dt.datetime:
-    """Return a moment on the evening of ``day`` (the robot works; the dream is at 02:00 after)."""
-    return T0 + dt.timedelta(days=day, hours=hour)
-
-
-def morning(day: int) -> dt.datetime:
-    """02:00 after the evening of ``day``: when that night's dream runs."""
-    return T0 + dt.timedelta(days=day + 1, hours=2)
-
-
-def status(at, level, message='dropped 12 ticks', source=ENCODER):
-    return DiagnosticObservation(at, source[0], source[1], level, message)
-
-
-class Robot:
-    """A memory file, an evidence store and a clock for one simulated robot."""
-
-    def __init__(self, directory: pathlib.Path, rules=None, config=CONFIG, **store_options):
-        directory.mkdir(parents=True, exist_ok=True)
-        self.memory = MemoryFile(directory / 'robot-memory.md')
-        self.rules = rules or Rules.default()
-        self.config = config
-        self.store = EvidenceStore(default_db_path(self.memory.path), self.rules,
-                                   **store_options)
-
-    def fault(self, day, count=80, hours=3.0, source=ENCODER, level=1):
-        """``count`` warnings spread over ``hours`` on the evening of ``day``."""
-        for index in range(count):
-            at = evening(day) + dt.timedelta(hours=hours * index / max(1, count - 1))
-            self.store.add(status(at, level, f'dropped {index % 17 + 1} ticks', source))
-
-    def healthy(self, day, source=ENCODER):
-        """OK reports through the evening of ``day`` (after any fault)."""
-        for hour in (19.0, 23.5):
-            self.store.add(status(evening(day, hour), 0, 'OK', source))
-
-    def dream(self, day, **options):
-        options.setdefault('config', self.config)
-        return dream(self.store, self.memory, morning(day), self.rules, **options)
-
-    def entries(self, day=0) -> dict:
-        return {entry.id: entry for entry in self.memory.load(morning(day)).document.entries}
-
-    def close(self):
-        self.store.close()
 
 
 @pytest.fixture

@@ -28,6 +28,8 @@ import sys
 import pytest
 
 from conftest import REPO
+from dream_scenario import morning
+from dream_scenario import Robot
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.errors import MemoryFileError
@@ -38,40 +40,8 @@ from robot_memory.rcan.context import recent_header
 from robot_memory.rcan.memory_file import ENV_VAR
 from robot_memory.rcan.memory_file import side_file
 from robot_memory.rcan.schema import new_entry
-from test_autodream import morning
-from test_autodream import Robot
-
-MEMORY = """---
-schema_version: "1.0"
-rrn: RRN-000000000001
-last_updated: 2026-04-01T02:00:00Z
-entries:
-  - {id: mem-high, type: hardware_observation, text: "Left wheel encoder intermittent",
-     confidence: 0.92, first_seen: 2026-03-28T14:00:00Z, last_reinforced: 2026-04-01T02:00:00Z,
-     observation_count: 14, tags: [wheel]}
-  - {id: mem-mid, type: environment_note, text: "Kitchen doorway has 3cm lip",
-     confidence: 0.65, first_seen: 2026-03-20T09:12:00Z, last_reinforced: 2026-04-01T02:00:00Z,
-     observation_count: 5}
-  - {id: mem-low, type: behavior_pattern, text: "Prefer the east corridor after dark",
-     confidence: 0.35, first_seen: 2026-03-30T22:40:00Z, last_reinforced: 2026-04-01T02:00:00Z,
-     observation_count: 2}
-  - {id: mem-weak, type: environment_note, text: "Hallway lamp flickers",
-     confidence: 0.05, first_seen: 2026-03-30T22:40:00Z, last_reinforced: 2026-04-01T02:00:00Z,
-     observation_count: 1}
-  - {id: mem-done, type: resolved, text: "Battery contacts corroded (cleaned)",
-     confidence: 0.8, first_seen: 2026-03-10T08:00:00Z, last_reinforced: 2026-04-01T02:00:00Z,
-     observation_count: 6}
-peer_context:
-  - rrn: RRN-000000000005
-    last_synced: 2026-04-01T02:00:00Z
-    entries:
-      - {id: mem-peer-b1c2, type: environment_note, confidence: 0.75,
-         text: "Alex reports east corridor blocked by construction barrier"}
----
-
-# Notes
-"""
-AT = '2026-04-01T02:00:00Z'
+from samples import AT
+from samples import MEMORY
 
 
 @pytest.fixture

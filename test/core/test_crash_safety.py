@@ -22,7 +22,7 @@ a completed update or inside one just before it renders and writes) and checks t
 file parses cleanly and holds exactly one of the two states, that the next update removes
 any temporary file the kill left behind, and that the file stays mode 0600.
 
-It runs 30 kills by default (about 20 s); set ``ROBOT_MEMORY_TORTURE=1`` for the opt-in
+It runs 30 kills by default (about 20 s); run with ``--long`` for the opt-in
 long mode of 1,000 kills (about 10 minutes; the pytest timeout is raised to match).
 
 The last test runs two writer processes of 50 locked read-modify-write updates each and
@@ -40,13 +40,18 @@ import time
 
 import pytest
 
+from modes import LONG
+from processes import child_env
+from processes import stray_temp_files
 from robot_memory.rcan.memory_file import FILE_MODE
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import parse_bytes
 
+pytestmark = [pytest.mark.long, pytest.mark.slow]  # --long runs it at full length
+
 HERE = pathlib.Path(__file__).resolve().parents[1]
 CHILD = HERE / '_crash_child.py'
-ITERATIONS = 1000 if os.environ.get('ROBOT_MEMORY_TORTURE') == '1' else 30
+ITERATIONS = 1000 if LONG else 30
 MAX_DELAY_S = 0.080
 
 
@@ -58,14 +63,6 @@ def _load_child_module():
 
 
 child_module = _load_child_module()
-
-
-def child_env() -> dict:
-    """Return the environment of a child: robot_memory importable from this checkout."""
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(HERE.parent),
-                                                      env.get('PYTHONPATH')]))
-    return env
 
 
 def start_child(*args) -> subprocess.Popen:
@@ -82,11 +79,6 @@ def wait_ready(child: subprocess.Popen) -> None:
         child.kill()
         child.wait()
         raise AssertionError(f'child did not get ready: {line!r}\n{child.stderr.read().decode()}')
-
-
-def stray_temp_files(path: pathlib.Path) -> list:
-    """Temporary files a killed writer may have left beside ``path``."""
-    return sorted(path.parent.glob(f'.{path.name}.*.tmp'))
 
 
 @pytest.mark.timeout(ITERATIONS * 5 + 120)

@@ -28,6 +28,11 @@ import os
 
 import pytest
 
+from dream_scenario import CONFIG
+from dream_scenario import evening
+from dream_scenario import morning
+from dream_scenario import Robot
+from dream_scenario import status
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import UTC
 from robot_memory.dream.autodream import DreamConfig
@@ -37,11 +42,6 @@ from robot_memory.dream.summary import latest_summary
 from robot_memory.dream.summary import MAX_ITEMS
 from robot_memory.evidence.observations import to_json_line
 from robot_memory.rcan.memory_file import MemoryFile
-from test_autodream import CONFIG
-from test_autodream import evening
-from test_autodream import morning
-from test_autodream import Robot
-from test_autodream import status
 
 
 @pytest.fixture

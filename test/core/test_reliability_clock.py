@@ -24,13 +24,12 @@ nothing and says so; a jump of years prunes at most ``max_prune_fraction`` of th
 moment, past or future, is well formed. Hypothesis checks the lifecycle functions
 themselves at arbitrary moments.
 
-A seeded sequence of 30 random jumps runs by default; ``ROBOT_MEMORY_LONG=1`` runs 300
+A seeded sequence of 30 random jumps runs by default; ``--long`` runs 300
 and lets Hypothesis try 2,000 examples instead of 200.
 """
 
 import datetime as dt
 import math
-import os
 import random
 import re
 
@@ -39,19 +38,21 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import pytest
 
+from dream_scenario import CONFIG
+from dream_scenario import evening
+from dream_scenario import morning
+from dream_scenario import Robot
+from dream_scenario import status
+from modes import LONG
 from robot_memory.common.timeutil import UTC
 from robot_memory.dream.autodream import dream
 from robot_memory.rcan import lifecycle
 from robot_memory.rcan.context import build_context
 from robot_memory.rcan.context import recent_header
 from robot_memory.rcan.schema import new_entry
-from test_autodream import CONFIG
-from test_autodream import evening
-from test_autodream import morning
-from test_autodream import Robot
-from test_autodream import status
 
-LONG = os.environ.get('ROBOT_MEMORY_LONG') == '1'
+pytestmark = pytest.mark.long  # --long runs it at full length
+
 RANDOM_JUMPS = 300 if LONG else 30
 EXAMPLES = 2000 if LONG else 200
 LC = CONFIG.lifecycle

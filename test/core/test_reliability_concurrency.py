@@ -23,12 +23,11 @@ in the file, every entry a dream created is in the file or in the prune archive 
 silently gone), the database agrees with the file, and the prune archive holds only
 entries that really were below ``prune_min``.
 
-About 10 s by default (8 CLI runs); ``ROBOT_MEMORY_LONG=1`` runs 60 of them.
+About 10 s by default (8 CLI runs); ``--long`` runs 60 of them.
 """
 
 import datetime as dt
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -36,18 +35,20 @@ import time
 
 import pytest
 
+from dream_scenario import evening
+from dream_scenario import morning
+from dream_scenario import Robot
+from dream_scenario import status
+from modes import LONG
+from processes import child_env
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.lifecycle import DEFAULT_CONFIG
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import side_file
 from robot_memory.rcan.schema import MemoryEntry
-from test_autodream import evening
-from test_autodream import morning
-from test_autodream import Robot
-from test_autodream import status
-from test_crash_safety import child_env
 
-LONG = os.environ.get('ROBOT_MEMORY_LONG') == '1'
+pytestmark = [pytest.mark.long, pytest.mark.slow]  # --long runs it at full length
+
 CLI_RUNS = 30 if LONG else 4
 
 

@@ -38,19 +38,19 @@ import sys
 
 import pytest
 
+from dream_scenario import CONFIG
+from dream_scenario import evening
+from dream_scenario import morning
+from dream_scenario import Robot
+from dream_scenario import status
+from processes import child_env
+from processes import stray_temp_files
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.observations import to_json_line
 from robot_memory.evidence.store import EvidenceError
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.schema import new_entry
-from test_autodream import CONFIG
-from test_autodream import evening
-from test_autodream import morning
-from test_autodream import Robot
-from test_autodream import status
-from test_crash_safety import child_env
-from test_crash_safety import stray_temp_files
 
 FULL = 'disk is full'
 

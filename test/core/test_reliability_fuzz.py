@@ -28,21 +28,22 @@ Hostile input: fuzzing of every reader of outside data; a refusal always names t
 The values include oversized strings, NaN and infinities, wrong types, deep nesting,
 unpaired surrogates, right-to-left marks, emoji, NUL and path-like ids such as
 ``../../etc/passwd``. Hypothesis tries 100 examples per test by default and 3,000 with
-``ROBOT_MEMORY_LONG=1``.
+``--long``.
 """
 
 import dataclasses
 import datetime as dt
 import json
 import math
-import os
 
 from hypothesis import given
 from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
+import pytest
 import yaml
 
+from modes import LONG
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.observations import MAX_STRING_CHARS
@@ -55,7 +56,8 @@ from robot_memory.rcan.memory_file import LoadResult
 from robot_memory.rcan.memory_file import parse_bytes
 from robot_memory.rcan.memory_file import render
 
-LONG = os.environ.get('ROBOT_MEMORY_LONG') == '1'
+pytestmark = pytest.mark.long  # --long runs it at full length
+
 FUZZ = settings(max_examples=3000 if LONG else 100, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 NOW = dt.datetime(2026, 5, 1, 3, 0, tzinfo=UTC)

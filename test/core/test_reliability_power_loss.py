@@ -33,13 +33,12 @@ After every kill:
   with the file (the cursor holds the file's hash; the snapshot holds exactly its
   entries).
 
-20 kills by default (about 25 s). ``ROBOT_MEMORY_LONG=1`` runs 1,000 kills (about 20
+20 kills by default (about 25 s). ``--long`` runs 1,000 kills (about 20
 minutes; the pytest timeout grows to match).
 """
 
 import hashlib
 import json
-import os
 import random
 import signal
 import sqlite3
@@ -49,18 +48,20 @@ import time
 
 import pytest
 
+from dream_scenario import CONFIG
+from dream_scenario import evening
+from dream_scenario import morning
+from dream_scenario import Robot
+from dream_scenario import status
+from modes import LONG
+from processes import child_env
+from processes import stray_temp_files
 from robot_memory.dream.autodream import dream
 from robot_memory.evidence.observations import to_json_line
 from robot_memory.rcan.memory_file import side_file
-from test_autodream import CONFIG
-from test_autodream import evening
-from test_autodream import morning
-from test_autodream import Robot
-from test_autodream import status
-from test_crash_safety import child_env
-from test_crash_safety import stray_temp_files
 
-LONG = os.environ.get('ROBOT_MEMORY_LONG') == '1'
+pytestmark = [pytest.mark.long, pytest.mark.slow]  # --long runs it at full length
+
 KILLS = 1000 if LONG else 20
 DEVICES = 100
 SEED = 20260507

@@ -20,12 +20,11 @@ the confidence plot.
 
 No timing is asserted: the numbers belong to the machine, the shape belongs to the report.
 By default a directory of two tiny scripts is reported, one of which fails, plus the plot.
-``ROBOT_MEMORY_LONG=1`` also runs every real ``bench/bench_*.py`` in quick mode (found by
+``--long`` also runs every real ``bench/bench_*.py`` in quick mode (found by
 glob, as run_all does; over a minute, which is why it is not in the default run).
 """
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -33,7 +32,9 @@ import sys
 import pytest
 
 from conftest import REPO
-from test_crash_safety import child_env
+from modes import LONG
+from processes import child_env
+
 
 RUN_ALL = REPO / 'bench' / 'run_all.py'
 sys.path.insert(0, str(REPO / 'bench'))
@@ -53,9 +54,9 @@ def sections(markdown: str) -> dict:
     return dict(zip(parts[1::2], parts[2::2]))
 
 
-@pytest.mark.skipif(os.environ.get('ROBOT_MEMORY_LONG') != '1',
-                    reason='runs every real benchmark script (over a minute); set '
-                           'ROBOT_MEMORY_LONG=1')
+@pytest.mark.long
+@pytest.mark.skipif(not LONG, reason='runs every real benchmark script (over a minute): '
+                                     'only with --long')
 @pytest.mark.timeout(1500)
 def test_run_all_quick_writes_a_table_per_script(tmp_path):
     output = tmp_path / 'BENCHMARKS.md'

@@ -19,7 +19,6 @@ import sqlite3
 
 import pytest
 
-from robot_memory.common.timeutil import UTC
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.substrate import effective_salience
 from robot_memory.substrate import HashingEmbedder
@@ -28,9 +27,8 @@ from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.models import MemoryRecord
-
-NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
-DAY = dt.timedelta(days=1)
+from samples import DAY
+from samples import NOW
 
 
 @pytest.fixture

@@ -29,8 +29,8 @@ from robot_memory.substrate import SubstrateError
 from robot_memory.substrate.rlm import check_chunk_id
 from robot_memory.substrate.rlm import export_chunks
 from robot_memory.substrate.rlm import import_chunks
-from test_substrate import DAY
-from test_substrate import NOW
+from samples import DAY
+from samples import NOW
 
 AT = '2026-04-01T12:00:00Z'
 

@@ -42,7 +42,7 @@ from robot_memory.substrate.crypto import KeyUnavailable
 from robot_memory.substrate.crypto import new_key
 from robot_memory.substrate.crypto import write_key_file
 from robot_memory.substrate.embedding import HashingEmbedder
-from test_substrate import NOW
+from samples import NOW
 
 AT = '2026-04-01T12:00:00Z'
 SECRET = 'Ben Okafor takes warfarin every evening at nine'

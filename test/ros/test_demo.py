@@ -39,6 +39,8 @@ from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.rcan.memory_file import MemoryFile
 
+pytestmark = pytest.mark.slow  # the whole demo: set-up, node and simulated robot
+
 DEMO_SCRIPT = REPO / 'scripts' / 'demo.sh'
 DEMO_SECONDS = 25
 BANDED_LINE = re.compile(r'^[🔴🟡🟢] \[\d+%\] \S', re.MULTILINE)

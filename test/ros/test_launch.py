@@ -60,7 +60,6 @@ from robot_memory.srv import GetContext
 from ros_harness import wait_for
 from ros_probe import call
 from ros_probe import health
-from ros_probe import make_probe
 from ros_probe import wait_ready
 
 LAUNCH_FILE = 'robot_memory_launch.py'
@@ -249,12 +248,6 @@ class LaunchedNode:
 
     def log(self) -> str:
         return self.log_path.read_text(errors='replace') if self.log_path.exists() else ''
-
-
-@pytest.fixture(scope='module')
-def probe():
-    """Return an rclpy node in the test process."""
-    yield from make_probe('launch_probe')
 
 
 def _set(config) -> dict:

@@ -20,10 +20,8 @@ SHELL, TERM; no PYTHONPATH, no sourced ROS), as Claude Desktop and other MCP cli
 The installed command must run in it by itself.
 """
 
-import json
 import os
 import pathlib
-import shutil
 
 import anyio
 from mcp import ClientSession
@@ -32,6 +30,8 @@ from mcp import StdioServerParameters
 
 from conftest import REPO
 from conftest import SPEC_EXAMPLE
+from mcp_client import installed_command
+from mcp_client import payload
 import robot_memory
 from robot_memory.substrate import MEMORY_TYPES
 from robot_memory.substrate import SENSITIVITIES
@@ -43,22 +43,6 @@ ARGUMENTS = {
     'forget': {'target', 'reason', 'hard', 'all', 'dry_run', 'restore', 'request_id'},
     'get_context': {'token_budget', 'include_peers'},
 }
-
-
-def _installed_command() -> str:
-    """Return the robot-memory of the colcon install tree (on PATH after scripts/env.sh)."""
-    command = shutil.which('robot-memory')
-    assert command, 'robot-memory is not on PATH: run the tests with scripts/test.sh'
-    resolved = pathlib.Path(command).resolve()
-    # install/ (Kilted) or install-<distro>/ (scripts/distro.sh): a colcon tree of this checkout
-    assert resolved.is_relative_to(REPO), command
-    assert resolved.relative_to(REPO).parts[0].startswith('install'), command
-    return command
-
-
-def _payload(result) -> dict:
-    assert not result.is_error, result.content
-    return json.loads(result.content[0].text)
 
 
 def _enum(schema: dict) -> list:
@@ -73,7 +57,7 @@ def _enum(schema: dict) -> list:
 
 async def _session_run(memory_path: pathlib.Path, errors: pathlib.Path, env=None) -> dict:
     params = StdioServerParameters(
-        command=_installed_command(),
+        command=installed_command(),
         args=['mcp', '--file', str(memory_path), '--trust', 'low',
               '--at', '2026-04-01T03:00:00Z'],
         cwd=str(memory_path.parent), env=env)  # env None: the SDK's default environment
@@ -85,32 +69,32 @@ async def _session_run(memory_path: pathlib.Path, errors: pathlib.Path, env=None
                 if env is not None:
                     return seen
                 seen['tools'] = await session.list_tools()
-                seen['learn'] = _payload(await session.call_tool(
+                seen['learn'] = payload(await session.call_tool(
                     'learn', {'text': 'The mop is in the utility closet', 'tags': ['cleaning'],
                               'context': {'location': {'room': 'utility'}},
                               'request_id': 'mop-1'}))
-                seen['retry'] = _payload(await session.call_tool(
+                seen['retry'] = payload(await session.call_tool(
                     'learn', {'text': 'The mop is in the utility closet', 'tags': ['cleaning'],
                               'context': {'location': {'room': 'utility'}},
                               'request_id': 'mop-1'}))
-                seen['again'] = _payload(await session.call_tool(
+                seen['again'] = payload(await session.call_tool(
                     'learn', {'text': 'the mop is in the utility closet'}))
                 await session.call_tool('learn', {'text': 'Alarm code is 1234',
                                                   'sensitivity': 'medium'})
-                seen['recall'] = _payload(await session.call_tool(
+                seen['recall'] = payload(await session.call_tool(
                     'recall', {'query': 'where is the mop',
                                'filters': {'context.location.room': 'utility'}}))
-                seen['secret'] = _payload(await session.call_tool('recall',
-                                                                  {'query': 'alarm code'}))
+                seen['secret'] = payload(await session.call_tool('recall',
+                                                                 {'query': 'alarm code'}))
                 seen['bad'] = await session.call_tool('recall', {'query': '   '})
                 seen['bad_type'] = await session.call_tool('learn', {'text': 'x',
                                                                      'type': 'bogus'})
                 seen['unknown'] = await session.call_tool('teleport', {})
-                seen['context'] = _payload(await session.call_tool('get_context',
-                                                                   {'token_budget': 200}))
-                seen['forget'] = _payload(await session.call_tool(
+                seen['context'] = payload(await session.call_tool('get_context',
+                                                                  {'token_budget': 200}))
+                seen['forget'] = payload(await session.call_tool(
                     'forget', {'target': seen['learn']['record_id'], 'reason': 'moved'}))
-                seen['after'] = _payload(await session.call_tool('recall', {'query': 'mop'}))
+                seen['after'] = payload(await session.call_tool('recall', {'query': 'mop'}))
     return seen
 
 
@@ -171,8 +155,8 @@ def test_the_installed_command_needs_no_path_to_the_venv(tmp_path):
 
 async def _forget_session(memory_path: pathlib.Path) -> dict:
     params = StdioServerParameters(
-        command=_installed_command(), args=['mcp', '--file', str(memory_path), '--at',
-                                            '2026-04-01T03:00:00Z'],
+        command=installed_command(), args=['mcp', '--file', str(memory_path), '--at',
+                                           '2026-04-01T03:00:00Z'],
         cwd=str(REPO), env=dict(os.environ))
     seen = {}
     with open(os.devnull, 'w') as errors:
@@ -184,19 +168,19 @@ async def _forget_session(memory_path: pathlib.Path) -> dict:
                                    ('warning', 'Never block the fire exit with the dock cart'),
                                    ('tea', 'Ben prefers tea'),
                                    ('seat', 'Ben prefers the window seat')):
-                    seen[name] = _payload(await session.call_tool('learn', {'text': text}))
-                seen['preview'] = _payload(await session.call_tool(
+                    seen[name] = payload(await session.call_tool('learn', {'text': text}))
+                seen['preview'] = payload(await session.call_tool(
                     'forget', {'target': 'dock', 'reason': 'moved', 'dry_run': True}))
-                seen['best'] = _payload(await session.call_tool(
+                seen['best'] = payload(await session.call_tool(
                     'forget', {'target': 'charging dock', 'reason': 'moved'}))
                 seen['none'] = await session.call_tool(
                     'forget', {'target': 'charging dock', 'reason': 'again'})
-                seen['restore'] = _payload(await session.call_tool(
+                seen['restore'] = payload(await session.call_tool(
                     'forget', {'target': seen['best']['ids'][0], 'reason': 'mistake',
                                'restore': True}))
-                seen['all'] = _payload(await session.call_tool(
+                seen['all'] = payload(await session.call_tool(
                     'forget', {'target': 'dock', 'reason': 'clear', 'all': True}))
-                seen['ben'] = _payload(await session.call_tool('recall', {'query': 'Ben prefers'}))
+                seen['ben'] = payload(await session.call_tool('recall', {'query': 'Ben prefers'}))
                 seen['long'] = await session.call_tool('learn', {'text': 'x' * 4001})
     return seen
 

@@ -37,7 +37,6 @@ from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.msg import ParameterValue
 from rcl_interfaces.srv import SetParameters
-import rclpy
 from sensor_msgs.msg import BatteryState
 
 from conftest import REPO
@@ -47,50 +46,22 @@ from robot_memory.rcan.lifecycle import band
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
+from ros_harness import FAST
 from ros_harness import NodeProcess
 from ros_harness import wait_for
 from ros_probe import call
 from ros_probe import latched_context
-from ros_probe import make_probe
+from ros_probe import publish_warnings
 from ros_probe import spin
 from ros_probe import wait_gone
 from ros_probe import wait_ready
 
 
 WARN = bytes([1])  # DiagnosticStatus.level is a byte field
-FAST = {'time_scale': 1800.0, 'dream.initial_max': 0.9, 'flush_period_s': 0.1}
-
-
-@pytest.fixture(scope='module')
-def probe():
-    """Return an rclpy node in the test process to publish, subscribe and call services."""
-    yield from make_probe()
 
 
 def _now():
     return dt.datetime.now(UTC)
-
-
-def encoder_warning(index):
-    """Return an intermittent wheel-encoder warning as a robot's driver would publish it."""
-    return DiagnosticStatus(level=WARN, name='base: left wheel encoder', hardware_id='wheel_left',
-                            message=f'dropped {index} ticks in the last second',
-                            values=[KeyValue(key='ticks_dropped', value=str(index))])
-
-
-def publish_warnings(probe, count, rate_hz=100.0, status=encoder_warning):
-    """Publish ``count`` DiagnosticArrays on /diagnostics at ``rate_hz``."""
-    # History for every message: a reliable KEEP_LAST writer overwrites what a node busy on
-    # a loaded machine has not acknowledged yet, and tests count what arrives.
-    publisher = probe.create_publisher(DiagnosticArray, '/diagnostics', max(100, count))
-    try:
-        wait_for(lambda: publisher.get_subscription_count() > 0, 10.0, spin=spin(probe))
-        for index in range(count):
-            publisher.publish(DiagnosticArray(status=[status(index)]))
-            time.sleep(1.0 / rate_hz)
-        rclpy.spin_once(probe, timeout_sec=0.2)
-    finally:
-        probe.destroy_publisher(publisher)
 
 
 @pytest.fixture(scope='module')

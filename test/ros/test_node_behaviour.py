@@ -62,7 +62,6 @@ from ros_harness import wait_for
 from ros_probe import call
 from ros_probe import health
 from ros_probe import latched_context
-from ros_probe import make_probe
 from ros_probe import spin
 from ros_probe import wait_ready
 
@@ -70,12 +69,6 @@ RULES_FILE = REPO / 'config' / 'observation_rules.yaml'
 OK = bytes([0])  # DiagnosticStatus.level is a byte field
 WARN = bytes([1])
 ERROR = 2
-
-
-@pytest.fixture(scope='module')
-def probe():
-    """Return an rclpy node in the test process to publish, subscribe and call services."""
-    yield from make_probe('behaviour_probe')
 
 
 def _now():

@@ -22,7 +22,6 @@ one). The installed node runs in its own process.
 
 import datetime as dt
 
-import pytest
 from rclpy.qos import DurabilityPolicy
 from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
@@ -33,23 +32,15 @@ from robot_memory.evidence import observations
 from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.srv import Dream
-
 from ros_harness import NodeProcess
 from ros_harness import wait_for
 from ros_probe import call
-from ros_probe import make_probe
 from ros_probe import spin
 from ros_probe import wait_gone
 from ros_probe import wait_ready
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-@pytest.fixture(scope='module')
-def probe():
-    """Return an rclpy node in the test process to call services and subscribe."""
-    yield from make_probe('summary_probe')
 
 
 def latched_summary(probe, node, timeout: float = 10.0) -> str:

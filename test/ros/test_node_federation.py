@@ -58,7 +58,6 @@ from ros_harness import NodeProcess
 from ros_harness import wait_for
 from ros_probe import call
 from ros_probe import health
-from ros_probe import make_probe
 from ros_probe import spin
 from ros_probe import wait_ready
 
@@ -68,12 +67,6 @@ SCALE = 1800.0
 WARN = bytes([1])
 CORRIDOR = DiagnosticStatus(level=WARN, name='navigation: east corridor', hardware_id='nav',
                             message='path blocked by pallets')
-
-
-@pytest.fixture(scope='module')
-def probe():
-    """Return an rclpy node in the test process."""
-    yield from make_probe('fleet_probe')
 
 
 class Fleet:

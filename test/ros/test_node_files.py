@@ -27,7 +27,6 @@ import datetime as dt
 import os
 import sqlite3
 
-import pytest
 
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence import observations
@@ -35,19 +34,11 @@ from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.srv import Dream
-
 from ros_harness import NodeProcess
 from ros_probe import call
 from ros_probe import health
-from ros_probe import make_probe
 from ros_probe import wait_ready
-from test_cli import MEMORY
-
-
-@pytest.fixture(scope='module')
-def probe():
-    """Return an rclpy node in the test process to call the node's services."""
-    yield from make_probe('files_probe')
+from samples import MEMORY
 
 
 def seed(database, hardware_id) -> None:

@@ -28,17 +28,9 @@ from rcl_interfaces.srv import GetParameters
 from rcl_interfaces.srv import SetParameters
 
 from robot_memory.settings import parameter_specs
-
 from ros_harness import NodeProcess
 from ros_probe import call
-from ros_probe import make_probe
 from ros_probe import wait_ready
-
-
-@pytest.fixture(scope='module')
-def probe():
-    """Return an rclpy node in the test process."""
-    yield from make_probe('param_probe')
 
 
 @pytest.fixture(scope='module')

@@ -42,15 +42,8 @@ from robot_memory.substrate.embedding import semantic_model_files
 from ros_harness import NodeProcess
 from ros_probe import call
 from ros_probe import health
-from ros_probe import make_probe
 from ros_probe import wait_gone
 from ros_probe import wait_ready
-
-
-@pytest.fixture(scope='module')
-def probe():
-    """Return an rclpy node in the test process."""
-    yield from make_probe('typed_probe')
 
 
 @pytest.fixture(scope='module')

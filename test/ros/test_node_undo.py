@@ -31,19 +31,12 @@ from robot_memory.srv import GetContext
 from robot_memory.srv import Learn
 from robot_memory.srv import Recall
 from robot_memory.srv import Undo
+from ros_harness import FAST
 from ros_harness import NodeProcess
 from ros_probe import call
 from ros_probe import latched_context
-from ros_probe import make_probe
+from ros_probe import publish_warnings
 from ros_probe import wait_ready
-from test_node import FAST
-from test_node import publish_warnings
-
-
-@pytest.fixture(scope='module')
-def probe():
-    """Return an rclpy node in the test process to publish and call services."""
-    yield from make_probe('undo_probe')
 
 
 @pytest.fixture(scope='module')

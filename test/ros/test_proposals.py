@@ -452,8 +452,8 @@ async def _mcp_learn(memory, config):
     from mcp import ClientSession
     from mcp import StdioServerParameters
     from mcp import stdio_client
-    from test_mcp import _installed_command
-    from test_mcp import _payload
+    from mcp_client import installed_command as _installed_command
+    from mcp_client import payload as _payload
     params = StdioServerParameters(
         command=_installed_command(),
         args=['mcp', '--file', str(memory), '--config', str(config),

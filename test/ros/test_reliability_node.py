@@ -38,7 +38,7 @@ command, over DDS:
   entries; an intent record: the file is the one before or after it). At the end no
   'manual' audit record exists beyond the first dream's (a lost update would be taken in
   as a hand edit). The test reads the database through read-only connections only.
-  Default 5 node kills, and 3 node + 3 CLI kills (about 50 s); ``ROBOT_MEMORY_LONG=1``:
+  Default 5 node kills, and 3 node + 3 CLI kills (about 50 s); ``--long``:
   250 node kills, and 150 node + 600 CLI kills.
 * **Load.** A separate process floods ``/diagnostics`` with 5,000 arrays a second (15 s;
   180 s in long mode) while ``~/get_context`` and ``~/dream`` are called back to back:
@@ -98,6 +98,7 @@ from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
 import rclpy.subscription
 
+from modes import LONG
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import UTC
 from robot_memory.dream.autodream import canonical
@@ -112,11 +113,11 @@ from ros_harness import start_flood
 from ros_harness import wait_for
 from ros_probe import call
 from ros_probe import health
-from ros_probe import make_probe
 from ros_probe import spin
 from ros_probe import wait_ready
 
-LONG = os.environ.get('ROBOT_MEMORY_LONG') == '1'
+pytestmark = [pytest.mark.long, pytest.mark.slow]  # --long runs it at full length
+
 # The message info of this rclpy names the publisher (Kilted on), so losses can be counted.
 GIVES_PUBLISHER_GID = 'publisher_gid' in getattr(
     getattr(rclpy.subscription, 'MessageInfo', None), '__annotations__', {})
@@ -133,12 +134,6 @@ assert not LONG or NODE_ONLY_KILLS + CLI_NODE_KILLS * (1 + CLI_KILLS_PER_NODE) >
 FLOOD_SECONDS = 180.0 if LONG else 15.0
 FLOOD_RATE = 5000.0     # DiagnosticArrays per second
 CLI_ROUNDS = 12 if LONG else 3
-
-
-@pytest.fixture(scope='module')
-def probe():
-    """Return an rclpy node in the test process to publish, subscribe and call services."""
-    yield from make_probe('reliability_probe')
 
 
 # ------------------------------------------------------------------------------ helpers

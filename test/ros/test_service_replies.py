@@ -36,12 +36,10 @@ from rclpy.qos import ReliabilityPolicy
 from robot_memory.srv import Forget
 from robot_memory.srv import Learn
 from robot_memory.srv import Recall
-
 from ros_harness import NodeProcess
 from ros_harness import wait_for
 from ros_probe import call
 from ros_probe import health
-from ros_probe import make_probe
 from ros_probe import spin
 from ros_probe import spin_for
 from ros_probe import wait_ready
@@ -51,12 +49,6 @@ DROP = re.compile(r'reply of ~/learn dropped after waiting (?P<waited>[0-9.]+) s
 # the request writer (offering more than the service asks) still matches its reader.
 DEAF = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
                   durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-@pytest.fixture(scope='module')
-def probe():
-    """Return an rclpy node in the test process."""
-    yield from make_probe('replies_probe')
 
 
 def _send_deaf(probe, node, request) -> None:

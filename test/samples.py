@@ -1,0 +1,56 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Sample memory files and fixed moments that several test files share."""
+
+import datetime as dt
+
+from robot_memory.common.timeutil import UTC
+
+# A memory file of every band, a resolved entry and a peer block, as a person would write it.
+MEMORY = """---
+schema_version: "1.0"
+rrn: RRN-000000000001
+last_updated: 2026-04-01T02:00:00Z
+entries:
+  - {id: mem-high, type: hardware_observation, text: "Left wheel encoder intermittent",
+     confidence: 0.92, first_seen: 2026-03-28T14:00:00Z, last_reinforced: 2026-04-01T02:00:00Z,
+     observation_count: 14, tags: [wheel]}
+  - {id: mem-mid, type: environment_note, text: "Kitchen doorway has 3cm lip",
+     confidence: 0.65, first_seen: 2026-03-20T09:12:00Z, last_reinforced: 2026-04-01T02:00:00Z,
+     observation_count: 5}
+  - {id: mem-low, type: behavior_pattern, text: "Prefer the east corridor after dark",
+     confidence: 0.35, first_seen: 2026-03-30T22:40:00Z, last_reinforced: 2026-04-01T02:00:00Z,
+     observation_count: 2}
+  - {id: mem-weak, type: environment_note, text: "Hallway lamp flickers",
+     confidence: 0.05, first_seen: 2026-03-30T22:40:00Z, last_reinforced: 2026-04-01T02:00:00Z,
+     observation_count: 1}
+  - {id: mem-done, type: resolved, text: "Battery contacts corroded (cleaned)",
+     confidence: 0.8, first_seen: 2026-03-10T08:00:00Z, last_reinforced: 2026-04-01T02:00:00Z,
+     observation_count: 6}
+peer_context:
+  - rrn: RRN-000000000005
+    last_synced: 2026-04-01T02:00:00Z
+    entries:
+      - {id: mem-peer-b1c2, type: environment_note, confidence: 0.75,
+         text: "Alex reports east corridor blocked by construction barrier"}
+---
+
+# Notes
+"""
+AT = '2026-04-01T02:00:00Z'
+
+# The typed memory tests' clock.
+NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
+DAY = dt.timedelta(days=1)
