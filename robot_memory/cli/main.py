@@ -166,6 +166,27 @@ def build_parser() -> argparse.ArgumentParser:
     undo.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                       help="the undo's own time instead of now (e.g. 2026-05-01T03:00:00Z)")
     undo.add_argument('--json', action='store_true', help='print the undo report as JSON')
+    replay = commands.add_parser(
+        'replay', parents=[common, database, rules],
+        help='learn from recordings: replay rosbag2 (MCAP, sqlite3) and ROS 1 bags into the '
+             'evidence database, dreaming at every night they cross (needs robot_memory[bags])')
+    replay.add_argument('paths', nargs='+', metavar='PATH',
+                        help='a rosbag2 directory, an .mcap or .db3 file, a ROS 1 .bag, or a '
+                             'directory of them')
+    replay.add_argument('--dry-run', action='store_true',
+                        help='replay into temporary copies and print what would be learned; '
+                             'nothing is written')
+    replay.add_argument('--json', action='store_true', help='print the summary as JSON')
+    replay.add_argument('--remap', action='append', metavar='TOPIC:=RECORDED',
+                        help='read a topic under another recorded name, e.g. '
+                             '/diagnostics:=/robot1/diagnostics (repeatable)')
+    replay.add_argument('--msg-dir', action='append', metavar='DIR',
+                        help='definitions of custom message types, as pkg/msg/Type.msg files '
+                             'under DIR (repeatable)')
+    replay.add_argument('--accept-other-robot', action='store_true',
+                        help='take recordings that name another robot (RRN or hostname)')
+    replay.add_argument('--no-dream', action='store_true',
+                        help='only add the evidence; run no nightly dreams')
     cli_substrate.add_commands(commands, [common, database])
     cli_proposals.add_commands(commands, [common, database])
     return parser
@@ -427,6 +448,12 @@ def cmd_dream(args, memory: 'MemoryFile') -> int:
     return 1 if report.clock_backwards else 0
 
 
+def cmd_replay(args, memory: 'MemoryFile') -> int:
+    """Replay recordings into the memory (robot_memory.bags.command)."""
+    from robot_memory.bags import command
+    return command.run(args, memory, _rules, _db_path)
+
+
 def cmd_history(args, memory: 'MemoryFile') -> int:
     """Print one entry's audit trail, oldest first."""
     from robot_memory.evidence.store import EvidenceDamaged
@@ -487,6 +514,7 @@ COMMANDS = {
     'export': cmd_export,
     'ingest': cmd_ingest,
     'dream': cmd_dream,
+    'replay': cmd_replay,
     'history': cmd_history,
     'undo': cmd_undo,
 }

@@ -42,6 +42,7 @@ Parsing validates everything and never lets one bad line stop the rest:
   U+FFFD with a note.
 """
 
+import array
 import dataclasses
 import datetime as dt
 import itertools
@@ -66,6 +67,12 @@ TRUNCATION_MARKER = '…[truncated]'
 
 DIAGNOSTIC_LEVELS = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
 LOG_LEVELS = {40: 'ERROR', 50: 'FATAL'}
+# ROS 1 rosgraph_msgs/Log levels (ERROR 8, FATAL 16) as their ROS 2 rcl_interfaces/Log ones.
+ROS1_LOG_LEVELS = {1: 10, 2: 20, 4: 30, 8: 40, 16: 50}
+# Telemetry messages can carry large arrays (point clouds, images): only this many
+# items of any sequence are kept as evidence; numbers beyond are of no use to a rule.
+MAX_SEQUENCE_ITEMS = 64
+MAX_MESSAGE_DEPTH = 12
 _TYPE_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*/(?:msg/)?[A-Za-z][A-Za-z0-9_]*$')
 _NUMBER = re.compile(r'0[xX][0-9a-fA-F]+|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?')
 _NON_FINITE = {'NaN': math.nan, 'Infinity': math.inf, '-Infinity': -math.inf}
@@ -452,3 +459,77 @@ def to_json_line(observation: Observation) -> str:
     """One JSON line (no trailing newline) for ``observation``."""
     return json.dumps(to_dict(observation), ensure_ascii=False, separators=(',', ':'),
                       allow_nan=False)
+
+
+# --------------------------------------------------------------------------- messages
+# The rules that turn ROS messages into observations, shared by memory_node (rclpy
+# messages) and ``robot-memory replay`` (rosbags messages): duck-typed, no ROS import.
+
+def byte_level(value) -> int:
+    """Return a message's byte level (rclpy gives ``bytes`` of length 1) as an int."""
+    if isinstance(value, (bytes, bytearray)):
+        return value[0] if value else 0
+    return int(value)
+
+
+def from_statuses(stamp: dt.datetime, statuses, skip_prefix: str = ''):
+    """
+    Yield an observation, or the ObservationError refusing it, for each diagnostic status.
+
+    ``statuses`` are (level, name, message, hardware_id, [(key, value), ...]) tuples (as
+    ``robot_memory.ros.cdr`` reads them); a status whose name starts with ``skip_prefix``
+    (memory_node's own health reports) is left out.
+    """
+    for level, name, message, hardware_id, values in statuses:
+        if skip_prefix and name.startswith(skip_prefix):
+            continue
+        try:
+            yield diagnostic(stamp, name, hardware_id, level, message, values)
+        except ObservationError as error:
+            yield error
+
+
+def log_record(record, stamp: dt.datetime, skip_logger: str = '',
+               ros1: bool = False) -> Optional[LogObservation]:
+    """
+    Return a ``/rosout`` record at ERROR or FATAL as an observation, else None.
+
+    ``record`` has the fields of rcl_interfaces/Log (or, ``ros1``, of rosgraph_msgs/Log,
+    whose levels are mapped to ROS 2's); records of ``skip_logger`` are left out.
+    ObservationError when a field cannot be stored.
+    """
+    level = byte_level(record.level)
+    if ros1:
+        level = ROS1_LOG_LEVELS.get(level, level)
+    if level < 40 or (skip_logger and record.name == skip_logger):
+        return None
+    return log(stamp, record.name, level, record.msg, record.file, record.function,
+               int(record.line))
+
+
+def message_fields(message, depth: int = 0):
+    """Return a ROS message as plain dicts, lists, numbers and strings (sequences cut short)."""
+    if depth > MAX_MESSAGE_DEPTH:
+        return None
+    if hasattr(message, 'get_fields_and_field_types'):  # rclpy
+        return {name: message_fields(getattr(message, name), depth + 1)
+                for name in message.get_fields_and_field_types()}
+    if hasattr(message, '__msgtype__') and dataclasses.is_dataclass(message):  # rosbags
+        # Its constants and type name are dataclass fields too; ROS field names are lower case.
+        return {field.name: message_fields(getattr(message, field.name), depth + 1)
+                for field in dataclasses.fields(message) if field.name[0].islower()}
+    if isinstance(message, (bytes, bytearray)):
+        return len(message)
+    if isinstance(message, (list, tuple, array.array)) or type(message).__name__ == 'ndarray':
+        return [message_fields(item, depth + 1) for item in list(message[:MAX_SEQUENCE_ITEMS])]
+    if isinstance(message, (bool, int, float, str)) or message is None:
+        return message
+    if hasattr(message, 'item'):  # numpy scalars
+        return message.item()
+    return str(message)
+
+
+def telemetry(topic: str, type_name: str, message, stamp: dt.datetime) -> ParsedLine:
+    """Return a telemetry message as a validated observation (ObservationError if not)."""
+    return from_dict({'stamp': stamp, 'source': 'telemetry', 'topic': topic, 'type': type_name,
+                      'fields': message_fields(message)})

@@ -45,6 +45,9 @@ Tables:
 ``entry_versions`` / ``undos`` / ``undo_horizon``
     The prior state of each entry at every change of the snapshot (dream, prune, undo), the
     undo log, and the first dream recorded so (see ``robot_memory.review.undo``). Append-only.
+``replay_bags`` / ``replay_taken``
+    What ``robot-memory replay`` took from each recording, by recording and topic
+    (``robot_memory.bags.replay``), written in the transaction of the observations.
 ``migrations``
     Named schema migrations, each applied once in its own transaction.
 
@@ -74,6 +77,7 @@ import json
 import pathlib
 import sqlite3
 import threading
+from typing import Callable
 from typing import Iterable
 from typing import Optional
 from typing import TYPE_CHECKING
@@ -268,6 +272,24 @@ def _undo_history(db: PlainDatabase) -> None:
             db.execute(f'CREATE TRIGGER IF NOT EXISTS {table}_no_{event.lower()} BEFORE '
                        f"{event} ON {table} BEGIN SELECT RAISE(ABORT, 'the {what} is "
                        "append-only'); END")
+
+
+@MIGRATIONS(name='0004_replay_progress')
+def _replay_progress(db: PlainDatabase) -> None:
+    """
+    Return what ``robot-memory replay`` took from recordings, so none is taken twice.
+
+    ``replay_bags``: one row per recording (identity: a hash of its head), where it was
+    read and the robot it names. ``replay_taken``: per recording and topic, the recorded
+    times taken (ns, first and last) and how many messages at the last time, so a
+    replay resumes after the last message taken and skips what another recording of the
+    same topic already gave.
+    """
+    db.execute('CREATE TABLE IF NOT EXISTS replay_bags (bag TEXT PRIMARY KEY, path TEXT NOT '
+               "NULL, kind TEXT NOT NULL, robot TEXT NOT NULL DEFAULT '', first_at TEXT NOT NULL)")
+    db.execute('CREATE TABLE IF NOT EXISTS replay_taken (bag TEXT NOT NULL, topic TEXT NOT NULL, '
+               'first_ns INTEGER NOT NULL, last_ns INTEGER NOT NULL, at_last INTEGER NOT NULL, '
+               'messages INTEGER NOT NULL, PRIMARY KEY (bag, topic))')
 
 
 def open_target(path) -> pathlib.Path:
@@ -525,20 +547,24 @@ class EvidenceStore:
         """``add`` each observation; returns the number of rows buffered or written."""
         return sum(self.add(observation) for observation in observations)
 
-    def flush(self) -> int:
+    def flush(self, then: Optional[Callable[[sqlite3.Connection], None]] = None) -> int:
         """
         Write the buffered rows in one transaction; returns how many were written.
 
+        ``then(connection)`` runs in the same transaction (a replay's progress: the rows
+        and the record of where they came from are written together, or neither is).
         On failure the rows stay buffered (the oldest dropped and counted in ``dropped``
         beyond 200,000) and EvidenceError says why; it is also kept in ``write_error``.
         """
         with self._lock:
             rows, self._buffer = self._buffer, []
-            if not rows:
+            if not rows and then is None:
                 return 0
             try:
                 with self._transaction():
                     insert_observations(self.db.conn, rows)
+                    if then is not None:
+                        then(self.db.conn)
             except sqlite3.Error as error:
                 self._buffer = rows + self._buffer
                 if len(self._buffer) > _MAX_BUFFER:

@@ -16,15 +16,14 @@
 Conversions between ROS 2 messages and the core's plain data, at the edge of the node.
 
 Only this package (``robot_memory.ros``) touches rclpy and message classes. Incoming
-diagnostics (taken serialized, see :func:`diagnostic_statuses`) and log records become
-observations through ``observations.diagnostic`` / ``observations.log``, the constructors
-``robot-memory ingest`` reaches through ``observations.from_dict``, so a message and a JSON
-line obey one set of rules (a message's fields are typed already, so only the JSON path
-checks types); telemetry becomes the plain dict ``from_dict`` validates. Outgoing entries
-and context blocks become ``robot_memory.msg`` messages.
+diagnostics (taken serialized, see :func:`diagnostic_statuses`), log records and telemetry
+become observations through ``observations.from_statuses`` / ``log_record`` /
+``telemetry``, duck-typed rules that ``robot-memory replay`` applies to the messages of a
+recording too, and that reach the constructors ``robot-memory ingest`` uses, so a message,
+a recorded message and a JSON line obey one set of rules. Outgoing entries and context
+blocks become ``robot_memory.msg`` messages.
 """
 
-import array
 import datetime as dt
 import importlib
 import json
@@ -43,12 +42,6 @@ from robot_memory.rcan import context
 from robot_memory.ros import cdr
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
-
-# Telemetry messages can carry large arrays (point clouds, images): only this many
-# items of any sequence are kept as evidence; numbers beyond are of no use to a rule.
-MAX_SEQUENCE_ITEMS = 64
-MAX_MESSAGE_DEPTH = 12
-
 
 class MessageTypeError(ValueError):
     """A configured message type cannot be imported."""
@@ -91,31 +84,6 @@ def datetime_to_time(value) -> Time:
     return Time(sec=int(seconds), nanosec=delta.microseconds * 1000)
 
 
-def message_to_data(message, depth: int = 0):
-    """Return a ROS message as plain dicts, lists, numbers and strings (sequences cut short)."""
-    if depth > MAX_MESSAGE_DEPTH:
-        return None
-    if hasattr(message, 'get_fields_and_field_types'):
-        return {name: message_to_data(getattr(message, name), depth + 1)
-                for name in message.get_fields_and_field_types()}
-    if isinstance(message, (bytes, bytearray)):
-        return len(message)
-    if isinstance(message, (list, tuple, array.array)) or type(message).__name__ == 'ndarray':
-        return [message_to_data(item, depth + 1) for item in list(message[:MAX_SEQUENCE_ITEMS])]
-    if isinstance(message, (bool, int, float, str)) or message is None:
-        return message
-    if hasattr(message, 'item'):  # numpy scalars
-        return message.item()
-    return str(message)
-
-
-def _level(value) -> int:
-    """Return a message's byte level (rclpy gives ``bytes`` of length 1) as an int."""
-    if isinstance(value, (bytes, bytearray)):
-        return value[0] if value else 0
-    return int(value)
-
-
 class MessageDecodeError(ValueError):
     """A serialized message that neither the CDR reader nor rclpy can read."""
 
@@ -138,20 +106,8 @@ def diagnostic_statuses(raw: bytes) -> list:
     except Exception as error:  # noqa: B902 - rclpy raises RMWError, or others on garbage
         raise MessageDecodeError(f'a DiagnosticArray that cannot be deserialized ({error})') \
             from None
-    return [(_level(status.level), status.name, status.message, status.hardware_id,
+    return [(observations.byte_level(status.level), status.name, status.message, status.hardware_id,
              [(item.key, item.value) for item in status.values]) for status in array.status]
-
-
-def log_observation(record, stamp: dt.datetime) -> observations.LogObservation:
-    """One rcl_interfaces/Log record as a validated observation (ObservationError)."""
-    return observations.log(stamp, record.name, _level(record.level), record.msg, record.file,
-                            record.function, int(record.line))
-
-
-def telemetry_data(topic: str, type_name: str, message, stamp: dt.datetime) -> dict:
-    """Return a telemetry message as an observation dict (fields as plain data)."""
-    return {'stamp': stamp, 'source': 'telemetry', 'topic': topic, 'type': type_name,
-            'fields': message_to_data(message)}
 
 
 def entry_message(line) -> MemoryEntryMsg:

@@ -461,38 +461,28 @@ class MemoryNode(Node):
         except convert.MessageDecodeError as error:
             self._refuse(error)
             return
-        stamp = self.clock_.now()
-        own_prefix = self._own_prefix
         submit = self.worker.submit
-        for level, name, message, hardware_id, values in statuses:
-            if name.startswith(own_prefix):
-                continue
-            try:
-                observation = observations.diagnostic(stamp, name, hardware_id, level, message,
-                                                      values)
-            except observations.ObservationError as error:
-                self._refuse(error)
-                continue
-            submit(observation)
+        for item in observations.from_statuses(self.clock_.now(), statuses, self._own_prefix):
+            if isinstance(item, observations.ObservationError):
+                self._refuse(item)
+            else:
+                submit(item)
 
     def _ingest_log(self, record: Log, info) -> None:
         """ERROR and FATAL log records of other nodes become observations."""
         self._note_sequence(info)
-        level = record.level[0] if isinstance(record.level, bytes) else record.level
-        if level < Log.ERROR or record.name == self._own_logger:
-            return
         try:
-            observation = convert.log_observation(record, self.clock_.now())
+            observation = observations.log_record(record, self.clock_.now(), self._own_logger)
         except observations.ObservationError as error:
             self._refuse(error)
             return
-        self.worker.submit(observation)
+        if observation is not None:
+            self.worker.submit(observation)
 
     def telemetry_callback(self, topic: str, type_name: str, message) -> None:
         """Turn a message of a configured telemetry topic into an observation."""
         try:
-            parsed = observations.from_dict(
-                convert.telemetry_data(topic, type_name, message, self.clock_.now()))
+            parsed = observations.telemetry(topic, type_name, message, self.clock_.now())
         except observations.ObservationError as error:
             self._refuse(error)
             return

@@ -1,0 +1,147 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``robot-memory replay``: the command around ``robot_memory.bags.replay``.
+
+Options, the progress display (a bar on a terminal, plain lines when piped), the closing
+summary or ``--json``, and ``--dry-run``: the replay runs into copies of the memory file
+and the evidence database in a temporary directory, and only its summary is kept.
+"""
+
+import datetime as dt
+import json
+import pathlib
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+
+from robot_memory.common.timeutil import format_iso
+from robot_memory.common.timeutil import UTC
+
+PLAIN_EVERY_S = 5.0  # when piped, one progress line at most this often
+
+
+def remaps(values) -> dict:
+    """Return {node topic: recorded topic} of ``--remap FROM:=TO`` values (ValueError)."""
+    mapping = {}
+    for value in values or ():
+        source, separator, target = value.partition(':=')
+        if not separator or not source.startswith('/') or not target.startswith('/'):
+            raise ValueError(f'--remap {value!r}: give NODE_TOPIC:=RECORDED_TOPIC, e.g. '
+                             '/diagnostics:=/robot1/diagnostics')
+        mapping[source] = target
+    return mapping
+
+
+class Display:
+    """Progress on standard error: a bar on a terminal, a plain line now and then if piped."""
+
+    def __init__(self, stream=None, clock=time.monotonic):
+        self.stream = stream or sys.stderr
+        self.terminal = bool(getattr(self.stream, 'isatty', lambda: False)())
+        self.clock = clock
+        self.last_plain = None
+
+    def __call__(self, state: dict) -> None:
+        """Show one progress report."""
+        total = max(state['total'], 1)
+        fraction = min(state['messages'] / total, 1.0)
+        elapsed = state['elapsed']
+        eta = elapsed * (1 - fraction) / fraction if fraction > 0 else 0.0
+        at = format_iso(state['at']) if state.get('at') else '-'
+        text = (f'{state["messages"]:,}/{state["total"]:,} messages, '
+                f'{state["bytes"] / 1e6:.1f} MB, recorded {at}, ETA {_duration(eta)}')
+        if self.terminal:
+            bar = '#' * int(fraction * 30)
+            self.stream.write(f'\r[{bar:<30}] {fraction:4.0%} {text}\x1b[K')
+            if state.get('final'):
+                self.stream.write('\n')
+            self.stream.flush()
+            return
+        now = self.clock()
+        if state.get('final') or self.last_plain is None or now - self.last_plain >= PLAIN_EVERY_S:
+            self.last_plain = now
+            self.stream.write(f'replay: {fraction:.0%} {text}\n')
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    return f'{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}'
+
+
+def _copy_for_dry_run(memory_path: pathlib.Path, db_path: pathlib.Path, into: pathlib.Path):
+    memory_copy = into / memory_path.name
+    db_copy = into / db_path.name
+    if memory_path.exists():
+        shutil.copyfile(memory_path, memory_copy)
+    if db_path.exists():
+        source = sqlite3.connect(f'file:{db_path}?mode=ro', uri=True)
+        target = sqlite3.connect(db_copy)
+        try:
+            source.backup(target)  # a consistent copy, even while memory_node writes
+        finally:
+            source.close()
+            target.close()
+    return memory_copy, db_copy
+
+
+def run(args, memory, rules_of, db_path_of) -> int:
+    """Run ``robot-memory replay``; print the summary; 0 when everything was read."""
+    try:
+        from robot_memory.bags import replay
+    except ImportError as error:
+        raise ValueError(f'replaying recordings needs the bags extra ({error}); install it with '
+                         "pip install 'robot_memory[bags]' (the rosbags library)") from None
+    from robot_memory.evidence.store import EvidenceStore
+    from robot_memory.rcan.memory_file import MemoryFile
+    options = replay.ReplayOptions(remap=remaps(args.remap), msg_dirs=tuple(args.msg_dir or ()),
+                                   accept_robot=args.accept_other_robot)
+    if args.config:
+        from robot_memory.cli import substrate as cli_substrate
+        settings = cli_substrate.settings(args)
+        options.telemetry = list(settings.node.telemetry())
+        options.nightly = settings.node.nightly_time()
+        options.dream_config = settings.dream
+        options.proposals = settings.proposals
+        options.rrn = settings.node.rrn
+    if args.no_dream:
+        options.nightly = None
+    options.rules = rules_of(args)
+    if memory.exists() and options.rrn in (None, 'RRN-UNSET'):
+        options.rrn = memory.load(dt.datetime.now(UTC), read_only=True).document.rrn
+    db_path = db_path_of(args, memory)
+    display = None if args.json else Display()
+    with tempfile.TemporaryDirectory(prefix='robot-memory-replay-') as scratch:
+        if args.dry_run:
+            memory_path, db_path = _copy_for_dry_run(memory.path, db_path, pathlib.Path(scratch))
+            memory = MemoryFile(memory_path)
+        with EvidenceStore(db_path, options.rules, batch_size=10**9,
+                           on_corrupt='set_aside') as store:
+            for problem in store.take_problems():
+                print(f'warning: {problem}', file=sys.stderr)
+            summary = replay.replay(args.paths, store, memory, options, display)
+    if args.json:
+        data = summary.to_dict()
+        data['dry_run'] = bool(args.dry_run)
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        for line in summary.lines():
+            print(line)
+        if args.dry_run:
+            print('(dry run: nothing was written)')
+    damaged = any('cut short' in note or 'damage' in note for note in summary.notes)
+    return 1 if summary.refused or damaged else 0

@@ -1,0 +1,374 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Opening recordings with ``rosbags``: rosbag2 (MCAP, sqlite3, compressed) and ROS 1 bags.
+
+Why rosbags: one maintained, pure-Python library reads all three formats, ships the
+message definitions of every distribution (so a bag without embedded definitions is
+read too) and writes all three (``robot_memory.bags.write``). ``mcap`` with
+``mcap-ros2-support`` reads MCAP only.
+
+A recording that cannot be read is refused with :class:`RecordingError`, saying what is
+wrong and what to do. A truncated MCAP (a power cut while recording) is read up to the
+damage: :class:`_TolerantMcap` finds the last whole record and reads the file up to it.
+"""
+
+import dataclasses
+import hashlib
+import pathlib
+from typing import Iterator
+from typing import Optional
+
+from rosbags.interfaces import MessageDefinitionFormat
+from rosbags.rosbag1 import Reader as Reader1
+from rosbags.rosbag2 import Reader as Reader2
+from rosbags.rosbag2.reader import DirectoryReader
+from rosbags.rosbag2.storage_mcap import McapReader
+from rosbags.rosbag2.storage_sqlite3 import Sqlite3Reader
+from rosbags.typesys import get_types_from_idl
+from rosbags.typesys import get_types_from_msg
+from rosbags.typesys import get_typestore
+from rosbags.typesys import Stores
+
+from robot_memory.evidence import observations
+from robot_memory.ros import cdr
+
+MCAP_MAGIC = b'\x89MCAP0\r\n'
+ROS1_MAGIC = b'#ROSBAG V2.0\n'
+SQLITE_MAGIC = b'SQLite format 3\x00'
+# Recorded times before this are simulation time (use_sim_time), not the robot's life.
+EARLIEST_NS = 946684800 * 10**9  # 2000-01-01T00:00:00Z
+IDENTITY_BYTES = 1 << 20  # the head of each storage file names the recording
+DIAGNOSTICS_TYPES = ('diagnostic_msgs/msg/DiagnosticArray',)
+LOG_TYPES = ('rcl_interfaces/msg/Log', 'rosgraph_msgs/msg/Log')
+_DISTROS = {store.value.removeprefix('ros2_'): store for store in Stores
+            if store.value.startswith('ros2_')}
+_MCAP_OPS = range(0x01, 0x10)
+
+
+class RecordingError(ValueError):
+    """A path that is not a readable recording; the message says why and what to do."""
+
+
+class _TolerantMcap(McapReader):
+    """rosbags' MCAP reader that reads a file cut short (no footer) up to its last whole record."""
+
+    unread_bytes = 0
+
+    def _open(self) -> None:
+        try:
+            super()._open()
+        except Exception as error:  # noqa: B902 - rosbags raises ReaderError, struct or index
+            if 'magic' not in str(error).lower() and 'footer' not in str(error).lower():
+                raise
+            if str(error) == 'File magic is invalid.':
+                raise
+            self._open_cut_short()
+
+    def _open_cut_short(self) -> None:
+        bio = self.bio
+        size = bio.seek(0, 2)
+        bio.seek(8)
+        good = None
+        while True:
+            start = bio.tell()
+            head = bio.read(9)
+            if len(head) < 9 or head[0] not in _MCAP_OPS:
+                break
+            end = start + 9 + int.from_bytes(head[1:], 'little')
+            if end > size:
+                break
+            if head[0] == 0x01:
+                self.data_start = end
+            if head[0] in (0x0F, 0x02):  # data end, footer: the rest is the summary
+                break
+            bio.seek(end)
+            good = end
+        if good is None:
+            raise RecordingError('the MCAP file ends inside its header: nothing can be read')
+        self.data_end = good
+        self.unread_bytes = size - good
+        self.chunks = []
+        self.meta_scan()
+        stats = self.statistics
+        self.connections = [x._replace(msgcount=stats.channel_message_counts.get(x.id, 0))
+                            for x in self.connections]
+        count = stats.message_count
+        self.metadata = self.metadata._replace(
+            duration=stats.end_time - stats.start_time + 1 if count else 0,
+            start_time=stats.start_time if count else 2**63 - 1,
+            end_time=stats.end_time + 1 if count else 0, message_count=count)
+
+
+class _TolerantDirectory(DirectoryReader):
+    STORAGE_PLUGINS = {'mcap': _TolerantMcap, 'sqlite3': Sqlite3Reader}
+
+
+class _TolerantReader(Reader2):
+    STORAGE_PLUGINS = {'dir': _TolerantDirectory, '.mcap': _TolerantMcap, '.db3': Sqlite3Reader}
+
+
+@dataclasses.dataclass
+class Bag:
+    """One open recording: what it is, its times, and how to read its messages."""
+
+    path: pathlib.Path
+    kind: str  # mcap, sqlite3 or ros1
+    identity: str
+    reader: object
+    typestore: object
+    start_ns: int
+    end_ns: int
+    message_count: int
+    size_bytes: int
+    robot: dict
+    unread_bytes: int = 0
+    notes: list = dataclasses.field(default_factory=list)
+
+    @property
+    def ros1(self) -> bool:
+        """Whether messages are ROS 1 serialized."""
+        return self.kind == 'ros1'
+
+    def topics(self) -> dict:
+        """Return {topic: message type} of the recording."""
+        return {conn.topic: conn.msgtype for conn in self.reader.connections}
+
+    def counts(self) -> dict:
+        """Return {topic: messages} as the recording's index says."""
+        counts = {}
+        for conn in self.reader.connections:
+            counts[conn.topic] = counts.get(conn.topic, 0) + conn.msgcount
+        return counts
+
+    def messages(self, topics) -> Iterator[tuple]:
+        """Yield (recorded ns, topic, message type, raw bytes) of ``topics``, oldest first."""
+        connections = [conn for conn in self.reader.connections if conn.topic in topics]
+        if not connections:
+            return
+        try:
+            for conn, stamp, raw in self.reader.messages(connections=connections):
+                yield stamp, conn.topic, conn.msgtype, raw
+        except Exception as error:  # noqa: B902 - rosbags raises several kinds on damage
+            self.notes.append(f'reading stopped at damage in the recording ({error}); what '
+                              'came before it was taken')
+            self.unread_bytes = self.unread_bytes or -1
+
+    def decode(self, raw, type_name: str):
+        """Return a message deserialized (RecordingError names a type without definition)."""
+        try:
+            if self.ros1:
+                return self.typestore.deserialize_ros1(raw, type_name)
+            return self.typestore.deserialize_cdr(raw, type_name)
+        except KeyError:
+            raise RecordingError(missing_type_message(type_name)) from None
+
+    def knows(self, type_name: str) -> bool:
+        """Whether the type's definition is known (in the recording, rosbags or --msg-dir)."""
+        return type_name in self.typestore.fielddefs
+
+    def statuses(self, raw, type_name: str) -> list:
+        """Return a DiagnosticArray's statuses as cdr.diagnostic_statuses gives them."""
+        if not self.ros1:
+            try:
+                return cdr.diagnostic_statuses(raw)
+            except cdr.CdrError:
+                pass
+        array = self.decode(raw, type_name)
+        return [(observations.byte_level(status.level), status.name, status.message,
+                 status.hardware_id, [(item.key, item.value) for item in status.values])
+                for status in array.status]
+
+    def close(self) -> None:
+        """Close the recording."""
+        self.reader.close()
+
+
+def missing_type_message(type_name: str) -> str:
+    """Return how to supply the definition of a message type the reader does not know."""
+    package, _, name = type_name.partition('/msg/')
+    return (f'the message type {type_name} is neither defined in the recording nor shipped '
+            f'by rosbags; give its definition with --msg-dir DIR, where DIR holds '
+            f'{package}/msg/{name or type_name}.msg (e.g. the src/ of your workspace)')
+
+
+def find(paths) -> tuple:
+    """
+    Return (recordings, problems) for the paths given: files and directories of bags.
+
+    A directory with ``metadata.yaml`` is one rosbag2 recording; another directory is
+    searched for recordings. A problem names a path that is not a recording, and why.
+    """
+    found, problems = [], []
+    for given in paths:
+        path = pathlib.Path(given)
+        if not path.exists():
+            problems.append(f'{path}: no such file or directory')
+        elif path.is_dir():
+            inside = _search(path)
+            if inside:
+                found.extend(inside)
+            else:
+                problems.append(f'{path}: no recording in this directory (looked for rosbag2 '
+                                'directories with metadata.yaml, .mcap, .db3 and .bag files)')
+        else:
+            found.append(_bag_of_file(path))
+    unique = []
+    for path in found:
+        if path not in unique:
+            unique.append(path)
+    return unique, problems
+
+
+def _bag_of_file(path: pathlib.Path) -> pathlib.Path:
+    """A storage file inside a rosbag2 directory stands for the directory."""
+    if path.suffix in ('.mcap', '.db3', '.zstd') and (path.parent / 'metadata.yaml').exists():
+        return path.parent
+    return path
+
+
+def _search(directory: pathlib.Path) -> list:
+    if (directory / 'metadata.yaml').exists():
+        return [directory]
+    found = []
+    for child in sorted(directory.iterdir()):
+        if child.is_dir():
+            found.extend(_search(child))
+        elif child.suffix in ('.mcap', '.db3', '.bag'):
+            found.append(child)
+    return found
+
+
+def open_bag(path: pathlib.Path, msg_dirs=()) -> Bag:
+    """Open one recording (RecordingError says why it cannot be read)."""
+    path = pathlib.Path(path)
+    kind = _kind(path)
+    try:
+        if kind == 'ros1':
+            reader = Reader1(path)
+        else:
+            reader = _TolerantReader(path)
+        reader.open()
+    except RecordingError:
+        raise
+    except Exception as error:  # noqa: B902 - rosbags raises several kinds
+        raise RecordingError(f'{path}: cannot be read as a {kind} recording ({error})') from None
+    files = _storage_files(path, reader, kind)
+    unread = sum(getattr(storage, 'unread_bytes', 0)
+                 for storage in getattr(reader.storage, 'storages', [reader.storage])) \
+        if kind != 'ros1' else 0
+    custom = dict(getattr(reader.storage.metadata, 'custom', None) or {}) \
+        if kind != 'ros1' else {}
+    bag = Bag(path=path, kind=kind, identity=_identity(files), reader=reader,
+              typestore=_typestore(reader, kind, msg_dirs),
+              start_ns=reader.start_time if reader.message_count else 0,
+              end_ns=reader.end_time if reader.message_count else 0,
+              message_count=reader.message_count,
+              size_bytes=sum(file.stat().st_size for file in files),
+              robot={key: str(custom[key]) for key in ('rrn', 'hostname') if key in custom},
+              unread_bytes=unread)
+    return bag
+
+
+def _kind(path: pathlib.Path) -> str:
+    if path.is_dir():
+        text = (path / 'metadata.yaml').read_text(encoding='utf-8', errors='replace')
+        return 'sqlite3' if 'storage_identifier: sqlite3' in text else 'mcap'
+    try:
+        with open(path, 'rb') as handle:
+            head = handle.read(16)
+    except OSError as error:
+        raise RecordingError(f'{path}: cannot be read ({error.strerror})') from None
+    if head.startswith(MCAP_MAGIC):
+        return 'mcap'
+    if head.startswith(ROS1_MAGIC):
+        return 'ros1'
+    if head.startswith(SQLITE_MAGIC) and path.suffix == '.db3':
+        return 'sqlite3'
+    if path.suffix == '.zstd':
+        raise RecordingError(f'{path}: a compressed storage file needs the metadata.yaml of its '
+                             'rosbag2 directory beside it; copy the whole directory, or '
+                             'decompress it with zstd -d')
+    if not head:
+        raise RecordingError(f'{path}: the file is empty, not a recording')
+    raise RecordingError(f'{path}: not a recording (expected a rosbag2 directory, an .mcap or '
+                         '.db3 file, or a ROS 1 .bag)')
+
+
+def _storage_files(path: pathlib.Path, reader, kind: str) -> list:
+    if not path.is_dir():
+        return [path]
+    return sorted(file for file in path.iterdir()
+                  if file.is_file() and file.name != 'metadata.yaml')
+
+
+def _identity(files) -> str:
+    digest = hashlib.sha256()
+    for file in files:
+        with open(file, 'rb') as handle:
+            digest.update(handle.read(IDENTITY_BYTES))
+    return digest.hexdigest()[:32]
+
+
+def _typestore(reader, kind: str, msg_dirs):
+    if kind == 'ros1':
+        base = Stores.ROS1_NOETIC
+    else:
+        base = _DISTROS.get(str(getattr(reader, 'ros_distro', None) or ''), Stores.LATEST)
+    store = get_typestore(base)
+    types = {}
+    for conn in reader.connections:
+        if conn.msgtype in store.fielddefs or conn.msgtype in types:
+            continue
+        definition = conn.msgdef
+        try:
+            if definition.format == MessageDefinitionFormat.MSG:
+                types.update(get_types_from_msg(definition.data, conn.msgtype))
+            elif definition.format == MessageDefinitionFormat.IDL:
+                for part in definition.data.split('=' * 80 + '\n'):
+                    if part.startswith('IDL: '):
+                        part = part.split('\n', 1)[1]
+                    if part.strip():
+                        types.update(get_types_from_idl(part))
+        except Exception:  # noqa: B902 - a definition rosbags cannot parse: see msg_dirs
+            continue
+    for directory in msg_dirs:
+        types.update(_types_of_directory(pathlib.Path(directory)))
+    types = {name: value for name, value in types.items() if name not in store.fielddefs}
+    if types:
+        store.register(types)
+    return store
+
+
+def _types_of_directory(directory: pathlib.Path) -> dict:
+    """Message definitions of ``pkg/msg/Name.msg`` files under ``directory``."""
+    if not directory.is_dir():
+        raise RecordingError(f'--msg-dir {directory}: not a directory')
+    types = {}
+    for file in sorted(directory.rglob('*.msg')):
+        if file.parent.name != 'msg':
+            continue
+        name = f'{file.parent.parent.name}/msg/{file.stem}'
+        try:
+            types.update(get_types_from_msg(file.read_text(encoding='utf-8'), name))
+        except Exception as error:  # noqa: B902 - a definition rosbags cannot parse
+            raise RecordingError(f'{file}: not a message definition rosbags can read '
+                                 f'({error})') from None
+    return types
+
+
+def robot_of(bag: Bag) -> Optional[str]:
+    """Return the robot a recording names (its RRN, else its hostname), if it names one."""
+    return bag.robot.get('rrn') or bag.robot.get('hostname')

@@ -1,0 +1,414 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Replaying recordings into the memory, on the recording's own clock.
+
+Messages of ``/diagnostics``, ``/rosout`` (ROS 1: or ``/rosout_agg``) and the configured
+telemetry topics become observations by memory_node's own rules
+(``observations.from_statuses`` / ``log_record`` / ``telemetry``), stamped with their
+recorded time, oldest first across recordings. Every nightly dream the recording crosses
+runs at its own time (``schedule.next_nightly``), so a month of bags builds the memory
+that month would have built. What was taken is recorded by recording and topic in the
+evidence database in the transaction of the observations (``replay_taken``): replaying
+again, or an overlapping recording, adds nothing twice, and an interrupted replay
+resumes after the last message written.
+"""
+
+import dataclasses
+import datetime as dt
+import heapq
+import time
+from typing import Callable
+from typing import Optional
+
+from robot_memory.bags import read
+from robot_memory.common.timeutil import format_iso
+from robot_memory.common.timeutil import UTC
+from robot_memory.dream import autodream
+from robot_memory.dream.schedule import next_nightly
+from robot_memory.evidence import observations
+
+FLUSH_MESSAGES = 20_000  # messages between two writes of observations and progress
+PROGRESS_S = 0.25  # wall seconds between two progress reports
+PROGRESS_EVERY = 4096  # messages between two looks at the wall clock
+OWN_NODE = 'memory_node'  # memory_node's own health reports and log are not evidence
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclasses.dataclass
+class ReplayOptions:
+    """What to take and how: topics, remapping, nightly dream time, what to accept."""
+
+    telemetry: list = dataclasses.field(default_factory=list)  # (topic, type name)
+    remap: dict = dataclasses.field(default_factory=dict)  # node topic -> recorded topic
+    nightly: Optional[tuple] = (3, 0)  # local (hour, minute); None: no dreams
+    dream_config: object = None
+    proposals: object = None
+    rules: object = None
+    rrn: Optional[str] = None  # the memory's robot
+    accept_robot: bool = False
+    msg_dirs: tuple = ()
+
+
+@dataclasses.dataclass
+class ReplaySummary:
+    """What a replay read, took, skipped (and why) and dreamed."""
+
+    recordings: list = dataclasses.field(default_factory=list)  # {path, kind, messages, ...}
+    refused: list = dataclasses.field(default_factory=list)  # (path, why)
+    taken: dict = dataclasses.field(default_factory=dict)  # topic -> messages taken
+    observations: int = 0
+    rows: int = 0
+    skipped: dict = dataclasses.field(default_factory=dict)  # why -> messages
+    notes: list = dataclasses.field(default_factory=list)
+    dreams: list = dataclasses.field(default_factory=list)  # DreamReport
+    dreams_skipped: int = 0
+    first: Optional[dt.datetime] = None
+    last: Optional[dt.datetime] = None
+    waiting: int = 0  # observations after the last dream, for the next one
+
+    def skip(self, why: str, count: int = 1) -> None:
+        """Count messages not taken, by reason."""
+        self.skipped[why] = self.skipped.get(why, 0) + count
+
+    @property
+    def created(self) -> int:
+        """Entries the dreams created."""
+        return sum(len(report.created) for report in self.dreams)
+
+    @property
+    def reinforced(self) -> int:
+        """Entries the dreams reinforced."""
+        return sum(len(report.reinforced) for report in self.dreams)
+
+    @property
+    def resolved(self) -> int:
+        """Entries the dreams resolved."""
+        return sum(len(report.resolved) for report in self.dreams)
+
+    def to_dict(self) -> dict:
+        """Plain JSON data."""
+        return {'recordings': self.recordings,
+                'refused': [{'path': path, 'why': why} for path, why in self.refused],
+                'taken': self.taken, 'observations': self.observations, 'rows': self.rows,
+                'skipped': self.skipped, 'notes': self.notes,
+                'first': format_iso(self.first) if self.first else None,
+                'last': format_iso(self.last) if self.last else None,
+                'dreams': [report.to_dict() for report in self.dreams],
+                'dreams_skipped': self.dreams_skipped, 'created': self.created,
+                'reinforced': self.reinforced, 'resolved': self.resolved,
+                'waiting_for_next_dream': self.waiting}
+
+    def lines(self) -> list:
+        """The closing summary for people."""
+        out = []
+        for item in self.recordings:
+            out.append(f'read {item["path"]} ({item["kind"]}, {item["messages"]} messages, '
+                       f'{item["start"]} to {item["end"]})')
+        for path, why in self.refused:
+            out.append(f'refused {path}: {why}')
+        if self.first is not None:
+            out.append(f'recorded time {format_iso(self.first)} to {format_iso(self.last)}')
+        for topic, count in sorted(self.taken.items()):
+            out.append(f'  {topic}: {count} messages taken')
+        out.append(f'{self.observations} observations ({self.rows} evidence rows stored)')
+        for why, count in sorted(self.skipped.items()):
+            out.append(f'  skipped {count}: {why}')
+        for note in self.notes:
+            out.append(f'note: {note}')
+        out.append(f'dreams run: {len(self.dreams)} (created {self.created}, reinforced '
+                   f'{self.reinforced}, resolved {self.resolved})' +
+                   (f'; {self.dreams_skipped} nights already dreamed were not run again'
+                    if self.dreams_skipped else ''))
+        if self.waiting:
+            out.append(f'{self.waiting} observations after the last nightly dream wait for the '
+                       'next dream (robot-memory dream, or memory_node)')
+        return out
+
+
+def _datetime(ns: int) -> dt.datetime:
+    return _EPOCH + dt.timedelta(microseconds=ns // 1000)
+
+
+def _ns(value: dt.datetime) -> int:
+    delta = value - _EPOCH
+    return (delta.days * 86400 + delta.seconds) * 10**9 + delta.microseconds * 1000
+
+
+class _Progress:
+    """What was taken, by recording and topic, as stored in ``replay_taken``."""
+
+    def __init__(self, conn):
+        self.taken = {}  # (bag, topic) -> [first, last, at_last, messages]
+        self.by_topic = {}  # topic -> {bag: range}
+        self.robots = {}
+        for bag, topic, first, last, at_last, messages in conn.execute(
+                'SELECT bag, topic, first_ns, last_ns, at_last, messages FROM replay_taken'):
+            self._keep(bag, topic, [first, last, at_last, messages])
+        for bag, robot in conn.execute('SELECT bag, robot FROM replay_bags'):
+            self.robots[bag] = robot
+        self.dirty = set()
+        self.new_bags = {}
+
+    def _keep(self, bag, topic, state):
+        self.taken[(bag, topic)] = state
+        self.by_topic.setdefault(topic, {})[bag] = state
+
+    def seen(self, bag: str, topic: str, ns: int, ties: int) -> Optional[str]:
+        """Why a message was taken before (None if it was not); ``ties``: earlier at ns."""
+        own = self.taken.get((bag, topic))
+        if own is not None and (ns < own[1] or (ns == own[1] and ties < own[2])):
+            return 'taken by an earlier replay of the same recording'
+        for other, state in self.by_topic.get(topic, {}).items():
+            if other != bag and state[0] <= ns <= state[1]:
+                return 'recorded also in another recording already taken'
+        return None
+
+    def take(self, bag: str, topic: str, ns: int) -> None:
+        """Record one message taken (messages come oldest first)."""
+        state = self.taken.get((bag, topic))
+        if state is None:
+            self._keep(bag, topic, [ns, ns, 1, 1])
+        else:
+            state[2] = state[2] + 1 if ns == state[1] else 1
+            state[1] = ns
+            state[3] += 1
+        self.dirty.add((bag, topic))
+
+    def write(self, conn) -> None:
+        """Store the recordings and ranges changed since the last write (in its transaction)."""
+        for bag, row in self.new_bags.items():
+            conn.execute('INSERT OR IGNORE INTO replay_bags (bag, path, kind, robot, first_at) '
+                         'VALUES (?, ?, ?, ?, ?)', (bag, *row))
+        self.new_bags = {}
+        for key in self.dirty:
+            first, last, at_last, messages = self.taken[key]
+            conn.execute('INSERT INTO replay_taken (bag, topic, first_ns, last_ns, at_last, '
+                         'messages) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (bag, topic) DO '
+                         'UPDATE SET first_ns = excluded.first_ns, last_ns = excluded.last_ns, '
+                         'at_last = excluded.at_last, messages = excluded.messages',
+                         (*key, first, last, at_last, messages))
+        self.dirty = set()
+
+
+def _plan(bag: read.Bag, options: ReplayOptions, summary: ReplaySummary) -> dict:
+    """Return {recorded topic: (role, node topic, type)} of what is taken from ``bag``."""
+    topics = bag.topics()
+    counts = bag.counts()
+    plan = {}
+
+    def recorded(topic):
+        return options.remap.get(topic, topic)
+
+    diagnostics = recorded('/diagnostics')
+    if topics.get(diagnostics) in read.DIAGNOSTICS_TYPES:
+        plan[diagnostics] = ('diagnostic', '/diagnostics', topics[diagnostics])
+    rosout = recorded('/rosout')
+    if bag.ros1 and rosout not in topics:
+        rosout = recorded('/rosout_agg')
+    if topics.get(rosout) in read.LOG_TYPES:
+        plan[rosout] = ('log', '/rosout', topics[rosout])
+    for topic, type_name in options.telemetry:
+        name = recorded(topic)
+        if name not in topics:
+            continue
+        if topics[name] != type_name:
+            summary.skip(f'{name}: recorded as {topics[name]}, configured as {type_name}',
+                         counts.get(name, 0))
+            continue
+        if not bag.knows(type_name):
+            summary.skip(f'{name}: {read.missing_type_message(type_name)}', counts.get(name, 0))
+            continue
+        plan[name] = ('telemetry', topic, type_name)
+    for topic, count in counts.items():
+        if topic not in plan and count:
+            summary.skip('topics that are not evidence (not /diagnostics, /rosout or configured '
+                         'telemetry)', count)
+    return plan
+
+
+def _check(bag: read.Bag, options: ReplayOptions, robots: dict) -> Optional[str]:
+    """Why ``bag`` is refused (None when it is taken)."""
+    if not bag.message_count:
+        return 'the recording holds no messages'
+    if bag.start_ns < read.EARLIEST_NS:
+        return (f'its messages are stamped {format_iso(_datetime(bag.start_ns))}, before 2000: '
+                'it was recorded on simulation time (use_sim_time), which cannot place '
+                "evidence in the robot's life; record with the wall clock")
+    if options.accept_robot:
+        return None
+    rrn = bag.robot.get('rrn')
+    if rrn and options.rrn and options.rrn != 'RRN-UNSET' and rrn != options.rrn:
+        return (f'it was recorded on robot {rrn}, and this memory is {options.rrn}; pass '
+                '--accept-other-robot to take it anyway')
+    host = bag.robot.get('hostname')
+    hosts = {robot for robot in robots.values() if robot.startswith('host:')}
+    if host and hosts and f'host:{host}' not in hosts:
+        return (f'it was recorded on host {host}, and this memory was replayed from '
+                f'{", ".join(sorted(item[5:] for item in hosts))}; pass --accept-other-robot '
+                'to take it anyway')
+    return None
+
+
+def replay(paths, store, memory, options: ReplayOptions,
+           progress: Optional[Callable[[dict], None]] = None,
+           clock: Callable[[], float] = time.monotonic) -> ReplaySummary:
+    """
+    Replay the recordings at ``paths`` into ``store`` and ``memory``; return the summary.
+
+    ``progress(state)`` is called now and then with messages, bytes and total figures;
+    ``clock`` is the wall clock of those reports (the memory's clock is the recording's).
+    """
+    summary = ReplaySummary()
+    found, problems = read.find(paths)
+    summary.refused.extend((problem.split(': ', 1)[0], problem.split(': ', 1)[-1])
+                           for problem in problems)
+    state = _Progress(store.db.conn)
+    bags, plans = [], []
+    try:
+        for path in found:
+            try:
+                bag = read.open_bag(path, options.msg_dirs)
+            except read.RecordingError as error:
+                summary.refused.append((str(path), str(error).removeprefix(f'{path}: ')))
+                continue
+            why = _check(bag, options, state.robots)
+            if why is not None:
+                summary.refused.append((str(path), why))
+                bag.close()
+                continue
+            robot = f'rrn:{bag.robot["rrn"]}' if 'rrn' in bag.robot else (
+                f'host:{bag.robot["hostname"]}' if 'hostname' in bag.robot else '')
+            state.robots.setdefault(bag.identity, robot)
+            state.new_bags[bag.identity] = (str(path), bag.kind, robot,
+                                            format_iso(_datetime(bag.start_ns)))
+            if bag.unread_bytes > 0:
+                summary.notes.append(f'{path}: the recording was cut short (a power cut?); the '
+                                     f'last {bag.unread_bytes} bytes could not be read, what '
+                                     'came before them was')
+            bags.append(bag)
+            plans.append(_plan(bag, options, summary))
+            summary.recordings.append({
+                'path': str(path), 'kind': bag.kind, 'messages': bag.message_count,
+                'bytes': bag.size_bytes, 'start': format_iso(_datetime(bag.start_ns)),
+                'end': format_iso(_datetime(bag.end_ns - 1))})
+        _run(bags, plans, store, memory, options, state, summary, progress, clock)
+    finally:
+        for bag in bags:
+            summary.notes.extend(f'{bag.path}: {note}' for note in bag.notes)
+            bag.close()
+    return summary
+
+
+def _stream(index: int, bag: read.Bag, plan: dict):
+    for ns, topic, type_name, raw in bag.messages(plan):
+        yield ns, index, topic, type_name, raw
+
+
+def _run(bags, plans, store, memory, options, state, summary, progress, clock) -> None:
+    rules = options.rules or store.rules
+    cursor = store.dream_cursor()
+    last_dream = cursor.last_dream_at
+    total = sum(sum(bag.counts().get(topic, 0) for topic in plan)
+                for bag, plan in zip(bags, plans))
+    total_bytes = sum(bag.size_bytes for bag in bags)
+    done = done_bytes = since_flush = 0
+    next_report = clock()
+    started = next_report
+    next_dream = None
+    ties = {}
+    skip_prefix = f'{OWN_NODE}: '
+    add = store.add
+    taken = summary.taken
+
+    def flush():
+        summary.rows += store.flush(then=state.write)
+
+    merged = heapq.merge(*(_stream(index, bag, plan)
+                           for index, (bag, plan) in enumerate(zip(bags, plans))))
+    for ns, index, topic, type_name, raw in merged:
+        bag = bags[index]
+        if next_dream is None and options.nightly is not None:
+            next_dream = next_nightly(_datetime(ns), *options.nightly)
+            summary.first = _datetime(ns)
+        elif summary.first is None:
+            summary.first = _datetime(ns)
+        while next_dream is not None and ns >= _ns(next_dream):
+            if last_dream is not None and next_dream <= last_dream:
+                summary.dreams_skipped += 1
+            else:
+                flush()
+                report = autodream.dream(store, memory, next_dream, rules, options.dream_config,
+                                         actor='replay', proposals=options.proposals)
+                summary.dreams.append(report)
+                summary.notes.extend(report.problems)
+                summary.waiting = 0
+                if not report.clock_backwards:
+                    last_dream = next_dream
+            next_dream = next_nightly(next_dream, *options.nightly)
+        done += 1
+        done_bytes += len(raw)
+        summary.last = stamp = _datetime(ns)
+        key = (bag.identity, topic)
+        tie = ties.get(key)
+        at_ns = tie[1] + 1 if tie is not None and tie[0] == ns else 0
+        ties[key] = (ns, at_ns)
+        why = state.seen(bag.identity, topic, ns, at_ns)
+        if why is not None:
+            summary.skip(why)
+            continue
+        state.take(bag.identity, topic, ns)
+        role, node_topic, _ = plans[index][topic]
+        taken[topic] = taken.get(topic, 0) + 1
+        try:
+            if role == 'diagnostic':
+                for item in observations.from_statuses(stamp, bag.statuses(raw, type_name),
+                                                       skip_prefix):
+                    if isinstance(item, observations.ObservationError):
+                        summary.skip(f'refused: {item}')
+                    else:
+                        add(item)
+                        summary.observations += 1
+                        summary.waiting += 1
+            elif role == 'log':
+                item = observations.log_record(bag.decode(raw, type_name), stamp, OWN_NODE,
+                                               ros1=bag.ros1)
+                if item is not None:
+                    add(item)
+                    summary.observations += 1
+                    summary.waiting += 1
+            else:
+                parsed = observations.telemetry(node_topic, type_name,
+                                                bag.decode(raw, type_name), stamp)
+                add(parsed.observation)
+                summary.observations += 1
+                summary.waiting += 1
+        except (observations.ObservationError, read.RecordingError) as error:
+            summary.skip(f'refused: {error}')
+        except Exception as error:  # noqa: B902 - a message the library cannot deserialize
+            summary.skip(f'{topic}: a message that cannot be deserialized ({type(error).__name__})')
+        since_flush += 1
+        if since_flush >= FLUSH_MESSAGES:
+            flush()
+            since_flush = 0
+        if progress is not None and not done % PROGRESS_EVERY and clock() >= next_report:
+            next_report = clock() + PROGRESS_S
+            progress({'messages': done, 'total': total, 'bytes': done_bytes,
+                      'total_bytes': total_bytes, 'elapsed': clock() - started, 'at': stamp})
+    flush()
+    if progress is not None:
+        progress({'messages': done, 'total': total, 'bytes': done_bytes,
+                  'total_bytes': total_bytes, 'elapsed': clock() - started, 'at': summary.last,
+                  'final': True})
