@@ -233,7 +233,7 @@ def find(paths) -> tuple:
 
 
 def _bag_of_file(path: pathlib.Path) -> pathlib.Path:
-    """A storage file inside a rosbag2 directory stands for the directory."""
+    """Return the rosbag2 directory a storage file lies in (it stands for it), or the file."""
     if path.suffix in ('.mcap', '.db3', '.zstd') and (path.parent / 'metadata.yaml').exists():
         return path.parent
     return path

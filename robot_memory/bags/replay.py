@@ -112,7 +112,7 @@ class ReplaySummary:
                 'waiting_for_next_dream': self.waiting}
 
     def lines(self) -> list:
-        """The closing summary for people."""
+        """Return the closing summary for people, one line each."""
         out = []
         for item in self.recordings:
             out.append(f'read {item["path"]} ({item["kind"]}, {item["messages"]} messages, '
@@ -188,7 +188,7 @@ class _Progress:
         self.dirty.add((bag, topic))
 
     def write(self, conn) -> None:
-        """Store the recordings and ranges changed since the last write (in its transaction)."""
+        """Store what changed since the previous flush; runs in its transaction."""
         for bag, row in self.new_bags.items():
             conn.execute('INSERT OR IGNORE INTO replay_bags (bag, path, kind, robot, first_at) '
                          'VALUES (?, ?, ?, ?, ?)', (bag, *row))

@@ -43,6 +43,7 @@ from robot_memory.ros import cdr
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
 
+
 class MessageTypeError(ValueError):
     """A configured message type cannot be imported."""
 

@@ -42,7 +42,7 @@ BATTERY = ('/battery_state', 'sensor_msgs/msg/BatteryState')
 
 
 def robot_day(start=START, hours=72, every_min=10):
-    """A robot's recording: a flaky encoder (WARN two reports in three), a nav2 error."""
+    """Return a robot's recording: a flaky encoder (WARN two in three), a nav2 error."""
     items = []
     for step in range(hours * 60 // every_min):
         at = start + dt.timedelta(minutes=every_min * step)
@@ -76,7 +76,7 @@ def replay_json(tmp_path, *paths, extra=()):
 
 
 def entries(tmp_path):
-    """The texts and observation counts of the memory's entries."""
+    """Return the texts and observation counts of the memory's entries."""
     document = MemoryFile(tmp_path / 'robot-memory.md').load(START).document
     return sorted((entry.text, entry.observation_count) for entry in document.entries)
 
@@ -131,9 +131,9 @@ def test_telemetry_topics_of_the_config_are_taken_through_the_nodes_rules(tmp_pa
 
 
 def test_remapped_topics_are_read_under_their_recorded_names(tmp_path):
-    items = [(at, '/robot1' + (topic or ('/diagnostics' if message.source == 'diagnostic'
-                                          else '/rosout')), message)
-             for at, topic, message in robot_day(hours=2) if message.source != 'telemetry']
+    names = {'diagnostic': '/robot1/diagnostics', 'log': '/robot1/rosout'}
+    items = [(at, names[message.source], message)
+             for at, _, message in robot_day(hours=2) if message.source != 'telemetry']
     bag = write.write_bag(tmp_path / 'bag', items, 'mcap')
     code, summary = replay_json(tmp_path, bag, extra=[
         '--remap', '/diagnostics:=/robot1/diagnostics', '--remap', '/rosout:=/robot1/rosout',
@@ -334,3 +334,14 @@ def test_the_closing_summary_and_plain_progress_lines_when_piped(tmp_path):
     assert '/diagnostics: 180 messages taken' in out
     assert 'dreams run: 2 (created 2' in out
     assert 'skipped 180: topics that are not evidence' in out
+
+
+def test_memory_node_does_not_import_the_bags_extra():
+    """The node's module and everything it imports at start-up leave rosbags alone."""
+    code = ('import sys; import robot_memory.ros.node; '
+            'print(sorted(m for m in sys.modules '
+            "if m.startswith(('rosbags', 'robot_memory.bags'))))")
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == '[]'

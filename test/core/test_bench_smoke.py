@@ -103,3 +103,26 @@ def test_quick_cli_benchmark_prints_every_figure_with_its_baseline():
     else:
         assert math.isclose(load_save['speedup'], load_save['baseline_ms'] / load_save['ms'],
                             rel_tol=0.02), load_save
+
+
+REPLAY_SCRIPT = REPO / 'bench' / 'bench_replay.py'
+
+
+def test_quick_replay_benchmark_prints_its_figures_ratios_and_memory():
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    run = subprocess.run([sys.executable, str(REPLAY_SCRIPT), '--quick', '--arrays', '500'],
+                         cwd=REPO, env=env, capture_output=True, timeout=300)
+    assert run.returncode == 0, run.stderr.decode()
+    records = {record['bench']: record
+               for record in map(json.loads, run.stdout.decode('utf-8').splitlines())}
+    assert set(records) == {'replay_mcap', 'replay_rss', 'goal'}
+    speed = records['replay_mcap']
+    assert speed['n'] == 2500 and speed['repeats'] == 3
+    assert speed['statuses_per_s'] > 0 and speed['baseline_per_s'] > 0
+    assert math.isclose(speed['ratio'], speed['statuses_per_s'] / speed['baseline_per_s'],
+                        rel_tol=0.01)
+    memory = records['replay_rss']
+    assert memory['large_n'] == 4 * memory['n'] and memory['mb'] > 0 and memory['ratio'] > 0
+    assert records['goal'] == {'bench': 'goal', 'n': 2500, 'goal_per_s': 200000,
+                               'goal_ratio': 0.5, 'met': None}

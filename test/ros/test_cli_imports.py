@@ -41,7 +41,9 @@ UTC = dt.timezone.utc
 NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)
 AT = '2026-04-01T03:00:00Z'
 SCRIPT = REPO / 'bin' / 'robot-memory'
-HEAVY = {'numpy', 'pandas', 'sqlite_utils', 'cryptography', 'mcp', 'matplotlib', 'rclpy'}
+# rosbags: the [bags] extra, for robot-memory replay only.
+HEAVY = {'numpy', 'pandas', 'sqlite_utils', 'cryptography', 'mcp', 'matplotlib', 'rclpy',
+         'rosbags'}
 # The parts of this package that only writing commands, the evidence database and the
 # typed memory need.
 WRITERS = {'robot_memory.dream.autodream', 'robot_memory.evidence.store',
@@ -91,6 +93,7 @@ def test_help_imports_no_library_beyond_the_standard_one(memory):
     assert not names & (HEAVY | {'pydantic', 'yaml'}), sorted(names & (HEAVY | {'pydantic'}))
     assert not names & WRITERS
     assert 'robot_memory.rcan.memory_file' not in names
+    assert not {name for name in names if name.startswith('robot_memory.bags')}
 
 
 def test_show_reads_a_file_of_the_writers_form_without_pyyaml_or_pydantic(memory):
@@ -123,6 +126,7 @@ def test_reading_commands_import_neither_the_database_nor_the_writers(memory, co
     assert 'robot_memory.rcan.memory_file' in names  # the command really ran
     assert not names & HEAVY, sorted(names & HEAVY)
     assert not names & WRITERS, sorted(names & WRITERS)
+    assert not {name for name in names if name.startswith('robot_memory.bags')}, sorted(names)
 
 
 def test_reading_with_the_nodes_parameters_file_stays_as_light(memory, tmp_path):
