@@ -133,6 +133,18 @@ GOALS = [
           {'n': 200_000}, lambda r: f'{r["rate"]:,.0f}/s',
           lambda r: f'{_ms(r["baseline_ms"])} bare sqlite3 executemany (x{r["ratio"]:g})',
           lambda r: r['rate'] >= 50_000),
+    _goal('robot-memory replay takes >= 200,000 DiagnosticStatus/s from an MCAP',
+          'bench_replay.py', 'replay_mcap', {}, lambda r: f'{r["statuses_per_s"]:,.0f}/s',
+          lambda r: f'{r["baseline_per_s"]:,.0f}/s rosbags bare read + decode (x{r["ratio"]:g})',
+          lambda r: r['statuses_per_s'] >= 200_000),
+    _goal("... and >= 0.5x the library's bare read-and-decode of the same bag",
+          'bench_replay.py', 'replay_mcap', {}, lambda r: f'x{r["ratio"]:g}',
+          lambda r: f'{r["baseline_per_s"]:,.0f}/s rosbags Reader + deserialize_cdr',
+          lambda r: r['ratio'] >= 0.5),
+    _goal('robot-memory replay resident memory flat as the bag grows', 'bench_replay.py',
+          'replay_rss', {}, lambda r: f'{r["large_mb"]:g} MB on {r["large_bag_mb"]:g} MB '
+          f'(x{r["ratio"]:g})', lambda r: f'{r["mb"]:g} MB on a bag {r["large_n"] // r["n"]}x '
+          'smaller', lambda r: r['ratio'] <= 1.1),
     _goal('A dream over 1,000,000 observations < 10 s', 'bench_autodream.py', 'dream',
           {'n': 1_000_000}, lambda r: _ms(r['ms']),
           lambda r: f'{_ms(r["baseline_ms"])} one GROUP BY (x{r["ratio"]:g})',
