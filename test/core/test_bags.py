@@ -19,16 +19,20 @@ Every bag here is written by ``robot_memory.bags.write`` through rosbags; the co
 as users run it (``bin/robot-memory`` in a process) or through the core with a real store.
 """
 
+import contextlib
 import datetime as dt
+import io
 import json
 import os
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
 from conftest import REPO
+from robot_memory.bags import command
 from robot_memory.bags import replay
 from robot_memory.bags import write
 from robot_memory.evidence import observations as obs
@@ -98,6 +102,9 @@ def test_each_format_replays_into_entries_dreamed_at_the_recorded_nights(tmp_pat
     assert any('left encoder' in text for text in texts)
     assert any('Failed to make progress' in text for text in texts)
     assert summary['created'] == 2
+    # Each night's dream summary, as memory_node keeps it, named after the recorded night.
+    kept = sorted(path.name for path in tmp_path.glob('robot-memory.md.dream-*.md'))
+    assert len(kept) == 3 and all(report['summary_file'] for report in summary['dreams'])
 
 
 def test_a_bag_and_the_same_messages_as_jsonl_give_the_same_memory(tmp_path):
@@ -184,6 +191,42 @@ def test_an_interrupted_replay_resumes_after_the_last_message_written(tmp_path, 
         summary = replay.replay([bag], store, memory, options)
         assert store.observation_count() == 144 + 24  # every one exactly once
     assert summary.skipped['taken by an earlier replay of the same recording'] >= 50
+
+
+def test_a_killed_replay_process_resumes_and_takes_each_message_once(tmp_path):
+    """SIGKILL once some progress is committed; the second run takes exactly the rest."""
+    at = START
+    items = [(at + dt.timedelta(seconds=step), None,
+              obs.diagnostic(at + dt.timedelta(seconds=step), 'base: motor', 'motor',
+                             1, f'current {step}')) for step in range(60_000)]
+    bag = write.write_bag(tmp_path / 'bag', items, 'mcap')
+    db = tmp_path / 'robot-memory.db'
+    argv = [sys.executable, str(SCRIPT), 'replay', str(bag), '--no-dream', '--json',
+            '--file', str(tmp_path / 'robot-memory.md')]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        while process.poll() is None:
+            if db.exists():
+                with contextlib.suppress(sqlite3.Error), \
+                        contextlib.closing(sqlite3.connect(db, timeout=0.1)) as conn:
+                    if conn.execute('SELECT count(*) FROM replay_taken').fetchone()[0]:
+                        process.kill()
+                        break
+            time.sleep(0.01)
+    finally:
+        process.kill()
+        process.communicate()
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        [(first,)] = conn.execute('SELECT count(*) FROM observations').fetchall()
+    assert 0 < first < 60_000, 'killed before or after any progress: make the bag larger'
+    code, out, err = run_cli(*argv[2:], env=env)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary['observations'] == 60_000 - first
+    assert summary['skipped'] == {'taken by an earlier replay of the same recording': first}
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        assert conn.execute('SELECT count(*) FROM observations').fetchone()[0] == 60_000
 
 
 def test_dry_run_prints_what_would_be_learned_and_writes_nothing(tmp_path):
@@ -346,3 +389,22 @@ def test_memory_node_does_not_import_the_bags_extra(tmp_path):
                           timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == '[]'
+
+
+def test_on_a_terminal_progress_is_one_bar_redrawn_in_place():
+    class Terminal(io.StringIO):
+
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    display = command.Display(screen)
+    at = START
+    display({'messages': 250, 'total': 1000, 'bytes': 2_500_000, 'total_bytes': 10**7,
+             'elapsed': 5.0, 'at': at})
+    display({'messages': 1000, 'total': 1000, 'bytes': 10**7, 'total_bytes': 10**7,
+             'elapsed': 20.0, 'at': at, 'final': True})
+    first, last = screen.getvalue().split('\r')[1:]
+    assert first.startswith('[#######' + ' ' * 23 + ']  25% 250/1,000 messages, 2.5 MB')
+    assert 'ETA 0:00:15' in first and '\n' not in first
+    assert last.startswith('[' + '#' * 30 + '] 100%') and last.endswith('\n')
