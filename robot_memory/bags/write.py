@@ -16,7 +16,7 @@
 Writing recordings (MCAP, sqlite3, ROS 1) from observations: test and benchmark data.
 
 :func:`write_bag` takes a plain iterable of (recorded time, topic, message). A message is
-an observation (``robot_memory.observations``), written as the message the robot would
+an observation (``robot_memory.evidence.observations``), written as the message the robot would
 have published (a diagnostic as a one-status ``DiagnosticArray``, a log record as
 ``rcl_interfaces/Log`` or, in a ROS 1 bag, ``rosgraph_msgs/Log``, telemetry as its type
 built from its fields), or a plain dict of fields with the type named, or a rosbags message.
