@@ -29,11 +29,11 @@ import dataclasses
 import hashlib
 import pathlib
 from typing import Iterator
-from typing import Optional
 
 from rosbags.interfaces import MessageDefinitionFormat
 from rosbags.rosbag1 import Reader as Reader1
 from rosbags.rosbag2 import Reader as Reader2
+from rosbags.rosbag2.errors import ReaderError
 from rosbags.rosbag2.reader import DirectoryReader
 from rosbags.rosbag2.storage_mcap import McapReader
 from rosbags.rosbag2.storage_sqlite3 import Sqlite3Reader
@@ -56,6 +56,8 @@ LOG_TYPES = ('rcl_interfaces/msg/Log', 'rosgraph_msgs/msg/Log')
 _DISTROS = {store.value.removeprefix('ros2_'): store for store in Stores
             if store.value.startswith('ros2_')}
 _MCAP_OPS = range(0x01, 0x10)
+# What rosbags says of an MCAP without its footer: cut short while it was being written.
+_CUT_SHORT = ('File end magic is invalid.', 'Invalid MCAP footer.')
 
 
 class RecordingError(ValueError):
@@ -70,10 +72,8 @@ class _TolerantMcap(McapReader):
     def _open(self) -> None:
         try:
             super()._open()
-        except Exception as error:  # noqa: B902 - rosbags raises ReaderError, struct or index
-            if 'magic' not in str(error).lower() and 'footer' not in str(error).lower():
-                raise
-            if str(error) == 'File magic is invalid.':
+        except ReaderError as error:
+            if str(error) not in _CUT_SHORT:
                 raise
             self._open_cut_short()
 
@@ -265,7 +265,7 @@ def open_bag(path: pathlib.Path, msg_dirs=()) -> Bag:
         raise
     except Exception as error:  # noqa: B902 - rosbags raises several kinds
         raise RecordingError(f'{path}: cannot be read as a {kind} recording ({error})') from None
-    files = _storage_files(path, reader, kind)
+    files = _storage_files(path)
     unread = sum(getattr(storage, 'unread_bytes', 0)
                  for storage in getattr(reader.storage, 'storages', [reader.storage])) \
         if kind != 'ros1' else 0
@@ -307,7 +307,7 @@ def _kind(path: pathlib.Path) -> str:
                          '.db3 file, or a ROS 1 .bag)')
 
 
-def _storage_files(path: pathlib.Path, reader, kind: str) -> list:
+def _storage_files(path: pathlib.Path) -> list:
     if not path.is_dir():
         return [path]
     return sorted(file for file in path.iterdir()
@@ -367,8 +367,3 @@ def _types_of_directory(directory: pathlib.Path) -> dict:
             raise RecordingError(f'{file}: not a message definition rosbags can read '
                                  f'({error})') from None
     return types
-
-
-def robot_of(bag: Bag) -> Optional[str]:
-    """Return the robot a recording names (its RRN, else its hostname), if it names one."""
-    return bag.robot.get('rrn') or bag.robot.get('hostname')
