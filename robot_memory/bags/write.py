@@ -114,7 +114,11 @@ def _value(store, node, desc, value):
     return [_value(store, inner, inner_desc, item) for item in items]
 
 
-def write_bag(path, items, fmt: str = 'mcap', custom=None, compress: bool = False,
+COMPRESSION = {'file': CompressionMode.FILE, 'message': CompressionMode.MESSAGE,
+               'storage': CompressionMode.STORAGE}
+
+
+def write_bag(path, items, fmt: str = 'mcap', custom=None, compress: str = '',
               types=None) -> pathlib.Path:
     """
     Write (time, topic, message) items as a recording of ``fmt``; return its path.
@@ -122,8 +126,9 @@ def write_bag(path, items, fmt: str = 'mcap', custom=None, compress: bool = Fals
     ``time`` is an aware datetime or ns since the epoch; ``topic`` None takes the
     observation's own (/diagnostics, /rosout, its telemetry topic); ``message`` is an
     observation, a (type name, fields dict) pair, or a rosbags message. ``custom`` is
-    rosbag2 custom data (e.g. ``{'rrn': ...}``); ``compress`` compresses a rosbag2 file
-    with zstd; ``types`` adds message definitions (custom types).
+    rosbag2 custom data (e.g. ``{'rrn': ...}``); ``compress`` (file, message or, for MCAP,
+    storage: its chunks) compresses a rosbag2 recording with zstd; ``types`` adds message
+    definitions (custom types).
     """
     if fmt not in FORMATS:
         raise ValueError(f'format must be one of {", ".join(FORMATS)}, got {fmt!r}')
@@ -138,7 +143,7 @@ def write_bag(path, items, fmt: str = 'mcap', custom=None, compress: bool = Fals
         for key, value in (custom or {}).items():
             writer.set_custom_data(key, str(value))
         if compress:
-            writer.set_compression(CompressionMode.FILE, CompressionFormat.ZSTD)
+            writer.set_compression(COMPRESSION[compress], CompressionFormat.ZSTD)
     connections = {}
     serialize = store.serialize_ros1 if ros1 else store.serialize_cdr
     with writer:

@@ -152,11 +152,14 @@ def test_remapped_topics_are_read_under_their_recorded_names(tmp_path):
 
 def test_replaying_the_same_bag_or_an_overlapping_one_adds_nothing_twice(tmp_path):
     items = robot_day(hours=48)
-    first = write.write_bag(tmp_path / 'first', items[:len(items) * 2 // 3], 'mcap')
-    second = write.write_bag(tmp_path / 'second', items[len(items) // 3:], 'sqlite3')
+    fleet = tmp_path / 'fleet'
+    fleet.mkdir()
+    first = write.write_bag(fleet / 'first', items[:len(items) * 2 // 3], 'mcap')
+    second = write.write_bag(fleet / 'second', items[len(items) // 3:], 'sqlite3')
     code, once = replay_json(tmp_path, first, second)
     assert code == 0
-    code, again = replay_json(tmp_path, first, second)
+    code, again = replay_json(tmp_path, fleet)  # the directory holding both
+    assert [item['path'] for item in again['recordings']] == [str(first), str(second)]
     assert code == 0 and again['observations'] == 0 and again['dreams'] == []
     assert again['dreams_skipped'] == len(once['dreams']) == 2
     # Each message was taken once: the overlap of the two recordings once, not twice.
@@ -308,10 +311,17 @@ def test_a_db3_without_its_metadata_is_read_from_the_database_alone(tmp_path):
     assert code == 0 and summary['taken']['/diagnostics'] == 12, summary
 
 
-def test_a_compressed_storage_file_without_its_metadata_says_what_to_do(tmp_path):
-    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=2), 'mcap', compress=True)
+@pytest.mark.parametrize('fmt, mode', [('mcap', 'file'), ('mcap', 'message'),
+                                       ('mcap', 'storage'), ('sqlite3', 'file'),
+                                       ('sqlite3', 'message')])
+def test_compressed_recordings_are_read(tmp_path, fmt, mode):
+    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=2), fmt, compress=mode)
     code, summary = replay_json(tmp_path, bag, extra=['--no-dream'])
-    assert code == 0 and summary['taken']['/diagnostics'] == 12, summary  # whole: read
+    assert code == 0 and summary['taken']['/diagnostics'] == 12, summary
+
+
+def test_a_compressed_storage_file_without_its_metadata_says_what_to_do(tmp_path):
+    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=2), 'mcap', compress='file')
     [storage] = bag.glob('*.zstd')
     alone = tmp_path / storage.name
     storage.rename(alone)
@@ -408,3 +418,17 @@ def test_on_a_terminal_progress_is_one_bar_redrawn_in_place():
     assert first.startswith('[#######' + ' ' * 23 + ']  25% 250/1,000 messages, 2.5 MB')
     assert 'ETA 0:00:15' in first and '\n' not in first
     assert last.startswith('[' + '#' * 30 + '] 100%') and last.endswith('\n')
+
+
+def test_without_the_bags_extra_the_command_says_what_to_install(tmp_path):
+    """A process where rosbags cannot be imported, as on a machine without the extra."""
+    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=1), 'mcap')
+    code = ("import sys; sys.modules['rosbags'] = None; "
+            'from robot_memory.cli.main import main; '
+            f"sys.exit(main(['replay', {str(bag)!r}, '--file', "
+            f"{str(tmp_path / 'robot-memory.md')!r}]))")
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "pip install 'robot_memory[bags]'" in done.stderr
+    assert not (tmp_path / 'robot-memory.db').exists()
