@@ -389,18 +389,6 @@ def test_the_closing_summary_and_plain_progress_lines_when_piped(tmp_path):
     assert 'skipped 180: topics that are not evidence' in out
 
 
-def test_memory_node_does_not_import_the_bags_extra(tmp_path):
-    """The node's module and everything it imports at start-up leave rosbags alone."""
-    code = ('import sys; import robot_memory.ros.node; '
-            'print(sorted(m for m in sys.modules '
-            "if m.startswith(('rosbags', 'robot_memory.bags'))))")
-    # From elsewhere than the checkout: the built package, with its generated messages.
-    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == '[]'
-
-
 def test_on_a_terminal_progress_is_one_bar_redrawn_in_place():
     class Terminal(io.StringIO):
 

@@ -227,3 +227,15 @@ def test_vectors_still_load_numpy_when_asked(memory, tmp_path):
     names = imported(['recall', 'charging dock', '--vectors', '--db',
                       str(tmp_path / 'records.db'), '--at', AT], env)
     assert 'numpy' in names
+
+
+def test_memory_node_does_not_import_the_bags_extra(tmp_path):
+    """The node's module and everything it imports at start-up leave rosbags alone."""
+    code = ('import sys; import robot_memory.ros.node; '
+            'print(sorted(m for m in sys.modules '
+            "if m.startswith(('rosbags', 'robot_memory.bags'))))")
+    # From elsewhere than the checkout: the built package, with its generated messages.
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == '[]'
