@@ -26,6 +26,7 @@ damage: :class:`_TolerantMcap` finds the last whole record and reads the file up
 """
 
 import dataclasses
+import datetime as dt
 import hashlib
 import pathlib
 from typing import Iterator
@@ -58,6 +59,22 @@ _DISTROS = {store.value.removeprefix('ros2_'): store for store in Stores
 _MCAP_OPS = range(0x01, 0x10)
 # What rosbags says of an MCAP without its footer: cut short while it was being written.
 _CUT_SHORT = ('File end magic is invalid.', 'Invalid MCAP footer.')
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def datetime_of(ns: int) -> dt.datetime:
+    """Return a recorded time (ns since the epoch) as an aware UTC datetime (to the us)."""
+    return _EPOCH + dt.timedelta(microseconds=ns // 1000)
+
+
+def ns_of(value) -> int:
+    """Return an aware datetime (or ns, unchanged) as ns since the epoch, exactly."""
+    if not isinstance(value, dt.datetime):
+        return int(value)
+    delta = value - _EPOCH
+    return (delta.days * 86400 + delta.seconds) * 10**9 + delta.microseconds * 1000
 
 
 class RecordingError(ValueError):

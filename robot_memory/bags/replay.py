@@ -35,7 +35,6 @@ from typing import Optional
 
 from robot_memory.bags import read
 from robot_memory.common.timeutil import format_iso
-from robot_memory.common.timeutil import UTC
 from robot_memory.dream import autodream
 from robot_memory.dream.schedule import next_nightly
 from robot_memory.evidence import observations
@@ -44,7 +43,6 @@ FLUSH_MESSAGES = 20_000  # messages between two writes of observations and progr
 PROGRESS_S = 0.25  # wall seconds between two progress reports
 PROGRESS_EVERY = 4096  # messages between two looks at the wall clock
 OWN_NODE = 'memory_node'  # memory_node's own health reports and log are not evidence
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclasses.dataclass
@@ -136,15 +134,6 @@ class ReplaySummary:
             out.append(f'{self.waiting} observations after the last nightly dream wait for the '
                        'next dream (robot-memory dream, or memory_node)')
         return out
-
-
-def _datetime(ns: int) -> dt.datetime:
-    return _EPOCH + dt.timedelta(microseconds=ns // 1000)
-
-
-def _ns(value: dt.datetime) -> int:
-    delta = value - _EPOCH
-    return (delta.days * 86400 + delta.seconds) * 10**9 + delta.microseconds * 1000
 
 
 class _Progress:
@@ -244,9 +233,10 @@ def _check(bag: read.Bag, options: ReplayOptions, robots: dict) -> Optional[str]
     if not bag.message_count:
         return 'the recording holds no messages'
     if bag.start_ns < read.EARLIEST_NS:
-        return (f'its messages are stamped {format_iso(_datetime(bag.start_ns))}, before 2000: '
-                'it was recorded on simulation time (use_sim_time), which cannot place '
-                "evidence in the robot's life; record with the wall clock")
+        stamped = format_iso(read.datetime_of(bag.start_ns))
+        return (f'its messages are stamped {stamped}, before 2000: it was recorded on '
+                'simulation time (use_sim_time), which cannot place evidence in the '
+                "robot's life; record with the wall clock")
     if options.accept_robot:
         return None
     rrn = bag.robot.get('rrn')
@@ -293,7 +283,7 @@ def replay(paths, store, memory, options: ReplayOptions,
                 f'host:{bag.robot["hostname"]}' if 'hostname' in bag.robot else '')
             state.robots.setdefault(bag.identity, robot)
             state.new_bags[bag.identity] = (str(path), bag.kind, robot,
-                                            format_iso(_datetime(bag.start_ns)))
+                                            format_iso(read.datetime_of(bag.start_ns)))
             if bag.unread_bytes > 0:
                 summary.notes.append(f'{path}: the recording was cut short (a power cut?); the '
                                      f'last {bag.unread_bytes} bytes could not be read, what '
@@ -302,8 +292,8 @@ def replay(paths, store, memory, options: ReplayOptions,
             plans.append(_plan(bag, options, summary))
             summary.recordings.append({
                 'path': str(path), 'kind': bag.kind, 'messages': bag.message_count,
-                'bytes': bag.size_bytes, 'start': format_iso(_datetime(bag.start_ns)),
-                'end': format_iso(_datetime(bag.end_ns - 1))})
+                'bytes': bag.size_bytes, 'start': format_iso(read.datetime_of(bag.start_ns)),
+                'end': format_iso(read.datetime_of(bag.end_ns - 1))})
         _run(bags, plans, store, memory, options, state, summary, progress, clock)
     finally:
         for bag in bags:
@@ -341,11 +331,11 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
     for ns, index, topic, type_name, raw in merged:
         bag = bags[index]
         if next_dream is None and options.nightly is not None:
-            next_dream = next_nightly(_datetime(ns), *options.nightly)
-            summary.first = _datetime(ns)
+            next_dream = next_nightly(read.datetime_of(ns), *options.nightly)
+            summary.first = read.datetime_of(ns)
         elif summary.first is None:
-            summary.first = _datetime(ns)
-        while next_dream is not None and ns >= _ns(next_dream):
+            summary.first = read.datetime_of(ns)
+        while next_dream is not None and ns >= read.ns_of(next_dream):
             if last_dream is not None and next_dream <= last_dream:
                 summary.dreams_skipped += 1
             else:
@@ -360,7 +350,7 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
             next_dream = next_nightly(next_dream, *options.nightly)
         done += 1
         done_bytes += len(raw)
-        summary.last = stamp = _datetime(ns)
+        summary.last = stamp = read.datetime_of(ns)
         key = (bag.identity, topic)
         tie = ties.get(key)
         at_ns = tie[1] + 1 if tie is not None and tie[0] == ns else 0

@@ -22,7 +22,6 @@ have published (a diagnostic as a one-status ``DiagnosticArray``, a log record a
 built from its fields), or a plain dict of fields with the type named, or a rosbags message.
 """
 
-import datetime as dt
 import pathlib
 
 import numpy
@@ -35,6 +34,7 @@ from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
 from rosbags.typesys.base import Nodetype
 
+from robot_memory.bags import read
 from robot_memory.evidence import observations
 
 FORMATS = ('mcap', 'sqlite3', 'ros1')
@@ -53,20 +53,13 @@ def typestore(fmt: str, types=None):
     return store
 
 
-def _ns(value) -> int:
-    if isinstance(value, dt.datetime):
-        delta = value - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-        return (delta.days * 86400 + delta.seconds) * 10**9 + delta.microseconds * 1000
-    return int(value)
-
-
 def _time(ns: int) -> dict:
     return {'sec': ns // 10**9, 'nanosec': ns % 10**9}
 
 
 def message_data(observation, ros1: bool = False) -> tuple:
     """Return (default topic, type name, fields) of the message an observation came from."""
-    stamp = _time(_ns(observation.stamp))
+    stamp = _time(read.ns_of(observation.stamp))
     header = {'stamp': stamp, 'frame_id': ''}
     if isinstance(observation, observations.DiagnosticObservation):
         status = {'level': observation.level, 'name': observation.name,
@@ -159,5 +152,5 @@ def write_bag(path, items, fmt: str = 'mcap', custom=None, compress: str = '',
             key = (topic, type_name)
             if key not in connections:
                 connections[key] = writer.add_connection(topic, type_name, typestore=store)
-            writer.write(connections[key], _ns(time), serialize(message, type_name))
+            writer.write(connections[key], read.ns_of(time), serialize(message, type_name))
     return path
