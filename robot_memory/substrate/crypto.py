@@ -251,7 +251,8 @@ class SealedSearch:
     Kept up to date from the sealed rows that are new or changed since it last looked
     (``seq`` and ``updated_at``), rebuilt when rows went away; matched with the same
     tokenizer and queries as ``substrate_fts``, so recall and the duplicate check find
-    sealed records as they find the others. BM25 statistics are those of the sealed subset.
+    sealed records as they find the others. BM25 statistics are those of the sealed subset;
+    :meth:`word_scores` gives what recall needs to rescore them against every record.
     """
 
     def __init__(self):
@@ -301,6 +302,12 @@ class SealedSearch:
             if not row.get('locked'):
                 self.conn.execute('INSERT INTO sealed_fts (rowid, text, tags) VALUES (?, ?, ?)',
                                   (row['seq'], row['text'], row['tags']))
+
+    def word_scores(self, word: str) -> tuple:
+        """Return ({seq: BM25 of one query word}, rows indexed): FTS5's terms, sealed stats."""
+        rows = sum(1 for entry in self.entries.values() if not entry[3])
+        query = '"' + word.replace('"', '""') + '"'
+        return dict(self.match(query, max(rows, 1))), rows
 
     def match(self, query: str, limit: int) -> list:
         """(seq, BM25 score) of the sealed records matching an FTS5 query, best first."""

@@ -23,6 +23,10 @@ Unlike reciprocal-rank fusion, a weak ranking cannot drag a strong one's clear w
 to the middle, and the weight says how much the embedder is trusted: a semantic model
 0.75 (Weaviate's default alpha), a lexical hashing embedder 0 (its vectors only fill
 places the keywords left empty, since they know nothing BM25 does not).
+
+A record the vectors cannot see (an encrypted record keeps no vector; one not embedded yet
+by the current model) is no worse a match for that: it is judged by its keyword score
+alone, so hybrid never ranks it below what its keywords earn.
 """
 
 RRF_K = 60
@@ -34,11 +38,12 @@ def _normalised(ranking: list) -> dict:
     return {seq: (score - low) / (high - low) if high > low else 1.0 for seq, score in ranking}
 
 
-def fuse(keyword: list, vector: list, vector_weight: float) -> dict:
+def fuse(keyword: list, vector: list, vector_weight: float, unseen=frozenset()) -> dict:
     """
     {seq: [relevance, keyword rank, vector rank]}; rankings are (seq, score) best first.
 
-    Keyword scores are BM25 (higher is better), vector scores cosines.
+    Keyword scores are BM25 (higher is better), vector scores cosines. ``unseen`` holds
+    the seqs that have no vector to rank: their relevance is their keyword score alone.
     """
     fused = {}
     for rank, (seq, _) in enumerate(keyword):
@@ -50,6 +55,9 @@ def fuse(keyword: list, vector: list, vector_weight: float) -> dict:
         lexical = _normalised(keyword)
         semantic = _normalised(vector)
         for seq, entry in fused.items():
+            if seq in unseen:
+                entry[0] = lexical.get(seq, 0.0)
+                continue
             entry[0] = (vector_weight * semantic.get(seq, 0.0)
                         + (1.0 - vector_weight) * lexical.get(seq, 0.0))
     return fused

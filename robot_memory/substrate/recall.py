@@ -131,16 +131,17 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
         keyword, rows = keyword_candidates(store, query, keywords, wanted, eligible)
         keyword, locked = store._sealed_candidates(query, keywords, wanted, eligible, keyword,
                                                    rows, statuses, wanted_types)
-        vector = []
+        vector, unseen = [], frozenset()
         if use_vectors:
             vector = vector_candidates(store, query, max(2 * wanted, 10) if keyword
                                        else wanted, eligible, rows)
+            unseen = store._vector_index().missing(seq for seq, _ in keyword)
     if keyword and vector:
         # Each side brings a pool twice the size wanted, so fusion can reorder them.
         pool = max(2 * wanted, 10)
         keyword, vector = keyword[:pool], vector[:pool]
     weight = getattr(store.embedder, 'fusion_weight', 0.5) if use_vectors else 0.0
-    scored = rank(keyword, vector, rows, weight, now_s, point, position_parts[1:], k)
+    scored = rank(keyword, vector, rows, weight, now_s, point, position_parts[1:], k, unseen)
     hits, used, redacted = [], [], 0
     for score, row, current, keyword_rank, vector_rank, where in scored:
         if SENSITIVITIES.index(row['sensitivity']) > trust_level:
@@ -164,18 +165,20 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
 
 
 def rank(keyword: list, vector: list, rows: dict, weight: float, now_s: float, point,
-         position_path: tuple, k: int) -> list:
+         position_path: tuple, k: int, unseen=frozenset()) -> list:
     """
     Return the best ``k`` fused candidates as (score, row, salience, ranks, distance) tuples.
 
     score = relevance x (0.5 + 0.5 x confidence) x (0.5 + 0.5 x effective salience at
     ``now_s``), relevance as :func:`~robot_memory.substrate.fusion.fuse` gives it with
-    ``weight`` on the vectors; ties by :func:`~robot_memory.substrate.fusion.order_key`.
+    ``weight`` on the vectors (``unseen``: the seqs without a vector); ties by
+    :func:`~robot_memory.substrate.fusion.order_key`.
     With ``point``, the nearest first by the position at ``position_path`` of the context
     (records without one last). A pure function: ``rows`` maps each seq to its row.
     """
     scored = []
-    for seq, (relevance, keyword_rank, vector_rank) in fuse(keyword, vector, weight).items():
+    fused = fuse(keyword, vector, weight, unseen)
+    for seq, (relevance, keyword_rank, vector_rank) in fused.items():
         row = rows[seq]
         current = row_salience(row, now_s)
         score = relevance * (0.5 + 0.5 * row['confidence']) * (0.5 + 0.5 * current)

@@ -25,6 +25,7 @@ as its methods (the private ones under their former names).
 import base64
 import datetime as dt
 import json
+import math
 import os
 from typing import Optional
 
@@ -291,6 +292,7 @@ def sealed_candidates(store, query: str, keywords: bool, wanted: int, eligible,
                 if seq not in seen:
                     seen.add(seq)
                     found.append((seq, score))
+    found = corpus_scores(store, query, found)
     fetched = {row['seq']: row for row in store._rows_by_seq([seq for seq, _ in found])}
     merged = list(keyword)
     for seq, score in found:
@@ -304,6 +306,39 @@ def sealed_candidates(store, query: str, keywords: bool, wanted: int, eligible,
     if not count:
         return merged, (0, '')
     return merged, (count, crypto.withheld_notice(count, reason, store._vault.advice()))
+
+
+def _idf(rows: int, hits: int) -> float:
+    """FTS5's BM25 inverse document frequency of a word ``hits`` of ``rows`` rows hold."""
+    idf = math.log((rows - hits + 0.5) / (hits + 0.5))
+    return idf if idf > 0.0 else 1e-6
+
+
+def corpus_scores(store, query: str, found: list) -> list:
+    """
+    Return ``found`` (seq, BM25 among the sealed rows) rescored as ``substrate_fts`` scores.
+
+    A word rare among a few sealed rows is common in their index, and scores next to
+    nothing there; each word's part is rescaled from the sealed rows' inverse document
+    frequency to that of every record, so a sealed record ranks where its words put it.
+    """
+    if not found:
+        return found
+    index = store._sealed_index()
+    conn = store.db.conn
+    everyone = conn.execute('SELECT count(*) FROM substrate_records').fetchone()[0]
+    scores = dict.fromkeys((seq for seq, _ in found), 0.0)
+    for word in textrules.query_terms(query):
+        parts, sealed_rows = index.word_scores(word)
+        if not parts:
+            continue
+        plain = conn.execute('SELECT count(*) FROM substrate_fts WHERE substrate_fts MATCH ?',
+                             ('"' + word.replace('"', '""') + '"',)).fetchone()[0]
+        scale = _idf(everyone, plain + len(parts)) / _idf(sealed_rows, len(parts))
+        for seq, part in parts.items():
+            if seq in scores:
+                scores[seq] += part * scale
+    return sorted(scores.items(), key=lambda item: -item[1])
 
 
 def locked_count(store, statuses: tuple, types=None) -> tuple:

@@ -245,6 +245,11 @@ class VectorIndex:
     def __len__(self) -> int:
         return self.count - self.dead
 
+    def missing(self, seqs) -> frozenset:
+        """Return those of ``seqs`` that have no vector here (encrypted, or not embedded)."""
+        return frozenset(seq for seq in seqs
+                         if seq not in self.position or self.seqs[self.position[seq]] < 0)
+
     def _grow(self, needed: int) -> None:
         if needed <= len(self.seqs):
             return

@@ -25,6 +25,7 @@ import importlib.util
 import json
 import os
 import platform
+import sqlite3
 import subprocess
 import sys
 
@@ -306,3 +307,46 @@ def test_an_unwritable_cache_is_passed_over(tmp_path, monkeypatch, semantic):
     blocked.write_text('a file where the cache directory would be')
     monkeypatch.setenv('XDG_CACHE_HOME', str(blocked))
     assert numpy.array_equal(SemanticEmbedder().embed(MEMORIES[:2]), semantic.embed(MEMORIES[:2]))
+
+
+def test_a_record_without_a_vector_is_judged_by_its_keyword_score_alone():
+    keyword = [(7, 9.0), (3, 4.0), (5, 1.0)]
+    vector = [(3, 0.9), (5, 0.8), (2, 0.7)]
+    fused = fuse(keyword, vector, 0.75, unseen={7})
+    assert fused[7][0] == 1.0  # the best keyword score: not 0.25 for lacking a vector
+    assert fused[3][0] == pytest.approx(0.75 * 1.0 + 0.25 * 0.375)
+    assert max(fused, key=lambda seq: fused[seq][0]) == 7
+
+
+def _cli_recall(capsys, query, common):
+    from robot_memory.cli import main as cli
+    code = cli.main(['recall', query, '--trust', 'high', '-k', '5', '--json', *common])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return [hit['text'] for hit in json.loads(out)['hits']]
+
+
+@needs_model
+def test_an_encrypted_record_is_recalled_first_with_the_semantic_model_as_without_it(
+        tmp_path, capsys, monkeypatch, semantic):
+    secret = 'The loading bay password is marmoset99'
+    memory = tmp_path / 'robot-memory.md'
+    config = tmp_path / 'robot_memory.yaml'
+    config.write_text('/**:\n  ros__parameters:\n    substrate_encrypt_from: high\n')
+    texts = [json.loads(line)['memory'] for line in
+             (REPO / 'bench' / 'data' / 'recall_quality.jsonl').read_text().splitlines()
+             if '"memory"' in line][:120]
+    with Substrate(tmp_path / 'robot-memory.db', embedder=semantic,
+                   encrypt_from='high') as store:
+        store.learn_many(texts, NOW)
+    from robot_memory.cli import main as cli
+    common = ['--file', str(memory), '--config', str(config), '--at', '2026-04-01T12:00:00Z']
+    assert cli.main(['learn', secret, *common]) == 0
+    capsys.readouterr()
+    with sqlite3.connect(tmp_path / 'robot-memory.db') as conn:
+        assert conn.execute('SELECT count(*) FROM substrate_records WHERE key_id IS NOT NULL '
+                            'AND text = ?', ('',)).fetchone()[0] == 1  # stored encrypted
+    for embedder in ('auto', 'off'):
+        monkeypatch.setenv('ROBOT_MEMORY_EMBEDDER', embedder)
+        for query in ('marmoset99', 'loading bay password'):
+            assert _cli_recall(capsys, query, common)[0] == secret, (embedder, query)
