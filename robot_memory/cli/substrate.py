@@ -453,12 +453,14 @@ def stats_lines(metrics) -> list:
 
 
 def _encryption_lines(info) -> list:
+    if info and info.get('plaintext_notice') and not (info['sealed'] or info['encrypt_from']):
+        return [f'substrate encryption: off; {info["plaintext_notice"]}']
     if not info or not (info['sealed'] or info['encrypt_from']):
         return []
     level = f'{info["encrypt_from"]} and above' if info['encrypt_from'] else 'off for new records'
     lines = [f'substrate encryption: {level}; {info["sealed"]} records encrypted, key file '
              f'{info["key_file"]}']
-    return lines + ([info['notice']] if info['notice'] else [])
+    return lines + [notice for notice in (info['notice'], info.get('plaintext_notice')) if notice]
 
 
 def _embedder_lines(info) -> list:

@@ -236,7 +236,12 @@ class TypedMemoryServices:
                   'revisions_per_day': metrics.revision.rate_per_day,
                   'window_days': metrics.window_days,
                   'encrypted_records': encryption['sealed'],
-                  'encrypted_withheld': encryption['withheld']}
+                  'encrypted_withheld': encryption['withheld'],
+                  'plaintext_sensitive_records': encryption['plaintext_sensitive']}
         if encryption['withheld']:  # the key is missing or wrong: say what to do
             return WARN, encryption['notice'], values
-        return OK, f'{metrics.records} records', values
+        message = f'{metrics.records} records'
+        if encryption['plaintext_sensitive']:
+            # Said, not raised to WARN: running without encryption may be the operator's choice.
+            message += f'; {encryption["plaintext_notice"]}'
+        return OK, message, values

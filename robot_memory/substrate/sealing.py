@@ -38,6 +38,12 @@ from robot_memory.substrate.schema import dumps
 from robot_memory.substrate.schema import LIVE
 from robot_memory.substrate.schema import object_key
 from robot_memory.substrate.validation import epoch
+from robot_memory.substrate.vocabulary import SENSITIVITIES
+
+# Records at or above this sensitivity stored in plaintext are reported (learn, stats, health).
+WARN_FROM = 'high'
+HOW_TO_ENCRYPT = ('to encrypt them set substrate_encrypt_from: high (a memory_node parameter; '
+                  'robot-memory and its mcp server read it from the --config file)')
 
 
 def init_vault(store, encrypt_from, key_file) -> None:
@@ -370,9 +376,42 @@ def locked_count(store, statuses: tuple, types=None) -> tuple:
     return count, reason
 
 
+def plaintext_notice(store, sensitivity: str) -> str:
+    """Return what a learn says when its record of ``sensitivity`` is stored unencrypted."""
+    if SENSITIVITIES.index(sensitivity) < SENSITIVITIES.index(WARN_FROM) or \
+            store.seals(sensitivity):
+        return ''
+    return (f'not encrypted: this {sensitivity} sensitivity record is stored in plaintext '
+            f'because {_why_plain(store)}; {HOW_TO_ENCRYPT}')
+
+
+def _why_plain(store) -> str:
+    encrypt_from = store._vault.encrypt_from if store._vault is not None else None
+    return (f'encryption at rest starts at {encrypt_from}' if encrypt_from
+            else 'encryption at rest is off')
+
+
+def plaintext_count(store) -> int:
+    """Return how many records at or above ``WARN_FROM`` are stored unencrypted."""
+    levels = SENSITIVITIES[SENSITIVITIES.index(WARN_FROM):]
+    with store._lock:
+        return store.db.conn.execute(
+            'SELECT count(*) FROM substrate_records WHERE key_id IS NULL AND sensitivity IN '
+            f'({", ".join("?" * len(levels))})', levels).fetchone()[0]
+
+
 def sealed_status(store) -> dict:
-    """Encryption at rest: the key file, the sealed and withheld counts and a notice."""
+    """Encryption at rest: the key file, the sealed, withheld and plaintext counts, notices."""
     counts = {'sealed': 0, 'withheld': 0, 'notice': ''}
+    plain = plaintext_count(store)
+    counts['plaintext_sensitive'] = plain
+    counts['plaintext_notice'] = ''
+    if plain:
+        noun = 'record' if plain == 1 else 'records'
+        counts['plaintext_notice'] = (
+            f'{plain} {noun} of {WARN_FROM} sensitivity or above stored in plaintext: '
+            + ('stored before encryption at rest was on (it applies to records learned '
+               'after)' if store.seals(WARN_FROM) else f'{_why_plain(store)}; {HOW_TO_ENCRYPT}'))
     if store._vault is None:
         return {'key_file': None, 'encrypt_from': None, **counts}
     with store._lock:

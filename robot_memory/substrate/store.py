@@ -522,6 +522,9 @@ class Substrate:
         if contested:
             message += (f'{" and" if superseded else ""} contesting {", ".join(contested)} '
                         '(both stay recallable, flagged contested)')
+        notice = self.plaintext_notice(sensitivity)
+        if notice:
+            message += f'; {notice}'
         return LearnResult(action, record_id, kind, False, replaced=replaced, message=message)
 
     def preview_learn(self, text: str, **kwargs) -> LearnResult:
@@ -885,5 +888,6 @@ class Substrate:
     _sealed_candidates = sealing.sealed_candidates
     _locked_count = sealing.locked_count
     sealed_status = sealing.sealed_status
+    plaintext_notice = sealing.plaintext_notice
     rotate_key = sealing.rotate_key
     _reseal_under = sealing.reseal_under

@@ -33,8 +33,37 @@ _STOPWORDS = frozenset(
     'a an and are as at be been by for from has have how i in is it its of on or that the '
     'then this to was were what when where which who why will with do does did my me we our '
     "you your there their it's".split())
-_SECRET = re.compile(r'\b(password|passwd|passphrase|api[ _-]?key|secret|token|private key|'
-                     r'pin code|credential)s?\b', re.IGNORECASE)
+# What makes a text a secret (see looks_secret): a word that names a credential; a PIN
+# (never "pin the map" nor "GPIO pin 13"); a code or combination that opens something
+# (never "error code 42" nor "code review"); or a key or token by its shape.
+_OPENS = (r'(?:alarm|door|gate|garage|padlock|lock|keypad|entry|entrance|access|security|'
+          r'unlock|cabinet|locker|vault|wi-?fi)')
+# Also after "code for the": "safe" and "building" alone would take "fail-safe code" and
+# "building code" for secrets.
+_OPENED = r'(?:' + _OPENS[3:-1] + r'|safe|building|house|flat|office|room)'
+_SECRET = re.compile(
+    r'\b(?:passwords?|passwd|passphrases?|pass ?codes?|pass ?phrases?|api[ _-]?keys?|'
+    r'secrets?|tokens?|private keys?|credentials?|pin codes?|pin numbers?|one-time codes?|'
+    r'otp|ssh keys?|access keys?|secret keys?|wi-?fi keys?|network keys?|'
+    + _OPENS + r' (?:codes?|pins?|combinations?|passwords?)|'
+    r'(?:codes?|combinations?|pins?) (?:for|to|of) (?:the |my |our |a |an )?' + _OPENED + r')\b'
+    r'|\b(?:pwd|login|user(?:name)?/password)\s*[:=]\s*\S'
+    r'|\bpins? *(?:is|was|[:=#]) *\d{3,}\b'
+    r'|\bpins? \d{4,8}\b'
+    r'|\bPINs?\b', re.IGNORECASE)
+_CASE_SENSITIVE_PIN = re.compile(r'\bPINs?\b')
+_SECRET_SHAPE = re.compile(
+    r'\bAKIA[0-9A-Z]{16}\b'  # AWS access key id
+    r'|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_\w{20,}'  # GitHub tokens
+    r'|\bxox[abposr]-[A-Za-z0-9-]{10,}'  # Slack
+    r'|\b[sr]k[-_](?:live_|test_|proj-)?[A-Za-z0-9_-]{20,}'  # OpenAI, Stripe
+    r'|\bAIza[0-9A-Za-z_-]{35}'  # Google API key
+    r'|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}'  # JWT
+    r'|-----BEGIN [A-Z ]*PRIVATE KEY-----'
+    r'|\bBearer +[A-Za-z0-9._~+/=-]{16,}'
+    # A long run of letters and digits in both cases: a generated key (ids and digests,
+    # lower-case hex, are not).
+    r'|(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Z])(?=[\w-]*[a-z])[A-Za-z0-9_-]{32,}(?![\w-])')
 _TIMESTAMP = re.compile(r'\b\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2})?|\b\d{1,2}:\d{2}(?::\d{2})?\b|'
                         r'\b(?:yesterday|today|this (?:morning|afternoon|evening)|last night|'
                         r'just now|tonight)\b', re.IGNORECASE)
@@ -132,8 +161,13 @@ def overlap_query(words: set, min_shared: int, max_clauses: int = 64) -> Optiona
 
 
 def looks_secret(text: str) -> bool:
-    """Whether the text mentions credentials (passwords, keys, tokens)."""
-    return bool(_SECRET.search(text))
+    """Whether the text holds or names a credential: password, PIN, door code, key, token."""
+    for match in _SECRET.finditer(text):
+        # "PIN" in capitals alone is the number; "pin" in lower case alone is the object.
+        if match.group(0).casefold().rstrip('s') != 'pin' or \
+                _CASE_SENSITIVE_PIN.fullmatch(match.group(0)):
+            return True
+    return bool(_SECRET_SHAPE.search(text))
 
 
 def split_steps(text: str) -> list:

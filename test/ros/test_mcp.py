@@ -182,6 +182,8 @@ async def _forget_session(memory_path: pathlib.Path) -> dict:
                     'forget', {'target': 'dock', 'reason': 'clear', 'all': True}))
                 seen['ben'] = payload(await session.call_tool('recall', {'query': 'Ben prefers'}))
                 seen['long'] = await session.call_tool('learn', {'text': 'x' * 4001})
+                seen['pin'] = payload(await session.call_tool(
+                    'learn', {'text': 'The maintenance door PIN is 4711'}))
     return seen
 
 
@@ -207,3 +209,7 @@ def test_mcp_forget_has_the_one_meaning_and_the_schemas_state_the_limits(tmp_pat
                                                           seen['seat']['record_id']}
     assert seen['long'].is_error
     assert 'text' in seen['long'].content[0].text and '4000' in seen['long'].content[0].text
+    # A PIN is a secret; stored without encryption at rest, the reply says so and how to fix it.
+    assert seen['pin']['action'] == 'created', seen['pin']
+    assert 'not encrypted: this high sensitivity record is stored in plaintext' in \
+        seen['pin']['message'] and 'substrate_encrypt_from: high' in seen['pin']['message']

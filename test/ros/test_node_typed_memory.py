@@ -406,6 +406,20 @@ def test_typed_memory_metrics_are_in_the_node_diagnostics(node, probe):
     assert values['search'] == expected and values['embedder'], values
 
 
+def test_a_pin_learned_without_encryption_is_high_and_the_reply_and_health_say_so(node, probe):
+    stored = learn(probe, node, 'Door PIN 5523')
+    assert stored.success, stored.message
+    assert 'not encrypted: this high sensitivity record is stored in plaintext' in \
+        stored.message and 'substrate_encrypt_from: high' in stored.message
+    deadline = time.monotonic() + 15.0
+    values = health(probe, 'typed memory', timeout=15.0)
+    while 'plaintext' not in values['_message'] and time.monotonic() < deadline:
+        values = health(probe, 'typed memory', timeout=15.0)
+    assert int(values['plaintext_sensitive_records']) >= 1, values
+    assert 'stored in plaintext: encryption at rest is off' in values['_message'], values
+    assert 'substrate_encrypt_from: high' in values['_message'], values
+
+
 def test_the_typed_memory_survives_a_restart(tmp_path, probe):
     first = NodeProcess(tmp_path, 'it_typed_restart').start()
     try:
