@@ -128,7 +128,7 @@ def bench_rotate(root: pathlib.Path, n: int) -> dict:
     """rotate-key over the encrypted tenth of ``n`` records, against opening them all."""
     with _fill(root / 'rotate.db', n, True) as substrate:
         start = time.perf_counter()
-        opened = substrate._rows('key_id IS NOT NULL')
+        opened = substrate.rows('key_id IS NOT NULL')
         read = time.perf_counter() - start
         start = time.perf_counter()
         result = substrate.rotate_key(NOW, actor='bench')

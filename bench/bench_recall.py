@@ -221,7 +221,7 @@ def bench_hybrid(n: int, query_count: int, directory: str, embedder_name: str) -
         for query in asked[:10]:
             substrate.recall(query, k=10, now=NOW)
         conn = substrate.db.conn
-        index = substrate._vector_index()
+        index = substrate.vector_index()
         times, baseline = [], []
         for query in asked:
             started = time.perf_counter()
@@ -233,7 +233,7 @@ def bench_hybrid(n: int, query_count: int, directory: str, embedder_name: str) -
             conn.execute('SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
                          'ORDER BY bm25(substrate_fts) LIMIT 10', (fts_query(query),)).fetchall()
             baseline.append((time.perf_counter() - started) * 1000.0)
-        full_loads = substrate._vector_index().full_loads
+        full_loads = substrate.vector_index().full_loads
     p50 = statistics.median(times)
     base = statistics.median(baseline)
     return {'bench': 'recall_hybrid', 'embedder': embedder.name, 'n': n, 'queries': len(times),
@@ -258,7 +258,7 @@ def bench_learn(n: int, count: int, directory: str, embedder_name) -> dict:
             started = time.perf_counter()
             substrate.learn(text, now=NOW)
             times.append(time.perf_counter() - started)
-        full_loads = substrate._vector_index().full_loads if embedder is not None else None
+        full_loads = substrate.vector_index().full_loads if embedder is not None else None
     baseline_path = pathlib.Path(directory) / f'baseline-{embedder_name}-{n}.db'
     _remove_database(baseline_path)
     conn = sqlite3.connect(baseline_path, isolation_level=None)

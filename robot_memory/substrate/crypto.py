@@ -185,7 +185,7 @@ class Vault:
         return self.encrypt_from is not None and (
             SENSITIVITIES.index(sensitivity) >= SENSITIVITIES.index(self.encrypt_from))
 
-    def _load(self) -> bytes:
+    def current(self) -> bytes:
         """Return the key in the key file, read again only when the file changed (or failed)."""
         try:
             info = self.key_path.stat()
@@ -204,7 +204,7 @@ class Vault:
 
     def key(self, wanted: str) -> bytes:
         """Return the key named ``wanted`` (a key id on a row), or KeyUnavailable saying why not."""
-        key = self._load()
+        key = self.current()
         if key_id(key) != wanted:
             raise KeyUnavailable(f'the key file {self.key_path} holds key {key_id(key)} but '
                                  f'these records were encrypted under key {wanted}: it is the '
@@ -219,7 +219,7 @@ class Vault:
         if not known and not self.key_path.exists():
             write_key_file(self.key_path, new_key())
         try:
-            key = self._load()
+            key = self.current()
         except KeyUnavailable as error:
             raise KeyUnavailable(f'cannot store the record encrypted: {error}; '
                                  f'{self.advice()}') from None
@@ -229,6 +229,10 @@ class Vault:
                                  f'{self.key_path} holds key {key_id(key)} but records are '
                                  f'encrypted under key {other[0]}; {self.advice()}')
         return key
+
+    def forget(self) -> None:
+        """Drop the key read from the file: the next use reads the file again."""
+        self._key = None
 
     def advice(self) -> str:
         """Return what an operator does when the key cannot be used."""

@@ -76,7 +76,7 @@ def forget(store, target: str, reason: str, now: dt.datetime, hard: bool = False
     action = 'restore' if restore else ('delete' if hard else 'archive')
     statuses = ('archived',) if restore else (
         ('active', 'contested', 'retracted', 'superseded', 'archived') if hard else LIVE)
-    with store._lock:
+    with store.lock:
         rows, matched = forget_targets(store, target.strip(), by, statuses, all_matches,
                                        limit, action, visible + 1)
     summaries = [{'id': row['id'], 'type': row['type'], 'status': row['status'],
@@ -86,9 +86,9 @@ def forget(store, target: str, reason: str, now: dt.datetime, hard: bool = False
         return ForgetResult([row['id'] for row in rows], hard, reason, True, action,
                             matched, summaries, forget_message(action, True, summaries,
                                                                matched))
-    with store._write() as conn:
+    with store.transaction() as conn:
         for row in rows:
-            row = store._row(row['id'])  # as of this transaction
+            row = store.row(row['id'])  # as of this transaction
             if restore:
                 row['status'] = restore_archived(store, conn, now_s, row, actor, reason)
             elif hard:
@@ -97,15 +97,15 @@ def forget(store, target: str, reason: str, now: dt.datetime, hard: bool = False
                              'target_id = ?', (row['id'], row['id']))
                 conn.execute('DELETE FROM substrate_provenance WHERE record_id = ?',
                              (row['id'],))
-                store._audit(conn, now_s, row['id'], 'delete', actor, reason,
-                             {'type': row['type'], 'status': row['status'],
+                store.audit(conn, now_s, row['id'], 'delete', actor, reason,
+                            {'type': row['type'], 'status': row['status'],
                              'content_hash': row['content_hash']})
             else:
                 conn.execute("UPDATE substrate_records SET status = 'archived', "
                              'archived_at = ?, archive_reason = ?, updated_at = ? '
                              'WHERE id = ?', (now_s, reason, now_s, row['id']))
-                store._audit(conn, now_s, row['id'], 'archive', actor, reason,
-                             {'previous_status': row['status']})
+                store.audit(conn, now_s, row['id'], 'archive', actor, reason,
+                            {'previous_status': row['status']})
                 row['status'] = 'archived'
             for summary in summaries:
                 if summary['id'] == row['id']:
@@ -118,7 +118,7 @@ def forget_targets(store, target: str, by: str, statuses: tuple, all_matches: bo
                    limit: int, action: str, highest: int) -> tuple:
     """Return the rows ``forget`` acts on and how many matched: by id, else by every word."""
     if by in ('auto', 'id'):
-        rows = store._rows('id = ?', (target,)) if len(target) <= MAX_RECORD_ID else []
+        rows = store.rows('id = ?', (target,)) if len(target) <= MAX_RECORD_ID else []
         if rows:
             row = rows[0]
             if action == 'archive' and row['status'] == 'archived':
@@ -144,9 +144,9 @@ def forget_targets(store, target: str, by: str, statuses: tuple, all_matches: bo
     seqs = [seq for seq, in store.db.conn.execute(
         'SELECT rowid FROM substrate_fts WHERE substrate_fts MATCH ? '
         'ORDER BY bm25(substrate_fts, 1.0, 0.5), rowid', (query,))]
-    seqs += [seq for seq, _ in store._sealed_matches(query, 1000)]
+    seqs += [seq for seq, _ in store.sealing.sealed_matches(query, 1000)]
     rank = {seq: position for position, seq in enumerate(seqs)}
-    rows = sorted((row for row in store._rows_by_seq(seqs) if row['status'] in statuses
+    rows = sorted((row for row in store.rows_by_seq(seqs) if row['status'] in statuses
                    and SENSITIVITIES.index(row['sensitivity']) <= highest),
                   key=lambda row: rank[row['seq']])
     if not rows:
@@ -167,7 +167,7 @@ def forget_targets(store, target: str, by: str, statuses: tuple, all_matches: bo
 def restore_archived(store, conn, now_s: float, row: dict, actor: str,
                      reason: str) -> str:
     """Give an archived record its status from before the archive; returns it."""
-    store._check_open(row)
+    store.sealing.check_open(row)
     previous = 'active'
     for detail, in conn.execute('SELECT detail FROM substrate_audit WHERE record_id = ? '
                                 "AND action = 'archive' ORDER BY id DESC LIMIT 1",
@@ -178,13 +178,13 @@ def restore_archived(store, conn, now_s: float, row: dict, actor: str,
         colliding = [other['id'] for group in revision.fact_conflicts(
             store, json.loads(row['payload']), exclude=row['id']) for other in group]
         for other in colliding:
-            store._set_status(conn, now_s, other, 'contested')
+            store.set_status(conn, now_s, other, 'contested')
     status = 'contested' if colliding else previous
     conn.execute('UPDATE substrate_records SET status = ?, archived_at = NULL, '
                  'archive_reason = NULL, updated_at = ? WHERE id = ?',
                  (status, now_s, row['id']))
-    store._audit(conn, now_s, row['id'], 'restore', actor, reason,
-                 {'status': status, **({'contests': colliding} if colliding else {})})
+    store.audit(conn, now_s, row['id'], 'restore', actor, reason,
+                {'status': status, **({'contests': colliding} if colliding else {})})
     revision.link_revision(store, conn, now_s, row['id'], [], colliding, actor,
                            f'restored {row["id"]} conflicts')
     return status

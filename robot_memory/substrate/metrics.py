@@ -137,7 +137,7 @@ def measure(store, now: dt.datetime, window_days: float = 30.0) -> Metrics:
         raise SubstrateError('window_days must be positive')
     since = now_s - window_days * DAY
     conn = store.db.conn
-    with store._lock:
+    with store.lock:
         by_type = dict.fromkeys(MEMORY_TYPES, 0)
         by_status = {}
         for kind, status, count in conn.execute(

@@ -127,15 +127,15 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
 
     wanted = k if point is None else max(k * 4, 50)
     withheld = set()
-    with store._lock:
+    with store.lock:
         keyword, rows = keyword_candidates(store, query, keywords, wanted, eligible)
-        keyword, locked = store._sealed_candidates(query, keywords, wanted, eligible, keyword,
-                                                   rows, statuses, wanted_types)
+        keyword, locked = store.sealing.sealed_candidates(query, keywords, wanted, eligible,
+                                                          keyword, rows, statuses, wanted_types)
         vector, unseen = [], frozenset()
         if use_vectors:
             vector = vector_candidates(store, query, max(2 * wanted, 10) if keyword
                                        else wanted, eligible, rows)
-            unseen = store._vector_index().missing(seq for seq, _ in keyword)
+            unseen = store.vector_index().missing(seq for seq, _ in keyword)
     if keyword and vector:
         # Each side brings a pool twice the size wanted, so fusion can reorder them.
         pool = max(2 * wanted, 10)
@@ -156,7 +156,7 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
             row['id'], row['type'], row['text'], round(score, 8), row['sensitivity'],
             row['status'], False, row['confidence'], round(current, 6),
             row['tags'].split() if row['tags'] else [], json.loads(row['context']),
-            store._payload(row), keyword_rank, vector_rank,
+            store.payload_of(row), keyword_rank, vector_rank,
             round(where, 6) if where is not None else None,
             row['access_count'] + (1 if reinforce else 0)))
     recall_id = log_recall(store, now_s, used, reinforce) if used else None
@@ -209,7 +209,7 @@ def keyword_candidates(store, query: str, keywords: bool, wanted: int, eligible)
                 (fts, limit, offset)).fetchall())
             fresh = [seq for seq in seqs if seq not in seen]
             seen.update(fresh)
-            found = {row['seq']: row for row in store._rows_by_seq(fresh)}
+            found = {row['seq']: row for row in store.rows_by_seq(fresh)}
             for seq in fresh:
                 row = found.get(seq)
                 if row is not None and eligible(row):
@@ -226,13 +226,13 @@ def keyword_candidates(store, query: str, keywords: bool, wanted: int, eligible)
 
 def vector_candidates(store, query: str, wanted: int, eligible, rows: dict) -> list:
     """(seq, cosine) candidates from the vector index, best first, those ``eligible``."""
-    index = store._vector_index()
+    index = store.vector_index()
     if not len(index):
         return []
     floor = getattr(store.embedder, 'min_similarity', 0.05)
     top = [(seq, similarity) for seq, similarity in
-           index.search(store._embed([query])[0], max(wanted * 4, 40)) if similarity > floor]
-    fetched = {row['seq']: row for row in store._rows_by_seq([seq for seq, _ in top])}
+           index.search(store.embed([query])[0], max(wanted * 4, 40)) if similarity > floor]
+    fetched = {row['seq']: row for row in store.rows_by_seq([seq for seq, _ in top])}
     order = []
     for seq, similarity in top:
         row = fetched.get(seq)
@@ -246,7 +246,7 @@ def vector_candidates(store, query: str, wanted: int, eligible, rows: dict) -> l
 
 def log_recall(store, now_s: float, used: list, reinforce: bool) -> int:
     """Log the hits of one recall (reinforcing them if asked); returns its recall id."""
-    with store._write() as conn:
+    with store.transaction() as conn:
         # recall_id grows with id, so the newest row holds the largest (no table scan).
         recall_id = (conn.execute('SELECT coalesce((SELECT recall_id FROM substrate_recalls '
                                   'ORDER BY id DESC LIMIT 1), 0) + 1').fetchone()[0])
@@ -289,7 +289,7 @@ def select(store, task: str, now: dt.datetime, context: Optional[dict] = None,
     for position, hit in enumerate(found.hits):
         if hit.redacted:
             continue
-        row = store._row(hit.id)
+        row = store.row(hit.id)
         payload = json.loads(row['payload'])
         if row['type'] == 'competence':
             conditions = {}

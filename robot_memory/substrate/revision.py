@@ -18,7 +18,7 @@ Revision of records (supersede, fork, contest, retract, affirm, merge) and of fa
 A new fact is resolved against the live facts it meets (``resolve_fact``); records are
 linked by ``relate``.
 
-Each revision is one ``BEGIN IMMEDIATE`` transaction of the store (``store._write()``):
+Each revision is one ``BEGIN IMMEDIATE`` transaction of the store (``store.transaction()``):
 nothing partial is ever visible. The functions take the
 :class:`~robot_memory.substrate.store.Substrate` as their first argument; the public ones
 are bound as its methods.
@@ -86,7 +86,7 @@ def fact_conflicts(store, data: dict, exclude: Optional[str] = None) -> tuple:
             (subject, *predicates, condition, key, predicate, exclude)).fetchall()
     facts = [dict(zip(('id', 'predicate', 'facet', 'object_key', 'object', 'object_type',
                        'hint'), row)) for row in rows]
-    facts += store._sealed_facts(subject, condition, exclude)
+    facts += store.sealing.sealed_facts(subject, condition, exclude)
     stated = {bool(fact['hint']) for fact in facts
               if fact['predicate'] == predicate and fact['hint'] is not None}
     if hint is None and stated and predicate not in textrules.COPULAS:
@@ -114,7 +114,7 @@ def fact_conflicts(store, data: dict, exclude: Optional[str] = None) -> tuple:
                 unsure.append(fact['id'])
         elif opposite is not None and equal:
             genuine.append(fact['id'])
-    chosen = {row['id']: row for row in store._rows_by_id(same + genuine + unsure)}
+    chosen = {row['id']: row for row in store.rows_by_id(same + genuine + unsure)}
     same, genuine, unsure = ([chosen[record_id] for record_id in group]
                              for group in (same, genuine, unsure))
     return same, genuine, unsure
@@ -143,12 +143,12 @@ def resolve_fact(store, conn, now_s: float, data: dict, confidence: float, polic
         doubt += genuine
     (replace if policy == 'supersede' else doubt).extend(unsure)
     for old in replace:
-        store._set_status(conn, now_s, old['id'], 'superseded')
+        store.set_status(conn, now_s, old['id'], 'superseded')
         patch_revision(store, conn, old, superseded_by=record_id)
     if replace:
         data.setdefault('revision', {})['supersedes'] = replace[0]['id']
     for old in doubt:
-        store._set_status(conn, now_s, old['id'], 'contested')
+        store.set_status(conn, now_s, old['id'], 'contested')
     if doubt:
         data.setdefault('revision', {})['status'] = 'contested'
     return [row['id'] for row in replace], [row['id'] for row in doubt], None
@@ -158,14 +158,14 @@ def link_revision(store, conn, now_s: float, record_id: str, superseded: list,
                   contested: list, actor: str, reason: str) -> None:
     """Relations and audit of what a new fact superseded or contested (already set)."""
     if contested:
-        store._set_status(conn, now_s, record_id, 'contested')
+        store.set_status(conn, now_s, record_id, 'contested')
     for old in superseded:
-        store._relate(conn, now_s, record_id, 'supersedes', old)
-        store._audit(conn, now_s, old, 'supersede', actor, reason, {'by': record_id})
+        store.link(conn, now_s, record_id, 'supersedes', old)
+        store.audit(conn, now_s, old, 'supersede', actor, reason, {'by': record_id})
     for old in contested:
-        store._relate(conn, now_s, record_id, 'contradicts', old)
-        store._relate(conn, now_s, old, 'contradicts', record_id)
-        store._audit(conn, now_s, old, 'contest', actor, reason, {'by': record_id})
+        store.link(conn, now_s, record_id, 'contradicts', old)
+        store.link(conn, now_s, old, 'contradicts', record_id)
+        store.audit(conn, now_s, old, 'contest', actor, reason, {'by': record_id})
 
 
 def patch_revision(store, conn, row: dict, **changes) -> None:
@@ -173,7 +173,7 @@ def patch_revision(store, conn, row: dict, **changes) -> None:
     payload = json.loads(row['payload'])
     payload.setdefault('revision', {}).update(changes)
     if row.get('key_id'):
-        store._reseal(conn, row, payload=payload)
+        store.sealing.reseal(conn, row, payload=payload)
         return
     conn.execute('UPDATE substrate_records SET payload = ? WHERE id = ?',
                  (dumps(payload), row['id']))
@@ -181,8 +181,8 @@ def patch_revision(store, conn, row: dict, **changes) -> None:
 
 def revisable(store, record_id: str, what: str) -> dict:
     """Return the row of a live, non-episodic record that may be revised; refuse others."""
-    row = store._row(record_id)
-    store._check_open(row)
+    row = store.row(record_id)
+    store.sealing.check_open(row)
     if row['type'] == 'episodic':
         raise SubstrateError(f'{record_id} is episodic; episodic records are append-only '
                              '(record the correction as a new semantic or competence '
@@ -201,21 +201,21 @@ def supersede(store, record_id: str, now: dt.datetime, reason: str,
     reason = check_reason(reason)
     now_s = epoch(now)
     sources = check_provenance(provenance)
-    with store._write() as conn:
+    with store.transaction() as conn:
         old = revisable(store, record_id, 'supersede')
         new_id = str(uuid.uuid4())
         data = payloads.revised(old, text, payload, object, new_id)
         if old['type'] == 'semantic':
             data.setdefault('revision', {}).update({'supersedes': record_id,
                                                     'status': 'active'})
-        store._set_status(conn, now_s, record_id, 'superseded')
+        store.set_status(conn, now_s, record_id, 'superseded')
         if old['type'] == 'semantic':
             patch_revision(store, conn, old, superseded_by=new_id)
         insert_version(store, conn, now_s, old, new_id, text, data, confidence, tags, context,
                        sources, actor)
-        store._relate(conn, now_s, new_id, 'supersedes', record_id)
-        store._audit(conn, now_s, record_id, 'supersede', actor, reason, {'by': new_id})
-        store._audit(conn, now_s, new_id, 'create', actor, reason, {'supersedes': record_id})
+        store.link(conn, now_s, new_id, 'supersedes', record_id)
+        store.audit(conn, now_s, record_id, 'supersede', actor, reason, {'by': new_id})
+        store.audit(conn, now_s, new_id, 'create', actor, reason, {'supersedes': record_id})
     return RevisionResult('supersede', [new_id], [record_id], reason)
 
 
@@ -234,7 +234,7 @@ def fork(store, record_id: str, conditions: dict, now: dt.datetime, reason: str,
         raise SubstrateError('a fork needs non-empty conditions, e.g. {"floor": 2}')
     check_json(conditions, 'conditions', max_bytes=2048)
     now_s = epoch(now)
-    with store._write() as conn:
+    with store.transaction() as conn:
         old = revisable(store, record_id, 'fork')
         created, changed = [], []
         original = record_id
@@ -244,12 +244,12 @@ def fork(store, record_id: str, conditions: dict, now: dt.datetime, reason: str,
             narrowed_id = str(uuid.uuid4())
             narrowed = json.loads(old['payload'])
             payloads.apply_conditions(old['type'], narrowed, original_conditions)
-            store._set_status(conn, now_s, record_id, 'superseded')
+            store.set_status(conn, now_s, record_id, 'superseded')
             insert_version(store, conn, now_s, old, narrowed_id, None, narrowed, None, None,
                            None, [], actor)
-            store._relate(conn, now_s, narrowed_id, 'supersedes', record_id)
-            store._audit(conn, now_s, record_id, 'supersede', actor,
-                         f'narrowed for a fork: {reason}', {'by': narrowed_id})
+            store.link(conn, now_s, narrowed_id, 'supersedes', record_id)
+            store.audit(conn, now_s, record_id, 'supersede', actor,
+                        f'narrowed for a fork: {reason}', {'by': narrowed_id})
             created.append(narrowed_id)
             changed.append(record_id)
             original = narrowed_id
@@ -264,9 +264,9 @@ def fork(store, record_id: str, conditions: dict, now: dt.datetime, reason: str,
         except sqlite3.IntegrityError:
             raise SubstrateError(f'an active fact with these conditions already exists '
                                  f'({conditions}); supersede it instead of forking') from None
-        store._relate(conn, now_s, new_id, 'derived_from', original)
-        store._audit(conn, now_s, new_id, 'fork', actor, reason,
-                     {'from': original, 'conditions': conditions})
+        store.link(conn, now_s, new_id, 'derived_from', original)
+        store.audit(conn, now_s, new_id, 'fork', actor, reason,
+                    {'from': original, 'conditions': conditions})
         created.append(new_id)
     return RevisionResult('fork', created, changed, reason)
 
@@ -276,16 +276,16 @@ def contest(store, record_id: str, now: dt.datetime, reason: str,
     """Mark a record (and ``against``, if given) contested, linked by ``contradicts``."""
     reason = check_reason(reason)
     now_s = epoch(now)
-    with store._write() as conn:
+    with store.transaction() as conn:
         rows = [revisable(store, record_id, 'contest')]
         if against is not None:
             rows.append(revisable(store, against, 'contest'))
-            store._relate(conn, now_s, record_id, 'contradicts', against)
-            store._relate(conn, now_s, against, 'contradicts', record_id)
+            store.link(conn, now_s, record_id, 'contradicts', against)
+            store.link(conn, now_s, against, 'contradicts', record_id)
         for row in rows:
-            store._set_status(conn, now_s, row['id'], 'contested')
-            store._audit(conn, now_s, row['id'], 'contest', actor, reason,
-                         {'against': against} if against else {})
+            store.set_status(conn, now_s, row['id'], 'contested')
+            store.audit(conn, now_s, row['id'], 'contest', actor, reason,
+                        {'against': against} if against else {})
     return RevisionResult('contest', [], [row['id'] for row in rows], reason)
 
 
@@ -294,10 +294,10 @@ def retract(store, record_id: str, now: dt.datetime, reason: str,
     """Withdraw a record: it no longer holds (kept for history, out of recall)."""
     reason = check_reason(reason)
     now_s = epoch(now)
-    with store._write() as conn:
+    with store.transaction() as conn:
         revisable(store, record_id, 'retract')
-        store._set_status(conn, now_s, record_id, 'retracted')
-        store._audit(conn, now_s, record_id, 'retract', actor, reason)
+        store.set_status(conn, now_s, record_id, 'retracted')
+        store.audit(conn, now_s, record_id, 'retract', actor, reason)
     return RevisionResult('retract', [], [record_id], reason)
 
 
@@ -306,17 +306,17 @@ def affirm(store, record_id: str, now: dt.datetime, reason: str,
     """Resolve a contest in favour of a record: contested becomes active again."""
     reason = check_reason(reason)
     now_s = epoch(now)
-    with store._write() as conn:
-        row = store._row(record_id)
+    with store.transaction() as conn:
+        row = store.row(record_id)
         if row['status'] != 'contested':
             raise SubstrateError(f'{record_id} is {row["status"]}, not contested')
         try:
-            store._set_status(conn, now_s, record_id, 'active')
+            store.set_status(conn, now_s, record_id, 'active')
         except sqlite3.IntegrityError:
             raise SubstrateError(f'another active fact has the same subject, predicate and '
                                  f'conditions as {record_id}; retract or supersede it '
                                  'first') from None
-        store._audit(conn, now_s, record_id, 'affirm', actor, reason)
+        store.audit(conn, now_s, record_id, 'affirm', actor, reason)
     return RevisionResult('affirm', [], [record_id], reason)
 
 
@@ -335,7 +335,7 @@ def merge(store, record_ids: list, now: dt.datetime, reason: str,
     if into is not None and into not in ids:
         ids.insert(0, into)
     now_s = epoch(now)
-    with store._write() as conn:
+    with store.transaction() as conn:
         rows = [revisable(store, record_id, 'merge') for record_id in ids]
         if len({row['type'] for row in rows}) != 1:
             raise SubstrateError('merge needs records of one type; got '
@@ -344,12 +344,12 @@ def merge(store, record_ids: list, now: dt.datetime, reason: str,
             rows, key=lambda row: (row['confidence'], row['access_count'], -row['seq']))
         others = [row for row in rows if row['id'] != keeper['id']]
         for row in others:
-            store._set_status(conn, now_s, row['id'], 'superseded')
+            store.set_status(conn, now_s, row['id'], 'superseded')
             if row['type'] == 'semantic':
                 patch_revision(store, conn, row, superseded_by=keeper['id'])
-            store._relate(conn, now_s, keeper['id'], 'supersedes', row['id'])
-            store._audit(conn, now_s, row['id'], 'merge', actor, reason,
-                         {'into': keeper['id']})
+            store.link(conn, now_s, keeper['id'], 'supersedes', row['id'])
+            store.audit(conn, now_s, row['id'], 'merge', actor, reason,
+                        {'into': keeper['id']})
         sources, tags = [], []
         for row in [keeper] + others:
             sources += json.loads(row['provenance'])['sources']
@@ -360,7 +360,7 @@ def merge(store, record_ids: list, now: dt.datetime, reason: str,
                      'last_reinforced_at = ? WHERE id = ?',
                      (max(row['confidence'] for row in rows),
                       sum(row['access_count'] for row in rows),
-                      store._clear_tags(conn, keeper, tags[:MAX_TAGS]),
+                      store.sealing.clear_tags(conn, keeper, tags[:MAX_TAGS]),
                       dumps({'sources': unique,
                              'created_by': json.loads(keeper['provenance']).get(
                                  'created_by')}),
@@ -370,8 +370,8 @@ def merge(store, record_ids: list, now: dt.datetime, reason: str,
                          'hash) VALUES (?, ?, ?, ?)',
                          [(keeper['id'], source['kind'], source['ref'], source.get('hash'))
                           for source in unique])
-        store._audit(conn, now_s, keeper['id'], 'merge', actor, reason,
-                     {'merged': [row['id'] for row in others]})
+        store.audit(conn, now_s, keeper['id'], 'merge', actor, reason,
+                    {'merged': [row['id'] for row in others]})
     return RevisionResult('merge', [], [keeper['id']] + [row['id'] for row in others],
                           reason)
 
@@ -382,11 +382,11 @@ def relate(store, source_id: str, predicate: str, target_id: str, now: dt.dateti
     now_s = epoch(now)
     if weight is not None:
         check_unit(weight, 'weight')
-    with store._write() as conn:
-        store._row(source_id)
-        store._row(target_id)
-        store._relate(conn, now_s, source_id, predicate, target_id, weight)
-        store._audit(conn, now_s, source_id, 'relate', actor, f'{predicate} {target_id}')
+    with store.transaction() as conn:
+        store.row(source_id)
+        store.row(target_id)
+        store.link(conn, now_s, source_id, predicate, target_id, weight)
+        store.audit(conn, now_s, source_id, 'relate', actor, f'{predicate} {target_id}')
 
 
 def insert_version(store, conn, now_s: float, old: dict, new_id: str, text, data: dict,
@@ -398,13 +398,13 @@ def insert_version(store, conn, now_s: float, old: dict, new_id: str, text, data
         text = f'{data["subject"]} {data["predicate"]} {data["object"]}'
     if context is not None:
         check_json(context, 'context')
-    decay = store._decay(old)
+    decay = store.decay_of(old)
     provenance = json.loads(old['provenance'])['sources'] + list(sources)
-    store._insert(conn, now_s, new_id, old['type'], text,
-                  check_tags(tags) if tags is not None else old['tags'].split(),
-                  context if context is not None else json.loads(old['context']), data,
-                  old['sensitivity'],
-                  check_unit(confidence, 'confidence') if confidence is not None
-                  else old['confidence'], max(row_salience(old, now_s), 0.5), decay,
-                  bool(old['pinned']), provenance, old['scope'], actor,
-                  seal=bool(old.get('key_id')))
+    store.insert(conn, now_s, new_id, old['type'], text,
+                 check_tags(tags) if tags is not None else old['tags'].split(),
+                 context if context is not None else json.loads(old['context']), data,
+                 old['sensitivity'],
+                 check_unit(confidence, 'confidence') if confidence is not None
+                 else old['confidence'], max(row_salience(old, now_s), 0.5), decay,
+                 bool(old['pinned']), provenance, old['scope'], actor,
+                 seal=bool(old.get('key_id')))

@@ -15,11 +15,11 @@
 """
 The substrate store: typed records in SQLite with FTS5, optional vectors, revision and audit.
 
-:class:`Substrate` is the entry point: it holds the connection, the lock, the embedder
-and the key, and does what every part shares (reading rows, the write transaction, the
-audit log, inserting and reinforcing a record), learning with its dedup, import, vectors,
-feedback and retries. The rest lives in modules of one job each, whose functions take the
-store as their first argument and are bound as its methods:
+:class:`Substrate` is the entry point: it holds the connection, the lock and the
+embedder, and offers its collaborators a small public interface (``lock``,
+``transaction``, ``audit``, ``rows`` / ``row``, ``insert``, ``set_status``, ``link``,
+``vector_index``, ``embed``). The rest lives in modules of one job each, whose functions
+take the store and use only that interface; ``Substrate``'s methods call them:
 
 - :mod:`.schema`: the tables, how values are stored in them, the migrations;
 - :mod:`.validation`: the checks of what callers pass;
@@ -30,7 +30,8 @@ store as their first argument and are bound as its methods:
   resolution of a new fact against the live ones;
 - :mod:`.forgetting`: archive, delete, restore;
 - :mod:`.metrics`: the metrics, as a dataclass;
-- :mod:`.sealing`: encryption at rest.
+- :mod:`.sealing`: encryption at rest, whose state (key, index of the sealed records) is a
+  :class:`~.sealing.Sealing` object of its own (``Substrate.sealing``).
 
 Salience decays at read time from the stored value ("salience as of last reinforcement")
 with the record's profile; pinned records never decay. Every revision (supersede, fork,
@@ -65,14 +66,17 @@ from robot_memory.substrate import payloads
 from robot_memory.substrate import recall as recalling
 from robot_memory.substrate import revision
 from robot_memory.substrate import schema
-from robot_memory.substrate import sealing
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate import validation
 from robot_memory.substrate.dedup import jaccard_candidates
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.recall import RECALLABLE  # noqa: F401 - re-exported
+from robot_memory.substrate.results import ForgetResult
 from robot_memory.substrate.results import LearnResult
+from robot_memory.substrate.results import RecallResult
+from robot_memory.substrate.results import RevisionResult
+from robot_memory.substrate.results import SelectionResult
 from robot_memory.substrate.salience import effective_salience  # noqa: F401 - re-exported
 from robot_memory.substrate.salience import row_salience
 from robot_memory.substrate.schema import COLUMNS
@@ -81,6 +85,7 @@ from robot_memory.substrate.schema import LIVE
 from robot_memory.substrate.schema import MIGRATIONS
 from robot_memory.substrate.schema import SELECT
 from robot_memory.substrate.schema import when
+from robot_memory.substrate.sealing import Sealing
 from robot_memory.substrate.validation import first_error
 from robot_memory.substrate.validation import models
 from robot_memory.substrate.validation import pydantic
@@ -148,7 +153,7 @@ class Substrate:
         self._index = None
         # Words the duplicate check found common (see dedup.rare_word_candidates).
         self._common_words = set()
-        self._init_vault(encrypt_from, key_file)
+        self.sealing = Sealing(self, encrypt_from, key_file)
         self._ahead = {}
         self.db = schema.connect(self.path, busy_timeout_s)
 
@@ -164,7 +169,7 @@ class Substrate:
 
     def close(self) -> None:
         """Close the database."""
-        with self._lock:
+        with self.lock:
             self.db.close()
 
     @contextlib.contextmanager
@@ -184,21 +189,30 @@ class Substrate:
             conn.execute('COMMIT')
             self._writes += 1
 
+    @property
+    def lock(self) -> threading.RLock:
+        """Return the lock every use of the connection holds (re-entrant)."""
+        return self._lock
+
+    def transaction(self):
+        """Return a context manager: one ``BEGIN IMMEDIATE`` transaction, giving the connection."""
+        return self._write()
+
     # ------------------------------------------------------------------ reads
 
-    def _rows(self, where: str, params=()) -> list:
+    def rows(self, where: str, params=()) -> list:
         cursor = self.db.conn.execute(f'{SELECT} WHERE {where}', params)
-        return self._open_sealed([dict(zip(COLUMNS, row)) for row in cursor.fetchall()])
+        return self.sealing.open_sealed([dict(zip(COLUMNS, row)) for row in cursor.fetchall()])
 
-    def _row(self, record_id: str) -> dict:
+    def row(self, record_id: str) -> dict:
         if not isinstance(record_id, str) or not record_id:
             raise SubstrateError(f'record id must be a non-empty string, got {record_id!r}')
-        rows = self._rows('id = ?', (record_id,))
+        rows = self.rows('id = ?', (record_id,))
         if not rows:
             raise SubstrateError(f'no record with id {record_id!r}; recall to find ids')
         return rows[0]
 
-    def _payload(self, row: dict) -> dict:
+    def payload_of(self, row: dict) -> dict:
         """
         Return the payload of record ``row`` as its ``MemoryRecord`` carries it, as plain data.
 
@@ -206,7 +220,7 @@ class Substrate:
         lives in columns (a fact's revision status, a procedure's or plan's outcomes) without
         the models, so recall returns payloads without importing pydantic.
         """
-        self._check_open(row)
+        self.sealing.check_open(row)
         payload = json.loads(row['payload'])
         status = row['status']
         if row['type'] == 'semantic':
@@ -223,7 +237,7 @@ class Substrate:
         return payload
 
     @staticmethod
-    def _decay(row: dict) -> 'DecayProfile':
+    def decay_of(row: dict) -> 'DecayProfile':
         """Return the decay profile record ``row`` stores in its columns."""
         return models.DecayProfile(curve=row['decay_curve'],
                                    half_life_seconds=int(row['half_life_s']),
@@ -233,13 +247,13 @@ class Substrate:
                                    reinforcement_gain=row['gain'])
 
     def _record(self, row: dict, now_s: Optional[float] = None) -> 'MemoryRecord':
-        payload = self._payload(row)
+        payload = self.payload_of(row)
         relations = [models.Relation(predicate=predicate, target_id=target, weight=weight)
                      for predicate, target, weight in self.db.conn.execute(
                          'SELECT predicate, target_id, weight FROM substrate_relations '
                          'WHERE source_id = ? ORDER BY created_at, predicate, target_id',
                          (row['id'],))]
-        decay = self._decay(row)
+        decay = self.decay_of(row)
         return models.MemoryRecord(
             id=row['id'], type=row['type'], sensitivity=row['sensitivity'],
             confidence=row['confidence'], salience=row['salience'], scope=row['scope'],
@@ -258,12 +272,12 @@ class Substrate:
 
     def get(self, record_id: str, now: Optional[dt.datetime] = None) -> 'MemoryRecord':
         """One record, archived or not, with its effective salience at ``now`` if given."""
-        with self._lock:
-            return self._record(self._row(record_id), validation.epoch(now) if now else None)
+        with self.lock:
+            return self._record(self.row(record_id), validation.epoch(now) if now else None)
 
     def history(self, record_id: str) -> list:
         """Return the audit trail of one record, oldest first (also after a hard delete)."""
-        with self._lock:
+        with self.lock:
             rows = self.db.conn.execute(
                 'SELECT id, at, record_id, action, actor, reason, detail FROM substrate_audit '
                 'WHERE record_id = ? ORDER BY id', (record_id,)).fetchall()
@@ -282,20 +296,20 @@ class Substrate:
             clauses.append('type = ?')
             params.append(validation.check_type(type))
         where = ' WHERE ' + ' AND '.join(clauses) if clauses else ''
-        with self._lock:
+        with self.lock:
             return self.db.conn.execute(f'SELECT count(*) FROM substrate_records{where}',
                                         params).fetchone()[0]
 
     # ------------------------------------------------------------------ writes (helpers)
 
-    def _audit(self, conn, now_s: float, record_id: str, action: str, actor: str, reason: str,
-               detail: Optional[dict] = None) -> None:
+    def audit(self, conn, now_s: float, record_id: str, action: str, actor: str, reason: str,
+              detail: Optional[dict] = None) -> None:
         conn.execute('INSERT INTO substrate_audit (at, record_id, action, actor, reason, detail) '
                      'VALUES (?, ?, ?, ?, ?, ?)',
                      (now_s, record_id, action, actor, reason, dumps(detail or {})))
 
-    def _relate(self, conn, now_s: float, source: str, predicate: str, target: str,
-                weight: Optional[float] = None) -> None:
+    def link(self, conn, now_s: float, source: str, predicate: str, target: str,
+             weight: Optional[float] = None) -> None:
         if predicate not in RELATION_PREDICATES:
             raise SubstrateError(f'relation {predicate!r} is not one of '
                                  f'{", ".join(RELATION_PREDICATES)}')
@@ -303,15 +317,15 @@ class Substrate:
                      'target_id, weight, created_at) VALUES (?, ?, ?, ?, ?)',
                      (source, predicate, target, weight, now_s))
 
-    def _set_status(self, conn, now_s: float, record_id: str, status: str) -> None:
+    def set_status(self, conn, now_s: float, record_id: str, status: str) -> None:
         conn.execute('UPDATE substrate_records SET status = ?, updated_at = ? WHERE id = ?',
                      (status, now_s, record_id))
 
-    def _insert(self, conn, now_s: float, record_id: str, kind: str, text: str, tags: list,
-                context: dict, payload: dict, sensitivity: str, confidence: float,
-                salience: float, decay: 'DecayProfile', pinned: bool, provenance: list,
-                scope: Optional[str], created_by: str, vector=None, seal: bool = False,
-                status: str = 'active') -> None:
+    def insert(self, conn, now_s: float, record_id: str, kind: str, text: str, tags: list,
+               context: dict, payload: dict, sensitivity: str, confidence: float,
+               salience: float, decay: 'DecayProfile', pinned: bool, provenance: list,
+               scope: Optional[str], created_by: str, vector=None, seal: bool = False,
+               status: str = 'active') -> None:
         subject = predicate = condition_key = facet = object_key = None
         if kind == 'semantic':
             object_key = schema.object_key(payload['object'])
@@ -321,22 +335,20 @@ class Substrate:
             _, facet = textrules.fact_facet(payload['predicate'], payload['object'],
                                             payload.get('single_valued'))
         content_hash, sealed, key_name = textrules.content_hash(text), None, None
-        if seal or (self._vault is not None and self._vault.seals(sensitivity)):
-            key = self._sealing_key(conn)
-            key_name = crypto.key_id(key)
-            sealed = crypto.seal(key, record_id, {'text': text, 'tags': tags, 'context': context,
-                                                  'payload': payload})
-            content_hash = crypto.digest(key, 'content', content_hash)
-            subject, predicate, condition_key, facet, object_key = (
-                crypto.digest(key, name, value) for name, value in (
-                    ('subject', subject), ('predicate', predicate), ('condition', condition_key),
-                    ('facet', facet), ('object', object_key)))
+        if seal or self.sealing.seals(sensitivity):
+            sealed, key_name, digests = self.sealing.seal_row(
+                conn, record_id, {'text': text, 'tags': tags, 'context': context,
+                                  'payload': payload},
+                {'content': content_hash, 'subject': subject, 'predicate': predicate,
+                 'condition': condition_key, 'facet': facet, 'object': object_key})
+            content_hash, subject, predicate, condition_key, facet, object_key = (
+                digests[name] for name in ('content', 'subject', 'predicate', 'condition',
+                                           'facet', 'object'))
             text, tags, context, payload, vector = '', [], {}, {}, None
-            self._sealed_writes += 1
         model = None
         if self.embedder is not None and sealed is None:
             if vector is None:
-                vector = self._embed([text])[0]
+                vector = self.embed([text])[0]
             vector = vector.astype(numpy.float32).tobytes()
             model = self.embedder.name
         conn.execute(
@@ -359,9 +371,9 @@ class Substrate:
                          [(record_id, source['kind'], source['ref'], source.get('hash'))
                           for source in provenance])
 
-    def _reinforce(self, conn, now_s: float, row: dict, gain: float,
-                   confidence: Optional[float] = None, provenance: Iterable = (),
-                   tags: Iterable = ()) -> float:
+    def reinforce(self, conn, now_s: float, row: dict, gain: float,
+                  confidence: Optional[float] = None, provenance: Iterable = (),
+                  tags: Iterable = ()) -> float:
         salience = min(1.0, row_salience(row, now_s) + gain)
         merged_tags = row['tags'].split() if row['tags'] else []
         merged_tags += [tag for tag in tags if tag not in merged_tags]
@@ -374,7 +386,7 @@ class Substrate:
                      'updated_at = ?, confidence = max(confidence, ?), tags = ?, '
                      'provenance = ? WHERE id = ?',
                      (salience, now_s, now_s, confidence if confidence is not None else 0.0,
-                      self._clear_tags(conn, row, merged_tags[:MAX_TAGS]), dumps(sources),
+                      self.sealing.clear_tags(conn, row, merged_tags[:MAX_TAGS]), dumps(sources),
                       row['id']))
         conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, hash) '
                          'VALUES (?, ?, ?, ?)',
@@ -401,8 +413,8 @@ class Substrate:
                                  'characters (e.g. a UUID)')
         now_s = validation.epoch(now)
         fingerprint = hashlib.sha256(dumps([kind, request]).encode('utf-8')).hexdigest()
-        with self._write() as conn:
-            key = self._request_key(conn)
+        with self.transaction() as conn:
+            key = self.sealing.request_key(conn)
             if key is not None:  # the request holds the text: no plain hash of it on disk
                 fingerprint = crypto.digest(key, 'request', fingerprint)
             seen = conn.execute('SELECT kind, fingerprint, reply FROM substrate_requests '
@@ -412,7 +424,7 @@ class Substrate:
                     raise SubstrateError(f'request_id {request_id!r} was already used for '
                                          f'another {seen[0]} request; use a new request_id for '
                                          'a new request')
-                return {**self._stored_reply(request_id, seen[2]), 'replayed': True}
+                return {**self.sealing.stored_reply(request_id, seen[2]), 'replayed': True}
             reply = act()
             stored = dumps(reply)
             if key is not None:  # a forget reply quotes the records' text
@@ -484,16 +496,16 @@ class Substrate:
                                      'facts')
             data['single_valued'] = single_valued
         # Embedded once, before the write lock: the dedup check and the insert share it.
-        vector = self._embed([text])[0] if self.embedder is not None else None
-        with self._write() as conn:
+        vector = self.embed([text])[0] if self.embedder is not None else None
+        with self.transaction() as conn:
             if dedup:
-                found = self._find_duplicate(kind, text, vector)
+                found = self.find_duplicate(kind, text, vector)
                 if found is not None:
                     row, match, similarity = found
-                    self._reinforce(conn, now_s, row, row['gain'], confidence, sources, tags)
-                    self._audit(conn, now_s, row['id'], 'reinforce', actor,
-                                f'learned again ({match} duplicate)',
-                                {'match': match, 'similarity': similarity})
+                    self.reinforce(conn, now_s, row, row['gain'], confidence, sources, tags)
+                    self.audit(conn, now_s, row['id'], 'reinforce', actor,
+                               f'learned again ({match} duplicate)',
+                               {'match': match, 'similarity': similarity})
                     return LearnResult('reinforced', row['id'], kind, True, match, similarity,
                                        message=f'duplicate of {row["id"]} ({match} match); '
                                                'reinforced it instead of adding a record')
@@ -504,15 +516,15 @@ class Substrate:
                 action = 'contested' if contested else (
                     'superseded' if superseded else 'created')
                 if same is not None:
-                    self._reinforce(conn, now_s, same, same['gain'], confidence, sources, tags)
-                    self._audit(conn, now_s, same['id'], 'reinforce', actor,
-                                'learned the same fact again', {'match': 'same_fact'})
+                    self.reinforce(conn, now_s, same, same['gain'], confidence, sources, tags)
+                    self.audit(conn, now_s, same['id'], 'reinforce', actor,
+                               'learned the same fact again', {'match': 'same_fact'})
                     return LearnResult('reinforced', same['id'], kind, True, 'same_fact', 1.0,
                                        message=f'same fact as {same["id"]}; reinforced it')
-            self._insert(conn, now_s, record_id, kind, text, tags, context, data, sensitivity,
-                         confidence, salience, profile, pinned, sources, scope, actor, vector)
-            self._audit(conn, now_s, record_id, 'create', actor, 'learned',
-                        {'type': kind, 'sensitivity': sensitivity})
+            self.insert(conn, now_s, record_id, kind, text, tags, context, data, sensitivity,
+                        confidence, salience, profile, pinned, sources, scope, actor, vector)
+            self.audit(conn, now_s, record_id, 'create', actor, 'learned',
+                       {'type': kind, 'sensitivity': sensitivity})
             revision.link_revision(self, conn, now_s, record_id, superseded, contested, actor,
                                    f'conflicting fact learned: {record_id}')
         replaced = superseded + contested
@@ -553,12 +565,12 @@ class Substrate:
     @contextlib.contextmanager
     def exclusive(self):
         """Return this store's connection (``db``) for this thread alone while the block runs."""
-        with self._lock:
+        with self.lock:
             yield self.db
 
-    def _find_duplicate(self, kind: str, text: str, vector=None) -> Optional[tuple]:
-        rows = self._rows(f'content_hash IN (?, ?) AND +type = ? AND +status IN {LIVE}',
-                          (textrules.content_hash(text), self._sealed_hash(text), kind))
+    def find_duplicate(self, kind: str, text: str, vector=None) -> Optional[tuple]:
+        rows = self.rows(f'content_hash IN (?, ?) AND +type = ? AND +status IN {LIVE}',
+                         (textrules.content_hash(text), self.sealing.sealed_hash(text), kind))
         if rows:
             return rows[0], 'exact', 1.0
         if kind == 'episodic':
@@ -572,10 +584,10 @@ class Substrate:
         query = textrules.overlap_query(words, math.ceil(self.jaccard_threshold * len(words)
                                                          - 1e-9)) or textrules.fts_query(text)
         if query is not None:
-            seqs += [seq for seq, _ in self._sealed_matches(query, 50)]
+            seqs += [seq for seq, _ in self.sealing.sealed_matches(query, 50)]
         if seqs:
             best = None
-            for row in self._rows_by_seq(seqs):
+            for row in self.rows_by_seq(seqs):
                 if row['type'] != kind or row['status'] not in LIVE or \
                         textrules.negated(row['text']) != negated:
                     continue
@@ -586,26 +598,26 @@ class Substrate:
                 return best
         if self.embedder is not None:
             if vector is None:
-                vector = self._embed([text])[0]
-            for seq, similarity in self._vector_index().near(vector, self.cosine_threshold, 10):
-                row = self._rows_by_seq([seq])
+                vector = self.embed([text])[0]
+            for seq, similarity in self.vector_index().near(vector, self.cosine_threshold, 10):
+                row = self.rows_by_seq([seq])
                 if row and row[0]['type'] == kind and row[0]['status'] in LIVE and \
                         textrules.negated(row[0]['text']) == negated:
                     return row[0], 'cosine', round(similarity, 4)
         return None
 
-    def _rows_by_id(self, ids: list) -> list:
+    def rows_by_id(self, ids: list) -> list:
         rows = []
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
-            rows += self._rows(f'id IN ({", ".join("?" * len(chunk))})', chunk)
+            rows += self.rows(f'id IN ({", ".join("?" * len(chunk))})', chunk)
         return rows
 
-    def _rows_by_seq(self, seqs: list) -> list:
+    def rows_by_seq(self, seqs: list) -> list:
         rows = []
         for start in range(0, len(seqs), 500):
             chunk = seqs[start:start + 500]
-            rows += self._rows(f'seq IN ({", ".join("?" * len(chunk))})', chunk)
+            rows += self.rows(f'seq IN ({", ".join("?" * len(chunk))})', chunk)
         return rows
 
     def learn_many(self, texts: Iterable[str], now: dt.datetime, type: Optional[str] = None,
@@ -617,15 +629,15 @@ class Substrate:
         added = 0
         texts = [validation.check_text(text) for text in texts]
         # One batched embedding call before the write lock (far faster than one per text).
-        vectors = self._embed(texts) if self.embedder is not None and texts else None
+        vectors = self.embed(texts) if self.embedder is not None and texts else None
         decays = {kind: models.DecayProfile(**fields) for kind, fields in DEFAULT_DECAY.items()}
-        with self._write() as conn:
+        with self.transaction() as conn:
             for number, text in enumerate(texts):
                 kind = validation.check_type(type) if type is not None else textrules.classify(text)
                 level = sensitivity or self.default_sensitivity
                 validation.level(level, 'sensitivity')
-                if self._rows(f'content_hash IN (?, ?) AND +type = ? AND +status IN {LIVE}',
-                              (textrules.content_hash(text), self._sealed_hash(text), kind)):
+                if self.rows(f'content_hash IN (?, ?) AND +type = ? AND +status IN {LIVE}',
+                             (textrules.content_hash(text), self.sealing.sealed_hash(text), kind)):
                     continue
                 record_id = str(uuid.uuid4())
                 data = payloads.build(kind, text, None, {}, None, now, record_id)
@@ -636,11 +648,11 @@ class Substrate:
                                                                         record_id)
                     if same is not None:
                         continue
-                self._insert(conn, now_s, record_id, kind, text, [], {}, data, level, confidence,
-                             0.7, decays[kind], False, [], None, actor,
-                             vectors[number] if vectors is not None else None)
-                self._audit(conn, now_s, record_id, 'create', actor, 'bulk load',
-                            {'type': kind})
+                self.insert(conn, now_s, record_id, kind, text, [], {}, data, level, confidence,
+                            0.7, decays[kind], False, [], None, actor,
+                            vectors[number] if vectors is not None else None)
+                self.audit(conn, now_s, record_id, 'create', actor, 'bulk load',
+                           {'type': kind})
                 revision.link_revision(self, conn, now_s, record_id, superseded, contested, actor,
                                        'bulk load')
                 added += 1
@@ -667,20 +679,20 @@ class Substrate:
         now_s = validation.epoch(now)
         data = model.payload.to_dict()
         data.pop('performance', None)
-        with self._write() as conn:
-            if self._rows('id = ?', (model.id,)):
+        with self.transaction() as conn:
+            if self.rows('id = ?', (model.id,)):
                 raise SubstrateError(f'a record with id {model.id} already exists')
             colliding = []
             if model.type == 'semantic' and model.status == 'active':
                 colliding = [row['id'] for group in revision.fact_conflicts(self, data)
                              for row in group]
                 for other in colliding:
-                    self._set_status(conn, now_s, other, 'contested')
-            self._insert(conn, model.created_at.timestamp(), model.id, model.type, text, tags,
-                         model.context, data, model.sensitivity, model.confidence,
-                         model.salience, model.lifecycle.decay, model.lifecycle.pinned,
-                         [source.to_dict() for source in model.provenance.sources], model.scope,
-                         model.provenance.created_by or actor, status=model.status)
+                    self.set_status(conn, now_s, other, 'contested')
+            self.insert(conn, model.created_at.timestamp(), model.id, model.type, text, tags,
+                        model.context, data, model.sensitivity, model.confidence,
+                        model.salience, model.lifecycle.decay, model.lifecycle.pinned,
+                        [source.to_dict() for source in model.provenance.sources], model.scope,
+                        model.provenance.created_by or actor, status=model.status)
             # Inserted with its own status: a superseded fact imported after its active
             # successor must never pass through 'active' (one active fact per subject).
             status = model.status
@@ -693,19 +705,19 @@ class Substrate:
                           model.lifecycle.last_reinforced_at.timestamp(), model.access_count,
                           model.last_accessed.timestamp() if model.last_accessed else None,
                           model.id))
-            self._audit(conn, now_s, model.id, 'import', actor, reason, {'status': status})
+            self.audit(conn, now_s, model.id, 'import', actor, reason, {'status': status})
         return status
 
     def all_records(self, now: Optional[dt.datetime] = None) -> list:
         """Every record (archived too), oldest first."""
         now_s = validation.epoch(now) if now is not None else None
-        with self._lock:
-            return [self._record(row, now_s) for row in self._rows('1 ORDER BY seq')
+        with self.lock:
+            return [self._record(row, now_s) for row in self.rows('1 ORDER BY seq')
                     if not row.get('locked')]
 
     # ------------------------------------------------------------------ vectors
 
-    def _embed(self, texts: list) -> 'numpy.ndarray':
+    def embed(self, texts: list) -> 'numpy.ndarray':
         ahead = self._ahead
         if ahead and all(text in ahead for text in texts):
             return numpy.stack([ahead[text] for text in texts])
@@ -730,7 +742,7 @@ class Substrate:
         finally:
             self._ahead = {}
 
-    def _vector_index(self) -> VectorIndex:
+    def vector_index(self) -> VectorIndex:
         """Return the live records' vectors of the current backend, brought up to date."""
         if self._index is None or self._index.model != self.embedder.name:
             self._index = VectorIndex(self.embedder.name, self.embedder.dim)
@@ -743,7 +755,7 @@ class Substrate:
             raise SubstrateError('vectors are off; create the Substrate with an embedder')
         done = 0
         while True:
-            with self._lock:
+            with self.lock:
                 rows = self.db.conn.execute(
                     'SELECT seq, text FROM substrate_records WHERE key_id IS NULL AND '
                     '(embedding IS NULL OR embedding_model IS NOT ?) LIMIT ?',
@@ -751,7 +763,7 @@ class Substrate:
             if not rows:
                 return done
             vectors = self.embedder.embed([row[1] for row in rows])
-            with self._write() as conn:
+            with self.transaction() as conn:
                 conn.executemany('UPDATE substrate_records SET embedding = ?, embedding_model = ? '
                                  'WHERE seq = ?',
                                  [(vectors[index].astype(numpy.float32).tobytes(),
@@ -760,8 +772,13 @@ class Substrate:
 
     # ------------------------------------------------------------------ recall and selection
 
-    recall = recalling.recall
-    select = recalling.select
+    def recall(self, query: str, *args, **kwargs) -> RecallResult:
+        """Find records for ``query`` (see :func:`.recall.recall`)."""
+        return recalling.recall(self, query, *args, **kwargs)
+
+    def select(self, task: str, *args, **kwargs) -> SelectionResult:
+        """Choose among competence / plan records for a task (see :func:`.recall.select`)."""
+        return recalling.select(self, task, *args, **kwargs)
 
     # ------------------------------------------------------------------ feedback and outcomes
 
@@ -771,8 +788,8 @@ class Substrate:
         if not isinstance(useful, bool):
             raise SubstrateError('useful must be true or false')
         now_s = validation.epoch(now)
-        with self._write() as conn:
-            row = self._row(record_id)
+        with self.transaction() as conn:
+            row = self.row(record_id)
             current = row_salience(row, now_s)
             salience = min(1.0, current + row['gain']) if useful else max(0.0,
                                                                           current - row['gain'])
@@ -785,8 +802,8 @@ class Substrate:
             conn.execute(f'UPDATE substrate_recalls SET useful = ? WHERE record_id = ? AND '
                          f'{clause}', (int(useful), record_id,
                                        recall_id if recall_id is not None else record_id))
-            self._audit(conn, now_s, record_id, 'feedback', actor,
-                        'useful' if useful else 'not useful', {'salience': round(salience, 6)})
+            self.audit(conn, now_s, record_id, 'feedback', actor,
+                       'useful' if useful else 'not useful', {'salience': round(salience, 6)})
         return salience
 
     def record_outcome(self, record_id: str, success: bool, now: dt.datetime,
@@ -795,8 +812,8 @@ class Substrate:
         if not isinstance(success, bool):
             raise SubstrateError('success must be true or false')
         now_s = validation.epoch(now)
-        with self._write() as conn:
-            row = self._row(record_id)
+        with self.transaction() as conn:
+            row = self.row(record_id)
             if row['type'] not in ('competence', 'plan_graph'):
                 raise SubstrateError(f'{record_id} is a {row["type"]} record; outcomes are for '
                                      'competence and plan_graph records')
@@ -807,12 +824,14 @@ class Substrate:
                          'failures = failures + ?, salience = ?, last_reinforced_at = ?, '
                          'updated_at = ? WHERE id = ?',
                          (int(success), int(not success), salience, now_s, now_s, record_id))
-            self._audit(conn, now_s, record_id, 'outcome', actor, note or (
+            self.audit(conn, now_s, record_id, 'outcome', actor, note or (
                 'success' if success else 'failure'), {'success': success})
 
     # ------------------------------------------------------------------ forget and pin
 
-    forget = forgetting.forget
+    def forget(self, target: str, *args, **kwargs) -> ForgetResult:
+        """Archive, delete or restore records by id or query (see :func:`.forgetting.forget`)."""
+        return forgetting.forget(self, target, *args, **kwargs)
 
     def pin(self, record_id: str, now: dt.datetime, reason: str = 'pinned',
             actor: str = 'api') -> None:
@@ -827,22 +846,42 @@ class Substrate:
     def _set_pinned(self, record_id, pinned, now, reason, actor) -> None:
         now_s = validation.epoch(now)
         reason = validation.check_reason(reason)
-        with self._write() as conn:
-            row = self._row(record_id)
+        with self.transaction() as conn:
+            row = self.row(record_id)
             conn.execute('UPDATE substrate_records SET pinned = ?, salience = ?, '
                          'last_reinforced_at = ?, updated_at = ? WHERE id = ?',
                          (int(pinned), row_salience(row, now_s), now_s, now_s, record_id))
-            self._audit(conn, now_s, record_id, 'pin' if pinned else 'unpin', actor, reason)
+            self.audit(conn, now_s, record_id, 'pin' if pinned else 'unpin', actor, reason)
 
     # ------------------------------------------------------------------ revision
 
-    supersede = revision.supersede
-    fork = revision.fork
-    contest = revision.contest
-    retract = revision.retract
-    affirm = revision.affirm
-    merge = revision.merge
-    relate = revision.relate
+    def supersede(self, record_id: str, *args, **kwargs) -> RevisionResult:
+        """Replace a record by a new version (see :func:`.revision.supersede`)."""
+        return revision.supersede(self, record_id, *args, **kwargs)
+
+    def fork(self, record_id: str, *args, **kwargs) -> RevisionResult:
+        """Split a fact by conditions (see :func:`.revision.fork`)."""
+        return revision.fork(self, record_id, *args, **kwargs)
+
+    def contest(self, record_id: str, *args, **kwargs) -> RevisionResult:
+        """Flag a fact as disputed (see :func:`.revision.contest`)."""
+        return revision.contest(self, record_id, *args, **kwargs)
+
+    def retract(self, record_id: str, *args, **kwargs) -> RevisionResult:
+        """Withdraw a fact (see :func:`.revision.retract`)."""
+        return revision.retract(self, record_id, *args, **kwargs)
+
+    def affirm(self, record_id: str, *args, **kwargs) -> RevisionResult:
+        """Settle a contested fact as true (see :func:`.revision.affirm`)."""
+        return revision.affirm(self, record_id, *args, **kwargs)
+
+    def merge(self, record_ids: list, *args, **kwargs) -> RevisionResult:
+        """Fold records of one type into one (see :func:`.revision.merge`)."""
+        return revision.merge(self, record_ids, *args, **kwargs)
+
+    def relate(self, source_id: str, *args, **kwargs) -> None:
+        """Link two records by a predicate (see :func:`.revision.relate`)."""
+        revision.relate(self, source_id, *args, **kwargs)
 
     # ------------------------------------------------------------------ metrics
 
@@ -859,7 +898,7 @@ class Substrate:
     @property
     def key_file(self):
         """Return the path of the key file of the sealed records (None: no key file is used)."""
-        return self._vault.key_path if self._vault is not None else None
+        return self.sealing.vault.key_path if self.sealing.vault is not None else None
 
     def sensitivity_of(self, text: str, sensitivity: Optional[str] = None) -> str:
         """Return the sensitivity a learn of ``text`` gets: as asked, else by its content."""
@@ -868,26 +907,26 @@ class Substrate:
         validation.level(sensitivity, 'sensitivity')
         return sensitivity
 
-    _init_vault = sealing.init_vault
-    seals = sealing.seals
-    seal_fields = sealing.seal_fields
-    open_fields = sealing.open_fields
-    _reseal_queued = sealing.reseal_queued
-    _sealing_key = sealing.sealing_key
-    _open_sealed = sealing.open_sealed
-    _check_open = sealing.check_open
-    _reseal = sealing.reseal
-    _clear_tags = sealing.clear_tags
-    _request_key = sealing.request_key
-    _stored_reply = sealing.stored_reply
-    _readable_key = sealing.readable_key
-    _sealed_hash = sealing.sealed_hash
-    _sealed_index = sealing.sealed_index
-    _sealed_matches = sealing.sealed_matches
-    _sealed_facts = sealing.sealed_facts
-    _sealed_candidates = sealing.sealed_candidates
-    _locked_count = sealing.locked_count
-    sealed_status = sealing.sealed_status
-    plaintext_notice = sealing.plaintext_notice
-    rotate_key = sealing.rotate_key
-    _reseal_under = sealing.reseal_under
+    def seals(self, sensitivity: str) -> bool:
+        """Return True when what is learned at ``sensitivity`` is stored encrypted."""
+        return self.sealing.seals(sensitivity)
+
+    def seal_fields(self, ref: str, fields: dict) -> dict:
+        """Return ``fields`` encrypted for storage elsewhere in this database (a queued learn)."""
+        return self.sealing.seal_fields(ref, fields)
+
+    def open_fields(self, data: dict) -> dict:
+        """Return what :meth:`seal_fields` sealed; KeyUnavailable saying why when it cannot."""
+        return self.sealing.open_fields(data)
+
+    def sealed_status(self) -> dict:
+        """Encryption at rest: the key file, the sealed, withheld and plaintext counts, notices."""
+        return self.sealing.sealed_status()
+
+    def plaintext_notice(self, sensitivity: str) -> str:
+        """Return what a learn says when its record of ``sensitivity`` is stored unencrypted."""
+        return self.sealing.plaintext_notice(sensitivity)
+
+    def rotate_key(self, now: dt.datetime, actor: str = 'api') -> dict:
+        """Re-encrypt every sealed record under a new key, in one audited transaction."""
+        return self.sealing.rotate_key(now, actor)

@@ -619,7 +619,7 @@ def test_a_failing_revision_leaves_nothing_behind(store, monkeypatch, operation)
     def broken_audit(*args, **kwargs):
         raise RuntimeError('disk went away')
 
-    monkeypatch.setattr(store, '_audit', broken_audit)
+    monkeypatch.setattr(store, 'audit', broken_audit)
     calls = {
         'supersede': lambda: store.supersede(fact, NOW, 'moved', object='on the right'),
         'fork': lambda: store.fork(fact, {'floor': 2}, NOW, 'upstairs', object='ahead',
@@ -705,13 +705,13 @@ def test_recall_payloads_are_the_records_payloads_without_the_models(store):
     store.contest(ids[2], NOW, 'measured again')
     ids.append(store.learn('The hallway light is off', now=NOW).record_id)
     store.retract(ids[-1], NOW, 'never happened')
-    rows = store._rows('1 = 1')
+    rows = store.rows('1 = 1')
     statuses = {row['status'] for row in rows}
     assert statuses >= {'active', 'superseded', 'contested', 'retracted'}, statuses
     assert {row['type'] for row in rows} == {'semantic', 'episodic', 'working', 'competence',
                                              'plan_graph'}
     for row in rows:
-        assert store._payload(row) == store.get(row['id']).payload.to_dict(), row['id']
+        assert store.payload_of(row) == store.get(row['id']).payload.to_dict(), row['id']
     hits = store.recall('door', k=20, now=NOW).hits
     assert hits and all(hit.payload == store.get(hit.id).payload.to_dict() for hit in hits)
 

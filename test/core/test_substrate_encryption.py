@@ -42,6 +42,7 @@ from robot_memory.substrate.crypto import KeyUnavailable
 from robot_memory.substrate.crypto import new_key
 from robot_memory.substrate.crypto import write_key_file
 from robot_memory.substrate.embedding import HashingEmbedder
+from robot_memory.substrate.sealing import Sealing
 from samples import NOW
 
 AT = '2026-04-01T12:00:00Z'
@@ -278,7 +279,7 @@ def test_an_interrupted_rotation_changes_nothing(db, monkeypatch):
                                                 'FROM substrate_records ORDER BY seq'))
         old_key = default_key_path(db).read_bytes()
         calls = []
-        real = Substrate._reseal_under
+        real = Sealing.reseal_under
 
         def fail_on_second(self, conn, row, key):
             calls.append(row['id'])
@@ -286,7 +287,7 @@ def test_an_interrupted_rotation_changes_nothing(db, monkeypatch):
                 raise OSError(28, 'No space left on device')
             return real(self, conn, row, key)
 
-        monkeypatch.setattr(Substrate, '_reseal_under', fail_on_second)
+        monkeypatch.setattr(Sealing, 'reseal_under', fail_on_second)
         with pytest.raises(OSError):
             substrate.rotate_key(NOW)
         monkeypatch.undo()

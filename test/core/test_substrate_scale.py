@@ -411,7 +411,7 @@ def test_embedding_ahead_gives_the_same_vectors_as_one_by_one(tmp_path):
     texts = ['The lidar in the study needs cleaning', 'The dog sleeps under the stairs']
     with Substrate(tmp_path / 'a.db', embedder=HashingEmbedder()) as store:
         with store.embedding_ahead(texts + [None]):
-            ahead = store._embed([texts[1]])
+            ahead = store.embed([texts[1]])
         assert numpy.array_equal(ahead[0], HashingEmbedder().embed([texts[1]])[0])
         assert store._ahead == {}
 
@@ -463,7 +463,7 @@ def test_each_keyword_pass_scores_a_record_as_the_or_of_the_words_does(tmp_path)
             fresh = {seq: score for seq, score in scores(fts).items() if seq not in seen}
             assert fresh, shared
             for seq, score in fresh.items():
-                words = textrules.content_tokens(store._rows_by_seq([seq])[0]['text'])
+                words = textrules.content_tokens(store.rows_by_seq([seq])[0]['text'])
                 assert len(words & {'dock', 'kitchen', 'rare3', 'rare7', 'wheel'}) == shared
                 assert score == pytest.approx(plain[seq], rel=1e-9)
             seen |= set(fresh)

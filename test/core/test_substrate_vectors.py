@@ -182,9 +182,9 @@ def test_recalls_patch_the_vector_index_instead_of_reloading_it(tmp_path):
         for _ in range(5):
             result = store.recall('charging dock hallway', now=NOW)
             assert result.hits and result.recall_id is not None, 'no recall log was written'
-        index = store._vector_index()
+        index = store.vector_index()
         assert index.full_loads == 1 and index.patches == 0
-        with store._write() as conn:  # recalls raised the dock's salience; level it again
+        with store.transaction() as conn:  # recalls raised the dock's salience; level it again
             conn.execute('UPDATE substrate_records SET salience = 0.7')
         added = store.learn('The lidar window needs wiping every week', now=NOW).record_id
         hits = store.recall('lidar window wiping', now=NOW, keywords=False).hits
@@ -224,7 +224,7 @@ def test_another_process_learning_and_forgetting_is_seen(tmp_path):
         other('forget', added)
         hits = store.recall('greenhouse vent', now=NOW, keywords=False).hits
         assert added not in [hit.id for hit in hits]
-        assert store._vector_index().full_loads == 1
+        assert store.vector_index().full_loads == 1
 
 
 def test_a_reader_behind_the_trimmed_change_log_reloads(tmp_path, monkeypatch):
@@ -233,13 +233,13 @@ def test_a_reader_behind_the_trimmed_change_log_reloads(tmp_path, monkeypatch):
     with Substrate(path, embedder=HashingEmbedder()) as reader, \
             Substrate(path, embedder=HashingEmbedder()) as writer:
         reader.learn_many(MEMORIES[:1], NOW)
-        assert len(reader._vector_index()) == 1
+        assert len(reader.vector_index()) == 1
         for number in range(10):
             writer.learn(f'Shelf {number} in the pantry holds tins of soup', now=NOW)
         oldest = reader.db.conn.execute(
             'SELECT min(change) FROM substrate_vector_changes').fetchone()[0]
         assert oldest > 2, 'the change log was not trimmed'
-        index = reader._vector_index()
+        index = reader.vector_index()
         assert index.full_loads == 2 and len(index) == 11
 
 
