@@ -15,10 +15,11 @@
 """
 The typed, revisable, auditable memory substrate (pure core: no rclpy, clock passed in).
 
-Use :class:`Substrate` (a context manager) for ``learn`` / ``recall`` / ``forget``,
-revision (``supersede``, ``fork``, ``contest``, ``retract``, ``merge``, ``affirm``),
-``pin`` / ``unpin``, ``feedback``, ``record_outcome``, ``select`` and ``metrics``. Record
-shapes and their JSON Schemas are in :mod:`robot_memory.substrate.models`.
+Use :class:`Substrate` (a context manager) for ``learn`` (keywords, or a
+:class:`LearnRequest`) / ``recall`` / ``forget``, revision (``supersede``, ``fork``,
+``contest``, ``retract``, ``merge``, ``affirm``), ``pin`` / ``unpin``, ``feedback``,
+``record_outcome``, ``select`` and ``metrics``. Record shapes and their JSON Schemas are
+in :mod:`robot_memory.substrate.models`.
 
 The names below are imported on first use (PEP 562), so importing one light submodule
 (``filters``, ``text``) does not import the store, pydantic or numpy.
@@ -34,6 +35,7 @@ _HOMES = {
     'describe_embedder': 'robot_memory.substrate.embedding',
     'SubstrateError': 'robot_memory.substrate.filters',
     'json_schema': 'robot_memory.substrate.models',
+    'LearnRequest': 'robot_memory.substrate.learning',
     'MEMORY_TYPES': 'robot_memory.substrate.vocabulary',
     'MemoryRecord': 'robot_memory.substrate.models',
     'SENSITIVITIES': 'robot_memory.substrate.vocabulary',
@@ -42,8 +44,8 @@ _HOMES = {
     'Substrate': 'robot_memory.substrate.store',
 }
 
-__all__ = ['Embedder', 'HashingEmbedder', 'MEMORY_TYPES', 'MemoryRecord', 'SENSITIVITIES',
-           'SemanticEmbedder', 'Substrate', 'SubstrateError', 'default_db_path',
+__all__ = ['Embedder', 'HashingEmbedder', 'LearnRequest', 'MEMORY_TYPES', 'MemoryRecord',
+           'SENSITIVITIES', 'SemanticEmbedder', 'Substrate', 'SubstrateError', 'default_db_path',
            'default_embedder', 'describe_embedder', 'effective_salience', 'json_schema']
 
 

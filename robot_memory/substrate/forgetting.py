@@ -15,8 +15,9 @@
 """
 Forget: archive, hard-delete or restore what a record id or a query names.
 
-The one meaning of forget for the API, CLI, MCP and ROS (``Substrate.forget`` is
-:func:`forget`); the reply's message is worded here for every edge.
+The one meaning of forget for the API, CLI, MCP and ROS (``Substrate.forget`` calls
+:func:`forget`, which uses the store's public interface); the reply's message is worded
+here for every edge.
 """
 
 import datetime as dt

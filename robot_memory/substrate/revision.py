@@ -20,8 +20,8 @@ linked by ``relate``.
 
 Each revision is one ``BEGIN IMMEDIATE`` transaction of the store (``store.transaction()``):
 nothing partial is ever visible. The functions take the
-:class:`~robot_memory.substrate.store.Substrate` as their first argument; the public ones
-are bound as its methods.
+:class:`~robot_memory.substrate.store.Substrate` as their first argument and use only its
+public interface; ``Substrate``'s revision methods call the public ones.
 """
 
 import datetime as dt

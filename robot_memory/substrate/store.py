@@ -25,6 +25,7 @@ take the store and use only that interface; ``Substrate``'s methods call them:
 - :mod:`.validation`: the checks of what callers pass;
 - :mod:`.payloads`: a record's payload, derived from its text or checked;
 - :mod:`.salience`: decay at read time;
+- :mod:`.learning`: learn (a :class:`~.learning.LearnRequest`), bulk learn, import;
 - :mod:`.recall`: recall and selection (:func:`.recall.rank` is the pure scoring);
 - :mod:`.revision`: supersede, fork, contest, retract, affirm, merge, relate and the
   resolution of a new fact against the live ones;
@@ -49,28 +50,25 @@ import contextlib
 import datetime as dt
 import hashlib
 import json
-import math
 import threading
 from typing import Iterable
 from typing import Optional
 from typing import TYPE_CHECKING
-import uuid
 
 from robot_memory.common import lazy_imports
 from robot_memory.evidence.store import EvidenceError
 from robot_memory.evidence.store import open_target
 from robot_memory.substrate import crypto
 from robot_memory.substrate import forgetting
+from robot_memory.substrate import learning
 from robot_memory.substrate import metrics
-from robot_memory.substrate import payloads
 from robot_memory.substrate import recall as recalling
 from robot_memory.substrate import revision
 from robot_memory.substrate import schema
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate import validation
-from robot_memory.substrate.dedup import jaccard_candidates
-from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.learning import LearnRequest
 from robot_memory.substrate.recall import RECALLABLE  # noqa: F401 - re-exported
 from robot_memory.substrate.results import ForgetResult
 from robot_memory.substrate.results import LearnResult
@@ -81,17 +79,13 @@ from robot_memory.substrate.salience import effective_salience  # noqa: F401 - r
 from robot_memory.substrate.salience import row_salience
 from robot_memory.substrate.schema import COLUMNS
 from robot_memory.substrate.schema import dumps
-from robot_memory.substrate.schema import LIVE
 from robot_memory.substrate.schema import MIGRATIONS
 from robot_memory.substrate.schema import SELECT
 from robot_memory.substrate.schema import when
 from robot_memory.substrate.sealing import Sealing
-from robot_memory.substrate.validation import first_error
 from robot_memory.substrate.validation import models
-from robot_memory.substrate.validation import pydantic
 from robot_memory.substrate.vector_index import trim_changes
 from robot_memory.substrate.vector_index import VectorIndex
-from robot_memory.substrate.vocabulary import MAX_SCOPE
 from robot_memory.substrate.vocabulary import MAX_TAGS
 from robot_memory.substrate.vocabulary import RELATION_PREDICATES
 
@@ -102,15 +96,6 @@ if TYPE_CHECKING:  # the models load with the first record written or returned w
 # Only vector search and metrics need numpy.
 numpy = lazy_imports.deferred('numpy')
 
-# The decay profile (``DecayProfile`` fields) of a record learned without one, by type.
-DEFAULT_DECAY = {
-    'episodic': {'half_life_seconds': 7 * 86400, 'min_salience': 0.0},
-    'working': {'half_life_seconds': 86400, 'min_salience': 0.0},
-    'semantic': {'half_life_seconds': 90 * 86400, 'min_salience': 0.1},
-    'competence': {'half_life_seconds': 30 * 86400, 'min_salience': 0.1},
-    'plan_graph': {'half_life_seconds': 60 * 86400, 'min_salience': 0.1},
-}
-CONFLICT_POLICIES = ('auto', 'supersede', 'contest', 'error')
 
 # Replies kept for retries (``Substrate.once``): a caller retries within seconds, so a
 # window of this many requests (and at most REQUEST_WINDOW_S of memory time) is plenty.
@@ -440,104 +425,28 @@ class Substrate:
 
     # ------------------------------------------------------------------ learn
 
-    def learn(self, text: str, type: Optional[str] = None, tags=None, context=None,
-              now: Optional[dt.datetime] = None, sensitivity: Optional[str] = None,
-              confidence: float = 0.7, salience: float = 0.7, payload: Optional[dict] = None,
-              provenance=(), conditions: Optional[dict] = None, scope: Optional[str] = None,
-              decay: Optional[dict] = None, pinned: bool = False, actor: str = 'api',
-              dedup: bool = True, on_conflict: str = 'auto',
-              single_valued: Optional[bool] = None) -> LearnResult:
+    def learn(self, text, *args, **fields) -> LearnResult:
         """
         Store a memory, or reinforce the existing one when it is a duplicate.
 
-        Dedup: same type and normalised text (exact hash); then token Jaccard at least
-        ``jaccard_threshold``; then cosine at least ``cosine_threshold`` when vectors are
-        on. Episodic records (events) are deduplicated by exact text only.
-
-        A semantic fact conflicts with a live one of the same subject and conditions only
-        when both give a single-valued predicate (facet) another value, or one denies what
-        the other states ("is" / "is not" the same object); many-valued facts ("Ben prefers
-        tea", "Ben prefers the window seat") stay side by side. ``single_valued`` tells the
-        predicate's cardinality when the vocabulary (``text.fact_facet``) does not know it.
-        A genuine conflict: ``on_conflict`` ``auto`` supersedes the old fact when the new
-        confidence is at least its, else contests both; ``supersede`` / ``contest`` force
-        one; ``error`` refuses. An unsure pair (cardinality unknown) is contested under
-        ``auto``: both stay recallable, flagged, linked by ``contradicts``.
+        ``text`` is the text, with :class:`~.learning.LearnRequest`'s fields as keywords,
+        or a ``LearnRequest`` itself; see :func:`.learning.learn` for dedup and revision.
         """
-        text = validation.check_text(text)
-        kind = validation.check_type(type) if type is not None else textrules.classify(text)
-        tags = validation.check_tags(tags)
-        context = {} if context is None else context
-        if not isinstance(context, dict):
-            raise SubstrateError('context must be an object, e.g. {"location": {"room": '
-                                 '"kitchen"}}')
-        check_json(context, 'context')
-        sensitivity = self.sensitivity_of(text, sensitivity)
-        confidence = validation.check_unit(confidence, 'confidence')
-        salience = validation.check_unit(salience, 'salience')
-        if on_conflict not in CONFLICT_POLICIES:
-            raise SubstrateError(f'on_conflict {on_conflict!r} is not one of '
-                                 f'{", ".join(CONFLICT_POLICIES)}')
-        if scope is not None and (not isinstance(scope, str) or len(scope) > MAX_SCOPE):
-            raise SubstrateError(f'scope must be a string of at most {MAX_SCOPE} characters '
-                                 '(e.g. "robot", "site", "global")')
-        try:
-            profile = models.DecayProfile.model_validate(
-                decay if decay is not None else DEFAULT_DECAY[kind])
-        except pydantic.ValidationError as error:
-            raise SubstrateError(f'decay profile is invalid: {first_error(error)}') from None
-        sources = validation.check_provenance(provenance)
-        now_s = validation.epoch(now)
-        record_id = str(uuid.uuid4())
-        data = payloads.build(kind, text, payload, context, conditions, now, record_id)
-        if single_valued is not None:
-            if kind != 'semantic' or not isinstance(single_valued, bool):
-                raise SubstrateError('single_valued is true or false, and only for semantic '
-                                     'facts')
-            data['single_valued'] = single_valued
-        # Embedded once, before the write lock: the dedup check and the insert share it.
-        vector = self.embed([text])[0] if self.embedder is not None else None
-        with self.transaction() as conn:
-            if dedup:
-                found = self.find_duplicate(kind, text, vector)
-                if found is not None:
-                    row, match, similarity = found
-                    self.reinforce(conn, now_s, row, row['gain'], confidence, sources, tags)
-                    self.audit(conn, now_s, row['id'], 'reinforce', actor,
-                               f'learned again ({match} duplicate)',
-                               {'match': match, 'similarity': similarity})
-                    return LearnResult('reinforced', row['id'], kind, True, match, similarity,
-                                       message=f'duplicate of {row["id"]} ({match} match); '
-                                               'reinforced it instead of adding a record')
-            superseded, contested, action = [], [], 'created'
-            if kind == 'semantic':
-                superseded, contested, same = revision.resolve_fact(
-                    self, conn, now_s, data, confidence, on_conflict, record_id)
-                action = 'contested' if contested else (
-                    'superseded' if superseded else 'created')
-                if same is not None:
-                    self.reinforce(conn, now_s, same, same['gain'], confidence, sources, tags)
-                    self.audit(conn, now_s, same['id'], 'reinforce', actor,
-                               'learned the same fact again', {'match': 'same_fact'})
-                    return LearnResult('reinforced', same['id'], kind, True, 'same_fact', 1.0,
-                                       message=f'same fact as {same["id"]}; reinforced it')
-            self.insert(conn, now_s, record_id, kind, text, tags, context, data, sensitivity,
-                        confidence, salience, profile, pinned, sources, scope, actor, vector)
-            self.audit(conn, now_s, record_id, 'create', actor, 'learned',
-                       {'type': kind, 'sensitivity': sensitivity})
-            revision.link_revision(self, conn, now_s, record_id, superseded, contested, actor,
-                                   f'conflicting fact learned: {record_id}')
-        replaced = superseded + contested
-        message = f'new {kind} record'
-        if superseded:
-            message += f' superseding {", ".join(superseded)}'
-        if contested:
-            message += (f'{" and" if superseded else ""} contesting {", ".join(contested)} '
-                        '(both stay recallable, flagged contested)')
-        notice = self.plaintext_notice(sensitivity)
-        if notice:
-            message += f'; {notice}'
-        return LearnResult(action, record_id, kind, False, replaced=replaced, message=message)
+        if isinstance(text, LearnRequest) and not args and not fields:
+            return learning.learn(self, text)
+        return learning.learn(self, LearnRequest(text, *args, **fields))
+
+    def learn_many(self, texts: Iterable[str], now: dt.datetime, *args, **kwargs) -> int:
+        """Bulk-load texts in one transaction (see :func:`.learning.learn_many`); rows added."""
+        return learning.learn_many(self, texts, now, *args, **kwargs)
+
+    def restore(self, record: dict, now: dt.datetime, *args, **kwargs) -> str:
+        """Insert a full record, id and times kept (see :func:`.learning.restore`); its status."""
+        return learning.restore(self, record, now, *args, **kwargs)
+
+    def find_duplicate(self, kind: str, text: str, vector=None) -> Optional[tuple]:
+        """(row, match, similarity) of a live duplicate of ``text`` of type ``kind``, or None."""
+        return learning.find_duplicate(self, kind, text, vector)
 
     def preview_learn(self, text: str, **kwargs) -> LearnResult:
         """
@@ -568,44 +477,6 @@ class Substrate:
         with self.lock:
             yield self.db
 
-    def find_duplicate(self, kind: str, text: str, vector=None) -> Optional[tuple]:
-        rows = self.rows(f'content_hash IN (?, ?) AND +type = ? AND +status IN {LIVE}',
-                         (textrules.content_hash(text), self.sealing.sealed_hash(text), kind))
-        if rows:
-            return rows[0], 'exact', 1.0
-        if kind == 'episodic':
-            return None
-        # "The dock is not safe" is no duplicate of "the dock is safe", however similar.
-        negated = textrules.negated(text)
-        words = textrules.content_tokens(text)
-        seqs = jaccard_candidates(self.db.conn, text, words, self.jaccard_threshold,
-                                  self._common_words)
-        # Sealed records are kept out of FTS5; their own index answers the same question.
-        query = textrules.overlap_query(words, math.ceil(self.jaccard_threshold * len(words)
-                                                         - 1e-9)) or textrules.fts_query(text)
-        if query is not None:
-            seqs += [seq for seq, _ in self.sealing.sealed_matches(query, 50)]
-        if seqs:
-            best = None
-            for row in self.rows_by_seq(seqs):
-                if row['type'] != kind or row['status'] not in LIVE or \
-                        textrules.negated(row['text']) != negated:
-                    continue
-                similarity = textrules.jaccard(words, textrules.content_tokens(row['text']))
-                if similarity >= self.jaccard_threshold and (best is None or similarity > best[2]):
-                    best = (row, 'jaccard', round(similarity, 4))
-            if best is not None:
-                return best
-        if self.embedder is not None:
-            if vector is None:
-                vector = self.embed([text])[0]
-            for seq, similarity in self.vector_index().near(vector, self.cosine_threshold, 10):
-                row = self.rows_by_seq([seq])
-                if row and row[0]['type'] == kind and row[0]['status'] in LIVE and \
-                        textrules.negated(row[0]['text']) == negated:
-                    return row[0], 'cosine', round(similarity, 4)
-        return None
-
     def rows_by_id(self, ids: list) -> list:
         rows = []
         for start in range(0, len(ids), 500):
@@ -619,94 +490,6 @@ class Substrate:
             chunk = seqs[start:start + 500]
             rows += self.rows(f'seq IN ({", ".join("?" * len(chunk))})', chunk)
         return rows
-
-    def learn_many(self, texts: Iterable[str], now: dt.datetime, type: Optional[str] = None,
-                   sensitivity: Optional[str] = None, confidence: float = 0.7,
-                   actor: str = 'bulk') -> int:
-        """Bulk-load texts in one transaction (exact-text dedup only); returns rows added."""
-        now_s = validation.epoch(now)
-        confidence = validation.check_unit(confidence, 'confidence')
-        added = 0
-        texts = [validation.check_text(text) for text in texts]
-        # One batched embedding call before the write lock (far faster than one per text).
-        vectors = self.embed(texts) if self.embedder is not None and texts else None
-        decays = {kind: models.DecayProfile(**fields) for kind, fields in DEFAULT_DECAY.items()}
-        with self.transaction() as conn:
-            for number, text in enumerate(texts):
-                kind = validation.check_type(type) if type is not None else textrules.classify(text)
-                level = sensitivity or self.default_sensitivity
-                validation.level(level, 'sensitivity')
-                if self.rows(f'content_hash IN (?, ?) AND +type = ? AND +status IN {LIVE}',
-                             (textrules.content_hash(text), self.sealing.sealed_hash(text), kind)):
-                    continue
-                record_id = str(uuid.uuid4())
-                data = payloads.build(kind, text, None, {}, None, now, record_id)
-                superseded, contested = [], []
-                if kind == 'semantic':
-                    superseded, contested, same = revision.resolve_fact(self, conn, now_s, data,
-                                                                        confidence, 'auto',
-                                                                        record_id)
-                    if same is not None:
-                        continue
-                self.insert(conn, now_s, record_id, kind, text, [], {}, data, level, confidence,
-                            0.7, decays[kind], False, [], None, actor,
-                            vectors[number] if vectors is not None else None)
-                self.audit(conn, now_s, record_id, 'create', actor, 'bulk load',
-                           {'type': kind})
-                revision.link_revision(self, conn, now_s, record_id, superseded, contested, actor,
-                                       'bulk load')
-                added += 1
-        return added
-
-    # ------------------------------------------------------------------ import
-
-    def restore(self, record: dict, now: dt.datetime, actor: str = 'import',
-                reason: str = 'imported') -> str:
-        """
-        Insert a full record (``MemoryRecord`` shape, id and times kept); returns its status.
-
-        Relations are not inserted here (their targets may come later); add them with
-        ``relate``. A semantic fact that states or may contradict a live one (see
-        ``learn``) is stored contested, and so is the live one, linked by ``contradicts``.
-        """
-        try:
-            model = models.MemoryRecord.model_validate(record)
-        except pydantic.ValidationError as error:
-            raise SubstrateError(f'record is invalid: {first_error(error)}') from None
-        text = validation.check_text(model.text)
-        tags = validation.check_tags(model.tags)
-        check_json(model.context, 'context')
-        now_s = validation.epoch(now)
-        data = model.payload.to_dict()
-        data.pop('performance', None)
-        with self.transaction() as conn:
-            if self.rows('id = ?', (model.id,)):
-                raise SubstrateError(f'a record with id {model.id} already exists')
-            colliding = []
-            if model.type == 'semantic' and model.status == 'active':
-                colliding = [row['id'] for group in revision.fact_conflicts(self, data)
-                             for row in group]
-                for other in colliding:
-                    self.set_status(conn, now_s, other, 'contested')
-            self.insert(conn, model.created_at.timestamp(), model.id, model.type, text, tags,
-                        model.context, data, model.sensitivity, model.confidence,
-                        model.salience, model.lifecycle.decay, model.lifecycle.pinned,
-                        [source.to_dict() for source in model.provenance.sources], model.scope,
-                        model.provenance.created_by or actor, status=model.status)
-            # Inserted with its own status: a superseded fact imported after its active
-            # successor must never pass through 'active' (one active fact per subject).
-            status = model.status
-            if status == 'active' and colliding:
-                status = 'contested'
-                revision.link_revision(self, conn, now_s, model.id, [], colliding, actor, reason)
-            conn.execute('UPDATE substrate_records SET updated_at = ?, last_reinforced_at = ?, '
-                         'access_count = ?, last_accessed = ? WHERE id = ?',
-                         (model.updated_at.timestamp(),
-                          model.lifecycle.last_reinforced_at.timestamp(), model.access_count,
-                          model.last_accessed.timestamp() if model.last_accessed else None,
-                          model.id))
-            self.audit(conn, now_s, model.id, 'import', actor, reason, {'status': status})
-        return status
 
     def all_records(self, now: Optional[dt.datetime] = None) -> list:
         """Every record (archived too), oldest first."""

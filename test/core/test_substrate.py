@@ -14,6 +14,7 @@
 
 """Tests of the typed memory substrate: records, learn, recall, forget, revision, metrics."""
 
+import dataclasses
 import datetime as dt
 import sqlite3
 
@@ -749,3 +750,20 @@ def test_text_rules():
     assert textrules.jaccard({'a', 'b'}, {'b', 'c'}) == pytest.approx(1 / 3)
     assert textrules.content_hash('Hello  World.') == textrules.content_hash('hello world')
     assert textrules.parse_fact('The dock is in the hall') == ('the dock', 'is', 'in the hall')
+
+
+def test_learn_takes_a_request_object_as_it_takes_keywords(store):
+    from robot_memory.substrate import LearnRequest
+    request = LearnRequest('The fire exit is behind the canteen', now=NOW, tags=['safety'],
+                           confidence=0.9, actor='planner')
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.text = 'changed'
+    created = store.learn(request)
+    assert created.action == 'created' and created.type == 'semantic'
+    record = store.get(created.record_id)
+    assert (record.tags, record.confidence, record.provenance.created_by) == (
+        ['safety'], 0.9, 'planner')
+    again = store.learn('The fire exit is behind the canteen', now=NOW)
+    assert again.duplicate and again.record_id == created.record_id
+    with pytest.raises(TypeError, match='colour'):
+        store.learn('The lift is slow', now=NOW, colour='red')
