@@ -188,7 +188,7 @@ def find_duplicate(store, kind: str, text: str, vector=None) -> Optional[tuple]:
     negated = textrules.negated(text)
     words = textrules.content_tokens(text)
     seqs = jaccard_candidates(store.db.conn, text, words, store.jaccard_threshold,
-                              store._common_words)
+                              store.common_words)
     # Sealed records are kept out of FTS5; their own index answers the same question.
     query = textrules.overlap_query(words, math.ceil(store.jaccard_threshold * len(words)
                                                      - 1e-9)) or textrules.fts_query(text)

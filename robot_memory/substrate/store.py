@@ -137,7 +137,7 @@ class Substrate:
         self._writes = 0
         self._index = None
         # Words the duplicate check found common (see dedup.rare_word_candidates).
-        self._common_words = set()
+        self.common_words = set()
         self.sealing = Sealing(self, encrypt_from, key_file)
         self._ahead = {}
         self.db = schema.connect(self.path, busy_timeout_s)

@@ -115,7 +115,7 @@ def test_words_found_common_are_not_probed_again_and_the_candidates_stay_whole(t
         # The store keeps its own set, filled by its learns.
         store.learn_many([f'kitchen shelf {number}' for number in range(300)], NOW)
         store.learn('dock kitchen lidar rare1 rare2 rare3', now=NOW, type='semantic')
-        assert 'kitchen' in store._common_words and 'rare1' not in store._common_words
+        assert 'kitchen' in store.common_words and 'rare1' not in store.common_words
 
 
 def test_near_duplicate_is_found_among_many_records_sharing_its_common_words(tmp_path):
