@@ -256,7 +256,7 @@ class SealedSearch:
     (``seq`` and ``updated_at``), rebuilt when rows went away; matched with the same
     tokenizer and queries as ``substrate_fts``, so recall and the duplicate check find
     sealed records as they find the others. BM25 statistics are those of the sealed subset;
-    :meth:`word_scores` gives what recall needs to rescore them against every record.
+    :meth:`word_part` gives what recall needs to rescore them against every record.
     """
 
     def __init__(self):
@@ -269,6 +269,7 @@ class SealedSearch:
         self.entries = {}  # seq: (key id, status, type, why it cannot be opened or None)
         self.key_counts = collections.Counter()
         self._damaged = {}
+        self.indexed = 0  # rows in sealed_fts (those opened)
 
     @property
     def damaged(self) -> list:
@@ -283,6 +284,7 @@ class SealedSearch:
     def clear(self) -> None:
         """Forget every row (before a full rebuild)."""
         self.conn.execute('DELETE FROM sealed_fts')
+        self.indexed = 0
         self.entries = {}
         self.key_counts = collections.Counter()
         self._damaged = {}
@@ -294,6 +296,8 @@ class SealedSearch:
             old = self.entries.get(row['seq'])
             if old is not None:
                 self.conn.execute('DELETE FROM sealed_fts WHERE rowid = ?', (row['seq'],))
+                if not old[3]:
+                    self.indexed -= 1
                 self.key_counts[old[0]] -= 1
                 if not self.key_counts[old[0]]:
                     del self.key_counts[old[0]]
@@ -306,12 +310,23 @@ class SealedSearch:
             if not row.get('locked'):
                 self.conn.execute('INSERT INTO sealed_fts (rowid, text, tags) VALUES (?, ?, ?)',
                                   (row['seq'], row['text'], row['tags']))
+                self.indexed += 1
 
-    def word_scores(self, word: str) -> tuple:
-        """Return ({seq: BM25 of one query word}, rows indexed): FTS5's terms, sealed stats."""
-        rows = sum(1 for entry in self.entries.values() if not entry[3])
+    def word_part(self, word: str, seqs) -> tuple:
+        """Return ({seq: BM25 of one word} for ``seqs``, rows holding it): sealed statistics."""
         query = '"' + word.replace('"', '""') + '"'
-        return dict(self.match(query, max(rows, 1))), rows
+        try:
+            holding = self.conn.execute('SELECT count(*) FROM sealed_fts WHERE sealed_fts '
+                                        'MATCH ?', (query,)).fetchone()[0]
+            if not holding:
+                return {}, 0
+            seqs = list(seqs)
+            return dict(self.conn.execute(
+                'SELECT rowid, -bm25(sealed_fts, 1.0, 0.5) FROM sealed_fts WHERE sealed_fts '
+                f'MATCH ? AND rowid IN ({", ".join("?" * len(seqs))})',
+                (query, *seqs))), holding
+        except sqlite3.OperationalError:
+            return {}, 0
 
     def match(self, query: str, limit: int) -> list:
         """(seq, BM25 score) of the sealed records matching an FTS5 query, best first."""

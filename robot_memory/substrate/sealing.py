@@ -40,6 +40,8 @@ from robot_memory.substrate.schema import object_key
 from robot_memory.substrate.validation import epoch
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 
+# Words whose plain record counts recall keeps (see Sealing.corpus_scores).
+MAX_WORD_COUNTS = 4096
 # Records at or above this sensitivity stored in plaintext are reported (learn, stats, health).
 WARN_FROM = 'high'
 HOW_TO_ENCRYPT = ('to encrypt them set substrate_encrypt_from: high (a memory_node parameter; '
@@ -67,6 +69,8 @@ class Sealing:
         self.search = None
         self.writes = 0  # this process's changes of sealed text or tags
         self.dirty = set()  # and the seqs of the existing records it changed
+        self.word_counts = {}  # word: plain records holding it (see corpus_scores)
+        self.counted_rows = 0
         if key_file is None and self.store.path is None:
             if encrypt_from:
                 raise SubstrateError('an in-memory database needs key_file= to encrypt records')
@@ -330,23 +334,30 @@ class Sealing:
         A word rare among a few sealed rows is common in their index, and scores next to
         nothing there; each word's part is rescaled from the sealed rows' inverse document
         frequency to that of every record, so a sealed record ranks where its words put it.
+        How many records hold a word is kept until the records grow or shrink by a hundredth
+        (an inverse document frequency barely moves by then).
         """
         if not found:
             return found
         index = self.sealed_index()
         conn = self.store.db.conn
         everyone = conn.execute('SELECT count(*) FROM substrate_records').fetchone()[0]
+        if abs(everyone - self.counted_rows) > everyone // 100 or \
+                len(self.word_counts) > MAX_WORD_COUNTS:
+            self.word_counts, self.counted_rows = {}, everyone
         scores = dict.fromkeys((seq for seq, _ in found), 0.0)
         for word in textrules.query_terms(query):
-            parts, sealed_rows = index.word_scores(word)
+            parts, holding = index.word_part(word, scores)
             if not parts:
                 continue
-            plain = conn.execute('SELECT count(*) FROM substrate_fts WHERE substrate_fts MATCH ?',
-                                 ('"' + word.replace('"', '""') + '"',)).fetchone()[0]
-            scale = _idf(everyone, plain + len(parts)) / _idf(sealed_rows, len(parts))
+            plain = self.word_counts.get(word)
+            if plain is None:
+                plain = self.word_counts[word] = conn.execute(
+                    'SELECT count(*) FROM substrate_fts WHERE substrate_fts MATCH ?',
+                    ('"' + word.replace('"', '""') + '"',)).fetchone()[0]
+            scale = _idf(everyone, plain + holding) / _idf(index.indexed, holding)
             for seq, part in parts.items():
-                if seq in scores:
-                    scores[seq] += part * scale
+                scores[seq] += part * scale
         return sorted(scores.items(), key=lambda item: -item[1])
 
     def locked_count(self, statuses: tuple, types=None) -> tuple:
