@@ -186,10 +186,12 @@ class Substrate:
     # ------------------------------------------------------------------ reads
 
     def rows(self, where: str, params=()) -> list:
+        """Return the records matching an SQL ``where`` clause as dicts, sealed ones opened."""
         cursor = self.db.conn.execute(f'{SELECT} WHERE {where}', params)
         return self.sealing.open_sealed([dict(zip(COLUMNS, row)) for row in cursor.fetchall()])
 
     def row(self, record_id: str) -> dict:
+        """Return one record as a dict (sealed ones opened); refuse an unknown id."""
         if not isinstance(record_id, str) or not record_id:
             raise SubstrateError(f'record id must be a non-empty string, got {record_id!r}')
         rows = self.rows('id = ?', (record_id,))
@@ -289,12 +291,14 @@ class Substrate:
 
     def audit(self, conn, now_s: float, record_id: str, action: str, actor: str, reason: str,
               detail: Optional[dict] = None) -> None:
+        """Write one row of the audit log (``substrate_audit``) inside transaction ``conn``."""
         conn.execute('INSERT INTO substrate_audit (at, record_id, action, actor, reason, detail) '
                      'VALUES (?, ?, ?, ?, ?, ?)',
                      (now_s, record_id, action, actor, reason, dumps(detail or {})))
 
     def link(self, conn, now_s: float, source: str, predicate: str, target: str,
              weight: Optional[float] = None) -> None:
+        """Link ``source`` to ``target`` by a relation predicate inside transaction ``conn``."""
         if predicate not in RELATION_PREDICATES:
             raise SubstrateError(f'relation {predicate!r} is not one of '
                                  f'{", ".join(RELATION_PREDICATES)}')
@@ -303,6 +307,7 @@ class Substrate:
                      (source, predicate, target, weight, now_s))
 
     def set_status(self, conn, now_s: float, record_id: str, status: str) -> None:
+        """Set a record's status inside transaction ``conn``."""
         conn.execute('UPDATE substrate_records SET status = ?, updated_at = ? WHERE id = ?',
                      (status, now_s, record_id))
 
@@ -311,6 +316,7 @@ class Substrate:
                salience: float, decay: 'DecayProfile', pinned: bool, provenance: list,
                scope: Optional[str], created_by: str, vector=None, seal: bool = False,
                status: str = 'active') -> None:
+        """Insert a new record (sealed when its sensitivity is encrypted) inside ``conn``."""
         subject = predicate = condition_key = facet = object_key = None
         if kind == 'semantic':
             object_key = schema.object_key(payload['object'])
@@ -359,6 +365,7 @@ class Substrate:
     def reinforce(self, conn, now_s: float, row: dict, gain: float,
                   confidence: Optional[float] = None, provenance: Iterable = (),
                   tags: Iterable = ()) -> float:
+        """Reinforce a record learned again (salience, tags, sources); its new salience."""
         salience = min(1.0, row_salience(row, now_s) + gain)
         merged_tags = row['tags'].split() if row['tags'] else []
         merged_tags += [tag for tag in tags if tag not in merged_tags]
@@ -478,6 +485,7 @@ class Substrate:
             yield self.db
 
     def rows_by_id(self, ids: list) -> list:
+        """Return the records of these ids (in chunks of 500), sealed ones opened."""
         rows = []
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
@@ -485,6 +493,7 @@ class Substrate:
         return rows
 
     def rows_by_seq(self, seqs: list) -> list:
+        """Return the records of these seqs (in chunks of 500), sealed ones opened."""
         rows = []
         for start in range(0, len(seqs), 500):
             chunk = seqs[start:start + 500]
@@ -501,6 +510,7 @@ class Substrate:
     # ------------------------------------------------------------------ vectors
 
     def embed(self, texts: list) -> 'numpy.ndarray':
+        """Return the vectors of ``texts`` (those embedded ahead reused)."""
         ahead = self._ahead
         if ahead and all(text in ahead for text in texts):
             return numpy.stack([ahead[text] for text in texts])
