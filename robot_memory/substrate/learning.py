@@ -92,7 +92,8 @@ def learn(store, request: LearnRequest) -> LearnResult:
     A genuine conflict: ``on_conflict`` ``auto`` supersedes the old fact when the new
     confidence is at least its, else contests both; ``supersede`` / ``contest`` force
     one; ``error`` refuses. An unsure pair (cardinality unknown) is contested under
-    ``auto``: both stay recallable, flagged, linked by ``contradicts``.
+    ``auto``: both stay recallable, flagged, linked by ``contradicts``. A new record of
+    high sensitivity or above left in plaintext says so in its message, with the remedy.
     """
     text, tags, context, now = request.text, request.tags, request.context, request.now
     sensitivity, confidence, salience = request.sensitivity, request.confidence, request.salience
