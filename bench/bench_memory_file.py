@@ -77,10 +77,10 @@ import time
 import yaml
 
 try:
-    from robot_memory.rcan import memory_file
+    from robot_memory.rcan import reader_fast
 except ImportError:  # run from a source checkout without installing
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-    from robot_memory.rcan import memory_file
+    from robot_memory.rcan import reader_fast
 from robot_memory.rcan.context import build_context
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import parse_bytes
@@ -158,7 +158,7 @@ def make_document(n: int, seed: int = 1) -> MemoryDocument:
 
 def front_matter(data: bytes) -> str:
     """Return the YAML between the delimiter lines of a rendered file."""
-    front, _, _ = memory_file._split_front_matter(data)
+    front, _, _ = reader_fast.split_front_matter(data)
     return front.decode('utf-8')
 
 

@@ -121,7 +121,7 @@ def _is_model_entry(value) -> bool:
     return models is not None and isinstance(value, models._EntryBase)
 
 
-# MemoryEntry's fields in the writer's order (one line each, see memory_file._entry_block).
+# MemoryEntry's fields in the writer's order (one line each, see writer._entry_block).
 COLUMN_FIELDS = ('id', 'type', 'text', 'confidence', 'first_seen', 'last_reinforced',
                  'observation_count', 'tags')
 

@@ -41,8 +41,14 @@ from conftest import SPEC_EXAMPLE
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import MemoryLockTimeout
+from robot_memory.rcan import line_reader
 from robot_memory.rcan import memory_file
+from robot_memory.rcan import parse
+from robot_memory.rcan import reader_fast
+from robot_memory.rcan import reader_yaml
 from robot_memory.rcan import schema
+from robot_memory.rcan import writer
+from robot_memory.rcan import yaml_rules
 from robot_memory.rcan.lifecycle import effective_confidence
 from robot_memory.rcan.memory_file import FILE_MODE
 from robot_memory.rcan.memory_file import MemoryFile
@@ -373,7 +379,7 @@ def _split_by_lines(data: bytes):
 def test_the_front_matter_is_split_where_the_first_delimiter_line_is(lines, newline, ending):
     data = newline.join(lines) + (newline if ending else b'')
     try:
-        found = memory_file._split_front_matter(data)
+        found = reader_fast.split_front_matter(data)
     except MemoryFileError as error:
         assert 'never closed' in str(error)
         found = 'never closed'
@@ -387,7 +393,7 @@ def test_the_front_matter_is_split_where_the_first_delimiter_line_is(lines, newl
     'schema_version: "1.0"\nnote: 1\n- {"id": "x"}\n',
 ])
 def test_the_fast_path_reads_unicode_blanks_as_libyaml_does_or_leaves_them_to_it(front):
-    fast = memory_file._fast_front_matter(front, 2)
+    fast = reader_fast.fast_front_matter(front, 2)
     if fast is not None:
         assert fast[0] == yaml.load(front, Loader=yaml.CSafeLoader)
 
@@ -395,14 +401,14 @@ def test_the_fast_path_reads_unicode_blanks_as_libyaml_does_or_leaves_them_to_it
 def test_the_garbage_collector_is_paused_while_parsing_and_left_as_it_was(now):
     import gc
     seen = []
-    real = memory_file._parse_bytes
+    real = parse._parse_bytes
 
     def watching(*args):
         seen.append(gc.isenabled())
         return real(*args)
     assert gc.isenabled()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(memory_file, '_parse_bytes', watching)
+        patch.setattr(parse, '_parse_bytes', watching)
         parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now)
         assert gc.isenabled()
         with pytest.raises(MemoryFileError):
@@ -419,7 +425,7 @@ def test_the_garbage_collector_is_paused_while_parsing_and_left_as_it_was(now):
 
 def _entry_block_by_flow(entry) -> str:
     """Return the entry block as _flow writes each value (the writer before its shortcuts)."""
-    flow, iso = memory_file._flow, memory_file.format_iso
+    flow, iso = writer._flow, memory_file.format_iso
     lines = [f'  - id: {flow(entry.id)}', f'    type: {flow(entry.type)}',
              f'    text: {flow(entry.text)}', f'    confidence: {flow(entry.confidence)}',
              f'    first_seen: "{iso(entry.first_seen)}"',
@@ -446,11 +452,11 @@ def test_the_entry_writer_refuses_and_writes_exactly_what_flow_does(text, tags, 
         last_reinforced=when, observation_count=3, tags=tags)
     try:
         expected = _entry_block_by_flow(entry)
-    except memory_file._NotCanonical:
-        with pytest.raises(memory_file._NotCanonical):
-            memory_file._entry_block(entry)
+    except writer._NotCanonical:
+        with pytest.raises(writer._NotCanonical):
+            writer._entry_block(entry)
     else:
-        assert memory_file._entry_block(entry) == expected
+        assert writer._entry_block(entry) == expected
 
 
 @pytest.mark.parametrize('change', ['one', 'several', 'swap_and_one', 'many', 'moved'])
@@ -491,11 +497,11 @@ def test_the_utf8_scan_finds_exactly_what_the_text_scan_finds():
     disagree = []
     for code in _code_points():
         text = f'a{chr(code)}b'
-        if memory_file._yaml_unsafe_utf8(text.encode('utf-8')) != memory_file._yaml_unsafe(text):
+        if yaml_rules.yaml_unsafe_utf8(text.encode('utf-8')) != yaml_rules.yaml_unsafe(text):
             disagree.append(hex(code))
     for text in ('\\ud800', '\\uDBFF', '\\udc00', '\\u00e9', '\\U0001F600', '\\\\u', 'u\\',
                  '\\n', '"\\""', '\r\n', '\t'):
-        if memory_file._yaml_unsafe_utf8(text.encode('utf-8')) != memory_file._yaml_unsafe(text):
+        if yaml_rules.yaml_unsafe_utf8(text.encode('utf-8')) != yaml_rules.yaml_unsafe(text):
             disagree.append(text)
     assert disagree == []
 
@@ -512,13 +518,13 @@ _SCAN_ALPHABET = ('a', ' ', '\n', '°', 'ā', '—', '…', '©', 'é', '€', '
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(st.sampled_from(_SCAN_ALPHABET), max_size=12).map(''.join))
 def test_the_utf8_scan_agrees_with_the_text_scan_on_any_mixture(text):
-    assert memory_file._yaml_unsafe_utf8(text.encode('utf-8')) == memory_file._yaml_unsafe(text)
+    assert yaml_rules.yaml_unsafe_utf8(text.encode('utf-8')) == yaml_rules.yaml_unsafe(text)
 
 
 def test_the_utf8_scan_is_not_fooled_by_bytes_it_keeps_of_harmless_characters():
     # Kept: C2 81; E2 80 A8; EF BB BF.
     for text in ('°ā', '°a\u0100', '\u2026\u0128', '\uf82b\u013b\u013f'):
-        assert not memory_file._yaml_unsafe_utf8(text.encode('utf-8')), text
+        assert not yaml_rules.yaml_unsafe_utf8(text.encode('utf-8')), text
 
 
 _PLAIN_SCALARS = ['0', '-0', '12', '-12', '0.75', '-0.0', '1.0e+5', '1.0e5', '1e5', '1E+5',
@@ -535,8 +541,8 @@ _PLAIN_SCALARS = ['0', '-0', '12', '-12', '0.75', '-0.0', '1.0e+5', '1.0e5', '1e
 def test_a_plain_scalar_of_the_line_reader_is_what_libyaml_reads(value):
     """Words and JSON numbers are read without libyaml's resolvers: they must agree."""
     try:
-        got = memory_file._plain(value, {})
-    except memory_file._NotSimple:
+        got = line_reader._plain(value, {})
+    except line_reader._NotSimple:
         return
     expected = yaml.load(f'key: {value}', Loader=yaml.CSafeLoader)['key']
     assert got == expected and type(got) is type(expected), (value, got, expected)
@@ -545,7 +551,7 @@ def test_a_plain_scalar_of_the_line_reader_is_what_libyaml_reads(value):
 def test_a_canonical_crlf_file_is_read_fast_and_written_back_with_plain_newlines(now):
     document = parse_bytes(RICH.encode('utf-8'), now).document
     data = render(document)
-    front, _, body = memory_file._split_front_matter(data)
+    front, _, body = reader_fast.split_front_matter(data)
     crlf = b'---\r\n' + front.replace(b'\n', b'\r\n') + b'---\r\n' + body
     result = parse_bytes(crlf, now)
     assert result.used_fast_path and result.problems == []
@@ -822,10 +828,10 @@ def test_the_canonical_form_is_plain_yaml_with_the_same_meaning(now):
     document.entries.append(new_entry('behavior_pattern', 'Say "hi" — then: go {fast}?', 0.3,
                                       now, tags=['a: b', '#x']))
     data = render(document)
-    front, _, _ = memory_file._split_front_matter(data)
+    front, _, _ = reader_fast.split_front_matter(data)
     front_text = front.decode('utf-8')
     plain = yaml.safe_load(front_text)
-    fast, _, _ = memory_file._fast_front_matter(front_text, 2)
+    fast, _, _ = reader_fast.fast_front_matter(front_text, 2)
     assert plain == fast
     assert plain['schema_version'] == '1.0' and plain['rrn'] == 'RRN-000000000001'
     assert plain['fleet'] == 'warehouse-7'
@@ -849,10 +855,10 @@ def test_a_hand_edited_canonical_line_means_what_libyaml_reads(number, meaning, 
     document = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now).document
     document.entries = [entry.model_copy() for entry in document.entries]  # written anew
     data = render(document).replace(b'confidence: 0.92', b'confidence: ' + number.encode())
-    front = memory_file._split_front_matter(data)[0].decode('utf-8')
-    fast = memory_file._fast_front_matter(front, 2)
+    front = reader_fast.split_front_matter(data)[0].decode('utf-8')
+    fast = reader_fast.fast_front_matter(front, 2)
     assert fast is not None
-    assert fast[0] == memory_file._yaml_front_matter(front, 2)
+    assert fast[0] == reader_yaml.yaml_front_matter(front, 2)
     raw = fast[0]['entries'][0]['confidence']
     assert raw == meaning and type(raw) is type(meaning)
     # A numeric string is then taken as the number it spells (lax validation).
@@ -908,8 +914,8 @@ def test_a_block_line_holding_more_than_its_value_is_read_as_libyaml_reads_it(li
     if line.startswith('    source'):
         lines[at + 1] += '}'
     data = '\n'.join(lines).encode('utf-8')
-    front = memory_file._split_front_matter(data)[0]
-    assert memory_file._fast_front_matter(front, 2) is None
+    front = reader_fast.split_front_matter(data)[0]
+    assert reader_fast.fast_front_matter(front, 2) is None
     with pytest.raises(MemoryFileError, match='not valid YAML'):
         parse_bytes(data, now)
 
@@ -944,8 +950,8 @@ def outcome(data, now):
 def read_by_libyaml(data, now):
     """``outcome`` with both faster readers off."""
     from unittest import mock
-    with mock.patch.object(memory_file, '_fast_front_matter', return_value=None), \
-            mock.patch.object(memory_file, '_line_front_matter', return_value=None):
+    with mock.patch.object(parse, 'fast_front_matter', return_value=None), \
+            mock.patch.object(parse, 'line_front_matter', return_value=None):
         return outcome(data, now)
 
 
@@ -977,8 +983,8 @@ def full_outcome(data, now):
 def full_outcome_by_libyaml(data, now):
     """``full_outcome`` with both faster readers off."""
     from unittest import mock
-    with mock.patch.object(memory_file, '_fast_front_matter', return_value=None), \
-            mock.patch.object(memory_file, '_line_front_matter', return_value=None):
+    with mock.patch.object(parse, 'fast_front_matter', return_value=None), \
+            mock.patch.object(parse, 'line_front_matter', return_value=None):
         return full_outcome(data, now)
 
 
@@ -1024,12 +1030,12 @@ def mock_columns():
     @contextlib.contextmanager
     def recording():
         calls = []
-        real = memory_file.entries_from_columns
+        real = reader_fast.entries_from_columns
 
         def spy(columns, count, **options):
             calls.append(count)
             return real(columns, count, **options)
-        with mock.patch.object(memory_file, 'entries_from_columns', spy):
+        with mock.patch.object(reader_fast, 'entries_from_columns', spy):
             yield calls
     return recording()
 
@@ -1044,7 +1050,7 @@ def test_peer_blocks_are_written_in_block_style_like_the_entries_and_read_fast(n
                                   tags=['corridor'])]),
         schema.PeerBlock(rrn='RRN-000000000006', last_synced=now)]
     data = render(document)
-    front = memory_file._split_front_matter(data)[0].decode('utf-8')
+    front = reader_fast.split_front_matter(data)[0].decode('utf-8')
     assert front.split('peer_context:\n')[1] == (
         '  - rrn: "RRN-000000000005"\n    last_synced: "2026-04-01T03:00:00Z"\n'
         '    fleet: "north"\n    entries:\n      - id: "mem-peer-1"\n'
@@ -1056,7 +1062,7 @@ def test_peer_blocks_are_written_in_block_style_like_the_entries_and_read_fast(n
     result = parse_bytes(data, now)
     assert result.used_fast_path and result.problems == []
     assert result.document.peer_context == document.peer_context
-    assert memory_file._fast_front_matter(front, 2)[0] == yaml.safe_load(front)
+    assert reader_fast.fast_front_matter(front, 2)[0] == yaml.safe_load(front)
     assert render(result.document) == data
 
 

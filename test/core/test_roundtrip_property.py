@@ -45,8 +45,12 @@ import yaml
 
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
+from robot_memory.rcan import line_reader
 from robot_memory.rcan import memory_file
+from robot_memory.rcan import parse
+from robot_memory.rcan import reader_fast
 from robot_memory.rcan import schema
+from robot_memory.rcan import writer
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import parse_bytes
 from robot_memory.rcan.memory_file import render
@@ -234,23 +238,23 @@ def document_data(document: MemoryDocument) -> dict:
 def is_canonical(document: MemoryDocument) -> bool:
     """Whether the writer can use the one-line-per-entry form for ``document``."""
     try:
-        memory_file._canonical_front(document)
-    except memory_file._NotCanonical:
+        writer._canonical_front(document)
+    except writer._NotCanonical:
         return False
     return True
 
 
 def front_matter(data: bytes) -> str:
     """Return the text between the two delimiter lines of a rendered file."""
-    front, _, _ = memory_file._split_front_matter(data)
+    front, _, _ = reader_fast.split_front_matter(data)
     return front.decode('utf-8')
 
 
 @contextlib.contextmanager
 def libyaml_only():
     """Within: the reader reads every front matter with libyaml (both faster readers off)."""
-    with mock.patch.object(memory_file, '_fast_front_matter', return_value=None), \
-            mock.patch.object(memory_file, '_line_front_matter', return_value=None):
+    with mock.patch.object(parse, 'fast_front_matter', return_value=None), \
+            mock.patch.object(parse, 'line_front_matter', return_value=None):
         yield
 
 
@@ -282,7 +286,7 @@ def test_fast_path_reads_what_libyaml_reads(document):
     data = render(document)
     front = front_matter(data)
     by_libyaml = yaml.load(front, Loader=yaml.CSafeLoader)
-    fast = memory_file._fast_front_matter(front, 2)
+    fast = reader_fast.fast_front_matter(front, 2)
     canonical = is_canonical(document)
     if canonical:
         assert fast is not None, 'the reader refused the canonical form the writer produced'
@@ -358,8 +362,8 @@ def canonical_documents(draw):
     for entry_id in ids:
         entry = draw(own_entries(entry_id))
         try:
-            memory_file._entry_block(entry)
-        except memory_file._NotCanonical:  # an unknown key the block form cannot carry
+            writer._entry_block(entry)
+        except writer._NotCanonical:  # an unknown key the block form cannot carry
             entry = MemoryEntry(**{name: getattr(entry, name) for name in ENTRY_FIELDS})
         entries.append(entry)
     document = MemoryDocument(rrn=draw(rrns), last_updated=draw(datetimes), entries=entries,
@@ -382,7 +386,7 @@ def test_fast_and_slow_paths_agree_on_hand_edited_canonical_files(document, edit
     MemoryEntry: same entries, same quarantined entries with the same reasons and lines,
     same file written back.
     """
-    front, _, body = memory_file._split_front_matter(render(document))
+    front, _, body = reader_fast.split_front_matter(render(document))
     head, rest = front.decode('utf-8').split('entries:\n', 1)
     tail = ''
     if '\npeer_context' in rest:  # peer blocks are block style too: split them off first
@@ -400,7 +404,7 @@ def test_fast_and_slow_paths_agree_on_hand_edited_canonical_files(document, edit
             + b'---\n' + body)
     fast = _outcome(data)
     with mock.patch.object(schema, 'validate_entries_fast', return_value=None), \
-            mock.patch.object(memory_file, 'entries_from_columns', return_value=None), \
+            mock.patch.object(reader_fast, 'entries_from_columns', return_value=None), \
             mock.patch.object(schema, 'validate_entries_json', return_value=None):
         model = _outcome(data)
         with libyaml_only():
@@ -564,13 +568,13 @@ def test_the_line_reader_reads_hand_written_block_yaml_as_libyaml_does(front):
         by_libyaml = yaml.load(front, Loader=yaml.CSafeLoader)
     except yaml.YAMLError:
         by_libyaml = 'invalid'
-    by_lines = memory_file._line_front_matter(front, 2)
+    by_lines = line_reader.line_front_matter(front, 2)
     if by_lines is not None:
         assert by_libyaml != 'invalid', 'the line reader read what libyaml refuses'
         assert same(by_lines[0], by_libyaml)
     data = b'---\n' + front.encode('utf-8') + b'---\n'
     fast = _outcome(data)
-    with mock.patch.object(memory_file, '_line_front_matter', return_value=None):
+    with mock.patch.object(parse, 'line_front_matter', return_value=None):
         slow = _outcome(data)
     assert same(fast[1:-1], slow[1:-1])
 
@@ -579,10 +583,10 @@ def test_the_line_reader_reads_hand_written_block_yaml_as_libyaml_does(front):
 @given(documents(), st.integers(20, 200), st.booleans(), st.sampled_from([2, 4]))
 def test_the_line_reader_reads_pyyaml_block_output_as_libyaml_does(document, width, unicode,
                                                                    indent):
-    front = yaml.dump(yaml.load(memory_file._yaml_front(document), Loader=yaml.CSafeLoader),
+    front = yaml.dump(yaml.load(writer._yaml_front(document), Loader=yaml.CSafeLoader),
                       Dumper=yaml.CSafeDumper, default_flow_style=False, sort_keys=False,
                       allow_unicode=unicode, width=width, indent=indent)
-    by_lines = memory_file._line_front_matter(front, 2)
+    by_lines = line_reader.line_front_matter(front, 2)
     if by_lines is not None:
         assert same(by_lines[0], yaml.load(front, Loader=yaml.CSafeLoader))
 
@@ -603,7 +607,7 @@ def test_the_line_reader_takes_opencastor_style_files():
     front = yaml.dump({'schema_version': '1.0', 'rrn': 'RRN-1',
                        'last_updated': '2026-04-01T02:00:00+00:00', 'entries': entries},
                       default_flow_style=False, allow_unicode=True, sort_keys=False)
-    by_lines = memory_file._line_front_matter(front, 2)
+    by_lines = line_reader.line_front_matter(front, 2)
     assert by_lines is not None
     assert same(by_lines[0], yaml.load(front, Loader=yaml.CSafeLoader))
 
@@ -652,7 +656,7 @@ def test_hand_written_fronts_reach_the_line_reader_and_libyaml_errors():
         except yaml.YAMLError:
             seen['invalid'] += 1
             return
-        read = memory_file._line_front_matter(front, 2) is not None
+        read = line_reader.line_front_matter(front, 2) is not None
         seen['lines' if read else 'libyaml'] += 1
 
     collect()

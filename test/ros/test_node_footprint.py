@@ -30,7 +30,7 @@ import sys
 from robot_memory.common.timeutil import UTC
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import new_document
-from robot_memory.rcan.memory_file import new_entry
+from robot_memory.rcan.schema import new_entry
 
 _SCRIPT = """
 import json, sys
