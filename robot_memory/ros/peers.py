@@ -32,7 +32,7 @@ payload is merged, and writes the audit rows through the store worker.
 Audit: every refused payload is one row. An accepted payload that changed something is
 one row (plus one per own entry it newly corroborates); accepted payloads that changed
 nothing are counted and written as one row per peer per hour of memory time
-(``federation.UnchangedAudits``), so a periodic sync neither escapes the log nor floods it.
+(``federation.audit.UnchangedAudits``), so a periodic sync neither escapes the log nor floods it.
 """
 
 import datetime as dt
@@ -44,6 +44,7 @@ from std_srvs.srv import Trigger
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.errors import MemoryFileError
+from robot_memory.federation import audit
 from robot_memory.federation import peer_context as federation
 from robot_memory.ros import convert
 from robot_memory.ros.health import OK
@@ -85,7 +86,7 @@ class PeerFederation:
         self._peer_clients = {}
         self._in_flight = {}        # peer node name -> (rclpy Future, monotonic start)
         self.peer_status = {}       # peer node name -> dict shown in diagnostics
-        self._unchanged = federation.UnchangedAudits()
+        self._unchanged = audit.UnchangedAudits()
         self.exchanges = {'accepted': 0, 'refused': 0}
         self._client_group = ReentrantCallbackGroup()
         period = settings().node.peer_sync_period_s
@@ -121,7 +122,7 @@ class PeerFederation:
                 outcome = federation.merge_peer_payload(result.document, payload, now, policy)
         except federation.PeerRejected as error:
             self.exchanges['refused'] += 1
-            self._audit(federation.audit_records(error, now, actor))
+            self._audit(audit.audit_records(error, now, actor))
             self._logger().warning(str(error), throttle_duration_sec=10.0)
             raise
         self.exchanges['accepted'] += 1
@@ -308,7 +309,7 @@ class PeerFederation:
                                    throttle_duration_sec=60.0)
             return []
         if dropped:
-            self._audit(federation.audit_records(dropped, now, 'federation'))
+            self._audit(audit.audit_records(dropped, now, 'federation'))
             self._logger().info(f'peers silent for more than {policy.peer_expiry_s:g} s '
                                 f'expired: {", ".join(dropped)}')
             self._on_change()

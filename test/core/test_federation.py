@@ -30,7 +30,8 @@ import pytest
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence.store import AUDIT_ACTIONS
 from robot_memory.evidence.store import EvidenceStore
-from robot_memory.federation.peer_context import audit_records
+from robot_memory.federation.audit import audit_records
+from robot_memory.federation.audit import UnchangedAudits
 from robot_memory.federation.peer_context import build_payload
 from robot_memory.federation.peer_context import canonical_bytes
 from robot_memory.federation.peer_context import corroborations
@@ -43,7 +44,6 @@ from robot_memory.federation.peer_context import PeerPayload
 from robot_memory.federation.peer_context import PeerRejected
 from robot_memory.federation.peer_context import shareable_entries
 from robot_memory.federation.peer_context import sign_payload
-from robot_memory.federation.peer_context import UnchangedAudits
 from robot_memory.federation.peer_context import validate_payload
 from robot_memory.rcan.context import build_context
 from robot_memory.rcan.lifecycle import effective_confidence
