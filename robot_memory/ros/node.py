@@ -56,10 +56,7 @@ import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
-from rcl_interfaces.msg import FloatingPointRange
-from rcl_interfaces.msg import IntegerRange
 from rcl_interfaces.msg import Log
-from rcl_interfaces.msg import ParameterDescriptor
 from rcl_interfaces.msg import SetParametersResult
 import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -67,7 +64,6 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock
 from rclpy.clock import ClockType
 from rclpy.event_handler import SubscriptionEventCallbacks
-from rclpy.exceptions import InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
@@ -104,14 +100,15 @@ from robot_memory.ros.health import WARN
 from robot_memory.ros.heap import HeapTrimmer
 from robot_memory.ros.heap import limit_arenas
 from robot_memory.ros.ingest import IngestThread
+from robot_memory.ros.parameters import declare_parameters
+from robot_memory.ros.parameters import parameter_values
+from robot_memory.ros.parameters import StartupError
 from robot_memory.ros.peers import PeerFederation
 from robot_memory.ros.proposals import ProposalServices
 from robot_memory.ros.replies import ReplyWatch
 from robot_memory.ros.replies import use_reply_profile
 from robot_memory.ros.signals import StopSignals
 from robot_memory.ros.typed_memory import TypedMemoryServices
-from robot_memory.settings import allowed
-from robot_memory.settings import parameter_specs
 from robot_memory.settings import validate_parameters
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
@@ -132,10 +129,6 @@ LOSS_WARN_S = 600.0  # the evidence status stays WARN this long after evidence w
 NOT_COUNTED = 'not counted'  # lost_in_middleware where rclpy gives no publisher GID
 
 
-class StartupError(RuntimeError):
-    """The node cannot start with this configuration; the message says why and what to do."""
-
-
 def shutdown_summary(worker, flushed: int, db_path) -> str:
     """Return the line the node logs when it stops: what it flushed, and anything it could not."""
     line = (f'robot_memory stopped: flushed {flushed} observations to {db_path}; since start '
@@ -152,9 +145,9 @@ class MemoryNode(Node):
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
         self.replies = ReplyWatch(on_drop=self._reply_dropped)
-        self._declare_parameters()
+        declare_parameters(self, self._parameter_overrides)
         try:
-            self.settings = validate_parameters(self._parameter_values())
+            self.settings = validate_parameters(parameter_values(self))
         except ValueError as error:
             raise StartupError(f'invalid parameter {error}') from None
         node_settings = self.settings.node
@@ -358,54 +351,10 @@ class MemoryNode(Node):
 
     # ------------------------------------------------------------------ parameters
 
-    def _declare_parameters(self) -> None:
-        for spec in parameter_specs():
-            descriptor = ParameterDescriptor(
-                description=spec.description, read_only=spec.read_only,
-                additional_constraints=spec.other_constraints)
-            default = spec.default
-            if spec.bounds is not None:
-                # A range tools can show (ros2 param describe, rqt_reconfigure sliders);
-                # rclpy refuses a value outside it before parameters_callback runs.
-                low, high = spec.bounds
-                if isinstance(default, float):
-                    descriptor.floating_point_range = [FloatingPointRange(
-                        from_value=float(low), to_value=float(high), step=0.0)]
-                elif isinstance(default, int) and not isinstance(default, bool):
-                    descriptor.integer_range = [IntegerRange(
-                        from_value=int(low), to_value=int(high), step=1)]
-            if isinstance(default, list) and not default:
-                # rclpy cannot hold an empty string array (it takes [] for a byte array),
-                # and a typed parameter declared without a value stays unset, which makes
-                # ~/get_parameters answer nothing for any request naming it (ros2 param
-                # dump). Declared not set instead; validate_parameters checks the type.
-                descriptor.dynamic_typing = True
-                default = None
-            try:
-                self.declare_parameter(spec.name, default, descriptor)
-            except InvalidParameterValueException:
-                # rclpy refused the start-up value (--params-file, -p) against the range.
-                override = self._parameter_overrides.get(spec.name)
-                value = override.value if override is not None else default
-                raise StartupError(f'invalid parameter {spec.name}: {value!r} is out of range; '
-                                   f'allowed: {allowed(spec)}') from None
-
-    def _parameter_values(self, overrides=()) -> dict:
-        values = {}
-        for spec in parameter_specs():
-            value = self.get_parameter(spec.name).value  # None: declared not set
-            values[spec.name] = spec.default if value is None else value
-        for parameter in overrides:
-            values[parameter.name] = parameter.value
-        for name, value in values.items():
-            if isinstance(value, tuple) or type(value).__name__ == 'array':
-                values[name] = list(value)
-        return values
-
     def parameters_callback(self, parameters) -> SetParametersResult:
         """Validate a parameter change as a whole; refuse it with the reason."""
         try:
-            settings = validate_parameters(self._parameter_values(parameters))
+            settings = validate_parameters(parameter_values(self, parameters))
         except ValueError as error:
             return SetParametersResult(successful=False, reason=str(error))
         with self._state_lock:
