@@ -24,6 +24,12 @@ rounds with the interpreter the command runs on. Run it after ``source scripts/e
 
 ``cli_help``            ``robot-memory --help``.                        Goal < 100 ms.
 ``cli_show``            ``robot-memory show`` on a 10,000-entry file.    Goal < 250 ms.
+``cli_show_other_form`` ``robot-memory show`` on the same entries as other writers write them:
+                        ``opencastor`` (PyYAML: plain and single-quoted scalars folded over
+                        lines, block lists of tags, ``+00:00`` times), ``by_hand`` (plain ids,
+                        unquoted flow tags, quoted times) and ``opencastor_written`` (that file
+                        after one of our writes: unchanged entries keep their text). ``ratio``
+                        is to ``cli_show`` in the same rounds.        Goal ≤ 2x.
 ``cli_recall``          ``robot-memory recall`` over 10,000 typed records (rules-classified
                         texts, keyword search).                          Goal < 200 ms.
 ``cli_recall_vectors``  the same with a paraphrase that no record matches word for word, so
@@ -62,6 +68,8 @@ import sys
 import tempfile
 import time
 
+import yaml
+
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
@@ -73,7 +81,9 @@ except ImportError:  # run from a source checkout without installing
 from bench_memory_file import make_document  # noqa: E402 - after the path set-up
 from bench_recall import robot_texts  # noqa: E402
 
+from robot_memory.rcan.memory_file import MemoryFile  # noqa: E402
 from robot_memory.rcan.memory_file import render  # noqa: E402
+from robot_memory.rcan.schema import new_entry  # noqa: E402
 from robot_memory.substrate.store import Substrate  # noqa: E402
 
 NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=dt.timezone.utc)
@@ -83,6 +93,8 @@ GOALS_MS = {'cli_help': 100.0, 'cli_show': 250.0, 'cli_recall': 200.0,
 # Shares no word with any record, so keywords cannot settle it and recall loads the model.
 PARAPHRASE = 'where does the robot go to refuel its power cell'
 GOAL_SPEEDUP = 10.0
+GOAL_OTHER_FORM_RATIO = 2.0
+OTHER_FORMS = ('opencastor', 'by_hand', 'opencastor_written')
 GOAL_N = 10_000
 BOOTSTRAP_GUARD = '_ROS_WHEELS_BOOTSTRAP_COMPLETE'
 INITIALIZE = {'jsonrpc': '2.0', 'id': 1, 'method': 'initialize',
@@ -184,7 +196,8 @@ def opencastor_present(python: str, env: dict) -> bool:
 
 def prepare(directory: pathlib.Path, n: int) -> dict:
     """Return a memory file of ``n`` entries (two copies) and a database of ``n`` typed records."""
-    data = render(make_document(n))
+    document = make_document(n)
+    data = render(document)
     paths = {'memory': directory / 'robot-memory.md',
              'ours': directory / 'ours' / 'robot-memory.md',
              'reference': directory / 'reference' / 'robot-memory.md',
@@ -192,9 +205,55 @@ def prepare(directory: pathlib.Path, n: int) -> dict:
     for key in ('memory', 'ours', 'reference'):
         paths[key].parent.mkdir(parents=True, exist_ok=True)
         paths[key].write_bytes(data)
+    for form, text in (('opencastor', opencastor_form(document)),
+                       ('by_hand', by_hand_form(document)),
+                       ('opencastor_written', opencastor_form(document))):
+        paths[form] = directory / form / 'robot-memory.md'
+        paths[form].parent.mkdir(parents=True, exist_ok=True)
+        paths[form].write_bytes(text)
+    written_by_us(paths['opencastor_written'])
     with Substrate(paths['db']) as substrate:
         substrate.learn_many(robot_texts(n), NOW)
     return paths
+
+
+def opencastor_form(document) -> bytes:
+    """Return ``document`` as OpenCastor's save_memory writes it (PyYAML, isoformat times)."""
+    data = {'schema_version': '1.0', 'rrn': document.rrn,
+            'last_updated': document.last_updated.isoformat(),
+            'entries': [{'id': entry.id, 'type': entry.type, 'text': entry.text,
+                         'confidence': entry.confidence,
+                         'first_seen': entry.first_seen.isoformat(),
+                         'last_reinforced': entry.last_reinforced.isoformat(),
+                         'observation_count': entry.observation_count,
+                         'tags': list(entry.tags)} for entry in document.entries]}
+    front = yaml.dump(data, Dumper=getattr(yaml, 'CSafeDumper', yaml.SafeDumper),
+                      default_flow_style=False, allow_unicode=True, sort_keys=False)
+    return b'---\n' + front.encode('utf-8') + b'---\n' + document.body
+
+
+def by_hand_form(document) -> bytes:
+    """Return ``document`` as people write one: plain ids, unquoted flow tags, quoted times."""
+    lines = ['schema_version: "1.0"', f'rrn: {document.rrn}',
+             f"last_updated: '{document.last_updated.isoformat()}'", 'entries:']
+    for entry in document.entries:
+        lines += [f'  - id: {entry.id}', f'    type: {entry.type}',
+                  f'    text: {json.dumps(entry.text, ensure_ascii=False)}',
+                  f'    confidence: {entry.confidence}',
+                  f'    first_seen: "{entry.first_seen.isoformat()}"',
+                  f"    last_reinforced: '{entry.last_reinforced.isoformat()}'",
+                  f'    observation_count: {entry.observation_count}',
+                  f'    tags: [{", ".join(entry.tags)}]']
+    return ('---\n' + '\n'.join(lines) + '\n---\n').encode('utf-8') + document.body
+
+
+def written_by_us(path: pathlib.Path) -> None:
+    """Change one entry and add one through MemoryFile, as a dream does."""
+    with MemoryFile(path).update(NOW) as result:
+        entries = result.document.entries
+        entries[len(entries) // 2] = entries[len(entries) // 2].model_copy(
+            update={'confidence': 0.5})
+        entries.append(new_entry('environment_note', 'seen by the bench today', 0.4, NOW))
 
 
 def median_ms(times: list) -> float:
@@ -232,6 +291,9 @@ def main(argv=None) -> int:
             'python_reexec': lambda: run_once([python, '-c', 'pass'], unbootstrapped),
             'cli_help': lambda: run_once(prefix + ['--help'], env),
             'cli_show': lambda: run_once(prefix + ['show', '--file', memory, '--at', AT], env),
+            **{form: lambda form=form: run_once(
+                prefix + ['show', '--file', str(paths[form]), '--at', AT], env)
+               for form in OTHER_FORMS},
             'cli_recall': lambda: run_once(prefix + ['recall', 'charging dock kitchen',
                                                      '--file', memory, '--db', db, '--at', AT],
                                            env),
@@ -268,6 +330,16 @@ def main(argv=None) -> int:
         if goal is None:
             del line['goal_ms'], line['met']
         print(json.dumps(line), flush=True)
+    show = median_ms(times['cli_show'])
+    for form in OTHER_FORMS:
+        ms = median_ms(times[form])
+        print(json.dumps({'bench': 'cli_show_other_form', 'form': form, 'n': n, 'ms': ms,
+                          'repeats': repeats, 'command': shown,
+                          'baseline': "robot-memory show, the writer's own form",
+                          'baseline_ms': show, 'ratio': round(ms / show, 2),
+                          'goal_ratio': GOAL_OTHER_FORM_RATIO,
+                          'met': (ms / show <= GOAL_OTHER_FORM_RATIO) if judged else None}),
+              flush=True)
     ours = median_ms(times['load_save_ours'])
     line = {'bench': 'load_save_process', 'n': n, 'ms': ours, 'repeats': repeats,
             'baseline': 'OpenCastor load_memory + save_memory, whole process',

@@ -107,6 +107,12 @@ GOALS = [
     _cli('`robot-memory --help` < 100 ms, whole process', 'cli_help'),
     _cli('`robot-memory show` on 10,000 entries < 250 ms, whole process', 'cli_show',
          {'n': 10_000}),
+    *[_goal(f'`robot-memory show` of a file {who} <= 2x our own form, 10,000 entries',
+            'bench_cli.py', 'cli_show_other_form', {'n': 10_000, 'form': form},
+            lambda r: f'{_ms(r["ms"])} (x{r["ratio"]:g})',
+            lambda r: f'{_ms(r["baseline_ms"])} {r["baseline"]}')
+      for who, form in (('OpenCastor wrote', 'opencastor'), ('written by hand', 'by_hand'),
+                        ('OpenCastor wrote, after one of our writes', 'opencastor_written'))],
     _cli('`robot-memory recall` over 10,000 typed records < 200 ms, whole process',
          'cli_recall', {'n': 10_000}),
     _cli('`robot-memory mcp` answers `initialize` < 300 ms from start', 'cli_mcp_initialize'),

@@ -48,7 +48,7 @@ _LINE_KEY = re.compile(r'([A-Za-z_][A-Za-z0-9_]*):(?: +|$)')
 _JSON_DECODER = json.JSONDecoder(parse_float=yaml_float, parse_constant=str)
 
 
-class _NotSimple(Exception):
+class NotSimple(Exception):
     """The text leaves the subset the line reader knows; libyaml reads it instead."""
 
 
@@ -70,14 +70,14 @@ def _json_number(value: str):
     return number if end == len(value) and type(number) in (int, float, str) else None
 
 
-def _plain(value: str, cache: dict):
+def plain_scalar(value: str, cache: dict):
     """Return a plain scalar as libyaml resolves and constructs it."""
     found = cache.get(value)
     if found is not None or value in cache:
         return found
     if value[:1] in _PLAIN_START_REFUSED or ': ' in value or value.endswith(':') \
             or ' #' in value or value.startswith(('- ', '? ', ': ')) or value in ('-', '?'):
-        raise _NotSimple(value)
+        raise NotSimple(value)
     if PLAIN_KEY.match(value) and value not in YAML_KEYWORDS:
         return value  # a word: no resolver takes it (they want digits, signs, dots, keywords)
     if value[:1] in _NUMBER_START:
@@ -95,7 +95,7 @@ def _plain(value: str, cache: dict):
     else:
         constructor = constructor_of.yaml_constructors.get(tag)
         if constructor is None:
-            raise _NotSimple(tag)
+            raise NotSimple(tag)
         result = constructor(constructor_of, yaml.ScalarNode(tag, value))
     if len(cache) < 65536:
         cache[value] = result
@@ -103,7 +103,7 @@ def _plain(value: str, cache: dict):
 
 
 class _LineReader:
-    """Block YAML read line by line (see above); raises _NotSimple outside the subset."""
+    """Block YAML read line by line (see above); raises NotSimple outside the subset."""
 
     def __init__(self, text: str, first_line: int):
         self.first_line = first_line
@@ -129,10 +129,10 @@ class _LineReader:
         if self.at == len(self.rows):
             return {}
         if self.rows[self.at][1] != 0:
-            raise _NotSimple('indented first line')
+            raise NotSimple('indented first line')
         mapping = self.mapping(0, top=True)
         if self.at != len(self.rows):
-            raise _NotSimple('trailing lines')
+            raise NotSimple('trailing lines')
         return mapping
 
     def mapping(self, column: int, top: bool = False) -> dict:
@@ -148,10 +148,10 @@ class _LineReader:
                 break
             match = _LINE_KEY.match(content)
             if match is None:
-                raise _NotSimple(content)
+                raise NotSimple(content)
             key = match.group(1)
-            if key in result or _plain(key, self.cache) != key:
-                raise _NotSimple('duplicate or non-string key')
+            if key in result or plain_scalar(key, self.cache) != key:
+                raise NotSimple('duplicate or non-string key')
             if top:
                 self.key_lines[key] = self.first_line + number
             rest = content[match.end():]
@@ -193,7 +193,7 @@ class _LineReader:
                 rows[self.at] = (number, inner, rest)  # the item's first key
                 result.append(self.mapping(inner))
             elif rest.startswith('- ') or not rest or rest.startswith('#'):
-                raise _NotSimple('nested or empty item')
+                raise NotSimple('nested or empty item')
             else:
                 self.at += 1
                 result.append(self.scalar(rest, number, column))
@@ -208,7 +208,7 @@ class _LineReader:
         while self.at < len(rows) and rows[self.at][1] > column:
             following, _, content = rows[self.at]
             if following != number + 1 or content.startswith('#'):
-                raise _NotSimple('a blank or comment line inside a scalar')
+                raise NotSimple('a blank or comment line inside a scalar')
             out.append(content)
             number = following
             self.at += 1
@@ -221,10 +221,10 @@ class _LineReader:
             try:
                 value, end = _JSON_DECODER.raw_decode(text)
             except ValueError:
-                raise _NotSimple('double-quoted scalar') from None
+                raise NotSimple('double-quoted scalar') from None
             self._end(text[end:])
             if type(value) is not str:
-                raise _NotSimple(text)
+                raise NotSimple(text)
             return value
         if first == "'":
             rows = self.rows
@@ -234,7 +234,7 @@ class _LineReader:
                 if end < 0:  # folded onto the next line, if that one belongs to the scalar
                     if (self.at == len(rows) or rows[self.at][1] <= column
                             or rows[self.at][0] != number + 1):
-                        raise _NotSimple('unclosed single quote')
+                        raise NotSimple('unclosed single quote')
                     end = len(text) + 1
                     number, _, more = rows[self.at]
                     text = text + ' ' + more
@@ -249,22 +249,22 @@ class _LineReader:
         if first in '[{':
             if (self.at < len(self.rows) and self.rows[self.at][1] > column
                     and not self.rows[self.at][2].startswith('#')):
-                raise _NotSimple('flow collection over lines')
+                raise NotSimple('flow collection over lines')
             return self.flow(text)
         comment = text.find(' #')
         if comment >= 0:  # the value ends where its comment starts, and cannot go on below
             text = text[:comment].rstrip(' ')
             if (self.at < len(self.rows) and self.rows[self.at][1] > column
                     and not self.rows[self.at][2].startswith('#')):
-                raise _NotSimple('lines after a commented plain scalar')
-            return _plain(text, self.cache)
-        return _plain(' '.join([text] + self._continuation(number, column)), self.cache)
+                raise NotSimple('lines after a commented plain scalar')
+            return plain_scalar(text, self.cache)
+        return plain_scalar(' '.join([text] + self._continuation(number, column)), self.cache)
 
     @staticmethod
     def _end(rest: str) -> None:
         stripped = rest.lstrip(' ')
         if stripped and not (stripped.startswith('#') and len(stripped) < len(rest)):
-            raise _NotSimple('text after a quoted scalar')
+            raise NotSimple('text after a quoted scalar')
 
     def flow(self, text: str):
         """Return a one-line flow list of plain scalars, or any JSON value."""
@@ -276,18 +276,18 @@ class _LineReader:
             self._end(text[end:])
             return value
         if not text.startswith('[') or not text.endswith(']'):
-            raise _NotSimple(text)
+            raise NotSimple(text)
         inner = text[1:-1]
         if any(char in inner for char in '[]{}"\'#'):
-            raise _NotSimple(text)
+            raise NotSimple(text)
         if not inner.strip(' '):
             return []
         items = [item.strip(' ') for item in inner.split(',')]
         # In a flow sequence ':' and '?' can be indicators, not text: libyaml refuses
         # ``[:0]`` and ``[a:?]`` and reads ``[?0]`` as a mapping, so such items are left to it.
         if not all(items) or any(item[0] in ':?' or ':?' in item for item in items):
-            raise _NotSimple(text)
-        return [_plain(item, self.cache) for item in items]
+            raise NotSimple(text)
+        return [plain_scalar(item, self.cache) for item in items]
 
 
 def line_items(key: str, items: bytes):
@@ -295,7 +295,7 @@ def line_items(key: str, items: bytes):
     try:
         reader = _LineReader(key + ':\n' + items.decode('utf-8'), 0)
         return reader.document()[key]
-    except (_NotSimple, ValueError, RecursionError, yaml.YAMLError):
+    except (NotSimple, ValueError, RecursionError, yaml.YAMLError):
         return None
 
 
@@ -308,6 +308,6 @@ def line_front_matter(front: str, first_line: int):
         return None
     try:
         mapping = reader.document()
-    except (_NotSimple, ValueError, RecursionError, yaml.YAMLError):
+    except (NotSimple, ValueError, RecursionError, yaml.YAMLError):
         return None
     return mapping, reader.key_lines, reader.item_lines

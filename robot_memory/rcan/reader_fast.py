@@ -32,6 +32,9 @@ from typing import Optional
 from robot_memory.errors import MemoryFileError
 from robot_memory.rcan import schema
 from robot_memory.rcan.line_reader import line_items
+from robot_memory.rcan.reader_block import block_items_json
+from robot_memory.rcan.reader_block import entry_columns_json
+from robot_memory.rcan.reader_block import scalar_json
 from robot_memory.rcan.schema import COLUMN_FIELDS
 from robot_memory.rcan.schema import entries_from_columns
 from robot_memory.rcan.yaml_rules import fast_loads
@@ -66,8 +69,9 @@ def split_front_matter(data: bytes):
 
 
 # Where a top-level line starts: after a newline not followed by a blank line, a comment,
-# an indented line or a one-line entry (``- {``, the form written before block style).
-_TOP_LEVEL_LINE = re.compile(rb'\n(?![ #\n\r]|- \{)')
+# an indented line or an item at the margin (``- {``, the one-line form written before block
+# style, or ``- id:`` as PyYAML writes a list).
+_TOP_LEVEL_LINE = re.compile(rb'\n(?![ #\n\r]|- )')
 _COMMENT_OR_BLANK = re.compile(rb'^[ ]*(?:#[^\n]*)?\n', re.M)
 _HAS_COMMENT_OR_BLANK = re.compile(rb'\n[ ]*(?:#|\n)')  # led by a literal: a quick search
 _ITEM_START = re.compile(rb'^(?:- \{|  - )', re.M)
@@ -247,6 +251,44 @@ def _block_items(block: bytes, validate_entries: bool = False):
     return [_undo_pairs(pairs) for pairs in items]
 
 
+def _other_columns(block: bytes, records: bool) -> Optional[ValidatedEntries]:
+    """Return entries another writer wrote with the writer's keys, read by columns, or None."""
+    converted = entry_columns_json(block.decode('utf-8'))
+    if converted is None:
+        return None
+    texts, rows = converted
+    try:
+        columns = [json.loads(text) for text in texts]
+    except ValueError:
+        return None
+    del texts
+    # The front matter was scanned for unsafe characters; only an escape can make one.
+    entries = entries_from_columns(columns, rows, strings_checked=b'\\' not in block,
+                                   records=records)
+    return _validated(entries)
+
+
+def _other_items(items: bytes, validate_entries: bool):
+    """Return the items of another writer's block list (``reader_block``), or None."""
+    text = items.decode('utf-8')
+    converted = block_items_json(text, entries=validate_entries)
+    if converted is None:
+        return None
+    array, pairs = converted
+    data = array.encode('utf-8')
+    del array
+    if validate_entries:
+        validated = _validated(schema.validate_entries_json(data, pairs))
+        if validated is not None:
+            return validated
+        # Read as written: a quarantined entry keeps its times as they were.
+        data = block_items_json(text)[0].encode('utf-8')
+    entries = json.loads(data, parse_float=yaml_float, parse_constant=str)
+    if sum(map(len, entries)) != pairs:
+        return None  # a key twice in one item: libyaml says what that means
+    return entries
+
+
 class ItemLines:
     """Line numbers of the items of a list read by the fast path, found when first asked."""
 
@@ -263,7 +305,9 @@ class ItemLines:
         if self._found is None:
             found, line, at = [], self.first_line, 0
             block = bytes(self.block)  # a view into the file, when read by columns
-            for match in _ITEM_START.finditer(block):
+            first = ANY_ITEM.search(block)
+            pattern = ITEM_PATTERNS[0][0] if first and first.group() == b'- ' else _ITEM_START
+            for match in pattern.finditer(block):
                 line += block.count(b'\n', at, match.start())
                 at = match.start()
                 found.append(line)
@@ -397,6 +441,13 @@ def fast_front_matter(front, first_line: int, checked: bool = False,
                     continue
             if columns_first:
                 block = front[end + 1:following - 1]
+            if block and validate_entries and key == 'entries' and not block.startswith(b'- {') \
+                    and (rest is None or not rest.strip(' ')):
+                value = _other_columns(block, records)
+                if value is not None:
+                    mapping[key] = value
+                    item_blocks[key] = (line_number + 1, block)
+                    continue
             if block:
                 items = block
                 if _HAS_COMMENT_OR_BLANK.search(b'\n' + block + b'\n') is not None:
@@ -413,7 +464,12 @@ def fast_front_matter(front, first_line: int, checked: bool = False,
                     if len(value) != items.count(b'\n') + 1:
                         return None
                 else:
-                    value = _block_items(items, validate_entries and key == 'entries')
+                    try:
+                        value = _block_items(items, validate_entries and key == 'entries')
+                    except ValueError:  # not JSON: perhaps another writer's block form
+                        value = None
+                    if value is None:
+                        value = _other_items(block, validate_entries and key == 'entries')
                     if value is None and key != 'entries':
                         value = line_items(key, items)  # e.g. peer blocks holding entries
                 if value is None or (type(value) is not ValidatedEntries
@@ -426,7 +482,13 @@ def fast_front_matter(front, first_line: int, checked: bool = False,
                     return None
                 if block:
                     pending += block + b'\n'
-                mapping[key] = fast_loads(rest)
+                try:
+                    mapping[key] = fast_loads(rest)
+                except ValueError:  # not JSON: a plain or single-quoted scalar, perhaps
+                    converted = scalar_json(rest.strip(' '), [], {})
+                    if converted is None:
+                        return None
+                    mapping[key] = fast_loads(converted)
     except (ValueError, RecursionError):  # JSON errors, UnicodeDecodeError, deep nesting
         return None
     if pending:

@@ -75,6 +75,7 @@ def test_quick_benchmark_prints_one_json_object_per_line():
 
 CLI_SCRIPT = REPO / 'bench' / 'bench_cli.py'
 CLI_BENCHES = ('cli_help', 'cli_show', 'cli_recall', 'cli_recall_vectors', 'cli_mcp_initialize',
+               'cli_show_other_form', 'cli_show_other_form', 'cli_show_other_form',
                'load_save_process', 'python_start')
 
 
@@ -88,7 +89,12 @@ def test_quick_cli_benchmark_prints_every_figure_with_its_baseline():
     assert [record['bench'] for record in records] == list(CLI_BENCHES)
     for record in records:
         assert record['ms'] > 0 and record['repeats'] == 1, record
-        if record['bench'].startswith('cli_'):
+        if record['bench'] == 'cli_show_other_form':  # against our own form, same rounds
+            show = records[1]['ms']
+            assert record['baseline_ms'] == show and record['goal_ratio'] == 2, record
+            assert math.isclose(record['ratio'], record['ms'] / show, rel_tol=0.02), record
+            assert record['n'] == 1000 and record['met'] is None, record
+        elif record['bench'].startswith('cli_'):
             assert record['baseline'] == 'python -c pass' and record['baseline_ms'] > 0
             assert math.isclose(record['ratio'], record['ms'] / record['baseline_ms'],
                                 rel_tol=0.02), record
@@ -96,7 +102,9 @@ def test_quick_cli_benchmark_prints_every_figure_with_its_baseline():
                 assert 'goal_ms' not in record and record['n'] == 1000, record
             else:
                 assert record['goal_ms'] in (100, 250, 200, 300) and record['met'] is None
-    load_save = records[5]
+    assert [record.get('form') for record in records[5:8]] == [
+        'opencastor', 'by_hand', 'opencastor_written']
+    load_save = records[8]
     assert load_save['n'] == 1000 and load_save['goal_speedup'] == 10 and load_save['met'] is None
     if load_save['baseline_ms'] is None:  # opencastor is a benchmark-only dependency
         assert 'opencastor is not installed' in load_save['note']

@@ -541,8 +541,8 @@ _PLAIN_SCALARS = ['0', '-0', '12', '-12', '0.75', '-0.0', '1.0e+5', '1.0e5', '1e
 def test_a_plain_scalar_of_the_line_reader_is_what_libyaml_reads(value):
     """Words and JSON numbers are read without libyaml's resolvers: they must agree."""
     try:
-        got = line_reader._plain(value, {})
-    except line_reader._NotSimple:
+        got = line_reader.plain_scalar(value, {})
+    except line_reader.NotSimple:
         return
     expected = yaml.load(f'key: {value}', Loader=yaml.CSafeLoader)['key']
     assert got == expected and type(got) is type(expected), (value, got, expected)
