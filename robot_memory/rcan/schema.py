@@ -397,6 +397,8 @@ def _writer_time(value) -> Optional[dt.datetime]:
     """Return a timestamp of the writer's form (FAST_TIME_PATTERN) as UTC, else None."""
     if type(value) is not str:
         return None
+    if value.endswith('+00:00'):  # as OpenCastor writes UTC: the same instant
+        value = value[:-6] + 'Z'
     try:
         return _parse_utc_z(value) if _all_times([value]) else None
     except ValueError:  # not ASCII, or a date that does not exist

@@ -104,6 +104,10 @@ def read_three_ways(data: bytes):
     raw = yaml.load(front, Loader=yaml.CSafeLoader)['entries']
     by_libyaml = [MemoryEntry.model_validate(item).model_dump() for item in raw]
     assert fast.problems == slow.problems == []
+    header = (fast.document.schema_version, fast.document.rrn, fast.document.last_updated)
+    assert header == (slow.document.schema_version, slow.document.rrn,
+                      slow.document.last_updated)
+    assert fast.document.last_updated.tzinfo is slow.document.last_updated.tzinfo is UTC
     return ([entry.model_dump() for entry in fast.document.entries],
             [entry.model_dump() for entry in slow.document.entries], by_libyaml, fast)
 
