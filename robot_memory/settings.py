@@ -51,15 +51,14 @@ import yaml
 from robot_memory.common import validation_text
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.errors import MemoryFileError
+from robot_memory.evidence.proposal_queue import MODES  # noqa: F401 - named here too
+from robot_memory.evidence.proposal_queue import ProposalSettings
+from robot_memory.evidence.proposal_queue import SOURCES  # noqa: F401 - named here too
 from robot_memory.federation.peer_context import FederationPolicy
 from robot_memory.rcan.lifecycle import DEFAULT_CONFIG
 from robot_memory.rcan.lifecycle import LifecycleConfig
 from robot_memory.rcan.schema import RRN_PATTERN
 from robot_memory.substrate.vocabulary import SENSITIVITIES
-
-# Per source of changes (proposals.*): apply at once, or propose for a person's approval.
-MODES = ('apply', 'propose')
-SOURCES = ('distiller', 'agents', 'peers')
 
 
 class DreamConfig(BaseModel):
@@ -97,45 +96,6 @@ class DreamConfig(BaseModel):
             raise ValueError(f'initial_min ({self.initial_min}) must not exceed initial_max '
                              f'({self.initial_max})')
         return self
-
-
-class ProposalSettings(BaseModel):
-    """Per source: apply its changes at once, or propose them for approval."""
-
-    model_config = ConfigDict(frozen=True, extra='forbid')
-
-    distiller: str = Field('apply', description="The LLM distiller's wording of new entries "
-                                                'during a dream: apply (write at once) or '
-                                                'propose (the entry keeps the rule text until '
-                                                'a person approves the new wording)')
-    agents: str = Field('apply', description="Agents' typed-memory writes (~/learn, MCP "
-                                             'learn, robot-memory learn): apply or propose '
-                                             '(queued until approved)')
-    peers: str = Field('apply', description="Peer robots' payloads that would change "
-                                            'peer_context: apply or propose (queued until '
-                                            'approved; a newer payload replaces a pending one)')
-    expire_after_hours: float = Field(168.0, gt=0.0, le=24.0 * 3650,
-                                      description='Hours a proposal waits for a decision '
-                                                  'before it expires (the change is not made)')
-
-    @field_validator('distiller', 'agents', 'peers')
-    @classmethod
-    def _mode_valid(cls, value):
-        if value not in MODES:
-            raise ValueError(f'{value!r} is not a mode; use apply (write at once, the default) '
-                             'or propose (queue for robot-memory approve)')
-        return value
-
-    def mode(self, source: str) -> str:
-        """Return the mode of ``source`` (one of SOURCES)."""
-        if source not in SOURCES:
-            raise ValueError(f'source {source!r} is not one of {", ".join(SOURCES)}')
-        return getattr(self, source)
-
-    @property
-    def expire_after_s(self) -> float:
-        """How long a proposal waits, in seconds."""
-        return self.expire_after_hours * 3600.0
 
 
 # ROS 2 topic names cannot contain ':', so 'TOPIC:pkg/msg/Type' is unambiguous.

@@ -94,8 +94,8 @@ from robot_memory.dream import summary as dream_summary
 from robot_memory.dream.distiller import Candidate
 from robot_memory.dream.distiller import proposals
 from robot_memory.dream.distiller import RuleDistiller
-from robot_memory.dream.intent import DreamIntent
 from robot_memory.errors import MemoryFileError
+from robot_memory.evidence.intent import DreamIntent
 from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.store import SIGNATURE_COLUMNS
 from robot_memory.evidence.store import SOURCE_COLUMNS
@@ -462,7 +462,7 @@ def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, c
 
 def _queue(store, report: DreamReport, now: dt.datetime, proposals) -> None:
     """Queue the distiller's held-back texts, expire overdue proposals, list the waiting."""
-    from robot_memory.review import proposals as queue_module
+    from robot_memory.evidence import proposal_queue as queue_module
     db = getattr(store, 'db', None)
     if db is None:
         return

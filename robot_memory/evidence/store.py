@@ -94,10 +94,11 @@ from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import to_epoch
 from robot_memory.common.timeutil import UTC
-from robot_memory.dream.intent import DreamIntent
 from robot_memory.errors import MemoryFileError
+from robot_memory.evidence.audit import AuditRecord
+from robot_memory.evidence.intent import DreamIntent
+from robot_memory.evidence.restore import apply_recorded
 from robot_memory.locations import link_target
-from robot_memory.review.audit import AuditRecord
 
 if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no rules
     from robot_memory.evidence.rules import Rules
@@ -767,8 +768,7 @@ class EvidenceStore:
                 if not claimed:
                     return None
                 if intent.kind == 'undo':
-                    from robot_memory.review import undo
-                    return undo.apply_recorded(self, intent)
+                    return apply_recorded(self, intent)
                 if intent.kind == 'prune':
                     self._apply_prune(intent)
                     return None

@@ -25,11 +25,11 @@ from typing import Optional
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import to_utc
+from robot_memory.evidence.audit import AuditRecord
 from robot_memory.federation.peer_context import AUDIT_ACTION
 from robot_memory.federation.peer_context import MergeOutcome
 from robot_memory.federation.peer_context import PeerRejected
 from robot_memory.rcan.schema import RRN_PATTERN
-from robot_memory.review.audit import AuditRecord
 
 _RRN = re.compile(RRN_PATTERN)
 

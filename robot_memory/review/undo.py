@@ -49,43 +49,22 @@ file are not part of what is restored.
 import dataclasses
 import datetime as dt
 import json
-import math
 from typing import Optional
 import uuid
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import require_aware
-from robot_memory.dream.intent import DreamIntent
-
-ACTION = 'undo'
-MAX_REASON = 500
-# Columns an undo leaves as they are now: how often a record was used is not what it learned.
-KEPT_COLUMNS = ('id', 'updated_at', 'access_count', 'last_accessed', 'useful_count',
-                'unused_count')
-LIVE = ('active', 'contested')
+from robot_memory.evidence.intent import DreamIntent
+from robot_memory.evidence.restore import entry_change
+from robot_memory.evidence.restore import max_id
+from robot_memory.evidence.restore import MAX_REASON
+from robot_memory.evidence.restore import plan_records
+from robot_memory.evidence.restore import RestorePoint
 
 
 class UndoError(ValueError):
     """An undo that cannot be done; the message says what was wrong and what to do."""
-
-
-@dataclasses.dataclass(frozen=True)
-class RestorePoint:
-    """
-    Where an undo goes back to.
-
-    Entry versions with ``id >= entry_from`` are rolled back; typed-record versions with
-    ``id >= record_from`` or, when it is None, made after ``at`` (at ``at`` too unless
-    ``inclusive``).
-    """
-
-    label: str
-    target: dict
-    at: float
-    inclusive: bool
-    entry_from: int
-    record_from: Optional[int] = None
 
 
 @dataclasses.dataclass
@@ -169,10 +148,6 @@ def point_options(dream: int = 0, undo_id: int = 0, to: str = '') -> dict:
             'to': parse_time(to) if to.strip() else None}
 
 
-def _max_id(conn, table: str) -> int:
-    return conn.execute(f'SELECT coalesce(max(id), 0) FROM {table}').fetchone()[0]
-
-
 def restore_point(conn, now: dt.datetime, dream: Optional[int] = None,
                   to: Optional[dt.datetime] = None, undo: Optional[int] = None) -> RestorePoint:
     """Return the restore point named by exactly one of ``dream``, ``to`` and ``undo``."""
@@ -206,7 +181,7 @@ def restore_point(conn, now: dt.datetime, dream: Optional[int] = None,
     at = to.timestamp()
     first = conn.execute('SELECT min(id) FROM entry_versions WHERE at > ?', (at,)).fetchone()[0]
     return RestorePoint(f'at {format_iso(to)}', {'to': format_iso(to)}, at, True,
-                        first if first is not None else _max_id(conn, 'entry_versions') + 1)
+                        first if first is not None else max_id(conn, 'entry_versions') + 1)
 
 
 def _whole(value, what: str) -> int:
@@ -230,7 +205,7 @@ def _before_dream(conn, dream: int, horizon: int) -> RestorePoint:
         'SELECT min(id) FROM entry_versions WHERE (dream_id = ? AND manual = 0) OR '
         'dream_id > ? OR (dream_id IS NULL AND at > ?)', (dream, dream, at)).fetchone()[0]
     if first is None:
-        first = _max_id(conn, 'entry_versions') + 1
+        first = max_id(conn, 'entry_versions') + 1
     return RestorePoint(f'before dream {dream} ({row[0]})', {'dream': dream}, at, False, first)
 
 
@@ -283,106 +258,6 @@ def restored_entries(document, changes: list) -> list:
     return entries + sorted(back, key=lambda entry: (entry.first_seen, entry.id))
 
 
-def _entry_change(before: Optional[str], after: Optional[str]) -> str:
-    if before is None:
-        return 'restored'
-    if after is None:
-        return 'removed'
-    return 'changed back'
-
-
-# ---------------------------------------------------------------------- typed records
-
-def _has_records(conn) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                        "name = 'substrate_versions'").fetchone() is not None
-
-
-def _same(old, new) -> bool:
-    if isinstance(old, float) or isinstance(new, float):
-        # json_object keeps 15 significant digits
-        return (old is not None and new is not None
-                and math.isclose(old, new, rel_tol=1e-12, abs_tol=1e-12))
-    return old == new
-
-
-def plan_records(conn, point: RestorePoint) -> tuple:
-    """Return (changes, skipped) for the typed records: ``{'id', 'change', 'set'}`` each."""
-    if not _has_records(conn):
-        return [], []
-    if point.record_from is not None:
-        where, value = 'id >= ?', point.record_from
-    else:
-        where, value = ('at > ?' if point.inclusive else 'at >= ?'), point.at
-    rows = conn.execute(
-        'SELECT v.record_id, v.prior FROM substrate_versions AS v JOIN (SELECT record_id, '
-        f'min(id) AS first FROM substrate_versions WHERE {where} GROUP BY record_id) AS f '
-        'ON v.id = f.first ORDER BY v.id', (value,)).fetchall()
-    targets = {record_id: json.loads(prior) if prior else None for record_id, prior in rows}
-    if point.record_from is None:
-        # Records older than the history (no version at all) created after the point.
-        later = 'created_at > ?' if point.inclusive else 'created_at >= ?'
-        for record_id, in conn.execute(
-                f'SELECT id FROM substrate_records WHERE {later} AND id NOT IN '
-                '(SELECT record_id FROM substrate_versions)', (point.at,)):
-            targets[record_id] = None
-    cursor = conn.execute('SELECT * FROM substrate_records WHERE id IN '
-                          '(SELECT value FROM json_each(?))', (json.dumps(list(targets)),))
-    names = [column[0] for column in cursor.description]
-    rows = {row[names.index('id')]: row for row in cursor.fetchall()}
-    changes, skipped = [], []
-    for record_id, prior in targets.items():
-        row = rows.get(record_id)
-        if row is None:
-            skipped.append(f'typed record {record_id} was deleted for good (forget --hard); '
-                           'it is not restored')
-            continue
-        row = dict(zip(names, row))
-        if prior is None:
-            if row['status'] != 'archived':
-                changes.append({'id': record_id, 'change': 'archived (learned after the '
-                                'restore point)', 'set': None, 'status': row['status']})
-            continue
-        update = {name: value for name, value in prior.items()
-                  if name not in KEPT_COLUMNS and name in row and not _same(row[name], value)}
-        if update:
-            what = (f'status {row["status"]} -> {prior["status"]}'
-                    if 'status' in update else ', '.join(sorted(update)))
-            changes.append({'id': record_id, 'change': f'restored ({what})', 'set': update,
-                            'status': row['status']})
-    # Leave live states first, so a restored fact never meets the one that replaced it.
-    changes.sort(key=lambda change: (change['set'] is not None,
-                                     (change['set'] or {}).get('status') in LIVE))
-    return changes, skipped
-
-
-def _apply_records(conn, changes: list, at: float, undo_id: int, actor: str, reason: str,
-                   label: str) -> None:
-    note = f'undo {undo_id}: restored {label}'
-    conn.executemany("UPDATE substrate_records SET status = 'archived', archived_at = ?, "
-                     'archive_reason = ?, updated_at = ? WHERE id = ?',
-                     [(at, f'{note}; {reason}'[:MAX_REASON], at, change['id'])
-                      for change in changes if change['set'] is None])
-    for change in changes:
-        update = change['set']
-        if update is None:
-            continue
-        names = sorted(update)
-        assignments = ', '.join(f'{name} = ?' for name in names)
-        if 'text' in update:  # its vector no longer matches; reindex_vectors renews it
-            assignments += ', embedding = NULL, embedding_model = NULL'
-        conn.execute(f'UPDATE substrate_records SET {assignments}, updated_at = ? WHERE id = ?',
-                     [update[name] for name in names] + [at, change['id']])
-    conn.executemany('INSERT INTO substrate_audit (at, record_id, action, actor, reason, detail) '
-                     'VALUES (?, ?, ?, ?, ?, ?)',
-                     [(at, change['id'], ACTION, actor, reason,
-                       json.dumps({'undo': undo_id, 'restore_point': label,
-                                   'change': change['change'],
-                                   'status_before': change['status']},
-                                  sort_keys=True, ensure_ascii=False))
-                      for change in changes])
-
-
 # ---------------------------------------------------------------------- the undo
 
 def _records_for_report(changes: list) -> list:
@@ -391,7 +266,7 @@ def _records_for_report(changes: list) -> list:
 
 
 def _changes_for_report(changes: list) -> list:
-    return [{'id': entry_id, 'change': _entry_change(before, after),
+    return [{'id': entry_id, 'change': entry_change(before, after),
              'before': json.loads(before) if before else None,
              'after': json.loads(after) if after else None}
             for entry_id, before, after in changes]
@@ -466,64 +341,6 @@ def _or_empty(document, now):
     from robot_memory.rcan.memory_file import new_document
     from robot_memory.rcan.memory_file import UNSET_RRN
     return new_document(UNSET_RRN, now)
-
-
-def apply_recorded(store, intent: DreamIntent) -> int:
-    """Return the database half of an undo (inside ``commit_dream``'s transaction); its id."""
-    conn = store.db.conn
-    at_s = intent.at.timestamp()
-    actor, reason, label = intent.actor, intent.reason, intent.label
-    point = RestorePoint(**intent.point)
-    conn.executemany('INSERT INTO entry_versions (at, entry_id, prior, manual) '
-                     'VALUES (?, ?, ?, 1)',
-                     [(at_s, entry_id, before, ) for entry_id, before, _ in intent.manual])
-    entry_from = _max_id(conn, 'entry_versions') + 1
-    records, skipped = plan_records(conn, point)
-    record_from = _max_id(conn, 'substrate_versions') + 1 if _has_records(conn) else 1
-    summary = {'entries': [entry_id for entry_id, _, _ in intent.changes],
-               'records': [change['id'] for change in records], 'skipped': skipped,
-               'manual': [entry_id for entry_id, _, _ in intent.manual]}
-    undo_id = conn.execute(
-        'INSERT INTO undos (at, actor, reason, target, entry_from, record_from, report) '
-        'VALUES (?, ?, ?, ?, ?, ?, ?)',
-        (intent.at_text, actor, reason, json.dumps(point.target, sort_keys=True), entry_from,
-         record_from, json.dumps(dict(summary, label=label), sort_keys=True,
-                                 ensure_ascii=False))).lastrowid
-    conn.executemany('INSERT INTO entry_versions (at, entry_id, prior, undo_id) '
-                     'VALUES (?, ?, ?, ?)',
-                     [(at_s, entry_id, before, undo_id)
-                      for entry_id, before, _ in intent.changes])
-    audit = []
-    for entry_id, before, after in intent.manual:
-        change = 'added' if before is None else 'deleted' if after is None else 'edited'
-        detail = {'change': change, 'taken_in_by_undo': undo_id}
-        if before is not None:
-            detail['before'] = json.loads(before)
-        if after is not None:
-            detail['after' if before is not None else 'entry'] = json.loads(after)
-        audit.append((entry_id, 'manual', f'{change} by hand since the last dream; taken in '
-                                          f'before undo {undo_id}', detail))
-    for entry_id, before, after in intent.changes:
-        audit.append((entry_id, ACTION, f'{reason} (undo {undo_id}: {label})',
-                      {'undo': undo_id, 'restore_point': point.target,
-                       'change': _entry_change(before, after),
-                       'before': json.loads(before) if before else None,
-                       'after': json.loads(after) if after else None}))
-    conn.executemany(
-        'INSERT INTO audit (at, entry_id, action, actor, reason, detail) '
-        'VALUES (?, ?, ?, ?, ?, ?)',
-        [(intent.at_text, entry_id, action, actor, text,
-          json.dumps(detail, sort_keys=True, ensure_ascii=False))
-         for entry_id, action, text, detail in audit])
-    final = {entry_id: after for entry_id, _, after in intent.manual}
-    final.update({entry_id: after for entry_id, _, after in intent.changes})
-    conn.executemany('INSERT OR REPLACE INTO snapshot VALUES (?, ?)',
-                     [(key, data) for key, data in final.items() if data is not None])
-    conn.executemany('DELETE FROM snapshot WHERE entry_id = ?',
-                     [(key,) for key, data in final.items() if data is None])
-    conn.execute('UPDATE dream_state SET file_hash = ? WHERE id = 1', (intent.file_hash,))
-    _apply_records(conn, records, at_s, undo_id, actor, reason, label)
-    return undo_id
 
 
 def log(conn) -> list:

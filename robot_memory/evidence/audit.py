@@ -13,14 +13,18 @@
 # limitations under the License.
 
 """
-One change to an entry of the memory file, as the audit log keeps it.
+The audit logs of the evidence database: their record and their one writer each.
 
-A plain record with no database behind it, so that what writes audit records (the
-evidence store, peer federation) can share it without importing the store.
+``AuditRecord`` is one change to an entry of the memory file, a plain record with no database
+behind it, so that what makes audit records (the evidence store, peer federation) can share
+it without importing the store. ``write_audit`` is the only ``INSERT`` into ``audit`` and
+``write_record_audit`` the only one into ``substrate_audit`` (the typed records' log); both
+run inside the caller's transaction.
 """
 
 import dataclasses
 import datetime as dt
+from typing import Iterable
 from typing import Optional
 
 from robot_memory.common.timeutil import format_iso
@@ -44,3 +48,15 @@ class AuditRecord:
         return {'id': self.id, 'at': format_iso(self.at), 'entry_id': self.entry_id,
                 'action': self.action, 'actor': self.actor, 'reason': self.reason,
                 'detail': self.detail, 'dream_id': self.dream_id}
+
+
+def write_audit(conn, rows: Iterable) -> None:
+    """Append ``(at, entry_id, action, actor, reason, detail_json, dream_id)`` rows to audit."""
+    conn.executemany('INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
+                     'VALUES (?, ?, ?, ?, ?, ?, ?)', rows)
+
+
+def write_record_audit(conn, rows: Iterable) -> None:
+    """Append ``(at_s, record_id, action, actor, reason, detail_json)`` rows to substrate_audit."""
+    conn.executemany('INSERT INTO substrate_audit (at, record_id, action, actor, reason, detail) '
+                     'VALUES (?, ?, ?, ?, ?, ?)', rows)
