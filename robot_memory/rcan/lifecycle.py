@@ -22,38 +22,16 @@ load/save cycle never changes a confidence.
 
 import dataclasses
 import datetime as dt
-from typing import NamedTuple
 from typing import Optional
 from typing import TYPE_CHECKING
 
 
 from robot_memory.common.timeutil import days_between
+from robot_memory.rcan.lifecycle_values import DEFAULTS
+from robot_memory.rcan.lifecycle_values import LifecycleValues  # noqa: F401 - named here too
 
 if TYPE_CHECKING:
     from robot_memory.rcan.lifecycle_config import LifecycleConfig
-
-
-class LifecycleValues(NamedTuple):
-    """
-    The lifecycle constants as plain values; ``DEFAULTS`` holds them at their defaults.
-
-    ``LifecycleConfig`` (pydantic, imported when first named) holds the same names and
-    validates them; its defaults are these. Every function here reads a config by its
-    attributes only, so either one will do.
-    """
-
-    reinforce_step: float = 0.10
-    decay_per_day: float = 0.05
-    inject_min: float = 0.30
-    prune_min: float = 0.10
-    band_high: float = 0.80
-    band_medium: float = 0.50
-    token_budget: int = 400
-    max_prune_fraction: float = 0.5
-    recent_hours: float = 24.0
-
-
-DEFAULTS = LifecycleValues()
 
 
 def __getattr__(name: str):

@@ -25,7 +25,7 @@ from pydantic import ConfigDict
 from pydantic import Field
 from pydantic import model_validator
 
-from robot_memory.rcan.lifecycle import DEFAULTS
+from robot_memory.rcan.lifecycle_values import DEFAULTS
 
 
 class LifecycleConfig(BaseModel):

@@ -39,25 +39,25 @@ from pydantic_core import core_schema
 from pydantic_core import SchemaValidator
 
 from robot_memory.common.timeutil import to_utc
-from robot_memory.rcan.schema import _parse_utc_z
-from robot_memory.rcan.schema import clean_tags
-from robot_memory.rcan.schema import clean_text
-from robot_memory.rcan.schema import COLUMN_FIELDS
-from robot_memory.rcan.schema import EntryType
-from robot_memory.rcan.schema import FAST_TAG_PATTERN
-from robot_memory.rcan.schema import FAST_TEXT_PATTERN
-from robot_memory.rcan.schema import FAST_TIME_PATTERN
-from robot_memory.rcan.schema import header_fields
-from robot_memory.rcan.schema import ID_PATTERN
-from robot_memory.rcan.schema import MAX_TAG_CHARS
-from robot_memory.rcan.schema import MAX_TAGS
-from robot_memory.rcan.schema import MAX_TEXT_CHARS
-from robot_memory.rcan.schema import peer_block_fields
-from robot_memory.rcan.schema import peer_columns
-from robot_memory.rcan.schema import PEER_KEYS
-from robot_memory.rcan.schema import PEER_UNSET
-from robot_memory.rcan.schema import RRN_PATTERN
-from robot_memory.rcan.schema import SCHEMA_VERSION
+from robot_memory.rcan.schema_fields import _parse_utc_z
+from robot_memory.rcan.schema_fields import clean_tags
+from robot_memory.rcan.schema_fields import clean_text
+from robot_memory.rcan.schema_fields import COLUMN_FIELDS
+from robot_memory.rcan.schema_fields import EntryType
+from robot_memory.rcan.schema_fields import FAST_TAG_PATTERN
+from robot_memory.rcan.schema_fields import FAST_TEXT_PATTERN
+from robot_memory.rcan.schema_fields import FAST_TIME_PATTERN
+from robot_memory.rcan.schema_fields import header_fields
+from robot_memory.rcan.schema_fields import ID_PATTERN
+from robot_memory.rcan.schema_fields import MAX_TAG_CHARS
+from robot_memory.rcan.schema_fields import MAX_TAGS
+from robot_memory.rcan.schema_fields import MAX_TEXT_CHARS
+from robot_memory.rcan.schema_fields import peer_block_fields
+from robot_memory.rcan.schema_fields import peer_columns
+from robot_memory.rcan.schema_fields import PEER_KEYS
+from robot_memory.rcan.schema_fields import PEER_UNSET
+from robot_memory.rcan.schema_fields import RRN_PATTERN
+from robot_memory.rcan.schema_fields import SCHEMA_VERSION
 
 
 class _EntryBase(BaseModel):
