@@ -43,8 +43,8 @@ from rosbags.typesys import get_types_from_msg
 from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
 
+from robot_memory.common import cdr
 from robot_memory.evidence import observations
-from robot_memory.ros import cdr
 
 MCAP_MAGIC = b'\x89MCAP0\r\n'
 ROS1_MAGIC = b'#ROSBAG V2.0\n'

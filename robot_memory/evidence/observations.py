@@ -477,7 +477,7 @@ def from_statuses(stamp: dt.datetime, statuses, skip_prefix: str = ''):
     Yield an observation, or the ObservationError refusing it, for each diagnostic status.
 
     ``statuses`` are (level, name, message, hardware_id, [(key, value), ...]) tuples (as
-    ``robot_memory.ros.cdr`` reads them); a status whose name starts with ``skip_prefix``
+    ``robot_memory.common.cdr`` reads them); a status whose name starts with ``skip_prefix``
     (memory_node's own health reports) is left out.
     """
     for level, name, message, hardware_id, values in statuses:

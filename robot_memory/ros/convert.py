@@ -32,6 +32,7 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.serialization import deserialize_message
 
+from robot_memory.common import cdr
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence import observations
 from robot_memory.msg import ContextBlock
@@ -39,7 +40,6 @@ from robot_memory.msg import MemoryEntry as MemoryEntryMsg
 from robot_memory.msg import MemoryRecord as MemoryRecordMsg
 from robot_memory.msg import PeerContext
 from robot_memory.rcan import context
-from robot_memory.ros import cdr
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -95,7 +95,7 @@ def diagnostic_statuses(raw: bytes) -> list:
 
     Each is (level, name, message, hardware_id, [(key, value), ...]).
 
-    Read straight from the bytes (``robot_memory.ros.cdr``, several times cheaper than
+    Read straight from the bytes (``robot_memory.common.cdr``, several times cheaper than
     building message objects); what that reader does not take is deserialized by rclpy.
     """
     try:

@@ -262,7 +262,7 @@ class MemoryNode(Node):
         """
         self.ingest = IngestThread(self, on_error=self._ingest_error)
         events = SubscriptionEventCallbacks(message_lost=self.message_lost_callback)
-        # Taken serialized: robot_memory.ros.cdr reads the few fields we need far cheaper
+        # Taken serialized: robot_memory.common.cdr reads the few fields we need far cheaper
         # than rclpy builds message objects (the cost that matters in a flood).
         self.ingest.subscribe(DiagnosticArray, '/diagnostics', self._ingest_diagnostics,
                               EVIDENCE_QOS, event_callbacks=events, raw=True)

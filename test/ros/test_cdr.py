@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-robot_memory.ros.cdr reads a serialized DiagnosticArray exactly as rclpy does, or refuses.
+robot_memory.common.cdr reads a serialized DiagnosticArray exactly as rclpy does, or refuses.
 
 rclpy's own serializer and deserializer are the reference: generated messages (any
 unicode, embedded NULs, any level byte, many key/values) are serialized by rclpy and must
@@ -35,8 +35,8 @@ import pytest
 from rclpy.serialization import deserialize_message
 from rclpy.serialization import serialize_message
 
-from robot_memory.ros.cdr import CdrError
-from robot_memory.ros.cdr import diagnostic_statuses
+from robot_memory.common.cdr import CdrError
+from robot_memory.common.cdr import diagnostic_statuses
 
 text = st.text(st.characters(blacklist_categories=('Cs',)), max_size=40)
 statuses = st.builds(
@@ -176,7 +176,7 @@ def test_a_count_that_cannot_fit_is_refused_before_any_work():
 
 def test_repeated_strings_are_shared_and_the_caches_stay_bounded(monkeypatch):
     """A flood's repeated names and values become the same objects; long ones are not kept."""
-    from robot_memory.ros import cdr
+    from robot_memory.common import cdr
     monkeypatch.setattr(cdr, '_TEXTS', {})
     monkeypatch.setattr(cdr, '_PAIRS', {})
     long_text = 'x' * (cdr._CACHE_BYTES + 1)
