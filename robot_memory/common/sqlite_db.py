@@ -187,12 +187,16 @@ class PlainDatabase:
         return (dict(zip(keys, row)) for row in cursor)
 
     @contextlib.contextmanager
-    def atomic(self):
+    def atomic(self, immediate: bool = False, rollback: bool = False):
         """
-        Run the block in a transaction (``BEGIN``), or a savepoint inside an open one.
+        Run the block in a transaction, or a savepoint inside an open one.
 
-        An error rolls the block back (as far as SQLite left anything to roll back: a
-        ``RAISE(ROLLBACK)`` ends the whole transaction) and propagates.
+        ``immediate`` begins with ``BEGIN IMMEDIATE``, taking SQLite's write lock at once: a
+        deferred transaction that reads first and writes later fails at once with "database
+        is locked" (no busy wait) when another connection committed in between. An error
+        rolls the block back (as far as SQLite left anything to roll back: a
+        ``RAISE(ROLLBACK)`` ends the whole transaction) and propagates; so does a failed
+        COMMIT. ``rollback`` rolls the block back even when it succeeds (a preview).
         """
         conn = self.conn
         if conn.in_transaction:
@@ -201,19 +205,24 @@ class PlainDatabase:
             try:
                 yield self
             except BaseException:
-                if conn.in_transaction:
-                    conn.execute(f'ROLLBACK TO SAVEPOINT {savepoint}')
-                    conn.execute(f'RELEASE SAVEPOINT {savepoint}')
+                _roll_back_to(conn, savepoint)
                 raise
-            conn.execute(f'RELEASE SAVEPOINT {savepoint}')
+            if rollback:
+                _roll_back_to(conn, savepoint)
+            else:
+                conn.execute(f'RELEASE SAVEPOINT {savepoint}')
             return
-        conn.execute('BEGIN')
+        conn.execute('BEGIN IMMEDIATE' if immediate else 'BEGIN')
         try:
             yield self
         except BaseException:
             if conn.in_transaction:
                 conn.rollback()
             raise
+        if rollback:
+            if conn.in_transaction:
+                conn.rollback()
+            return
         try:
             conn.execute('COMMIT')
         except BaseException:
@@ -224,6 +233,12 @@ class PlainDatabase:
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()
+
+
+def _roll_back_to(conn, savepoint: str) -> None:
+    if conn.in_transaction:
+        conn.execute(f'ROLLBACK TO SAVEPOINT {savepoint}')
+        conn.execute(f'RELEASE SAVEPOINT {savepoint}')
 
 
 def open_database(target: str, busy_timeout_s: float,
@@ -267,14 +282,8 @@ def apply_migrations(migrations: MigrationSet, db: PlainDatabase) -> None:
     conn = db.conn
     if not migrations.pending_names(conn):
         return   # the usual case; a read-only database never needs the write lock
-    conn.execute('BEGIN IMMEDIATE')
-    try:
+    with db.atomic(immediate=True):
         migrations.apply_pending(db)
-    except BaseException:
-        if conn.in_transaction:
-            conn.rollback()
-        raise
-    conn.commit()
 
 
 def create_private_file(path: pathlib.Path) -> None:

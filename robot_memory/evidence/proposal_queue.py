@@ -32,6 +32,7 @@ from pydantic import field_validator
 
 
 from robot_memory.common.sqlite_db import MigrationSet
+from robot_memory.common.sqlite_db import PlainDatabase
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import require_aware
@@ -247,11 +248,8 @@ class ProposalQueue:
             self.db.close()
 
     def _transaction(self):
-        conn = self.db.conn
-        if conn.in_transaction:  # a savepoint inside the caller's transaction
-            from robot_memory.common.sqlite_db import PlainDatabase
-            return PlainDatabase(conn).atomic()
-        return _Immediate(conn)
+        # BEGIN IMMEDIATE, or a savepoint inside the caller's transaction (the dream's)
+        return PlainDatabase(self.db.conn).atomic(immediate=True)
 
     def _audit(self, now_s: float, proposal_id: int, action: str, actor: str, reason: str,
                detail: dict) -> None:
@@ -420,22 +418,6 @@ class ProposalQueue:
         rows = self.db.conn.execute(f'SELECT {", ".join(_COLUMNS)} FROM proposals '
                                     'ORDER BY id DESC LIMIT ?', (limit,))
         return [_proposal(row) for row in rows]
-
-
-class _Immediate:
-    """``BEGIN IMMEDIATE`` ... COMMIT (rollback on error) on a connection."""
-
-    def __init__(self, conn):
-        self.conn = conn
-
-    def __enter__(self):
-        self.conn.execute('BEGIN IMMEDIATE')
-
-    def __exit__(self, kind, value, traceback):
-        if kind is None:
-            self.conn.commit()
-        elif self.conn.in_transaction:
-            self.conn.rollback()
 
 
 def reword_summary(entry_id: str, before: str, after: str) -> str:

@@ -471,19 +471,8 @@ class EvidenceStore:
         another process committed in between, which the node ingesting every 0.5 s makes
         likely for the CLI. Nested use becomes a savepoint.
         """
-        conn = self.db.conn
-        if conn.in_transaction:
-            with self.db.atomic():
-                yield
-            return
-        conn.execute('BEGIN IMMEDIATE')
-        try:
+        with self.db.atomic(immediate=True):
             yield
-        except BaseException:
-            if conn.in_transaction:
-                conn.rollback()
-            raise
-        conn.commit()
 
     def applied_migrations(self) -> list:
         """Names of the schema migrations applied to this database, in order."""

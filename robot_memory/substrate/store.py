@@ -162,17 +162,11 @@ class Substrate:
         """One ``BEGIN IMMEDIATE`` transaction: all of it is committed or none of it."""
         with self._lock:
             conn = self.db.conn
-            if conn.in_transaction:  # inside once(): the caller's transaction holds it all
+            nested = conn.in_transaction  # inside once(): a savepoint in the caller's
+            with self.db.atomic(immediate=True):
                 yield conn
-                return
-            conn.execute('BEGIN IMMEDIATE')
-            try:
-                yield conn
-            except BaseException:
-                conn.rollback()
-                raise
-            conn.execute('COMMIT')
-            self._writes += 1
+            if not nested:
+                self._writes += 1
 
     @property
     def lock(self) -> threading.RLock:
@@ -463,20 +457,8 @@ class Substrate:
         (the proposals queue shows a person what an agent's learn would do before it is
         approved).
         """
-        with self._lock:
-            conn = self.db.conn
-            if conn.in_transaction:
-                conn.execute('SAVEPOINT preview_learn')
-                try:
-                    return self.learn(text, **kwargs)
-                finally:
-                    conn.execute('ROLLBACK TO preview_learn')
-                    conn.execute('RELEASE preview_learn')
-            conn.execute('BEGIN IMMEDIATE')
-            try:
-                return self.learn(text, **kwargs)
-            finally:
-                conn.rollback()
+        with self._lock, self.db.atomic(immediate=True, rollback=True):
+            return self.learn(text, **kwargs)
 
     @contextlib.contextmanager
     def exclusive(self):

@@ -211,6 +211,30 @@ def test_plain_atomic_is_a_transaction_or_a_savepoint(tmp_path):
     db.close()
 
 
+def test_atomic_immediate_takes_the_write_lock_and_rollback_previews(tmp_path):
+    """``immediate`` holds the write lock from BEGIN; ``rollback`` undoes a successful block."""
+    db = PlainDatabase(sqlite3.connect(tmp_path / 'a.db', isolation_level=None))
+    db.execute('CREATE TABLE t (x)')
+    other = sqlite3.connect(tmp_path / 'a.db', timeout=0, isolation_level=None)
+    with db.atomic():  # deferred: no lock until the block writes
+        other.execute('INSERT INTO t VALUES (0)')
+    with db.atomic(immediate=True):
+        with pytest.raises(sqlite3.OperationalError, match='locked'):
+            other.execute('INSERT INTO t VALUES (9)')
+    with db.atomic(immediate=True, rollback=True):
+        db.execute('INSERT INTO t VALUES (1)')
+        assert [row['x'] for row in db.query('SELECT x FROM t')] == [0, 1]
+    assert not db.conn.in_transaction
+    with db.atomic(immediate=True):
+        db.execute('INSERT INTO t VALUES (2)')
+        with db.atomic(immediate=True, rollback=True):  # a savepoint, rolled back
+            db.execute('INSERT INTO t VALUES (3)')
+        assert db.conn.in_transaction
+    assert [row['x'] for row in db.query('SELECT x FROM t')] == [0, 2]
+    other.close()
+    db.close()
+
+
 INSERT_ONE_ROW = ('INSERT INTO observations (stamp, source, signature, source_key, severity, '
                   'payload) VALUES (?, ?, ?, ?, ?, ?)')
 
