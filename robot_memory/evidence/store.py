@@ -96,6 +96,7 @@ from robot_memory.common.timeutil import to_epoch
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.audit import AuditRecord
+from robot_memory.evidence.audit import write_audit
 from robot_memory.evidence.intent import DreamIntent
 from robot_memory.evidence.restore import apply_recorded
 from robot_memory.locations import link_target
@@ -620,9 +621,7 @@ class EvidenceStore:
         """Append audit records (e.g. a peer merge or a manual change) in one transaction."""
         rows = [self._audit_row(record) for record in records]
         with self._writing('write audit records to'), self._transaction():
-            self.db.conn.executemany(
-                'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
-                'VALUES (?, ?, ?, ?, ?, ?, ?)', rows)
+            write_audit(self.db.conn, rows)
 
     @staticmethod
     def _audit_row(record: AuditRecord) -> tuple:
@@ -768,11 +767,9 @@ class EvidenceStore:
                      json.dumps(intent.report, ensure_ascii=False, sort_keys=True)))
                 dream_id = cursor.lastrowid
                 self._record_versions(intent, dream_id)
-                self.db.conn.executemany(
-                    'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
-                    'VALUES (?, ?, ?, ?, ?, ?, ?)',
-                    [(at, entry_id, action, intent.actor, reason, detail,
-                      dream_id) for entry_id, action, reason, detail in intent.audit])
+                write_audit(self.db.conn, [(at, entry_id, action, intent.actor, reason, detail,
+                                            dream_id)
+                                           for entry_id, action, reason, detail in intent.audit])
                 self.db.conn.executemany(
                     f'INSERT OR REPLACE INTO signatures ({", ".join(SIGNATURE_COLUMNS)}) '
                     f'VALUES ({", ".join("?" * len(SIGNATURE_COLUMNS))})',
@@ -797,11 +794,9 @@ class EvidenceStore:
             if action != 'prune':
                 raise ValueError(f'a prune intent holds a {action!r} record for {entry_id}')
         self._record_versions(intent, None)
-        self.db.conn.executemany(
-            'INSERT INTO audit (at, entry_id, action, actor, reason, detail, dream_id) '
-            'VALUES (?, ?, ?, ?, ?, ?, NULL)',
-            [(intent.at_text, entry_id, action, intent.actor, reason, detail)
-             for entry_id, action, reason, detail in intent.audit])
+        write_audit(self.db.conn, [(intent.at_text, entry_id, action, intent.actor, reason,
+                                    detail, None)
+                                   for entry_id, action, reason, detail in intent.audit])
         self.db.conn.executemany('DELETE FROM snapshot WHERE entry_id = ?',
                                  [(key,) for key in intent.snapshot_deleted])
 

@@ -56,6 +56,7 @@ from typing import Optional
 from typing import TYPE_CHECKING
 
 from robot_memory.common import lazy_imports
+from robot_memory.evidence.audit import write_record_audit
 from robot_memory.evidence.store import EvidenceError
 from robot_memory.evidence.store import open_target
 from robot_memory.substrate import crypto
@@ -286,9 +287,7 @@ class Substrate:
     def audit(self, conn, now_s: float, record_id: str, action: str, actor: str, reason: str,
               detail: Optional[dict] = None) -> None:
         """Write one row of the audit log (``substrate_audit``) inside transaction ``conn``."""
-        conn.execute('INSERT INTO substrate_audit (at, record_id, action, actor, reason, detail) '
-                     'VALUES (?, ?, ?, ?, ?, ?)',
-                     (now_s, record_id, action, actor, reason, dumps(detail or {})))
+        write_record_audit(conn, [(now_s, record_id, action, actor, reason, dumps(detail or {}))])
 
     def link(self, conn, now_s: float, source: str, predicate: str, target: str,
              weight: Optional[float] = None) -> None:

@@ -148,3 +148,15 @@ def test_a_function_local_back_import_is_found_as_a_cycle(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "'robot_memory.common.timeutil'" in result.stdout, result.stdout
     assert "'robot_memory.review.undo'" in result.stdout, result.stdout
+
+
+def test_each_audit_table_has_one_writer():
+    """Only evidence/audit.py inserts into audit and substrate_audit."""
+    writers = {}
+    for path in sorted((REPO / 'robot_memory').rglob('*.py')):
+        text = ' '.join(path.read_text(encoding='utf-8').split())
+        for table in ('audit', 'substrate_audit'):
+            if f'INSERT INTO {table} ' in text:
+                writers.setdefault(table, []).append(path.relative_to(REPO).as_posix())
+    assert writers == {'audit': ['robot_memory/evidence/audit.py'],
+                       'substrate_audit': ['robot_memory/evidence/audit.py']}
