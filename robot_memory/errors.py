@@ -20,7 +20,16 @@ CLI turn them into service replies, diagnostics and exit codes.
 """
 
 
-class MemoryFileError(Exception):
+class RobotMemoryError(Exception):
+    """
+    A refusal of robot_memory: the message says what was wrong and what to do.
+
+    Every refusal derives from it (and keeps its own base, ValueError for most), so a
+    caller can catch ``RobotMemoryError`` instead of a tuple of each module's errors.
+    """
+
+
+class MemoryFileError(RobotMemoryError):
     """A robot-memory.md file could not be read or written."""
 
     def __init__(self, message, path=None, line=None, set_aside_to=None):

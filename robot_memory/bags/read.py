@@ -44,6 +44,7 @@ from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
 
 from robot_memory.common import cdr
+from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence import observations
 
 MCAP_MAGIC = b'\x89MCAP0\r\n'
@@ -77,7 +78,7 @@ def ns_of(value) -> int:
     return (delta.days * 86400 + delta.seconds) * 10**9 + delta.microseconds * 1000
 
 
-class RecordingError(ValueError):
+class RecordingError(RobotMemoryError, ValueError):
     """A path that is not a readable recording; the message says why and what to do."""
 
 

@@ -41,6 +41,8 @@ No rclpy here: plain bytes in, plain tuples out.
 
 import struct
 
+from robot_memory.errors import RobotMemoryError
+
 _U32 = {0: struct.Struct('>I').unpack_from, 1: struct.Struct('<I').unpack_from}
 _HEADER = 4          # encapsulation: 2 bytes scheme, 2 bytes options
 _MIN_STATUS = 1 + 4 * 4  # level, three string lengths and the values count (unpadded)
@@ -63,7 +65,7 @@ def _decoded(chunk: bytes) -> str:
     return _shared(_TEXTS, chunk, text) if len(chunk) <= _CACHE_BYTES else text
 
 
-class CdrError(ValueError):
+class CdrError(RobotMemoryError, ValueError):
     """The bytes are not a DiagnosticArray this reader understands; use rclpy instead."""
 
 

@@ -57,6 +57,7 @@ from typing import Union
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import to_utc
+from robot_memory.errors import RobotMemoryError
 
 SOURCES = ('diagnostic', 'log', 'telemetry')
 MAX_STRING_CHARS = 4096
@@ -80,7 +81,7 @@ _DROPPED = object()
 _SURROGATE = re.compile('[\ud800-\udfff]')
 
 
-class ObservationError(ValueError):
+class ObservationError(RobotMemoryError, ValueError):
     """A JSON line that cannot become an observation; says which line and field."""
 
     def __init__(self, message: str, line: Optional[int] = None, field: Optional[str] = None):

@@ -37,6 +37,7 @@ from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import require_aware
 from robot_memory.common.timeutil import to_utc
+from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence.audit import write_audit
 
 # Per source of changes (proposals.*): apply at once, or propose for a person's approval.
@@ -91,7 +92,7 @@ MAX_REASON = 500
 MAX_ACTOR = 64
 
 
-class ProposalError(ValueError):
+class ProposalError(RobotMemoryError, ValueError):
     """A proposal cannot be made or decided; the message says what to do."""
 
 

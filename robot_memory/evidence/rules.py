@@ -64,6 +64,7 @@ from pydantic import ValidationError
 import yaml
 
 from robot_memory.common import validation_text
+from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence.observations import DIAGNOSTIC_LEVELS
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.observations import LOG_LEVELS
@@ -105,7 +106,7 @@ _OPS = {
 _UNSAFE_TEXT = re.compile('[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]+')
 
 
-class RulesError(ValueError):
+class RulesError(RobotMemoryError, ValueError):
     """A rules file that cannot be used; the message names the rule and the field."""
 
 

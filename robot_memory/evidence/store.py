@@ -95,6 +95,7 @@ from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import to_epoch
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
+from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence.audit import AuditRecord
 from robot_memory.evidence.audit import write_audit
 from robot_memory.evidence.intent import DreamIntent
@@ -163,7 +164,7 @@ def insert_observations(conn: sqlite3.Connection, rows: list) -> None:
         start = stop
 
 
-class EvidenceError(ValueError):
+class EvidenceError(RobotMemoryError, ValueError):
     """The evidence database cannot be opened or written; says what to do."""
 
 

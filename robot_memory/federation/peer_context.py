@@ -77,6 +77,7 @@ from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import to_utc
 from robot_memory.common.validation_text import first_errors
+from robot_memory.errors import RobotMemoryError
 from robot_memory.rcan.context import check_displayable
 from robot_memory.rcan.context import is_displayable
 from robot_memory.rcan.lifecycle import DEFAULT_CONFIG
@@ -115,7 +116,7 @@ _RRN = re.compile(RRN_PATTERN)
 _NOT_PRIVATE = (False, None, 0, 'false', 'no', '0', '')
 
 
-class FederationError(ValueError):
+class FederationError(RobotMemoryError, ValueError):
     """Federation cannot proceed (bad key file, bad policy use); the message says what to do."""
 
 

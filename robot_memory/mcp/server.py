@@ -41,6 +41,7 @@ import traceback
 from robot_memory import __version__
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
+from robot_memory.errors import RobotMemoryError
 from robot_memory.substrate.vocabulary import MAX_QUERY
 from robot_memory.substrate.vocabulary import MAX_REASON
 from robot_memory.substrate.vocabulary import MAX_TAG
@@ -151,7 +152,7 @@ _JSON_TYPES = {'string': (str,), 'integer': (int,), 'number': (int, float), 'boo
                'object': (dict,), 'array': (list,), 'null': (type(None),)}
 
 
-class ToolError(ValueError):
+class ToolError(RobotMemoryError, ValueError):
     """A tool call the client can correct; its message goes back as the tool's error text."""
 
 

@@ -55,6 +55,7 @@ import uuid
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import require_aware
+from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence.intent import DreamIntent
 from robot_memory.evidence.restore import entry_change
 from robot_memory.evidence.restore import max_id
@@ -63,7 +64,7 @@ from robot_memory.evidence.restore import plan_records
 from robot_memory.evidence.restore import RestorePoint
 
 
-class UndoError(ValueError):
+class UndoError(RobotMemoryError, ValueError):
     """An undo that cannot be done; the message says what was wrong and what to do."""
 
 

@@ -34,6 +34,7 @@ from rclpy.serialization import deserialize_message
 
 from robot_memory.common import cdr
 from robot_memory.common.timeutil import UTC
+from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence import observations
 from robot_memory.msg import ContextBlock
 from robot_memory.msg import MemoryEntry as MemoryEntryMsg
@@ -44,7 +45,7 @@ from robot_memory.rcan import context
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class MessageTypeError(ValueError):
+class MessageTypeError(RobotMemoryError, ValueError):
     """A configured message type cannot be imported."""
 
 
@@ -85,7 +86,7 @@ def datetime_to_time(value) -> Time:
     return Time(sec=int(seconds), nanosec=delta.microseconds * 1000)
 
 
-class MessageDecodeError(ValueError):
+class MessageDecodeError(RobotMemoryError, ValueError):
     """A serialized message that neither the CDR reader nor rclpy can read."""
 
 

@@ -24,11 +24,12 @@ from rcl_interfaces.msg import IntegerRange
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import InvalidParameterValueException
 
+from robot_memory.errors import RobotMemoryError
 from robot_memory.settings import allowed
 from robot_memory.settings import parameter_specs
 
 
-class StartupError(RuntimeError):
+class StartupError(RobotMemoryError, RuntimeError):
     """The node cannot start with this configuration; the message says why and what to do."""
 
 

@@ -28,8 +28,10 @@ import re
 from typing import Any
 from typing import Optional
 
+from robot_memory.errors import RobotMemoryError
 
-class SubstrateError(ValueError):
+
+class SubstrateError(RobotMemoryError, ValueError):
     """Invalid input to the substrate or a refused operation; says what to do."""
 
 
