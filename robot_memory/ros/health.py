@@ -16,10 +16,12 @@
 """
 The health of memory_node as named tasks, the way ``diagnostic_updater`` does it.
 
-Each task is a function returning ``(level, message, values)``; :class:`HealthTasks` keeps
+Each task is a function returning a :class:`HealthStatus`; :class:`HealthTasks` keeps
 them in the order they were added and turns each into one ``DiagnosticStatus`` named
 ``"<node name>: <task>"`` so an aggregator can group them by prefix.
 """
+
+import dataclasses
 
 from diagnostic_msgs.msg import DiagnosticStatus
 from diagnostic_msgs.msg import KeyValue
@@ -27,6 +29,23 @@ from diagnostic_msgs.msg import KeyValue
 OK = DiagnosticStatus.OK
 WARN = DiagnosticStatus.WARN
 ERROR = DiagnosticStatus.ERROR
+LEVELS = (OK, WARN, ERROR, DiagnosticStatus.STALE)
+
+
+@dataclasses.dataclass(frozen=True)
+class HealthStatus:
+    """What one health task says: a DiagnosticStatus level, one line, and key/values."""
+
+    level: bytes
+    message: str
+    values: dict = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.level not in LEVELS:
+            raise ValueError(f'health level {self.level!r} is not one of OK, WARN, ERROR, '
+                             'STALE (diagnostic_msgs/DiagnosticStatus)')
+        if not isinstance(self.message, str):
+            raise ValueError(f'a health message is text, not {type(self.message).__name__}')
 
 
 class HealthTasks:
@@ -38,7 +57,7 @@ class HealthTasks:
         self._tasks = []
 
     def add(self, name: str, task) -> None:
-        """Add ``task``, a function returning ``(level, message, values)``, as ``name``."""
+        """Add ``task``, a function returning a HealthStatus, as ``name``."""
         self._tasks.append((name, task))
 
     def names(self) -> list:
@@ -47,11 +66,11 @@ class HealthTasks:
 
     def statuses(self) -> list:
         """Run every task; return one DiagnosticStatus each."""
-        return [self.status(name, *task()) for name, task in self._tasks]
+        return [self.status(name, task()) for name, task in self._tasks]
 
-    def status(self, name: str, level: bytes, message: str, values: dict) -> DiagnosticStatus:
+    def status(self, name: str, health: HealthStatus) -> DiagnosticStatus:
         """Return the DiagnosticStatus of task ``name``."""
         return DiagnosticStatus(
-            level=level, name=f'{self.prefix}{name}', message=message,
+            level=health.level, name=f'{self.prefix}{name}', message=health.message,
             hardware_id=self.hardware_id,
-            values=[KeyValue(key=key, value=str(value)) for key, value in values.items()])
+            values=[KeyValue(key=key, value=str(value)) for key, value in health.values.items()])

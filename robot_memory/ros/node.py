@@ -94,6 +94,7 @@ from robot_memory.rcan.document_cache import DocumentCache
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.ros import convert
 from robot_memory.ros.health import ERROR
+from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import HealthTasks
 from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN
@@ -336,18 +337,18 @@ class MemoryNode(Node):
             'Learn and Forget callers can retry with the same request_id without double '
             'counting')
 
-    def services_health(self) -> tuple:
-        """Return (level, message, values) for the "services" status."""
+    def services_health(self) -> HealthStatus:
+        """Return the HealthStatus of the "services" status."""
         attempted, by_service = self.replies.counts()
         dropped = sum(by_service.values())
         values = {'replies': attempted - dropped, 'replies_dropped': dropped,
                   **{f'dropped {name}': count for name, count in sorted(by_service.items())}}
         last = getattr(self, '_last_reply_drop', None)
         if last is not None and time.monotonic() - last < LOSS_WARN_S:
-            return WARN, (f'{dropped} replies dropped since start (' + ', '.join(
+            return HealthStatus(WARN, (f'{dropped} replies dropped since start (' + ', '.join(
                 f'~/{name} {count}' for name, count in sorted(by_service.items()))
-                + f'); the last {time.monotonic() - last:.0f} s ago'), values
-        return OK, f'{attempted - dropped} replies sent', values
+                + f'); the last {time.monotonic() - last:.0f} s ago'), values)
+        return HealthStatus(OK, f'{attempted - dropped} replies sent', values)
 
     # ------------------------------------------------------------------ parameters
 
@@ -601,8 +602,8 @@ class MemoryNode(Node):
 
     # ------------------------------------------------------------------ health
 
-    def memory_file_health(self) -> tuple:
-        """Return (level, message, values) for the "memory file" status."""
+    def memory_file_health(self) -> HealthStatus:
+        """Return the HealthStatus of the "memory file" status."""
         document = self.cache.document(self.clock_.now())
         path = self.memory.path
         try:
@@ -620,26 +621,26 @@ class MemoryNode(Node):
             level, message = ERROR, f'last write failed: {self.last_dream_error}'
         else:
             level, message = OK, 'writable'
-        return level, message, {
+        return HealthStatus(level, message, {
             'path': path, 'entries': len(document.entries),
             'bytes': path.stat().st_size if path.exists() else 0,
             'last_updated': format_iso(document.last_updated),
-            'written_to': written_to, 'database': self.db_path}
+            'written_to': written_to, 'database': self.db_path})
 
-    def dream_health(self) -> tuple:
-        """Return (level, message, values) for the "dream" status."""
+    def dream_health(self) -> HealthStatus:
+        """Return the HealthStatus of the "dream" status."""
         if self.last_dream is None:
             level, message, dream_at = OK, 'no dream yet', ''
         else:
             dream_at, message = format_iso(self.last_dream[0]), self.last_dream[1]
             level = ERROR if self.last_dream_error else OK
-        return level, message, {
+        return HealthStatus(level, message, {
             'last_dream': dream_at,
             'next_nightly': format_iso(self._next_nightly) if self._next_nightly else 'off',
-            'period_s': self.settings.node.dream_period_s}
+            'period_s': self.settings.node.dream_period_s})
 
-    def evidence_health(self) -> tuple:
-        """Return (level, message, values) for the "evidence" status."""
+    def evidence_health(self) -> HealthStatus:
+        """Return the HealthStatus of the "evidence" status."""
         worker = self.worker
         db_bytes = sum(os.path.getsize(name) for name in
                        (str(self.db_path), f'{self.db_path}-wal') if os.path.exists(name))
@@ -668,20 +669,20 @@ class MemoryNode(Node):
         if self.gaps_counted is False:
             message += ('; messages lost in the middleware are not counted: this '
                         'rclpy gives no publisher GID with a message (ROS 2 Jazzy)')
-        return level, message, {
+        return HealthStatus(level, message, {
             'backlog': worker.backlog, 'received': worker.submitted, 'stored': worker.stored,
             'dropped_backlog_full': worker.dropped, 'dropped_unwritable': unwritable,
             'lost_in_middleware': lost_in_middleware,
             'middleware_loss_events': self.loss_events, 'refused': self.refused,
-            'database_bytes': db_bytes}
+            'database_bytes': db_bytes})
 
-    def entries_health(self) -> tuple:
-        """Return (level, message, values) for the "entries" status: the bands now."""
+    def entries_health(self) -> HealthStatus:
+        """Return the HealthStatus of the "entries" status: the bands now."""
         now = self.clock_.now()
         document = self.cache.document(now)
         bands = lifecycle.band_counts(document.entries, now, self.settings.lifecycle)
         bands['peers'] = len(document.peer_context or [])
-        return OK, f'🔴 {bands["high"]} 🟡 {bands["medium"]} 🟢 {bands["low"]}', bands
+        return HealthStatus(OK, f'🔴 {bands["high"]} 🟡 {bands["medium"]} 🟢 {bands["low"]}', bands)
 
     def health_statuses(self) -> list:
         """Return the node's health as DiagnosticStatus messages, one per task."""

@@ -47,6 +47,7 @@ from robot_memory.errors import MemoryFileError
 from robot_memory.federation import audit
 from robot_memory.federation import peer_context as federation
 from robot_memory.ros import convert
+from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN
 from robot_memory.srv import ExchangePeerContext
@@ -315,8 +316,8 @@ class PeerFederation:
             self._on_change()
         return dropped
 
-    def health(self) -> tuple:
-        """Return (level, message, values) for the node's "peers" diagnostic status."""
+    def health(self) -> HealthStatus:
+        """Return the HealthStatus of the node's "peers" diagnostic status."""
         settings = self._settings()
         document = self._cache.document(self._clock.now())
         blocks = document.peer_context or []
@@ -340,5 +341,5 @@ class PeerFederation:
             if not status.get('last_ok') and 'last_attempt' in status:
                 failing.append(name)
         if failing:
-            return WARN, f'sync failing with {", ".join(failing)}', values
-        return OK, f'{len(blocks)} peer blocks', values
+            return HealthStatus(WARN, f'sync failing with {", ".join(failing)}', values)
+        return HealthStatus(OK, f'{len(blocks)} peer blocks', values)

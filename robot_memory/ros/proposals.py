@@ -28,6 +28,7 @@ import threading
 
 from robot_memory.errors import MemoryFileError
 from robot_memory.review import proposals
+from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN
 from robot_memory.srv import Proposals
@@ -128,8 +129,8 @@ class ProposalServices:
                 'no proposals wait for approval'
         return response
 
-    def health(self) -> tuple:
-        """Return (level, message, values) for the "proposals" diagnostic status."""
+    def health(self) -> HealthStatus:
+        """Return the HealthStatus of the "proposals" diagnostic status."""
         now = self._clock.now()
         settings = self._settings().proposals
         try:
@@ -137,15 +138,15 @@ class ProposalServices:
                 self.queue.expire(now, self._node.get_name())
                 stats = self.queue.stats(now)
         except (ValueError, OSError) as error:
-            return WARN, f'queue unreadable: {error}', {}
+            return HealthStatus(WARN, f'queue unreadable: {error}', {})
         values = {'pending': stats['pending'], 'oldest_age_s': stats['oldest_age_s'],
                   **{f'pending {source}': count for source, count in stats['by_source'].items()},
                   **{f'mode {source}': settings.mode(source) for source in proposals.SOURCES},
                   'expire_after_hours': settings.expire_after_hours}
         if not stats['pending']:
-            return OK, 'nothing waits for approval', values
-        return OK, (f'{stats["pending"]} waiting for approval, the oldest for '
-                    f'{stats["oldest_age_s"]:.0f} s'), values
+            return HealthStatus(OK, 'nothing waits for approval', values)
+        return HealthStatus(OK, (f'{stats["pending"]} waiting for approval, the oldest for '
+                                 f'{stats["oldest_age_s"]:.0f} s'), values)
 
     def close(self) -> None:
         """Close the queue's connection."""

@@ -30,6 +30,7 @@ import time
 
 from robot_memory.review import proposals
 from robot_memory.ros import convert
+from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN
 from robot_memory.srv import Forget
@@ -208,8 +209,8 @@ class TypedMemoryServices:
         response.replayed = reply['replayed']
         return response
 
-    def health(self) -> tuple:
-        """Return (level, message, values) for the "typed memory" diagnostic status."""
+    def health(self) -> HealthStatus:
+        """Return the HealthStatus of the "typed memory" diagnostic status."""
         if time.monotonic() >= self._metrics_due:
             self._metrics_due = time.monotonic() + self._settings().node.substrate_metrics_period_s
             try:
@@ -219,7 +220,7 @@ class TypedMemoryServices:
             except (SubstrateError, ValueError, OSError) as error:
                 self._metrics_error = str(error)
         if self._metrics_error:
-            return WARN, f'metrics unavailable: {self._metrics_error}', {}
+            return HealthStatus(WARN, f'metrics unavailable: {self._metrics_error}', {})
         metrics, encryption = self._metrics, self._encryption
         search = describe_embedder(self.substrate.embedder)
         values = {'records': metrics.records, 'search': search['search'],
@@ -239,9 +240,9 @@ class TypedMemoryServices:
                   'encrypted_withheld': encryption['withheld'],
                   'plaintext_sensitive_records': encryption['plaintext_sensitive']}
         if encryption['withheld']:  # the key is missing or wrong: say what to do
-            return WARN, encryption['notice'], values
+            return HealthStatus(WARN, encryption['notice'], values)
         message = f'{metrics.records} records'
         if encryption['plaintext_sensitive']:
             # Said, not raised to WARN: running without encryption may be the operator's choice.
             message += f'; {encryption["plaintext_notice"]}'
-        return OK, message, values
+        return HealthStatus(OK, message, values)
