@@ -93,7 +93,7 @@ def metadata_version(name: str):
 
 def listed_versions(path) -> dict:
     """{name: version} as ``<name>-<version>.dist-info`` / egg-info entries in ``path`` say."""
-    found = {}
+    found: dict = {}
     for entry in path:
         try:
             items = os.listdir(entry or '.')

@@ -48,8 +48,8 @@ _HEADER = 4          # encapsulation: 2 bytes scheme, 2 bytes options
 _MIN_STATUS = 1 + 4 * 4  # level, three string lengths and the values count (unpadded)
 _CACHE_ENTRIES = 1024  # each cache: about 0.3 MB when full of the longest kept
 _CACHE_BYTES = 120     # longer strings (and pairs) are decoded each time, not kept
-_TEXTS = {}          # the bytes of a string (up to its NUL) -> the str rclpy makes of them
-_PAIRS = {}          # (key, value) -> the same tuple
+_TEXTS: dict = {}    # the bytes of a string (up to its NUL) -> the str rclpy makes of them
+_PAIRS: dict = {}    # (key, value) -> the same tuple
 
 
 def _shared(cache: dict, key, value):
@@ -130,10 +130,11 @@ def diagnostic_statuses(raw: bytes) -> list:
                     chunk = raw[pos:end if cut < 0 else cut]
                     pair.append(texts.get(chunk) or _decoded(chunk))
                     pos = end
-                pair = (pair[0], pair[1])
-                if len(pair[0]) + len(pair[1]) <= _CACHE_BYTES:
-                    pair = pairs_kept.get(pair) or _shared(pairs_kept, pair, pair)
-                values.append(pair)
+                key_value = (pair[0], pair[1])
+                if len(key_value[0]) + len(key_value[1]) <= _CACHE_BYTES:
+                    key_value = pairs_kept.get(key_value) or _shared(pairs_kept, key_value,
+                                                                     key_value)
+                values.append(key_value)
             result.append((level, fields[0], fields[1], fields[2], values))
     except (struct.error, IndexError):
         raise CdrError(f'the message ends before its last field ({size} bytes)') from None

@@ -21,6 +21,8 @@ access (``numpy.float32`` works as before): numpy alone costs about 0.17 s of st
 """
 
 import importlib
+import types
+from typing import Optional
 
 
 class _Deferred:
@@ -28,7 +30,7 @@ class _Deferred:
 
     def __init__(self, name: str):
         self._name = name
-        self._module = None
+        self._module: Optional[types.ModuleType] = None
 
     def __getattr__(self, attribute: str):
         module = self._module

@@ -80,7 +80,7 @@ class MigrationSet:
     def __init__(self, name: str, migrations_table: str = '_sqlite_migrations'):
         self.name = name
         self.migrations_table = migrations_table
-        self._steps = []
+        self._steps: list = []
 
     def __call__(self, *, name: Optional[str] = None, transactional: bool = True):
         """Return a decorator registering a migration step (the function's name by default)."""

@@ -20,6 +20,7 @@ Pure functions only; the clock is always passed in by the caller.
 
 import datetime as dt
 from typing import Optional
+from typing import overload
 
 UTC = dt.timezone.utc
 FILE_STAMP_FORMAT = '%Y%m%dT%H%M%SZ'
@@ -82,6 +83,14 @@ def require_aware(value, error: type = ValueError, what: str = 'now') -> dt.date
 def to_epoch(value: dt.datetime) -> float:
     """Return ``value`` as UNIX seconds (a naive value is taken as UTC)."""
     return to_utc(value).timestamp()
+
+
+@overload
+def from_epoch(seconds: float) -> dt.datetime: ...
+
+
+@overload
+def from_epoch(seconds: None) -> None: ...
 
 
 def from_epoch(seconds: Optional[float]) -> Optional[dt.datetime]:

@@ -20,16 +20,18 @@ own label for the whole value and its own prefix. Duck-typed on ``errors()`` and
 ``error_count()``: importing this module imports no pydantic and no model.
 """
 
+from typing import Mapping
+
 # Leads pydantic puts before the message of a validator's ValueError or assert.
 VALIDATOR_LEADS = ('Value error, ', 'Assertion failed, ')
 
 
-def where(detail: dict, whole: str = '') -> str:
+def where(detail: Mapping, whole: str = '') -> str:
     """Return the dotted field path of one error of ``errors()``, or ``whole`` for the value."""
     return '.'.join(str(part) for part in detail.get('loc', ())) or whole
 
 
-def message(detail: dict, leads: tuple = ()) -> str:
+def message(detail: Mapping, leads: tuple = ()) -> str:
     """Return the message of one error of ``errors()`` less the first of ``leads`` it opens with."""
     text = detail.get('msg', 'invalid')
     for lead in leads:

@@ -310,9 +310,15 @@ class ProposalQueue:
                 self._audit(now_s, old, 'replace', 'proposals',
                             f'replaced by the newer proposal {new_id} for {target}',
                             {'by': new_id, 'target': target})
-        return self.get(new_id)
+        return self._written(new_id)
 
     # ------------------------------------------------------------------ reading
+
+    def _written(self, proposal_id: int) -> Proposal:
+        """Return a proposal this connection has written (so it exists)."""
+        proposal = self.get(proposal_id)
+        assert proposal is not None
+        return proposal
 
     def get(self, proposal_id: int) -> Optional[Proposal]:
         """Return the proposal with this id, or None."""
@@ -384,7 +390,7 @@ class ProposalQueue:
                                 'lists the pending ones')
         if proposal.status == 'pending' and proposal.expires_at.timestamp() <= now_s:
             self.expire(now)
-            proposal = self.get(proposal_id)
+            proposal = self._written(proposal_id)
         if proposal.status != 'pending':
             when = format_iso(proposal.decided_at) if proposal.decided_at else '?'
             advice = ('it was not applied; if the change is still wanted, have its source '
@@ -412,7 +418,7 @@ class ProposalQueue:
                         {'kind': proposal.kind, 'source': proposal.source,
                          'target': proposal.target, 'summary': proposal.summary,
                          'outcome': outcome})
-        return self.get(proposal_id)
+        return self._written(proposal_id)
 
     def recent(self, limit: int = 50) -> list:
         """Return the latest proposals whatever their status, newest first."""

@@ -89,6 +89,7 @@ def plan_records(conn, point: RestorePoint) -> tuple:
     """Return (changes, skipped) for the typed records: ``{'id', 'change', 'set'}`` each."""
     if not has_records(conn):
         return [], []
+    value: float
     if point.record_from is not None:
         where, value = 'id >= ?', point.record_from
     else:
@@ -165,6 +166,7 @@ def apply_recorded(store, intent: DreamIntent) -> int:
     conn = store.db.conn
     at_s = intent.at.timestamp()
     actor, reason, label = intent.actor, intent.reason, intent.label
+    assert intent.point is not None  # an undo's intent always names its restore point
     point = RestorePoint(**intent.point)
     conn.executemany('INSERT INTO entry_versions (at, entry_id, prior, manual) '
                      'VALUES (?, ?, ?, 1)',

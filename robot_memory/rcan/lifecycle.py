@@ -28,10 +28,12 @@ from typing import TYPE_CHECKING
 
 from robot_memory.common.timeutil import days_between
 from robot_memory.rcan.lifecycle_values import DEFAULTS
-from robot_memory.rcan.lifecycle_values import LifecycleValues  # noqa: F401 - named here too
+from robot_memory.rcan.lifecycle_values import LifecycleValues
 
 if TYPE_CHECKING:
     from robot_memory.rcan.lifecycle_config import LifecycleConfig
+    # Every function here reads a config by its attributes: either form will do.
+    AnyConfig = LifecycleConfig | LifecycleValues
 
 
 def __getattr__(name: str):
@@ -44,7 +46,7 @@ def __getattr__(name: str):
     return value
 
 
-def effective_confidence(entry, now: dt.datetime, config: 'LifecycleConfig' = DEFAULTS,
+def effective_confidence(entry, now: dt.datetime, config: 'AnyConfig' = DEFAULTS,
                          reference: Optional[dt.datetime] = None) -> float:
     """
     Confidence after decay at ``now``: max(0, c − rate × days since last_reinforced).
@@ -64,7 +66,7 @@ def effective_confidence(entry, now: dt.datetime, config: 'LifecycleConfig' = DE
     return min(entry.confidence, max(0.0, decayed))
 
 
-def reinforce(entry, now: dt.datetime, config: 'LifecycleConfig' = DEFAULTS,
+def reinforce(entry, now: dt.datetime, config: 'AnyConfig' = DEFAULTS,
               observations: int = 1):
     """
     Apply new evidence: start from the effective confidence, add the step, count, reset the clock.
@@ -81,14 +83,14 @@ def reinforce(entry, now: dt.datetime, config: 'LifecycleConfig' = DEFAULTS,
     })
 
 
-def is_injectable(entry, now: dt.datetime, config: 'LifecycleConfig' = DEFAULTS,
+def is_injectable(entry, now: dt.datetime, config: 'AnyConfig' = DEFAULTS,
                   reference: Optional[dt.datetime] = None) -> bool:
     """Eligible for the context block: not resolved and effective confidence ≥ inject_min."""
     return (entry.type != 'resolved'
             and effective_confidence(entry, now, config, reference) >= config.inject_min)
 
 
-def band(confidence: float, config: 'LifecycleConfig' = DEFAULTS) -> str:
+def band(confidence: float, config: 'AnyConfig' = DEFAULTS) -> str:
     """Return the emoji band of RCAN §5: 🔴 high, 🟡 medium, 🟢 lower."""
     if confidence >= config.band_high:
         return '🔴'
@@ -97,7 +99,7 @@ def band(confidence: float, config: 'LifecycleConfig' = DEFAULTS) -> str:
     return '🟢'
 
 
-def band_counts(entries, now: dt.datetime, config: 'LifecycleConfig' = DEFAULTS) -> dict:
+def band_counts(entries, now: dt.datetime, config: 'AnyConfig' = DEFAULTS) -> dict:
     """Own entries by band at ``now``: high, medium, low, below_threshold and resolved."""
     counts = {'high': 0, 'medium': 0, 'low': 0, 'below_threshold': 0, 'resolved': 0}
     for entry in entries:
@@ -135,7 +137,7 @@ class PruneOutcome:
     archive_advice: str = ''
 
 
-def prune(entries, now: dt.datetime, config: 'LifecycleConfig' = DEFAULTS) -> PruneOutcome:
+def prune(entries, now: dt.datetime, config: 'AnyConfig' = DEFAULTS) -> PruneOutcome:
     """
     Split ``entries`` into kept and pruned (effective confidence < prune_min).
 

@@ -102,6 +102,14 @@ class EntryRecord:
     """
 
     __slots__ = COLUMN_FIELDS  # set once, by schema._records
+    id: str
+    type: str
+    text: str
+    confidence: float
+    first_seen: dt.datetime
+    last_reinforced: Optional[dt.datetime]
+    observation_count: int
+    tags: tuple
 
     def __setattr__(self, name, value):
         raise AttributeError(f'a read-only entry cannot be changed ({name})')
@@ -118,7 +126,7 @@ class EntryRecord:
                     if name != 'tags')
                 and list(self.tags) == list(other.tags) and not other.extras)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # equal to a MemoryEntry, so unhashable
 
     def __repr__(self) -> str:
         return 'EntryRecord(' + ', '.join(f'{name}={getattr(self, name)!r}'
@@ -223,7 +231,7 @@ def entries_from_columns(columns, count: int, strings_checked: bool = False,
 def _records(*columns) -> list:
     """Return EntryRecords of checked columns (COLUMN_FIELDS order), equal values shared."""
     ids, types, texts, confidences, first_seen, last_reinforced, counts, tags = columns
-    shared = {}  # a timestamp, confidence, tag or set of tags that recurs is one object
+    shared: dict = {}  # a timestamp, confidence, tag or set of tags that recurs is one object
     first_seen = list(map(shared.setdefault, first_seen, first_seen))
     last_reinforced = list(map(shared.setdefault, last_reinforced, last_reinforced))
     confidences = list(map(shared.setdefault, confidences, confidences))
@@ -257,6 +265,9 @@ class PeerBlockRecord:
     """
 
     __slots__ = ('rrn', 'last_synced', 'entries')
+    rrn: str
+    last_synced: dt.datetime
+    entries: list
 
     def __init__(self, rrn: str, last_synced: dt.datetime, entries: list):
         for name, value in (('rrn', rrn), ('last_synced', last_synced), ('entries', entries)):

@@ -268,7 +268,7 @@ def peer_columns(items) -> Optional[tuple]:
         return None
     ids, types, texts, confidences, tags = (list(map(operator.itemgetter(name), items))
                                             for name in PEER_KEYS)
-    confidences = _shared_columns(ids, types, texts, confidences, tags, False)
-    if confidences is None:
+    checked = _shared_columns(ids, types, texts, confidences, tags, False)
+    if checked is None:
         return None
-    return ids, list(map(sys.intern, types)), texts, confidences, tags
+    return ids, list(map(sys.intern, types)), texts, checked, tags

@@ -268,11 +268,11 @@ def _fast_entries():
 def _make_entries(validated) -> list:
     new = object.__new__
     set_attribute = object.__setattr__
-    entries = []
+    entries: list = []
     append = entries.append
     # Entries are frozen, so nothing changes a fields set in place (model_copy copies it):
     # entries with the same fields share one set, saving ~0.7 KB an entry in the node.
-    shared = set()
+    shared: set = set()
     for values, extra, fields_set in validated:
         if fields_set == shared:
             fields_set = shared

@@ -193,6 +193,7 @@ def decide_proposal(queue: ProposalQueue, proposal_id, decision: str, actor: str
         if 'entry' not in state:
             return
         proposal = queue.get(proposal_number(proposal_id))
+        assert proposal is not None  # being decided in this transaction
         # The entry as it was, for robot_memory.review.undo (before the snapshot moves).
         conn.execute('INSERT INTO entry_versions (at, entry_id, prior) SELECT ?, entry_id, '
                      'data FROM snapshot WHERE entry_id = ?', (now_s, proposal.target))

@@ -166,6 +166,7 @@ def restore_point(conn, now: dt.datetime, dream: Optional[int] = None,
             raise UndoError(f'there is no undo {undo}; robot-memory undo --list shows them')
         return RestorePoint(f'before undo {undo} ({row[0]})', {'undo': undo},
                             parse_iso(row[0]).timestamp(), False, row[1], row[2])
+    assert to is not None  # exactly one was named
     to = _aware(to)
     if to > now:
         raise UndoError(f'{format_iso(to)} is in the future (now is {format_iso(now)}); '

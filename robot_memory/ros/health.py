@@ -54,7 +54,7 @@ class HealthTasks:
     def __init__(self, node_name: str, hardware_id: str):
         self.prefix = f'{node_name}: '
         self.hardware_id = hardware_id
-        self._tasks = []
+        self._tasks: list = []
 
     def add(self, name: str, task) -> None:
         """Add ``task``, a function returning a HealthStatus, as ``name``."""
