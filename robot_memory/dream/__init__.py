@@ -16,5 +16,5 @@
 The nightly dream (autodream) and what surrounds it.
 
 Evidence matched to entries, reinforced, created, resolved, decayed and pruned;
-its schedule, intent journal and the summary people read.
+its schedule and the summary people read (its intent journal is evidence.intent).
 """

@@ -16,5 +16,7 @@
 Evidence: what the robot reported, what counts, and where it is kept.
 
 Observations as plain data, the rules that decide what counts, and the
-append-only SQLite store with its writer thread.
+append-only SQLite store with its writer thread; beside the store, what else writes
+that database: the audit log, the dream's intent journal, undo's database half and
+the proposals queue.
 """
