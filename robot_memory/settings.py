@@ -193,6 +193,21 @@ class NodeSettings(BaseModel):
                                 'federation.private_key_path when set, else beside the database '
                                 '(robot-memory.key for robot-memory.db)')
 
+    web_port: int = _frozen(
+        default=0, ge=0, le=65535,
+        description="Serve the operator's page (robot-memory serve) beside the node on this TCP "
+                    'port; 0: off. Needs robot_memory[web]')
+    web_host: str = _frozen(
+        default='127.0.0.1', description="Address the operator's page listens on; any but a "
+                                         'loopback address needs web_token_file')
+    web_token_file: str = _frozen(
+        default='', description="File holding the operator page's access token (at least 16 "
+                                'characters); empty: $ROBOT_MEMORY_WEB_TOKEN, else a new token '
+                                'each start, logged in the link')
+    web_read_only: bool = _frozen(
+        default=False, description="The operator's page offers no change (no approve, reject, "
+                                   'undo or edit)')
+
     @field_validator('telemetry_topics')
     @classmethod
     def _topics_valid(cls, value: list) -> list:

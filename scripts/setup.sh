@@ -41,6 +41,9 @@ INSTALL="$_rm_install"
 COLCON_LOG="$_rm_colcon_log"
 PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "pytest-timeout"
          "cryptography" "mcp" "matplotlib"
+         # the [web] extra of setup.cfg (the operator page) and what its browser tests drive
+         # the system Chromium with
+         "starlette>=0.27" "uvicorn>=0.23" "sse-starlette>=1.6" "jinja2>=3.1" "selenium>=4.10"
          # what ament_flake8 and ament_pep257 (scripts/ros-requirements*.txt) run: flake8 with
          # the plugins ROS 2 lints with, and pydocstyle
          "flake8" "flake8-blind-except" "flake8-builtins" "flake8-class-newline"
@@ -146,6 +149,17 @@ if [ -n "$need" ]; then
     echo "[setup] missing prerequisites. Install them with:" >&2
     echo "    sudo apt-get install -y $need" >&2
     exit 1
+  fi
+fi
+
+# The operator page's browser tests (test/test_web_page.py) drive a headless Chromium:
+# installed here when we may (root with apt), so CI runs them; otherwise said how.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    run "apt-get install chromium" bash -c "DEBIAN_FRONTEND=noninteractive apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-driver fonts-noto-color-emoji"
+  else
+    echo "[setup] note: the operator page's browser tests need Chromium:" \
+         "sudo apt-get install -y chromium chromium-driver" >&2
   fi
 fi
 

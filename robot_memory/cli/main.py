@@ -36,6 +36,7 @@ from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
 from robot_memory.dependencies import skip_pydantic_plugins
 from robot_memory.errors import MemoryFileError
+from robot_memory.web import cli as cli_web
 
 if TYPE_CHECKING:
     from robot_memory.evidence.rules import Rules
@@ -189,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help='only add the evidence; run no nightly dreams')
     cli_substrate.add_commands(commands, [common, database])
     cli_proposals.add_commands(commands, [common, database])
+    cli_web.add_commands(commands, [common, database])
     return parser
 
 
@@ -520,6 +522,7 @@ COMMANDS = {
 }
 COMMANDS.update(cli_substrate.HANDLERS)
 COMMANDS.update(cli_proposals.HANDLERS)
+COMMANDS.update(cli_web.HANDLERS)
 
 
 class NeutralisedStream:

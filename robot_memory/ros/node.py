@@ -93,6 +93,7 @@ from robot_memory.rcan import lifecycle
 from robot_memory.rcan.document_cache import DocumentCache
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.ros import convert
+from robot_memory.ros import web_server
 from robot_memory.ros.health import ERROR
 from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import HealthTasks
@@ -226,6 +227,7 @@ class MemoryNode(Node):
         self.heap.maybe_trim(force=True)
         self.publish_diagnostics()
         self.ingest.start()
+        self.web = web_server.start(self)  # only with web_port set: robot_memory[web]
         kept = dream_summary.latest_summary(self.memory)
         if kept is not None:  # after a restart: the last summary written by any dream
             self.dream_summary_publisher.publish(String(data=kept))
@@ -699,6 +701,7 @@ class MemoryNode(Node):
 
     def destroy_node(self, stop_signals=None):
         """Stop ingesting, flush all evidence and close the stores, then destroy the node."""
+        web_server.stop(getattr(self, 'web', None))
         ingest = getattr(self, 'ingest', None)
         if ingest is not None and not ingest.stop():
             self.get_logger().warning('the ingest thread did not stop within 5 s')

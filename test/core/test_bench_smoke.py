@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Smoke tests of bench/bench_memory_file.py and bench/bench_cli.py.
+Smoke tests of bench/bench_memory_file.py, bench/bench_cli.py and bench/bench_web.py.
 
 They run and print well-formed JSON lines.
 
@@ -134,3 +134,24 @@ def test_quick_replay_benchmark_prints_its_figures_ratios_and_memory():
     assert memory['large_n'] == 4 * memory['n'] and memory['mb'] > 0 and memory['ratio'] > 0
     assert records['goal'] == {'bench': 'goal', 'n': 2500, 'goal_per_s': 200000,
                                'goal_ratio': 0.5, 'met': None}
+
+
+WEB_SCRIPT = REPO / 'bench' / 'bench_web.py'
+
+
+def test_quick_web_benchmark_prints_each_figure_beside_http_server():
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    run = subprocess.run([sys.executable, str(WEB_SCRIPT), '--quick'], cwd=REPO, env=env,
+                         capture_output=True, timeout=600)
+    assert run.returncode == 0, run.stderr.decode()
+    records = [json.loads(line) for line in run.stdout.decode('utf-8').splitlines()]
+    assert [record['bench'] for record in records] == ['first_page', 'rss', 'page_weight']
+    first_page, rss, weight = records
+    assert first_page['n'] == 500 and first_page['ms'] > 0 and first_page['baseline_ms'] > 0
+    assert math.isclose(first_page['ratio'], first_page['ms'] / first_page['baseline_ms'],
+                        rel_tol=0.02)
+    assert rss['mb'] > rss['added_mb'] > 0 and rss['baseline_mb'] > 0
+    assert 'http.server' in rss['baseline'] and 'http.server' in first_page['baseline']
+    assert weight['rows'] == 100 and weight['kb'] > weight['baseline_kb'] * 0.5
+    assert (first_page['goal_ms'], rss['goal_mb'], weight['goal_kb']) == (300, 40, 300)

@@ -1,0 +1,115 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""
+A person's edit of one entry's text or tags, made through a tool rather than an editor.
+
+The change is written under the memory file's lock; then one transaction keeps the entry
+as it was (``entry_versions``, so ``robot-memory undo`` can take the edit back), moves the
+dream's snapshot with the file (the next dream sees no edit to take in again) and appends
+a ``manual`` audit record naming the person. An edit by an editor is taken in by the next
+dream with the same audit action.
+"""
+
+import datetime as dt
+import json
+
+from robot_memory.common.timeutil import format_iso
+from robot_memory.errors import MemoryFileError
+
+MAX_REASON = 500
+MAX_ACTOR = 100
+
+
+class EditError(ValueError):
+    """An edit that cannot be made; the message says what was wrong and what to do."""
+
+
+def _check(value, what: str, limit: int) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise EditError(f'say {what}; the audit log keeps it')
+    if len(value) > limit:
+        raise EditError(f'the {what} is {len(value)} characters; the limit is {limit}')
+    return value.strip()
+
+
+def parse_tags(text: str) -> list:
+    """Return the tags of a comma-separated field, blanks dropped."""
+    return [tag.strip() for tag in text.split(',') if tag.strip()]
+
+
+def edit_entry(store, memory_file, entry_id: str, now: dt.datetime, actor: str, reason: str,
+               text=None, tags=None) -> dict:
+    """
+    Give entry ``entry_id`` a new ``text`` and/or ``tags``; return the audit detail.
+
+    Refused (EditError) when the entry is not in the file, the new text or tags break the
+    schema, nothing would change, or actor or reason is missing. ``store`` is the
+    memory file's EvidenceStore.
+    """
+    from pydantic import ValidationError
+
+    from robot_memory.dream.autodream import canonical
+    from robot_memory.rcan.schema_models import MemoryEntry
+    actor = _check(actor, 'who edits (the actor)', MAX_ACTOR)
+    reason = _check(reason, 'why in a reason', MAX_REASON)
+    if text is None and tags is None:
+        raise EditError('give a new text or new tags; nothing was changed')
+    if not memory_file.exists():
+        raise EditError(f'there is no memory file at {memory_file.path}')
+    try:
+        with memory_file.update(now, on_corrupt='raise') as result:
+            document = result.document
+            position = next((index for index, entry in enumerate(document.entries)
+                             if entry.id == entry_id), None)
+            if position is None:
+                raise EditError(f'entry {entry_id} is not in the memory file (pruned, deleted '
+                                "or a peer's entry, which only its robot can change)")
+            entry = document.entries[position]
+            data = entry.model_dump()
+            if text is not None:
+                data['text'] = text
+            if tags is not None:
+                data['tags'] = list(tags)
+            try:
+                updated = MemoryEntry.model_validate(data)
+            except ValidationError as error:
+                problem = '; '.join(f'{".".join(str(part) for part in item["loc"])}: '
+                                    f'{item["msg"]}' for item in error.errors())
+                raise EditError(f'the edit was refused, nothing was changed: {problem}') \
+                    from None
+            if canonical(updated) == canonical(entry):
+                raise EditError(f'entry {entry_id} already reads so; nothing was changed')
+            document.entries[position] = updated
+    except MemoryFileError as error:
+        raise EditError(str(error)) from None
+    before, after = canonical(entry), canonical(updated)
+    detail = {'change': 'edited', 'before': json.loads(before), 'after': json.loads(after)}
+    conn = store.db.conn
+    conn.execute('BEGIN IMMEDIATE')
+    try:
+        conn.execute('INSERT INTO entry_versions (at, entry_id, prior, manual) VALUES '
+                     '(?, ?, coalesce((SELECT data FROM snapshot WHERE entry_id = ?), ?), 1)',
+                     (now.timestamp(), entry_id, entry_id, before))
+        conn.execute('UPDATE snapshot SET data = ? WHERE entry_id = ?', (after, entry_id))
+        conn.execute('INSERT INTO audit (at, entry_id, action, actor, reason, detail, '
+                     "dream_id) VALUES (?, ?, 'manual', ?, ?, ?, NULL)",
+                     (format_iso(now), entry_id, actor, f'edited by hand: {reason}',
+                      json.dumps(detail, ensure_ascii=False, sort_keys=True)))
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+    return detail

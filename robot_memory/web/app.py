@@ -1,0 +1,547 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""
+The operator's page as a Starlette application.
+
+Reading needs nothing on 127.0.0.1 and the access token elsewhere; every change (approve,
+reject, undo, edit) needs the token (a cookie set by opening the page's link once), a
+same-site form carrying the token's CSRF mark, and a named actor; it then calls the same
+audited operation as the CLI. ``read_only`` offers no change at all.
+"""
+
+import asyncio
+import dataclasses
+import datetime as dt
+import hashlib
+import hmac
+import ipaddress
+import json
+import pathlib
+import re
+import secrets
+import time
+from typing import Callable
+from typing import Optional
+import urllib.parse
+
+from jinja2 import Environment
+from jinja2 import FileSystemLoader
+from jinja2 import select_autoescape
+from markupsafe import escape
+from markupsafe import Markup
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.responses import RedirectResponse
+from starlette.routing import Mount
+from starlette.routing import Route
+from starlette.staticfiles import StaticFiles
+
+from robot_memory.common.timeutil import UTC
+from robot_memory.errors import MemoryFileError
+from robot_memory.web import charts
+from robot_memory.web import data
+
+HERE = pathlib.Path(__file__).resolve().parent
+COOKIE = 'robot_memory_token'
+ACTOR_COOKIE = 'robot_memory_actor'
+MAX_FORM_BYTES = 16 * 1024
+LIVE_PERIOD_S = 1.0
+ENTRY_ID = re.compile(r'\bmem-[0-9a-f]{8,}\b')
+TRUST_LEVELS = ('public', 'low', 'medium', 'high', 'hyper')
+
+
+class Refused(Exception):
+    """A request the page refuses: the status and a message saying what to do."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclasses.dataclass
+class PageConfig:
+    """What one server serves and how it guards it."""
+
+    source: data.Source
+    token: str
+    host: str = '127.0.0.1'
+    read_only: bool = False
+    max_trust: str = 'medium'
+    encryption: dict = dataclasses.field(default_factory=dict)
+    clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(UTC)
+    live_period_s: float = LIVE_PERIOD_S
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is only reachable from this machine."""
+    if host == 'localhost':
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def csrf_mark(token: str) -> str:
+    """Return the mark every change form carries: derived from the token, useless without it."""
+    return hmac.new(token.encode(), b'robot_memory csrf', hashlib.sha256).hexdigest()
+
+
+def new_token() -> str:
+    """Return a fresh access token."""
+    return secrets.token_urlsafe(24)
+
+
+class Page:
+    """The handlers of the operator's page over one PageConfig."""
+
+    def __init__(self, config: PageConfig):
+        self.config = config
+        self.templates = Environment(loader=FileSystemLoader(str(HERE / 'templates')),
+                                     autoescape=select_autoescape(default=True))
+        self.templates.filters['link_ids'] = link_ids
+
+    # ------------------------------------------------------------------ guards
+
+    def _has_token(self, request: Request) -> bool:
+        given = request.cookies.get(COOKIE, '')
+        return bool(given) and hmac.compare_digest(given.encode(), self.config.token.encode())
+
+    def _must_read(self, request: Request) -> None:
+        if not is_loopback(self.config.host) and not self._has_token(request):
+            raise Refused(401, 'this page is served beyond this machine, so it needs the '
+                               'access token: open the link robot-memory serve printed '
+                               '(…/?token=…)')
+
+    async def _form(self, request: Request) -> dict:
+        """Return the change's form, after every guard; a Refused says which guard stopped it."""
+        if self.config.read_only:
+            raise Refused(403, 'this page is read-only (--read-only): it offers no change')
+        if not self._has_token(request):
+            raise Refused(403, 'a change needs the access token: open the link robot-memory '
+                               'serve printed (…/?token=…) once in this browser; nothing '
+                               'was changed')
+        origin = request.headers.get('origin')
+        if origin and urllib.parse.urlsplit(origin).netloc != request.headers.get('host'):
+            raise Refused(403, f'a change sent from another site ({origin}) is refused; '
+                               'nothing was changed')
+        declared = request.headers.get('content-length')
+        if declared and declared.isdigit() and int(declared) > MAX_FORM_BYTES:
+            raise Refused(413, f'the form is {declared} bytes; the limit is {MAX_FORM_BYTES}; '
+                               'nothing was changed')
+        body = b''
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_FORM_BYTES:
+                raise Refused(413, f'the form is over {MAX_FORM_BYTES} bytes; nothing was '
+                                   'changed')
+        try:
+            fields = urllib.parse.parse_qs(body.decode('utf-8'), keep_blank_values=True,
+                                           max_num_fields=50)
+        except (UnicodeDecodeError, ValueError) as error:
+            raise Refused(400, f'the form could not be read ({error}); nothing was changed')
+        form = {key: values[-1] for key, values in fields.items()}
+        if not hmac.compare_digest(form.get('csrf', '').encode(),
+                                   csrf_mark(self.config.token).encode()):
+            raise Refused(403, "the form does not carry this page's mark (a cross-site "
+                               'request, or a page from an earlier server): reload the page '
+                               'and try again; nothing was changed')
+        actor = form.get('actor', '').strip()
+        if not actor or len(actor) > 60 or not actor.isprintable():
+            raise Refused(400, 'say who you are in "acting as" (up to 60 printable '
+                               'characters); the audit log names you; nothing was changed')
+        form['actor'] = actor
+        return form
+
+    # ------------------------------------------------------------------ rendering
+
+    def render(self, request: Request, name: str, status: int = 200, **values) -> HTMLResponse:
+        """Render template ``name`` with the values every page has."""
+        can_change = not self.config.read_only and self._has_token(request)
+        values.update(
+            request=request, path=request.url.path, read_only=self.config.read_only,
+            can_change=can_change, csrf=csrf_mark(self.config.token) if can_change else '',
+            actor=request.cookies.get(ACTOR_COOKIE, ''),
+            host=self.config.host, has_token=self._has_token(request))
+        text = self.templates.get_template(name).render(**values)
+        return HTMLResponse(text, status_code=status)
+
+    def refusal(self, request: Request, error: Refused) -> HTMLResponse:
+        """Return the page's clear refusal."""
+        return self.render(request, 'refused.html', status=error.status,
+                           message=error.message)
+
+    def _done(self, request: Request, response: HTMLResponse, actor: str) -> HTMLResponse:
+        response.set_cookie(ACTOR_COOKIE, actor, httponly=True, samesite='strict')
+        return response
+
+    async def guarded(self, request: Request, handler) -> HTMLResponse:
+        """Run ``handler(request)``; a Refused or a core refusal becomes the refusal page."""
+        try:
+            return await handler(request)
+        except Refused as error:
+            return self.refusal(request, error)
+        except (ValueError, MemoryFileError) as error:
+            return self.refusal(request, Refused(409, f'refused, nothing was changed: {error}'))
+
+    # ------------------------------------------------------------------ pages
+
+    async def login(self, request: Request):
+        """``?token=`` on any page: keep it as a same-site cookie, then show the page."""
+        token = request.query_params.get('token', '')
+        if not hmac.compare_digest(token.encode(), self.config.token.encode()):
+            raise Refused(403, "that access token is not this server's; use the link "
+                               'robot-memory serve printed')
+        query = [(key, value) for key, value in request.query_params.multi_items()
+                 if key != 'token']
+        target = request.url.path + ('?' + urllib.parse.urlencode(query) if query else '')
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(COOKIE, token, httponly=True, samesite='strict')
+        return response
+
+    async def now(self, request: Request):
+        """Show the Now page."""
+        self._must_read(request)
+        source, now = self.config.source, self.config.clock()
+
+        def gather():
+            document, problems = data.load_document(source, now)
+            return data.now_page(source, now, document), problems
+        page, problems = await run_in_threadpool(gather)
+        return self.render(request, 'now.html', page=page, problems=problems, title='Now')
+
+    async def entries(self, request: Request):
+        """Show the Entries page."""
+        self._must_read(request)
+        try:
+            query = data.EntryQuery.from_params(request.query_params)
+        except ValueError as error:
+            raise Refused(400, f'{error}; the page shows every choice in its menus')
+        source, now = self.config.source, self.config.clock()
+
+        def gather():
+            document, problems = data.load_document(source, now)
+            return data.entries_page(source, now, document, query), problems
+        page, problems = await run_in_threadpool(gather)
+        return self.render(request, 'entries.html', page=page, problems=problems,
+                           title='Entries', query=query)
+
+    async def entry(self, request: Request):
+        """Show one entry: its confidence over time, its evidence, its audit history."""
+        self._must_read(request)
+        entry_id = request.path_params['entry_id']
+        source, now = self.config.source, self.config.clock()
+
+        def gather():
+            document, _ = data.load_document(source, now)
+            row, entry = data.find_entry(source, now, document, entry_id)
+            if row is None:
+                return None
+            history = data.entry_history(source, entry_id)
+            series = data.confidence_series(source, entry_id, entry, history, now)
+            evidence = data.entry_evidence(source, entry_id)
+            config = source.config
+            thresholds = {'inject': config.inject_min, 'prune': config.prune_min,
+                          '🔴': config.band_high, '🟡': config.band_medium}
+            return {'row': row, 'history': history, 'evidence': evidence,
+                    'confidence_svg': charts.confidence_chart(series['points'],
+                                                              series['events'], thresholds),
+                    'daily_svg': charts.daily_chart(evidence['daily']),
+                    'hours_svg': charts.hours_chart(evidence['hours'])}
+        page = await run_in_threadpool(gather)
+        if page is None:
+            raise Refused(404, f'there is no entry {entry_id!r} in the memory file, among '
+                               "the peers' entries or in the archive; the Entries page "
+                               'lists them')
+        return self.render(request, 'entry.html', page=page, title=entry_id)
+
+    async def dreams(self, request: Request):
+        """Show every kept dream summary, newest first."""
+        self._must_read(request)
+        summaries = await run_in_threadpool(data.dreams_page, self.config.source)
+        return self.render(request, 'dreams.html', summaries=summaries, title='Dreams')
+
+    async def review(self, request: Request):
+        """Show the proposals waiting and the undo with its preview."""
+        self._must_read(request)
+        from robot_memory.review import proposals
+        source, now = self.config.source, self.config.clock()
+
+        def gather():
+            pending, decided = [], []
+            if source.db_path.exists():
+                with proposals.ProposalQueue.open(source.db_path) as queue:
+                    pending = [(item, item.describe(now)) for item in queue.pending(now)]
+                    decided = [item for item in queue.recent(20) if item.status != 'pending']
+            return pending, decided, data.undo_points(source)
+        pending, decided, points = await run_in_threadpool(gather)
+        return self.render(request, 'review.html', pending=pending, decided=decided,
+                           points=points, title='Review')
+
+    async def typed(self, request: Request):
+        """Recall typed memory with the CLI's filters, honouring the trust level."""
+        self._must_read(request)
+        params = request.query_params
+        query = params.get('q', '').strip()[:500]
+        trust = params.get('trust', self.config.max_trust) or self.config.max_trust
+        if trust not in TRUST_LEVELS:
+            raise Refused(400, f'trust {trust!r} is not one of {", ".join(TRUST_LEVELS)}')
+        if TRUST_LEVELS.index(trust) > TRUST_LEVELS.index(self.config.max_trust):
+            raise Refused(403, f'trust {trust} is above what this page may show '
+                               f"({self.config.max_trust}, the node's service_max_trust)")
+        types = [kind for kind in params.getlist('type') if kind]
+        try:
+            k = int(params.get('k', '10') or 10)
+        except ValueError:
+            raise Refused(400, f'k {params.get("k")!r} is not a whole number (1-100)')
+        if not 1 <= k <= 100:
+            raise Refused(400, 'k must be between 1 and 100')
+        result = None
+        if query:
+            result = await run_in_threadpool(self._recall, query, k, trust, types)
+        return self.render(request, 'typed.html', query=query, trust=trust, k=k,
+                           types=types, result=result, levels=TRUST_LEVELS[
+                               :TRUST_LEVELS.index(self.config.max_trust) + 1],
+                           title='Typed memory')
+
+    def _recall(self, query: str, k: int, trust: str, types: list):
+        from robot_memory.substrate.store import Substrate
+        source = self.config.source
+        if not source.db_path.exists():
+            raise Refused(404, f'no database at {source.db_path} yet, so no typed memory')
+        with Substrate(source.db_path, **self.config.encryption) as substrate:
+            return substrate.recall(query, k=k, trust=trust, now=self.config.clock(),
+                                    types=types or None)
+
+    # ------------------------------------------------------------------ changes
+
+    async def decide(self, request: Request):
+        """Approve or reject one proposal (a reason is required to reject)."""
+        form = await self._form(request)
+        decision = form.get('decision', '')
+        if decision not in ('approve', 'reject'):
+            raise Refused(400, 'decision must be approve or reject')
+        reason = form.get('reason', '').strip()
+        if decision == 'reject' and not reason:
+            raise Refused(400, 'say why you reject it in a reason; nothing was changed')
+        reason = reason or 'approved on the operator page'
+        proposal_id = request.path_params['proposal_id']
+        decided = await run_in_threadpool(self._decide, proposal_id, decision,
+                                          f'web:{form["actor"]}', reason)
+        response = self.render(request, 'done.html', title='Decided', message=(
+            f'{decided.status} #{decided.id} ({decided.kind} from {decided.source})'
+            + (f': {decided.outcome}' if decided.outcome else '')), back='/review')
+        return self._done(request, response, form['actor'])
+
+    def _decide(self, proposal_id, decision, actor, reason):
+        from robot_memory.review import proposals
+        from robot_memory.substrate.store import Substrate
+        source = self.config.source
+        if not source.db_path.exists():
+            raise Refused(404, f'no database at {source.db_path}, so no proposals')
+        now = self.config.clock()
+        opened = []
+
+        def substrate():
+            if not opened:
+                opened.append(Substrate(source.db_path, **self.config.encryption))
+            return opened[0]
+        allowed = (source.settings.federation.allowed_peers if source.settings is not None
+                   else None)
+        try:
+            with proposals.ProposalQueue.open(source.db_path) as queue:
+                return proposals.decide_proposal(queue, proposal_id, decision, actor, reason,
+                                                 now, memory_file=source.memory,
+                                                 substrate_factory=substrate,
+                                                 allowed_peers=allowed)
+        finally:
+            for item in opened:
+                item.close()
+
+    async def undo(self, request: Request):
+        """Preview an undo as a dry run, or make it once the preview was seen and confirmed."""
+        from robot_memory.review import undo
+        form = await self._form(request)
+        try:
+            options = undo.point_options(_number(form.get('dream', '')),
+                                         _number(form.get('undo_id', '')),
+                                         form.get('to', ''))
+        except ValueError as error:
+            raise Refused(400, f'{error}; nothing was changed')
+        confirm = form.get('confirm') == 'yes'
+        report = await run_in_threadpool(self._undo, options, f'web:{form["actor"]}',
+                                         form.get('reason', ''), not confirm)
+        response = self.render(request, 'undo.html', report=report, form=form,
+                               title='Undo' if confirm else 'Undo preview')
+        return self._done(request, response, form['actor'])
+
+    def _undo(self, options: dict, actor: str, reason: str, dry_run: bool):
+        from robot_memory.review import undo
+        from robot_memory.evidence.store import EvidenceStore
+        source = self.config.source
+        if not source.db_path.exists():
+            raise Refused(404, f'no database at {source.db_path}: nothing to undo')
+        with EvidenceStore(source.db_path) as store:
+            return undo.undo(store, source.memory, self.config.clock(), actor, reason,
+                             dry_run=dry_run, **options)
+
+    async def edit(self, request: Request):
+        """Make a person's edit of an entry's text or tags, audited with their name."""
+        from robot_memory.review.edit import parse_tags
+        form = await self._form(request)
+        entry_id = request.path_params['entry_id']
+        text = form.get('text')
+        tags = parse_tags(form['tags']) if 'tags' in form else None
+        detail = await run_in_threadpool(self._edit, entry_id, f'web:{form["actor"]}',
+                                         form.get('reason', ''), text, tags)
+        changed = [key for key in ('text', 'tags')
+                   if detail['before'].get(key) != detail['after'].get(key)]
+        response = self.render(request, 'done.html', title='Edited', back=f'/entries/{entry_id}',
+                               message=f'entry {entry_id}: {" and ".join(changed)} changed; '
+                                       'audited as manual')
+        return self._done(request, response, form['actor'])
+
+    def _edit(self, entry_id, actor, reason, text, tags):
+        from robot_memory.evidence.store import EvidenceStore
+        from robot_memory.review.edit import edit_entry
+        source = self.config.source
+        with EvidenceStore(source.db_path) as store:
+            return edit_entry(store, source.memory, entry_id, self.config.clock(), actor,
+                              reason, text=text, tags=tags)
+
+    # ------------------------------------------------------------------ live
+
+    def state(self) -> tuple:
+        """Return what the live page watches: the file, the dreams, the proposals."""
+        source = self.config.source
+        try:
+            info = source.memory.path.stat()
+            file_state = (info.st_mtime_ns, info.st_size)
+        except OSError:
+            file_state = None
+        db_state = None
+        conn = source.database()
+        if conn is not None:
+            try:
+                with conn:
+                    db_state = tuple(conn.execute(
+                        'SELECT (SELECT max(id) FROM dreams), (SELECT max(id) FROM audit)'
+                    ).fetchone())
+                    if data._table_exists(conn, 'proposals'):
+                        db_state += tuple(conn.execute(
+                            "SELECT count(*), max(id) FROM proposals WHERE status = 'pending'"
+                        ).fetchone())
+            except Exception:  # noqa: B902 - a database being created is read next time
+                db_state = None
+            finally:
+                conn.close()
+        return file_state, db_state
+
+    async def events(self, request: Request):
+        """Send ``change`` (Server-Sent Events) when the memory, a dream or a proposal changes."""
+        from sse_starlette.sse import EventSourceResponse
+        self._must_read(request)
+
+        async def stream():
+            last = await run_in_threadpool(self.state)
+            yield {'event': 'hello', 'data': 'watching'}
+            while True:
+                await asyncio.sleep(self.config.live_period_s)
+                current = await run_in_threadpool(self.state)
+                if current != last:
+                    last = current
+                    yield {'event': 'change', 'data': json.dumps({'at': str(current)})}
+        return EventSourceResponse(stream(), ping=15)
+
+
+def link_ids(text: str) -> Markup:
+    """Escape ``text`` and link every entry id in it to its page."""
+    return Markup(ENTRY_ID.sub(lambda match: f'<a href="/entries/{match.group(0)}">'
+                                             f'{match.group(0)}</a>', str(escape(text))))
+
+
+def _number(text: str) -> int:
+    text = text.strip()
+    if not text:
+        return 0
+    if not text.isdigit():
+        raise ValueError(f'{text!r} is not an id (a whole number)')
+    return int(text)
+
+
+class ServerTiming:
+    """ASGI middleware: a ``Server-Timing: app;dur=MS`` header on every answer (bench_web)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        """Time the request until its headers go out."""
+        if scope['type'] != 'http':
+            return await self.app(scope, receive, send)
+        started = time.perf_counter()
+
+        async def timed_send(message):
+            if message['type'] == 'http.response.start':
+                spent = (time.perf_counter() - started) * 1000
+                message.setdefault('headers', [])
+                message['headers'] = list(message['headers']) + [
+                    (b'server-timing', f'app;dur={spent:.2f}'.encode())]
+            await send(message)
+        return await self.app(scope, receive, timed_send)
+
+
+def create_app(config: PageConfig) -> Starlette:
+    """Return the operator page's application."""
+    page = Page(config)
+
+    def guard(handler):
+        async def endpoint(request: Request):
+            if request.method == 'GET' and 'token' in request.query_params:
+                return await page.guarded(request, page.login)
+            return await page.guarded(request, handler)
+        return endpoint
+
+    routes = [
+        Route('/', guard(page.now)),
+        Route('/entries', guard(page.entries)),
+        Route('/entries/{entry_id}', guard(page.entry)),
+        Route('/entries/{entry_id}/edit', guard(page.edit), methods=['POST']),
+        Route('/dreams', guard(page.dreams)),
+        Route('/review', guard(page.review)),
+        Route('/review/proposals/{proposal_id}', guard(page.decide), methods=['POST']),
+        Route('/review/undo', guard(page.undo), methods=['POST']),
+        Route('/typed', guard(page.typed)),
+        Route('/events', guard(page.events)),
+        Mount('/static', StaticFiles(directory=str(HERE / 'static')), name='static'),
+    ]
+    app = Starlette(routes=routes, middleware=[Middleware(ServerTiming)])
+    app.state.page = page
+    return app
+
+
+def page_config(memory, db_path, settings=None, token: Optional[str] = None,
+                host: str = '127.0.0.1', read_only: bool = False, health=None,
+                encryption: Optional[dict] = None, cache=None) -> PageConfig:
+    """Return a PageConfig for a memory file, its database and the node's settings."""
+    max_trust = settings.node.service_max_trust if settings is not None else 'medium'
+    return PageConfig(source=data.Source(memory, db_path, settings, health, cache),
+                      token=token or new_token(), host=host, read_only=read_only,
+                      max_trust=max_trust, encryption=encryption or {})

@@ -1,0 +1,85 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""
+``robot-memory serve``: the operator's page in the foreground.
+
+``add_commands(subparsers, common_parents)`` adds it; nothing of the web extra is imported
+until it runs.
+"""
+
+import argparse
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a port number') from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError('must be between 1 and 65535')
+    return value
+
+
+def add_commands(subparsers, common_parents) -> None:
+    """Add serve to ``subparsers``."""
+    serve = subparsers.add_parser(
+        'serve', parents=list(common_parents),
+        help="serve the operator's page: see, approve and undo what the robot learned "
+             '(needs robot_memory[web])')
+    serve.add_argument('--host', default='127.0.0.1',
+                       help='address to listen on (default 127.0.0.1; any other needs an '
+                            'access token)')
+    serve.add_argument('--port', type=_port, default=8765, help='TCP port (default 8765)')
+    serve.add_argument('--token-file', default='',
+                       help='file holding the access token (default: '
+                            '$ROBOT_MEMORY_WEB_TOKEN, else a new token each run, printed in '
+                            'the link)')
+    serve.add_argument('--read-only', action='store_true',
+                       help='offer no change at all (no approve, reject, undo or edit)')
+
+
+def cmd_serve(args, memory) -> int:
+    """Serve the page until interrupted; print the link that carries the token."""
+    from robot_memory.cli.substrate import db_path
+    from robot_memory.cli.substrate import encryption
+    from robot_memory.cli.substrate import settings
+    from robot_memory.web.server import missing_extra
+    from robot_memory.web.server import read_token
+    try:
+        from robot_memory.web.app import create_app
+        from robot_memory.web.app import page_config
+        from robot_memory.web.server import make_server
+        import uvicorn  # noqa: F401 - refused early, with the advice, when missing
+    except ImportError as error:
+        raise missing_extra(error) from None
+    token = read_token(args.token_file, args.host)
+    configured = settings(args) if args.config else None
+    path = db_path(args, memory)
+    config = page_config(memory, path, configured, token, args.host, args.read_only,
+                         encryption=encryption(args, path))
+    server = make_server(create_app(config), args.host, args.port)
+    shown = f'[{args.host}]' if ':' in args.host else args.host
+    link = f'http://{shown}:{args.port}/'
+    if args.read_only:
+        print(f'robot-memory serve: {link} (read-only); Ctrl-C stops', flush=True)
+    else:
+        print(f'robot-memory serve: {link}?token={config.token} (open this link once to '
+              'make changes); Ctrl-C stops', flush=True)
+    server.run()
+    return 0
+
+
+HANDLERS = {'serve': cmd_serve}

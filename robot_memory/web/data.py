@@ -1,0 +1,428 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""
+What the operator's page shows, gathered from the memory file and the database.
+
+Plain functions with ``now`` passed in; no web framework here. Every read goes through the
+modules the CLI uses (context, proposals, undo, dream_summary, the evidence store).
+"""
+
+import dataclasses
+import datetime as dt
+import heapq
+import json
+import os
+import pathlib
+import sqlite3
+from typing import Optional
+
+from robot_memory.common.timeutil import format_iso
+from robot_memory.common.timeutil import from_epoch
+from robot_memory.common.timeutil import parse_iso
+from robot_memory.dream import summary as dream_summary
+from robot_memory.locations import default_db_path
+from robot_memory.rcan import context
+from robot_memory.rcan import lifecycle
+from robot_memory.rcan.schema import ENTRY_TYPES
+
+PAGE_SIZE = 100
+SORTS = ('confidence', 'last_reinforced', 'first_seen', 'count', 'type', 'text')
+BANDS = ('high', 'medium', 'low')
+SHOWS = ('current', 'resolved', 'archived', 'peers')
+EVIDENCE_ROWS = 40
+
+
+@dataclasses.dataclass
+class Source:
+    """Where the page reads and writes: the memory file, its database and the settings."""
+
+    memory: object
+    db_path: pathlib.Path
+    settings: object = None
+    health: object = None
+    cache: object = None
+
+    def __post_init__(self):
+        if self.cache is None:  # beside memory_node: the node's own cache, one copy
+            from robot_memory.rcan.document_cache import DocumentCache
+            from robot_memory.rcan.memory_file import UNSET_RRN
+            self.cache = DocumentCache(self.memory, UNSET_RRN)
+
+    @property
+    def config(self):
+        """Return the lifecycle constants (the defaults without a parameters file)."""
+        return self.settings.lifecycle if self.settings is not None else lifecycle.DEFAULTS
+
+    def database(self, uri_mode: str = 'ro') -> Optional[sqlite3.Connection]:
+        """Return a read-only connection to the database, or None when there is none yet."""
+        if not self.db_path.exists():
+            return None
+        conn = sqlite3.connect(f'file:{self.db_path}?mode={uri_mode}', uri=True, timeout=10)
+        conn.row_factory = sqlite3.Row
+        return conn
+
+
+def load_document(source: Source, now: dt.datetime):
+    """Return (document, problems) of the memory file, re-read only when it changed."""
+    document = source.cache.document(now)
+    problems = list(source.cache.problems)
+    if source.cache.error:
+        problems.insert(0, f'{source.cache.error} (the page shows the last good content)')
+    return document, problems
+
+
+def _size(path: pathlib.Path) -> Optional[int]:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
+def _table_exists(conn, name: str) -> bool:
+    found = conn.execute('SELECT 1 FROM sqlite_master WHERE name = ?', (name,)).fetchone()
+    return found is not None
+
+
+def now_page(source: Source, now: dt.datetime, document) -> dict:
+    """Return the Now page: the context block as the brain gets it, health, dreams, sizes."""
+    config = source.config
+    budget = None
+    block = context.build_context(document, now, config, budget, True, None,
+                                  source.cache.context_index(document, config))
+    last_dream = None
+    conn = source.database()
+    if conn is not None:
+        with conn:
+            if _table_exists(conn, 'dreams'):
+                row = conn.execute('SELECT id, at, actor, report FROM dreams '
+                                   'ORDER BY id DESC LIMIT 1').fetchone()
+                if row is not None:
+                    report = json.loads(row['report'])
+                    last_dream = {'id': row['id'], 'at': row['at'], 'actor': row['actor'],
+                                  'counts': {name: len(report.get(name) or ())
+                                             for name in ('created', 'reinforced', 'resolved',
+                                                          'reopened', 'pruned', 'manual')}}
+        conn.close()
+    return {
+        'block': block.text, 'block_summary': context.summary(block),
+        'tokens': block.token_estimate, 'health': health_rows(source.health),
+        'last_dream': last_dream, 'next_dream': next_dream(source.settings, now),
+        'file': str(source.memory.path), 'file_bytes': _size(source.memory.path),
+        'database': str(source.db_path), 'database_bytes': _size(source.db_path),
+        'bands': lifecycle.band_counts(document.entries, now, config),
+        'entries': len(document.entries),
+    }
+
+
+def next_dream(settings, now: dt.datetime) -> str:
+    """Return when the node dreams next, by its parameters, or why that is not known."""
+    if settings is None:
+        return 'not known: start the page with --config (the node parameters file)'
+    from robot_memory.dream.schedule import next_nightly
+    nightly = settings.node.nightly_time()
+    parts = []
+    if nightly is not None:
+        parts.append(format_iso(next_nightly(now, *nightly)))
+    if settings.node.dream_period_s:
+        parts.append(f'every {settings.node.dream_period_s:g} s')
+    return ', '.join(parts) or 'no dream is scheduled (dream_time is empty)'
+
+
+LEVELS = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
+
+
+def health_rows(health) -> Optional[list]:
+    """Return the node's diagnostics as plain rows; None when no node runs beside the page."""
+    if health is None:
+        return None
+    return [{'name': item['name'], 'level': LEVELS.get(item['level'], str(item['level'])),
+             'message': item['message'], 'values': item['values']} for item in health()]
+
+
+@dataclasses.dataclass(frozen=True)
+class EntryQuery:
+    """The Entries page's filter, sort, search and page, checked."""
+
+    q: str = ''
+    type: str = ''
+    band: str = ''
+    show: str = 'current'
+    sort: str = 'confidence'
+    page: int = 1
+
+    @classmethod
+    def from_params(cls, params) -> 'EntryQuery':
+        """Return the query of the request's parameters; a ValueError says what was wrong."""
+        q = params.get('q', '')[:200]
+        kind = params.get('type', '')
+        if kind and kind not in ENTRY_TYPES:
+            raise ValueError(f'type {kind!r} is not one of {", ".join(ENTRY_TYPES)}')
+        band = params.get('band', '')
+        if band and band not in BANDS:
+            raise ValueError(f'band {band!r} is not one of {", ".join(BANDS)}')
+        show = params.get('show', 'current') or 'current'
+        if show not in SHOWS:
+            raise ValueError(f'show {show!r} is not one of {", ".join(SHOWS)}')
+        sort = params.get('sort', 'confidence') or 'confidence'
+        if sort not in SORTS:
+            raise ValueError(f'sort {sort!r} is not one of {", ".join(SORTS)}')
+        try:
+            page = int(params.get('page', '1') or 1)
+        except ValueError:
+            raise ValueError(f'page {params.get("page")!r} is not a whole number') from None
+        if page < 1:
+            raise ValueError('page must be at least 1')
+        return cls(q, kind, band, show, sort, page)
+
+
+def _row(entry, now, config, reference=None, peer: str = '', archived: str = '') -> dict:
+    confidence = lifecycle.effective_confidence(entry, now, config, reference)
+    return {
+        'id': entry.id, 'type': entry.type, 'text': entry.text, 'tags': list(entry.tags),
+        'confidence': confidence, 'percent': context.percent(confidence, config),
+        'band': lifecycle.band(confidence, config) if entry.type != 'resolved' else '✅',
+        'band_name': _band_name(confidence, config),
+        'first_seen': format_iso(entry.first_seen) if entry.first_seen else '',
+        'last_reinforced': format_iso(entry.last_reinforced) if entry.last_reinforced else '',
+        'count': entry.observation_count or 0, 'peer': peer, 'archived': archived,
+        'stored': entry.confidence,
+    }
+
+
+def _band_name(confidence: float, config) -> str:
+    if confidence >= config.band_high:
+        return 'high'
+    return 'medium' if confidence >= config.band_medium else 'low'
+
+
+def archived_entries(memory) -> list:
+    """Return (archived_at, entry) of the archive beside the memory file, newest last."""
+    from robot_memory.rcan.schema_models import MemoryEntry
+    path = memory.side_path('.archive.jsonl')
+    found = []
+    try:
+        handle = open(path, encoding='utf-8', errors='replace')
+    except OSError:
+        return found
+    with handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+                found.append((record['archived_at'], MemoryEntry.model_validate(record['entry'])))
+            except (ValueError, KeyError, TypeError):
+                continue  # a damaged line of the archive is skipped, never rewritten
+    return found
+
+
+def entries_page(source: Source, now: dt.datetime, document, query: EntryQuery) -> dict:
+    """Return one page of the Entries page's rows after the filter, search and sort."""
+    config = source.config
+    if query.show == 'peers':
+        items = [(entry, block.last_synced, block.rrn, '')
+                 for block in document.peer_context or () for entry in block.entries]
+    elif query.show == 'archived':
+        items = [(entry, None, '', at) for at, entry in archived_entries(source.memory)]
+    else:
+        resolved = query.show == 'resolved'
+        items = [(entry, None, '', '') for entry in document.entries
+                 if (entry.type == 'resolved') == resolved]
+    if query.type:
+        items = [item for item in items if item[0].type == query.type]
+    if query.q:
+        needle = query.q.casefold()
+        items = [item for item in items if needle in item[0].text.casefold()
+                 or needle in item[0].id or any(needle in tag.casefold()
+                                                for tag in item[0].tags)]
+    # Only what filters and sorts is computed for every entry; a row only for the page.
+    scored = [(lifecycle.effective_confidence(item[0], now, config, item[1]), item)
+              for item in items]
+    if query.band:
+        scored = [pair for pair in scored if _band_name(pair[0], config) == query.band]
+    never = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
+    key, reverse = {
+        'confidence': (lambda pair: (pair[0], pair[1][0].id), True),
+        'last_reinforced': (lambda pair: (pair[1][0].last_reinforced or never,
+                                          pair[1][0].id), True),
+        'first_seen': (lambda pair: (pair[1][0].first_seen or never, pair[1][0].id), True),
+        'count': (lambda pair: (pair[1][0].observation_count or 0, pair[1][0].id), True),
+        'type': (lambda pair: (pair[1][0].type, -pair[0]), False),
+        'text': (lambda pair: (pair[1][0].text.casefold(), pair[1][0].id), False),
+    }[query.sort]
+    total = len(scored)
+    pages = max(1, -(-total // PAGE_SIZE))
+    start = (query.page - 1) * PAGE_SIZE
+    if reverse:  # the first pages of the usual sorts: a partial sort
+        shown = heapq.nlargest(start + PAGE_SIZE, scored, key=key)[start:]
+    else:
+        shown = sorted(scored, key=key)[start:start + PAGE_SIZE]
+    rows = [_row(entry, now, config, reference, peer=peer, archived=at)
+            for _, (entry, reference, peer, at) in shown]
+    return {'rows': rows, 'total': total, 'page': query.page,
+            'pages': pages, 'query': query, 'types': ENTRY_TYPES, 'bands': BANDS,
+            'sorts': SORTS, 'shows': SHOWS}
+
+
+def find_entry(source: Source, now: dt.datetime, document, entry_id: str) -> tuple:
+    """Return (row, entry) of an own, peer or archived entry; (None, None) when there is none."""
+    config = source.config
+    for entry in document.entries:
+        if entry.id == entry_id:
+            return _row(entry, now, config), entry
+    for block in document.peer_context or ():
+        for entry in block.entries:
+            if entry.id == entry_id:
+                return _row(entry, now, config, block.last_synced, peer=block.rrn), None
+    for at, entry in reversed(archived_entries(source.memory)):
+        if entry.id == entry_id:
+            return _row(entry, now, config, archived=at), None
+    return None, None
+
+
+def entry_history(source: Source, entry_id: str) -> list:
+    """Return the entry's audit trail, oldest first (what ``robot-memory history`` prints)."""
+    conn = source.database()
+    if conn is None:
+        return []
+    with conn:
+        if not _table_exists(conn, 'audit'):
+            return []
+        rows = conn.execute('SELECT id, at, action, actor, reason, detail, dream_id FROM audit '
+                            'WHERE entry_id = ? ORDER BY id', (entry_id,)).fetchall()
+    conn.close()
+    return [dict(row, detail=json.loads(row['detail'] or '{}')) for row in rows]
+
+
+def confidence_series(source: Source, entry_id: str, entry, history: list,
+                      now: dt.datetime) -> dict:
+    """
+    Return the entry's confidence over time: each stored state (the undo history's) decayed.
+
+    A version row holds the entry as it was before a change at ``at``: that state held from
+    its ``last_reinforced`` until then, its effective confidence falling by the decay
+    formula; the entry as it is now (``entry``, None for a peer's or an archived one) holds
+    until ``now``. Events are the audit records (create, reinforce, resolve, manual, ...).
+    """
+    from robot_memory.rcan.schema_models import MemoryEntry
+    config = source.config
+    periods = []
+    conn = source.database()
+    if conn is not None:
+        with conn:
+            if _table_exists(conn, 'entry_versions'):
+                for version in conn.execute(
+                        'SELECT at, prior FROM entry_versions WHERE entry_id = ? AND prior IS '
+                        'NOT NULL ORDER BY id', (entry_id,)):
+                    state = MemoryEntry.model_validate(json.loads(version['prior']))
+                    periods.append((state.last_reinforced.timestamp(), version['at'], state))
+        conn.close()
+    if entry is not None:
+        periods.append((entry.last_reinforced.timestamp(), now.timestamp(), entry))
+    points = []
+    for start, end, state in periods:
+        points.extend(_decay_points(state, start, end, config))
+    events = [(parse_iso(item['at']).timestamp(), item['action']) for item in history]
+    return {'points': sorted(points), 'events': events}
+
+
+def _decay_points(entry, start: float, end: float, config) -> list:
+    if end < start:
+        return []
+    steps = 24
+    out = []
+    for index in range(steps + 1):
+        at = start + (end - start) * index / steps
+        out.append((at, lifecycle.effective_confidence(entry, from_epoch(at), config)))
+    return out
+
+
+def entry_evidence(source: Source, entry_id: str) -> dict:
+    """Return the evidence of an entry: counts per day by signature, hours, latest rows."""
+    empty = {'signatures': [], 'daily': {}, 'hours': [0] * 24, 'latest': []}
+    conn = source.database()
+    if conn is None:
+        return empty
+    with conn:
+        if not _table_exists(conn, 'signatures'):
+            return empty
+        signatures = [row[0] for row in conn.execute(
+            'SELECT signature FROM signatures WHERE entry_id = ? ORDER BY signature',
+            (entry_id,))]
+        daily, hours, latest = {}, [0] * 24, []
+        marks = ', '.join('?' for _ in signatures)
+        if signatures:
+            for row in conn.execute(
+                    f'SELECT signature, day, sum(count) FROM daily_counts WHERE signature IN '
+                    f'({marks}) AND severity > 0 GROUP BY signature, day', signatures):
+                daily.setdefault(row[0], {})[row[1]] = row[2]
+            for row in conn.execute(
+                    f'SELECT stamp, signature FROM observations WHERE signature IN ({marks}) '
+                    'AND severity > 0', signatures):
+                stamp = from_epoch(row[0])
+                day = stamp.date().isoformat()
+                per_day = daily.setdefault(row[1], {})
+                per_day[day] = per_day.get(day, 0) + 1
+                hours[stamp.hour] += 1
+            latest = [dict(row) for row in conn.execute(
+                f'SELECT stamp, source, source_key, signature, severity, payload FROM '
+                f'observations WHERE signature IN ({marks}) ORDER BY id DESC LIMIT ?',
+                (*signatures, EVIDENCE_ROWS))]
+    conn.close()
+    for item in latest:
+        item['at'] = format_iso(from_epoch(item.pop('stamp')))
+        try:
+            item['values'] = json.loads(item['payload']) if item['payload'] else {}
+        except ValueError:
+            item['values'] = {'payload': item['payload']}
+    return {'signatures': signatures, 'daily': daily, 'hours': hours, 'latest': latest}
+
+
+def dreams_page(source: Source) -> list:
+    """Return every kept dream summary, newest first: (time, file name, text)."""
+    try:
+        target = source.memory.target()
+        names = os.listdir(target.parent)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        stamp = dream_summary.summary_stamp(name, target.name)
+        if stamp is None:
+            continue
+        try:
+            text = target.with_name(name).read_text(encoding='utf-8')
+        except (OSError, UnicodeDecodeError):
+            continue
+        found.append((stamp, len(name), name, text))
+    found.sort(reverse=True)
+    return [{'at': format_iso(stamp), 'name': name, 'text': text}
+            for stamp, _, name, text in found]
+
+
+def undo_points(source: Source) -> list:
+    """Return the dreams and undos an undo can go back before (``undo --list``)."""
+    from robot_memory.review import undo
+    conn = source.database()
+    if conn is None:
+        return []
+    with conn:
+        items = undo.log(conn) if _table_exists(conn, 'dreams') else []
+    conn.close()
+    return list(reversed(items))
+
+
+def db_for(memory) -> pathlib.Path:
+    """Return the database beside a memory file."""
+    return default_db_path(memory.path)

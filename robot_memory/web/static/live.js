@@ -1,0 +1,25 @@
+// Live updates of the operator page: the server says when the memory, a dream or a
+// proposal changed (Server-Sent Events); the page then fetches itself again and swaps
+// its main part, unless the person is typing in a form.
+(function () {
+  'use strict';
+  var main = document.querySelector('main');
+  var badge = document.getElementById('live');
+  if (!main || main.getAttribute('data-live') === '0' || !window.EventSource) { return; }
+  var source = new EventSource('/events');
+  source.addEventListener('hello', function () { badge.textContent = 'live'; });
+  source.addEventListener('change', function () {
+    var active = document.activeElement;
+    if (active && active.form && active.value) { return; }
+    fetch(window.location.href, { credentials: 'same-origin' }).then(function (response) {
+      return response.text();
+    }).then(function (text) {
+      var fresh = new DOMParser().parseFromString(text, 'text/html').querySelector('main');
+      if (fresh) {
+        document.querySelector('main').replaceWith(fresh);
+        badge.textContent = 'updated ' + new Date().toLocaleTimeString();
+      }
+    });
+  });
+  source.onerror = function () { badge.textContent = 'live: reconnecting'; };
+}());

@@ -1,0 +1,296 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""
+The operator page's guards and operations over real HTTP, without a browser.
+
+A real uvicorn server on a thread serves a demo memory; requests go through urllib.
+"""
+
+import datetime as dt
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from conftest import REPO
+from robot_memory.common.timeutil import UTC
+from robot_memory.evidence.store import EvidenceStore
+from robot_memory.review.edit import edit_entry
+from robot_memory.review.edit import EditError
+from robot_memory.review.proposals import ProposalQueue
+from robot_memory.web.app import create_app
+from robot_memory.web.app import csrf_mark
+from robot_memory.web.app import page_config
+from robot_memory.web.server import make_server
+from robot_memory.web.server import ServerThread
+import web_demo
+
+TOKEN = 'core-token-0123456789abcdef'
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+class Client:
+    """HTTP against the page; ``token`` sends the access cookie."""
+
+    def __init__(self, base: str):
+        self.base = base
+
+    def request(self, path: str, form=None, token: str = '', headers=None, body=None):
+        data = body if body is not None else (
+            urllib.parse.urlencode(form).encode() if form is not None else None)
+        request = urllib.request.Request(self.base + path, data=data, headers=headers or {})
+        if token:
+            request.add_header('Cookie', f'robot_memory_token={token}')
+        try:
+            with urllib.request.urlopen(request, timeout=20) as response:
+                return response.status, response.read().decode('utf-8')
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode('utf-8')
+
+    def change(self, path: str, token: str = TOKEN, **form):
+        form.setdefault('csrf', csrf_mark(TOKEN))
+        form.setdefault('actor', 'bob')
+        return self.request(path, form, token)
+
+
+def serve(memory, host='127.0.0.1', read_only=False):
+    config = page_config(memory, memory.path.with_suffix('.db'), None, TOKEN, host, read_only)
+    port = free_port()
+    thread = ServerThread(make_server(create_app(config), host, port)).start()
+    deadline = time.monotonic() + 10
+    while not thread.server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return thread, Client(f'http://127.0.0.1:{port}')
+
+
+@pytest.fixture
+def demo(tmp_path):
+    memory = web_demo.build(tmp_path, dt.datetime.now(UTC))
+    thread, client = serve(memory)
+    yield memory, client
+    thread.stop()
+
+
+def entry_ids(memory):
+    return [entry.id for entry in memory.load(dt.datetime.now(UTC)).document.entries]
+
+
+def test_every_page_answers_and_the_entry_page_draws_three_charts(demo):
+    memory, client = demo
+    for path in ('/', '/entries', '/entries?show=resolved', '/entries?show=peers',
+                 '/entries?show=archived', '/dreams', '/review', '/typed'):
+        status, page = client.request(path)
+        assert status == 200, (path, page)
+    status, page = client.request(f'/entries/{entry_ids(memory)[0]}')
+    assert status == 200 and page.count('<svg') == 3
+    status, page = client.request('/dreams')
+    assert f'<a href="/entries/{entry_ids(memory)[0]}">' in page
+
+
+def test_reading_needs_no_token_on_loopback_but_no_page_offers_a_change_without_it(demo):
+    memory, client = demo
+    status, page = client.request('/review')
+    assert status == 200 and 'proposal-1' in page and 'form method="post"' not in page
+    status, page = client.request('/review', token=TOKEN)
+    assert 'form method="post"' in page and csrf_mark(TOKEN) in page
+
+
+@pytest.mark.parametrize('form, token, headers, status, message', [
+    ({'decision': 'approve'}, '', {}, 403, 'a change needs the access token'),
+    ({'decision': 'approve'}, 'wrong-token-0123456789', {}, 403, 'needs the access token'),
+    ({'decision': 'approve', 'csrf': 'forged'}, TOKEN, {}, 403, 'does not carry this page'),
+    ({'decision': 'approve'}, TOKEN, {'Origin': 'http://evil.example'}, 403,
+     'sent from another site'),
+    ({'decision': 'approve', 'actor': ''}, TOKEN, {}, 400, 'say who you are'),
+    ({'decision': 'reject'}, TOKEN, {}, 400, 'say why you reject it'),
+    ({'decision': 'maybe'}, TOKEN, {}, 400, 'decision must be approve or reject'),
+])
+def test_a_refused_change_says_why_on_the_page_and_changes_nothing(demo, form, token, headers,
+                                                                   status, message):
+    memory, client = demo
+    before = memory.path.read_bytes()
+    form = dict(form)
+    form.setdefault('csrf', csrf_mark(TOKEN))
+    form.setdefault('actor', 'mallory')
+    got, page = client.request('/review/proposals/1', form, token, headers)
+    assert (got, message in page.replace('&#39;', "'")) == (status, True), page
+    assert 'id="refusal"' in page
+    assert memory.path.read_bytes() == before
+    with ProposalQueue.open(memory.path.with_suffix('.db')) as queue:
+        assert queue.get(1).status == 'pending'
+
+
+def test_an_oversized_form_is_refused(demo):
+    memory, client = demo
+    status, page = client.request('/review/proposals/1', token=TOKEN,
+                                  body=b'reason=' + b'x' * 20_000)
+    assert status == 413 and 'the limit is 16384' in page
+
+
+def test_a_stale_proposal_an_unknown_id_and_a_bad_undo_are_refused_clearly(demo):
+    memory, client = demo
+    assert client.change('/review/proposals/1', decision='approve')[0] == 200
+    status, page = client.change('/review/proposals/1', decision='approve')
+    assert status == 409 and 'proposal 1 was already approved' in page
+    status, page = client.change('/review/proposals/99', decision='reject', reason='no')
+    assert status == 409 and 'there is no proposal 99' in page
+    status, page = client.change('/review/undo', dream='999')
+    assert status == 409 and 'refused, nothing was changed' in page
+    status, page = client.change('/review/undo', to='yesterday')
+    assert status == 400 and 'is not an ISO 8601 time' in page
+    status, page = client.change('/review/undo', dream='7', confirm='yes')
+    assert status == 409 and 'say why in a reason' in page
+    status, page = client.request('/entries/mem-00000000')
+    assert status == 404 and 'there is no entry' in page
+    status, page = client.request('/entries?sort=size')
+    assert status == 400 and 'sort' in page
+
+
+def test_an_undo_preview_writes_nothing_and_the_confirm_is_audited_with_the_actor(demo):
+    memory, client = demo
+    before = memory.path.read_bytes()
+    status, page = client.change('/review/undo', dream='7')
+    assert status == 200 and 'would restore the memory as it was before dream 7' in page
+    assert memory.path.read_bytes() == before
+    status, page = client.change('/review/undo', dream='7', confirm='yes',
+                                 reason='false fault', actor='carol')
+    assert status == 200 and 'undo 1: restored' in page
+    assert memory.path.read_bytes() != before
+    db = memory.path.with_suffix('.db')
+    import sqlite3
+    with sqlite3.connect(db) as conn:
+        assert conn.execute('SELECT actor, reason FROM undos').fetchall() == \
+            [('web:carol', 'false fault')]
+
+
+def test_an_edit_by_hand_is_audited_as_manual_with_the_actor_and_can_be_undone(demo):
+    memory, client = demo
+    entry_id = entry_ids(memory)[0]
+    status, page = client.change(f'/entries/{entry_id}/edit', text='Encoder drops ticks',
+                                 tags='wheel_left, checked', reason='clearer', actor='dana')
+    assert status == 200 and 'text and tags changed' in page
+    [entry] = [entry for entry in memory.load(dt.datetime.now(UTC)).document.entries
+               if entry.id == entry_id]
+    assert (entry.text, entry.tags) == ('Encoder drops ticks', ['wheel_left', 'checked'])
+    with EvidenceStore(memory.path.with_suffix('.db')) as store:
+        last = store.history(entry_id)[-1]
+        assert (last.action, last.actor, last.reason) == ('manual', 'web:dana',
+                                                          'edited by hand: clearer')
+        assert last.detail['after']['text'] == 'Encoder drops ticks'
+        # The next dream does not take the edit in a second time.
+        from robot_memory.dream.autodream import dream
+        report = dream(store, memory, dt.datetime.now(UTC), store.rules)
+        assert entry_id not in report.manual
+    # The edit is undoable: back to the time just before it.
+    before_edit = (last.at - dt.timedelta(milliseconds=1)).isoformat()
+    status, page = client.change('/review/undo', to=before_edit, confirm='yes',
+                                 reason='take the edit back')
+    assert status == 200 and 'undo 1: restored' in page, page
+    texts = {entry.id: entry.text for entry in memory.load(dt.datetime.now(UTC)).document.entries}
+    assert texts[entry_id] != 'Encoder drops ticks'
+
+
+def test_a_bad_edit_is_refused_and_the_file_keeps_its_bytes(demo):
+    memory, client = demo
+    entry_id = entry_ids(memory)[0]
+    before = memory.path.read_bytes()
+    for form, message in [({'text': '', 'reason': 'x'}, 'the edit was refused'),
+                          ({'text': 'x' * 600, 'reason': 'x'}, 'the edit was refused'),
+                          ({'text': 'new', 'reason': ''}, 'say why in a reason')]:
+        status, page = client.change(f'/entries/{entry_id}/edit', **form)
+        assert status == 409 and message in page, page
+    status, page = client.change('/entries/mem-00000000/edit', text='new', reason='x')
+    assert status == 409 and 'is not in the memory file' in page
+    assert memory.path.read_bytes() == before
+
+
+def test_edit_entry_refuses_an_edit_that_changes_nothing(tmp_path):
+    memory = web_demo.build(tmp_path, dt.datetime.now(UTC), nights=2)
+    [entry, *_] = memory.load(dt.datetime.now(UTC)).document.entries
+    with EvidenceStore(tmp_path / 'robot-memory.db') as store:
+        with pytest.raises(EditError, match='already reads so'):
+            edit_entry(store, memory, entry.id, dt.datetime.now(UTC), 'web:x', 'why',
+                       text=entry.text)
+
+
+def test_read_only_offers_no_change_and_refuses_one(tmp_path):
+    memory = web_demo.build(tmp_path, dt.datetime.now(UTC), nights=2)
+    thread, client = serve(memory, read_only=True)
+    try:
+        status, page = client.request('/review', token=TOKEN)
+        assert 'read-only' in page and 'form method="post"' not in page
+        status, page = client.change('/review/undo', dream='1')
+        assert status == 403 and 'this page is read-only' in page
+    finally:
+        thread.stop()
+
+
+def test_beyond_loopback_even_reading_needs_the_token(tmp_path):
+    memory = web_demo.build(tmp_path, dt.datetime.now(UTC), nights=2)
+    thread, client = serve(memory, host='0.0.0.0')
+    try:
+        status, page = client.request('/entries')
+        assert status == 401 and 'needs the access token' in page
+        status, page = client.request('/entries', token=TOKEN)
+        assert status == 200
+    finally:
+        thread.stop()
+
+
+def test_typed_memory_honours_the_trust_level(demo):
+    memory, client = demo
+    status, page = client.request('/typed?q=robot+office&trust=medium')
+    assert status == 200 and 'stay out of the office' not in page
+    status, page = client.request('/typed?q=charging+dock')
+    assert status == 200 and 'The charging dock is behind the kitchen door' in page
+    status, page = client.request('/typed?q=office&trust=hyper')
+    assert status == 403 and 'above what this page may show' in page
+
+
+def test_serve_on_a_public_address_without_a_token_exits_1_with_advice(tmp_path):
+    run = subprocess.run([sys.executable, str(REPO / 'bin' / 'robot-memory'), 'serve', '--file',
+                          str(tmp_path / 'robot-memory.md'), '--host', '0.0.0.0'],
+                         capture_output=True, text=True, timeout=60,
+                         env={'PATH': '/usr/bin:/bin', **_python_env()})
+    assert run.returncode == 1
+    assert 'needs an access token: --token-file FILE or $ROBOT_MEMORY_WEB_TOKEN' in run.stderr
+
+
+def _python_env():
+    import os
+    return {key: value for key, value in os.environ.items()
+            if key.startswith(('PYTHON', 'AMENT', 'LD_LIBRARY', 'VIRTUAL_ENV', 'ROS'))}
+
+
+def test_the_page_ships_every_script_style_and_font_itself(demo):
+    memory, client = demo
+    for path in ('/', '/entries', f'/entries/{entry_ids(memory)[0]}', '/review'):
+        status, page = client.request(path)
+        for marker in ('http://', 'https://', '//cdn', '@import', 'url('):
+            allowed = 'http://www.w3.org/2000/svg'
+            assert marker not in page.replace(allowed, ''), (path, marker)
+    status, style = client.request('/static/style.css')
+    assert status == 200 and 'url(' not in style and '@font-face' not in style

@@ -1,0 +1,226 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""
+The operator's page driven by a real headless Chromium (Selenium) against a real server.
+
+``robot-memory serve`` runs in its own process on a demo memory; the browser loads,
+filters, opens an entry, approves a proposal, previews and confirms an undo, sees a new
+proposal arrive without a reload, and is refused a change without the token. With
+ROBOT_MEMORY_WEB_SCREENSHOTS=1 the screenshots of docs/operator-page/ are written anew.
+"""
+
+import datetime as dt
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import REPO
+from robot_memory.common.timeutil import UTC
+from robot_memory.evidence.store import EvidenceStore
+from robot_memory.review.proposals import ProposalQueue
+import web_demo
+
+CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
+DRIVER = shutil.which('chromedriver')
+SHOTS = REPO / 'docs' / 'operator-page'
+TOKEN = 'demo-token-0123456789abcdef'
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(url: str, process, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stdout.read()
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            return
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.2)
+    raise AssertionError(f'{url} did not answer within {timeout_s} s')
+
+
+@pytest.fixture
+def served(tmp_path):
+    """Yield (base url, memory file, directory) of a demo memory that robot-memory serve serves."""
+    now = dt.datetime.now(UTC)
+    memory = web_demo.build(tmp_path, now)
+    token_file = tmp_path / 'token'
+    token_file.write_text(TOKEN + '\n')
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(REPO / 'bin' / 'robot-memory'), 'serve', '--file',
+         str(memory.path), '--port', str(port), '--token-file', str(token_file)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f'http://127.0.0.1:{port}'
+    try:
+        wait_for(base + '/', process)
+        yield base, memory, tmp_path
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.fixture
+def browser():
+    """Yield a headless Chromium; scripts/setup.sh installs chromium and chromium-driver."""
+    assert CHROMIUM and DRIVER, ('the browser tests need chromium and chromium-driver: '
+                                 'bash scripts/setup.sh installs them (apt, as root)')
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ('--headless=new', '--no-sandbox', '--disable-dev-shm-usage',
+                 '--window-size=1280,1000', '--disable-gpu'):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    driver.implicitly_wait(0)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def until(driver, condition, timeout_s: float = 10.0):
+    from selenium.webdriver.support.ui import WebDriverWait
+    return WebDriverWait(driver, timeout_s).until(condition)
+
+
+def shot(driver, name: str) -> None:
+    if os.environ.get('ROBOT_MEMORY_WEB_SCREENSHOTS') == '1':
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(SHOTS / f'{name}.png'))
+
+
+def text_of(driver, css: str) -> str:
+    from selenium.webdriver.common.by import By
+    return driver.find_element(By.CSS_SELECTOR, css).text
+
+
+def test_an_operator_sees_filters_opens_approves_and_undoes(served, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+    base, memory, directory = served
+    browser.get(f'{base}/?token={TOKEN}')
+    # Now: the block as the brain receives it; the token became a cookie and left the URL.
+    assert browser.current_url == f'{base}/'
+    block = text_of(browser, '#context-block')
+    assert '🟡 [' in block or '🔴 [' in block
+    assert 'changes allowed' in text_of(browser, '#mode')
+    shot(browser, 'now')
+    # Entries: filter by a search word.
+    browser.get(f'{base}/entries')
+    assert text_of(browser, '#count').startswith('5 entries')
+    browser.find_element(By.ID, 'search').send_keys('encoder')
+    browser.find_element(By.ID, 'apply').click()
+    until(browser, lambda d: text_of(d, '#count').startswith('2 entries'))
+    rows = browser.find_elements(By.CSS_SELECTOR, '#entries tbody tr')
+    assert len(rows) == 2 and all('encoder' in row.text for row in rows)
+    shot(browser, 'entries')
+    # One entry: its plots and its whole audit history.
+    rows[0].find_element(By.TAG_NAME, 'a').click()
+    until(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#confidence-chart svg path'))
+    assert browser.find_elements(By.CSS_SELECTOR, '#daily-chart svg rect[fill]')
+    history = text_of(browser, '#history')
+    assert 'create autodream' in history
+    shot(browser, 'entry')
+    # Review: approve the distiller's reword, naming who approves.
+    browser.get(f'{base}/review')
+    proposal = browser.find_element(By.ID, 'proposal-1')
+    assert web_demo.REWORD in proposal.text
+    shot(browser, 'review')
+    proposal.find_element(By.NAME, 'actor').send_keys('alice')
+    proposal.find_element(By.CSS_SELECTOR, 'button.approve').click()
+    until(browser, lambda d: d.find_elements(By.ID, 'done'))
+    assert text_of(browser, '#done').startswith('approved #1')
+    texts = [entry.text for entry in memory.load(dt.datetime.now(UTC)).document.entries]
+    assert web_demo.REWORD in texts
+    with ProposalQueue.open(directory / 'robot-memory.db') as queue:
+        decided = queue.get(1)
+    assert (decided.status, decided.decided_by) == ('approved', 'web:alice')
+    # Undo: preview the last dream's undo, then confirm exactly that.
+    before = memory.path.read_bytes()
+    browser.get(f'{base}/review')
+    form = browser.find_element(By.ID, 'undo')
+    Select(form.find_element(By.NAME, 'dream')).select_by_index(1)  # the newest dream
+    form.find_element(By.NAME, 'actor').clear()
+    form.find_element(By.NAME, 'actor').send_keys('alice')
+    form.find_element(By.ID, 'preview').click()
+    until(browser, lambda d: d.find_elements(By.ID, 'undo-summary'))
+    assert text_of(browser, '#undo-summary').startswith('would restore the memory as it was')
+    preview = text_of(browser, '#undo-lines')
+    assert 'entry ' in preview
+    assert memory.path.read_bytes() == before, 'a preview changed the file'
+    shot(browser, 'undo-preview')
+    confirm = browser.find_element(By.ID, 'confirm-undo')
+    confirm.find_element(By.NAME, 'reason').send_keys('the right encoder was a cable, fixed')
+    confirm.find_element(By.ID, 'confirm').click()
+    until(browser, lambda d: d.find_elements(By.ID, 'undo-done'))
+    assert text_of(browser, '#undo-summary').startswith('undo 1: restored')
+    assert memory.path.read_bytes() != before
+    with EvidenceStore(directory / 'robot-memory.db') as store:
+        from robot_memory.review import undo
+        [item] = [item for item in undo.log(store.db.conn) if item['kind'] == 'undo']
+    assert item['actor'] == 'web:alice'
+
+
+def test_a_new_proposal_appears_without_a_reload(served, browser):
+    from selenium.webdriver.common.by import By
+    base, memory, directory = served
+    browser.get(f'{base}/review?token={TOKEN}')
+    until(browser, lambda d: text_of(d, '#live') == 'live')
+    browser.execute_script('window.stillThisPage = true;')
+    assert not browser.find_elements(By.ID, 'proposal-2')
+    with ProposalQueue.open(directory / 'robot-memory.db') as queue:
+        queue.propose('learn', 'mcp', '', 'new semantic record: "The lift is out of order"',
+                      {'text': 'The lift is out of order', 'type': 'semantic'},
+                      dt.datetime.now(UTC), 3600.0)
+    until(browser, lambda d: d.find_elements(By.ID, 'proposal-2'), timeout_s=15)
+    assert browser.execute_script('return window.stillThisPage === true;')
+    assert 'The lift is out of order' in text_of(browser, '#proposal-2')
+
+
+def test_a_change_without_the_token_is_refused_on_the_page(served, browser):
+    from selenium.webdriver.common.by import By
+    base, memory, directory = served
+    browser.get(f'{base}/review')
+    # Without the token the page offers no change at all.
+    assert 'view only' in text_of(browser, '#mode')
+    assert not browser.find_elements(By.CSS_SELECTOR, 'form.change')
+    # A form kept from before the token cookie was lost is refused, and nothing changes.
+    browser.get(f'{base}/review?token={TOKEN}')
+    before = memory.path.read_bytes()
+    browser.delete_cookie('robot_memory_token')
+    proposal = browser.find_element(By.ID, 'proposal-1')
+    proposal.find_element(By.NAME, 'actor').send_keys('mallory')
+    proposal.find_element(By.CSS_SELECTOR, 'button.approve').click()
+    until(browser, lambda d: d.find_elements(By.ID, 'refusal'))
+    assert 'a change needs the access token' in text_of(browser, '#refusal')
+    shot(browser, 'refused')
+    assert memory.path.read_bytes() == before
+    with ProposalQueue.open(directory / 'robot-memory.db') as queue:
+        assert queue.get(1).status == 'pending'

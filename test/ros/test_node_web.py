@@ -1,0 +1,76 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""memory_node with ``web_port`` set serves the operator's page beside it (a real node process)."""
+
+import socket
+import time
+import urllib.error
+import urllib.request
+
+from ros_harness import NodeProcess
+
+TOKEN = 'node-token-0123456789abcdef'
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def fetch(url: str, timeout_s: float = 30.0) -> str:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return urllib.request.urlopen(url, timeout=2).read().decode('utf-8')
+        except (urllib.error.URLError, ConnectionError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
+
+
+def test_the_node_serves_the_page_with_its_health_and_stops_it(tmp_path):
+    token_file = tmp_path / 'token'
+    token_file.write_text(TOKEN)
+    port = free_port()
+    node = NodeProcess(tmp_path, 'it_web', web_port=port,
+                       web_token_file=str(token_file)).start()
+    try:
+        page = fetch(f'http://127.0.0.1:{port}/')
+        # The node's own /diagnostics statuses, the same memory file.
+        assert 'robot_memory: memory file' in page and 'robot_memory: dream' in page
+        assert str(node.memory_file) in page
+    finally:
+        assert node.stop() == 0
+    assert f'http://127.0.0.1:{port}/?token={TOKEN}' in node.log()
+    with socket.socket() as sock:  # no one listens any more: the server stopped with the node
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past TIME_WAIT
+        sock.bind(('127.0.0.1', port))
+
+
+def test_a_public_address_without_a_token_is_refused_and_the_node_runs_on(tmp_path):
+    node = NodeProcess(tmp_path, 'it_web_public', web_port=free_port(),
+                       web_host='0.0.0.0').start()
+    try:
+        deadline = time.monotonic() + 30
+        while 'robot_memory ready' not in node.log() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        log = node.log()
+        assert "operator's page not started: serving on 0.0.0.0 reaches beyond this " \
+               'machine, so it needs an access token' in log
+        assert node.process.poll() is None
+    finally:
+        assert node.stop() == 0
