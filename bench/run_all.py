@@ -183,6 +183,16 @@ GOALS = [
           lambda r: f'p50 {_ms(r["baseline_p50_ms"])} the same records unencrypted'),
     _federation('random'),
     _federation('mesh'),
+    _goal('Operator page: first Entries page of 10,000 entries <= 300 ms server time',
+          'bench_web.py', 'first_page', {'n': 10_000},
+          lambda r: f'{_ms(r["ms"])} (first request {_ms(r["cold_ms"])})',
+          lambda r: f'{_ms(r["baseline_ms"])} the same bytes from python -m http.server'),
+    _goal('Operator page: resident memory beside the node <= 40 MB', 'bench_web.py', 'rss',
+          {'n': 10_000}, lambda r: f'+{_mb(r["added_mb"])} ({_mb(r["mb"])} on its own)',
+          lambda r: f'{_mb(r["baseline_mb"])} python -m http.server'),
+    _goal('Operator page: page weight <= 300 KB', 'bench_web.py', 'page_weight', {'n': 10_000},
+          lambda r: f'{r["kb"]:,.1f} KB',
+          lambda r: f'{r["baseline_kb"]:,.1f} KB the memory file bytes of the same rows'),
 ]
 
 

@@ -155,3 +155,4 @@ def test_quick_web_benchmark_prints_each_figure_beside_http_server():
     assert 'http.server' in rss['baseline'] and 'http.server' in first_page['baseline']
     assert weight['rows'] == 100 and weight['kb'] > weight['baseline_kb'] * 0.5
     assert (first_page['goal_ms'], rss['goal_mb'], weight['goal_kb']) == (300, 40, 300)
+    assert [record['met'] for record in records] == [None] * 3  # quick: no goal judged
