@@ -444,7 +444,7 @@ class Page:
                     db_state = tuple(conn.execute(
                         'SELECT (SELECT max(id) FROM dreams), (SELECT max(id) FROM audit)'
                     ).fetchone())
-                    if data._table_exists(conn, 'proposals'):
+                    if data.table_exists(conn, 'proposals'):
                         db_state += tuple(conn.execute(
                             "SELECT count(*), max(id) FROM proposals WHERE status = 'pending'"
                         ).fetchone())

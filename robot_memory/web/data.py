@@ -91,7 +91,8 @@ def _size(path: pathlib.Path) -> Optional[int]:
         return None
 
 
-def _table_exists(conn, name: str) -> bool:
+def table_exists(conn, name: str) -> bool:
+    """Return whether the database has table ``name`` (an older or new one may not)."""
     found = conn.execute('SELECT 1 FROM sqlite_master WHERE name = ?', (name,)).fetchone()
     return found is not None
 
@@ -106,7 +107,7 @@ def now_page(source: Source, now: dt.datetime, document) -> dict:
     conn = source.database()
     if conn is not None:
         with conn:
-            if _table_exists(conn, 'dreams'):
+            if table_exists(conn, 'dreams'):
                 row = conn.execute('SELECT id, at, actor, report FROM dreams '
                                    'ORDER BY id DESC LIMIT 1').fetchone()
                 if row is not None:
@@ -297,7 +298,7 @@ def entry_history(source: Source, entry_id: str) -> list:
     if conn is None:
         return []
     with conn:
-        if not _table_exists(conn, 'audit'):
+        if not table_exists(conn, 'audit'):
             return []
         rows = conn.execute('SELECT id, at, action, actor, reason, detail, dream_id FROM audit '
                             'WHERE entry_id = ? ORDER BY id', (entry_id,)).fetchall()
@@ -321,7 +322,7 @@ def confidence_series(source: Source, entry_id: str, entry, history: list,
     conn = source.database()
     if conn is not None:
         with conn:
-            if _table_exists(conn, 'entry_versions'):
+            if table_exists(conn, 'entry_versions'):
                 for version in conn.execute(
                         'SELECT at, prior FROM entry_versions WHERE entry_id = ? AND prior IS '
                         'NOT NULL ORDER BY id', (entry_id,)):
@@ -355,7 +356,7 @@ def entry_evidence(source: Source, entry_id: str) -> dict:
     if conn is None:
         return empty
     with conn:
-        if not _table_exists(conn, 'signatures'):
+        if not table_exists(conn, 'signatures'):
             return empty
         signatures = [row[0] for row in conn.execute(
             'SELECT signature FROM signatures WHERE entry_id = ? ORDER BY signature',
@@ -418,7 +419,7 @@ def undo_points(source: Source) -> list:
     if conn is None:
         return []
     with conn:
-        items = undo.log(conn) if _table_exists(conn, 'dreams') else []
+        items = undo.log(conn) if table_exists(conn, 'dreams') else []
     conn.close()
     return list(reversed(items))
 

@@ -110,6 +110,28 @@ def test_every_page_answers_and_the_entry_page_draws_three_charts(demo):
     assert f'<a href="/entries/{entry_ids(memory)[0]}">' in page
 
 
+def test_peer_entries_are_listed_labelled_with_their_peer_and_open(demo):
+    from robot_memory.rcan.schema import PeerBlock
+    from robot_memory.rcan.schema import PeerEntry
+    memory, client = demo
+    now = dt.datetime.now(UTC)
+    with memory.update(now) as result:
+        result.document.peer_context = [PeerBlock(
+            rrn='RRN-000000000007', last_synced=now,
+            entries=[PeerEntry(id='mem-0000feed', type='environment_note', confidence=0.8,
+                               text='The kitchen door sticks when it rains')])]
+    status, page = client.request('/entries?show=peers')
+    assert status == 200 and 'The kitchen door sticks when it rains' in page
+    assert 'peer RRN-000000000007' in page
+    status, page = client.request('/entries')
+    assert 'The kitchen door sticks' not in page  # the robot's own entries only
+    status, page = client.request('/entries/mem-0000feed', token=TOKEN)
+    assert status == 200 and 'from peer RRN-000000000007' in page
+    assert 'id="edit"' not in page  # a peer's entry changes only on its robot
+    own = client.request(f'/entries/{entry_ids(memory)[0]}', token=TOKEN)[1]
+    assert 'id="edit"' in own
+
+
 def test_reading_needs_no_token_on_loopback_but_no_page_offers_a_change_without_it(demo):
     memory, client = demo
     status, page = client.request('/review')
@@ -268,6 +290,32 @@ def test_typed_memory_honours_the_trust_level(demo):
     assert status == 200 and 'The charging dock is behind the kitchen door' in page
     status, page = client.request('/typed?q=office&trust=hyper')
     assert status == 403 and 'above what this page may show' in page
+
+
+def test_an_encrypted_record_is_never_shown_without_its_key(tmp_path):
+    from robot_memory.substrate.store import Substrate
+    from robot_memory.web.app import PageConfig
+    from robot_memory.web.data import Source
+    memory = web_demo.build(tmp_path, dt.datetime.now(UTC), nights=2)
+    db = memory.path.with_suffix('.db')
+    with Substrate(db, encrypt_from='high', key_file=tmp_path / 'robot.key') as substrate:
+        substrate.learn('The spare key is under the blue mat', type='semantic',
+                        sensitivity='high', now=dt.datetime.now(UTC))
+    page = {}
+    for name, key in (('without', tmp_path / 'elsewhere.key'), ('with', tmp_path / 'robot.key')):
+        config = PageConfig(Source(memory, db), TOKEN, max_trust='hyper',
+                            encryption={'key_file': key})
+        port = free_port()
+        thread = ServerThread(make_server(create_app(config), '127.0.0.1', port)).start()
+        try:
+            while not thread.server.started:
+                time.sleep(0.05)
+            page[name] = Client(f'http://127.0.0.1:{port}').request(
+                '/typed?q=spare+key&trust=hyper')[1]
+        finally:
+            thread.stop()
+    assert 'blue mat' not in page['without'] and '1 encrypted records withheld' in page['without']
+    assert 'The spare key is under the blue mat' in page['with']
 
 
 def test_serve_on_a_public_address_without_a_token_exits_1_with_advice(tmp_path):
