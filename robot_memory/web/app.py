@@ -125,13 +125,23 @@ class Page:
         return bool(given) and hmac.compare_digest(given.encode(), self.config.token.encode())
 
     def _must_read(self, request: Request) -> None:
-        if not is_loopback(self.config.host) and not self._has_token(request):
+        if is_loopback(self.config.host):
+            # A page on 127.0.0.1 answers only to a loopback name: another site's name
+            # pointed at 127.0.0.1 (DNS rebinding) cannot read it through a browser.
+            name = (request.url.hostname or '').strip('[]')
+            if not is_loopback(name):
+                raise Refused(403, f'this page answers only as 127.0.0.1 or localhost, not as '
+                                   f'{name!r}; open it through an SSH tunnel '
+                                   '(docs/operator-page.md)')
+            return
+        if not self._has_token(request):
             raise Refused(401, 'this page is served beyond this machine, so it needs the '
                                'access token: open the link robot-memory serve printed '
                                '(…/?token=…)')
 
     async def _form(self, request: Request) -> dict:
         """Return the change's form, after every guard; a Refused says which guard stopped it."""
+        self._must_read(request)
         if self.config.read_only:
             raise Refused(403, 'this page is read-only (--read-only): it offers no change')
         if not self._has_token(request):

@@ -68,7 +68,8 @@ def make_server(app, host: str, port: int):
     """Return a uvicorn server for ``app`` (quiet: the page reports its own refusals)."""
     import uvicorn
     config = uvicorn.Config(app, host=host, port=port, log_level='warning', lifespan='off',
-                            access_log=False, server_header=False)
+                            access_log=False, server_header=False,
+                            timeout_graceful_shutdown=2)  # open live pages do not hold a stop
     return uvicorn.Server(config)
 
 

@@ -165,6 +165,14 @@ def test_a_refused_change_says_why_on_the_page_and_changes_nothing(demo, form, t
         assert queue.get(1).status == 'pending'
 
 
+def test_a_loopback_page_answers_only_to_a_loopback_name(demo):
+    memory, client = demo
+    status, page = client.request('/entries', headers={'Host': 'evil.example:8765'})
+    assert status == 403 and "not as 'evil.example'" in page.replace('&#39;', "'")
+    status, page = client.request('/entries', headers={'Host': 'localhost:8765'})
+    assert status == 200
+
+
 def test_an_oversized_form_is_refused(demo):
     memory, client = demo
     status, page = client.request('/review/proposals/1', token=TOKEN,
