@@ -70,6 +70,8 @@ def cmd_serve(args, memory) -> int:
     path = db_path(args, memory)
     config = page_config(memory, path, configured, token, args.host, args.read_only,
                          encryption=encryption(args, path))
+    # Parsed before the first request, as memory_node has its file parsed when the page starts.
+    config.source.cache.document(config.clock())
     server = make_server(create_app(config), args.host, args.port)
     shown = f'[{args.host}]' if ':' in args.host else args.host
     link = f'http://{shown}:{args.port}/'
