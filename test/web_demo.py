@@ -70,7 +70,7 @@ def build(directory, now: dt.datetime, nights: int = 7) -> MemoryFile:
     store.close()
     with Substrate(directory / 'robot-memory.db') as substrate:
         substrate.learn('The charging dock is behind the kitchen door', type='semantic',
-                        tags=['dock'], now=now, actor='demo')
+                        tags=['dock'], context={'room': 'kitchen'}, now=now, actor='demo')
         substrate.learn('Ben prefers the robot to stay out of the office after 18:00',
                         type='semantic', sensitivity='high', now=now, actor='demo')
     return memory

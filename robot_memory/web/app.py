@@ -323,22 +323,32 @@ class Page:
             raise Refused(400, f'k {params.get("k")!r} is not a whole number (1-100)')
         if not 1 <= k <= 100:
             raise Refused(400, 'k must be between 1 and 100')
+        filters_text = params.get('filter', '').strip()[:2000]
+        filters = None
+        if filters_text:
+            from robot_memory.substrate.filters import parse_json_object
+            from robot_memory.substrate.filters import SubstrateError
+            try:
+                filters = parse_json_object(filters_text, 'the filter')
+            except SubstrateError as error:
+                raise Refused(400, f'{error}; e.g. {{"context.room": "kitchen"}}')
         result = None
         if query:
-            result = await run_in_threadpool(self._recall, query, k, trust, types)
+            result = await run_in_threadpool(self._recall, query, k, trust, types, filters)
         return self.render(request, 'typed.html', query=query, trust=trust, k=k,
+                           filters=filters_text,
                            types=types, result=result, levels=TRUST_LEVELS[
                                :TRUST_LEVELS.index(self.config.max_trust) + 1],
                            title='Typed memory')
 
-    def _recall(self, query: str, k: int, trust: str, types: list):
+    def _recall(self, query: str, k: int, trust: str, types: list, filters=None):
         from robot_memory.substrate.store import Substrate
         source = self.config.source
         if not source.db_path.exists():
             raise Refused(404, f'no database at {source.db_path} yet, so no typed memory')
         with Substrate(source.db_path, **self.config.encryption) as substrate:
-            return substrate.recall(query, k=k, trust=trust, now=self.config.clock(),
-                                    types=types or None)
+            return substrate.recall(query, k=k, filters=filters, trust=trust,
+                                    now=self.config.clock(), types=types or None)
 
     # ------------------------------------------------------------------ changes
 

@@ -30,7 +30,7 @@ PAD = 34
 COLOURS = ('#3465a4', '#cc0000', '#73d216', '#f57900', '#75507b', '#c4a000', '#06989a')
 EVENT_COLOURS = {'create': '#3465a4', 'reinforce': '#4e9a06', 'resolve': '#06989a',
                  'reopen': '#cc0000', 'prune': '#555753', 'manual': '#75507b',
-                 'approve': '#75507b', 'peer_merge': '#c4a000'}
+                 'approve': '#75507b', 'peer_merge': '#c4a000', 'undo': '#ce5c00'}
 
 
 def _svg(body: list, title: str, height: int = HEIGHT) -> str:

@@ -298,6 +298,14 @@ def test_typed_memory_honours_the_trust_level(demo):
     assert status == 200 and 'The charging dock is behind the kitchen door' in page
     status, page = client.request('/typed?q=office&trust=hyper')
     assert status == 403 and 'above what this page may show' in page
+    kitchen = urllib.parse.quote('{"context.room": "kitchen"}')
+    status, page = client.request(f'/typed?q=charging+dock&filter={kitchen}')
+    assert status == 200 and 'The charging dock is behind the kitchen door' in page
+    hall = urllib.parse.quote('{"context.room": "hall"}')
+    status, page = client.request(f'/typed?q=charging+dock&filter={hall}')
+    assert status == 200 and 'The charging dock' not in page and 'no records matched' in page
+    status, page = client.request('/typed?q=charging+dock&filter=%7Bnot+json')
+    assert status == 400 and 'the filter' in page
 
 
 def test_an_encrypted_record_is_never_shown_without_its_key(tmp_path):
