@@ -49,6 +49,9 @@ def add_commands(subparsers, common_parents) -> None:
                             'the link)')
     serve.add_argument('--read-only', action='store_true',
                        help='offer no change at all (no approve, reject, undo or edit)')
+    serve.add_argument('--diagnostics', action='store_true',
+                       help="show memory_node's /diagnostics statuses on the Now page (needs "
+                            'ROS 2 sourced; beside the node with web_port it is always so)')
 
 
 def cmd_serve(args, memory) -> int:
@@ -68,7 +71,16 @@ def cmd_serve(args, memory) -> int:
     token = read_token(args.token_file, args.host)
     configured = settings(args) if args.config else None
     path = db_path(args, memory)
+    watch = None
+    if args.diagnostics:
+        try:
+            from robot_memory.ros.diagnostics_watch import DiagnosticsWatch
+            watch = DiagnosticsWatch()
+        except ImportError as error:
+            raise ValueError(f'--diagnostics needs ROS 2 ({error.name} is missing): source '
+                             'scripts/env.sh or /opt/ros/<distro>/setup.bash first') from None
     config = page_config(memory, path, configured, token, args.host, args.read_only,
+                         health=watch.rows if watch is not None else None,
                          encryption=encryption(args, path))
     # Parsed before the first request, as memory_node has its file parsed when the page starts.
     config.source.cache.document(config.clock())
@@ -80,7 +92,13 @@ def cmd_serve(args, memory) -> int:
     else:
         print(f'robot-memory serve: {link}?token={config.token} (open this link once to '
               'make changes); Ctrl-C stops', flush=True)
-    server.run()
+    try:
+        server.run()  # uvicorn stops gracefully on Ctrl-C, then raises it again
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if watch is not None:
+            watch.close()
     return 0
 
 

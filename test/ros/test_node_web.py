@@ -61,6 +61,31 @@ def test_the_node_serves_the_page_with_its_health_and_stops_it(tmp_path):
         sock.bind(('127.0.0.1', port))
 
 
+def test_serve_with_diagnostics_shows_a_running_nodes_health(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import REPO
+    node = NodeProcess(tmp_path, 'it_web_diag').start()
+    port = free_port()
+    serve = subprocess.Popen([sys.executable, str(REPO / 'bin' / 'robot-memory'), 'serve',
+                              '--file', str(node.memory_file), '--port', str(port),
+                              '--diagnostics', '--read-only'],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        page = fetch(f'http://127.0.0.1:{port}/')
+        deadline = time.monotonic() + 30
+        while 'robot_memory: memory file' not in page and time.monotonic() < deadline:
+            time.sleep(0.5)
+            page = fetch(f'http://127.0.0.1:{port}/')
+        assert 'robot_memory: memory file' in page and 'robot_memory: evidence' in page
+    finally:
+        serve.send_signal(signal.SIGINT)  # Ctrl-C: the page and its ROS listener stop cleanly
+        assert serve.wait(20) == 0, serve.stdout.read()
+        assert node.stop() == 0
+
+
 def test_a_public_address_without_a_token_is_refused_and_the_node_runs_on(tmp_path):
     node = NodeProcess(tmp_path, 'it_web_public', web_port=free_port(),
                        web_host='0.0.0.0').start()
