@@ -54,6 +54,8 @@ from starlette.staticfiles import StaticFiles
 
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
+from robot_memory.substrate.vocabulary import MEMORY_TYPES
+from robot_memory.substrate.vocabulary import SENSITIVITIES
 from robot_memory.web import charts
 from robot_memory.web import data
 
@@ -63,7 +65,7 @@ ACTOR_COOKIE = 'robot_memory_actor'
 MAX_FORM_BYTES = 16 * 1024
 LIVE_PERIOD_S = 1.0
 ENTRY_ID = re.compile(r'\bmem-[0-9a-f]{8,}\b')
-TRUST_LEVELS = ('public', 'low', 'medium', 'high', 'hyper')
+TRUST_LEVELS = SENSITIVITIES  # the typed memory's own levels, lowest first
 
 
 class Refused(Exception):
@@ -317,6 +319,9 @@ class Page:
             raise Refused(403, f'trust {trust} is above what this page may show '
                                f"({self.config.max_trust}, the node's service_max_trust)")
         types = [kind for kind in params.getlist('type') if kind]
+        for kind in types:
+            if kind not in MEMORY_TYPES:
+                raise Refused(400, f'type {kind!r} is not one of {", ".join(MEMORY_TYPES)}')
         try:
             k = int(params.get('k', '10') or 10)
         except ValueError:
@@ -336,7 +341,7 @@ class Page:
         if query:
             result = await run_in_threadpool(self._recall, query, k, trust, types, filters)
         return self.render(request, 'typed.html', query=query, trust=trust, k=k,
-                           filters=filters_text,
+                           filters=filters_text, memory_types=MEMORY_TYPES,
                            types=types, result=result, levels=TRUST_LEVELS[
                                :TRUST_LEVELS.index(self.config.max_trust) + 1],
                            title='Typed memory')

@@ -304,6 +304,8 @@ def test_typed_memory_honours_the_trust_level(demo):
     hall = urllib.parse.quote('{"context.room": "hall"}')
     status, page = client.request(f'/typed?q=charging+dock&filter={hall}')
     assert status == 200 and 'The charging dock' not in page and 'no records matched' in page
+    status, page = client.request('/typed?q=dock&type=semantic&type=dream')
+    assert status == 400 and 'is not one of episodic, working' in page.replace('&#39;', "'")
     status, page = client.request('/typed?q=charging+dock&filter=%7Bnot+json')
     assert status == 400 and 'the filter' in page
 
