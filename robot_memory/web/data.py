@@ -33,7 +33,6 @@ from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.dream import summary as dream_summary
-from robot_memory.locations import default_db_path
 from robot_memory.rcan import context
 from robot_memory.rcan import lifecycle
 from robot_memory.rcan.schema import ENTRY_TYPES
@@ -66,11 +65,13 @@ class Source:
         """Return the lifecycle constants (the defaults without a parameters file)."""
         return self.settings.lifecycle if self.settings is not None else lifecycle.DEFAULTS
 
-    def database(self, uri_mode: str = 'ro') -> Optional[sqlite3.Connection]:
+    def database(self) -> Optional[sqlite3.Connection]:
         """Return a read-only connection to the database, or None when there is none yet."""
         if not self.db_path.exists():
             return None
-        conn = sqlite3.connect(f'file:{self.db_path}?mode={uri_mode}', uri=True, timeout=10)
+        # as_uri escapes what a path may hold ('?', '#', '%'); mode=ro writes nothing.
+        conn = sqlite3.connect(f'{self.db_path.resolve().as_uri()}?mode=ro', uri=True,
+                               timeout=10)
         conn.row_factory = sqlite3.Row
         return conn
 
@@ -422,8 +423,3 @@ def undo_points(source: Source) -> list:
         items = undo.log(conn) if table_exists(conn, 'dreams') else []
     conn.close()
     return list(reversed(items))
-
-
-def db_for(memory) -> pathlib.Path:
-    """Return the database beside a memory file."""
-    return default_db_path(memory.path)
