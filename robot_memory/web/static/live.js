@@ -22,4 +22,10 @@
     });
   });
   source.onerror = function () { badge.textContent = 'live: reconnecting'; };
+  // A page left for another keeps no stream open: a browser allows six connections to a
+  // host, and streams of pages kept for the back button would hold every one of them.
+  window.addEventListener('pagehide', function () { source.close(); });
+  window.addEventListener('pageshow', function (event) {
+    if (event.persisted) { window.location.reload(); }
+  });
 }());
