@@ -29,6 +29,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from robot_memory.cli import proposals as cli_proposals
+from robot_memory.cli import serve as cli_serve
 from robot_memory.cli import substrate as cli_substrate
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
@@ -36,7 +37,6 @@ from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
 from robot_memory.dependencies import skip_pydantic_plugins
 from robot_memory.errors import MemoryFileError
-from robot_memory.web import cli as cli_web
 
 if TYPE_CHECKING:
     from robot_memory.evidence.rules import Rules
@@ -190,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help='only add the evidence; run no nightly dreams')
     cli_substrate.add_commands(commands, [common, database])
     cli_proposals.add_commands(commands, [common, database])
-    cli_web.add_commands(commands, [common, database])
+    cli_serve.add_commands(commands, [common, database])
     return parser
 
 
@@ -522,7 +522,7 @@ COMMANDS = {
 }
 COMMANDS.update(cli_substrate.HANDLERS)
 COMMANDS.update(cli_proposals.HANDLERS)
-COMMANDS.update(cli_web.HANDLERS)
+COMMANDS.update(cli_serve.HANDLERS)
 
 
 class NeutralisedStream:

@@ -28,12 +28,14 @@ import json
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.errors import MemoryFileError
+from robot_memory.errors import RobotMemoryError
+from robot_memory.evidence.audit import write_audit
 
 MAX_REASON = 500
 MAX_ACTOR = 100
 
 
-class EditError(ValueError):
+class EditError(RobotMemoryError, ValueError):
     """An edit that cannot be made; the message says what was wrong and what to do."""
 
 
@@ -97,19 +99,13 @@ def edit_entry(store, memory_file, entry_id: str, now: dt.datetime, actor: str, 
         raise EditError(str(error)) from None
     before, after = canonical(entry), canonical(updated)
     detail = {'change': 'edited', 'before': json.loads(before), 'after': json.loads(after)}
-    conn = store.db.conn
-    conn.execute('BEGIN IMMEDIATE')
-    try:
+    with store.db.atomic(immediate=True):
+        conn = store.db.conn
         conn.execute('INSERT INTO entry_versions (at, entry_id, prior, manual) VALUES '
                      '(?, ?, coalesce((SELECT data FROM snapshot WHERE entry_id = ?), ?), 1)',
                      (now.timestamp(), entry_id, entry_id, before))
         conn.execute('UPDATE snapshot SET data = ? WHERE entry_id = ?', (after, entry_id))
-        conn.execute('INSERT INTO audit (at, entry_id, action, actor, reason, detail, '
-                     "dream_id) VALUES (?, ?, 'manual', ?, ?, ?, NULL)",
-                     (format_iso(now), entry_id, actor, f'edited by hand: {reason}',
-                      json.dumps(detail, ensure_ascii=False, sort_keys=True)))
-    except BaseException:
-        conn.rollback()
-        raise
-    conn.commit()
+        write_audit(conn, [(format_iso(now), entry_id, 'manual', actor,
+                            f'edited by hand: {reason}',
+                            json.dumps(detail, ensure_ascii=False, sort_keys=True), None)])
     return detail

@@ -54,6 +54,7 @@ from starlette.staticfiles import StaticFiles
 
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
+from robot_memory.errors import RobotMemoryError
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 from robot_memory.web import charts
@@ -68,7 +69,7 @@ ENTRY_ID = re.compile(r'\bmem-[0-9a-f]{8,}\b')
 TRUST_LEVELS = SENSITIVITIES  # the typed memory's own levels, lowest first
 
 
-class Refused(Exception):
+class Refused(RobotMemoryError):
     """A request the page refuses: the status and a message saying what to do."""
 
     def __init__(self, status: int, message: str):
