@@ -148,20 +148,25 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument('--json', action='store_true', help='print the records as JSON lines')
     undo = commands.add_parser(
         'undo', parents=[common, database],
-        help='restore the memory file and the typed records to their state before a dream, '
-             'before an undo (redo) or at a time; audited, itself undoable')
+        help="take back one dream's or one undo's own changes, or restore the memory file "
+             'and the typed records as they were at a time; audited, itself undoable')
     point = undo.add_mutually_exclusive_group(required=True)
     point.add_argument('--dream', type=_positive_int, metavar='ID',
-                       help='restore the state before this dream (ids: robot-memory undo --list)')
+                       help="take back this dream's own changes; entries changed since are kept "
+                            'unless --force (ids: robot-memory undo --list)')
     point.add_argument('--to', type=_undo_time, metavar='ISO-TIME',
-                       help='restore the state at this time (e.g. 2026-05-01T03:00:00Z)')
+                       help='point in time: restore the state at this time, taking back every '
+                            'later change (e.g. 2026-05-01T03:00:00Z)')
     point.add_argument('--undo', type=_positive_int, metavar='ID', dest='undo_id',
-                       help='undo this undo: restore the state before it (re-applies what it '
-                            'undid)')
+                       help='undo this undo: re-apply exactly what it took back; what changed '
+                            'since is kept unless --force')
     point.add_argument('--list', action='store_true',
                        help='list the dreams and undos with their ids, oldest first')
     undo.add_argument('--reason', default='',
                       help='why (required unless --dry-run or --list); kept in the audit log')
+    undo.add_argument('--force', action='store_true',
+                      help='with --dream or --undo: take back entries and records changed '
+                           'since too')
     undo.add_argument('--dry-run', action='store_true',
                       help='only show what would change; nothing is written')
     undo.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
@@ -496,13 +501,16 @@ def cmd_undo(args, memory: 'MemoryFile') -> int:
                       f'{item["what"]}')
             return 0
         report = undo.undo(store, memory, now, 'cli', args.reason, dream=args.dream,
-                           to=args.to, undo_id=args.undo_id, dry_run=args.dry_run)
+                           to=args.to, undo_id=args.undo_id, dry_run=args.dry_run,
+                           force=args.force)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return 0
     print(report.summary())
     for line in report.lines():
         print(f'  {line}')
+    if report.kept:
+        print('to take back the kept ones too: add --force')
     if report.undo_id is not None:
         print(f'to undo this: robot-memory undo --undo {report.undo_id} --reason "..."')
     return 0

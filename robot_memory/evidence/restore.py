@@ -37,6 +37,11 @@ MAX_REASON = 500
 KEPT_COLUMNS = ('id', 'updated_at', 'access_count', 'last_accessed', 'useful_count',
                 'unused_count')
 LIVE = ('active', 'contested')
+# Columns of a typed record whose change is not kept in substrate_versions (its triggers, in
+# substrate.schema, watch the others): use counts, salience and vectors change with every
+# recall and feedback; an undo restores what was learned, and compares only that.
+UNVERSIONED = ('seq', 'updated_at', 'salience', 'last_reinforced_at', 'access_count',
+               'last_accessed', 'useful_count', 'unused_count')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,9 +49,10 @@ class RestorePoint:
     """
     Where an undo goes back to.
 
-    Entry versions with ``id >= entry_from`` are rolled back; typed-record versions with
-    ``id >= record_from`` or, when it is None, made after ``at`` (at ``at`` too unless
-    ``inclusive``).
+    A point in time (``own`` empty): entry versions with ``id >= entry_from`` are rolled
+    back; typed-record versions with ``id >= record_from`` or, when it is None, made after
+    ``at`` (at ``at`` too unless ``inclusive``). ``own`` 'dream' or 'undo': only the changes
+    that dream or undo (``own_id``) made are taken back; ``force`` also those changed since.
     """
 
     label: str
@@ -55,6 +61,9 @@ class RestorePoint:
     inclusive: bool
     entry_from: int
     record_from: Optional[int] = None
+    own: str = ''
+    own_id: int = 0
+    force: bool = False
 
 
 def max_id(conn, table: str) -> int:
@@ -85,10 +94,51 @@ def _same(old, new) -> bool:
     return old == new
 
 
+def _own_record_targets(conn, point: RestorePoint) -> tuple:
+    """Return (targets, kept): what an undo changed in the typed records, if not since."""
+    if point.own != 'undo':
+        return {}, []  # a dream changes the memory file only
+    record_from, report = conn.execute('SELECT record_from, report FROM undos WHERE id = ?',
+                                       (point.own_id,)).fetchone()
+    targets: dict = {}
+    kept = []
+    for record_id in json.loads(report)['records']:
+        mine = conn.execute('SELECT id, prior FROM substrate_versions WHERE record_id = ? AND '
+                            'id >= ? ORDER BY id LIMIT 1', (record_id, record_from)).fetchone()
+        if mine is None:
+            targets[record_id] = None  # deleted for good since: reported as skipped
+            continue
+        later = conn.execute('SELECT prior FROM substrate_versions WHERE record_id = ? AND '
+                             'id > ? ORDER BY id LIMIT 1', (record_id, mine[0])).fetchone()
+        before = json.loads(mine[1]) if mine[1] else None
+        cursor = conn.execute('SELECT * FROM substrate_records WHERE id = ?', (record_id,))
+        names = [column[0] for column in cursor.description]
+        row = cursor.fetchone()
+        # As the undo left it: the prior state of the next change, if there was one.
+        left = json.loads(later[0]) if later is not None and later[0] else None
+        if (point.force or row is None or left is None
+                or _same_record(left, dict(zip(names, row)))):
+            targets[record_id] = before
+        else:
+            kept.append({'kind': 'record', 'id': record_id,
+                         'why': 'changed since (learned, revised, forgotten or restored '
+                                'again); kept as it is now'})
+    return targets, kept
+
+
+def _same_record(before: dict, after: dict) -> bool:
+    """Whether ``after`` holds, in what an undo restores, what ``before`` did."""
+    return all(_same(after.get(name), value) for name, value in before.items()
+               if name not in KEPT_COLUMNS + UNVERSIONED and name in after)
+
+
 def plan_records(conn, point: RestorePoint) -> tuple:
-    """Return (changes, skipped) for the typed records: ``{'id', 'change', 'set'}`` each."""
+    """Return (changes, skipped, kept) for the typed records: ``{'id', 'change', 'set'}``."""
     if not has_records(conn):
-        return [], []
+        return [], [], []
+    if point.own:
+        targets, kept = _own_record_targets(conn, point)
+        return _record_changes(conn, targets, point) + (kept,)
     value: float
     if point.record_from is not None:
         where, value = 'id >= ?', point.record_from
@@ -106,6 +156,11 @@ def plan_records(conn, point: RestorePoint) -> tuple:
                 f'SELECT id FROM substrate_records WHERE {later} AND id NOT IN '
                 '(SELECT record_id FROM substrate_versions)', (point.at,)):
             targets[record_id] = None
+    return _record_changes(conn, targets, point) + ([],)
+
+
+def _record_changes(conn, targets: dict, point: RestorePoint) -> tuple:
+    """Return (changes, skipped): what setting each record to its target state changes."""
     cursor = conn.execute('SELECT * FROM substrate_records WHERE id IN '
                           '(SELECT value FROM json_each(?))', (json.dumps(list(targets)),))
     names = [column[0] for column in cursor.description]
@@ -120,8 +175,9 @@ def plan_records(conn, point: RestorePoint) -> tuple:
         row = dict(zip(names, row))
         if prior is None:
             if row['status'] != 'archived':
-                changes.append({'id': record_id, 'change': 'archived (learned after the '
-                                'restore point)', 'set': None, 'status': row['status']})
+                why = 'learned by it' if point.own else 'learned after the restore point'
+                changes.append({'id': record_id, 'change': f'archived ({why})', 'set': None,
+                                'status': row['status']})
             continue
         update = {name: value for name, value in prior.items()
                   if name not in KEPT_COLUMNS and name in row and not _same(row[name], value)}
@@ -172,11 +228,12 @@ def apply_recorded(store, intent: DreamIntent) -> int:
                      'VALUES (?, ?, ?, 1)',
                      [(at_s, entry_id, before, ) for entry_id, before, _ in intent.manual])
     entry_from = max_id(conn, 'entry_versions') + 1
-    records, skipped = plan_records(conn, point)
+    records, skipped, _ = plan_records(conn, point)
     record_from = max_id(conn, 'substrate_versions') + 1 if has_records(conn) else 1
     summary = {'entries': [entry_id for entry_id, _, _ in intent.changes],
                'records': [change['id'] for change in records], 'skipped': skipped,
-               'manual': [entry_id for entry_id, _, _ in intent.manual]}
+               'manual': [entry_id for entry_id, _, _ in intent.manual],
+               'own': bool(point.own), 'force': point.force}
     undo_id = conn.execute(
         'INSERT INTO undos (at, actor, reason, target, entry_from, record_from, report) '
         'VALUES (?, ?, ?, ?, ?, ?, ?)',

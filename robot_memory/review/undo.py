@@ -13,18 +13,24 @@
 # limitations under the License.
 
 """
-Undo: put the memory file and the typed records back as they were before a dream or at a time.
+Undo: take back one dream's or one undo's own changes, or restore the memory at a time.
 
 The evidence database keeps, for every change, the state it replaced: ``entry_versions``
 (each entry of robot-memory.md before a dream, a prune or an undo changed it; written by
 ``EvidenceStore.commit_dream``) and ``substrate_versions`` (each typed record before a
-change of what it holds; written by triggers of the typed memory). The state at a restore
-point is the current state with, for every entry or record changed since, the prior state
-of its first change after that point.
+change of what it holds; written by triggers of the typed memory).
 
-Restore points: ``before dream N`` (``--dream N``), ``at TIME`` (``--to TIME``, changes at
-that instant kept) and ``before undo N`` (``--undo N``: undoes an undo, re-applying what it
-undid). Nothing is deleted by an undo:
+Two kinds of undo:
+
+* ``--dream N`` and ``--undo K`` take back only what that dream or undo changed itself (an
+  undo of an undo re-applies exactly what it took back). An entry or record changed again
+  since (a later dream, an edit by hand, an approved reword, another undo) is named and
+  kept as it is now, unless the undo is forced (``--force``).
+* ``--to TIME`` is the point-in-time restore: the current state with, for every entry or
+  record changed since, the prior state of its first change after that time (changes at
+  that instant kept).
+
+Nothing is deleted by an undo:
 
 * an entry is restored, changed back or removed from the file; the audit log records each
   as action ``undo`` with the entry before and after, the actor and the reason;
@@ -34,7 +40,7 @@ undid). Nothing is deleted by an undo:
   (forgotten for good) and is reported as skipped;
 * edits a person made to the file since the last dream are first taken in (audited as
   ``manual``, as a dream would) and count as made at the moment of the undo;
-* the undo is logged in ``undos``; ``--undo`` of it restores the state just before it.
+* the undo is logged in ``undos``; ``--undo`` of it takes back what it changed.
 
 Crash safety is the dream's: under the file lock the undo's intent is recorded
 (``pending_dream``, kind ``undo``), the file is written atomically, then one transaction
@@ -83,6 +89,9 @@ class UndoReport:
     records: list = dataclasses.field(default_factory=list)
     manual: list = dataclasses.field(default_factory=list)
     skipped: list = dataclasses.field(default_factory=list)
+    kept: list = dataclasses.field(default_factory=list)
+    own: bool = False
+    force: bool = False
     recovered: Optional[str] = None
 
     @property
@@ -98,15 +107,23 @@ class UndoReport:
         return data
 
     def summary(self) -> str:
-        """One line for people."""
-        verb = 'would restore' if self.dry_run else 'restored'
+        """One line for people: which kind of undo, what it changed, what it kept."""
+        kept = (f'; {len(self.kept)} kept because changed since (force to take them back '
+                'too)' if self.kept else '')
         if self.noop:
+            if self.own:
+                return f'nothing to undo: none of {self.label} is left to take back{kept}'
             return (f'nothing to undo: the memory file and the typed records are already as '
                     f'they were {self.label}')
         head = f'undo {self.undo_id}: ' if self.undo_id is not None else ''
-        return (f'{head}{verb} the memory as it was {self.label}: {len(self.entries)} '
-                f'entries, {len(self.records)} typed records'
-                + (f'; {len(self.skipped)} skipped' if self.skipped else ''))
+        if self.own:
+            verb = 'would take back' if self.dry_run else 'took back'
+            what = f'{verb} {self.label}'
+        else:
+            verb = 'would restore' if self.dry_run else 'restored'
+            what = f'{verb} the memory as it was {self.label} (point in time)'
+        return (f'{head}{what}: {len(self.entries)} entries, {len(self.records)} typed '
+                'records' + (f'; {len(self.skipped)} skipped' if self.skipped else '') + kept)
 
     def lines(self) -> list:
         """One line per change, for people."""
@@ -117,6 +134,7 @@ class UndoReport:
         for change in self.records:
             out.append(f'record {change["id"]}: {change["change"]}')
         out.extend(f'skipped: {note}' for note in self.skipped)
+        out.extend(f'kept: {item["kind"]} {item["id"]}: {item["why"]}' for item in self.kept)
         return out
 
 
@@ -143,29 +161,35 @@ def parse_time(text: str) -> dt.datetime:
                         '(a time without an offset is taken as UTC)') from None
 
 
-def point_options(dream: int = 0, undo_id: int = 0, to: str = '') -> dict:
+def point_options(dream: int = 0, undo_id: int = 0, to: str = '', force: bool = False) -> dict:
     """Keyword arguments of ``undo`` from a request's fields (0 and '' mean not given)."""
     return {'dream': dream or None, 'undo_id': undo_id or None,
-            'to': parse_time(to) if to.strip() else None}
+            'to': parse_time(to) if to.strip() else None, 'force': bool(force)}
 
 
 def restore_point(conn, now: dt.datetime, dream: Optional[int] = None,
-                  to: Optional[dt.datetime] = None, undo: Optional[int] = None) -> RestorePoint:
+                  to: Optional[dt.datetime] = None, undo: Optional[int] = None,
+                  force: bool = False) -> RestorePoint:
     """Return the restore point named by exactly one of ``dream``, ``to`` and ``undo``."""
     now = _aware(now)
     if sum(value is not None for value in (dream, to, undo)) != 1:
-        raise UndoError('name one restore point: a dream id (--dream), a time (--to) or an '
-                        'undo to undo (--undo)')
+        raise UndoError('name one restore point: a dream id (dream_id, --dream), a time (to, '
+                        '--to) or an undo to undo (undo_id, --undo)')
     horizon = conn.execute('SELECT first_dream FROM undo_horizon WHERE id = 1').fetchone()[0]
     if dream is not None:
-        return _before_dream(conn, dream, horizon)
+        return dataclasses.replace(_before_dream(conn, dream, horizon), force=bool(force))
     if undo is not None:
         row = conn.execute('SELECT at, entry_from, record_from FROM undos WHERE id = ?',
                            (_whole(undo, 'undo id'),)).fetchone()
         if row is None:
-            raise UndoError(f'there is no undo {undo}; robot-memory undo --list shows them')
-        return RestorePoint(f'before undo {undo} ({row[0]})', {'undo': undo},
-                            parse_iso(row[0]).timestamp(), False, row[1], row[2])
+            raise UndoError(f'there is no undo {undo}; the undo log (robot-memory undo --list) '
+                            'shows them')
+        return RestorePoint(f'what undo {undo} changed ({row[0]})', {'undo': undo},
+                            parse_iso(row[0]).timestamp(), False, row[1], row[2], own='undo',
+                            own_id=undo, force=bool(force))
+    if force:
+        raise UndoError('force is for taking back a dream or an undo (dream_id, undo_id); a '
+                        'restore to a time already puts back every later change')
     assert to is not None  # exactly one was named
     to = _aware(to)
     if to > now:
@@ -196,7 +220,8 @@ def _before_dream(conn, dream: int, horizon: int) -> RestorePoint:
     row = conn.execute('SELECT at FROM dreams WHERE id = ?',
                        (_whole(dream, 'dream id'),)).fetchone()
     if row is None:
-        raise UndoError(f'there is no dream {dream}; robot-memory undo --list shows the dreams')
+        raise UndoError(f'there is no dream {dream}; the undo log (robot-memory undo --list) '
+                        'shows the dreams')
     if dream < horizon:
         raise UndoError(f'dream {dream} ran before this database kept the history an undo '
                         f'needs (dreams from {horizon} on can be undone); undo with --to a '
@@ -208,7 +233,8 @@ def _before_dream(conn, dream: int, horizon: int) -> RestorePoint:
         'dream_id > ? OR (dream_id IS NULL AND at > ?)', (dream, dream, at)).fetchone()[0]
     if first is None:
         first = max_id(conn, 'entry_versions') + 1
-    return RestorePoint(f'before dream {dream} ({row[0]})', {'dream': dream}, at, False, first)
+    return RestorePoint(f'the changes of dream {dream} ({row[0]})', {'dream': dream}, at, False,
+                        first, own='dream', own_id=dream)
 
 
 # ---------------------------------------------------------------------- the memory file
@@ -222,11 +248,49 @@ def _entry_targets(conn, point: RestorePoint) -> dict:
     return dict(rows)
 
 
+def _changed_by(dream_id, undo_id, manual) -> str:
+    if dream_id is not None:
+        return (f'an edit by hand taken in by dream {dream_id}' if manual
+                else f'dream {dream_id}')
+    if undo_id is not None:
+        return f'undo {undo_id}'
+    return 'an edit by hand taken in by an undo' if manual else 'an approved proposal'
+
+
+def _own_entry_targets(conn, point: RestorePoint, snapshot: dict, current: dict) -> tuple:
+    """Return (targets, kept) for taking back one dream's or undo's own entry changes."""
+    mine = ('dream_id = ? AND manual = 0' if point.own == 'dream' else 'undo_id = ?')
+    rows = conn.execute(f'SELECT min(id), entry_id FROM entry_versions WHERE {mine} '
+                        'GROUP BY entry_id ORDER BY entry_id', (point.own_id,)).fetchall()
+    targets, kept = {}, []
+    for row_id, entry_id in rows:
+        before, = conn.execute('SELECT prior FROM entry_versions WHERE id = ?',
+                               (row_id,)).fetchone()
+        later = conn.execute('SELECT prior, dream_id, undo_id, manual FROM entry_versions '
+                             'WHERE entry_id = ? AND id > ? ORDER BY id LIMIT 1',
+                             (entry_id, row_id)).fetchone()
+        after = later[0] if later is not None else snapshot.get(entry_id)
+        if current.get(entry_id) == after or point.force:
+            targets[entry_id] = before
+            continue
+        # Name what made it as it is now: the last change since.
+        last = conn.execute('SELECT dream_id, undo_id, manual FROM entry_versions WHERE '
+                            'entry_id = ? AND id > ? ORDER BY id DESC LIMIT 1',
+                            (entry_id, row_id)).fetchone()
+        by = (_changed_by(*last) if last is not None and
+              current.get(entry_id) == snapshot.get(entry_id)
+              else 'an edit by hand since the last dream')
+        kept.append({'kind': 'entry', 'id': entry_id,
+                     'why': f'changed since by {by}; kept as it is now'})
+    return targets, kept
+
+
 def plan_entries(store, document, point: RestorePoint) -> tuple:
     """
-    (manual, changes): edits by hand since the last dream, and the undo's entry changes.
+    (manual, changes, kept): edits by hand since the last dream, the undo's entry changes.
 
-    Each is a list of ``[entry_id, before, after]`` (canonical JSON or None).
+    Each of the first two is a list of ``[entry_id, before, after]`` (canonical JSON or
+    None); ``kept`` names the entries changed since that the undo leaves as they are.
     """
     from robot_memory.dream.autodream import canonical
     snapshot = store.snapshot()
@@ -234,13 +298,18 @@ def plan_entries(store, document, point: RestorePoint) -> tuple:
     manual = [[entry_id, snapshot.get(entry_id), current.get(entry_id)]
               for entry_id in sorted(set(snapshot) | set(current))
               if snapshot.get(entry_id) != current.get(entry_id)]
+    if point.own:
+        targets, kept = _own_entry_targets(store.db.conn, point, snapshot, current)
+        changes = [[entry_id, current.get(entry_id), after]
+                   for entry_id, after in targets.items() if current.get(entry_id) != after]
+        return manual, changes, kept
     targets = _entry_targets(store.db.conn, point)
     changes = []
     for entry_id in sorted(set(current) | set(snapshot) | set(targets)):
         after = targets[entry_id] if entry_id in targets else snapshot.get(entry_id)
         if current.get(entry_id) != after:
             changes.append([entry_id, current.get(entry_id), after])
-    return manual, changes
+    return manual, changes, []
 
 
 def restored_entries(document, changes: list) -> list:
@@ -276,8 +345,9 @@ def _changes_for_report(changes: list) -> list:
 
 def undo(store, memory_file, now: dt.datetime, actor: str, reason: str = '',
          dream: Optional[int] = None, to: Optional[dt.datetime] = None,
-         undo_id: Optional[int] = None, dry_run: bool = False) -> UndoReport:
-    """Restore the memory file and the typed records to a restore point; see the module."""
+         undo_id: Optional[int] = None, dry_run: bool = False,
+         force: bool = False) -> UndoReport:
+    """Take back a dream's or an undo's changes, or restore a time; see the module."""
     from robot_memory.common.sqlite_db import apply_migrations
     from robot_memory.dream import autodream
     from robot_memory.rcan.memory_file import render
@@ -297,24 +367,26 @@ def undo(store, memory_file, now: dt.datetime, actor: str, reason: str = '',
                         f'dream at {format_iso(cursor.last_dream_at)}; check the system clock')
     if dry_run:
         document = memory_file.load(now).document if memory_file.exists() else None
-        point = restore_point(conn, now, dream, to, undo_id)
-        report = UndoReport(now, actor, reason, point.label, point.target, dry_run=True)
-        manual, changes = plan_entries(store, _or_empty(document, now), point)
+        point = restore_point(conn, now, dream, to, undo_id, force)
+        report = _report(now, actor, reason, point, dry_run=True)
+        manual, changes, kept = plan_entries(store, _or_empty(document, now), point)
         report.manual = [item[0] for item in manual]
         report.entries = _changes_for_report(changes)
-        records, report.skipped = plan_records(conn, point)
+        records, report.skipped, kept_records = plan_records(conn, point)
         report.records = _records_for_report(records)
+        report.kept = kept + kept_records
         return report
     payload = None
     with memory_file.update(now, on_corrupt='raise') as result:
         recovered = autodream.recover(store, memory_file)
-        point = restore_point(conn, now, dream, to, undo_id)
-        report = UndoReport(now, actor, reason, point.label, point.target)
+        point = restore_point(conn, now, dream, to, undo_id, force)
+        report = _report(now, actor, reason, point)
         report.recovered = recovered
         document = result.document
         original = memory_file.path.read_bytes() if memory_file.path.exists() else None
-        manual, changes = plan_entries(store, document, point)
-        records, report.skipped = plan_records(conn, point)
+        manual, changes, kept = plan_entries(store, document, point)
+        records, report.skipped, kept_records = plan_records(conn, point)
+        report.kept = kept + kept_records
         report.manual = [item[0] for item in manual]
         report.entries = _changes_for_report(changes)
         report.records = _records_for_report(records)
@@ -335,6 +407,11 @@ def undo(store, memory_file, now: dt.datetime, actor: str, reason: str = '',
     if payload is not None:
         report.undo_id = store.commit_dream(payload)
     return report
+
+
+def _report(now, actor, reason, point: RestorePoint, dry_run: bool = False) -> UndoReport:
+    return UndoReport(now, actor, reason, point.label, point.target, dry_run=dry_run,
+                      own=bool(point.own), force=point.force)
 
 
 def _or_empty(document, now):
@@ -358,8 +435,9 @@ def log(conn) -> list:
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'undos'").fetchone():
         for row in conn.execute('SELECT id, at, actor, reason, report FROM undos ORDER BY id'):
             report = json.loads(row[4])
+            verb = 'took back' if report.get('own') else 'restored the memory as it was'
             items.append({'kind': 'undo', 'id': row[0], 'at': row[1], 'actor': row[2],
-                          'what': f'restored {report["label"]}: {len(report["entries"])} '
+                          'what': f'{verb} {report["label"]}: {len(report["entries"])} '
                                   f'entries, {len(report["records"])} typed records; '
                                   f'reason: {row[3]}'})
     return sorted(items, key=lambda item: (item['at'], item['kind'] == 'undo', item['id']))

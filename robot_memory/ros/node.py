@@ -581,7 +581,8 @@ class MemoryNode(Node):
             if len(actor) > 64:
                 raise ValueError(f'actor is {len(actor)} characters; the limit is 64')
             from robot_memory.review import undo  # imported for the first undo, not at start
-            options = undo.point_options(request.dream_id, request.undo_id, request.to)
+            options = undo.point_options(request.dream_id, request.undo_id, request.to,
+                                         request.force)
             report = self.worker.call(lambda store: undo.undo(
                 store, self.memory, now, actor, request.reason, dry_run=request.dry_run,
                 **options))
@@ -600,6 +601,8 @@ class MemoryNode(Node):
         response.entries_changed = [change['id'] for change in report.entries]
         response.records_changed = [change['id'] for change in report.records]
         response.report_json = json.dumps(report.to_dict(), ensure_ascii=False)
+        response.entries_kept = [item['id'] for item in report.kept if item['kind'] == 'entry']
+        response.records_kept = [item['id'] for item in report.kept if item['kind'] == 'record']
         return response
 
     # ------------------------------------------------------------------ health

@@ -53,6 +53,7 @@ from robot_memory.common.sqlite_db import MigrationSet
 from robot_memory.common.sqlite_db import open_database
 from robot_memory.common.sqlite_db import PlainDatabase
 from robot_memory.common.timeutil import from_epoch as when  # noqa: F401 - a stored time, read back
+from robot_memory.evidence.restore import UNVERSIONED
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.vector_index import TRIGGERS as VECTOR_TRIGGERS
@@ -202,10 +203,6 @@ def _encryption_at_rest(db: PlainDatabase) -> None:
                '(key_id, updated_at) WHERE key_id IS NOT NULL')
 
 
-# Columns whose change is kept in substrate_versions; use counts, salience and vectors
-# (changed by every recall and feedback) are not: an undo restores what was learned.
-UNVERSIONED = ('seq', 'updated_at', 'salience', 'last_reinforced_at', 'access_count',
-               'last_accessed', 'useful_count', 'unused_count')
 # A sealed record's ciphertext stays in one place: no copy under a key rotated away.
 NOT_IN_HISTORY = ('seq', 'sealed', 'key_id')
 
@@ -220,6 +217,7 @@ def _record_versions(db: PlainDatabase) -> None:
     removes the record's versions too: what was forgotten for good is never restored.
     Only ``record_id`` is indexed (the purge): an undo is rare and may scan, a learn is not.
     """
+    # UNVERSIONED (evidence.restore, which reads this history): use counts, salience.
     versioned = [name for name in COLUMNS if name not in UNVERSIONED + NOT_IN_HISTORY]
     image = 'json_object(' + ', '.join(f"'{name}', old.{name}" for name in COLUMNS
                                        if name not in NOT_IN_HISTORY) + ')'

@@ -107,7 +107,7 @@ def two_nights(robot):
     return first, second, before_second
 
 
-def test_undo_dream_restores_the_entries_and_typed_records_before_it(robot):
+def test_undo_dream_takes_back_its_own_entry_changes_and_no_typed_record(robot):
     first, second, before_second = two_nights(robot)
     assert len(second.created) == 1 and second.reinforced == first.created
     moved_fact = robot.typed.recall('charger', now=night(2)).hits[0]
@@ -126,12 +126,77 @@ def test_undo_dream_restores_the_entries_and_typed_records_before_it(robot):
     assert restored.observation_count == 1 and restored.last_reinforced == night(0)
     # Entries as before the second dream, byte for byte apart from last_updated.
     assert _entries_json(robot.file()) == _entries_json(before_second)
-    # Typed records: the fact learned after the restore point is archived, never deleted;
-    # the one it replaced is active again.
+    # A dream changes no typed record: what was learned after it stays as it is.
     hits = robot.typed.recall('charger', now=night(2)).hits
-    assert [hit.text for hit in hits] == ['the charger is in the kitchen']
-    archived = [record for record in robot.typed.all_records() if record.status == 'archived']
-    assert [record.text for record in archived] == ['the charger is in the hallway']
+    assert [hit.text for hit in hits] == ['the charger is in the hallway']
+    assert report.records == [] and report.kept == []
+    assert report.summary().startswith('undo 1: took back the changes of dream 2')
+
+
+def test_undo_dream_keeps_what_later_dreams_and_people_changed(robot):
+    """Issue 26.2: --dream N is not the state before N; a later change is named and kept."""
+    first, second, _ = two_nights(robot)
+    encoder, lidar = first.created[0], second.created[0]
+    # Night 2: the lidar fault is seen again (reinforced) and a new fault is learned.
+    robot.fault(2, LIDAR)
+    robot.fault(2, ('base: imu', 'imu'))
+    third = robot.dream(2)
+    assert third.reinforced == [lidar] and len(third.created) == 1
+    # A person deletes the encoder entry (changed by dream 2) after dream 2.
+    text = robot.memory.path.read_text()
+    document = robot.memory.load(night(3)).document
+    document.entries = [entry for entry in document.entries if entry.id != encoder]
+    from robot_memory.rcan.memory_file import render
+    robot.memory.path.write_bytes(render(document))
+    assert encoder not in robot.memory.path.read_text() and text != robot.file().decode()
+
+    report = undo(robot.store, robot.memory, night(3), 'cli', 'false lidar fault',
+                  dream=second.dream_id)
+    kept = {item['id']: item['why'] for item in report.kept}
+    assert kept == {lidar: 'changed since by dream 3; kept as it is now',
+                    encoder: 'changed since by an edit by hand since the last dream; kept as '
+                             'it is now'}
+    assert report.noop and 'nothing to undo' in report.summary() and '2 kept' in \
+        report.summary()
+    entries = robot.entries()
+    # Dream 3's new entry and its reinforcement stay; the deleted entry stays deleted.
+    assert set(entries) == {lidar, third.created[0]}
+    assert entries[lidar].observation_count == 2
+
+    forced = undo(robot.store, robot.memory, night(3) + dt.timedelta(minutes=1), 'cli',
+                  'false lidar fault, for good', dream=second.dream_id, force=True)
+    assert forced.kept == [] and forced.force
+    assert {change['id']: change['change'] for change in forced.entries} == {
+        lidar: 'removed', encoder: 'restored'}
+    entries = robot.entries()
+    assert set(entries) == {encoder, third.created[0]}
+    assert entries[encoder].observation_count == 1  # as it was before dream 2
+
+
+def test_undo_of_an_undo_reapplies_only_what_it_took_back(robot):
+    """Issue 26.2: --undo K leaves what was learned and dreamt after K alone."""
+    first, second, _ = two_nights(robot)
+    between = night(1) - dt.timedelta(hours=12)
+    back = undo(robot.store, robot.memory, night(2), 'cli', 'back to yesterday', to=between)
+    assert [hit.text for hit in robot.typed.recall('charger', now=night(2)).hits] == \
+        ['the charger is in the kitchen']
+    # After the undo: a new fact, a new fault learned by a dream.
+    robot.typed.learn('the dock is by the door', type='semantic',
+                      now=night(2) + dt.timedelta(hours=1))
+    robot.fault(2, ('base: imu', 'imu'))
+    third = robot.dream(2)
+    assert len(third.created) == 1
+
+    redo = undo(robot.store, robot.memory, night(3), 'cli', 'it was real', undo_id=back.undo_id)
+    assert redo.kept == []
+    assert sorted(change['id'] for change in redo.entries) == sorted(
+        change['id'] for change in back.entries)
+    assert sorted(change['id'] for change in redo.records) == sorted(
+        change['id'] for change in back.records)
+    assert set(robot.entries()) == set(first.created + second.created + third.created)
+    texts = {hit.text for hit in robot.typed.recall('charger dock', now=night(3), k=5).hits}
+    assert 'the charger is in the hallway' in texts and 'the dock is by the door' in texts
+    assert 'the charger is in the kitchen' not in texts
 
 
 def _entries_json(data: bytes):
@@ -154,8 +219,7 @@ def test_the_undo_is_audited_and_undoing_it_reapplies_what_it_undid(robot):
     assert last.detail['undo'] == report.undo_id
     assert last.detail['restore_point'] == {'dream': second.dream_id}
     assert last.detail['before']['text'] and last.detail['after'] is None
-    typed_history = robot.typed.history(hallway)
-    assert typed_history[-1].action == 'undo' and typed_history[-1].actor == 'operator-anna'
+    assert robot.typed.history(hallway)[-1].action != 'undo'  # not the dream's change
     # Nothing of the second dream left the logs.
     assert [row['id'] for row in robot.store.dreams()] == [first.dream_id, second.dream_id]
 
@@ -190,9 +254,12 @@ def test_an_edit_by_hand_since_the_last_dream_is_taken_in_and_comes_back_on_redo
     text = robot.memory.path.read_text()
     robot.memory.path.write_text(text.replace(entry.text,
                                               'Lidar smudged: wipe the window weekly'))
+    kept = undo(robot.store, robot.memory, night(2), 'cli', 'undo night 1',
+                dream=second.dream_id)
+    assert kept.manual == [lidar] and [item['id'] for item in kept.kept] == [lidar]
+    assert robot.entries()[lidar].text == 'Lidar smudged: wipe the window weekly'
     report = undo(robot.store, robot.memory, night(2), 'cli', 'undo night 1',
-                  dream=second.dream_id)
-    assert report.manual == [lidar]
+                  dream=second.dream_id, force=True)
     assert lidar not in robot.entries()
     assert [record.action for record in robot.store.history(lidar)] == \
         ['create', 'manual', 'undo']
@@ -209,10 +276,15 @@ def test_dry_run_changes_nothing_and_says_what_would_change(robot):
     assert report.dry_run and report.undo_id is None
     assert {change['id']: change['change'] for change in report.entries} == {
         second.created[0]: 'removed', second.reinforced[0]: 'changed back'}
-    assert [change['change'] for change in report.records] == [
+    assert report.records == []
+    assert 'would take back the changes of dream 2' in report.summary()
+    point = undo(robot.store, robot.memory, night(2), 'cli', to=night(1) - dt.timedelta(hours=1),
+                 dry_run=True)
+    assert [change['change'] for change in point.records] == [
         'archived (learned after the restore point)', 'restored (status superseded -> active)']
+    assert 'would restore the memory as it was at' in point.summary()
+    assert '(point in time)' in point.summary()
     assert robot.file() == data and robot.store.audit_count() == audit
-    assert 'would restore' in report.summary()
 
 
 @pytest.mark.parametrize('options, message', [
@@ -281,13 +353,13 @@ def test_cli_undo_list_dry_run_undo_and_redo(robot, capsys):
     assert f'dream {second.dream_id}' in listing and 'created 1' in listing
     assert cli.main(['undo', '--dream', str(second.dream_id), '--dry-run'] + base + at) == 0
     out = capsys.readouterr().out
-    assert 'would restore' in out and second.created[0] in out
+    assert 'would take back the changes of dream 2' in out and second.created[0] in out
     assert cli.main(['undo', '--dream', str(second.dream_id)] + base + at) == 1
     assert 'reason' in capsys.readouterr().err
     assert cli.main(['undo', '--dream', str(second.dream_id), '--reason', 'bad night']
                     + base + at) == 0
     out = capsys.readouterr().out
-    assert 'undo 1: restored' in out and 'robot-memory undo --undo 1' in out
+    assert 'undo 1: took back' in out and 'robot-memory undo --undo 1' in out
     assert second.created[0] not in robot.memory.path.read_text()
     assert cli.main(['undo', '--undo', '1', '--reason', 'redo'] + base + at + ['--json']) == 0
     data = json.loads(capsys.readouterr().out)
@@ -410,10 +482,27 @@ def test_a_sealed_record_is_archived_by_an_undo_and_its_history_holds_no_text(ro
     with Substrate(robot.db, encrypt_from='high') as sealed:
         record_id = sealed.learn('Ben Okafor takes warfarin every evening', sensitivity='high',
                                  now=night(1) + dt.timedelta(hours=2)).record_id
-    undo(robot.store, robot.memory, night(2), 'cli', 'why', dream=second.dream_id)
+    undo(robot.store, robot.memory, night(2) + dt.timedelta(hours=1), 'cli', 'why',
+         to=night(1) + dt.timedelta(hours=1))
     status, = robot.store.db.execute('SELECT status FROM substrate_records WHERE id = ?',
                                      (record_id,)).fetchone()
     assert status == 'archived'
     history = ' '.join(row[0] or '' for row in robot.store.db.execute(
         'SELECT prior FROM substrate_versions WHERE record_id = ?', (record_id,)))
     assert 'warfarin' not in history and 'sealed' not in history
+
+
+def test_undo_of_an_undo_keeps_a_record_changed_since_unless_forced(robot):
+    two_nights(robot)
+    back = undo(robot.store, robot.memory, night(2), 'cli', 'back to yesterday',
+                to=night(1) - dt.timedelta(hours=12))
+    kitchen = robot.typed.recall('charger', now=night(2)).hits[0]
+    assert kitchen.text == 'the charger is in the kitchen'
+    robot.typed.forget(kitchen.id, 'moved out', night(2) + dt.timedelta(hours=1))
+    redo = undo(robot.store, robot.memory, night(3), 'cli', 'redo', undo_id=back.undo_id,
+                dry_run=True)
+    assert [(item['kind'], item['id']) for item in redo.kept] == [('record', kitchen.id)]
+    assert kitchen.id not in [change['id'] for change in redo.records]
+    forced = undo(robot.store, robot.memory, night(3), 'cli', 'redo', undo_id=back.undo_id,
+                  force=True, dry_run=True)
+    assert forced.kept == [] and kitchen.id in [change['id'] for change in forced.records]

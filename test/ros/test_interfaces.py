@@ -78,10 +78,19 @@ FIELDS = {
     srv.Learn.Request: {'text', 'type'},
     srv.Recall.Request: {'query', 'k'},
     srv.Forget.Request: {'query', 'reason'},
-    srv.Undo.Request: {'dream_id', 'undo_id', 'to', 'reason', 'actor', 'dry_run'},
+    srv.Undo.Request: {'dream_id', 'undo_id', 'to', 'reason', 'actor', 'dry_run', 'force'},
     srv.Undo.Response: {'success', 'message', 'undo_id', 'entries_changed', 'records_changed',
-                        'report_json'},
+                        'report_json', 'entries_kept', 'records_kept'},
 }
+
+
+def test_undo_fields_added_later_come_after_the_old_ones():
+    """Callers of the first ~/undo (positional or recorded requests) keep working."""
+    assert list(srv.Undo.Request.get_fields_and_field_types()) == [
+        'dream_id', 'undo_id', 'to', 'reason', 'actor', 'dry_run', 'force']
+    assert list(srv.Undo.Response.get_fields_and_field_types()) == [
+        'success', 'message', 'undo_id', 'entries_changed', 'records_changed', 'report_json',
+        'entries_kept', 'records_kept']
 
 
 @pytest.mark.parametrize('message_type', list(FIELDS), ids=lambda cls: cls.__qualname__)

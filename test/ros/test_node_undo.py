@@ -17,8 +17,9 @@
 
 The node learns an encoder fault from /diagnostics and dreams; a typed record is learned
 over ~/learn; ~/undo of that dream then empties the context block (the service reply, the
-latched topic and ~/get_context agree), archives the record, and ~/undo of the undo puts
-everything back. Refusals come back as a reply, never as a dead service.
+latched topic and ~/get_context agree) and leaves the record (a dream never learned it),
+and ~/undo of the undo puts the entry back. An entry a later dream reinforced is named and
+kept unless the request sets force. Refusals come back as a reply, never as a dead service.
 """
 
 import json
@@ -78,23 +79,25 @@ def test_undo_of_the_dream_restores_the_block_and_redo_brings_it_back(dreamt, pr
 
     dry = call(probe, Undo, f'{node.prefix}/undo', Undo.Request(dream_id=dream_id,
                                                                 dry_run=True))
-    assert dry.success and dry.undo_id == 0 and 'would restore' in dry.message, dry.message
-    assert dry.entries_changed == [entry_id] and dry.records_changed == [record_id]
+    assert dry.success and dry.undo_id == 0, dry.message
+    assert f'would take back the changes of dream {dream_id}' in dry.message, dry.message
+    assert dry.entries_changed == [entry_id] and dry.records_changed == []
     assert [entry.id for entry in context(probe, node).entries] == [entry_id]
 
     reply = call(probe, Undo, f'{node.prefix}/undo',
                  Undo.Request(dream_id=dream_id, reason='the encoder was unplugged on purpose',
                               actor='operator-anna'))
     assert reply.success and reply.undo_id == 1, reply.message
-    assert reply.entries_changed == [entry_id] and reply.records_changed == [record_id]
+    assert reply.entries_changed == [entry_id] and reply.records_changed == []
     assert context(probe, node).entries == []
     assert latched_context(probe, node).entries == []
-    assert recall(probe, node) == []
+    assert recall(probe, node) == [record_id]  # learned after the dream, not by it
     with sqlite3.connect(node.memory_file.with_name('robot-memory.db')) as conn:
         rows = conn.execute("SELECT actor, reason, dream_id FROM audit WHERE action = 'undo'"
                             ).fetchall()
-    assert rows == [('operator-anna', 'the encoder was unplugged on purpose (undo 1: before '
-                     f'dream {dream_id} ({json.loads(dream.report_json)["at"]}))', None)]
+    assert rows == [('operator-anna', 'the encoder was unplugged on purpose (undo 1: the '
+                     f'changes of dream {dream_id} ({json.loads(dream.report_json)["at"]}))',
+                     None)]
 
     redo = call(probe, Undo, f'{node.prefix}/undo',
                 Undo.Request(undo_id=reply.undo_id, reason='it was a real fault'))
@@ -102,6 +105,32 @@ def test_undo_of_the_dream_restores_the_block_and_redo_brings_it_back(dreamt, pr
     assert [entry.id for entry in context(probe, node).entries] == [entry_id]
     assert [entry.id for entry in latched_context(probe, node).entries] == [entry_id]
     assert recall(probe, node) == [record_id]
+
+
+def test_undo_of_a_dream_keeps_an_entry_changed_since_unless_forced(dreamt, probe):
+    node, dream, _ = dreamt
+    dream_id = json.loads(dream.report_json)['dream_id']
+    entry_id = dream.created[0]
+    # A person rewords the entry in the file after the dream.
+    text = node.memory_file.read_text()
+    entry = next(entry for entry in context(probe, node).entries if entry.id == entry_id)
+    node.memory_file.write_text(text.replace(entry.text, 'Encoder cable: check the clip'))
+    kept = call(probe, Undo, f'{node.prefix}/undo',
+                Undo.Request(dream_id=dream_id, reason='false fault'))
+    assert kept.success and kept.undo_id == 0, kept.message
+    assert kept.entries_changed == [] and kept.entries_kept == [entry_id]
+    assert '1 kept because changed since' in kept.message, kept.message
+    assert json.loads(kept.report_json)['kept'][0]['why'].startswith(
+        'changed since by an edit by hand')
+    assert [entry.text for entry in context(probe, node).entries] == [
+        'Encoder cable: check the clip']
+    forced = call(probe, Undo, f'{node.prefix}/undo',
+                  Undo.Request(dream_id=dream_id, reason='false fault', force=True))
+    assert forced.success and forced.entries_changed == [entry_id], forced.message
+    assert forced.entries_kept == [] and context(probe, node).entries == []
+    refused = call(probe, Undo, f'{node.prefix}/undo',
+                   Undo.Request(to='2026-01-01T00:00:00Z', reason='x', force=True))
+    assert not refused.success and 'force is for' in refused.message, refused.message
 
 
 @pytest.mark.parametrize('request_fields, message', [
