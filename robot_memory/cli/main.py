@@ -32,6 +32,7 @@ from robot_memory.cli import proposals as cli_proposals
 from robot_memory.cli import serve as cli_serve
 from robot_memory.cli import substrate as cli_substrate
 from robot_memory.common.timeutil import format_iso
+from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
@@ -143,8 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
     dream.add_argument('--json', action='store_true', help='print the dream report as JSON')
 
     history = commands.add_parser('history', parents=[common, database],
-                                  help='print the audit trail of one entry, oldest first')
-    history.add_argument('entry_id', metavar='ENTRY_ID', help='entry id, e.g. mem-a3f9c1d2')
+                                  help='print the audit trail of one entry, typed record or '
+                                       'proposal, oldest first')
+    history.add_argument('entry_id', metavar='ID',
+                         help='entry id (mem-a3f9c1d2), typed record id, proposal:7 or '
+                              'substrate:key')
     history.add_argument('--json', action='store_true', help='print the records as JSON lines')
     undo = commands.add_parser(
         'undo', parents=[common, database],
@@ -475,17 +479,25 @@ def cmd_history(args, memory: 'MemoryFile') -> int:
         raise ValueError(f'{error.path} is not a usable evidence database ({error.detail}); '
                          'it was left as it is. robot-memory dream sets it aside and rebuilds '
                          'it from the memory file') from None
+    from robot_memory.substrate.schema import audit_rows
     with store:
-        records = store.history(args.entry_id)
+        records = [(record.at, record.to_dict()) for record in store.history(args.entry_id)]
+        # A typed record's trail (and substrate:key's) is the typed memory's audit log.
+        for row_id, at, record_id, action, actor, reason, detail in audit_rows(
+                store.db.conn, args.entry_id):
+            at = from_epoch(at)
+            records.append((at, {'id': row_id, 'at': format_iso(at), 'record_id': record_id,
+                                 'action': action, 'actor': actor, 'reason': reason,
+                                 'detail': json.loads(detail), 'log': 'typed memory'}))
     if not records:
         print(f'no audit records for {args.entry_id} in {path}', file=sys.stderr)
         return 1
-    for record in records:
+    for at, record in sorted(records, key=lambda item: item[0]):
         if args.json:
-            print(json.dumps(record.to_dict(), ensure_ascii=False))
+            print(json.dumps(record, ensure_ascii=False))
         else:
-            print(f'{format_iso(record.at)}  {record.action:<10} {record.actor:<10} '
-                  f'{record.reason}')
+            print(f'{record["at"]}  {record["action"]:<10} {record["actor"]:<10} '
+                  f'{record["reason"]}')
     return 0
 
 

@@ -286,3 +286,13 @@ def connect(path, busy_timeout_s: float) -> PlainDatabase:
                                  'it is done') from None
         raise SubstrateError(f'{target} is not a usable memory database ({error}); move it '
                              'aside and a new one is created') from None
+
+
+def audit_rows(conn, record_id: str) -> list:
+    """Return (id, at, record_id, action, actor, reason, detail) rows of one record's trail."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                    "name = 'substrate_audit'").fetchone() is None:
+        return []  # a database the typed memory never opened
+    return conn.execute('SELECT id, at, record_id, action, actor, reason, detail FROM '
+                        'substrate_audit WHERE record_id = ? ORDER BY id',
+                        (record_id,)).fetchall()

@@ -260,9 +260,7 @@ class Substrate:
     def history(self, record_id: str) -> list:
         """Return the audit trail of one record, oldest first (also after a hard delete)."""
         with self.lock:
-            rows = self.db.conn.execute(
-                'SELECT id, at, record_id, action, actor, reason, detail FROM substrate_audit '
-                'WHERE record_id = ? ORDER BY id', (record_id,)).fetchall()
+            rows = schema.audit_rows(self.db.conn, record_id)
         return [models.AuditEntry(id=row[0], timestamp=when(row[1]), record_id=row[2],
                                   action=row[3], actor=row[4], rationale=row[5],
                                   detail=json.loads(row[6]))

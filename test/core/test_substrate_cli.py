@@ -263,3 +263,45 @@ def test_quality_set_is_large_enough():
     memories = {line['memory'] for line in lines if 'memory' in line}
     assert len(queries) >= 100
     assert all(line['answer'] in memories for line in queries)
+
+
+def test_history_shows_a_typed_records_trail_and_the_key_rotations(tmp_path, capsys):
+    """Issue 26.5: history of a typed record (also one approved from a proposal) and keys."""
+    memory = tmp_path / 'robot-memory.md'
+    config = tmp_path / 'robot_memory.yaml'
+    config.write_text('/**:\n  ros__parameters:\n    substrate_encrypt_from: high\n'
+                      '    proposals:\n      agents: propose\n')
+    common = ['--file', str(memory), '--at', AT]
+    code, out, err = run(capsys, 'learn', 'The charging dock is in the hallway', '--json',
+                         *common)
+    assert code == 0, err
+    direct = json.loads(out)['record_id']
+    code, _, err = run(capsys, 'forget', direct, '--reason', 'the dock moved', *common)
+    assert code == 0, err
+    code, out, err = run(capsys, 'history', direct, '--file', str(memory))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 2 and 'the dock moved' in lines[1], out
+
+    code, out, err = run(capsys, 'learn', 'The spare wheels are in locker 4', '--json',
+                         '--config', str(config), *common)
+    assert code == 0 and json.loads(out)['action'] == 'proposed', out
+    code, out, err = run(capsys, 'approve', '--all', '--actor', 'operator:ann', '--json',
+                         '--config', str(config), *common)
+    assert code == 0, err
+    approved = json.loads(out)['outcome'].split()[1].rstrip(':')
+    code, out, err = run(capsys, 'history', approved, '--json', '--file', str(memory))
+    assert code == 0, err
+    trail = [json.loads(line) for line in out.splitlines()]
+    assert [item['record_id'] for item in trail] == [approved]
+    assert 'approved by operator:ann' in trail[0]['actor'], trail
+
+    sealing = tmp_path / 'sealing.yaml'
+    sealing.write_text('/**:\n  ros__parameters:\n    substrate_encrypt_from: high\n')
+    code, _, err = run(capsys, 'learn', 'The locker code is 4711', '--sensitivity', 'high',
+                       '--config', str(sealing), *common)
+    assert code == 0, err
+    code, _, err = run(capsys, 'rotate-key', '--config', str(sealing), *common)
+    assert code == 0, err
+    code, out, err = run(capsys, 'history', 'substrate:key', '--file', str(memory))
+    assert code == 0 and 'rotate-key' in out, (out, err)
