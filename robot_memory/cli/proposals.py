@@ -26,6 +26,7 @@ import datetime as dt
 import json
 import sys
 
+from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
 
@@ -93,12 +94,14 @@ def _queue(args, memory):
 
 
 def cmd_proposals(args, memory) -> int:
-    """List pending proposals (``--all``: decided ones too); expired ones are marked so."""
+    """List pending proposals (``--all``: decided ones too); a listing writes nothing."""
     now = _now(args)
     with _queue(args, memory) as queue:
-        queue.expire(now, 'cli')
+        # No expiry here: a listing --at a later time must not decide anything. A proposal
+        # whose time is up at ``now`` is shown as such; a decision or the node records it.
         pending = queue.pending(now)
-        decided = [item for item in queue.recent() if item.status != 'pending'] \
+        decided = [item for item in queue.recent()
+                   if item.status != 'pending' or item.expires_at <= now] \
             if args.everything else []
     if args.json:
         print(json.dumps({'pending': [item.to_dict() for item in pending],
@@ -113,7 +116,12 @@ def cmd_proposals(args, memory) -> int:
         print(f'\n{len(pending)} waiting: robot-memory approve ID | approve --all | '
               'reject ID --reason WHY')
     for item in decided:
-        print(f'#{item.id} {item.status} by {item.decided_by}: {item.reason} — {item.summary}')
+        if item.status == 'pending':
+            print(f'#{item.id} no decision by {format_iso(item.expires_at)} (expires unmade) '
+                  f'— {item.shown_summary}')
+        else:
+            print(f'#{item.id} {item.status} by {item.decided_by}: {item.reason} — '
+                  f'{item.shown_summary}')
     return 0
 
 

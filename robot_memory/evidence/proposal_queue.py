@@ -90,6 +90,12 @@ DECISIONS = ('approve', 'reject')
 PREFIX = 'proposal:'
 MAX_REASON = 500
 MAX_ACTOR = 64
+# Where a refusal sends the caller: the command line, or ~/proposals' request fields.
+CLI_HINTS = {'list': 'robot-memory proposals lists the pending ones',
+             'decided': 'robot-memory proposals --all shows how'}
+REQUEST_HINTS = {'list': 'action list on ~/proposals shows the pending ones',
+                 'decided': 'action list on ~/proposals shows what is still pending'}
+WOULD = '; now this would: '
 
 
 class ProposalError(RobotMemoryError, ValueError):
@@ -118,11 +124,17 @@ class Proposal:
     reason: Optional[str] = None
     outcome: Optional[str] = None
 
+    @property
+    def shown_summary(self) -> str:
+        """Return the summary; once decided, without what it would have done (see outcome)."""
+        return self.summary if self.status == 'pending' else self.summary.split(WOULD)[0]
+
     def to_dict(self) -> dict:
         """Plain JSON data."""
         data = dataclasses.asdict(self)
         for key in ('created_at', 'expires_at', 'decided_at'):
             data[key] = format_iso(data[key]) if data[key] is not None else None
+        data['summary'] = self.shown_summary
         return data
 
     def describe(self, now: dt.datetime) -> str:
@@ -131,7 +143,7 @@ class Proposal:
         left = _duration((self.expires_at - to_utc(now)).total_seconds())
         head = (f'#{self.id} {self.kind} from {self.source} ({self.proposer}), proposed '
                 f'{age} ago, expires in {left}')
-        return f'{head}\n    {self.summary}'
+        return f'{head}\n    {self.shown_summary}'
 
 
 def _duration(seconds: float) -> str:
@@ -158,14 +170,14 @@ def _check_text(value, what: str, limit: int) -> str:
     return value
 
 
-def proposal_number(text) -> int:
+def proposal_number(text, hints: dict = CLI_HINTS) -> int:
     """Return a proposal id from ``7``, ``#7`` or ``proposal:7``; ProposalError otherwise."""
     raw = str(text).strip()
     for lead in ('#', PREFIX):
         raw = raw[len(lead):] if raw.startswith(lead) else raw
     if not raw.isdigit() or int(raw) < 1:
         raise ProposalError(f'{text!r} is not a proposal id (a number such as 7); '
-                            'robot-memory proposals lists the pending ones')
+                            f'{hints["list"]}')
     return int(raw)
 
 
@@ -212,6 +224,7 @@ class ProposalQueue:
         from robot_memory.evidence import store as evidence
         self.db = db
         self._owned = False
+        self.hints = CLI_HINTS  # the node sets REQUEST_HINTS
         apply_migrations(evidence.MIGRATIONS, db)   # the audit log the decisions go to
         apply_migrations(MIGRATIONS, db)
 
@@ -380,14 +393,18 @@ class ProposalQueue:
         """
         if decision not in DECISIONS:
             raise ValueError(f'decision {decision!r} is not approve or reject')
-        proposal_id = proposal_number(proposal_id)
+        proposal_id = proposal_number(proposal_id, self.hints)
         actor = _check_text(actor, 'actor', MAX_ACTOR)
         reason = _check_text(reason, 'reason', MAX_REASON)
         now_s = _epoch(now)
         proposal = self.get(proposal_id)
         if proposal is None:
-            raise ProposalError(f'there is no proposal {proposal_id}; robot-memory proposals '
-                                'lists the pending ones')
+            raise ProposalError(f'there is no proposal {proposal_id}; {self.hints["list"]}')
+        if now_s < proposal.created_at.timestamp():
+            raise ProposalError(f'the decision time {format_iso(to_utc(now))} is before proposal '
+                                f'{proposal_id} was made ({format_iso(proposal.created_at)}); '
+                                'decide at or after that time (a decision dated earlier '
+                                'would escape an undo to a time after it)')
         if proposal.status == 'pending' and proposal.expires_at.timestamp() <= now_s:
             self.expire(now)
             proposal = self._written(proposal_id)
@@ -411,7 +428,7 @@ class ProposalQueue:
                 (status, now_s, actor, reason, outcome, proposal_id)).rowcount
             if not changed:
                 raise ProposalError(f'proposal {proposal_id} was decided by someone else at '
-                                    'the same moment; robot-memory proposals --all shows how')
+                                    f'the same moment; {self.hints["decided"]}')
             if also is not None:
                 also(self.db.conn, now_s)
             self._audit(now_s, proposal_id, decision, actor, reason,

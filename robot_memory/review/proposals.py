@@ -50,7 +50,8 @@ import datetime as dt
 from typing import Optional
 import uuid
 
-from robot_memory.evidence.proposal_queue import DECISIONS  # noqa: F401 - the public names
+from robot_memory.evidence.proposal_queue import CLI_HINTS  # noqa: F401 - the public names
+from robot_memory.evidence.proposal_queue import DECISIONS  # noqa: F401
 from robot_memory.evidence.proposal_queue import DEFAULT_SETTINGS  # noqa: F401
 from robot_memory.evidence.proposal_queue import KINDS  # noqa: F401
 from robot_memory.evidence.proposal_queue import MAX_ACTOR
@@ -59,6 +60,7 @@ from robot_memory.evidence.proposal_queue import proposal_number
 from robot_memory.evidence.proposal_queue import ProposalError
 from robot_memory.evidence.proposal_queue import ProposalQueue
 from robot_memory.evidence.proposal_queue import ProposalSettings
+from robot_memory.evidence.proposal_queue import REQUEST_HINTS  # noqa: F401
 from robot_memory.evidence.proposal_queue import reword_summary  # noqa: F401
 from robot_memory.evidence.proposal_queue import SOURCES  # noqa: F401
 from robot_memory.evidence.proposal_queue import STATUSES  # noqa: F401

@@ -69,6 +69,14 @@ from robot_memory.evidence.restore import MAX_REASON
 from robot_memory.evidence.restore import plan_records
 from robot_memory.evidence.restore import RestorePoint
 
+# How a refusal names what to give: the command line's options, or ~/undo's request fields.
+CLI_WORDS = {'reason': '--reason', 'dream': '--dream', 'to': '--to', 'undo': '--undo',
+             'log': 'robot-memory undo --list shows them'}
+REQUEST_WORDS = {'reason': 'the reason field', 'dream': 'dream_id', 'to': 'to',
+                 'undo': 'undo_id',
+                 'log': "dream ids are in each ~/dream reply's report_json, undo ids in each "
+                        "~/undo reply's undo_id"}
+
 
 class UndoError(RobotMemoryError, ValueError):
     """An undo that cannot be done; the message says what was wrong and what to do."""
@@ -142,10 +150,10 @@ def _aware(now: dt.datetime) -> dt.datetime:
     return require_aware(now, UndoError)
 
 
-def check_reason(reason) -> str:
+def check_reason(reason, words: dict = CLI_WORDS) -> str:
     """Return the reason of an undo, stripped; refused when empty or too long."""
     if not isinstance(reason, str) or not reason.strip():
-        raise UndoError('say why in a reason (e.g. --reason "learned a false fault last '
+        raise UndoError(f'say why in {words["reason"]} (e.g. "learned a false fault last '
                         'night"); the audit log keeps it')
     if len(reason) > MAX_REASON:
         raise UndoError(f'the reason is {len(reason)} characters; the limit is {MAX_REASON}')
@@ -169,27 +177,28 @@ def point_options(dream: int = 0, undo_id: int = 0, to: str = '', force: bool = 
 
 def restore_point(conn, now: dt.datetime, dream: Optional[int] = None,
                   to: Optional[dt.datetime] = None, undo: Optional[int] = None,
-                  force: bool = False) -> RestorePoint:
+                  force: bool = False, words: dict = CLI_WORDS) -> RestorePoint:
     """Return the restore point named by exactly one of ``dream``, ``to`` and ``undo``."""
     now = _aware(now)
     if sum(value is not None for value in (dream, to, undo)) != 1:
-        raise UndoError('name one restore point: a dream id (dream_id, --dream), a time (to, '
-                        '--to) or an undo to undo (undo_id, --undo)')
+        raise UndoError(f'name one restore point: a dream id ({words["dream"]}), a time '
+                        f'({words["to"]}) or an undo to undo ({words["undo"]})')
     horizon = conn.execute('SELECT first_dream FROM undo_horizon WHERE id = 1').fetchone()[0]
     if dream is not None:
-        return dataclasses.replace(_before_dream(conn, dream, horizon), force=bool(force))
+        return dataclasses.replace(_before_dream(conn, dream, horizon, words),
+                                   force=bool(force))
     if undo is not None:
         row = conn.execute('SELECT at, entry_from, record_from FROM undos WHERE id = ?',
                            (_whole(undo, 'undo id'),)).fetchone()
         if row is None:
-            raise UndoError(f'there is no undo {undo}; the undo log (robot-memory undo --list) '
-                            'shows them')
+            raise UndoError(f'there is no undo {undo}; {words["log"]}')
         return RestorePoint(f'what undo {undo} changed ({row[0]})', {'undo': undo},
                             parse_iso(row[0]).timestamp(), False, row[1], row[2], own='undo',
                             own_id=undo, force=bool(force))
     if force:
-        raise UndoError('force is for taking back a dream or an undo (dream_id, undo_id); a '
-                        'restore to a time already puts back every later change')
+        raise UndoError(f'force is for taking back a dream or an undo ({words["dream"]}, '
+                        f'{words["undo"]}); a restore to a time already puts back every '
+                        'later change')
     assert to is not None  # exactly one was named
     to = _aware(to)
     if to > now:
@@ -200,7 +209,7 @@ def restore_point(conn, now: dt.datetime, dream: Optional[int] = None,
     earliest = conn.execute('SELECT id, at FROM dreams WHERE id >= ? ORDER BY id LIMIT 1',
                             (max(1, horizon - 1),)).fetchone()
     if earliest is not None and to < parse_iso(earliest[1]):
-        hint = (f', or --dream {earliest[0]} for the state before that dream'
+        hint = (f', or {words["dream"]} {earliest[0]} for the changes of that dream'
                 if earliest[0] >= horizon else '')
         raise UndoError(f'{format_iso(to)} is before {earliest[1]}, since when this database '
                         f'keeps the history an undo needs; give a later time{hint}')
@@ -216,16 +225,15 @@ def _whole(value, what: str) -> int:
     return value
 
 
-def _before_dream(conn, dream: int, horizon: int) -> RestorePoint:
+def _before_dream(conn, dream: int, horizon: int, words: dict) -> RestorePoint:
     row = conn.execute('SELECT at FROM dreams WHERE id = ?',
                        (_whole(dream, 'dream id'),)).fetchone()
     if row is None:
-        raise UndoError(f'there is no dream {dream}; the undo log (robot-memory undo --list) '
-                        'shows the dreams')
+        raise UndoError(f'there is no dream {dream}; {words["log"]}')
     if dream < horizon:
         raise UndoError(f'dream {dream} ran before this database kept the history an undo '
-                        f'needs (dreams from {horizon} on can be undone); undo with --to a '
-                        'later time, or edit the memory file by hand')
+                        f'needs (dreams from {horizon} on can be undone); undo with '
+                        f'{words["to"]} a later time, or edit the memory file by hand')
     at = parse_iso(row[0]).timestamp()
     # The dream's own changes, not the edits by hand it took in (those came before it).
     first = conn.execute(
@@ -346,14 +354,14 @@ def _changes_for_report(changes: list) -> list:
 def undo(store, memory_file, now: dt.datetime, actor: str, reason: str = '',
          dream: Optional[int] = None, to: Optional[dt.datetime] = None,
          undo_id: Optional[int] = None, dry_run: bool = False,
-         force: bool = False) -> UndoReport:
+         force: bool = False, words: dict = CLI_WORDS) -> UndoReport:
     """Take back a dream's or an undo's changes, or restore a time; see the module."""
     from robot_memory.common.sqlite_db import apply_migrations
     from robot_memory.dream import autodream
     from robot_memory.rcan.memory_file import render
     from robot_memory.substrate.store import MIGRATIONS as RECORD_MIGRATIONS
     now = _aware(now)
-    reason = check_reason(reason) if not dry_run or reason else ''
+    reason = check_reason(reason, words) if not dry_run or reason else ''
     conn = store.db.conn
     if not dry_run:
         apply_migrations(RECORD_MIGRATIONS, store.db)  # the typed records' history exists
@@ -367,7 +375,7 @@ def undo(store, memory_file, now: dt.datetime, actor: str, reason: str = '',
                         f'dream at {format_iso(cursor.last_dream_at)}; check the system clock')
     if dry_run:
         document = memory_file.load(now).document if memory_file.exists() else None
-        point = restore_point(conn, now, dream, to, undo_id, force)
+        point = restore_point(conn, now, dream, to, undo_id, force, words)
         report = _report(now, actor, reason, point, dry_run=True)
         manual, changes, kept = plan_entries(store, _or_empty(document, now), point)
         report.manual = [item[0] for item in manual]
@@ -379,7 +387,7 @@ def undo(store, memory_file, now: dt.datetime, actor: str, reason: str = '',
     payload = None
     with memory_file.update(now, on_corrupt='raise') as result:
         recovered = autodream.recover(store, memory_file)
-        point = restore_point(conn, now, dream, to, undo_id, force)
+        point = restore_point(conn, now, dream, to, undo_id, force, words)
         report = _report(now, actor, reason, point)
         report.recovered = recovered
         document = result.document

@@ -585,7 +585,7 @@ class MemoryNode(Node):
                                          request.force)
             report = self.worker.call(lambda store: undo.undo(
                 store, self.memory, now, actor, request.reason, dry_run=request.dry_run,
-                **options))
+                words=undo.REQUEST_WORDS, **options))
         except (MemoryFileError, EvidenceError, OSError, ValueError) as error:
             response.success = False
             response.message = f'undo refused: {error}'

@@ -60,6 +60,7 @@ class ProposalServices:
         self._on_change = on_change
         self._on_health_change = on_health_change
         self.queue = proposals.ProposalQueue.open(db_path)
+        self.queue.hints = proposals.REQUEST_HINTS
         self._lock = threading.Lock()
         node.create_service(Proposals, '~/proposals', self.proposals_callback,
                             callback_group=group)
@@ -110,6 +111,8 @@ class ProposalServices:
         except (ValueError, MemoryFileError) as error:
             response.success = False
             response.message = str(error)
+            with self._lock:
+                response.pending = len(self.queue.pending(now))
             return response
         if any(item.kind in ('reword', 'peer_context') and item.status == 'approved'
                for item in decided):

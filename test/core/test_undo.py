@@ -437,7 +437,7 @@ def test_a_database_from_before_the_history_refuses_older_dreams_and_undoes_newe
 def test_a_time_before_the_first_dream_is_refused_and_dream_one_is_offered(robot):
     robot.fault(0)
     first = robot.dream(0)
-    with pytest.raises(UndoError, match='--dream 1 for the state before that dream'):
+    with pytest.raises(UndoError, match='--dream 1 for the changes of that dream'):
         undo(robot.store, robot.memory, night(1), 'cli', 'why', to=night(0) - dt.timedelta(1))
     report = undo(robot.store, robot.memory, night(1), 'cli', 'why', dream=first.dream_id)
     assert robot.entries() == {} and [c['id'] for c in report.entries] == first.created

@@ -114,6 +114,22 @@ def test_refusals_name_what_to_do(node, probe):
     assert not bad.success and "'maybe' is not one of list | approve | reject" in bad.message
 
 
+def test_replies_tell_the_truth_to_a_ros_caller(node, probe):
+    """Issue 26.9: the pending count on a refusal, request fields, no stale preview."""
+    reply = call(probe, Learn, f'{node.prefix}/learn', Learn.Request(text='Ann prefers coffee'))
+    assert reply.success and reply.proposal_id > 0, reply.message
+    for refused in (proposals(probe, node, 'approve', id='999'),
+                    proposals(probe, node, 'approve', id='seven'),
+                    proposals(probe, node, 'reject', id='')):
+        assert not refused.success and refused.pending >= 1, refused.message
+        assert 'robot-memory' not in refused.message and '--' not in refused.message
+    assert 'action list on ~/proposals' in proposals(probe, node, 'approve', id='999').message
+    decided = proposals(probe, node, 'reject', id=str(reply.proposal_id), reason='not ours')
+    assert decided.success, decided.message
+    [item] = json.loads(decided.proposals_json)
+    assert item['status'] == 'rejected' and 'now this would' not in item['summary']
+
+
 def send(probe, node, text):
     """Peer B sends one entry now; the reply."""
     now = dt.datetime.now(UTC)

@@ -143,3 +143,15 @@ def test_a_bad_undo_request_is_refused_with_a_reason(dreamt, probe, request_fiel
     node, _, _ = dreamt
     reply = call(probe, Undo, f'{node.prefix}/undo', Undo.Request(**request_fields))
     assert not reply.success and message in reply.message, reply.message
+    # Issue 26.9: a ROS caller is told the request fields, not the command line's flags.
+    assert 'robot-memory' not in reply.message and '--' not in reply.message, reply.message
+
+
+def test_undo_refusals_name_the_request_fields(dreamt, probe):
+    node, _, _ = dreamt
+    cases = {'the reason field': Undo.Request(dream_id=1),
+             'dream_id': Undo.Request(reason='x'),
+             "~/dream reply's report_json": Undo.Request(dream_id=99, reason='x')}
+    for words, request in cases.items():
+        reply = call(probe, Undo, f'{node.prefix}/undo', request)
+        assert not reply.success and words in reply.message, reply.message

@@ -480,3 +480,28 @@ def test_mcp_learn_is_proposed_in_propose_mode(robot):
     with ProposalQueue.open(memory.with_name('robot-memory.db')) as queue:
         [waiting] = queue.pending(NOW)
     assert (waiting.kind, waiting.proposer) == ('learn', 'mcp')
+
+
+def test_cli_a_listing_writes_nothing_and_a_decision_before_the_proposal_is_refused(
+        robot, capsys):
+    """Issue 26.9: proposals --at a later time is a listing; approve --at is checked."""
+    memory, config = robot
+    db = memory.with_name('robot-memory.db')
+    run(capsys, 'learn', 'Ben prefers tea', '--file', memory, '--config', config,
+        '--at', '2026-05-02T02:00:00Z')
+    audit = audit_rows(db, 'proposal:1')
+    code, out, _ = run(capsys, 'proposals', '--all', '--file', memory, '--at',
+                       '2026-06-01T00:00:00Z')
+    assert code == 0 and 'no proposals wait' in out
+    assert '#1 no decision by 2026-05-02T03:00:00Z (expires unmade)' in out, out
+    assert audit_rows(db, 'proposal:1') == audit  # nothing expired, no audit row
+    code, _, err = run(capsys, 'approve', '1', '--file', memory, '--at', '2026-05-02T01:00:00Z')
+    assert code == 1 and 'is before proposal 1 was made' in err, err
+    code, out, err = run(capsys, 'approve', '1', '--file', memory, '--json', '--at',
+                         '2026-05-02T02:30:00Z')
+    assert code == 0, err
+    decided = json.loads(out)
+    assert 'now this would' not in decided['summary'] and decided['outcome'].startswith('created')
+    code, out, _ = run(capsys, 'proposals', '--all', '--json', '--file', memory, '--at',
+                       '2026-05-02T02:30:00Z')
+    assert 'now this would' not in json.loads(out)['decided'][0]['summary']
