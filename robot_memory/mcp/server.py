@@ -19,9 +19,10 @@ Tools: ``learn``, ``recall``, ``forget`` (the substrate) and ``get_context`` (th
 emoji-banded context block of robot-memory.md, as the robot brain receives it). Started
 by ``robot-memory mcp --file robot-memory.md``; the MCP client's trust level is fixed by
 ``--trust`` at start, so a client cannot raise its own clearance. Errors a client can
-cause come back as tool errors with the substrate's message. Every argument of every tool
-carries a description in its JSON Schema, ``type`` and ``sensitivity`` are enums, and the
-server reports the package version in its ``serverInfo``.
+cause come back as tool errors, each ``Error executing tool NAME: what was wrong``. Every
+argument of every tool carries a description in its JSON Schema, ``type`` and
+``sensitivity`` are enums, numbers state their accepted range (``minimum``, ``maximum``),
+and the server reports the package version in its ``serverInfo``.
 
 The protocol is spoken here, not through the ``mcp`` SDK: JSON-RPC 2.0, one message a line
 on standard input and output, the methods ``initialize``, ``ping``, ``tools/list`` and
@@ -42,6 +43,8 @@ from robot_memory import __version__
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import RobotMemoryError
+from robot_memory.rcan.lifecycle_values import MAX_TOKEN_BUDGET
+from robot_memory.substrate.vocabulary import MAX_K
 from robot_memory.substrate.vocabulary import MAX_QUERY
 from robot_memory.substrate.vocabulary import MAX_REASON
 from robot_memory.substrate.vocabulary import MAX_TAG
@@ -103,8 +106,8 @@ TOOLS = (
          'sensitivity': _optional({'enum': list(SENSITIVITIES), 'type': 'string'},
                                   'Who may read it back; omitted: low (high for text that '
                                   'looks secret)'),
-         'confidence': _plain({'type': 'number'}, 'How sure the caller is, 0 to 1',
-                              default=0.7),
+         'confidence': _plain({'type': 'number', 'minimum': 0, 'maximum': 1},
+                              'How sure the caller is, 0 to 1', default=0.7),
          'single_valued': _optional({'type': 'boolean'},
                                     'For a fact: true if its predicate holds one value at a '
                                     'time (a new value supersedes), false if many; omitted: '
@@ -115,7 +118,8 @@ TOOLS = (
      'inputSchema': {'type': 'object', 'required': ['query'], 'properties': {
          'query': _plain({'type': 'string', 'maxLength': MAX_QUERY},
                          'What to look for, in plain words'),
-         'k': _plain({'type': 'integer'}, 'How many records at most', default=5),
+         'k': _plain({'type': 'integer', 'minimum': 1, 'maximum': MAX_K},
+                     'How many records at most', default=5),
          'filters': _optional({'type': 'object', 'additionalProperties': True},
                               'Context filters, e.g. {"context.battery": {"$lt": 0.2}} or '
                               '{"context.location.room": "kitchen"}'),
@@ -143,8 +147,10 @@ TOOLS = (
     {'name': 'get_context',
      'description': 'The context block of robot-memory.md: banded lines within a token budget.',
      'inputSchema': {'type': 'object', 'properties': {
-         'token_budget': _optional({'type': 'integer'}, 'Most tokens the block may take; '
-                                   'omitted: the default budget'),
+         'token_budget': _optional({'type': 'integer', 'minimum': 1,
+                                    'maximum': MAX_TOKEN_BUDGET},
+                                   'Most tokens the block may take; omitted: the default '
+                                   'budget'),
          'include_peers': _plain({'type': 'boolean'}, "Also the peer robots' entries, in "
                                  'their own section', default=True)}}},
 )
@@ -168,6 +174,10 @@ def _problem(value, schema: dict, where: str):
         return f'{where} is {value!r}; choose one of {", ".join(schema["enum"])}'
     if 'maxLength' in schema and len(value) > schema['maxLength']:
         return f'{where} is {len(value)} characters; the limit is {schema["maxLength"]}'
+    if 'minimum' in schema and value < schema['minimum'] or \
+            'maximum' in schema and value > schema['maximum']:
+        return (f'{where} is {json.dumps(value)}; give a number from {schema["minimum"]} to '
+                f'{schema["maximum"]}')
     if 'maxItems' in schema and len(value) > schema['maxItems']:
         return f'{where} has {len(value)} items; the limit is {schema["maxItems"]}'
     for index, item in enumerate(value if 'items' in schema else ()):
@@ -326,11 +336,10 @@ class Server:
             raise _RpcError(INVALID_PARAMS, 'tools/call needs params.name, the tool to call')
         try:
             reply = self.tools.call(name, params.get('arguments') or {})
-        except ToolError as error:
-            return {'content': [{'type': 'text', 'text': str(error)}], 'isError': True}
-        except Exception as error:  # the substrate's refusals (SubstrateError) and failures
-            if not isinstance(error, ValueError):
+        except Exception as error:  # bad arguments, the substrate's refusals and failures
+            if not isinstance(error, (RobotMemoryError, ValueError)):
                 traceback.print_exc(file=sys.stderr)
+            # One form for every tool error, the one the MCP SDK's own servers use.
             return {'content': [{'type': 'text', 'text': f'Error executing tool {name}: '
                                                          f'{error}'}], 'isError': True}
         return {'content': [{'type': 'text', 'text': json.dumps(

@@ -171,10 +171,11 @@ class ContextBlock:
     """
     The block's text plus the entries it shows and what it leaves out, for services and CLI.
 
-    ``omitted``: eligible entries (own and peers) not shown for the budget. ``below_threshold``:
-    own entries (not resolved) under the request's threshold, ``below_threshold_max`` and
-    ``below_threshold_entry`` the highest of them (None when there is none). ``recent``: the
-    weak recent entries shown in their labelled section. ``truncated``: the last line was cut.
+    ``omitted``: eligible entries (own, weak recent and peers) not shown for the budget.
+    ``below_threshold``: own entries (not resolved) under the request's threshold,
+    ``below_threshold_max`` and ``below_threshold_entry`` the highest of them (None when
+    there is none). ``recent``: the weak recent entries shown in their labelled section.
+    ``truncated``: the last line was cut.
     """
 
     rrn: str
@@ -465,19 +466,21 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
     """
     Fill the budget: own entries, the weak-recent section, then each peer's section.
 
-    ``recent`` is called only when the own entries left room: it returns the weak recent
-    entries as (confidence, entry) in rank order.
+    ``recent()`` returns the weak recent entries as (confidence, entry) in rank order;
+    those the budget leaves out count as omitted, like own and peer entries.
     """
     filler = _Filler(config.token_budget if not token_budget else token_budget)
     eligible, items = own
     first = next(items, None)
     shown = filler.run(first, items) if first is not None else []
     omitted = eligible - len(shown)
+    weak = recent()
     shown_recent = []
     if not filler.ended:
         shown_recent = filler.section(recent_header(config), (
             ContextLine(entry, confidence, format_line(entry.text, confidence, config))
-            for confidence, entry in recent()))
+            for confidence, entry in weak))
+    omitted += len(weak) - len(shown_recent)
     shown_peers = []
     for block, eligible, items in peers:
         if not eligible:

@@ -26,6 +26,7 @@ from pydantic import Field
 from pydantic import model_validator
 
 from robot_memory.rcan.lifecycle_values import DEFAULTS
+from robot_memory.rcan.lifecycle_values import MAX_TOKEN_BUDGET
 
 
 class LifecycleConfig(BaseModel):
@@ -49,7 +50,7 @@ class LifecycleConfig(BaseModel):
                              description='🔴 at or above this confidence')
     band_medium: float = Field(DEFAULTS.band_medium, ge=0.0, le=1.0,
                                description='🟡 at or above this confidence')
-    token_budget: int = Field(DEFAULTS.token_budget, ge=1, le=1_000_000,
+    token_budget: int = Field(DEFAULTS.token_budget, ge=1, le=MAX_TOKEN_BUDGET,
                               description='Default token budget of the context block')
     max_prune_fraction: float = Field(
         DEFAULTS.max_prune_fraction, gt=0.0, le=1.0,

@@ -43,3 +43,5 @@ class LifecycleValues(NamedTuple):
 
 
 DEFAULTS = LifecycleValues()
+# The largest token budget a context block may be asked for.
+MAX_TOKEN_BUDGET = 1_000_000

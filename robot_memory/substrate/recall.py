@@ -47,10 +47,10 @@ from robot_memory.substrate.validation import check_type
 from robot_memory.substrate.validation import check_unit
 from robot_memory.substrate.validation import epoch
 from robot_memory.substrate.validation import level
+from robot_memory.substrate.vocabulary import MAX_K
 from robot_memory.substrate.vocabulary import MAX_QUERY
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 
-MAX_K = 100
 RECALLABLE = ('active', 'contested')
 
 

@@ -30,6 +30,8 @@ MAX_REASON = 1000
 # Characters of one tag, and tags of one record (the MCP server's tool schemas state them).
 MAX_TAG = 64
 MAX_TAGS = 20
+# Most records one recall returns.
+MAX_K = 100
 
 DECAY_CURVES = ('exponential', 'linear', 'custom')
 DELETION_POLICIES = ('auto_prune', 'manual_only', 'never')

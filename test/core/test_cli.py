@@ -96,7 +96,7 @@ def test_show_budget_cuts_the_block_and_says_how_many_were_left_out(memory, caps
     assert code == 0
     assert out.splitlines() == ['🔴 [92%] Left wheel encoder intermittent']
     assert estimate_tokens(out.rstrip('\n')) <= 12
-    assert '3 omitted by the budget' in err
+    assert '4 omitted by the budget' in err  # the weak recent entry counts too
     assert '1 below the 30% injection threshold, the highest 5%: Hallway lamp flickers' in err
 
 
@@ -118,7 +118,7 @@ def test_show_budget_15_keeps_the_highest_entry_and_says_what_it_left_out(memory
     [line] = out.splitlines()
     assert line.startswith('🔴 [92%] Left wheel encoder intermittent') and line.endswith('…')
     assert estimate_tokens(line) <= 15
-    assert '3 omitted by the budget (the last line cut)' in err
+    assert '4 omitted by the budget (the last line cut)' in err
 
 
 def test_show_tells_why_a_weak_entry_is_not_injected(memory, capsys):

@@ -213,3 +213,73 @@ def test_mcp_forget_has_the_one_meaning_and_the_schemas_state_the_limits(tmp_pat
     assert seen['pin']['action'] == 'created', seen['pin']
     assert 'not encrypted: this high sensitivity record is stored in plaintext' in \
         seen['pin']['message'] and 'substrate_encrypt_from: high' in seen['pin']['message']
+
+
+WEAK_RECENT = """---
+schema_version: "1.0"
+rrn: RRN-000000000042
+last_updated: 2026-04-01T02:00:00Z
+entries:
+  - id: mem-0000aa01
+    type: hardware_observation
+    text: "Left wheel encoder dropped ticks twice this morning during the kitchen run"
+    confidence: 0.12
+    first_seen: 2026-04-01T01:00:00Z
+    last_reinforced: 2026-04-01T01:00:00Z
+    observation_count: 2
+    tags: [encoder]
+---
+"""
+
+
+async def _context_session(memory_path: pathlib.Path) -> dict:
+    params = StdioServerParameters(
+        command=installed_command(), args=['mcp', '--file', str(memory_path), '--at',
+                                           '2026-04-01T03:00:00Z'],
+        cwd=str(memory_path.parent), env=dict(os.environ))
+    seen = {}
+    with open(os.devnull, 'w') as errors:
+        async with stdio_client(params, errlog=errors) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                seen['tools'] = {tool.name: tool for tool in (await session.list_tools()).tools}
+                seen['full'] = payload(await session.call_tool('get_context', {}))
+                seen['small'] = payload(await session.call_tool('get_context',
+                                                                {'token_budget': 30}))
+                for name, tool, arguments in (
+                        ('negative', 'get_context', {'token_budget': -5}),
+                        ('zero', 'get_context', {'token_budget': 0}),
+                        ('k', 'recall', {'query': 'encoder', 'k': 0}),
+                        ('confidence', 'learn', {'text': 'x', 'confidence': 1.5}),
+                        ('unknown', 'learn', {'txt': 'x'}),
+                        ('refused', 'recall', {'query': '  '}),
+                        ('teleport', 'teleport', {})):
+                    seen[name] = await session.call_tool(tool, arguments)
+    return seen
+
+
+def test_get_context_counts_what_the_budget_drops_and_schemas_state_ranges(tmp_path):
+    """Issue 26.10: a bad budget is refused, a dropped section is counted, ranges shown."""
+    memory_path = tmp_path / 'robot-memory.md'
+    memory_path.write_text(WEAK_RECENT, encoding='utf-8')
+    seen = anyio.run(_context_session, memory_path)
+    assert 'Seen in the last 24 h' in seen['full']['text'], seen['full']
+    assert seen['small']['text'] == '' or 'Seen in the last' not in seen['small']['text']
+    assert '1 omitted by the budget' in seen['small']['summary'], seen['small']
+    assert seen['small']['omitted'] == 1
+    properties = {name: tool.input_schema['properties'] for name, tool in seen['tools'].items()}
+    budget = properties['get_context']['token_budget']['anyOf'][0]
+    assert (budget['minimum'], budget['maximum']) == (1, 1_000_000)
+    k = properties['recall']['k']
+    assert (k['minimum'], k['maximum']) == (1, 100)
+    confidence = properties['learn']['confidence']
+    assert (confidence['minimum'], confidence['maximum']) == (0, 1)
+    for name, words in (('negative', 'token_budget is -5; give a number from 1 to 1000000'),
+                        ('zero', 'token_budget is 0'), ('k', 'k is 0'),
+                        ('confidence', 'confidence is 1.5'), ('unknown', 'unknown argument txt'),
+                        ('refused', 'query is empty'), ('teleport', 'teleport')):
+        result = seen[name]
+        assert result.is_error, (name, result.content)
+        text = result.content[0].text
+        assert text.startswith(f'Error executing tool {"teleport" if name == "teleport" else ""}')
+        assert words in text, (name, text)
