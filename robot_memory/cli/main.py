@@ -291,10 +291,26 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
     from robot_memory.locations import default_db_path
     from robot_memory.rcan import context
     now = _now(args)
+    database = default_db_path(memory.path)
+    if not memory.exists() and database.exists():
+        # Typed memory only (an agent's): its stats, the encryption notice and search mode.
+        stats = {'file': str(memory.path), 'file_exists': False, 'database': str(database),
+                 'database_exists': True,
+                 'substrate': cli_substrate.substrate_stats(
+                     database, now, cli_substrate.encryption(args, database))}
+        if args.json:
+            print(json.dumps(stats, indent=2, ensure_ascii=False))
+            return 0
+        print(f'{stats["file"]}: no memory file here yet (the first dream or memory_node '
+              'writes it); the typed memory:')
+        print(f'database: {stats["database"]}')
+        for line in cli_substrate.stats_lines(stats['substrate']):
+            print(line)
+        return 0
     result = memory.load(now, read_only=True)
     _warn(memory, result)
     stats = collect_stats(result.document, now, _config(args), memory.path)
-    database = default_db_path(memory.path)
+    stats['file_exists'] = True
     stats['database'] = str(database)
     stats['database_exists'] = database.exists()
     stats['substrate'] = cli_substrate.substrate_stats(database, now,

@@ -305,3 +305,38 @@ def test_history_shows_a_typed_records_trail_and_the_key_rotations(tmp_path, cap
     assert code == 0, err
     code, out, err = run(capsys, 'history', 'substrate:key', '--file', str(memory))
     assert code == 0 and 'rotate-key' in out, (out, err)
+
+
+def test_stats_with_typed_memory_only_shows_it(tmp_path, capsys):
+    """Issue 26.11: an agent-only user sees the typed memory's stats and search mode."""
+    memory = tmp_path / 'm.md'
+    code, _, err = run(capsys, 'learn', 'The dock is in the hallway', '--file', str(memory),
+                       '--at', AT)
+    assert code == 0 and not memory.exists(), err
+    code, out, err = run(capsys, 'stats', '--file', str(memory))
+    assert code == 0, err
+    assert 'no memory file here yet' in out and 'substrate records: 1' in out, out
+    assert 'substrate search: ' in out
+    code, out, _ = run(capsys, 'stats', '--file', str(memory), '--json')
+    stats = json.loads(out)
+    assert stats['file_exists'] is False and stats['substrate']['records'] == 1
+    code, _, err = run(capsys, 'stats', '--file', str(tmp_path / 'none.md'))
+    assert code == 1 and 'no memory file here yet' in err
+
+
+def test_mcp_refuses_a_file_in_a_directory_that_does_not_exist(tmp_path):
+    """Issue 26.11: a mistyped --file must not build directories and serve an empty memory."""
+    missing = tmp_path / 'no' / 'such' / 'm.md'
+    calls = [{'jsonrpc': '2.0', 'id': 1, 'method': 'initialize',
+              'params': {'protocolVersion': '2025-06-18', 'capabilities': {},
+                         'clientInfo': {'name': 't', 'version': '0'}}},
+             {'jsonrpc': '2.0', 'id': 2, 'method': 'tools/call',
+              'params': {'name': 'learn', 'arguments': {'text': 'The dock is in the hall'}}}]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(REPO), os.environ.get('PYTHONPATH')])))
+    run_ = subprocess.run([sys.executable, '-m', 'robot_memory.cli.main', 'mcp', '--file',
+                           str(missing)], input=''.join(json.dumps(c) + '\n' for c in calls),
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert run_.returncode == 1, (run_.stdout, run_.stderr)
+    assert f'{missing.parent} does not exist' in run_.stderr and 'check --file' in run_.stderr
+    assert not (tmp_path / 'no').exists()
