@@ -97,3 +97,49 @@ def test_undo_fields_added_later_come_after_the_old_ones():
 def test_the_generated_types_have_the_fields_users_call_them_with(message_type):
     fields = set(message_type.get_fields_and_field_types())
     assert FIELDS[message_type] <= fields, FIELDS[message_type] - fields
+
+
+def _ros2_topic_pub_fields(message, values: dict):
+    """
+    Fill ``message`` from YAML ``values`` by the rule of ``ros2 topic pub``.
+
+    rosidl_runtime_py.set_message_fields (what ros2cli calls; not installed here) keeps a
+    value of the field's own type and otherwise passes it to that type: ``bytes(value)`` for
+    a byte field. Nested messages and lists of them are filled the same way.
+    """
+    from diagnostic_msgs.msg import DiagnosticStatus
+    for name, value in values.items():
+        current = getattr(message, name)
+        if name == 'status':
+            value = [_ros2_topic_pub_fields(DiagnosticStatus(), item) for item in value]
+        elif type(value) is not type(current):
+            value = type(current)(value)
+        setattr(message, name, value)
+    return message
+
+
+def _readme_diagnostics_example() -> str:
+    readme = (REPO / 'README.md').read_text(encoding='utf-8').replace('\\\n', ' ')
+    [line] = [line for line in readme.splitlines()
+              if line.startswith('ros2 topic pub') and '/diagnostics' in line]
+    return line
+
+
+def test_the_readmes_diagnostics_example_reaches_the_node_as_an_error():
+    """Issue 26.15: ``level: 2`` would be published as OK; the README's example is ERROR."""
+    import shlex
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.serialization import serialize_message
+    import yaml
+    from robot_memory.ros.convert import diagnostic_statuses
+    words = shlex.split(_readme_diagnostics_example())
+    assert words[4:6] == ['/diagnostics', 'diagnostic_msgs/msg/DiagnosticArray'], words
+    fields = yaml.safe_load(words[-1])
+    array = _ros2_topic_pub_fields(DiagnosticArray(), fields)
+    [status] = diagnostic_statuses(serialize_message(array))  # the node's own reader
+    assert status[0] == 2 and status[1] == 'base: left encoder', status
+    # The trap the README warns of: the bare number is not the byte 2.
+    fields['status'][0]['level'] = 2
+    with pytest.raises((AssertionError, TypeError, ValueError)):
+        array = _ros2_topic_pub_fields(DiagnosticArray(), fields)
+        assert diagnostic_statuses(serialize_message(array))[0][0] == 2
