@@ -75,7 +75,8 @@ class DreamConfig(BaseModel):
         20.0, ge=0.0, le=24.0 * 365,
         description='An entry is reinforced at most once in this many hours')
     initial_min: float = Field(0.10, ge=0.10, le=1.0,
-                               description='Initial confidence of the weakest evidence')
+                               description='Initial confidence of the weakest evidence (not '
+                                           'below prune_min)')
     initial_max: float = Field(0.50, ge=0.10, le=1.0,
                                description='Initial confidence of the strongest evidence')
     initial_full_count: int = Field(64, ge=2, le=10_000_000,
@@ -95,6 +96,11 @@ class DreamConfig(BaseModel):
         if self.initial_min > self.initial_max:
             raise ValueError(f'initial_min ({self.initial_min}) must not exceed initial_max '
                              f'({self.initial_max})')
+        if self.initial_min < self.lifecycle.prune_min:
+            # At the line is the default: the prune spares what was seen within recent_hours.
+            raise ValueError(f'initial_min ({self.initial_min}) must not be below prune_min '
+                             f'({self.lifecycle.prune_min}): a new entry would start under the '
+                             'prune line; raise initial_min or lower prune_min')
         return self
 
 

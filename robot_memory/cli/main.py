@@ -105,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help='raise the injection threshold for this call')
 
     commands.add_parser('validate', parents=[common],
-                        help='check the memory file; exit 0 when valid, 1 with one line a problem')
+                        help='check the memory file (and --config); exit 0 when valid, 1 '
+                             'with one line a problem')
 
     stats = commands.add_parser('stats', parents=[common, at],
                                 help='counts by type and band, peers, file facts')
@@ -235,7 +236,10 @@ def cmd_show(args, memory: 'MemoryFile') -> int:
 
 
 def cmd_validate(args, memory: 'MemoryFile') -> int:
-    """Report every problem; exit 1 if there is any."""
+    """Report every problem (of --config's parameters too); exit 1 if there is any."""
+    if args.config:
+        cli_substrate.settings(args)  # refused as memory_node would refuse them
+        print(f'{args.config}: valid parameters')
     try:
         result = memory.load(dt.datetime.now(UTC), read_only=True)
     except MemoryFileError as error:

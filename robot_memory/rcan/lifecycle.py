@@ -126,6 +126,11 @@ class PrunedEntry:
     effective_confidence: float
 
 
+def _seen_since(entry, moment: dt.datetime) -> bool:
+    seen = entry.last_reinforced or entry.first_seen
+    return seen is not None and seen > moment
+
+
 @dataclasses.dataclass
 class PruneOutcome:
     """What a prune kept, removed, and held back for a later cycle."""
@@ -141,11 +146,16 @@ def prune(entries, now: dt.datetime, config: 'AnyConfig' = DEFAULTS) -> PruneOut
     """
     Split ``entries`` into kept and pruned (effective confidence < prune_min).
 
-    At most ``max_prune_fraction`` of the entries (at least one) go in one call, the
-    weakest first, so that a clock jumping far ahead cannot empty the memory at once.
+    An entry seen within ``recent_hours`` (reinforced, or first seen, then) is never pruned:
+    the context block promises it in its "Seen in the last ... h" section. At most
+    ``max_prune_fraction`` of the entries (at least one) go in one call, the weakest first,
+    so that a clock jumping far ahead cannot empty the memory at once.
     """
     scored = [(entry, effective_confidence(entry, now, config)) for entry in entries]
-    below = [(entry, c) for entry, c in scored if c < config.prune_min]
+    recent = (now - dt.timedelta(hours=config.recent_hours)
+              if getattr(config, 'recent_hours', 0) > 0 else None)
+    below = [(entry, c) for entry, c in scored if c < config.prune_min
+             and not (recent is not None and _seen_since(entry, recent))]
     allowed = max(1, int(len(scored) * config.max_prune_fraction))
     below.sort(key=lambda pair: (pair[1], pair[0].last_reinforced or now, pair[0].id))
     chosen = below[:allowed]

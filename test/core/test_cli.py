@@ -222,16 +222,27 @@ def test_stats_prints_a_human_summary(memory, capsys):
 
 # ----------------------------------------------------------------------------- prune
 
-def test_prune_archives_then_removes_entries_below_ten_percent(memory, capsys):
+# A day and an hour after the sample's reinforcements: past the "Seen in the last 24 h".
+LATER = '2026-04-02T03:00:00Z'
+
+
+def test_prune_spares_an_entry_seen_within_recent_hours(memory, capsys):
+    """Issue 26.6: mem-weak (5%) was seen today; the block promises it, so it stays."""
     code, out, _ = run(capsys, 'prune', '--file', memory, '--at', AT, '--verbose')
+    assert code == 0 and 'mem-weak' not in out and '5 remain' in out, out
+    assert not side_file(memory, '.archive.jsonl').exists()
+
+
+def test_prune_archives_then_removes_entries_below_ten_percent(memory, capsys):
+    code, out, _ = run(capsys, 'prune', '--file', memory, '--at', LATER, '--verbose')
     assert code == 0
     assert out.splitlines() == [
-        'pruned mem-weak [5%] Hallway lamp flickers',
+        'pruned mem-weak [0%] Hallway lamp flickers',
         'pruned 1 entry (archived in robot-memory.md.archive.jsonl); 4 remain']
     archive = side_file(memory, '.archive.jsonl')
     [record] = [json.loads(line) for line in archive.read_text().splitlines()]
-    assert record['entry']['id'] == 'mem-weak' and record['archived_at'] == AT
-    _, shown, _ = run(capsys, 'export', '--file', memory, '--at', AT)
+    assert record['entry']['id'] == 'mem-weak' and record['archived_at'] == LATER
+    _, shown, _ = run(capsys, 'export', '--file', memory, '--at', LATER)
     assert [entry['id'] for entry in json.loads(shown)['entries']] == [
         'mem-high', 'mem-mid', 'mem-low', 'mem-done']
     assert memory.read_text(encoding='utf-8').endswith('\n# Notes\n')
@@ -239,7 +250,8 @@ def test_prune_archives_then_removes_entries_below_ten_percent(memory, capsys):
 
 def test_prune_dry_run_changes_nothing(memory, capsys):
     before = memory.read_bytes()
-    code, out, _ = run(capsys, 'prune', '--file', memory, '--at', AT, '--dry-run', '--verbose')
+    code, out, _ = run(capsys, 'prune', '--file', memory, '--at', LATER, '--dry-run',
+                       '--verbose')
     assert code == 0
     assert 'would prune mem-weak' in out and 'would prune 1 entry; 4 remain' in out
     assert memory.read_bytes() == before
@@ -265,7 +277,7 @@ def test_prune_prints_one_line_for_thousands_of_entries_and_lists_them_when_verb
         document = memory_file.new_document('RRN-000000000001', parse_iso(AT))
         document.entries = list(weak)
         path.write_bytes(memory_file.render(document))
-        code, out, _ = run(capsys, 'prune', '--file', path, '--at', AT, '--dry-run',
+        code, out, _ = run(capsys, 'prune', '--file', path, '--at', LATER, '--dry-run',
                            *(['--verbose'] if verbose else []))
         assert code == 0
         lines = out.splitlines()

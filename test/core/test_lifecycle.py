@@ -36,6 +36,7 @@ from robot_memory.rcan.schema import PeerEntry
 
 T0 = dt.datetime(2026, 4, 1, 2, 0, tzinfo=UTC)
 DAY = dt.timedelta(days=1)
+HOUR = dt.timedelta(hours=1)
 
 
 def entry(confidence=0.92, last_reinforced=T0, entry_type='hardware_observation', count=14,
@@ -169,15 +170,29 @@ def test_band_thresholds_are_configurable():
 
 # --------------------------------------------------------------------------- pruning
 
+# The threshold tests below prune entries reinforced at T0 at T0; the weak-recent guard
+# (tested on its own) would keep them all, so it is off here.
+UNGUARDED = LifecycleConfig(recent_hours=0)
+
+
 def test_prune_removes_entries_below_ten_percent_and_keeps_the_rest():
     weak = entry(0.0999, entry_id='mem-weak')
     edge = entry(0.10, entry_id='mem-edge')
     strong = entry(0.9, entry_id='mem-strong')
-    outcome = prune([strong, weak, edge, entry(0.5, entry_id='mem-mid')], T0)
+    outcome = prune([strong, weak, edge, entry(0.5, entry_id='mem-mid')], T0, UNGUARDED)
     assert [item.entry.id for item in outcome.pruned] == ['mem-weak']
     assert outcome.pruned[0].effective_confidence == pytest.approx(0.0999)
     assert [kept.id for kept in outcome.kept] == ['mem-strong', 'mem-edge', 'mem-mid']
     assert outcome.held_back == 0
+
+
+def test_no_entry_seen_within_recent_hours_is_pruned():
+    """Issue 26.6: a fault seen today is promised in "Seen in the last 24 h"; it stays."""
+    today = entry(0.09, last_reinforced=T0, entry_id='mem-today')
+    outcome = prune([today, entry(0.9, entry_id='mem-strong')], T0 + 23 * HOUR)
+    assert outcome.pruned == [] and outcome.held_back == 0
+    later = prune([today], T0 + 25 * HOUR)
+    assert [item.entry.id for item in later.pruned] == ['mem-today']
 
 
 def test_prune_judges_by_the_decayed_confidence():
@@ -201,14 +216,14 @@ def test_a_far_future_clock_never_empties_memory_at_once():
 def test_prune_takes_the_weakest_first_when_it_must_hold_some_back():
     entries = [entry(0.02, entry_id='mem-b'), entry(0.05, entry_id='mem-c'),
                entry(0.01, entry_id='mem-a'), entry(0.9, entry_id='mem-d')]
-    outcome = prune(entries, T0, LifecycleConfig(max_prune_fraction=0.5))
+    outcome = prune(entries, T0, LifecycleConfig(max_prune_fraction=0.5, recent_hours=0))
     assert [item.entry.id for item in outcome.pruned] == ['mem-a', 'mem-b']
     assert outcome.held_back == 1
 
 
 def test_prune_fraction_and_threshold_are_configurable():
     entries = [entry(0.2, entry_id=f'mem-{i}') for i in range(4)]
-    config = LifecycleConfig(prune_min=0.25, max_prune_fraction=1.0)
+    config = LifecycleConfig(prune_min=0.25, max_prune_fraction=1.0, recent_hours=0)
     assert len(prune(entries, T0, config).pruned) == 4
     assert len(prune(entries, T0, config.model_copy(update={'prune_min': 0.1})).pruned) == 0
 

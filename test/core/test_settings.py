@@ -209,3 +209,17 @@ def test_the_cli_refuses_a_file_the_node_would_refuse(tmp_path, capsys):
         assert f'{path}: invalid setting dream_time: ' in err, err
         assert '"HH:MM"' in err
     assert sorted(item.name for item in tmp_path.iterdir()) == ['robot_memory.yaml']
+
+
+def test_validate_refuses_an_initial_confidence_below_the_prune_line(tmp_path, capsys):
+    """Issue 26.6: a new entry must not start where the next prune removes it."""
+    from robot_memory.cli import main as cli
+    config = tmp_path / 'robot_memory.yaml'
+    config.write_text('/**:\n  ros__parameters:\n    prune_min: 0.2\n    dream:\n'
+                      '      initial_min: 0.15\n', encoding='utf-8')
+    code = cli.main(['validate', '--config', str(config), '--file', str(tmp_path / 'm.md')])
+    err = capsys.readouterr().err
+    assert code != 0 and 'initial_min (0.15) must not be below prune_min (0.2)' in err, err
+    config.write_text('/**:\n  ros__parameters:\n    prune_min: 0.1\n', encoding='utf-8')
+    code = cli.main(['validate', '--config', str(config), '--file', str(tmp_path / 'm.md')])
+    assert 'initial_min' not in capsys.readouterr().err
