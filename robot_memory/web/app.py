@@ -69,6 +69,12 @@ ENTRY_ID = re.compile(r'\bmem-[0-9a-f]{8,}\b')
 TRUST_LEVELS = SENSITIVITIES  # the typed memory's own levels, lowest first
 
 
+# What an undo refusal calls the page's fields (the CLI says --reason, a ROS caller reason).
+PAGE_WORDS = {'reason': 'the reason box', 'dream': 'the dream to take back',
+              'to': 'the time to restore', 'undo': 'the undo to undo',
+              'log': 'the Review page lists them'}
+
+
 class Refused(RobotMemoryError):
     """A request the page refuses: the status and a message saying what to do."""
 
@@ -408,7 +414,7 @@ class Page:
         try:
             options = undo.point_options(_number(form.get('dream', '')),
                                          _number(form.get('undo_id', '')),
-                                         form.get('to', ''))
+                                         form.get('to', ''), form.get('force') == 'yes')
         except ValueError as error:
             raise Refused(400, f'{error}; nothing was changed')
         confirm = form.get('confirm') == 'yes'
@@ -426,7 +432,7 @@ class Page:
             raise Refused(404, f'no database at {source.db_path}: nothing to undo')
         with EvidenceStore(source.db_path) as store:
             return undo.undo(store, source.memory, self.config.clock(), actor, reason,
-                             dry_run=dry_run, **options)
+                             dry_run=dry_run, words=PAGE_WORDS, **options)
 
     async def edit(self, request: Request):
         """Make a person's edit of an entry's text or tags, audited with their name."""

@@ -192,7 +192,7 @@ def test_a_stale_proposal_an_unknown_id_and_a_bad_undo_are_refused_clearly(demo)
     status, page = client.change('/review/undo', to='yesterday')
     assert status == 400 and 'is not an ISO 8601 time' in page
     status, page = client.change('/review/undo', dream='7', confirm='yes')
-    assert status == 409 and 'say why in a reason' in page
+    assert status == 409 and 'say why in the reason box' in page
     status, page = client.request('/entries/mem-00000000')
     assert status == 404 and 'there is no entry' in page
     status, page = client.request('/entries?sort=size')
@@ -203,11 +203,11 @@ def test_an_undo_preview_writes_nothing_and_the_confirm_is_audited_with_the_acto
     memory, client = demo
     before = memory.path.read_bytes()
     status, page = client.change('/review/undo', dream='7')
-    assert status == 200 and 'would restore the memory as it was before dream 7' in page
+    assert status == 200 and 'would take back the changes of dream 7' in page
     assert memory.path.read_bytes() == before
     status, page = client.change('/review/undo', dream='7', confirm='yes',
                                  reason='false fault', actor='carol')
-    assert status == 200 and 'undo 1: restored' in page
+    assert status == 200 and 'undo 1: took back the changes of dream 7' in page
     assert memory.path.read_bytes() != before
     db = memory.path.with_suffix('.db')
     import sqlite3
@@ -238,7 +238,7 @@ def test_an_edit_by_hand_is_audited_as_manual_with_the_actor_and_can_be_undone(d
     before_edit = (last.at - dt.timedelta(milliseconds=1)).isoformat()
     status, page = client.change('/review/undo', to=before_edit, confirm='yes',
                                  reason='take the edit back')
-    assert status == 200 and 'undo 1: restored' in page, page
+    assert status == 200 and 'undo 1: restored the memory as it was at' in page, page
     texts = {entry.id: entry.text for entry in memory.load(dt.datetime.now(UTC)).document.entries}
     assert texts[entry_id] != 'Encoder drops ticks'
 

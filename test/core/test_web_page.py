@@ -177,7 +177,7 @@ def test_an_operator_sees_filters_opens_approves_and_undoes(served, browser):
     form.find_element(By.NAME, 'actor').send_keys('alice')
     form.find_element(By.ID, 'preview').click()
     until(browser, lambda d: d.find_elements(By.ID, 'undo-summary'))
-    assert text_of(browser, '#undo-summary').startswith('would restore the memory as it was')
+    assert text_of(browser, '#undo-summary').startswith('would take back the changes of dream')
     preview = text_of(browser, '#undo-lines')
     assert 'entry ' in preview
     assert memory.path.read_bytes() == before, 'a preview changed the file'
@@ -186,7 +186,7 @@ def test_an_operator_sees_filters_opens_approves_and_undoes(served, browser):
     confirm.find_element(By.NAME, 'reason').send_keys('the right encoder was a cable, fixed')
     confirm.find_element(By.ID, 'confirm').click()
     until(browser, lambda d: d.find_elements(By.ID, 'undo-done'))
-    assert text_of(browser, '#undo-summary').startswith('undo 1: restored')
+    assert text_of(browser, '#undo-summary').startswith('undo 1: took back the changes of dream')
     assert memory.path.read_bytes() != before
     with EvidenceStore(directory / 'robot-memory.db') as store:
         from robot_memory.review import undo
