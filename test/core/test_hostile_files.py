@@ -225,9 +225,13 @@ def test_a_run_of_quarantined_entries_is_capped_in_size(memory_path, now):
 
 def weak_and_huge(huge_bytes: int, weak: int = 1, strong: int = 6) -> bytes:
     """Return a file whose first entry is weak and carries ``huge_bytes`` of an unknown key."""
-    entries = [ENTRY.format(index=0).replace('confidence: 0.5', 'confidence: 0.01')
+    # The weak ones were last seen two days before AT: older than the recent_hours a prune
+    # spares, so they are due.
+    stale = ENTRY.replace('last_reinforced: "2026-04-01T02:00:00Z"',
+                          'last_reinforced: "2026-03-30T02:00:00Z"')
+    entries = [stale.format(index=0).replace('confidence: 0.5', 'confidence: 0.01')
                + f'    notes: "{"x" * huge_bytes}"\n']
-    entries += [ENTRY.format(index=index).replace('confidence: 0.5', 'confidence: 0.02')
+    entries += [stale.format(index=index).replace('confidence: 0.5', 'confidence: 0.02')
                 for index in range(1, weak + 1)]
     entries += [ENTRY.format(index=index).replace('confidence: 0.5', 'confidence: 0.9')
                 for index in range(weak + 1, weak + strong + 1)]
