@@ -135,15 +135,17 @@ class _LineReader:
             raise NotSimple('trailing lines')
         return mapping
 
+    def _next_row(self):
+        """Skip comment rows; return the next row (number, column, content), None at the end."""
+        self._skip_comments()
+        return self.rows[self.at] if self.at < len(self.rows) else None
+
     def mapping(self, column: int, top: bool = False) -> dict:
         """Keys at ``column`` from the current row on."""
         result = {}
         rows = self.rows
-        while True:
-            self._skip_comments()
-            if self.at == len(rows):
-                break
-            number, col, content = rows[self.at]
+        while (row := self._next_row()) is not None:
+            number, col, content = row
             if col != column or content.startswith('- ') or content == '-':
                 break
             match = _LINE_KEY.match(content)
@@ -178,11 +180,8 @@ class _LineReader:
         result = []
         lines = [] if key is not None else None
         rows = self.rows
-        while True:
-            self._skip_comments()
-            if self.at == len(rows):
-                break
-            number, col, content = rows[self.at]
+        while (row := self._next_row()) is not None:
+            number, col, content = row
             if col != column or not content.startswith('- '):
                 break
             if lines is not None:

@@ -279,3 +279,8 @@ class PeerBlockRecord:
     def __repr__(self) -> str:
         return (f'PeerBlockRecord(rrn={self.rrn!r}, last_synced={self.last_synced!r}, '
                 f'entries={self.entries!r})')
+
+
+def entry_index(entries, entry_id: str) -> Optional[int]:
+    """Return the place of the entry with ``entry_id`` in ``entries``, or None."""
+    return next((index for index, entry in enumerate(entries) if entry.id == entry_id), None)

@@ -201,13 +201,18 @@ def _entry_block(entry) -> str:
     if entry.observation_count is not None:
         lines.append(f'    observation_count: {entry.observation_count}\n')
     lines.append(f'    tags: [{tags_json}]\n')
-    extra = entry.__pydantic_extra__
-    if extra:
-        for key, value in extra.items():
-            if not isinstance(key, str) or not PLAIN_KEY.match(key) or key in YAML_KEYWORDS:
-                raise _NotCanonical('unusual key')
-            lines.append(f'    {key}: {_flow(value)}\n')
+    lines.extend(_extra_lines(entry))
     return ''.join(lines)
+
+
+def _extra_lines(model) -> list:
+    """Return the lines of a model's keys of its own (kept verbatim), in file order."""
+    lines = []
+    for key, value in (model.__pydantic_extra__ or {}).items():
+        if not isinstance(key, str) or not PLAIN_KEY.match(key) or key in YAML_KEYWORDS:
+            raise _NotCanonical('unusual key')
+        lines.append(f'    {key}: {_flow(value)}\n')
+    return lines
 
 
 def _entry_dict(entry) -> dict:
@@ -228,12 +233,7 @@ def _peer_block(block: 'schema.PeerBlock') -> str:
     """Return a peer block in the entries' block style: one key a line, values as JSON."""
     lines = [f'  - rrn: {_quote(block.rrn)}\n'
              f'    last_synced: "{format_iso(block.last_synced)}"\n']
-    extra = block.__pydantic_extra__
-    if extra:
-        for key, value in extra.items():
-            if not isinstance(key, str) or not PLAIN_KEY.match(key) or key in YAML_KEYWORDS:
-                raise _NotCanonical('unusual key')
-            lines.append(f'    {key}: {_flow(value)}\n')
+    lines.extend(_extra_lines(block))
     if block.entries:
         lines.append('    entries:\n')
         lines.extend('    ' + _entry_block(entry)[:-1].replace('\n', '\n    ') + '\n'

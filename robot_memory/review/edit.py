@@ -30,6 +30,7 @@ from robot_memory.common.timeutil import format_iso
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence.audit import write_audit
+from robot_memory.rcan.schema import entry_index
 
 MAX_REASON = 500
 MAX_ACTOR = 100
@@ -74,8 +75,7 @@ def edit_entry(store, memory_file, entry_id: str, now: dt.datetime, actor: str, 
     try:
         with memory_file.update(now, on_corrupt='raise') as result:
             document = result.document
-            position = next((index for index, entry in enumerate(document.entries)
-                             if entry.id == entry_id), None)
+            position = entry_index(document.entries, entry_id)
             if position is None:
                 raise EditError(f'entry {entry_id} is not in the memory file (pruned, deleted '
                                 "or a peer's entry, which only its robot can change)")

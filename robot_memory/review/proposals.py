@@ -64,6 +64,7 @@ from robot_memory.evidence.proposal_queue import REQUEST_HINTS  # noqa: F401
 from robot_memory.evidence.proposal_queue import reword_summary  # noqa: F401
 from robot_memory.evidence.proposal_queue import SOURCES  # noqa: F401
 from robot_memory.evidence.proposal_queue import STATUSES  # noqa: F401
+from robot_memory.rcan.schema import entry_index
 
 # ---------------------------------------------------------------------- what each kind does
 
@@ -129,8 +130,7 @@ def apply_reword(memory_file, proposal: Proposal, now: dt.datetime) -> tuple:
     before, after = proposal.payload['before'], proposal.payload['after']
     with memory_file.update(now, on_corrupt='raise') as result:
         document = result.document
-        position = next((index for index, entry in enumerate(document.entries)
-                         if entry.id == entry_id), None)
+        position = entry_index(document.entries, entry_id)
         if position is None:
             raise ProposalError(f'entry {entry_id} is no longer in the memory file (pruned or '
                                 f'deleted); reject proposal {proposal.id}')

@@ -134,9 +134,7 @@ class TypedMemoryServices:
         try:
             reply = self._once(request, 'learn', fields, act)
         except (SubstrateError, ValueError) as error:
-            response.success = False
-            response.message = str(error)
-            return response
+            return _refused(response, error)
         response.success = True
         response.message = reply['message']
         response.id = reply['id']
@@ -167,9 +165,7 @@ class TypedMemoryServices:
             result = self.substrate.recall(request.query, k=int(request.k) or DEFAULT_K,
                                            filters=filters, trust=trust, now=self._clock.now())
         except (SubstrateError, ValueError) as error:
-            response.success = False
-            response.message = str(error)
-            return response
+            return _refused(response, error)
         response.success = True
         response.message = (f'{len(result.hits)} records ({result.mode}); {result.withheld} '
                             f'withheld and {result.redacted} redacted at trust {trust!r}')
@@ -200,9 +196,7 @@ class TypedMemoryServices:
         try:
             reply = self._once(request, 'forget', fields, act)
         except (SubstrateError, ValueError) as error:
-            response.success = False
-            response.message = str(error)
-            return response
+            return _refused(response, error)
         response.ids = reply['ids']
         response.success = reply['success']
         response.message = reply['message']
@@ -246,3 +240,10 @@ class TypedMemoryServices:
             # Said, not raised to WARN: running without encryption may be the operator's choice.
             message += f'; {encryption["plaintext_notice"]}'
         return HealthStatus(OK, message, values)
+
+
+def _refused(response, error):
+    """Fill ``response`` as a refusal saying what was wrong, and return it."""
+    response.success = False
+    response.message = str(error)
+    return response
