@@ -312,6 +312,12 @@ def _diff_summary(before: dict, after: dict) -> str:
     return '; '.join(parts) or 'no field changed'
 
 
+def _either(pick, *values):
+    """``pick`` (min or max) of the values that are not None, or None."""
+    values = [value for value in values if value is not None]
+    return pick(values) if values else None
+
+
 def _aware(now: dt.datetime) -> dt.datetime:
     return require_aware(now)
 
@@ -541,6 +547,7 @@ class _Dream:
         sources_before = {key: tuple(row.values()) for key, row in self.sources.items()}
         self.entries = document.entries
         self.muted = {}  # signature -> (id, text) of an entry a person deleted
+        resigned = self._resign()
 
         self._take_in_edits(document, original, result)
         self.by_id = {entry.id: entry for entry in self.entries}
@@ -576,7 +583,7 @@ class _Dream:
             rendered = render(document)
         file_changed = rendered != original
         nothing = not (self.audit or snapshot_rows or snapshot_deleted or signature_rows
-                       or source_rows or file_changed or high != after)
+                       or resigned or source_rows or file_changed or high != after)
         if nothing and same_instant:
             return None
         return DreamIntent(
@@ -584,8 +591,44 @@ class _Dream:
             first_id=after, last_id=high, file_hash=file_hash(rendered),
             prior_hash=file_hash(original) if original is not None else None,
             file_changed=file_changed, audit=self.audit, signatures=signature_rows,
+            signatures_deleted=resigned,
             sources=source_rows, snapshot=snapshot_rows, snapshot_deleted=snapshot_deleted,
             report=self.report.to_dict())
+
+    def _resign(self) -> list:
+        """
+        Move each link to the signature its evidence gets under these rules; old keys.
+
+        Signatures made before ids were masked (a goal's UUID, a serial) or under an
+        earlier rules file are re-made from the link's last payload, so the fault keeps
+        its entry. Links that now share a signature are merged into one, unless both
+        already have an entry (then the old one is left as it is).
+        """
+        gone = []
+        for key in sorted(self.links):
+            link = self.links[key]
+            try:
+                payload = json.loads(link['payload']) if link['payload'] else None
+            except ValueError:
+                continue
+            new = self.rules.signature_of(link['source'], payload)
+            if new is None or new == key:
+                continue
+            target = self.links.get(new)
+            if target is None:
+                self.links[new] = dict(link, signature=new)
+            elif target['entry_id'] and link['entry_id']:
+                continue
+            else:
+                if not target['entry_id']:
+                    target.update(entry_id=link['entry_id'], entry_type=link['entry_type'])
+                target.update(bad_total=target['bad_total'] + link['bad_total'],
+                              held=target['held'] + link['held'],
+                              first_seen=_either(min, target['first_seen'], link['first_seen']),
+                              last_bad=_either(max, target['last_bad'], link['last_bad']))
+            del self.links[key]
+            gone.append(key)
+        return gone
 
     # ------------------------------------------------------------------ manual edits
 
@@ -685,7 +728,30 @@ class _Dream:
                 if state['ok_since'] is None and first_after_bad is not None:
                     state['ok_since'] = first_after_bad
 
+    def _regroup(self, groups: dict) -> dict:
+        """Merge groups whose evidence gets one signature under these rules (see _resign)."""
+        merged = {}
+        for key in sorted(groups):
+            group = groups[key]
+            try:
+                payload = json.loads(group.payload) if group.payload else None
+            except ValueError:
+                payload = None
+            new = self.rules.signature_of(group.source, payload) or key
+            into = merged.get(new)
+            if into is None:
+                merged[new] = dataclasses.replace(group, signature=new)
+                continue
+            if group.last >= into.last:
+                into.source, into.source_key, into.payload = (group.source, group.source_key,
+                                                              group.payload)
+            into.count += group.count
+            into.errors += group.errors
+            into.first, into.last = min(into.first, group.first), max(into.last, group.last)
+        return merged
+
     def _apply_evidence(self, groups: dict) -> None:
+        groups = self._regroup(groups)
         evidence = {}
         creations = []
         for key in sorted(groups):
@@ -802,7 +868,7 @@ class _Dream:
         self.report.problems.extend(getattr(self.distiller, 'errors', None) or [])
         taken = set(self.by_id)
         linked = {row['entry_id'] for row in self.links.values() if row['entry_id']}
-        for (group, _, view, link), candidate in zip(creations, candidates):
+        for (group, payload, view, link), candidate in zip(creations, candidates):
             twin = self._unlinked_twin(view.entry_type,
                                        (texts[candidate.signature], candidate.text), linked)
             if twin is not None:
@@ -837,8 +903,9 @@ class _Dream:
             self._log(entry.id, 'create',
                       f'{group.count} observations from {format_iso(from_epoch(group.first))} '
                       f'to {format_iso(from_epoch(group.last))}; initial confidence '
-                      f'{confidence:.2f}',
+                      f'{confidence:.2f}; pattern {group.signature}',
                       {'signature': group.signature, 'observations': group.count,
+                       'example': payload.get('message', ''),
                        'errors': group.errors, 'confidence': confidence,
                        'text_source': 'rule' if candidate.signature in fell_back
                        or isinstance(self.distiller, RuleDistiller) else 'distiller'})

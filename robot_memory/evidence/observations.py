@@ -76,6 +76,24 @@ MAX_SEQUENCE_ITEMS = 64
 MAX_MESSAGE_DEPTH = 12
 _TYPE_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*/(?:msg/)?[A-Za-z][A-Za-z0-9_]*$')
 _NUMBER = re.compile(r'0[xX][0-9a-fA-F]+|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?')
+_HEX = '[0-9a-fA-F]'
+_IDS = tuple((re.compile(pattern), placeholder) for pattern, placeholder in (
+    (rf'\b{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}\b', '<uuid>'),
+    (rf'\b{_HEX}{{2}}(?::{_HEX}{{2}}){{5}}\b', '<mac>'),
+    (r'\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?',
+     '<time>'),
+    (r'\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b', '<time>'),
+    (r'\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b', '<ip>'),
+    (r'\[[0-9a-fA-F:]*::[0-9a-fA-F:]*\](?::\d{1,5})?', '<ip>'),
+    (r'\b0[xX][0-9a-fA-F]+\b', '#'),  # a hex literal was always a number
+    (r'(?<![\w.+-])(?:\d+(?:\.\d+)?\s?(?:h|min|m|s|ms|us|µs|ns)){2,}\b', '<duration>'),
+    (r'(?<![\w.+-])\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s|sec|secs|seconds|min|mins|minutes|'
+     r'h|hrs|hours)\b', '<duration>'),
+))
+_TOKEN = re.compile(r'(?<![<A-Za-z0-9])[A-Za-z0-9]+(?![A-Za-z0-9>])')
+_HEX_TOKEN = re.compile(r'^[0-9a-fA-F]+$')
+_DIGIT_RUN = re.compile(r'\d+')
+_LETTER_RUN = re.compile(r'[A-Za-z]+')
 _NON_FINITE = {'NaN': math.nan, 'Infinity': math.inf, '-Infinity': -math.inf}
 _DROPPED = object()
 _SURROGATE = re.compile('[\ud800-\udfff]')
@@ -163,8 +181,36 @@ class ParseReport:
 
 
 def message_pattern(text: str) -> str:
-    """``text`` with every number (and hex literal) replaced by ``#``, whitespace squeezed."""
+    """
+    Return ``text`` with what changes from one report of a fault to the next masked.
+
+    Ids become placeholders (``<uuid>``, ``<mac>``, ``<ip>``, ``<time>``, ``<duration>``,
+    ``<hex>``, ``<id>`` for serial-like tokens), then every remaining number becomes ``#``;
+    whitespace is squeezed. Words and the shape of the message stay, so two faults that
+    read differently stay different.
+    """
+    for pattern, placeholder in _IDS:
+        text = pattern.sub(placeholder, text)
+    text = _TOKEN.sub(_mask_token, text)
     return ' '.join(_NUMBER.sub('#', text).split())
+
+
+def _mask_token(match: re.Match) -> str:
+    token = match.group(0)
+    if len(token) < 4 or token.isalpha() or token.isdigit():
+        return token
+    runs = len(_DIGIT_RUN.findall(token))
+    if _HEX_TOKEN.match(token) and (len(token) >= 6 or
+                                    (runs >= 2 and len(_LETTER_RUN.findall(token)) >= 2)):
+        # Letters a-f among digits: an address, a hash, a goal id printed as hex bytes
+        # (a short model name such as D435 stays a name with a number).
+        return '<hex>'
+    if len(token) >= 6 and (runs >= 2 or (runs == 1 and not token[-1].isdigit()
+                                          and not token[0].isdigit() and len(token) >= 8)):
+        # Digits inside letters more than once (14442C10D13EABCE00, x7k2m9q1): a serial or
+        # a random suffix. One trailing number (ttyUSB0, nav2) is a name plus a number.
+        return '<id>'
+    return token
 
 
 def level_name(observation: Observation) -> str:

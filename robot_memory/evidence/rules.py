@@ -27,8 +27,9 @@ telemetry rule matching a message's type and topic is evaluated. A rule gives:
 * ``ignore: true`` to drop matching observations altogether.
 
 Without a rules file the defaults apply: a WARN or ERROR diagnostic is a
-``hardware_observation`` signed by hardware_id + name + the message with numbers
-stripped; an ERROR/FATAL log record is evidence signed by node name + stripped message
+``hardware_observation`` signed by hardware_id + name + the message with its ids and
+numbers masked (``message_pattern``); an ERROR/FATAL log record is evidence signed by node
+name + masked message
 and becomes an entry once repeated (``log_min_count``, default 2). Telemetry has no
 defaults: threshold rules such as ``when: percentage < 0.2`` on
 ``sensor_msgs/msg/BatteryState`` name a field path, an operator and a value.
@@ -581,6 +582,25 @@ class Rules:
             found.append(Classification(_utf8(signature), source_key, severity,
                                         _utf8(_dumps(payload)), rule.name))
         return found
+
+    def signature_of(self, source: str, payload: Any) -> Optional[str]:
+        """
+        Return the signature evidence with this stored ``payload`` gets now, or None.
+
+        None when these rules cannot tell: the payload is not one, or names a rule this
+        file does not have, or the rule reads key/values the payload did not keep.
+        """
+        if source not in DEFAULT_SIGNATURES or not isinstance(payload, dict):
+            return None
+        rule_name = payload.get('rule', '')
+        if rule_name and self._by_name.get(rule_name) is None:
+            return None
+        if rule_name in self._values_rules and 'values' not in payload:
+            return None
+        try:
+            return _utf8(self._signature(source, rule_name, payload))
+        except (KeyError, TypeError):
+            return None
 
     def _signature(self, source: str, rule_name: str, payload: dict) -> str:
         template = self._signature_templates.get(rule_name)

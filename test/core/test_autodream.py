@@ -578,7 +578,8 @@ def test_cli_dream_and_history(tmp_path, capsys):
     assert cli.main(['history', '--file', str(memory), '--db', str(database), entry_id]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines == ['2026-05-02T02:00:00Z  create     cli        30 observations from '
-                     '2026-05-01T20:00:00Z to 2026-05-01T22:54:00Z; initial confidence 0.43']
+                     '2026-05-01T20:00:00Z to 2026-05-01T22:54:00Z; initial confidence 0.43; '
+                     'pattern diagnostic|wheel_left|base: left encoder|dropped # ticks']
     assert cli.main(['history', '--file', str(memory), '--db', str(database), '--json',
                      entry_id]) == 0
     assert json.loads(capsys.readouterr().out)['action'] == 'create'
