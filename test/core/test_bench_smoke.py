@@ -159,3 +159,30 @@ def test_quick_web_benchmark_prints_each_figure_beside_http_server():
     # scripts/test.sh puts memory_node on PATH: the page is measured inside a real node
     assert node['mb'] > node['baseline_mb'] > 0 and 'without web_port' in node['baseline']
     assert [record.get('met') for record in records] == [None] * 4  # quick: no goal judged
+
+
+QUALITY_SCRIPT = REPO / 'bench' / 'bench_quality.py'
+# The planted causes whose messages carry a new id each time (goal UUIDs, serials, addresses).
+CHANGING_IDS = {'turtlebot4_lite': 'collision_ahead', 'clearpath_husky': 'ntrip_reconnects',
+                'husarion_panther': 'serial_reconnect', 'ur_arm_ros2_control': 'switch_timeout'}
+
+
+def test_quick_quality_benchmark_traces_every_entry_to_its_planted_cause():
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    run = subprocess.run([sys.executable, str(QUALITY_SCRIPT), '--quick'], cwd=REPO, env=env,
+                         capture_output=True, timeout=600)
+    assert run.returncode == 0, run.stderr.decode()
+    records = [json.loads(line) for line in run.stdout.decode('utf-8').splitlines()]
+    assert sorted(record['profile'] for record in records) == sorted(CHANGING_IDS)
+    for record in records:
+        assert record['bench'] == 'quality' and (record['days'], record['period_s']) == (3, 10.0)
+        assert record['n'] > 200_000 and record['faults'] >= 7, record
+        assert 0.0 <= record['fault_recall'] <= 1.0 and 0.0 <= record['block_share'] <= 1.0
+        # A fault under changing ids is one entry, and every entry has a planted cause.
+        assert record['by_cause'][CHANGING_IDS[record['profile']]] == 1, record
+        assert record['false_entries'] == 0, record
+        assert record['evidence_bytes_per_day'] > 0 and record['json_bytes_per_day'] > 0
+        assert math.isclose(record['ratio'], record['evidence_bytes_per_day']
+                            / record['json_bytes_per_day'], rel_tol=0.01), record
+        assert record['dream_s'] > 0 and record['baseline_s'] > 0, record

@@ -1,0 +1,311 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Memory quality: what a robot learns from its own diagnostics, against planted causes.
+
+Each profile in ``bench/profiles/`` (a robot's statuses, made from public driver code and
+users' reports, plus planted causes: intermittent, time-of-day, state-tied, constant,
+transient, fixed, returning, flapping, storm, changing ids, incident) is replayed for
+``--days`` at one status set every ``--period`` seconds (1 s: diagnostic_updater's rate) on
+a compressed clock, through the code the node uses: ``observations.from_dict`` (what
+``robot-memory ingest`` and the ROS edge build), ``EvidenceStore.add`` and a nightly
+``autodream.dream`` at 03:00 local time, with the default rules. After each dream the
+400-token context block is built and every line traced back to a planted cause through
+the entry's signature links. One JSON line per profile:
+
+``fault_recall``       planted recurring faults whose entry reached the block (goal >= 0.95)
+``false_entries``      entries no planted cause explains (goal <= 1 a profile-month)
+``entries_per_cause``  entries made per cause that made any (goal 1.0); ``by_cause`` each
+``nights_to_inject``   nights from a fault's first night to its first night in the block
+``labelled``           routine or constant conditions whose entry says so (goal: all)
+``block_share``        share of the block's lines that are planted faults or correctly
+                       labelled conditions (mean over nights; final night)
+``evidence_bytes_per_day`` database growth a robot-day (goal <= 5 MB), ``ratio`` to the
+                       same day's input as JSON lines (the baseline)
+``dream_s``            a night's dream, median and max (goal <= 2 s), ``ratio`` to one
+                       ``GROUP BY signature`` over the same night's rows
+
+The node's CPU share is measured by ``bench_node.py``, not here.
+Usage: ``python bench/bench_quality.py [--quick] [--days N] [--period S] [--profile NAME]``.
+"""
+
+import argparse
+import datetime as dt
+import json
+import math
+import pathlib
+import re
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+
+try:
+    from robot_memory.autodream import dream
+except ImportError:  # run from a source checkout without installing
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from robot_memory.autodream import dream
+from robot_memory.context import build_context
+from robot_memory.evidence import EvidenceStore
+from robot_memory.memory_file import MemoryFile
+from robot_memory.observations import from_dict
+from robot_memory.rules import Rules
+from robot_memory.settings import DreamConfig
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / 'profiles'))
+import generate  # noqa: E402, I100 - the profiles' generator lives beside them
+
+START = dt.date(2026, 6, 1)
+DREAM_HOUR = 3
+BUDGET = 400
+CONFIG = DreamConfig(rrn='RRN-000000000001')
+_WORD = re.compile(r'[A-Za-z]{3,}')
+_PLACEHOLDER = re.compile(r'\{[a-z_]+\}\s*[A-Za-z]*')  # an id and the unit after it
+
+
+class Matcher:
+    """Which signature links belong to a planted cause (source key and the message's words)."""
+
+    def __init__(self, plants: list):
+        self.keys = []
+        for plant in plants:
+            for name, hardware_id, _, message in plant.statuses:
+                self.keys.append((f'diagnostic|{hardware_id}|{name}', _words(message), plant))
+            if plant.log:
+                text = _PLACEHOLDER.sub(' ', plant.log['message'])
+                self.keys.append((f'log|{plant.log["node"]}', _words(text), plant))
+
+    def cause(self, link: dict):
+        """Return the planted cause of one signature link, or None."""
+        for key, words, plant in self.keys:
+            if link['source_key'] == key and all(word in link['signature'] for word in words):
+                return plant
+        return None
+
+
+def _words(text: str) -> list:
+    return _WORD.findall(text)
+
+
+def db_bytes(path: pathlib.Path) -> int:
+    """Bytes the evidence database holds (pages in use), WAL checkpointed first."""
+    connection = sqlite3.connect(str(path))
+    try:
+        connection.execute('PRAGMA wal_checkpoint(TRUNCATE)')
+        pages = connection.execute('PRAGMA page_count').fetchone()[0]
+        free = connection.execute('PRAGMA freelist_count').fetchone()[0]
+        size = connection.execute('PRAGMA page_size').fetchone()[0]
+    finally:
+        connection.close()
+    return (pages - free) * size
+
+
+def group_by_seconds(path: pathlib.Path, after: int) -> float:
+    """Seconds for one GROUP BY signature over the rows after ``after`` (the dream's floor)."""
+    connection = sqlite3.connect(str(path))
+    try:
+        started = time.perf_counter()
+        connection.execute('SELECT signature, count(*), min(stamp), max(stamp) FROM observations '
+                           'WHERE id > ? GROUP BY signature', (after,)).fetchall()
+        return time.perf_counter() - started
+    finally:
+        connection.close()
+
+
+def _json_bytes(data: dict) -> int:
+    line = dict(data, stamp=data['stamp'].strftime('%Y-%m-%dT%H:%M:%SZ'))
+    return len(json.dumps(line, separators=(',', ':')).encode('utf-8')) + 1
+
+
+class Night:
+    """What one night's block shows, traced to causes."""
+
+    def __init__(self, block, links: dict, matcher: Matcher):
+        self.lines = []
+        by_entry = {}
+        for link in links.values():
+            if link['entry_id']:
+                by_entry.setdefault(link['entry_id'], []).append(link)
+        for line in block.entries:
+            causes = {matcher.cause(link) for link in by_entry.get(line.entry.id, ())}
+            causes.discard(None)
+            self.lines.append((line.entry, causes))
+
+    def good_share(self) -> float:
+        """Share of lines that are planted faults or correctly labelled conditions."""
+        if not self.lines:
+            return 0.0
+        good = sum(1 for entry, causes in self.lines
+                   if any(_good(entry, plant) for plant in causes))
+        return good / len(self.lines)
+
+
+def _labelled(text: str, plant) -> bool:
+    """Whether an entry's text calls the condition what it is (routine or constant)."""
+    return plant.expect in text.lower()
+
+
+def _good(entry, plant) -> bool:
+    if plant.expect == 'fault':
+        return True
+    return plant.expect in ('routine', 'constant') and _labelled(entry.text, plant)
+
+
+def run_profile(name: str, days: int, period_s: float, scratch: pathlib.Path) -> dict:
+    """Replay one profile and return its figures (one JSON line)."""
+    profile = generate.load(name)
+    start = generate.local_midnight(profile, START)
+    plants = generate.plants(profile, start, days)
+    matcher = Matcher(plants)
+    database = scratch / f'{name}.db'
+    memory = MemoryFile(scratch / f'{name}.md')
+    store = EvidenceStore(database, rules=Rules.default())
+    nights = [generate.local_midnight(profile, START + dt.timedelta(days=day))
+              + dt.timedelta(hours=DREAM_HOUR) for day in range(1, days + 1)]
+    night_index, count, first_day_json = 0, 0, 0
+    dream_times, baselines, sizes, shown, created = [], [], [], [], {}
+    ingest_s = 0.0
+    day_one_end = start.timestamp() + 86400.0
+
+    def night(now):
+        store.flush()
+        after = store.dream_cursor().last_id
+        baselines.append(group_by_seconds(database, after))
+        started = time.perf_counter()
+        report = dream(store, memory, now, config=CONFIG)
+        dream_times.append(time.perf_counter() - started)
+        links = store.signature_rows()
+        for entry_id in report.created:
+            causes = {matcher.cause(link) for link in links.values()
+                      if link['entry_id'] == entry_id}
+            causes.discard(None)
+            created[entry_id] = causes
+        document = memory.load(now).document
+        shown.append(Night(build_context(document, now, CONFIG.lifecycle, token_budget=BUDGET),
+                           links, matcher))
+        sizes.append(db_bytes(database))
+        return document
+
+    document = None
+    batch_started = time.perf_counter()
+    for stamp, _, data in generate.stream(profile, start, days, period_s):
+        while night_index < len(nights) and stamp >= nights[night_index].timestamp():
+            ingest_s += time.perf_counter() - batch_started
+            document = night(nights[night_index])
+            night_index += 1
+            batch_started = time.perf_counter()
+        if stamp < day_one_end:
+            first_day_json += _json_bytes(data)
+        store.add(from_dict(data).observation)
+        count += 1
+    ingest_s += time.perf_counter() - batch_started
+    while night_index < len(nights):
+        document = night(nights[night_index])
+        night_index += 1
+    store.close()
+    return figures(name, days, period_s, plants, shown, created, document, sizes, dream_times,
+                   baselines, count, ingest_s, first_day_json, start)
+
+
+def figures(name, days, period_s, plants, shown, created, document, sizes, dream_times,
+            baselines, count, ingest_s, first_day_json, start) -> dict:
+    """Compute the profile's line from the nights' blocks and the created entries."""
+    faults = sorted({plant.cause for plant in plants if plant.expect == 'fault'
+                     and plant.recurring})
+    first_night = {}
+    for plant in plants:
+        if plant.intervals:
+            night = math.floor((plant.intervals[0][0] - start.timestamp()) / 86400.0)
+            first_night[plant.cause] = min(first_night.get(plant.cause, night), night)
+    injected = {}
+    for index, night in enumerate(shown):
+        for _, causes in night.lines:
+            for plant in causes:
+                injected.setdefault(plant.cause, index)
+    recalled = [cause for cause in faults if cause in injected]
+    delays = [injected[cause] - first_night[cause] for cause in recalled]
+    by_cause = {}
+    for causes in created.values():
+        for plant in causes:
+            by_cause[plant.cause] = by_cause.get(plant.cause, 0) + 1
+    false_entries = sum(1 for causes in created.values() if not causes)
+    conditions = sorted({plant.cause for plant in plants
+                         if plant.expect in ('routine', 'constant')})
+    entries = {entry.id: entry for entry in (document.entries if document else [])}
+    labelled = []
+    for cause in conditions:
+        plant = next(item for item in plants if item.cause == cause)
+        texts = [entries[entry_id].text for entry_id, causes in created.items()
+                 if entry_id in entries and plant in causes]
+        if texts and all(_labelled(text, plant) for text in texts):
+            labelled.append(cause)
+    retained = min(days, 14)
+    per_day = sizes[retained - 1] / retained if sizes else 0
+    json_per_day = first_day_json
+    dream_median = statistics.median(dream_times) if dream_times else 0.0
+    baseline = statistics.median(baselines) if baselines else 0.0
+    shares = [night.good_share() for night in shown]
+    return {
+        'bench': 'quality', 'profile': name, 'days': days, 'period_s': period_s, 'n': count,
+        'ingest_rate': round(count / ingest_s, 1) if ingest_s else None,
+        'fault_recall': round(len(recalled) / len(faults), 3) if faults else None,
+        'faults': len(faults), 'missed': [cause for cause in faults if cause not in injected],
+        'false_entries': false_entries,
+        'false_entries_per_month': round(false_entries * 30.0 / days, 2),
+        'entries_per_cause': round(sum(by_cause.values()) / len(by_cause), 2)
+        if by_cause else None,
+        'by_cause': dict(sorted(by_cause.items())),
+        'nights_to_inject_median': statistics.median(delays) if delays else None,
+        'nights_to_inject_max': max(delays) if delays else None,
+        'labelled': len(labelled), 'conditions': len(conditions),
+        'unlabelled': [cause for cause in conditions if cause not in labelled],
+        'block_share': round(statistics.mean(shares), 3) if shares else None,
+        'block_share_final': round(shares[-1], 3) if shares else None,
+        'block_lines_final': len(shown[-1].lines) if shown else 0,
+        'evidence_bytes_per_day': round(per_day),
+        'json_bytes_per_day': json_per_day,
+        'ratio': round(per_day / json_per_day, 3) if json_per_day else None,
+        'dream_s': round(dream_median, 4), 'dream_s_max': round(max(dream_times), 4)
+        if dream_times else None,
+        'baseline_s': round(baseline, 4),
+        'dream_ratio': round(dream_median / baseline, 2) if baseline else None,
+    }
+
+
+def main(argv=None) -> int:
+    """Run every profile (or one) and print a JSON line each."""
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    parser.add_argument('--quick', action='store_true',
+                        help='3 days, one status set every 10 s (for the smoke test)')
+    parser.add_argument('--days', type=int, default=None, help='simulated days (default 30)')
+    parser.add_argument('--period', type=float, default=None,
+                        help='seconds between status sets (default 1)')
+    parser.add_argument('--profile', action='append', choices=generate.profile_names(),
+                        help='run only this profile (repeatable)')
+    args = parser.parse_args(argv)
+    days = args.days or (3 if args.quick else 30)
+    period = args.period or (10.0 if args.quick else 1.0)
+    if days < 1 or period <= 0:
+        parser.error('--days must be at least 1 and --period positive')
+    with tempfile.TemporaryDirectory(prefix='bench-quality-') as scratch:
+        for name in args.profile or generate.profile_names():
+            print(json.dumps(run_profile(name, days, period, pathlib.Path(scratch))),
+                  flush=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
