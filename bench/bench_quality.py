@@ -54,15 +54,15 @@ import tempfile
 import time
 
 try:
-    from robot_memory.autodream import dream
+    from robot_memory.dream.autodream import dream
 except ImportError:  # run from a source checkout without installing
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-    from robot_memory.autodream import dream
-from robot_memory.context import build_context
-from robot_memory.evidence import EvidenceStore
-from robot_memory.memory_file import MemoryFile
-from robot_memory.observations import from_dict
-from robot_memory.rules import Rules
+    from robot_memory.dream.autodream import dream
+from robot_memory.evidence.observations import from_dict
+from robot_memory.evidence.rules import Rules
+from robot_memory.evidence.store import EvidenceStore
+from robot_memory.rcan.context import build_context
+from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.settings import DreamConfig
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / 'profiles'))
@@ -173,6 +173,7 @@ def run_profile(name: str, days: int, period_s: float, scratch: pathlib.Path) ->
     database = scratch / f'{name}.db'
     memory = MemoryFile(scratch / f'{name}.md')
     store = EvidenceStore(database, rules=Rules.default())
+    config = CONFIG.model_copy(update={'timezone': profile.get('timezone', 'UTC')})
     nights = [generate.local_midnight(profile, START + dt.timedelta(days=day))
               + dt.timedelta(hours=DREAM_HOUR) for day in range(1, days + 1)]
     night_index, count, first_day_json = 0, 0, 0
@@ -185,7 +186,7 @@ def run_profile(name: str, days: int, period_s: float, scratch: pathlib.Path) ->
         after = store.dream_cursor().last_id
         baselines.append(group_by_seconds(database, after))
         started = time.perf_counter()
-        report = dream(store, memory, now, config=CONFIG)
+        report = dream(store, memory, now, config=config)
         dream_times.append(time.perf_counter() - started)
         links = store.signature_rows()
         for entry_id in report.created:
@@ -194,7 +195,7 @@ def run_profile(name: str, days: int, period_s: float, scratch: pathlib.Path) ->
             causes.discard(None)
             created[entry_id] = causes
         document = memory.load(now).document
-        shown.append(Night(build_context(document, now, CONFIG.lifecycle, token_budget=BUDGET),
+        shown.append(Night(build_context(document, now, config.lifecycle, token_budget=BUDGET),
                            links, matcher))
         sizes.append(db_bytes(database))
         return document

@@ -39,6 +39,7 @@ import re
 import textwrap
 from typing import Any
 from typing import Optional
+import zoneinfo
 
 from pydantic import BaseModel
 from pydantic import ConfigDict
@@ -86,10 +87,24 @@ class DreamConfig(BaseModel):
         60.0, ge=0.0, le=7 * 24 * 60,
         description='Minutes between first and last observation for full spread strength')
     compact: bool = Field(True, description='Compact old observations after each dream')
+    timezone: str = Field('UTC', min_length=1, max_length=64,
+                          description="The robot's local time zone (IANA name such as "
+                                      'America/Toronto), in which entries state the time of '
+                                      'day a fault happens')
     summary_nights: int = Field(
         14, ge=0, le=3650,
         description='Days a dream summary for people (<memory file>.dream-<time>.md beside '
                     'the memory file) is kept; 0 writes none')
+
+    @field_validator('timezone')
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            zoneinfo.ZoneInfo(value)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f'{value!r} is not a time zone this system knows; give an IANA '
+                             'name such as Europe/Berlin or UTC') from None
+        return value
 
     @model_validator(mode='after')
     def _ordered(self):

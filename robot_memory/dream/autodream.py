@@ -75,7 +75,6 @@ an instant already dreamt, file bytes identical, no audit rows). A ``now`` earli
 the last dream changes nothing and is reported (``clock_backwards``).
 """
 
-import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -86,36 +85,39 @@ import uuid
 
 from pydantic import ValidationError
 
-from robot_memory.common.fileio import append_durably
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import require_aware
 from robot_memory.dream import summary as dream_summary
+from robot_memory.dream.archive import archive_pruned
 from robot_memory.dream.distiller import Candidate
 from robot_memory.dream.distiller import proposals
 from robot_memory.dream.distiller import RuleDistiller
+from robot_memory.dream.pattern import describe
+from robot_memory.dream.pattern import entry_text
+from robot_memory.dream.pattern import GAP_S
+from robot_memory.dream.pattern import History
+from robot_memory.dream.pattern import STATUS_GAP_S
+from robot_memory.dream.report import diff_summary
+from robot_memory.dream.report import DreamReport
+from robot_memory.dream.resign import regroup
+from robot_memory.dream.resign import resign
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.intent import DreamIntent
+from robot_memory.evidence.observations import message_pattern
+from robot_memory.evidence.rules import clean_text
 from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.store import SIGNATURE_COLUMNS
 from robot_memory.evidence.store import SOURCE_COLUMNS
 from robot_memory.rcan import lifecycle
-from robot_memory.rcan.context import plural
 from robot_memory.rcan.lifecycle import LifecycleConfig
 from robot_memory.rcan.lifecycle import LifecycleValues
 from robot_memory.rcan.memory_file import read_last_updated
 from robot_memory.rcan.memory_file import render
-from robot_memory.rcan.memory_file import size_text
 from robot_memory.rcan.schema import make_entry_id
 from robot_memory.rcan.schema import MemoryEntry
 from robot_memory.rcan.schema import new_entry
 from robot_memory.settings import DreamConfig
-
-_ARCHIVE_TAIL_BYTES = 8 << 20
-# What one prune may append to the archive: per entry (an entry's own fields take about
-# 3 KiB at most; unknown keys are unbounded), and for the whole run (some 30,000 entries).
-ARCHIVE_ENTRY_BYTES = 64 * 1024
-ARCHIVE_RUN_BYTES = 16 << 20
 
 
 def initial_confidence(count: int, errors: int, spread_s: float, config: DreamConfig) -> float:
@@ -129,75 +131,6 @@ def initial_confidence(count: int, errors: int, spread_s: float, config: DreamCo
     return round(min(config.initial_max, max(config.initial_min, value)), 6)
 
 
-@dataclasses.dataclass
-class DreamReport:
-    """What one dream did, with entry ids, and how much evidence it consumed."""
-
-    at: dt.datetime
-    actor: str
-    created: list = dataclasses.field(default_factory=list)
-    reinforced: list = dataclasses.field(default_factory=list)
-    resolved: list = dataclasses.field(default_factory=list)
-    reopened: list = dataclasses.field(default_factory=list)
-    pruned: list = dataclasses.field(default_factory=list)
-    manual: list = dataclasses.field(default_factory=list)
-    held: list = dataclasses.field(default_factory=list)
-    consumed: int = 0
-    signatures: int = 0
-    first_id: int = 0
-    last_id: int = 0
-    noop: bool = False
-    clock_backwards: bool = False
-    recovered: Optional[str] = None
-    distiller_fallbacks: int = 0
-    compacted: int = 0
-    dream_id: Optional[int] = None
-    problems: list = dataclasses.field(default_factory=list)
-    # Entries below prune_min kept in the file because the archive could not take them.
-    prune_held_back: int = 0
-    # What contradicts what: {'entry_id', 'kind', 'text', 'what'} (see dream_summary).
-    contradictions: list = dataclasses.field(default_factory=list)
-    # Where the summary for people was written (None: not written, e.g. nothing new).
-    summary_file: Optional[str] = None
-    # Ids of the proposals this dream queued (the distiller's texts, in propose mode).
-    proposed: list = dataclasses.field(default_factory=list)
-    # Every proposal waiting for a decision after this dream (Proposal.to_dict()), for the
-    # summary; not in to_dict (the queue holds them).
-    waiting: list = dataclasses.field(default_factory=list, repr=False)
-    # The distiller's texts held back for approval: (entry id, rule text, proposed text).
-    rewords: list = dataclasses.field(default_factory=list, repr=False)
-    propose_texts: bool = dataclasses.field(default=False, repr=False)
-    # Every audited change with the entry's text, for the summary (not in to_dict: the
-    # audit log already holds them).
-    changes: list = dataclasses.field(default_factory=list, repr=False)
-
-    def to_dict(self) -> dict:
-        """Plain JSON data."""
-        kept = self.changes, self.waiting, self.rewords
-        self.changes, self.waiting, self.rewords = [], [], []
-        try:
-            data = dataclasses.asdict(self)
-        finally:
-            self.changes, self.waiting, self.rewords = kept
-        del data['changes'], data['waiting'], data['rewords'], data['propose_texts']
-        data['at'] = format_iso(self.at)
-        return data
-
-    def summary(self) -> str:
-        """One line for people."""
-        if self.clock_backwards:
-            return f'dream at {format_iso(self.at)}: nothing done, the clock went backwards'
-        if self.noop:
-            return f'dream at {format_iso(self.at)}: nothing new'
-        return (f'dream at {format_iso(self.at)}: created {len(self.created)}, reinforced '
-                f'{len(self.reinforced)}, resolved {len(self.resolved)}, reopened '
-                f'{len(self.reopened)}, pruned {len(self.pruned)}'
-                f'{f" ({self.prune_held_back} held back)" if self.prune_held_back else ""}'
-                f', manual edits '
-                f'{len(self.manual)}; consumed {plural(self.consumed, "observation")} of '
-                f'{plural(self.signatures, "signature")}')
-
-
 def file_hash(data: Optional[bytes]) -> str:
     """sha256 of the file bytes (of nothing when the file is absent)."""
     return hashlib.sha256(data or b'').hexdigest()
@@ -206,116 +139,6 @@ def file_hash(data: Optional[bytes]) -> str:
 def canonical(entry) -> str:
     """Return an entry as sorted-key JSON, for comparing the file with the dream's snapshot."""
     return json.dumps(entry.model_dump(mode='json'), sort_keys=True, ensure_ascii=False)
-
-
-@dataclasses.dataclass
-class Archived:
-    """What ``archive_pruned`` archived, and what it held back in the file."""
-
-    archived: list = dataclasses.field(default_factory=list)
-    # Larger than ARCHIVE_ENTRY_BYTES (unknown keys can be any size): they stay in the file.
-    too_large: list = dataclasses.field(default_factory=list)
-    # Beyond ARCHIVE_RUN_BYTES for this run: they stay in the file for the next prune.
-    over_run: list = dataclasses.field(default_factory=list)
-
-    @property
-    def held_back(self) -> list:
-        """Every pruned item that was not archived, so must stay in the file."""
-        return self.too_large + self.over_run
-
-    def advice(self) -> str:
-        """Return what was held back and what to do, or '' when nothing was."""
-        parts = []
-        if self.too_large:
-            parts.append(
-                f'{len(self.too_large)} too large to archive (over '
-                f'{ARCHIVE_ENTRY_BYTES // 1024} KiB each) held back in the file: trim their '
-                'unknown keys by hand, then prune again')
-        if self.over_run:
-            parts.append(
-                f'{len(self.over_run)} held back for the next prune (the archive takes at '
-                f'most {size_text(ARCHIVE_RUN_BYTES)} a run)')
-        return '; '.join(parts)
-
-
-def archive_pruned(memory, pruned, now, reason='pruned') -> Archived:
-    """
-    Append pruned entries to ``<file>.archive.jsonl`` durably, before they leave the file.
-
-    The archive lies beside the memory file's target when the file is a symbolic link.
-    What one run appends is bounded: an entry whose record is over ARCHIVE_ENTRY_BYTES,
-    and every entry after ARCHIVE_RUN_BYTES were written, is held back (the caller keeps
-    it in the file), so a hostile file cannot fill the disk through the archive.
-
-    Idempotent for one ``now``: an entry already archived at that moment (a dream re-run
-    after a crash) is not archived twice.
-    """
-    path = memory.side_path('.archive.jsonl')
-    when = format_iso(now)
-    already = _archived_at(path, when) if pruned else set()
-    outcome, records, total = Archived(), [], 0
-    for item in pruned:
-        if item.entry.id in already:
-            outcome.archived.append(item)
-            continue
-        record = {'archived_at': when, 'reason': reason,
-                  'effective_confidence': round(item.effective_confidence, 6),
-                  'entry': item.entry.model_dump(mode='json')}
-        size = len(json.dumps(record, ensure_ascii=False, default=str).encode('utf-8')) + 1
-        if size > ARCHIVE_ENTRY_BYTES:
-            outcome.too_large.append(item)
-        elif outcome.over_run or total + size > ARCHIVE_RUN_BYTES:
-            outcome.over_run.append(item)
-        else:
-            total += size
-            records.append(record)
-            outcome.archived.append(item)
-    append_durably(path, records)
-    return outcome
-
-
-def _archived_at(path, when: str) -> set:
-    try:
-        with open(path, 'rb') as handle:
-            handle.seek(0, 2)
-            size = handle.tell()
-            handle.seek(max(0, size - _ARCHIVE_TAIL_BYTES))
-            tail = handle.read().decode('utf-8', errors='replace')
-    except FileNotFoundError:
-        return set()
-    found = set()
-    for line in tail.splitlines():
-        if when not in line:
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and record.get('archived_at') == when:
-            found.add((record.get('entry') or {}).get('id'))
-    return found
-
-
-def _diff_summary(before: dict, after: dict) -> str:
-    def short(value):
-        text = json.dumps(value, ensure_ascii=False)
-        return text if len(text) <= 80 else text[:77] + '...'
-
-    parts = []
-    for key in list(before) + [key for key in after if key not in before]:
-        if key not in after:
-            parts.append(f'{key} removed')
-        elif key not in before:
-            parts.append(f'{key} added: {short(after[key])}')
-        elif before[key] != after[key]:
-            parts.append(f'{key}: {short(before[key])} -> {short(after[key])}')
-    return '; '.join(parts) or 'no field changed'
-
-
-def _either(pick, *values):
-    """``pick`` (min or max) of the values that are not None, or None."""
-    values = [value for value in values if value is not None]
-    return pick(values) if values else None
 
 
 def _aware(now: dt.datetime) -> dt.datetime:
@@ -547,7 +370,7 @@ class _Dream:
         sources_before = {key: tuple(row.values()) for key, row in self.sources.items()}
         self.entries = document.entries
         self.muted = {}  # signature -> (id, text) of an entry a person deleted
-        resigned = self._resign()
+        resigned = resign(self.links, self.rules)
 
         self._take_in_edits(document, original, result)
         self.by_id = {entry.id: entry for entry in self.entries}
@@ -557,10 +380,12 @@ class _Dream:
         self.report.first_id, self.report.last_id = after, high
         groups, window_last_bad = self.store.evidence_groups(after, high) if high > after \
             else ({}, {})
+        episodes = self.store.episodes(after, high, GAP_S, STATUS_GAP_S) if high > after else {}
+        self.last_ok = {key: row['last_ok'] for key, row in self.sources.items()}
         self._update_sources(after, high, window_last_bad)
         self.report.signatures = len(groups)
         self.report.consumed += sum(group.count for group in groups.values())
-        self._apply_evidence(groups)
+        self._apply_evidence(groups, episodes)
         self._resolve()
         same_instant = self.cursor.last_dream_at == self.now
         if not same_instant:
@@ -594,41 +419,6 @@ class _Dream:
             signatures_deleted=resigned,
             sources=source_rows, snapshot=snapshot_rows, snapshot_deleted=snapshot_deleted,
             report=self.report.to_dict())
-
-    def _resign(self) -> list:
-        """
-        Move each link to the signature its evidence gets under these rules; old keys.
-
-        Signatures made before ids were masked (a goal's UUID, a serial) or under an
-        earlier rules file are re-made from the link's last payload, so the fault keeps
-        its entry. Links that now share a signature are merged into one, unless both
-        already have an entry (then the old one is left as it is).
-        """
-        gone = []
-        for key in sorted(self.links):
-            link = self.links[key]
-            try:
-                payload = json.loads(link['payload']) if link['payload'] else None
-            except ValueError:
-                continue
-            new = self.rules.signature_of(link['source'], payload)
-            if new is None or new == key:
-                continue
-            target = self.links.get(new)
-            if target is None:
-                self.links[new] = dict(link, signature=new)
-            elif target['entry_id'] and link['entry_id']:
-                continue
-            else:
-                if not target['entry_id']:
-                    target.update(entry_id=link['entry_id'], entry_type=link['entry_type'])
-                target.update(bad_total=target['bad_total'] + link['bad_total'],
-                              held=target['held'] + link['held'],
-                              first_seen=_either(min, target['first_seen'], link['first_seen']),
-                              last_bad=_either(max, target['last_bad'], link['last_bad']))
-            del self.links[key]
-            gone.append(key)
-        return gone
 
     # ------------------------------------------------------------------ manual edits
 
@@ -678,7 +468,7 @@ class _Dream:
                 self._log(entry.id, 'manual', reason, {'change': 'added', 'entry': after})
             else:
                 before = json.loads(old)
-                summary = _diff_summary(before, after)
+                summary = diff_summary(before, after)
                 self._log(entry.id, 'manual', f'edited by hand: {summary}',
                           {'change': 'edited', 'before': before, 'after': after})
                 if after['type'] != before['type'] and after['type'] != 'resolved':
@@ -728,30 +518,8 @@ class _Dream:
                 if state['ok_since'] is None and first_after_bad is not None:
                     state['ok_since'] = first_after_bad
 
-    def _regroup(self, groups: dict) -> dict:
-        """Merge groups whose evidence gets one signature under these rules (see _resign)."""
-        merged = {}
-        for key in sorted(groups):
-            group = groups[key]
-            try:
-                payload = json.loads(group.payload) if group.payload else None
-            except ValueError:
-                payload = None
-            new = self.rules.signature_of(group.source, payload) or key
-            into = merged.get(new)
-            if into is None:
-                merged[new] = dataclasses.replace(group, signature=new)
-                continue
-            if group.last >= into.last:
-                into.source, into.source_key, into.payload = (group.source, group.source_key,
-                                                              group.payload)
-            into.count += group.count
-            into.errors += group.errors
-            into.first, into.last = min(into.first, group.first), max(into.last, group.last)
-        return merged
-
-    def _apply_evidence(self, groups: dict) -> None:
-        groups = self._regroup(groups)
+    def _apply_evidence(self, groups: dict, episodes: dict) -> None:
+        groups = regroup(groups, episodes, self.rules)
         evidence = {}
         creations = []
         for key in sorted(groups):
@@ -775,6 +543,11 @@ class _Dream:
                         bad_total=link['bad_total'] + group.count,
                         first_seen=min(link['first_seen'] or group.first, group.first),
                         last_bad=max(link['last_bad'] or group.last, group.last))
+            history = History.from_json(link['history'])
+            history.add(episodes.get(key, ()), self.now_s,
+                        GAP_S if group.source == 'log' else STATUS_GAP_S,
+                        self.last_ok.get(group.source_key))
+            link['history'] = history.to_json()
             entry = self.by_id.get(link['entry_id']) if link['entry_id'] else None
             if entry is None:
                 view = self.rules.view(group.source, link['rule'])
@@ -820,8 +593,10 @@ class _Dream:
             data['type'] = original_type
             updated = lifecycle.reinforce(MemoryEntry.model_validate(data), self.now, self.lc)
             detail['confidence'] = [round(before, 6), updated.confidence]
+            updated, restated = self._with_text(updated, items, detail)
             self._log(entry.id, 'reopen', f'the fault recurred ({count} observations); '
-                                          f're-opened as {original_type}{note}', detail)
+                                          f're-opened as {original_type}{note}{restated}',
+                      detail)
             self._contradiction(entry.id, 'resolved_recurred', entry.text,
                                 f'was resolved, but the fault came back ({count} observations); '
                                 f're-opened as {original_type}: check the repair')
@@ -838,13 +613,27 @@ class _Dream:
                 return
             updated = lifecycle.reinforce(entry, self.now, self.lc, observations=1)
             detail['confidence'] = [round(before, 6), updated.confidence]
+            updated, restated = self._with_text(updated, items, detail)
             extra = f' plus {held} held from an earlier cycle' if held else ''
             self._log(entry.id, 'reinforce', f'{count} new observations{extra} of '
-                                             f'{len(signatures)} signature(s){note}', detail)
+                                             f'{len(signatures)} signature(s){note}{restated}',
+                      detail)
             self.report.reinforced.append(entry.id)
         for link, _ in items:
             link['held'] = 0
         self._replace(entry, updated)
+
+    def _with_text(self, entry, items: list, detail: dict) -> tuple:
+        """Return (entry with its pattern restated, its id kept; a note for the audit)."""
+        restated = self._restated(entry.text, [link for link, _ in items])
+        if restated is None or restated[0] == entry.text:
+            return entry, ''
+        try:
+            updated = MemoryEntry.model_validate(dict(entry.model_dump(), text=restated[0]))
+        except ValidationError:
+            return entry, ''
+        detail['text'] = [entry.text, restated[0]]
+        return updated, f'; restated as {restated[1] or "the rule text"}'
 
     def _create(self, creations: list) -> None:
         if not creations:
@@ -884,10 +673,13 @@ class _Dream:
                 # The distiller's wording waits for a person; the entry keeps the rule text.
                 held_back = texts[candidate.signature]
                 fell_back.append(candidate.signature)
+            chosen = texts[candidate.signature]
+            restated = self._restated(chosen, [link])
+            if restated is not None:
+                chosen = restated[0]
             try:
-                entry = new_entry(view.entry_type, candidate.text if held_back else
-                                  texts[candidate.signature], confidence, self.now,
-                                  candidate.tags, taken)
+                entry = new_entry(view.entry_type, candidate.text if held_back else chosen,
+                                  confidence, self.now, candidate.tags, taken)
             except ValidationError:
                 held_back = None
                 entry = new_entry(view.entry_type, candidate.text, confidence, self.now,
@@ -910,6 +702,39 @@ class _Dream:
                        'text_source': 'rule' if candidate.signature in fell_back
                        or isinstance(self.distiller, RuleDistiller) else 'distiller'})
             self.report.created.append(entry.id)
+
+    # ------------------------------------------------------------------ describe
+
+    def _restated(self, text: str, links: list) -> Optional[tuple]:
+        """
+        Return (text, label) stating the pattern of the entry's evidence, or None.
+
+        Only a text the dream itself wrote (the rule's default text, or the last one
+        restated) is restated: a person's reword, a rules-file template and a distiller's
+        wording win. The link with the most evidence speaks for the entry.
+        """
+        if not links or not isinstance(self.distiller, RuleDistiller):
+            return None
+        link = max(links, key=lambda item: (item['bad_total'], item['signature']))
+        if link['rule'] or not link['history']:
+            return None
+        try:
+            payload = json.loads(link['payload'])
+        except ValueError:
+            return None
+        base = self.rules.candidate_text(link['source'], payload)
+        history = History.from_json(link['history'])
+        ours = text == history.text or (
+            not history.text and message_pattern(text) == message_pattern(base))
+        if not ours or not history.episodes:
+            return None
+        state = self.sources.get(link['source_key']) or {}
+        ok = state.get('last_ok') is not None and state['last_ok'] > history.episodes[0][0]
+        found = describe(history, self.now, self.config.timezone, ok)
+        restated = clean_text(entry_text(base, found))
+        history.text = restated
+        link['history'] = history.to_json()
+        return restated, (found.label if found else '')
 
     # ------------------------------------------------------------------ resolve and prune
 

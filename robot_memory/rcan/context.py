@@ -15,7 +15,9 @@
 r"""
 The context block handed to the robot's LLM brain (RCAN §5).
 
-Own entries first, then a labelled section of this robot's weak recent entries (below the
+Own entries first (faults; then, in a labelled section, the conditions a dream labelled
+routine or constant, so they never crowd a fault out), then a labelled section of this
+robot's weak recent entries (below the
 injection threshold, reinforced within ``recent_hours``), then one labelled section per
 peer; each line is ``<band> [NN%] text`` with decay evaluated at ``now``; ``resolved``
 entries never appear. The block is cut to a token budget (tokens estimated as UTF-8 bytes
@@ -379,6 +381,10 @@ def build_context_scan(document: MemoryDocument, now: dt.datetime,
                      lambda: _recent_scan(document.entries, now, config, window), peers, below)
 
 
+# Entry texts a dream labels as normal on this robot (robot_memory.dream.pattern): shown
+# after the faults, in their own section.
+CONDITIONS = ('Routine: ', 'Constant: ')
+CONDITIONS_HEADER = 'Routine and constant conditions (normal on this robot):'
 # Cut a line that does not fit only when at least this much of its text can stay.
 _MIN_CUT_BYTES = 16
 _ELLIPSIS = '…'
@@ -462,17 +468,34 @@ class _Filler:
         return shown
 
 
+def is_condition(text: str) -> bool:
+    """Whether an entry's text labels it a routine or constant condition (see CONDITIONS)."""
+    return text.startswith(CONDITIONS)
+
+
+def _faults_first(items, conditions: list):
+    """Yield the items that are not conditions; collect those that are into ``conditions``."""
+    for item in items:
+        if is_condition(item.entry.text):
+            conditions.append(item)
+        else:
+            yield item
+
+
 def _assemble(document, now, config, token_budget, threshold, own, recent, peers, below):
     """
-    Fill the budget: own entries, the weak-recent section, then each peer's section.
+    Fill the budget: own faults, own conditions, the weak-recent section, then the peers'.
 
     ``recent()`` returns the weak recent entries as (confidence, entry) in rank order;
     those the budget leaves out count as omitted, like own and peer entries.
     """
     filler = _Filler(config.token_budget if not token_budget else token_budget)
     eligible, items = own
+    conditions = []
+    items = _faults_first(items, conditions)
     first = next(items, None)
     shown = filler.run(first, items) if first is not None else []
+    shown += filler.section(CONDITIONS_HEADER, iter(conditions))
     omitted = eligible - len(shown)
     weak = recent()
     shown_recent = []

@@ -36,7 +36,7 @@ from conftest import REPO
 from conftest import SPEC_EXAMPLE
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import parse_iso
-from robot_memory.dream import autodream
+from robot_memory.dream import archive as dream_archive
 from robot_memory.errors import MemoryFileError
 from robot_memory.rcan import memory_file
 from robot_memory.rcan.context import plural
@@ -251,7 +251,7 @@ def test_prune_holds_back_an_entry_too_large_to_archive(tmp_path):
             '1 too large to archive (over 64 KiB each) held back in the file: trim their '
             'unknown keys by hand, then prune again'), out
         assert (['pruned 1 entry', 'pruned 0 entries'][attempt] in out) and '7 remain' in out
-        assert archive.stat().st_size < autodream.ARCHIVE_ENTRY_BYTES
+        assert archive.stat().st_size < dream_archive.ARCHIVE_ENTRY_BYTES
         assert [json.loads(line)['entry']['id'] for line in archive.read_text().splitlines()] \
             == ['mem-0001']
     entries = MemoryFile(path).load(parse_iso(AT)).document.entries
@@ -267,7 +267,7 @@ def test_a_dream_holds_back_an_entry_too_large_to_archive(tmp_path):
     assert 'pruned 1 (1 held back)' in completed.stdout
     assert '1 too large to archive' in completed.stderr
     archive = memory_file.side_file(path, '.archive.jsonl')
-    assert archive.stat().st_size < autodream.ARCHIVE_ENTRY_BYTES
+    assert archive.stat().st_size < dream_archive.ARCHIVE_ENTRY_BYTES
     ids = [entry.id for entry in MemoryFile(path).load(parse_iso(AT)).document.entries]
     assert 'mem-0000' in ids and 'mem-0001' not in ids
 
@@ -276,7 +276,7 @@ def test_one_prune_archives_at_most_the_run_limit_and_holds_the_rest_back(
         tmp_path, monkeypatch, capsys):
     path = tmp_path / 'robot-memory.md'
     path.write_bytes(weak_and_huge(10, weak=40, strong=60))
-    monkeypatch.setattr(autodream, 'ARCHIVE_RUN_BYTES', 8000)
+    monkeypatch.setattr(dream_archive, 'ARCHIVE_RUN_BYTES', 8000)
     archive = memory_file.side_file(path, '.archive.jsonl')
     pruned = []
     while len(pruned) < 41:

@@ -713,7 +713,7 @@ def test_an_append_after_a_torn_last_line_starts_on_a_line_of_its_own(tmp_path):
 
 def test_entries_stay_in_the_memory_file_when_archiving_them_fails(now, memory_path,
                                                                    monkeypatch):
-    from robot_memory.dream.autodream import archive_pruned
+    from robot_memory.dream.archive import archive_pruned
     from robot_memory.rcan.lifecycle import effective_confidence as effective
 
     memory_path.write_bytes(SPEC_EXAMPLE.encode('utf-8'))

@@ -24,14 +24,14 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import pytest
 
-from robot_memory.autodream import dream
-from robot_memory.autodream import DreamConfig
-from robot_memory.evidence import EvidenceStore
-from robot_memory.memory_file import MemoryFile
-from robot_memory.observations import DiagnosticObservation
-from robot_memory.observations import LogObservation
-from robot_memory.observations import message_pattern
-from robot_memory.rules import Rules
+from robot_memory.dream.autodream import dream
+from robot_memory.dream.autodream import DreamConfig
+from robot_memory.evidence.observations import DiagnosticObservation
+from robot_memory.evidence.observations import LogObservation
+from robot_memory.evidence.observations import message_pattern
+from robot_memory.evidence.rules import Rules
+from robot_memory.evidence.store import EvidenceStore
+from robot_memory.rcan.memory_file import MemoryFile
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2026, 6, 1, 8, 0, tzinfo=UTC)

@@ -1,0 +1,188 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The pattern of a fault from its episodes: constant, routine or intermittent.
+
+An *episode* is a run of bad reports of one signature with no gap over ``GAP_S``; the
+dream keeps each signature's recent episodes (``History``) and ``describe`` turns them
+into a label and a phrase such as ``daily 22:00-07:00 (America/Toronto), on 14 of the
+last 14 days, typically 9 h``. Pure and deterministic: time and time zone are passed in.
+"""
+
+import dataclasses
+import datetime as dt
+import json
+import math
+import statistics
+from typing import Optional
+import zoneinfo
+
+# Log records further apart than this are two episodes; a status's episode ends with an OK
+# report, or after STATUS_GAP_S without a report (the robot was off).
+GAP_S = 120.0
+STATUS_GAP_S = 3600.0
+KEEP_DAYS = 30
+MAX_EPISODES = 500
+LABELS = ('constant', 'routine', 'intermittent')
+# A condition present most days, in one window of the day, for hours at a time, is
+# routine (docked, charging, parked with the e-stop in); a shorter one is a fault.
+ROUTINE_DAY_SHARE = 0.6
+ROUTINE_MIN_S = 6 * 3600.0
+# A single episode this long, still going at the dream, that never let go, is constant.
+CONSTANT_MIN_S = 6 * 3600.0
+WINDOW_SHARE = 0.8
+WINDOW_MAX_H = 6.0
+# Days a fault must be seen on before its pattern is stated (constant ones excepted).
+MIN_DAYS = 3
+
+
+@dataclasses.dataclass
+class History:
+    """Recent episodes of one signature: ``[start, end, count]``, oldest first."""
+
+    episodes: list = dataclasses.field(default_factory=list)
+    text: str = ''  # the last text the dream generated (a person's reword differs)
+
+    @classmethod
+    def from_json(cls, text: Optional[str]) -> 'History':
+        """Return the history stored as ``text`` (empty for '' or anything unreadable)."""
+        try:
+            data = json.loads(text) if text else {}
+            episodes = [[float(a), float(b), int(n)] for a, b, n in data.get('episodes', ())]
+            return cls(episodes, str(data.get('text', '')))
+        except (TypeError, ValueError, AttributeError):
+            return cls()
+
+    def to_json(self) -> str:
+        """Return the history as compact JSON (what the signatures table keeps)."""
+        return json.dumps({'episodes': self.episodes, 'text': self.text},
+                          separators=(',', ':'), ensure_ascii=False)
+
+    def add(self, episodes: list, now_s: float, gap_s: float = GAP_S,
+            last_ok: Optional[float] = None) -> None:
+        """
+        Merge new episodes ``[start, end, count, opens]`` (time order) into the history.
+
+        One that ``opens`` its window continues the last episode when it is within
+        ``gap_s`` of it and the source's ``last_ok`` report is not after it.
+        """
+        for start, end, count, opens in sorted(episodes):
+            last = self.episodes[-1] if self.episodes else None
+            if (last is not None and opens and 0 <= start - last[1] <= gap_s
+                    and (last_ok is None or last_ok <= last[1])):
+                last[1], last[2] = max(last[1], end), last[2] + count
+            else:
+                self.episodes.append([start, end, count])
+        horizon = now_s - KEEP_DAYS * 86400.0
+        self.episodes = [item for item in self.episodes if item[1] >= horizon]
+        while len(self.episodes) > MAX_EPISODES:  # join the two oldest
+            first, second = self.episodes[0], self.episodes.pop(1)
+            first[1], first[2] = second[1], first[2] + second[2]
+
+
+@dataclasses.dataclass(frozen=True)
+class Description:
+    """A label (one of LABELS) and the phrase that states the pattern."""
+
+    label: str
+    phrase: str
+
+
+def _zone(name: str):
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return dt.timezone.utc
+
+
+def duration_text(seconds: float) -> str:
+    """Return ``seconds`` as people say it: 40 s, 12 min, 3 h, 2 days."""
+    if seconds < 90:
+        return f'{max(1, round(seconds))} s'
+    if seconds < 90 * 60:
+        return f'{round(seconds / 60)} min'
+    if seconds < 36 * 3600:
+        return f'{round(seconds / 3600)} h'
+    return f'{round(seconds / 86400)} days'
+
+
+def _window(starts: list, durations: list) -> Optional[tuple]:
+    """Return the smallest arc of the day (minutes) with WINDOW_SHARE of the starts, or None."""
+    minutes = sorted(starts)
+    n = len(minutes)
+    need = max(1, math.ceil(n * WINDOW_SHARE))
+    best = None
+    for index in range(n):
+        stop = minutes[(index + need - 1) % n] + (1440 if index + need - 1 >= n else 0)
+        width = stop - minutes[index]
+        if best is None or width < best[1] - best[0]:
+            best = (minutes[index], stop)
+    if best is None or best[1] - best[0] > WINDOW_MAX_H * 60:
+        return None
+    return best[0], best[1] + statistics.median(durations) / 60.0
+
+
+def _clock(minutes: float) -> str:
+    minutes = int(round(minutes)) % 1440
+    return f'{minutes // 60:02d}:{minutes % 60:02d}'
+
+
+def describe(history: History, now: dt.datetime, timezone: str = 'UTC',
+             ok_since_first: bool = True) -> Optional[Description]:
+    """
+    Return the pattern of ``history`` at ``now`` in the robot's ``timezone``, or None.
+
+    ``ok_since_first`` says whether the source has reported OK since the fault was first
+    seen; one episode of six hours or more that never let go and is still going is
+    constant. Anything else
+    needs MIN_DAYS days seen (None before: the rule's text says enough).
+    """
+    episodes = history.episodes
+    if not episodes:
+        return None
+    zone = _zone(timezone)
+    now_s = now.timestamp()
+    local = [(dt.datetime.fromtimestamp(a, zone), b - a, n) for a, b, n in episodes]
+    length = episodes[-1][1] - episodes[-1][0]
+    if (len(episodes) == 1 and not ok_since_first and length >= CONSTANT_MIN_S
+            and now_s - episodes[0][1] <= max(3600.0, length / 10.0)):
+        since = local[0][0]
+        return Description('constant', f'constant since {since:%Y-%m-%d %H:%M} ({timezone})')
+    days_seen = sorted({start.date() for start, _, _ in local})
+    today = dt.datetime.fromtimestamp(now_s, zone).date()
+    span_days = min(KEEP_DAYS, (today - local[0][0].date()).days + 1)
+    durations = [max(0.0, length) for _, length, _ in local]
+    typical = statistics.median(durations)
+    how_long = f'typically {duration_text(typical)}' if typical >= 1 else 'brief'
+    if len(days_seen) < MIN_DAYS:
+        return None  # too early to say more than the rule's text does
+    window = None
+    if len(days_seen) >= 3:
+        window = _window([start.hour * 60 + start.minute for start, _, _ in local], durations)
+    days = f'on {len(days_seen)} of the last {span_days} days'
+    if (window is not None and len(days_seen) >= 3 and typical >= ROUTINE_MIN_S
+            and len(days_seen) / span_days >= ROUTINE_DAY_SHARE):
+        return Description('routine', f'daily {_clock(window[0])}-{_clock(window[1])} '
+                                      f'({timezone}), {days}, {how_long}')
+    when = (f', usually {_clock(window[0])}-{_clock(window[1])} ({timezone})'
+            if window is not None else '')
+    return Description('intermittent', f'{len(episodes)} times {days}{when}, {how_long}')
+
+
+def entry_text(base: str, description: Optional[Description]) -> str:
+    """Return the entry text: the label first, then the rule text, then the pattern."""
+    if description is None:
+        return base
+    return f'{description.label.capitalize()}: {base} - {description.phrase}'

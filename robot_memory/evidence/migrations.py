@@ -1,0 +1,128 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The evidence store's schema: named migrations, each applied once in its own transaction."""
+
+from robot_memory.common.sqlite_db import MigrationSet
+from robot_memory.common.sqlite_db import PlainDatabase
+
+# The evidence store's migrations, recorded (as sqlite-utils records them) in ``migrations``.
+MIGRATIONS = MigrationSet('robot_memory.evidence.store', 'migrations')
+
+
+@MIGRATIONS(name='0001_evidence_tables')
+def _create_tables(db: PlainDatabase) -> None:
+    statements = [
+        'CREATE TABLE IF NOT EXISTS observations (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'stamp REAL NOT NULL, source TEXT NOT NULL, signature TEXT, source_key TEXT NOT NULL, '
+        "severity INTEGER NOT NULL, payload TEXT NOT NULL DEFAULT '')",
+        'CREATE TABLE IF NOT EXISTS daily_counts (day TEXT NOT NULL, source TEXT NOT NULL, '
+        'source_key TEXT NOT NULL, signature TEXT NOT NULL, severity INTEGER NOT NULL, '
+        'count INTEGER NOT NULL, first_stamp REAL NOT NULL, last_stamp REAL NOT NULL, '
+        'PRIMARY KEY (day, source_key, signature, severity))',
+        'CREATE TABLE IF NOT EXISTS signatures (signature TEXT PRIMARY KEY, source TEXT NOT NULL, '
+        "source_key TEXT NOT NULL, rule TEXT NOT NULL DEFAULT '', entry_id TEXT, "
+        'entry_type TEXT, first_seen REAL, last_bad REAL, bad_total INTEGER NOT NULL DEFAULT 0, '
+        "held INTEGER NOT NULL DEFAULT 0, payload TEXT NOT NULL DEFAULT '')",
+        'CREATE INDEX IF NOT EXISTS signatures_entry ON signatures (entry_id)',
+        'CREATE TABLE IF NOT EXISTS sources (source_key TEXT PRIMARY KEY, last_bad REAL, '
+        'ok_since REAL, last_ok REAL)',
+        'CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'at TEXT NOT NULL, entry_id TEXT NOT NULL, action TEXT NOT NULL, actor TEXT NOT NULL, '
+        "reason TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '{}', dream_id INTEGER)",
+        'CREATE INDEX IF NOT EXISTS audit_entry ON audit (entry_id, id)',
+        'CREATE TABLE IF NOT EXISTS dreams (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'at TEXT NOT NULL, actor TEXT NOT NULL, first_id INTEGER NOT NULL, '
+        'last_id INTEGER NOT NULL, report TEXT NOT NULL)',
+        'CREATE TABLE IF NOT EXISTS dream_state (id INTEGER PRIMARY KEY CHECK (id = 1), '
+        'last_id INTEGER NOT NULL DEFAULT 0, last_dream_at TEXT, file_hash TEXT)',
+        'INSERT OR IGNORE INTO dream_state (id, last_id) VALUES (1, 0)',
+        'CREATE TABLE IF NOT EXISTS snapshot (entry_id TEXT PRIMARY KEY, data TEXT NOT NULL)',
+        'CREATE TABLE IF NOT EXISTS pending_dream (id INTEGER PRIMARY KEY CHECK (id = 1), '
+        'token TEXT NOT NULL, at TEXT NOT NULL, file_hash TEXT NOT NULL, payload TEXT NOT NULL)',
+    ]
+    for statement in statements:
+        db.execute(statement)
+
+
+@MIGRATIONS(name='0002_append_only_triggers')
+def _append_only(db: PlainDatabase) -> None:
+    refusals = [
+        ('audit', 'UPDATE', 'the audit log is append-only'),
+        ('audit', 'DELETE', 'the audit log is append-only'),
+        ('dreams', 'UPDATE', 'the dream log is append-only'),
+        ('dreams', 'DELETE', 'the dream log is append-only'),
+        ('observations', 'UPDATE', 'observations are append-only'),
+    ]
+    for table, event, message in refusals:
+        db.execute(f'CREATE TRIGGER IF NOT EXISTS {table}_no_{event.lower()} BEFORE {event} '
+                   f"ON {table} BEGIN SELECT RAISE(ABORT, '{message}'); END")
+
+
+@MIGRATIONS(name='0003_undo_history')
+def _undo_history(db: PlainDatabase) -> None:
+    """
+    Return the prior state of every entry a dream, prune or undo changes, and the undo log.
+
+    ``entry_versions``: one row per change of the snapshot, holding the entry as it was
+    before (canonical JSON; NULL when it did not exist), when (UNIX seconds), and which
+    dream or undo made it (``manual`` marks a person's edit taken in). ``undos``: one row
+    per undo (robot_memory.review.undo). ``undo_horizon``: the first dream whose changes are
+    recorded here (dreams before this migration cannot be undone).
+    """
+    statements = [
+        'CREATE TABLE IF NOT EXISTS entry_versions (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'at REAL NOT NULL, entry_id TEXT NOT NULL, prior TEXT, dream_id INTEGER, '
+        'undo_id INTEGER, manual INTEGER NOT NULL DEFAULT 0)',
+        'CREATE INDEX IF NOT EXISTS entry_versions_at ON entry_versions (at)',
+        'CREATE INDEX IF NOT EXISTS entry_versions_entry ON entry_versions (entry_id, id)',
+        'CREATE TABLE IF NOT EXISTS undos (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+        'at TEXT NOT NULL, actor TEXT NOT NULL, reason TEXT NOT NULL, target TEXT NOT NULL, '
+        'entry_from INTEGER NOT NULL, record_from INTEGER NOT NULL, report TEXT NOT NULL)',
+        'CREATE TABLE IF NOT EXISTS undo_horizon (id INTEGER PRIMARY KEY CHECK (id = 1), '
+        'first_dream INTEGER NOT NULL)',
+        'INSERT OR IGNORE INTO undo_horizon (id, first_dream) '
+        'SELECT 1, coalesce(max(id), 0) + 1 FROM dreams',
+    ]
+    for statement in statements:
+        db.execute(statement)
+    for table, what in (('entry_versions', 'entry history'), ('undos', 'undo log')):
+        for event in ('UPDATE', 'DELETE'):
+            db.execute(f'CREATE TRIGGER IF NOT EXISTS {table}_no_{event.lower()} BEFORE '
+                       f"{event} ON {table} BEGIN SELECT RAISE(ABORT, 'the {what} is "
+                       "append-only'); END")
+
+
+@MIGRATIONS(name='0004_replay_progress')
+def _replay_progress(db: PlainDatabase) -> None:
+    """
+    Return what ``robot-memory replay`` took from recordings, so none is taken twice.
+
+    ``replay_bags``: one row per recording (identity: a hash of its head), where it was
+    read and the robot it names. ``replay_taken``: per recording and topic, the recorded
+    times taken (ns, first and last) and how many messages at the last time, so a
+    replay resumes after the last message taken and skips what another recording of the
+    same topic already gave.
+    """
+    db.execute('CREATE TABLE IF NOT EXISTS replay_bags (bag TEXT PRIMARY KEY, path TEXT NOT '
+               "NULL, kind TEXT NOT NULL, robot TEXT NOT NULL DEFAULT '', first_at TEXT NOT NULL)")
+    db.execute('CREATE TABLE IF NOT EXISTS replay_taken (bag TEXT NOT NULL, topic TEXT NOT NULL, '
+               'first_ns INTEGER NOT NULL, last_ns INTEGER NOT NULL, at_last INTEGER NOT NULL, '
+               'messages INTEGER NOT NULL, PRIMARY KEY (bag, topic))')
+
+
+@MIGRATIONS(name='0005_signature_history')
+def _signature_history(db: PlainDatabase) -> None:
+    """Add each signature's recent episodes (robot_memory.dream.pattern.History, JSON)."""
+    db.execute("ALTER TABLE signatures ADD COLUMN history TEXT NOT NULL DEFAULT ''")

@@ -1,0 +1,147 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""A dream states each entry's pattern, keeps its id, and leaves a person's words alone."""
+
+import datetime as dt
+import json
+
+import pytest
+import yaml
+
+from conftest import REPO
+from robot_memory.dream.autodream import dream
+from robot_memory.evidence.observations import DiagnosticObservation
+from robot_memory.evidence.rules import Rules
+from robot_memory.evidence.store import EvidenceStore
+from robot_memory.rcan.context import build_context
+from robot_memory.rcan.context import CONDITIONS_HEADER
+from robot_memory.rcan.context import is_condition
+from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.settings import DreamConfig
+
+UTC = dt.timezone.utc
+DAY0 = dt.datetime(2026, 6, 1, tzinfo=UTC)
+CONFIG = DreamConfig(rrn='RRN-000000000001', timezone='America/Toronto')
+
+
+class Robot:
+    """A memory file and its evidence, fed a fault pattern minute by minute."""
+
+    def __init__(self, path, rules=None):
+        self.memory = MemoryFile(path / 'robot-memory.md')
+        self.store = EvidenceStore(path / 'robot-memory.db', rules=rules)
+
+    def status(self, day, hour, minutes, name, message, level=1, every_s=60):
+        """Report ``name`` bad for ``minutes`` from ``hour`` UTC of ``day``, OK after."""
+        start = DAY0 + dt.timedelta(days=day, hours=hour)
+        for second in range(0, int(minutes * 60), every_s):
+            self.store.add(DiagnosticObservation(start + dt.timedelta(seconds=second), name,
+                                                 'base', level, message))
+        self.store.add(DiagnosticObservation(start + dt.timedelta(minutes=minutes), name,
+                                             'base', 0, 'OK'))
+
+    def dream(self, day):
+        """Dream at 07:00 UTC the morning after ``day``."""
+        now = DAY0 + dt.timedelta(days=day + 1, hours=7)
+        return dream(self.store, self.memory, now, config=CONFIG)
+
+    def entries(self, day):
+        return self.memory.load(DAY0 + dt.timedelta(days=day + 1, hours=8)).document.entries
+
+
+@pytest.fixture
+def robot(tmp_path):
+    made = Robot(tmp_path)
+    yield made
+    made.store.close()
+
+
+def test_an_afternoon_fault_is_restated_with_its_window_and_keeps_its_id(robot):
+    ids = set()
+    for day in range(5):
+        robot.status(day, 20.5, 40, 'battery: percentage', 'Low')  # 16:30 in Toronto
+        robot.dream(day)
+        entry, = robot.entries(day)
+        ids.add(entry.id)
+    assert len(ids) == 1
+    assert entry.text == ('Intermittent: battery: percentage (base) reports WARN: Low - 5 times '
+                          'on 5 of the last 6 days, usually 16:30-17:09 (America/Toronto), '
+                          'typically 39 min')
+    reasons = [record.reason for record in robot.store.history(entry.id)]
+    assert any(reason.endswith('restated as intermittent') for reason in reasons)
+
+
+def test_a_constant_condition_is_labelled_and_shown_after_the_faults(robot):
+    start = DAY0 + dt.timedelta(hours=1)
+    for day in range(3):
+        for minute in range(0, 24 * 60, 5):
+            robot.store.add(DiagnosticObservation(
+                start + dt.timedelta(days=day, minutes=minute), 'joy: Joystick Driver Status',
+                'none', 2, 'Joystick not open.'))
+        robot.status(day, 14, 30, 'lidar: scan rate', 'Frequency too low.')
+        robot.dream(day)
+    by_text = {entry.text.split(':')[0]: entry for entry in robot.entries(2)}
+    constant = by_text['Constant']
+    assert constant.text.endswith('constant since 2026-05-31 21:00 (America/Toronto)')
+    fault = by_text['Intermittent']
+    assert fault.confidence < constant.confidence
+    block = build_context(robot.memory.load(DAY0 + dt.timedelta(days=3)).document,
+                          DAY0 + dt.timedelta(days=3, hours=8), token_budget=400)
+    lines = block.text.splitlines()
+    assert 'Intermittent:' in lines[0] and lines[1:3] == ['', CONDITIONS_HEADER]
+    assert 'Constant:' in lines[3] and len(lines) == 4
+
+
+def test_a_persons_reword_is_never_restated(robot):
+    for day in range(2):
+        robot.status(day, 20.5, 40, 'battery: percentage', 'Low')
+        robot.dream(day)
+    entry, = robot.entries(1)
+    text = robot.memory.path.read_text(encoding='utf-8')
+    robot.memory.path.write_text(text.replace(entry.text, 'Battery runs low late afternoon'),
+                                 encoding='utf-8')
+    for day in range(2, 6):
+        robot.status(day, 20.5, 40, 'battery: percentage', 'Low')
+        robot.dream(day)
+    edited, = robot.entries(5)
+    assert (edited.id, edited.text) == (entry.id, 'Battery runs low late afternoon')
+
+
+def test_a_rules_file_template_wins(tmp_path):
+    rules = Rules.from_data({'rules': [{'name': 'battery', 'source': 'diagnostic',
+                                        'match': {'name': 'battery*'},
+                                        'text': 'Battery low: charge before the afternoon'}]})
+    robot = Robot(tmp_path, rules)
+    try:
+        for day in range(5):
+            robot.status(day, 20.5, 40, 'battery: percentage', 'Low')
+            robot.dream(day)
+        entry, = robot.entries(4)
+        assert entry.text == 'Battery low: charge before the afternoon'
+    finally:
+        robot.store.close()
+
+
+def test_the_documented_rules_for_normal_conditions_work():
+    text = (REPO / 'docs' / 'entry-text.md').read_text(encoding='utf-8')
+    block = text.split('```yaml\n', 1)[1].split('```', 1)[0]
+    rules = Rules.from_data(yaml.safe_load(block))
+    assert rules.classify(DiagnosticObservation(DAY0, 'joy_linux_node: Joystick Driver Status',
+                                                'none', 2, 'Joystick not open.')) == []
+    item, = rules.classify(DiagnosticObservation(DAY0, 'turtlebot4_diagnostics: Wheel Status',
+                                                 'Turtlebot4', 1, 'Disabled'))
+    text = rules.candidate_text('diagnostic', json.loads(item.payload))
+    assert text == 'Routine: wheels disabled while docked (turtlebot4_diagnostics: Wheel Status)'
+    assert is_condition(text)

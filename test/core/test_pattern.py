@@ -1,0 +1,145 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""How a fault's episodes read: constant, routine, intermittent, once."""
+
+import datetime as dt
+import zoneinfo
+
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from robot_memory.dream.pattern import describe
+from robot_memory.dream.pattern import duration_text
+from robot_memory.dream.pattern import entry_text
+from robot_memory.dream.pattern import GAP_S
+from robot_memory.dream.pattern import History
+from robot_memory.dream.pattern import LABELS
+from robot_memory.rcan.context import is_condition
+
+TORONTO = 'America/Toronto'
+ZONE = zoneinfo.ZoneInfo(TORONTO)
+DAY0 = dt.datetime(2026, 6, 1, tzinfo=ZONE)
+
+
+def at(day: int, hours: float) -> float:
+    """UNIX seconds of ``hours`` after local midnight of ``day``."""
+    return (DAY0 + dt.timedelta(days=day, hours=hours)).timestamp()
+
+
+def now(day: int, hours: float = 3.0) -> dt.datetime:
+    return (DAY0 + dt.timedelta(days=day, hours=hours)).astimezone(dt.timezone.utc)
+
+
+def history(*episodes) -> History:
+    found = History()
+    found.add([[a, b, max(1, int(b - a)), 0] for a, b in episodes], episodes[-1][1])
+    return found
+
+
+def test_a_fault_that_never_let_go_is_constant_since_its_start():
+    found = describe(history((at(0, 8), at(9, 2.9))), now(9), TORONTO, ok_since_first=False)
+    assert found.label == 'constant'
+    assert found.phrase == f'constant since 2026-06-01 08:00 ({TORONTO})'
+
+
+def test_the_same_run_with_ok_reports_between_is_not_constant():
+    found = describe(history((at(0, 8), at(9, 2.9))), now(9), TORONTO, ok_since_first=True)
+    assert found is None or found.label != 'constant'
+
+
+def test_docked_every_night_is_routine_with_its_local_window():
+    nights = [(at(day, 22), at(day + 1, 7)) for day in range(14)]
+    found = describe(history(*nights), now(15), TORONTO)
+    assert found.label == 'routine'
+    assert found.phrase == f'daily 22:00-07:00 ({TORONTO}), on 14 of the last 16 days, ' \
+                           'typically 9 h'
+    assert is_condition(entry_text('Wheel Status reports WARN: Disabled', found))
+
+
+def test_a_short_fault_late_each_afternoon_is_intermittent_with_its_window():
+    weekdays = [(at(day, 16.5), at(day, 17.25)) for day in range(14)
+                if (DAY0 + dt.timedelta(days=day)).weekday() < 5]
+    found = describe(history(*weekdays), now(14), TORONTO)
+    assert found.label == 'intermittent'
+    assert not is_condition(entry_text('Battery Percentage reports WARN: Low', found))
+    assert found.phrase == (f'{len(weekdays)} times on {len(weekdays)} of the last 15 days, '
+                            f'usually 16:30-17:15 ({TORONTO}), typically 45 min')
+
+
+def test_scattered_faults_have_no_window():
+    episodes = [(at(day, hour), at(day, hour) + 120) for day, hour in
+                ((0, 1), (2, 9), (3, 15), (5, 20), (8, 4), (9, 12))]
+    found = describe(history(*episodes), now(10), TORONTO)
+    assert found == found.__class__('intermittent', '6 times on 6 of the last 11 days, '
+                                                    'typically 2 min')
+
+
+def test_a_one_off_or_a_fault_of_two_days_is_not_described_yet():
+    assert describe(history((at(4, 11.2), at(4, 11.2) + 2)), now(6), TORONTO) is None
+    two_days = [(at(day, hour), at(day, hour) + 60) for day in (3, 4) for hour in (9, 10, 11)]
+    assert describe(history(*two_days), now(6), TORONTO) is None
+
+
+def test_the_time_zone_moves_the_window():
+    nights = [(at(day, 22), at(day + 1, 7)) for day in range(7)]
+    assert describe(history(*nights), now(8), 'UTC').phrase.startswith('daily 02:00-11:00 (UTC)')
+    assert describe(history(*nights), now(8), 'Not/AZone').phrase.startswith(
+        'daily 02:00-11:00 (Not/AZone)')
+
+
+def test_episodes_close_together_join_and_old_ones_leave():
+    found = History()
+    found.add([[at(0, 1), at(0, 1) + 10, 10, 1]], at(0, 2))
+    found.add([[at(0, 1) + 10 + GAP_S, at(0, 1) + 200, 5, 1]], at(0, 2))
+    assert found.episodes == [[at(0, 1), at(0, 1) + 200, 15]]
+    # Not when the source reported OK between, nor when it does not open its window.
+    found.add([[at(0, 1) + 210, at(0, 1) + 220, 2, 1]], at(0, 2), last_ok=at(0, 1) + 205)
+    found.add([[at(0, 1) + 230, at(0, 1) + 240, 2, 0]], at(0, 2))
+    assert len(found.episodes) == 3
+    found.add([[at(40, 1), at(40, 2), 60, 1]], at(40, 3))
+    assert found.episodes == [[at(40, 1), at(40, 2), 60]]
+    assert History.from_json(found.to_json()) == found
+    assert History.from_json('not json') == History() and History.from_json('') == History()
+
+
+def test_entry_text_puts_the_label_first():
+    base = 'joy_linux_node: Joystick Driver Status (none) reports ERROR: Joystick not open.'
+    found = describe(history((at(0, 0), at(3, 0))), now(3), 'UTC', ok_since_first=False)
+    assert is_condition(entry_text(base, found))
+    assert entry_text(base, found) == (
+        f'Constant: {base} - constant since 2026-06-01 04:00 (UTC)')
+    assert entry_text(base, None) == base
+
+
+def test_durations_read_as_people_say_them():
+    assert [duration_text(value) for value in (0.2, 40, 700, 3 * 3600, 3 * 86400)] == \
+        ['1 s', '40 s', '12 min', '3 h', '3 days']
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 29), st.floats(0, 23.9), st.floats(1, 20000)),
+                min_size=1, max_size=60), st.booleans(), st.sampled_from([TORONTO, 'UTC']))
+def test_any_history_is_described_deterministically(items, ok, zone):
+    episodes = sorted((at(day, hour), at(day, hour) + length) for day, hour, length in items)
+    first, second = history(*episodes), history(*episodes)
+    found = describe(first, now(31), zone, ok)
+    assert found == describe(second, now(31), zone, ok)
+    days = {dt.datetime.fromtimestamp(start, zoneinfo.ZoneInfo(zone)).date()
+            for start, _ in episodes}
+    if found is None:
+        assert len(days) < 3 or not first.episodes
+    else:
+        assert found.label in LABELS and found.phrase and '\n' not in found.phrase
