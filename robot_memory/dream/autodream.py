@@ -93,19 +93,19 @@ from robot_memory.dream.archive import archive_pruned
 from robot_memory.dream.distiller import Candidate
 from robot_memory.dream.distiller import proposals
 from robot_memory.dream.distiller import RuleDistiller
-from robot_memory.dream.pattern import describe
-from robot_memory.dream.pattern import entry_text
 from robot_memory.dream.pattern import GAP_S
 from robot_memory.dream.pattern import History
+from robot_memory.dream.pattern import rule_text
 from robot_memory.dream.pattern import STATUS_GAP_S
 from robot_memory.dream.report import diff_summary
 from robot_memory.dream.report import DreamReport
 from robot_memory.dream.resign import regroup
 from robot_memory.dream.resign import resign
+from robot_memory.dream.restate import incident_partner
+from robot_memory.dream.restate import restate
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.intent import DreamIntent
 from robot_memory.evidence.observations import message_pattern
-from robot_memory.evidence.rules import clean_text
 from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.store import SIGNATURE_COLUMNS
 from robot_memory.evidence.store import SOURCE_COLUMNS
@@ -520,6 +520,7 @@ class _Dream:
 
     def _apply_evidence(self, groups: dict, episodes: dict) -> None:
         groups = regroup(groups, episodes, self.rules)
+        self.episodes = episodes
         evidence = {}
         creations = []
         for key in sorted(groups):
@@ -558,25 +559,41 @@ class _Dream:
         for key, link in sorted(self.links.items()):
             if link['held'] and key not in groups and link['entry_id'] in self.by_id:
                 evidence.setdefault(link['entry_id'], []).append((link, None))
+        self.by_entry = {}
+        for link in self.links.values():
+            if link['entry_id']:
+                self.by_entry.setdefault(link['entry_id'], []).append(link)
         for entry_id in sorted(evidence):
             self._reinforce(self.by_id[entry_id], evidence[entry_id])
-        self._create(creations)
+        self._create(sorted(creations, key=lambda item: (not item[0].errors,
+                                                         item[0].signature)))
 
     def _unlinked_twin(self, entry_type: str, texts: tuple, linked: set):
         """
-        Return an entry no signature links to whose id and text are what ``texts`` would create.
+        Return an entry no signature links to that ``texts`` would create (or restate).
 
         Such an entry was made from the same evidence before its link was lost (the
         evidence database was rebuilt from the memory file); it is reinforced, not doubled.
         """
         for text in texts:
             entry = self.by_id.get(make_entry_id(entry_type, text))
-            if entry is None or entry.id in linked or entry.text != text:
+            if entry is not None and entry.text != text:
+                entry = None
+            if entry is None:
+                entry = self._restated_entries(linked).get(message_pattern(text))
+            if entry is None or entry.id in linked:
                 continue
             if entry.type == entry_type or (entry.type == 'resolved' and
                                             entry.extras.get('resolved_from') == entry_type):
                 return entry
         return None
+
+    def _restated_entries(self, linked: set) -> dict:
+        """Unlinked entries by the masked rule text they were restated from (made once)."""
+        if getattr(self, '_unlinked', None) is None:
+            self._unlinked = {message_pattern(rule_text(entry.text)): entry
+                              for entry in self.entries if entry.id not in linked}
+        return self._unlinked
 
     def _reinforce(self, entry, items: list, note: str = '') -> None:
         count = sum(group.count for _, group in items if group is not None)
@@ -625,7 +642,7 @@ class _Dream:
 
     def _with_text(self, entry, items: list, detail: dict) -> tuple:
         """Return (entry with its pattern restated, its id kept; a note for the audit)."""
-        restated = self._restated(entry.text, [link for link, _ in items])
+        restated = self._restated(entry.text, self.by_entry.get(entry.id, []))
         if restated is None or restated[0] == entry.text:
             return entry, ''
         try:
@@ -657,11 +674,21 @@ class _Dream:
         self.report.problems.extend(getattr(self.distiller, 'errors', None) or [])
         taken = set(self.by_id)
         linked = {row['entry_id'] for row in self.links.values() if row['entry_id']}
+        partners = {key: row['source_key'] for key, row in self.links.items()
+                    if row['entry_id'] in self.by_id and key in self.episodes}
         for (group, payload, view, link), candidate in zip(creations, candidates):
+            partner = incident_partner(group.signature, group.source_key, self.episodes,
+                                       partners)
+            if partner is not None:  # one incident, one entry: it joins its partner's
+                self._link(link, self.links[partner]['entry_id'],
+                           self.links[partner]['entry_type'])
+                self._reinforce(self.by_id[link['entry_id']], [(link, group)],
+                                note=f'; starts and stops with {partner}')
+                continue
             twin = self._unlinked_twin(view.entry_type,
                                        (texts[candidate.signature], candidate.text), linked)
             if twin is not None:
-                link.update(entry_id=twin.id, entry_type=view.entry_type, held=0)
+                self._link(link, twin.id, view.entry_type)
                 linked.add(twin.id)
                 self._reinforce(twin, [(link, group)],
                                 note='; linked again to its existing entry of the same text')
@@ -691,7 +718,8 @@ class _Dream:
             self.entries.append(entry)
             self.by_id[entry.id] = entry
             self.touched.add(entry.id)
-            link.update(entry_id=entry.id, entry_type=view.entry_type, held=0)
+            self._link(link, entry.id, view.entry_type)
+            partners[group.signature] = group.source_key
             self._log(entry.id, 'create',
                       f'{group.count} observations from {format_iso(from_epoch(group.first))} '
                       f'to {format_iso(from_epoch(group.last))}; initial confidence '
@@ -703,38 +731,15 @@ class _Dream:
                        or isinstance(self.distiller, RuleDistiller) else 'distiller'})
             self.report.created.append(entry.id)
 
-    # ------------------------------------------------------------------ describe
+    def _link(self, link: dict, entry_id: str, entry_type: str) -> None:
+        link.update(entry_id=entry_id, entry_type=entry_type, held=0)
+        self.by_entry.setdefault(entry_id, []).append(link)
 
     def _restated(self, text: str, links: list) -> Optional[tuple]:
-        """
-        Return (text, label) stating the pattern of the entry's evidence, or None.
-
-        Only a text the dream itself wrote (the rule's default text, or the last one
-        restated) is restated: a person's reword, a rules-file template and a distiller's
-        wording win. The link with the most evidence speaks for the entry.
-        """
-        if not links or not isinstance(self.distiller, RuleDistiller):
+        """Return (text, label) restating an entry from its links (a distiller's words stay)."""
+        if not isinstance(self.distiller, RuleDistiller):
             return None
-        link = max(links, key=lambda item: (item['bad_total'], item['signature']))
-        if link['rule'] or not link['history']:
-            return None
-        try:
-            payload = json.loads(link['payload'])
-        except ValueError:
-            return None
-        base = self.rules.candidate_text(link['source'], payload)
-        history = History.from_json(link['history'])
-        ours = text == history.text or (
-            not history.text and message_pattern(text) == message_pattern(base))
-        if not ours or not history.episodes:
-            return None
-        state = self.sources.get(link['source_key']) or {}
-        ok = state.get('last_ok') is not None and state['last_ok'] > history.episodes[0][0]
-        found = describe(history, self.now, self.config.timezone, ok)
-        restated = clean_text(entry_text(base, found))
-        history.text = restated
-        link['history'] = history.to_json()
-        return restated, (found.label if found else '')
+        return restate(text, links, self.rules, self.sources, self.now, self.config.timezone)
 
     # ------------------------------------------------------------------ resolve and prune
 

@@ -186,3 +186,13 @@ def entry_text(base: str, description: Optional[Description]) -> str:
     if description is None:
         return base
     return f'{description.label.capitalize()}: {base} - {description.phrase}'
+
+
+def rule_text(text: str) -> str:
+    """Return the rule's text an entry text was restated from (``text`` itself if it was not)."""
+    for label in LABELS:
+        prefix = f'{label.capitalize()}: '
+        if text.startswith(prefix) and ' - ' in text:
+            text = text[len(prefix):].rsplit(' - ', 1)[0]
+            break
+    return text.split(' (together with ', 1)[0]

@@ -145,3 +145,27 @@ def test_the_documented_rules_for_normal_conditions_work():
     text = rules.candidate_text('diagnostic', json.loads(item.payload))
     assert text == 'Routine: wheels disabled while docked (turtlebot4_diagnostics: Wheel Status)'
     assert is_condition(text)
+
+
+def test_statuses_that_start_and_stop_together_are_one_entry_naming_the_others(robot):
+    for day in range(4):
+        for name, level, message in (('battery: percentage', 2, 'Critical'),
+                                     ('battery: voltage', 1, 'Low voltage'),
+                                     ('dock: status', 2, 'Battery critical')):
+            robot.status(day, 17, 12, name, message, level=level, every_s=1)
+        robot.status(day, 9, 5, 'lidar: scan rate', 'Frequency too low.', every_s=1)
+        robot.dream(day)
+    texts = sorted(entry.text for entry in robot.entries(3))
+    assert len(texts) == 2, texts
+    assert texts[0].startswith('Intermittent: battery: percentage (base) reports ERROR: Critical '
+                               '(together with battery: voltage: Low voltage; dock: status: '
+                               'Battery critical) - 4 times on 4 of the last')
+    assert texts[1].startswith('Intermittent: lidar: scan rate')
+
+
+def test_two_conditions_present_since_boot_stay_two_entries(robot):
+    for day in range(2):
+        for name in ('joy: Joystick Driver Status', 'gps: NMEA driver'):
+            robot.status(day, 0, 24 * 60, name, 'not open', level=2, every_s=30)
+        robot.dream(day)
+    assert len(robot.entries(1)) == 2

@@ -27,6 +27,7 @@ from robot_memory.dream.pattern import entry_text
 from robot_memory.dream.pattern import GAP_S
 from robot_memory.dream.pattern import History
 from robot_memory.dream.pattern import LABELS
+from robot_memory.dream.pattern import rule_text
 from robot_memory.rcan.context import is_condition
 
 TORONTO = 'America/Toronto'
@@ -143,3 +144,12 @@ def test_any_history_is_described_deterministically(items, ok, zone):
         assert len(days) < 3 or not first.episodes
     else:
         assert found.label in LABELS and found.phrase and '\n' not in found.phrase
+
+
+def test_the_rule_text_is_recovered_from_a_restated_text():
+    base = 'behavior_server logs ERROR repeatedly: Goal 1 aborted: Collision Ahead - Exiting'
+    found = describe(history(*[(at(day, 9), at(day, 9) + 5) for day in range(4)]), now(5), 'UTC')
+    assert rule_text(entry_text(base, found)) == base
+    assert rule_text(entry_text(base + ' (together with dock: status: Battery critical)',
+                                found)) == base
+    assert rule_text('Battery runs low late afternoon') == 'Battery runs low late afternoon'

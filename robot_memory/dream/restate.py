@@ -1,0 +1,141 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+What an entry made from evidence says: its pattern restated, an incident's statuses named.
+
+``restate`` words an entry from its signature links (the one whose words it is speaks;
+the others are the statuses that start and stop with it); ``incident_partner`` finds, for
+a new signature, one whose episodes start and stop with its own (one incident, one entry).
+"""
+
+import json
+from typing import Optional
+
+from robot_memory.dream.pattern import describe
+from robot_memory.dream.pattern import entry_text
+from robot_memory.dream.pattern import History
+from robot_memory.evidence.observations import message_pattern
+from robot_memory.evidence.rules import clean_text
+
+# Two statuses are one incident when most of their episodes start within ALIGN_START_S and
+# end within ALIGN_END_S of each other; episodes this long or longer are conditions, not
+# incidents (two conditions present since boot would otherwise look like one).
+ALIGN_START_S = 60.0
+ALIGN_END_S = 120.0
+ALIGN_SHARE = 0.8
+MAX_INCIDENT_S = 6 * 3600.0
+
+
+def _share(episodes: list, others: list) -> float:
+    hits = sum(1 for start, end, *_ in episodes
+               if any(abs(start - other[0]) <= ALIGN_START_S
+                      and abs(end - other[1]) <= ALIGN_END_S for other in others))
+    return hits / len(episodes)
+
+
+def start_and_stop_together(one: list, other: list) -> bool:
+    """Whether two signatures' episodes (``[start, end, ...]``) start and stop together."""
+    if not one or not other:
+        return False
+    if any(end - start >= MAX_INCIDENT_S for start, end, *_ in one + other):
+        return False
+    return _share(one, other) >= ALIGN_SHARE and _share(other, one) >= ALIGN_SHARE
+
+
+def incident_partner(signature: str, source_key: str, episodes: dict,
+                     candidates: dict) -> Optional[str]:
+    """
+    Return the signature of ``candidates`` (signature -> source key) in one incident with ours.
+
+    Only another status of the same hardware id can be a partner: statuses of unrelated
+    devices that happen to fail at once stay apart. ``episodes`` holds this window's
+    episodes by signature. The first partner in signature order is returned.
+    """
+    own = episodes.get(signature)
+    device = _device(source_key)
+    if not own or not device:
+        return None
+    for other in sorted(candidates):
+        if (candidates[other] != source_key and device == _device(candidates[other])
+                and start_and_stop_together(own, episodes.get(other, ()))):
+            return other
+    return None
+
+
+def _device(source_key: str) -> str:
+    """Return the hardware id a status reports on ('' for a log or an empty id)."""
+    kind, _, rest = source_key.partition('|')
+    return rest.partition('|')[0] if kind == 'diagnostic' else ''
+
+
+def _payload(link: dict) -> Optional[dict]:
+    try:
+        payload = json.loads(link['payload']) if link['payload'] else None
+    except ValueError:
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def _with_others(base: str, link: dict, links: list) -> str:
+    """Return ``base`` naming the other statuses of the incident (their name and message)."""
+    named = []
+    for other in sorted(links, key=lambda item: item['signature']):
+        payload = _payload(other)
+        if other is link or payload is None or other['source_key'] == link['source_key']:
+            continue
+        what = f'{payload.get("name") or payload.get("node", "?")}: {payload.get("message", "")}'
+        if what not in named:
+            named.append(what)
+    return f'{base} (together with {"; ".join(named)})' if named else base
+
+
+def _speaker(text: str, links: list, rules) -> Optional[tuple]:
+    """Return (link, payload, history) whose words ``text`` is, or None (a person's words)."""
+    found = []
+    for link in sorted(links, key=lambda item: item['signature']):
+        payload = _payload(link)
+        if link['rule'] or not link['history'] or payload is None:
+            continue
+        history = History.from_json(link['history'])
+        if history.text == text:
+            return link, payload, history
+        if not history.text and message_pattern(text).startswith(
+                message_pattern(rules.candidate_text(link['source'], payload))):
+            found.append((link, payload, history))
+    return found[0] if found else None
+
+
+def restate(text: str, links: list, rules, sources: dict, now, timezone: str) -> Optional[tuple]:
+    """
+    Return (text, label) stating the pattern of an entry's evidence, or None.
+
+    Only a text the dream itself wrote (a link's rule text, or the last one restated) is
+    restated, from that link's episodes: a person's reword and a rules-file template win.
+    ``sources`` holds each source key's state (its last OK report).
+    """
+    spoken = _speaker(text, links, rules)
+    if spoken is None:
+        return None
+    link, payload, history = spoken
+    if not history.episodes:
+        return None
+    base = _with_others(rules.candidate_text(link['source'], payload), link, links)
+    state = sources.get(link['source_key']) or {}
+    ok = state.get('last_ok') is not None and state['last_ok'] > history.episodes[0][0]
+    found = describe(history, now, timezone, ok)
+    restated = clean_text(entry_text(base, found))
+    history.text = restated
+    link['history'] = history.to_json()
+    return restated, (found.label if found else '')
