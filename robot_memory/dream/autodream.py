@@ -43,6 +43,9 @@ dream cursor, groups them by *signature* (never by text) and:
   never report OK (log records) do not resolve; their entries just decay;
 * **re-opens** a resolved entry with its original type when its fault recurs (and
   reinforces it); an entry that was pruned is created afresh;
+* **restates** an entry it wrote, keeping its id, with its episodes' pattern
+  (``dream.pattern``); a status starting and stopping with another of its hardware joins
+  that one's entry (``dream.restate``);
 * **prunes** entries whose effective confidence fell below ``prune_min`` (archived to
   ``<file>.archive.jsonl`` first), and writes the file atomically through
   ``MemoryFile.update(now, rrn=..., on_corrupt='set_aside')``.
