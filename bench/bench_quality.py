@@ -25,7 +25,8 @@ a compressed clock, through the code the node uses: ``observations.from_dict`` (
 400-token context block is built and every line traced back to a planted cause through
 the entry's signature links. One JSON line per profile:
 
-``fault_recall``       planted recurring faults whose entry reached the block (goal >= 0.95)
+``fault_recall``       planted recurring faults whose entry reached the block, in any of
+                       its own sections (goal >= 0.95)
 ``false_entries``      entries no planted cause explains (goal <= 1 a profile-month)
 ``entries_per_cause``  entries made per cause that made any (goal 1.0); ``by_cause`` each
 ``nights_to_inject``   nights from a fault's first night to its first night in the block
@@ -139,7 +140,9 @@ class Night:
         for link in links.values():
             if link['entry_id']:
                 by_entry.setdefault(link['entry_id'], []).append(link)
-        for line in block.entries:
+        # Every own line the brain gets: the injected entries, the conditions section and
+        # the weak-recent section ("Seen in the last 24 h"); peers are not this robot's.
+        for line in block.entries + block.recent:
             causes = {matcher.cause(link) for link in by_entry.get(line.entry.id, ())}
             causes.discard(None)
             self.lines.append((line.entry, causes))
