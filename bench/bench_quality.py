@@ -91,8 +91,9 @@ class Matcher:
 
     def cause(self, link: dict):
         """Return the planted cause of one signature link, or None."""
+        message = link['signature'][len(link['source_key']) + 1:]  # after source and name
         for key, words, plant in self.keys:
-            if link['source_key'] == key and all(word in link['signature'] for word in words):
+            if link['source_key'] == key and all(word in message for word in words):
                 return plant
         return None
 
