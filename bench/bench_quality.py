@@ -39,7 +39,8 @@ the entry's signature links. One JSON line per profile:
                        ``GROUP BY signature`` over the same night's rows
 
 The node's CPU share is measured by ``bench_node.py``, not here.
-Usage: ``python bench/bench_quality.py [--quick] [--days N] [--period S] [--profile NAME]``.
+Usage: ``python bench/bench_quality.py [--quick] [--days N] [--period S] [--profile NAME]
+[--print-block]``.
 """
 
 import argparse
@@ -168,8 +169,9 @@ def _good(entry, plant) -> bool:
     return plant.expect in ('routine', 'constant') and _labelled(entry.text, plant)
 
 
-def run_profile(name: str, days: int, period_s: float, scratch: pathlib.Path) -> dict:
-    """Replay one profile and return its figures (one JSON line)."""
+def run_profile(name: str, days: int, period_s: float, scratch: pathlib.Path,
+                blocks: list = None) -> dict:
+    """Replay one profile and return its figures (one JSON line); nights' blocks to ``blocks``."""
     profile = generate.load(name)
     start = generate.local_midnight(profile, START)
     plants = generate.plants(profile, start, days)
@@ -199,8 +201,10 @@ def run_profile(name: str, days: int, period_s: float, scratch: pathlib.Path) ->
             causes.discard(None)
             created[entry_id] = causes
         document = memory.load(now).document
-        shown.append(Night(build_context(document, now, config.lifecycle, token_budget=BUDGET),
-                           links, matcher))
+        block = build_context(document, now, config.lifecycle, token_budget=BUDGET)
+        if blocks is not None:
+            blocks.append(block.text)
+        shown.append(Night(block, links, matcher))
         sizes.append(db_bytes(database))
         return document
 
@@ -300,6 +304,8 @@ def main(argv=None) -> int:
                         help='seconds between status sets (default 1)')
     parser.add_argument('--profile', action='append', choices=generate.profile_names(),
                         help='run only this profile (repeatable)')
+    parser.add_argument('--print-block', action='store_true',
+                        help="print each profile's last 400-token block to stderr")
     args = parser.parse_args(argv)
     days = args.days or (3 if args.quick else 30)
     period = args.period or (10.0 if args.quick else 1.0)
@@ -307,8 +313,11 @@ def main(argv=None) -> int:
         parser.error('--days must be at least 1 and --period positive')
     with tempfile.TemporaryDirectory(prefix='bench-quality-') as scratch:
         for name in args.profile or generate.profile_names():
-            print(json.dumps(run_profile(name, days, period, pathlib.Path(scratch))),
+            blocks = []
+            print(json.dumps(run_profile(name, days, period, pathlib.Path(scratch), blocks)),
                   flush=True)
+            if args.print_block and blocks:
+                print(f'{name}, night {len(blocks)}:\n{blocks[-1]}\n', file=sys.stderr)
     return 0
 
 
