@@ -105,7 +105,9 @@ def test_prune_writes_through_a_link_into_another_directory_and_keeps_the_link(t
     target, links = persistent(tmp_path)
     link = links / 'robot-memory.md'
     link.symlink_to(target)
-    code, out, err = run(capsys, 'prune', '--file', link, '--at', AT)
+    # A day after the sample's last reinforcement: a prune spares what was seen in the last
+    # recent_hours (24 h), so mem-weak is due only then.
+    code, out, err = run(capsys, 'prune', '--file', link, '--at', '2026-04-02T03:00:00Z')
     assert code == 0, err
     assert_link_kept(link, target)
     text = target.read_text(encoding='utf-8')

@@ -111,8 +111,12 @@ def browser():
 
 
 def until(driver, condition, timeout_s: float = 10.0):
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(driver, timeout_s).until(condition)
+    # A live update replaces the page's elements: an element found a moment ago may be gone
+    # by the time the condition reads it; the wait asks again rather than failing.
+    return WebDriverWait(driver, timeout_s, ignored_exceptions=(
+        StaleElementReferenceException,)).until(condition)
 
 
 def shot(driver, name: str) -> None:
