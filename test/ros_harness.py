@@ -66,6 +66,7 @@ class NodeProcess:
         values = {'memory_file': str(self.memory_file), 'rrn': 'RRN-000000000042',
                   'dream_time': ''}
         values.update(parameters)
+        self.rrn = values['rrn']  # the hardware_id of the node's own health statuses
         self.params_file = self.tmp_path / f'{namespace}-params.yaml'
         self.params_file.write_text(yaml.safe_dump({'/**': {'ros__parameters': values}}))
         self.starts = 0

@@ -298,16 +298,17 @@ def test_a_low_battery_on_a_telemetry_topic_becomes_evidence_and_an_entry(tmp_pa
 
 # ------------------------------------------------------------------ 5. SIGINT
 
-def test_sigint_loses_no_evidence(tmp_path, probe):
-    # A long flush period: only the shutdown flush can save these observations.
-    node = NodeProcess(tmp_path, 'it_sigint', rrn='RRN-000000000175', flush_period_s=60.0,
-                       batch_size=100_000).start()
+def publish_unflushed(probe, node, count, status_of, rate_hz):
+    """
+    Publish ``count`` statuses (``status_of(index)``) at ``rate_hz`` to a node not flushing.
+
+    Returns once the node's "evidence" status says all were received and none stored.
+    """
     evidence = {}
 
     def keep(array):
         for status in array.status:
-            if (status.name == 'robot_memory: evidence'
-                    and status.hardware_id == 'RRN-000000000175'):
+            if status.name == 'robot_memory: evidence' and status.hardware_id == node.rrn:
                 evidence.update({item.key: item.value for item in status.values})
 
     wait_ready(probe, node)
@@ -315,18 +316,25 @@ def test_sigint_loses_no_evidence(tmp_path, probe):
     publisher = probe.create_publisher(DiagnosticArray, '/diagnostics', 1000)
     try:
         wait_for(lambda: publisher.get_subscription_count() > 0, 10.0, spin=spin(probe))
-        for index in range(300):
-            publisher.publish(DiagnosticArray(status=[DiagnosticStatus(
-                level=WARN, name='base: right wheel encoder', hardware_id='wheel_right',
-                message=f'dropped {index} ticks',
-                values=[KeyValue(key='ticks_dropped', value=str(index))])]))
-            time.sleep(1.0 / 300.0)
-        assert wait_for(lambda: evidence.get('received') == '300', 10.0, spin=spin(probe)), \
-            evidence
+        for index in range(count):
+            publisher.publish(DiagnosticArray(status=[status_of(index)]))
+            time.sleep(1.0 / rate_hz)
+        assert wait_for(lambda: evidence.get('received') == str(count), 20.0,
+                        spin=spin(probe)), evidence
         assert evidence['stored'] == '0'
     finally:
         probe.destroy_publisher(publisher)
         probe.destroy_subscription(subscription)
+
+
+def test_sigint_loses_no_evidence(tmp_path, probe):
+    # A long flush period: only the shutdown flush can save these observations.
+    node = NodeProcess(tmp_path, 'it_sigint', rrn='RRN-000000000175', flush_period_s=60.0,
+                       batch_size=100_000).start()
+    publish_unflushed(probe, node, 300, lambda index: DiagnosticStatus(
+        level=WARN, name='base: right wheel encoder', hardware_id='wheel_right',
+        message=f'dropped {index} ticks',
+        values=[KeyValue(key='ticks_dropped', value=str(index))]), rate_hz=300.0)
     assert node.stop(signal.SIGINT) == 0, node.log()
     assert query(database(node), 'SELECT count(*) FROM observations') == [(300,)]
 
@@ -340,31 +348,11 @@ def test_repeated_stop_signals_lose_no_evidence(tmp_path, probe):
     """
     node = NodeProcess(tmp_path, 'it_sigint_group', rrn='RRN-000000000176',
                        flush_period_s=60.0, batch_size=100_000).start(new_group=True)
-    evidence = {}
-
-    def keep(array):
-        for status in array.status:
-            if (status.name == 'robot_memory: evidence'
-                    and status.hardware_id == 'RRN-000000000176'):
-                evidence.update({item.key: item.value for item in status.values})
-
-    wait_ready(probe, node)
-    subscription = probe.create_subscription(DiagnosticArray, '/diagnostics', keep, 10)
-    publisher = probe.create_publisher(DiagnosticArray, '/diagnostics', 1000)
-    try:
-        wait_for(lambda: publisher.get_subscription_count() > 0, 10.0, spin=spin(probe))
-        for index in range(1500):
-            publisher.publish(DiagnosticArray(status=[DiagnosticStatus(
-                level=bytes([ERROR]), name='base: left wheel driver', hardware_id='wheel_left',
-                message=f'overcurrent {index}',
-                values=[KeyValue(key='current_a', value=str(index))])]))
-            time.sleep(1.0 / 1500.0)  # a fast fault, not a burst past the reader queue
-        assert wait_for(lambda: evidence.get('received') == '1500', 20.0, spin=spin(probe)), \
-            evidence
-        assert evidence['stored'] == '0'
-    finally:
-        probe.destroy_publisher(publisher)
-        probe.destroy_subscription(subscription)
+    # A fast fault, not a burst past the reader queue.
+    publish_unflushed(probe, node, 1500, lambda index: DiagnosticStatus(
+        level=bytes([ERROR]), name='base: left wheel driver', hardware_id='wheel_left',
+        message=f'overcurrent {index}',
+        values=[KeyValue(key='current_a', value=str(index))]), rate_hz=1500.0)
     group = os.getpgid(node.process.pid)
     os.killpg(group, signal.SIGINT)  # the terminal's Ctrl-C, to the whole group
     deadline = time.monotonic() + 1.0
