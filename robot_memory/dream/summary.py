@@ -91,9 +91,15 @@ def _changes(report, action: str) -> list:
 
 
 def worth_telling(report) -> bool:
-    """Whether a dream did anything a person should read about (else no file, no topic)."""
+    """
+    Whether a dream did anything a person should read about (else no file, no topic).
+
+    Evidence held for a later dream changes nothing: a fault that recurs between frequent
+    dreams would otherwise write a summary each time, and the last useful one would no longer
+    be the one published after a restart. Held evidence is still listed when there is more.
+    """
     return bool(report.created or report.reinforced or report.resolved or report.reopened
-                or report.pruned or report.manual or report.held or report.contradictions
+                or report.pruned or report.manual or report.contradictions
                 or report.problems or getattr(report, 'proposed', None))
 
 

@@ -25,6 +25,7 @@ Every scenario runs real dreams over a real evidence database and memory file
 import datetime as dt
 import json
 import os
+import pathlib
 
 import pytest
 
@@ -198,6 +199,24 @@ def test_a_summary_is_kept_beside_the_memory_file_for_summary_nights(tmp_path):
         assert len(summaries(robot)) == 4
     finally:
         robot.close()
+
+
+def test_a_dream_that_only_holds_evidence_writes_no_summary(robot):
+    """Evidence held for a later dream changes nothing: no file, and the last one stays."""
+    from robot_memory.dream.autodream import dream
+    robot.fault(0)
+    learned = robot.dream(0)
+    assert learned.created and learned.summary_file
+    # The fault again an hour later: its entry was reinforced too recently, so the dream
+    # holds the evidence for a later one and changes nothing a person should read about.
+    later = morning(0) + dt.timedelta(hours=1)
+    for minute in range(20):
+        robot.store.add(status(later - dt.timedelta(minutes=minute), 1, 'dropped 3 ticks'))
+    quiet = dream(robot.store, robot.memory, later, robot.rules, config=robot.config)
+    assert quiet.held and not (quiet.created or quiet.reinforced)
+    assert quiet.summary_file is None
+    assert summaries(robot) == [pathlib.Path(learned.summary_file).name]
+    assert latest_summary(robot.memory) == open(learned.summary_file, encoding='utf-8').read()
 
 
 def test_no_summary_file_with_summary_nights_0(tmp_path):
