@@ -102,6 +102,7 @@ from robot_memory.dream.pattern import rule_text
 from robot_memory.dream.pattern import STATUS_GAP_S
 from robot_memory.dream.report import diff_summary
 from robot_memory.dream.report import DreamReport
+from robot_memory.dream.report import returned_after_deletion
 from robot_memory.dream.resign import regroup
 from robot_memory.dream.resign import resign
 from robot_memory.dream.restate import incident_partner
@@ -486,7 +487,7 @@ class _Dream:
                       {'change': 'deleted', 'before': before})
             self.report.manual.append(entry_id)
             for key in linked.get(entry_id, ()):
-                self.links[key].update(entry_id=None, bad_total=0, held=0)
+                self.links[key].update(bad_total=0, held=0)  # entry_id kept: see below
                 self.muted[key] = (entry_id, before.get('text', ''))
 
     # ------------------------------------------------------------------ evidence
@@ -535,6 +536,7 @@ class _Dream:
                     f'deleted by hand, but its fault was reported {group.count} more times; '
                     'that evidence was not used to re-create it (later evidence starts a new '
                     'entry from a low confidence)')
+                self.links.get(key, {})['entry_id'] = None  # told once
                 continue
             payload = json.loads(group.payload) if group.payload else {}
             link = self.links.get(key)
@@ -554,6 +556,7 @@ class _Dream:
             link['history'] = history.to_json()
             entry = self.by_id.get(link['entry_id']) if link['entry_id'] else None
             if entry is None:
+                returned_after_deletion(self.store, link, group.count, self._contradiction)
                 view = self.rules.view(group.source, link['rule'])
                 if link['bad_total'] >= view.min_count:
                     creations.append((group, payload, view, link))
@@ -568,8 +571,7 @@ class _Dream:
                 self.by_entry.setdefault(link['entry_id'], []).append(link)
         for entry_id in sorted(evidence):
             self._reinforce(self.by_id[entry_id], evidence[entry_id])
-        self._create(sorted(creations, key=lambda item: (not item[0].errors,
-                                                         item[0].signature)))
+        self._create(sorted(creations, key=lambda item: (not item[0].errors, item[0].signature)))
 
     def _unlinked_twin(self, entry_type: str, texts: tuple, linked: set):
         """
@@ -680,8 +682,7 @@ class _Dream:
         partners = {key: row['source_key'] for key, row in self.links.items()
                     if row['entry_id'] in self.by_id and key in self.episodes}
         for (group, payload, view, link), candidate in zip(creations, candidates):
-            partner = incident_partner(group.signature, group.source_key, self.episodes,
-                                       partners)
+            partner = incident_partner(group.signature, group.source_key, self.episodes, partners)
             if partner is not None:  # one incident, one entry: it joins its partner's
                 self._link(link, self.links[partner]['entry_id'],
                            self.links[partner]['entry_type'])
@@ -767,8 +768,7 @@ class _Dream:
             else:
                 for link in linked[entry_id]:
                     link['entry_type'] = link['entry_type'] or entry.type
-                updated = entry.model_copy(update={'type': 'resolved',
-                                                   'resolved_from': entry.type})
+                updated = entry.model_copy(update={'type': 'resolved', 'resolved_from': entry.type})
                 key, ok_since = min(since, key=lambda item: item[1])
                 days = (self.now_s - ok_since) / 86400.0
                 self._log(entry_id, 'resolve',

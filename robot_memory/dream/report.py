@@ -107,3 +107,22 @@ def diff_summary(before: dict, after: dict) -> str:
         elif before[key] != after[key]:
             parts.append(f'{key}: {short(before[key])} -> {short(after[key])}')
     return '; '.join(parts) or 'no field changed'
+
+
+def returned_after_deletion(store, link: dict, count: int, contradiction) -> None:
+    """
+    Tell a fault that returns after a dream took in its entry's deletion by hand, once.
+
+    The deletion keeps the link's ``entry_id``; a later dream that finds evidence for it and
+    the entry gone checks the audit log: deleted by hand (not pruned) is a contradiction.
+    """
+    if not link['entry_id']:
+        return
+    trail = store.history(link['entry_id'])
+    last = trail[-1] if trail else None
+    if last is not None and last.action == 'manual' and last.detail.get('change') == 'deleted':
+        contradiction(link['entry_id'], 'deleted_by_hand_seen_again',
+                      last.detail.get('before', {}).get('text', ''),
+                      f'deleted by hand, but its fault was reported {count} more times since; '
+                      'later evidence starts a new entry from a low confidence')
+        link['entry_id'] = None

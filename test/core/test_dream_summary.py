@@ -142,6 +142,25 @@ def test_an_entry_deleted_by_hand_whose_fault_returns_is_a_contradiction(robot):
     assert 'entry deleted by hand' in manual
 
 
+def test_a_fault_that_returns_after_its_deletion_was_taken_in_is_a_contradiction(robot):
+    """Delete, dream, then the fault returns: the later dream says so, once."""
+    robot.fault(0)
+    [entry_id] = robot.dream(0).created
+    path = robot.memory.path
+    kept = [line for line in path.read_text(encoding='utf-8').splitlines()
+            if entry_id not in line]
+    path.write_text('\n'.join(kept).replace('entries:\n---', 'entries: []\n---') + '\n',
+                    encoding='utf-8')
+    taken_in = robot.dream(1)  # no evidence that night: it takes in the deletion only
+    assert entry_id in taken_in.manual and not taken_in.contradictions
+    robot.fault(2, count=20)
+    [contradiction] = section(build_summary(robot.dream(2)), 'Contradictions')
+    assert contradiction.startswith(f'- `{entry_id}` base: left encoder') and \
+        'deleted by hand, but its fault was reported 20 more times since' in contradiction
+    robot.fault(3, count=20)
+    assert not robot.dream(3).contradictions  # told once
+
+
 def test_long_sections_are_cut_and_bidi_controls_are_shown_escaped(robot):
     entries = ('  - {id: mem-evil0001, type: environment_note, '
                'text: "fine \\u202elive\\u2066 evil", confidence: 0.9, '
