@@ -277,6 +277,13 @@ def _enable_wal(conn: sqlite3.Connection, busy_timeout_s: float) -> None:
             time.sleep(0.02)
 
 
+def refuse_changes(db: PlainDatabase, table: str, events, message: str) -> None:
+    """Make ``table`` refuse each of ``events`` ('UPDATE', 'DELETE') with ``message``."""
+    for event in events:
+        db.execute(f'CREATE TRIGGER IF NOT EXISTS {table}_no_{event.lower()} BEFORE {event} '
+                   f"ON {table} BEGIN SELECT RAISE(ABORT, '{message}'); END")
+
+
 def apply_migrations(migrations: MigrationSet, db: PlainDatabase) -> None:
     """Apply ``migrations``' pending steps to ``db`` under the write lock, all or none."""
     conn = db.conn

@@ -16,6 +16,7 @@
 
 from robot_memory.common.sqlite_db import MigrationSet
 from robot_memory.common.sqlite_db import PlainDatabase
+from robot_memory.common.sqlite_db import refuse_changes
 
 # The evidence store's migrations, recorded (as sqlite-utils records them) in ``migrations``.
 MIGRATIONS = MigrationSet('robot_memory.evidence.store', 'migrations')
@@ -58,16 +59,9 @@ def _create_tables(db: PlainDatabase) -> None:
 
 @MIGRATIONS(name='0002_append_only_triggers')
 def _append_only(db: PlainDatabase) -> None:
-    refusals = [
-        ('audit', 'UPDATE', 'the audit log is append-only'),
-        ('audit', 'DELETE', 'the audit log is append-only'),
-        ('dreams', 'UPDATE', 'the dream log is append-only'),
-        ('dreams', 'DELETE', 'the dream log is append-only'),
-        ('observations', 'UPDATE', 'observations are append-only'),
-    ]
-    for table, event, message in refusals:
-        db.execute(f'CREATE TRIGGER IF NOT EXISTS {table}_no_{event.lower()} BEFORE {event} '
-                   f"ON {table} BEGIN SELECT RAISE(ABORT, '{message}'); END")
+    refuse_changes(db, 'audit', ('UPDATE', 'DELETE'), 'the audit log is append-only')
+    refuse_changes(db, 'dreams', ('UPDATE', 'DELETE'), 'the dream log is append-only')
+    refuse_changes(db, 'observations', ('UPDATE',), 'observations are append-only')
 
 
 @MIGRATIONS(name='0003_undo_history')
@@ -98,10 +92,7 @@ def _undo_history(db: PlainDatabase) -> None:
     for statement in statements:
         db.execute(statement)
     for table, what in (('entry_versions', 'entry history'), ('undos', 'undo log')):
-        for event in ('UPDATE', 'DELETE'):
-            db.execute(f'CREATE TRIGGER IF NOT EXISTS {table}_no_{event.lower()} BEFORE '
-                       f"{event} ON {table} BEGIN SELECT RAISE(ABORT, 'the {what} is "
-                       "append-only'); END")
+        refuse_changes(db, table, ('UPDATE', 'DELETE'), f'the {what} is append-only')
 
 
 @MIGRATIONS(name='0004_replay_progress')

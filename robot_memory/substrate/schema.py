@@ -52,6 +52,7 @@ from robot_memory.common.sqlite_db import create_private_file
 from robot_memory.common.sqlite_db import MigrationSet
 from robot_memory.common.sqlite_db import open_database
 from robot_memory.common.sqlite_db import PlainDatabase
+from robot_memory.common.sqlite_db import refuse_changes
 from robot_memory.common.timeutil import from_epoch as when  # noqa: F401 - a stored time, read back
 from robot_memory.evidence.restore import UNVERSIONED
 from robot_memory.substrate import text as textrules
@@ -146,10 +147,8 @@ def _create_tables(db: PlainDatabase) -> None:
     ]
     for statement in statements:
         db.execute(statement)
-    for event in ('UPDATE', 'DELETE'):
-        db.execute(f'CREATE TRIGGER IF NOT EXISTS substrate_audit_no_{event.lower()} BEFORE '
-                   f'{event} ON substrate_audit BEGIN SELECT RAISE(ABORT, '
-                   "'the substrate audit log is append-only'); END")
+    refuse_changes(db, 'substrate_audit', ('UPDATE', 'DELETE'),
+                   'the substrate audit log is append-only')
 
 
 @MIGRATIONS(name='0002_substrate_requests')
