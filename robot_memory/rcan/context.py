@@ -69,7 +69,8 @@ from robot_memory.rcan.lifecycle import effective_confidence
 from robot_memory.rcan.schema import MemoryDocument
 
 if TYPE_CHECKING:  # pydantic, imported only where a config is validated
-    from robot_memory.rcan.lifecycle_config import LifecycleConfig
+    from robot_memory.rcan.lifecycle import AnyConfig
+    from robot_memory.rcan.schema_models import MemoryEntry
 
 
 def estimate_tokens(text: str) -> int:
@@ -84,7 +85,7 @@ def plural(count: int, word: str, words: str = '') -> str:
     return f'{count} {words or word + "s"}'
 
 
-def percent(confidence: float, config: 'LifecycleConfig' = DEFAULTS) -> int:
+def percent(confidence: float, config: 'AnyConfig' = DEFAULTS) -> int:
     """
     Confidence as a whole percentage, truncated as the reference does (0.7996 is 79%).
 
@@ -190,12 +191,12 @@ class ContextBlock:
     threshold: float = 0.0
     below_threshold: int = 0
     below_threshold_max: Optional[float] = None
-    below_threshold_entry: object = None
+    below_threshold_entry: Optional['MemoryEntry'] = None
     recent: list = dataclasses.field(default_factory=list)
     truncated: bool = False
 
 
-def format_line(text: str, confidence: float, config: 'LifecycleConfig' = DEFAULTS) -> str:
+def format_line(text: str, confidence: float, config: 'AnyConfig' = DEFAULTS) -> str:
     """``🔴 [92%] text`` for one entry, its text neutralised."""
     return f'{band(confidence, config)} [{percent(confidence, config)}%] {neutralise(text)}'
 
@@ -212,6 +213,8 @@ def summary(block: ContextBlock) -> str:
     limit = threshold_percent(block.threshold)
     if block.below_threshold:
         entry = block.below_threshold_entry
+        # Both are set with the count: the highest of the entries it counts.
+        assert entry is not None and block.below_threshold_max is not None
         parts.append(f'{block.below_threshold} below the {limit} injection threshold, the '
                      f'highest {percent(block.below_threshold_max)}%: '
                      f'{neutralise(_clip(entry.text, 80))} ({entry.id})')
@@ -232,7 +235,7 @@ class _RankedLines:
     more than ranking them.
     """
 
-    def __init__(self, scored: list, config: 'LifecycleConfig', source: str):
+    def __init__(self, scored: list, config: 'AnyConfig', source: str):
         self.scored = scored
         self.config = config
         self.source = source
@@ -286,7 +289,7 @@ def _below_highest(below, now):
     return len(below), confidence, entry
 
 
-def _recent_window(config: 'LifecycleConfig', min_confidence: Optional[float]):
+def _recent_window(config: 'AnyConfig', min_confidence: Optional[float]):
     """How far back the weak-recent section looks; None when it is off for this request."""
     if config.recent_hours <= 0 or (min_confidence is not None
                                     and min_confidence > config.inject_min):
@@ -301,7 +304,7 @@ def _recent_scan(entries, now, config, window):
     Own entries under inject_min reinforced within ``window`` of ``now``; none when
     ``window`` is None.
     """
-    recent = []
+    recent: list = []
     if window is None:
         return recent
     since = now - window
@@ -328,7 +331,7 @@ def peer_header(rrn: str, last_synced: dt.datetime) -> str:
             'not verified here):')
 
 
-def recent_header(config: 'LifecycleConfig' = DEFAULTS) -> str:
+def recent_header(config: 'AnyConfig' = DEFAULTS) -> str:
     """Return the label of the weak-recent section: seen lately, not yet confirmed over time."""
     return (f'Seen in the last {config.recent_hours:g} h, below the '
             f'{threshold_percent(config.inject_min)} injection threshold (little evidence '
@@ -336,7 +339,7 @@ def recent_header(config: 'LifecycleConfig' = DEFAULTS) -> str:
 
 
 def build_context(document: MemoryDocument, now: dt.datetime,
-                  config: 'LifecycleConfig' = DEFAULTS,
+                  config: 'AnyConfig' = DEFAULTS,
                   token_budget: Optional[int] = None, include_peers: bool = True,
                   min_confidence: Optional[float] = None,
                   index: Optional['ContextIndex'] = None) -> ContextBlock:
@@ -356,18 +359,18 @@ def build_context(document: MemoryDocument, now: dt.datetime,
                               min_confidence)
 
 
-def _threshold(config: 'LifecycleConfig', min_confidence: Optional[float]) -> float:
+def _threshold(config: 'AnyConfig', min_confidence: Optional[float]) -> float:
     return config.inject_min if min_confidence is None else max(config.inject_min,
                                                                 min_confidence)
 
 
 def build_context_scan(document: MemoryDocument, now: dt.datetime,
-                       config: 'LifecycleConfig' = DEFAULTS,
+                       config: 'AnyConfig' = DEFAULTS,
                        token_budget: Optional[int] = None, include_peers: bool = True,
                        min_confidence: Optional[float] = None) -> ContextBlock:
     """Return the reference block: decay, filter and sort every entry, then fill the budget."""
     threshold = _threshold(config, min_confidence)
-    under = []
+    under: list = []
     ranked = _ranked(document.entries, now, config, threshold, below=under)
     below = _below_highest(under, now)
     peers = []
@@ -396,8 +399,8 @@ class _Filler:
 
     def __init__(self, budget: int):
         self.budget = budget
-        self.lines = []
-        self.costs = []
+        self.lines: list[str] = []
+        self.costs: list[int] = []
         self.used = 0
         self.ended = False
         self.truncated = False
@@ -491,7 +494,7 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
     """
     filler = _Filler(config.token_budget if not token_budget else token_budget)
     eligible, items = own
-    conditions = []
+    conditions: list = []
     items = _faults_first(items, conditions)
     first = next(items, None)
     shown = filler.run(first, items) if first is not None else []
@@ -561,12 +564,12 @@ class _SectionIndex:
         by_since = sorted(range(len(rows)), key=lambda position: rows[position][3])
         self.since_sorted = [rows[position][3] for position in by_since]
         self.since_positions = array.array('q', by_since)
-        self._weak = {}
+        self._weak: dict = {}
 
     def __len__(self) -> int:
         return len(self.entries)
 
-    def plan(self, now: dt.datetime, config: 'LifecycleConfig', threshold: float):
+    def plan(self, now: dt.datetime, config: 'AnyConfig', threshold: float):
         """
         (eligible count, walker, highest below) at ``now``; None when it must be scanned.
 
@@ -626,7 +629,7 @@ class _SectionIndex:
         heapq.heapify(heap)
         return eligible, _Walk(self, now, config, threshold, offset, maybe, skip, heap), highest
 
-    def weak_recent(self, now: dt.datetime, config: 'LifecycleConfig', window) -> list:
+    def weak_recent(self, now: dt.datetime, config: 'AnyConfig', window) -> list:
         """
         Return (confidence, entry) of own entries under inject_min reinforced within ``window``.
 
@@ -705,7 +708,7 @@ class ContextIndex:
     to :func:`build_context`. The document must not change while the index is used.
     """
 
-    def __init__(self, document: MemoryDocument, config: 'LifecycleConfig' = DEFAULTS):
+    def __init__(self, document: MemoryDocument, config: 'AnyConfig' = DEFAULTS):
         self.document = document
         self.rate = config.decay_per_day
         self.own = _SectionIndex(document.entries, self.rate, None)
@@ -713,7 +716,7 @@ class ContextIndex:
                       for block in document.peer_context or []]
         self._peer_count = len(document.peer_context or [])
 
-    def serves(self, document: MemoryDocument, config: 'LifecycleConfig') -> bool:
+    def serves(self, document: MemoryDocument, config: 'AnyConfig') -> bool:
         """Return True when this index was built from ``document`` for ``config``'s decay rate."""
         return (document is self.document and config.decay_per_day == self.rate
                 and len(document.peer_context or []) == self._peer_count)
@@ -729,7 +732,7 @@ def _build_indexed(document, now, config, token_budget, include_peers, min_confi
             eligible, walk, highest = plan
             below = (len(section) - eligible,) + (highest or (None, None))
             return eligible, walk.lines(source), below
-        under = []
+        under: list = []
         ranked = _ranked(entries, now, config, threshold, reference, source, under)
         return len(ranked), iter(ranked), _below_highest(under, now)
 

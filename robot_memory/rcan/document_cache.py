@@ -41,6 +41,7 @@ from robot_memory.rcan.memory_file import new_document
 
 if TYPE_CHECKING:  # pydantic, imported only where a config is validated
     from robot_memory.rcan.lifecycle_config import LifecycleConfig
+    from robot_memory.rcan.schema import MemoryDocument
 
 
 class DocumentCache:
@@ -50,8 +51,8 @@ class DocumentCache:
         self.memory_file = memory_file
         self.rrn = rrn
         self._lock = threading.Lock()
-        self._key = None
-        self._document = None
+        self._key: Optional[tuple] = None
+        self._document: Optional['MemoryDocument'] = None
         self._indexes: dict = {}
         self.error: Optional[str] = None
         self.problems: list = []
@@ -87,11 +88,11 @@ class DocumentCache:
             self.problems = [problem.message for problem in result.problems]
             return self._document
 
-    def _set(self, document) -> None:
+    def _set(self, document: 'MemoryDocument') -> None:
         self._document = document
         self._indexes = {}
 
-    def context_index(self, document, config: 'LifecycleConfig'):
+    def context_index(self, document: 'MemoryDocument', config: 'LifecycleConfig'):
         """
         Return the context index of ``document`` at ``config``'s decay rate, built once.
 

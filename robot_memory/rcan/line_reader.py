@@ -115,8 +115,9 @@ class _LineReader:
             if content:
                 self.rows.append((number, len(line) - len(content), content.rstrip(' ')))
         self.at = 0
-        self.cache = {}
-        self.key_lines, self.item_lines = {}, {}
+        self.cache: dict = {}
+        self.key_lines: dict[str, int] = {}
+        self.item_lines: dict[str, list[int]] = {}
 
     def _skip_comments(self) -> None:
         rows = self.rows
@@ -178,7 +179,7 @@ class _LineReader:
     def sequence(self, column: int, key: Optional[str]) -> list:
         """Items ``- ...`` at ``column`` from the current row on."""
         result = []
-        lines = [] if key is not None else None
+        lines: Optional[list[int]] = [] if key is not None else None
         rows = self.rows
         while (row := self._next_row()) is not None:
             number, col, content = row
@@ -196,7 +197,7 @@ class _LineReader:
             else:
                 self.at += 1
                 result.append(self.scalar(rest, number, column))
-        if key is not None:
+        if key is not None and lines is not None:  # lines are kept for a key's items only
             self.item_lines[key] = lines
         return result
 

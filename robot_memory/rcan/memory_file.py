@@ -125,7 +125,7 @@ class MemoryFile:
         self.max_bytes = max_bytes if max_bytes is not None else max_file_bytes()
         # The target resolved when the lock was taken: everything under one lock (a file
         # set aside, then the new one written) goes to the same file.
-        self._locked_target = None
+        self._locked_target: Optional[pathlib.Path] = None
 
     def target(self) -> pathlib.Path:
         """Return the file writes replace: the end of ``path``'s links (see link_target)."""

@@ -132,7 +132,7 @@ def _validate_entries(raw_items, section, lines_of, peer: bool, result, records:
         valid = (records and peer_records(raw_items)) or schema.peer_entries_fast(raw_items)
     else:
         valid = schema.validate_entries_fast(raw_items)
-    bad = []
+    bad: list = []
     if valid is None:
         model = schema.PeerEntry if peer else schema.MemoryEntry
         try:
@@ -378,7 +378,11 @@ def _parse_peer_context(raw, lines_of, result, records: bool = False):
             result.problems.append(Problem(f'peer_context[{index}] quarantined: {reason}', where))
             result.quarantined.append(QuarantinedItem('peer_context', item, reason, where))
             continue
-        rrn = fields[0] if block is None else block.rrn
+        if block is None:
+            assert fields is not None  # the writer's form, read without pydantic
+            rrn, last_synced = fields
+        else:
+            rrn = block.rrn
         if rrn in seen:
             reason = f'a second block for peer {rrn} (the first one is kept)'
             result.problems.append(Problem(f'peer_context[{index}] quarantined: {reason}', where))
@@ -387,7 +391,7 @@ def _parse_peer_context(raw, lines_of, result, records: bool = False):
         seen.add(rrn)
         kept, _ = _validate_entries(item.get('entries'), f'peer_context[{rrn}].entries',
                                     lambda _index, where=where: where, True, result, records)
-        blocks.append(PeerBlockRecord(*fields, kept) if block is None
+        blocks.append(PeerBlockRecord(rrn, last_synced, kept) if block is None
                       else block.model_copy(update={'entries': kept}))
     return blocks
 
@@ -481,7 +485,8 @@ def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
     if not candidates:
         candidates = [line.strip() for line in text.splitlines()
                       if line.strip() and not line.lstrip().startswith(('#', '---', '```'))]
-    entries, taken = [], set()
+    entries: list = []
+    taken: set[str] = set()
     for candidate in candidates:
         cleaned = ' '.join(re.sub(r'[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]', ' ',
                                   candidate).split())[:500].strip()

@@ -28,7 +28,9 @@ import functools
 import itertools
 import json
 import re
+from typing import cast
 from typing import Optional
+from typing import Sequence
 
 from robot_memory.rcan.line_reader import NotSimple
 from robot_memory.rcan.line_reader import plain_scalar
@@ -101,10 +103,10 @@ def _flow_json(text: str, cache: dict) -> Optional[str]:
     converted = [_plain_json(item, cache) for item in items]
     if None in converted:
         return None
-    return '[' + ', '.join(converted) + ']'
+    return '[' + ', '.join(cast('list[str]', converted)) + ']'
 
 
-def scalar_json(text: str, more: list, cache: dict) -> Optional[str]:
+def scalar_json(text: str, more: Sequence[str], cache: dict) -> Optional[str]:
     """
     Return the JSON text of a block scalar value, or None when it is not one read here.
 
@@ -156,7 +158,8 @@ def block_items_json(items: str, entries: bool = False) -> Optional[tuple]:
     key_column = dash_column + 2
     deeper = ' ' * (key_column + 1)
     match_line = _LINE.match
-    out, cache = [], {}
+    out: list = []
+    cache: dict = {}
     append = out.append
     index, count = 0, len(lines)
     while index < count:
@@ -213,7 +216,7 @@ def block_items_json(items: str, entries: bool = False) -> Optional[tuple]:
                 following = lines[index] if index < count else ''
                 if not values or None in values or following.startswith(deeper):
                     return None  # a nested mapping, or an item going on over lines
-                converted = '[' + ', '.join(values) + ']'
+                converted = '[' + ', '.join(cast('list[str]', values)) + ']'
         if converted is None:
             return None
         if entries and key in _TIME_KEYS and converted.endswith('+00:00"') \
@@ -263,7 +266,7 @@ def _quoted(match) -> str:
     return '"' + (single if single is not None else word) + '"'
 
 
-def _column_json(values: list, cache: dict, times: bool = False) -> Optional[str]:
+def _column_json(values: Sequence[str], cache: dict, times: bool = False) -> Optional[str]:
     """Return one column of raw values as a JSON array, in bulk when they share a form."""
     folded = [index for index, value in enumerate(values) if '\n' in value]
     if folded:
@@ -289,7 +292,7 @@ def _column_json(values: list, cache: dict, times: bool = False) -> Optional[str
     elif _ALL_MIXED.match(joined) and YAML_KEYWORDS.isdisjoint(values):
         text = '[' + _MIXED_VALUE.sub(_quoted, joined)[:-1].replace('\n', ',') + ']'
     else:
-        converted = []
+        converted: list[str] = []
         append = converted.append
         match_double = _DOUBLE_QUOTED.match
         for value in values:
@@ -327,7 +330,7 @@ def _tags_json(flow: Optional[str], block: str, cache: dict) -> Optional[str]:
             values = [scalar_json(item, (), cache) for item in items]
             if None in values:
                 return None
-            found = '[' + ', '.join(values) + ']'
+            found = '[' + ', '.join(cast('list[str]', values)) + ']'
         cache[block] = found
     return found
 
@@ -350,7 +353,7 @@ def entry_columns_json(items: str) -> Optional[tuple]:
         rows.append(match.groups())
     if not rows or at != len(text):
         return None
-    cache = {}
+    cache: dict = {}
     columns = []
     count = len(rows)
     raw = list(zip(*rows))
@@ -363,5 +366,5 @@ def entry_columns_json(items: str) -> Optional[tuple]:
     tags = list(map(_tags_json, raw[7], raw[8], itertools.repeat(cache)))
     if None in tags:
         return None
-    columns.append('[' + ','.join(tags) + ']')
+    columns.append('[' + ','.join(cast('list[str]', tags)) + ']')
     return columns, count

@@ -282,7 +282,9 @@ def _other_items(items: bytes, validate_entries: bool):
         if validated is not None:
             return validated
         # Read as written: a quarantined entry keeps its times as they were.
-        data = block_items_json(text)[0].encode('utf-8')
+        again = block_items_json(text)
+        assert again is not None  # converted above: only the form of the times differs
+        data = again[0].encode('utf-8')
     entries = json.loads(data, parse_float=yaml_float, parse_constant=str)
     if sum(map(len, entries)) != pairs:
         return None  # a key twice in one item: libyaml says what that means
@@ -293,7 +295,8 @@ class ItemLines:
     """Line numbers of the items of a list read by the fast path, found when first asked."""
 
     def __init__(self, first_line: int, block: bytes):
-        self.first_line, self.block, self._found = first_line, block, None
+        self.first_line, self.block = first_line, block
+        self._found: Optional[list[int]] = None
 
     def __len__(self):
         return len(self._lines())
@@ -336,6 +339,7 @@ def _top_level_starts(front: bytes, columns: bool) -> list:
         if end <= 0:
             break
         end = front.find(b'\n', end) + 1
+    starts: list[int]
     if end > last > entries > 0 and front[end:end + 1] not in (b' ', b'#', b'\n', b'\r') \
             and not front.startswith(b'- {', end):
         starts = _EntriesSkipped([0])
@@ -386,7 +390,10 @@ def fast_front_matter(front, first_line: int, checked: bool = False,
         front = front.replace(b'\r\n', b'\n')
         source = None  # the lines moved: no longer where they are in the file
     starts = _top_level_starts(front, validate_entries and skip_entries)
-    mapping, key_lines, item_blocks, comments = {}, {}, {}, {}
+    mapping: dict = {}
+    key_lines: dict[str, int] = {}
+    item_blocks: dict = {}  # key: (first line, block); None: the comments above each key
+    comments: dict[str, bytes] = {}
     pending = b''  # comment lines waiting for the key below them
     line_number, counted_to = first_line, 0
     try:

@@ -117,7 +117,8 @@ def yaml_front_matter(front: str, first_line: int):
 
 def yaml_positions(front: str, first_line: int):
     """Line numbers of top-level keys and of the items of top-level sequences."""
-    key_lines, item_lines = {}, {}
+    key_lines: dict[str, int] = {}
+    item_lines: dict[str, list[int]] = {}
     try:
         node = yaml.compose(front, Loader=yaml_classes()[0])
     except yaml.YAMLError:

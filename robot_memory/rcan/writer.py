@@ -66,9 +66,9 @@ class SourceLines:
         self.indent = indent  # column of the items' dashes: 2 (ours, the spec's) or 0 (PyYAML)
         self.block = block  # every item of the list, kept or quarantined, and comments
         self.indices = indices  # item of each kept entry in ``block``; None: all, in order
-        self._chunks = None
-        self._by_id = None
-        self._id_set = None
+        self._chunks: Optional[tuple[bytes, list[tuple[bytes, bytes]]]] = None
+        self._by_id: Optional[dict[int, tuple]] = None
+        self._id_set: Optional[set[int]] = None
 
     def _ids(self) -> set:
         if self._id_set is None:
@@ -86,7 +86,9 @@ class SourceLines:
             for index, start in enumerate(starts):
                 stop = starts[index + 1] if index + 1 < len(starts) else len(block)
                 chunk = block[start:stop]
-                item = plain.search(chunk).start()
+                found = plain.search(chunk)
+                assert found is not None  # each chunk starts with an item's line
+                item = found.start()
                 items.append((chunk[:item], chunk[item:]))
             self._chunks = (block[:starts[0]] if starts else b'', items)
         return self._chunks
