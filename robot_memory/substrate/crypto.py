@@ -129,7 +129,7 @@ def read_key_file(path) -> bytes:
     return key
 
 
-_CIPHERS = {}
+_CIPHERS: dict = {}
 
 
 def _aesgcm(key: bytes):
@@ -176,9 +176,9 @@ class Vault:
     def __init__(self, key_path, encrypt_from: Optional[str] = None):
         self.key_path = pathlib.Path(key_path).expanduser()
         self.encrypt_from = check_level(encrypt_from)
-        self._key = None
-        self._error = None
-        self._stamp = None
+        self._key: Optional[bytes] = None
+        self._error: Optional[KeyUnavailable] = None
+        self._stamp: Optional[tuple] = None
 
     def seals(self, sensitivity: str) -> bool:
         """Return True when records of ``sensitivity`` are stored encrypted."""
@@ -200,6 +200,7 @@ class Vault:
                 self._error = error
         if self._error is not None:
             raise KeyUnavailable(str(self._error))
+        assert self._key is not None  # read, or its error raised above
         return self._key
 
     def key(self, wanted: str) -> bytes:
@@ -267,7 +268,7 @@ class SealedSearch:
         self.version = None
         self.builds = 0
         self.entries = {}  # seq: (key id, status, type, why it cannot be opened or None)
-        self.key_counts = collections.Counter()
+        self.key_counts: collections.Counter = collections.Counter()
         self._damaged = {}
         self.indexed = 0  # rows in sealed_fts (those opened)
 

@@ -39,6 +39,7 @@ import importlib.util
 import os
 import pathlib
 import threading
+from typing import Optional
 from typing import Protocol
 from typing import Sequence
 from typing import TYPE_CHECKING
@@ -48,6 +49,8 @@ from robot_memory.substrate.text import tokens
 
 if TYPE_CHECKING:  # numpy is imported where a vector is made, not at start-up
     import numpy
+    import onnxruntime
+    import tokenizers
 
 ENV_VAR = 'ROBOT_MEMORY_EMBEDDER'
 # A directory holding model_quantized.onnx (or model.onnx) and tokenizer.json of a
@@ -124,7 +127,7 @@ class HashingEmbedder:
         return numpy.stack([self.embed_one(text) for text in texts])
 
 
-def semantic_model_files() -> tuple:
+def semantic_model_files() -> Optional[tuple]:
     """(model, tokenizer) paths of the installed semantic model, or None when it is missing."""
     if importlib.util.find_spec('onnxruntime') is None or \
             importlib.util.find_spec('tokenizers') is None:
@@ -185,9 +188,9 @@ class SemanticEmbedder:
         self.threads = threads
         self.max_tokens = max_tokens
         self.batch = batch
-        self._session = None
-        self._tokenizer = None
-        self._inputs = ()
+        self._session: Optional[onnxruntime.InferenceSession] = None
+        self._tokenizer: Optional[tokenizers.Tokenizer] = None
+        self._inputs: tuple = ()
         self._load_lock = threading.Lock()
 
     def _load(self) -> None:
@@ -210,6 +213,7 @@ class SemanticEmbedder:
 
     def _embed_batch(self, texts: list) -> numpy.ndarray:
         import numpy
+        assert self._tokenizer is not None and self._session is not None  # _load ran
         encoded = self._tokenizer.encode_batch(texts)
         ids = numpy.array([item.ids for item in encoded], dtype=numpy.int64)
         mask = numpy.array([item.attention_mask for item in encoded], dtype=numpy.int64)
@@ -337,7 +341,7 @@ def _optimized_session(onnxruntime, model_path, options):
         partial = None
         options = _options_like(onnxruntime, options)  # the same, without the copy to write
         session = onnxruntime.InferenceSession(str(model_path), options, providers=providers)
-    if partial is not None:
+    if partial is not None and cached is not None:  # partial is a copy next to cached
         try:
             os.replace(partial, cached)  # whole or not at all, whoever writes last
         except OSError:

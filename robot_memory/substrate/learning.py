@@ -125,6 +125,7 @@ def learn(store, request: LearnRequest) -> LearnResult:
         raise SubstrateError(f'decay profile is invalid: {first_error(error)}') from None
     sources = validation.check_provenance(provenance)
     now_s = validation.epoch(now)
+    assert now is not None  # epoch refuses anything but an aware datetime
     record_id = str(uuid.uuid4())
     data = payloads.build(kind, text, payload, context, conditions, now, record_id)
     if single_valued is not None:

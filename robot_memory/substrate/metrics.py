@@ -139,13 +139,13 @@ def measure(store, now: dt.datetime, window_days: float = 30.0) -> Metrics:
     conn = store.db.conn
     with store.lock:
         by_type = dict.fromkeys(MEMORY_TYPES, 0)
-        by_status = {}
+        by_status: dict[str, int] = {}
         for kind, status, count in conn.execute(
                 'SELECT type, status, count(*) FROM substrate_records GROUP BY 1, 2'):
             by_status[status] = by_status.get(status, 0) + count
             if status != 'archived':
                 by_type[kind] += count
-        per_day = {}
+        per_day: dict = {}
         for day, kind, count in conn.execute(
                 "SELECT strftime('%Y-%m-%d', created_at, 'unixepoch'), type, count(*) "
                 'FROM substrate_records WHERE created_at >= ? GROUP BY 1, 2 ORDER BY 1',

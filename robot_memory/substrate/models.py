@@ -308,7 +308,7 @@ class MemoryRecord(_Model):
     effective_salience: Optional[float] = None
 
 
-SCHEMA_MODELS = {
+SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     'MemoryRecord': MemoryRecord,
     'Lifecycle': Lifecycle,
     'DecayProfile': DecayProfile,

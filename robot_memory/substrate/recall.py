@@ -23,6 +23,7 @@ their first argument and use its public interface; ``Substrate.recall`` and
 
 import datetime as dt
 import json
+from typing import cast
 from typing import Optional
 
 from robot_memory.substrate import text as textrules
@@ -119,7 +120,8 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
             return False
         if max_distance is not None:
             where = position_of(json.loads(row['context']), position_parts[1:])
-            if where is None or distance(point, where) > max_distance:
+            # max_distance is refused above without a point
+            if where is None or distance(cast(tuple, point), where) > max_distance:
                 return False
         if SENSITIVITIES.index(row['sensitivity']) > trust_level + 1:
             withheld.add(row['seq'])
@@ -127,12 +129,13 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
         return True
 
     wanted = k if point is None else max(k * 4, 50)
-    withheld = set()
+    withheld: set = set()
     with store.lock:
         keyword, rows = keyword_candidates(store, query, keywords, wanted, eligible)
         keyword, locked = store.sealing.sealed_candidates(query, keywords, wanted, eligible,
                                                           keyword, rows, statuses, wanted_types)
-        vector, unseen = [], frozenset()
+        vector: list = []
+        unseen: frozenset = frozenset()
         if use_vectors:
             vector = vector_candidates(store, query, max(2 * wanted, 10) if keyword
                                        else wanted, eligible, rows)
@@ -196,7 +199,9 @@ def rank(keyword: list, vector: list, rows: dict, weight: float, now_s: float, p
 
 def keyword_candidates(store, query: str, keywords: bool, wanted: int, eligible) -> tuple:
     """(seq, BM25 score) candidates: records with every word first, then fewer words."""
-    order, rows, seen = [], {}, set()
+    order: list = []
+    rows: dict = {}
+    seen: set = set()
     if not keywords:
         return order, rows
     for fts in keyword_passes(query):
@@ -293,7 +298,7 @@ def select(store, task: str, now: dt.datetime, context: Optional[dict] = None,
         row = store.row(hit.id)
         payload = json.loads(row['payload'])
         if row['type'] == 'competence':
-            conditions = {}
+            conditions: dict = {}
             for trigger in payload['triggers']:
                 conditions.update(trigger.get('conditions') or {})
             name = payload['skill_name']

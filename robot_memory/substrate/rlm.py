@@ -122,10 +122,12 @@ def export_chunks(substrate, target, now: dt.datetime) -> ExportReport:
         used.add(chunk_id)
         ids[record.id] = chunk_id
     written, archived = [], 0
-    metadata_index, tag_index, link_graph = {}, {}, {}
+    metadata_index: dict = {}
+    tag_index: dict[str, list] = {}
+    link_graph: dict = {}
     for record in records:
         chunk_id = ids[record.id]
-        links = {name: [] for name in LINK_TYPES}
+        links: dict[str, list] = {name: [] for name in LINK_TYPES}
         conversation = record.context.get('conversation_id')
         if isinstance(conversation, str) and conversation:
             links['context_of'].append(conversation)
@@ -261,7 +263,9 @@ def import_chunks(substrate, source, now: dt.datetime) -> ImportReport:
     """Import RLM-MEM chunks from a directory or one file, then their links."""
     root = pathlib.Path(source).expanduser()
     report = ImportReport([], [], [], 0)
-    chunk_to_record, pending_links, parsed = {}, [], []
+    chunk_to_record: dict = {}
+    pending_links: list = []
+    parsed: list = []
     for path, archived in _chunk_files(root):
         try:
             if path.stat().st_size > _MAX_FILE:

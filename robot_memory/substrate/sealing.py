@@ -175,6 +175,7 @@ class Sealing:
 
     def reseal(self, conn, row: dict, tags=None, payload=None) -> None:
         """Store an opened sealed record again with new tags or payload (fresh nonce)."""
+        assert self.vault is not None  # the record was opened with the vault's key
         key = self.vault.key(row['key_id'])
         fields = {'text': row['text'],
                   'tags': list(tags) if tags is not None else row['tags'].split(),
@@ -301,7 +302,7 @@ class Sealing:
         if self.vault is None or not self.store.db.conn.execute(
                 'SELECT 1 FROM substrate_records WHERE key_id IS NOT NULL LIMIT 1').fetchone():
             return keyword, (0, '')
-        found = []
+        found: list = []
         if keywords:
             passes = [textrules.fts_query(query, operator='AND'), textrules.fts_query(query)]
             seen = set()
@@ -340,6 +341,7 @@ class Sealing:
         if not found:
             return found
         index = self.sealed_index()
+        assert index is not None  # found holds matches from it
         conn = self.store.db.conn
         everyone = conn.execute('SELECT count(*) FROM substrate_records').fetchone()[0]
         if abs(everyone - self.counted_rows) > everyone // 100 or \
@@ -371,6 +373,7 @@ class Sealing:
         index = self.sealed_index()
         names = index.key_ids if index is not None else ()
         for name in names:
+            assert self.vault is not None  # the sealed index is kept with a vault only
             try:
                 self.vault.key(name)
             except crypto.KeyUnavailable as error:
@@ -382,7 +385,8 @@ class Sealing:
                 if name in unusable:
                     count += records
                     reason = reason or unusable[name]
-        for name, status, kind, why in (index.damaged if len(unusable) < len(names) else ()):
+        damaged = index.damaged if index is not None and len(unusable) < len(names) else ()
+        for name, status, kind, why in damaged:
             if name not in unusable and status in statuses and (not types or kind in types):
                 count += 1  # opened with the right key, yet refused: altered or moved
                 reason = reason or why

@@ -51,6 +51,7 @@ import datetime as dt
 import hashlib
 import json
 import threading
+from typing import cast
 from typing import Iterable
 from typing import Optional
 from typing import TYPE_CHECKING
@@ -91,6 +92,9 @@ from robot_memory.substrate.vocabulary import MAX_TAGS
 from robot_memory.substrate.vocabulary import RELATION_PREDICATES
 
 if TYPE_CHECKING:  # the models load with the first record written or returned whole
+    from numpy import ndarray
+
+    from robot_memory.substrate.metrics import Metrics
     from robot_memory.substrate.models import DecayProfile
     from robot_memory.substrate.models import MemoryRecord
 
@@ -136,11 +140,11 @@ class Substrate:
         self.default_sensitivity = default_sensitivity
         self._lock = threading.RLock()
         self._writes = 0
-        self._index = None
+        self._index: Optional[VectorIndex] = None
         # Words the duplicate check found common (see dedup.rare_word_candidates).
-        self.common_words = set()
+        self.common_words: set[str] = set()
         self.sealing = Sealing(self, encrypt_from, key_file)
-        self._ahead = {}
+        self._ahead: dict = {}
         self.db = schema.connect(self.path, busy_timeout_s)
 
     def applied_migrations(self) -> list:
@@ -399,7 +403,8 @@ class Substrate:
         with self.transaction() as conn:
             key = self.sealing.request_key(conn)
             if key is not None:  # the request holds the text: no plain hash of it on disk
-                fingerprint = crypto.digest(key, 'request', fingerprint)
+                # the digest of a string is a string (only None stays None)
+                fingerprint = cast(str, crypto.digest(key, 'request', fingerprint))
             seen = conn.execute('SELECT kind, fingerprint, reply FROM substrate_requests '
                                 'WHERE request_id = ?', (request_id,)).fetchone()
             if seen is not None:
@@ -488,7 +493,7 @@ class Substrate:
 
     # ------------------------------------------------------------------ vectors
 
-    def embed(self, texts: list) -> 'numpy.ndarray':
+    def embed(self, texts: list) -> 'ndarray':
         """Return the vectors of ``texts`` (those embedded ahead reused)."""
         ahead = self._ahead
         if ahead and all(text in ahead for text in texts):
@@ -661,7 +666,7 @@ class Substrate:
         """Growth, salience distribution, usefulness, contradiction and revision rates (§15.10)."""
         return self.measure(now, window_days).to_dict()
 
-    def measure(self, now: dt.datetime, window_days: float = 30.0) -> 'metrics.Metrics':
+    def measure(self, now: dt.datetime, window_days: float = 30.0) -> 'Metrics':
         """Return :meth:`metrics` as a :class:`~.metrics.Metrics` dataclass (typed fields)."""
         return metrics.measure(self, now, window_days)
 

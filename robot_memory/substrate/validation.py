@@ -21,6 +21,7 @@ wrong and what to do.
 
 import datetime as dt
 import re
+from typing import Optional
 
 from robot_memory.common import lazy_imports
 from robot_memory.common import validation_text
@@ -46,7 +47,7 @@ def first_error(error) -> str:
     return validation_text.first_error(error, 'value')
 
 
-def epoch(now: dt.datetime, what: str = 'now') -> float:
+def epoch(now: Optional[dt.datetime], what: str = 'now') -> float:
     """Return ``now`` (an aware datetime: the caller's clock) as UNIX seconds."""
     return require_aware(now, SubstrateError, what).timestamp()
 

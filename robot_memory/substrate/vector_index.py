@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Optional
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy is imported where a vector is made, not at start-up
@@ -118,7 +119,7 @@ class _Blocks:
     def __init__(self, width: int, dtype, rows: int = 0):
         self.width = width
         self.dtype = dtype
-        self.blocks = []
+        self.blocks: list = []
         self.reserve(rows)
 
     def __len__(self) -> int:
@@ -222,10 +223,10 @@ class VectorIndex:
     def __init__(self, model: str, dim: int):
         self.model = model
         self.dim = dim
-        self.cursor = None
+        self.cursor: Optional[int] = None
         self.full_loads = 0
         self.patches = 0
-        self._planes = None
+        self._planes: Optional[numpy.ndarray] = None
         self._reset(0)
 
     def _reset(self, capacity: int) -> None:
@@ -235,11 +236,11 @@ class VectorIndex:
         self.seqs = numpy.zeros(capacity, dtype=numpy.int64)
         self.codes = _Blocks(self.dim, numpy.int8, capacity)
         self.scales = numpy.zeros(capacity, dtype=numpy.float32)
-        self.basis = None
-        self.sketch = None
+        self.basis: Optional[numpy.ndarray] = None
+        self.sketch: Optional[_Blocks] = None
         # Signature words (SIGN_BITS / 64 arrays of uint64), made by the first near().
-        self.signs = None
-        self.position = {}
+        self.signs: Optional[list[numpy.ndarray]] = None
+        self.position: dict[int, int] = {}
         self.dead = 0
 
     def __len__(self) -> int:
@@ -286,6 +287,7 @@ class VectorIndex:
     def _sign(self, rows) -> None:
         """Store the signatures of the stored vectors of ``rows`` (an index array)."""
         codes = self._signature(self._vectors(rows))
+        assert self.signs is not None  # made by _build_signs before the first signature
         for number, word in enumerate(self.signs):
             word[rows] = codes[:, number]
 
@@ -385,7 +387,7 @@ class VectorIndex:
         for start in range(0, len(live), LOAD_ROWS):
             rows = numpy.arange(start, min(len(live), start + LOAD_ROWS))
             codes[rows] = self.codes[live[rows]]
-            if sketch is not None:
+            if sketch is not None and self.sketch is not None:  # both or neither
                 sketch[rows] = self.sketch[live[rows]]
         self.codes, self.sketch = codes, sketch
         if self.signs is not None:
@@ -478,6 +480,7 @@ class VectorIndex:
             self._build_signs()
         code = self._signature(vector[None, :])[0]
         distance = numpy.zeros(self.count, dtype=numpy.uint16)
+        assert self.signs is not None  # built above
         for number, word in enumerate(self.signs):
             distance += _popcount(word[:self.count] ^ code[number])
         rows = numpy.flatnonzero(distance <= sign_cutoff(float(threshold)))
