@@ -40,7 +40,7 @@ def message(detail: Mapping, leads: tuple = ()) -> str:
     return text
 
 
-def describe(detail: dict, whole: str = '', prefix: str = '', leads: tuple = ()) -> str:
+def describe(detail: Mapping, whole: str = '', prefix: str = '', leads: tuple = ()) -> str:
     """Return one error as ``<prefix><where>: <message>``, the message alone without a place."""
     place = where(detail, whole)
     text = message(detail, leads)

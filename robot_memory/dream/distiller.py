@@ -120,7 +120,7 @@ class OpenAICompatibleDistiller:
         self.timeout_s = timeout_s
         self.batch_size = batch_size
         self.budget_s = budget_s
-        self.errors = []
+        self.errors: list[str] = []
 
     def rewrite(self, candidates: list) -> dict:
         """Texts from the server where it answered well; rule texts everywhere else."""

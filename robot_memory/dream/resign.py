@@ -68,8 +68,8 @@ def resign(links: dict, rules) -> list:
 
 def regroup(groups: dict, episodes: dict, rules) -> dict:
     """Merge groups (and episodes) whose evidence gets one signature now (see _resign)."""
-    merged = {}
-    moved = {}
+    merged: dict = {}
+    moved: dict[str, list] = {}
     for key in sorted(groups):
         group = groups[key]
         try:
@@ -96,5 +96,5 @@ def regroup(groups: dict, episodes: dict, rules) -> dict:
 
 def _either(pick, *values):
     """``pick`` (min or max) of the values that are not None, or None."""
-    values = [value for value in values if value is not None]
-    return pick(values) if values else None
+    present = [value for value in values if value is not None]
+    return pick(present) if present else None

@@ -195,8 +195,8 @@ def latest_summary(memory_file) -> Optional[str]:
         return None
     found = [(summary_stamp(name, target.name), name) for name in names]
     # Two dreams in one second: <stamp>.md, then <stamp>-2.md, <stamp>-3.md...
-    found = sorted((stamp, len(name), name) for stamp, name in found if stamp is not None)
-    for _, _, name in reversed(found):
+    ordered = sorted((stamp, len(name), name) for stamp, name in found if stamp is not None)
+    for _, _, name in reversed(ordered):
         with contextlib.suppress(OSError, UnicodeDecodeError):
             return target.with_name(name).read_text(encoding='utf-8')
     return None

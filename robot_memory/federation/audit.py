@@ -97,7 +97,7 @@ class UnchangedAudits:
 
     def __init__(self, period_s: float = UNCHANGED_AUDIT_S):
         self.period_s = period_s
-        self._pending = {}  # peer rrn -> (count, since)
+        self._pending: dict[str, tuple] = {}  # peer rrn -> (count, since)
 
     def __bool__(self) -> bool:
         """Return whether any count waits to be written."""

@@ -615,14 +615,14 @@ class MergeOutcome:
 def _corroborated_ids(document: MemoryDocument, shared, threshold: float) -> dict:
     """For each shared entry, the own ids it corroborates (same type; same id or similar text)."""
     by_id = {entry.id: entry for entry in document.entries}
-    index = {}
+    index: dict[tuple, list] = {}
     own_tokens = {}
     for entry in document.entries:
         words = token_set(entry.text)
         own_tokens[entry.id] = words
         for word in words:
             index.setdefault((entry.type, word), []).append(entry)
-    found = {}
+    found: dict[str, list[str]] = {}
     for item in shared:
         matches = []
         same = by_id.get(item.id)
@@ -709,7 +709,7 @@ def _comparable(entry: PeerEntry) -> tuple:
 
 def corroborations(document: MemoryDocument) -> dict:
     """Own entry id → sorted peer rrns whose current block corroborates it."""
-    found = {}
+    found: dict[str, set[str]] = {}
     own = {entry.id for entry in document.entries}
     for block in document.peer_context or []:
         for entry in block.entries:

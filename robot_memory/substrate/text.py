@@ -25,6 +25,7 @@ import hashlib
 import itertools
 import math
 import re
+from typing import AbstractSet
 from typing import Optional
 import unicodedata
 
@@ -113,7 +114,7 @@ def content_tokens(text: str) -> set:
     return meaningful or set(words)
 
 
-def jaccard(left: set, right: set) -> float:
+def jaccard(left: AbstractSet, right: AbstractSet) -> float:
     """Token-set Jaccard similarity in [0, 1] (two empty sets count as 0)."""
     if not left or not right:
         return 0.0
