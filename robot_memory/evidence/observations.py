@@ -51,6 +51,7 @@ import math
 import re
 from typing import Any
 from typing import Iterable
+from typing import NoReturn
 from typing import Optional
 from typing import Union
 
@@ -230,9 +231,9 @@ class _Reader:
     def __init__(self, data: dict, line: Optional[int]):
         self.data = data
         self.line = line
-        self.notes = []
+        self.notes: list[str] = []
 
-    def fail(self, field: str, message: str):
+    def fail(self, field: str, message: str) -> NoReturn:
         raise ObservationError(message, self.line, field)
 
     def string(self, field: str, required: bool = True, default: str = '',
@@ -348,7 +349,7 @@ _ALLOWED_KEYS = {
 }
 
 
-def _values(reader: _Reader) -> tuple:
+def _values(reader: _Reader) -> list:
     raw = reader.data.get('values', {})
     pairs = []
     if isinstance(raw, dict):
@@ -425,6 +426,7 @@ def from_dict(data: Any, line: Optional[int] = None) -> ParsedLine:
             stamp = parse_iso(stamp)
         except ValueError as error:
             reader.fail('stamp', str(error))
+    observation: Observation
     if source == 'diagnostic':
         observation = diagnostic(
             stamp, reader.string('name', clip=False), reader.string('hardware_id', clip=False),
@@ -489,7 +491,7 @@ def parse_lines(lines: Iterable) -> ParseReport:
 
 def to_dict(observation: Observation) -> dict:
     """Return the JSON-lines object of ``observation`` (what ``parse_line`` reads back)."""
-    data = {'stamp': format_iso(observation.stamp), 'source': observation.source}
+    data: dict[str, Any] = {'stamp': format_iso(observation.stamp), 'source': observation.source}
     if isinstance(observation, DiagnosticObservation):
         data.update(name=observation.name, hardware_id=observation.hardware_id,
                     level=observation.level, message=observation.message,

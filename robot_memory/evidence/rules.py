@@ -54,6 +54,7 @@ from typing import Any
 from typing import Literal
 from typing import NamedTuple
 from typing import Optional
+from typing import TYPE_CHECKING
 from typing import Union
 
 from pydantic import BaseModel
@@ -129,6 +130,14 @@ def _check_template(template: Optional[str], source: str) -> Optional[str]:
     return template
 
 
+def _warn_and_error() -> list[Literal[1, 2, 3]]:
+    return [1, 2]
+
+
+def _error_and_fatal() -> list[Literal[40, 50]]:
+    return [40, 50]
+
+
 class _RuleBase(BaseModel):
     """Fields every rule has."""
 
@@ -142,6 +151,8 @@ class _RuleBase(BaseModel):
     text: Optional[str] = None
     min_count: int = Field(1, ge=1, le=1_000_000)
     ignore: bool = False
+    if TYPE_CHECKING:  # each kind of rule declares its own, a Literal naming the kind
+        source: str
 
     @field_validator('tags')
     @classmethod
@@ -166,7 +177,7 @@ class DiagnosticMatch(BaseModel):
     name: str = '*'
     hardware_id: str = '*'
     message: str = '*'
-    levels: list[Literal[1, 2, 3]] = Field(default_factory=lambda: [1, 2], min_length=1)
+    levels: list[Literal[1, 2, 3]] = Field(default_factory=_warn_and_error, min_length=1)
 
 
 class LogMatch(BaseModel):
@@ -176,7 +187,7 @@ class LogMatch(BaseModel):
 
     node: str = '*'
     message: str = '*'
-    levels: list[Literal[40, 50]] = Field(default_factory=lambda: [40, 50], min_length=1)
+    levels: list[Literal[40, 50]] = Field(default_factory=_error_and_fatal, min_length=1)
 
 
 class DiagnosticRule(_RuleBase):
@@ -260,7 +271,7 @@ class Defaults(BaseModel):
     model_config = ConfigDict(extra='forbid', frozen=True)
 
     diagnostics: bool = True
-    diagnostic_levels: list[Literal[1, 2, 3]] = Field(default_factory=lambda: [1, 2],
+    diagnostic_levels: list[Literal[1, 2, 3]] = Field(default_factory=_warn_and_error,
                                                       min_length=1)
     diagnostic_entry_type: Literal['hardware_observation', 'environment_note',
                                    'behavior_pattern'] = 'hardware_observation'
@@ -435,7 +446,7 @@ class Rules:
         # the classification cache key (otherwise the first values seen would be reused).
         self._values_rules = {rule.name for rule, *_ in self._diagnostic
                               if 'values' in (rule.text or '') + (rule.signature or '')}
-        self._cache = {}
+        self._cache: dict[tuple, list] = {}
 
     @classmethod
     def default(cls) -> 'Rules':
@@ -472,6 +483,7 @@ class Rules:
 
     def classify(self, observation) -> list:
         """Return the evidence ``observation`` gives: zero, one or (telemetry) several items."""
+        key: tuple
         if isinstance(observation, DiagnosticObservation):
             key = ('d', observation.name, observation.hardware_id, observation.level,
                    observation.message, observation.values if self._values_rules else None)
@@ -661,7 +673,7 @@ def _template_values(source: str, payload: dict) -> dict:
     if source in ('diagnostic', 'log'):
         values['message_pattern'] = message_pattern(payload.get('message', ''))
         level = payload.get('level')
-        names = DIAGNOSTIC_LEVELS if source == 'diagnostic' else LOG_LEVELS
+        names: dict = DIAGNOSTIC_LEVELS if source == 'diagnostic' else LOG_LEVELS
         values['level_name'] = names.get(level, str(level))
     return values
 

@@ -50,7 +50,7 @@ class SequenceGaps:
         if max_publishers < 1:
             raise ValueError(f'max_publishers must be at least 1, got {max_publishers}')
         self.max_publishers = max_publishers
-        self._last = {}
+        self._last: dict = {}
         self.lost = 0
 
     def __len__(self) -> int:

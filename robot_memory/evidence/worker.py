@@ -34,6 +34,17 @@ import threading
 import time
 from typing import Callable
 from typing import Optional
+from typing import Protocol
+
+
+class _Store(Protocol):
+    """What the worker calls on the store ``open_store()`` returns."""
+
+    def add(self, observation) -> object: ...
+
+    def flush(self) -> object: ...
+
+    def close(self) -> None: ...
 
 
 class WorkerStopped(RuntimeError):
@@ -50,17 +61,18 @@ class StoreWorker:
         self.batch_size = batch_size
         self.max_backlog = max_backlog
         self._on_error = on_error or (lambda error: None)
-        self._backlog = collections.deque()
-        self._tasks = queue.Queue()
+        self._backlog: collections.deque = collections.deque()
+        # (function, future) to run, or None to wake the thread
+        self._tasks: queue.Queue[Optional[tuple]] = queue.Queue()
         self._stopping = threading.Event()
         self._ready = threading.Event()
-        self._open_error = None
-        self.store = None
+        self._open_error: Optional[Exception] = None
+        self.store: Optional[_Store] = None
         self.dropped = 0
         self.submitted = 0
         self.stored = 0
         self.flush_errors = 0
-        self.last_flush_error = None
+        self.last_flush_error: Optional[Exception] = None
         self._thread = threading.Thread(target=self._run, name='robot_memory-store', daemon=True)
 
     def start(self) -> None:
@@ -95,7 +107,7 @@ class StoreWorker:
         """Schedule ``function(store)`` on the worker thread; a Future of its result."""
         if self._stopping.is_set():
             raise WorkerStopped('the memory store is shutting down')
-        future = concurrent.futures.Future()
+        future: concurrent.futures.Future = concurrent.futures.Future()
         self._tasks.put((function, future))
         return future
 
@@ -109,6 +121,7 @@ class StoreWorker:
 
     def _drain(self) -> None:
         store = self.store
+        assert store is not None  # _run opened it before draining
         backlog = self._backlog
         count = 0
         try:
