@@ -38,6 +38,9 @@ import json
 import pathlib
 import sys
 import traceback
+from typing import Optional
+from typing import TYPE_CHECKING
+from typing import Union
 
 from robot_memory import __version__
 from robot_memory.common.timeutil import UTC
@@ -52,6 +55,9 @@ from robot_memory.substrate.vocabulary import MAX_TAGS
 from robot_memory.substrate.vocabulary import MAX_TEXT
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
+
+if TYPE_CHECKING:  # opened on the first tool call that needs it
+    from robot_memory.substrate.store import Substrate
 
 INSTRUCTIONS = ('Robot memory. learn stores a typed, deduplicated record; recall finds records '
                 'by keywords (and vectors when enabled) with optional context filters; forget '
@@ -154,12 +160,19 @@ TOOLS = (
          'include_peers': _plain({'type': 'boolean'}, "Also the peer robots' entries, in "
                                  'their own section', default=True)}}},
 )
-_JSON_TYPES = {'string': (str,), 'integer': (int,), 'number': (int, float), 'boolean': (bool,),
-               'object': (dict,), 'array': (list,), 'null': (type(None),)}
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    'string': (str,), 'integer': (int,), 'number': (int, float), 'boolean': (bool,),
+    'object': (dict,), 'array': (list,), 'null': (type(None),)}
 
 
 class ToolError(RobotMemoryError, ValueError):
     """A tool call the client can correct; its message goes back as the tool's error text."""
+
+
+def _of_type(value, name: str) -> bool:
+    """Whether ``value`` is of the JSON Schema type ``name`` (a bool is not an integer)."""
+    kinds = _JSON_TYPES[name]
+    return isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
 
 
 def _problem(value, schema: dict, where: str):
@@ -167,8 +180,7 @@ def _problem(value, schema: dict, where: str):
     if 'anyOf' in schema:
         problems = [_problem(value, option, where) for option in schema['anyOf']]
         return None if None in problems else problems[0]
-    kinds = _JSON_TYPES[schema['type']]
-    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+    if not _of_type(value, schema['type']):
         return f'{where} must be {schema["type"]}, got {json.dumps(value)[:80]}'
     if 'enum' in schema and value not in schema['enum']:
         return f'{where} is {value!r}; choose one of {", ".join(schema["enum"])}'
@@ -225,7 +237,7 @@ class RobotMemoryTools:
         # The Substrate's encrypt_from and key_file (encryption at rest).
         self.encryption = encryption or {}
         self.embedder = default_embedder(vectors)  # the model itself loads at its first use
-        self._substrate = None
+        self._substrate: Optional['Substrate'] = None
 
     @property
     def substrate(self):
@@ -375,6 +387,7 @@ class Server:
 
     def run(self, reader, writer) -> None:
         """Answer each line of ``reader`` (bytes) on ``writer`` until the client leaves."""
+        reply: Union[dict, list, None]
         for line in reader:
             if not line.strip():
                 continue
@@ -409,6 +422,7 @@ def serve(memory_path, db_path, trust: str = 'medium', vectors: bool = False,
     """Run the server on standard input / output until the client disconnects."""
     tools = RobotMemoryTools(memory_path, db_path, trust, vectors, clock or _now, proposals,
                              encryption)
+    assert sys.__stdout__ is not None  # a server has its standard output
     output = sys.__stdout__.buffer
     # Standard output carries the protocol alone: whatever else prints goes to stderr.
     sys.stdout = sys.stderr
