@@ -26,7 +26,10 @@ import datetime as dt
 import json
 import pathlib
 import sys
+from typing import Callable
+from typing import Optional
 from typing import TYPE_CHECKING
+from typing import Union
 
 from robot_memory.cli import proposals as cli_proposals
 from robot_memory.cli import serve as cli_serve
@@ -208,7 +211,7 @@ def _now(args) -> dt.datetime:
     return getattr(args, 'at', None) or dt.datetime.now(UTC)
 
 
-def _config(args) -> 'lifecycle.LifecycleConfig':
+def _config(args) -> 'lifecycle.AnyConfig':
     from robot_memory.rcan import lifecycle
     if not args.config:
         return lifecycle.DEFAULTS  # the defaults, without pydantic
@@ -298,10 +301,10 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
     database = default_db_path(memory.path)
     if not memory.exists() and database.exists():
         # Typed memory only (an agent's): its stats, the encryption notice and search mode.
-        stats = {'file': str(memory.path), 'file_exists': False, 'database': str(database),
-                 'database_exists': True,
-                 'substrate': cli_substrate.substrate_stats(
-                     database, now, cli_substrate.encryption(args, database))}
+        stats: dict = {'file': str(memory.path), 'file_exists': False,
+                       'database': str(database), 'database_exists': True,
+                       'substrate': cli_substrate.substrate_stats(
+                           database, now, cli_substrate.encryption(args, database))}
         if args.json:
             print(json.dumps(stats, indent=2, ensure_ascii=False))
             return 0
@@ -414,7 +417,7 @@ def _rules(args) -> 'Rules':
     return Rules.load(args.rules) if args.rules else Rules.default()
 
 
-def _store(args, memory: 'MemoryFile', rules: 'Rules' = None) -> 'EvidenceStore':
+def _store(args, memory: 'MemoryFile', rules: Optional['Rules'] = None) -> 'EvidenceStore':
     """
     Return the evidence database for a writing command.
 
@@ -548,7 +551,7 @@ def cmd_undo(args, memory: 'MemoryFile') -> int:
     return 0
 
 
-COMMANDS = {
+COMMANDS: dict[str, Callable[..., int]] = {
     'show': cmd_show,
     'validate': cmd_validate,
     'stats': cmd_stats,
@@ -597,6 +600,7 @@ def main(argv=None) -> int:
     sys.stdout, sys.stderr = NeutralisedStream(out), NeutralisedStream(err)
     try:
         args = build_parser().parse_args(argv)
+        memory: Union[cli_substrate.MemoryLocation, 'MemoryFile']
         if args.command in cli_substrate.HANDLERS:
             memory = cli_substrate.MemoryLocation(args.file)  # the file's reader is not needed
         else:

@@ -132,7 +132,7 @@ def _decide(args, memory, decision: str, ids) -> int:
     from robot_memory.review import proposals
     from robot_memory.substrate.store import Substrate
     now = _now(args)
-    opened = []
+    opened: list = []
     # The node refuses a peer that has left federation.allowed_peers since it sent; the CLI
     # can only when it is given the node's parameters file.
     allowed = settings(args).federation.allowed_peers if args.config else None
@@ -160,8 +160,8 @@ def _decide(args, memory, decision: str, ids) -> int:
                     failed += 1
                     print(f'robot-memory {args.command}: {error}', file=sys.stderr)
     finally:
-        for item in opened:
-            item.close()
+        for resource in opened:
+            resource.close()
     for item in decided:
         if args.json:
             print(json.dumps(item.to_dict(), ensure_ascii=False))

@@ -32,6 +32,7 @@ import pathlib
 import sqlite3
 import sys
 from typing import Optional
+from typing import Union
 
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
@@ -191,7 +192,8 @@ def encryption(args, db) -> dict:
     database (:func:`robot_memory.substrate.crypto.default_key_path`).
     """
     from robot_memory.substrate.crypto import default_key_path
-    encrypt_from, key_file, federation_key = None, '', None
+    encrypt_from, federation_key = None, None
+    key_file: Union[str, pathlib.Path] = ''
     if getattr(args, 'config', None):
         configured = settings(args)
         encrypt_from = configured.node.substrate_encrypt_from or None
@@ -409,7 +411,8 @@ HANDLERS = {
 }
 
 
-def substrate_stats(path, now: dt.datetime, encryption: Optional[dict] = None) -> dict:
+def substrate_stats(path, now: dt.datetime,
+                    encryption: Optional[dict] = None) -> Optional[dict]:
     """
     Substrate metrics of the database at ``path``, or None when it holds no records table.
 
