@@ -38,7 +38,7 @@ class DiagnosticsWatch:
         self.prefix = prefix
         self.stale_s = stale_s
         self._lock = threading.Lock()
-        self._latest = {}
+        self._latest: dict = {}
         self._context = rclpy.Context()
         # The page's server owns Ctrl-C and SIGTERM: rclpy installs no handler of its own.
         rclpy.init(context=self._context, signal_handler_options=SignalHandlerOptions.NO)

@@ -35,6 +35,7 @@ import ctypes.util
 import functools
 import os
 import time
+from typing import Optional
 
 
 ARENAS = 2
@@ -83,7 +84,7 @@ class HeapTrimmer:
     def __init__(self, min_interval_s: float = 10.0):
         self.min_interval_s = min_interval_s
         self._trim = _malloc_trim()
-        self._last = None
+        self._last: Optional[float] = None
         self.trims = 0
 
     @property

@@ -84,9 +84,9 @@ class PeerFederation:
         for path in policy.peer_public_keys.values():
             federation.load_public_key(path)
         self._lock = threading.Lock()
-        self._peer_clients = {}
-        self._in_flight = {}        # peer node name -> (rclpy Future, monotonic start)
-        self.peer_status = {}       # peer node name -> dict shown in diagnostics
+        self._peer_clients: dict = {}
+        self._in_flight: dict[str, tuple] = {}  # peer node name -> (rclpy Future, start)
+        self.peer_status: dict[str, dict] = {}  # peer node name -> dict shown in diagnostics
         self._unchanged = audit.UnchangedAudits()
         self.exchanges = {'accepted': 0, 'refused': 0}
         self._client_group = ReentrantCallbackGroup()

@@ -31,6 +31,7 @@ import os
 import pathlib
 import threading
 import time
+from typing import Callable
 import warnings
 
 # rclpy's text (rclpy/src/rclpy/service.cpp), e.g. "failed to send response (timeout): ..."
@@ -38,6 +39,8 @@ DROPPED_REPLY = 'failed to send response'
 
 _sending = threading.local()
 _install_lock = threading.Lock()
+# The warnings.showwarning _route replaced, which shows every other warning.
+_shown: Callable = warnings.showwarning
 
 
 def _route(message, category, filename, lineno, file=None, line=None):
@@ -47,17 +50,18 @@ def _route(message, category, filename, lineno, file=None, line=None):
             and str(message).startswith(DROPPED_REPLY)):
         watch.dropped(_sending.service, str(message), time.monotonic() - _sending.started)
         return
-    _route.shown(message, category, filename, lineno, file, line)
+    _shown(message, category, filename, lineno, file, line)
 
 
 def _install() -> None:
     """Route rclpy's dropped-reply warning to the watching service (process-wide)."""
+    global _shown
     with _install_lock:
         # 'always': the default action shows a warning once per call site, which would
         # hide every drop after the first.
         warnings.filterwarnings('always', message=DROPPED_REPLY, category=RuntimeWarning)
         if warnings.showwarning is not _route:  # first use, or a catch_warnings undid it
-            _route.shown = warnings.showwarning
+            _shown = warnings.showwarning
             warnings.showwarning = _route
 
 

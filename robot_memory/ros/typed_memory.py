@@ -27,6 +27,8 @@ Metrics (RFC §15.10) are recomputed every ``substrate_metrics_period_s`` for di
 """
 
 import time
+from typing import Optional
+from typing import TYPE_CHECKING
 
 from robot_memory.review import proposals
 from robot_memory.ros import convert
@@ -45,6 +47,9 @@ from robot_memory.substrate.crypto import default_key_path
 from robot_memory.substrate.filters import compile_filters
 from robot_memory.substrate.filters import MAX_FILTERS_BYTES
 from robot_memory.substrate.filters import parse_json_object
+
+if TYPE_CHECKING:
+    from robot_memory.substrate.metrics import Metrics
 
 DEFAULT_K = 5
 CARDINALITIES = {'': None, 'one': True, 'many': False}
@@ -75,8 +80,9 @@ class TypedMemoryServices:
         except BaseException:
             self.substrate.close()
             raise
-        self._metrics = self._encryption = None
-        self._metrics_error = None
+        self._metrics: Optional['Metrics'] = None
+        self._encryption: Optional[dict] = None
+        self._metrics_error: Optional[str] = None
         self._metrics_due = 0.0
         node.create_service(Learn, '~/learn', self.learn_callback, callback_group=group)
         node.create_service(Recall, '~/recall', self.recall_callback, callback_group=group)
@@ -216,6 +222,8 @@ class TypedMemoryServices:
         if self._metrics_error:
             return HealthStatus(WARN, f'metrics unavailable: {self._metrics_error}', {})
         metrics, encryption = self._metrics, self._encryption
+        # Measured once at least: the last measurement's error returned above.
+        assert metrics is not None and encryption is not None
         search = describe_embedder(self.substrate.embedder)
         values = {'records': metrics.records, 'search': search['search'],
                   'embedder': search['embedder'],
