@@ -76,6 +76,7 @@ import itertools
 import json
 import pathlib
 import sqlite3
+import sys
 import threading
 from typing import Callable
 from typing import Iterable
@@ -108,7 +109,8 @@ if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no ru
 
 DB_NAME = 'robot-memory.db'  # the database of robot-memory.md (see default_db_path)
 MEMORY = ':memory:'  # the path of a store kept in memory (SQLite's name for it)
-AUDIT_ACTIONS = ('create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
+AUDIT_ACTIONS: tuple[str, ...] = (
+    'create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
 # Decisions on the proposals queue (robot_memory.review.proposals), entry id ``proposal:<id>``.
 AUDIT_ACTIONS += ('propose', 'approve', 'reject', 'expire', 'replace')
 # A change made by an undo (robot_memory.review.undo).
@@ -152,8 +154,9 @@ def insert_observations(conn: sqlite3.Connection, rows: list) -> None:
     """
     if not rows:
         return
-    getlimit = getattr(conn, 'getlimit', None)  # Python 3.11; SQLite < 3.32 allowed 999
-    variables = getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) if getlimit else 999
+    variables = 999  # SQLite < 3.32 allowed 999; Python 3.11 reads the limit
+    if sys.version_info >= (3, 11):
+        variables = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
     size = min(ROWS_PER_INSERT, variables // len(rows[0]))
     start, total = 0, len(rows)
     while start < total:
@@ -185,7 +188,7 @@ class _Damaged(Exception):
     """The database file is damaged (internal: set aside or reported by the constructor)."""
 
 
-def _disk_full_message(path: pathlib.Path, doing: str) -> str:
+def _disk_full_message(path: Optional[pathlib.Path], doing: str) -> str:
     return (f'cannot {doing} {path}: the disk is full; free some space and retry (nothing '
             'already stored was changed)')
 
@@ -258,22 +261,23 @@ class EvidenceStore:
         self.batch_size = batch_size
         self.retention_days = retention_days
         self.ok_heartbeat_s = ok_heartbeat_s
-        self._buffer = []
+        self._buffer: list = []
         self._flush_backoff = 0
-        self._ok_last = {}
+        self._ok_last: dict = {}
         self._lock = threading.RLock()
         self.dropped = 0
         # The error of the last failed flush (None once a flush succeeds).
-        self.write_error = None
+        self.write_error: Optional[EvidenceError] = None
         self.on_corrupt = on_corrupt
         # Where a damaged database was moved by this store, and notes for the next report.
-        self.set_aside_to = None
-        self.problems = []
+        self.set_aside_to: Optional[pathlib.Path] = None
+        self.problems: list[str] = []
         try:
             if on_corrupt == 'set_aside' and self.path is not None:
                 self._check(busy_timeout_s)
             self.db = self._open(busy_timeout_s)
         except _Damaged as damage:
+            assert self.path is not None  # only a file can be damaged
             if on_corrupt != 'set_aside':
                 raise EvidenceDamaged(f'{self.path} is not a usable evidence database '
                                       f'({damage}); move it aside and a new one is created, or '
@@ -321,6 +325,7 @@ class EvidenceStore:
 
     def _check(self, busy_timeout_s: float) -> None:
         """Raise _Damaged if the file is not a sound SQLite database (see damage_found)."""
+        assert self.path is not None  # a database in memory is not checked
         try:
             damage = damage_found(self.path, busy_timeout_s)
         except OSError as error:
@@ -331,6 +336,7 @@ class EvidenceStore:
 
     def _set_aside(self) -> pathlib.Path:
         """Rename the damaged database and its WAL to ``<db>.corrupt-<time>[-wal]``."""
+        assert self.path is not None  # only a file can be damaged
         try:
             return sqlite_db.set_aside(self.path, dt.datetime.now(UTC))
         except OSError as error:
@@ -570,7 +576,9 @@ class EvidenceStore:
             'max(id) AS last_id FROM observations WHERE id > ? AND id <= ? AND severity > 0 '
             'GROUP BY signature, source_key) AS g JOIN observations AS o ON o.id = g.last_id',
             (after, upto)).fetchall()
-        groups, last_bad, newest = {}, {}, {}
+        groups: dict = {}
+        last_bad: dict = {}
+        newest: dict = {}
         for signature, source_key, count, errors, first, last, source, payload, last_id in rows:
             if last_bad.get(source_key) is None or last > last_bad[source_key]:
                 last_bad[source_key] = last
@@ -608,7 +616,7 @@ class EvidenceStore:
             'WINDOW w AS (PARTITION BY source_key ORDER BY stamp, id))) WHERE severity > 0 '
             'GROUP BY signature, episode ORDER BY signature, 2',
             (log_gap_s, status_gap_s, after, upto)).fetchall()
-        found = {}
+        found: dict = {}
         for signature, start, end, count, opens in rows:
             found.setdefault(signature, []).append([start, end, count, opens])
         return found
