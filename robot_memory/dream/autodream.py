@@ -373,7 +373,7 @@ class _Dream:
         self.sources = self.store.source_rows()
         sources_before = {key: tuple(row.values()) for key, row in self.sources.items()}
         self.entries = document.entries
-        self.muted = {}  # signature -> (id, text) of an entry a person deleted
+        self.muted: dict = {}  # signature -> (id, text) of an entry a person deleted
         resigned = resign(self.links, self.rules)
 
         self._take_in_edits(document, original, result)
@@ -457,7 +457,7 @@ class _Dream:
             first_reason = ('taken in from the memory file: the evidence database was damaged '
                             f'and set aside as {set_aside[-1].name}, so it was rebuilt from '
                             'robot-memory.md')
-        linked = {}
+        linked: dict = {}
         for key, row in self.links.items():
             if row['entry_id']:
                 linked.setdefault(row['entry_id'], []).append(key)
@@ -525,7 +525,7 @@ class _Dream:
     def _apply_evidence(self, groups: dict, episodes: dict) -> None:
         groups = regroup(groups, episodes, self.rules)
         self.episodes = episodes
-        evidence = {}
+        evidence: dict = {}
         creations = []
         for key in sorted(groups):
             group = groups[key]
@@ -565,7 +565,7 @@ class _Dream:
         for key, link in sorted(self.links.items()):
             if link['held'] and key not in groups and link['entry_id'] in self.by_id:
                 evidence.setdefault(link['entry_id'], []).append((link, None))
-        self.by_entry = {}
+        self.by_entry: dict = {}
         for link in self.links.values():
             if link['entry_id']:
                 self.by_entry.setdefault(link['entry_id'], []).append(link)
@@ -749,7 +749,7 @@ class _Dream:
 
     def _resolve(self) -> None:
         quiet = self.config.quiet_period_days * 86400.0
-        linked = {}
+        linked: dict = {}
         for link in self.links.values():
             if link['entry_id'] in self.by_id:
                 linked.setdefault(link['entry_id'], []).append(link)

@@ -32,6 +32,7 @@ import datetime as dt
 import json
 from typing import Any
 from typing import Optional
+from typing import Sequence
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
@@ -69,20 +70,20 @@ class DreamIntent:
     file_hash: str
     prior_hash: Optional[str] = None
     file_changed: bool = True
-    audit: tuple = ()
+    audit: Sequence = ()
     first_id: int = 0
     last_id: int = 0
-    signatures: tuple = ()
-    signatures_deleted: tuple = ()
-    sources: tuple = ()
-    snapshot: tuple = ()
-    snapshot_deleted: tuple = ()
+    signatures: Sequence = ()
+    signatures_deleted: Sequence = ()
+    sources: Sequence = ()
+    snapshot: Sequence = ()
+    snapshot_deleted: Sequence = ()
     report: Optional[dict] = None
     reason: str = ''
     label: str = ''
     point: Optional[dict] = None
-    manual: tuple = ()
-    changes: tuple = ()
+    manual: Sequence = ()
+    changes: Sequence = ()
 
     def __post_init__(self):
         """Refuse an unknown kind and a naive time; hold every row as a tuple."""
