@@ -30,6 +30,7 @@ import datetime as dt
 import hashlib
 import pathlib
 from typing import Iterator
+from typing import Union
 
 from rosbags.interfaces import MessageDefinitionFormat
 from rosbags.rosbag1 import Reader as Reader1
@@ -42,6 +43,7 @@ from rosbags.typesys import get_types_from_idl
 from rosbags.typesys import get_types_from_msg
 from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
+from rosbags.typesys.store import Typestore
 
 from robot_memory.common import cdr
 from robot_memory.errors import RobotMemoryError
@@ -97,6 +99,7 @@ class _TolerantMcap(McapReader):
 
     def _open_cut_short(self) -> None:
         bio = self.bio
+        assert bio is not None  # the file McapReader._open opened
         size = bio.seek(0, 2)
         bio.seek(8)
         good = None
@@ -121,6 +124,7 @@ class _TolerantMcap(McapReader):
         self.chunks = []
         self.meta_scan()
         stats = self.statistics
+        assert stats is not None  # counted by meta_scan
         self.connections = [x._replace(msgcount=stats.channel_message_counts.get(x.id, 0))
                             for x in self.connections]
         count = stats.message_count
@@ -145,8 +149,8 @@ class Bag:
     path: pathlib.Path
     kind: str  # mcap, sqlite3 or ros1
     identity: str
-    reader: object
-    typestore: object
+    reader: Union[Reader1, Reader2]
+    typestore: Typestore
     start_ns: int
     end_ns: int
     message_count: int
@@ -166,7 +170,7 @@ class Bag:
 
     def counts(self) -> dict:
         """Return {topic: messages} as the recording's index says."""
-        counts = {}
+        counts: dict[str, int] = {}
         for conn in self.reader.connections:
             counts[conn.topic] = counts.get(conn.topic, 0) + conn.msgcount
         return counts
@@ -273,6 +277,7 @@ def open_bag(path: pathlib.Path, msg_dirs=()) -> Bag:
     """Open one recording (RecordingError says why it cannot be read)."""
     path = pathlib.Path(path)
     kind = _kind(path)
+    reader: Union[Reader1, Reader2]
     try:
         if kind == 'ros1':
             reader = Reader1(path)
@@ -286,9 +291,9 @@ def open_bag(path: pathlib.Path, msg_dirs=()) -> Bag:
     files = _storage_files(path)
     unread = sum(getattr(storage, 'unread_bytes', 0)
                  for storage in getattr(reader.storage, 'storages', [reader.storage])) \
-        if kind != 'ros1' else 0
+        if isinstance(reader, Reader2) else 0
     custom = dict(getattr(reader.storage.metadata, 'custom', None) or {}) \
-        if kind != 'ros1' else {}
+        if isinstance(reader, Reader2) else {}
     bag = Bag(path=path, kind=kind, identity=_identity(files), reader=reader,
               typestore=_typestore(reader, kind, msg_dirs),
               start_ns=reader.start_time if reader.message_count else 0,

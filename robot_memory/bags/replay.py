@@ -32,12 +32,16 @@ import heapq
 import time
 from typing import Callable
 from typing import Optional
+from typing import TYPE_CHECKING
 
 from robot_memory.bags import read
 from robot_memory.common.timeutil import format_iso
 from robot_memory.dream import autodream
 from robot_memory.dream.schedule import next_nightly
 from robot_memory.evidence import observations
+
+if TYPE_CHECKING:
+    from robot_memory.evidence.rules import Rules
 
 FLUSH_MESSAGES = 20_000  # messages between two writes of observations and progress
 PROGRESS_S = 0.25  # wall seconds between two progress reports
@@ -54,7 +58,7 @@ class ReplayOptions:
     nightly: Optional[tuple] = (3, 0)  # local (hour, minute); None: no dreams
     dream_config: object = None
     proposals: object = None
-    rules: object = None
+    rules: Optional['Rules'] = None
     rrn: Optional[str] = None  # the memory's robot
     accept_robot: bool = False
     msg_dirs: tuple = ()
@@ -117,7 +121,7 @@ class ReplaySummary:
                        f'{item["start"]} to {item["end"]})')
         for path, why in self.refused:
             out.append(f'refused {path}: {why}')
-        if self.first is not None:
+        if self.first is not None and self.last is not None:  # set together
             out.append(f'recorded time {format_iso(self.first)} to {format_iso(self.last)}')
         for topic, count in sorted(self.taken.items()):
             out.append(f'  {topic}: {count} messages taken')
@@ -318,7 +322,7 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
     next_report = clock()
     started = next_report
     next_dream = None
-    ties = {}
+    ties: dict = {}
     skip_prefix = f'{OWN_NODE}: '
     add = store.add
     taken = summary.taken

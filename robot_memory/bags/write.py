@@ -23,6 +23,7 @@ built from its fields), or a plain dict of fields with the type named, or a rosb
 """
 
 import pathlib
+from typing import Union
 
 import numpy
 from rosbags.rosbag1 import Writer as Writer1
@@ -128,6 +129,7 @@ def write_bag(path, items, fmt: str = 'mcap', custom=None, compress: str = '',
     path = pathlib.Path(path)
     store = typestore(fmt, types)
     ros1 = fmt == 'ros1'
+    writer: Union[Writer1, Writer2]
     if ros1:
         writer = Writer1(path)
     else:
