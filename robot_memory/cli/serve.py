@@ -83,7 +83,9 @@ def cmd_serve(args, memory) -> int:
                          health=watch.rows if watch is not None else None,
                          encryption=encryption(args, path))
     # Parsed before the first request, as memory_node has its file parsed when the page starts.
-    config.source.cache.document(config.clock())
+    cache = config.source.cache
+    assert cache is not None  # made by Source.__post_init__
+    cache.document(config.clock())
     server = make_server(create_app(config), args.host, args.port)
     shown = f'[{args.host}]' if ':' in args.host else args.host
     link = f'http://{shown}:{args.port}/'

@@ -389,7 +389,7 @@ class Page:
         if not source.db_path.exists():
             raise Refused(404, f'no database at {source.db_path}, so no proposals')
         now = self.config.clock()
-        opened = []
+        opened: list = []
 
         def substrate():
             if not opened:

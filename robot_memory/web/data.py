@@ -28,6 +28,7 @@ import os
 import pathlib
 import sqlite3
 from typing import Optional
+from typing import TYPE_CHECKING
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
@@ -36,6 +37,11 @@ from robot_memory.dream import summary as dream_summary
 from robot_memory.rcan import context
 from robot_memory.rcan import lifecycle
 from robot_memory.rcan.schema import ENTRY_TYPES
+
+if TYPE_CHECKING:
+    from robot_memory.rcan.document_cache import DocumentCache
+    from robot_memory.rcan.memory_file import MemoryFile
+    from robot_memory.settings import Settings
 
 PAGE_SIZE = 100
 SORTS = ('confidence', 'last_reinforced', 'first_seen', 'count', 'type', 'text')
@@ -48,11 +54,11 @@ EVIDENCE_ROWS = 40
 class Source:
     """Where the page reads and writes: the memory file, its database and the settings."""
 
-    memory: object
+    memory: 'MemoryFile'
     db_path: pathlib.Path
-    settings: object = None
+    settings: Optional['Settings'] = None
     health: object = None
-    cache: object = None
+    cache: Optional['DocumentCache'] = None  # made by __post_init__ when not given
 
     def __post_init__(self):
         if self.cache is None:  # beside memory_node: the node's own cache, one copy
@@ -78,10 +84,12 @@ class Source:
 
 def load_document(source: Source, now: dt.datetime):
     """Return (document, problems) of the memory file, re-read only when it changed."""
-    document = source.cache.document(now)
-    problems = list(source.cache.problems)
-    if source.cache.error:
-        problems.insert(0, f'{source.cache.error} (the page shows the last good content)')
+    cache = source.cache
+    assert cache is not None  # made by Source.__post_init__
+    document = cache.document(now)
+    problems = list(cache.problems)
+    if cache.error:
+        problems.insert(0, f'{cache.error} (the page shows the last good content)')
     return document, problems
 
 
@@ -102,6 +110,7 @@ def now_page(source: Source, now: dt.datetime, document) -> dict:
     """Return the Now page: the context block as the brain gets it, health, dreams, sizes."""
     config = source.config
     budget = None
+    assert source.cache is not None  # made by Source.__post_init__
     block = context.build_context(document, now, config, budget, True, None,
                                   source.cache.context_index(document, config))
     last_dream = None
@@ -214,7 +223,7 @@ def archived_entries(memory) -> list:
     """Return (archived_at, entry) of the archive beside the memory file, newest last."""
     from robot_memory.rcan.schema_models import MemoryEntry
     path = memory.side_path('.archive.jsonl')
-    found = []
+    found: list = []
     try:
         handle = open(path, encoding='utf-8', errors='replace')
     except OSError:
@@ -362,7 +371,8 @@ def entry_evidence(source: Source, entry_id: str) -> dict:
         signatures = [row[0] for row in conn.execute(
             'SELECT signature FROM signatures WHERE entry_id = ? ORDER BY signature',
             (entry_id,))]
-        daily, hours, latest = {}, [0] * 24, []
+        daily: dict = {}
+        hours, latest = [0] * 24, []
         marks = ', '.join('?' for _ in signatures)
         if signatures:
             for row in conn.execute(
