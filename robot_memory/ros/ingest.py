@@ -76,8 +76,8 @@ class IngestThread:
         self._node = node
         self._on_error = on_error
         self.group = ServedByIngestThread()
-        self._handlers = []
-        self._events = []
+        self._handlers: list = []
+        self._events: list = []
         self._stopping = threading.Event()
         self._guard = GuardCondition(None, None, context=node.context)
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
