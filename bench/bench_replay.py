@@ -16,13 +16,16 @@
 How fast ``robot-memory replay`` takes diagnostics from an MCAP, and in how much memory.
 
 The bag: DiagnosticArrays of 5 statuses (as bench_node's flood), one in ten statuses WARN,
-written by rosbags into an MCAP. Lines:
+headers stamped, written by rosbags into an MCAP. Lines:
 
 ``{"bench": "replay_mcap", ...}``  statuses per second replayed into a fresh evidence
     database (``replay.replay``, no dreams: the dream is bench_autodream's), and
     ``baseline_per_s``: the library's own bare read-and-decode of the same bag (rosbags'
     Reader and ``deserialize_cdr`` of every message, each status's fields read), measured
     in the same run; ``ratio`` = figure / baseline. Medians of ``repeats``.
+``{"bench": "replay_mcap_distinct", ...}``  the same on a bag whose arrays all differ (a
+    sequence number in each), so none is read from the cache of arrays seen before: the
+    floor, for a robot whose every report changes.
 ``{"bench": "replay_rss", ...}``  the peak resident memory of ``robot-memory replay`` in
     its own process on a bag and on one ``scale`` times larger (``ratio``: flat is 1).
 ``{"bench": "goal", ...}``  the issue's goals: 200,000 statuses/s and 0.5 of the baseline.
@@ -35,7 +38,9 @@ import datetime as dt
 import json
 import os
 import pathlib
+import shutil
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -63,24 +68,39 @@ GOAL_PER_S = 200_000
 GOAL_RATIO = 0.5
 
 
-def make_bag(path: pathlib.Path, arrays: int) -> pathlib.Path:
-    """Write an MCAP of ``arrays`` DiagnosticArrays, 20 ms apart; return its directory."""
+def make_bag(path: pathlib.Path, arrays: int, distinct: bool = False) -> pathlib.Path:
+    """
+    Write an MCAP of ``arrays`` DiagnosticArrays, 20 ms apart; return its directory.
+
+    Each array's header is stamped with its time, as a robot's are; its statuses take
+    one of 10 variants (values that change now and then), or, ``distinct``, also carry a
+    sequence number that makes every array unlike any other (no two read alike).
+    """
     store = get_typestore(Stores.ROS2_KILTED)
     kind = 'diagnostic_msgs/msg/DiagnosticArray'
-    variants = []
-    for variant in range(10):
-        statuses = [{'level': 1 if (variant + index) % 10 == 0 else 0,
-                     'name': f'base: motor {index}', 'hardware_id': f'motor_{index}',
-                     'message': 'current high' if (variant + index) % 10 == 0 else 'ok',
+
+    def serialized(variant: int, sequence: str) -> bytearray:
+        extra = [{'key': 'sequence', 'value': sequence}] if sequence else []
+        statuses = [{'level': 1 if (variant + item) % 10 == 0 else 0,
+                     'name': f'base: motor {item}', 'hardware_id': f'motor_{item}',
+                     'message': 'current high' if (variant + item) % 10 == 0 else 'ok',
                      'values': [{'key': 'current', 'value': f'{1.0 + variant / 10:.1f}'},
-                                {'key': 'temperature', 'value': '41'}]}
-                    for index in range(STATUSES)]
+                                {'key': 'temperature', 'value': '41'}] + extra}
+                    for item in range(STATUSES)]
         message = write.build(store, kind, {'status': statuses})
-        variants.append(bytes(store.serialize_cdr(message, kind)))
+        return bytearray(store.serialize_cdr(message, kind))
+
+    variants = [serialized(variant, '0' * 10 if distinct else '') for variant in range(10)]
     with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
         connection = writer.add_connection('/diagnostics', kind, typestore=store)
         for index in range(arrays):
-            writer.write(connection, START_NS + index * 20_000_000, variants[index % 10])
+            ns = START_NS + index * 20_000_000
+            raw = variants[index % 10]
+            stamp = (ns // 10**9, ns % 10**9)
+            struct.pack_into('<II' if raw[1] else '>II', raw, 4, *stamp)  # header stamp
+            if distinct:
+                raw = bytes(raw).replace(b'0' * 10, b'%010d' % index)
+            writer.write(connection, ns, bytes(raw))
     return path
 
 
@@ -131,6 +151,28 @@ def peak_rss_mb(path: pathlib.Path, scratch: pathlib.Path) -> float:
     return usage.ru_maxrss / 1024
 
 
+def measure(name: str, bag: pathlib.Path, scratch: pathlib.Path, arrays: int,
+            repeats: int) -> tuple:
+    """Time the replay of ``bag`` beside the bare read; print its line; return the medians."""
+    figures, baselines = [], []
+    for _ in range(repeats):
+        seconds, count = timed(bare_read, bag)
+        baselines.append(count / seconds)
+        seconds, taken = timed(replay_once, bag, scratch)
+        if taken != count:
+            raise RuntimeError(f'replay took {taken} of {count} statuses')
+        figures.append(count / seconds)
+    figure, baseline = statistics.median(figures), statistics.median(baselines)
+    size = sum(file.stat().st_size for file in bag.iterdir())
+    print(json.dumps({'bench': name, 'n': arrays * STATUSES, 'arrays': arrays,
+                      'bag_mb': round(size / 1e6, 2), 'statuses_per_s': round(figure),
+                      'baseline_per_s': round(baseline), 'ratio': round(figure / baseline, 3),
+                      'repeats': repeats, 'all_per_s': [round(value) for value in figures],
+                      'all_baseline_per_s': [round(value) for value in baselines]}),
+          flush=True)
+    return figure, baseline
+
+
 def main(argv=None) -> int:
     """Run the benchmark; print JSON lines."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
@@ -147,22 +189,10 @@ def main(argv=None) -> int:
         bag = make_bag(temp / 'bag', arrays)
         scratch = temp / 'memory'
         scratch.mkdir()
-        figures, baselines = [], []
-        for _ in range(repeats):
-            seconds, count = timed(bare_read, bag)
-            baselines.append(count / seconds)
-            seconds, taken = timed(replay_once, bag, scratch)
-            if taken != count:
-                raise RuntimeError(f'replay took {taken} of {count} statuses')
-            figures.append(count / seconds)
-        figure, baseline = statistics.median(figures), statistics.median(baselines)
-        size = sum(file.stat().st_size for file in bag.iterdir())
-        print(json.dumps({'bench': 'replay_mcap', 'n': arrays * STATUSES, 'arrays': arrays,
-                          'bag_mb': round(size / 1e6, 2), 'statuses_per_s': round(figure),
-                          'baseline_per_s': round(baseline),
-                          'ratio': round(figure / baseline, 3), 'repeats': repeats,
-                          'all_per_s': [round(value) for value in figures],
-                          'all_baseline_per_s': [round(value) for value in baselines]}))
+        figure, baseline = measure('replay_mcap', bag, scratch, arrays, repeats)
+        distinct = make_bag(temp / 'distinct', arrays, distinct=True)
+        measure('replay_mcap_distinct', distinct, scratch, arrays, repeats)
+        shutil.rmtree(distinct)
         small = peak_rss_mb(bag, scratch)
         large_bag = make_bag(temp / 'large', arrays * scale)
         large = peak_rss_mb(large_bag, scratch)

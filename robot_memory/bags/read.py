@@ -30,6 +30,7 @@ import datetime as dt
 import hashlib
 import pathlib
 from typing import Iterator
+from typing import Optional
 from typing import Union
 
 from rosbags.interfaces import MessageDefinitionFormat
@@ -201,17 +202,22 @@ class Bag:
         """Whether the type's definition is known (in the recording, rosbags or --msg-dir)."""
         return type_name in self.typestore.fielddefs
 
-    def statuses(self, raw, type_name: str) -> list:
-        """Return a DiagnosticArray's statuses as cdr.diagnostic_statuses gives them."""
+    def statuses(self, raw, type_name: str, cache: Optional[cdr.ArrayCache] = None):
+        """
+        Return a DiagnosticArray's statuses as cdr.diagnostic_statuses gives them.
+
+        With ``cache``, what it derives from them (CDR arrays it reads; others as without).
+        """
         if not self.ros1:
             try:
-                return cdr.diagnostic_statuses(raw)
+                return cache.get(raw) if cache is not None else cdr.diagnostic_statuses(raw)
             except cdr.CdrError:
                 pass
         array = self.decode(raw, type_name)
-        return [(observations.byte_level(status.level), status.name, status.message,
-                 status.hardware_id, [(item.key, item.value) for item in status.values])
-                for status in array.status]
+        statuses = [(observations.byte_level(status.level), status.name, status.message,
+                     status.hardware_id, [(item.key, item.value) for item in status.values])
+                    for status in array.status]
+        return cache.derive(statuses) if cache is not None else statuses
 
     def close(self) -> None:
         """Close the recording."""

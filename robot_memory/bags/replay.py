@@ -35,6 +35,7 @@ from typing import Optional
 from typing import TYPE_CHECKING
 
 from robot_memory.bags import read
+from robot_memory.common import cdr
 from robot_memory.common.timeutil import format_iso
 from robot_memory.dream import autodream
 from robot_memory.dream.schedule import next_nightly
@@ -326,6 +327,11 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
     skip_prefix = f'{OWN_NODE}: '
     add = store.add
     taken = summary.taken
+    # Each distinct array is read and checked once, into observations stamped None that
+    # each message restamps: robots repeat their statuses every second.
+    arrays = cdr.ArrayCache(lambda statuses: tuple(observations.from_statuses(
+        None, statuses, skip_prefix)))
+    restamped = observations.DiagnosticObservation
 
     def flush():
         summary.rows += store.flush(then=state.write)
@@ -368,12 +374,12 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
         taken[topic] = taken.get(topic, 0) + 1
         try:
             if role == 'diagnostic':
-                for item in observations.from_statuses(stamp, bag.statuses(raw, type_name),
-                                                       skip_prefix):
-                    if isinstance(item, observations.ObservationError):
+                for item in bag.statuses(raw, type_name, arrays):
+                    if item.__class__ is observations.ObservationError:
                         summary.skip(f'refused: {item}')
                     else:
-                        add(item)
+                        add(restamped(stamp, item.name, item.hardware_id, item.level,
+                                      item.message, item.values))
                         summary.observations += 1
                         summary.waiting += 1
             elif role == 'log':

@@ -36,6 +36,9 @@ key/value pair) is handed out again, from caches of at most _CACHE_ENTRIES empti
 full. What a flood keeps in flight in the ingest backlog is then little more than the
 observations themselves, and so is the memory the process keeps after it.
 
+:class:`ArrayCache` goes further for a replay of recordings, where the same arrays come
+back every second: each distinct array is read once (see its docstring).
+
 No rclpy here: plain bytes in, plain tuples out.
 """
 
@@ -48,6 +51,7 @@ _HEADER = 4          # encapsulation: 2 bytes scheme, 2 bytes options
 _MIN_STATUS = 1 + 4 * 4  # level, three string lengths and the values count (unpadded)
 _CACHE_ENTRIES = 1024  # each cache: about 0.3 MB when full of the longest kept
 _CACHE_BYTES = 120     # longer strings (and pairs) are decoded each time, not kept
+_STAMPED = _HEADER + 8  # encapsulation and header stamp: the stamp is never read
 _TEXTS: dict = {}    # the bytes of a string (up to its NUL) -> the str rclpy makes of them
 _PAIRS: dict = {}    # (key, value) -> the same tuple
 
@@ -139,3 +143,34 @@ def diagnostic_statuses(raw: bytes) -> list:
     except (struct.error, IndexError):
         raise CdrError(f'the message ends before its last field ({size} bytes)') from None
     return result
+
+
+class ArrayCache:
+    """
+    What ``derive`` makes of the statuses of serialized DiagnosticArrays, each array read once.
+
+    Why: a robot republishes the same statuses every second, byte for byte but for the
+    header stamp, and a replay of its recordings reads millions of them. The key is the
+    encapsulation and every byte after the header stamp, that is all that
+    :func:`diagnostic_statuses` reads, so a kept result is exactly what reading the bytes
+    again would give. Bounded: arrays over ``max_bytes`` are not kept, and the cache is
+    emptied when it holds ``entries``. CdrError as :func:`diagnostic_statuses` (never kept).
+    """
+
+    def __init__(self, derive=tuple, entries: int = 4096, max_bytes: int = 4096):
+        self.derive = derive
+        self._entries = entries
+        self._max_bytes = max_bytes
+        self._kept: dict = {}
+
+    def get(self, raw: bytes):
+        """Return ``derive(diagnostic_statuses(raw))``, kept from an equal array if one came."""
+        key = bytes(raw[:2]) + bytes(raw[_STAMPED:])
+        found = self._kept.get(key)
+        if found is None:
+            found = self.derive(diagnostic_statuses(raw))
+            if len(key) <= self._max_bytes:
+                if len(self._kept) >= self._entries:
+                    self._kept.clear()
+                self._kept[key] = found
+        return found
