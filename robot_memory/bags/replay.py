@@ -323,6 +323,9 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
     next_report = clock()
     started = next_report
     next_dream = None
+    # The nights after the newest message an earlier replay took are due too: replaying
+    # each day's recording as it comes dreams the nights between, as one replay of all would.
+    taken_until = max((taken[1] for taken in state.taken.values()), default=None)
     ties: dict = {}
     skip_prefix = f'{OWN_NODE}: '
     add = store.add
@@ -341,7 +344,8 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
     for ns, index, topic, type_name, raw in merged:
         bag = bags[index]
         if next_dream is None and options.nightly is not None:
-            next_dream = next_nightly(read.datetime_of(ns), *options.nightly)
+            since = ns if taken_until is None else min(ns, taken_until)
+            next_dream = next_nightly(read.datetime_of(since), *options.nightly)
             summary.first = read.datetime_of(ns)
         elif summary.first is None:
             summary.first = read.datetime_of(ns)
