@@ -45,6 +45,7 @@ from rosbags.typesys import get_types_from_msg
 from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
 from rosbags.typesys.store import Typestore
+import yaml
 
 from robot_memory.common import cdr
 from robot_memory.errors import RobotMemoryError
@@ -61,6 +62,9 @@ LOG_TYPES = ('rcl_interfaces/msg/Log', 'rosgraph_msgs/msg/Log')
 _DISTROS = {store.value.removeprefix('ros2_'): store for store in Stores
             if store.value.startswith('ros2_')}
 _MCAP_OPS = range(0x01, 0x10)
+# Where a recording names its robot (custom data, MCAP metadata): key -> identity field.
+_ROBOT_KEYS = {'rrn': 'rrn', 'robot_rrn': 'rrn', 'hostname': 'hostname', 'host': 'hostname',
+               'robot_hostname': 'hostname'}
 # What rosbags says of an MCAP without its footer: cut short while it was being written.
 _CUT_SHORT = ('File end magic is invalid.', 'Invalid MCAP footer.')
 
@@ -300,15 +304,94 @@ def open_bag(path: pathlib.Path, msg_dirs=()) -> Bag:
         if isinstance(reader, Reader2) else 0
     custom = dict(getattr(reader.storage.metadata, 'custom', None) or {}) \
         if isinstance(reader, Reader2) else {}
+    records = [record for file in files if file.suffix == '.mcap'
+               for record in mcap_metadata(file)] if kind == 'mcap' else []
     bag = Bag(path=path, kind=kind, identity=_identity(files), reader=reader,
               typestore=_typestore(reader, kind, msg_dirs),
               start_ns=reader.start_time if reader.message_count else 0,
               end_ns=reader.end_time if reader.message_count else 0,
               message_count=reader.message_count,
               size_bytes=sum(file.stat().st_size for file in files),
-              robot={key: str(custom[key]) for key in ('rrn', 'hostname') if key in custom},
+              robot=robot_identity([custom, *records]),
               unread_bytes=unread)
     return bag
+
+
+def robot_identity(sources) -> dict:
+    """
+    Return {'rrn', 'hostname'} (those found) of the robot that made a recording.
+
+    ``sources`` are dicts of strings, most trusted first: the rosbag2 custom data of
+    metadata.yaml, then the MCAP metadata records (see :func:`mcap_metadata`), whose
+    ``rosbag2`` record carries the recorder's own copy of that custom data (what is left
+    of it when the .mcap travels alone). The first value of a field wins.
+    """
+    robot = {}
+    for source in sources:
+        for key, value in source.items():
+            field = _ROBOT_KEYS.get(str(key).lower())
+            if field is not None and value not in (None, '') and field not in robot:
+                robot[field] = str(value)
+    return robot
+
+
+def mcap_metadata(path: pathlib.Path) -> list:
+    """
+    Return the metadata records of an MCAP file as dicts of strings, in file order.
+
+    A ``rosbag2`` record (``ros2 bag record``'s copy of metadata.yaml) gives its custom
+    data; any other record (a fleet's ``robot`` record, say) its own keys. The data
+    section is walked record by record (a chunk is skipped, not read), so a file cut
+    short gives what comes before the damage, and an unindexed record is found too.
+    """
+    found = []
+    try:
+        with open(path, 'rb') as handle:
+            size = handle.seek(0, 2)
+            handle.seek(len(MCAP_MAGIC))
+            while True:
+                start = handle.tell()
+                head = handle.read(9)
+                if len(head) < 9 or head[0] not in _MCAP_OPS or head[0] in (0x0F, 0x02):
+                    break
+                end = start + 9 + int.from_bytes(head[1:], 'little')
+                if end > size:
+                    break
+                if head[0] == 0x0C:
+                    found.append(_metadata_record(handle.read(end - start - 9)))
+                handle.seek(end)
+    except OSError:
+        return found
+    return [record for record in found if record]
+
+
+def _metadata_record(body: bytes) -> dict:
+    """Return the keys of one MCAP metadata record (name, then a map of strings); {} if odd."""
+    try:
+        pos = 4 + int.from_bytes(body[:4], 'little')
+        name = body[4:pos].decode('utf-8')
+        end = pos + 4 + int.from_bytes(body[pos:pos + 4], 'little')
+        pos += 4
+        values = {}
+        while pos < min(end, len(body)):
+            strings = []
+            for _ in range(2):
+                length = int.from_bytes(body[pos:pos + 4], 'little')
+                strings.append(body[pos + 4:pos + 4 + length].decode('utf-8'))
+                pos += 4 + length
+            values[strings[0]] = strings[1]
+    except UnicodeDecodeError:
+        return {}
+    if name != 'rosbag2':
+        return values
+    try:
+        data = yaml.load(values.get('serialized_metadata', ''), Loader=yaml.CSafeLoader)
+    except yaml.YAMLError:
+        return {}
+    if isinstance(data, dict) and 'rosbag2_bagfile_information' in data:
+        data = data['rosbag2_bagfile_information']
+    custom = data.get('custom_data') if isinstance(data, dict) else None
+    return dict(custom) if isinstance(custom, dict) else {}
 
 
 def _kind(path: pathlib.Path) -> str:

@@ -22,6 +22,7 @@ have published (a diagnostic as a one-status ``DiagnosticArray``, a log record a
 built from its fields), or a plain dict of fields with the type named, or a rosbags message.
 """
 
+from io import BytesIO
 import pathlib
 from typing import Union
 
@@ -31,6 +32,10 @@ from rosbags.rosbag2 import StoragePlugin
 from rosbags.rosbag2 import Writer as Writer2
 from rosbags.rosbag2.enums import CompressionFormat
 from rosbags.rosbag2.enums import CompressionMode
+from rosbags.rosbag2.storage_mcap import McapWriter
+from rosbags.rosbag2.storage_mcap import write_record
+from rosbags.rosbag2.storage_mcap import write_string
+from rosbags.rosbag2.storage_mcap import write_uint32
 from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
 from rosbags.typesys.base import Nodetype
@@ -108,12 +113,37 @@ def _value(store, node, desc, value):
     return [_value(store, inner, inner_desc, item) for item in items]
 
 
+class _McapWithMetadata(McapWriter):
+    """rosbags' MCAP writer that also writes the metadata records given (a fleet's, say)."""
+
+    records: dict = {}
+
+    def close(self, version: int, metadata: str) -> None:
+        if self.chunk.bio.tell():
+            self.close_chunk()
+        for name, values in self.records.items():
+            body = BytesIO()
+            write_string(body, name)
+            entries = BytesIO()
+            for key, value in values.items():
+                write_string(entries, key)
+                write_string(entries, value)
+            write_uint32(body, entries.tell())
+            body.write(entries.getbuffer())
+            write_record(self.bio, 0x0C, body)
+        super().close(version, metadata)
+
+
+class _Writer2(Writer2):
+    STORAGE_PLUGINS = {**Writer2.STORAGE_PLUGINS, StoragePlugin.MCAP: _McapWithMetadata}
+
+
 COMPRESSION = {'file': CompressionMode.FILE, 'message': CompressionMode.MESSAGE,
                'storage': CompressionMode.STORAGE}
 
 
 def write_bag(path, items, fmt: str = 'mcap', custom=None, compress: str = '',
-              types=None) -> pathlib.Path:
+              types=None, metadata=None) -> pathlib.Path:
     """
     Write (time, topic, message) items as a recording of ``fmt``; return its path.
 
@@ -122,7 +152,8 @@ def write_bag(path, items, fmt: str = 'mcap', custom=None, compress: str = '',
     observation, a (type name, fields dict) pair, or a rosbags message. ``custom`` is
     rosbag2 custom data (e.g. ``{'rrn': ...}``); ``compress`` (file, message or, for MCAP,
     storage: its chunks) compresses a rosbag2 recording with zstd; ``types`` adds message
-    definitions (custom types).
+    definitions (custom types); ``metadata`` ({name: {key: value}}) adds MCAP metadata
+    records.
     """
     if fmt not in FORMATS:
         raise ValueError(f'format must be one of {", ".join(FORMATS)}, got {fmt!r}')
@@ -134,7 +165,7 @@ def write_bag(path, items, fmt: str = 'mcap', custom=None, compress: str = '',
         writer = Writer1(path)
     else:
         plugin = StoragePlugin.MCAP if fmt == 'mcap' else StoragePlugin.SQLITE3
-        writer = Writer2(path, version=9, storage_plugin=plugin)
+        writer = _Writer2(path, version=9, storage_plugin=plugin)
         for key, value in (custom or {}).items():
             writer.set_custom_data(key, str(value))
         if compress:
@@ -142,6 +173,8 @@ def write_bag(path, items, fmt: str = 'mcap', custom=None, compress: str = '',
     connections = {}
     serialize = store.serialize_ros1 if ros1 else store.serialize_cdr
     with writer:
+        if metadata:
+            writer.storage.records = metadata
         for time, topic, message in items:
             if isinstance(message, tuple):
                 type_name, message = message[0], build(store, message[0], message[1])

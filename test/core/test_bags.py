@@ -371,6 +371,38 @@ def test_a_bag_of_another_robot_is_refused_unless_accepted(tmp_path):
     assert code == 1 and 'RRN-000000000042' in summary['refused'][0]['why']
 
 
+def test_the_robot_named_in_mcap_metadata_records_is_checked_too(tmp_path):
+    """A fleet's metadata record, or the recorder's copy of custom data in a lone .mcap."""
+    config = tmp_path / 'robot_memory.yaml'
+    config.write_text('/**:\n  ros__parameters:\n    rrn: "RRN-000000000001"\n', encoding='utf-8')
+    fleet = write.write_bag(tmp_path / 'fleet', robot_day(hours=1), 'mcap',
+                            metadata={'robot': {'rrn': 'RRN-000000000042', 'site': 'dock 3'}})
+    (fleet / 'metadata.yaml').unlink()  # the record alone names the robot
+    [alone] = fleet.glob('*.mcap')
+    code, summary = replay_json(tmp_path, alone, extra=['--no-dream', '--config', str(config)])
+    assert code == 1 and 'RRN-000000000042' in summary['refused'][0]['why']
+    accept = ['--no-dream', '--config', str(config), '--accept-other-robot']
+    code, summary = replay_json(tmp_path, alone, extra=accept)
+    assert code == 0 and summary['observations'] > 0
+    # ros2 bag record's own copy of custom data, inside an .mcap copied without its directory.
+    mine = write.write_bag(tmp_path / 'mine', robot_day(start=START + dt.timedelta(days=9),
+                                                        hours=1), 'mcap',
+                           custom={'hostname': 'robot-a'})
+    other = write.write_bag(tmp_path / 'other', robot_day(start=START + dt.timedelta(days=19),
+                                                          hours=1), 'mcap',
+                            metadata={'robot': {'hostname': 'robot-b'}})
+    lone = tmp_path / 'lone'
+    lone.mkdir()
+    for bag in (mine, other):
+        [file] = bag.glob('*.mcap')
+        file.rename(lone / f'{bag.name}.mcap')
+    code, summary = replay_json(tmp_path, lone / 'mine.mcap', extra=['--no-dream'])
+    assert code == 0 and summary['observations'] > 0
+    code, summary = replay_json(tmp_path, lone / 'other.mcap', extra=['--no-dream'])
+    assert code == 1 and 'robot-b' in summary['refused'][0]['why']
+    assert 'robot-a' in summary['refused'][0]['why']
+
+
 def test_an_empty_bag_gets_a_clear_answer(tmp_path):
     bag = write.write_bag(tmp_path / 'bag', [], 'mcap')
     code, summary = replay_json(tmp_path, bag)
