@@ -39,8 +39,12 @@ the entry's signature links. One JSON line per profile:
                        ``GROUP BY signature`` over the same night's rows
 
 The node's CPU share is measured by ``bench_node.py``, not here.
+``--from-bag mcap|sqlite3|ros1`` writes each profile's stream into a bag of that format
+(``robot_memory.bags.write``) and takes it through ``robot-memory replay``'s code, on the
+profile's local clock: the same figures, from bags (``from_bag`` says which).
+
 Usage: ``python bench/bench_quality.py [--quick] [--days N] [--period S] [--profile NAME]
-[--print-block]``.
+[--from-bag FORMAT] [--print-block]``.
 """
 
 import argparse
@@ -229,6 +233,98 @@ def run_profile(name: str, days: int, period_s: float, scratch: pathlib.Path,
                    baselines, count, ingest_s, first_day_json, start)
 
 
+def run_profile_from_bag(name: str, days: int, period_s: float, scratch: pathlib.Path,
+                         fmt: str, blocks: list = None) -> dict:
+    """
+    As :func:`run_profile`, with the stream written into a ``fmt`` bag and replayed.
+
+    The bag is written by ``bags.write`` and taken by ``bags.replay`` (``robot-memory
+    replay``'s code) on the profile's local clock (TZ), so its nightly dreams are the
+    direct run's nights; the nights after the recording's end are dreamed afterwards, as
+    the direct run does. Each dream is recorded as the direct run records it.
+    """
+    import contextlib
+    import os
+
+    from robot_memory.bags import replay
+    from robot_memory.bags import write
+    from robot_memory.dream.report import DreamReport
+    profile = generate.load(name)
+    start = generate.local_midnight(profile, START)
+    plants = generate.plants(profile, start, days)
+    matcher = Matcher(plants)
+    database = scratch / f'{name}-{fmt}.db'
+    memory = MemoryFile(scratch / f'{name}-{fmt}.md')
+    config = CONFIG.model_copy(update={'timezone': profile.get('timezone', 'UTC')})
+    nights = [generate.local_midnight(profile, START + dt.timedelta(days=day))
+              + dt.timedelta(hours=DREAM_HOUR) for day in range(1, days + 1)]
+    first_day_json, day_one_end = 0, start.timestamp() + 86400.0
+    dream_times, baselines, sizes, shown, created, dreamed = [], [], [], [], {}, []
+
+    def items():
+        nonlocal first_day_json
+        for stamp, _, data in generate.stream(profile, start, days, period_s):
+            if stamp < day_one_end:
+                first_day_json += _json_bytes(data)
+            observation = from_dict(data).observation
+            yield observation.stamp, None, observation
+
+    bag = write.write_bag(scratch / (f'{name}.bag' if fmt == 'ros1' else f'{name}-{fmt}'),
+                          items(), fmt)
+
+    def night(store, memory_file, now, *args, **kwargs):
+        if now < nights[0]:  # the start day's 03:00: the direct run's nights begin a day later
+            return DreamReport(now, 'replay', noop=True)
+        store.flush()
+        baselines.append(group_by_seconds(database, store.dream_cursor().last_id))
+        started = time.perf_counter()
+        report = dream(store, memory_file, now, *args, **kwargs)
+        dream_times.append(time.perf_counter() - started)
+        links = store.signature_rows()
+        for entry_id in report.created:
+            causes = {matcher.cause(link) for link in links.values()
+                      if link['entry_id'] == entry_id}
+            causes.discard(None)
+            created[entry_id] = causes
+        block = build_context(memory_file.load(now).document, now, config.lifecycle,
+                              token_budget=BUDGET)
+        if blocks is not None:
+            blocks.append(block.text)
+        shown.append(Night(block, links, matcher))
+        sizes.append(db_bytes(database))
+        dreamed.append(now)
+        return report
+
+    options = replay.ReplayOptions(nightly=(DREAM_HOUR, 0), dream_config=config,
+                                   rules=Rules.default(), dream=night)
+    zone = os.environ.get('TZ')
+    os.environ['TZ'] = profile.get('timezone', 'UTC')  # the robot's local time: its nights
+    time.tzset()
+    try:
+        with EvidenceStore(database, rules=Rules.default(), batch_size=10**9) as store:
+            started = time.perf_counter()
+            summary = replay.replay([bag], store, memory, options)
+            ingest_s = time.perf_counter() - started - sum(dream_times)
+            if summary.refused or summary.skipped:
+                raise RuntimeError(f'replay refused or skipped: {summary.to_dict()}')
+            for now in nights:
+                if not dreamed or now > dreamed[-1]:
+                    night(store, memory, now, Rules.default(), config, actor='replay')
+    finally:
+        with contextlib.suppress(KeyError):
+            del os.environ['TZ']
+        if zone is not None:
+            os.environ['TZ'] = zone
+        time.tzset()
+    if dreamed != nights:
+        raise RuntimeError(f'the replay dreamed at {dreamed}, the nights are {nights}')
+    document = memory.load(nights[-1]).document
+    line = figures(name, days, period_s, plants, shown, created, document, sizes,
+                   dream_times, baselines, summary.observations, ingest_s, first_day_json,
+                   start)
+    return dict(line, from_bag=fmt)
+
+
 def figures(name, days, period_s, plants, shown, created, document, sizes, dream_times,
             baselines, count, ingest_s, first_day_json, start) -> dict:
     """Compute the profile's line from the nights' blocks and the created entries."""
@@ -304,6 +400,9 @@ def main(argv=None) -> int:
                         help='seconds between status sets (default 1)')
     parser.add_argument('--profile', action='append', choices=generate.profile_names(),
                         help='run only this profile (repeatable)')
+    parser.add_argument('--from-bag', choices=('mcap', 'sqlite3', 'ros1'),
+                        help="write each profile's stream into a bag of this format and "
+                             'take it through robot-memory replay')
     parser.add_argument('--print-block', action='store_true',
                         help="print each profile's last 400-token block to stderr")
     args = parser.parse_args(argv)
@@ -314,8 +413,12 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix='bench-quality-') as scratch:
         for name in args.profile or generate.profile_names():
             blocks = []
-            print(json.dumps(run_profile(name, days, period, pathlib.Path(scratch), blocks)),
-                  flush=True)
+            if args.from_bag:
+                line = run_profile_from_bag(name, days, period, pathlib.Path(scratch),
+                                            args.from_bag, blocks)
+            else:
+                line = run_profile(name, days, period, pathlib.Path(scratch), blocks)
+            print(json.dumps(line), flush=True)
             if args.print_block and blocks:
                 print(f'{name}, night {len(blocks)}:\n{blocks[-1]}\n', file=sys.stderr)
     return 0

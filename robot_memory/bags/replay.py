@@ -63,6 +63,7 @@ class ReplayOptions:
     rrn: Optional[str] = None  # the memory's robot
     accept_robot: bool = False
     msg_dirs: tuple = ()
+    dream: Optional[Callable] = None  # autodream.dream, or a caller's wrapper of it (bench)
 
 
 @dataclasses.dataclass
@@ -354,8 +355,9 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
                 summary.dreams_skipped += 1
             else:
                 flush()
-                report = autodream.dream(store, memory, next_dream, rules, options.dream_config,
-                                         actor='replay', proposals=options.proposals)
+                report = (options.dream or autodream.dream)(
+                    store, memory, next_dream, rules, options.dream_config, actor='replay',
+                    proposals=options.proposals)
                 summary.dreams.append(report)
                 summary.notes.extend(report.problems)
                 summary.waiting = 0
