@@ -58,12 +58,14 @@ def run(tmp_path, name: str, *bags, cut=None):
     """Replay ``bags`` into the memory ``name``; return its summary (or the exception)."""
     options = replay.ReplayOptions(nightly=NIGHTLY)
     memory = MemoryFile(tmp_path / f'{name}.md')
-    with EvidenceStore(tmp_path / f'{name}.db', batch_size=10**9) as store:
-        try:
-            return replay.replay(list(bags), store, memory, options, cut)
-        except Interrupted as error:
-            store._buffer.clear()  # what was not written dies with the process
-            return error
+    store = EvidenceStore(tmp_path / f'{name}.db', batch_size=10**9)
+    try:
+        summary = replay.replay(list(bags), store, memory, options, cut)
+    except Interrupted as error:
+        store.db.close()  # what was not written dies with the process
+        return error
+    store.close()
+    return summary
 
 
 def dreamed(tmp_path, name: str) -> list:
