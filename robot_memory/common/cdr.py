@@ -154,10 +154,11 @@ class ArrayCache:
     encapsulation and every byte after the header stamp, that is all that
     :func:`diagnostic_statuses` reads, so a kept result is exactly what reading the bytes
     again would give. Bounded: arrays over ``max_bytes`` are not kept, and the cache is
-    emptied when it holds ``entries``. CdrError as :func:`diagnostic_statuses` (never kept).
+    emptied when it holds ``entries`` (by default at most 8 MB of keys, and what ``derive``
+    made of them). CdrError as :func:`diagnostic_statuses` (never kept).
     """
 
-    def __init__(self, derive=tuple, entries: int = 4096, max_bytes: int = 4096):
+    def __init__(self, derive=tuple, entries: int = 2048, max_bytes: int = 4096):
         self.derive = derive
         self._entries = entries
         self._max_bytes = max_bytes
