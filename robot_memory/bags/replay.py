@@ -395,7 +395,7 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
         try:
             if role == 'diagnostic':
                 for item in bag.statuses(raw, type_name, arrays):
-                    if item.__class__ is observations.ObservationError:
+                    if isinstance(item, observations.ObservationError):
                         summary.skip(f'refused: {item}')
                     else:
                         add(restamped(stamp, item.name, item.hardware_id, item.level,
