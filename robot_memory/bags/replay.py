@@ -78,9 +78,9 @@ class ReplaySummary:
     skipped: dict = dataclasses.field(default_factory=dict)  # why -> messages
     notes: list = dataclasses.field(default_factory=list)
     dreams: list = dataclasses.field(default_factory=list)  # DreamReport
-    dreams_skipped: int = 0  # nights this memory had dreamed already
-    nights_passed: int = 0  # nights before the memory's last dream that it never dreamed
-    last_dream: Optional[dt.datetime] = None
+    dreams_skipped: int = 0  # nights up to the memory's last dream: not dreamed (again)
+    early: int = 0  # messages taken that were recorded before the memory's last dream
+    last_dream: Optional[dt.datetime] = None  # the memory's, before this replay
     first: Optional[dt.datetime] = None
     last: Optional[dt.datetime] = None
     waiting: int = 0  # observations after the last dream, for the next one
@@ -113,8 +113,8 @@ class ReplaySummary:
                 'first': format_iso(self.first) if self.first else None,
                 'last': format_iso(self.last) if self.last else None,
                 'dreams': [report.to_dict() for report in self.dreams],
-                'dreams_skipped': self.dreams_skipped, 'nights_passed': self.nights_passed,
-                'created': self.created,
+                'dreams_skipped': self.dreams_skipped,
+                'taken_before_last_dream': self.early, 'created': self.created,
                 'reinforced': self.reinforced, 'resolved': self.resolved,
                 'waiting_for_next_dream': self.waiting}
 
@@ -137,14 +137,14 @@ class ReplaySummary:
             out.append(f'note: {note}')
         out.append(f'dreams run: {len(self.dreams)} (created {self.created}, reinforced '
                    f'{self.reinforced}, resolved {self.resolved})' +
-                   (f'; {self.dreams_skipped} nights already dreamed were not run again'
-                    if self.dreams_skipped else ''))
-        if self.nights_passed:
-            nights = 'night' if self.nights_passed == 1 else 'nights'
-            out.append(f"{self.nights_passed} recorded {nights} before this memory's last "
-                       f'dream ({format_iso(self.last_dream)}) cannot be dreamed now: their '
-                       'evidence goes to the next dream; replay into a new memory (--file) to '
-                       'dream each night at its time')
+                   (f"; {self.dreams_skipped} nights up to the memory's last dream "
+                    f'({format_iso(self.last_dream)}) were not dreamed (again)'
+                    if self.dreams_skipped and self.last_dream else ''))
+        if self.early and self.last_dream:
+            out.append(f"{self.early} messages taken were recorded before this memory's last "
+                       f'dream ({format_iso(self.last_dream)}): they go to its next dream, not '
+                       'to the nights they were recorded in; replay into a new memory (--file) '
+                       'to dream each night at its time')
         if self.waiting:
             out.append(f'{self.waiting} observations after the last nightly dream wait for the '
                        'next dream (robot-memory dream, or memory_node)')
@@ -326,7 +326,8 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
     rules = options.rules or store.rules
     cursor = store.dream_cursor()
     last_dream = cursor.last_dream_at
-    dreamed_at = {dream['at'] for dream in store.dreams()} if last_dream is not None else set()
+    summary.last_dream = last_dream
+    early_ns = read.ns_of(last_dream) if last_dream is not None else -1
     total = sum(sum(bag.counts().get(topic, 0) for topic in plan)
                 for bag, plan in zip(bags, plans))
     total_bytes = sum(bag.size_bytes for bag in bags)
@@ -362,11 +363,7 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
             summary.first = read.datetime_of(ns)
         while next_dream is not None and ns >= read.ns_of(next_dream):
             if last_dream is not None and next_dream <= last_dream:
-                if format_iso(next_dream) in dreamed_at:
-                    summary.dreams_skipped += 1
-                else:
-                    summary.nights_passed += 1
-                    summary.last_dream = last_dream
+                summary.dreams_skipped += 1
             else:
                 flush()
                 report = (options.dream or autodream.dream)(
@@ -390,6 +387,8 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
             summary.skip(why)
             continue
         state.take(bag.identity, topic, ns)
+        if ns < early_ns:
+            summary.early += 1
         role, node_topic, _ = plans[index][topic]
         taken[topic] = taken.get(topic, 0) + 1
         try:

@@ -139,16 +139,18 @@ def test_a_cut_replay_resumes_without_a_dream_twice_or_one_skipped(tmp_path, mon
     assert entries(tmp_path, 'cut') == entries(tmp_path, 'whole') != []
 
 
-def test_nights_before_the_memorys_last_dream_are_told_apart_from_nights_it_dreamed(tmp_path):
+def test_messages_recorded_before_the_memorys_last_dream_are_said_to_go_to_its_next(tmp_path):
     bag = write.write_bag(tmp_path / 'bag', daytime(1, 6, 23) + daytime(2, 6, 23), 'mcap')
     late = write.write_bag(tmp_path / 'late', daytime(20, 6, 23) + daytime(21, 6, 23), 'mcap')
     run(tmp_path, 'memory', late)  # the memory has dreamed on May 21, not before
     assert dreamed(tmp_path, 'memory') == [local(21, 3).strftime('%Y-%m-%dT%H:%M:%SZ')]
     summary = run(tmp_path, 'memory', bag)
-    assert summary.dreams == [] and summary.observations > 0
-    assert (summary.dreams_skipped, summary.nights_passed) == (0, 1)
-    [line] = [line for line in summary.lines() if 'cannot be dreamed' in line]
+    assert summary.dreams == [] and summary.dreams_skipped == 1
+    assert summary.early == len(daytime(1, 6, 23) + daytime(2, 6, 23)) > 0
     last = local(21, 3).strftime('%Y-%m-%dT%H:%M:%S')
-    assert line.startswith(f"1 recorded night before this memory's last dream ({last}")
-    again = run(tmp_path, 'memory', late)
-    assert (again.dreams_skipped, again.nights_passed, again.observations) == (1, 0, 0)
+    [line] = [line for line in summary.lines() if 'next dream, not' in line]
+    assert line.startswith(f"{summary.early} messages taken were recorded before this memory's "
+                           f'last dream ({last}')
+    again = run(tmp_path, 'memory', late)  # nothing new: nothing to say of it
+    assert (again.dreams_skipped, again.early, again.observations) == (1, 0, 0)
+    assert not [line for line in again.lines() if 'next dream, not' in line]
