@@ -48,6 +48,7 @@ FLUSH_MESSAGES = 20_000  # messages between two writes of observations and progr
 PROGRESS_S = 0.25  # wall seconds between two progress reports
 PROGRESS_EVERY = 4096  # messages between two looks at the wall clock
 OWN_NODE = 'memory_node'  # memory_node's own health reports and log are not evidence
+UNSTAMPED = read.datetime_of(0)  # the stamp of observations kept to be restamped
 
 
 @dataclasses.dataclass
@@ -342,10 +343,10 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
     skip_prefix = f'{OWN_NODE}: '
     add = store.add
     taken = summary.taken
-    # Each distinct array is read and checked once, into observations stamped None that
-    # each message restamps: robots repeat their statuses every second.
+    # Each distinct array is read and checked once, into observations that each message
+    # restamps: robots repeat their statuses every second.
     arrays = cdr.ArrayCache(lambda statuses: tuple(observations.from_statuses(
-        None, statuses, skip_prefix)))
+        UNSTAMPED, statuses, skip_prefix)))
     restamped = observations.DiagnosticObservation
 
     def flush():

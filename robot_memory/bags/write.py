@@ -136,6 +136,12 @@ class _McapWithMetadata(McapWriter):
 
 class _Writer2(Writer2):
     STORAGE_PLUGINS = {**Writer2.STORAGE_PLUGINS, StoragePlugin.MCAP: _McapWithMetadata}
+    records: dict = {}
+
+    def open(self) -> None:
+        super().open()
+        if isinstance(self.storage, _McapWithMetadata):
+            self.storage.records = self.records
 
 
 COMPRESSION = {'file': CompressionMode.FILE, 'message': CompressionMode.MESSAGE,
@@ -165,16 +171,16 @@ def write_bag(path, items, fmt: str = 'mcap', custom=None, compress: str = '',
         writer = Writer1(path)
     else:
         plugin = StoragePlugin.MCAP if fmt == 'mcap' else StoragePlugin.SQLITE3
-        writer = _Writer2(path, version=9, storage_plugin=plugin)
+        writer2 = _Writer2(path, version=9, storage_plugin=plugin)
         for key, value in (custom or {}).items():
-            writer.set_custom_data(key, str(value))
+            writer2.set_custom_data(key, str(value))
         if compress:
-            writer.set_compression(COMPRESSION[compress], CompressionFormat.ZSTD)
+            writer2.set_compression(COMPRESSION[compress], CompressionFormat.ZSTD)
+        writer2.records = dict(metadata or {})
+        writer = writer2
     connections = {}
     serialize = store.serialize_ros1 if ros1 else store.serialize_cdr
     with writer:
-        if metadata:
-            writer.storage.records = metadata
         for time, topic, message in items:
             if isinstance(message, tuple):
                 type_name, message = message[0], build(store, message[0], message[1])
