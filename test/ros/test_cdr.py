@@ -157,7 +157,7 @@ def check_refused_or_same(raw: bytes) -> None:
     assert ours == as_rclpy_reads(raw)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(arrays, st.lists(st.tuples(st.integers(0, 10 ** 6), st.integers(0, 255)), min_size=1,
                         max_size=4))
 def test_damaged_bytes_are_refused_or_read_as_rclpy_reads_them(array, edits):
