@@ -117,3 +117,35 @@ def _replay_progress(db: PlainDatabase) -> None:
 def _signature_history(db: PlainDatabase) -> None:
     """Add each signature's recent episodes (robot_memory.dream.pattern.History, JSON)."""
     db.execute("ALTER TABLE signatures ADD COLUMN history TEXT NOT NULL DEFAULT ''")
+
+
+# What an observation row never changes once written (a run's end, count and ranges may grow).
+_FIXED_COLUMNS = ('id', 'stamp', 'source', 'signature', 'source_key', 'severity', 'payload')
+
+
+@MIGRATIONS(name='0006_observation_runs')
+def _observation_runs(db: PlainDatabase) -> None:
+    """
+    Store runs of identical consecutive observations as one row (issue 28 point 6).
+
+    ``end_stamp`` (NULL: the row's own stamp), ``count`` and ``ranges`` (JSON ``{key: [min,
+    max]}`` of the numeric values) make a row a run; a row written before is a run of one.
+    ``dream_state.sealed_id``: the highest id a dream has taken its window up to; rows at or
+    below it are closed. The trigger that refused every UPDATE now refuses any change but a
+    run's growth (later end, higher count, its ranges) of a row no dream has taken.
+    """
+    for statement in ('ALTER TABLE observations ADD COLUMN end_stamp REAL',
+                      'ALTER TABLE observations ADD COLUMN count INTEGER NOT NULL DEFAULT 1',
+                      "ALTER TABLE observations ADD COLUMN ranges TEXT NOT NULL DEFAULT ''",
+                      'ALTER TABLE dream_state ADD COLUMN sealed_id INTEGER NOT NULL DEFAULT 0',
+                      'UPDATE dream_state SET sealed_id = (SELECT coalesce(max(id), 0) '
+                      'FROM observations) WHERE id = 1',
+                      'DROP TRIGGER IF EXISTS observations_no_update'):
+        db.execute(statement)
+    changed = ' OR '.join(f'NEW.{column} IS NOT OLD.{column}' for column in _FIXED_COLUMNS)
+    db.execute(
+        'CREATE TRIGGER IF NOT EXISTS observations_run_growth_only BEFORE UPDATE ON observations '
+        f'WHEN {changed} OR NEW.count < OLD.count OR NEW.end_stamp IS NULL OR NEW.end_stamp < '
+        'coalesce(OLD.end_stamp, OLD.stamp) OR OLD.id <= (SELECT sealed_id FROM dream_state '
+        "WHERE id = 1) BEGIN SELECT RAISE(ABORT, 'observations are append-only: only an open "
+        "run (end_stamp, count, ranges) not yet taken by a dream may grow'); END")

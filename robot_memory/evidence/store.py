@@ -22,12 +22,13 @@ system of record for what the robot observed and for every change made to an ent
 Tables:
 
 ``observations``
-    Append-only (an UPDATE is refused by a trigger). One row per piece of evidence, only
-    what dreaming needs: stamp (UNIX seconds), source, signature (NULL for an OK
-    report), source key, severity (0 OK, 1 WARN, 2 ERROR) and a compact JSON payload.
-    OK reports are thinned: one is kept when a source turns OK again, then at most one
-    per ``ok_heartbeat_s`` per source. Raw rows older than ``retention_days`` that a
-    dream has consumed are folded into ``daily_counts`` by ``compact(now)``.
+    One row per run of identical consecutive evidence of a source key (see
+    ``robot_memory.evidence.runs``): first and last stamp (UNIX seconds), count, source,
+    signature (NULL for OK), source key, severity (0 OK, 1 WARN, 2 ERROR), a compact JSON
+    payload and the numeric values' ranges. A trigger refuses every UPDATE but an open
+    run's growth. OK reports are thinned (one when a source turns OK, then at most one per
+    ``ok_heartbeat_s``). ``compact(now)`` folds consumed rows past ``retention_days``
+    into ``daily_counts``.
 ``signatures`` / ``sources``
     A signature's entry (``entry_id``) and the entry's original type, so a resolved
     entry re-opens with its type; per source key, the last bad report and since when it
@@ -60,23 +61,19 @@ dream takes the entries of robot-memory.md in again and audits it.
 A full disk is reported as such (EvidenceError saying the disk is full), never as damage.
 
 Ingestion is a cheap append: ``add()`` classifies the observation with the rules and
-buffers rows; one transaction writes every ``batch_size`` rows or on ``flush()``. The
-store starts no threads; the node's StoreWorker (robot_memory.evidence.worker), the one thread that
-owns the store, calls ``flush()`` every ``flush_period_s``. A lock makes ``add``
-and ``flush`` safe to call from several executor threads; for anything else use one
-store (one connection) per thread: WAL lets a dreaming connection and an ingesting one
-work side by side.
+grows runs in memory; one transaction writes them every ``batch_size`` pieces or on
+``flush()``. The store starts no threads; the node's StoreWorker
+(robot_memory.evidence.worker) calls ``flush()`` every ``flush_period_s``. A lock makes
+``add`` and ``flush`` thread-safe; for anything else use one store (one connection) per
+thread: WAL lets a dreaming connection and an ingesting one work side by side.
 """
 
 import contextlib
 import dataclasses
 import datetime as dt
-import functools
-import itertools
 import json
 import pathlib
 import sqlite3
-import sys
 import threading
 from typing import Callable
 from typing import Iterable
@@ -101,6 +98,11 @@ from robot_memory.evidence.audit import write_audit
 from robot_memory.evidence.intent import DreamIntent
 from robot_memory.evidence.migrations import MIGRATIONS
 from robot_memory.evidence.restore import apply_recorded
+from robot_memory.evidence.runs import collect_ranges
+from robot_memory.evidence.runs import identity_and_numbers
+from robot_memory.evidence.runs import insert_observations
+from robot_memory.evidence.runs import RunBook
+from robot_memory.evidence.runs import ValueRanges
 from robot_memory.locations import link_target
 
 if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no rules
@@ -126,45 +128,6 @@ _MAX_BUFFER = 200_000
 # dream reads the new rows once, in order: bench_autodream's 1M-observation dream is as
 # fast either way.
 CACHE_KIB = 256
-_INSERT_OBSERVATIONS = ('INSERT INTO observations (stamp, source, signature, source_key, '
-                        'severity, payload) VALUES ')
-_ROW = '(?, ?, ?, ?, ?, ?)'
-# Rows one INSERT statement takes at most. sqlite3 lets go of the GIL while SQLite runs a
-# statement and must take it back afterwards; under a flood memory_node's other threads
-# (then its executor's, now its ingest thread) hold it most of the time, so each take-back
-# waits. executemany runs its statement once a row: the store thread then waited once a
-# row and fell behind the flood (83,000 observations in its backlog, 12 MB of the node's
-# memory, in bench_node's ingest phase). A multi-row INSERT waits once for 256 rows
-# (bench_autodream.py: ingest_contended).
-ROWS_PER_INSERT = 256
-
-
-@functools.cache
-def _insert_sql(rows: int) -> str:
-    return _INSERT_OBSERVATIONS + ', '.join([_ROW] * rows)
-
-
-def insert_observations(conn: sqlite3.Connection, rows: list) -> None:
-    """
-    Insert observation ``rows`` (6 values each) in order, in a few multi-row statements.
-
-    Full statements of ROWS_PER_INSERT rows (fewer where SQLite allows fewer variables),
-    then the rest as statements of 128, 64, ... 1 rows: at most 8 more, and only 9 texts
-    for sqlite3's statement cache.
-    """
-    if not rows:
-        return
-    variables = 999  # SQLite < 3.32 allowed 999; Python 3.11 reads the limit
-    if sys.version_info >= (3, 11):
-        variables = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-    size = min(ROWS_PER_INSERT, variables // len(rows[0]))
-    start, total = 0, len(rows)
-    while start < total:
-        while size > total - start:
-            size //= 2
-        stop = start + size
-        conn.execute(_insert_sql(size), list(itertools.chain.from_iterable(rows[start:stop])))
-        start = stop
 
 
 class EvidenceError(RobotMemoryError, ValueError):
@@ -261,7 +224,7 @@ class EvidenceStore:
         self.batch_size = batch_size
         self.retention_days = retention_days
         self.ok_heartbeat_s = ok_heartbeat_s
-        self._buffer: list = []
+        self._runs = RunBook()
         self._flush_backoff = 0
         self._ok_last: dict = {}
         self._lock = threading.RLock()
@@ -399,12 +362,14 @@ class EvidenceStore:
 
     def add(self, observation) -> int:
         """
-        Buffer the evidence of one observation; returns how many rows it will write.
+        Buffer the evidence of one observation; returns how many pieces of evidence it gave.
 
-        Once ``batch_size`` rows wait, ``add`` writes them. If that write fails (a full
-        disk), the observation is still accepted: it stays buffered with the others,
-        nothing is raised, and :attr:`write_error` says why; the next write is tried when
-        another ``batch_size`` rows have come in, or at ``flush()``, which raises. So an
+        Each piece grows its source key's open run or starts one (robot_memory.evidence.runs):
+        a dict lookup, no SQL. Once ``batch_size`` pieces wait, ``add`` writes them. If
+        that write fails (a full disk), the observation is still accepted: it stays
+        buffered with the others, nothing is raised, and :attr:`write_error` says why; the
+        next write is tried when another ``batch_size`` have come in, or at ``flush()``,
+        which raises. So an
         ``add`` that returned was taken exactly once, and one that raised (a naive stamp)
         was not taken at all.
         """
@@ -415,6 +380,7 @@ class EvidenceStore:
         source = observation.source
         added = 0
         with self._lock:
+            runs = self._runs
             for item in self.rules.classify(observation):
                 if item.severity == 0:
                     last = self._ok_last.get(item.source_key)
@@ -423,64 +389,74 @@ class EvidenceStore:
                     self._ok_last[item.source_key] = stamp
                 else:
                     self._ok_last[item.source_key] = None
-                self._buffer.append((stamp, source, item.signature, item.source_key,
-                                     item.severity, item.payload))
+                runs.take(stamp, source, item, *identity_and_numbers(observation, item))
                 added += 1
             if len(self._ok_last) > 100_000:
                 self._ok_last.clear()
-            if len(self._buffer) >= self.batch_size + self._flush_backoff:
+            if runs.pending >= self.batch_size + self._flush_backoff:
                 try:
                     self.flush()
                 except EvidenceError:
                     # Kept buffered and reported in write_error; retried a batch later.
-                    self._flush_backoff = len(self._buffer)
+                    self._flush_backoff = runs.pending
         return added
 
     def add_all(self, observations: Iterable) -> int:
-        """``add`` each observation; returns the number of rows buffered or written."""
+        """``add`` each observation; returns the pieces of evidence taken."""
         return sum(self.add(observation) for observation in observations)
 
     def flush(self, then: Optional[Callable[[sqlite3.Connection], None]] = None) -> int:
         """
-        Write the buffered rows in one transaction; returns how many were written.
+        Write the buffered evidence in one transaction; returns how many pieces were written.
 
-        ``then(connection)`` runs in the same transaction (a replay's progress: the rows
-        and the record of where they came from are written together, or neither is).
-        On failure the rows stay buffered (the oldest dropped and counted in ``dropped``
-        beyond 200,000) and EvidenceError says why; it is also kept in ``write_error``.
+        New runs are inserted; a run stored by an earlier flush grows in place (UPDATE of
+        its end, count and ranges) unless a dream has taken it since (``take_window``):
+        then what came after it is a new row. ``then(connection)`` runs in the same
+        transaction (a replay's progress: the evidence and the record of where it came
+        from are written together, or neither is). On failure everything stays buffered
+        (beyond 200,000 runs the oldest are dropped and their evidence counted in
+        ``dropped``) and EvidenceError says why; it is also kept in ``write_error``.
         """
         with self._lock:
-            rows, self._buffer = self._buffer, []
-            if not rows and then is None:
+            runs = self._runs
+            written = runs.pending
+            if not runs.dirty and then is None:
                 return 0
             try:
                 with self._transaction():
-                    insert_observations(self.db.conn, rows)
+                    conn = self.db.conn
+                    sealed = conn.execute(
+                        'SELECT sealed_id FROM dream_state WHERE id = 1').fetchone()[0]
+                    inserts, updates = runs.plan(sealed)
+                    if updates:
+                        conn.executemany('UPDATE observations SET end_stamp = ?, count = ?, '
+                                         'ranges = ? WHERE id = ?', updates)
+                    insert_observations(conn, [run.fresh_row() for run in inserts])
+                    last = conn.execute('SELECT last_insert_rowid()').fetchone()[0]
                     if then is not None:
-                        then(self.db.conn)
+                        then(conn)
             except sqlite3.Error as error:
-                self._buffer = rows + self._buffer
-                if len(self._buffer) > _MAX_BUFFER:
-                    self.dropped += len(self._buffer) - _MAX_BUFFER
-                    self._buffer = self._buffer[-_MAX_BUFFER:]
+                if len(runs.dirty) > _MAX_BUFFER:
+                    self.dropped += runs.drop_oldest(_MAX_BUFFER)
                 cause = ('the disk is full; free some space' if is_disk_full(error, self.path)
                          else str(error))
                 self.write_error = EvidenceError(
                     f'cannot write observations to {self.path or MEMORY} ({cause}); '
-                    f'{len(self._buffer)} rows stay buffered and the next flush retries')
+                    f'{runs.pending} stay buffered and the next flush retries')
                 raise self.write_error from None
+            runs.stored(inserts, last - len(inserts) + 1)
             self.write_error = None
             self._flush_backoff = 0
-            return len(rows)
+            return written
 
     @property
     def buffered(self) -> int:
-        """Rows waiting for the next flush."""
-        return len(self._buffer)
+        """Pieces of evidence waiting for the next flush."""
+        return self._runs.pending
 
     def observation_count(self) -> int:
-        """Raw observation rows currently stored (compacted rows not included)."""
-        return self.db.execute('SELECT count(*) FROM observations').fetchone()[0]
+        """Pieces of raw evidence currently stored (the runs' counts; compacted ones not)."""
+        return self.db.execute('SELECT coalesce(sum(count), 0) FROM observations').fetchone()[0]
 
     # ------------------------------------------------------------------ retention
 
@@ -496,8 +472,8 @@ class EvidenceStore:
             self.db.execute(
                 'INSERT INTO daily_counts (day, source, source_key, signature, severity, count, '
                 "first_stamp, last_stamp) SELECT strftime('%Y-%m-%d', stamp, 'unixepoch'), "
-                "source, source_key, coalesce(signature, ''), severity, count(*), min(stamp), "
-                'max(stamp) FROM observations WHERE id <= ? AND stamp < ? '
+                "source, source_key, coalesce(signature, ''), severity, sum(count), min(stamp), "
+                'max(coalesce(end_stamp, stamp)) FROM observations WHERE id <= ? AND stamp < ? '
                 'GROUP BY 1, 3, 4, 5 ON CONFLICT (day, source_key, signature, severity) DO UPDATE '
                 'SET count = count + excluded.count, '
                 'first_stamp = min(first_stamp, excluded.first_stamp), '
@@ -563,17 +539,32 @@ class EvidenceStore:
         value = self.db.execute('SELECT max(id) FROM observations').fetchone()[0]
         return max(value or 0, self.dream_cursor().last_id)
 
+    def take_window(self) -> int:
+        """
+        Return the highest observation id for a dream's window, closing the runs up to it.
+
+        In one write transaction with the flushes of every store: a run at or below the id
+        returned never grows again (its later evidence becomes a new row), so what a dream
+        counted is what it consumed.
+        """
+        with self._writing('take the dream window in'), self._transaction():
+            upto = self.max_observation_id()
+            self.db.execute('UPDATE dream_state SET sealed_id = max(sealed_id, ?) WHERE id = 1',
+                            (upto,))
+        return upto
+
     def evidence_groups(self, after: int, upto: int) -> tuple:
         """
         Bad evidence with ``after < id <= upto`` per signature, and last bad per source key.
 
-        One scan grouped by (signature, source key); the payload is the latest row's.
+        One scan grouped by (signature, source key); the payload is the latest run's.
         """
         rows = self.db.execute(
             'SELECT g.signature, g.source_key, g.n, g.errors, g.first, g.last, o.source, '
-            'o.payload, g.last_id FROM (SELECT signature, source_key, count(*) AS n, '
-            'sum(severity >= 2) AS errors, min(stamp) AS first, max(stamp) AS last, '
-            'max(id) AS last_id FROM observations WHERE id > ? AND id <= ? AND severity > 0 '
+            'o.payload, g.last_id FROM (SELECT signature, source_key, sum(count) AS n, '
+            'sum(count * (severity >= 2)) AS errors, min(stamp) AS first, '
+            'max(coalesce(end_stamp, stamp)) AS last, max(id) AS last_id FROM observations '
+            'WHERE id > ? AND id <= ? AND severity > 0 '
             'GROUP BY signature, source_key) AS g JOIN observations AS o ON o.id = g.last_id',
             (after, upto)).fetchall()
         groups: dict = {}
@@ -607,14 +598,15 @@ class EvidenceStore:
         of its source (it may continue an episode of the last window).
         """
         rows = self.db.execute(
-            'SELECT signature, min(stamp), max(stamp), count(*), max(opens) FROM ('
-            'SELECT signature, stamp, severity, opens, sum(fresh) OVER (PARTITION BY source_key '
-            'ORDER BY stamp, id) AS episode FROM (SELECT source_key, signature, stamp, id, '
-            'severity, lag(stamp) OVER w IS NULL AS opens, CASE WHEN lag(signature) OVER w IS '
-            "signature AND stamp - lag(stamp) OVER w <= CASE WHEN source = 'log' THEN ? "
-            'ELSE ? END THEN 0 ELSE 1 END AS fresh FROM observations WHERE id > ? AND id <= ? '
-            'WINDOW w AS (PARTITION BY source_key ORDER BY stamp, id))) WHERE severity > 0 '
-            'GROUP BY signature, episode ORDER BY signature, 2',
+            'SELECT signature, min(stamp), max(until), sum(count), max(opens) FROM ('
+            'SELECT signature, stamp, until, count, severity, opens, sum(fresh) OVER (PARTITION '
+            'BY source_key ORDER BY stamp, id) AS episode FROM (SELECT source_key, signature, '
+            'stamp, coalesce(end_stamp, stamp) AS until, count, id, severity, '
+            'lag(stamp) OVER w IS NULL AS opens, CASE WHEN lag(signature) OVER w IS '
+            'signature AND stamp - lag(coalesce(end_stamp, stamp)) OVER w <= CASE WHEN '
+            "source = 'log' THEN ? ELSE ? END THEN 0 ELSE 1 END AS fresh FROM observations "
+            'WHERE id > ? AND id <= ? WINDOW w AS (PARTITION BY source_key ORDER BY stamp, id))) '
+            'WHERE severity > 0 GROUP BY signature, episode ORDER BY signature, 2',
             (log_gap_s, status_gap_s, after, upto)).fetchall()
         found: dict = {}
         for signature, start, end, count, opens in rows:
@@ -632,11 +624,23 @@ class EvidenceStore:
                                       if value is not None])
         rows = self.db.execute(
             'SELECT o.source_key, min(CASE WHEN b.stamp IS NULL OR o.stamp > b.stamp '
-            'THEN o.stamp END), max(o.stamp), count(*) FROM observations AS o '
+            'THEN o.stamp END), max(coalesce(o.end_stamp, o.stamp)), sum(o.count) '
+            'FROM observations AS o '
             'LEFT JOIN temp.dream_last_bad AS b ON b.source_key = o.source_key '
             'WHERE o.id > ? AND o.id <= ? AND o.severity = 0 GROUP BY o.source_key',
             (after, upto)).fetchall()
         return {row[0]: (row[1], row[2], row[3]) for row in rows}
+
+    def value_ranges(self, after: int, upto: int) -> ValueRanges:
+        """
+        Return the min and max of each numeric value of evidence with ``after < id <= upto``.
+
+        Bad evidence per signature and per source key, OK evidence per source key (OK
+        reports are thinned, see ``ok_heartbeat_s``): ``{name: {value key: [min, max]}}``.
+        """
+        return collect_ranges(self.db.execute(
+            "SELECT signature, source_key, severity, ranges FROM observations WHERE ranges != '' "
+            'AND id > ? AND id <= ?', (after, upto)))
 
     def signature_rows(self) -> dict:
         """Every signature link as a dict of its columns, by signature."""

@@ -1,0 +1,266 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Runs of identical consecutive observations of one source key, stored as one evidence row.
+
+A diagnostic_updater status repeats every second; stored row by row a constant fault
+wrote 86,400 rows a day. A run is one row: first stamp (``stamp``), last (``end_stamp``),
+``count`` and the min/max of each numeric value (``ranges``). Observations are identical
+when source key, signature, severity, message (a log's whole payload) and every
+non-numeric value are equal: a state change (``is_docked: True`` -> ``False``) starts a new
+run. A run never grows across a gap over ``RUN_GAP_S`` (shorter than any episode gap of
+the dream), a UTC hour boundary (daily and hourly counts stay exact), a stamp earlier than
+its end, nor past a dream's window: rows at or below ``dream_state.sealed_id`` are closed,
+and what came after goes to a new row (``RunBook.plan``).
+"""
+
+import dataclasses
+import functools
+import itertools
+import json
+import math
+import sqlite3
+import sys
+from typing import Optional
+
+from robot_memory.evidence.observations import DiagnosticObservation
+from robot_memory.evidence.observations import TelemetryObservation
+
+# A run grows only while reports come at most this far apart. The dream's episode gaps
+# (robot_memory.dream.pattern GAP_S 120 s, STATUS_GAP_S 3600 s) must not be shorter.
+RUN_GAP_S = 60.0
+RUN_SPAN_S = 3600.0  # runs never cross a multiple of this (a UTC hour)
+MAX_OPEN_RUNS = 100_000  # source keys followed at once (then the book starts over)
+_NUMERIC_START = frozenset('0123456789+-.')
+_INSERT_OBSERVATIONS = ('INSERT INTO observations (stamp, source, signature, source_key, '
+                        'severity, payload, end_stamp, count, ranges) VALUES ')
+_ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?)'
+# Rows one INSERT statement takes at most. sqlite3 lets go of the GIL while SQLite runs a
+# statement and must take it back afterwards; under a flood memory_node's other threads
+# (then its executor's, now its ingest thread) hold it most of the time, so each take-back
+# waits. executemany runs its statement once a row: the store thread then waited once a
+# row and fell behind the flood (83,000 observations in its backlog, 12 MB of the node's
+# memory, in bench_node's ingest phase). A multi-row INSERT waits once for 256 rows
+# (bench_autodream.py: ingest_contended).
+ROWS_PER_INSERT = 256
+
+
+@functools.cache
+def _insert_sql(rows: int) -> str:
+    return _INSERT_OBSERVATIONS + ', '.join([_ROW] * rows)
+
+
+def insert_observations(conn: sqlite3.Connection, rows: list) -> None:
+    """
+    Insert observation ``rows`` (9 values each, see Run.fresh_row) in order, in few statements.
+
+    Full statements of ROWS_PER_INSERT rows (fewer where SQLite allows fewer variables),
+    then the rest as statements of 128, 64, ... 1 rows: at most 8 more, and only 9 texts
+    for sqlite3's statement cache.
+    """
+    if not rows:
+        return
+    variables = 999  # SQLite < 3.32 allowed 999; Python 3.11 reads the limit
+    if sys.version_info >= (3, 11):
+        variables = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    size = min(ROWS_PER_INSERT, variables // len(rows[0]))
+    start, total = 0, len(rows)
+    while start < total:
+        while size > total - start:
+            size //= 2
+        stop = start + size
+        conn.execute(_insert_sql(size), list(itertools.chain.from_iterable(rows[start:stop])))
+        start = stop
+
+
+@dataclasses.dataclass
+class ValueRanges:
+    """Numeric value ranges ``{key: [min, max]}`` of bad evidence and of OK reports."""
+
+    bad: dict  # by signature
+    bad_by_source: dict  # by source key
+    ok: dict  # by source key
+
+
+def collect_ranges(rows) -> ValueRanges:
+    """Merge the ranges of (signature, source key, severity, ranges JSON) rows."""
+    found = ValueRanges({}, {}, {})
+    for signature, source_key, severity, text in rows:
+        ranges = json.loads(text)
+        if severity > 0:
+            found.bad[signature] = merge_ranges(found.bad.get(signature, {}), ranges)
+            found.bad_by_source[source_key] = merge_ranges(
+                found.bad_by_source.get(source_key, {}), ranges)
+        else:
+            found.ok[source_key] = merge_ranges(found.ok.get(source_key, {}), ranges)
+    return found
+
+
+class Run:
+    """One run: what is stored of it (``id``, ``start``, ``count``, ``ranges``) and since."""
+
+    __slots__ = ('id', 'identity', 'source', 'signature', 'source_key', 'severity', 'payload',
+                 'start', 'end', 'count', 'ranges', 'hour', 'fresh_start', 'fresh_count',
+                 'fresh_ranges')
+
+    def __init__(self, stamp: float, source: str, item, identity: tuple):
+        self.id = None
+        self.identity = identity
+        self.source = source
+        self.signature = item.signature
+        self.source_key = item.source_key
+        self.severity = item.severity
+        self.payload = item.payload
+        self.start = self.end = self.fresh_start = stamp
+        self.count = 0
+        self.fresh_count = 0
+        self.ranges = {}
+        self.fresh_ranges = {}
+        self.hour = stamp // RUN_SPAN_S
+
+    def fresh_row(self) -> tuple:
+        """Return the row of what is not yet stored: (stamp, source, ..., end, count, ranges)."""
+        return (self.fresh_start, self.source, self.signature, self.source_key, self.severity,
+                self.payload, self.end, self.fresh_count, ranges_text(self.fresh_ranges))
+
+    def grown(self) -> tuple:
+        """Return the UPDATE parameters of a stored run grown since: end, count, ranges, id."""
+        return (self.end, self.count + self.fresh_count,
+                ranges_text(merge_ranges(self.ranges, self.fresh_ranges)), self.id)
+
+
+def ranges_text(ranges: dict) -> str:
+    """Return ``{key: [min, max]}`` as the compact JSON stored in ``ranges`` ('' if empty)."""
+    return json.dumps(ranges, separators=(',', ':'), sort_keys=True) if ranges else ''
+
+
+def merge_ranges(into: dict, ranges: dict) -> dict:
+    """Return the ranges of ``into`` widened by ``ranges`` (a new dict)."""
+    merged = {key: list(pair) for key, pair in into.items()}
+    for key, (low, high) in ranges.items():
+        pair = merged.get(key)
+        if pair is None:
+            merged[key] = [low, high]
+        else:
+            pair[0] = min(pair[0], low)
+            pair[1] = max(pair[1], high)
+    return merged
+
+
+def _number(text: str) -> Optional[float]:
+    if not text or text[0] not in _NUMERIC_START:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def identity_and_numbers(observation, item) -> tuple:
+    """
+    Return what must be equal for ``item`` to extend a run, and its numeric values.
+
+    A diagnostic status's numeric values (``"4.6"``) are ranged, its other values are part
+    of the identity; a telemetry threshold's numeric field value is ranged; a log's
+    payload is its identity.
+    """
+    if isinstance(observation, DiagnosticObservation):
+        words, numbers = [], {}
+        for key, text in observation.values:
+            value = _number(text)
+            if value is None:
+                words.append((key, text))
+            else:
+                numbers[key] = value
+        return ((item.signature, item.severity, item.rule, observation.level,
+                 observation.message, tuple(words)), numbers)
+    if isinstance(observation, TelemetryObservation) and item.payload:
+        payload = json.loads(item.payload)
+        value = payload.get('value')
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return (item.signature, item.severity, item.rule), {payload['field']: value}
+    return (item.signature, item.severity, item.payload), {}
+
+
+class RunBook:
+    """The open run of each source key, and the runs holding observations not yet stored."""
+
+    def __init__(self):
+        self.open = {}
+        self.dirty = []
+        self.pending = 0  # observations not yet stored
+
+    def take(self, stamp: float, source: str, item, identity: tuple, numbers: dict) -> None:
+        """Add one piece of evidence: grow its source key's open run or start a new one."""
+        run = self.open.get(item.source_key)
+        if (run is None or run.identity != identity or not run.end <= stamp <= run.end + RUN_GAP_S
+                or stamp // RUN_SPAN_S != run.hour):
+            if len(self.open) >= MAX_OPEN_RUNS:
+                self.open.clear()
+            run = self.open[item.source_key] = Run(stamp, source, item, identity)
+        if not run.fresh_count:
+            run.fresh_start = stamp
+            self.dirty.append(run)
+        run.end = stamp
+        run.fresh_count += 1
+        self.pending += 1
+        ranges = run.fresh_ranges
+        for key, value in numbers.items():
+            pair = ranges.get(key)
+            if pair is None:
+                ranges[key] = [value, value]
+            elif value < pair[0]:
+                pair[0] = value
+            elif value > pair[1]:
+                pair[1] = value
+
+    def plan(self, sealed_id: int) -> tuple:
+        """
+        Return (runs to insert, UPDATE parameters) for a flush; nothing changes yet.
+
+        A stored run no dream has taken (id above ``sealed_id``) grows in place; one a dream
+        has taken keeps what it had, and what came since becomes a new row.
+        """
+        inserts, updates = [], []
+        for run in self.dirty:
+            if run.id is not None and run.id > sealed_id:
+                updates.append(run.grown())
+            else:
+                inserts.append(run)
+        return inserts, updates
+
+    def stored(self, inserts: list, first_id: int) -> None:
+        """Record a committed flush: ``inserts`` got ids from ``first_id`` on, in order."""
+        for offset, run in enumerate(inserts):
+            run.id = first_id + offset
+            run.start, run.count, run.ranges = run.fresh_start, 0, {}
+        for run in self.dirty:
+            run.count += run.fresh_count
+            run.ranges = merge_ranges(run.ranges, run.fresh_ranges)
+            run.fresh_count, run.fresh_ranges = 0, {}
+        self.dirty, self.pending = [], 0
+
+    def drop_oldest(self, keep: int) -> int:
+        """Forget all but the newest ``keep`` runs waiting to be stored; returns evidence lost."""
+        lost = 0
+        for run in self.dirty[:-keep] if keep else self.dirty:
+            lost += run.fresh_count
+            run.fresh_count, run.fresh_ranges = 0, {}
+            if self.open.get(run.source_key) is run:
+                del self.open[run.source_key]  # what is stored of it never grows again
+        self.dirty = self.dirty[-keep:] if keep else []
+        self.pending -= lost
+        return lost
