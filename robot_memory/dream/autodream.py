@@ -379,7 +379,7 @@ class _Dream:
         self._take_in_edits(document, original, result)
         self.by_id = {entry.id: entry for entry in self.entries}
         self.position = {entry.id: index for index, entry in enumerate(self.entries)}
-        high = self.store.max_observation_id()
+        high = self.store.take_window()
         after = self.cursor.last_id
         self.report.first_id, self.report.last_id = after, high
         groups, window_last_bad = self.store.evidence_groups(after, high) if high > after \

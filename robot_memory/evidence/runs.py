@@ -198,7 +198,8 @@ def identity_and_numbers(observation, item) -> tuple:
 class RunBook:
     """The open run of each source key, and the runs holding observations not yet stored."""
 
-    def __init__(self):
+    def __init__(self, gap_s: Optional[float] = RUN_GAP_S):
+        self.gap_s = -1.0 if gap_s is None else gap_s  # None: every piece its own row
         self.open = {}
         self.dirty = []
         self.pending = 0  # observations not yet stored
@@ -206,7 +207,7 @@ class RunBook:
     def take(self, stamp: float, source: str, item, identity: tuple, numbers: dict) -> None:
         """Add one piece of evidence: grow its source key's open run or start a new one."""
         run = self.open.get(item.source_key)
-        if (run is None or run.identity != identity or not run.end <= stamp <= run.end + RUN_GAP_S
+        if (run is None or run.identity != identity or not run.end <= stamp <= run.end + self.gap_s
                 or stamp // RUN_SPAN_S != run.hour):
             if len(self.open) >= MAX_OPEN_RUNS:
                 self.open.clear()

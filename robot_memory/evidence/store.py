@@ -101,6 +101,7 @@ from robot_memory.evidence.restore import apply_recorded
 from robot_memory.evidence.runs import collect_ranges
 from robot_memory.evidence.runs import identity_and_numbers
 from robot_memory.evidence.runs import insert_observations
+from robot_memory.evidence.runs import RUN_GAP_S
 from robot_memory.evidence.runs import RunBook
 from robot_memory.evidence.runs import ValueRanges
 from robot_memory.locations import link_target
@@ -206,7 +207,8 @@ class EvidenceStore:
 
     def __init__(self, path, rules: Optional['Rules'] = None, batch_size: int = 500,
                  retention_days: float = 14.0, ok_heartbeat_s: float = 900.0,
-                 busy_timeout_s: float = 10.0, on_corrupt: str = 'raise'):
+                 busy_timeout_s: float = 10.0, on_corrupt: str = 'raise',
+                 run_gap_s: Optional[float] = RUN_GAP_S):
         if on_corrupt not in ON_CORRUPT:
             raise ValueError(f'on_corrupt must be one of {", ".join(ON_CORRUPT)}, got '
                              f'{on_corrupt!r}')
@@ -224,7 +226,9 @@ class EvidenceStore:
         self.batch_size = batch_size
         self.retention_days = retention_days
         self.ok_heartbeat_s = ok_heartbeat_s
-        self._runs = RunBook()
+        if run_gap_s is not None and not 0 <= run_gap_s <= RUN_GAP_S:
+            raise ValueError(f'run_gap_s must be 0 to {RUN_GAP_S} s (None: one row each)')
+        self._runs = RunBook(run_gap_s)
         self._flush_backoff = 0
         self._ok_last: dict = {}
         self._lock = threading.RLock()

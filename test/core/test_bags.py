@@ -36,6 +36,7 @@ from robot_memory.bags import command
 from robot_memory.bags import replay
 from robot_memory.bags import write
 from robot_memory.evidence import observations as obs
+from robot_memory.evidence.runs import RunBook
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 
@@ -187,7 +188,7 @@ def test_an_interrupted_replay_resumes_after_the_last_message_written(tmp_path, 
     with EvidenceStore(tmp_path / 'robot-memory.db', batch_size=10**9) as store:
         with pytest.raises(PowerCut):
             replay.replay([bag], store, memory, options, cut_at_120)
-        store._buffer.clear()  # what was not written dies with the process
+        store._runs = RunBook()  # what was not written dies with the process
         written = store.observation_count()
     assert 0 < written < 144 + 24
     with EvidenceStore(tmp_path / 'robot-memory.db', batch_size=10**9) as store:

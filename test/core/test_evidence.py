@@ -32,11 +32,11 @@ from robot_memory.common.timeutil import UTC
 from robot_memory.evidence.audit import AuditRecord
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.observations import LogObservation
+from robot_memory.evidence.runs import insert_observations
+from robot_memory.evidence.runs import ROWS_PER_INSERT
 from robot_memory.evidence.store import CACHE_KIB
 from robot_memory.evidence.store import EvidenceStore
-from robot_memory.evidence.store import insert_observations
 from robot_memory.evidence.store import MIGRATIONS
-from robot_memory.evidence.store import ROWS_PER_INSERT
 from robot_memory.locations import default_db_path
 
 T0 = dt.datetime(2026, 5, 1, 0, 0, tzinfo=UTC)
@@ -91,7 +91,7 @@ def test_migrations_are_named_and_applied_once(tmp_path):
         apply_migrations(MIGRATIONS, store.db)  # nothing left to apply
         assert store.applied_migrations() == ['0001_evidence_tables', '0002_append_only_triggers',
                                               '0003_undo_history', '0004_replay_progress',
-                                              '0005_signature_history']
+                                              '0005_signature_history', '0006_observation_runs']
         rows = list(store.db.query('SELECT name FROM migrations ORDER BY id'))
         assert [row['name'] for row in rows] == store.applied_migrations()
 
@@ -237,7 +237,7 @@ def test_atomic_immediate_takes_the_write_lock_and_rollback_previews(tmp_path):
 
 
 INSERT_ONE_ROW = ('INSERT INTO observations (stamp, source, signature, source_key, severity, '
-                  'payload) VALUES (?, ?, ?, ?, ?, ?)')
+                  'payload, end_stamp, count, ranges) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
 
 
 def test_add_buffers_and_flushes_every_batch(tmp_path):
@@ -260,14 +260,16 @@ def test_multi_row_inserts_write_what_executemany_writes(count):
     # Stamps with every bit of the double used, None signatures, text with quotes.
     rows = [(1_700_000_000.0 + index * 0.1234567890123 + 1e-7, 'diagnostic',
              None if index % 5 == 0 else f"sig '{index % 7}'", f'key{index % 3}', index % 3,
-             '{"a": "\u00e9"}' * (index % 2)) for index in range(count)]
+             '{"a": "\u00e9"}' * (index % 2), 1_700_000_000.5 + index, 1 + index % 4,
+             '{"v":[1.5,2]}' * (index % 3 == 1)) for index in range(count)]
     tables, inserts = [], []
     for write in (insert_observations,
                   lambda conn, rows: conn.executemany(INSERT_ONE_ROW, rows)):
         conn = sqlite3.connect(':memory:')
         conn.execute('CREATE TABLE observations (id INTEGER PRIMARY KEY AUTOINCREMENT, '
                      'stamp REAL NOT NULL, source TEXT NOT NULL, signature TEXT, '
-                     'source_key TEXT NOT NULL, severity INTEGER NOT NULL, payload TEXT)')
+                     'source_key TEXT NOT NULL, severity INTEGER NOT NULL, payload TEXT, '
+                     'end_stamp REAL, count INTEGER, ranges TEXT)')
         statements = []
         conn.set_trace_callback(statements.append)
         write(conn, rows)
@@ -475,10 +477,10 @@ def test_a_failing_disk_is_not_retried_on_every_add(tmp_path, monkeypatch):
 
 
 def _count_elsewhere(path) -> int:
-    """Rows of observations as another process sees them (it opens, reads and closes)."""
+    """Evidence stored as another process sees it (it opens, reads and closes)."""
     done = subprocess.run(
         [sys.executable, '-c', 'import sqlite3, sys; connection = sqlite3.connect(sys.argv[1]); '
-         'print(connection.execute("SELECT count(*) FROM observations").fetchone()[0]); '
+         'print(connection.execute("SELECT sum(count) FROM observations").fetchone()[0]); '
          'connection.close()', str(path)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return int(done.stdout)
