@@ -443,19 +443,21 @@ def cmd_ingest(args, memory: 'MemoryFile') -> int:
                                                           errors='surrogateescape')
     except OSError as error:
         raise ValueError(f'cannot read {name}: {error.strerror}') from None
-    with handle:
-        report = observations.parse_lines(handle)
-    rows = 0
-    with _store(args, memory, _rules(args)) as store:
+    accepted = refused = taken = 0
+    # One line at a time, straight into the store: memory stays flat whatever the size.
+    with handle, _store(args, memory, _rules(args)) as store:
         _warn_store(store)
-        rows = store.add_all(report.accepted)
-    for number, note in report.notes:
-        print(f'{name}:{number}: note: {note}', file=sys.stderr)
-    for refusal in report.refused:
-        print(f'{name}:{refusal.line}: refused: {refusal.message}', file=sys.stderr)
-    print(f'accepted {len(report.accepted)}, refused {len(report.refused)} '
-          f'({rows} evidence rows stored)')
-    return 1 if report.refused else 0
+        for number, parsed in observations.iter_lines(handle):
+            if isinstance(parsed, observations.Refusal):
+                refused += 1
+                print(f'{name}:{number}: refused: {parsed.message}', file=sys.stderr)
+                continue
+            accepted += 1
+            taken += store.add(parsed.observation)
+            for note in parsed.notes:
+                print(f'{name}:{number}: note: {note}', file=sys.stderr)
+    print(f'accepted {accepted}, refused {refused} ({taken} evidence rows stored)')
+    return 1 if refused else 0
 
 
 def cmd_dream(args, memory: 'MemoryFile') -> int:

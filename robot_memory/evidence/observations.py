@@ -51,6 +51,7 @@ import math
 import re
 from typing import Any
 from typing import Iterable
+from typing import Iterator
 from typing import NoReturn
 from typing import Optional
 from typing import Union
@@ -472,17 +473,29 @@ def parse_line(text: Union[str, bytes], line: Optional[int] = None) -> ParsedLin
     return from_dict(data, line)
 
 
-def parse_lines(lines: Iterable) -> ParseReport:
-    """Parse a JSON-lines stream (blank lines skipped); refusals never stop the rest."""
-    report = ParseReport()
+def iter_lines(lines: Iterable) -> Iterator:
+    """
+    Yield (line number, ParsedLine or Refusal) for each line of a JSON-lines stream.
+
+    Blank lines are skipped; a refusal never stops the rest. One line at a time: what
+    ``robot-memory ingest`` uses, so its memory stays flat whatever the file's size.
+    """
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
         try:
-            parsed = parse_line(text, number)
+            yield number, parse_line(text, number)
         except ObservationError as error:
             message = f'{error.field}: {error.problem}' if error.field else error.problem
-            report.refused.append(Refusal(number, message))
+            yield number, Refusal(number, message)
+
+
+def parse_lines(lines: Iterable) -> ParseReport:
+    """Parse a JSON-lines stream (blank lines skipped); refusals never stop the rest."""
+    report = ParseReport()
+    for number, parsed in iter_lines(lines):
+        if isinstance(parsed, Refusal):
+            report.refused.append(parsed)
             continue
         report.accepted.append(parsed.observation)
         report.notes.extend((number, note) for note in parsed.notes)
