@@ -30,6 +30,11 @@ doing the irreducible part of the same work on the same rows:
                      first night: every signature creates an entry, the file is written)
                      vs one ``GROUP BY signature`` over the same rows. Goal: < 10 s for 1M.
 ``dream_reinforce``  the next night: n more observations reinforce the 10,000 entries.
+``ingest_file``      ``robot-memory ingest`` (a process) of 7 days of JSON lines, 8 statuses
+                     at 1 Hz (two constantly bad), vs the same of 1 day: ``ms`` and
+                     ``baseline_ms`` are their times, ``peak_mb`` and ``baseline_peak_mb``
+                     their peak resident memory, ``ratio`` = peak_mb / baseline_peak_mb
+                     (goal: about 1, memory flat whatever the file's size).
 
 Usage: ``python bench/bench_autodream.py [--quick] [--runs N]``.
 """
@@ -38,10 +43,12 @@ import argparse
 import contextlib
 import datetime as dt
 import json
+import os
 import pathlib
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -213,6 +220,68 @@ def bench_dream(n: int, signatures: int, runs: int, scratch: pathlib.Path) -> No
     emit('dream_reinforce', n, times, baselines)
 
 
+# Eight statuses as a TurtleBot 4 Lite reports them; the first two are constantly bad.
+FILE_STATUSES = (('joy_linux_node: Joystick Driver Status', 'none', 2, 'Joystick not open.'),
+                 ('turtlebot4_diagnostics: Wheel Status', 'Turtlebot4', 1, 'Disabled'),
+                 ('turtlebot4_diagnostics: Battery Percentage', 'Turtlebot4', 0, 'OK'),
+                 ('turtlebot4_diagnostics: Battery Voltage', 'Turtlebot4', 0, 'OK'),
+                 ('rplidar_node: Scan Rate', 'rplidar', 0, 'OK'),
+                 ('oakd: Camera Frequency', 'oakd', 0, 'OK'),
+                 ('create3: Dock Status', 'create3', 0, 'OK'),
+                 ('create3: Hazards', 'create3', 0, 'OK'))
+
+
+def write_statuses(path: pathlib.Path, seconds: int) -> int:
+    """Write ``seconds`` of FILE_STATUSES at 1 Hz as JSON lines; returns the lines written."""
+    with path.open('w', encoding='utf-8') as handle:
+        for second in range(seconds):
+            at = (NIGHT + dt.timedelta(seconds=second)).strftime('%Y-%m-%dT%H:%M:%SZ')
+            for index, (name, hardware_id, level, message) in enumerate(FILE_STATUSES):
+                values = {'frequency': f'{5.0 + (second * 7 + index) % 13 / 10:.1f}',
+                          'is_docked': 'True' if second % 7200 < 3600 else 'False'}
+                handle.write(json.dumps({'stamp': at, 'source': 'diagnostic', 'name': name,
+                                         'hardware_id': hardware_id, 'level': level,
+                                         'message': message, 'values': values},
+                                        separators=(',', ':')) + '\n')
+    return seconds * len(FILE_STATUSES)
+
+
+def ingest_process(path: pathlib.Path, directory: pathlib.Path) -> tuple:
+    """Run ``robot-memory ingest`` of ``path`` as a process; (seconds, peak RSS in MB)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(pathlib.Path(__file__).resolve().parents[1]),
+                      os.environ.get('PYTHONPATH')])))
+    argv = [sys.executable, '-m', 'robot_memory.cli.main', 'ingest', str(path), '--file',
+            str(directory / 'robot-memory.md')]
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError(f'{" ".join(argv)} exited {process.returncode}')
+    return elapsed, usage.ru_maxrss / 1024.0  # Linux reports KiB
+
+
+def bench_ingest_file(seconds: int, scratch: pathlib.Path) -> None:
+    """Peak memory of ``ingest`` of 7 x ``seconds`` of statuses against 1 x ``seconds``."""
+    found = {}
+    for days in (1, 7):
+        path = scratch / f'statuses-{days}.jsonl'
+        lines = write_statuses(path, days * seconds)
+        directory = scratch / f'ingest-{days}'
+        directory.mkdir()
+        found[days] = (lines, *ingest_process(path, directory))
+        path.unlink()
+    (lines, elapsed, peak), (_, base_elapsed, base_peak) = found[7], found[1]
+    print(json.dumps({'bench': 'ingest_file', 'n': lines, 'ms': round(elapsed * 1000.0, 2),
+                      'rate': round(lines / elapsed, 1),
+                      'baseline_ms': round(base_elapsed * 1000.0, 2),
+                      'peak_mb': round(peak, 1), 'baseline_peak_mb': round(base_peak, 1),
+                      'ratio': round(peak / base_peak, 2)}), flush=True)
+
+
 def main(argv=None) -> int:
     """Run the benchmarks and print one JSON line per benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
@@ -229,10 +298,12 @@ def main(argv=None) -> int:
             bench_ingest(20_000, runs, scratch)
             bench_ingest(500, runs, scratch, 'ingest_contended', gil_held)
             bench_dream(50_000, 500, runs, scratch)
+            bench_ingest_file(600, scratch)  # 10 minutes against 70
         else:
             bench_ingest(200_000, runs or 5, scratch)
             bench_ingest(2_000, runs or 3, scratch, 'ingest_contended', gil_held)
             bench_dream(1_000_000, 10_000, runs or 3, scratch)
+            bench_ingest_file(86_400, scratch)  # a day against a week
     return 0
 
 

@@ -125,7 +125,7 @@ def group_by_seconds(path: pathlib.Path, after: int) -> float:
     connection = sqlite3.connect(str(path))
     try:
         started = time.perf_counter()
-        connection.execute('SELECT signature, count(*), min(stamp), max(stamp) FROM observations '
+        connection.execute('SELECT signature, sum(count), min(stamp), max(stamp) FROM observations '
                            'WHERE id > ? GROUP BY signature', (after,)).fetchall()
         return time.perf_counter() - started
     finally:

@@ -379,17 +379,21 @@ def entry_evidence(source: Source, entry_id: str) -> dict:
                     f'SELECT signature, day, sum(count) FROM daily_counts WHERE signature IN '
                     f'({marks}) AND severity > 0 GROUP BY signature, day', signatures):
                 daily.setdefault(row[0], {})[row[1]] = row[2]
+            # A run of evidence (robot_memory.evidence.runs) never crosses a UTC hour; a
+            # database the node has not yet migrated holds rows of one.
+            columns = {row[1] for row in conn.execute('PRAGMA table_info(observations)')}
+            count = 'count' if 'count' in columns else '1'
             for row in conn.execute(
-                    f'SELECT stamp, signature FROM observations WHERE signature IN ({marks}) '
-                    'AND severity > 0', signatures):
+                    f'SELECT stamp, signature, {count} FROM observations WHERE signature IN '
+                    f'({marks}) AND severity > 0', signatures):
                 stamp = from_epoch(row[0])
                 day = stamp.date().isoformat()
                 per_day = daily.setdefault(row[1], {})
-                per_day[day] = per_day.get(day, 0) + 1
-                hours[stamp.hour] += 1
+                per_day[day] = per_day.get(day, 0) + row[2]
+                hours[stamp.hour] += row[2]
             latest = [dict(row) for row in conn.execute(
-                f'SELECT stamp, source, source_key, signature, severity, payload FROM '
-                f'observations WHERE signature IN ({marks}) ORDER BY id DESC LIMIT ?',
+                f'SELECT stamp, {count} AS count, source, source_key, signature, severity, '
+                f'payload FROM observations WHERE signature IN ({marks}) ORDER BY id DESC LIMIT ?',
                 (*signatures, EVIDENCE_ROWS))]
     conn.close()
     for item in latest:

@@ -100,7 +100,7 @@ def durable_state(directory) -> dict:
     try:
         assert connection.execute('PRAGMA integrity_check').fetchone() == ('ok',)
         stored = connection.execute(
-            'SELECT (SELECT count(*) FROM observations) + '
+            'SELECT (SELECT coalesce(sum(count), 0) FROM observations) + '
             '(SELECT coalesce(sum(count), 0) FROM daily_counts)').fetchone()[0]
         audit = connection.execute('SELECT count(*) FROM audit').fetchone()[0]
         cursor = connection.execute(

@@ -271,4 +271,4 @@ def test_sigterm_loses_no_evidence(tmp_path, probe):
         probe.destroy_subscription(subscription)
     assert node.stop(signal.SIGTERM) == 0, node.log()
     with sqlite3.connect(tmp_path / 'robot-memory.db') as db:
-        assert db.execute('SELECT count(*) FROM observations').fetchone()[0] == 300
+        assert db.execute('SELECT coalesce(sum(count), 0) FROM observations').fetchone()[0] == 300

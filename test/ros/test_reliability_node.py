@@ -226,7 +226,7 @@ def db_state(database) -> dict:
         connection.execute('BEGIN')  # one read transaction: a consistent view
         integrity = connection.execute('PRAGMA integrity_check').fetchall()
         stored = connection.execute(
-            'SELECT (SELECT count(*) FROM observations) + '
+            'SELECT (SELECT coalesce(sum(count), 0) FROM observations) + '
             '(SELECT coalesce(sum(count), 0) FROM daily_counts)').fetchone()[0]
         audit = connection.execute('SELECT count(*) FROM audit').fetchone()[0]
         dreams = connection.execute('SELECT count(*) FROM dreams').fetchone()[0]
@@ -593,7 +593,7 @@ def count_rows(database, where: str = '', connect=None) -> int:
     connection = (connect or (lambda path: sqlite3.connect(path, timeout=30.0)))(database)
     try:
         return connection.execute(
-            f'SELECT (SELECT count(*) FROM observations {where}) + '
+            f'SELECT (SELECT coalesce(sum(count), 0) FROM observations {where}) + '
             f'(SELECT coalesce(sum(count), 0) FROM daily_counts {where})').fetchone()[0]
     finally:
         connection.close()
