@@ -394,7 +394,8 @@ def snapshot_state(directory: pathlib.Path) -> dict:
             'archive': archive.read_bytes() if archive.exists() else b'',
             'audit': rows('SELECT * FROM audit ORDER BY id'),
             'dreams': rows('SELECT id, at, actor, first_id, last_id FROM dreams ORDER BY id'),
-            'state': rows('SELECT * FROM dream_state'),
+            # Not sealed_id: a killed dream may have closed its window's runs (harmless).
+            'state': rows('SELECT id, last_id, last_dream_at, file_hash FROM dream_state'),
             'signatures': rows('SELECT * FROM signatures ORDER BY signature'),
             'sources': rows('SELECT * FROM sources ORDER BY source_key'),
             'snapshot': rows('SELECT * FROM snapshot ORDER BY entry_id'),
