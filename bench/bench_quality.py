@@ -382,7 +382,7 @@ def figures(name, days, period_s, plants, shown, created, document, sizes, dream
         'block_lines_final': len(shown[-1].lines) if shown else 0,
         'evidence_bytes_per_day': round(per_day),
         'json_bytes_per_day': json_per_day,
-        'ratio': round(per_day / json_per_day, 3) if json_per_day else None,
+        'ratio': round(per_day / json_per_day, 6) if json_per_day else None,
         'dream_s': round(dream_median, 4), 'dream_s_max': round(max(dream_times), 4)
         if dream_times else None,
         'baseline_s': round(baseline, 4),
