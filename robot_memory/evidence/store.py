@@ -203,6 +203,7 @@ class EvidenceStore:
 
     ``path`` ``':memory:'`` or None keeps the store in memory (gone when it is closed), as
     :class:`~robot_memory.substrate.store.Substrate` does: for tests and one-off tools.
+    ``run_gap_s``: the longest gap a run grows across (None: every piece its own row).
     """
 
     def __init__(self, path, rules: Optional['Rules'] = None, batch_size: int = 500,
@@ -373,9 +374,8 @@ class EvidenceStore:
         that write fails (a full disk), the observation is still accepted: it stays
         buffered with the others, nothing is raised, and :attr:`write_error` says why; the
         next write is tried when another ``batch_size`` have come in, or at ``flush()``,
-        which raises. So an
-        ``add`` that returned was taken exactly once, and one that raised (a naive stamp)
-        was not taken at all.
+        which raises. So an ``add`` that returned was taken exactly once, and one that
+        raised (a naive stamp) was not taken at all.
         """
         if observation.stamp.tzinfo is None:
             raise ValueError('observation stamps must be aware UTC datetimes, got a naive '
