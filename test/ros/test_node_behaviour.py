@@ -468,7 +468,9 @@ def test_its_own_error_logs_are_never_evidence(faulty, probe):
     node, witness = faulty
     own_key = f'log|{node.namespace}.robot_memory'
     # Another memory node takes them as evidence: they are real ERROR records on /rosout.
-    assert wait_for(lambda: len(payloads(database(witness), own_key)) >= 2, 15.0,
+    # Identical records are one run of evidence: count the evidence, not the rows.
+    assert wait_for(lambda: query(database(witness), 'SELECT coalesce(sum(count), 0) FROM '
+                                  'observations WHERE source_key = ?', own_key) >= [(2,)], 15.0,
                     spin=spin(probe)), (witness.log(), node.log())
     assert all('scheduled dream failed' in item['message'] and item['level'] == 40
                for item in payloads(database(witness), own_key))
