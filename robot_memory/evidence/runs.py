@@ -23,7 +23,11 @@ non-numeric value are equal: a state change (``is_docked: True`` -> ``False``) s
 run. A run never grows across a gap over ``RUN_GAP_S`` (shorter than any episode gap of
 the dream), a UTC hour boundary (daily and hourly counts stay exact), a stamp earlier than
 its end, nor past a dream's window: rows at or below ``dream_state.sealed_id`` are closed,
-and what came after goes to a new row (``RunBook.plan``).
+and what came after goes to a new row (``RunBook.plan``). Counts, first and last times,
+episodes and daily counts are then those of the observations one by one
+(test_evidence_runs.py), as long as a source key's stamps do not go backwards: a report
+older than its source key's last is a row of its own, but episodes order rows by their
+first stamp only.
 """
 
 import dataclasses
