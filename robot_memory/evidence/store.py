@@ -561,7 +561,8 @@ class EvidenceStore:
         """
         Bad evidence with ``after < id <= upto`` per signature, and last bad per source key.
 
-        One scan grouped by (signature, source key); the payload is the latest run's.
+        One scan grouped by (signature, source key); the payload is the latest run's (that of
+        its first observation: a run's numbers are in its ranges).
         """
         rows = self.db.execute(
             'SELECT g.signature, g.source_key, g.n, g.errors, g.first, g.last, o.source, '
