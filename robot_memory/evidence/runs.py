@@ -120,7 +120,7 @@ class Run:
                  'fresh_ranges')
 
     def __init__(self, stamp: float, source: str, item, identity: tuple):
-        self.id = None
+        self.id: Optional[int] = None
         self.identity = identity
         self.source = source
         self.signature = item.signature
@@ -130,8 +130,8 @@ class Run:
         self.start = self.end = self.fresh_start = stamp
         self.count = 0
         self.fresh_count = 0
-        self.ranges = {}
-        self.fresh_ranges = {}
+        self.ranges: dict = {}
+        self.fresh_ranges: dict = {}
         self.hour = stamp // RUN_SPAN_S
 
     def fresh_row(self) -> tuple:
@@ -204,8 +204,8 @@ class RunBook:
 
     def __init__(self, gap_s: Optional[float] = RUN_GAP_S):
         self.gap_s = -1.0 if gap_s is None else gap_s  # None: every piece its own row
-        self.open = {}
-        self.dirty = []
+        self.open: dict = {}
+        self.dirty: list[Run] = []
         self.pending = 0  # observations not yet stored
 
     def take(self, stamp: float, source: str, item, identity: tuple, numbers: dict) -> None:
