@@ -13,12 +13,13 @@
 # limitations under the License.
 
 """
-The pattern of a fault from its episodes: constant, routine or intermittent.
+The pattern of a fault from its episodes: constant, routine, flapping or intermittent.
 
-An *episode* is a run of bad reports of one signature with no gap over ``GAP_S``; the
-dream keeps each signature's recent episodes (``History``) and ``describe`` turns them
-into a label and a phrase such as ``daily 22:00-07:00 (America/Toronto), on 14 of the
-last 14 days, typically 9 h``. Pure and deterministic: time and time zone are passed in.
+An *episode* is a run of bad reports of one signature with no gap over ``GAP_S``; bad runs
+less than ``FLAP_GAP_S`` apart are kept as one episode that counts its *flips*. The dream
+keeps each signature's recent episodes (``History``) and ``describe`` turns them into a
+label and a phrase such as ``daily 22:00-07:00 (America/Toronto), on 14 of the last 14
+days, typically 9 h``. Pure and deterministic: time and time zone are passed in.
 """
 
 import dataclasses
@@ -35,7 +36,7 @@ GAP_S = 120.0
 STATUS_GAP_S = 3600.0
 KEEP_DAYS = 30
 MAX_EPISODES = 500
-LABELS = ('constant', 'routine', 'intermittent')
+LABELS = ('constant', 'routine', 'flapping', 'intermittent')
 # A condition present most days, in one window of the day, for hours at a time, is
 # routine (docked, charging, parked with the e-stop in); a shorter one is a fault.
 ROUTINE_DAY_SHARE = 0.6
@@ -46,11 +47,24 @@ WINDOW_SHARE = 0.8
 WINDOW_MAX_H = 6.0
 # Days a fault must be seen on before its pattern is stated (constant ones excepted).
 MIN_DAYS = 3
+# A condition that starts at the same minute of the day (a break, a nightly job) is
+# scheduled, hence routine however short: most starts within SCHEDULE_MIN minutes, on
+# SCHEDULE_DAYS days or more (a few days at one time may be a coincidence) and on
+# SCHEDULE_SHARE of the days it could have been (a schedule does not skip days; a fault
+# that happens to start at one time does).
+SCHEDULE_MIN = 5.0
+SCHEDULE_DAYS = 7
+SCHEDULE_SHARE = 0.9
+# Bad runs of one status this close together are one episode that flips between bad and
+# OK; an episode of FLAP_MIN_FLIPS flips or more is a flapping spell, and a fault most of
+# whose episodes are such spells is flapping (how often it flips is what to say).
+FLAP_GAP_S = 300.0
+FLAP_MIN_FLIPS = 5
 
 
 @dataclasses.dataclass
 class History:
-    """Recent episodes of one signature: ``[start, end, count]``, oldest first."""
+    """Recent episodes of one signature: ``[start, end, count, flips]``, oldest first."""
 
     episodes: list = dataclasses.field(default_factory=list)
     text: str = ''  # the last text the dream generated (a person's reword differs)
@@ -60,7 +74,9 @@ class History:
         """Return the history stored as ``text`` (empty for '' or anything unreadable)."""
         try:
             data = json.loads(text) if text else {}
-            episodes = [[float(a), float(b), int(n)] for a, b, n in data.get('episodes', ())]
+            episodes = [[float(item[0]), float(item[1]), int(item[2]),
+                         int(item[3]) if len(item) > 3 else 1]
+                        for item in data.get('episodes', ())]
             return cls(episodes, str(data.get('text', '')))
         except (TypeError, ValueError, AttributeError):
             return cls()
@@ -71,25 +87,30 @@ class History:
                           separators=(',', ':'), ensure_ascii=False)
 
     def add(self, episodes: list, now_s: float, gap_s: float = GAP_S,
-            last_ok: Optional[float] = None) -> None:
+            last_ok: Optional[float] = None, flap_gap_s: float = 0.0) -> None:
         """
         Merge new episodes ``[start, end, count, opens]`` (time order) into the history.
 
         One that ``opens`` its window continues the last episode when it is within
-        ``gap_s`` of it and the source's ``last_ok`` report is not after it.
+        ``gap_s`` of it and the source's ``last_ok`` report is not after it; one that
+        starts within ``flap_gap_s`` (a status's: FLAP_GAP_S) of the last episode's end
+        joins it as one more flip.
         """
         for start, end, count, opens in sorted(episodes):
             last = self.episodes[-1] if self.episodes else None
             if (last is not None and opens and 0 <= start - last[1] <= gap_s
                     and (last_ok is None or last_ok <= last[1])):
                 last[1], last[2] = max(last[1], end), last[2] + count
+            elif last is not None and 0 <= start - last[1] <= flap_gap_s:
+                last[1], last[2], last[3] = max(last[1], end), last[2] + count, last[3] + 1
             else:
-                self.episodes.append([start, end, count])
+                self.episodes.append([start, end, count, 1])
         horizon = now_s - KEEP_DAYS * 86400.0
         self.episodes = [item for item in self.episodes if item[1] >= horizon]
         while len(self.episodes) > MAX_EPISODES:  # join the two oldest
             first, second = self.episodes[0], self.episodes.pop(1)
             first[1], first[2] = second[1], first[2] + second[2]
+            first[3] += second[3]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,7 +139,7 @@ def duration_text(seconds: float) -> str:
     return f'{round(seconds / 86400)} days'
 
 
-def _window(starts: list, durations: list) -> Optional[tuple]:
+def _window(starts: list, durations: list, max_h: float = WINDOW_MAX_H) -> Optional[tuple]:
     """Return the smallest arc of the day (minutes) with WINDOW_SHARE of the starts, or None."""
     minutes = sorted(starts)
     n = len(minutes)
@@ -129,7 +150,7 @@ def _window(starts: list, durations: list) -> Optional[tuple]:
         width = stop - minutes[index]
         if best is None or width < best[1] - best[0]:
             best = (minutes[index], stop)
-    if best is None or best[1] - best[0] > WINDOW_MAX_H * 60:
+    if best is None or best[1] - best[0] > max_h * 60:
         return None
     return best[0], best[1] + statistics.median(durations) / 60.0
 
@@ -146,39 +167,61 @@ def describe(history: History, now: dt.datetime, timezone: str = 'UTC',
 
     ``ok_since_first`` says whether the source has reported OK since the fault was first
     seen; one episode of six hours or more that never let go and is still going is
-    constant. Anything else
-    needs MIN_DAYS days seen (None before: the rule's text says enough).
+    constant. Anything else needs MIN_DAYS days seen (None before: the rule's text says
+    enough).
     """
     episodes = history.episodes
     if not episodes:
         return None
     zone = _zone(timezone)
     now_s = now.timestamp()
-    local = [(dt.datetime.fromtimestamp(a, zone), b - a, n) for a, b, n in episodes]
+    local = [(dt.datetime.fromtimestamp(item[0], zone), item[1] - item[0]) for item in episodes]
     length = episodes[-1][1] - episodes[-1][0]
     if (len(episodes) == 1 and not ok_since_first and length >= CONSTANT_MIN_S
             and now_s - episodes[0][1] <= max(3600.0, length / 10.0)):
         since = local[0][0]
         return Description('constant', f'constant since {since:%Y-%m-%d %H:%M} ({timezone})')
-    days_seen = sorted({start.date() for start, _, _ in local})
-    today = dt.datetime.fromtimestamp(now_s, zone).date()
-    span_days = min(KEEP_DAYS, (today - local[0][0].date()).days + 1)
-    durations = [max(0.0, length) for _, length, _ in local]
-    typical = statistics.median(durations)
-    how_long = f'typically {duration_text(typical)}' if typical >= 1 else 'brief'
+    days_seen = sorted({start.date() for start, _ in local})
     if len(days_seen) < MIN_DAYS:
         return None  # too early to say more than the rule's text does
-    window = None
-    if len(days_seen) >= 3:
-        window = _window([start.hour * 60 + start.minute for start, _, _ in local], durations)
+    today = dt.datetime.fromtimestamp(now_s, zone).date()
+    span_days = min(KEEP_DAYS, (today - local[0][0].date()).days + 1)
+    durations = [max(0.0, length) for _, length in local]
+    typical = statistics.median(durations)
+    how_long = f'typically {duration_text(typical)}' if typical >= 1 else 'brief'
+    starts = [start.hour * 60 + start.minute + start.second / 60.0 for start, _ in local]
+    window = _window(starts, durations)
+    weekdays = _weekdays_only(days_seen, local[0][0].date(), today)
+    possible = span_days if not weekdays else sum(
+        1 for offset in range(span_days) if (today - dt.timedelta(days=offset)).weekday() < 5)
+    if days_seen[-1] != today and (not weekdays or today.weekday() < 5):
+        possible -= 1  # today is not over
+    share = len(days_seen) / max(1, possible)
     days = f'on {len(days_seen)} of the last {span_days} days'
-    if (window is not None and len(days_seen) >= 3 and typical >= ROUTINE_MIN_S
-            and len(days_seen) / span_days >= ROUTINE_DAY_SHARE):
-        return Description('routine', f'daily {_clock(window[0])}-{_clock(window[1])} '
-                                      f'({timezone}), {days}, {how_long}')
     when = (f', usually {_clock(window[0])}-{_clock(window[1])} ({timezone})'
             if window is not None else '')
+    flips = [item[3] for item in episodes]
+    spells = [item for item in flips if item >= FLAP_MIN_FLIPS]
+    if len(spells) * 2 >= len(flips):
+        rate = statistics.median(spells)
+        return Description('flapping', f'about {round(rate)} flips in {duration_text(typical)}, '
+                                       f'{len(episodes)} times {days}{when}')
+    scheduled = (window is not None and len(days_seen) >= SCHEDULE_DAYS
+                 and share >= SCHEDULE_SHARE
+                 and _window(starts, [0.0] * len(starts), SCHEDULE_MIN / 60.0) is not None)
+    if window is not None and (typical >= ROUTINE_MIN_S or scheduled) \
+            and share >= ROUTINE_DAY_SHARE:
+        every = 'weekdays' if weekdays else 'daily'
+        return Description('routine', f'{every} {_clock(window[0])}-{_clock(window[1])} '
+                                      f'({timezone}), {days}, {how_long}')
     return Description('intermittent', f'{len(episodes)} times {days}{when}, {how_long}')
+
+
+def _weekdays_only(days_seen: list, first: dt.date, today: dt.date) -> bool:
+    """Whether a fault seen over two weekends or more was never seen on one."""
+    weekends = sum(1 for offset in range((today - first).days + 1)
+                   if (first + dt.timedelta(days=offset)).weekday() == 5)
+    return weekends >= 2 and all(day.weekday() < 5 for day in days_seen)
 
 
 def entry_text(base: str, description: Optional[Description]) -> str:

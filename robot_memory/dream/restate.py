@@ -16,13 +16,16 @@
 What an entry made from evidence says: its pattern restated, an incident's statuses named.
 
 ``restate`` words an entry from its signature links (the one whose words it is speaks;
-the others are the statuses that start and stop with it); ``incident_partner`` finds, for
-a new signature, one whose episodes start and stop with its own (one incident, one entry).
+the others are the statuses that start and stop with it) and names the state of another
+source it happens only in (``dream.cooccurrence``); ``incident_partner`` finds, for a new
+signature, one whose episodes start and stop with its own (one incident, one entry).
 """
 
+import dataclasses
 import json
 from typing import Optional
 
+from robot_memory.dream.cooccurrence import only_while
 from robot_memory.dream.pattern import describe
 from robot_memory.dream.pattern import entry_text
 from robot_memory.dream.pattern import History
@@ -64,17 +67,17 @@ def incident_partner(signature: str, source_key: str, episodes: dict,
     episodes by signature. The first partner in signature order is returned.
     """
     own = episodes.get(signature)
-    device = _device(source_key)
-    if not own or not device:
+    hardware = device(source_key)
+    if not own or not hardware:
         return None
     for other in sorted(candidates):
-        if (candidates[other] != source_key and device == _device(candidates[other])
+        if (candidates[other] != source_key and hardware == device(candidates[other])
                 and start_and_stop_together(own, episodes.get(other, ()))):
             return other
     return None
 
 
-def _device(source_key: str) -> str:
+def device(source_key: str) -> str:
     """Return the hardware id a status reports on ('' for a log or an empty id)."""
     kind, _, rest = source_key.partition('|')
     return rest.partition('|')[0] if kind == 'diagnostic' else ''
@@ -101,7 +104,7 @@ def _with_others(base: str, link: dict, links: list) -> str:
     return f'{base} (together with {"; ".join(named)})' if named else base
 
 
-def _speaker(text: str, links: list, rules) -> Optional[tuple]:
+def speaker(text: str, links: list, rules) -> Optional[tuple]:
     """Return (link, payload, history) whose words ``text`` is, or None (a person's words)."""
     found = []
     for link in sorted(links, key=lambda item: item['signature']):
@@ -117,15 +120,43 @@ def _speaker(text: str, links: list, rules) -> Optional[tuple]:
     return found[0] if found else None
 
 
-def restate(text: str, links: list, rules, sources: dict, now, timezone: str) -> Optional[tuple]:
+def source_states(links: dict) -> list:
+    """Return every signature's state as ``(source key, name, episodes)``, for ``restate``."""
+    found = []
+    for key in sorted(links):
+        link = links[key]
+        payload = _payload(link)
+        episodes = History.from_json(link['history']).episodes if link['history'] else []
+        if payload is None or not episodes:
+            continue
+        if 'node' in payload:
+            name = f'{payload["node"]} logs {payload.get("message", "")}'
+        else:
+            name = f'{payload.get("name", "?")} reports {payload.get("message", "")}'
+        found.append((link['source_key'], name.replace(' - ', ', '), episodes))
+    return found
+
+
+def _others(everything: list, links: list) -> dict:
+    mine = {link['source_key'] for link in links}
+    found = {}
+    for source_key, name, episodes in everything:
+        if source_key not in mine:
+            found.setdefault(name, []).extend(episodes)
+    return found
+
+
+def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
+            everything: Optional[list] = None) -> Optional[tuple]:
     """
     Return (text, label) stating the pattern of an entry's evidence, or None.
 
     Only a text the dream itself wrote (a link's rule text, or the last one restated) is
     restated, from that link's episodes: a person's reword and a rules-file template win.
-    ``sources`` holds each source key's state (its last OK report).
+    ``sources`` holds each source key's state (its last OK report); ``everything``
+    (``source_states``) gives the other sources' states an entry may happen only in.
     """
-    spoken = _speaker(text, links, rules)
+    spoken = speaker(text, links, rules)
     if spoken is None:
         return None
     link, payload, history = spoken
@@ -135,6 +166,10 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str) ->
     state = sources.get(link['source_key']) or {}
     ok = state.get('last_ok') is not None and state['last_ok'] > history.episodes[0][0]
     found = describe(history, now, timezone, ok)
+    state = only_while(history.episodes, _others(everything, links), now.timestamp()) \
+        if found is not None and found.label != 'constant' and everything else None
+    if state is not None:
+        found = dataclasses.replace(found, phrase=f'{found.phrase}, only while {state}')
     restated = clean_text(entry_text(base, found))
     history.text = restated
     link['history'] = history.to_json()

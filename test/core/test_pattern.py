@@ -21,9 +21,11 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from robot_memory.dream.cooccurrence import only_while
 from robot_memory.dream.pattern import describe
 from robot_memory.dream.pattern import duration_text
 from robot_memory.dream.pattern import entry_text
+from robot_memory.dream.pattern import FLAP_GAP_S
 from robot_memory.dream.pattern import GAP_S
 from robot_memory.dream.pattern import History
 from robot_memory.dream.pattern import LABELS
@@ -71,13 +73,74 @@ def test_docked_every_night_is_routine_with_its_local_window():
 
 
 def test_a_short_fault_late_each_afternoon_is_intermittent_with_its_window():
-    weekdays = [(at(day, 16.5), at(day, 17.25)) for day in range(14)
-                if (DAY0 + dt.timedelta(days=day)).weekday() < 5]
+    # A battery runs low late each working afternoon, give or take a quarter of an hour.
+    weekdays = [(at(day, 16.5 + (day * 7 % 5 - 2) / 8), at(day, 17.25 + (day * 7 % 5 - 2) / 8))
+                for day in range(14) if (DAY0 + dt.timedelta(days=day)).weekday() < 5]
     found = describe(history(*weekdays), now(14), TORONTO)
     assert found.label == 'intermittent'
     assert not is_condition(entry_text('Battery Percentage reports WARN: Low', found))
     assert found.phrase == (f'{len(weekdays)} times on {len(weekdays)} of the last 15 days, '
-                            f'usually 16:30-17:15 ({TORONTO}), typically 45 min')
+                            f'usually 16:15-17:22 ({TORONTO}), typically 45 min')
+
+
+def test_a_stop_at_the_same_minute_every_working_day_is_routine_on_weekdays():
+    # A protective stop for the lunch break: 45 minutes, same minute, never at weekends.
+    weekdays = [(at(day, 12), at(day, 12.75)) for day in range(21)
+                if (DAY0 + dt.timedelta(days=day)).weekday() < 5]
+    found = describe(history(*weekdays), now(21), TORONTO)
+    assert found == found.__class__('routine', f'weekdays 12:00-12:45 ({TORONTO}), on 15 of '
+                                               'the last 22 days, typically 45 min')
+    assert is_condition(entry_text('Safety mode reports WARN: PROTECTIVE_STOP', found))
+    # The same minute on a few days only is not a routine: it is a fault with a window.
+    rare = describe(history(*weekdays[::4]), now(21), TORONTO)
+    assert rare.label == 'intermittent' and 'usually 12:00-12:45' in rare.phrase
+    # Before two weekends have passed, a schedule of weekdays is not told from chance.
+    assert describe(history(*weekdays[:7]), now(9), TORONTO).label == 'intermittent'
+    # Every day at one minute for a week and more is a daily schedule.
+    every_day = [(at(day, 2), at(day, 2.25)) for day in range(10)]
+    assert describe(history(*every_day), now(10), TORONTO).phrase.startswith(
+        f'daily 02:00-02:15 ({TORONTO}), on 10 of the last 11 days')
+    # A fault at one minute that skips days is not a schedule.
+    skipping = [item for day, item in enumerate(every_day + [(at(day, 2), at(day, 2.25))
+                                                            for day in range(10, 20)])
+                if day % 3]
+    assert describe(history(*skipping), now(20), TORONTO).label == 'intermittent'
+
+
+
+def flaps(day: int, hours: float, minutes: float, every_s: float) -> list:
+    """Return the episodes of a status bad for ``every_s`` then OK, for ``minutes``."""
+    start = at(day, hours)
+    return [[start + second, start + second + every_s - 1, 1, int(second == 0)]
+            for second in range(0, int(minutes * 60), int(2 * every_s))]
+
+
+def test_a_status_that_flaps_is_labelled_flapping_with_how_often():
+    found = History()
+    for day in range(6):
+        found.add(flaps(day, 21.5, 15, 3), at(day, 22), flap_gap_s=FLAP_GAP_S)
+    assert [item[3] for item in found.episodes] == [150] * 6  # one spell a night
+    described = describe(found, now(6), TORONTO)
+    assert described == described.__class__(
+        'flapping', f'about 150 flips in 15 min, 6 times on 6 of the last 7 days, usually '
+                    f'21:30-21:45 ({TORONTO})')
+    assert rule_text(entry_text('Dock Status reports WARN: Dock not visible', described)) == \
+        'Dock Status reports WARN: Dock not visible'
+    assert History.from_json(found.to_json()) == found
+
+
+def test_two_bad_runs_minutes_apart_are_one_episode_not_flapping():
+    found = History()
+    for day in range(4):
+        start = at(day, 9 + day * 1.7)
+        found.add([[start, start + 60, 6, 1], [start + 240, start + 300, 6, 0]], start + 3600,
+                  flap_gap_s=FLAP_GAP_S)
+    assert [item[3] for item in found.episodes] == [2] * 4
+    assert describe(found, now(4), TORONTO).label == 'intermittent'
+    # A log's bursts never flip: without flap_gap_s they stay apart.
+    logs = History()
+    logs.add([[at(0, 9), at(0, 9) + 60, 6, 1], [at(0, 9) + 240, at(0, 9) + 300, 6, 0]], at(0, 10))
+    assert len(logs.episodes) == 2
 
 
 def test_scattered_faults_have_no_window():
@@ -105,13 +168,15 @@ def test_episodes_close_together_join_and_old_ones_leave():
     found = History()
     found.add([[at(0, 1), at(0, 1) + 10, 10, 1]], at(0, 2))
     found.add([[at(0, 1) + 10 + GAP_S, at(0, 1) + 200, 5, 1]], at(0, 2))
-    assert found.episodes == [[at(0, 1), at(0, 1) + 200, 15]]
+    assert found.episodes == [[at(0, 1), at(0, 1) + 200, 15, 1]]
     # Not when the source reported OK between, nor when it does not open its window.
     found.add([[at(0, 1) + 210, at(0, 1) + 220, 2, 1]], at(0, 2), last_ok=at(0, 1) + 205)
     found.add([[at(0, 1) + 230, at(0, 1) + 240, 2, 0]], at(0, 2))
     assert len(found.episodes) == 3
     found.add([[at(40, 1), at(40, 2), 60, 1]], at(40, 3))
-    assert found.episodes == [[at(40, 1), at(40, 2), 60]]
+    assert found.episodes == [[at(40, 1), at(40, 2), 60, 1]]
+    # A history written before flips were counted reads as one flip an episode.
+    assert History.from_json('{"episodes":[[1,2,3]]}').episodes == [[1.0, 2.0, 3, 1]]
     assert History.from_json(found.to_json()) == found
     assert History.from_json('not json') == History() and History.from_json('') == History()
 
@@ -153,3 +218,37 @@ def test_the_rule_text_is_recovered_from_a_restated_text():
     assert rule_text(entry_text(base + ' (together with dock: status: Battery critical)',
                                 found)) == base
     assert rule_text('Battery runs low late afternoon') == 'Battery runs low late afternoon'
+
+
+def test_a_fault_that_happens_only_while_docked_says_so():
+    docked = [[at(day, 22), at(day + 1, 7), 1, 1] for day in range(10)]
+    wheels = [[at(day, 23), at(day, 23.5), 1, 1] for day in range(10)]
+    states = {'dock reports Docked': docked, 'lidar reports Frequency too low.':
+              [[at(day, 10), at(day, 10.2), 1, 1] for day in range(10)]}
+    assert only_while(wheels, states, at(10, 8)) == 'dock reports Docked'
+
+
+def test_a_fault_that_merely_overlaps_a_state_once_is_not_only_while():
+    docked = [[at(day, 22), at(day + 1, 7), 1, 1] for day in range(10)]
+    faults = [[at(day, 14), at(day, 14.5), 1, 1] for day in range(9)] + \
+        [[at(9, 23), at(9, 23.5), 1, 1]]
+    assert only_while(faults, {'dock reports Docked': docked}, at(10, 8)) is None
+    # Nor with too few episodes to tell, nor with a state that is always there.
+    assert only_while(faults[-2:], {'dock reports Docked': docked}, at(10, 8)) is None
+    always = [[at(0, 0), at(10, 8), 1, 1]]
+    assert only_while(faults, {'gps reports No fix': always}, at(10, 8)) is None
+
+
+def test_with_what_picks_the_state_that_covers_most_then_holds_least():
+    faults = [[at(day, 23), at(day, 23.2), 1, 1] for day in range(10)]
+    night = [[at(day, 20), at(day + 1, 6), 1, 1] for day in range(10)]
+    late = [[at(day, 22.5), at(day, 23.5), 1, 1] for day in range(10)]
+    assert only_while(faults, {'a night': night, 'b late': late}, at(10, 8)) == 'b late'
+
+
+def test_the_state_must_hold_before_the_fault_starts():
+    wheels = [[at(day, 22), at(day + 1, 7), 1, 1] for day in range(10)]
+    lidar = [[at(day, 22.05), at(day + 1, 6.95), 1, 1] for day in range(10)]
+    assert only_while(lidar, {'wheels reports Disabled': wheels}, at(10, 8)) == \
+        'wheels reports Disabled'
+    assert only_while(wheels, {'lidar reports No events recorded.': lidar}, at(10, 8)) is None

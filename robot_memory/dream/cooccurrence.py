@@ -1,0 +1,92 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""
+With what a fault happens: another source's state that holds during nearly all its episodes.
+
+``only_while`` compares a signature's episodes with the episodes of the other sources'
+states (a status being bad with a given message, a log being written) and returns the one
+that holds during at least ``SHARE`` of them while holding at most ``MAX_TIME_SHARE`` of
+the time: a state that is always there (a constant condition) says nothing, and one that
+merely overlaps a fault once is not what the fault happens with. The state must already
+hold when an episode starts: the lidar stops *while docked*, not the other way round.
+Pure and deterministic.
+"""
+
+import bisect
+from typing import Optional
+
+SHARE = 0.9
+MIN_EPISODES = 3
+MAX_TIME_SHARE = 0.6
+# An episode is "during" a state when the state holds for this share of it.
+OVERLAP = 0.5
+
+
+def _overlap(start: float, end: float, intervals: list, starts: list) -> float:
+    """Seconds of [start, end] covered by ``intervals`` (sorted, not overlapping)."""
+    covered = 0.0
+    index = max(0, bisect.bisect_right(starts, start) - 1)
+    while index < len(intervals) and intervals[index][0] <= end:
+        low, high = max(start, intervals[index][0]), min(end, intervals[index][1])
+        covered += max(0.0, high - low)
+        index += 1
+    return covered
+
+
+def _inside(start: float, end: float, intervals: list, starts: list) -> bool:
+    """Whether the state already holds when the episode starts, and for most of it."""
+    index = bisect.bisect_right(starts, start) - 1
+    if index < 0 or start > intervals[index][1]:
+        return False
+    return end - start < 1.0 or _overlap(start, end, intervals, starts) >= OVERLAP * (end - start)
+
+
+def _merged(episodes: list) -> list:
+    found = []
+    for start, end, *_ in sorted(episodes):
+        if found and start <= found[-1][1]:
+            found[-1][1] = max(found[-1][1], end)
+        else:
+            found.append([start, end])
+    return found
+
+
+def only_while(own: list, states: dict, now_s: float) -> Optional[str]:
+    """
+    Return the name of the state in ``states`` (name -> episodes) ``own`` happens only in.
+
+    Needs MIN_EPISODES episodes of ours; the state must hold during SHARE of them and at
+    most MAX_TIME_SHARE of the time since our first episode. Ties go to the state that
+    holds the least time, then to the first name.
+    """
+    if len(own) < MIN_EPISODES:
+        return None
+    since = min(item[0] for item in own)
+    span = max(1.0, now_s - since)
+    best = None
+    for name in sorted(states):
+        intervals = _merged(states[name])
+        starts = [item[0] for item in intervals]
+        held = sum(max(0.0, min(end, now_s) - max(start, since)) for start, end in intervals)
+        if not intervals or held > MAX_TIME_SHARE * span:
+            continue
+        inside = sum(1 for start, end, *_ in own if _inside(start, end, intervals, starts))
+        if inside < SHARE * len(own):
+            continue
+        key = (-inside, held)
+        if best is None or key < best[0]:
+            best = (key, name)
+    return best[1] if best else None
