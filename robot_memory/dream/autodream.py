@@ -96,6 +96,8 @@ from robot_memory.dream.archive import archive_pruned
 from robot_memory.dream.distiller import Candidate
 from robot_memory.dream.distiller import proposals
 from robot_memory.dream.distiller import RuleDistiller
+from robot_memory.dream.incidents import IncidentMerging
+from robot_memory.dream.pattern import FLAP_GAP_S
 from robot_memory.dream.pattern import GAP_S
 from robot_memory.dream.pattern import History
 from robot_memory.dream.pattern import rule_text
@@ -106,7 +108,6 @@ from robot_memory.dream.report import returned_after_deletion
 from robot_memory.dream.resign import regroup
 from robot_memory.dream.resign import resign
 from robot_memory.dream.restate import incident_partner
-from robot_memory.dream.restate import restate
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.intent import DreamIntent
 from robot_memory.evidence.observations import message_pattern
@@ -317,7 +318,7 @@ def _queue(store, report: DreamReport, now: dt.datetime, proposals) -> None:
                                'their rule texts)')
 
 
-class _Dream:
+class _Dream(IncidentMerging):
     """The computation of one dream, inside the file lock; produces the intent record."""
 
     def __init__(self, store, memory_file, now, rules, config, distiller, actor, cursor,
@@ -550,9 +551,9 @@ class _Dream:
                         first_seen=min(link['first_seen'] or group.first, group.first),
                         last_bad=max(link['last_bad'] or group.last, group.last))
             history = History.from_json(link['history'])
-            history.add(episodes.get(key, ()), self.now_s,
-                        GAP_S if group.source == 'log' else STATUS_GAP_S,
-                        self.last_ok.get(group.source_key))
+            log = group.source == 'log'
+            history.add(episodes.get(key, ()), self.now_s, GAP_S if log else STATUS_GAP_S,
+                        self.last_ok.get(group.source_key), 0.0 if log else FLAP_GAP_S)
             link['history'] = history.to_json()
             entry = self.by_id.get(link['entry_id']) if link['entry_id'] else None
             if entry is None:
@@ -565,6 +566,7 @@ class _Dream:
         for key, link in sorted(self.links.items()):
             if link['held'] and key not in groups and link['entry_id'] in self.by_id:
                 evidence.setdefault(link['entry_id'], []).append((link, None))
+        self._merge_incidents(evidence)
         self.by_entry: dict = {}
         for link in self.links.values():
             if link['entry_id']:
@@ -615,7 +617,8 @@ class _Dream:
             data['type'] = original_type
             updated = lifecycle.reinforce(MemoryEntry.model_validate(data), self.now, self.lc)
             detail['confidence'] = [round(before, 6), updated.confidence]
-            updated, restated = self._with_text(updated, items, detail)
+            updated, restated = self._with_text(updated, self.by_entry.get(entry.id, []),
+                                                detail)
             self._log(entry.id, 'reopen', f'the fault recurred ({count} observations); '
                                           f're-opened as {original_type}{note}{restated}',
                       detail)
@@ -635,7 +638,8 @@ class _Dream:
                 return
             updated = lifecycle.reinforce(entry, self.now, self.lc, observations=1)
             detail['confidence'] = [round(before, 6), updated.confidence]
-            updated, restated = self._with_text(updated, items, detail)
+            updated, restated = self._with_text(updated, self.by_entry.get(entry.id, []),
+                                                detail)
             extra = f' plus {held} held from an earlier cycle' if held else ''
             self._log(entry.id, 'reinforce', f'{count} new observations{extra} of '
                                              f'{len(signatures)} signature(s){note}{restated}',
@@ -644,18 +648,6 @@ class _Dream:
         for link, _ in items:
             link['held'] = 0
         self._replace(entry, updated)
-
-    def _with_text(self, entry, items: list, detail: dict) -> tuple:
-        """Return (entry with its pattern restated, its id kept; a note for the audit)."""
-        restated = self._restated(entry.text, self.by_entry.get(entry.id, []))
-        if restated is None or restated[0] == entry.text:
-            return entry, ''
-        try:
-            updated = MemoryEntry.model_validate(dict(entry.model_dump(), text=restated[0]))
-        except ValidationError:
-            return entry, ''
-        detail['text'] = [entry.text, restated[0]]
-        return updated, f'; restated as {restated[1] or "the rule text"}'
 
     def _create(self, creations: list) -> None:
         if not creations:
@@ -715,6 +707,8 @@ class _Dream:
                 held_back = None
                 entry = new_entry(view.entry_type, candidate.text, confidence, self.now,
                                   candidate.tags, taken)
+            if link['entry_id'] and link['entry_id'] not in taken:  # pruned: one fault, one id
+                entry = entry.model_copy(update={'id': link['entry_id']})
             if held_back is not None:
                 self.report.rewords.append((entry.id, candidate.text, held_back))
             taken.add(entry.id)
@@ -738,12 +732,6 @@ class _Dream:
     def _link(self, link: dict, entry_id: str, entry_type: str) -> None:
         link.update(entry_id=entry_id, entry_type=entry_type, held=0)
         self.by_entry.setdefault(entry_id, []).append(link)
-
-    def _restated(self, text: str, links: list) -> Optional[tuple]:
-        """Return (text, label) restating an entry from its links (a distiller's words stay)."""
-        if not isinstance(self.distiller, RuleDistiller):
-            return None
-        return restate(text, links, self.rules, self.sources, self.now, self.config.timezone)
 
     # ------------------------------------------------------------------ resolve and prune
 

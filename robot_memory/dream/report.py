@@ -34,6 +34,8 @@ class DreamReport:
     resolved: list = dataclasses.field(default_factory=list)
     reopened: list = dataclasses.field(default_factory=list)
     pruned: list = dataclasses.field(default_factory=list)
+    # [kept id, merged id] of entries of one incident made one (dream.incidents).
+    merged: list = dataclasses.field(default_factory=list)
     manual: list = dataclasses.field(default_factory=list)
     held: list = dataclasses.field(default_factory=list)
     consumed: int = 0
@@ -87,7 +89,7 @@ class DreamReport:
                 f'{len(self.reinforced)}, resolved {len(self.resolved)}, reopened '
                 f'{len(self.reopened)}, pruned {len(self.pruned)}'
                 f'{f" ({self.prune_held_back} held back)" if self.prune_held_back else ""}'
-                f', manual edits '
+                f'{f", merged {len(self.merged)}" if self.merged else ""}, manual edits '
                 f'{len(self.manual)}; consumed {plural(self.consumed, "observation")} of '
                 f'{plural(self.signatures, "signature")}')
 

@@ -99,7 +99,8 @@ def worth_telling(report) -> bool:
     be the one published after a restart. Held evidence is still listed when there is more.
     """
     return bool(report.created or report.reinforced or report.resolved or report.reopened
-                or report.pruned or report.manual or report.contradictions
+                or report.pruned or getattr(report, 'merged', None) or report.manual
+                or report.contradictions
                 or report.problems or getattr(report, 'proposed', None))
 
 
@@ -119,6 +120,7 @@ def build_summary(report, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
                                         f'{change["reason"]}'))
     resolved = [_item(change, change['reason']) for change in _changes(report, 'resolve')]
     pruned = [_item(change, change['reason']) for change in _changes(report, 'prune')]
+    merged = [_item(change, change['reason']) for change in _changes(report, 'merge')]
     contradictions = []
     for item in report.contradictions:
         change = {'id': item['entry_id'], 'text': item['text']}
@@ -129,6 +131,7 @@ def build_summary(report, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
     lines += _section('Reinforced', reinforced)
     lines += _section('Resolved', resolved)
     lines += _section('Pruned (kept in the archive file)', pruned)
+    lines += _section('Merged (one incident, one entry)', merged, empty=None)
     lines += _section('Contradictions', contradictions)
     waiting = [_waiting(item) for item in getattr(report, 'waiting', None) or ()]
     lines += _section('Waiting for approval', waiting,

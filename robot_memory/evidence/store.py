@@ -117,7 +117,7 @@ AUDIT_ACTIONS: tuple[str, ...] = (
 # Decisions on the proposals queue (robot_memory.review.proposals), entry id ``proposal:<id>``.
 AUDIT_ACTIONS += ('propose', 'approve', 'reject', 'expire', 'replace')
 # A change made by an undo (robot_memory.review.undo).
-AUDIT_ACTIONS += ('undo',)
+AUDIT_ACTIONS += ('undo', 'merge')
 SIGNATURE_COLUMNS = ('signature', 'source', 'source_key', 'rule', 'entry_id', 'entry_type',
                      'first_seen', 'last_bad', 'bad_total', 'held', 'payload', 'history')
 SOURCE_COLUMNS = ('source_key', 'last_bad', 'ok_since', 'last_ok')

@@ -169,3 +169,54 @@ def test_two_conditions_present_since_boot_stay_two_entries(robot):
             robot.status(day, 0, 24 * 60, name, 'not open', level=2, every_s=30)
         robot.dream(day)
     assert len(robot.entries(1)) == 2
+
+
+def test_a_fault_seen_only_while_charging_says_so(robot):
+    for day in range(4):
+        robot.status(day, 1, 9 * 60, 'charger: status', 'Charging', every_s=120)
+        robot.status(day, 2 + day * 1.5, 30, 'wheels: status', 'Disabled')
+        robot.status(day, 14 + day, 10, 'lidar: scan rate', 'Frequency too low.')
+        robot.dream(day)
+    by_name = {entry.text.split(' (base)')[0].split(': ', 1)[1]: entry.text
+               for entry in robot.entries(3)}
+    assert by_name['wheels: status'].endswith(', only while charger: status reports Charging')
+    # The scan rate drops while the robot is away from the charger: no state to name.
+    assert 'only while' not in by_name['lidar: scan rate']
+
+
+def test_entries_of_one_incident_made_apart_are_merged_and_an_undo_takes_it_back(robot):
+    from robot_memory.review.undo import undo
+    robot.status(0, 17, 12, 'battery: percentage', 'Critical', level=2)
+    robot.status(0, 9, 5, 'dock: status', 'Battery critical', level=2)
+    robot.dream(0)
+    assert len(robot.entries(0)) == 2
+    for day in range(1, 5):
+        robot.status(day, 17, 12, 'battery: percentage', 'Critical', level=2)
+        robot.status(day, 17, 12, 'dock: status', 'Battery critical', level=2)
+        report = robot.dream(day)
+        if report.merged:
+            break
+    (kept_id, merged_id), = report.merged
+    kept, = robot.entries(day)
+    assert kept.id == kept_id == min(kept_id, merged_id)  # created together: the first id
+    assert '(together with ' in kept.text and 'Battery critical' in kept.text
+    merge, = [record for record in robot.store.history(kept_id) if record.action == 'merge']
+    assert merge.detail['merged'] == merged_id and len(merge.detail['signatures']) == 1
+    assert 'merged 1' in report.summary()
+    links = robot.store.signature_rows()
+    assert {link['entry_id'] for link in links.values()} == {kept_id}
+    now = DAY0 + dt.timedelta(days=day + 1, hours=9)
+    undone = undo(robot.store, robot.memory, now, 'test', 'take the merge back',
+                  dream=report.dream_id)
+    assert undone.undo_id is not None
+    assert {entry.id for entry in robot.entries(day + 1)} == {kept_id, merged_id}
+
+
+def test_statuses_that_overlap_once_stay_two_entries(robot):
+    for day in range(6):
+        robot.status(day, 17, 12, 'battery: percentage', 'Critical', level=2)
+        robot.status(day, 17 if day == 3 else 9 + day, 5, 'dock: status', 'Battery critical',
+                     level=2)
+        report = robot.dream(day)
+        assert not report.merged
+    assert len(robot.entries(5)) == 2

@@ -1,0 +1,131 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""
+One incident, one entry: entries whose statuses start and stop together become one.
+
+``merges`` finds, among the entries the dream wrote, those whose signatures' recent
+episodes start and stop together on one hardware id (``restate.start_and_stop_together``)
+and pairs each with the oldest of its incident. ``IncidentMerging`` is the dream's half:
+it moves the younger entry's signature links to the older entry, removes the younger
+entry (its prior state is kept, so an undo of the dream restores it), restates the kept
+entry so it names the others, and audits it as ``merge``.
+"""
+
+from typing import Optional
+
+from pydantic import ValidationError
+
+from robot_memory.dream.distiller import RuleDistiller
+from robot_memory.dream.pattern import History
+from robot_memory.dream.restate import device
+from robot_memory.dream.restate import restate
+from robot_memory.dream.restate import source_states
+from robot_memory.dream.restate import speaker
+from robot_memory.dream.restate import start_and_stop_together
+from robot_memory.rcan.schema import MemoryEntry
+
+# Episodes each entry must have before two existing entries are called one incident: a
+# single coincidence is not enough.
+MIN_EPISODES = 2
+
+
+def merges(links: dict, by_id: dict, rules) -> list:
+    """
+    Return ``(kept id, merged id)`` pairs: entries of one incident, the oldest kept.
+
+    Only entries the dream wrote (a person's reword is never merged away) and that are not
+    resolved; their statuses must share a hardware id and differ.
+    """
+    own = {}
+    for key in sorted(links):
+        link = links[key]
+        if link['entry_id'] in by_id and link['history']:
+            own.setdefault(link['entry_id'], []).append(link)
+    facts = {}
+    for entry_id, found in own.items():
+        entry = by_id[entry_id]
+        if entry.type == 'resolved' or speaker(entry.text, found, rules) is None:
+            continue
+        episodes = sorted(item for link in found
+                          for item in History.from_json(link['history']).episodes)
+        if len(episodes) >= MIN_EPISODES:
+            facts[entry_id] = (episodes, {device(link['source_key']) for link in found} - {''},
+                               {link['source_key'] for link in found})
+    group = {entry_id: entry_id for entry_id in facts}
+
+    def root(entry_id):
+        while group[entry_id] != entry_id:
+            entry_id = group[entry_id]
+        return entry_id
+
+    ordered = sorted(facts, key=lambda entry_id: (by_id[entry_id].first_seen, entry_id))
+    for index, one in enumerate(ordered):
+        for other in ordered[index + 1:]:
+            (mine, devices, keys), (theirs, their_devices, their_keys) = facts[one], facts[other]
+            if (devices & their_devices and not keys & their_keys
+                    and start_and_stop_together(mine, theirs)):
+                first, second = sorted((root(one), root(other)), key=ordered.index)
+                group[second] = first
+    return [(root(entry_id), entry_id) for entry_id in ordered if root(entry_id) != entry_id]
+
+
+class IncidentMerging:
+    """The dream's wording of entries and merging of one incident's entries (a mixin)."""
+
+    def _merge_incidents(self, evidence: dict) -> None:
+        """Merge existing entries of one incident; ``evidence`` moves to the kept entry."""
+        for kept_id, merged_id in merges(self.links, self.by_id, self.rules):
+            kept, merged = self.by_id[kept_id], self.by_id.pop(merged_id)
+            moved = sorted(key for key, link in self.links.items()
+                           if link['entry_id'] == merged_id)
+            for key in moved:
+                self.links[key].update(entry_id=kept_id,
+                                       entry_type=self.links[key]['entry_type'] or merged.type)
+            evidence.setdefault(kept_id, []).extend(evidence.pop(merged_id, []))
+            self.entries = [entry for entry in self.entries if entry.id != merged_id]
+            self.position = {entry.id: index for index, entry in enumerate(self.entries)}
+            detail = {'merged': merged_id, 'signatures': moved,
+                      'entry': {'text': kept.text, 'type': kept.type},
+                      'merged_entry': {'text': merged.text, 'type': merged.type,
+                                       'confidence': merged.confidence}}
+            links = [link for link in self.links.values() if link['entry_id'] == kept_id]
+            updated, note = self._with_text(kept, links, detail)
+            self._replace(kept, updated)
+            self._log(kept_id, 'merge', f'{merged_id} starts and stops with it (one incident, '
+                                        f'one entry); its {len(moved)} signature(s) moved here'
+                                        f'{note}', detail)
+            self.report.merged.append([kept_id, merged_id])
+
+    def _with_text(self, entry, links: list, detail: dict) -> tuple:
+        """Return (entry with its pattern restated, its id kept; a note for the audit)."""
+        restated = self._restated(entry.text, links)
+        if restated is None or restated[0] == entry.text:
+            return entry, ''
+        try:
+            updated = MemoryEntry.model_validate(dict(entry.model_dump(), text=restated[0]))
+        except ValidationError:
+            return entry, ''
+        detail['text'] = [entry.text, restated[0]]
+        return updated, f'; restated as {restated[1] or "the rule text"}'
+
+    def _restated(self, text: str, links: list) -> Optional[tuple]:
+        """Return (text, label) restating an entry from its links (a distiller's words stay)."""
+        if not isinstance(self.distiller, RuleDistiller):
+            return None
+        if getattr(self, 'states', None) is None:  # once a dream, after the histories
+            self.states = source_states(self.links)
+        return restate(text, links, self.rules, self.sources, self.now, self.config.timezone,
+                       self.states)
