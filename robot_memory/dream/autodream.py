@@ -45,7 +45,8 @@ dream cursor, groups them by *signature* (never by text) and:
   reinforces it); an entry that was pruned is created afresh;
 * **restates** an entry it wrote, keeping its id, with its episodes' pattern
   (``dream.pattern``); a status starting and stopping with another of its hardware joins
-  that one's entry (``dream.restate``);
+  that one's entry (``dream.restate``), and existing entries of one incident are merged
+  into the oldest (``dream.incidents``, audited as ``merge``);
 * **prunes** entries whose effective confidence fell below ``prune_min`` (archived to
   ``<file>.archive.jsonl`` first), and writes the file atomically through
   ``MemoryFile.update(now, rrn=..., on_corrupt='set_aside')``.

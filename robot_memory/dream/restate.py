@@ -114,8 +114,11 @@ def speaker(text: str, links: list, rules) -> Optional[tuple]:
         history = History.from_json(link['history'])
         if history.text == text:
             return link, payload, history
-        if not history.text and message_pattern(text).startswith(
-                message_pattern(rules.candidate_text(link['source'], payload))):
+        # The rule's own text; once restated, exactly it (the entry was pruned and came
+        # back, or an undo put the rule text back), never a person's text that extends it.
+        mine, rule = message_pattern(text), message_pattern(rules.candidate_text(link['source'],
+                                                                                 payload))
+        if mine == rule or (not history.text and mine.startswith(rule)):
             found.append((link, payload, history))
     return found[0] if found else None
 

@@ -220,3 +220,20 @@ def test_statuses_that_overlap_once_stay_two_entries(robot):
         report = robot.dream(day)
         assert not report.merged
     assert len(robot.entries(5)) == 2
+
+
+def test_a_fault_pruned_between_rare_episodes_comes_back_under_its_id_restated(robot):
+    pruned_at = None
+    for day in range(22):
+        if day < 4 or day == 21:
+            robot.status(day, 20.5 + day / 10, 40, 'battery: percentage', 'Low')
+        report = robot.dream(day)
+        if day == 0:
+            first, = robot.entries(0)
+        if report.pruned:
+            pruned_at = day
+    assert pruned_at is not None and report.created == [first.id]
+    entry, = robot.entries(21)
+    assert entry.id == first.id
+    assert entry.text.startswith('Intermittent: battery: percentage (base) reports WARN: Low - '
+                                 '5 times on 5 of the last 23 days')
