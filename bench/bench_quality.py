@@ -31,6 +31,9 @@ the entry's signature links. One JSON line per profile:
 ``entries_per_cause``  entries made per cause that made any (goal 1.0); ``by_cause`` each
 ``nights_to_inject``   nights from a fault's first night to its first night in the block
 ``labelled``           routine or constant conditions whose entry says so (goal: all)
+``with_what``          planted causes tied to a state (``while`` in the profile) whose entry
+                       says ``only while`` that state; ``with_what_false`` entries that name
+                       a state their cause is not tied to
 ``block_share``        share of the block's lines that are planted faults or correctly
                        labelled conditions (mean over nights; final night)
 ``evidence_bytes_per_day`` database growth a robot-day (goal <= 5 MB), ``ratio`` to the
@@ -357,6 +360,7 @@ def figures(name, days, period_s, plants, shown, created, document, sizes, dream
                  if entry_id in entries and plant in causes]
         if texts and all(_labelled(text, plant) for text in texts):
             labelled.append(cause)
+    tied, false_states = with_what(plants, created, entries)
     retained = min(days, 14)
     per_day = sizes[retained - 1] / retained if sizes else 0
     json_per_day = first_day_json
@@ -376,6 +380,9 @@ def figures(name, days, period_s, plants, shown, created, document, sizes, dream
         'nights_to_inject_median': statistics.median(delays) if delays else None,
         'nights_to_inject_max': max(delays) if delays else None,
         'labelled': len(labelled), 'conditions': len(conditions),
+        'with_what': len(tied), 'tied_to_a_state': len({plant.cause for plant in plants
+                                                        if plant.during}),
+        'with_what_false': false_states,
         'unlabelled': [cause for cause in conditions if cause not in labelled],
         'block_share': round(statistics.mean(shares), 3) if shares else None,
         'block_share_final': round(shares[-1], 3) if shares else None,
@@ -388,6 +395,26 @@ def figures(name, days, period_s, plants, shown, created, document, sizes, dream
         'baseline_s': round(baseline, 4),
         'dream_ratio': round(dream_median / baseline, 2) if baseline else None,
     }
+
+
+def with_what(plants: list, created: dict, entries: dict) -> tuple:
+    """Return (causes whose entry names their state, entries naming a state of no cause)."""
+    names = {}
+    for plant in plants:
+        names.setdefault(plant.cause, set()).update(name for name, *_ in plant.statuses)
+    tied, false_states = set(), []
+    for entry_id, causes in created.items():
+        entry = entries.get(entry_id)
+        if entry is None or ' only while ' not in entry.text:
+            continue
+        named = entry.text.rsplit(' only while ', 1)[1]
+        right = {plant.cause for plant in causes
+                 if any(named.startswith(f'{name} reports ') for state in plant.during
+                        for name in names.get(state, ()))}
+        tied.update(right)
+        if not right:
+            false_states.append(entry_id)
+    return sorted(tied), len(false_states)
 
 
 def main(argv=None) -> int:

@@ -48,6 +48,7 @@ class Plant:
     log: dict  # {'node', 'message', 'per_window'} or {}
     when: dict
     intervals: list = dataclasses.field(default_factory=list)
+    during: tuple = ()  # causes of the states it happens only in (what its entry should say)
 
 
 def local_midnight(profile: dict, date: dt.date) -> dt.datetime:
@@ -75,7 +76,7 @@ def plants(profile: dict, start: dt.datetime, days: int) -> list:
         statuses = [(item['name'], item['hardware_id'], item.get('level', 1), item['message'])
                     for item in spec.get('statuses', ())]
         plant = Plant(spec['cause'], spec['expect'], spec.get('recurring', False), statuses,
-                      spec.get('log', {}), spec['when'])
+                      spec.get('log', {}), spec['when'], during=tuple(spec.get('while', ())))
         plant.intervals = _intervals(plant.when, start, days, zone, rng)
         found.append(plant)
     return found
