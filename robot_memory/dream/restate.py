@@ -140,12 +140,16 @@ def source_states(links: dict) -> list:
     return found
 
 
-def _others(everything: list, links: list) -> dict:
+def _others(everything: list, links: list, own: list) -> dict:
+    """Other sources' states; a status of one incident with ours is named as such instead."""
     mine = {link['source_key'] for link in links}
+    hardware = {device(link['source_key']) for link in links} - {''}
     found = {}
     for source_key, name, episodes in everything:
-        if source_key not in mine:
-            found.setdefault(name, []).extend(episodes)
+        if source_key in mine or (device(source_key) in hardware
+                                  and start_and_stop_together(own, episodes)):
+            continue
+        found.setdefault(name, []).extend(episodes)
     return found
 
 
@@ -169,8 +173,10 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
     state = sources.get(link['source_key']) or {}
     ok = state.get('last_ok') is not None and state['last_ok'] > history.episodes[0][0]
     found = describe(history, now, timezone, ok)
-    state = only_while(history.episodes, _others(everything, links), now.timestamp()) \
-        if found is not None and found.label != 'constant' and everything else None
+    state = None
+    if found is not None and found.label != 'constant' and everything:
+        state = only_while(history.episodes, _others(everything, links, history.episodes),
+                           now.timestamp())
     if state is not None:
         found = dataclasses.replace(found, phrase=f'{found.phrase}, only while {state}')
     restated = clean_text(entry_text(base, found))

@@ -161,6 +161,7 @@ def test_statuses_that_start_and_stop_together_are_one_entry_naming_the_others(r
                                '(together with battery: voltage: Low voltage; dock: status: '
                                'Battery critical) - 4 times on 4 of the last')
     assert texts[1].startswith('Intermittent: lidar: scan rate')
+    assert not any('only while' in text for text in texts)  # a partner is no state
 
 
 def test_two_conditions_present_since_boot_stay_two_entries(robot):
