@@ -487,8 +487,10 @@ def _faults_first(items, conditions: list):
 
 def _assemble(document, now, config, token_budget, threshold, own, recent, peers, below):
     """
-    Fill the budget: own faults, own conditions, the weak-recent section, then the peers'.
+    Fill the budget: own faults, the weak-recent section, own conditions, then the peers'.
 
+    A labelled routine or constant condition never pushes a fault out, not even one seen in
+    the last 24 h below the threshold: the weak-recent section comes before the conditions.
     ``recent()`` returns the weak recent entries as (confidence, entry) in rank order;
     those the budget leaves out count as omitted, like own and peer entries.
     """
@@ -498,15 +500,15 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
     items = _faults_first(items, conditions)
     first = next(items, None)
     shown = filler.run(first, items) if first is not None else []
-    shown += filler.section(CONDITIONS_HEADER, iter(conditions))
-    omitted = eligible - len(shown)
     weak = recent()
     shown_recent = []
     if not filler.ended:
         shown_recent = filler.section(recent_header(config), (
             ContextLine(entry, confidence, format_line(entry.text, confidence, config))
             for confidence, entry in weak))
-    omitted += len(weak) - len(shown_recent)
+    omitted = len(weak) - len(shown_recent)
+    shown += filler.section(CONDITIONS_HEADER, iter(conditions))
+    omitted += eligible - len(shown)
     shown_peers = []
     for block, eligible, items in peers:
         if not eligible:
