@@ -352,3 +352,16 @@ def test_counts_read_as_english():
     assert [plural(count, 'entry', 'entries') for count in (0, 1, 2)] == [
         '0 entries', '1 entry', '2 entries']
     assert plural(1, 'signature') == '1 signature' and plural(3, 'signature') == '3 signatures'
+
+
+def test_a_condition_never_pushes_out_a_fault_seen_in_the_last_24_hours():
+    from robot_memory.rcan.context import CONDITIONS_HEADER
+    doc = document([entry('mem-fault', 0.9, 'wheel_left encoder intermittent'),
+                    entry('mem-docked', 1.0, 'Routine: wheels disabled while docked'),
+                    entry('mem-weak', 0.2, 'lidar: no scan received for 500 ms')])
+    full = build_context(doc, T0).text.splitlines()
+    assert full.index(recent_header()) < full.index(CONDITIONS_HEADER)
+    budget = estimate_tokens('\n'.join(full[:full.index(CONDITIONS_HEADER) - 1]))
+    short = build_context(doc, T0, token_budget=budget)
+    assert [item.entry.id for item in short.recent] == ['mem-weak']
+    assert CONDITIONS_HEADER not in short.text and short.omitted == 1
