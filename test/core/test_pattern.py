@@ -101,11 +101,8 @@ def test_a_stop_at_the_same_minute_every_working_day_is_routine_on_weekdays():
     assert describe(history(*every_day), now(10), TORONTO).phrase.startswith(
         f'daily 02:00-02:15 ({TORONTO}), on 10 of the last 11 days')
     # A fault at one minute that skips days is not a schedule.
-    skipping = [item for day, item in enumerate(every_day + [(at(day, 2), at(day, 2.25))
-                                                            for day in range(10, 20)])
-                if day % 3]
+    skipping = [(at(day, 2), at(day, 2.25)) for day in range(20) if day % 3]
     assert describe(history(*skipping), now(20), TORONTO).label == 'intermittent'
-
 
 
 def flaps(day: int, hours: float, minutes: float, every_s: float) -> list:
