@@ -55,7 +55,7 @@ def _inside(start: float, end: float, intervals: list, starts: list) -> bool:
 
 
 def _merged(episodes: list) -> list:
-    found = []
+    found: list = []
     for start, end, *_ in sorted(episodes):
         if found and start <= found[-1][1]:
             found[-1][1] = max(found[-1][1], end)

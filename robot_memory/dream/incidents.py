@@ -24,6 +24,9 @@ entry (its prior state is kept, so an undo of the dream restores it), restates t
 entry so it names the others, and audits it as ``merge``.
 """
 
+import datetime as dt
+from typing import Any
+from typing import Callable
 from typing import Optional
 
 from pydantic import ValidationError
@@ -49,7 +52,7 @@ def merges(links: dict, by_id: dict, rules) -> list:
     Only entries the dream wrote (a person's reword is never merged away) and that are not
     resolved; their statuses must share a hardware id and differ.
     """
-    own = {}
+    own: dict = {}
     for key in sorted(links):
         link = links[key]
         if link['entry_id'] in by_id and link['history']:
@@ -84,6 +87,21 @@ def merges(links: dict, by_id: dict, rules) -> list:
 
 class IncidentMerging:
     """The dream's wording of entries and merging of one incident's entries (a mixin)."""
+
+    # What the dream (autodream._Dream) holds, which these methods read and change.
+    links: dict
+    by_id: dict
+    entries: list
+    position: dict
+    rules: Any
+    sources: dict
+    now: dt.datetime
+    config: Any
+    distiller: Any
+    report: Any
+    states: Optional[list] = None  # the other sources' states, built once a dream
+    _replace: Callable[..., None]
+    _log: Callable[..., None]
 
     def _merge_incidents(self, evidence: dict) -> None:
         """Merge existing entries of one incident; ``evidence`` moves to the kept entry."""
@@ -125,7 +143,7 @@ class IncidentMerging:
         """Return (text, label) restating an entry from its links (a distiller's words stay)."""
         if not isinstance(self.distiller, RuleDistiller):
             return None
-        if getattr(self, 'states', None) is None:  # once a dream, after the histories
+        if self.states is None:  # once a dream, after the histories
             self.states = source_states(self.links)
         return restate(text, links, self.rules, self.sources, self.now, self.config.timezone,
                        self.states)

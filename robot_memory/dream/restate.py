@@ -144,7 +144,7 @@ def _others(everything: list, links: list, own: list) -> dict:
     """Other sources' states; a status of one incident with ours is named as such instead."""
     mine = {link['source_key'] for link in links}
     hardware = {device(link['source_key']) for link in links} - {''}
-    found = {}
+    found: dict = {}
     for source_key, name, episodes in everything:
         if source_key in mine or (device(source_key) in hardware
                                   and start_and_stop_together(own, episodes)):
@@ -173,12 +173,11 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
     state = sources.get(link['source_key']) or {}
     ok = state.get('last_ok') is not None and state['last_ok'] > history.episodes[0][0]
     found = describe(history, now, timezone, ok)
-    state = None
     if found is not None and found.label != 'constant' and everything:
         state = only_while(history.episodes, _others(everything, links, history.episodes),
                            now.timestamp())
-    if state is not None:
-        found = dataclasses.replace(found, phrase=f'{found.phrase}, only while {state}')
+        if state is not None:
+            found = dataclasses.replace(found, phrase=f'{found.phrase}, only while {state}')
     restated = clean_text(entry_text(base, found))
     history.text = restated
     link['history'] = history.to_json()
