@@ -15,8 +15,16 @@
 
 """A demo memory for the operator page's tests and screenshots: a week of a robot's faults."""
 
+import contextlib
 import datetime as dt
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 
+from conftest import REPO
 from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
 from robot_memory.evidence.observations import DiagnosticObservation
@@ -74,3 +82,46 @@ def build(directory, now: dt.datetime, nights: int = 7) -> MemoryFile:
         substrate.learn('Ben prefers the robot to stay out of the office after 18:00',
                         type='semantic', sensitivity='high', now=now, actor='demo')
     return memory
+
+
+def free_port() -> int:
+    """Return a TCP port free on 127.0.0.1 now."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(url: str, process, timeout_s: float = 30.0) -> None:
+    """Wait until ``url`` answers while ``process`` runs."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert process.poll() is None, f'robot-memory serve exited with {process.returncode}'
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            return
+        except urllib.error.HTTPError:
+            return  # it answers, if only with a refusal
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.2)
+    raise AssertionError(f'{url} did not answer within {timeout_s} s')
+
+
+@contextlib.contextmanager
+def serving(memory: MemoryFile, token: str, *options: str):
+    """Run ``robot-memory serve`` on ``memory`` in its own process; yield its base URL."""
+    token_file = memory.path.parent / 'token'
+    token_file.write_text(token + '\n')
+    port = free_port()
+    log = open(memory.path.parent / 'serve.log', 'w')  # a file: a pipe nobody reads could fill
+    process = subprocess.Popen(
+        [sys.executable, str(REPO / 'bin' / 'robot-memory'), 'serve', '--file',
+         str(memory.path), '--port', str(port), '--token-file', str(token_file), *options],
+        stdout=log, stderr=subprocess.STDOUT, text=True)
+    base = f'http://127.0.0.1:{port}'
+    try:
+        wait_for(base + '/static/style.css', process)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(10)
+        log.close()

@@ -25,12 +25,6 @@ ROBOT_MEMORY_WEB_SCREENSHOTS=1 the screenshots of docs/operator-page/ are writte
 import datetime as dt
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 
 import pytest
 
@@ -46,45 +40,12 @@ SHOTS = REPO / 'docs' / 'operator-page'
 TOKEN = 'demo-token-0123456789abcdef'
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(url: str, process, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        assert process.poll() is None, f'robot-memory serve exited with {process.returncode}'
-        try:
-            urllib.request.urlopen(url, timeout=2).read()
-            return
-        except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.2)
-    raise AssertionError(f'{url} did not answer within {timeout_s} s')
-
-
 @pytest.fixture
 def served(tmp_path):
     """Yield (base url, memory file, directory) of a demo memory that robot-memory serve serves."""
-    now = dt.datetime.now(UTC)
-    memory = web_demo.build(tmp_path, now)
-    token_file = tmp_path / 'token'
-    token_file.write_text(TOKEN + '\n')
-    port = free_port()
-    log = open(tmp_path / 'serve.log', 'w')  # a file: a pipe nobody reads could fill
-    process = subprocess.Popen(
-        [sys.executable, str(REPO / 'bin' / 'robot-memory'), 'serve', '--file',
-         str(memory.path), '--port', str(port), '--token-file', str(token_file)],
-        stdout=log, stderr=subprocess.STDOUT, text=True)
-    base = f'http://127.0.0.1:{port}'
-    try:
-        wait_for(base + '/', process)
+    memory = web_demo.build(tmp_path, dt.datetime.now(UTC))
+    with web_demo.serving(memory, TOKEN) as base:
         yield base, memory, tmp_path
-    finally:
-        process.terminate()
-        process.wait(10)
-        log.close()
 
 
 @pytest.fixture

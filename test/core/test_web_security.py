@@ -1,0 +1,342 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""
+The operator page attacked as an outside tester would: raw HTTP against ``robot-memory serve``.
+
+Every guard docs/operator-page.md promises is tried with the headers a browser, curl or an
+attacker's page would send; a refusal must change nothing (the file's bytes, the database's
+rows).
+"""
+
+import datetime as dt
+import hashlib
+import http.client
+import sqlite3
+import urllib.parse
+
+import pytest
+
+from robot_memory.common.timeutil import UTC
+from robot_memory.web.app import csrf_mark
+import web_demo
+
+TOKEN = 'attack-token-0123456789abcdef'
+XSS = '<img src=x onerror="window.pwned=1">\'"</script><script>window.pwned=2</script>'
+
+
+class Raw:
+    """HTTP with every header under the test's control (http.client sends nothing unasked)."""
+
+    def __init__(self, base: str):
+        parts = urllib.parse.urlsplit(base)
+        self.port = parts.port
+
+    def send(self, method: str, path: str, headers=None, body: bytes = b'',
+             host: object = True):
+        """Return (status, headers, body text); ``host`` True sends the real Host, None none."""
+        conn = http.client.HTTPConnection('127.0.0.1', self.port, timeout=20)
+        try:
+            conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+            if host is True:
+                host = f'127.0.0.1:{self.port}'
+            if host is not None:
+                conn.putheader('Host', host)
+            for key, value in (headers or {}).items():
+                conn.putheader(key, value)
+            if body or method == 'POST':
+                conn.putheader('Content-Type', 'application/x-www-form-urlencoded')
+                conn.putheader('Content-Length', str(len(body)))
+            conn.endheaders(body or None)
+            response = conn.getresponse()
+            return (response.status, {k.lower(): v for k, v in response.getheaders()},
+                    response.read().decode('utf-8', 'replace'))
+        finally:
+            conn.close()
+
+    def get(self, path: str, **options):
+        """GET ``path``."""
+        return self.send('GET', path, **options)
+
+    def change(self, path: str, token: str = TOKEN, headers=None, host: object = True,
+               **form):
+        """POST a change form carrying the cookie, the mark and an actor unless told otherwise."""
+        form.setdefault('csrf', csrf_mark(TOKEN))
+        form.setdefault('actor', 'alice')
+        all_headers = {'Cookie': f'robot_memory_token={token}'} if token else {}
+        all_headers.update(headers or {})
+        return self.send('POST', path, headers=all_headers, host=host,
+                         body=urllib.parse.urlencode(form).encode())
+
+
+def state(memory) -> tuple:
+    """Return what a refused request must leave alone: the file's bytes and every row."""
+    conn = sqlite3.connect(memory.path.with_suffix('.db'))
+    try:
+        rows = hashlib.sha256('\n'.join(conn.iterdump()).encode()).hexdigest()
+    finally:
+        conn.close()
+    return memory.path.read_bytes(), rows
+
+
+def entry_ids(memory) -> list:
+    return [entry.id for entry in memory.load(dt.datetime.now(UTC)).document.entries]
+
+
+@pytest.fixture(scope='module')
+def shared(tmp_path_factory):
+    """One server for the probes that change nothing: (client, memory, port)."""
+    directory = tmp_path_factory.mktemp('attacked')
+    memory = web_demo.build(directory, dt.datetime.now(UTC))
+    with web_demo.serving(memory, TOKEN) as base:
+        client = Raw(base)
+        yield client, memory, client.port
+
+
+@pytest.fixture
+def own(tmp_path):
+    """Yield a server of this test's own, for probes that make changes: (client, memory)."""
+    memory = web_demo.build(tmp_path, dt.datetime.now(UTC))
+    with web_demo.serving(memory, TOKEN) as base:
+        yield Raw(base), memory
+
+
+def listening_addresses(port: int) -> set:
+    """Return the local addresses a socket listening on ``port`` is bound to (/proc/net)."""
+    found = set()
+    for table in ('/proc/net/tcp', '/proc/net/tcp6'):
+        with open(table) as lines:
+            next(lines)
+            for line in lines:
+                local, state_code = line.split()[1], line.split()[3]
+                address, hex_port = local.split(':')
+                if int(hex_port, 16) == port and state_code == '0A':  # LISTEN
+                    found.add(address)
+    return found
+
+
+def test_serve_listens_on_127_0_0_1_only_by_default(shared):
+    client, memory, port = shared
+    assert listening_addresses(port) == {'0100007F'}  # 127.0.0.1, little-endian hex
+
+
+@pytest.mark.parametrize('host', ['127.0.0.1:{port}', '127.0.0.1', 'localhost:{port}',
+                                  'localhost', 'LOCALHOST:{port}', 'LocalHost',
+                                  '[::1]:{port}', '[::1]'])
+def test_a_loopback_name_is_served(shared, host):
+    client, memory, port = shared
+    status, headers, page = client.get('/entries', host=host.format(port=port))
+    assert status == 200, page
+
+
+@pytest.mark.parametrize('host', ['evil.example:{port}', 'evil.example', 'localhost.:{port}',
+                                  'localhost.', '127.0.0.1.nip.io:{port}',
+                                  'localhost.evil.example', '[::ffff:7f00:1]:{port}',
+                                  '2130706433:{port}'])
+def test_a_foreign_name_is_refused_as_dns_rebinding(shared, host):
+    client, memory, port = shared
+    for path in ('/', '/entries', f'/entries/{entry_ids(memory)[0]}', '/review', '/typed',
+                 '/events', '/dreams'):
+        status, headers, page = client.get(path, host=host.format(port=port))
+        assert status == 403 and 'answers only as 127.0.0.1 or localhost' in page, (path, page)
+
+
+def test_a_change_needs_the_token_cookie_and_the_link_sets_it_strictly(own):
+    client, memory = own
+    before = state(memory)
+    for token in ('', 'not-the-token-0123456789'):
+        status, headers, page = client.change('/review/proposals/1', token=token,
+                                              decision='approve')
+        assert status == 403 and 'a change needs the access token' in page
+    status, headers, page = client.get('/review?token=wrong-token-0123456789')
+    assert status == 403 and 'set-cookie' not in headers
+    assert state(memory) == before
+    status, headers, page = client.get(f'/review?token={TOKEN}&x=1')
+    assert status == 303 and headers['location'] == '/review?x=1'
+    cookie = headers['set-cookie']
+    assert cookie.startswith(f'robot_memory_token={TOKEN};')
+    assert 'HttpOnly' in cookie and 'SameSite=strict' in cookie
+
+
+@pytest.mark.parametrize('mark', ['', 'f' * 64, csrf_mark('another-token-0123456789')])
+def test_a_change_without_the_pages_mark_is_refused(own, mark):
+    client, memory = own
+    before = state(memory)
+    status, headers, page = client.change('/review/proposals/1', csrf=mark, decision='approve')
+    assert status == 403 and 'does not carry this page' in page
+    assert state(memory) == before
+
+
+@pytest.mark.parametrize('origin', ['null', 'http://127.0.0.1:1', 'http://evil.example',
+                                    'http://localhost:{port}'])
+def test_a_change_from_another_origin_is_refused(own, origin):
+    client, memory = own
+    before = state(memory)
+    origin = origin.format(port=client.port)
+    status, headers, page = client.change('/review/proposals/1', decision='approve',
+                                          headers={'Origin': origin})
+    assert status == 403 and 'from another site' in page, page
+    assert state(memory) == before
+
+
+def test_a_same_origin_change_or_one_from_curl_goes_through(own):
+    client, memory = own
+    same = f'http://127.0.0.1:{client.port}'
+    for headers in ({'Origin': same}, {'Referer': same + '/review'}, {}):
+        status, headers, page = client.change('/review/proposals/1', decision='reject',
+                                              reason='not now', headers=headers)
+        # The guards let it through to the operation: the first rejects, the next are stale.
+        assert status in (200, 409) and 'another site' not in page, page
+
+
+@pytest.mark.parametrize('route, form', [
+    ('/review/proposals/1', {'decision': 'approve'}),
+    ('/review/undo', {'dream': '1', 'confirm': 'yes', 'reason': 'try'}),
+    ('/entries/{entry}/edit', {'text': 'changed by an attacker', 'reason': 'try'}),
+])
+def test_read_only_refuses_every_change_with_every_credential(tmp_path, route, form):
+    memory = web_demo.build(tmp_path, dt.datetime.now(UTC))
+    with web_demo.serving(memory, TOKEN, '--read-only') as base:
+        client = Raw(base)
+        before = state(memory)
+        path = route.format(entry=entry_ids(memory)[0])
+        status, headers, page = client.change(path, headers={'Origin': base}, **form)
+        assert status == 403 and 'this page is read-only' in page
+        assert state(memory) == before
+        for page_path in ('/', '/entries', f'/entries/{entry_ids(memory)[0]}', '/review',
+                          '/typed'):
+            status, headers, page = client.get(page_path, headers={
+                'Cookie': f'robot_memory_token={TOKEN}'})
+            assert status == 200 and 'method="post"' not in page and 'read-only' in page
+
+
+def column(memory, sql: str) -> list:
+    conn = sqlite3.connect(memory.path.with_suffix('.db'))
+    try:
+        return [row[0] for row in conn.execute(sql)]
+    finally:
+        conn.close()
+
+
+def test_every_change_is_audited_with_the_actor_it_names(own):
+    client, memory = own
+    entry = entry_ids(memory)[0]
+    status, headers, page = client.change('/review/proposals/1', decision='reject',
+                                          reason='not now', actor='carol')
+    assert status == 200, page
+    status, headers, page = client.change(f'/entries/{entry}/edit', text='Edited by Dave',
+                                          reason='clearer', actor='dave')
+    assert status == 200, page
+    newest = max(column(memory, 'SELECT id FROM dreams'))
+    status, headers, page = client.change('/review/undo', dream=str(newest), confirm='yes',
+                                          force='yes', reason='wrong night', actor='erin')
+    assert status == 200, page
+    assert column(memory, 'SELECT decided_by FROM proposals WHERE id = 1') == ['web:carol']
+    assert 'web:dave' in column(memory, "SELECT actor FROM audit WHERE action = 'manual'")
+    assert column(memory, 'SELECT actor FROM undos') == ['web:erin']
+    for actor in ('', ' ', 'x' * 61, 'tab\there'):
+        status, headers, page = client.change(f'/entries/{entry}/edit', text='anonymous',
+                                              reason='who', actor=actor)
+        assert status == 400 and 'acting as' in page
+
+
+@pytest.mark.parametrize('path', ['/entries/..%2F..%2F..%2Fetc%2Fpasswd', '/entries/%2e%2e',
+                                  '/static/../app.py', '/static/%2e%2e/app.py',
+                                  '/static/..%2fapp.py', '/static//etc/passwd',
+                                  '/static/%2e%2e/%2e%2e/setup.cfg', '/entries/..'])
+def test_no_route_reads_a_file_outside_its_own(shared, path):
+    client, memory, port = shared
+    status, headers, page = client.get(path)
+    assert status in (400, 404), (status, page)
+    assert 'root:' not in page and 'Copyright' not in page and 'import ' not in page
+
+
+def test_an_attackers_text_renders_inert_everywhere(own, tmp_path):
+    from robot_memory.evidence.observations import DiagnosticObservation
+    from robot_memory.evidence.store import EvidenceStore
+    from robot_memory.rcan.schema import PeerBlock
+    from robot_memory.rcan.schema import PeerEntry
+    from robot_memory.substrate.store import Substrate
+    client, memory = own
+    now = dt.datetime.now(UTC)
+    entry = entry_ids(memory)[0]
+    status, headers, page = client.change(f'/entries/{entry}/edit', text='XSS ' + XSS,
+                                          tags='<b>tag</b>, plain', reason=XSS[:100],
+                                          actor='<i>mallory</i>')
+    assert status == 200, page
+    with memory.update(now) as result:
+        result.document.peer_context = [PeerBlock(
+            rrn='RRN-000000000007', last_synced=now,
+            entries=[PeerEntry(id='mem-00000007', text='peer ' + XSS, confidence=0.8,
+                               type='hardware_observation')])]
+    with EvidenceStore(memory.path.with_suffix('.db')) as store:
+        for minute in range(3):
+            store.add(DiagnosticObservation(
+                now - dt.timedelta(minutes=minute), 'base: left encoder', 'wheel_left', 1,
+                'dropped ticks', (('note', XSS),)))
+            store.add(DiagnosticObservation(
+                now - dt.timedelta(minutes=minute), '<script>sig</script>', XSS, 2, XSS,
+                ((XSS, XSS),)))
+    with Substrate(memory.path.with_suffix('.db')) as substrate:
+        substrate.learn('dock ' + XSS, type='semantic', tags=['dock'], context={'room': XSS},
+                        now=now, actor='test')
+    pages = ['/', '/entries', '/entries?show=peers', f'/entries/{entry}', '/entries/mem-00000007',
+             '/dreams', '/review', '/typed?q=dock', f'/entries?q={urllib.parse.quote(XSS)}']
+    for path in pages:
+        status, headers, page = client.get(path)
+        assert status == 200, (path, page)
+        assert '<img' not in page and '<script>' not in page and '<b>' not in page, path
+        assert '<i>mallory' not in page, path
+    status, headers, page = client.get(f'/entries/{entry}')
+    assert 'XSS &lt;img src=x onerror=' in page  # shown, as text
+
+
+def test_a_form_over_the_limit_is_refused_however_it_is_sent(own):
+    client, memory = own
+    before = state(memory)
+    big = urllib.parse.urlencode({'csrf': csrf_mark(TOKEN), 'actor': 'alice',
+                                  'reason': 'x' * 20000, 'decision': 'reject'}).encode()
+    status, headers, page = client.send('POST', '/review/proposals/1', body=big, headers={
+        'Cookie': f'robot_memory_token={TOKEN}'})
+    assert status == 413, page
+    # Chunked, with no length declared: counted while it arrives.
+    conn = http.client.HTTPConnection('127.0.0.1', client.port, timeout=20)
+    try:
+        conn.request('POST', '/review/proposals/1', body=iter([big[:8000], big[8000:]]),
+                     headers={'Cookie': f'robot_memory_token={TOKEN}',
+                              'Content-Type': 'application/x-www-form-urlencoded'},
+                     encode_chunked=True)
+        response = conn.getresponse()
+        assert response.status == 413
+    finally:
+        conn.close()
+    assert state(memory) == before
+    # Headers are bounded by the HTTP parser: a 2 MB one is refused or the connection closed.
+    try:
+        status, headers, page = client.send('GET', '/entries', headers={'X-Big': 'y' * 2 ** 21})
+    except ConnectionError:
+        status = 400
+    assert status in (400, 413, 431)
+
+
+def test_typed_recall_shows_nothing_above_the_trust_cap(shared):
+    client, memory, port = shared
+    status, headers, page = client.get('/typed?q=Ben+office')
+    assert status == 200 and 'Ben prefers' not in page
+    assert 'withheld' in page or 'redacted' in page
+    status, headers, page = client.get('/typed?q=Ben+office&trust=high')
+    assert status == 403 and 'Ben prefers' not in page
+    status, headers, page = client.get('/typed?q=Ben+office&trust=hyper')
+    assert status == 403 and 'Ben prefers' not in page
