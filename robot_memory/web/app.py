@@ -66,6 +66,9 @@ ACTOR_COOKIE = 'robot_memory_actor'
 MAX_FORM_BYTES = 16 * 1024
 LIVE_PERIOD_S = 1.0
 ENTRY_ID = re.compile(r'\bmem-[0-9a-f]{8,}\b')
+# A Host header is one name or [IPv6 address] and an optional port, nothing else.
+HOST_HEADER = re.compile(r'(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[A-Za-z0-9.-]+))'
+                         r'(?::[0-9]{1,5})?')
 TRUST_LEVELS = SENSITIVITIES  # the typed memory's own levels, lowest first
 
 
@@ -108,6 +111,12 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def host_name(header: str) -> str:
+    """Return the lower-case name a Host header gives, '' when it is not a name and a port."""
+    match = HOST_HEADER.fullmatch(header or '')
+    return (match['v6'] or match['name']).lower() if match else ''
+
+
 def csrf_mark(token: str) -> str:
     """Return the mark every change form carries: derived from the token, useless without it."""
     return hmac.new(token.encode(), b'robot_memory csrf', hashlib.sha256).hexdigest()
@@ -133,17 +142,20 @@ class Page:
         given = request.cookies.get(COOKIE, '')
         return bool(given) and hmac.compare_digest(given.encode(), self.config.token.encode())
 
-    def _must_read(self, request: Request) -> None:
+    def _must_be_named(self, request: Request) -> None:
         if is_loopback(self.config.host):
             # A page on 127.0.0.1 answers only to a loopback name: another site's name
-            # pointed at 127.0.0.1 (DNS rebinding) cannot read it through a browser.
-            name = (request.url.hostname or '').strip('[]')
-            if not is_loopback(name):
+            # pointed at 127.0.0.1 (DNS rebinding) cannot read it through a browser. The
+            # Host header is read as it came, not as a URL that would read a@b as b.
+            header = request.headers.get('host', '')
+            if not is_loopback(host_name(header)):
                 raise Refused(403, f'this page answers only as 127.0.0.1 or localhost, not as '
-                                   f'{name!r}; open it through an SSH tunnel '
+                                   f'{header[:100]!r}; open it through an SSH tunnel '
                                    '(docs/operator-page.md)')
-            return
-        if not self._has_token(request):
+
+    def _must_read(self, request: Request) -> None:
+        self._must_be_named(request)
+        if not is_loopback(self.config.host) and not self._has_token(request):
             raise Refused(401, 'this page is served beyond this machine, so it needs the '
                                'access token: open the link robot-memory serve printed '
                                '(…/?token=…)')
@@ -224,6 +236,7 @@ class Page:
 
     async def login(self, request: Request):
         """``?token=`` on any page: keep it as a same-site cookie, then show the page."""
+        self._must_be_named(request)
         token = request.query_params.get('token', '')
         if not hmac.compare_digest(token.encode(), self.config.token.encode()):
             raise Refused(403, "that access token is not this server's; use the link "

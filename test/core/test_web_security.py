@@ -144,12 +144,19 @@ def test_a_loopback_name_is_served(shared, host):
 @pytest.mark.parametrize('host', ['evil.example:{port}', 'evil.example', 'localhost.:{port}',
                                   'localhost.', '127.0.0.1.nip.io:{port}',
                                   'localhost.evil.example', '[::ffff:7f00:1]:{port}',
-                                  '2130706433:{port}'])
+                                  '2130706433:{port}', 'evil.example:{port}@127.0.0.1',
+                                  'evil.example@localhost', '127.0.0.1:{port}:1',
+                                  'localhost:{port}/x', '127.0.0.1 evil.example', '', None])
 def test_a_foreign_name_is_refused_as_dns_rebinding(shared, host):
     client, memory, port = shared
+    host = host.format(port=port) if host is not None else None
     for path in ('/', '/entries', f'/entries/{entry_ids(memory)[0]}', '/review', '/typed',
-                 '/events', '/dreams'):
-        status, headers, page = client.get(path, host=host.format(port=port))
+                 '/events', '/dreams', f'/review?token={TOKEN}'):
+        status, headers, page = client.get(path, host=host)
+        assert 'set-cookie' not in headers
+        if host is None:  # HTTP/1.1 without a Host header: the HTTP parser refuses it
+            assert status == 400 and 'Invalid HTTP request' in page
+            continue
         assert status == 403 and 'answers only as 127.0.0.1 or localhost' in page, (path, page)
 
 
