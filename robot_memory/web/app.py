@@ -160,6 +160,19 @@ class Page:
                                'access token: open the link robot-memory serve printed '
                                '(…/?token=…)')
 
+    def _must_be_same_origin(self, request: Request) -> None:
+        # A browser names the page a change was sent from (Origin, else Referer): it must
+        # be this page, by scheme, name and port. curl names none; the mark still guards.
+        here = (request.url.scheme, request.headers.get('host', '').lower())
+        for header in ('origin', 'referer'):
+            sent = request.headers.get(header)
+            if sent is None:
+                continue
+            parts = urllib.parse.urlsplit(sent)
+            if (parts.scheme.lower(), parts.netloc.lower()) != here:
+                raise Refused(403, f'a change sent from another site ({header}: '
+                                   f'{sent[:100]}) is refused; nothing was changed')
+
     async def _form(self, request: Request) -> dict:
         """Return the change's form, after every guard; a Refused says which guard stopped it."""
         self._must_read(request)
@@ -169,10 +182,7 @@ class Page:
             raise Refused(403, 'a change needs the access token: open the link robot-memory '
                                'serve printed (…/?token=…) once in this browser; nothing '
                                'was changed')
-        origin = request.headers.get('origin')
-        if origin and urllib.parse.urlsplit(origin).netloc != request.headers.get('host'):
-            raise Refused(403, f'a change sent from another site ({origin}) is refused; '
-                               'nothing was changed')
+        self._must_be_same_origin(request)
         declared = request.headers.get('content-length')
         if declared and declared.isdigit() and int(declared) > MAX_FORM_BYTES:
             raise Refused(413, f'the form is {declared} bytes; the limit is {MAX_FORM_BYTES}; '

@@ -186,14 +186,18 @@ def test_a_change_without_the_pages_mark_is_refused(own, mark):
     assert state(memory) == before
 
 
-@pytest.mark.parametrize('origin', ['null', 'http://127.0.0.1:1', 'http://evil.example',
-                                    'http://localhost:{port}'])
-def test_a_change_from_another_origin_is_refused(own, origin):
+@pytest.mark.parametrize('header, origin', [
+    ('Origin', 'null'), ('Origin', 'http://127.0.0.1:1'), ('Origin', 'http://evil.example'),
+    ('Origin', 'http://localhost:{port}'), ('Origin', 'https://127.0.0.1:{port}'),
+    ('Origin', 'ws://127.0.0.1:{port}'), ('Referer', 'http://evil.example/page'),
+    ('Referer', 'https://127.0.0.1:{port}/review'), ('Referer', 'http://127.0.0.1:1/'),
+    ('Referer', 'null')])
+def test_a_change_from_another_origin_is_refused(own, header, origin):
     client, memory = own
     before = state(memory)
     origin = origin.format(port=client.port)
     status, headers, page = client.change('/review/proposals/1', decision='approve',
-                                          headers={'Origin': origin})
+                                          headers={header: origin})
     assert status == 403 and 'from another site' in page, page
     assert state(memory) == before
 
@@ -201,7 +205,8 @@ def test_a_change_from_another_origin_is_refused(own, origin):
 def test_a_same_origin_change_or_one_from_curl_goes_through(own):
     client, memory = own
     same = f'http://127.0.0.1:{client.port}'
-    for headers in ({'Origin': same}, {'Referer': same + '/review'}, {}):
+    for headers in ({'Origin': same}, {'Referer': same + '/review'}, {},
+                    {'Origin': same.upper(), 'Referer': same + '/entries?q=x'}):
         status, headers, page = client.change('/review/proposals/1', decision='reject',
                                               reason='not now', headers=headers)
         # The guards let it through to the operation: the first rejects, the next are stale.
