@@ -69,6 +69,7 @@ ENTRY_ID = re.compile(r'\bmem-[0-9a-f]{8,}\b')
 # A Host header is one name or [IPv6 address] and an optional port, nothing else.
 HOST_HEADER = re.compile(r'(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[A-Za-z0-9.-]+))'
                          r'(?::[0-9]{1,5})?')
+ID = re.compile(r'[0-9]{1,18}')  # ASCII digits that fit SQLite's integer
 TRUST_LEVELS = SENSITIVITIES  # the typed memory's own levels, lowest first
 
 
@@ -398,6 +399,9 @@ class Page:
             raise Refused(400, 'say why you reject it in a reason; nothing was changed')
         reason = reason or 'approved on the operator page'
         proposal_id = request.path_params['proposal_id']
+        if not ID.fullmatch(proposal_id):
+            raise Refused(404, f'{proposal_id[:40]!r} is not a proposal id (a number such as '
+                               '7); the Review page lists those waiting; nothing was changed')
         decided = await run_in_threadpool(self._decide, proposal_id, decision,
                                           f'web:{form["actor"]}', reason)
         response = self.render(request, 'done.html', title='Decided', message=(
@@ -536,8 +540,8 @@ def _number(text: str) -> int:
     text = text.strip()
     if not text:
         return 0
-    if not text.isdigit():
-        raise ValueError(f'{text!r} is not an id (a whole number)')
+    if not ID.fullmatch(text):
+        raise ValueError(f'{text[:40]!r} is not an id (a whole number)')
     return int(text)
 
 

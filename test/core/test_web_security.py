@@ -352,3 +352,20 @@ def test_typed_recall_shows_nothing_above_the_trust_cap(shared):
     assert status == 403 and 'Ben prefers' not in page
     status, headers, page = client.get('/typed?q=Ben+office&trust=hyper')
     assert status == 403 and 'Ben prefers' not in page
+
+
+@pytest.mark.parametrize('path, form', [
+    ('/review/proposals/99999999999999999999999', {'decision': 'approve'}),
+    ('/review/proposals/9223372036854775808', {'decision': 'approve'}),
+    ('/review/undo', {'dream': '99999999999999999999999'}),
+    ('/review/undo', {'undo_id': '9223372036854775808', 'confirm': 'yes', 'reason': 'r'}),
+    ('/review/undo', {'dream': '١٢'}),  # digits, but not ASCII ones
+    ('/review/proposals/%EF%BC%91', {'decision': 'approve'}),  # a full-width 1
+])
+def test_an_id_out_of_range_is_refused_clearly_not_an_error(own, path, form):
+    client, memory = own
+    before = state(memory)
+    status, headers, page = client.change(path, **form)
+    assert status in (400, 404, 409) and 'Refused.' in page, (status, page)
+    assert 'Traceback' not in page and 'File "' not in page
+    assert state(memory) == before
