@@ -227,8 +227,12 @@ class Page:
 
     def refusal(self, request: Request, error: Refused) -> HTMLResponse:
         """Return the page's clear refusal."""
+        path = request.url.path
+        back = ('/review' if path.startswith('/review') else
+                path[:-len('/edit')] if request.method == 'POST' and path.endswith('/edit')
+                else '/')  # a link, not history.back(): the policy runs no inline script
         return self.render(request, 'refused.html', status=error.status,
-                           message=error.message)
+                           message=error.message, back=back)
 
     def _done(self, request: Request, response: HTMLResponse, actor: str) -> HTMLResponse:
         response.set_cookie(ACTOR_COOKIE, actor, httponly=True, samesite='strict')
@@ -567,6 +571,43 @@ class ServerTiming:
         return await self.app(scope, receive, timed_send)
 
 
+# Only the page's own script, style and requests; no frame, plugin, base or foreign form
+# target: a text that slipped past escaping still could not run or send anything away.
+SECURITY_HEADERS = [
+    (b'content-security-policy', b"default-src 'none'; script-src 'self'; style-src 'self'; "
+                                 b"img-src 'self'; connect-src 'self'; form-action 'self'; "
+                                 b"frame-ancestors 'none'; base-uri 'none'"),
+    (b'x-content-type-options', b'nosniff'),
+    (b'x-frame-options', b'DENY'),
+    (b'referrer-policy', b'same-origin'),
+    (b'cross-origin-opener-policy', b'same-origin'),
+    (b'cross-origin-resource-policy', b'same-origin'),
+]
+
+
+class SecurityHeaders:
+    """ASGI middleware: the security headers on every answer; pages are not kept in caches."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        """Add the headers as the answer starts."""
+        if scope['type'] != 'http':
+            return await self.app(scope, receive, send)
+        extra = list(SECURITY_HEADERS)
+        if not scope['path'].startswith('/static/'):
+            extra.append((b'cache-control', b'no-store'))
+
+        async def guarded_send(message):
+            if message['type'] == 'http.response.start':
+                known = {name.lower() for name, _ in message.get('headers', [])}
+                message['headers'] = list(message.get('headers', [])) + [
+                    (name, value) for name, value in extra if name not in known]
+            await send(message)
+        return await self.app(scope, receive, guarded_send)
+
+
 def create_app(config: PageConfig) -> Starlette:
     """Return the operator page's application."""
     page = Page(config)
@@ -591,7 +632,8 @@ def create_app(config: PageConfig) -> Starlette:
         Route('/events', guard(page.events)),
         Mount('/static', StaticFiles(directory=str(HERE / 'static')), name='static'),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(ServerTiming)])
+    app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders),
+                                               Middleware(ServerTiming)])
     app.state.page = page
     return app
 

@@ -60,6 +60,7 @@ def browser():
     for flag in ('--headless=new', '--no-sandbox', '--disable-dev-shm-usage',
                  '--window-size=1280,1000', '--disable-gpu'):
         options.add_argument(flag)
+    options.set_capability('goog:loggingPrefs', {'browser': 'ALL'})  # policy violations
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
     driver.implicitly_wait(0)
     # A page that never loads is a failure, not a wait: streams of earlier pages once held
@@ -195,3 +196,29 @@ def test_a_change_without_the_token_is_refused_on_the_page(served, browser):
     assert memory.path.read_bytes() == before
     with ProposalQueue.open(directory / 'robot-memory.db') as queue:
         assert queue.get(1).status == 'pending'
+
+
+def test_a_stored_script_stays_text_and_the_policy_blocks_nothing_of_ours(served, browser):
+    from selenium.webdriver.common.by import By
+    base, memory, directory = served
+    attack = '<img src=x onerror="window.pwned=1"></script><script>window.pwned=2</script>'
+    entry = memory.load(dt.datetime.now(UTC)).document.entries[0].id
+    browser.get(f'{base}/entries/{entry}?token={TOKEN}')
+    form = browser.find_element(By.ID, 'edit')
+    form.find_element(By.NAME, 'text').clear()
+    form.find_element(By.NAME, 'text').send_keys(attack)
+    form.find_element(By.NAME, 'actor').send_keys('mallory')
+    form.find_element(By.NAME, 'reason').send_keys('a stored script, tried')
+    form.find_element(By.CSS_SELECTOR, 'button[type=submit]').click()
+    until(browser, lambda d: d.find_elements(By.ID, 'done'))
+    for path in ('/', '/entries', f'/entries/{entry}', '/review'):
+        browser.get(base + path)
+        # Our own script runs under the policy (the live badge), the stored one never does.
+        until(browser, lambda d: text_of(d, '#live') == 'live')
+        assert browser.execute_script('return window.pwned === undefined'), path
+    assert text_of(browser, '#proposal-1')  # the Review page rendered
+    browser.get(f'{base}/entries/{entry}')
+    assert text_of(browser, '#entry-text') == attack
+    violations = [line['message'] for line in browser.get_log('browser')
+                  if 'Content Security Policy' in line['message']]
+    assert not violations

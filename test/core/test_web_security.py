@@ -369,3 +369,21 @@ def test_an_id_out_of_range_is_refused_clearly_not_an_error(own, path, form):
     assert status in (400, 404, 409) and 'Refused.' in page, (status, page)
     assert 'Traceback' not in page and 'File "' not in page
     assert state(memory) == before
+
+
+def test_every_answer_carries_the_security_headers(shared):
+    client, memory, port = shared
+    for path in ('/', '/entries', f'/entries/{entry_ids(memory)[0]}', '/review', '/typed',
+                 '/dreams', '/entries/mem-00000000', '/static/style.css', '/static/live.js',
+                 '/nowhere', '/typed?trust=hyper'):
+        status, headers, page = client.get(path)
+        policy = headers.get('content-security-policy', '')
+        assert "default-src 'none'" in policy and "script-src 'self'" in policy, path
+        assert "frame-ancestors 'none'" in policy and "form-action 'self'" in policy, path
+        assert headers.get('x-content-type-options') == 'nosniff', path
+        assert headers.get('x-frame-options') == 'DENY', path
+        assert headers.get('referrer-policy') == 'same-origin', path
+        if not path.startswith('/static/'):
+            assert headers.get('cache-control') == 'no-store', path
+        assert 'javascript:' not in page and '<script>' not in page, path
+        assert ' style="' not in page and ' on' + 'click=' not in page, path
