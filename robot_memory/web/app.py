@@ -65,6 +65,10 @@ COOKIE = 'robot_memory_token'
 ACTOR_COOKIE = 'robot_memory_actor'
 MAX_FORM_BYTES = 16 * 1024
 LIVE_PERIOD_S = 1.0
+# Open live streams at most: each polls the database once a period. A browser keeps at most
+# six connections to a host, so this serves a few operators and bounds what a script holds.
+MAX_LIVE = 16
+LIVE_SEND_TIMEOUT_S = 30.0  # a stream whose reader stops reading is closed
 ENTRY_ID = re.compile(r'\bmem-[0-9a-f]{8,}\b')
 # A Host header is one name or [IPv6 address] and an optional port, nothing else.
 HOST_HEADER = re.compile(r'(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[A-Za-z0-9.-]+))'
@@ -100,6 +104,7 @@ class PageConfig:
     encryption: dict = dataclasses.field(default_factory=dict)
     clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(UTC)
     live_period_s: float = LIVE_PERIOD_S
+    max_live: int = MAX_LIVE
 
 
 def is_loopback(host: str) -> bool:
@@ -136,6 +141,7 @@ class Page:
         self.templates = Environment(loader=FileSystemLoader(str(HERE / 'templates')),
                                      autoescape=select_autoescape(default=True))
         self.templates.filters['link_ids'] = link_ids
+        self.live = 0  # live streams open now (counted on the event loop's one thread)
 
     # ------------------------------------------------------------------ guards
 
@@ -521,6 +527,9 @@ class Page:
         """Send ``change`` (Server-Sent Events) when the memory, a dream or a proposal changes."""
         from sse_starlette.sse import EventSourceResponse
         self._must_read(request)
+        if self.live >= self.config.max_live:
+            raise Refused(503, f'{self.live} live pages are open, the most this server keeps; '
+                               'close some (the page still works, reload it to see changes)')
 
         async def stream():
             last = await run_in_threadpool(self.state)
@@ -531,7 +540,24 @@ class Page:
                 if current != last:
                     last = current
                     yield {'event': 'change', 'data': json.dumps({'at': str(current)})}
-        return EventSourceResponse(stream(), ping=15)
+        self.live += 1
+        return LiveStream(self, EventSourceResponse(stream(), ping=15,
+                                                    send_timeout=LIVE_SEND_TIMEOUT_S))
+
+
+class LiveStream:
+    """An open live stream that gives back its place in the page's count when it ends."""
+
+    def __init__(self, page: Page, response):
+        self.page = page
+        self.response = response
+
+    async def __call__(self, scope, receive, send):
+        """Stream until the reader leaves or the server stops."""
+        try:
+            await self.response(scope, receive, send)
+        finally:
+            self.page.live -= 1
 
 
 def link_ids(text: str) -> Markup:

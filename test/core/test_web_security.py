@@ -25,6 +25,7 @@ import datetime as dt
 import hashlib
 import http.client
 import sqlite3
+import time
 import urllib.parse
 
 import pytest
@@ -387,3 +388,47 @@ def test_every_answer_carries_the_security_headers(shared):
             assert headers.get('cache-control') == 'no-store', path
         assert 'javascript:' not in page and '<script>' not in page, path
         assert ' style="' not in page and ' on' + 'click=' not in page, path
+
+
+def open_stream(port: int):
+    """Open /events on a raw socket; return (socket, status line)."""
+    import socket
+    sock = socket.create_connection(('127.0.0.1', port), timeout=10)
+    sock.sendall(f'GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n'.encode())
+    answer = b''
+    while b'\r\n' not in answer:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        answer += chunk
+    return sock, answer.split(b'\r\n')[0].decode()
+
+
+def test_live_streams_are_bounded_and_a_closed_one_frees_its_place(shared):
+    from robot_memory.web.app import MAX_LIVE
+    client, memory, port = shared
+    streams = []
+    try:
+        for _ in range(MAX_LIVE):
+            sock, status = open_stream(port)
+            streams.append(sock)
+            assert status == 'HTTP/1.1 200 OK'
+        sock, status = open_stream(port)
+        sock.close()
+        assert status.startswith('HTTP/1.1 503')
+        # The page itself still answers while every stream is held.
+        status, headers, page = client.get('/entries')
+        assert status == 200
+        streams.pop().close()
+        deadline = time.monotonic() + 10
+        while True:
+            sock, status = open_stream(port)
+            if status == 'HTTP/1.1 200 OK' or time.monotonic() > deadline:
+                break
+            sock.close()
+            time.sleep(0.2)
+        streams.append(sock)
+        assert status == 'HTTP/1.1 200 OK'
+    finally:
+        for sock in streams:
+            sock.close()
