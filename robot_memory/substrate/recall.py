@@ -60,7 +60,8 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
            near=None, max_distance: Optional[float] = None,
            position_path: str = 'context.position', vectors: Optional[bool] = None,
            include_inactive: bool = False, reinforce: bool = True,
-           min_confidence: float = 0.0, keywords: bool = True) -> RecallResult:
+           min_confidence: float = 0.0, keywords: bool = True,
+           record: bool = True) -> RecallResult:
     """
     Find records for ``query``: BM25 (+ vectors) fused, weighted, trust-gated.
 
@@ -72,6 +73,8 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
     dropped when ``max_distance`` is given). ``keywords=False`` searches vectors only.
     Returned, unredacted hits get their access
     count incremented and their salience reinforced by ``recall_gain`` (``reinforce``).
+    ``record=False`` is a look that writes nothing: no recall log (so no recall id for
+    feedback) and no reinforcement (the operator page's GET).
     """
     if not isinstance(query, str) or not query.strip():
         raise SubstrateError('the query is empty; say what to look for (e.g. "charging '
@@ -162,8 +165,8 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
             row['tags'].split() if row['tags'] else [], json.loads(row['context']),
             store.payload_of(row), keyword_rank, vector_rank,
             round(where, 6) if where is not None else None,
-            row['access_count'] + (1 if reinforce else 0)))
-    recall_id = log_recall(store, now_s, used, reinforce) if used else None
+            row['access_count'] + (1 if reinforce and record else 0)))
+    recall_id = log_recall(store, now_s, used, reinforce) if used and record else None
     mode = 'hybrid' if use_vectors and fts else ('vector' if use_vectors else 'keyword')
     return RecallResult(query, hits, len(withheld), redacted, mode, recall_id, *locked)
 

@@ -393,8 +393,11 @@ class Page:
         if not source.db_path.exists():
             raise Refused(404, f'no database at {source.db_path} yet, so no typed memory')
         with Substrate(source.db_path, **self.config.encryption) as substrate:
+            # A GET is a look: no access count, salience or recall log moves (a reload, a
+            # live update or another site's <img> must not reinforce a record).
             return substrate.recall(query, k=k, filters=filters, trust=trust,
-                                    now=self.config.clock(), types=types or None)
+                                    now=self.config.clock(), types=types or None,
+                                    record=False)
 
     # ------------------------------------------------------------------ changes
 

@@ -261,6 +261,16 @@ def test_recall_counts_access_and_reinforces(store):
     assert store.get(record_id).access_count == 1
 
 
+def test_a_recall_that_records_nothing_writes_nothing(store):
+    record_id = store.learn('The mop lives in the utility closet', now=NOW).record_id
+    logged = 'SELECT count(*) FROM substrate_recalls'
+    before = (store.get(record_id), store.db.conn.execute(logged).fetchone())
+    result = store.recall('where is the mop', now=NOW + DAY, record=False)
+    assert result.hits[0].id == record_id and result.hits[0].access_count == 0
+    assert result.recall_id is None
+    assert (store.get(record_id), store.db.conn.execute(logged).fetchone()) == before
+
+
 # --------------------------------------------------------------------------- recall
 
 def test_recall_ranks_and_filters_on_context(store):

@@ -432,3 +432,14 @@ def test_live_streams_are_bounded_and_a_closed_one_frees_its_place(shared):
     finally:
         for sock in streams:
             sock.close()
+
+
+def test_typed_recall_on_the_page_changes_nothing(own):
+    client, memory = own
+    before = state(memory)
+    pages = [client.get(f'/typed?q={urllib.parse.quote(query)}&k=5')
+             for query in ('dock', 'charging dock kitchen', 'Ben office')]
+    assert all(status == 200 for status, _, _ in pages)
+    assert 'The charging dock is behind the kitchen door' in pages[0][2]
+    # No access count, salience or recall-log row moved: a GET is only a look.
+    assert state(memory) == before
