@@ -32,6 +32,7 @@ import json
 import pathlib
 import re
 import secrets
+import sqlite3
 import time
 from typing import Callable
 from typing import Optional
@@ -53,7 +54,6 @@ from starlette.routing import Route
 from starlette.staticfiles import StaticFiles
 
 from robot_memory.common.timeutil import UTC
-from robot_memory.errors import MemoryFileError
 from robot_memory.errors import RobotMemoryError
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
@@ -250,8 +250,23 @@ class Page:
             return await handler(request)
         except Refused as error:
             return self.refusal(request, error)
-        except (ValueError, MemoryFileError) as error:
+        except (ValueError, RobotMemoryError) as error:
             return self.refusal(request, Refused(409, f'refused, nothing was changed: {error}'))
+        except sqlite3.DatabaseError as error:  # a damaged file, or one locked for too long
+            return self.refusal(request, Refused(503, (
+                f'the database {self.config.source.db_path} cannot be read now ({error}); '
+                'try again; if it stays so, move the file aside (robot-memory dream starts a '
+                'new one); nothing was changed')))
+
+    async def failed(self, request: Request, error: Exception) -> HTMLResponse:
+        """Answer an error nobody expected with the refusal page; the details go to the log."""
+        response = self.refusal(request, Refused(500, (
+            f'the page met an error it did not expect ({type(error).__name__}); nothing of it '
+            'is shown here: the log of robot-memory serve (or memory_node) has the details')))
+        # This answer leaves outside the middleware (Starlette's outermost error handler).
+        for name, value in SECURITY_HEADERS + [(b'cache-control', b'no-store')]:
+            response.headers[name.decode()] = value.decode()
+        return response
 
     # ------------------------------------------------------------------ pages
 
@@ -662,7 +677,8 @@ def create_app(config: PageConfig) -> Starlette:
         Mount('/static', StaticFiles(directory=str(HERE / 'static')), name='static'),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders),
-                                               Middleware(ServerTiming)])
+                                               Middleware(ServerTiming)],
+                    exception_handlers={Exception: page.failed})
     app.state.page = page
     return app
 

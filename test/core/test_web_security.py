@@ -443,3 +443,48 @@ def test_typed_recall_on_the_page_changes_nothing(own):
     assert 'The charging dock is behind the kitchen door' in pages[0][2]
     # No access count, salience or recall-log row moved: a GET is only a look.
     assert state(memory) == before
+
+
+def test_a_damaged_database_gets_a_clear_refusal_and_no_trace(tmp_path):
+    memory = web_demo.build(tmp_path, dt.datetime.now(UTC), nights=2)
+    entry = entry_ids(memory)[0]
+    database = memory.path.with_suffix('.db')
+    database.write_bytes(b'\x13not a database' * 300)
+    with web_demo.serving(memory, TOKEN) as base:
+        client = Raw(base)
+        for path in ('/', '/entries', f'/entries/{entry}', '/dreams', '/review',
+                     '/typed?q=dock'):
+            status, headers, page = client.get(path)
+            assert status == 200 or 'Refused.' in page, (path, status, page)
+            assert 'Traceback' not in page and 'File "' not in page, path
+            assert 'content-security-policy' in headers, path
+        status, headers, page = client.get('/')
+        assert status == 503 and 'cannot be read now' in page
+        status, headers, page = client.change('/review/proposals/1', decision='approve')
+        assert 'Refused.' in page and 'Traceback' not in page
+    assert database.read_bytes() == b'\x13not a database' * 300
+
+
+def test_an_unexpected_error_answers_with_the_refusal_page_and_no_trace(tmp_path):
+    from robot_memory.web.app import create_app
+    from robot_memory.web.app import page_config
+    from robot_memory.web.server import make_server
+    from robot_memory.web.server import ServerThread
+    memory = web_demo.build(tmp_path, dt.datetime.now(UTC), nights=1)
+    config = page_config(memory, memory.path.with_suffix('.db'), None, TOKEN)
+
+    def broken_clock():
+        raise ZeroDivisionError('a secret detail of the failure')
+    config.clock = broken_clock
+    port = web_demo.free_port()
+    thread = ServerThread(make_server(create_app(config), '127.0.0.1', port)).start()
+    try:
+        deadline = time.monotonic() + 10
+        while not thread.server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        status, headers, page = Raw(f'http://127.0.0.1:{port}').get('/entries')
+    finally:
+        thread.stop()
+    assert status == 500 and 'did not expect (ZeroDivisionError)' in page
+    assert 'secret detail' not in page and 'Traceback' not in page
+    assert 'content-security-policy' in headers
