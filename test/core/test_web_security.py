@@ -21,15 +21,20 @@ attacker's page would send; a refusal must change nothing (the file's bytes, the
 rows).
 """
 
+import contextlib
 import datetime as dt
 import hashlib
 import http.client
+import os
 import sqlite3
+import subprocess
+import sys
 import time
 import urllib.parse
 
 import pytest
 
+from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.web.app import csrf_mark
 import web_demo
@@ -465,26 +470,67 @@ def test_a_damaged_database_gets_a_clear_refusal_and_no_trace(tmp_path):
     assert database.read_bytes() == b'\x13not a database' * 300
 
 
-def test_an_unexpected_error_answers_with_the_refusal_page_and_no_trace(tmp_path):
+@contextlib.contextmanager
+def app_on_a_socket(config):
+    """Serve ``config``'s app with uvicorn on a thread (for what serve cannot be given)."""
     from robot_memory.web.app import create_app
-    from robot_memory.web.app import page_config
     from robot_memory.web.server import make_server
     from robot_memory.web.server import ServerThread
-    memory = web_demo.build(tmp_path, dt.datetime.now(UTC), nights=1)
-    config = page_config(memory, memory.path.with_suffix('.db'), None, TOKEN)
-
-    def broken_clock():
-        raise ZeroDivisionError('a secret detail of the failure')
-    config.clock = broken_clock
     port = web_demo.free_port()
     thread = ServerThread(make_server(create_app(config), '127.0.0.1', port)).start()
     try:
         deadline = time.monotonic() + 10
         while not thread.server.started and time.monotonic() < deadline:
             time.sleep(0.05)
-        status, headers, page = Raw(f'http://127.0.0.1:{port}').get('/entries')
+        yield Raw(f'http://127.0.0.1:{port}')
     finally:
         thread.stop()
+
+
+def test_an_unexpected_error_answers_with_the_refusal_page_and_no_trace(tmp_path):
+    from robot_memory.web.app import page_config
+    memory = web_demo.build(tmp_path, dt.datetime.now(UTC), nights=1)
+    config = page_config(memory, memory.path.with_suffix('.db'), None, TOKEN)
+
+    def broken_clock():
+        raise ZeroDivisionError('a secret detail of the failure')
+    config.clock = broken_clock
+    with app_on_a_socket(config) as client:
+        status, headers, page = client.get('/entries')
     assert status == 500 and 'did not expect (ZeroDivisionError)' in page
     assert 'secret detail' not in page and 'Traceback' not in page
     assert 'content-security-policy' in headers
+
+
+def test_the_nodes_diagnostics_render_inert_on_the_now_page(tmp_path):
+    from robot_memory.web.app import page_config
+    memory = web_demo.build(tmp_path, dt.datetime.now(UTC), nights=1)
+    # Any ROS publisher can put a status on /diagnostics: its words are an attacker's.
+    rows = [{'name': 'memory_node: ' + XSS, 'level': XSS, 'message': XSS,
+             'values': {XSS: XSS}}, {'name': 'ok', 'level': 0, 'message': 'fine', 'values': {}}]
+    config = page_config(memory, memory.path.with_suffix('.db'), None, TOKEN,
+                         health=lambda: rows)
+    with app_on_a_socket(config) as client:
+        status, headers, page = client.get('/')
+    assert status == 200 and 'memory_node: &lt;img' in page
+    assert '<img' not in page and '<script>' not in page and 'level-&lt;img' in page
+
+
+@pytest.mark.parametrize('host, token, refusal', [
+    ('0.0.0.0', None, 'needs an access token'),
+    ('::', None, 'needs an access token'),
+    ('192.0.2.1', None, 'needs an access token'),
+    ('localhost.', None, 'needs an access token'),
+    ('0.0.0.0', 'short', 'the access token has 5 characters'),
+    ('0.0.0.0', '   ', 'the access token has 0 characters'),
+])
+def test_serve_beyond_loopback_needs_a_real_token(tmp_path, host, token, refusal):
+    command = [sys.executable, str(REPO / 'bin' / 'robot-memory'), 'serve', '--file',
+               str(tmp_path / 'robot-memory.md'), '--host', host,
+               '--port', str(web_demo.free_port())]
+    if token is not None:
+        (tmp_path / 'token').write_text(token)
+        command += ['--token-file', str(tmp_path / 'token')]
+    env = {key: value for key, value in os.environ.items() if key != 'ROBOT_MEMORY_WEB_TOKEN'}
+    run = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+    assert run.returncode == 1 and refusal in run.stderr, run.stderr
