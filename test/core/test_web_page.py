@@ -25,6 +25,7 @@ ROBOT_MEMORY_WEB_SCREENSHOTS=1 the screenshots of docs/operator-page/ are writte
 import datetime as dt
 import os
 import shutil
+import time
 
 import pytest
 
@@ -87,14 +88,49 @@ def shot(driver, name: str) -> None:
         driver.save_screenshot(str(SHOTS / f'{name}.png'))
 
 
+def fresh(driver, action, timeout_s: float = 10.0):
+    """
+    Return ``action(driver)``, run again while a live update replaced what it found.
+
+    The page swaps its main part when the memory changes, so an element found a moment ago
+    may be gone; the action finds everything it uses itself, so a rerun starts clean.
+    """
+    from selenium.common.exceptions import StaleElementReferenceException
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return action(driver)
+        except StaleElementReferenceException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 def text_of(driver, css: str) -> str:
     from selenium.webdriver.common.by import By
-    return driver.find_element(By.CSS_SELECTOR, css).text
+    return fresh(driver, lambda d: d.find_element(By.CSS_SELECTOR, css).text)
+
+
+def submit(driver, form_css: str, button_css: str, **fields) -> None:
+    """Fill the form's fields (an int picks a menu's option) and press the button, afresh."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    def fill_and_press(d):
+        form = d.find_element(By.CSS_SELECTOR, form_css)
+        for name, value in fields.items():
+            box = form.find_element(By.NAME, name)
+            if isinstance(value, int):
+                Select(box).select_by_index(value)
+            else:
+                box.clear()
+                box.send_keys(value)
+        form.find_element(By.CSS_SELECTOR, button_css).click()
+    fresh(driver, fill_and_press)
 
 
 def test_an_operator_sees_filters_opens_approves_and_undoes(served, browser):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select
     base, memory, directory = served
     browser.get(f'{base}/?token={TOKEN}')
     # Now: the block as the brain receives it; the token became a cookie and left the URL.
@@ -106,14 +142,14 @@ def test_an_operator_sees_filters_opens_approves_and_undoes(served, browser):
     # Entries: filter by a search word.
     browser.get(f'{base}/entries')
     assert text_of(browser, '#count').startswith('5 entries')
-    browser.find_element(By.ID, 'search').send_keys('encoder')
-    browser.find_element(By.ID, 'apply').click()
+    submit(browser, '#filters', '#apply', q='encoder')
     until(browser, lambda d: text_of(d, '#count').startswith('2 entries'))
-    rows = browser.find_elements(By.CSS_SELECTOR, '#entries tbody tr')
-    assert len(rows) == 2 and all('encoder' in row.text for row in rows)
+    rows = fresh(browser, lambda d: [row.text for row in d.find_elements(
+        By.CSS_SELECTOR, '#entries tbody tr')])
+    assert len(rows) == 2 and all('encoder' in row for row in rows)
     shot(browser, 'entries')
     # One entry: its plots and its whole audit history.
-    rows[0].find_element(By.TAG_NAME, 'a').click()
+    fresh(browser, lambda d: d.find_element(By.CSS_SELECTOR, '#entries tbody tr a').click())
     until(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#confidence-chart svg path'))
     assert browser.find_elements(By.CSS_SELECTOR, '#daily-chart svg rect[fill]')
     history = text_of(browser, '#history')
@@ -121,36 +157,29 @@ def test_an_operator_sees_filters_opens_approves_and_undoes(served, browser):
     shot(browser, 'entry')
     # Review: approve the distiller's reword, naming who approves.
     browser.get(f'{base}/review')
-    proposal = browser.find_element(By.ID, 'proposal-1')
-    assert web_demo.REWORD in proposal.text
+    assert web_demo.REWORD in text_of(browser, '#proposal-1')
     shot(browser, 'review')
-    proposal.find_element(By.NAME, 'actor').send_keys('alice')
-    proposal.find_element(By.CSS_SELECTOR, 'button.approve').click()
+    submit(browser, '#proposal-1 form', 'button.approve', actor='alice')
     until(browser, lambda d: d.find_elements(By.ID, 'done'))
     assert text_of(browser, '#done').startswith('approved #1')
     texts = [entry.text for entry in memory.load(dt.datetime.now(UTC)).document.entries]
     assert web_demo.REWORD in texts
     # Read back through the page (the database stays the server's alone during the flow).
     browser.get(f'{base}/review')
-    decided = browser.find_element(By.ID, 'decided').get_attribute('textContent')
+    decided = fresh(browser, lambda d: d.find_element(By.ID, 'decided').get_attribute(
+        'textContent'))
     assert '#1 approved by web:alice' in decided
     assert not browser.find_elements(By.ID, 'proposal-1')
     # Undo: preview the last dream's undo, then confirm exactly that.
     before = memory.path.read_bytes()
-    form = browser.find_element(By.ID, 'undo')
-    Select(form.find_element(By.NAME, 'dream')).select_by_index(1)  # the newest dream
-    form.find_element(By.NAME, 'actor').clear()
-    form.find_element(By.NAME, 'actor').send_keys('alice')
-    form.find_element(By.ID, 'preview').click()
+    submit(browser, '#undo', '#preview', dream=1, actor='alice')  # 1: the newest dream
     until(browser, lambda d: d.find_elements(By.ID, 'undo-summary'))
     assert text_of(browser, '#undo-summary').startswith('would take back the changes of dream')
     preview = text_of(browser, '#undo-lines')
     assert 'entry ' in preview
     assert memory.path.read_bytes() == before, 'a preview changed the file'
     shot(browser, 'undo-preview')
-    confirm = browser.find_element(By.ID, 'confirm-undo')
-    confirm.find_element(By.NAME, 'reason').send_keys('the right encoder was a cable, fixed')
-    confirm.find_element(By.ID, 'confirm').click()
+    submit(browser, '#confirm-undo', '#confirm', reason='the right encoder was a cable, fixed')
     until(browser, lambda d: d.find_elements(By.ID, 'undo-done'))
     assert text_of(browser, '#undo-summary').startswith('undo 1: took back the changes of dream')
     assert memory.path.read_bytes() != before
@@ -187,9 +216,7 @@ def test_a_change_without_the_token_is_refused_on_the_page(served, browser):
     browser.get(f'{base}/review?token={TOKEN}')
     before = memory.path.read_bytes()
     browser.delete_cookie('robot_memory_token')
-    proposal = browser.find_element(By.ID, 'proposal-1')
-    proposal.find_element(By.NAME, 'actor').send_keys('mallory')
-    proposal.find_element(By.CSS_SELECTOR, 'button.approve').click()
+    submit(browser, '#proposal-1 form', 'button.approve', actor='mallory')
     until(browser, lambda d: d.find_elements(By.ID, 'refusal'))
     assert 'a change needs the access token' in text_of(browser, '#refusal')
     shot(browser, 'refused')
@@ -204,12 +231,8 @@ def test_a_stored_script_stays_text_and_the_policy_blocks_nothing_of_ours(served
     attack = '<img src=x onerror="window.pwned=1"></script><script>window.pwned=2</script>'
     entry = memory.load(dt.datetime.now(UTC)).document.entries[0].id
     browser.get(f'{base}/entries/{entry}?token={TOKEN}')
-    form = browser.find_element(By.ID, 'edit')
-    form.find_element(By.NAME, 'text').clear()
-    form.find_element(By.NAME, 'text').send_keys(attack)
-    form.find_element(By.NAME, 'actor').send_keys('mallory')
-    form.find_element(By.NAME, 'reason').send_keys('a stored script, tried')
-    form.find_element(By.CSS_SELECTOR, 'button[type=submit]').click()
+    submit(browser, '#edit', 'button[type=submit]', text=attack, actor='mallory',
+           reason='a stored script, tried')
     until(browser, lambda d: d.find_elements(By.ID, 'done'))
     for path in ('/', '/entries', f'/entries/{entry}', '/review'):
         browser.get(base + path)
@@ -222,3 +245,32 @@ def test_a_stored_script_stays_text_and_the_policy_blocks_nothing_of_ours(served
     violations = [line['message'] for line in browser.get_log('browser')
                   if 'Content Security Policy' in line['message']]
     assert not violations
+
+
+def test_the_flows_hold_while_live_updates_replace_the_page_under_them(served, browser):
+    import threading
+    from selenium.webdriver.common.by import By
+    base, memory, directory = served
+    stop = threading.Event()
+
+    def touch():  # the memory file changes under the page (as the node's writes do)
+        while not stop.wait(0.3):
+            os.utime(memory.path)
+    toucher = threading.Thread(target=touch, daemon=True)
+    toucher.start()
+    try:
+        for _ in range(3):
+            browser.get(f'{base}/entries?token={TOKEN}')
+            until(browser, lambda d: text_of(d, '#live').startswith('updated'))
+            submit(browser, '#filters', '#apply', q='encoder')
+            until(browser, lambda d: text_of(d, '#count').startswith('2 entries'))
+            until(browser, lambda d: text_of(d, '#live').startswith('updated'))
+            assert text_of(browser, '#count').startswith('2 entries')
+        browser.get(f'{base}/review')
+        until(browser, lambda d: text_of(d, '#live').startswith('updated'))
+        submit(browser, '#proposal-1 form', 'button.approve', actor='alice')
+        until(browser, lambda d: d.find_elements(By.ID, 'done'))
+        assert text_of(browser, '#done').startswith('approved #1')
+    finally:
+        stop.set()
+        toucher.join()
