@@ -274,3 +274,20 @@ def test_the_flows_hold_while_live_updates_replace_the_page_under_them(served, b
     finally:
         stop.set()
         toucher.join()
+
+
+def test_a_form_typed_in_is_kept_when_the_memory_changes(served, browser):
+    from selenium.webdriver.common.by import By
+    base, memory, directory = served
+    browser.get(f'{base}/review?token={TOKEN}')
+    until(browser, lambda d: text_of(d, '#live') == 'live')
+    reason = browser.find_element(By.CSS_SELECTOR, '#proposal-1 input[name=reason]')
+    reason.send_keys('half a thought')
+    browser.find_element(By.TAG_NAME, 'h1').click()  # the person looks elsewhere
+    with ProposalQueue.open(directory / 'robot-memory.db') as queue:
+        queue.propose('learn', 'mcp', '', 'new semantic record: "The lift is out of order"',
+                      {'text': 'The lift is out of order', 'type': 'semantic'},
+                      dt.datetime.now(UTC), 3600.0)
+    until(browser, lambda d: 'reload to see it' in text_of(d, '#live'), timeout_s=15)
+    assert reason.get_attribute('value') == 'half a thought'
+    assert not browser.find_elements(By.ID, 'proposal-2')

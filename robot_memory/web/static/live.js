@@ -6,11 +6,20 @@
   var main = document.querySelector('main');
   var badge = document.getElementById('live');
   if (!main || main.getAttribute('data-live') === '0' || !window.EventSource) { return; }
+  // Once a person has typed or chosen anything in a form, the page is theirs: a swap
+  // would throw their words away even after they clicked elsewhere.
+  var edited = false;
+  document.addEventListener('input', function (event) {
+    if (event.target.form) { edited = true; }
+  });
   var source = new EventSource('/events');
   source.addEventListener('hello', function () { badge.textContent = 'live'; });
   source.addEventListener('change', function () {
     var active = document.activeElement;
-    if (active && active.form && active.value) { return; }
+    if (edited || (active && active.form && active.value)) {
+      badge.textContent = 'changed since: reload to see it (your form is kept)';
+      return;
+    }
     fetch(window.location.href, { credentials: 'same-origin' }).then(function (response) {
       return response.text();
     }).then(function (text) {
