@@ -534,3 +534,15 @@ def test_serve_beyond_loopback_needs_a_real_token(tmp_path, host, token, refusal
     env = {key: value for key, value in os.environ.items() if key != 'ROBOT_MEMORY_WEB_TOKEN'}
     run = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
     assert run.returncode == 1 and refusal in run.stderr, run.stderr
+
+
+def test_reading_every_page_writes_nothing(own):
+    client, memory = own
+    entry = entry_ids(memory)[0]
+    before = state(memory)
+    for path in ('/', '/entries', '/entries?show=resolved', '/entries?show=archived',
+                 '/entries?show=peers', f'/entries/{entry}', '/dreams', '/review',
+                 '/typed?q=dock', '/typed?q=Ben', f'/review?token={TOKEN}'):
+        status, headers, page = client.get(path)
+        assert status in (200, 303), path
+    assert state(memory) == before
