@@ -61,7 +61,6 @@ from robot_memory.web import charts
 from robot_memory.web import data
 
 HERE = pathlib.Path(__file__).resolve().parent
-COOKIE = 'robot_memory_token'
 ACTOR_COOKIE = 'robot_memory_actor'
 MAX_FORM_BYTES = 16 * 1024
 LIVE_PERIOD_S = 1.0
@@ -128,6 +127,16 @@ def csrf_mark(token: str) -> str:
     return hmac.new(token.encode(), b'robot_memory csrf', hashlib.sha256).hexdigest()
 
 
+def token_cookie(token: str) -> str:
+    """
+    Return the name of the cookie that holds ``token``: one name per server.
+
+    A browser sends a cookie of 127.0.0.1 to every port, so two pages open side by side
+    (two tunnels to two robots) would otherwise overwrite each other's token.
+    """
+    return 'robot_memory_token_' + hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
 def new_token() -> str:
     """Return a fresh access token."""
     return secrets.token_urlsafe(24)
@@ -146,7 +155,7 @@ class Page:
     # ------------------------------------------------------------------ guards
 
     def _has_token(self, request: Request) -> bool:
-        given = request.cookies.get(COOKIE, '')
+        given = request.cookies.get(token_cookie(self.config.token), '')
         return bool(given) and hmac.compare_digest(given.encode(), self.config.token.encode())
 
     def _must_be_named(self, request: Request) -> None:
@@ -281,7 +290,7 @@ class Page:
                  if key != 'token']
         target = request.url.path + ('?' + urllib.parse.urlencode(query) if query else '')
         response = RedirectResponse(target, status_code=303)
-        response.set_cookie(COOKIE, token, httponly=True, samesite='strict')
+        response.set_cookie(token_cookie(token), token, httponly=True, samesite='strict')
         return response
 
     async def now(self, request: Request):

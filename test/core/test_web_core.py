@@ -39,6 +39,7 @@ from robot_memory.review.proposals import ProposalQueue
 from robot_memory.web.app import create_app
 from robot_memory.web.app import csrf_mark
 from robot_memory.web.app import page_config
+from robot_memory.web.app import token_cookie
 from robot_memory.web.server import make_server
 from robot_memory.web.server import ServerThread
 import web_demo
@@ -63,7 +64,7 @@ class Client:
             urllib.parse.urlencode(form).encode() if form is not None else None)
         request = urllib.request.Request(self.base + path, data=data, headers=headers or {})
         if token:
-            request.add_header('Cookie', f'robot_memory_token={token}')
+            request.add_header('Cookie', f'{token_cookie(TOKEN)}={token}')
         try:
             with urllib.request.urlopen(request, timeout=20) as response:
                 return response.status, response.read().decode('utf-8')

@@ -33,6 +33,7 @@ from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.review.proposals import ProposalQueue
+from robot_memory.web.app import token_cookie
 import web_demo
 
 CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
@@ -215,7 +216,7 @@ def test_a_change_without_the_token_is_refused_on_the_page(served, browser):
     # A form kept from before the token cookie was lost is refused, and nothing changes.
     browser.get(f'{base}/review?token={TOKEN}')
     before = memory.path.read_bytes()
-    browser.delete_cookie('robot_memory_token')
+    browser.delete_cookie(token_cookie(TOKEN))
     submit(browser, '#proposal-1 form', 'button.approve', actor='mallory')
     until(browser, lambda d: d.find_elements(By.ID, 'refusal'))
     assert 'a change needs the access token' in text_of(browser, '#refusal')

@@ -38,6 +38,7 @@ import pytest
 from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.web.app import csrf_mark
+from robot_memory.web.app import token_cookie
 import web_demo
 
 TOKEN = 'attack-token-0123456789abcdef'
@@ -82,7 +83,7 @@ class Raw:
         """POST a change form carrying the cookie, the mark and an actor unless told otherwise."""
         form.setdefault('csrf', csrf_mark(TOKEN))
         form.setdefault('actor', 'alice')
-        all_headers = {'Cookie': f'robot_memory_token={token}'} if token else {}
+        all_headers = {'Cookie': f'{token_cookie(TOKEN)}={token}'} if token else {}
         all_headers.update(headers or {})
         return self.send('POST', path, headers=all_headers, host=host,
                          body=urllib.parse.urlencode(form).encode())
@@ -180,7 +181,7 @@ def test_a_change_needs_the_token_cookie_and_the_link_sets_it_strictly(own):
     status, headers, page = client.get(f'/review?token={TOKEN}&x=1')
     assert status == 303 and headers['location'] == '/review?x=1'
     cookie = headers['set-cookie']
-    assert cookie.startswith(f'robot_memory_token={TOKEN};')
+    assert cookie.startswith(f'{token_cookie(TOKEN)}={TOKEN};')
     assert 'HttpOnly' in cookie and 'SameSite=strict' in cookie
 
 
@@ -237,7 +238,7 @@ def test_read_only_refuses_every_change_with_every_credential(tmp_path, route, f
         for page_path in ('/', '/entries', f'/entries/{entry_ids(memory)[0]}', '/review',
                           '/typed'):
             status, headers, page = client.get(page_path, headers={
-                'Cookie': f'robot_memory_token={TOKEN}'})
+                'Cookie': f'{token_cookie(TOKEN)}={TOKEN}'})
             assert status == 200 and 'method="post"' not in page and 'read-only' in page
 
 
@@ -329,13 +330,13 @@ def test_a_form_over_the_limit_is_refused_however_it_is_sent(own):
     big = urllib.parse.urlencode({'csrf': csrf_mark(TOKEN), 'actor': 'alice',
                                   'reason': 'x' * 20000, 'decision': 'reject'}).encode()
     status, headers, page = client.send('POST', '/review/proposals/1', body=big, headers={
-        'Cookie': f'robot_memory_token={TOKEN}'})
+        'Cookie': f'{token_cookie(TOKEN)}={TOKEN}'})
     assert status == 413, page
     # Chunked, with no length declared: counted while it arrives.
     conn = http.client.HTTPConnection('127.0.0.1', client.port, timeout=20)
     try:
         conn.request('POST', '/review/proposals/1', body=iter([big[:8000], big[8000:]]),
-                     headers={'Cookie': f'robot_memory_token={TOKEN}',
+                     headers={'Cookie': f'{token_cookie(TOKEN)}={TOKEN}',
                               'Content-Type': 'application/x-www-form-urlencoded'},
                      encode_chunked=True)
         response = conn.getresponse()
@@ -555,3 +556,21 @@ def test_reading_every_page_writes_nothing(own):
         status, headers, page = client.get(path)
         assert status in (200, 303), path
     assert state(memory) == before
+
+
+def test_two_pages_in_one_browser_keep_both_tokens(tmp_path):
+    # Two tunnels to two robots end on one laptop's 127.0.0.1: their cookies share a name
+    # space (cookies ignore the port), so each server's token cookie must have its own name.
+    first = web_demo.build(tmp_path / 'first', dt.datetime.now(UTC), nights=2)
+    second = web_demo.build(tmp_path / 'second', dt.datetime.now(UTC), nights=2)
+    other = 'second-token-0123456789abcdef'
+    with web_demo.serving(first, TOKEN) as one, web_demo.serving(second, other) as two:
+        jar = {}
+        for base, token in ((one, TOKEN), (two, other)):
+            status, headers, page = Raw(base).get(f'/review?token={token}')
+            name, value = headers['set-cookie'].split(';')[0].split('=', 1)
+            jar[name] = value  # as a browser keeps them: by name, for 127.0.0.1
+        cookies = '; '.join(f'{name}={value}' for name, value in jar.items())
+        for base, token in ((one, TOKEN), (two, other)):
+            status, headers, page = Raw(base).get('/review', headers={'Cookie': cookies})
+            assert 'changes allowed' in page, base
