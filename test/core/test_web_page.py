@@ -97,12 +97,17 @@ def fresh(driver, action, timeout_s: float = 10.0):
     may be gone; the action finds everything it uses itself, so a rerun starts clean.
     """
     from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.common.exceptions import WebDriverException
     deadline = time.monotonic() + timeout_s
     while True:
         try:
             return action(driver)
-        except StaleElementReferenceException:
-            if time.monotonic() > deadline:
+        except WebDriverException as error:
+            # Chromium reports an element swapped out mid-read as an inspector error, not
+            # as a stale element: "Node with given id does not belong to the document".
+            gone = (isinstance(error, StaleElementReferenceException)
+                    or 'does not belong to the document' in str(error))
+            if not gone or time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
 
