@@ -50,6 +50,12 @@ p99 is the median of the p99s of 5 rounds (one burst of a shared machine moves o
                             the second half in MB/min; goal < 100 MB and flat (|slope| < 2
                             MB/min). Baseline: the bare subscriber's maximum and slope under
                             the same flood (what rclpy and the middleware alone do).
+``cpu_idle``, ``cpu_1hz``   the node's CPU time (utime + stime) as % of one core, idle and
+                            while a robot process publishes /diagnostics at 1 Hz with 30
+                            statuses and a trickle of /rosout, vs a bare rclpy subscriber on
+                            the same topics (``bench/node_cpu.py``); medians of 120 s windows
+                            (10 s with --quick), a fresh node on a 300-entry file. Goal
+                            <= 1.0 % of a core at 1 Hz.
 ``rss_breakdown``           where the node's memory goes, in a fresh process without ROS
                             traffic: VmRSS after importing rclpy and the message types
                             (``baseline_mb``, what a bare subscriber imports), after
@@ -61,7 +67,7 @@ Needs the ROS environment (``source scripts/env.sh``; ``memory_node`` on PATH). 
 runs from the colcon install tree: run ``scripts/setup.sh`` after editing sources.
 
 Usage: ``python bench/bench_node.py [--quick] [--domain N] [--rate MSGS_PER_S]
-[--entries N] [--only ingest,in_node,round_trip,rss,breakdown] [--rss-seconds S]
+[--entries N] [--only ingest,in_node,round_trip,rss,breakdown,cpu] [--rss-seconds S]
 [--node-executable PATH]``.
 """
 
@@ -82,11 +88,8 @@ import threading
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-STATUSES_PER_MESSAGE = 5
 RRN = 'RRN-000000000777'
 NAMESPACE = 'bench_node'
-BARE_TOPIC = '/bench_bare/diagnostics'
-BARE_SERVICE = '/bench_bare/get_context'
 ENTRIES = 10_000
 INGEST_GOAL = 0.8
 P99_GOAL_MS = 5.0
@@ -113,159 +116,13 @@ def _without_source_tree(paths):
 sys.path[:] = _without_source_tree(sys.path)
 os.environ['PYTHONPATH'] = os.pathsep.join(
     _without_source_tree(os.environ.get('PYTHONPATH', '').split(os.pathsep)))
-
-
-def _qos():
-    from rclpy.qos import DurabilityPolicy
-    from rclpy.qos import HistoryPolicy
-    from rclpy.qos import QoSProfile
-    from rclpy.qos import ReliabilityPolicy
-    # What memory_node subscribes /diagnostics with (EVIDENCE_QOS).
-    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1000,
-                      reliability=ReliabilityPolicy.RELIABLE,
-                      durability=DurabilityPolicy.VOLATILE)
-
-
-def _commands(handle):
-    """Lines from stdin, one command each (the children are driven by the main process)."""
-    for line in sys.stdin:
-        line = line.strip()
-        if line:
-            reply = handle(line.split())
-            print(json.dumps(reply), flush=True)
-            if line == 'quit':
-                return
-
-
-# ------------------------------------------------------------------------ child: publisher
-
-def flood_messages(count: int = 64):
-    """Return DiagnosticArrays of 5 statuses (OK / WARN / ERROR) from a simulated robot."""
-    from diagnostic_msgs.msg import DiagnosticArray
-    from diagnostic_msgs.msg import DiagnosticStatus
-    from diagnostic_msgs.msg import KeyValue
-    devices = ('left_wheel', 'right_wheel', 'lidar', 'battery', 'imu', 'camera', 'arm')
-    messages = []
-    for number in range(count):
-        statuses = []
-        for slot in range(STATUSES_PER_MESSAGE):
-            device = devices[(number + slot) % len(devices)]
-            level = (0, 0, 1, 0, 2)[(number + slot) % 5]
-            statuses.append(DiagnosticStatus(
-                level=bytes([level]), name=f'bench_robot: {device}',
-                message=('ok', 'ok', f'{device} intermittent dropouts', 'ok',
-                         f'{device} stopped responding')[(number + slot) % 5],
-                hardware_id=f'{device}-{slot}',
-                values=[KeyValue(key='temperature', value=f'{40 + number % 30}'),
-                        KeyValue(key='count', value=str(number))]))
-        messages.append(DiagnosticArray(status=statuses))
-    return messages
-
-
-def run_publisher() -> int:
-    """Child: floods a topic on command ``flood TOPIC RATE SECONDS``; replies with counts."""
-    import rclpy
-    from diagnostic_msgs.msg import DiagnosticArray
-    rclpy.init()
-    node = rclpy.create_node('bench_flood')
-    publishers = {}
-    messages = flood_messages()
-
-    def handle(words):
-        if words[0] == 'quit':
-            return {'ok': True}
-        topics, rate, seconds = words[1].split(','), float(words[2]), float(words[3])
-        chosen = []
-        for topic in topics:
-            if topic not in publishers:
-                publishers[topic] = node.create_publisher(DiagnosticArray, topic, _qos())
-            chosen.append(publishers[topic])
-        deadline = time.monotonic() + 20.0
-        while min(p.get_subscription_count() for p in chosen) < 1 \
-                and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.5)  # let the reliable match settle on both sides
-
-        def publish(message):  # the same message on every chosen topic
-            for publisher in chosen:
-                publisher.publish(message)
-
-        published = refused = 0
-        started = time.monotonic()
-        end = started + seconds
-        while True:
-            now = time.monotonic()
-            if now >= end:
-                break
-            due = int((now - started) * rate) + 1
-            if published + refused >= due:
-                time.sleep(min(0.002, end - now))
-                continue
-            for _ in range(min(due - published - refused, 100)):
-                try:
-                    publish(messages[published % len(messages)])
-                    published += 1
-                except RuntimeError as error:  # rclpy's RCLError, a RuntimeError
-                    # Fast DDS gives up on a reliable write that stayed blocked (its
-                    # max_blocking_time) behind a reader that does not keep up: counted.
-                    if 'Failed to publish' not in str(error):
-                        raise
-                    refused += 1
-        return {'published': published, 'refused': refused,
-                'seconds': time.monotonic() - started,
-                'subscribers': min(p.get_subscription_count() for p in chosen)}
-
-    try:
-        _commands(handle)
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
-
-
-# ------------------------------------------------------------------------ child: bare node
-
-def run_bare(canned_path: str) -> int:
-    """
-    Child: a bare subscriber that counts, and a GetContext server with a canned reply.
-
-    Nothing of robot_memory is imported but its generated service type: this process is
-    also the resident-memory baseline of a minimal rclpy node.
-    """
-    import rclpy
-    from diagnostic_msgs.msg import DiagnosticArray
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.serialization import deserialize_message
-    from robot_memory.srv import GetContext
-
-    canned = deserialize_message(pathlib.Path(canned_path).read_bytes(), GetContext.Response)
-    rclpy.init()
-    node = rclpy.create_node('bench_bare')
-    state = {'count': 0}
-
-    def counted(_message):
-        state['count'] += 1
-
-    def serve(_request, response):
-        return canned
-
-    node.create_subscription(DiagnosticArray, BARE_TOPIC, counted, _qos())
-    node.create_service(GetContext, BARE_SERVICE, serve)
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-
-    def handle(words):
-        return {'count': state['count']}
-
-    reader = threading.Thread(target=_commands, args=(handle,), daemon=True)
-    reader.start()
-    try:
-        while reader.is_alive():
-            executor.spin_once(timeout_sec=0.1)
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # also under python -P
+import node_children  # noqa: E402, I100 - the child processes, beside this script
+import node_cpu  # noqa: E402, I100 - the cpu figures
+from node_children import _qos  # noqa: E402, I100
+from node_children import BARE_SERVICE  # noqa: E402, I100
+from node_children import BARE_TOPIC  # noqa: E402, I100
+from node_children import STATUSES_PER_MESSAGE  # noqa: E402, I100
 
 
 # ------------------------------------------------------------------------ main process
@@ -394,14 +251,14 @@ class Bench:
         self.children.append(started)
         return started
 
-    def start_node(self) -> None:
+    def start_node(self, memory_path=None, name='evidence') -> None:
         import yaml
         executable = self.args.node_executable
-        values = {'memory_file': str(self.memory_path), 'rrn': RRN, 'dream_time': '',
-                  'database_file': str(self.scratch / 'evidence.db')}
+        values = {'memory_file': str(memory_path or self.memory_path), 'rrn': RRN,
+                  'dream_time': '', 'database_file': str(self.scratch / f'{name}.db')}
         params = self.scratch / 'params.yaml'
         params.write_text(yaml.safe_dump({'/**': {'ros__parameters': values}}))
-        self.node_log = open(self.scratch / 'memory_node.log', 'wb')
+        self.node_log = open(self.scratch / f'memory_node-{name}.log', 'wb')
         self.node_process = subprocess.Popen(
             [executable, '--ros-args', '-r', f'__ns:=/{NAMESPACE}', '--params-file',
              str(params)], stdout=self.node_log, stderr=subprocess.STDOUT, env=self.env,
@@ -410,6 +267,12 @@ class Bench:
     def stop(self) -> None:
         for child in self.children:
             child.stop()
+        self.stop_node()
+        self.node.destroy_node()
+        import rclpy
+        rclpy.try_shutdown()
+
+    def stop_node(self) -> None:
         if self.node_process is not None and self.node_process.poll() is None:
             self.node_process.send_signal(signal.SIGINT)
             try:
@@ -418,9 +281,6 @@ class Bench:
                 self.node_process.kill()
                 self.node_process.wait(5)
             self.node_log.close()
-        self.node.destroy_node()
-        import rclpy
-        rclpy.try_shutdown()
 
     def node_evidence(self, timeout: float = 30.0) -> dict:
         """
@@ -712,7 +572,23 @@ class Bench:
         path.write_bytes(serialize_message(reply))
         return path
 
+    def cpu(self) -> list:
+        """Measure a fresh node and a bare subscriber, idle and at 1 Hz x 30 statuses."""
+        for child in self.children:
+            child.stop()
+        self.stop_node()
+        memory_path = self.scratch / 'cpu-memory.md'
+        write_memory_file(memory_path, node_cpu.ENTRIES, dt.datetime.now(dt.timezone.utc))
+        robot, listener = self.child('robot'), self.child('listener')
+        self.start_node(memory_path, 'cpu')
+        self.node_evidence(timeout=60.0)
+        return node_cpu.measure(self, self.node_process.pid, robot, listener)
+
     def run(self) -> None:
+        if not self.args.only - {'cpu'}:
+            for line in self.cpu():
+                print(json.dumps(line, ensure_ascii=False), flush=True)
+            return
         publisher = self.child('publisher')
         bare = self.child('bare', str(self.canned_reply()))
         self.start_node()
@@ -721,7 +597,7 @@ class Bench:
                    ('in_node', self.in_node),
                    ('round_trip', lambda: [self.round_trip()]),
                    ('rss', lambda: [self.rss(publisher, bare)]),
-                   ('breakdown', lambda: [self.rss_breakdown()]))
+                   ('breakdown', lambda: [self.rss_breakdown()]), ('cpu', self.cpu))
         for name, measure in figures:
             if name in self.args.only:
                 for line in measure():
@@ -757,16 +633,20 @@ def main(argv=None) -> int:
                              '30 with --quick)')
     parser.add_argument('--node-executable', default=shutil.which('memory_node'),
                         help='the node program to start (default: memory_node on PATH)')
-    parser.add_argument('--only', default='ingest,in_node,round_trip,rss,breakdown',
+    parser.add_argument('--only', default='ingest,in_node,round_trip,rss,breakdown,cpu',
                         help='comma-separated figures to measure (default: all of '
-                             'ingest,in_node,round_trip,rss,breakdown)')
-    parser.add_argument('--role', choices=('publisher', 'bare'), help=argparse.SUPPRESS)
+                             'ingest,in_node,round_trip,rss,breakdown,cpu)')
+    parser.add_argument('--role', choices=('publisher', 'bare', 'robot', 'listener'),
+                        help=argparse.SUPPRESS)
     parser.add_argument('canned', nargs='?', help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.role == 'publisher':
-        return run_publisher()
+        return node_children.run_publisher()
     if args.role == 'bare':
-        return run_bare(args.canned)
+        return node_children.run_bare(args.canned)
+    if args.role in ('robot', 'listener'):
+        return (node_children.run_robot if args.role == 'robot'
+                else node_children.run_listener)(_qos())
     if not args.node_executable:
         print('bench_node: memory_node is not on PATH; run `bash scripts/setup.sh` and '
               '`source scripts/env.sh` first', file=sys.stderr)
@@ -775,9 +655,13 @@ def main(argv=None) -> int:
     if args.quick:
         args.pairs, args.flood_s, args.calls, args.seconds_per_figure = 3, 3.0, 1000, 4.0
         args.rss_s, args.rss_period_s = 30.0, 0.5
+        args.cpu_warmup_s, args.cpu_window_s, args.cpu_idle_windows, args.cpu_windows = \
+            3.0, 10.0, 1, 2
     else:
         args.pairs, args.flood_s, args.calls, args.seconds_per_figure = 5, 10.0, 5000, 20.0
         args.rss_s, args.rss_period_s = 300.0, 2.0
+        args.cpu_warmup_s, args.cpu_window_s, args.cpu_idle_windows, args.cpu_windows = \
+            20.0, 120.0, 1, 3
     if args.rss_seconds is not None:
         if args.rss_seconds <= 0:
             parser.error('--rss-seconds must be positive')

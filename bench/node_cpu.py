@@ -1,0 +1,88 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The ``cpu`` figures of bench/bench_node.py: memory_node's share of a core at real rates.
+
+A robot process publishes ``/diagnostics`` at 1 Hz with 30 statuses made from the profiles
+in ``bench/profiles/`` (three constantly ERROR, the rest OK, values that move as a
+robot's do) and a trickle of ``/rosout`` (one record every 2 s, one in five an ERROR).
+memory_node and a bare rclpy subscriber (``rclpy.spin`` over the same two topics with the
+node's QoS; it only counts) take it at the same time. Each process's CPU time is
+utime + stime of ``/proc/PID/stat`` over a window after a warm-up.
+"""
+
+import os
+import pathlib
+import statistics
+import time
+
+from node_children import RATE_HZ
+from node_children import STATUSES
+
+GOAL_SHARE = 1.0  # % of a core at 1 Hz x 30 statuses (issue 28)
+ENTRIES = 300  # a memory file after months on a robot (the latency figures use 10,000)
+CLOCK_TICKS = os.sysconf('SC_CLK_TCK')
+
+
+def cpu_seconds(pid: int) -> float:
+    """Return utime + stime of ``pid`` in seconds (/proc/PID/stat)."""
+    fields = pathlib.Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def shares(pids: dict, seconds: float) -> dict:
+    """Return each process's CPU time over the next ``seconds`` as % of one core."""
+    before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    started = time.monotonic()
+    time.sleep(seconds)
+    elapsed = time.monotonic() - started
+    return {name: 100.0 * (cpu_seconds(pid) - before[name]) / elapsed
+            for name, pid in pids.items()}
+
+
+def measure(bench, node_pid: int, robot, listener) -> list:
+    """Return the JSON lines of the idle and the 1 Hz figures (medians over the windows)."""
+    args = bench.args
+    pids = {'node': node_pid, 'bare': listener.pid, 'robot': robot.pid}
+    time.sleep(args.cpu_warmup_s)
+    idle = [shares(pids, args.cpu_window_s) for _ in range(args.cpu_idle_windows)]
+    listener_before = listener.ask('count')
+    node_before = bench.node_evidence()
+    robot.ask('start')
+    time.sleep(args.cpu_warmup_s)
+    loaded = [shares(pids, args.cpu_window_s) for _ in range(args.cpu_windows)]
+    sent = robot.ask('stop')
+    node_after = bench.node_evidence()
+    listener_after = listener.ask('count')
+    lines = []
+    for bench_name, windows in (('cpu_idle', idle), ('cpu_1hz', loaded)):
+        node = statistics.median(window['node'] for window in windows)
+        bare = statistics.median(window['bare'] for window in windows)
+        line = {'bench': bench_name, 'n': len(windows), 'window_s': args.cpu_window_s,
+                'statuses': STATUSES if bench_name == 'cpu_1hz' else 0,
+                'rate_hz': RATE_HZ if bench_name == 'cpu_1hz' else 0.0,
+                'entries': ENTRIES, 'share': round(node, 3), 'baseline_share': round(bare, 3),
+                'ratio': round(node / bare, 2) if bare else None,
+                'windows': [round(window['node'], 3) for window in windows]}
+        if bench_name == 'cpu_1hz':
+            line.update({
+                'publisher_share': round(statistics.median(w['robot'] for w in windows), 3),
+                'sent': sent['sent'],
+                'node_received': node_after['received'] - node_before['received'],
+                'baseline_messages': sum(listener_after[key] - listener_before[key]
+                                         for key in ('diagnostics', 'logs')),
+                'goal_share': GOAL_SHARE, 'met': node <= GOAL_SHARE})
+        lines.append(line)
+    return lines
