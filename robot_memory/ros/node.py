@@ -127,6 +127,7 @@ LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
 DIAGNOSTICS_OUT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                                  reliability=ReliabilityPolicy.RELIABLE,
                                  durability=DurabilityPolicy.VOLATILE)
+SCHEDULE_SAFETY_S = 5.0  # the scheduler looks at least this often (a wall clock that jumps)
 LOSS_WARN_S = 600.0  # the evidence status stays WARN this long after evidence was lost
 NOT_COUNTED = 'not counted'  # lost_in_middleware where rclpy gives no publisher GID
 
@@ -218,7 +219,11 @@ class MemoryNode(Node):
         if node_settings.dream_period_s:
             self._next_period_dream = time.monotonic() + node_settings.dream_period_s
         self._next_nightly = self._schedule_nightly()
-        self.create_timer(0.25, self.schedule_callback, callback_group=timers_group, clock=steady)
+        # Fires when the next dream or peer task is due (see _reschedule), not on a fixed beat:
+        # every wake-up of the executor rebuilds its wait set over all the node's entities.
+        self._schedule_timer = self.create_timer(SCHEDULE_SAFETY_S, self.schedule_callback,
+                                                 callback_group=timers_group, clock=steady)
+        self._reschedule()
         self.create_timer(node_settings.diagnostics_period_s, self.publish_diagnostics,
                           callback_group=MutuallyExclusiveCallbackGroup(), clock=steady)
         self.publish_context()
@@ -368,6 +373,8 @@ class MemoryNode(Node):
                                            if settings.node.dream_period_s else None)
             if settings.node.dream_time != old.dream_time:
                 self._next_nightly = self._schedule_nightly()
+        if hasattr(self, '_schedule_timer'):
+            self._reschedule()  # a new period or dream time may be due sooner
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ store
@@ -523,6 +530,19 @@ class MemoryNode(Node):
             self.federation.tick()
         except Exception as error:  # noqa: B902 - a peer problem must not stop the scheduler
             self.get_logger().error(f'peer sync failed: {error}', throttle_duration_sec=30.0)
+        self._reschedule()
+
+    def _reschedule(self) -> None:
+        """Set the schedule timer to fire when the next dream or peer task is due."""
+        delay = min(SCHEDULE_SAFETY_S, self.federation.seconds_until_due())
+        with self._state_lock:
+            if self._next_period_dream is not None:
+                delay = min(delay, self._next_period_dream - time.monotonic())
+            if self._next_nightly is not None:
+                delay = min(delay, (self._next_nightly - self.clock_.now()).total_seconds()
+                            / self.clock_.scale)
+        self._schedule_timer.timer_period_ns = int(max(0.01, delay) * 1e9)
+        self._schedule_timer.reset()
 
     def run_dream(self, actor: str):
         """Dream on the store thread; publish the new block and health afterwards."""

@@ -294,6 +294,14 @@ class PeerFederation:
             self._next_expiry_check = monotonic + EXPIRY_CHECK_S
             self.expire_silent_peers()
 
+    def seconds_until_due(self) -> float:
+        """Return the wall seconds until :meth:`tick` has work: a peer sync or the expiry check."""
+        monotonic = time.monotonic()
+        due = self._next_expiry_check
+        if self._settings().node.peer_sync_period_s:
+            due = min(due, monotonic if self._next_peer_sync is None else self._next_peer_sync)
+        return max(0.0, due - monotonic)
+
     def expire_silent_peers(self) -> list:
         """Drop the blocks of peers silent longer than federation.peer_expiry_s."""
         now = self._clock.now()

@@ -180,7 +180,7 @@ def test_the_nightly_dream_runs_by_itself_at_dream_time_and_not_when_it_is_off(t
         assert wait_for(lambda: seen[-1]['last_dream'], 20.0, spin=spin(probe)), \
             (seen[-1], nightly.log())
         dreamt_at = parse_iso(seen[-1]['last_dream'])
-        # At dream_time (the scheduler looks every 0.25 s = 2.5 memory-minutes), not before.
+        # At dream_time (the scheduler wakes when it is due), not before.
         assert target.astimezone(UTC) <= dreamt_at < target.astimezone(UTC) + \
             dt.timedelta(minutes=30), (dreamt_at, target)
         assert 'created 1' in seen[-1]['_message'], seen[-1]
