@@ -293,6 +293,9 @@ class MemoryNode(Node):
                            ('services', self.services_health),
                            ('proposals', self.proposals.health)):
             health.add(name, task)
+        if self.settings.node.web_port:  # the page's own status: where it serves, or why not
+            self.page_health = web_server.PageHealth(self)
+            health.add('operator page', self.page_health)
         return health
 
     # ------------------------------------------------------------------ services

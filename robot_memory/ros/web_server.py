@@ -19,10 +19,35 @@ The operator's page beside memory_node.
 With ``web_port`` set, the node serves it on a thread, over the node's memory file,
 database, settings, memory clock and health.
 
-Nothing of the web extra is imported unless ``web_port`` is set.
+Nothing of the web extra is imported unless ``web_port`` is set. Whether the page runs is
+the node's ``operator page`` status (:class:`PageHealth`).
 """
 
+import socket
+
+from robot_memory.ros.health import ERROR
+from robot_memory.ros.health import HealthStatus
+from robot_memory.ros.health import OK
 from robot_memory.substrate.crypto import default_key_path
+
+
+class PageHealth:
+    """The "operator page" health task: where the page serves, or why it does not."""
+
+    def __init__(self, node):
+        self._node = node
+        self.address = None
+        self.error = None
+
+    def __call__(self) -> HealthStatus:
+        """Return the HealthStatus of the "operator page" status."""
+        web = self._node.settings.node
+        values = {'host': web.web_host, 'port': web.web_port, 'read_only': web.web_read_only}
+        if self.error is not None:
+            return HealthStatus(ERROR, f'not started: {self.error}', values)
+        if self.address is None:
+            return HealthStatus(OK, 'starting', values)
+        return HealthStatus(OK, f'serving {self.address}', values)
 
 
 def _health_rows(node) -> list:
@@ -40,20 +65,27 @@ def start(node):
     Start the page when ``web_port`` is set; return its ServerThread, or None.
 
     A page that cannot start (no web extra, no token for a public address, the port taken)
-    is logged as an error; the node runs on without it.
+    is logged as an error and shown on ``health``, the node's "operator page" status; the
+    node runs on without it.
     """
+    health = getattr(node, 'page_health', None)
     try:
-        return _start(node)
+        served, address = _start(node)
     except (ValueError, OSError, SystemExit) as error:
         node.get_logger().error(f"operator's page not started: {error}")
+        if health is not None:
+            health.error = str(error)
         return None
+    if health is not None:
+        health.address = address
+    return served
 
 
 def _start(node):
     settings = node.settings
     web = settings.node
     if not web.web_port:
-        return None
+        return None, None
     from robot_memory.web.server import missing_extra
     from robot_memory.web.server import read_token
     try:
@@ -72,11 +104,28 @@ def _start(node):
                                      'key_file': key_file}, cache=node.cache)
     config.clock = node.clock_.now
     server = make_server(create_app(config), web.web_host, web.web_port)
-    served = ServerThread(server).start()
+    # Bound here, not on the server's thread, so that a port already taken is an error the
+    # node can report (uvicorn would only log it and end its thread).
+    listening = _bind(web.web_host, web.web_port)
+    served = ServerThread(server, sockets=[listening]).start()
     shown = f'[{web.web_host}]' if ':' in web.web_host else web.web_host
     tail = ' (read-only)' if web.web_read_only else f'?token={config.token}'
     node.get_logger().info(f"operator's page: http://{shown}:{web.web_port}/{tail}")
-    return served
+    return served, f'http://{shown}:{web.web_port}/'
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """Return a socket bound to ``host:port`` as uvicorn binds it; OSError when taken."""
+    family = socket.AF_INET6 if ':' in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((host, port))
+    except OSError as error:
+        listening.close()
+        raise OSError(f'cannot listen on {host}:{port}: {error.strerror or error}') from None
+    listening.set_inheritable(True)
+    return listening
 
 
 def stop(served) -> None:

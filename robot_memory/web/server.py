@@ -76,10 +76,10 @@ def make_server(app, host: str, port: int):
 class ServerThread:
     """A uvicorn server on a daemon thread, stopped by ``stop()``."""
 
-    def __init__(self, server):
+    def __init__(self, server, sockets: Optional[list] = None):
         self.server = server
-        self.thread = threading.Thread(target=server.run, name='robot_memory web',
-                                       daemon=True)
+        self.thread = threading.Thread(target=server.run, kwargs={'sockets': sockets},
+                                       name='robot_memory web', daemon=True)
 
     def start(self) -> 'ServerThread':
         """Start serving."""

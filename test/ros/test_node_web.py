@@ -21,6 +21,7 @@ import urllib.error
 import urllib.request
 
 from ros_harness import NodeProcess
+from ros_probe import health
 
 TOKEN = 'node-token-0123456789abcdef'
 
@@ -53,6 +54,8 @@ def test_the_node_serves_the_page_with_its_health_and_stops_it(tmp_path):
         # The node's own /diagnostics statuses, the same memory file.
         assert 'robot_memory: memory file' in page and 'robot_memory: dream' in page
         assert str(node.memory_file) in page
+        assert 'robot_memory: operator page' in page
+        assert f'serving http://127.0.0.1:{port}/' in page
     finally:
         assert node.stop() == 0
     assert f'http://127.0.0.1:{port}/?token={TOKEN}' in node.log()
@@ -99,3 +102,24 @@ def test_a_public_address_without_a_token_is_refused_and_the_node_runs_on(tmp_pa
         assert node.process.poll() is None
     finally:
         assert node.stop() == 0
+
+
+def test_a_port_already_taken_shows_in_the_nodes_health(tmp_path, probe):
+    with socket.socket() as taken:
+        taken.bind(('127.0.0.1', 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        node = NodeProcess(tmp_path, 'it_web_taken', web_port=port).start()
+        try:
+            status = health(probe, 'operator page', timeout=30.0, where=node.rrn)
+            if status['_message'] == 'starting':  # the first report, before the page started
+                status = health(probe, 'operator page', timeout=10.0, where=node.rrn)
+            assert status['_level'] == 2, status  # ERROR
+            assert status['_message'].startswith(
+                f'not started: cannot listen on 127.0.0.1:{port}: '), status
+            assert 'in use' in status['_message'], status
+            assert status['port'] == str(port), status
+            assert "operator's page not started: cannot listen" in node.log()
+            assert node.process.poll() is None  # the node runs on without its page
+        finally:
+            assert node.stop() == 0
