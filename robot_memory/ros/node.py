@@ -97,6 +97,7 @@ from robot_memory.ros import web_server
 from robot_memory.ros.health import ERROR
 from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import HealthTasks
+from robot_memory.ros.health import HealthThread
 from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN
 from robot_memory.ros.heap import HeapTrimmer
@@ -224,13 +225,13 @@ class MemoryNode(Node):
         self._schedule_timer = self.create_timer(SCHEDULE_SAFETY_S, self.schedule_callback,
                                                  callback_group=timers_group, clock=steady)
         self._reschedule()
-        self.create_timer(node_settings.diagnostics_period_s, self.publish_diagnostics,
-                          callback_group=MutuallyExclusiveCallbackGroup(), clock=steady)
         self.publish_context()
         # Loading the document left about as much freed heap as it keeps: give it back.
         self.heap = HeapTrimmer()
         self.heap.maybe_trim(force=True)
         self.publish_diagnostics()
+        self.health_thread = HealthThread(self, self.publish_diagnostics,
+                                          node_settings.diagnostics_period_s).start()
         self.ingest.start()
         self.web = web_server.start(self)  # only with web_port set: robot_memory[web]
         kept = dream_summary.latest_summary(self.memory)
@@ -727,7 +728,9 @@ class MemoryNode(Node):
 
     def destroy_node(self, stop_signals=None):
         """Stop ingesting, flush all evidence and close the stores, then destroy the node."""
-        web_server.stop(getattr(self, 'web', None))
+        for thread in (getattr(self, 'health_thread', None), getattr(self, 'web', None)):
+            if thread is not None:  # the health reports and the page's server
+                thread.stop()
         ingest = getattr(self, 'ingest', None)
         if ingest is not None and not ingest.stop():
             self.get_logger().warning('the ingest thread did not stop within 5 s')

@@ -126,9 +126,3 @@ def _bind(host: str, port: int) -> socket.socket:
         raise OSError(f'cannot listen on {host}:{port}: {error.strerror or error}') from None
     listening.set_inheritable(True)
     return listening
-
-
-def stop(served) -> None:
-    """Stop the page's server thread, if one runs."""
-    if served is not None:
-        served.stop()
