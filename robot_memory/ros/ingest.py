@@ -51,7 +51,7 @@ from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.subscription import Subscription
 
 BATCH = 100  # messages taken from one subscription before the next one gets its turn
-WAIT_NS = 500_000_000  # a wait ends after 0.5 s even without a message or a stop
+WAIT_NS = 2_000_000_000  # a safety net: stop() wakes the wait with the guard condition
 ERROR_PAUSE_S = 0.01  # after a failure, before waiting again
 
 

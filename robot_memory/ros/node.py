@@ -406,19 +406,21 @@ class MemoryNode(Node):
         self.refused += 1
         self.get_logger().warning(f'observation refused: {error}', throttle_duration_sec=10.0)
 
-    def _note_sequence(self, info) -> None:
-        """Count the messages of this message's publisher that never reached us."""
+    def _note_sequence(self, info) -> bool:
+        """Count the messages of this message's publisher that never reached us; True: ours."""
         if 'publisher_gid' not in info:  # rclpy < 9 (Jazzy): no publisher, no gaps to count
             self.gaps_counted = False
-            return
+            return False
         self.gaps_counted = True
         gid = info['publisher_gid']
         if gid is not None and gid['data'] not in self._own_gids:
             self._gaps.observe(gid['data'], info['publication_sequence_number'])
+        return gid is not None and gid['data'] in self._own_gids
 
     def _ingest_diagnostics(self, raw: bytes, info) -> None:
         """Each status of a serialized DiagnosticArray (but our own) becomes an observation."""
-        self._note_sequence(info)
+        if self._note_sequence(info):
+            return  # our own health, every period: not decoded (its statuses would be left out)
         try:
             statuses = convert.diagnostic_statuses(raw)
         except convert.MessageDecodeError as error:
