@@ -206,11 +206,11 @@ class Bag:
         """Whether the type's definition is known (in the recording, rosbags or --msg-dir)."""
         return type_name in self.typestore.fielddefs
 
-    def statuses(self, raw, type_name: str, cache: Optional[cdr.ArrayCache] = None):
+    def statuses(self, raw, type_name: str, cache: Optional[cdr.StatusCache] = None):
         """
         Return a DiagnosticArray's statuses as cdr.diagnostic_statuses gives them.
 
-        With ``cache``, what it derives from them (CDR arrays it reads; others as without).
+        With ``cache``, what it derives from each (CDR arrays it reads; others as without).
         """
         if not self.ros1:
             try:
@@ -221,7 +221,7 @@ class Bag:
         statuses = [(observations.byte_level(status.level), status.name, status.message,
                      status.hardware_id, [(item.key, item.value) for item in status.values])
                     for status in array.status]
-        return cache.derive(statuses) if cache is not None else statuses
+        return cache.derived(statuses) if cache is not None else statuses
 
     def close(self) -> None:
         """Close the recording."""

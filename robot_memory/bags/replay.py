@@ -343,10 +343,10 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
     skip_prefix = f'{OWN_NODE}: '
     add = store.add
     taken = summary.taken
-    # Each distinct array is read and checked once, into observations that each message
+    # Each distinct status is read and checked once, into an observation that each message
     # restamps: robots repeat their statuses every second.
-    arrays = cdr.ArrayCache(lambda statuses: tuple(observations.from_statuses(
-        UNSTAMPED, statuses, skip_prefix)))
+    statuses = cdr.StatusCache(lambda status: next(observations.from_statuses(
+        UNSTAMPED, (status,), skip_prefix), None))
     restamped = observations.DiagnosticObservation
 
     def flush():
@@ -394,7 +394,7 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
         taken[topic] = taken.get(topic, 0) + 1
         try:
             if role == 'diagnostic':
-                for item in bag.statuses(raw, type_name, arrays):
+                for item in bag.statuses(raw, type_name, statuses):
                     if isinstance(item, observations.ObservationError):
                         summary.skip(f'refused: {item}')
                     else:

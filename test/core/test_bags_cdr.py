@@ -18,9 +18,10 @@ What replay reads of a recorded DiagnosticArray is what rosbags' own serializer 
 rosbags (the recordings' library) is the reference here, as rclpy is in test/ros/test_cdr.py:
 random arrays (any unicode but NUL, empty strings, empty values, many statuses, both byte
 orders) serialized by rosbags read back field for field through ``cdr.diagnostic_statuses``
-and through ``cdr.ArrayCache`` (which reads each distinct array once), whatever the header
-stamp; cut or garbled bytes are refused with CdrError only, and in a replay they are
-counted as unreadable while the good messages around them are taken.
+and through ``cdr.StatusCache`` (which reads each distinct status once), whatever the
+header stamp, whichever statuses repeat, change or move to another alignment; cut or
+garbled bytes are refused with CdrError only, and in a replay they are counted as
+unreadable while the good messages around them are taken.
 """
 
 import datetime as dt
@@ -78,30 +79,85 @@ def restamped(raw: bytes, sec: int, nanosec: int) -> bytes:
     return raw[:4] + struct.pack(order + 'iI', sec, nanosec) + raw[12:]
 
 
+def kept_statuses(cache: cdr.StatusCache) -> list:
+    """Return the bytes of every status ``cache`` keeps."""
+    return [raw for slots in cache._kept.values() for slot in slots for raw, _ in slot.values()]
+
+
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(arrays, st.booleans())
 def test_reads_what_rosbags_serialized_exactly(fields, little_endian):
     raw = serialized(fields, little_endian)
     expected = as_rosbags_reads(raw)
     assert cdr.diagnostic_statuses(raw) == expected
-    cache = cdr.ArrayCache()
-    assert list(cache.get(raw)) == expected
-    # Kept (unless longer than max_bytes), and handed out again for the same array under
+    cache = cdr.StatusCache()
+    first = cache.get(raw)
+    assert first == expected
+    # Kept (unless longer than max_bytes), and handed out again for the same statuses under
     # another stamp, exactly.
     again = restamped(raw, 7, 8)
-    assert (cache.get(again) is cache.get(raw)) == (len(raw) - 10 <= 4096)
-    assert list(cache.get(again)) == as_rosbags_reads(again)
+    assert cache.get(again) == as_rosbags_reads(again)
+    kept = kept_statuses(cache)
+    assert all(len(item) <= 512 for item in kept)
+    assert any(a is b for a, b in zip(cache.get(again), first)) == bool(kept)
 
 
-@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(st.lists(arrays, min_size=2, max_size=12), st.integers(1, 4))
-def test_the_cache_stays_exact_and_bounded_over_many_arrays(many, entries):
-    cache = cdr.ArrayCache(entries=entries, max_bytes=400)
-    raws = [serialized(fields) for fields in many]
-    for raw in raws + raws[::-1]:
-        assert list(cache.get(raw)) == as_rosbags_reads(raw)
-        assert len(cache._kept) <= entries
-        assert all(len(key) <= 400 for key in cache._kept)
+# Arrays built from a few statuses, each repeated as it was or with one string changed,
+# behind frame ids of 0-3 characters (so a status comes back at another alignment).
+changes = st.lists(st.tuples(st.integers(0, 5), st.sampled_from(
+    ['', 'name', 'message', 'hardware_id', 'value', 'level', 'longer']), st.text(
+        st.characters(blacklist_categories=('Cs',), blacklist_characters='\0'), max_size=6)),
+    max_size=12)
+sequences = st.tuples(st.lists(status, min_size=1, max_size=6),
+                      st.lists(st.tuples(st.integers(0, 3), changes), min_size=1, max_size=8))
+
+
+def changed(item: dict, what: str, new: str) -> dict:
+    """Return the status ``item`` with one of its fields changed to ``new``."""
+    item = dict(item, values=[dict(pair) for pair in item['values']])
+    if what in ('name', 'message', 'hardware_id'):
+        item[what] = new
+    elif what == 'value' and item['values']:
+        item['values'][0]['value'] = new
+    elif what == 'level':
+        item['level'] = (item['level'] + 1) % 128
+    elif what == 'longer':
+        item['values'].append({'key': new, 'value': new})
+    return item
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(sequences, st.integers(1, 6), st.sampled_from([24, 64, 512]), st.booleans())
+def test_repeated_and_changed_statuses_read_exactly_and_bounded(
+        sequence, entries, max_bytes, little_endian):
+    pool, plan = sequence
+    cache = cdr.StatusCache(entries=entries, max_bytes=max_bytes)
+    for frame, picks in plan:
+        statuses = [changed(pool[index % len(pool)], what, new) for index, what, new in picks]
+        raw = serialized({'header': {'frame_id': 'f' * frame}, 'status': statuses},
+                         little_endian)
+        assert cache.get(raw) == as_rosbags_reads(raw)
+        kept = kept_statuses(cache)
+        assert len(kept) <= entries and all(len(item) <= max_bytes for item in kept)
+
+
+def test_each_status_is_derived_once_and_left_out_when_derive_says_none():
+    derived = []
+
+    def derive(item):
+        derived.append(item[1])
+        return None if item[1].startswith('memory_node: ') else item[1].upper()
+
+    def array(volts: str) -> bytes:
+        return serialized({'status': [
+            {'name': 'base: battery', 'values': [{'key': 'voltage', 'value': volts}]},
+            {'name': 'memory_node: health'}, {'name': 'base: motors', 'message': 'ok'}]})
+
+    cache = cdr.StatusCache(derive)
+    assert cache.get(array('25.8')) == ['BASE: BATTERY', 'BASE: MOTORS']
+    assert cache.get(array('25.8')) == cache.get(array('25.7')) == ['BASE: BATTERY',
+                                                                    'BASE: MOTORS']
+    assert derived == ['base: battery', 'memory_node: health', 'base: motors', 'base: battery']
 
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -109,7 +165,7 @@ def test_the_cache_stays_exact_and_bounded_over_many_arrays(many, entries):
 def test_cut_bytes_are_refused_with_cdr_error(fields, data):
     raw = serialized(fields)
     cut = data.draw(st.integers(0, len(raw) - 1))
-    cache = cdr.ArrayCache()
+    cache = cdr.StatusCache()
     cache.get(raw)
     for reader in (cdr.diagnostic_statuses, cache.get):
         try:
@@ -122,15 +178,23 @@ def test_cut_bytes_are_refused_with_cdr_error(fields, data):
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(arrays, st.data())
-def test_garbled_bytes_give_cdr_error_or_well_formed_statuses(fields, data):
-    raw = bytearray(serialized(fields))
+def test_garbled_bytes_read_as_the_reader_reads_them_or_give_cdr_error(fields, data):
+    good = serialized(fields)
+    raw = bytearray(good)
     for _ in range(data.draw(st.integers(1, 8))):
         raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    cache = cdr.StatusCache()
+    cache.get(good)  # what the garbled statuses were is kept: they must not be taken for it
     try:
-        read = cdr.ArrayCache().get(bytes(raw))
+        read = cache.get(bytes(raw))
     except cdr.CdrError:
-        return
-    for level, name, message, hardware_id, values in read:
+        read = None
+    try:
+        reread = cdr.diagnostic_statuses(bytes(raw))
+    except cdr.CdrError:
+        reread = None
+    assert read == reread
+    for level, name, message, hardware_id, values in read or ():
         assert 0 <= level <= 255
         assert all(isinstance(item, str) for item in (name, message, hardware_id))
         assert all(isinstance(key, str) and isinstance(value, str) for key, value in values)
