@@ -126,13 +126,13 @@ def test_quick_replay_benchmark_prints_its_figures_ratios_and_memory():
                for record in map(json.loads, run.stdout.decode('utf-8').splitlines())}
     assert set(records) == {'replay_mcap', 'replay_mcap_distinct', 'replay_rss', 'goal'}
     for speed in (records['replay_mcap'], records['replay_mcap_distinct']):
-        assert speed['n'] == 2500 and speed['repeats'] == 3
+        assert speed['n'] == 15000 and speed['repeats'] == 3 and 0 < speed['changed'] <= 1
         assert speed['statuses_per_s'] > 0 and speed['baseline_per_s'] > 0
         assert math.isclose(speed['ratio'], speed['statuses_per_s'] / speed['baseline_per_s'],
                             rel_tol=0.01)
     memory = records['replay_rss']
     assert memory['large_n'] == 4 * memory['n'] and memory['mb'] > 0 and memory['ratio'] > 0
-    assert records['goal'] == {'bench': 'goal', 'n': 2500, 'goal_per_s': 200000,
+    assert records['goal'] == {'bench': 'goal', 'n': 15000, 'goal_per_s': 200000,
                                'goal_ratio': 0.5, 'met': None}
 
 
