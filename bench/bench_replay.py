@@ -28,7 +28,9 @@ a few statuses carry no values. Lines:
     ``baseline_per_s``: the library's own bare read-and-decode of the same bag (rosbags'
     Reader and ``deserialize_cdr`` of every message, each status's fields read), measured
     in the same run; ``ratio`` = figure / baseline; ``changed``: the share of statuses
-    whose bytes differ from that status's in the array before. Medians of ``repeats``.
+    whose bytes differ from that status's in the array before; ``cpu_per_s``,
+    ``cpu_baseline_per_s`` and ``cpu_ratio``: the same by the process's CPU time, which
+    other programs on a busy machine disturb less. Medians of ``repeats``.
 ``{"bench": "replay_mcap_distinct", ...}``  the same on a bag whose every status carries
     a sequence number, so no status, and no array, is read from what was seen before:
     the floor.
@@ -241,9 +243,10 @@ def replay_once(path: pathlib.Path, scratch: pathlib.Path) -> int:
 
 
 def timed(function, *args) -> tuple:
-    started = time.perf_counter()
+    """Return (wall seconds, CPU seconds of this process, result) of ``function(*args)``."""
+    started, cpu = time.perf_counter(), time.process_time()
     result = function(*args)
-    return time.perf_counter() - started, result
+    return time.perf_counter() - started, time.process_time() - cpu, result
 
 
 def peak_rss_mb(path: pathlib.Path, scratch: pathlib.Path) -> float:
@@ -266,20 +269,25 @@ def peak_rss_mb(path: pathlib.Path, scratch: pathlib.Path) -> float:
 def measure(name: str, bag: pathlib.Path, changed: float, scratch: pathlib.Path, arrays: int,
             repeats: int) -> tuple:
     """Time the replay of ``bag`` beside the bare read; print its line; return the medians."""
-    figures, baselines = [], []
+    figures, baselines, cpu_figures, cpu_baselines = [], [], [], []
     for _ in range(repeats):
-        seconds, count = timed(bare_read, bag)
+        seconds, cpu, count = timed(bare_read, bag)
         baselines.append(count / seconds)
-        seconds, taken = timed(replay_once, bag, scratch)
+        cpu_baselines.append(count / cpu)
+        seconds, cpu, taken = timed(replay_once, bag, scratch)
         if taken != count:
             raise RuntimeError(f'replay took {taken} of {count} statuses')
         figures.append(count / seconds)
+        cpu_figures.append(count / cpu)
     figure, baseline = statistics.median(figures), statistics.median(baselines)
+    cpu_figure, cpu_baseline = statistics.median(cpu_figures), statistics.median(cpu_baselines)
     size = sum(file.stat().st_size for file in bag.iterdir())
     print(json.dumps({'bench': name, 'n': arrays * STATUSES, 'arrays': arrays,
                       'bag_mb': round(size / 1e6, 2), 'changed': round(changed, 3),
                       'statuses_per_s': round(figure),
                       'baseline_per_s': round(baseline), 'ratio': round(figure / baseline, 3),
+                      'cpu_per_s': round(cpu_figure), 'cpu_baseline_per_s': round(cpu_baseline),
+                      'cpu_ratio': round(cpu_figure / cpu_baseline, 3),
                       'repeats': repeats, 'all_per_s': [round(value) for value in figures],
                       'all_baseline_per_s': [round(value) for value in baselines]}),
           flush=True)
