@@ -172,7 +172,7 @@ class StatusCache:
     is handed out again. Any other status is read (:func:`diagnostic_statuses`'s reader)
     and kept in place of the one before. ``derive(status)`` returns what to keep, or None
     to leave the status out. Bounded: statuses over ``max_bytes`` are not kept, and all
-    are forgotten when ``entries`` are kept (by default at most about 3 MB). CdrError as
+    are forgotten when ``entries`` are kept (by default at most about 5 MB). CdrError as
     :func:`diagnostic_statuses`.
     """
 
