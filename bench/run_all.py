@@ -13,27 +13,36 @@
 # limitations under the License.
 
 """
-Run every benchmark under bench/ and write BENCHMARKS.md: one command, one report.
+Run the benchmarks under bench/, keep each script's results, and write BENCHMARKS.md.
 
 Every ``bench/bench_*.py`` is found by glob and run with this interpreter (``--quick`` is
-passed through). Each prints one JSON object a line with at least ``bench`` and its
-figures (``n``, ``ms``, ``rate``...), usually ``baseline_*``, ``ratio`` and goal fields.
+passed through), or only those named by ``--only`` (repeatable). Each prints one JSON object
+a line with at least ``bench`` and its figures (``n``, ``ms``, ``rate``...), usually
+``baseline_*``, ``ratio`` and goal fields. Each run is stored in ``<bench-dir>/results/``
+(``<script>.json`` for a full run, ``<script>.quick.json`` for a quick one): its lines with
+the command, start and end time, duration, the load average at start and end, the git
+commit and the machine. The report is then rendered from every stored result, so scripts
+run in different sittings merge into one report (``--render-only`` runs nothing), and a
+script's full result is preferred to its quick one.
+
 The report opens with the goals of the project's issues, each with its figure, the baseline
 measured in the same run and whether it was met (``GOALS`` below, the one place they are
-declared), then the machine (CPU model, cores, RAM, Python, OS, date), then one table per
-script: every figure, the ratio to its baseline and the goals, as printed. A script that
-prints summary lines (``*_summary``) or more than ``DETAIL_ROWS`` lines gets only those
-summary lines (or its first ``DETAIL_ROWS``) in the report and every line in
-``<report>.<script>.json`` beside it. A script that
-fails (non-zero exit, or a line that is not a JSON object) gets a row saying so with the
-tail of its stderr; nothing is hidden. ``bench_node.py`` runs the installed
-``memory_node`` over ROS 2, so run this after ``source scripts/env.sh`` (and
+declared), judged per script from its full result only; a script with no full result says
+so. Then the machine(s), one row a script (when, on which commit, quick or full, the load),
+and one table per script: every figure, the ratio to its baseline and the goals, as printed.
+A script that prints summary lines (``*_summary``) or more than ``DETAIL_ROWS`` lines gets
+only those summary lines (or its first ``DETAIL_ROWS``) in the report; its results file keeps
+every line. A script that fails (non-zero exit, timeout, or a line that is not a JSON
+object) gets a row saying so with the tail of its stderr; nothing is hidden. ``TIMEOUTS``
+gives the scripts that need more than ``--timeout``'s default. ``bench_node.py`` runs the
+installed ``memory_node`` over ROS 2, so run this after ``source scripts/env.sh`` (and
 ``scripts/setup.sh`` after editing sources); without ``memory_node`` on PATH it fails and
-says so. The confidence plot (``bench/plot_confidence.py``)
-is drawn and embedded unless ``--no-plot``.
+says so. A run of every script also draws the confidence plot
+(``bench/plot_confidence.py``), which is embedded unless ``--no-plot``.
 
-Usage: ``python bench/run_all.py [--quick] [--output BENCHMARKS.md] [--plot PNG]
-[--no-plot] [--bench-dir DIR] [--timeout SECONDS]``. Exit status 1 when a script failed.
+Usage: ``python bench/run_all.py [--quick] [--only SCRIPT]... [--render-only]
+[--output BENCHMARKS.md] [--plot PNG] [--no-plot] [--bench-dir DIR] [--results-dir DIR]
+[--timeout SECONDS]``. Exit status 1 when a script run now failed.
 """
 
 import argparse
@@ -78,15 +87,26 @@ def _mb(value) -> str:
     return '—' if value is None else f'{value:,.1f} MB'
 
 
-def _goal(text, script, bench, where=None, figure=None, baseline=None, met=None) -> dict:
+def _goal(text, script, bench, where=None, figure=None, baseline=None, met=None,
+          every=False) -> dict:
     return {'goal': text, 'script': script, 'bench': bench, 'where': where or {},
             'figure': figure, 'baseline': baseline,
-            'met': met or (lambda record: record.get('met'))}
+            'met': met or (lambda record: record.get('met')), 'every': every}
 
 
 def _cli(text, bench, where=None) -> dict:
     return _goal(text, 'bench_cli.py', bench, where, lambda r: _ms(r['ms']),
                  lambda r: f'{_ms(r["baseline_ms"])} {r["baseline"]} (x{r["ratio"]:g})')
+
+
+def _quality(text, figure, baseline, met) -> dict:
+    """Declare a goal of every profile's line at full size (30 days at 1 Hz), judged on all."""
+    return _goal(text, 'bench_quality.py', 'quality', {'days': 30, 'period_s': 1.0},
+                 figure, baseline, met, every=True)
+
+
+def _worst(records, key, pick=max):
+    return pick(record[key] for record in records if record[key] is not None)
 
 
 def _federation(topology) -> dict:
@@ -155,6 +175,39 @@ GOALS = [
           {'n': 1_000_000}, lambda r: _ms(r['ms']),
           lambda r: f'{_ms(r["baseline_ms"])} one GROUP BY (x{r["ratio"]:g})',
           lambda r: r['ms'] < 10_000),
+    _quality('Memory quality: fault recall >= 0.95 on every profile',
+             lambda rs: f'min {_worst(rs, "fault_recall", min):g} over {len(rs)} profiles',
+             lambda rs: f'{sum(r["faults"] for r in rs)} planted recurring faults',
+             lambda rs: all(r['fault_recall'] is None or r['fault_recall'] >= 0.95 for r in rs)),
+    _quality('Memory quality: <= 1 false entry per profile-month',
+             lambda rs: f'max {_worst(rs, "false_entries_per_month"):g} a month '
+                        f'({sum(r["false_entries"] for r in rs)} in all)',
+             lambda rs: f'{len(rs)} profiles x {rs[0]["days"]} days',
+             lambda rs: all(r['false_entries_per_month'] <= 1 for r in rs)),
+    _quality('Memory quality: 1.0 entries per cause',
+             lambda rs: f'max {_worst(rs, "entries_per_cause"):g}',
+             lambda rs: f'{sum(len(r["by_cause"]) for r in rs)} causes that made an entry',
+             lambda rs: all(r['entries_per_cause'] in (None, 1.0) for r in rs)),
+    _quality('Memory quality: every routine or constant condition labelled',
+             lambda rs: f'{sum(r["labelled"] for r in rs)} of '
+                        f'{sum(r["conditions"] for r in rs)} labelled',
+             lambda rs: 'the planted routine and constant conditions',
+             lambda rs: all(r['labelled'] == r['conditions'] for r in rs)),
+    _quality('Evidence <= 5 MB per robot-day at 1 Hz',
+             lambda rs: f'max {_mb(_worst(rs, "evidence_bytes_per_day") / 1e6)} a day',
+             lambda rs: f'max {_mb(_worst(rs, "json_bytes_per_day") / 1e6)} the same day as '
+                        f'JSON lines (x{_worst(rs, "ratio"):g} max)',
+             lambda rs: all(r['evidence_bytes_per_day'] <= 5_000_000 for r in rs)),
+    _quality("A night's dream <= 2 s (median a profile)",
+             lambda rs: f'max {_worst(rs, "dream_s") * 1000:,.0f} ms (worst night '
+                        f'{_worst(rs, "dream_s_max") * 1000:,.0f} ms)',
+             lambda rs: f'max {_worst(rs, "baseline_s") * 1000:,.0f} ms one GROUP BY '
+                        f'signature (x{_worst(rs, "dream_ratio"):g} max)',
+             lambda rs: all(r['dream_s'] <= 2.0 for r in rs)),
+    _goal('memory_node <= 1.0% of a core at 1 Hz x 30 statuses', 'bench_node.py', 'cpu_share',
+          {}, lambda r: f'{r["core_percent"]:g}% of a core',
+          lambda r: f'{r["baseline_core_percent"]:g}% bare rclpy subscriber',
+          lambda r: r['core_percent'] <= 1.0),
     _goal('memory_node takes in >= 0.8x what a bare rclpy subscriber takes', 'bench_node.py',
           'ingest', {}, lambda r: f'{r["rate"]:,.0f} msgs/s (x{r["ratio"]:g})',
           lambda r: f'{r["baseline_rate"]:,.0f} msgs/s bare subscriber'),
@@ -197,8 +250,15 @@ GOALS = [
 ]
 
 
+# Scripts whose full run needs longer than ``--timeout``'s default, in seconds: bench_quality
+# replays 30 days at 1 Hz of every profile.
+TIMEOUTS = {'bench_quality.py': 8 * 3600.0}
+DEFAULT_TIMEOUT = 3600.0
+MACHINE_KEYS = ('cpu', 'cores', 'ram', 'python', 'os')
+
+
 def machine() -> dict:
-    """CPU model, cores, RAM, Python, OS and date of this run."""
+    """CPU model, cores, RAM, Python and OS of this run."""
     cpu = platform.processor() or platform.machine()
     try:
         for line in pathlib.Path('/proc/cpuinfo').read_text().splitlines():
@@ -218,28 +278,45 @@ def machine() -> dict:
         'ram': f'{ram / (1 << 30):.1f} GiB' if ram else 'unknown',
         'python': f'{platform.python_implementation()} {platform.python_version()}',
         'os': f'{platform.system()} {platform.release()} ({platform.machine()})',
-        'date': dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'),
     }
 
 
-def run_script(script: pathlib.Path, quick: bool, timeout: float) -> dict:
-    """Run one benchmark; returns its records, or why it failed with its stderr tail."""
-    env = dict(os.environ)
-    env['PYTHONPATH'] = child_pythonpath(env)
-    env.setdefault('MPLBACKEND', 'Agg')
-    command = [sys.executable, str(script)] + (['--quick'] if quick else [])
-    started = time.perf_counter()
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M:%S UTC')
+
+
+def _load():
     try:
-        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired as expired:
-        stderr = expired.stderr.decode(errors='replace') if isinstance(expired.stderr, bytes) \
-            else (expired.stderr or '')
-        return {'records': [], 'seconds': timeout,
-                'failure': f'timed out after {timeout:.0f} s', 'stderr': stderr}
-    seconds = time.perf_counter() - started
+        return [round(value, 2) for value in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def git_commit() -> str:
+    """Return the commit, ``+modified`` when tracked files differ (results and report aside)."""
+    try:
+        head = subprocess.run(['git', 'rev-parse', '--short=12', 'HEAD'], cwd=REPO,
+                              capture_output=True, text=True, timeout=60)
+        changed = subprocess.run(['git', 'status', '--porcelain', '--untracked-files=no', '--',
+                                  '.', ':(exclude)bench/results', ':(exclude)BENCHMARKS.md'],
+                                 cwd=REPO, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return 'unknown'
+    if head.returncode != 0:
+        return 'unknown'
+    return head.stdout.strip() + (' +modified' if changed.stdout.strip() else '')
+
+
+def _relative(path: pathlib.Path) -> str:
+    try:
+        return str(path.resolve().relative_to(REPO))
+    except ValueError:
+        return str(path)
+
+
+def _parse(stdout: str) -> tuple:
     records, bad = [], []
-    for number, line in enumerate(done.stdout.splitlines(), start=1):
+    for number, line in enumerate(stdout.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -251,14 +328,91 @@ def run_script(script: pathlib.Path, quick: bool, timeout: float) -> dict:
             records.append(record)
         else:
             bad.append(number)
-    failure = None
-    if done.returncode != 0:
-        failure = f'exit status {done.returncode}'
-    elif bad:
-        failure = f'stdout lines {", ".join(map(str, bad[:5]))} are not JSON objects with "bench"'
-    elif not records:
-        failure = 'printed no result'
-    return {'records': records, 'seconds': seconds, 'failure': failure, 'stderr': done.stderr}
+    return records, bad
+
+
+def _tail(text) -> str:
+    if isinstance(text, bytes):
+        text = text.decode(errors='replace')
+    return '\n'.join((text or '').strip().splitlines()[-STDERR_TAIL_LINES:])
+
+
+def run_script(script: pathlib.Path, quick: bool, timeout: float, arguments=()) -> dict:
+    """Run one benchmark; returns its records and how it ran, or why it failed."""
+    env = dict(os.environ)
+    env['PYTHONPATH'] = child_pythonpath(env)
+    env.setdefault('MPLBACKEND', 'Agg')
+    options = (['--quick'] if quick else []) + list(arguments)
+    result = {'script': script.name, 'mode': 'quick' if quick else 'full',
+              'command': ' '.join(['python', _relative(script)] + options),
+              'commit': git_commit(), 'started': _now(), 'load_start': _load()}
+    started = time.perf_counter()
+    try:
+        done = subprocess.run([sys.executable, str(script)] + options, cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as expired:
+        stdout = expired.stdout.decode(errors='replace') if isinstance(expired.stdout, bytes) \
+            else (expired.stdout or '')
+        records, _ = _parse(stdout)
+        failure, stderr = f'timed out after {timeout:.0f} s', expired.stderr
+    else:
+        records, bad = _parse(done.stdout)
+        failure, stderr = None, done.stderr
+        if done.returncode != 0:
+            failure = f'exit status {done.returncode}'
+        elif bad:
+            failure = (f'stdout lines {", ".join(map(str, bad[:5]))} are not JSON objects '
+                       'with "bench"')
+        elif not records:
+            failure = 'printed no result'
+    result.update(ended=_now(), seconds=round(time.perf_counter() - started, 1),
+                  load_end=_load(), machine=machine(), failure=failure,
+                  stderr_tail=_tail(stderr) if failure else '', records=records)
+    return result
+
+
+def results_file(results_dir: pathlib.Path, name: str, mode: str) -> pathlib.Path:
+    """Where a script's last full (``<script>.json``) or quick run is kept."""
+    stem = pathlib.Path(name).stem
+    return results_dir / (f'{stem}.json' if mode == 'full' else f'{stem}.{mode}.json')
+
+
+def store(result: dict, results_dir: pathlib.Path) -> pathlib.Path:
+    """Write one run's result to its file in ``results_dir``; returns the path."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    path = results_file(results_dir, result['script'], result['mode'])
+    about = {key: value for key, value in result.items() if key not in ('path', 'records')}
+    # One line a record, so a re-run's diff shows which figures moved.
+    lines = [json.dumps(record, ensure_ascii=False) for record in result['records']]
+    text = json.dumps(about, indent=1, ensure_ascii=False)[:-2] + ',\n "records": [' + (
+        '\n  ' + ',\n  '.join(lines) + '\n ' if lines else '') + ']\n}\n'
+    temporary = path.with_name(path.name + '.tmp')
+    temporary.write_text(text, encoding='utf-8')
+    os.replace(temporary, path)
+    return path
+
+
+def load_result(results_dir: pathlib.Path, name: str):
+    """Return one script's stored result, its full run preferred; None when never run."""
+    for mode in ('full', 'quick'):
+        path = results_file(results_dir, name, mode)
+        if not path.exists():
+            continue
+        try:
+            result = json.loads(path.read_text(encoding='utf-8'))
+            if not isinstance(result.get('records'), list):
+                raise ValueError('no "records" list')
+        except (OSError, ValueError, AttributeError) as error:
+            result = {'script': name, 'mode': mode, 'records': [],
+                      'failure': f'{path.name} is unreadable ({error}); run the script again'}
+        result['path'] = path
+        return result
+    return None
+
+
+def stored_names(results_dir: pathlib.Path) -> list:
+    """Scripts with a result in ``results_dir``, by name."""
+    return sorted({path.name.split('.')[0] + '.py' for path in results_dir.glob('bench_*.json')})
 
 
 def _cell(value) -> str:
@@ -292,7 +446,7 @@ def table(result: dict, detail: str = None) -> list:
     """
     Return the Markdown lines of one script's table; a failure row when it failed.
 
-    With ``detail`` (the name of the JSON file holding every line) only the summary lines
+    With ``detail`` (the link to the results file holding every line) only the summary lines
     are shown, with the columns they use.
     """
     records = result['records']
@@ -305,60 +459,69 @@ def table(result: dict, detail: str = None) -> list:
         lines.append('| ' + ' | '.join(_cell(record.get(key)) for key in columns) + ' |')
     if detail is not None:
         lines += ['', f'{len(records)} summary lines of {len(result["records"])}; every line '
-                  f'is in [{detail}]({detail}).']
+                  f'is in [{pathlib.PurePath(detail).name}]({detail}).']
     if result['failure']:
-        tail = '\n'.join(result['stderr'].strip().splitlines()[-STDERR_TAIL_LINES:])
         row = ['**FAILED**'] + [''] * (len(columns) - 1)
         row[-1 if len(columns) > 1 else 0] += f'{result["failure"]}; see the stderr tail below'
         lines.append('| ' + ' | '.join(row) + ' |')
-        lines += ['', f'**{result["name"]} failed: {result["failure"]}.** Last lines of '
-                  'its stderr:', '', '```', tail or '(stderr was empty)', '```']
+        lines += ['', f'**{result["script"]} failed: {result["failure"]}.** Last lines of '
+                  'its stderr:', '', '```', result.get('stderr_tail') or '(stderr was empty)',
+                  '```']
     return lines
 
 
-def goal_lines(results: list, quick: bool) -> list:
+def judge(goal: dict, result) -> list:
+    """Return the figure, baseline and verdict of one goal from its script's stored result."""
+    if result is None:
+        return ['—', '—', 'not run at full size']
+    candidates = [record for record in result['records']
+                  if record.get('bench') == goal['bench']]
+    exact = [record for record in candidates
+             if all(record.get(key) == value for key, value in goal['where'].items())]
+    chosen = exact or candidates
+    if not chosen:
+        return ['—', '—', f'not measured: {result["failure"] or "the script prints no such line"}']
+    argument = chosen if goal['every'] else chosen[-1]
+    try:
+        figure, baseline = goal['figure'](argument), goal['baseline'](argument)
+        verdict = goal['met'](argument)
+    except (KeyError, TypeError, ValueError, IndexError) as error:
+        return [f'unreadable line ({error!r})', '—', 'not judged']
+    if not exact:
+        shown = ', '.join(f'{key}={chosen[-1].get(key)!r}' for key in goal['where'])
+        figure += f' (at {shown})'
+    if result['mode'] != 'full':
+        return [f'{figure} (quick run)', baseline, 'not run at full size']
+    if not exact:
+        return [figure, baseline, 'not judged: measured at another size']
+    return [figure, baseline, {True: 'yes', False: '**no**'}.get(verdict, 'not judged')]
+
+
+def _load_text(load) -> str:
+    return '—' if not load else f'{load[0]:g}'
+
+
+def _run_text(result) -> str:
+    if result is None:
+        return 'not run'
+    return (f'{result["mode"]}, {result.get("started", "?")[:16]}, load '
+            f'{_load_text(result.get("load_start"))} → {_load_text(result.get("load_end"))}')
+
+
+def goal_lines(by_script: dict) -> list:
     """Markdown lines of the goals table: each goal, its figure, the baseline and the verdict."""
-    by_script = {result['name']: result for result in results}
-    lines = ['| goal | figure | baseline (same run) | met | script |', '|---|---|---|---|---|']
+    lines = ['| goal | figure | baseline (same run) | met | script | run (UTC), 1-min load |',
+             '|---|---|---|---|---|---|']
     for goal in GOALS:
         result = by_script.get(goal['script'])
-        candidates = [record for record in (result or {}).get('records', [])
-                      if record.get('bench') == goal['bench']]
-        exact = [record for record in candidates
-                 if all(record.get(key) == value for key, value in goal['where'].items())]
-        record = (exact or candidates or [None])[-1]
-        if record is None:
-            why = ('not measured: the script was not run' if result is None else
-                   f'not measured: {result["failure"] or "no such line"}')
-            cells = ['—', '—', why]
-        else:
-            try:
-                figure, baseline = goal['figure'](record), goal['baseline'](record)
-                verdict = goal['met'](record)
-            except (KeyError, TypeError, ValueError) as error:
-                figure, baseline, verdict = f'unreadable line ({error!r})', '—', None
-            if not exact:
-                shown = ', '.join(f'{key}={record.get(key)!r}' for key in goal['where'])
-                figure += f' (at {shown})'
-                met = 'not judged: measured at another size'
-            elif quick:
-                met = 'not judged: quick run'
-            else:
-                met = {True: 'yes', False: '**no**'}.get(verdict, 'not judged')
-            cells = [figure, baseline, met]
-        lines.append('| ' + ' | '.join([_cell(goal['goal'])] + [_cell(cell) for cell in cells]
-                                       + [goal['script']]) + ' |')
+        cells = judge(goal, result) + [goal['script'], _run_text(result)]
+        lines.append('| ' + ' | '.join(_cell(cell) for cell in [goal['goal']] + cells) + ' |')
     return lines
 
 
 def _has_detail(records: list) -> bool:
     return len(records) > DETAIL_ROWS or any(str(record['bench']).endswith('_summary')
                                              for record in records)
-
-
-def detail_path(output: pathlib.Path, name: str) -> pathlib.Path:
-    """Where every line of a long script's output is kept, beside the report."""
-    return output.with_name(f'{output.stem}.{pathlib.Path(name).stem}.json')
 
 
 def _doc_line(script: pathlib.Path) -> str:
@@ -371,44 +534,82 @@ def _doc_line(script: pathlib.Path) -> str:
     return ''
 
 
-def render(results: list, info: dict, quick: bool, plot: pathlib.Path,
-           output: pathlib.Path) -> str:
-    """Return the whole BENCHMARKS.md text."""
+def _machine_lines(results: list) -> list:
+    machines = {}
+    for result in results:
+        if result.get('machine'):
+            key = json.dumps(result['machine'], sort_keys=True)
+            machines.setdefault(key, []).append(result['script'])
+    lines = []
+    for key, scripts in machines.items():
+        info = json.loads(key)
+        if len(machines) > 1:
+            lines += [f'Ran {", ".join(scripts)}:', '']
+        lines += ['| | |', '|---|---|']
+        lines += [f'| {name} | {_cell(info.get(name))} |' for name in MACHINE_KEYS]
+        lines.append('')
+    return lines or ['No script has been run.', '']
+
+
+def render(names: list, by_script: dict, bench_dir: pathlib.Path, results_dir: pathlib.Path,
+           plot, output: pathlib.Path) -> str:
+    """Return the whole BENCHMARKS.md text from every script's stored result."""
+    results = [by_script[name] for name in names if by_script.get(name)]
+    where = os.path.relpath(results_dir, output.parent)
+    full = [result for result in results if result['mode'] == 'full']
     lines = ['# Benchmarks', '',
-             'Written by `python bench/run_all.py' + (' --quick' if quick else '') + '`; '
-             'every `bench/bench_*.py` was run on the machine below. Times are medians in '
-             'milliseconds unless a column says otherwise; `ratio` is the figure divided '
-             'by the baseline the script measured in the same run on the same data (for a '
-             'time below 1 is faster than the baseline, for a rate such as `ingest` above 1 '
-             'is); goal columns state the target.', '',
-             '## Summary', '']
-    if quick:
-        lines += ['**Quick run** (`--quick`: small sizes, few repeats, as the smoke tests run '
-                  "it): the figures show the shape of the report, not the goals' conditions, "
-                  'and no goal is judged.', '']
-    lines += ["Each goal set in the project's issues: the figure, the baseline the script "
-              'measured in the same run, and whether it was met (declared in '
-              "`bench/run_all.py`, `GOALS`; judged only in a full run at the goal's size). "
-              'The detail follows.', '']
-    lines += goal_lines(results, quick)
-    lines += ['', '## Machine', '', '| | |', '|---|---|']
-    for key in ('cpu', 'cores', 'ram', 'python', 'os', 'date'):
-        lines.append(f'| {key} | {_cell(info[key])} |')
-    lines.append(f'| mode | {"quick (--quick)" if quick else "full"} |')
-    failed = [result['name'] for result in results if result['failure']]
-    lines += ['', '## Scripts', '', '| script | records | seconds | status |',
-              '|---|---|---|---|']
-    for result in results:
+             "Written by `python bench/run_all.py` from the results each script's last run "
+             f'stored in `{where}/` (`--only SCRIPT` runs some scripts and merges: every run '
+             'keeps its command, time, load and commit). Times are medians in milliseconds '
+             'unless a column says otherwise; `ratio` is the figure divided by the baseline '
+             'the script measured in the same run on the same data (for a time below 1 is '
+             'faster than the baseline, for a rate such as `ingest` above 1 is); goal columns '
+             'state the target.', '',
+             '## Summary', '',
+             f'{len(full)} of {len(names)} scripts have a full result; '
+             f'{len(results) - len(full)} only a quick one (`--quick`: small sizes, few '
+             'repeats, as the smoke tests run it), whose figures show the shape, not the '
+             f"goals' conditions; {len(names) - len(results)} were never run.", '',
+             "Each goal set in the project's issues: the figure, the baseline the script "
+             'measured in the same run, and whether it was met (declared in '
+             "`bench/run_all.py`, `GOALS`; judged only from a full run at the goal's size). "
+             'Absolute times depend on the load beside them (the 1-minute load average at '
+             'the start and end of the run; the machine has the cores below). The detail '
+             'follows.', '']
+    lines += goal_lines(by_script)
+    lines += ['', '## Machine', ''] + _machine_lines(results)
+    lines += ['## Scripts', '',
+              '| script | mode | commit | started (UTC) | seconds | load avg 1/5/15 min, start '
+              '→ end | status |', '|---|---|---|---|---|---|---|']
+    for name in names:
+        result = by_script.get(name)
+        if result is None:
+            lines.append(f'| {name} | not run | — | — | — | — | no result stored |')
+            continue
+        load = ' → '.join('/'.join(f'{value:g}' for value in load) if load else '—'
+                          for load in (result.get('load_start'), result.get('load_end')))
         status = f'FAILED: {result["failure"]}' if result['failure'] else 'ok'
-        lines.append(f'| {result["name"]} | {len(result["records"])} | '
-                     f'{result["seconds"]:.1f} | {_cell(status)} |')
-    for result in results:
-        lines += ['', f'## {result["name"]}', '']
-        about = _doc_line(result['script'])
+        lines.append('| ' + ' | '.join(_cell(cell) for cell in (
+            name, result['mode'], result.get('commit'), result.get('started'),
+            result.get('seconds'), load, status)) + ' |')
+    for name in names:
+        result = by_script.get(name)
+        lines += ['', f'## {name}', '']
+        about = _doc_line(bench_dir / name)
         if about:
             lines += [about, '']
-        long = _has_detail(result['records'])
-        lines += table(result, detail_path(output, result['name']).name if long else None)
+        if result is None:
+            lines.append(f'Not run: no result stored; `python bench/run_all.py --only {name}` '
+                         'runs it.')
+            continue
+        if result.get('command'):
+            lines += [f'`{result["command"]}` ({result["mode"]} run) on commit '
+                      f'{result.get("commit")}, {result.get("started")}, '
+                      f'{_cell(result.get("seconds"))} s.', '']
+        detail = None
+        if _has_detail(result['records']) and result.get('path'):
+            detail = os.path.relpath(result['path'], output.parent)
+        lines += table(result, detail)
     if plot is not None:
         relative = os.path.relpath(plot, output.parent)
         lines += ['', '## Confidence over time', '',
@@ -417,15 +618,26 @@ def render(results: list, info: dict, quick: bool, plot: pathlib.Path,
                   'intermittent fault climbs to the red band, a fault that stops is resolved '
                   'and decays away, a one-off glitch never reaches the injection threshold.', '',
                   f'![Confidence over simulated weeks]({relative})']
+    failed = [name for name in names if by_script.get(name) and by_script[name]['failure']]
     if failed:
         lines += ['', f'**{len(failed)} script(s) failed: {", ".join(failed)}.**']
     return '\n'.join(lines) + '\n'
 
 
+def _script_name(name: str) -> str:
+    name = pathlib.PurePath(name).name
+    return name if name.endswith('.py') else name + '.py'
+
+
 def main(argv=None) -> int:
-    """Run the benchmarks, draw the plot and write the report; 1 when a script failed."""
+    """Run the chosen benchmarks, store their results and write the report from all stored."""
     parser = argparse.ArgumentParser(description=__doc__.strip().split('\n', 1)[0])
     parser.add_argument('--quick', action='store_true', help='pass --quick to every script')
+    parser.add_argument('--only', action='append', metavar='SCRIPT',
+                        help='run only this script, e.g. bench_cli.py (repeatable); the '
+                             'report still shows every stored result')
+    parser.add_argument('--render-only', action='store_true',
+                        help='run nothing: write the report from the stored results')
     parser.add_argument('--output', default=str(REPO / 'BENCHMARKS.md'),
                         help='markdown report to write (default: BENCHMARKS.md at the root)')
     parser.add_argument('--plot', default=str(REPO / 'docs' / 'confidence-over-time.png'),
@@ -433,36 +645,50 @@ def main(argv=None) -> int:
     parser.add_argument('--no-plot', action='store_true', help='do not draw or embed the plot')
     parser.add_argument('--bench-dir', default=str(HERE),
                         help='directory whose bench_*.py scripts are run (default: bench/)')
-    parser.add_argument('--timeout', type=float, default=3600.0,
-                        help='seconds one script may run before it counts as failed')
+    parser.add_argument('--results-dir', default=None,
+                        help="where each script's result is kept (default: <bench-dir>/results)")
+    parser.add_argument('--timeout', type=float, default=None,
+                        help='seconds one script may run before it counts as failed (default: '
+                             f'{DEFAULT_TIMEOUT:.0f}, more for the scripts in TIMEOUTS)')
     args = parser.parse_args(argv)
     output = pathlib.Path(args.output).resolve()
-    scripts = sorted(pathlib.Path(args.bench_dir).glob('bench_*.py'))
-    results = []
-    for script in scripts:
+    bench_dir = pathlib.Path(args.bench_dir).resolve()
+    results_dir = pathlib.Path(args.results_dir).resolve() if args.results_dir \
+        else bench_dir / 'results'
+    available = {path.name: path for path in sorted(bench_dir.glob('bench_*.py'))}
+    only = [_script_name(name) for name in args.only or ()]
+    unknown = [name for name in only if name not in available]
+    if unknown:
+        parser.error(f'no {", ".join(unknown)} in {bench_dir}; the scripts are: '
+                     f'{", ".join(available) or "none"}')
+    chosen = [] if args.render_only else [available[name] for name in only or available]
+    failed_now = []
+    for script in chosen:
         print(f'running {script.name}...', file=sys.stderr, flush=True)
-        result = run_script(script, args.quick, args.timeout)
-        result.update(name=script.name, script=script)
+        timeout = args.timeout or TIMEOUTS.get(script.name, DEFAULT_TIMEOUT)
+        result = run_script(script, args.quick, timeout)
+        path = store(result, results_dir)
+        print(f'{script.name}: {result["failure"] or "ok"} in {result["seconds"]:.0f} s, '
+              f'stored in {path}', file=sys.stderr, flush=True)
         if result['failure']:
-            print(f'{script.name} FAILED: {result["failure"]}', file=sys.stderr)
-        results.append(result)
-    plot = None
-    if not args.no_plot:
-        plot = pathlib.Path(args.plot).resolve()
-        drawn = _draw(plot, args.timeout)
-        if drawn is not None:
-            drawn.update(name='plot_confidence.py', script=HERE / 'plot_confidence.py')
-            results.append(drawn)
-            plot = None
+            failed_now.append(script.name)
+    plot = None if args.no_plot else pathlib.Path(args.plot).resolve()
+    drawn = None
+    if plot is not None and not only and not args.render_only:
+        drawn = _draw(plot, args.timeout or DEFAULT_TIMEOUT)
+    names = sorted(set(available) | set(stored_names(results_dir)))
+    by_script = {name: load_result(results_dir, name) for name in names}
+    if drawn is not None:
+        names.append(drawn['script'])
+        by_script[drawn['script']] = drawn
+        failed_now.append(drawn['script'])
+    if plot is not None and not plot.exists():
+        plot = None
     output.parent.mkdir(parents=True, exist_ok=True)
-    for result in results:
-        if _has_detail(result['records']):
-            detail_path(output, result['name']).write_text(
-                json.dumps(result['records'], indent=1, ensure_ascii=False) + '\n',
-                encoding='utf-8')
-    output.write_text(render(results, machine(), args.quick, plot, output), encoding='utf-8')
+    output.write_text(render(names, by_script, bench_dir, results_dir, plot, output),
+                      encoding='utf-8')
     print(f'wrote {output}', file=sys.stderr)
-    return 1 if any(result['failure'] for result in results) else 0
+    return 1 if failed_now else 0
 
 
 def _draw(plot: pathlib.Path, timeout: float):
@@ -470,17 +696,21 @@ def _draw(plot: pathlib.Path, timeout: float):
     env = dict(os.environ, MPLBACKEND='Agg')
     env['PYTHONPATH'] = child_pythonpath(env)
     command = [sys.executable, str(HERE / 'plot_confidence.py'), '--output', str(plot)]
+    result = {'script': 'plot_confidence.py', 'mode': 'full', 'records': [],
+              'command': f'python bench/plot_confidence.py --output {plot}',
+              'commit': git_commit(), 'started': _now(), 'load_start': _load()}
     started = time.perf_counter()
     try:
         done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True,
                               timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {'records': [], 'seconds': timeout, 'failure': f'timed out after {timeout} s',
-                'stderr': ''}
-    if done.returncode == 0 and plot.exists():
-        return None
-    return {'records': [], 'seconds': time.perf_counter() - started,
-            'failure': f'exit status {done.returncode}', 'stderr': done.stderr}
+    except subprocess.TimeoutExpired as expired:
+        result.update(failure=f'timed out after {timeout:.0f} s', stderr_tail=_tail(expired.stderr))
+    else:
+        if done.returncode == 0 and plot.exists():
+            return None
+        result.update(failure=f'exit status {done.returncode}', stderr_tail=_tail(done.stderr))
+    result.update(seconds=round(time.perf_counter() - started, 1), load_end=_load())
+    return result
 
 
 if __name__ == '__main__':
