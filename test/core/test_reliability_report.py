@@ -246,7 +246,7 @@ def test_runs_of_some_scripts_merge_and_only_full_runs_are_judged(tmp_path):
     assert '| — | — | not run at full size | bench_web.py | not run |' in \
         goals[text['first_page', 'bench_web.py']]
     assert '| not measured: the script prints no such line | bench_node.py | full, ' in \
-        goals[text['cpu_share', 'bench_node.py']]
+        goals[text['cpu_1hz', 'bench_node.py']]
     quality = [line for key, line in goals.items() if 'bench_quality.py' in line]
     assert len(quality) == 6
     verdicts = {key: line.split(' | ')[3] for key, line in goals.items() if line in quality}
