@@ -387,6 +387,7 @@ class _Dream(IncidentMerging):
         groups, window_last_bad = self.store.evidence_groups(after, high) if high > after \
             else ({}, {})
         episodes = self.store.episodes(after, high, GAP_S, STATUS_GAP_S) if high > after else {}
+        self.ranges = self.store.value_ranges(after, high) if high > after else None
         self.last_ok = {key: row['last_ok'] for key, row in self.sources.items()}
         self._update_sources(after, high, window_last_bad)
         self.report.signatures = len(groups)
@@ -555,6 +556,9 @@ class _Dream(IncidentMerging):
             log = group.source == 'log'
             history.add(episodes.get(key, ()), self.now_s, GAP_S if log else STATUS_GAP_S,
                         self.last_ok.get(group.source_key), 0.0 if log else FLAP_GAP_S)
+            if self.ranges is not None:
+                history.add_ranges(self.now_s, self.ranges.bad.get(key),
+                                   self.ranges.ok.get(group.source_key))
             link['history'] = history.to_json()
             entry = self.by_id.get(link['entry_id']) if link['entry_id'] else None
             if entry is None:

@@ -60,6 +60,20 @@ SCHEDULE_SHARE = 0.9
 # whose episodes are such spells is flapping (how often it flips is what to say).
 FLAP_GAP_S = 300.0
 FLAP_MIN_FLIPS = 5
+# By how much: at most MAX_VALUES values whose range while bad lies outside their OK range,
+# by at least MIN_APART of the OK range's width or of VALUE_SHARE of its value if more
+# (a value that is steady when OK still varies by that much without being off).
+MAX_VALUES = 2
+MIN_APART = 0.05
+VALUE_SHARE = 0.1
+MAX_RANGES = 4 * KEEP_DAYS
+# Keys that name a thing rather than measure it, or count since start-up: never compared.
+_NOT_MEASURES = ('id', 'serial', 'uuid', 'address', 'port', 'pid', 'since', 'total',
+                 'stamp', 'timestamp', 'time', 'date', 'count', 'seq', 'version', 'index')
+
+
+def _ranges(data) -> dict:
+    return {str(key): [float(pair[0]), float(pair[1])] for key, pair in dict(data).items()}
 
 
 @dataclasses.dataclass
@@ -68,6 +82,9 @@ class History:
 
     episodes: list = dataclasses.field(default_factory=list)
     text: str = ''  # the last text the dream generated (a person's reword differs)
+    # Per dream with numeric values: [dream time, bad ranges, its status's OK ranges],
+    # each {value key: [min, max]}, for KEEP_DAYS (what ``by_how_much`` states).
+    ranges: list = dataclasses.field(default_factory=list)
 
     @classmethod
     def from_json(cls, text: Optional[str]) -> 'History':
@@ -77,14 +94,25 @@ class History:
             episodes = [[float(item[0]), float(item[1]), int(item[2]),
                          int(item[3]) if len(item) > 3 else 1]
                         for item in data.get('episodes', ())]
-            return cls(episodes, str(data.get('text', '')))
-        except (TypeError, ValueError, AttributeError):
+            ranges = [[float(item[0]), _ranges(item[1]), _ranges(item[2])]
+                      for item in data.get('ranges', ())]
+            return cls(episodes, str(data.get('text', '')), ranges)
+        except (TypeError, ValueError, AttributeError, IndexError):
             return cls()
 
     def to_json(self) -> str:
         """Return the history as compact JSON (what the signatures table keeps)."""
-        return json.dumps({'episodes': self.episodes, 'text': self.text},
-                          separators=(',', ':'), ensure_ascii=False)
+        data: dict = {'episodes': self.episodes, 'text': self.text}
+        if self.ranges:
+            data['ranges'] = self.ranges
+        return json.dumps(data, separators=(',', ':'), ensure_ascii=False)
+
+    def add_ranges(self, now_s: float, bad: Optional[dict], ok: Optional[dict]) -> None:
+        """Keep a dream's numeric value ranges: the signature's while bad, its status's OK."""
+        if bad:
+            self.ranges.append([now_s, bad, ok or {}])
+        horizon = now_s - KEEP_DAYS * 86400.0
+        self.ranges = [item for item in self.ranges if item[0] >= horizon][-MAX_RANGES:]
 
     def add(self, episodes: list, now_s: float, gap_s: float = GAP_S,
             last_ok: Optional[float] = None, flap_gap_s: float = 0.0) -> None:
@@ -239,3 +267,56 @@ def rule_text(text: str) -> str:
             text = text[len(prefix):].rsplit(' - ', 1)[0]
             break
     return text.split(' (together with ', 1)[0]
+
+
+def _merged_ranges(items: list) -> dict:
+    found: dict = {}
+    for ranges in items:
+        for key, (low, high) in ranges.items():
+            pair = found.setdefault(key, [low, high])
+            pair[0], pair[1] = min(pair[0], low), max(pair[1], high)
+    return found
+
+
+def _number(value: float) -> str:
+    """Return ``value`` with three significant digits, never in exponent form."""
+    if value == 0 or not math.isfinite(value):
+        return '0' if value == 0 else str(value)
+    digits = max(0, 2 - math.floor(math.log10(abs(value))))
+    text = f'{round(value, digits):.{digits}f}'
+    return text.rstrip('0').rstrip('.') if '.' in text else text
+
+
+def _measures(key: str) -> bool:
+    words = ''.join(char if char.isalnum() else ' ' for char in key.lower()).split()
+    return not any(word in _NOT_MEASURES for word in words)
+
+
+def by_how_much(history: History) -> str:
+    """
+    Return how far the status's own values were off while bad, or '' (nothing to say).
+
+    ``Actual frequency (Hz) 3.1-4.6 against 7.9``: the range of a value over the bad
+    reports kept (``History.ranges``) against its range in the status's OK reports. Only
+    values with an OK range, that measure something (not an id, a counter or a time), and
+    whose bad range lies outside the OK range; the MAX_VALUES furthest off, relative to
+    the OK range.
+    """
+    bad = _merged_ranges([item[1] for item in history.ranges])
+    ok = _merged_ranges([item[2] for item in history.ranges])
+    found = []
+    for key in sorted(set(bad) & set(ok)):
+        (low, high), (ok_low, ok_high) = bad[key], ok[key]
+        gap = max(ok_low - high, low - ok_high)
+        scale = max(ok_high - ok_low, VALUE_SHARE * abs(ok_low + ok_high) / 2.0, 1e-9)
+        if _measures(key) and gap > 0 and gap >= MIN_APART * scale:
+            found.append((-gap / scale, key))
+    phrases = []
+    for _, key in sorted(found)[:MAX_VALUES]:
+        (low, high), (ok_low, ok_high) = bad[key], ok[key]
+        while_bad = _number(low) if _number(low) == _number(high) else \
+            f'{_number(low)}-{_number(high)}'
+        normal = _number(ok_low) if _number(ok_low) == _number(ok_high) else \
+            f'{_number(ok_low)}-{_number(ok_high)}'
+        phrases.append(f'{key} {while_bad} against {normal}')
+    return ', '.join(phrases)

@@ -26,6 +26,7 @@ import json
 from typing import Optional
 
 from robot_memory.dream.cooccurrence import only_while
+from robot_memory.dream.pattern import by_how_much
 from robot_memory.dream.pattern import describe
 from robot_memory.dream.pattern import entry_text
 from robot_memory.dream.pattern import History
@@ -173,6 +174,9 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
     state = sources.get(link['source_key']) or {}
     ok = state.get('last_ok') is not None and state['last_ok'] > history.episodes[0][0]
     found = describe(history, now, timezone, ok)
+    how_much = by_how_much(history).replace(' - ', ', ')
+    if found is not None and how_much:
+        found = dataclasses.replace(found, phrase=f'{found.phrase}, {how_much}')
     if found is not None and found.label != 'constant' and everything:
         state = only_while(history.episodes, _others(everything, links, history.episodes),
                            now.timestamp())

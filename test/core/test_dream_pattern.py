@@ -43,14 +43,16 @@ class Robot:
         self.memory = MemoryFile(path / 'robot-memory.md')
         self.store = EvidenceStore(path / 'robot-memory.db', rules=rules)
 
-    def status(self, day, hour, minutes, name, message, level=1, every_s=60):
+    def status(self, day, hour, minutes, name, message, level=1, every_s=60, values=(),
+               ok_values=()):
         """Report ``name`` bad for ``minutes`` from ``hour`` UTC of ``day``, OK after."""
         start = DAY0 + dt.timedelta(days=day, hours=hour)
-        for second in range(0, int(minutes * 60), every_s):
+        for index, second in enumerate(range(0, int(minutes * 60), every_s)):
             self.store.add(DiagnosticObservation(start + dt.timedelta(seconds=second), name,
-                                                 'base', level, message))
+                                                 'base', level, message,
+                                                 values[index % len(values)] if values else ()))
         self.store.add(DiagnosticObservation(start + dt.timedelta(minutes=minutes), name,
-                                             'base', 0, 'OK'))
+                                             'base', 0, 'OK', ok_values))
 
     def dream(self, day):
         """Dream at 07:00 UTC the morning after ``day``."""
@@ -183,6 +185,31 @@ def test_a_fault_seen_only_while_charging_says_so(robot):
     assert by_name['wheels: status'].endswith(', only while charger: status reports Charging')
     # The scan rate drops while the robot is away from the charger: no state to name.
     assert 'only while' not in by_name['lidar: scan rate']
+
+
+def rate(actual: str) -> tuple:
+    return (('Events in window', '40'), ('Actual frequency (Hz)', actual),
+            ('Target frequency (Hz)', '8.0'))
+
+
+def test_a_fault_states_by_how_much_its_values_were_off_over_every_night(robot):
+    lows = ['4.6', '3.9', '3.1', '4.2']
+    for day in range(4):
+        robot.status(day, 18, 20, 'lidar: scan rate', 'Frequency too low.',
+                     values=[rate(lows[day]), rate('4.0')], ok_values=rate('7.9'))
+        robot.dream(day)
+    entry, = robot.entries(3)
+    # Every night's values, not only the last night's; the target is the same while bad.
+    assert entry.text.endswith('typically 19 min, Actual frequency (Hz) 3.1-4.6 against 7.9')
+
+
+def test_values_that_do_not_differ_while_bad_are_not_stated(robot):
+    for day in range(4):
+        robot.status(day, 18, 20, 'lidar: scan rate', 'Frequency too low.',
+                     values=[rate('7.9')], ok_values=rate('7.9'))
+        robot.dream(day)
+    entry, = robot.entries(3)
+    assert entry.text.endswith('typically 19 min')
 
 
 def test_entries_of_one_incident_made_apart_are_merged_and_an_undo_takes_it_back(robot):

@@ -22,12 +22,14 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from robot_memory.dream.cooccurrence import only_while
+from robot_memory.dream.pattern import by_how_much
 from robot_memory.dream.pattern import describe
 from robot_memory.dream.pattern import duration_text
 from robot_memory.dream.pattern import entry_text
 from robot_memory.dream.pattern import FLAP_GAP_S
 from robot_memory.dream.pattern import GAP_S
 from robot_memory.dream.pattern import History
+from robot_memory.dream.pattern import KEEP_DAYS
 from robot_memory.dream.pattern import LABELS
 from robot_memory.dream.pattern import rule_text
 from robot_memory.rcan.context import is_condition
@@ -249,3 +251,54 @@ def test_the_state_must_hold_before_the_fault_starts():
     assert only_while(lidar, {'wheels reports Disabled': wheels}, at(10, 8)) == \
         'wheels reports Disabled'
     assert only_while(wheels, {'lidar reports No events recorded.': lidar}, at(10, 8)) is None
+
+
+FREQUENCY = 'Actual frequency (Hz)'
+
+
+def with_ranges(*nights) -> History:
+    """A history whose dreams saw ``(bad ranges, OK ranges)`` one a night."""
+    found = History()
+    for night, (bad, ok) in enumerate(nights):
+        found.add_ranges(at(night, 7), bad, ok)
+    return found
+
+
+def test_by_how_much_states_the_bad_range_against_the_normal_one_over_the_nights():
+    found = with_ranges(({FREQUENCY: [3.6, 4.6], 'Target frequency (Hz)': [8.0, 8.0]},
+                         {FREQUENCY: [7.9, 7.9], 'Target frequency (Hz)': [8.0, 8.0]}),
+                        ({FREQUENCY: [3.1, 4.2]}, {FREQUENCY: [7.85, 7.95]}))
+    assert by_how_much(found) == 'Actual frequency (Hz) 3.1-4.6 against 7.85-7.95'
+    assert History.from_json(found.to_json()) == found
+
+
+def test_by_how_much_says_nothing_when_the_values_do_not_differ():
+    # The bad range overlaps the OK one: the value is no sign of the fault.
+    assert by_how_much(with_ranges(({'voltage': [15.2, 15.8]}, {'voltage': [15.5, 16.6]}))) == ''
+    # A value with no OK range (the status was never OK) has nothing to be compared with.
+    assert by_how_much(with_ranges(({'voltage': [11.0, 11.2]}, {}))) == ''
+    # Identifiers, counters and times differ between any two reports: never compared.
+    assert by_how_much(with_ranges(({'Serial number': [7.0, 7.0], 'Events since startup':
+                                     [900.0, 990.0], 'Last timestamp': [5.0, 6.0]},
+                                    {'Serial number': [3.0, 3.0], 'Events since startup':
+                                     [0.0, 800.0], 'Last timestamp': [1.0, 2.0]}))) == ''
+    # A difference of a hair (a rounding) is no difference.
+    assert by_how_much(with_ranges(({'voltage': [15.91, 15.91]}, {'voltage': [15.9, 15.9]}))) \
+        == ''
+    assert by_how_much(History()) == ''
+
+
+def test_by_how_much_names_at_most_two_values_the_furthest_off_first():
+    found = with_ranges(({'temperature': [81.0, 96.0], 'current': [4.2, 4.4], 'voltage':
+                          [47.0, 47.0]},
+                         {'temperature': [30.0, 55.0], 'current': [2.0, 4.0], 'voltage':
+                          [48.0, 52.0]}))
+    assert by_how_much(found) == 'temperature 81-96 against 30-55, voltage 47 against 48-52'
+
+
+def test_value_ranges_older_than_the_history_are_forgotten():
+    found = with_ranges(({'voltage': [10.0, 10.0]}, {'voltage': [16.0, 16.0]}))
+    found.add_ranges(at(KEEP_DAYS + 2, 7), {'voltage': [14.0, 14.0]}, {'voltage': [16.0, 16.0]})
+    assert by_how_much(found) == 'voltage 14 against 16'
+    found.add_ranges(at(KEEP_DAYS + 3, 7), None, {'voltage': [1.0, 1.0]})  # no bad values
+    assert by_how_much(found) == 'voltage 14 against 16'
