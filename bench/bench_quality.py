@@ -34,6 +34,9 @@ the entry's signature links. One JSON line per profile:
 ``with_what``          planted causes tied to a state (``while`` in the profile) whose entry
                        says ``only while`` that state; ``with_what_false`` entries that name
                        a state their cause is not tied to
+``by_how_much``        planted causes with bad values (``values`` in the profile) whose entry
+                       states, for one of them, a range holding every planted bad value
+                       (``Actual frequency (Hz) 3.1-4.6 against 7.8-8``), of ``with_values``
 ``block_share``        share of the block's lines that are planted faults or correctly
                        labelled conditions (mean over nights; final night)
 ``evidence_bytes_per_day`` database growth a robot-day (goal <= 5 MB), ``ratio`` to the
@@ -361,6 +364,7 @@ def figures(name, days, period_s, plants, shown, created, document, sizes, dream
         if texts and all(_labelled(text, plant) for text in texts):
             labelled.append(cause)
     tied, false_states = with_what(plants, created, entries)
+    ranged = by_how_much(plants, created, entries)
     retained = min(days, 14)
     per_day = sizes[retained - 1] / retained if sizes else 0
     json_per_day = first_day_json
@@ -383,6 +387,8 @@ def figures(name, days, period_s, plants, shown, created, document, sizes, dream
         'with_what': len(tied), 'tied_to_a_state': len({plant.cause for plant in plants
                                                         if plant.during}),
         'with_what_false': false_states,
+        'by_how_much': len(ranged),
+        'with_values': len({plant.cause for plant in plants if plant.values}),
         'unlabelled': [cause for cause in conditions if cause not in labelled],
         'block_share': round(statistics.mean(shares), 3) if shares else None,
         'block_share_final': round(shares[-1], 3) if shares else None,
@@ -415,6 +421,27 @@ def with_what(plants: list, created: dict, entries: dict) -> tuple:
         if not right:
             false_states.append(entry_id)
     return sorted(tied), len(false_states)
+
+
+def by_how_much(plants: list, created: dict, entries: dict) -> list:
+    """Return the causes whose entry states a range holding all their planted bad values."""
+    found = set()
+    for entry_id, causes in created.items():
+        entry = entries.get(entry_id)
+        for plant in causes:
+            for values in plant.values.values() if entry is not None else ():
+                for key, planted in values.items():
+                    planted = [float(item) for item in
+                               (planted if isinstance(planted, list) else [planted])]
+                    stated = re.search(re.escape(key) + r' (-?[\d.]+)(?:-(-?[\d.]+))? against',
+                                       entry.text)
+                    if stated is None:
+                        continue
+                    low = float(stated.group(1))
+                    high = float(stated.group(2) or low)
+                    if low <= min(planted) * 1.005 and high >= max(planted) * 0.995:
+                        found.add(plant.cause)
+    return sorted(found)
 
 
 def main(argv=None) -> int:

@@ -49,6 +49,7 @@ class Plant:
     when: dict
     intervals: list = dataclasses.field(default_factory=list)
     during: tuple = ()  # causes of the states it happens only in (what its entry should say)
+    values: dict = dataclasses.field(default_factory=dict)  # (name, hardware id) -> bad values
 
 
 def local_midnight(profile: dict, date: dt.date) -> dt.datetime:
@@ -76,7 +77,9 @@ def plants(profile: dict, start: dt.datetime, days: int) -> list:
         statuses = [(item['name'], item['hardware_id'], item.get('level', 1), item['message'])
                     for item in spec.get('statuses', ())]
         plant = Plant(spec['cause'], spec['expect'], spec.get('recurring', False), statuses,
-                      spec.get('log', {}), spec['when'], during=tuple(spec.get('while', ())))
+                      spec.get('log', {}), spec['when'], during=tuple(spec.get('while', ())),
+                      values={(item['name'], item['hardware_id']): item['values']
+                              for item in spec.get('statuses', ()) if item.get('values')})
         plant.intervals = _intervals(plant.when, start, days, zone, rng)
         found.append(plant)
     return found
@@ -159,7 +162,9 @@ def stream(profile: dict, start: dt.datetime, days: int, period_s: float = 1.0):
     by_status = {}
     for plant in found:
         for name, hardware_id, level, message in plant.statuses:
-            by_status.setdefault((name, hardware_id), []).append((plant, level, message))
+            by_status.setdefault((name, hardware_id), []).append(
+                (plant, level, message, plant.values.get((name, hardware_id))))
+    draw = random.Random(f'{profile["name"]}/values')
     statuses = [(item['name'], item['hardware_id'], item.get('message', 'OK'),
                  item.get('values', {})) for item in profile['statuses']]
     begin, stop = start.timestamp(), start.timestamp() + days * DAY
@@ -175,20 +180,28 @@ def stream(profile: dict, start: dt.datetime, days: int, period_s: float = 1.0):
                                  'source': 'log', 'name': node, 'level': 40, 'msg': message}
             log_index += 1
         stamp = dt.datetime.fromtimestamp(now, UTC)
-        for name, hardware_id, ok_message, values in statuses:
-            level, message = 0, ok_message
-            for plant, bad_level, bad_message in by_status.get((name, hardware_id), ()):
+        for name, hardware_id, ok_message, ok_values in statuses:
+            level, message, values = 0, ok_message, ok_values
+            for plant, bad_level, bad_message, bad_values in by_status.get((name, hardware_id),
+                                                                            ()):
                 if _active(plant, now, cursor, plant.when.get('flap_s')):
                     level, message = bad_level, bad_message
+                    values = {**ok_values, **bad_values} if bad_values else ok_values
                     break
             yield now, 'diagnostic', {'stamp': stamp, 'source': 'diagnostic', 'name': name,
                                       'hardware_id': hardware_id, 'level': level,
-                                      'message': message, 'values': values}
+                                      'message': message, 'values': _drawn(values, draw)}
         tick += 1
     for stamp, node, message in logs[log_index:]:
         if stamp < stop:
             yield stamp, 'log', {'stamp': dt.datetime.fromtimestamp(stamp, UTC),
                                  'source': 'log', 'name': node, 'level': 40, 'msg': message}
+
+
+def _drawn(values: dict, rng) -> dict:
+    """A status's values: a list is the values it takes, one drawn a report (seeded)."""
+    return {key: rng.choice(value) if isinstance(value, list) else value
+            for key, value in values.items()}
 
 
 def _active(plant: Plant, now: float, cursor: dict, flap_s) -> bool:
