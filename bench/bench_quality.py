@@ -389,6 +389,7 @@ def figures(name, days, period_s, plants, shown, created, document, sizes, dream
         'with_what_false': false_states,
         'by_how_much': len(ranged),
         'with_values': len({plant.cause for plant in plants if plant.values}),
+        'without_range': sorted({plant.cause for plant in plants if plant.values} - set(ranged)),
         'unlabelled': [cause for cause in conditions if cause not in labelled],
         'block_share': round(statistics.mean(shares), 3) if shares else None,
         'block_share_final': round(shares[-1], 3) if shares else None,
@@ -414,9 +415,11 @@ def with_what(plants: list, created: dict, entries: dict) -> tuple:
         if entry is None or ' only while ' not in entry.text:
             continue
         named = entry.text.rsplit(' only while ', 1)[1]
+        # The entry may drop the node its state's name shares with its own.
         right = {plant.cause for plant in causes
-                 if any(named.startswith(f'{name} reports ') for state in plant.during
-                        for name in names.get(state, ()))}
+                 if any(named.startswith((f'{name} reports ',
+                                          f'{name.partition(": ")[2]} reports '))
+                        for state in plant.during for name in names.get(state, ()))}
         tied.update(right)
         if not right:
             false_states.append(entry_id)

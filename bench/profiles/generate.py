@@ -182,8 +182,8 @@ def stream(profile: dict, start: dt.datetime, days: int, period_s: float = 1.0):
         stamp = dt.datetime.fromtimestamp(now, UTC)
         for name, hardware_id, ok_message, ok_values in statuses:
             level, message, values = 0, ok_message, ok_values
-            for plant, bad_level, bad_message, bad_values in by_status.get((name, hardware_id),
-                                                                            ()):
+            for plant, bad_level, bad_message, bad_values in by_status.get(
+                    (name, hardware_id), ()):
                 if _active(plant, now, cursor, plant.when.get('flap_s')):
                     level, message = bad_level, bad_message
                     values = {**ok_values, **bad_values} if bad_values else ok_values
@@ -199,7 +199,7 @@ def stream(profile: dict, start: dt.datetime, days: int, period_s: float = 1.0):
 
 
 def _drawn(values: dict, rng) -> dict:
-    """A status's values: a list is the values it takes, one drawn a report (seeded)."""
+    """Return a status's values: from a list of values it takes, one drawn (seeded)."""
     return {key: rng.choice(value) if isinstance(value, list) else value
             for key, value in values.items()}
 

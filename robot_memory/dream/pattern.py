@@ -167,6 +167,21 @@ def duration_text(seconds: float) -> str:
     return f'{round(seconds / 86400)} days'
 
 
+def zone_offset(now: dt.datetime, timezone: str) -> str:
+    """
+    Return the robot's time zone at ``now`` as its offset, ``UTC-4`` or ``UTC+5:30``.
+
+    Shorter than the zone's name on every line of a block (an offset is also unambiguous,
+    where an abbreviation such as IST is not); times are the robot's local time.
+    """
+    offset = now.astimezone(_zone(timezone)).utcoffset() or dt.timedelta(0)
+    minutes = round(offset.total_seconds() / 60)
+    if not minutes:
+        return 'UTC'
+    sign, minutes = ('+' if minutes > 0 else '-'), abs(minutes)
+    return f'UTC{sign}{minutes // 60}' + (f':{minutes % 60:02d}' if minutes % 60 else '')
+
+
 def _window(starts: list, durations: list, max_h: float = WINDOW_MAX_H) -> Optional[tuple]:
     """Return the smallest arc of the day (minutes) with WINDOW_SHARE of the starts, or None."""
     minutes = sorted(starts)
@@ -202,13 +217,14 @@ def describe(history: History, now: dt.datetime, timezone: str = 'UTC',
     if not episodes:
         return None
     zone = _zone(timezone)
+    offset = zone_offset(now, timezone)
     now_s = now.timestamp()
     local = [(dt.datetime.fromtimestamp(item[0], zone), item[1] - item[0]) for item in episodes]
     length = episodes[-1][1] - episodes[-1][0]
     if (len(episodes) == 1 and not ok_since_first and length >= CONSTANT_MIN_S
             and now_s - episodes[0][1] <= max(3600.0, length / 10.0)):
         since = local[0][0]
-        return Description('constant', f'constant since {since:%Y-%m-%d %H:%M} ({timezone})')
+        return Description('constant', f'constant since {since:%Y-%m-%d %H:%M} {offset}')
     days_seen = sorted({start.date() for start, _ in local})
     if len(days_seen) < MIN_DAYS:
         return None  # too early to say more than the rule's text does
@@ -226,7 +242,7 @@ def describe(history: History, now: dt.datetime, timezone: str = 'UTC',
         possible -= 1  # today is not over
     share = len(days_seen) / max(1, possible)
     days = f'on {len(days_seen)} of the last {span_days} days'
-    when = (f', usually {_clock(window[0])}-{_clock(window[1])} ({timezone})'
+    when = (f', usually {_clock(window[0])}-{_clock(window[1])} {offset}'
             if window is not None else '')
     flips = [item[3] for item in episodes]
     spells = [item for item in flips if item >= FLAP_MIN_FLIPS]
@@ -241,7 +257,7 @@ def describe(history: History, now: dt.datetime, timezone: str = 'UTC',
             and share >= ROUTINE_DAY_SHARE:
         every = 'weekdays' if weekdays else 'daily'
         return Description('routine', f'{every} {_clock(window[0])}-{_clock(window[1])} '
-                                      f'({timezone}), {days}, {how_long}')
+                                      f'{offset}, {days}, {how_long}')
     return Description('intermittent', f'{len(episodes)} times {days}{when}, {how_long}')
 
 

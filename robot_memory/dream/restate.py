@@ -94,15 +94,23 @@ def _payload(link: dict) -> Optional[dict]:
 
 def _with_others(base: str, link: dict, links: list) -> str:
     """Return ``base`` naming the other statuses of the incident (their name and message)."""
-    named = []
+    named: list = []
+    own = (_payload(link) or {}).get('name', '')
     for other in sorted(links, key=lambda item: item['signature']):
         payload = _payload(other)
         if other is link or payload is None or other['source_key'] == link['source_key']:
             continue
         what = f'{payload.get("name") or payload.get("node", "?")}: {payload.get("message", "")}'
+        what = short_name(what, own)
         if what not in named:
             named.append(what)
     return f'{base} (together with {"; ".join(named)})' if named else base
+
+
+def short_name(name: str, own: str) -> str:
+    """Return ``name`` without the node prefix (``node: ``) it shares with ``own``."""
+    node, found, rest = name.partition(': ')
+    return rest if found and rest and own.startswith(f'{node}: ') else name
 
 
 def speaker(text: str, links: list, rules) -> Optional[tuple]:
@@ -154,6 +162,17 @@ def _others(everything: list, links: list, own: list) -> dict:
     return found
 
 
+def _how_much(history: History, link: dict, links: list) -> str:
+    """By how much the speaking status's values were off; else another of its incident's."""
+    found = by_how_much(history)
+    for other in sorted(links, key=lambda item: item['signature']):
+        if found:
+            break
+        if other is not link and other['history']:
+            found = by_how_much(History.from_json(other['history']))
+    return found.replace(' - ', ', ')
+
+
 def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
             everything: Optional[list] = None) -> Optional[tuple]:
     """
@@ -174,13 +193,14 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
     state = sources.get(link['source_key']) or {}
     ok = state.get('last_ok') is not None and state['last_ok'] > history.episodes[0][0]
     found = describe(history, now, timezone, ok)
-    how_much = by_how_much(history).replace(' - ', ', ')
+    how_much = _how_much(history, link, links)
     if found is not None and how_much:
         found = dataclasses.replace(found, phrase=f'{found.phrase}, {how_much}')
     if found is not None and found.label != 'constant' and everything:
         state = only_while(history.episodes, _others(everything, links, history.episodes),
                            now.timestamp())
         if state is not None:
+            state = short_name(state, payload.get('name', ''))
             found = dataclasses.replace(found, phrase=f'{found.phrase}, only while {state}')
     restated = clean_text(entry_text(base, found))
     history.text = restated

@@ -32,6 +32,8 @@ from robot_memory.dream.pattern import History
 from robot_memory.dream.pattern import KEEP_DAYS
 from robot_memory.dream.pattern import LABELS
 from robot_memory.dream.pattern import rule_text
+from robot_memory.dream.pattern import zone_offset
+from robot_memory.dream.restate import short_name
 from robot_memory.rcan.context import is_condition
 
 TORONTO = 'America/Toronto'
@@ -57,7 +59,7 @@ def history(*episodes) -> History:
 def test_a_fault_that_never_let_go_is_constant_since_its_start():
     found = describe(history((at(0, 8), at(9, 2.9))), now(9), TORONTO, ok_since_first=False)
     assert found.label == 'constant'
-    assert found.phrase == f'constant since 2026-06-01 08:00 ({TORONTO})'
+    assert found.phrase == 'constant since 2026-06-01 08:00 UTC-4'
 
 
 def test_the_same_run_with_ok_reports_between_is_not_constant():
@@ -69,7 +71,7 @@ def test_docked_every_night_is_routine_with_its_local_window():
     nights = [(at(day, 22), at(day + 1, 7)) for day in range(14)]
     found = describe(history(*nights), now(15), TORONTO)
     assert found.label == 'routine'
-    assert found.phrase == f'daily 22:00-07:00 ({TORONTO}), on 14 of the last 16 days, ' \
+    assert found.phrase == 'daily 22:00-07:00 UTC-4, on 14 of the last 16 days, ' \
                            'typically 9 h'
     assert is_condition(entry_text('Wheel Status reports WARN: Disabled', found))
 
@@ -82,7 +84,7 @@ def test_a_short_fault_late_each_afternoon_is_intermittent_with_its_window():
     assert found.label == 'intermittent'
     assert not is_condition(entry_text('Battery Percentage reports WARN: Low', found))
     assert found.phrase == (f'{len(weekdays)} times on {len(weekdays)} of the last 15 days, '
-                            f'usually 16:15-17:22 ({TORONTO}), typically 45 min')
+                            'usually 16:15-17:22 UTC-4, typically 45 min')
 
 
 def test_a_stop_at_the_same_minute_every_working_day_is_routine_on_weekdays():
@@ -90,7 +92,7 @@ def test_a_stop_at_the_same_minute_every_working_day_is_routine_on_weekdays():
     weekdays = [(at(day, 12), at(day, 12.75)) for day in range(21)
                 if (DAY0 + dt.timedelta(days=day)).weekday() < 5]
     found = describe(history(*weekdays), now(21), TORONTO)
-    assert found == found.__class__('routine', f'weekdays 12:00-12:45 ({TORONTO}), on 15 of '
+    assert found == found.__class__('routine', 'weekdays 12:00-12:45 UTC-4, on 15 of '
                                                'the last 22 days, typically 45 min')
     assert is_condition(entry_text('Safety mode reports WARN: PROTECTIVE_STOP', found))
     # The same minute on a few days only is not a routine: it is a fault with a window.
@@ -101,7 +103,7 @@ def test_a_stop_at_the_same_minute_every_working_day_is_routine_on_weekdays():
     # Every day at one minute for a week and more is a daily schedule.
     every_day = [(at(day, 2), at(day, 2.25)) for day in range(10)]
     assert describe(history(*every_day), now(10), TORONTO).phrase.startswith(
-        f'daily 02:00-02:15 ({TORONTO}), on 10 of the last 11 days')
+        'daily 02:00-02:15 UTC-4, on 10 of the last 11 days')
     # A fault at one minute that skips days is not a schedule.
     skipping = [(at(day, 2), at(day, 2.25)) for day in range(20) if day % 3]
     assert describe(history(*skipping), now(20), TORONTO).label == 'intermittent'
@@ -121,8 +123,8 @@ def test_a_status_that_flaps_is_labelled_flapping_with_how_often():
     assert [item[3] for item in found.episodes] == [150] * 6  # one spell a night
     described = describe(found, now(6), TORONTO)
     assert described == described.__class__(
-        'flapping', f'about 150 flips in 15 min, 6 times on 6 of the last 7 days, usually '
-                    f'21:30-21:45 ({TORONTO})')
+        'flapping', 'about 150 flips in 15 min, 6 times on 6 of the last 7 days, usually '
+                    '21:30-21:45 UTC-4')
     assert rule_text(entry_text('Dock Status reports WARN: Dock not visible', described)) == \
         'Dock Status reports WARN: Dock not visible'
     assert History.from_json(found.to_json()) == found
@@ -158,9 +160,10 @@ def test_a_one_off_or_a_fault_of_two_days_is_not_described_yet():
 
 def test_the_time_zone_moves_the_window():
     nights = [(at(day, 22), at(day + 1, 7)) for day in range(7)]
-    assert describe(history(*nights), now(8), 'UTC').phrase.startswith('daily 02:00-11:00 (UTC)')
+    assert describe(history(*nights), now(8), 'UTC').phrase.startswith('daily 02:00-11:00 UTC,')
+    # A zone that does not exist is UTC, and says so rather than naming the unknown zone.
     assert describe(history(*nights), now(8), 'Not/AZone').phrase.startswith(
-        'daily 02:00-11:00 (Not/AZone)')
+        'daily 02:00-11:00 UTC,')
 
 
 def test_episodes_close_together_join_and_old_ones_leave():
@@ -185,7 +188,7 @@ def test_entry_text_puts_the_label_first():
     found = describe(history((at(0, 0), at(3, 0))), now(3), 'UTC', ok_since_first=False)
     assert is_condition(entry_text(base, found))
     assert entry_text(base, found) == (
-        f'Constant: {base} - constant since 2026-06-01 04:00 (UTC)')
+        f'Constant: {base} - constant since 2026-06-01 04:00 UTC')
     assert entry_text(base, None) == base
 
 
@@ -257,7 +260,7 @@ FREQUENCY = 'Actual frequency (Hz)'
 
 
 def with_ranges(*nights) -> History:
-    """A history whose dreams saw ``(bad ranges, OK ranges)`` one a night."""
+    """Return a history whose dreams saw ``(bad ranges, OK ranges)``, one a night."""
     found = History()
     for night, (bad, ok) in enumerate(nights):
         found.add_ranges(at(night, 7), bad, ok)
@@ -302,3 +305,19 @@ def test_value_ranges_older_than_the_history_are_forgotten():
     assert by_how_much(found) == 'voltage 14 against 16'
     found.add_ranges(at(KEEP_DAYS + 3, 7), None, {'voltage': [1.0, 1.0]})  # no bad values
     assert by_how_much(found) == 'voltage 14 against 16'
+
+
+def test_the_time_zone_reads_as_its_offset_at_the_dream():
+    summer, winter = now(0), now(200)
+    assert (zone_offset(summer, TORONTO), zone_offset(winter, TORONTO)) == ('UTC-4', 'UTC-5')
+    assert zone_offset(summer, 'Asia/Kolkata') == 'UTC+5:30'
+    assert zone_offset(summer, 'UTC') == zone_offset(summer, 'No/Such_Zone') == 'UTC'
+
+
+def test_a_name_drops_only_the_node_it_shares_with_the_entry():
+    own = 'turtlebot4_diagnostics: Battery Percentage'
+    assert short_name('turtlebot4_diagnostics: Wheel Status reports Disabled', own) == \
+        'Wheel Status reports Disabled'
+    assert short_name('charger: status reports Charging', own) == \
+        'charger: status reports Charging'
+    assert short_name('Wheel Status reports Disabled', own) == 'Wheel Status reports Disabled'
