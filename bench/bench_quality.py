@@ -37,6 +37,8 @@ the entry's signature links. One JSON line per profile:
 ``by_how_much``        planted causes with bad values (``values`` in the profile) whose entry
                        states, for one of them, a range holding every planted bad value
                        (``Actual frequency (Hz) 3.1-4.6 against 7.8-8``), of ``with_values``
+                       whose entry is in the memory file at the end (``with_values_gone``:
+                       those whose entry was pruned, so nothing states it any more)
 ``block_share``        share of the block's lines that are planted faults or correctly
                        labelled conditions (mean over nights; final night)
 ``evidence_bytes_per_day`` database growth a robot-day (goal <= 5 MB), ``ratio`` to the
@@ -365,6 +367,8 @@ def figures(name, days, period_s, plants, shown, created, document, sizes, dream
             labelled.append(cause)
     tied, false_states = with_what(plants, created, entries)
     ranged = by_how_much(plants, created, entries)
+    valued = {plant.cause for entry_id, causes in created.items() if entry_id in entries
+              for plant in causes if plant.values}
     retained = min(days, 14)
     per_day = sizes[retained - 1] / retained if sizes else 0
     json_per_day = first_day_json
@@ -388,8 +392,8 @@ def figures(name, days, period_s, plants, shown, created, document, sizes, dream
                                                         if plant.during}),
         'with_what_false': false_states,
         'by_how_much': len(ranged),
-        'with_values': len({plant.cause for plant in plants if plant.values}),
-        'without_range': sorted({plant.cause for plant in plants if plant.values} - set(ranged)),
+        'with_values': len(valued), 'without_range': sorted(valued - set(ranged)),
+        'with_values_gone': sorted({plant.cause for plant in plants if plant.values} - valued),
         'unlabelled': [cause for cause in conditions if cause not in labelled],
         'block_share': round(statistics.mean(shares), 3) if shares else None,
         'block_share_final': round(shares[-1], 3) if shares else None,
