@@ -22,11 +22,16 @@ that holds during at least ``SHARE`` of them while holding at most ``MAX_TIME_SH
 the time: a state that is always there (a constant condition) says nothing, and one that
 merely overlaps a fault once is not what the fault happens with. The state must already
 hold when an episode starts: the lidar stops *while docked*, not the other way round.
-Pure and deterministic.
+``ok_states`` reads states from a status's OK reports too (a dock's ``Is docked: True``, a
+charger's ``Charging``): each stored OK report holds its message and non-numeric values
+until the status's next report. Pure and deterministic.
 """
 
 import bisect
+import json
 from typing import Optional
+
+from robot_memory.evidence.observations import message_pattern
 
 SHARE = 0.9
 MIN_EPISODES = 3
@@ -90,3 +95,53 @@ def only_while(own: list, states: dict, now_s: float) -> Optional[str]:
         if best is None or key < best[0]:
             best = (key, name)
     return best[1] if best else None
+
+
+def ok_states(rows, gap_s: float) -> dict:
+    """
+    Return the states OK reports hold, ``{name: (source key, [[start, end], ...])}``.
+
+    ``rows`` are a status's reports ``(source key, stamp, end, severity, payload)`` in time
+    order per source key. A state is the message or a non-numeric value of an OK report
+    (``<status> reports Charging``, ``<status> reports Is docked: True``); it holds from
+    that report until the next report of the status that does not carry it (a bad one
+    never does), for at most ``gap_s`` after the last. Only a message or value key that
+    takes two values or more among the OK reports is a state: one that never changes
+    says nothing. Numbers in them are masked (``message_pattern``).
+    """
+    found: dict = {}
+    seen: dict = {}
+    held: dict = {}
+    previous = None
+    for source_key, stamp, end, severity, payload in rows:
+        if source_key != previous:
+            held, previous = {}, source_key
+        state = {}
+        if severity == 0 and payload:
+            try:
+                data = json.loads(payload)
+                state = {'': message_pattern(str(data['message']))}
+                state.update((str(key), message_pattern(str(value)))
+                             for key, value in data.get('values', {}).items())
+            except (ValueError, KeyError, TypeError, AttributeError):
+                state = {}
+        for key in list(held):
+            value, interval = held[key]
+            if stamp - interval[1] > gap_s:
+                held.pop(key)  # the status was silent: the state is no longer known
+                continue
+            interval[1] = max(interval[1], stamp)  # it held until this report
+            if state.get(key) != value:
+                held.pop(key)
+        name = source_key.split('|', 2)[-1]
+        for key, value in state.items():
+            seen.setdefault((source_key, key), set()).add(value)
+            if key in held:
+                held[key][1][1] = max(held[key][1][1], end)
+                continue
+            label = f'{name} reports {value}' if not key else f'{name} reports {key}: {value}'
+            interval = [stamp, max(end, stamp)]
+            found.setdefault(label.replace(' - ', ', '), (source_key, key, []))[2].append(interval)
+            held[key] = (value, interval)
+    return {label: (source_key, intervals) for label, (source_key, key, intervals)
+            in found.items() if len(seen[(source_key, key)]) >= 2}

@@ -31,13 +31,17 @@ from typing import Optional
 
 from pydantic import ValidationError
 
+from robot_memory.dream.cooccurrence import ok_states
 from robot_memory.dream.distiller import RuleDistiller
 from robot_memory.dream.pattern import History
+from robot_memory.dream.pattern import KEEP_DAYS
+from robot_memory.dream.pattern import STATUS_GAP_S
 from robot_memory.dream.restate import device
 from robot_memory.dream.restate import restate
 from robot_memory.dream.restate import source_states
 from robot_memory.dream.restate import speaker
 from robot_memory.dream.restate import start_and_stop_together
+from robot_memory.evidence.runs import state_rows
 from robot_memory.rcan.schema import MemoryEntry
 
 # Episodes each entry must have before two existing entries are called one incident: a
@@ -100,6 +104,8 @@ class IncidentMerging:
     distiller: Any
     report: Any
     states: Optional[list] = None  # the other sources' states, built once a dream
+    ok_states: Optional[dict] = None  # the states statuses' OK reports hold (cooccurrence)
+    store: Any
     _replace: Callable[..., None]
     _log: Callable[..., None]
 
@@ -145,5 +151,7 @@ class IncidentMerging:
             return None
         if self.states is None:  # once a dream, after the histories
             self.states = source_states(self.links)
+            since = self.now.timestamp() - KEEP_DAYS * 86400.0
+            self.ok_states = ok_states(state_rows(self.store.db, since), STATUS_GAP_S)
         return restate(text, links, self.rules, self.sources, self.now, self.config.timezone,
-                       self.states)
+                       self.states, self.ok_states)

@@ -173,15 +173,33 @@ def _how_much(history: History, link: dict, links: list) -> str:
     return found.replace(' - ', ', ')
 
 
+def _only_while(history: History, links: list, everything: list, held: dict,
+                now) -> Optional[str]:
+    """Return the state of another source an entry happens only in: a bad one, an OK one."""
+    state = only_while(history.episodes, _others(everything, links, history.episodes),
+                       now.timestamp()) if everything else None
+    if state is None and held:
+        mine = {link['source_key'] for link in links}
+        candidates = {name: intervals for name, (key, intervals) in held.items()
+                      if key not in mine}
+        # OK reports are kept for the evidence's retention: judge the episodes since then.
+        since = min((intervals[0][0] for intervals in candidates.values()),
+                    default=now.timestamp())
+        state = only_while([item for item in history.episodes if item[0] >= since], candidates,
+                           now.timestamp())
+    return state
+
+
 def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
-            everything: Optional[list] = None) -> Optional[tuple]:
+            everything: Optional[list] = None, held: Optional[dict] = None) -> Optional[tuple]:
     """
     Return (text, label) stating the pattern of an entry's evidence, or None.
 
     Only a text the dream itself wrote (a link's rule text, or the last one restated) is
     restated, from that link's episodes: a person's reword and a rules-file template win.
     ``sources`` holds each source key's state (its last OK report); ``everything``
-    (``source_states``) gives the other sources' states an entry may happen only in.
+    (``source_states``) gives the other sources' bad states an entry may happen only in,
+    ``held`` (``cooccurrence.ok_states``) the states their OK reports hold.
     """
     spoken = speaker(text, links, rules)
     if spoken is None:
@@ -196,9 +214,8 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
     how_much = _how_much(history, link, links)
     if found is not None and how_much:
         found = dataclasses.replace(found, phrase=f'{found.phrase}, {how_much}')
-    if found is not None and found.label != 'constant' and everything:
-        state = only_while(history.episodes, _others(everything, links, history.episodes),
-                           now.timestamp())
+    if found is not None and found.label != 'constant' and (everything or held):
+        state = _only_while(history, links, everything or [], held or {}, now)
         if state is not None:
             state = short_name(state, payload.get('name', ''))
             found = dataclasses.replace(found, phrase=f'{found.phrase}, only while {state}')

@@ -40,6 +40,7 @@ import sys
 from typing import Optional
 
 from robot_memory.evidence.observations import DiagnosticObservation
+from robot_memory.evidence.observations import message_pattern
 from robot_memory.evidence.observations import TelemetryObservation
 
 # A run grows only while reports come at most this far apart. The dream's episode gaps
@@ -47,6 +48,11 @@ from robot_memory.evidence.observations import TelemetryObservation
 RUN_GAP_S = 60.0
 RUN_SPAN_S = 3600.0  # runs never cross a multiple of this (a UTC hour)
 MAX_OPEN_RUNS = 100_000  # source keys followed at once (then the book starts over)
+# An OK report that changes its status's state (message or a non-numeric value, numbers
+# masked) is kept even inside the OK heartbeat once the stored state has held this long: a
+# dock's "docked" is in the evidence within a minute, a value that changes every report is
+# not stored every report.
+STATE_MIN_S = 60.0
 _NUMERIC_START = frozenset('0123456789+-.')
 _INSERT_OBSERVATIONS = ('INSERT INTO observations (stamp, source, signature, source_key, '
                         'severity, payload, end_stamp, count, ranges) VALUES ')
@@ -199,6 +205,27 @@ def identity_and_numbers(observation, item) -> tuple:
     return (item.signature, item.severity, item.payload), {}
 
 
+def _state(observation) -> tuple:
+    """Return a status's state: message and non-numeric values, numbers in them masked."""
+    return (message_pattern(observation.message),
+            tuple((key, message_pattern(text)) for key, text in observation.values
+                  if _number(text) is None))
+
+
+def state_rows(db, since: float) -> list:
+    """
+    Return the reports since ``since`` of every status with an OK report carrying its state.
+
+    ``(source key, stamp, end, severity, payload)`` in time order per source key, for
+    ``robot_memory.dream.cooccurrence.ok_states``.
+    """
+    return db.execute(
+        'SELECT source_key, stamp, coalesce(end_stamp, stamp), severity, payload '
+        "FROM observations WHERE source = 'diagnostic' AND stamp >= ? AND source_key IN ("
+        "SELECT DISTINCT source_key FROM observations WHERE severity = 0 AND payload != '' "
+        'AND stamp >= ?) ORDER BY source_key, stamp, id', (since, since)).fetchall()
+
+
 class RunBook:
     """The open run of each source key, and the runs holding observations not yet stored."""
 
@@ -207,6 +234,28 @@ class RunBook:
         self.open: dict = {}
         self.dirty: list[Run] = []
         self.pending = 0  # observations not yet stored
+        self.states: dict = {}  # source key -> the state of its last stored OK report
+
+    def changes_state(self, source_key: str, identity: tuple, stamp: float,
+                      observation) -> bool:
+        """Whether an OK report changes its status's stored state, held STATE_MIN_S."""
+        run = self.open.get(source_key)
+        return (run is not None and run.identity != identity and stamp - run.end >= STATE_MIN_S
+                and isinstance(observation, DiagnosticObservation)
+                and _state(observation) != self.states.get(source_key))
+
+    def with_state(self, observation, item):
+        """Return a stored OK status's evidence with its state (message, non-numeric values)."""
+        if not isinstance(observation, DiagnosticObservation) or item.payload:
+            return item
+        if len(self.states) >= MAX_OPEN_RUNS:
+            self.states.clear()
+        self.states[item.source_key] = _state(observation)
+        words = {key: text for key, text in observation.values if _number(text) is None}
+        state = {'message': observation.message, 'values': words} if words else \
+            {'message': observation.message}
+        return item._replace(payload=json.dumps(state, separators=(',', ':'),
+                                                ensure_ascii=False))
 
     def take(self, stamp: float, source: str, item, identity: tuple, numbers: dict) -> None:
         """Add one piece of evidence: grow its source key's open run or start a new one."""

@@ -25,10 +25,10 @@ Tables:
     One row per run of identical consecutive evidence of a source key (see
     ``robot_memory.evidence.runs``): first and last stamp (UNIX seconds), count, source,
     signature (NULL for OK), source key, severity (0 OK, 1 WARN, 2 ERROR), a compact JSON
-    payload and the numeric values' ranges. A trigger refuses every UPDATE but an open
-    run's growth. OK reports are thinned (one when a source turns OK, then at most one per
-    ``ok_heartbeat_s``). ``compact(now)`` folds consumed rows past ``retention_days``
-    into ``daily_counts``.
+    payload (an OK report's: its message and non-numeric values) and the numeric values'
+    ranges. A trigger refuses every UPDATE but an open run's growth. OK reports are thinned
+    (one when a source turns OK or changes state, else at most one per ``ok_heartbeat_s``).
+    ``compact(now)`` folds consumed rows past ``retention_days`` into ``daily_counts``.
 ``signatures`` / ``sources``
     A signature's entry (``entry_id``) and the entry's original type, so a resolved
     entry re-opens with its type; per source key, the last bad report and since when it
@@ -386,14 +386,18 @@ class EvidenceStore:
         with self._lock:
             runs = self._runs
             for item in self.rules.classify(observation):
-                if item.severity == 0:
+                identity, numbers = identity_and_numbers(observation, item)
+                if item.severity == 0:  # thinned, but a change of state is always kept
                     last = self._ok_last.get(item.source_key)
-                    if last is not None and last <= stamp < last + self.ok_heartbeat_s:
+                    if (last is not None and last <= stamp < last + self.ok_heartbeat_s
+                            and not runs.changes_state(item.source_key, identity, stamp,
+                                                       observation)):
                         continue
                     self._ok_last[item.source_key] = stamp
+                    item = runs.with_state(observation, item)
                 else:
                     self._ok_last[item.source_key] = None
-                runs.take(stamp, source, item, *identity_and_numbers(observation, item))
+                runs.take(stamp, source, item, identity, numbers)
                 added += 1
             if len(self._ok_last) > 100_000:
                 self._ok_last.clear()

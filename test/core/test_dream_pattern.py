@@ -54,6 +54,14 @@ class Robot:
         self.store.add(DiagnosticObservation(start + dt.timedelta(minutes=minutes), name,
                                              'base', 0, 'OK', ok_values))
 
+    def ok(self, day, hour, minutes, name, message, values=(), every_s=60):
+        """Report ``name`` OK with ``message`` and ``values`` for ``minutes`` from ``hour``."""
+        start = DAY0 + dt.timedelta(days=day, hours=hour)
+        for second in range(0, int(minutes * 60), every_s):
+            self.store.add(DiagnosticObservation(start + dt.timedelta(seconds=second), name,
+                                                 'base', 0, message,
+                                                 values(second) if callable(values) else values))
+
     def dream(self, day):
         """Dream at 07:00 UTC the morning after ``day``."""
         now = DAY0 + dt.timedelta(days=day + 1, hours=7)
@@ -221,6 +229,36 @@ def test_values_that_do_not_differ_while_bad_are_not_stated(robot):
         robot.dream(day)
     entry, = robot.entries(3)
     assert entry.text.endswith('typically 19 min')
+
+
+def docked(value):
+    return (('Is docked', value), ('Battery (%)', '87'))
+
+
+def test_a_fault_seen_only_while_an_ok_status_says_docked_says_so(robot):
+    for day in range(4):
+        robot.ok(day, 0, 60, 'dock: status', 'OK', docked('False'))
+        robot.ok(day, 1, 9 * 60, 'dock: status', 'OK', docked('True'))
+        robot.ok(day, 10, 14 * 60, 'dock: status', 'OK', docked('False'))
+        robot.status(day, 2 + day * 1.5, 30, 'lidar: scan rate', 'No events recorded.')
+        robot.status(day, 14 + day, 10, 'camera: rate', 'Frequency too low.')
+        robot.dream(day)
+    by_name = {entry.text.split(' (base)')[0].split(': ', 1)[1]: entry.text
+               for entry in robot.entries(3)}
+    assert by_name['lidar: scan rate'].endswith(', only while dock: status reports Is docked: '
+                                                'True'), by_name
+    assert 'only while' not in by_name['camera: rate']  # away from the dock: no state
+
+
+def test_an_ok_value_that_never_changes_or_flips_every_second_is_no_state(robot):
+    for day in range(4):
+        robot.ok(day, 0, 24 * 60, 'dock: status', 'OK', docked('True'))  # always the same
+        robot.ok(day, 0, 24 * 60, 'power: status', 'OK', every_s=1,
+                 values=lambda second: (('Charging', ('True', 'False')[second % 2]),))
+        robot.status(day, 2 + day * 1.5, 30, 'lidar: scan rate', 'No events recorded.')
+        robot.dream(day)
+    entry, = robot.entries(3)
+    assert entry.text.startswith('Intermittent: ') and 'only while' not in entry.text
 
 
 def test_entries_of_one_incident_made_apart_are_merged_and_an_undo_takes_it_back(robot):

@@ -165,6 +165,35 @@ def test_ok_reports_keep_their_value_ranges():
             'frequency': [8.0, 8.2]}}
 
 
+def ok_rows(store):
+    return store.db.execute('SELECT stamp, payload FROM observations WHERE severity = 0 '
+                            'ORDER BY id').fetchall()
+
+
+def test_an_ok_change_of_state_is_stored_inside_the_heartbeat():
+    with EvidenceStore(None, ok_heartbeat_s=900) as store:
+        for second in range(600):  # docked for five minutes, then not, each second
+            store.add(joystick(T0 + dt.timedelta(seconds=second), f'{8 + second % 3}', level=0,
+                               message='OK', docked='True' if second < 300 else 'False'))
+        store.flush()
+        found = ok_rows(store)
+        # The first report and the change; the same state is thinned, numbers do not count.
+        assert [(stamp - T0.timestamp(), json.loads(payload)) for stamp, payload in found] == [
+            (0.0, {'message': 'OK', 'values': {'is_docked': 'True'}}),
+            (300.0, {'message': 'OK', 'values': {'is_docked': 'False'}})]
+
+
+def test_an_ok_value_that_flips_every_second_is_not_stored_every_second():
+    with EvidenceStore(None, ok_heartbeat_s=900) as store:
+        for second in range(600):
+            store.add(joystick(T0 + dt.timedelta(seconds=second), level=0, message='OK',
+                               docked=('True', 'False')[second % 2]))
+        store.flush()
+        stamps = [stamp - T0.timestamp() for stamp, _ in ok_rows(store)]
+        assert len(stamps) <= 600 / 60 + 1
+        assert all(b - a >= 60 for a, b in zip(stamps, stamps[1:]))
+
+
 def test_an_old_database_keeps_working_its_rows_are_runs_of_one(tmp_path):
     path = tmp_path / 'robot-memory.db'
     old = MigrationSet(MIGRATIONS.name, MIGRATIONS.migrations_table)
