@@ -169,8 +169,9 @@ class NodeSettings(BaseModel):
                                     description='Days raw observations are kept before they '
                                                 'are folded into daily counts')
     ok_heartbeat_s: float = _frozen(default=900.0, ge=0.0, le=86400.0,
-                                    description='At most one OK report per source is stored '
-                                                'per this many seconds')
+                                    description='OK reports of a source are stored at most '
+                                                'once per this many seconds, and when its '
+                                                'state changes')
     diagnostics_period_s: float = _frozen(default=1.0, ge=0.1, le=60.0,
                                           description='Seconds between health reports on '
                                                       '/diagnostics')

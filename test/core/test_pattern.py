@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from robot_memory.dream.cooccurrence import ok_states
 from robot_memory.dream.cooccurrence import only_while
 from robot_memory.dream.pattern import by_how_much
 from robot_memory.dream.pattern import describe
@@ -321,3 +322,22 @@ def test_a_name_drops_only_the_node_it_shares_with_the_entry():
     assert short_name('charger: status reports Charging', own) == \
         'charger: status reports Charging'
     assert short_name('Wheel Status reports Disabled', own) == 'Wheel Status reports Disabled'
+
+
+DOCK = 'diagnostic|base|dock: status'
+
+
+def dock(stamp, docked, severity=0, message='OK'):
+    payload = '{"message":"%s","values":{"Is docked":"%s"}}' % (message, docked)
+    return (DOCK, stamp, stamp, severity, payload if severity == 0 else '{"rule":""}')
+
+
+def test_ok_reports_hold_their_state_until_the_next_report_says_otherwise():
+    rows = [dock(0, 'False'), dock(900, 'False'), dock(1000, 'True'), dock(1900, 'True'),
+            dock(2000, 'True', 1, 'Dock lost'), dock(2100, 'True'), dock(9000, 'True')]
+    found = ok_states(rows, 3600.0)
+    # The message never changes: no state. A bad report ends one, a silence over the gap too.
+    assert found == {'dock: status reports Is docked: False': (DOCK, [[0, 1000]]),
+                     'dock: status reports Is docked: True': (DOCK, [[1000, 2000], [2100, 2100],
+                                                                     [9000, 9000]])}
+    assert ok_states([dock(0, 'True'), dock(900, 'True')], 3600.0) == {}  # never changes
