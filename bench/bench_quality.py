@@ -181,44 +181,62 @@ def _good(entry, plant) -> bool:
     return plant.expect in ('routine', 'constant') and _labelled(entry.text, plant)
 
 
-def run_profile(name: str, days: int, period_s: float, scratch: pathlib.Path,
-                blocks: list = None) -> dict:
-    """Replay one profile and return its figures (one JSON line); nights' blocks to ``blocks``."""
+class Nights:
+    """Each night's dream, timed, and what it left: the block, links, sizes, new entries."""
+
+    def __init__(self, database: pathlib.Path, matcher, config, blocks: list = None):
+        self.database, self.matcher, self.config, self.blocks = database, matcher, config, blocks
+        self.dream_times, self.baselines, self.sizes, self.shown = [], [], [], []
+        self.created, self.document = {}, None
+
+    def dream(self, store, memory_file, now, run):
+        """Flush, time ``run()`` (the night's dream) and record what it left; its report."""
+        store.flush()
+        self.baselines.append(group_by_seconds(self.database, store.dream_cursor().last_id))
+        started = time.perf_counter()
+        report = run()
+        self.dream_times.append(time.perf_counter() - started)
+        links = store.signature_rows()
+        for entry_id in report.created:
+            causes = {self.matcher.cause(link) for link in links.values()
+                      if link['entry_id'] == entry_id}
+            causes.discard(None)
+            self.created[entry_id] = causes
+        self.document = memory_file.load(now).document
+        block = build_context(self.document, now, self.config.lifecycle, token_budget=BUDGET)
+        if self.blocks is not None:
+            self.blocks.append(block.text)
+        self.shown.append(Night(block, links, self.matcher))
+        self.sizes.append(db_bytes(self.database))
+        return report
+
+
+def _setting(name: str, days: int) -> tuple:
+    """Return a profile's run: the profile, its local start, plants, matcher, config, nights."""
     profile = generate.load(name)
     start = generate.local_midnight(profile, START)
     plants = generate.plants(profile, start, days)
-    matcher = Matcher(plants)
-    database = scratch / f'{name}.db'
-    memory = MemoryFile(scratch / f'{name}.md')
-    store = EvidenceStore(database, rules=Rules.default())
     config = CONFIG.model_copy(update={'timezone': profile.get('timezone', 'UTC')})
     nights = [generate.local_midnight(profile, START + dt.timedelta(days=day))
               + dt.timedelta(hours=DREAM_HOUR) for day in range(1, days + 1)]
+    return profile, start, plants, Matcher(plants), config, nights
+
+
+def run_profile(name: str, days: int, period_s: float, scratch: pathlib.Path,
+                blocks: list = None) -> dict:
+    """Replay one profile and return its figures (one JSON line); nights' blocks to ``blocks``."""
+    profile, start, plants, matcher, config, nights = _setting(name, days)
+    database = scratch / f'{name}.db'
+    memory = MemoryFile(scratch / f'{name}.md')
+    store = EvidenceStore(database, rules=Rules.default())
     night_index, count, first_day_json = 0, 0, 0
-    dream_times, baselines, sizes, shown, created = [], [], [], [], {}
+    nightly = Nights(database, matcher, config, blocks)
     ingest_s = 0.0
     day_one_end = start.timestamp() + 86400.0
 
     def night(now):
-        store.flush()
-        after = store.dream_cursor().last_id
-        baselines.append(group_by_seconds(database, after))
-        started = time.perf_counter()
-        report = dream(store, memory, now, config=config)
-        dream_times.append(time.perf_counter() - started)
-        links = store.signature_rows()
-        for entry_id in report.created:
-            causes = {matcher.cause(link) for link in links.values()
-                      if link['entry_id'] == entry_id}
-            causes.discard(None)
-            created[entry_id] = causes
-        document = memory.load(now).document
-        block = build_context(document, now, config.lifecycle, token_budget=BUDGET)
-        if blocks is not None:
-            blocks.append(block.text)
-        shown.append(Night(block, links, matcher))
-        sizes.append(db_bytes(database))
-        return document
+        nightly.dream(store, memory, now, lambda: dream(store, memory, now, config=config))
+        return nightly.document
 
     document = None
     batch_started = time.perf_counter()
@@ -237,8 +255,8 @@ def run_profile(name: str, days: int, period_s: float, scratch: pathlib.Path,
         document = night(nights[night_index])
         night_index += 1
     store.close()
-    return figures(name, days, period_s, plants, shown, created, document, sizes, dream_times,
-                   baselines, count, ingest_s, first_day_json, start)
+    return figures(name, days, period_s, plants, nightly, document, count, ingest_s,
+                   first_day_json, start)
 
 
 def run_profile_from_bag(name: str, days: int, period_s: float, scratch: pathlib.Path,
@@ -257,17 +275,11 @@ def run_profile_from_bag(name: str, days: int, period_s: float, scratch: pathlib
     from robot_memory.bags import replay
     from robot_memory.bags import write
     from robot_memory.dream.report import DreamReport
-    profile = generate.load(name)
-    start = generate.local_midnight(profile, START)
-    plants = generate.plants(profile, start, days)
-    matcher = Matcher(plants)
+    profile, start, plants, matcher, config, nights = _setting(name, days)
     database = scratch / f'{name}-{fmt}.db'
     memory = MemoryFile(scratch / f'{name}-{fmt}.md')
-    config = CONFIG.model_copy(update={'timezone': profile.get('timezone', 'UTC')})
-    nights = [generate.local_midnight(profile, START + dt.timedelta(days=day))
-              + dt.timedelta(hours=DREAM_HOUR) for day in range(1, days + 1)]
     first_day_json, day_one_end = 0, start.timestamp() + 86400.0
-    dream_times, baselines, sizes, shown, created, dreamed = [], [], [], [], {}, []
+    nightly, dreamed = Nights(database, matcher, config, blocks), []
 
     def items():
         nonlocal first_day_json
@@ -283,23 +295,8 @@ def run_profile_from_bag(name: str, days: int, period_s: float, scratch: pathlib
     def night(store, memory_file, now, *args, **kwargs):
         if now < nights[0]:  # the start day's 03:00: the direct run's nights begin a day later
             return DreamReport(now, 'replay', noop=True)
-        store.flush()
-        baselines.append(group_by_seconds(database, store.dream_cursor().last_id))
-        started = time.perf_counter()
-        report = dream(store, memory_file, now, *args, **kwargs)
-        dream_times.append(time.perf_counter() - started)
-        links = store.signature_rows()
-        for entry_id in report.created:
-            causes = {matcher.cause(link) for link in links.values()
-                      if link['entry_id'] == entry_id}
-            causes.discard(None)
-            created[entry_id] = causes
-        block = build_context(memory_file.load(now).document, now, config.lifecycle,
-                              token_budget=BUDGET)
-        if blocks is not None:
-            blocks.append(block.text)
-        shown.append(Night(block, links, matcher))
-        sizes.append(db_bytes(database))
+        report = nightly.dream(store, memory_file, now,
+                               lambda: dream(store, memory_file, now, *args, **kwargs))
         dreamed.append(now)
         return report
 
@@ -312,7 +309,7 @@ def run_profile_from_bag(name: str, days: int, period_s: float, scratch: pathlib
         with EvidenceStore(database, rules=Rules.default(), batch_size=10**9) as store:
             started = time.perf_counter()
             summary = replay.replay([bag], store, memory, options)
-            ingest_s = time.perf_counter() - started - sum(dream_times)
+            ingest_s = time.perf_counter() - started - sum(nightly.dream_times)
             if summary.refused or summary.skipped:
                 raise RuntimeError(f'replay refused or skipped: {summary.to_dict()}')
             for now in nights:
@@ -327,15 +324,17 @@ def run_profile_from_bag(name: str, days: int, period_s: float, scratch: pathlib
     if dreamed != nights:
         raise RuntimeError(f'the replay dreamed at {dreamed}, the nights are {nights}')
     document = memory.load(nights[-1]).document
-    line = figures(name, days, period_s, plants, shown, created, document, sizes,
-                   dream_times, baselines, summary.observations, ingest_s, first_day_json,
+    line = figures(name, days, period_s, plants, nightly, document, summary.observations,
+                   ingest_s, first_day_json,
                    start)
     return dict(line, from_bag=fmt)
 
 
-def figures(name, days, period_s, plants, shown, created, document, sizes, dream_times,
-            baselines, count, ingest_s, first_day_json, start) -> dict:
+def figures(name, days, period_s, plants, nightly, document, count, ingest_s,
+            first_day_json, start) -> dict:
     """Compute the profile's line from the nights' blocks and the created entries."""
+    shown, created, sizes = nightly.shown, nightly.created, nightly.sizes
+    dream_times, baselines = nightly.dream_times, nightly.baselines
     faults = sorted({plant.cause for plant in plants if plant.expect == 'fault'
                      and plant.recurring})
     first_night = {}
