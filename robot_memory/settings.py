@@ -75,9 +75,10 @@ class DreamConfig(BaseModel):
     min_reinforce_interval_hours: float = Field(
         20.0, ge=0.0, le=24.0 * 365,
         description='An entry is reinforced at most once in this many hours')
-    initial_min: float = Field(0.10, ge=0.10, le=1.0,
-                               description='Initial confidence of the weakest evidence (not '
-                                           'below prune_min)')
+    # 0.15 is prune_min plus one day's decay: a new entry outlives its first day above the line.
+    initial_min: float = Field(0.15, ge=0.10, le=1.0,
+                               description='Initial confidence of the weakest evidence (above '
+                                           'prune_min)')
     initial_max: float = Field(0.50, ge=0.10, le=1.0,
                                description='Initial confidence of the strongest evidence')
     initial_full_count: int = Field(64, ge=2, le=10_000_000,
@@ -111,11 +112,13 @@ class DreamConfig(BaseModel):
         if self.initial_min > self.initial_max:
             raise ValueError(f'initial_min ({self.initial_min}) must not exceed initial_max '
                              f'({self.initial_max})')
-        if self.initial_min < self.lifecycle.prune_min:
-            # At the line is the default: the prune spares what was seen within recent_hours.
-            raise ValueError(f'initial_min ({self.initial_min}) must not be below prune_min '
-                             f'({self.lifecycle.prune_min}): a new entry would start under the '
-                             'prune line; raise initial_min or lower prune_min')
+        if self.initial_min <= self.lifecycle.prune_min:
+            default = type(self).model_fields['initial_min'].default
+            raise ValueError(f'initial_min ({self.initial_min}) must be above prune_min '
+                             f'({self.lifecycle.prune_min}): a new entry would start at or under '
+                             'the prune line and be pruned once it is older than recent_hours; '
+                             'raise initial_min or lower prune_min (the defaults are '
+                             f'{default} and {DEFAULT_CONFIG.prune_min})')
         return self
 
 

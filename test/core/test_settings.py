@@ -211,15 +211,31 @@ def test_the_cli_refuses_a_file_the_node_would_refuse(tmp_path, capsys):
     assert sorted(item.name for item in tmp_path.iterdir()) == ['robot_memory.yaml']
 
 
-def test_validate_refuses_an_initial_confidence_below_the_prune_line(tmp_path, capsys):
-    """Issue 26.6: a new entry must not start where the next prune removes it."""
+@pytest.mark.parametrize('prune_min, initial_min', [('0.1', '0.1'), ('0.2', '0.15')])
+def test_validate_refuses_an_initial_confidence_at_or_below_the_prune_line(
+        tmp_path, capsys, prune_min, initial_min):
+    """Issue 26.6: a new entry must not start where a prune after recent_hours removes it."""
     from robot_memory.cli import main as cli
     config = tmp_path / 'robot_memory.yaml'
-    config.write_text('/**:\n  ros__parameters:\n    prune_min: 0.2\n    dream:\n'
-                      '      initial_min: 0.15\n', encoding='utf-8')
-    code = cli.main(['validate', '--config', str(config), '--file', str(tmp_path / 'm.md')])
+    config.write_text(f'/**:\n  ros__parameters:\n    prune_min: {prune_min}\n    dream:\n'
+                      f'      initial_min: {initial_min}\n', encoding='utf-8')
+    memory = REPO / 'examples' / 'robot-memory.md'
+    code = cli.main(['validate', '--config', str(config), '--file', str(memory)])
     err = capsys.readouterr().err
-    assert code != 0 and 'initial_min (0.15) must not be below prune_min (0.2)' in err, err
-    config.write_text('/**:\n  ros__parameters:\n    prune_min: 0.1\n', encoding='utf-8')
-    code = cli.main(['validate', '--config', str(config), '--file', str(tmp_path / 'm.md')])
-    assert 'initial_min' not in capsys.readouterr().err
+    assert code == 1, err
+    assert (f'{config}: invalid setting dream.settings: initial_min ({initial_min}) must be '
+            f'above prune_min ({prune_min}): a new entry would start at or under the prune line'
+            in err), err
+    assert 'raise initial_min or lower prune_min (the defaults are 0.15 and 0.1)' in err, err
+
+
+def test_validate_accepts_the_default_settings(capsys):
+    """Issue 26.6: the shipped parameters put a new entry above the prune line."""
+    from robot_memory.cli import main as cli
+    code = cli.main(['validate', '--config', str(REPO / 'config' / 'robot_memory.yaml'),
+                     '--file', str(REPO / 'examples' / 'robot-memory.md')])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == '', err
+    assert 'valid parameters' in out, out
+    settings = settings_from_file(REPO / 'config' / 'robot_memory.yaml')
+    assert settings.dream.initial_min == 0.15 > settings.lifecycle.prune_min

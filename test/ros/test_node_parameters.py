@@ -99,6 +99,17 @@ def test_a_refused_set_names_the_parameter_the_value_and_the_allowed_range(node,
     assert (kept.integer_value if isinstance(value, int) else kept.double_value) == default
 
 
+def test_an_initial_confidence_at_the_prune_line_is_refused(node, probe):
+    """Issue 26.6: a new entry must start above prune_min, or it is pruned after a day."""
+    result = _set(probe, node, 'dream.initial_min', 0.1)
+    assert not result.successful
+    assert 'initial_min (0.1) must be above prune_min (0.1)' in result.reason, result.reason
+    assert 'raise initial_min or lower prune_min' in result.reason, result.reason
+    kept = call(probe, GetParameters, f'{node.prefix}/get_parameters',
+                GetParameters.Request(names=['dream.initial_min'])).values[0]
+    assert kept.double_value == 0.15
+
+
 def test_a_value_inside_the_range_is_taken(node, probe):
     assert _set(probe, node, 'decay_per_day', 0.07).successful
     value = call(probe, GetParameters, f'{node.prefix}/get_parameters',
