@@ -657,11 +657,13 @@ def main(argv=None) -> int:
         args.rss_s, args.rss_period_s = 30.0, 0.5
         args.cpu_warmup_s, args.cpu_window_s, args.cpu_idle_windows, args.cpu_windows = \
             3.0, 10.0, 1, 2
+        args.cpu_profile_window_s = 5.0
     else:
         args.pairs, args.flood_s, args.calls, args.seconds_per_figure = 5, 10.0, 5000, 20.0
         args.rss_s, args.rss_period_s = 300.0, 2.0
         args.cpu_warmup_s, args.cpu_window_s, args.cpu_idle_windows, args.cpu_windows = \
             20.0, 120.0, 1, 3
+        args.cpu_profile_window_s = 60.0
     if args.rss_seconds is not None:
         if args.rss_seconds <= 0:
             parser.error('--rss-seconds must be positive')

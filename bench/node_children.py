@@ -194,18 +194,26 @@ def run_bare(canned_path: str) -> int:
 
 # ------------------------------------------------------------------------ child: robot
 
-def robot_statuses() -> list:
-    """Return (name, hardware_id, level, message, values) of the 30 statuses of the robot."""
+def robot_statuses(only: str = '') -> list:
+    """
+    Return (name, hardware_id, level, message, values) of the statuses of the robot.
+
+    The 30 statuses the goal names, from all profiles; or ``only`` one profile's, as that
+    robot reports them (each of its constant conditions in error).
+    """
     found = []
-    for name in generate.profile_names():
+    for name in [only] if only else generate.profile_names():
         profile = generate.load(name)
         constant = {status['name']: status for plant in profile['plants']
                     for status in plant.get('statuses', ()) if plant['expect'] == 'constant'}
         for item in profile['statuses']:
-            bad = constant.get(item['name']) if item['name'] in CONSTANT_ERRORS else None
+            bad = (constant.get(item['name'])
+                   if only or item['name'] in CONSTANT_ERRORS else None)
             found.append((item['name'], item['hardware_id'], 2 if bad else 0,
                           bad['message'] if bad else item.get('message', 'OK'),
                           dict(item.get('values', {}))))
+    if only:
+        return found
     chosen = found[:STATUSES]
     errors = sum(1 for status in chosen if status[2])
     if len(chosen) != STATUSES or errors != len(CONSTANT_ERRORS):
@@ -269,6 +277,7 @@ def run_robot(qos) -> int:
     def handle(words):
         nonlocal worker
         if words[0] == 'start' and worker is None:
+            statuses[:] = robot_statuses(words[1] if len(words) > 1 else '')
             stop.clear()
             worker = threading.Thread(target=loop, daemon=True)
             worker.start()

@@ -17,7 +17,9 @@ The ``cpu`` figures of bench/bench_node.py: memory_node's share of a core at rea
 
 A robot process publishes ``/diagnostics`` at 1 Hz with 30 statuses made from the profiles
 in ``bench/profiles/`` (three constantly ERROR, the rest OK, values that move as a
-robot's do) and a trickle of ``/rosout`` (one record every 2 s, one in five an ERROR).
+robot's do) and a trickle of ``/rosout`` (one record every 2 s, one in five an ERROR);
+then each profile's own status set at 1 Hz (its constant conditions in error), one
+window each (``cpu_profile``, one line a profile).
 memory_node and a bare rclpy subscriber (``rclpy.spin`` over the same two topics with the
 node's QoS; it only counts) take it at the same time. Each process's CPU time is
 utime + stime of ``/proc/PID/stat`` over a window after a warm-up.
@@ -28,7 +30,9 @@ import pathlib
 import statistics
 import time
 
+from node_children import generate
 from node_children import RATE_HZ
+from node_children import robot_statuses
 from node_children import STATUSES
 
 GOAL_SHARE = 1.0  # % of a core at 1 Hz x 30 statuses (issue 28)
@@ -85,4 +89,23 @@ def measure(bench, node_pid: int, robot, listener) -> list:
                                          for key in ('diagnostics', 'logs')),
                 'goal_share': GOAL_SHARE, 'met': node <= GOAL_SHARE})
         lines.append(line)
+    lines.extend(per_profile(args, pids, robot))
+    return lines
+
+
+def per_profile(args, pids: dict, robot) -> list:
+    """Return a ``cpu_profile`` line a profile: the node at that robot's own 1 Hz status set."""
+    lines = []
+    for name in generate.profile_names():
+        robot.ask(f'start {name}')
+        time.sleep(args.cpu_warmup_s)
+        window = shares(pids, args.cpu_profile_window_s)
+        robot.ask('stop')
+        node, bare = window['node'], window['bare']
+        lines.append({'bench': 'cpu_profile', 'profile': name, 'n': 1,
+                      'window_s': args.cpu_profile_window_s,
+                      'statuses': len(robot_statuses(name)), 'rate_hz': RATE_HZ,
+                      'share': round(node, 3), 'baseline_share': round(bare, 3),
+                      'ratio': round(node / bare, 2) if bare else None,
+                      'goal_share': GOAL_SHARE, 'met': node <= GOAL_SHARE})
     return lines

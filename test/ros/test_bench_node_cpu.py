@@ -37,8 +37,14 @@ def test_quick_cpu_figures_print_the_node_beside_the_bare_subscriber():
                          capture_output=True, timeout=300)
     assert run.returncode == 0, run.stderr.decode()
     records = [json.loads(line) for line in run.stdout.decode('utf-8').splitlines()]
-    assert [record['bench'] for record in records] == ['cpu_idle', 'cpu_1hz'], records
-    idle, loaded = records
+    profiles = sorted(path.stem for path in (REPO / 'bench' / 'profiles').glob('*.yaml'))
+    assert [record['bench'] for record in records] == \
+        ['cpu_idle', 'cpu_1hz'] + ['cpu_profile'] * len(profiles), records
+    idle, loaded = records[:2]
+    assert [record['profile'] for record in records[2:]] == profiles
+    for record in records[2:]:  # each robot's own status set, at 1 Hz
+        assert 5 <= record['statuses'] <= 30 and record['rate_hz'] == 1.0, record
+        assert record['met'] == (record['share'] <= record['goal_share']), record
     for record in records:
         assert record['n'] >= 1 and record['window_s'] > 0, record
         assert math.isfinite(record['share']) and record['share'] >= 0, record
