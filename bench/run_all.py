@@ -204,6 +204,11 @@ GOALS = [
              lambda rs: f'max {_worst(rs, "baseline_s") * 1000:,.0f} ms one GROUP BY '
                         f'signature (x{_worst(rs, "dream_ratio"):g} max)',
              lambda rs: all(r['dream_s'] <= 2.0 for r in rs)),
+    _goal('Evidence <= 5 MB per robot-day at 1 Hz x 30 statuses, three constant faults',
+          'bench_evidence_size.py', 'evidence_size', {},
+          lambda r: f'{_mb(r["bytes_per_day"] / 1e6)} a day ({r["rows"]:,} rows)',
+          lambda r: f'{_mb(r["baseline_bytes_per_day"] / 1e6)} row by row (x{r["ratio"]:g})',
+          lambda r: r['bytes_per_day'] <= 5_000_000),
     _goal('memory_node <= 1.0% of a core at 1 Hz x 30 statuses', 'bench_node.py', 'cpu_1hz',
           {}, lambda r: f'{r["share"]:g}% of a core (x{r["ratio"]:g})',
           lambda r: f'{r["baseline_share"]:g}% bare rclpy subscriber',

@@ -187,3 +187,19 @@ def test_quick_quality_benchmark_traces_every_entry_to_its_planted_cause():
                             / record['json_bytes_per_day'], rel_tol=0.01), record
         assert record['dream_s'] > 0 and record['baseline_s'] > 0, record
         assert 0 <= record['by_how_much'] <= record['with_values'], record
+
+
+EVIDENCE_SCRIPT = REPO / 'bench' / 'bench_evidence_size.py'
+
+
+def test_quick_evidence_size_benchmark_stores_runs_beside_rows():
+    run = subprocess.run([sys.executable, '-P', str(EVIDENCE_SCRIPT), '--quick'], cwd=REPO,
+                         env=dict(os.environ), capture_output=True, timeout=240)
+    assert run.returncode == 0, run.stderr.decode()
+    [record] = [json.loads(line) for line in run.stdout.decode('utf-8').splitlines()]
+    assert record['bench'] == 'evidence_size' and record['met'] is None, record
+    assert (record['statuses'], record['rate_hz'], record['constant_faults']) == (30, 1.0, 3)
+    assert record['n'] == 30 * 8_640, record
+    assert 0 < record['rows'] < record['baseline_rows'] <= record['n'], record
+    assert math.isclose(record['ratio'], record['bytes_per_day'] /
+                        record['baseline_bytes_per_day'], rel_tol=0.01), record
