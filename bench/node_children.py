@@ -61,6 +61,17 @@ def _commands(handle):
                 return
 
 
+def _serve(handle, node) -> int:
+    """Answer commands with ``handle`` until ``quit``, then destroy ``node`` and shut down."""
+    import rclpy
+    try:
+        _commands(handle)
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
 # ------------------------------------------------------------------------ child: publisher
 
 def flood_messages(count: int = 64):
@@ -139,12 +150,7 @@ def run_publisher() -> int:
                 'seconds': time.monotonic() - started,
                 'subscribers': min(p.get_subscription_count() for p in chosen)}
 
-    try:
-        _commands(handle)
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return _serve(handle, node)
 
 
 # ------------------------------------------------------------------------ child: bare node
@@ -287,12 +293,7 @@ def run_robot(qos) -> int:
             worker = None
         return dict(state)
 
-    try:
-        _commands(handle)
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return _serve(handle, node)
 
 
 def run_listener(qos) -> int:
