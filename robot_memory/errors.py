@@ -45,3 +45,16 @@ class MemoryFileError(RobotMemoryError):
 
 class MemoryLockTimeout(MemoryFileError):
     """Another writer held the memory file lock for too long."""
+
+
+class SettingsConflict(RobotMemoryError, ValueError):
+    """
+    Settings each valid alone that do not fit together; ``fields`` names those to change.
+
+    A model's cross-field validator raises it: pydantic keeps it with the error, and
+    ``common.validation_text`` names these fields where a single field's refusal names its own.
+    """
+
+    def __init__(self, message: str, fields):
+        super().__init__(message)
+        self.fields = tuple(fields)

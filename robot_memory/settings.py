@@ -52,6 +52,7 @@ import yaml
 from robot_memory.common import validation_text
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.errors import MemoryFileError
+from robot_memory.errors import SettingsConflict
 from robot_memory.evidence.proposal_queue import MODES  # noqa: F401 - named here too
 from robot_memory.evidence.proposal_queue import ProposalSettings
 from robot_memory.evidence.proposal_queue import SOURCES  # noqa: F401 - named here too
@@ -110,15 +111,17 @@ class DreamConfig(BaseModel):
     @model_validator(mode='after')
     def _ordered(self):
         if self.initial_min > self.initial_max:
-            raise ValueError(f'initial_min ({self.initial_min}) must not exceed initial_max '
-                             f'({self.initial_max})')
+            raise SettingsConflict(f'initial_min ({self.initial_min}) must not exceed '
+                                   f'initial_max ({self.initial_max})',
+                                   ('initial_min', 'initial_max'))
         if self.initial_min <= self.lifecycle.prune_min:
             default = type(self).model_fields['initial_min'].default
-            raise ValueError(f'initial_min ({self.initial_min}) must be above prune_min '
-                             f'({self.lifecycle.prune_min}): a new entry would start at or under '
-                             'the prune line and be pruned once it is older than recent_hours; '
-                             'raise initial_min or lower prune_min (the defaults are '
-                             f'{default} and {DEFAULT_CONFIG.prune_min})')
+            raise SettingsConflict(
+                f'initial_min ({self.initial_min}) must be above prune_min '
+                f'({self.lifecycle.prune_min}): a new entry would start at or under the prune '
+                'line and be pruned once it is older than recent_hours; raise initial_min or '
+                f'lower prune_min (the defaults are {default} and {DEFAULT_CONFIG.prune_min})',
+                ('initial_min', 'lifecycle.prune_min'))
         return self
 
 
@@ -437,13 +440,19 @@ class Settings:
 
 def _reason(error: ValidationError, prefix: str = '') -> str:
     detail = error.errors()[0]
-    where = prefix + validation_text.where(detail, 'settings')
+    where = ', '.join(_parameter(path) for path in validation_text.places(detail, prefix)) \
+        or prefix + 'settings'
     message = validation_text.message(detail, validation_text.VALIDATOR_LEADS)
     spec = _spec_named(where)
     if spec is not None and detail['type'] in _RANGE_ERRORS:
         return (f'{where}: {detail["input"]!r} is out of range ({message[:1].lower()}'
                 f'{message[1:]}); allowed: {allowed(spec)}')
     return f'{where}: {message}'
+
+
+def _parameter(path: str) -> str:
+    """Return the parameter a model path names (DreamConfig holds the top-level lifecycle ones)."""
+    return path.removeprefix('dream.lifecycle.')
 
 
 # pydantic error types of a value outside its numeric bounds.

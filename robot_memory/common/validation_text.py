@@ -26,9 +26,23 @@ from typing import Mapping
 VALIDATOR_LEADS = ('Value error, ', 'Assertion failed, ')
 
 
-def where(detail: Mapping, whole: str = '') -> str:
-    """Return the dotted field path of one error of ``errors()``, or ``whole`` for the value."""
-    return '.'.join(str(part) for part in detail.get('loc', ())) or whole
+def places(detail: Mapping, prefix: str = '') -> list:
+    """
+    Return the dotted paths of the fields one error of ``errors()`` is about, each prefixed.
+
+    A cross-field refusal (its error carries ``fields``, as ``errors.SettingsConflict`` does)
+    is about those fields of the model at its ``loc``; any other error about its ``loc``
+    (nothing: the whole value).
+    """
+    loc = tuple(str(part) for part in detail.get('loc', ()))
+    fields = getattr((detail.get('ctx') or {}).get('error'), 'fields', None)
+    paths = [loc + (field,) for field in fields] if fields else [loc] if loc else []
+    return [prefix + '.'.join(path) for path in paths]
+
+
+def where(detail: Mapping, whole: str = '', prefix: str = '') -> str:
+    """Return the field path(s) of one error of ``errors()``, or ``whole`` for the value."""
+    return ', '.join(places(detail, prefix)) or (prefix + whole if whole else '')
 
 
 def message(detail: Mapping, leads: tuple = ()) -> str:
@@ -42,9 +56,9 @@ def message(detail: Mapping, leads: tuple = ()) -> str:
 
 def describe(detail: Mapping, whole: str = '', prefix: str = '', leads: tuple = ()) -> str:
     """Return one error as ``<prefix><where>: <message>``, the message alone without a place."""
-    place = where(detail, whole)
+    place = where(detail, whole, prefix)
     text = message(detail, leads)
-    return f'{prefix}{place}: {text}' if place else text
+    return f'{place}: {text}' if place else text
 
 
 def first_error(error, whole: str = '', prefix: str = '', leads: tuple = ()) -> str:

@@ -78,6 +78,7 @@ from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import to_utc
 from robot_memory.common.validation_text import first_errors
 from robot_memory.errors import RobotMemoryError
+from robot_memory.errors import SettingsConflict
 from robot_memory.rcan.context import check_displayable
 from robot_memory.rcan.context import is_displayable
 from robot_memory.rcan.lifecycle import DEFAULT_CONFIG
@@ -191,12 +192,14 @@ class FederationPolicy(BaseModel):
         if not self.require_signatures:
             return self
         if self.private_key_path is None:
-            raise ValueError('require_signatures is on but private_key_path is not set; '
-                             'create a key with generate_keypair() and set its path')
+            raise SettingsConflict('require_signatures is on but private_key_path is not set; '
+                                   'create a key with generate_keypair() and set its path',
+                                   ('require_signatures', 'private_key_path'))
         missing = [rrn for rrn in self.allowed_peers if rrn not in self.peer_public_keys]
         if missing:
-            raise ValueError('require_signatures is on but these allowed peers have no public '
-                             f'key in peer_public_keys: {", ".join(missing)}')
+            raise SettingsConflict('require_signatures is on but these allowed peers have no '
+                                   f'public key in peer_public_keys: {", ".join(missing)}',
+                                   ('require_signatures', 'peer_public_keys'))
         return self
 
 

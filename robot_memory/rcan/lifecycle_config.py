@@ -25,6 +25,7 @@ from pydantic import ConfigDict
 from pydantic import Field
 from pydantic import model_validator
 
+from robot_memory.errors import SettingsConflict
 from robot_memory.rcan.lifecycle_values import DEFAULTS
 from robot_memory.rcan.lifecycle_values import MAX_TOKEN_BUDGET
 
@@ -64,10 +65,15 @@ class LifecycleConfig(BaseModel):
 
     @model_validator(mode='after')
     def _thresholds_ordered(self):
-        if not self.prune_min <= self.inject_min <= self.band_medium <= self.band_high:
-            raise ValueError('thresholds must satisfy prune_min ≤ inject_min ≤ band_medium ≤ '
-                             f'band_high (got {self.prune_min}, {self.inject_min}, '
-                             f'{self.band_medium}, {self.band_high})')
+        order = ('prune_min', 'inject_min', 'band_medium', 'band_high')
+        # The pairs out of order name the thresholds to change.
+        wrong = [name for low, high in zip(order, order[1:])
+                 if getattr(self, low) > getattr(self, high) for name in (low, high)]
+        if wrong:
+            raise SettingsConflict('thresholds must satisfy prune_min ≤ inject_min ≤ '
+                                   f'band_medium ≤ band_high (got {self.prune_min}, '
+                                   f'{self.inject_min}, {self.band_medium}, {self.band_high})',
+                                   dict.fromkeys(wrong))
         return self
 
 

@@ -72,6 +72,7 @@ def test_every_refusal_derives_from_the_base_class():
 @pytest.mark.parametrize('module, name, kept', [
     ('robot_memory.errors', 'MemoryFileError', Exception),
     ('robot_memory.errors', 'MemoryLockTimeout', Exception),
+    ('robot_memory.errors', 'SettingsConflict', ValueError),
     ('robot_memory.evidence.store', 'EvidenceError', ValueError),
     ('robot_memory.evidence.store', 'EvidenceDamaged', ValueError),
     ('robot_memory.evidence.rules', 'RulesError', ValueError),

@@ -79,7 +79,7 @@ def test_the_demo_parameters_are_valid():
     ({'dream_time': '25:00'}, 'dream_time'),
     ({'dream_period_s': 0.5}, 'dream_period_s'),
     ({'no_such_parameter': 1}, 'no_such_parameter'),
-    ({'inject_min': 0.95}, 'thresholds must satisfy'),
+    ({'inject_min': 0.95}, 'inject_min, band_medium: thresholds must satisfy'),
     ({'rrn': '../etc'}, 'rrn'),
     ({'peer_nodes': ['robot_b']}, 'peer_nodes'),
     ({'peer_nodes': ['/b/robot_memory', '/b/robot_memory']}, 'listed twice'),
@@ -89,7 +89,8 @@ def test_the_demo_parameters_are_valid():
     ({'federation.allowed_peers': ['../etc']}, 'allowed_peers'),
     ({'federation.peer_public_keys': ['RRN-000000000002']}, 'RRN=path'),
     ({'federation.max_entries': 0}, 'federation.max_entries'),
-    ({'federation.require_signatures': True}, 'private_key_path'),
+    ({'federation.require_signatures': True},
+     'federation.require_signatures, federation.private_key_path: require_signatures is on'),
 ])
 def test_invalid_values_are_refused_with_a_reason_naming_them(values, named):
     with pytest.raises(ValueError, match=named.replace('.', r'\.')):
@@ -180,7 +181,7 @@ other_node:
     ('/**:\n  ros__parameters:\n    proposals:\n      distiller: "yes"\n',
      r'invalid setting proposals\.distiller: .*propose'),
     ('/**:\n  ros__parameters:\n    inject_min: 0.95\n',
-     'invalid setting .*thresholds must satisfy'),
+     'invalid setting inject_min, band_medium: thresholds must satisfy'),
     ('/**:\n  ros__parameters:\n    telemetry_topics: ["/battery_state"]\n',
      r'invalid setting telemetry_topics: .*"TOPIC:pkg/msg/Type"'),
     ('/**:\n  ros__parameters:\n    decay_per_day: [0.1\n', 'config file is not valid YAML'),
@@ -223,10 +224,57 @@ def test_validate_refuses_an_initial_confidence_at_or_below_the_prune_line(
     code = cli.main(['validate', '--config', str(config), '--file', str(memory)])
     err = capsys.readouterr().err
     assert code == 1, err
-    assert (f'{config}: invalid setting dream.settings: initial_min ({initial_min}) must be '
-            f'above prune_min ({prune_min}): a new entry would start at or under the prune line'
-            in err), err
+    assert (f'{config}: invalid setting dream.initial_min, prune_min: initial_min '
+            f'({initial_min}) must be above prune_min ({prune_min}): a new entry would start '
+            'at or under the prune line' in err), err
     assert 'raise initial_min or lower prune_min (the defaults are 0.15 and 0.1)' in err, err
+
+
+# Settings each valid alone that do not fit together, and the parameters each refusal names.
+CROSS_FIELD = [
+    ({'inject_min': 0.95}, 'inject_min, band_medium'),
+    ({'prune_min': 0.35}, 'prune_min, inject_min'),
+    ({'band_medium': 0.9}, 'band_medium, band_high'),
+    ({'dream.initial_min': 0.6, 'dream.initial_max': 0.5}, 'dream.initial_min, dream.initial_max'),
+    ({'dream.initial_min': 0.1}, 'dream.initial_min, prune_min'),
+    ({'federation.require_signatures': True},
+     'federation.require_signatures, federation.private_key_path'),
+    ({'federation.require_signatures': True, 'federation.private_key_path': '/keys/a.pem',
+      'federation.allowed_peers': ['RRN-000000000002']},
+     'federation.require_signatures, federation.peer_public_keys'),
+]
+
+
+def nested_parameters(values: dict) -> str:
+    """Return a parameters file of the flat ``values``, dotted names nested as rcl reads them."""
+    tree: dict = {}
+    for name, value in values.items():
+        *groups, leaf = name.split('.')
+        node = tree
+        for group in groups:
+            node = node.setdefault(group, {})
+        node[leaf] = value
+    return yaml.safe_dump({'/**': {'ros__parameters': tree}})
+
+
+@pytest.mark.parametrize('values, named', CROSS_FIELD)
+def test_a_cross_field_refusal_names_the_parameters_to_change_from_every_entry_point(
+        tmp_path, capsys, values, named):
+    """Node parameters, the file at start-up, robot-memory validate: the same names."""
+    from robot_memory.cli import main as cli
+    assert set(named.split(', ')) <= {spec.name for spec in parameter_specs()}
+    with pytest.raises(ValueError) as error:
+        validate_parameters(values)
+    assert str(error.value).startswith(f'{named}: '), error.value
+    assert 'settings:' not in str(error.value)
+    path = params_file(tmp_path, nested_parameters(values))
+    with pytest.raises(MemoryFileError) as error:
+        settings_from_file(path)
+    assert str(error.value).startswith(f'{path}: invalid setting {named}: '), error.value
+    code = cli.main(['validate', '--config', str(path),
+                     '--file', str(REPO / 'examples' / 'robot-memory.md')])
+    err = capsys.readouterr().err
+    assert code == 1 and f'{path}: invalid setting {named}: ' in err, err
 
 
 def test_validate_accepts_the_default_settings(capsys):

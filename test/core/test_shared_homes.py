@@ -23,6 +23,7 @@ import sys
 from pydantic import BaseModel
 from pydantic import Field
 from pydantic import field_validator
+from pydantic import model_validator
 from pydantic import ValidationError
 import pytest
 
@@ -30,6 +31,7 @@ from robot_memory.common import fileio
 from robot_memory.common import sqlite_db
 from robot_memory.common import timeutil
 from robot_memory.common import validation_text
+from robot_memory.errors import SettingsConflict
 from robot_memory.rcan.schema import check_printable
 from robot_memory.rcan.schema import clean_tags
 from robot_memory.substrate.text import jaccard
@@ -85,6 +87,37 @@ def test_first_error_takes_a_label_for_the_whole_value_a_prefix_and_leads_to_dro
                                     leads=('Value error, ',)) == (
         'proposals.settings: speeds disagree')
     assert validation_text.describe(whole, prefix='field ') == 'Value error, speeds disagree'
+
+
+class _Window(BaseModel):
+    low: float = 0.0
+    high: float = 1.0
+
+    @model_validator(mode='after')
+    def _ordered(self):
+        if self.low > self.high:
+            raise SettingsConflict(f'low ({self.low}) must not exceed high ({self.high})',
+                                   ('low', 'high'))
+        return self
+
+
+class _Holder(BaseModel):
+    window: _Window = _Window()
+
+
+def test_a_cross_field_refusal_names_its_fields_where_one_field_names_itself():
+    with pytest.raises(ValidationError) as caught:
+        _Window(low=2.0)
+    detail = caught.value.errors()[0]
+    assert validation_text.places(detail, 'dream.') == ['dream.low', 'dream.high']
+    assert validation_text.first_error(caught.value, 'settings', 'dream.',
+                                       validation_text.VALIDATOR_LEADS) == (
+        'dream.low, dream.high: low (2.0) must not exceed high (1.0)')
+    with pytest.raises(ValidationError) as caught:  # a nested model: its fields under its loc
+        _Holder(window={'low': 2.0})
+    assert validation_text.where(caught.value.errors()[0]) == 'window.low, window.high'
+    whole = {'loc': (), 'msg': 'Value error, speeds disagree', 'ctx': {'error': ValueError()}}
+    assert validation_text.where(whole, 'settings', 'proposals.') == 'proposals.settings'
 
 
 def test_the_words_module_imports_no_pydantic():

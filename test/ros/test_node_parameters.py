@@ -103,7 +103,8 @@ def test_an_initial_confidence_at_the_prune_line_is_refused(node, probe):
     """Issue 26.6: a new entry must start above prune_min, or it is pruned after a day."""
     result = _set(probe, node, 'dream.initial_min', 0.1)
     assert not result.successful
-    assert 'initial_min (0.1) must be above prune_min (0.1)' in result.reason, result.reason
+    assert result.reason.startswith('dream.initial_min, prune_min: initial_min (0.1) must be '
+                                    'above prune_min (0.1)'), result.reason
     assert 'raise initial_min or lower prune_min' in result.reason, result.reason
     kept = call(probe, GetParameters, f'{node.prefix}/get_parameters',
                 GetParameters.Request(names=['dream.initial_min'])).values[0]
