@@ -110,6 +110,7 @@ class ReplaySummary:
         return {'recordings': self.recordings,
                 'refused': [{'path': path, 'why': why} for path, why in self.refused],
                 'taken': self.taken, 'observations': self.observations, 'rows': self.rows,
+                'evidence_kept': self.rows,
                 'skipped': self.skipped, 'notes': self.notes,
                 'first': format_iso(self.first) if self.first else None,
                 'last': format_iso(self.last) if self.last else None,
@@ -131,7 +132,8 @@ class ReplaySummary:
             out.append(f'recorded time {format_iso(self.first)} to {format_iso(self.last)}')
         for topic, count in sorted(self.taken.items()):
             out.append(f'  {topic}: {count} messages taken')
-        out.append(f'{self.observations} observations ({self.rows} evidence rows stored)')
+        out.append(f'{self.observations} observations, {self.rows} '
+                   f'piece{"" if self.rows == 1 else "s"} of evidence kept')
         for why, count in sorted(self.skipped.items()):
             out.append(f'  skipped {count}: {why}')
         for note in self.notes:

@@ -456,7 +456,8 @@ def cmd_ingest(args, memory: 'MemoryFile') -> int:
             taken += store.add(parsed.observation)
             for note in parsed.notes:
                 print(f'{name}:{number}: note: {note}', file=sys.stderr)
-    print(f'accepted {accepted}, refused {refused} ({taken} evidence rows stored)')
+    print(f'accepted {accepted}, refused {refused}; {taken} piece{"" if taken == 1 else "s"} '
+          'of evidence kept')
     return 1 if refused else 0
 
 

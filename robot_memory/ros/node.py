@@ -675,9 +675,9 @@ class MemoryNode(Node):
         worker = self.worker
         db_bytes = sum(os.path.getsize(name) for name in
                        (str(self.db_path), f'{self.db_path}-wal') if os.path.exists(name))
-        unwritable = getattr(worker.store, 'dropped', 0)  # oldest rows, the disk full too long
+        unwritable = getattr(worker.store, 'dropped', 0)  # the oldest runs' evidence, disk full
         losses = {'observations dropped (backlog full)': worker.dropped,
-                  'evidence rows dropped (disk unwritable for too long)': unwritable,
+                  'pieces of evidence dropped (disk unwritable for too long)': unwritable,
                   'messages lost in the middleware (reader queue overflow)': self._gaps.lost,
                   'samples reported lost by the middleware': self.loss_events}
         lost_in_middleware = self._gaps.lost if self.gaps_counted is not False \

@@ -553,11 +553,25 @@ def test_cli_ingest_reports_each_refusal_with_its_line(tmp_path, capsys):
     code = cli.main(['ingest', '--file', str(memory), str(source)])
     out, err = capsys.readouterr()
     assert code == 1
-    assert out == 'accepted 3, refused 2 (3 evidence rows stored)\n'
+    assert out == 'accepted 3, refused 2; 3 pieces of evidence kept\n'
     assert f'{source}:2: refused: level: 30 is not one of 40 (ERROR), 50 (FATAL)' in err
     assert f'{source}:4: refused: not valid JSON' in err
     with EvidenceStore(tmp_path / 'robot-memory.db') as store:
         assert store.observation_count() == 3
+
+
+def test_cli_ingest_counts_the_evidence_kept_not_the_lines(tmp_path, capsys):
+    """An OK report repeating within ok_heartbeat_s adds none; a reading no rule reads none."""
+    memory = tmp_path / 'robot-memory.md'
+    source = tmp_path / 'ok.jsonl'
+    source.write_text(''.join(to_json_line(status(evening(0, 20 + i / 60), 0)) + '\n'
+                              for i in range(5)))
+    assert cli.main(['ingest', '--file', str(memory), str(source)]) == 0
+    assert capsys.readouterr().out == 'accepted 5, refused 0; 1 piece of evidence kept\n'
+    source.write_text('{"stamp": "2026-05-01T20:00:00Z", "source": "telemetry", "topic": '
+                      '"/odd", "type": "std_msgs/msg/Float32", "fields": {"data": 1.0}}\n')
+    assert cli.main(['ingest', '--file', str(memory), str(source)]) == 0
+    assert capsys.readouterr().out == 'accepted 1, refused 0; 0 pieces of evidence kept\n'
 
 
 def test_cli_dream_and_history(tmp_path, capsys):
@@ -570,7 +584,7 @@ def test_cli_dream_and_history(tmp_path, capsys):
     assert cli.main(['dream', '--file', str(memory), '--db', str(database),
                      '--at', '2026-05-02T02:00:00Z']) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == 'accepted 30, refused 0 (30 evidence rows stored)'
+    assert out[0] == 'accepted 30, refused 0; 30 pieces of evidence kept'
     assert out[1].startswith('dream at 2026-05-02T02:00:00Z: created 1, reinforced 0')
     assert cli.main(['dream', '--file', str(memory), '--db', str(database), '--json',
                      '--at', '2026-05-02T02:00:00Z']) == 0

@@ -167,7 +167,7 @@ def test_replaying_the_same_bag_or_an_overlapping_one_adds_nothing_twice(tmp_pat
     total = sum(1 for _, _, message in items if message.source == 'diagnostic')
     assert once['taken']['/diagnostics'] == total
     with EvidenceStore(tmp_path / 'robot-memory.db') as store:
-        assert store.observation_count() == once['rows']
+        assert store.observation_count() == once['rows'] == once['evidence_kept']
 
 
 def test_an_interrupted_replay_resumes_after_the_last_message_written(tmp_path, monkeypatch):
@@ -420,6 +420,20 @@ def test_the_closing_summary_and_plain_progress_lines_when_piped(tmp_path):
     assert '/diagnostics: 180 messages taken' in out
     assert 'dreams run: 2 (created 2' in out
     assert 'skipped 180: topics that are not evidence' in out
+    with EvidenceStore(tmp_path / 'robot-memory.db') as store:
+        kept = store.observation_count()
+    assert f' observations, {kept} pieces of evidence kept\n' in out, out
+
+
+@pytest.mark.parametrize('observations, kept, line', [
+    (3, 0, '3 observations, 0 pieces of evidence kept'),
+    (3, 1, '3 observations, 1 piece of evidence kept'),
+    (2, 5, '2 observations, 5 pieces of evidence kept'),  # telemetry: one a rule
+])
+def test_the_summary_counts_the_evidence_kept_not_storage_rows(observations, kept, line):
+    summary = replay.ReplaySummary(observations=observations, rows=kept)
+    assert line in summary.lines()
+    assert summary.to_dict()['evidence_kept'] == summary.to_dict()['rows'] == kept
 
 
 def test_on_a_terminal_progress_is_one_bar_redrawn_in_place():

@@ -258,7 +258,7 @@ def test_robot_memory_ingest_sets_a_damaged_database_aside_and_stores(tmp_path, 
 
     code, out, err = run_cli(capsys, 'ingest', '--file', robot.memory.path, source)
     assert code == 0, err
-    assert 'accepted 7, refused 0 (7 evidence rows stored)' in out
+    assert 'accepted 7, refused 0; 7 pieces of evidence kept' in out
     assert 'was set aside as robot-memory.db.corrupt-' in err
     assert len([path for path in tmp_path.glob('robot/robot-memory.db.corrupt-*')
                 if not path.name.endswith('-wal')]) == 1

@@ -852,7 +852,7 @@ def test_the_cli_and_the_node_writing_at_once_never_lose_an_update(tmp_path, pro
                 done = subprocess.run(command, capture_output=True, text=True, timeout=120)
                 assert cli_succeeded(kind, done), f'robot-memory {kind}: {done.stderr}'
                 if kind == 'ingest':
-                    assert 'accepted 400, refused 0 (400 evidence rows stored)' in done.stdout
+                    assert 'accepted 400, refused 0; 400 pieces of evidence kept' in done.stdout
                     ingested += 400
                     sources.append(f'cli-{number}')
                 assert node.process.poll() is None, node.log()[-2000:]
