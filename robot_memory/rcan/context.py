@@ -15,10 +15,10 @@
 r"""
 The context block handed to the robot's LLM brain (RCAN §5).
 
-Own entries first (faults; then, in a labelled section, the conditions a dream labelled
-routine or constant, so they never crowd a fault out), then a labelled section of this
-robot's weak recent entries (below the
-injection threshold, reinforced within ``recent_hours``), then one labelled section per
+Own entries first (faults), then a labelled section of this robot's weak recent entries
+(below the injection threshold, reinforced within ``recent_hours``), then, labelled, the
+conditions a dream labelled routine or constant, so they never crowd a fault out (one about
+the status of a fault shown comes before the weak recent ones), then one labelled section per
 peer; each line is ``<band> [NN%] text`` with decay evaluated at ``now``; ``resolved``
 entries never appear. The block is cut to a token budget (tokens estimated as UTF-8 bytes
 / 4, rounded up, which over-counts emoji and symbols rather than under-counting them) and
@@ -476,6 +476,26 @@ def is_condition(text: str) -> bool:
     return text.startswith(CONDITIONS)
 
 
+# The status or node a dream's entry is about, as the default rules word it after the
+# dream's label: 'Routine: <name> (<hardware id>) reports ...', '<node> logs ...'.
+_SUBJECT = re.compile(r'(?:[A-Z][a-z]+: )?(.+?) (?:reports|logs) ')
+
+
+def _subject(text: str) -> str:
+    """Return what an entry is about (see _SUBJECT), '' when its text does not say."""
+    match = _SUBJECT.match(text)
+    return match.group(1) if match else ''
+
+
+def _explaining(conditions: list, faults: list) -> tuple:
+    """Split conditions into (those about a status a shown fault is about, the others)."""
+    subjects = {_subject(item.entry.text) for item in faults} - {''}
+    explaining, others = [], []
+    for item in conditions:
+        (explaining if _subject(item.entry.text) in subjects else others).append(item)
+    return explaining, others
+
+
 def _faults_first(items, conditions: list):
     """Yield the items that are not conditions; collect those that are into ``conditions``."""
     for item in items:
@@ -491,8 +511,12 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
 
     A labelled routine or constant condition never pushes a fault out, not even one seen in
     the last 24 h below the threshold: the weak-recent section comes before the conditions.
-    ``recent()`` returns the weak recent entries as (confidence, entry) in rank order;
-    those the budget leaves out count as omitted, like own and peer entries.
+    Except a condition about the status of a fault shown (the lidar's "no events" while
+    docked, under its rate fault): it says when that status's reports are normal, which the
+    brain needs to read the fault, so it opens the conditions section right after the faults,
+    before the weak-recent section. ``recent()`` returns the weak recent entries as
+    (confidence, entry) in rank order; those the budget leaves out count as omitted, like
+    own and peer entries.
     """
     filler = _Filler(config.token_budget if not token_budget else token_budget)
     eligible, items = own
@@ -500,6 +524,9 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
     items = _faults_first(items, conditions)
     first = next(items, None)
     shown = filler.run(first, items) if first is not None else []
+    explaining, conditions = _explaining(conditions, shown)
+    shown_explaining = filler.section(CONDITIONS_HEADER, iter(explaining))
+    shown += shown_explaining
     weak = recent()
     shown_recent = []
     if not filler.ended:
@@ -507,7 +534,11 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
             ContextLine(entry, confidence, format_line(entry.text, confidence, config))
             for confidence, entry in weak))
     omitted = len(weak) - len(shown_recent)
-    shown += filler.section(CONDITIONS_HEADER, iter(conditions))
+    rest = iter(conditions)
+    if shown_explaining and not shown_recent:  # the section goes on
+        shown += filler.run(next(rest, None), rest)
+    else:
+        shown += filler.section(CONDITIONS_HEADER, rest)
     omitted += eligible - len(shown)
     shown_peers = []
     for block, eligible, items in peers:

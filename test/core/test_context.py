@@ -365,3 +365,71 @@ def test_a_condition_never_pushes_out_a_fault_seen_in_the_last_24_hours():
     short = build_context(doc, T0, token_budget=budget)
     assert [item.entry.id for item in short.recent] == ['mem-weak']
     assert CONDITIONS_HEADER not in short.text and short.omitted == 1
+
+
+# TurtleBot 4 Lite's last night in bench/bench_quality.py (30 days, a status set every
+# second): its faults, the weak battery incident seen today, and its three conditions.
+TURTLEBOT = 'turtlebot4_diagnostics: '
+SCAN = TURTLEBOT + '/scan topic status (Turtlebot4) reports '
+TURTLEBOT_NIGHT = [
+    ('mem-battery', 1.0, f'Intermittent: {TURTLEBOT}Battery Percentage (Turtlebot4) reports '
+     'WARN: Low - 22 times on 22 of the last 30 days, usually 16:16-18:18 UTC-4, typically 2 '
+     'h, percentage 0.12-0.18 against 0.35-0.95'),
+    ('mem-collision', 1.0, 'Intermittent: behavior_server logs ERROR repeatedly: [backup] Goal '
+     '46e878fb-0b0e-4135-8718-babd4222019e aborted: Collision Ahead - Exiting DriveOnHeading - '
+     '90 times on 30 of the last 30 days, brief'),
+    ('mem-oakd', 0.87, f'Intermittent: {TURTLEBOT}/oakd/rgb/preview/image_raw topic status '
+     '(Turtlebot4) reports WARN: Frequency too low. - 17 times on 17 of the last 30 days, '
+     'usually 10:11-14:06 UTC-4, typically 22 min, Actual frequency (Hz) 4.9-8.3 against '
+     '14.8-15.2'),
+    ('mem-dock', 0.68, f'Flapping: {TURTLEBOT}Dock Status (Turtlebot4) reports WARN: Dock not '
+     'visible - about 150 flips in 15 min, 20 times on 20 of the last 29 days, usually '
+     '21:30-21:45 UTC-4'),
+    ('mem-scan', 0.5, f'Intermittent: {SCAN}WARN: Frequency too low. - 22 times on 11 of the '
+     'last 30 days, usually 11:08-17:06 UTC-4, typically 7 min, Actual frequency (Hz) 3.1-4.6 '
+     'against 7.8-8'),
+    ('mem-critical', 0.22, f'Intermittent: {TURTLEBOT}Battery Percentage (Turtlebot4) reports '
+     'ERROR: Critical (together with Battery Voltage: Low voltage; Dock Status: Battery '
+     'critical) - 10 times on 10 of the last 29 days, usually 12:52-14:09 UTC-4, typically 12 '
+     'min, percentage 0.04-0.09 against 0.35-0.95'),
+    ('mem-lidar-docked', 1.0, f'Routine: {SCAN}ERROR: No events recorded. - daily 22:03-06:57 '
+     'UTC-4, on 30 of the last 30 days, typically 9 h, Actual frequency (Hz) 0 against 7.8-8, '
+     'only while Wheel Status reports Disabled'),
+    ('mem-gamepad', 1.0, 'Constant: joy_linux_node: Joystick Driver Status (none) reports '
+     'ERROR: Joystick not open. - constant since 2026-06-01 00:00 UTC-4'),
+    ('mem-wheels', 1.0, f'Routine: {TURTLEBOT}Wheel Status (Turtlebot4) reports WARN: Disabled '
+     '- daily 22:00-07:00 UTC-4, on 30 of the last 30 days, typically 9 h'),
+]
+
+
+def test_a_condition_explaining_a_shown_fault_comes_before_weak_recent_lines():
+    """On TurtleBot's last night the lidar's routine comes under its rate fault, in 400 tokens."""
+    from robot_memory.rcan.context import CONDITIONS_HEADER
+    doc = document([entry(*item) for item in TURTLEBOT_NIGHT])
+    block = build_context(doc, T0, token_budget=400)
+    lines = block.text.splitlines()
+    assert block.token_estimate <= 400
+    assert [item.entry.id for item in block.entries] == [
+        'mem-battery', 'mem-collision', 'mem-oakd', 'mem-dock', 'mem-scan', 'mem-lidar-docked']
+    assert lines[5:7] == ['', CONDITIONS_HEADER]
+    assert lines[7].startswith(f'🔴 [100%] Routine: {SCAN}ERROR: No events recorded.')
+    # The weak battery line, about a status already shown, and the conditions no fault shown
+    # is about give way: the budget counts them.
+    assert block.recent == [] and block.omitted == 3
+    assert recent_header() not in block.text
+    # With room, the weak recent section comes next, then the other conditions, labelled.
+    roomy = build_context(doc, T0, token_budget=1000).text.splitlines()
+    headers = [line for line in roomy if line and not LINE.match(line)]
+    assert headers == [CONDITIONS_HEADER, recent_header(), CONDITIONS_HEADER]
+    assert roomy[-1].startswith('🔴 [100%] Routine: turtlebot4_diagnostics: Wheel Status')
+
+
+def test_without_weak_recent_lines_the_conditions_stay_one_section():
+    from robot_memory.rcan.context import CONDITIONS_HEADER
+    doc = document([entry(*item) for item in TURTLEBOT_NIGHT if item[0] != 'mem-critical'])
+    text = build_context(doc, T0, token_budget=1000).text
+    assert text.count(CONDITIONS_HEADER) == 1
+    conditions = text.split(CONDITIONS_HEADER)[1].strip().splitlines()
+    assert [LINE.match(line).group(3).split(': ', 1)[0] for line in conditions] == [
+        'Routine', 'Constant', 'Routine']
+    assert 'No events recorded' in conditions[0]  # the one explaining a fault shown first
