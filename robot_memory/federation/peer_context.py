@@ -176,7 +176,7 @@ class FederationPolicy(BaseModel):
     def _peers_are_rrns(cls, value: tuple) -> tuple:
         for rrn in value:
             if not _RRN.fullmatch(rrn):
-                raise ValueError(f'allowed_peers: {rrn!r} is not an RRN (e.g. RRN-000000000005)')
+                raise ValueError(f'{rrn!r} is not an RRN (e.g. RRN-000000000005)')
         return tuple(dict.fromkeys(value))
 
     @field_validator('peer_public_keys')
@@ -184,7 +184,7 @@ class FederationPolicy(BaseModel):
     def _keys_are_for_rrns(cls, value: dict) -> dict:
         for rrn in value:
             if not _RRN.fullmatch(rrn):
-                raise ValueError(f'peer_public_keys: {rrn!r} is not an RRN (e.g. RRN-000000000005)')
+                raise ValueError(f'{rrn!r} is not an RRN (e.g. RRN-000000000005)')
         return value
 
     @model_validator(mode='after')

@@ -277,6 +277,13 @@ def test_a_cross_field_refusal_names_the_parameters_to_change_from_every_entry_p
     assert code == 1 and f'{path}: invalid setting {named}: ' in err, err
 
 
+def test_a_field_refusal_names_its_field_once():
+    with pytest.raises(ValueError) as error:
+        validate_parameters({'federation.allowed_peers': ['../etc']})
+    assert str(error.value) == ("federation.allowed_peers: '../etc' is not an RRN (e.g. "
+                                'RRN-000000000005)')
+
+
 def test_validate_accepts_the_default_settings(capsys):
     """Issue 26.6: the shipped parameters put a new entry above the prune line."""
     from robot_memory.cli import main as cli
