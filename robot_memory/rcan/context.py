@@ -490,6 +490,8 @@ def _subject(text: str) -> str:
 def _explaining(conditions: list, faults: list) -> tuple:
     """Split conditions into (those about a status a shown fault is about, the others)."""
     subjects = {_subject(item.entry.text) for item in faults} - {''}
+    if not subjects or not conditions:
+        return [], conditions
     explaining, others = [], []
     for item in conditions:
         (explaining if _subject(item.entry.text) in subjects else others).append(item)

@@ -433,3 +433,21 @@ def test_without_weak_recent_lines_the_conditions_stay_one_section():
     assert [LINE.match(line).group(3).split(': ', 1)[0] for line in conditions] == [
         'Routine', 'Constant', 'Routine']
     assert 'No events recorded' in conditions[0]  # the one explaining a fault shown first
+
+
+def test_a_node_s_routine_log_explains_its_fault_and_other_wordings_wait():
+    """What an entry is about is read as the default rules word it; other texts keep order."""
+    from robot_memory.rcan.context import CONDITIONS_HEADER
+    doc = document([
+        entry('mem-fault', 0.9, 'Intermittent: backup_job logs ERROR repeatedly: disk slow'),
+        entry('mem-weak', 0.2, 'lidar: no scan received for 500 ms'),
+        entry('mem-nightly', 1.0, 'Routine: backup_job logs ERROR repeatedly: lock held - '
+              'daily 02:00-02:10'),
+        entry('mem-docked', 1.0, 'Routine: wheels disabled while docked')])
+    lines = build_context(doc, T0).text.splitlines()
+    assert lines == [
+        '🔴 [90%] Intermittent: backup_job logs ERROR repeatedly: disk slow', '',
+        CONDITIONS_HEADER,
+        '🔴 [100%] Routine: backup_job logs ERROR repeatedly: lock held - daily 02:00-02:10',
+        '', recent_header(), '🟢 [20%] lidar: no scan received for 500 ms', '',
+        CONDITIONS_HEADER, '🔴 [100%] Routine: wheels disabled while docked']
