@@ -372,34 +372,46 @@ class EvidenceStore:
 
         Each piece grows its source key's open run or starts one (robot_memory.evidence.runs):
         a dict lookup, no SQL. Once ``batch_size`` pieces wait, ``add`` writes them. If
-        that write fails (a full disk), the observation is still accepted: it stays
-        buffered with the others, nothing is raised, and :attr:`write_error` says why; the
-        next write is tried when another ``batch_size`` have come in, or at ``flush()``,
-        which raises. So an ``add`` that returned was taken exactly once, and one that
-        raised (a naive stamp) was not taken at all.
+        that write fails (a full disk), the observation is still accepted: it stays buffered,
+        nothing is raised, and :attr:`write_error` says why; the next write is tried after
+        another ``batch_size``, or at ``flush()``, which raises. So an ``add`` that returned
+        was taken exactly once, and one that raised (a naive stamp) was not taken at all.
         """
         if observation.stamp.tzinfo is None:
             raise ValueError('observation stamps must be aware UTC datetimes, got a naive '
                              f'{observation.stamp.isoformat()}; attach timezone.utc')
-        stamp = observation.stamp.timestamp()
-        source = observation.source
+        return self.add_prepared(observation.stamp.timestamp(),
+                                 [(observation, self.prepare(observation))])
+
+    def prepare(self, observation) -> list:
+        """Return the evidence of ``observation`` for ``add_prepared``; its stamp is not read."""
+        return [(item, *identity_and_numbers(observation, item))
+                for item in self.rules.classify(observation)]
+
+    def add_prepared(self, stamp: float, reports: list) -> int:
+        """
+        ``add`` (observation, what ``prepare`` gave of it) pairs at ``stamp`` (POSIX seconds).
+
+        The observation may be an earlier one of the same identity (``runs.renumbered``):
+        only its source, message and non-numeric values are read.
+        """
         added = 0
         with self._lock:
-            runs = self._runs
-            for item in self.rules.classify(observation):
-                identity, numbers = identity_and_numbers(observation, item)
-                if item.severity == 0:  # thinned, but a change of state is always kept
-                    last = self._ok_last.get(item.source_key)
-                    if (last is not None and last <= stamp < last + self.ok_heartbeat_s
-                            and not runs.changes_state(item.source_key, identity, stamp,
-                                                       observation)):
-                        continue
-                    self._ok_last[item.source_key] = stamp
-                    item = runs.with_state(observation, item)
-                else:
-                    self._ok_last[item.source_key] = None
-                runs.take(stamp, source, item, identity, numbers)
-                added += 1
+            runs, ok_last, heartbeat = self._runs, self._ok_last, self.ok_heartbeat_s
+            for observation, prepared in reports:
+                for item, identity, numbers in prepared:
+                    if item.severity == 0:  # thinned, but a change of state is always kept
+                        last = ok_last.get(item.source_key)
+                        if (last is not None and last <= stamp < last + heartbeat
+                                and not runs.changes_state(item.source_key, identity, stamp,
+                                                           observation)):
+                            continue
+                        ok_last[item.source_key] = stamp
+                        item = runs.with_state(observation, item)
+                    else:
+                        ok_last[item.source_key] = None
+                    runs.take(stamp, observation.source, item, identity, numbers)
+                    added += 1
             if len(self._ok_last) > 100_000:
                 self._ok_last.clear()
             if runs.pending >= self.batch_size + self._flush_backoff:
@@ -776,18 +788,11 @@ class EvidenceStore:
         with self._writing('update'), self._transaction():
             self.db.execute('DELETE FROM pending_dream')
 
+    @contextlib.contextmanager
     def _durable(self):
-        return _SynchronousFull(self.db)
-
-
-class _SynchronousFull:
-    """``PRAGMA synchronous = FULL`` for the dream's two transactions, NORMAL otherwise."""
-
-    def __init__(self, db: PlainDatabase):
-        self.db = db
-
-    def __enter__(self):
+        """``PRAGMA synchronous = FULL`` for the dream's two transactions, NORMAL otherwise."""
         self.db.execute('PRAGMA synchronous = FULL')
-
-    def __exit__(self, *exc):
-        self.db.execute('PRAGMA synchronous = NORMAL')
+        try:
+            yield
+        finally:
+            self.db.execute('PRAGMA synchronous = NORMAL')
