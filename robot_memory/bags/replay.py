@@ -40,6 +40,7 @@ from robot_memory.common.timeutil import format_iso
 from robot_memory.dream import autodream
 from robot_memory.dream.schedule import next_nightly
 from robot_memory.evidence import observations
+from robot_memory.evidence import runs
 
 if TYPE_CHECKING:
     from robot_memory.evidence.rules import Rules
@@ -48,7 +49,7 @@ FLUSH_MESSAGES = 20_000  # messages between two writes of observations and progr
 PROGRESS_S = 0.25  # wall seconds between two progress reports
 PROGRESS_EVERY = 4096  # messages between two looks at the wall clock
 OWN_NODE = 'memory_node'  # memory_node's own health reports and log are not evidence
-UNSTAMPED = read.datetime_of(0)  # the stamp of observations kept to be restamped
+UNSTAMPED = read.datetime_of(0)  # kept observations' stamp: each report is added at its own
 
 
 @dataclasses.dataclass
@@ -320,6 +321,40 @@ def replay(paths, store, memory, options: ReplayOptions,
     return summary
 
 
+def status_reader(store, skip_prefix: str) -> cdr.StatusCache:
+    """
+    Return what reads DiagnosticArrays into (observation, evidence) for ``store.add_prepared``.
+
+    Each distinct status is read, checked and classified once, into an observation and its
+    evidence that each message adds at its own stamp: robots repeat their statuses every
+    second (cdr.StatusCache). Statuses named ``skip_prefix...`` are left out; one that
+    cannot be stored gives its ObservationError.
+    """
+    prepare = store.prepare
+    reads_values = store.rules.reads_values
+
+    def derive(status):
+        level, name, message, hardware_id, values = status
+        if name.startswith(skip_prefix):
+            return None
+        try:
+            item = observations.diagnostic(UNSTAMPED, name, hardware_id, level, message, values)
+        except observations.ObservationError as error:
+            return error
+        return item, prepare(item)
+
+    def rederive(previous, status, changed):
+        # A status whose numbers changed (a voltage): the evidence kept with new numbers,
+        # and the observation kept, which add_prepared reads only for what did not change.
+        if type(previous) is tuple and changed is not None and not reads_values:
+            evidence = runs.renumbered(previous[1], status[4], changed)
+            if evidence is not None:
+                return previous[0], evidence
+        return derive(status)
+
+    return cdr.StatusCache(derive, rederive=rederive)
+
+
 def _stream(index: int, bag: read.Bag, plan: dict):
     for ns, topic, type_name, raw in bag.messages(plan):
         yield ns, index, topic, type_name, raw
@@ -345,11 +380,8 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
     skip_prefix = f'{OWN_NODE}: '
     add = store.add
     taken = summary.taken
-    # Each distinct status is read and checked once, into an observation that each message
-    # restamps: robots repeat their statuses every second.
-    statuses = cdr.StatusCache(lambda status: next(observations.from_statuses(
-        UNSTAMPED, (status,), skip_prefix), None))
-    restamped = observations.DiagnosticObservation
+    add_prepared = store.add_prepared
+    statuses = status_reader(store, skip_prefix)
 
     def flush():
         summary.rows += store.flush(then=state.write)
@@ -396,14 +428,15 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
         taken[topic] = taken.get(topic, 0) + 1
         try:
             if role == 'diagnostic':
-                for item in bag.statuses(raw, type_name, statuses):
-                    if isinstance(item, observations.ObservationError):
-                        summary.skip(f'refused: {item}')
-                    else:
-                        add(restamped(stamp, item.name, item.hardware_id, item.level,
-                                      item.message, item.values))
-                        summary.observations += 1
-                        summary.waiting += 1
+                reports = bag.statuses(raw, type_name, statuses)
+                taken_now = [report for report in reports if type(report) is tuple]
+                if len(taken_now) < len(reports):
+                    for report in reports:
+                        if type(report) is not tuple:
+                            summary.skip(f'refused: {report}')
+                add_prepared(stamp.timestamp(), taken_now)
+                summary.observations += len(taken_now)
+                summary.waiting += len(taken_now)
             elif role == 'log':
                 item = observations.log_record(bag.decode(raw, type_name), stamp, OWN_NODE,
                                                ros1=bag.ros1)

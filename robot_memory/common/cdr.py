@@ -42,7 +42,9 @@ back every second: each distinct status is read once (see its docstring).
 No rclpy here: plain bytes in, plain tuples out.
 """
 
+from bisect import bisect_right
 import struct
+from typing import Optional
 
 from robot_memory.errors import RobotMemoryError
 
@@ -169,20 +171,29 @@ class StatusCache:
     status had last time; when the message holds those same bytes there, at the same
     alignment (CDR aligns to 4 from the start of the payload) and in the same byte order,
     reading them again would give exactly the same status, so what ``derive`` made of it
-    is handed out again. Any other status is read (:func:`diagnostic_statuses`'s reader)
-    and kept in place of the one before. ``derive(status)`` returns what to keep, or None
-    to leave the status out. Bounded: statuses over ``max_bytes`` are not kept, and all
-    are forgotten when ``entries`` are kept (by default at most about 5 MB). CdrError as
-    :func:`diagnostic_statuses`.
+    is handed out again. When the bytes differ only inside strings (a value of the same
+    length), the layout is the same: only those strings are read again (:meth:`_patched`)
+    and ``rederive(what was kept, status, changed)`` makes what to keep of it: ``changed``
+    lists the indices of the values whose value changed, None when the message, the
+    hardware id or a key did (by default ``derive(status)``). Any other status is read
+    (:func:`diagnostic_statuses`'s reader) and kept in place of the one before.
+    ``derive(status)`` returns what to keep, or None to leave the status out. Bounded:
+    statuses over ``max_bytes`` are not kept, and all are forgotten when ``entries`` are
+    kept (by default at most about 5 MB). CdrError as :func:`diagnostic_statuses`.
     """
 
-    def __init__(self, derive=None, entries: int = 4096, max_bytes: int = 512):
+    def __init__(self, derive=None, entries: int = 4096, max_bytes: int = 512, rederive=None):
         self.derive = derive or (lambda status: status)
+        self.rederive = rederive or (lambda previous, status, changed: self.derive(status))
         self._entries = entries
         self._max_bytes = max_bytes
-        # byte order -> the padding after the level (0-3, the status's alignment) -> kept
+        # byte order -> the padding after the level (0-3, the status's alignment) -> kept:
+        # head -> [bytes, derived, status, _layout of its strings (None until needed), pad,
+        # head]
         self._kept: dict = {order: [{}, {}, {}, {}] for order in _U32}
         self._count = 0
+        self._order: list = []  # the kept statuses of the last array, in its order
+        self._order_byte = -1
 
     def get(self, raw: bytes) -> list:
         """Return ``derive`` of each status of the array (None left out), read or kept."""
@@ -191,19 +202,32 @@ class StatusCache:
         derive = self.derive
         kept = self._kept[raw[1]]
         startswith = raw.startswith
+        # Robots send their statuses in the same order every time: the status kept at the
+        # same place in the array before is looked at first.
+        order = self._order if raw[1] == self._order_byte else ()
+        known = len(order)
+        now = []
         result = []
         try:
-            for _ in range(statuses):
-                pad = -(pos + 1 - _HEADER) % 4
-                (length,) = unpack(raw, pos + 1 + pad)      # the name's length
-                head = raw[pos:pos + 5 + pad + length]      # level, padding, name
-                found = kept[pad].get(head)
+            for index in range(statuses):
+                pad = (_HEADER - 1 - pos) % 4                # the padding after the level
+                found = order[index] if index < known else None
+                if found is not None and found[4] == pad and startswith(found[5], pos):
+                    head = found[5]
+                else:
+                    (length,) = unpack(raw, pos + 1 + pad)  # the name's length
+                    head = raw[pos:pos + 5 + pad + length]  # level, padding, name
+                    found = kept[pad].get(head)
                 if found is not None and startswith(found[0], pos):
                     item = found[1]
+                    pos += len(found[0])
+                elif found is not None and (item := self._patched(found, raw, pos, unpack,
+                                                                  pad)) is not _CHANGED:
                     pos += len(found[0])
                 else:
                     status, end = _status(raw, pos, unpack, size)
                     item = derive(status)
+                    found = None
                     if end - pos <= self._max_bytes:
                         if self._count >= self._entries:
                             for slots in self._kept.values():
@@ -211,14 +235,90 @@ class StatusCache:
                                     slot.clear()
                             self._count = 0
                         self._count += head not in kept[pad]
-                        kept[pad][head] = (raw[pos:end], item)
+                        found = kept[pad][head] = [raw[pos:end], item, status, None, pad, head]
                     pos = end
+                now.append(found)
                 if item is not None:
                     result.append(item)
         except (struct.error, IndexError):
             raise CdrError(f'the message ends before its last field ({size} bytes)') from None
+        self._order, self._order_byte = now, raw[1]
         return result
+
+    def _patched(self, found: list, raw: bytes, pos: int, unpack, pad: int):
+        """
+        Return what to keep of the status at ``pos`` if it differs from ``found`` only in strings.
+
+        The bytes are compared at once (as two integers): when every differing byte lies
+        within a string's bytes, no length, count or padding changed, so the layout is
+        ``found``'s and only the strings that differ are decoded (``found`` is updated).
+        Otherwise _CHANGED: the caller reads the status whole.
+        """
+        old = found[0]
+        width = len(old)
+        new = raw[pos:pos + width]
+        if len(new) != width:
+            return _CHANGED
+        layout = found[3]
+        if layout is None:
+            layout = found[3] = _layout(old, pad, unpack, found[2])
+        starts, ends, strings = layout
+        strings = list(strings)
+        diff = int.from_bytes(old, 'little') ^ int.from_bytes(new, 'little')
+        changed: Optional[list] = []
+        index = base = 0
+        count = len(starts)
+        while diff:  # its bits from byte ``base`` of the status on
+            byte = base + (((diff & -diff).bit_length() - 1) >> 3)
+            index = bisect_right(ends, byte, index)
+            if index == count or byte < starts[index]:
+                return _CHANGED  # a length, a count or padding changed
+            end = ends[index]
+            cut = new.find(b'\0', starts[index], end)
+            # A value that changed is seldom one seen before: decoded, not looked up and kept.
+            strings[index] = new[starts[index]:end if cut < 0 else cut].decode('utf-8', 'replace')
+            if changed is not None:
+                changed = changed + [(index - 3) >> 1] if index & 1 and index > 2 else None
+            diff >>= (end - base) << 3
+            base = end
+        level, name = found[2][:2]
+        status = (level, name, strings[0], strings[1],
+                  list(zip(strings[2::2], strings[3::2])))
+        item = self.rederive(found[1], status, changed)
+        found[0], found[1], found[2], found[3] = new, item, status, (starts, ends, strings)
+        return item
 
     def derived(self, statuses) -> list:
         """Return ``derive`` of each status read elsewhere (None left out), nothing kept."""
         return [item for item in map(self.derive, statuses) if item is not None]
+
+
+_CHANGED = object()  # StatusCache._patched: the status must be read whole
+
+
+def _layout(data: bytes, pad: int, unpack, status: tuple) -> tuple:
+    """
+    Return (starts, ends, strings) of the message, hardware id, keys and values of a status.
+
+    ``data`` is one well-formed status as :func:`_status` read it into ``status``, ``pad``
+    the padding after its level: CDR aligns to 4 from the payload's start, which puts the
+    level at 3 - pad modulo 4. ``strings`` are the status's, in the same order.
+    """
+    shift = 3 - pad
+    (length,) = unpack(data, 1 + pad)
+    pos = 5 + pad + length                                  # after the name
+    starts: list = []
+    ends: list = []
+    strings = [status[2], status[3]]                        # message, hardware_id
+    for key, value in status[4]:
+        strings += (key, value)
+    for index in range(len(strings)):
+        if index == 2:                                      # the values' count first
+            pos += -(pos + shift) % 4 + 4
+        pos += -(pos + shift) % 4
+        (length,) = unpack(data, pos)
+        pos += 4
+        starts.append(pos)
+        pos += length
+        ends.append(pos)
+    return starts, ends, strings

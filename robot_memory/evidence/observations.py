@@ -45,6 +45,7 @@ Parsing validates everything and never lets one bad line stop the rest:
 import array
 import dataclasses
 import datetime as dt
+import functools
 import itertools
 import json
 import math
@@ -182,6 +183,7 @@ class ParseReport:
     notes: list = dataclasses.field(default_factory=list)
 
 
+@functools.lru_cache(maxsize=4096)  # a status's state is compared every report
 def message_pattern(text: str) -> str:
     """
     Return ``text`` with what changes from one report of a fault to the next masked.

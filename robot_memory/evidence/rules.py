@@ -504,6 +504,11 @@ class Rules:
             return self._classify_telemetry(observation)
         raise TypeError(f'not an observation: {type(observation).__name__}')
 
+    @property
+    def reads_values(self) -> bool:
+        """Whether a diagnostic's evidence depends on its key/values (some rule reads them)."""
+        return bool(self._values_rules)
+
     def telemetry_rules_for(self, topic: str, type_name: str) -> list:
         """Names of the telemetry rules that read ``topic`` of ``type_name`` (not ignoring)."""
         type_name = normal_type(type_name)

@@ -41,6 +41,7 @@ from typing import Iterable
 from typing import Optional
 
 from robot_memory.evidence.observations import DiagnosticObservation
+from robot_memory.evidence.observations import MAX_STRING_CHARS
 from robot_memory.evidence.observations import message_pattern
 from robot_memory.evidence.observations import TelemetryObservation
 
@@ -204,6 +205,36 @@ def identity_and_numbers(observation, item) -> tuple:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return (item.signature, item.severity, item.rule), {payload['field']: value}
     return (item.signature, item.severity, item.payload), {}
+
+
+def renumbered(prepared: list, values, changed: list) -> Optional[list]:
+    """
+    Return ``prepared`` evidence of a status now with ``values``, if only numbers changed.
+
+    ``prepared`` is (item, identity, numbers) of the status (EvidenceStore.prepare);
+    ``values`` its values with those at the ``changed`` indices (keys kept) replaced. When
+    each of those was a number and is another (short ASCII text, storable as it is) and
+    its key is the only one of its name, identity and classification hold (unless the
+    rules read values: the caller's to check) and only the numbers change. None
+    otherwise: prepare it whole.
+    """
+    result = []
+    for item, identity, numbers in prepared:
+        words = identity[-1]
+        if len(numbers) + len(words) != len(values):
+            return None  # a numeric key twice: which one counts is identity_and_numbers'
+        fresh = dict(numbers)
+        for index in changed:
+            key, text = values[index]
+            # The key once, with a number: the value at ``index`` was that number.
+            if key not in numbers or (words and any(word[0] == key for word in words)):
+                return None
+            value = _number(text)
+            if value is None or len(text) > MAX_STRING_CHARS or not text.isascii():
+                return None
+            fresh[key] = value
+        result.append((item, identity, fresh))
+    return result
 
 
 def _state(observation) -> tuple:

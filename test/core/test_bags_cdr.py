@@ -21,7 +21,8 @@ orders) serialized by rosbags read back field for field through ``cdr.diagnostic
 and through ``cdr.StatusCache`` (which reads each distinct status once), whatever the
 header stamp, whichever statuses repeat, change or move to another alignment; cut or
 garbled bytes are refused with CdrError only, and in a replay they are counted as
-unreadable while the good messages around them are taken.
+unreadable while the good messages around them are taken. What replay stores through its
+reader (statuses kept, patched and renumbered) is what adding each observation stores.
 """
 
 import datetime as dt
@@ -39,6 +40,7 @@ from rosbags.typesys import Stores
 from robot_memory.bags import replay
 from robot_memory.bags import write
 from robot_memory.common import cdr
+from robot_memory.evidence import observations
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 
@@ -81,7 +83,7 @@ def restamped(raw: bytes, sec: int, nanosec: int) -> bytes:
 
 def kept_statuses(cache: cdr.StatusCache) -> list:
     """Return the bytes of every status ``cache`` keeps."""
-    return [raw for slots in cache._kept.values() for slot in slots for raw, _ in slot.values()]
+    return [raw for slots in cache._kept.values() for slot in slots for raw, *_ in slot.values()]
 
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -105,7 +107,7 @@ def test_reads_what_rosbags_serialized_exactly(fields, little_endian):
 # Arrays built from a few statuses, each repeated as it was or with one string changed,
 # behind frame ids of 0-3 characters (so a status comes back at another alignment).
 changes = st.lists(st.tuples(st.integers(0, 5), st.sampled_from(
-    ['', 'name', 'message', 'hardware_id', 'value', 'level', 'longer']), st.text(
+    ['', 'name', 'message', 'hardware_id', 'value', 'same_length', 'level', 'longer']), st.text(
         st.characters(blacklist_categories=('Cs',), blacklist_characters='\0'), max_size=6)),
     max_size=12)
 sequences = st.tuples(st.lists(status, min_size=1, max_size=6),
@@ -119,6 +121,9 @@ def changed(item: dict, what: str, new: str) -> dict:
         item[what] = new
     elif what == 'value' and item['values']:
         item['values'][0]['value'] = new
+    elif what == 'same_length' and item['values']:  # a voltage's next reading
+        last = item['values'][-1]
+        last['value'] = (new * len(last['value']))[:len(last['value'])] or last['value']
     elif what == 'level':
         item['level'] = (item['level'] + 1) % 128
     elif what == 'longer':
@@ -216,3 +221,80 @@ def test_a_replay_counts_cut_arrays_as_unreadable_and_takes_the_rest(tmp_path):
     assert summary.observations == 20
     [(why, count)] = summary.skipped.items()
     assert why.startswith('/diagnostics: a message that cannot be deserialized') and count == 10
+
+
+# Values as robots send them: numbers that change (some at the same length, some not),
+# numbers that are not finite, words, percentages, keys that repeat.
+value_text = st.one_of(st.sampled_from(['26.10', '26.11', '9.9', '10.0', '-0', '1e400', 'nan',
+                                        'inf', '42%', 'OK', '', '1_000', '７']),
+                       st.floats(-1e6, 1e6).map(lambda number: f'{number:.2f}'))
+robot_status = st.fixed_dictionaries({
+    'level': st.sampled_from([0, 1, 2, 3]),
+    'name': st.sampled_from(['base: battery', 'base: motors', 'lidar: scan rate',
+                             'memory_node: health']),
+    'message': st.sampled_from(['OK', 'OK', 'Voltage low', 'Motor 2 hot']),
+    'hardware_id': st.just('a200'),
+    'values': st.lists(st.fixed_dictionaries({
+        'key': st.sampled_from(['voltage', 'current', 'rate', 'state']), 'value': value_text}),
+        max_size=4)})
+
+
+# Each second: (status, value, new text) changes, and a status whose level flips.
+robot_seconds = st.lists(st.tuples(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), value_text), max_size=3),
+    st.one_of(st.none(), st.integers(0, 3)), st.integers(1, 90)), min_size=1, max_size=60)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.lists(robot_status, min_size=1, max_size=4), robot_seconds)
+def test_replay_reading_stores_what_adding_each_observation_stores(
+        tmp_path_factory, statuses, seconds):
+    """status_reader + add_prepared (statuses kept, patched, renumbered) == add one by one."""
+    directory = tmp_path_factory.mktemp('same')
+    stamp = START_NS / 1e9
+    with EvidenceStore(directory / 'one.db') as one, EvidenceStore(directory / 'two.db') as two:
+        reader = replay.status_reader(two, 'memory_node: ')
+        for changes, flip, step in seconds:
+            for index, value, text in changes:
+                values = statuses[index % len(statuses)]['values']
+                if values:
+                    values[value % len(values)] = dict(values[value % len(values)], value=text)
+            if flip is not None:
+                item = statuses[flip % len(statuses)]
+                item['level'] = (item['level'] + 1) % 4
+            stamp += step
+            raw = serialized({'status': statuses})
+            at = dt.datetime.fromtimestamp(stamp, dt.timezone.utc)
+            for level, name, message, hardware_id, values in as_rosbags_reads(raw):
+                if not name.startswith('memory_node: '):
+                    one.add(observations.diagnostic(at, name, hardware_id, level, message,
+                                                    values))
+            two.add_prepared(at.timestamp(), reader.get(raw))
+        one.flush()
+        two.flush()
+        query = 'SELECT * FROM observations ORDER BY id'
+        assert one.db.execute(query).fetchall() == two.db.execute(query).fetchall()
+
+
+def test_a_value_of_the_same_length_is_read_alone_and_renumbered(tmp_path, monkeypatch):
+    """A voltage's next reading: no status read whole, the evidence's numbers follow it."""
+    def array(volts: str, state: str = 'charging') -> bytes:
+        return serialized({'status': [{'name': 'base: battery', 'level': 1, 'message': 'low',
+                                       'values': [{'key': 'voltage', 'value': volts},
+                                                  {'key': 'state', 'value': state}]}]})
+
+    with EvidenceStore(tmp_path / 'robot-memory.db') as store:
+        reader = replay.status_reader(store, 'memory_node: ')
+        [(first, evidence)] = reader.get(array('25.80'))
+        whole = []
+        status = cdr._status
+        monkeypatch.setattr(cdr, '_status', lambda *args: whole.append(args) or status(*args))
+        [(kept, renumbered)] = reader.get(array('25.71'))
+        assert not whole and kept is first
+        assert [numbers for _, _, numbers in renumbered] == [{'voltage': 25.71}]
+        assert renumbered[0][1] == evidence[0][1]  # the same identity
+        # A word that changes is a new identity: the status is derived whole (no re-read).
+        [(other, _)] = reader.get(array('25.72', 'floating'))
+        assert not whole and other is not first and other.values[1] == ('state', 'floating')
+        reader.get(array('25.7'))  # another length: read whole
+        assert len(whole) == 1

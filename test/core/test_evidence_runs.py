@@ -34,6 +34,7 @@ from robot_memory.dream.pattern import STATUS_GAP_S
 from robot_memory.evidence.migrations import MIGRATIONS
 from robot_memory.evidence.observations import diagnostic
 from robot_memory.evidence.observations import log
+from robot_memory.evidence.runs import renumbered
 from robot_memory.evidence.runs import RUN_GAP_S
 from robot_memory.evidence.store import EvidenceStore
 
@@ -338,3 +339,36 @@ def test_episodes_equal_the_window_function_query(tmp_path, evidence, after):
     assert {key: sorted(value) for key, value in found.items()} == \
         {key: sorted(value) for key, value in expected.items()}
     store.close()
+
+
+RENUMBER_TEXT = st.sampled_from(['1', '2.5', '-0', 'nan', 'inf', '1e400', 'OK', 'ok', '42%',
+                                 '１', '1_0', '', '12', '99'])
+RENUMBER_VALUES = st.lists(st.tuples(st.sampled_from(['v', 'w', 'x']), RENUMBER_TEXT),
+                           max_size=4)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(RENUMBER_VALUES, st.lists(st.tuples(st.integers(0, 3), RENUMBER_TEXT), max_size=3),
+       st.sampled_from([0, 1, 2]))
+def test_renumbered_evidence_is_what_prepare_gives_or_none(tmp_path, values, changes, level):
+    """Only numbers that change keep the identity: the new numbers, or prepare it whole."""
+    store = EvidenceStore(tmp_path / 'renumbered.db')
+    before = diagnostic(T0, *WHEELS, level, 'Wheels', values)
+    after, changed = list(values), set()
+    for index, text in changes:
+        if values:
+            after[index % len(values)] = (values[index % len(values)][0], text)
+            changed.add(index % len(values))
+    evidence = renumbered(store.prepare(before), after, sorted(changed))
+    whole = store.prepare(diagnostic(T0, *WHEELS, level, 'Wheels', after))
+    if evidence is not None:
+        assert evidence == whole
+    keys = [key for key, _ in values]
+    if (len(set(keys)) == len(keys) and all(_is_number(values[index][1]) and
+                                            _is_number(after[index][1]) for index in changed)):
+        assert evidence == whole  # the common case is never prepared whole
+    store.close()
+
+
+def _is_number(text: str) -> bool:
+    return text in ('1', '2.5', '-0', '12', '99')
