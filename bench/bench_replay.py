@@ -259,11 +259,27 @@ def peak_rss_mb(path: pathlib.Path, scratch: pathlib.Path) -> float:
         [sys.executable, str(REPO / 'bin' / 'robot-memory'), 'replay', str(path), '--no-dream',
          '--json', '--file', str(scratch / 'robot-memory.md')],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
+    # Not wait4's ru_maxrss: Linux carries the forking parent's peak into the child's at
+    # exec, and this process holds the bags' measurements. VmHWM is the child's own.
+    peak = 0.0
+    while process.poll() is None:
+        peak = max(peak, _vm_hwm_mb(process.pid))
+        time.sleep(0.02)
     if process.returncode != 0:
         raise RuntimeError(f'robot-memory replay exited {process.returncode}')
-    return usage.ru_maxrss / 1024
+    return peak
+
+
+def _vm_hwm_mb(pid: int) -> float:
+    """Peak resident memory of ``pid`` so far (VmHWM), 0 once it is gone."""
+    try:
+        with open(f'/proc/{pid}/status', encoding='ascii') as status:
+            for line in status:
+                if line.startswith('VmHWM:'):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    return 0.0
 
 
 def measure(name: str, bag: pathlib.Path, changed: float, scratch: pathlib.Path, arrays: int,
