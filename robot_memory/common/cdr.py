@@ -210,8 +210,14 @@ class StatusCache:
         result = []
         try:
             for index in range(statuses):
-                pad = (_HEADER - 1 - pos) % 4                # the padding after the level
+                pad = (3 - pos) % 4                         # after the level (_HEADER 4)
                 found = order[index] if index < known else None
+                if found is not None and found[4] == pad and startswith(found[0], pos):
+                    now.append(found)                       # as it was
+                    pos += len(found[0])
+                    if found[1] is not None:
+                        result.append(found[1])
+                    continue
                 if found is not None and found[4] == pad and startswith(found[5], pos):
                     head = found[5]
                 else:
@@ -277,12 +283,14 @@ class StatusCache:
             cut = new.find(b'\0', starts[index], end)
             # A value that changed is seldom one seen before: decoded, not looked up and kept.
             strings[index] = new[starts[index]:end if cut < 0 else cut].decode('utf-8', 'replace')
-            if changed is not None:
-                changed = changed + [(index - 3) >> 1] if index & 1 and index > 2 else None
+            if not (index & 1 and index > 2):
+                changed = None                              # not a value
+            elif changed is not None:
+                changed.append((index - 3) >> 1)
             diff >>= (end - base) << 3
             base = end
-        level, name = found[2][:2]
-        status = (level, name, strings[0], strings[1],
+        before = found[2]
+        status = (before[0], before[1], strings[0], strings[1],
                   list(zip(strings[2::2], strings[3::2])))
         item = self.rederive(found[1], status, changed)
         found[0], found[1], found[2], found[3] = new, item, status, (starts, ends, strings)
