@@ -269,6 +269,9 @@ class StatusCache:
         if layout is None:
             layout = found[3] = _layout(old, pad, unpack, found[2])
         starts, ends, strings = layout
+        last = starts[-1]
+        if not new.startswith(old[last - 4:last], last - 4):
+            return _CHANGED  # what came before moved the last string: a new layout
         strings = list(strings)
         diff = int.from_bytes(old, 'little') ^ int.from_bytes(new, 'little')
         changed: Optional[list] = []
