@@ -492,7 +492,8 @@ def _explaining(conditions: list, faults: list) -> tuple:
     subjects = {_subject(item.entry.text) for item in faults} - {''}
     if not subjects or not conditions:
         return [], conditions
-    explaining, others = [], []
+    explaining: list = []
+    others: list = []
     for item in conditions:
         (explaining if _subject(item.entry.text) in subjects else others).append(item)
     return explaining, others
