@@ -50,6 +50,9 @@ p99 is the median of the p99s of 5 rounds (one burst of a shared machine moves o
                             the second half in MB/min; goal < 100 MB and flat (|slope| < 2
                             MB/min). Baseline: the bare subscriber's maximum and slope under
                             the same flood (what rclpy and the middleware alone do).
+                            ``rate`` = messages/s taken into the backlog, ``stored_per_s`` =
+                            observations/s stored, ``lost`` = observations dropped (backlog
+                            full) + messages lost in the middleware over the flood.
 ``cpu_idle``, ``cpu_1hz``   the node's CPU time (utime + stime) as % of one core, idle and
                             while a robot process publishes /diagnostics at 1 Hz with 30
                             statuses and a trickle of /rosout, vs a bare rclpy subscriber on
@@ -96,6 +99,8 @@ P99_GOAL_MS = 5.0
 RSS_GOAL_MB = 100.0
 FLAT_GOAL_MB_PER_MIN = 2.0
 ROUNDS = 5
+# The evidence status's counts of observations (dropped) and messages (lost) not stored.
+LOSSES = ('dropped_backlog_full', 'lost_in_middleware')
 
 
 def _without_source_tree(paths):
@@ -517,6 +522,8 @@ class Bench:
                 'offered_rate': self.args.rate,
                 'rate': round((after['received'] - before['received']) / STATUSES_PER_MESSAGE
                               / sent['seconds'], 1),
+                'stored_per_s': round((after['stored'] - before['stored']) / sent['seconds']),
+                'lost': sum(after.get(key, 0) - before.get(key, 0) for key in LOSSES),
                 'start_mb': round(node['start'], 1), 'end_mb': round(node['end'], 1),
                 'max_mb': round(node['max'], 1), 'slope_mb_per_min': round(node['slope'], 2),
                 'baseline_start_mb': round(bare['start'], 1),
