@@ -58,6 +58,11 @@ _TEXTS: dict = {}    # the bytes of a string (up to its NUL) -> the str rclpy ma
 _PAIRS: dict = {}    # (key, value) -> the same tuple
 
 
+def cached_entries() -> int:
+    """Return the strings and pairs the decoder keeps (at most _CACHE_ENTRIES of each)."""
+    return len(_TEXTS) + len(_PAIRS)
+
+
 def _shared(cache: dict, key, value):
     """Return ``value`` kept under ``key`` (the first one kept), emptying a full cache."""
     if len(cache) >= _CACHE_ENTRIES:

@@ -268,6 +268,11 @@ class RunBook:
         self.pending = 0  # observations not yet stored
         self.states: dict = {}  # source key -> the state of its last stored OK report
 
+    def sizes(self) -> dict:
+        """Return how many source keys the books follow (each at most MAX_OPEN_RUNS)."""
+        return {'open_runs': len(self.open), 'state_book': len(self.states),
+                'unstored_runs': len(self.dirty)}
+
     def changes_state(self, source_key: str, identity: tuple, stamp: float,
                       observation) -> bool:
         """Whether an OK report changes its status's stored state, held STATE_MIN_S."""

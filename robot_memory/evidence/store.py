@@ -102,6 +102,7 @@ from robot_memory.evidence.runs import collect_ranges
 from robot_memory.evidence.runs import episodes_of
 from robot_memory.evidence.runs import identity_and_numbers
 from robot_memory.evidence.runs import insert_observations
+from robot_memory.evidence.runs import MAX_OPEN_RUNS
 from robot_memory.evidence.runs import RUN_GAP_S
 from robot_memory.evidence.runs import RunBook
 from robot_memory.evidence.runs import ValueRanges
@@ -412,7 +413,7 @@ class EvidenceStore:
                         ok_last[item.source_key] = None
                     runs.take(stamp, observation.source, item, identity, numbers)
                     added += 1
-            if len(self._ok_last) > 100_000:
+            if len(self._ok_last) > MAX_OPEN_RUNS:
                 self._ok_last.clear()
             if runs.pending >= self.batch_size + self._flush_backoff:
                 try:
@@ -474,6 +475,10 @@ class EvidenceStore:
     def buffered(self) -> int:
         """Pieces of evidence waiting for the next flush."""
         return self._runs.pending
+
+    def books(self) -> dict:
+        """Return the source keys each in-memory book of ingestion holds (all bounded)."""
+        return {**self._runs.sizes(), 'ok_book': len(self._ok_last)}
 
     def observation_count(self) -> int:
         """Pieces of raw evidence currently stored (the runs' counts; compacted ones not)."""

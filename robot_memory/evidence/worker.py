@@ -69,6 +69,7 @@ class StoreWorker:
         self._open_error: Optional[Exception] = None
         self.store: Optional[_Store] = None
         self.dropped = 0
+        self.peak_backlog = 0  # the most observations that waited at once
         self.submitted = 0
         self.stored = 0
         self.flush_errors = 0
@@ -87,14 +88,22 @@ class StoreWorker:
         """Observations waiting for the worker."""
         return len(self._backlog)
 
+    def books(self) -> dict:
+        """Return the most observations that waited at once, and the store's books if any."""
+        books = getattr(self.store, 'books', None)
+        return {'peak_backlog': self.peak_backlog, **(books() if books else {})}
+
     def submit(self, observation) -> bool:
         """Queue one observation; False (and counted) when the backlog is full."""
-        if len(self._backlog) >= self.max_backlog:
+        waiting = len(self._backlog)
+        if waiting >= self.max_backlog:
             self.dropped += 1
             return False
         self._backlog.append(observation)
         self.submitted += 1
-        if len(self._backlog) == self.batch_size:
+        if waiting >= self.peak_backlog:
+            self.peak_backlog = waiting + 1
+        if waiting + 1 == self.batch_size:
             self._tasks.put(None)  # wake the worker early
         return True
 

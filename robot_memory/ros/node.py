@@ -74,6 +74,7 @@ from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
 from std_msgs.msg import String
 
+from robot_memory.common import cdr
 from robot_memory.common.timeutil import format_iso
 from robot_memory.dream import summary as dream_summary
 from robot_memory.dream.schedule import MemoryClock
@@ -680,8 +681,7 @@ class MemoryNode(Node):
                   'pieces of evidence dropped (disk unwritable for too long)': unwritable,
                   'messages lost in the middleware (reader queue overflow)': self._gaps.lost,
                   'samples reported lost by the middleware': self.loss_events}
-        lost_in_middleware = self._gaps.lost if self.gaps_counted is not False \
-            else NOT_COUNTED
+        lost_in_middleware = self._gaps.lost if self.gaps_counted is not False else NOT_COUNTED
         total = sum(losses.values())
         if total > self._losses_seen:
             self._losses_seen, self._last_loss = total, time.monotonic()
@@ -703,9 +703,9 @@ class MemoryNode(Node):
         return HealthStatus(level, message, {
             'backlog': worker.backlog, 'received': worker.submitted, 'stored': worker.stored,
             'dropped_backlog_full': worker.dropped, 'dropped_unwritable': unwritable,
-            'lost_in_middleware': lost_in_middleware,
+            'lost_in_middleware': lost_in_middleware, 'decode_cache': cdr.cached_entries(),
             'middleware_loss_events': self.loss_events, 'refused': self.refused,
-            'database_bytes': db_bytes})
+            'database_bytes': db_bytes, **worker.books()})
 
     def entries_health(self) -> HealthStatus:
         """Return the HealthStatus of the "entries" status: the bands now."""
