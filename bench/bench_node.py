@@ -52,7 +52,11 @@ p99 is the median of the p99s of 5 rounds (one burst of a shared machine moves o
                             the same flood (what rclpy and the middleware alone do).
                             ``rate`` = messages/s taken into the backlog, ``stored_per_s`` =
                             observations/s stored, ``lost`` = observations dropped (backlog
-                            full) + messages lost in the middleware over the flood.
+                            full) + messages lost in the middleware over the flood;
+                            ``held``: what the node holds for ingestion after it (its
+                            evidence status: the backlog's peak, the books' source keys,
+                            the decoder's cached strings) and ``sqlite_cache_kib`` the
+                            evidence connection's page cache cap.
 ``cpu_idle``, ``cpu_1hz``   the node's CPU time (utime + stime) as % of one core, idle and
                             while a robot process publishes /diagnostics at 1 Hz with 30
                             statuses and a trickle of /rosout, vs a bare rclpy subscriber on
@@ -101,6 +105,8 @@ FLAT_GOAL_MB_PER_MIN = 2.0
 ROUNDS = 5
 # The evidence status's counts of observations (dropped) and messages (lost) not stored.
 LOSSES = ('dropped_backlog_full', 'lost_in_middleware')
+# What the node holds in memory for ingestion, from its evidence status after a flood.
+HELD = ('peak_backlog', 'open_runs', 'state_book', 'ok_book', 'unstored_runs', 'decode_cache')
 
 
 def _without_source_tree(paths):
@@ -483,6 +489,7 @@ class Bench:
 
     def rss(self, publisher: Child, bare: Child) -> dict:
         """Measure VmRSS of the node and of the bare subscriber while one flood feeds both."""
+        from robot_memory.evidence.store import CACHE_KIB
         pids = {'node': self.node_process.pid, 'bare': bare.pid}
         samples = {name: [] for name in pids}
         stop = threading.Event()
@@ -524,6 +531,8 @@ class Bench:
                               / sent['seconds'], 1),
                 'stored_per_s': round((after['stored'] - before['stored']) / sent['seconds']),
                 'lost': sum(after.get(key, 0) - before.get(key, 0) for key in LOSSES),
+                'held': {key: after[key] for key in HELD if key in after},
+                'sqlite_cache_kib': CACHE_KIB,
                 'start_mb': round(node['start'], 1), 'end_mb': round(node['end'], 1),
                 'max_mb': round(node['max'], 1), 'slope_mb_per_min': round(node['slope'], 2),
                 'baseline_start_mb': round(bare['start'], 1),
