@@ -49,7 +49,10 @@ from robot_memory.evidence.observations import TelemetryObservation
 # (robot_memory.dream.pattern GAP_S 120 s, STATUS_GAP_S 3600 s) must not be shorter.
 RUN_GAP_S = 60.0
 RUN_SPAN_S = 3600.0  # runs never cross a multiple of this (a UTC hour)
-MAX_OPEN_RUNS = 100_000  # source keys followed at once (then the book starts over)
+# Source keys followed at once (then the book starts over: later evidence starts new runs,
+# none is lost). The books take about 1.5 kB a source key: 100,000 let a stream of distinct
+# keys hold some 140 MB of memory_node's memory; a robot has hundreds to a few thousand.
+MAX_OPEN_RUNS = 10_000
 # An OK report that changes its status's state (message or a non-numeric value, numbers
 # masked) is kept even inside the OK heartbeat once the stored state has held this long: a
 # dock's "docked" is in the evidence within a minute, a value that changes every report is

@@ -74,7 +74,7 @@ def test_books_count_the_source_keys_each_book_follows():
             store.add(observation)
         assert store.books() == {'open_runs': 10, 'state_book': 5, 'unstored_runs': 10,
                                  'ok_book': 10}
-    assert runs.MAX_OPEN_RUNS == store_module.MAX_OPEN_RUNS == 100_000
+    assert runs.MAX_OPEN_RUNS == store_module.MAX_OPEN_RUNS == 10_000  # about 15 MB when full
 
 
 def test_the_backlog_never_passes_max_backlog_and_its_peak_is_reported():
