@@ -168,7 +168,7 @@ class NodeSettings(BaseModel):
                                                 'database (one transaction each)')
     batch_size: int = _frozen(default=500, ge=1, le=100_000,
                               description='Observations that trigger a flush before the period')
-    max_backlog: int = _frozen(default=20_000, ge=100, le=10_000_000,
+    max_backlog: int = _frozen(default=10_000, ge=100, le=10_000_000,
                                description='Observations waiting for the database at most '
                                            '(about 190 bytes each); beyond it new ones are '
                                            'dropped and counted')
