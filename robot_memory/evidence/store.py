@@ -423,10 +423,6 @@ class EvidenceStore:
                     self._flush_backoff = runs.pending
         return added
 
-    def add_all(self, observations: Iterable) -> int:
-        """``add`` each observation; returns the pieces of evidence taken."""
-        return sum(self.add(observation) for observation in observations)
-
     def flush(self, then: Optional[Callable[[sqlite3.Connection], None]] = None) -> int:
         """
         Write the buffered evidence in one transaction; returns how many pieces were written.

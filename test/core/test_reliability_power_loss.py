@@ -168,7 +168,8 @@ def test_sigkill_of_the_cli_never_loses_durable_data(tmp_path):
             command = cli('ingest', '--file', memory, source)
         else:
             robot = Robot(directory)
-            robot.store.add_all(items)
+            for item in items:
+                robot.store.add(item)
             robot.close()
             command = cli('dream', '--file', memory, '--at', morning(day).isoformat())
 
