@@ -32,8 +32,8 @@ a few statuses carry no values. Lines:
     ``cpu_baseline_per_s`` and ``cpu_ratio``: the same by the process's CPU time, which
     other programs on a busy machine disturb less. Medians of ``repeats``.
 ``{"bench": "replay_mcap_distinct", ...}``  the same on a bag whose every status carries
-    a sequence number whose length changes every second, so no status, and no array, is
-    read from what was seen before, nor in the layout it had: the floor.
+    first among its values a sequence number whose length changes every second, so every
+    status is read again from its values on, each value decoded: about the floor.
 ``{"bench": "replay_rss", ...}``  the peak resident memory of ``robot-memory replay`` in
     its own process on the bag and on one ``scale`` times longer (``ratio``: flat is 1).
 ``{"bench": "goal", ...}``  the issue's goals: 200,000 statuses/s and 0.5 of the baseline.
@@ -155,8 +155,8 @@ def robot_arrays(arrays: int, distinct: bool = False):
     Yield (ns, DiagnosticArray fields) of ``arrays`` seconds of the Husky, from START.
 
     The profile's statuses have the levels and messages its planted causes give (faults
-    that come and go); ``distinct`` adds a sequence number to every status, one character
-    longer every other second (no status keeps its layout from one second to the next).
+    that come and go); ``distinct`` puts a sequence number first in every status's values,
+    one character longer every other second (no status keeps its layout).
     """
     rng = random.Random(PROFILE)
     profile = generate.load(PROFILE)
@@ -188,10 +188,10 @@ def _array(second: int, profile_statuses: list, rng, distinct: bool) -> tuple:
     statuses += [(0, *item) for item in _companions(second, rng)]
     ns = read.ns_of(START) + second * 10**9
     status = [{'level': level, 'name': name, 'hardware_id': hardware_id, 'message': message,
-               'values': [{'key': key, 'value': value} for key, value in pairs] +
-               ([{'key': 'sequence',
-                  'value': '#' * (second % 2) + str(second * STATUSES + index)}]
-                if distinct else [])}
+               'values': ([{'key': 'sequence',
+                            'value': '#' * (second % 2) + str(second * STATUSES + index)}]
+                          if distinct else []) +
+               [{'key': key, 'value': value} for key, value in pairs]}
               for index, (level, name, hardware_id, message, pairs) in enumerate(statuses)]
     return ns, {'header': {'stamp': {'sec': ns // 10**9, 'nanosec': ns % 10**9},
                            'frame_id': ''}, 'status': status}

@@ -179,8 +179,9 @@ class StatusCache:
     is handed out again. When the bytes differ only inside strings (a value of the same
     length), the layout is the same: only those strings are read again (:meth:`_patched`)
     and ``rederive(what was kept, status, changed)`` makes what to keep of it: ``changed``
-    lists the indices of the values whose value changed, None when the message, the
-    hardware id or a key did (by default ``derive(status)``). Any other status is read
+    lists the indices of the values whose value may have changed (the others did not),
+    None when the message, the hardware id or a key may have (by default
+    ``derive(status)``). Any other status is read
     (:func:`diagnostic_statuses`'s reader) and kept in place of the one before.
     ``derive(status)`` returns what to keep, or None to leave the status out. Bounded:
     statuses over ``max_bytes`` are not kept, and all are forgotten when ``entries`` are
@@ -262,8 +263,12 @@ class StatusCache:
 
         The bytes are compared at once (as two integers): when every differing byte lies
         within a string's bytes, no length, count or padding changed, so the layout is
-        ``found``'s and only the strings that differ are decoded (``found`` is updated).
-        Otherwise _CHANGED: the caller reads the status whole.
+        ``found``'s and only the strings that differ are decoded. When they all lie within
+        the strings that changed last time, those are decoded without looking for which (a
+        voltage changes every second). When the first length that differs is a string's
+        (a value one digit longer), what comes before it is as it was and the status is
+        read from that string on (:func:`_reread`). ``found`` is updated. Otherwise
+        _CHANGED: the caller reads the status whole.
         """
         old = found[0]
         width = len(old)
@@ -273,36 +278,71 @@ class StatusCache:
         layout = found[3]
         if layout is None:
             layout = found[3] = _layout(old, pad, unpack, found[2])
-        starts, ends, strings = layout
-        last = starts[-1]
-        if not new.startswith(old[last - 4:last], last - 4):
-            return _CHANGED  # what came before moved the last string: a new layout
+        starts, ends, strings, hot = layout
         strings = list(strings)
         diff = int.from_bytes(old, 'little') ^ int.from_bytes(new, 'little')
+        if hot is not None and not diff & hot[0]:
+            # Only strings that changed last time differ (a voltage again): read those.
+            for index in hot[1]:
+                end = ends[index]
+                cut = new.find(b'\0', starts[index], end)
+                strings[index] = new[starts[index]:end if cut < 0 else cut].decode(
+                    'utf-8', 'replace')
+            changed = hot[2]
+        else:
+            changed, hot, moved = self._walk(diff, new, starts, ends, strings)
+            if moved is not None:
+                if moved < 0:
+                    return _CHANGED
+                before = strings[moved:]
+                starts, ends = starts[:moved], ends[:moved]
+                del strings[moved:]
+                after = pos + (ends[-1] if moved else len(found[5]))  # the name's end
+                end = _reread(raw, pos, after, unpack, moved, before, starts, ends, strings)
+                if end - pos > self._max_bytes:
+                    return _CHANGED
+                new = raw[pos:end]
+                changed = _values_changed(changed, moved, before, strings)
+        before = found[2]
+        status = (before[0], before[1], strings[0], strings[1],
+                  list(zip(strings[2::2], strings[3::2])))
+        item = self.rederive(found[1], status, changed)
+        found[0], found[1], found[2], found[3] = new, item, status, (starts, ends, strings, hot)
+        return item
+
+    @staticmethod
+    def _walk(diff: int, new: bytes, starts: list, ends: list, strings: list) -> tuple:
+        """
+        Decode into ``strings`` those where ``diff`` (old XOR new bytes) has bits; see _patched.
+
+        Returns (the value indices that changed, or None if another string did; (a mask of
+        the bytes outside those strings, their indices, the former); None), or (..., None,
+        the index of the first string whose length changed), or (..., None, -1) when a
+        differing byte lies outside every string and length (padding, the values' count).
+        """
         changed: Optional[list] = []
-        index = base = 0
+        indices = []
+        index = base = mask = 0
         count = len(starts)
         while diff:  # its bits from byte ``base`` of the status on
             byte = base + (((diff & -diff).bit_length() - 1) >> 3)
             index = bisect_right(ends, byte, index)
             if index == count or byte < starts[index]:
-                return _CHANGED  # a length, a count or padding changed
-            end = ends[index]
-            cut = new.find(b'\0', starts[index], end)
+                moved = index if index < count and byte >= starts[index] - 4 else -1
+                return changed, None, moved
+            start, end = starts[index], ends[index]
+            cut = new.find(b'\0', start, end)
             # A value that changed is seldom one seen before: decoded, not looked up and kept.
-            strings[index] = new[starts[index]:end if cut < 0 else cut].decode('utf-8', 'replace')
+            strings[index] = new[start:end if cut < 0 else cut].decode('utf-8', 'replace')
+            indices.append(index)
+            mask |= ((1 << ((end - start) << 3)) - 1) << (start << 3)
             if not (index & 1 and index > 2):
                 changed = None                              # not a value
             elif changed is not None:
                 changed.append((index - 3) >> 1)
             diff >>= (end - base) << 3
             base = end
-        before = found[2]
-        status = (before[0], before[1], strings[0], strings[1],
-                  list(zip(strings[2::2], strings[3::2])))
-        item = self.rederive(found[1], status, changed)
-        found[0], found[1], found[2], found[3] = new, item, status, (starts, ends, strings)
-        return item
+        return changed, (~mask, indices, changed), None
 
     def derived(self, statuses) -> list:
         """Return ``derive`` of each status read elsewhere (None left out), nothing kept."""
@@ -312,9 +352,59 @@ class StatusCache:
 _CHANGED = object()  # StatusCache._patched: the status must be read whole
 
 
+def _reread(raw: bytes, pos: int, at: int, unpack, index: int, before: list, starts: list,
+            ends: list, strings: list) -> int:
+    """
+    Read the strings of the status at ``pos`` from string ``index`` on; return its end.
+
+    ``at`` is where the string before ends (or the name); ``starts``, ``ends`` and
+    ``strings`` hold the ones before ``index`` (as they were) and get the rest; ``before``
+    are the strings that were there from ``index`` on. The values' count is read again
+    when it comes after ``index``. struct.error/IndexError or CdrError as :func:`_status`.
+    """
+    size = len(raw)
+    texts = _TEXTS
+    total = len(before) + index if index > 2 else -1
+    while True:
+        if len(strings) == 2 and total < 0:                 # the values' count
+            at += -(at - _HEADER) % 4
+            (pairs,) = unpack(raw, at)
+            at += 4
+            if at + pairs * 8 > size:
+                raise CdrError(f'{pairs} key/values cannot fit in the {size - at} bytes left')
+            total = 2 + 2 * pairs
+        if len(strings) == total:
+            return at
+        at += -(at - _HEADER) % 4
+        (length,) = unpack(raw, at)
+        at += 4
+        end = at + length
+        if end > size:
+            raise CdrError(f'a string of {length} bytes at byte {at} runs past the end')
+        cut = raw.find(b'\0', at, end)
+        chunk = raw[at:end if cut < 0 else cut]
+        strings.append(texts.get(chunk) or _decoded(chunk))
+        starts.append(at - pos)
+        ends.append(end - pos)
+        at = end
+
+
+def _values_changed(changed: Optional[list], index: int, before: list, strings: list):
+    """Return ``changed`` with the values from string ``index`` on that differ from ``before``."""
+    if changed is None or len(strings) != len(before) + index:
+        return None
+    for offset, (was, now) in enumerate(zip(before, strings[index:])):
+        if was != now:
+            position = index + offset
+            if not (position & 1 and position > 2):
+                return None                                  # not a value
+            changed = changed + [(position - 3) >> 1]
+    return changed
+
+
 def _layout(data: bytes, pad: int, unpack, status: tuple) -> tuple:
     """
-    Return (starts, ends, strings) of the message, hardware id, keys and values of a status.
+    Return (starts, ends, strings, None) of the message, hardware id, keys and values.
 
     ``data`` is one well-formed status as :func:`_status` read it into ``status``, ``pad``
     the padding after its level: CDR aligns to 4 from the payload's start, which puts the
@@ -337,4 +427,4 @@ def _layout(data: bytes, pad: int, unpack, status: tuple) -> tuple:
         starts.append(pos)
         pos += length
         ends.append(pos)
-    return starts, ends, strings
+    return starts, ends, strings, None  # None: which strings changed last (_patched)

@@ -276,7 +276,7 @@ def test_replay_reading_stores_what_adding_each_observation_stores(
         assert one.db.execute(query).fetchall() == two.db.execute(query).fetchall()
 
 
-def test_a_value_of_the_same_length_is_read_alone_and_renumbered(tmp_path, monkeypatch):
+def test_a_changed_value_is_read_alone_and_renumbered(tmp_path, monkeypatch):
     """A voltage's next reading: no status read whole, the evidence's numbers follow it."""
     def array(volts: str, state: str = 'charging') -> bytes:
         return serialized({'status': [{'name': 'base: battery', 'level': 1, 'message': 'low',
@@ -296,5 +296,9 @@ def test_a_value_of_the_same_length_is_read_alone_and_renumbered(tmp_path, monke
         # A word that changes is a new identity: the status is derived whole (no re-read).
         [(other, _)] = reader.get(array('25.72', 'floating'))
         assert not whole and other is not first and other.values[1] == ('state', 'floating')
-        reader.get(array('25.7'))  # another length: read whole
-        assert len(whole) == 1
+        # Another length: read from the voltage on, still renumbered.
+        [(again, renumbered)] = reader.get(array('25.7', 'floating'))
+        assert not whole and again is other
+        assert [numbers for _, _, numbers in renumbered] == [{'voltage': 25.7}]
+        reader.get(serialized({'status': [{'name': 'base: motors', 'level': 1}]}))
+        assert len(whole) == 1  # a status not seen before is read whole
