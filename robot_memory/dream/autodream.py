@@ -109,6 +109,7 @@ from robot_memory.dream.report import returned_after_deletion
 from robot_memory.dream.resign import regroup
 from robot_memory.dream.resign import resign
 from robot_memory.dream.restate import incident_partner
+from robot_memory.dream.restate import Partners
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.intent import DreamIntent
 from robot_memory.evidence.observations import message_pattern
@@ -676,8 +677,10 @@ class _Dream(IncidentMerging):
         self.report.problems.extend(getattr(self.distiller, 'errors', None) or [])
         taken = set(self.by_id)
         linked = {row['entry_id'] for row in self.links.values() if row['entry_id']}
-        partners = {key: row['source_key'] for key, row in self.links.items()
-                    if row['entry_id'] in self.by_id and key in self.episodes}
+        partners = Partners()
+        for key, row in self.links.items():
+            if row['entry_id'] in self.by_id and key in self.episodes:
+                partners.add(key, row['source_key'])
         for (group, payload, view, link), candidate in zip(creations, candidates):
             partner = incident_partner(group.signature, group.source_key, self.episodes, partners)
             if partner is not None:  # one incident, one entry: it joins its partner's
@@ -722,7 +725,7 @@ class _Dream(IncidentMerging):
             self.by_id[entry.id] = entry
             self.touched.add(entry.id)
             self._link(link, entry.id, view.entry_type)
-            partners[group.signature] = group.source_key
+            partners.add(group.signature, group.source_key)
             self._log(entry.id, 'create',
                       f'{group.count} observations from {format_iso(from_epoch(group.first))} '
                       f'to {format_iso(from_epoch(group.last))}; initial confidence '

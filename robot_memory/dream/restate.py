@@ -58,22 +58,41 @@ def start_and_stop_together(one: list, other: list) -> bool:
     return _share(one, other) >= ALIGN_SHARE and _share(other, one) >= ALIGN_SHARE
 
 
+class Partners:
+    """Signatures a new one may be one incident with, by the hardware id their status reports."""
+
+    def __init__(self):
+        self.by_device: dict = {}  # hardware id -> {signature: source key}
+        self.devices: dict = {}  # signature -> its hardware id
+
+    def add(self, signature: str, source_key: str) -> None:
+        """Let ``signature`` (a status of ``source_key``) be a partner (again: its new key)."""
+        previous = self.devices.pop(signature, None)
+        if previous is not None:
+            del self.by_device[previous][signature]
+        hardware = device(source_key)
+        if hardware:
+            self.devices[signature] = hardware
+            self.by_device.setdefault(hardware, {})[signature] = source_key
+
+
 def incident_partner(signature: str, source_key: str, episodes: dict,
-                     candidates: dict) -> Optional[str]:
+                     candidates: Partners) -> Optional[str]:
     """
-    Return the signature of ``candidates`` (signature -> source key) in one incident with ours.
+    Return the signature of ``candidates`` in one incident with ours.
 
     Only another status of the same hardware id can be a partner: statuses of unrelated
-    devices that happen to fail at once stay apart. ``episodes`` holds this window's
-    episodes by signature. The first partner in signature order is returned.
+    devices that happen to fail at once stay apart (so only those are looked at: a dream
+    creating 10,000 entries compared each with all the others). ``episodes`` holds this
+    window's episodes by signature. The first partner in signature order is returned.
     """
     own = episodes.get(signature)
     hardware = device(source_key)
     if not own or not hardware:
         return None
-    for other in sorted(candidates):
-        if (candidates[other] != source_key and hardware == device(candidates[other])
-                and start_and_stop_together(own, episodes.get(other, ()))):
+    same = candidates.by_device.get(hardware, {})
+    for other in sorted(same):
+        if same[other] != source_key and start_and_stop_together(own, episodes.get(other, ())):
             return other
     return None
 
