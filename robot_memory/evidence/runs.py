@@ -37,7 +37,6 @@ import json
 import math
 import sqlite3
 import sys
-from typing import Iterable
 from typing import Optional
 
 from robot_memory.evidence.observations import DiagnosticObservation
@@ -363,40 +362,3 @@ class RunBook:
         self.dirty = self.dirty[-keep:] if keep else []
         self.pending -= lost
         return lost
-
-
-def episodes_of(rows: Iterable, log_gap_s: float, status_gap_s: float) -> dict:
-    """
-    Return bad evidence as episodes per signature, ``{signature: [[start, end, count, opens]]}``.
-
-    ``rows`` are (source key, signature, stamp, end, count, severity, source) ordered by
-    source key, stamp and id. An episode of a source key ends at a report of another
-    signature (an OK too) or a gap over ``log_gap_s`` / ``status_gap_s`` from the last
-    report's end; ``opens`` is 1 when it holds the source key's first report. Episodes are
-    numbered per source key and grouped by (signature, number), as the SQL this replaced.
-    """
-    grouped: dict = {}
-    last_key = last_signature = last_until = None
-    episode = 0
-    for key, signature, stamp, until, count, severity, source in rows:
-        if key != last_key:
-            opens, episode = 1, 1
-        else:
-            opens = 0
-            gap = log_gap_s if source == 'log' else status_gap_s
-            if not (last_signature == signature and stamp - last_until <= gap):
-                episode += 1
-        last_key, last_signature, last_until = key, signature, until
-        if severity > 0:
-            held = grouped.get((signature, episode))
-            if held is None:
-                grouped[(signature, episode)] = [stamp, until, count, opens]
-            else:
-                held[0], held[1] = min(held[0], stamp), max(held[1], until)
-                held[2] += count
-                held[3] = max(held[3], opens)
-    found: dict = {}
-    for (signature, _), value in sorted(grouped.items(), key=lambda item: (
-            item[0][0] is not None, item[0][0] or '', item[1][0])):
-        found.setdefault(signature, []).append(value)
-    return found

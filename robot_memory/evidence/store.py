@@ -99,13 +99,13 @@ from robot_memory.evidence.intent import DreamIntent
 from robot_memory.evidence.migrations import MIGRATIONS
 from robot_memory.evidence.restore import apply_recorded
 from robot_memory.evidence.runs import collect_ranges
-from robot_memory.evidence.runs import episodes_of
 from robot_memory.evidence.runs import identity_and_numbers
 from robot_memory.evidence.runs import insert_observations
 from robot_memory.evidence.runs import MAX_OPEN_RUNS
 from robot_memory.evidence.runs import RUN_GAP_S
 from robot_memory.evidence.runs import RunBook
 from robot_memory.evidence.runs import ValueRanges
+from robot_memory.evidence.window import window_episodes
 from robot_memory.locations import link_target
 
 if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no rules
@@ -620,13 +620,7 @@ class EvidenceStore:
         or ``status_gap_s`` (a status); ``opens`` is 1 when it begins the window's reports
         of its source (it may continue an episode of the last window).
         """
-        # One sort in SQLite and the walk in Python (runs.episodes_of): the window functions
-        # this replaced sorted a million rows three times (bench_autodream's dream: 20.7 s).
-        rows = self.db.execute(
-            'SELECT source_key, signature, stamp, coalesce(end_stamp, stamp), count, severity, '
-            'source FROM observations WHERE id > ? AND id <= ? ORDER BY source_key, stamp, id',
-            (after, upto))
-        return episodes_of(rows, log_gap_s, status_gap_s)
+        return window_episodes(self.db, after, upto, log_gap_s, status_gap_s)
 
     def ok_reports(self, after: int, upto: int, last_bad: dict) -> dict:
         """Per source key: (first OK after its last bad report or None, last OK, count)."""
