@@ -34,9 +34,10 @@ doing the irreducible part of the same work on the same rows:
                      at 1 Hz (two constantly bad), vs the same of 1 day: ``ms`` and
                      ``baseline_ms`` are their times, ``peak_mb`` and ``baseline_peak_mb``
                      their peak resident memory, ``ratio`` = peak_mb / baseline_peak_mb
-                     (goal: about 1, memory flat whatever the file's size).
+                     (goal: about 1, memory flat whatever the file's size). The peaks
+                     are the ingest process's own (started by a small fresh launcher).
 
-Usage: ``python bench/bench_autodream.py [--quick] [--runs N]``.
+Usage: ``python bench/bench_autodream.py [--quick] [--runs N] [--only BENCH]...``.
 """
 
 import argparse
@@ -246,22 +247,34 @@ def write_statuses(path: pathlib.Path, seconds: int) -> int:
     return seconds * len(FILE_STATUSES)
 
 
+# Linux keeps a process's peak RSS (ru_maxrss) across fork and exec: a child forked from
+# this process, which holds ~900 MB after the million-row dreams, reported 912 MB for a day
+# and a week alike. So a small fresh launcher (no site packages, a few MB) starts the child
+# and reports wait4's figure: the child's own peak, or the launcher's if that were larger.
+_LAUNCHER = """
+import json, os, sys, time
+devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_WRONLY, 0) for fd in (1, 2)]
+started = time.perf_counter()
+pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ, file_actions=devnull)
+_, status, usage = os.wait4(pid, 0)
+print(json.dumps({'seconds': time.perf_counter() - started, 'peak_kib': usage.ru_maxrss,
+                  'status': os.waitstatus_to_exitcode(status)}))
+"""
+
+
 def ingest_process(path: pathlib.Path, directory: pathlib.Path) -> tuple:
-    """Run ``robot-memory ingest`` of ``path`` as a process; (seconds, peak RSS in MB)."""
+    """Run ``robot-memory ingest`` of ``path`` as a process; (seconds, its peak RSS in MB)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         filter(None, [str(pathlib.Path(__file__).resolve().parents[1]),
                       os.environ.get('PYTHONPATH')])))
     argv = [sys.executable, '-m', 'robot_memory.cli.main', 'ingest', str(path), '--file',
             str(directory / 'robot-memory.md')]
-    started = time.perf_counter()
-    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise RuntimeError(f'{" ".join(argv)} exited {process.returncode}')
-    return elapsed, usage.ru_maxrss / 1024.0  # Linux reports KiB
+    launched = subprocess.run([sys.executable, '-S', '-c', _LAUNCHER, *argv], env=env,
+                              capture_output=True, text=True, check=True)
+    found = json.loads(launched.stdout)
+    if found['status'] != 0:
+        raise RuntimeError(f'{" ".join(argv)} exited {found["status"]}')
+    return found['seconds'], found['peak_kib'] / 1024.0  # Linux reports KiB
 
 
 def bench_ingest_file(seconds: int, scratch: pathlib.Path) -> None:
@@ -282,6 +295,9 @@ def bench_ingest_file(seconds: int, scratch: pathlib.Path) -> None:
                       'ratio': round(peak / base_peak, 2)}), flush=True)
 
 
+BENCHES = ('ingest', 'ingest_contended', 'dream', 'ingest_file')
+
+
 def main(argv=None) -> int:
     """Run the benchmarks and print one JSON line per benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
@@ -290,20 +306,29 @@ def main(argv=None) -> int:
     parser.add_argument('--runs', type=int, default=None,
                         help='runs per benchmark, the median is reported (default 5 ingest / 3 '
                              'dream; 2 with --quick)')
+    parser.add_argument('--only', action='append', choices=BENCHES,
+                        help='run only this benchmark (repeatable; dream runs dream_reinforce '
+                             'too)')
     args = parser.parse_args(argv)
     runs = args.runs or (2 if args.quick else None)
+    chosen = set(args.only or BENCHES)
     with tempfile.TemporaryDirectory(prefix='bench-autodream-') as scratch:
         scratch = pathlib.Path(scratch)
         if args.quick:
-            bench_ingest(20_000, runs, scratch)
-            bench_ingest(500, runs, scratch, 'ingest_contended', gil_held)
-            bench_dream(50_000, 500, runs, scratch)
-            bench_ingest_file(600, scratch)  # 10 minutes against 70
+            sizes = {'ingest': 20_000, 'ingest_contended': 500, 'dream': (50_000, 500),
+                     'ingest_file': 600}  # 10 minutes against 70
         else:
-            bench_ingest(200_000, runs or 5, scratch)
-            bench_ingest(2_000, runs or 3, scratch, 'ingest_contended', gil_held)
-            bench_dream(1_000_000, 10_000, runs or 3, scratch)
-            bench_ingest_file(86_400, scratch)  # a day against a week
+            sizes = {'ingest': 200_000, 'ingest_contended': 2_000,
+                     'dream': (1_000_000, 10_000), 'ingest_file': 86_400}  # a day, a week
+        if 'ingest' in chosen:
+            bench_ingest(sizes['ingest'], runs or 5, scratch)
+        if 'ingest_contended' in chosen:
+            bench_ingest(sizes['ingest_contended'], runs or 3, scratch, 'ingest_contended',
+                         gil_held)
+        if 'dream' in chosen:
+            bench_dream(*sizes['dream'], runs or 3, scratch)
+        if 'ingest_file' in chosen:
+            bench_ingest_file(sizes['ingest_file'], scratch)
     return 0
 
 
