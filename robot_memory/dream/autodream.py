@@ -385,9 +385,8 @@ class _Dream(IncidentMerging):
         high = self.store.take_window()
         after = self.cursor.last_id
         self.report.first_id, self.report.last_id = after, high
-        groups, window_last_bad = self.store.evidence_groups(after, high) if high > after \
-            else ({}, {})
-        episodes = self.store.episodes(after, high, GAP_S, STATUS_GAP_S) if high > after else {}
+        groups, window_last_bad, episodes = self.store.window(
+            after, high, GAP_S, STATUS_GAP_S) if high > after else ({}, {}, {})
         self.ranges = self.store.value_ranges(after, high) if high > after else None
         self.last_ok = {key: row['last_ok'] for key, row in self.sources.items()}
         self._update_sources(after, high, window_last_bad)

@@ -105,7 +105,9 @@ from robot_memory.evidence.runs import MAX_OPEN_RUNS
 from robot_memory.evidence.runs import RUN_GAP_S
 from robot_memory.evidence.runs import RunBook
 from robot_memory.evidence.runs import ValueRanges
+from robot_memory.evidence.window import groups_of
 from robot_memory.evidence.window import window_episodes
+from robot_memory.evidence.window import window_evidence
 from robot_memory.locations import link_target
 
 if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no rules
@@ -174,20 +176,6 @@ class DreamCursor:
     last_id: int
     last_dream_at: Optional[dt.datetime]
     file_hash: Optional[str]
-
-
-@dataclasses.dataclass
-class EvidenceGroup:
-    """All new bad evidence of one signature in a dream window."""
-
-    signature: str
-    source: str
-    source_key: str
-    count: int
-    errors: int
-    first: float
-    last: float
-    payload: str
 
 
 @dataclasses.dataclass
@@ -590,26 +578,7 @@ class EvidenceStore:
             'WHERE id > ? AND id <= ? AND severity > 0 '
             'GROUP BY signature, source_key) AS g JOIN observations AS o ON o.id = g.last_id',
             (after, upto)).fetchall()
-        groups: dict = {}
-        last_bad: dict = {}
-        newest: dict = {}
-        for signature, source_key, count, errors, first, last, source, payload, last_id in rows:
-            if last_bad.get(source_key) is None or last > last_bad[source_key]:
-                last_bad[source_key] = last
-            group = groups.get(signature)
-            if group is None:
-                groups[signature] = EvidenceGroup(signature, source, source_key, count, errors,
-                                                  first, last, payload)
-                newest[signature] = last_id
-                continue
-            group.count += count
-            group.errors += errors
-            group.first = min(group.first, first)
-            group.last = max(group.last, last)
-            if last_id > newest[signature]:
-                newest[signature] = last_id
-                group.source, group.source_key, group.payload = source, source_key, payload
-        return groups, last_bad
+        return groups_of(rows)
 
     def episodes(self, after: int, upto: int, log_gap_s: float, status_gap_s: float) -> dict:
         """
@@ -621,6 +590,10 @@ class EvidenceStore:
         of its source (it may continue an episode of the last window).
         """
         return window_episodes(self.db, after, upto, log_gap_s, status_gap_s)
+
+    def window(self, after: int, upto: int, log_gap_s: float, status_gap_s: float) -> tuple:
+        """(``evidence_groups``, ``episodes``) of ``after < id <= upto`` in one pass."""
+        return window_evidence(self.db, after, upto, log_gap_s, status_gap_s)
 
     def ok_reports(self, after: int, upto: int, last_bad: dict) -> dict:
         """Per source key: (first OK after its last bad report or None, last OK, count)."""

@@ -22,7 +22,6 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from robot_memory.common.sqlite_db import open_database
 from robot_memory.common.timeutil import UTC
 from robot_memory.dream.incidents import merges
 from robot_memory.dream.pattern import GAP_S
@@ -33,12 +32,12 @@ from robot_memory.dream.restate import incident_partner
 from robot_memory.dream.restate import Partners
 from robot_memory.dream.restate import speaker
 from robot_memory.dream.restate import start_and_stop_together
-from robot_memory.evidence.migrations import MIGRATIONS
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.rules import Rules
+from robot_memory.evidence.store import EvidenceStore
 from robot_memory.evidence.window import episodes_of
 from robot_memory.evidence.window import walk_in_id_order
-from robot_memory.evidence.window import window_episodes
+from robot_memory.evidence.window import window_evidence
 from robot_memory.rcan.schema import new_entry
 
 RULES = Rules.default()
@@ -158,29 +157,35 @@ def test_the_incidents_merged_are_those_comparing_every_pair_found(entries):
 
 ROW = st.tuples(st.sampled_from(['a', 'b', 'c']), st.sampled_from([0, 1, 30, 119, 121, 3601, -5]),
                 st.sampled_from(['log', 'diagnostic']), st.sampled_from([0, 1, 2]),
-                st.sampled_from([None, '1', '2']), st.sampled_from([None, 0, 10, 200]),
+                st.sampled_from([None, '1', '2', 'x']), st.sampled_from([None, 0, 10, 200]),
                 st.integers(1, 3))
 
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(ROW, max_size=60), st.integers(0, 20))
-def test_episodes_walked_in_id_order_are_those_of_the_rows_sorted(evidence, after):
-    db = open_database(':memory:', 5.0, MIGRATIONS)
+def test_one_pass_in_id_order_gives_the_sorted_episodes_and_the_group_by_sums(evidence, after):
+    store = EvidenceStore(None)
+    db = store.db
     stamps, rows, backwards = {}, [], set()
     for key, step, source, severity, mark, extra, count in evidence:
         stamp = stamps.get(key, 1e9) + step
         if key in stamps and step < 0 and len(rows) >= after:
             backwards.add(key)
         stamps[key] = stamp
-        rows.append((stamp, source, None if mark is None else f'{key}{mark}', key, severity, '',
+        signature = None if mark is None else 'x' if mark == 'x' else f'{key}{mark}'
+        rows.append((stamp, source, signature, key, severity, json.dumps([key, len(rows)]),
                      None if extra is None else stamp + extra, count))
     db.conn.executemany('INSERT INTO observations (stamp, source, signature, source_key, '
                         'severity, payload, end_stamp, count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
                         rows)
     columns = ('SELECT source_key, signature, stamp, coalesce(end_stamp, stamp), count, severity, '
-               'source FROM observations WHERE id > ? AND id <= ?')
-    _, unordered = walk_in_id_order(db.execute(columns, (after, 10**9)), GAP_S, STATUS_GAP_S)
+               'source{} FROM observations WHERE id > ? AND id <= ?')
+    _, unordered, _ = walk_in_id_order(db.execute(columns.format(', id'), (after, 10**9)),
+                                       GAP_S, STATUS_GAP_S)
     assert unordered <= backwards
-    expected = episodes_of(db.execute(columns + ' ORDER BY source_key, stamp, id',
+    expected = episodes_of(db.execute(columns.format('') + ' ORDER BY source_key, stamp, id',
                                       (after, 10**9)), GAP_S, STATUS_GAP_S)
-    assert window_episodes(db, after, 10**9, GAP_S, STATUS_GAP_S) == expected
+    groups, last_bad, episodes = window_evidence(db, after, 10**9, GAP_S, STATUS_GAP_S)
+    assert episodes == expected
+    assert (groups, last_bad) == store.evidence_groups(after, 10**9)
+    store.close()
