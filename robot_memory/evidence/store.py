@@ -475,6 +475,11 @@ class EvidenceStore:
         self.flush()
         cutoff = to_epoch(now) - self.retention_days * 86400.0
         last_id = self.dream_cursor().last_id
+        # Three scans of every consumed row (stamp has no index) for nothing, most nights of
+        # a robot's first two weeks: one that stops at the first row past retention first.
+        if self.db.execute('SELECT 1 FROM observations WHERE id <= ? AND stamp < ? LIMIT 1',
+                           (last_id, cutoff)).fetchone() is None:
+            return self._forget_signatures(cutoff, CompactReport(0, 0, 0))
         with self._writing('compact old observations in'), self._transaction():
             days = self.db.execute(
                 "SELECT count(DISTINCT strftime('%Y-%m-%d', stamp, 'unixepoch')) "
@@ -490,10 +495,15 @@ class EvidenceStore:
                 'last_stamp = max(last_stamp, excluded.last_stamp)', (last_id, cutoff))
             rows = self.db.execute('DELETE FROM observations WHERE id <= ? AND stamp < ?',
                                    (last_id, cutoff)).rowcount
-            forgotten = self.db.execute(
+            return self._forget_signatures(cutoff, CompactReport(rows, days, 0))
+
+    def _forget_signatures(self, cutoff: float, report: CompactReport) -> CompactReport:
+        """Forget unlinked signatures not seen since ``cutoff`` (within ``compact``)."""
+        with self._writing('compact old observations in'), self._transaction():
+            report.signatures_forgotten = self.db.execute(
                 'DELETE FROM signatures WHERE entry_id IS NULL AND held = 0 AND last_bad < ?',
                 (cutoff,)).rowcount
-        return CompactReport(rows, days, forgotten)
+        return report
 
     def daily_counts(self, signature: Optional[str] = None) -> list:
         """Compacted per-day counts (all, or of one signature), oldest day first."""
