@@ -259,11 +259,17 @@ def state_rows(db, since: float) -> list:
     ``(source key, stamp, end, severity, payload)`` in time order per source key, for
     ``robot_memory.dream.cooccurrence.ok_states``.
     """
+    # The statuses first: with none (raw evidence, no OK state) the second scan is spared.
+    keys = [row[0] for row in db.execute(
+        "SELECT DISTINCT source_key FROM observations WHERE severity = 0 AND payload != '' "
+        'AND stamp >= ?', (since,))]
+    if not keys:
+        return []
     return db.execute(
         'SELECT source_key, stamp, coalesce(end_stamp, stamp), severity, payload '
         "FROM observations WHERE source = 'diagnostic' AND stamp >= ? AND source_key IN ("
-        "SELECT DISTINCT source_key FROM observations WHERE severity = 0 AND payload != '' "
-        'AND stamp >= ?) ORDER BY source_key, stamp, id', (since, since)).fetchall()
+        'SELECT value FROM json_each(?)) ORDER BY source_key, stamp, id',
+        (since, json.dumps(keys))).fetchall()
 
 
 class RunBook:

@@ -34,6 +34,7 @@ from robot_memory.dream.restate import speaker
 from robot_memory.dream.restate import start_and_stop_together
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.rules import Rules
+from robot_memory.evidence.runs import state_rows
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.evidence.window import episodes_of
 from robot_memory.evidence.window import walk_in_id_order
@@ -188,4 +189,29 @@ def test_one_pass_in_id_order_gives_the_sorted_episodes_and_the_group_by_sums(ev
     groups, last_bad, episodes = window_evidence(db, after, 10**9, GAP_S, STATUS_GAP_S)
     assert episodes == expected
     assert (groups, last_bad) == store.evidence_groups(after, 10**9)
+    store.close()
+
+
+# state_rows as it stood: the statuses with an OK state as a subquery of the one scan.
+STATE_ROWS_SQL = (
+    'SELECT source_key, stamp, coalesce(end_stamp, stamp), severity, payload '
+    "FROM observations WHERE source = 'diagnostic' AND stamp >= ? AND source_key IN ("
+    "SELECT DISTINCT source_key FROM observations WHERE severity = 0 AND payload != '' "
+    'AND stamp >= ?) ORDER BY source_key, stamp, id')
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(['a', 'b', 'c']), st.integers(-50, 50),
+                          st.sampled_from(['log', 'diagnostic']), st.sampled_from([0, 1]),
+                          st.sampled_from(['', '{"message":"Charging"}'])), max_size=40),
+       st.integers(-60, 60))
+def test_state_rows_are_those_of_the_single_query(reports, since):
+    store = EvidenceStore(None)
+    store.db.conn.executemany(
+        'INSERT INTO observations (stamp, source, signature, source_key, severity, payload) '
+        'VALUES (?, ?, ?, ?, ?, ?)',
+        [(1e9 + at, source, None if not severity else f'{key}!', key, severity, payload)
+         for key, at, source, severity, payload in reports])
+    assert state_rows(store.db, 1e9 + since) == \
+        store.db.execute(STATE_ROWS_SQL, (1e9 + since, 1e9 + since)).fetchall()
     store.close()
