@@ -591,8 +591,9 @@ class _Dream(IncidentMerging):
             entry = self.by_id.get(make_entry_id(entry_type, text))
             if entry is not None and entry.text != text:
                 entry = None
-            if entry is None:
-                entry = self._restated_entries(linked).get(message_pattern(text))
+            unlinked = self._restated_entries(linked) if entry is None else None
+            if unlinked:  # usually none: spare masking the text of each new entry
+                entry = unlinked.get(message_pattern(text))
             if entry is None or entry.id in linked:
                 continue
             if entry.type == entry_type or (entry.type == 'resolved' and
