@@ -135,6 +135,7 @@ def short_name(name: str, own: str) -> str:
 def speaker(text: str, links: list, rules) -> Optional[tuple]:
     """Return (link, payload, history) whose words ``text`` is, or None (a person's words)."""
     found = []
+    mine = None
     for link in sorted(links, key=lambda item: item['signature']):
         payload = _payload(link)
         if link['rule'] or not link['history'] or payload is None:
@@ -144,8 +145,14 @@ def speaker(text: str, links: list, rules) -> Optional[tuple]:
             return link, payload, history
         # The rule's own text; once restated, exactly it (the entry was pruned and came
         # back, or an undo put the rule text back), never a person's text that extends it.
-        mine, rule = message_pattern(text), message_pattern(rules.candidate_text(link['source'],
-                                                                                 payload))
+        # Equal texts mask alike: a new entry's text is its rule's, unmasked.
+        rule = rules.candidate_text(link['source'], payload)
+        if text == rule:
+            found.append((link, payload, history))
+            continue
+        if mine is None:
+            mine = message_pattern(text)
+        rule = message_pattern(rule)
         if mine == rule or (not history.text and mine.startswith(rule)):
             found.append((link, payload, history))
     return found[0] if found else None
