@@ -461,7 +461,7 @@ def test_a_crash_before_the_file_write_is_discarded_and_redone(prepared, monkeyp
     directory = fresh_copy(base, 'crash-before-write')
     before = (directory / 'robot-memory.md').read_bytes()
 
-    def crash(self, document, result=None, now=None):
+    def crash(self, document, result=None, now=None, rendered=None):
         raise RuntimeError('killed while writing')
 
     monkeypatch.setattr(MemoryFile, 'save', crash)
