@@ -15,6 +15,7 @@
 """Sample memory files and fixed moments that several test files share."""
 
 import datetime as dt
+import re
 
 from robot_memory.common.timeutil import UTC
 
@@ -54,3 +55,25 @@ AT = '2026-04-01T02:00:00Z'
 # The typed memory tests' clock.
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 DAY = dt.timedelta(days=1)
+
+
+_HEX_WORD = re.compile('[0-9a-f]+')
+
+
+def leaks(data: bytes, words) -> list:
+    """
+    Return the words found in ``data``, in UTF-8 or any case.
+
+    A word made only of hex digits ('4412') counts where no hex digit touches it: the
+    keyed hashes and key ids the store writes as hex text hold such a run by chance (a
+    four-digit code in about one database in 20), and plaintext would not be inside one.
+    """
+    lowered = data.lower()
+    found = []
+    for word in words:
+        encoded = re.escape(word.lower().encode('utf-8'))
+        if _HEX_WORD.fullmatch(word.lower()):
+            encoded = rb'(?<![0-9a-f])' + encoded + rb'(?![0-9a-f])'
+        if re.search(encoded, lowered):
+            found.append(word)
+    return found

@@ -22,7 +22,6 @@ searched for what was learned; the key is moved, replaced and rotated as an oper
 import json
 import os
 import pathlib
-import re
 import shutil
 import sqlite3
 import stat
@@ -43,6 +42,7 @@ from robot_memory.substrate.crypto import new_key
 from robot_memory.substrate.crypto import write_key_file
 from robot_memory.substrate.embedding import HashingEmbedder
 from robot_memory.substrate.sealing import Sealing
+from samples import leaks
 from samples import NOW
 
 AT = '2026-04-01T12:00:00Z'
@@ -54,28 +54,6 @@ def disk_bytes(directory: pathlib.Path) -> bytes:
     """Every byte of every file in ``directory`` except the key file: db, -wal, -shm."""
     return b''.join(path.read_bytes() for path in sorted(directory.iterdir())
                     if path.is_file() and not path.name.endswith('.key'))
-
-
-def leaks(data: bytes, words=WORDS) -> list:
-    """
-    Return the words found in ``data``, in UTF-8 or any case.
-
-    A word made only of hex digits ('4412') counts where no hex digit touches it: the
-    keyed hashes the store writes as hex text hold such a run by chance (in about one run
-    in 20 of the test below), and plaintext would not be inside one.
-    """
-    lowered = data.lower()
-    found = []
-    for word in words:
-        encoded = re.escape(word.lower().encode('utf-8'))
-        if _HEX_WORD.fullmatch(word.lower()):
-            encoded = rb'(?<![0-9a-f])' + encoded + rb'(?![0-9a-f])'
-        if re.search(encoded, lowered):
-            found.append(word)
-    return found
-
-
-_HEX_WORD = re.compile('[0-9a-f]+')
 
 
 @pytest.fixture
@@ -94,7 +72,7 @@ def test_sensitive_phrase_is_not_in_the_database_nor_its_wal_and_recall_finds_it
         # While the store is open its WAL holds the latest pages: both files are read.
         assert (db.parent / 'robot-memory.db-wal').exists()
         data = disk_bytes(db.parent)
-        assert leaks(data) == []
+        assert leaks(data, WORDS) == []
         assert b'medication' not in data
         assert leaks(data, ('hallway',)) == ['hallway']  # the search itself can find text
         hits = substrate.recall('warfarin evening', now=NOW, trust='high')
@@ -115,7 +93,7 @@ def test_sensitive_phrase_is_not_in_the_database_nor_its_wal_and_recall_finds_it
         substrate.reindex_vectors()
         assert conn.execute('SELECT embedding FROM substrate_records WHERE id = ?',
                             (secret.record_id,)).fetchone()[0] is None
-    assert leaks(disk_bytes(db.parent)) == []
+    assert leaks(disk_bytes(db.parent), WORDS) == []
 
 
 def test_only_records_at_or_above_the_level_are_encrypted_and_the_key_is_0600(db):
@@ -346,7 +324,7 @@ def test_the_command_line_encrypts_from_its_config_file_and_rotates_the_key(tmp_
     assert code == 0 and out.startswith('created ')
     key = keys / 'memory-encryption.key'
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
-    assert leaks(disk_bytes(tmp_path)) == []
+    assert leaks(disk_bytes(tmp_path), WORDS) == []
     code, out, _ = run(capsys, 'recall', 'warfarin', '--trust', 'high', *common)
     assert code == 0 and SECRET in out
     code, out, _ = run(capsys, 'rotate-key', '--json', *common)
@@ -362,7 +340,7 @@ def test_the_command_line_encrypts_from_its_config_file_and_rotates_the_key(tmp_
                          '--at', AT)
     assert code == 0 and '1 encrypted record withheld' in err
     assert leaks(b''.join(path.read_bytes() for path in (tmp_path / 'out').rglob('*')
-                          if path.is_file())) == []
+                          if path.is_file()), WORDS) == []
     os.rename(key, tmp_path / 'lost.key')
     code, _, err = run(capsys, 'rotate-key', *common)
     assert code != 0 and 'missing' in err
@@ -378,7 +356,7 @@ def test_forget_by_query_finds_encrypted_records_and_kept_replies_stay_encrypted
         assert substrate.get(secret.record_id).status == 'archived'
         again = substrate.once('req-1', 'forget', {'query': 'warfarin'}, NOW, lambda: {})
         assert again == {**reply, 'replayed': True}
-        assert leaks(disk_bytes(db.parent)) == []
+        assert leaks(disk_bytes(db.parent), WORDS) == []
         restored = substrate.forget('warfarin', 'right person after all', NOW, restore=True)
         assert restored.ids == [secret.record_id]
 
@@ -430,7 +408,7 @@ def test_a_proposed_sensitive_learn_is_stored_encrypted_once_approved(tmp_path, 
     code, out, err = run(capsys, 'learn', SECRET, '--sensitivity', 'high', '--json', *common)
     assert code == 0, err
     # While it waits, the queue, its summary and the audit log hold nothing of the text...
-    assert leaks(disk_bytes(tmp_path)) == []
+    assert leaks(disk_bytes(tmp_path), WORDS) == []
     code, out, err = run(capsys, 'proposals', *common)
     assert code == 0 and 'encrypted at rest' in out and 'warfarin' not in out
     # ...and a key rotation meanwhile re-seals it, so it is still approved as it was asked.
@@ -438,7 +416,7 @@ def test_a_proposed_sensitive_learn_is_stored_encrypted_once_approved(tmp_path, 
     assert code == 0, err
     code, out, err = run(capsys, 'approve', '--all', '--json', *common)
     assert code == 0, err
-    assert leaks(disk_bytes(tmp_path)) == []
+    assert leaks(disk_bytes(tmp_path), WORDS) == []
     with Substrate(tmp_path / 'robot-memory.db', key_file=tmp_path / 'robot-memory.key') as s:
         records = s.all_records(NOW)
         assert sorted(record.text for record in records) == [

@@ -30,6 +30,7 @@ import pytest
 from conftest import SPEC_EXAMPLE
 from robot_memory.cli import main as cli
 from robot_memory.substrate.text import looks_secret
+from samples import leaks
 
 AT = '2026-04-01T12:00:00Z'
 ISSUE_CASES = ['The maintenance door PIN is 4711', 'PIN: 4711', 'Door PIN 5523',
@@ -121,7 +122,7 @@ def test_with_encryption_on_secrets_are_stored_encrypted_and_nothing_is_reported
         assert code == 0 and 'not encrypted' not in out, out
     assert stored(tmp_path / 'robot-memory.db') == [('', 'high', 1)] * 5
     data = b''.join(path.read_bytes() for path in tmp_path.glob('robot-memory.db*'))
-    assert not [code for code in (b'4711', b'5523', b'1357', b'2468') if code in data]
+    assert leaks(data, ('4711', '5523', '1357', '2468', 'Passcode', 'alarm code')) == []
     code, out, _ = run(capsys, 'stats', *common)
     assert code == 0 and 'plaintext' not in out and '5 records encrypted' in out, out
 
