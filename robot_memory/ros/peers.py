@@ -217,23 +217,29 @@ class PeerFederation:
         events = []
         for name in names:
             done = threading.Event()
+            client = self._client(name)
+            ready = client.service_is_ready()
             with self._lock:
                 flight = self._in_flight.get(name)
                 if flight is not None and not flight[0].done():
-                    if time.monotonic() - flight[1] < SYNC_TIMEOUT_S:
+                    # A peer that stopped while our request was in flight never answers:
+                    # say so as soon as it has left the graph, not SYNC_TIMEOUT_S later.
+                    if ready and time.monotonic() - flight[1] < SYNC_TIMEOUT_S:
                         continue
-                    flight[0].cancel()
                     self._in_flight.pop(name, None)
-                    timed_out = True
+                    unanswered = (f'no reply within {SYNC_TIMEOUT_S:g} s' if ready else
+                                  'it left before replying (is the peer still running?)')
                 else:
-                    timed_out = False
+                    unanswered = ''
                 self.peer_status.setdefault(name, {'ok': 0, 'failed': 0})['done'] = done
             events.append(done)
-            if timed_out:
-                self._peer_result(name, False, f'no reply within {SYNC_TIMEOUT_S:g} s')
+            if unanswered:
+                # Outside the lock: a future without an executor runs its done callback
+                # (_sync_done, which takes the lock) inside cancel().
+                flight[0].cancel()
+                self._peer_result(name, False, unanswered)
                 continue
-            client = self._client(name)
-            if not client.service_is_ready():
+            if not ready:
                 self._peer_result(name, False, 'not available (is the peer running and on this '
                                                'ROS_DOMAIN_ID?)')
                 continue
@@ -245,7 +251,8 @@ class PeerFederation:
 
     def _sync_done(self, name: str, future) -> None:
         with self._lock:
-            self._in_flight.pop(name, None)
+            if self._in_flight.get(name, (None,))[0] is future:
+                del self._in_flight[name]
         try:
             if future.cancelled():
                 return
