@@ -227,17 +227,18 @@ class PeerFederation:
                     if ready and time.monotonic() - flight[1] < SYNC_TIMEOUT_S:
                         continue
                     self._in_flight.pop(name, None)
-                    unanswered = (f'no reply within {SYNC_TIMEOUT_S:g} s' if ready else
-                                  'it left before replying (is the peer still running?)')
+                    unanswered = flight[0]
                 else:
-                    unanswered = ''
+                    unanswered = None
                 self.peer_status.setdefault(name, {'ok': 0, 'failed': 0})['done'] = done
             events.append(done)
-            if unanswered:
+            if unanswered is not None:
                 # Outside the lock: a future without an executor runs its done callback
                 # (_sync_done, which takes the lock) inside cancel().
-                flight[0].cancel()
-                self._peer_result(name, False, unanswered)
+                unanswered.cancel()
+                self._peer_result(name, False, (
+                    f'no reply within {SYNC_TIMEOUT_S:g} s' if ready else
+                    'it left before replying (is the peer still running?)'))
                 continue
             if not ready:
                 self._peer_result(name, False, 'not available (is the peer running and on this '
