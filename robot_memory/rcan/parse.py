@@ -110,6 +110,22 @@ class LoadResult:
     source: Optional[bytes] = dataclasses.field(default=None, repr=False)
 
 
+# Said after the reason when YAML made a boolean or no value of what should be text: a
+# person who writes ``tags: [on]`` by hand meant the word.
+UNQUOTED_WORD = ('; unquoted, yes, no, on, off, true and false are booleans to YAML and null, '
+                 '~ or nothing at all is no value: put the text in quotes (tags: ["on"])')
+
+
+def _reason(error) -> str:
+    """Return why an entry or peer block was refused, with what to do about a YAML word."""
+    reason = first_errors(error)
+    if any(detail.get('type') == 'string_type' and
+           (detail.get('input') is None or isinstance(detail.get('input'), bool))
+           for detail in error.errors()):
+        reason += UNQUOTED_WORD
+    return reason
+
+
 def _validate_entries(raw_items, section, lines_of, peer: bool, result, records: bool = False):
     """
     Validate a list of raw entries; quarantine the bad ones and later duplicates.
@@ -146,7 +162,7 @@ def _validate_entries(raw_items, section, lines_of, peer: bool, result, records:
                 try:
                     valid.append(model.model_validate(item))
                 except pydantic.ValidationError as error:
-                    bad.append((index, item, first_errors(error)))
+                    bad.append((index, item, _reason(error)))
     if not bad and (type(raw_items) is ValidatedEntries  # ids checked by _validated
                     or len({entry.id for entry in valid}) == len(valid)):
         return valid, None
@@ -374,7 +390,7 @@ def _parse_peer_context(raw, lines_of, result, records: bool = False):
         try:
             block = schema.peer_block_header(header) if fields is None else None
         except pydantic.ValidationError as error:
-            reason = first_errors(error)
+            reason = _reason(error)
             result.problems.append(Problem(f'peer_context[{index}] quarantined: {reason}', where))
             result.quarantined.append(QuarantinedItem('peer_context', item, reason, where))
             continue

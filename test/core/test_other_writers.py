@@ -209,7 +209,10 @@ def test_what_the_shortcut_cannot_tell_is_read_as_without_it(entries_text):
 _TEXT = st.text(st.characters(codec='utf-8', categories=('L', 'N', 'P', 'S', 'Zs'),
                               exclude_characters='\u2028\u2029\x85\ufeff'),
                 min_size=1, max_size=160).map(str.strip).filter(bool)
-_TAG = st.from_regex(r'[a-z][a-z0-9-]{0,11}', fullmatch=True)
+# Tags a person writes unquoted and YAML reads as text: 'on' or 'yes' are booleans to YAML
+# (see test_an_unquoted_yaml_word_in_tags_is_quarantined_saying_to_quote_it).
+_TAG = st.from_regex(r'[a-z][a-z0-9-]{0,11}', fullmatch=True).filter(
+    lambda tag: isinstance(yaml.safe_load(tag), str))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -230,3 +233,33 @@ def test_any_text_reads_the_same_fast_slow_and_by_libyaml(texts, tags, block_tag
     data = opencastor_form(entries) if castor else hand_form(entries, block_tags)
     fast, slow, by_libyaml, _ = read_three_ways(data)
     assert fast == slow == by_libyaml == [entry.model_dump() for entry in entries]
+
+
+@pytest.mark.parametrize('written, meant', [
+    ('[on]', ['on']), ('[docked, yes]', ['docked', 'yes']), ('[null]', ['null']),
+    ('[~]', ['~']), ('\n      - "wheel"\n      - off', ['wheel', 'off'])])
+def test_an_unquoted_yaml_word_in_tags_is_quarantined_saying_to_quote_it(written, meant):
+    """A hand-written ``tags: [on]`` is a boolean to YAML: kept aside, with what to do."""
+    def memory_file(tags: str) -> bytes:
+        return ('---\nschema_version: "1.0"\nrrn: RRN-000000000001\n'
+                'last_updated: "2026-04-01T00:00:00Z"\nentries:\n'
+                '  - id: mem-00000001\n    type: environment_note\n    text: "Dock is left"\n'
+                '    confidence: 0.5\n    first_seen: "2026-04-01T00:00:00Z"\n'
+                '    last_reinforced: "2026-04-01T00:00:00Z"\n    observation_count: 1\n'
+                f'    tags: {tags}\n---\n').encode('utf-8')
+
+    data = memory_file(written)
+    fast = parse_bytes(data, NOW)
+    with mock.patch.object(parse, 'fast_front_matter', return_value=None):
+        slow = parse_bytes(data, NOW)
+    for result in (fast, slow):
+        assert result.document.entries == []
+        [problem] = result.problems
+        assert problem.message.startswith('entries[0] quarantined: tags.') and \
+            problem.message.endswith(parse.UNQUOTED_WORD), problem.message
+        [kept] = result.quarantined
+        assert kept.raw['text'] == 'Dock is left'
+    assert [problem.message for problem in fast.problems] == \
+        [problem.message for problem in slow.problems]
+    quoted = parse_bytes(memory_file(json.dumps(meant)), NOW)
+    assert [entry.tags for entry in quoted.document.entries] == [meant]
