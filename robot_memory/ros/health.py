@@ -59,6 +59,10 @@ class HealthTasks:
         self.prefix = f'{node_name}: '
         self.hardware_id = hardware_id
         self._tasks: list = []
+        # What each task said last, with the message made of it: a report that did not
+        # change since the last period is published again without making it anew (most
+        # tasks' do not, and a message of a dozen KeyValues costs more than the task).
+        self._made: dict = {}
 
     def add(self, name: str, task) -> None:
         """Add ``task``, a function returning a HealthStatus, as ``name``."""
@@ -74,10 +78,17 @@ class HealthTasks:
 
     def status(self, name: str, health: HealthStatus) -> DiagnosticStatus:
         """Return the DiagnosticStatus of task ``name``."""
-        return DiagnosticStatus(
+        said = (health.level, health.message,
+                tuple((key, str(value)) for key, value in health.values.items()))
+        made = self._made.get(name)
+        if made is not None and made[0] == said:
+            return made[1]
+        message = DiagnosticStatus(
             level=health.level, name=f'{self.prefix}{name}', message=health.message,
             hardware_id=self.hardware_id,
-            values=[KeyValue(key=key, value=str(value)) for key, value in health.values.items()])
+            values=[KeyValue(key=key, value=value) for key, value in said[2]])
+        self._made[name] = (said, message)
+        return message
 
 
 class HealthThread:

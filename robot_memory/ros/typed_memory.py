@@ -82,6 +82,7 @@ class TypedMemoryServices:
             raise
         self._metrics: Optional['Metrics'] = None
         self._encryption: Optional[dict] = None
+        self._search: dict = {}
         self._metrics_error: Optional[str] = None
         self._metrics_due = 0.0
         node.create_service(Learn, '~/learn', self.learn_callback, callback_group=group)
@@ -216,6 +217,9 @@ class TypedMemoryServices:
             try:
                 self._metrics = self.substrate.measure(self._clock.now())
                 self._encryption = self.substrate.sealed_status()
+                # Looked for with the metrics, not every second: finding the semantic
+                # model's packages walks sys.path (about 90 stat calls).
+                self._search = describe_embedder(self.substrate.embedder)
                 self._metrics_error = None
             except (SubstrateError, ValueError, OSError) as error:
                 self._metrics_error = str(error)
@@ -224,7 +228,7 @@ class TypedMemoryServices:
         metrics, encryption = self._metrics, self._encryption
         # Measured once at least: the last measurement's error returned above.
         assert metrics is not None and encryption is not None
-        search = describe_embedder(self.substrate.embedder)
+        search = self._search
         values = {'records': metrics.records, 'search': search['search'],
                   'embedder': search['embedder'],
                   **{f'type {name}': count for name, count in metrics.by_type.items()},

@@ -37,6 +37,33 @@ def test_tasks_become_named_diagnostic_statuses_in_order():
     assert (dream.level, dream.values) == (OK, [])
 
 
+def test_a_report_that_did_not_change_is_not_made_anew_and_one_that_did_is():
+    """The message of an unchanged report is reused; any change of what it says is seen."""
+    said = {'report': HealthStatus(OK, 'ingesting', {'received': 1, 'path': 'a'})}
+    tasks = HealthTasks('memory_node', 'robot-1')
+    tasks.add('evidence', lambda: said['report'])
+    [first] = tasks.statuses()
+    said['report'] = HealthStatus(OK, 'ingesting', {'received': 1, 'path': 'a'})
+    assert tasks.statuses()[0] is first
+    for report in (HealthStatus(OK, 'ingesting', {'received': 2, 'path': 'a'}),
+                   HealthStatus(OK, 'ingesting', {'received': True, 'path': 'a'}),  # == 1
+                   HealthStatus(OK, 'ingesting', {'path': 'a', 'received': True}),
+                   HealthStatus(WARN, 'ingesting', {'path': 'a', 'received': True}),
+                   HealthStatus(WARN, 'lost some', {'path': 'a', 'received': True})):
+        said['report'] = report
+        [status] = tasks.statuses()
+        assert status is not first
+        assert (status.level, status.message) == (report.level, report.message)
+        assert [(pair.key, pair.value) for pair in status.values] == \
+            [(key, str(value)) for key, value in report.values.items()]
+        first = status
+    values = {'received': 3}  # a dict the task changes after handing it out
+    said['report'] = HealthStatus(OK, 'ingesting', values)
+    assert [(pair.key, pair.value) for pair in tasks.statuses()[0].values] == [('received', '3')]
+    values['received'] = 4
+    assert [(pair.key, pair.value) for pair in tasks.statuses()[0].values] == [('received', '4')]
+
+
 @pytest.mark.parametrize('level, message, refused', [
     (b'\x07', 'fine', 'not one of OK, WARN, ERROR, STALE'),
     (2, 'fine', 'not one of OK, WARN, ERROR, STALE'),
