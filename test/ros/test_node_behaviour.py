@@ -522,11 +522,15 @@ def test_a_lidar_fault_seen_today_reaches_the_brain_and_the_reply_says_what_is_l
     labelled weak-recent section, and the reply and the latched block say how many entries
     are below the threshold and the highest.
     """
-    # time_scale 10: 100 reports at 50 Hz are 20 s of memory time.
-    node = NodeProcess(tmp_path, 'it_lidar', time_scale=10.0, flush_period_s=0.1).start()
+    # time_scale 10: 100 reports at 50 Hz are 20 s of memory time. Topics of its own: the
+    # ``faulty`` node of this module logs an ERROR every second, which this node would learn
+    # too (in one CI run it ranked above the lidar).
+    node = NodeProcess(tmp_path, 'it_lidar', time_scale=10.0, flush_period_s=0.1,
+                       remaps=['/diagnostics:=/it_lidar/diagnostics',
+                               '/rosout:=/it_lidar/rosout']).start()
     try:
-        wait_ready(probe, node)
-        publisher = probe.create_publisher(DiagnosticArray, '/diagnostics', 100)
+        wait_ready(probe, node, topic='/it_lidar/diagnostics')
+        publisher = probe.create_publisher(DiagnosticArray, '/it_lidar/diagnostics', 100)
         wait_for(lambda: publisher.get_subscription_count() > 0, 10.0, spin=spin(probe))
         for index in range(100):
             publisher.publish(DiagnosticArray(status=[DiagnosticStatus(
