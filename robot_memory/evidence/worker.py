@@ -19,7 +19,9 @@ SQLite connections belong to one thread, and ingestion must never wait for a dre
 callers on any thread hand observations to :meth:`StoreWorker.submit` (an O(1) append to
 a bounded backlog) and store work to :meth:`StoreWorker.call`; the worker thread drains
 the backlog into the store every ``flush_period_s`` or once ``batch_size`` observations
-wait, runs tasks in order, and flushes everything on :meth:`stop`.
+wait, runs tasks in order, and flushes everything on :meth:`stop`. After a flush period
+that brought nothing (and no failed flush to retry) it sleeps until the next observation
+or task, so a quiet robot costs no wake-ups.
 
 Drop policy (documented, counted): when ``max_backlog`` observations are already
 waiting — the store cannot keep up, e.g. the disk stalls — a new observation is dropped
@@ -74,6 +76,9 @@ class StoreWorker:
         self.stored = 0
         self.flush_errors = 0
         self.last_flush_error: Optional[Exception] = None
+        # Set by the worker while it sleeps until woken (nothing came for a whole flush
+        # period and nothing failed); the next submit wakes it. See _run.
+        self._asleep = False
         self._thread = threading.Thread(target=self._run, name='robot_memory-store', daemon=True)
 
     def start(self) -> None:
@@ -103,7 +108,10 @@ class StoreWorker:
         self.submitted += 1
         if waiting >= self.peak_backlog:
             self.peak_backlog = waiting + 1
-        if waiting + 1 == self.batch_size:
+        if self._asleep:  # read after the append: see _run
+            self._asleep = False
+            self._tasks.put(None)
+        elif waiting + 1 == self.batch_size:
             self._tasks.put(None)  # wake the worker early
         return True
 
@@ -128,7 +136,8 @@ class StoreWorker:
 
     # ------------------------------------------------------------------ thread
 
-    def _drain(self) -> None:
+    def _drain(self) -> bool:
+        """Store the backlog and flush; True when there was nothing to store and no failure."""
         store = self.store
         assert store is not None  # _run opened it before draining
         backlog = self._backlog
@@ -142,7 +151,10 @@ class StoreWorker:
             self.flush_errors += 1
             self.last_flush_error = error
             self._on_error(error)
+            self.stored += count
+            return False
         self.stored += count
+        return count == 0
 
     def _run(self) -> None:
         try:
@@ -153,16 +165,31 @@ class StoreWorker:
             return
         self._ready.set()
         next_flush = time.monotonic() + self.flush_period_s
+        quiet = False  # the last flush period brought nothing and nothing failed
         try:
             while not self._stopping.is_set():
-                timeout = max(0.0, next_flush - time.monotonic())
+                # Quiet: sleep until an observation or a task comes, not a wake-up every
+                # flush period (each costs a robot's idle CPU). The flag is set before the
+                # backlog is looked at and submit reads it after appending, so one of the
+                # two always sees the other.
+                sleeping = False
+                if quiet:
+                    self._asleep = True
+                    sleeping = not self._backlog
+                    self._asleep = sleeping
+                timeout = None if sleeping else max(0.0, next_flush - time.monotonic())
                 try:
                     task = self._tasks.get(timeout=timeout)
                 except queue.Empty:
                     task = None
+                if sleeping:
+                    self._asleep = quiet = False
+                    next_flush = time.monotonic() + self.flush_period_s  # gather a period
+                    if task is None:
+                        continue
                 if task is not None or len(self._backlog) >= self.batch_size \
                         or time.monotonic() >= next_flush:
-                    self._drain()
+                    quiet = self._drain() and task is None
                     next_flush = time.monotonic() + self.flush_period_s
                 if task is not None:
                     self._run_task(task)
