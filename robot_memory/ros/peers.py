@@ -36,6 +36,7 @@ nothing are counted and written as one row per peer per hour of memory time
 """
 
 import datetime as dt
+import math
 import threading
 import time
 
@@ -305,7 +306,10 @@ class PeerFederation:
     def seconds_until_due(self) -> float:
         """Return the wall seconds until :meth:`tick` has work: a peer sync or the expiry check."""
         monotonic = time.monotonic()
-        due = self._next_expiry_check
+        # No peer blocks, nothing to expire: no wake-up for it (the scheduler still looks
+        # every few seconds, and a block that arrives is checked from then on).
+        due = (self._next_expiry_check if self._cache.document(self._clock.now()).peer_context
+               else math.inf)
         if self._settings().node.peer_sync_period_s:
             due = min(due, monotonic if self._next_peer_sync is None else self._next_peer_sync)
         return max(0.0, due - monotonic)
