@@ -62,7 +62,8 @@ p99 is the median of the p99s of 5 rounds (one burst of a shared machine moves o
                             statuses and a trickle of /rosout, vs a bare rclpy subscriber on
                             the same topics (``bench/node_cpu.py``); medians of 120 s windows
                             (10 s with --quick), a fresh node on a 300-entry file. Goal
-                            <= 1.0 % of a core at 1 Hz.
+                            <= 1.0 % of a core at 1 Hz. ``wakeups_per_s``: how often the
+                            node's threads woke a second (the bare one's beside it).
 ``rss_breakdown``           where the node's memory goes, in a fresh process without ROS
                             traffic: VmRSS after importing rclpy and the message types
                             (``baseline_mb``, what a bare subscriber imports), after

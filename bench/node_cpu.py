@@ -22,7 +22,11 @@ then each profile's own status set at 1 Hz (its constant conditions in error), o
 window each (``cpu_profile``, one line a profile).
 memory_node and a bare rclpy subscriber (``rclpy.spin`` over the same two topics with the
 node's QoS; it only counts) take it at the same time. Each process's CPU time is
-utime + stime of ``/proc/PID/stat`` over a window after a warm-up.
+utime + stime of ``/proc/PID/stat`` over a window after a warm-up; ``wakeups_per_s`` (and
+``baseline_wakeups_per_s``, the bare subscriber's) counts its threads' voluntary context
+switches a second over the same window: on a quiet machine a thread that wakes for a
+millisecond's work costs several times what the same work costs hot, so the share of an
+idle node is mostly how often its threads wake.
 """
 
 import os
@@ -46,14 +50,41 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
+def wakeups(pid: int) -> int:
+    """
+    Return how often the threads of ``pid`` have gone to sleep and woken (voluntary switches).
+
+    Each wake-up of a thread that sleeps most of the time costs far more CPU on a quiet
+    machine than the same code run hot, so this count explains much of an idle share.
+    """
+    total = 0
+    for task in pathlib.Path(f'/proc/{pid}/task').iterdir():
+        try:
+            status = (task / 'status').read_text()
+        except OSError:  # the thread ended
+            continue
+        for line in status.splitlines():
+            if line.startswith('voluntary_ctxt_switches:'):
+                total += int(line.split()[1])
+    return total
+
+
 def shares(pids: dict, seconds: float) -> dict:
-    """Return each process's CPU time over the next ``seconds`` as % of one core."""
+    """
+    Return each process's CPU time over the next ``seconds`` as % of one core.
+
+    Under ``'wakeups'``: each process's thread wake-ups a second over the same window.
+    """
     before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    woken = {name: wakeups(pid) for name, pid in pids.items()}
     started = time.monotonic()
     time.sleep(seconds)
     elapsed = time.monotonic() - started
-    return {name: 100.0 * (cpu_seconds(pid) - before[name]) / elapsed
-            for name, pid in pids.items()}
+    figures = {name: 100.0 * (cpu_seconds(pid) - before[name]) / elapsed
+               for name, pid in pids.items()}
+    figures['wakeups'] = {name: (wakeups(pid) - woken[name]) / elapsed
+                          for name, pid in pids.items()}
+    return figures
 
 
 def measure(bench, node_pid: int, robot, listener) -> list:
@@ -79,7 +110,8 @@ def measure(bench, node_pid: int, robot, listener) -> list:
                 'rate_hz': RATE_HZ if bench_name == 'cpu_1hz' else 0.0,
                 'entries': ENTRIES, 'share': round(node, 3), 'baseline_share': round(bare, 3),
                 'ratio': round(node / bare, 2) if bare else None,
-                'windows': [round(window['node'], 3) for window in windows]}
+                'windows': [round(window['node'], 3) for window in windows],
+                **woke(windows)}
         if bench_name == 'cpu_1hz':
             line.update({
                 'publisher_share': round(statistics.median(w['robot'] for w in windows), 3),
@@ -106,6 +138,13 @@ def per_profile(args, pids: dict, robot) -> list:
                       'window_s': args.cpu_profile_window_s,
                       'statuses': len(robot_statuses(name)), 'rate_hz': RATE_HZ,
                       'share': round(node, 3), 'baseline_share': round(bare, 3),
-                      'ratio': round(node / bare, 2) if bare else None,
+                      'ratio': round(node / bare, 2) if bare else None, **woke([window]),
                       'goal_share': GOAL_SHARE, 'met': node <= GOAL_SHARE})
     return lines
+
+
+def woke(windows: list) -> dict:
+    """Return the node's and the bare subscriber's thread wake-ups a second (window medians)."""
+    return {'wakeups_per_s': round(statistics.median(w['wakeups']['node'] for w in windows), 1),
+            'baseline_wakeups_per_s': round(statistics.median(w['wakeups']['bare']
+                                                              for w in windows), 1)}

@@ -49,6 +49,7 @@ def test_quick_cpu_figures_print_the_node_beside_the_bare_subscriber():
         assert record['n'] >= 1 and record['window_s'] > 0, record
         assert math.isfinite(record['share']) and record['share'] >= 0, record
         assert record['baseline_share'] >= 0, record
+        assert record['wakeups_per_s'] >= 0 and record['baseline_wakeups_per_s'] >= 0, record
         if record['baseline_share']:
             assert math.isclose(record['ratio'], record['share'] / record['baseline_share'],
                                 rel_tol=0.02, abs_tol=0.01), record
@@ -58,3 +59,5 @@ def test_quick_cpu_figures_print_the_node_beside_the_bare_subscriber():
     # too), every message for the bare subscriber (the node's own health too).
     assert loaded['node_received'] >= 30 * (loaded['sent'] - 2), loaded
     assert loaded['baseline_messages'] >= loaded['sent'] - 2, loaded
+    # ... and each woke at least once a message to take it.
+    assert loaded['wakeups_per_s'] >= 0.9 and loaded['baseline_wakeups_per_s'] >= 0.9, loaded
