@@ -142,6 +142,7 @@ class StoreWorker:
         assert store is not None  # _run opened it before draining
         backlog = self._backlog
         count = 0
+        failed = False
         try:
             while backlog:
                 store.add(backlog.popleft())
@@ -151,10 +152,9 @@ class StoreWorker:
             self.flush_errors += 1
             self.last_flush_error = error
             self._on_error(error)
-            self.stored += count
-            return False
+            failed = True
         self.stored += count
-        return count == 0
+        return count == 0 and not failed
 
     def _run(self) -> None:
         try:

@@ -30,6 +30,7 @@ from robot_memory.evidence.observations import diagnostic
 from robot_memory.evidence.store import EvidenceError
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.evidence.worker import StoreWorker
+from ros_harness import wait_for
 
 PERIOD = 0.05  # flush_period_s of these tests
 T0 = dt.datetime(2026, 6, 1, tzinfo=UTC)
@@ -71,15 +72,6 @@ def started() -> tuple:
     return worker, stores[0]
 
 
-def wait_until(condition, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-    return True
-
-
 def test_a_quiet_worker_sleeps_and_the_next_observation_wakes_it_and_is_stored():
     worker, store = started()
     try:
@@ -89,12 +81,13 @@ def test_a_quiet_worker_sleeps_and_the_next_observation_wakes_it_and_is_stored()
         time.sleep(20 * PERIOD)
         assert store.flushes == flushes  # asleep: not one wake-up more
         assert worker.submit(error_status(0))
-        assert wait_until(lambda: store.kept == 1, 10 * PERIOD), 'not stored after a period'
+        assert wait_for(lambda: store.kept == 1, 10 * PERIOD, step=0.005), \
+            'not stored after a period'
         # A trickle keeps it flushing each period; quiet again, it sleeps again.
         for second in range(1, 6):
             worker.submit(error_status(second))
             time.sleep(PERIOD / 2)
-        assert wait_until(lambda: worker.stored == 6 and worker.backlog == 0)
+        assert wait_for(lambda: worker.stored == 6 and worker.backlog == 0, 5.0, step=0.005)
         time.sleep(10 * PERIOD)
         flushes = store.flushes
         time.sleep(20 * PERIOD)
@@ -109,7 +102,8 @@ def test_a_failed_flush_is_retried_every_period_though_nothing_more_comes():
         time.sleep(10 * PERIOD)  # asleep
         store.failures_left = 3
         worker.submit(error_status(0))
-        assert wait_until(lambda: store.kept == 1, 40 * PERIOD), 'the failed flush was dropped'
+        assert wait_for(lambda: store.kept == 1, 40 * PERIOD, step=0.005), \
+            'the failed flush was dropped'
         assert worker.flush_errors == 3 and store.failures_left == 0
     finally:
         worker.stop()
