@@ -793,10 +793,11 @@ def assert_losses_not_counted(evidence):
     assert 'lost in the middleware are not counted' in evidence['_message'], evidence
 
 
-@pytest.mark.timeout(120)
-def test_a_burst_beyond_what_the_node_can_take_is_counted_as_lost(tmp_path, probe):
-    node = NodeProcess(tmp_path, 'rel_burst', rrn=rrn_of('rel_burst'),
-                       flush_period_s=0.1).start()
+def frozen_burst(tmp_path, probe, name: str):
+    """Flood a node frozen (SIGSTOP) for 2 s of a 4 s burst; return (what was sent, evidence)."""
+    directory = tmp_path / name
+    directory.mkdir()
+    node = NodeProcess(directory, name, rrn=rrn_of(name), flush_period_s=0.1).start()
     try:
         wait_ready(probe, node, timeout=60.0)
         # As fast as one process can publish, and the node frozen (SIGSTOP) for two seconds
@@ -811,22 +812,40 @@ def test_a_burst_beyond_what_the_node_can_take_is_counted_as_lost(tmp_path, prob
         finally:
             os.kill(node.process.pid, signal.SIGCONT)
         out, _ = flood.communicate(timeout=60.0)
-        published = json.loads(out.strip().splitlines()[-1])['statuses']
+        sent = json.loads(out.strip().splitlines()[-1])
         evidence = settled_evidence(probe, node)
     finally:
         node.stop()
-    print(f'\nburst: published {published}, evidence {evidence}')
-    if not GIVES_PUBLISHER_GID:
-        assert_losses_not_counted(evidence)
-        # Whether the burst overflowed the reader cannot be told here: nothing is counted
-        # twice, and the node does not claim that nothing was lost.
-        counted = sum(int(evidence[key]) for key in
-                      ('received', 'dropped_backlog_full', 'refused'))
-        assert counted <= published, (published, evidence)
-        return
-    accounted = sum(int(evidence[key]) for key in
-                    ('received', 'dropped_backlog_full', 'lost_in_middleware', 'refused'))
-    assert accounted == published, (published, evidence)
+    print(f'\n{name}: sent {sent}, evidence {evidence}')
+    return sent, evidence
+
+
+@pytest.mark.timeout(240)
+def test_a_burst_beyond_what_the_node_can_take_is_counted_as_lost(tmp_path, probe):
+    # Only what reaches the node can be counted: a loss shows as a gap *before* a message
+    # that arrives. Now and then (once in CI, after 20 s of waiting) Fast DDS does not
+    # deliver the rest of the burst to the thawed reader at all, so the writer never has
+    # it acknowledged (all_acked false) and the last sequence numbers never arrive. That
+    # burst shows nothing about counting, only that nothing was counted twice; then the
+    # scenario runs once more, and the exact account is asked of a delivered burst.
+    for attempt in ('rel_burst', 'rel_burst_again'):
+        sent, evidence = frozen_burst(tmp_path, probe, attempt)
+        published = sent['statuses']
+        counted = sum(int(evidence[key]) for key in ('received', 'dropped_backlog_full',
+                                                     'refused'))
+        if not GIVES_PUBLISHER_GID:
+            assert_losses_not_counted(evidence)
+            # Whether the burst overflowed the reader cannot be told here: nothing is
+            # counted twice, and the node does not claim that nothing was lost.
+            assert counted <= published, (sent, evidence)
+            return
+        counted += int(evidence['lost_in_middleware'])
+        assert counted <= published, (sent, evidence)
+        if sent['all_acked']:
+            break
+    else:
+        pytest.fail(f'the middleware delivered neither burst in full: {sent}, {evidence}')
+    assert counted == published, (sent, evidence)
     # The burst really overflowed the reader (else this shows nothing), and it says so.
     assert int(evidence['lost_in_middleware']) > 0, evidence
     assert evidence['_level'] == 1 and 'lost in the middleware' in evidence['_message'], evidence
