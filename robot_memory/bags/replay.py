@@ -334,13 +334,9 @@ def status_reader(store, skip_prefix: str) -> cdr.StatusCache:
     reads_values = store.rules.reads_values
 
     def derive(status):
-        level, name, message, hardware_id, values = status
-        if name.startswith(skip_prefix):
-            return None
-        try:
-            item = observations.diagnostic(UNSTAMPED, name, hardware_id, level, message, values)
-        except observations.ObservationError as error:
-            return error
+        item = observations.from_status(UNSTAMPED, status, skip_prefix)
+        if item is None or isinstance(item, observations.ObservationError):
+            return item
         return item, prepare(item)
 
     def rederive(previous, status, changed):

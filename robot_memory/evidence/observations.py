@@ -536,21 +536,29 @@ def byte_level(value) -> int:
     return int(value)
 
 
-def from_statuses(stamp: dt.datetime, statuses, skip_prefix: str = ''):
+def from_status(stamp: dt.datetime, status, skip_prefix: str = ''):
     """
-    Yield an observation, or the ObservationError refusing it, for each diagnostic status.
+    Return a diagnostic status's observation, or the ObservationError refusing it.
 
-    ``statuses`` are (level, name, message, hardware_id, [(key, value), ...]) tuples (as
-    ``robot_memory.common.cdr`` reads them); a status whose name starts with ``skip_prefix``
-    (memory_node's own health reports) is left out.
+    ``status`` is a (level, name, message, hardware_id, [(key, value), ...]) tuple (as
+    ``robot_memory.common.cdr`` reads it); None when its name starts with ``skip_prefix``
+    (memory_node's own health reports are left out).
     """
-    for level, name, message, hardware_id, values in statuses:
-        if skip_prefix and name.startswith(skip_prefix):
-            continue
-        try:
-            yield diagnostic(stamp, name, hardware_id, level, message, values)
-        except ObservationError as error:
-            yield error
+    level, name, message, hardware_id, values = status
+    if skip_prefix and name.startswith(skip_prefix):
+        return None
+    try:
+        return diagnostic(stamp, name, hardware_id, level, message, values)
+    except ObservationError as error:
+        return error
+
+
+def from_statuses(stamp: dt.datetime, statuses, skip_prefix: str = ''):
+    """Yield :func:`from_status` of each status that is not left out."""
+    for status in statuses:
+        item = from_status(stamp, status, skip_prefix)
+        if item is not None:
+            yield item
 
 
 def log_record(record, stamp: dt.datetime, skip_logger: str = '',

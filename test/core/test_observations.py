@@ -24,6 +24,7 @@ from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.observations import from_dict
+from robot_memory.evidence.observations import from_statuses
 from robot_memory.evidence.observations import LogObservation
 from robot_memory.evidence.observations import MAX_STRING_CHARS
 from robot_memory.evidence.observations import message_pattern
@@ -149,6 +150,24 @@ def test_a_refused_line_never_stops_the_rest():
     assert [obs.msg for obs in report.accepted] == ['one', 'two']
     assert [(refusal.line, refusal.message.split(':')[0]) for refusal in report.refused] == \
         [(3, 'not valid JSON'), (4, 'level')]
+
+
+def test_a_status_array_gives_each_status_or_its_refusal_and_leaves_out_its_own():
+    # What the node and a bag's replay read from a DiagnosticArray: one result per status,
+    # a refused status never stops the others, memory_node's own health reports left out.
+    stamp = dt.datetime(2026, 3, 1, 12, tzinfo=UTC)
+    statuses = [(2, 'motor: left', 'stalled', 'motor_left', [('current', '9.1')]),
+                (7, 'lidar', 'odd level', 'lidar_front', []),
+                (1, 'memory_node: evidence', 'backlog', 'RRN-1', []),
+                (0, 'battery', 'OK', 'bms', [])]
+    results = list(from_statuses(stamp, statuses, skip_prefix='memory_node: '))
+    assert [type(result) for result in results] == \
+        [DiagnosticObservation, ObservationError, DiagnosticObservation]
+    assert results[0] == DiagnosticObservation(stamp, 'motor: left', 'motor_left', 2, 'stalled',
+                                               (('current', '9.1'),))
+    assert results[1].field == 'level'
+    assert [result.name for result in list(from_statuses(stamp, statuses))[2:]] == \
+        ['memory_node: evidence', 'battery']
 
 
 def test_from_dict_rejects_non_objects():
