@@ -17,6 +17,7 @@
 import re
 
 from robot_memory.errors import MemoryFileError
+from robot_memory.rcan.yaml_rules import tolerant_loader
 from robot_memory.rcan.yaml_rules import yaml
 from robot_memory.rcan.yaml_rules import yaml_classes
 
@@ -97,7 +98,7 @@ def yaml_front_matter(front: str, first_line: int):
     """Parse any YAML front matter with libyaml; errors name the file line."""
     check_structure(front, first_line)
     try:
-        mapping = yaml.load(front, Loader=yaml_classes()[0])
+        mapping = yaml.load(front, Loader=tolerant_loader())
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = first_line + mark.line if mark is not None else None

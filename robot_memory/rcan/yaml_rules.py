@@ -40,6 +40,29 @@ def yaml_classes() -> tuple:
     return yaml.SafeLoader, yaml.SafeDumper  # pragma: no cover - PyYAML without libyaml
 
 
+@functools.cache
+def tolerant_loader():
+    """
+    Return libyaml's loader, reading a plain scalar of timestamp form that is no date as text.
+
+    YAML 1.1 reads ``2026-13-20T09:12:00Z`` as a timestamp and PyYAML's constructor then
+    raises a bare ValueError (``month must be in 1..12``) that stops the whole file. As
+    text, the entry holding it is refused by the schema with the field and the reason, and
+    quarantined like any other invalid entry.
+    """
+    base = yaml_classes()[0]
+
+    def timestamp(loader, node):
+        try:
+            return base.construct_yaml_timestamp(loader, node)
+        except (ValueError, OverflowError):
+            return loader.construct_scalar(node)
+
+    loader: Any = type('TolerantLoader', (base,), {})
+    loader.add_constructor('tag:yaml.org,2002:timestamp', timestamp)
+    return loader
+
+
 PLAIN_KEY = re.compile(r'[A-Za-z_][A-Za-z0-9_]*\Z')
 # Plain words YAML 1.1 reads as booleans or null: such a key is not a string to libyaml.
 YAML_KEYWORDS = frozenset(

@@ -165,6 +165,41 @@ def test_one_bad_entry_among_ten_good_ones_is_quarantined_and_the_ten_survive(no
     assert reloaded.problems == [] and len(reloaded.document.entries) == 10
 
 
+@pytest.mark.parametrize('stamp, words', [
+    ('2026-13-20T09:12:00Z', 'month value is outside'),
+    ('2026-02-30T09:12:00Z', 'day value is outside'),
+    ('2026-03-20T25:12:00Z', 'valid datetime'),
+    ('2026-02-30', 'day value is outside'),
+    ('"2026-13-20T09:12:00Z"', 'month value is outside')])
+def test_a_date_that_does_not_exist_quarantines_its_entry_only(now, memory_path, stamp, words):
+    # YAML reads the form as a timestamp and PyYAML's constructor then raised a bare
+    # "month must be in 1..12" that stopped every tool and memory_node. Now the entry is
+    # refused with the field and the line, like any other hand-made mistake.
+    lines = list(HEADER)
+    for index in range(3):
+        lines += yaml_entry(index)
+    bad = lines.index('  - id: mem-0001')
+    lines[bad + 4] = f'    first_seen: {stamp}'
+    memory_path.write_bytes(file_bytes(lines))
+    memory = MemoryFile(memory_path)
+    result = memory.load(now)
+    assert [entry.id for entry in result.document.entries] == ['mem-0000', 'mem-0002']
+    [problem] = result.problems
+    assert problem.line == bad + 1 and 'entries[1]' in problem.message
+    assert 'first_seen' in problem.message and words in problem.message, problem.message
+    with memory.update(now):
+        pass
+    [record] = memory_file.side_file(memory_path, '.quarantine.jsonl').read_text().splitlines()
+    assert json.loads(record)['raw']['first_seen'] == stamp.strip('"')
+
+
+def test_a_top_level_date_that_does_not_exist_is_refused_naming_the_field(now, memory_path):
+    lines = [line.replace('2026-04-01T02', '2026-04-31T02') for line in HEADER] + yaml_entry(0)
+    memory_path.write_bytes(file_bytes(lines))
+    with pytest.raises(MemoryFileError, match='last_updated: .*day value is outside'):
+        MemoryFile(memory_path).load(now)
+
+
 def test_a_bad_entry_in_the_canonical_form_is_reported_on_its_own_line(now):
     entries = [new_entry('environment_note', f'note {index}', 0.5, now) for index in range(5)]
     document = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now).document
