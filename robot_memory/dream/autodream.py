@@ -60,8 +60,10 @@ waiting ones in its summary.
 snapshot. When the file differs, each added, deleted or changed entry is taken in as it
 is and audited as ``manual`` with a diff summary; a deleted entry's signatures are
 unlinked and the evidence of that dream is not used to re-create it (later evidence
-starts a new entry from the low initial confidence). An unreadable file is set aside and
-the entries are restored from the snapshot.
+starts a new entry from the low initial confidence). An unreadable file a dream wrote
+before is set aside (its body kept) and the entries are restored from the snapshot; one no
+dream of this database wrote (a hand-written file with a typo) is left untouched and the
+dream refused with the line to fix (MemoryFileError), the evidence kept for the next one.
 
 **Crash safety.** Everything is computed first. Then, while the file lock is held, the
 complete set of database changes is committed as an intent record (a
@@ -258,7 +260,12 @@ def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, c
     report.problems.extend(store.take_problems())
     store.flush()
     payload = None
-    with memory_file.update(now, rrn=config.rrn, on_corrupt='set_aside') as result:
+    # A file no dream of this database wrote (a person's, or one from before the database)
+    # is not replaced when it cannot be read: there is no snapshot to restore its entries
+    # from, and a fresh file would hide them. The dream is refused; the evidence waits.
+    ours = store.dream_cursor().file_hash is not None
+    with memory_file.update(now, rrn=config.rrn,
+                            on_corrupt='set_aside' if ours else 'raise') as result:
         report.recovered = recover(store, memory_file)
         cursor = store.dream_cursor()
         if cursor.last_dream_at is not None and now < cursor.last_dream_at:
@@ -440,7 +447,10 @@ class _Dream(IncidentMerging):
                                               if entry.id not in snapshot]
                 self.report.problems.append(
                     f'the memory file was missing or unreadable; {len(restored)} entries were '
-                    "restored from the last dream's snapshot in the evidence database")
+                    "restored from the last dream's snapshot in the evidence database. Edits "
+                    'made since that dream are only in a set-aside copy: make them again in '
+                    'the memory file (copied back whole, it would count the entries learned '
+                    'since as deleted by hand)')
             return
         if self.cursor.file_hash is not None and file_hash(original) == self.cursor.file_hash:
             return

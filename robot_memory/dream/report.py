@@ -91,7 +91,14 @@ class DreamReport:
                 f'{f" ({self.prune_held_back} held back)" if self.prune_held_back else ""}'
                 f'{f", merged {len(self.merged)}" if self.merged else ""}, manual edits '
                 f'{len(self.manual)}; consumed {plural(self.consumed, "observation")} of '
-                f'{plural(self.signatures, "signature")}')
+                f'{plural(self.signatures, "signature")}{self._problems_said()}')
+
+    def _problems_said(self) -> str:
+        if not self.problems:
+            return ''
+        more = len(self.problems) - 1
+        return (f'; {plural(len(self.problems), "problem")}: {self.problems[0]}'
+                f'{f" (and {more} more in the summary)" if more else ""}')
 
 
 def diff_summary(before: dict, after: dict) -> str:

@@ -67,6 +67,7 @@ from robot_memory.rcan.parse import parse_bytes
 from robot_memory.rcan.parse import Problem
 from robot_memory.rcan.parse import QuarantinedItem  # noqa: F401 - part of this API
 from robot_memory.rcan.parse import read_last_updated  # noqa: F401 - part of this API
+from robot_memory.rcan.parse import salvage
 from robot_memory.rcan.parse import UNSET_RRN
 from robot_memory.rcan.reader_yaml import check_structure  # noqa: F401 - part of this API
 from robot_memory.rcan.reader_yaml import MAX_DEPTH  # noqa: F401 - part of this API
@@ -280,7 +281,8 @@ class MemoryFile:
         Lock, load (or create), yield the LoadResult, then save if anything changed.
 
         ``on_corrupt='set_aside'`` moves an unparseable file to ``<file>.corrupt-<time>``
-        and starts from an empty document; ``'raise'`` leaves it untouched and raises.
+        and starts from an empty document with that file's body and RRN where they can be
+        read (``parse.salvage``); ``'raise'`` leaves it untouched and raises.
         ``last_updated`` is set to ``now`` only when the content changed.
         """
         with self.lock():
@@ -297,9 +299,13 @@ class MemoryFile:
                         '(robot-memory validate shows every problem)', self.path,
                         error.line) from None
                 target = self.set_aside(now)
-                result = LoadResult(new_document(rrn or UNSET_RRN, now))
+                kept_rrn, body = salvage(original)
+                result = LoadResult(new_document(kept_rrn or rrn or UNSET_RRN, now))
+                if body:  # the person's text below the front matter stays where it was
+                    result.document.body = body
                 result.problems.append(Problem(
-                    f'unreadable memory file set aside as {target.name}: {error.problem}',
+                    f'unreadable memory file set aside as {target.name}: {error.problem}'
+                    f'{"" if body is None else "; the text below the front matter was kept"}',
                     error.line))
             yield result
             document = result.document

@@ -479,6 +479,26 @@ def read_last_updated(data: bytes) -> Optional[dt.datetime]:
     return value.replace(tzinfo=_UTC) if value.tzinfo is None else value.astimezone(_UTC)
 
 
+_RRN_LINE = re.compile(rb'^rrn:[ \t]*(["\']?)([A-Za-z0-9][A-Za-z0-9_.:-]{0,63})\1[ \t\r]*$', re.M)
+
+
+def salvage(data: bytes) -> tuple:
+    """
+    Return (rrn, body) of a memory file that cannot be read as a whole; each None if lost.
+
+    What a writer keeps when it sets such a file aside: the Markdown body is the person's
+    and needs no front matter to be read, and the robot's RRN is one plain line.
+    """
+    try:
+        split = split_front_matter(data)
+    except MemoryFileError:
+        return None, None
+    if split is None:
+        return None, None
+    match = _RRN_LINE.search(split[0])
+    return (match.group(2).decode('ascii') if match is not None else None), split[2]
+
+
 def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
                    mapping: Optional[dict] = None) -> LoadResult:
     """

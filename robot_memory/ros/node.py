@@ -576,7 +576,7 @@ class MemoryNode(Node):
         if dream_summary.worth_telling(report):
             # A dream that changed nothing leaves the last useful summary on the topic.
             self.dream_summary_publisher.publish(String(data=self.summary_of(report)))
-        self.get_logger().info(report.summary())
+        (self.get_logger().warning if report.problems else self.get_logger().info)(report.summary())
         return report
 
     def summary_of(self, report) -> str:

@@ -42,6 +42,7 @@ from robot_memory.common.timeutil import parse_iso
 from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
 from robot_memory.dream.autodream import initial_confidence
+from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.observations import LogObservation
 from robot_memory.evidence.observations import TelemetryObservation
 from robot_memory.evidence.observations import to_json_line
@@ -351,6 +352,57 @@ def test_an_unreadable_file_is_set_aside_and_restored_from_the_snapshot(robot):
     assert any('restored from the last dream' in problem for problem in report.problems)
     assert robot.entries(1)[entry.id].text == entry.text
     assert len(list(robot.memory.path.parent.glob('robot-memory.md.corrupt-*'))) == 1
+
+
+HAND_WRITTEN = (
+    '---\nschema_version: "1.0"\nrrn: RRN-000000000007\nlast_updated: 2026-05-01T00:00:00Z\n'
+    'entries:\n  - id: mem-byhand01\n    type: environment_note\n'
+    '    text: "Kitchen doorway has a 3 cm lip"\n    confidence: 0.7\n'
+    '    first_seen: 2026-04-20T09:00:00Z\n    last_reinforced: 2026-05-01T00:00:00Z\n'
+    '    observation_count: 5\n---\n\n# Our notes\n\nAsk Ann before touching the dock.\n')
+
+
+def test_a_hand_written_file_with_a_typo_is_left_as_it_is_and_nothing_learned_is_lost(robot):
+    # No dream wrote this file: there is no snapshot to restore its entries from, so a
+    # dream that cannot read it is refused, the file untouched, the evidence kept. Once the
+    # person fixes the line, the dream takes everything in, the evidence included.
+    typo = HAND_WRITTEN.replace('    text: "Kitchen', '      text: "Kitchen')
+    robot.memory.path.write_text(typo)
+    robot.fault(0)
+    with pytest.raises(MemoryFileError, match='left untouched; fix it by hand') as refused:
+        robot.dream(0)
+    assert refused.value.line is not None and refused.value.path == str(robot.memory.path)
+    assert robot.memory.path.read_text() == typo
+    assert list(robot.memory.path.parent.glob('robot-memory.md.corrupt-*')) == []
+    robot.memory.path.write_text(HAND_WRITTEN)
+    report = robot.dream(0)
+    assert len(report.created) == 1, report.problems
+    entries = robot.entries(0)
+    assert entries['mem-byhand01'].text == 'Kitchen doorway has a 3 cm lip'
+    assert 'encoder' in entries[report.created[0]].text.lower()
+    text = robot.memory.path.read_text()
+    assert 'rrn: "RRN-000000000007"' in text or 'rrn: RRN-000000000007' in text
+    assert text.endswith('# Our notes\n\nAsk Ann before touching the dock.\n')
+
+
+def test_a_file_the_dreams_wrote_broken_by_hand_keeps_its_text_and_rrn_when_set_aside(robot):
+    robot.memory.path.write_text(HAND_WRITTEN)
+    robot.fault(0)
+    robot.dream(0)
+    before = robot.entries(0)
+    written = robot.memory.path.read_text()
+    broken = written.replace('\n    text: ', '\n      text: ', 1)
+    assert broken != written
+    robot.memory.path.write_text(broken)
+    report = robot.dream(1)
+    [aside] = robot.memory.path.parent.glob('robot-memory.md.corrupt-*')
+    assert aside.read_text() == broken
+    assert any('the text below the front matter was kept' in problem
+               for problem in report.problems), report.problems
+    text = robot.memory.path.read_text()
+    assert text.endswith('# Our notes\n\nAsk Ann before touching the dock.\n')
+    assert 'RRN-000000000007' in text.split('---')[1]
+    assert set(robot.entries(1)) == set(before)
 
 
 # --------------------------------------------------------------------------- crash safety

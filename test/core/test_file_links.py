@@ -164,9 +164,13 @@ def test_every_link_to_one_file_shares_its_lock(tmp_path):
 
 
 def test_a_corrupt_target_is_set_aside_beside_it_and_the_link_kept(tmp_path, capsys):
-    target, links = persistent(tmp_path, text='---\nschema_version: "1.0"\nentries: [\n---\n')
+    target, links = persistent(tmp_path)
     link = links / 'robot-memory.md'
     link.symlink_to(target)
+    # Damaged after a dream wrote it (one no dream wrote is left where it is: the dream is
+    # refused, with nothing to restore its entries from).
+    assert run(capsys, 'dream', '--file', link, '--at', '2026-05-01T02:00:00Z')[0] == 0
+    target.write_text('---\nschema_version: "1.0"\nentries: [\n---\n', encoding='utf-8')
     damaged = target.read_bytes()
     source = evidence_file(tmp_path)
     assert run(capsys, 'ingest', '--file', link, source)[0] == 0

@@ -119,13 +119,20 @@ def test_every_command_refuses_a_hostile_file_within_a_gigabyte(name, tmp_path):
     path = tmp_path / 'robot-memory.md'
     data = make()
     path.write_bytes(data)
-    for command in ('show', 'export', 'prune'):
+    # No dream of this database wrote the file, so none replaces it either: a dream too is
+    # refused and leaves it where it is (there is no snapshot to restore from).
+    for command in ('show', 'export', 'prune', 'dream'):
         completed, measured = run_cli(command, '--file', path, '--at', AT)
         figure(name, command, measured['s'])
         assert completed.returncode == 1, completed.stderr
         assert f'robot-memory.md:{line}: ' in completed.stderr and fragment in completed.stderr
         assert completed.stdout == ''
         assert path.read_bytes() == data
+    # A file the dreams wrote, found replaced by the hostile one: set aside, the dream goes on.
+    path.unlink()
+    completed, _ = run_cli('dream', '--file', path, '--at', '2026-03-31T03:00:00Z')
+    assert completed.returncode == 0, completed.stderr
+    path.write_bytes(data)
     completed, measured = run_cli('dream', '--file', path, '--at', AT)
     figure(name, 'dream', measured['s'])
     assert completed.returncode == 0, completed.stderr

@@ -145,3 +145,34 @@ def test_a_memory_file_linked_to_nothing_stops_the_node_with_a_reason(tmp_path):
     log = node.log()
     assert 'is a symbolic link to' in log and 'which does not exist' in log, log
     assert link.is_symlink() and not (tmp_path / 'unmounted').exists()
+
+
+def test_a_hand_written_file_with_a_typo_is_left_for_its_writer_and_the_node_serves_on(
+        tmp_path, probe):
+    # What an operator's typo before the first dream does: no snapshot exists to restore
+    # the file's entries from, so the dream is refused naming the line; nothing is written
+    # over the file, the node keeps serving, and after the fix the dream takes all in.
+    memory = tmp_path / 'robot-memory.md'
+    typo = MEMORY.replace('     confidence: 0.65', '   confidence: 0.65 ]', 1)
+    memory.write_text(typo, encoding='utf-8')
+    seed(tmp_path / 'robot-memory.db', 'lidar_typo')
+    node = NodeProcess(tmp_path, 'it_typo', memory_file=str(memory),
+                       rrn='RRN-000000000001').start()
+    try:
+        wait_ready(probe, node)
+        refused = call(probe, Dream, f'{node.prefix}/dream', Dream.Request())
+        assert not refused.success, refused.message
+        assert f'{memory}:' in refused.message and 'left untouched' in refused.message
+        assert memory.read_text(encoding='utf-8') == typo
+        assert list(tmp_path.glob('robot-memory.md.corrupt-*')) == []
+        memory.write_text(MEMORY, encoding='utf-8')
+        reply = dream(probe, node)
+        assert len(reply.created) == 1, reply.message
+    finally:
+        assert node.stop() == 0, node.log()
+    entries = {entry.id for entry in MemoryFile(memory).load(dt.datetime.now(UTC)).document.entries}
+    assert set(reply.created) <= entries
+    # The sample's entries were last reinforced in April: decayed since, some are pruned
+    # (archived), none is lost.
+    assert {'mem-high', 'mem-mid', 'mem-low', 'mem-weak', 'mem-done'} <= \
+        entries | set(reply.pruned), (entries, reply.pruned)
