@@ -17,36 +17,34 @@ memory_node: robot_memory on the robot (ROS 2).
 
 A thin layer over the core. It converts ``/diagnostics``, ``/rosout`` (ERROR and above)
 and configured telemetry topics into observations (``robot_memory.ros.convert``) on a
-thread of their own, not rclpy's executor (``robot_memory.ros.ingest``), hands them to
-the store worker (one thread owns SQLite), dreams nightly and on
-``~/dream``, serves ``~/get_context`` from the cached memory file with decay evaluated
-at call time, publishes the block latched on ``~/context`` and its own health on
-``/diagnostics`` as named tasks, the way ``diagnostic_updater`` does
-(``robot_memory.ros.health``). The node holds the objects that serve the rest: peer
-federation (``~/exchange_peer_context``, ``~/sync_peers``) in ``robot_memory.ros.peers``,
-the typed memory services (``~/learn``, ``~/recall``, ``~/forget``) in
-``robot_memory.ros.typed_memory`` and the proposals queue (``~/proposals``) in
-``robot_memory.ros.proposals``; each is built with what it needs. ``~/undo`` restores the
-memory file and the typed records to an earlier state (``robot_memory.review.undo``) and
-publishes the restored block. When it dreams is ``robot_memory.dream.schedule``.
+thread of their own (``robot_memory.ros.ingest``), hands them to the store worker (one
+thread owns SQLite), dreams nightly and on ``~/dream``, serves ``~/get_context`` from the
+cached memory file with decay evaluated at call time, publishes the block latched on
+``~/context`` and its own health on ``/diagnostics`` as named tasks, the way
+``diagnostic_updater`` does (``robot_memory.ros.health``). The node holds the objects
+that serve the rest: peer federation (``~/exchange_peer_context``, ``~/sync_peers``) in
+``robot_memory.ros.peers``, the typed memory services (``~/learn``, ``~/recall``,
+``~/forget``) in ``robot_memory.ros.typed_memory`` and the proposals queue
+(``~/proposals``) in ``robot_memory.ros.proposals``; each is built with what it needs.
+``~/undo`` restores the memory file and typed records to an earlier state
+(``review.undo``) and publishes the restored block. When it dreams: ``dream.schedule``.
 
 QoS, on purpose:
 
 * ``/diagnostics`` and ``/rosout`` in: reliable, volatile, depth 1000 — evidence should
   not be lost to a short burst. A longer burst than the node can take overflows the
   reader's history, which drops the oldest waiting samples silently; those are counted
-  from the gaps in each publisher's sequence numbers (``robot_memory.evidence.sequence_gaps``) as
+  from the gaps in each publisher's sequence numbers (``evidence.sequence_gaps``) as
   ``lost_in_middleware`` (messages, not statuses) on the evidence status. That needs the
-  publisher's GID in the message info, which rclpy gives from Kilted (9.x) on; Jazzy's
-  rclpy 7.x does not, so there ``lost_in_middleware`` reads ``not counted`` and the status
-  says why, rather than a 0 that would claim nothing was lost.
+  publisher's GID in the message info, which rclpy gives from Kilted (9.x) on; on Jazzy
+  it reads ``not counted`` and the status says why, rather than a 0 claiming no loss.
 * telemetry in: best effort, depth 10 (sensor data; compatible with any publisher).
 * ``~/context`` out: reliable, transient local, depth 1 — a brain node that starts later
   still receives the current block.
 * ``/diagnostics`` out: reliable, volatile, depth 10, like ``diagnostic_updater``.
 * service replies: rmw_fastrtps waits up to 2 s (config/fastdds_profiles.xml, loaded by
-  ``main``) for a new client's reply reader; a reply dropped all the same is logged and
-  counted on the ``services`` status (``robot_memory.ros.replies``).
+  ``main``) for a new client's reply reader; one dropped all the same is logged and counted
+  on the ``services`` status (``robot_memory.ros.replies``). ``memory_node --help``: usage.
 """
 
 import json
@@ -94,6 +92,7 @@ from robot_memory.rcan import lifecycle
 from robot_memory.rcan.document_cache import DocumentCache
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.ros import convert
+from robot_memory.ros import parameters
 from robot_memory.ros import web_server
 from robot_memory.ros.health import ERROR
 from robot_memory.ros.health import HealthStatus
@@ -179,8 +178,7 @@ class MemoryNode(Node):
         self.loss_events = 0
         self._losses_seen = 0
         self._last_loss = None  # monotonic time the loss counters last grew
-        self.last_dream = None
-        self.last_dream_error = None
+        self.last_dream = self.last_dream_error = None
         self.last_write_error = None
         self._state_lock = threading.Lock()
 
@@ -762,6 +760,8 @@ class MemoryNode(Node):
 
 def main(args=None) -> int:
     """Entry point of memory_node."""
+    if parameters.help_asked(sys.argv if args is None else args):
+        return print(parameters.usage()) or 0
     limit_arenas()  # before rclpy and the executor start their threads (see ros/heap.py)
     profile = use_reply_profile()
     signals = StopSignals().install()  # before rclpy.init, whose handlers chain to it

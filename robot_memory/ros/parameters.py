@@ -79,3 +79,34 @@ def parameter_values(node, overrides=()) -> dict:
         if isinstance(value, tuple) or type(value).__name__ == 'array':
             values[name] = list(value)
     return values
+
+
+USAGE = """usage: memory_node [--ros-args -p NAME:=VALUE ... --params-file FILE]
+
+Operational memory for this robot: takes in /diagnostics, ERROR logs on /rosout and the
+telemetry topics named, keeps the evidence in SQLite and dreams it into robot-memory.md.
+Started as ros2 launch robot_memory robot_memory_launch.py (or ros2 run robot_memory
+memory_node); ros2 param describe /robot_memory NAME tells more about a parameter.
+
+example: memory_node --ros-args -p memory_file:=/var/lib/robot/robot-memory.md \\
+             -p rrn:=RRN-000000000001
+
+parameters:
+"""
+
+
+def help_asked(argv) -> bool:
+    """Whether ``argv`` (the process's arguments) asks for help before any ``--ros-args``."""
+    own = list(argv[1:])
+    if '--ros-args' in own:
+        own = own[:own.index('--ros-args')]
+    return any(arg in ('-h', '--help') for arg in own)
+
+
+def usage() -> str:
+    """Return memory_node's usage: how to start it and every parameter with its default."""
+    lines = [USAGE]
+    for spec in parameter_specs():
+        default = spec.default if spec.default not in ('', []) else 'unset'
+        lines.append(f'  {spec.name} (default {default}): {spec.description}')
+    return '\n'.join(lines)

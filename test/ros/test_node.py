@@ -27,6 +27,7 @@ import os
 import signal
 import sqlite3
 import stat
+import subprocess
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -47,6 +48,7 @@ from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from ros_harness import FAST
+from ros_harness import NODE_EXECUTABLE
 from ros_harness import NodeProcess
 from ros_harness import wait_for
 from ros_probe import call
@@ -272,3 +274,18 @@ def test_sigterm_loses_no_evidence(tmp_path, probe):
     assert node.stop(signal.SIGTERM) == 0, node.log()
     with sqlite3.connect(tmp_path / 'robot-memory.db') as db:
         assert db.execute('SELECT coalesce(sum(count), 0) FROM observations').fetchone()[0] == 300
+
+
+def test_help_prints_the_usage_and_starts_nothing(tmp_path):
+    # An operator's first try: before, --help started the node on ~/.opencastor's memory.
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith('CASTOR_ROBOT_MEMORY')}
+    env['HOME'] = str(tmp_path)
+    done = subprocess.run([NODE_EXECUTABLE, '--help'], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith('usage: memory_node [--ros-args'), done.stdout
+    for name in ('memory_file', 'rrn', 'dream_time', 'telemetry_topics'):
+        assert f'\n  {name} (default ' in done.stdout, name
+    assert 'memory_file:=' in done.stdout
+    assert list(tmp_path.iterdir()) == [], 'memory_node --help wrote something'
