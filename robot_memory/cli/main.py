@@ -567,6 +567,7 @@ COMMANDS: dict[str, Callable[..., int]] = {
     'undo': cmd_undo,
 }
 COMMANDS.update(cli_substrate.HANDLERS)
+READS_ONLY = frozenset({'show', 'validate', 'stats', 'export', 'history'})  # create nothing
 COMMANDS.update(cli_proposals.HANDLERS)
 COMMANDS.update(cli_serve.HANDLERS)
 
@@ -610,6 +611,8 @@ def main(argv=None) -> int:
             from robot_memory.rcan.memory_file import MemoryFile
             memory = MemoryFile(args.file)
         try:
+            if args.command not in READS_ONLY:  # these say what is missing in their own words
+                cli_substrate.check_directories(args, memory)
             return COMMANDS[args.command](args, memory)
         except (MemoryFileError, ValueError) as error:
             print(f'robot-memory {args.command}: {error}', file=sys.stderr)

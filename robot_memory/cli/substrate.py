@@ -338,20 +338,27 @@ def cmd_forget(args, memory) -> int:
     return 0
 
 
-def cmd_mcp(args, memory) -> int:
-    """Serve the MCP tools on standard input and output until the client leaves."""
+def check_directories(args, memory) -> None:
+    """
+    Refuse a memory file or database a person named in a directory that does not exist.
+
+    A typo would otherwise build directories (as root, perhaps) and keep evidence in a
+    memory nobody reads. Only the default home (``~/.opencastor``) is made when missing.
+    """
     from robot_memory.locations import DEFAULT_PATH
-    from robot_memory.mcp import server as mcp_server
-    clock = (lambda: args.at) if args.at else None
-    path = db_path(args, memory)
-    # A path a person named must lead somewhere that exists: a typo would otherwise build
-    # directories (as root, perhaps) and serve an empty memory. Only the default home is made.
     named = [] if memory.path == DEFAULT_PATH.expanduser() else [(memory.path, '--file')]
-    named += [(path, '--db')] if getattr(args, 'db', None) else []
+    named += [(db_path(args, memory), '--db')] if getattr(args, 'db', None) else []
     for chosen, option in named:
         if not chosen.parent.is_dir():
             raise ValueError(f'{chosen.parent} does not exist, so {chosen.name} cannot be '
-                             f'served; check {option}, or create the directory first')
+                             f'used; check {option}, or create the directory first')
+
+
+def cmd_mcp(args, memory) -> int:
+    """Serve the MCP tools on standard input and output until the client leaves."""
+    from robot_memory.mcp import server as mcp_server
+    clock = (lambda: args.at) if args.at else None
+    path = db_path(args, memory)
     mcp_server.serve(memory.path, path, trust=args.trust, vectors=args.vectors, clock=clock,
                      proposals=proposal_settings(args), encryption=encryption(args, path))
     return 0

@@ -20,6 +20,7 @@ problem, 2 a usage error) and help text on every option.
 """
 
 import argparse
+import io
 import json
 import os
 import subprocess
@@ -488,3 +489,20 @@ def test_every_command_and_every_option_has_help_text():
                 missing.append(f'{" ".join(path)} {name}')
     assert commands >= 8
     assert missing == []
+
+
+@pytest.mark.parametrize('argv', [['ingest', '-'], ['dream'], ['prune'],
+                                  ['learn', 'The dock is in the hall'], ['recall', 'dock']])
+def test_a_writer_refuses_a_file_in_a_directory_that_does_not_exist(tmp_path, capsys,
+                                                                    monkeypatch, argv):
+    # A mistyped --file kept evidence in a new directory's memory nobody reads.
+    monkeypatch.setattr('sys.stdin', io.StringIO(''))
+    missing = tmp_path / 'typo-dir' / 'robot-memory.md'
+    code, out, err = run(capsys, argv[0], '--file', missing, *argv[1:])
+    assert code == 1, (out, err)
+    assert f'{missing.parent} does not exist' in err and 'check --file' in err, err
+    assert not missing.parent.exists()
+    code, out, err = run(capsys, argv[0], '--file', tmp_path / 'robot-memory.md',
+                         '--db', tmp_path / 'nowhere' / 'evidence.db', *argv[1:])
+    assert code == 1 and 'check --db' in err, (out, err)
+    assert not (tmp_path / 'nowhere').exists()
