@@ -273,7 +273,8 @@ def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, c
             report.problems.append(
                 f'the clock went backwards: {format_iso(now)} is before the last dream at '
                 f'{format_iso(cursor.last_dream_at)}; nothing was changed. Check the system '
-                'clock (NTP); dreams after that time proceed normally')
+                'clock (NTP), or the time asked for (--at); dreams after that time proceed '
+                'normally')
         else:
             run = _Dream(store, memory_file, now, rules or store.rules, config,
                          distiller or RuleDistiller(), actor, cursor, report)
