@@ -59,6 +59,7 @@ def cmd_serve(args, memory) -> int:
     from robot_memory.cli.substrate import db_path
     from robot_memory.cli.substrate import encryption
     from robot_memory.cli.substrate import settings
+    from robot_memory.web.server import bind
     from robot_memory.web.server import missing_extra
     from robot_memory.web.server import read_token
     try:
@@ -87,6 +88,10 @@ def cmd_serve(args, memory) -> int:
     assert cache is not None  # made by Source.__post_init__
     cache.document(config.clock())
     server = make_server(create_app(config), args.host, args.port)
+    try:  # before the link is shown: a port in use would show one to another server
+        listening = bind(args.host, args.port)
+    except OSError as error:
+        raise ValueError(f'{error}; choose another --port, or stop what serves there') from None
     shown = f'[{args.host}]' if ':' in args.host else args.host
     link = f'http://{shown}:{args.port}/'
     if args.read_only:
@@ -95,7 +100,7 @@ def cmd_serve(args, memory) -> int:
         print(f'robot-memory serve: {link}?token={config.token} (open this link once to '
               'make changes); Ctrl-C stops', flush=True)
     try:
-        server.run()  # uvicorn stops gracefully on Ctrl-C, then raises it again
+        server.run(sockets=[listening])  # stops gracefully on Ctrl-C, then raises it again
     except KeyboardInterrupt:
         pass
     finally:

@@ -23,8 +23,6 @@ Nothing of the web extra is imported unless ``web_port`` is set. Whether the pag
 the node's ``operator page`` status (:class:`PageHealth`).
 """
 
-import socket
-
 from robot_memory.ros.health import ERROR
 from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import OK
@@ -86,6 +84,7 @@ def _start(node):
     web = settings.node
     if not web.web_port:
         return None, None
+    from robot_memory.web.server import bind
     from robot_memory.web.server import missing_extra
     from robot_memory.web.server import read_token
     try:
@@ -106,23 +105,9 @@ def _start(node):
     server = make_server(create_app(config), web.web_host, web.web_port)
     # Bound here, not on the server's thread, so that a port already taken is an error the
     # node can report (uvicorn would only log it and end its thread).
-    listening = _bind(web.web_host, web.web_port)
+    listening = bind(web.web_host, web.web_port)
     served = ServerThread(server, sockets=[listening]).start()
     shown = f'[{web.web_host}]' if ':' in web.web_host else web.web_host
     tail = ' (read-only)' if web.web_read_only else f'?token={config.token}'
     node.get_logger().info(f"operator's page: http://{shown}:{web.web_port}/{tail}")
     return served, f'http://{shown}:{web.web_port}/'
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """Return a socket bound to ``host:port`` as uvicorn binds it; OSError when taken."""
-    family = socket.AF_INET6 if ':' in host else socket.AF_INET
-    listening = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listening.bind((host, port))
-    except OSError as error:
-        listening.close()
-        raise OSError(f'cannot listen on {host}:{port}: {error.strerror or error}') from None
-    listening.set_inheritable(True)
-    return listening

@@ -22,6 +22,7 @@ In the foreground (``robot-memory serve``) or on a thread beside memory_node
 
 import os
 import pathlib
+import socket
 import threading
 from typing import Optional
 
@@ -71,6 +72,25 @@ def make_server(app, host: str, port: int):
                             access_log=False, server_header=False,
                             timeout_graceful_shutdown=2)  # open live pages do not hold a stop
     return uvicorn.Server(config)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """
+    Return a socket bound to ``host:port`` as uvicorn binds it; OSError when taken.
+
+    Bound before the server runs, so that a port already taken is refused where the caller
+    can say so (uvicorn would only log it, after the page's link was shown).
+    """
+    family = socket.AF_INET6 if ':' in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((host, port))
+    except OSError as error:
+        listening.close()
+        raise OSError(f'cannot listen on {host}:{port}: {error.strerror or error}') from None
+    listening.set_inheritable(True)
+    return listening
 
 
 class ServerThread:

@@ -346,6 +346,26 @@ def test_serve_on_a_public_address_without_a_token_exits_1_with_advice(tmp_path)
     assert 'needs an access token: --token-file FILE or $ROBOT_MEMORY_WEB_TOKEN' in run.stderr
 
 
+def test_serve_on_a_port_in_use_exits_1_before_showing_a_link(tmp_path):
+    # The link printed before was to the other server, with a token that server refuses.
+    taken = socket.socket()
+    taken.bind(('127.0.0.1', 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        run = subprocess.run([sys.executable, str(REPO / 'bin' / 'robot-memory'), 'serve',
+                              '--file', str(tmp_path / 'robot-memory.md'), '--port', str(port)],
+                             capture_output=True, text=True, timeout=60,
+                             env={'PATH': '/usr/bin:/bin', **_python_env()})
+    finally:
+        taken.close()
+    assert run.returncode == 1, (run.stdout, run.stderr)
+    assert run.stdout == ''
+    assert run.stderr.strip() == (f'robot-memory serve: cannot listen on 127.0.0.1:{port}: '
+                                  'Address already in use; choose another --port, or stop '
+                                  'what serves there'), run.stderr
+
+
 def _python_env():
     import os
     return {key: value for key, value in os.environ.items()
