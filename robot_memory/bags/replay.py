@@ -244,6 +244,13 @@ def _plan(bag: read.Bag, options: ReplayOptions, summary: ReplaySummary) -> dict
         if topic not in plan and count:
             summary.skip('topics that are not evidence (not /diagnostics, /rosout or configured '
                          'telemetry)', count)
+    for node_topic, recorded_topic in sorted(options.remap.items()):
+        if recorded_topic not in topics:  # a remap naming what is not there explains a skip
+            held = sorted(topics)
+            summary.notes.append(
+                f'{bag.path}: --remap {node_topic}:={recorded_topic}: the recording has no '
+                f'{recorded_topic}, so nothing was taken as {node_topic} (its topics: '
+                f'{", ".join(held[:8])}{", ..." if len(held) > 8 else ""})')
     return plan
 
 

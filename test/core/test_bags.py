@@ -147,6 +147,20 @@ def test_remapped_topics_are_read_under_their_recorded_names(tmp_path):
         '--remap', '/diagnostics:=/robot1/diagnostics', '--remap', '/rosout:=/robot1/rosout',
         '--no-dream'])
     assert code == 0 and summary['taken'] == {'/robot1/diagnostics': 12, '/robot1/rosout': 4}
+    assert not any('--remap' in note for note in summary['notes']), summary['notes']
+
+
+def test_a_remap_to_a_topic_the_recording_lacks_says_so(tmp_path):
+    # The messages are on /diagnostics; a remap naming /robot1/diagnostics took nothing,
+    # and "not evidence" alone named the wrong cause.
+    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=2), 'mcap')
+    code, summary = replay_json(tmp_path, bag, extra=[
+        '--remap', '/diagnostics:=/robot1/diagnostics', '--no-dream'])
+    assert code == 0 and '/diagnostics' not in summary['taken'], summary['taken']
+    [note] = [note for note in summary['notes'] if '--remap' in note]
+    assert note.startswith(f'{bag}: --remap /diagnostics:=/robot1/diagnostics: the recording '
+                           'has no /robot1/diagnostics, so nothing was taken as /diagnostics '
+                           '(its topics: /battery_state, /diagnostics, /rosout'), note
 
 
 # --------------------------------------------------------------------------- safe to repeat
