@@ -378,6 +378,14 @@ class _Dream(IncidentMerging):
         path = self.memory_file.path
         original = path.read_bytes() if path.exists() else None
         self.report.problems.extend(problem.message for problem in result.problems)
+        if result.quarantined:
+            ids = [item.raw['id'] for item in result.quarantined
+                   if isinstance(item.raw, dict) and isinstance(item.raw.get('id'), str)]
+            self.report.problems.append(
+                f'quarantined {", ".join(ids[:5]) or "an item without an id"}'
+                f'{" and more" if len(ids) > 5 else ""}: kept verbatim, with the reason, in '
+                f'{self.memory_file.side_path(".quarantine.jsonl").name}; fix it there and '
+                'paste it back into the memory file')
         self.snapshot = self.store.snapshot()
         self.links = self.store.signature_rows()
         links_before = {key: tuple(row.values()) for key, row in self.links.items()}

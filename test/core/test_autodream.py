@@ -385,6 +385,17 @@ def test_a_hand_written_file_with_a_typo_is_left_as_it_is_and_nothing_learned_is
     assert text.endswith('# Our notes\n\nAsk Ann before touching the dock.\n')
 
 
+def test_a_quarantined_entry_is_named_with_where_it_is_kept(robot):
+    robot.memory.path.write_text(HAND_WRITTEN.replace('type: environment_note',
+                                                      'type: enviroment_note'))
+    robot.fault(0)
+    report = robot.dream(0)
+    assert any(problem.startswith('quarantined mem-byhand01: kept verbatim, with the reason, '
+                                  'in robot-memory.md.quarantine.jsonl; fix it there')
+               for problem in report.problems), report.problems
+    assert 'mem-byhand01' in robot.memory.side_path('.quarantine.jsonl').read_text()
+
+
 def test_a_file_the_dreams_wrote_broken_by_hand_keeps_its_text_and_rrn_when_set_aside(robot):
     robot.memory.path.write_text(HAND_WRITTEN)
     robot.fault(0)
