@@ -172,14 +172,11 @@ class MemoryNode(Node):
         self.cache = DocumentCache(self.memory, self.rrn)
         self._own_prefix = f'{self.get_name()}: '
         self._own_logger = self.get_logger().name
-        self.refused = 0
+        self.refused = self.loss_events = self._losses_seen = 0
         self._gaps = SequenceGaps()  # messages of /diagnostics and /rosout publishers lost
         self.gaps_counted = None  # unknown until a message arrives: does rclpy give GIDs?
-        self.loss_events = 0
-        self._losses_seen = 0
         self._last_loss = None  # monotonic time the loss counters last grew
-        self.last_dream = self.last_dream_error = None
-        self.last_write_error = None
+        self.last_dream = self.last_dream_error = self.last_write_error = None
         self._state_lock = threading.Lock()
 
         self.worker = StoreWorker(self._open_store, node_settings.flush_period_s,
@@ -574,7 +571,10 @@ class MemoryNode(Node):
         if dream_summary.worth_telling(report):
             # A dream that changed nothing leaves the last useful summary on the topic.
             self.dream_summary_publisher.publish(String(data=self.summary_of(report)))
-        (self.get_logger().warning if report.problems else self.get_logger().info)(report.summary())
+        if report.problems:  # two calls: rclpy refuses one call site changing its severity
+            self.get_logger().warning(report.summary())
+        else:
+            self.get_logger().info(report.summary())
         return report
 
     def summary_of(self, report) -> str:

@@ -176,3 +176,25 @@ def test_a_hand_written_file_with_a_typo_is_left_for_its_writer_and_the_node_ser
     # (archived), none is lost.
     assert {'mem-high', 'mem-mid', 'mem-low', 'mem-weak', 'mem-done'} <= \
         entries | set(reply.pruned), (entries, reply.pruned)
+
+
+def test_a_dream_with_problems_is_logged_as_a_warning_and_the_next_one_as_info(tmp_path, probe):
+    # One log call site per severity: rclpy (Jazzy) refuses a call site whose severity
+    # changes between calls, and the dream that had then succeeded answered "failed".
+    memory = tmp_path / 'robot-memory.md'
+    memory.write_text(MEMORY.replace('confidence: 0.65', 'confidence: 1.65', 1),
+                      encoding='utf-8')
+    node = NodeProcess(tmp_path, 'it_problems', memory_file=str(memory),
+                       rrn='RRN-000000000001').start()
+    try:
+        wait_ready(probe, node)
+        first = dream(probe, node)
+        assert '2 problems: entries[1] quarantined: confidence' in first.message, first.message
+        assert 'quarantined mem-mid' in first.summary, first.summary
+        seed(tmp_path / 'robot-memory.db', 'lidar_problems')
+        second = dream(probe, node)
+        assert 'problem' not in second.message, second.message
+    finally:
+        assert node.stop() == 0, node.log()
+    log = node.log()
+    assert 'WARN' in log and '2 problems: entries[1] quarantined' in log, log[-3000:]
