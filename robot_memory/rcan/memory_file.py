@@ -305,7 +305,7 @@ class MemoryFile:
                     result.document.body = body
                 result.problems.append(Problem(
                     f'unreadable memory file set aside as {target.name}: {error.problem}'
-                    f'{"" if body is None else "; the text below the front matter was kept"}',
+                    f'{"; the text below the front matter was kept" if body else ""}',
                     error.line))
             yield result
             document = result.document

@@ -352,6 +352,8 @@ def test_an_unreadable_file_is_set_aside_and_restored_from_the_snapshot(robot):
     assert any('restored from the last dream' in problem for problem in report.problems)
     assert robot.entries(1)[entry.id].text == entry.text
     assert len(list(robot.memory.path.parent.glob('robot-memory.md.corrupt-*'))) == 1
+    # It had no text below its front matter: none is said to be kept.
+    assert not any('text below the front matter' in problem for problem in report.problems)
 
 
 HAND_WRITTEN = (
