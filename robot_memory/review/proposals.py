@@ -65,9 +65,13 @@ from robot_memory.evidence.proposal_queue import reword_summary  # noqa: F401
 from robot_memory.evidence.proposal_queue import SOURCES  # noqa: F401
 from robot_memory.evidence.proposal_queue import STATUSES  # noqa: F401
 from robot_memory.rcan.schema import entry_index
+from robot_memory.substrate.vocabulary import SENSITIVITIES
 
 # ---------------------------------------------------------------------- what each kind does
 
+# A learn's summary names its text up to this sensitivity (the default service_max_trust):
+# above it the text is a secret, and the summary is read by anyone the review page serves.
+SUMMARY_MAX_SENSITIVITY = 'medium'
 LEARN_FIELDS = ('text', 'type', 'tags', 'context', 'sensitivity', 'confidence', 'conditions',
                 'single_valued')
 
@@ -95,6 +99,12 @@ def learn_or_propose(substrate, queue_factory, settings: ProposalSettings, now: 
         kept = substrate.seal_fields(f'proposal-{uuid.uuid4().hex}', kept)
         summary = (f'learn {preview.type} ({sensitivity} sensitivity, encrypted at rest: '
                    f'{len(fields["text"])} characters); now this would: {preview.action}')
+    elif SENSITIVITIES.index(sensitivity) > SENSITIVITIES.index(SUMMARY_MAX_SENSITIVITY):
+        # Not sealed, but a secret all the same: the summary is shown to whoever reads the
+        # review page, the proposals list and the audit log, so it names no text.
+        summary = (f'learn {preview.type} ({sensitivity} sensitivity: {len(fields["text"])} '
+                   'characters, not shown in this summary); now this would: '
+                   f'{preview.action}')
     else:
         text = ' '.join(fields['text'].split())
         shown = text if len(text) <= 120 else text[:117] + '...'

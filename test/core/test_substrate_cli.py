@@ -17,6 +17,7 @@
 import json
 import math
 import os
+import sqlite3
 import subprocess
 import sys
 
@@ -340,3 +341,32 @@ def test_mcp_refuses_a_file_in_a_directory_that_does_not_exist(tmp_path):
     assert run_.returncode == 1, (run_.stdout, run_.stderr)
     assert f'{missing.parent} does not exist' in run_.stderr and 'check --file' in run_.stderr
     assert not (tmp_path / 'no').exists()
+
+
+def test_a_secret_waiting_for_approval_is_not_in_its_summary_list_or_audit(tmp_path, capsys):
+    # Not encrypted at rest (no substrate_encrypt_from), a high or hyper learn's summary
+    # named its text, and the review page shows summaries to anyone who can open it.
+    memory = tmp_path / 'robot-memory.md'
+    config = tmp_path / 'robot_memory.yaml'
+    config.write_text('/**:\n  ros__parameters:\n    proposals:\n      agents: propose\n')
+    common = ['--file', str(memory), '--at', AT, '--config', str(config)]
+    for text, extra in (('The wifi password is hunter2', []),
+                        ('The vault combination is 12-34-56', ['--sensitivity', 'hyper'])):
+        code, out, err = run(capsys, 'learn', text, '--json', *extra, *common)
+        assert code == 0 and json.loads(out)['action'] == 'proposed', (out, err)
+        assert text not in out
+    code, out, err = run(capsys, 'proposals', *common)
+    assert code == 0, err
+    assert 'hunter2' not in out and '12-34-56' not in out, out
+    assert '(high sensitivity: 28 characters, not shown in this summary)' in out, out
+    assert '(hyper sensitivity: 33 characters, not shown in this summary)' in out, out
+    with sqlite3.connect(tmp_path / 'robot-memory.db') as conn:
+        tables = [name for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%audit%'")]
+        audit = ' '.join(str(row) for table in tables
+                         for row in conn.execute(f'SELECT * FROM {table}'))
+    assert tables and 'proposed' in audit, (tables, audit[:500])
+    assert 'hunter2' not in audit and '12-34-56' not in audit
+    # A plain fact is still named, so a person sees what they approve.
+    code, out, err = run(capsys, 'learn', 'The lift is out of order', '--json', *common)
+    assert code == 0 and 'The lift is out of order' in json.loads(out)['message'], out
