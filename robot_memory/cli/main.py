@@ -534,7 +534,13 @@ def cmd_undo(args, memory: 'MemoryFile') -> int:
     with _store(args, memory) as store:
         _warn_store(store)
         if args.list:
-            for item in undo.log(store.db.conn):
+            items = undo.log(store.db.conn)
+            if args.json:
+                print(json.dumps(items, indent=2, ensure_ascii=False))
+                return 0
+            if not items:
+                print('no dream or undo yet (typed records are restored with --to TIME)')
+            for item in items:
                 print(f'{item["kind"]} {item["id"]}  {item["at"]}  {item["actor"]:<14} '
                       f'{item["what"]}')
             return 0

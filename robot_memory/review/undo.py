@@ -367,10 +367,9 @@ def undo(store, memory_file, now: dt.datetime, actor: str, reason: str = '',
         apply_migrations(RECORD_MIGRATIONS, store.db)  # the typed records' history exists
     store.flush()
     cursor = store.dream_cursor()
-    if cursor.last_dream_at is None:
-        raise UndoError('nothing to undo: no dream has run yet, so the database holds no '
-                        'earlier state of the memory')
-    if now < cursor.last_dream_at:
+    # No dream yet: no entry has an earlier state, but typed records (an agent's learns) do,
+    # and an undo of them, or a restore to a time, must not wait for a dream.
+    if cursor.last_dream_at is not None and now < cursor.last_dream_at:
         raise UndoError(f'the clock went backwards: {format_iso(now)} is before the last '
                         f'dream at {format_iso(cursor.last_dream_at)}; check the system clock')
     if dry_run:

@@ -308,9 +308,27 @@ def test_a_reason_is_required_and_nothing_happens_without_one(robot):
         undo(robot.store, robot.memory, night(2), 'cli', '  ', dream=second.dream_id)
 
 
-def test_nothing_to_undo_before_the_first_dream(robot):
-    with pytest.raises(UndoError, match='no dream has run yet'):
-        undo(robot.store, robot.memory, night(0), 'cli', 'why', to=T0)
+def test_an_agents_learns_are_undone_before_any_dream_has_run(robot):
+    # A memory used only through learn / recall / MCP never dreams; its operator must still
+    # be able to take back a bad agent session (the undo said "no dream has run yet").
+    kitchen = robot.typed.learn('the charger is in the kitchen', type='semantic',
+                                now=T0 + dt.timedelta(hours=1))
+    robot.typed.learn('the charger is in the hallway', type='semantic',
+                      now=T0 + dt.timedelta(hours=3))
+    assert [hit.text for hit in robot.typed.recall('charger', now=T0 + dt.timedelta(hours=4))
+            .hits] == ['the charger is in the hallway']
+    report = undo(robot.store, robot.memory, T0 + dt.timedelta(hours=4), 'cli',
+                  'a bad agent session', to=T0 + dt.timedelta(hours=2))
+    assert report.entries == [] and len(report.records) == 2, report.records
+    hits = robot.typed.recall('charger', now=T0 + dt.timedelta(hours=5)).hits
+    assert [hit.id for hit in hits] == [kitchen.record_id]
+    # ... and the undo is itself undone like any other.
+    undo(robot.store, robot.memory, T0 + dt.timedelta(hours=6), 'cli', 'it was right',
+         undo_id=report.undo_id)
+    hits = robot.typed.recall('charger', now=T0 + dt.timedelta(hours=7)).hits
+    assert [hit.text for hit in hits] == ['the charger is in the hallway']
+    with pytest.raises(UndoError, match='there is no dream 1'):
+        undo(robot.store, robot.memory, T0 + dt.timedelta(hours=8), 'cli', 'why', dream=1)
 
 
 def test_a_hard_deleted_record_is_never_restored(robot):
@@ -351,6 +369,9 @@ def test_cli_undo_list_dry_run_undo_and_redo(robot, capsys):
     assert cli.main(['undo', '--list'] + base) == 0
     listing = capsys.readouterr().out
     assert f'dream {second.dream_id}' in listing and 'created 1' in listing
+    assert cli.main(['undo', '--list', '--json'] + base) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(item['kind'], item['id']) for item in listed] == [('dream', 1), ('dream', 2)]
     assert cli.main(['undo', '--dream', str(second.dream_id), '--dry-run'] + base + at) == 0
     out = capsys.readouterr().out
     assert 'would take back the changes of dream 2' in out and second.created[0] in out
@@ -365,6 +386,15 @@ def test_cli_undo_list_dry_run_undo_and_redo(robot, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data['undo_id'] == 2 and data['target'] == {'undo': 1}
     assert second.created[0] in robot.memory.path.read_text()
+
+
+def test_cli_undo_list_says_when_there_is_nothing_yet(tmp_path, capsys):
+    base = ['--file', str(tmp_path / 'robot-memory.md')]
+    assert cli.main(['undo', '--list'] + base) == 0
+    assert capsys.readouterr().out == ('no dream or undo yet (typed records are restored with '
+                                       '--to TIME)\n')
+    assert cli.main(['undo', '--list', '--json'] + base) == 0
+    assert json.loads(capsys.readouterr().out) == []
 
 
 @pytest.mark.parametrize('value', ['yesterday', '2026-13-01T00:00:00Z'])
