@@ -25,6 +25,8 @@ dream with the same audit action.
 
 import datetime as dt
 import json
+from typing import Any
+from typing import Mapping
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.errors import MemoryFileError
@@ -88,10 +90,8 @@ def edit_entry(store, memory_file, entry_id: str, now: dt.datetime, actor: str, 
             try:
                 updated = MemoryEntry.model_validate(data)
             except ValidationError as error:
-                problem = '; '.join(f'{".".join(str(part) for part in item["loc"])}: '
-                                    f'{item["msg"]}' for item in error.errors())
-                raise EditError(f'the edit was refused, nothing was changed: {problem}') \
-                    from None
+                problem = '; '.join(_said(item) for item in error.errors())
+                raise EditError(f'{problem}; nothing was changed') from None
             if canonical(updated) == canonical(entry):
                 raise EditError(f'entry {entry_id} already reads so; nothing was changed')
             document.entries[position] = updated
@@ -109,3 +109,17 @@ def edit_entry(store, memory_file, entry_id: str, now: dt.datetime, actor: str, 
                             f'edited by hand: {reason}',
                             json.dumps(detail, ensure_ascii=False, sort_keys=True), None)])
     return detail
+
+
+def _said(item: Mapping[str, Any]) -> str:
+    """Return one of pydantic's refusals of an edited entry in a person's words."""
+    field = '.'.join(str(part) for part in item['loc'])
+    limit = (item.get('ctx') or {}).get('max_length')
+    if item['type'] == 'string_too_short':
+        return f'the {field} is empty: write something'
+    if item['type'] == 'string_too_long' and limit is not None:
+        return f'the {field} has {len(item["input"])} characters, at most {limit}'
+    message = item['msg']
+    if message.startswith('Value error, '):  # a validator's own words
+        message = message[len('Value error, '):]
+    return f'{field}: {message}'

@@ -260,7 +260,10 @@ class Page:
         except Refused as error:
             return self.refusal(request, error)
         except (ValueError, RobotMemoryError) as error:
-            return self.refusal(request, Refused(409, f'refused, nothing was changed: {error}'))
+            said = str(error)  # the page says "Refused." before it
+            if 'nothing was changed' not in said:
+                said += '; nothing was changed'
+            return self.refusal(request, Refused(409, said))
         except sqlite3.DatabaseError as error:  # a damaged file, or one locked for too long
             return self.refusal(request, Refused(503, (
                 f'the database {self.config.source.db_path} cannot be read now ({error}); '

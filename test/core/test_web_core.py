@@ -189,7 +189,7 @@ def test_a_stale_proposal_an_unknown_id_and_a_bad_undo_are_refused_clearly(demo)
     status, page = client.change('/review/proposals/99', decision='reject', reason='no')
     assert status == 409 and 'there is no proposal 99' in page
     status, page = client.change('/review/undo', dream='999')
-    assert status == 409 and 'refused, nothing was changed' in page
+    assert status == 409 and 'there is no dream 999' in page and 'nothing was changed' in page
     status, page = client.change('/review/undo', to='yesterday')
     assert status == 400 and 'is not an ISO 8601 time' in page
     status, page = client.change('/review/undo', dream='7', confirm='yes')
@@ -248,11 +248,17 @@ def test_a_bad_edit_is_refused_and_the_file_keeps_its_bytes(demo):
     memory, client = demo
     entry_id = entry_ids(memory)[0]
     before = memory.path.read_bytes()
-    for form, message in [({'text': '', 'reason': 'x'}, 'the edit was refused'),
-                          ({'text': 'x' * 600, 'reason': 'x'}, 'the edit was refused'),
+    for form, message in [({'text': '', 'reason': 'x'},
+                           'the text is empty: write something; nothing was changed'),
+                          ({'text': 'x' * 600, 'reason': 'x'},
+                           'the text has 600 characters, at most 500; nothing was changed'),
+                          ({'text': 'one\ntwo', 'reason': 'x'}, 'text: text contains U+000A'),
                           ({'text': 'new', 'reason': ''}, 'say why in a reason')]:
         status, page = client.change(f'/entries/{entry_id}/edit', **form)
         assert status == 409 and message in page, page
+        # Said once, in a person's words.
+        assert page.count('nothing was changed') == 1 and 'String should' not in page, page
+        assert 'Value error' not in page
     status, page = client.change('/entries/mem-00000000/edit', text='new', reason='x')
     assert status == 409 and 'is not in the memory file' in page
     assert memory.path.read_bytes() == before
