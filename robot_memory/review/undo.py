@@ -262,7 +262,8 @@ def _changed_by(dream_id, undo_id, manual) -> str:
                 else f'dream {dream_id}')
     if undo_id is not None:
         return f'undo {undo_id}'
-    return 'an edit by hand taken in by an undo' if manual else 'an approved proposal'
+    # Neither a dream's nor an undo's: an edit made on the operator page, or a reword approved.
+    return 'an edit by hand' if manual else 'an approved proposal'
 
 
 def _own_entry_targets(conn, point: RestorePoint, snapshot: dict, current: dict) -> tuple:

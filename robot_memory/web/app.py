@@ -440,6 +440,10 @@ class Page:
         reason = reason or 'approved on the operator page'
         proposal_id = request.path_params['proposal_id']
         if not ID.fullmatch(proposal_id):
+            if proposal_id.isascii() and proposal_id.isdigit():  # a number, but no id is so long
+                raise Refused(404, f'there is no proposal {proposal_id[:40]} (ids have at most '
+                                   '18 digits); the Review page lists those waiting; nothing '
+                                   'was changed')
             raise Refused(404, f'{proposal_id[:40]!r} is not a proposal id (a number such as '
                                '7); the Review page lists those waiting; nothing was changed')
         decided = await run_in_threadpool(self._decide, proposal_id, decision,

@@ -302,6 +302,18 @@ def test_bad_restore_points_are_refused_with_what_to_do(robot, options, message)
     assert robot.file() == data
 
 
+def test_an_entry_edited_on_the_page_after_a_dream_is_kept_and_said_so(robot):
+    from robot_memory.review.edit import edit_entry
+    _, second, _ = two_nights(robot)
+    created = second.created[0]
+    edit_entry(robot.store, robot.memory, created, night(1) + dt.timedelta(hours=1),
+               'web:ann', 'clearer', text='Front lidar drops scans when the dock is near')
+    report = undo(robot.store, robot.memory, night(2), 'cli', 'why', dream=second.dream_id,
+                  dry_run=True)
+    kept = {item['id']: item['why'] for item in report.kept}
+    assert kept[created] == 'changed since by an edit by hand; kept as it is now', kept
+
+
 def test_a_reason_is_required_and_nothing_happens_without_one(robot):
     _, second, _ = two_nights(robot)
     with pytest.raises(UndoError, match='reason'):

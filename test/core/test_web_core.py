@@ -188,6 +188,10 @@ def test_a_stale_proposal_an_unknown_id_and_a_bad_undo_are_refused_clearly(demo)
     assert status == 409 and 'proposal 1 was already approved' in page
     status, page = client.change('/review/proposals/99', decision='reject', reason='no')
     assert status == 409 and 'there is no proposal 99' in page
+    status, page = client.change('/review/proposals/' + '1' * 30, decision='approve')
+    assert status == 404 and f'there is no proposal {"1" * 30} (ids have at most 18' in page
+    status, page = client.change('/review/proposals/seven', decision='approve')
+    assert status == 404 and 'seven' in page and 'is not a proposal id (a number' in page
     status, page = client.change('/review/undo', dream='999')
     assert status == 409 and 'there is no dream 999' in page and 'nothing was changed' in page
     status, page = client.change('/review/undo', to='yesterday')
