@@ -191,7 +191,10 @@ def _shared_columns(ids, types, texts, confidences, tags, strings_checked) -> Op
             return None
         kinds = set(map(type, confidences))
         if not kinds <= {float, int} or not 0.0 <= min(confidences) <= max(confidences) <= 1.0:
-            return None  # NaN compares false, so it does not pass either
+            return None
+        total = sum(confidences)  # NaN after the first value escapes min and max, not a sum
+        if total != total:
+            return None
         if set(map(type, tags)) != {list} or max(map(len, tags)) > MAX_TAGS:
             return None
         flat = list(itertools.chain.from_iterable(tags))

@@ -519,6 +519,17 @@ def test_peer_checks_agree_with_the_models_on_anything(header, items):
             assert type(value) is type(expected.__dict__[name]), name
 
 
+@pytest.mark.parametrize('position', [0, 1, 2])
+def test_a_nan_confidence_anywhere_is_left_to_the_models(position):
+    # min() and max() skip a NaN that is not first: the fast checks took [0.5, nan] as valid.
+    items = [{'id': f'mem-p{index}', 'type': 'environment_note', 'text': 'Wet floor',
+              'confidence': float('nan') if index == position else 0.5, 'tags': []}
+             for index in range(3)]
+    assert schema.peer_entries_fast(items) is None
+    with pytest.raises(ValidationError, match='finite number'):
+        PeerEntry.model_validate(items[position])
+
+
 def test_the_peer_check_takes_what_the_writer_writes():
     items = [{'id': 'mem-p1', 'type': 'environment_note', 'text': 'Wet floor — ≤', 'confidence': 1,
               'tags': ['floor']}]
