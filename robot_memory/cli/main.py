@@ -573,9 +573,9 @@ COMMANDS: dict[str, Callable[..., int]] = {
     'undo': cmd_undo,
 }
 COMMANDS.update(cli_substrate.HANDLERS)
-READS_ONLY = frozenset({'show', 'validate', 'stats', 'export', 'history'})  # create nothing
 COMMANDS.update(cli_proposals.HANDLERS)
 COMMANDS.update(cli_serve.HANDLERS)
+READS_ONLY = frozenset({'show', 'validate', 'stats', 'export', 'history'})  # create nothing
 
 
 class NeutralisedStream:

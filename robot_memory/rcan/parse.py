@@ -53,6 +53,7 @@ from robot_memory.rcan.schema import new_entry
 from robot_memory.rcan.schema import peer_block_fields
 from robot_memory.rcan.schema import peer_records
 from robot_memory.rcan.schema import PeerBlockRecord
+from robot_memory.rcan.schema import RRN_PATTERN
 from robot_memory.rcan.schema import SCHEMA_VERSION
 from robot_memory.rcan.writer import SourceLines
 from robot_memory.rcan.yaml_rules import yaml
@@ -479,7 +480,9 @@ def read_last_updated(data: bytes) -> Optional[dt.datetime]:
     return value.replace(tzinfo=_UTC) if value.tzinfo is None else value.astimezone(_UTC)
 
 
-_RRN_LINE = re.compile(rb'^rrn:[ \t]*(["\']?)([A-Za-z0-9][A-Za-z0-9_.:-]{0,63})\1[ \t\r]*$', re.M)
+# An RRN as the schema allows it (RRN_PATTERN), alone on its line, maybe quoted.
+_RRN_LINE = re.compile(rb'^rrn:[ \t]*(["\']?)(' + RRN_PATTERN[1:-1].encode() + rb')\1[ \t\r]*$',
+                       re.M)
 
 
 def salvage(data: bytes) -> tuple:
