@@ -481,3 +481,19 @@ def test_without_the_bags_extra_the_command_says_what_to_install(tmp_path):
     assert done.returncode == 1, done.stderr
     assert "pip install 'robot_memory[bags]'" in done.stderr
     assert not (tmp_path / 'robot-memory.db').exists()
+
+
+def test_replay_into_a_hand_written_file_it_cannot_read_is_refused_before_reading(tmp_path):
+    # No dream of this database wrote the file: nothing could restore its entries, so
+    # replay refuses at once, naming the line, and writes nothing beside it.
+    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=2), 'mcap')
+    memory = tmp_path / 'robot-memory.md'
+    typo = ('---\nschema_version: "1.0"\nrrn: RRN-000000000007\n'
+            'last_updated: 2026-04-01T00:00:00Z\nentries:\n  - id: mem-x\n'
+            '    type: environment_note\n      text: "lip"\n---\n\n# notes\n')
+    memory.write_text(typo, encoding='utf-8')
+    code, out, err = run_cli('replay', str(bag), '--file', str(memory))
+    assert code == 1, (out, err)
+    assert f'{memory}:8: front matter is not valid YAML' in err, err
+    assert memory.read_text(encoding='utf-8') == typo
+    assert sorted(path.name for path in tmp_path.iterdir()) == ['bag', 'robot-memory.md']
