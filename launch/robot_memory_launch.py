@@ -18,8 +18,9 @@ Launch memory_node: `ros2 launch robot_memory robot_memory_launch.py [arg:=value
 Launch arguments:
   namespace    namespace of the node (default: none), e.g. robot_b for a second robot
   rrn          Robot Resource Name written into robot-memory.md (overrides params_file)
-  memory_file  path of robot-memory.md (default: $CASTOR_ROBOT_MEMORY_FILE, else
-               ~/.opencastor/robot-memory.md)
+  memory_file  path of robot-memory.md (default: found as OpenCastor finds it:
+               $CASTOR_ROBOT_MEMORY_FILE; else ~/.opencastor/robot-memory.md if it
+               exists; else $ROBOT_HOME/robot-memory.md; else the former)
   params_file  parameters file (default: the package's config/robot_memory.yaml)
   color        auto (default), always or never: colour codes in the node's log lines.
                auto colours only when this launch's own output is a terminal, so that
@@ -78,7 +79,9 @@ def generate_launch_description():
                               description='Robot Resource Name (empty: from params_file)'),
         DeclareLaunchArgument('memory_file', default_value='',
                               description='Path of robot-memory.md (empty: from params_file, '
-                                          'else $CASTOR_ROBOT_MEMORY_FILE or ~/.opencastor/)'),
+                                          'else as OpenCastor finds it: '
+                                          '$CASTOR_ROBOT_MEMORY_FILE, ~/.opencastor/, '
+                                          '$ROBOT_HOME)'),
         DeclareLaunchArgument('params_file', default_value=default_params,
                               description='Parameters file (see config/robot_memory.yaml)'),
         DeclareLaunchArgument('color', default_value='auto',

@@ -13,8 +13,11 @@
 # limitations under the License.
 
 """
-Where the memory file is: ``--file``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else ~/.opencastor/.
+Where the memory file is, resolved as OpenCastor's runtime resolves it, so both read one file.
 
+``--file``, else :func:`default_memory_file`: ``$CASTOR_ROBOT_MEMORY_FILE``; else the state
+directory's ``robot-memory.md`` if it exists (``$CASTOR_OPENCASTOR_DIR``, else
+``~/.opencastor``); else ``$ROBOT_HOME/robot-memory.md``; else the state directory's file.
 Also where a symlinked file really is, and where its database lies. A module of its own so
 that a command needing only paths (the typed memory's learn, recall and forget, the MCP
 server) imports neither the file's reader and writer nor the database library.
@@ -25,16 +28,57 @@ import pathlib
 
 from robot_memory.errors import MemoryFileError
 
-DEFAULT_PATH = pathlib.Path('~/.opencastor/robot-memory.md')
+MEMORY_FILENAME = 'robot-memory.md'
+DEFAULT_STATE_DIR = pathlib.Path('~/.opencastor')
+DEFAULT_PATH = DEFAULT_STATE_DIR / MEMORY_FILENAME  # with no variable set and no ROBOT_HOME
 ENV_VAR = 'CASTOR_ROBOT_MEMORY_FILE'
+STATE_DIR_VAR = 'CASTOR_OPENCASTOR_DIR'
+ROBOT_HOME_VAR = 'ROBOT_HOME'
 DB_SUFFIX = '.db'
 MEMORY_SUFFIX = '.md'
 
 
+def state_dir(environ=None) -> pathlib.Path:
+    """Return OpenCastor's state directory: ``$CASTOR_OPENCASTOR_DIR``, else ~/.opencastor."""
+    environ = os.environ if environ is None else environ
+    return pathlib.Path(environ.get(STATE_DIR_VAR) or DEFAULT_STATE_DIR).expanduser()
+
+
+def default_memory_file(environ=None) -> pathlib.Path:
+    """
+    Return the memory file when none is named, in OpenCastor's order (``memory_paths.py``).
+
+    1. ``$CASTOR_ROBOT_MEMORY_FILE``; 2. the state directory's ``robot-memory.md`` if it
+    exists (an existing memory is never stranded by a newer variable); 3.
+    ``$ROBOT_HOME/robot-memory.md``; 4. the state directory's file. Read at each call, so a
+    variable set after import counts.
+    """
+    environ = os.environ if environ is None else environ
+    explicit = environ.get(ENV_VAR)
+    if explicit:
+        return pathlib.Path(explicit).expanduser()
+    legacy = state_dir(environ) / MEMORY_FILENAME
+    if os.path.lexists(legacy):
+        return legacy
+    robot_home = environ.get(ROBOT_HOME_VAR)
+    if robot_home:
+        return pathlib.Path(robot_home).expanduser() / MEMORY_FILENAME
+    return legacy
+
+
+def default_source(environ=None) -> str:
+    """Return what chose :func:`default_memory_file`: the variable's name, or the default."""
+    environ = os.environ if environ is None else environ
+    if environ.get(ENV_VAR):
+        return f'${ENV_VAR}'
+    if not os.path.lexists(state_dir(environ) / MEMORY_FILENAME) and environ.get(ROBOT_HOME_VAR):
+        return f'${ROBOT_HOME_VAR}'
+    return f'${STATE_DIR_VAR}' if environ.get(STATE_DIR_VAR) else 'the default'
+
+
 def resolve_path(path=None) -> pathlib.Path:
-    """Return the memory file: ``path``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else ~/.opencastor/."""
-    chosen = path or os.environ.get(ENV_VAR) or DEFAULT_PATH
-    return pathlib.Path(chosen).expanduser()
+    """Return the memory file: ``path``, else :func:`default_memory_file`."""
+    return pathlib.Path(path).expanduser() if path else default_memory_file()
 
 
 def link_target(path) -> pathlib.Path:

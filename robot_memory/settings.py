@@ -147,7 +147,9 @@ class NodeSettings(BaseModel):
                        description='Robot Resource Name written into robot-memory.md and '
                                    'shared with peers, e.g. RRN-000000000001')
     memory_file: str = _frozen(default='', description='Path of robot-memory.md; empty: '
-                               '$CASTOR_ROBOT_MEMORY_FILE, else ~/.opencastor/robot-memory.md')
+                               '$CASTOR_ROBOT_MEMORY_FILE; else robot-memory.md in '
+                               '$CASTOR_OPENCASTOR_DIR (default ~/.opencastor) if it exists; '
+                               'else $ROBOT_HOME/robot-memory.md; else the former')
     database_file: str = _frozen(default='', description='Path of the evidence database (a '
                                  'symbolic link is used through to its target); empty: beside '
                                  'the memory file, named after it (robot-memory.db for '

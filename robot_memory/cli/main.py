@@ -15,8 +15,8 @@
 """
 The ``robot-memory`` command line: a thin layer over the core library.
 
-The memory file comes from ``--file``, else ``$CASTOR_ROBOT_MEMORY_FILE``, else
-``~/.opencastor/robot-memory.md``. Exit codes: 0 success, 1 a problem with the
+The memory file comes from ``--file``, else as OpenCastor finds it
+(``robot_memory.locations.default_memory_file``). Exit codes: 0 success, 1 a problem with the
 memory (reported one per line), 2 a usage error.
 """
 
@@ -85,8 +85,10 @@ def _unit_float(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser; every command and option carries help text."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument('--file', help='memory file (default: $CASTOR_ROBOT_MEMORY_FILE, '
-                                       'else ~/.opencastor/robot-memory.md)')
+    common.add_argument('--file', help='memory file (default: $CASTOR_ROBOT_MEMORY_FILE; else '
+                                       '~/.opencastor/robot-memory.md ($CASTOR_OPENCASTOR_DIR '
+                                       'for ~/.opencastor) if it exists; else '
+                                       '$ROBOT_HOME/robot-memory.md; else the former)')
     common.add_argument('--config', help="memory_node's ROS 2 parameters file (e.g. "
                                          'config/robot_memory.yaml), validated as the node '
                                          'validates it')

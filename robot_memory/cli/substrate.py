@@ -343,10 +343,16 @@ def check_directories(args, memory) -> None:
     Refuse a memory file or database a person named in a directory that does not exist.
 
     A typo would otherwise build directories (as root, perhaps) and keep evidence in a
-    memory nobody reads. Only the default home (``~/.opencastor``) is made when missing.
+    memory nobody reads. Only the state directory (``~/.opencastor`` or
+    ``$CASTOR_OPENCASTOR_DIR``) is made when missing.
     """
-    from robot_memory.locations import DEFAULT_PATH
-    named = [] if memory.path == DEFAULT_PATH.expanduser() else [(memory.path, '--file')]
+    from robot_memory import locations
+    if getattr(args, 'file', None):
+        named = [(memory.path, '--file')]
+    elif memory.path == locations.state_dir() / locations.MEMORY_FILENAME:
+        named = []
+    else:
+        named = [(memory.path, locations.default_source())]
     named += [(db_path(args, memory), '--db')] if getattr(args, 'db', None) else []
     for chosen, option in named:
         if not chosen.parent.is_dir():
