@@ -58,3 +58,21 @@ class SettingsConflict(RobotMemoryError, ValueError):
     def __init__(self, message: str, fields):
         super().__init__(message)
         self.fields = tuple(fields)
+
+
+class MissingExtra(RobotMemoryError, ValueError):
+    """
+    An optional extra (``bags``, ``web``, ``semantic``) that a command needs is not installed.
+
+    robot_memory is not on PyPI, so the fix installs the extra from a checkout; the CLI exits
+    with code 2 for it, as for a missing required package.
+    """
+
+    def __init__(self, what: str, extra: str, missing: str):
+        missing = missing.partition('.')[0]  # the package a person installs, not its module
+        super().__init__(
+            f'{what} needs the {extra} extra ({missing} is missing). robot_memory is not on '
+            'PyPI: install the extra from the robot_memory checkout with pip install '
+            f"'.[{extra}]' (or run scripts/setup.sh there)")
+        self.extra = extra
+        self.missing = missing

@@ -31,6 +31,7 @@ import time
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import UTC
+from robot_memory.errors import MissingExtra
 
 PLAIN_EVERY_S = 5.0  # when piped, one progress line at most this often
 
@@ -104,8 +105,7 @@ def run(args, memory, rules_of, db_path_of) -> int:
     try:
         from robot_memory.bags import replay
     except ImportError as error:
-        raise ValueError(f'replaying recordings needs the bags extra ({error}); install it with '
-                         "pip install 'robot_memory[bags]' (the rosbags library)") from None
+        raise MissingExtra('replaying recordings', 'bags', error.name or str(error)) from None
     from robot_memory.evidence.store import EvidenceStore
     from robot_memory.rcan.memory_file import MemoryFile
     options = replay.ReplayOptions(remap=remaps(args.remap), msg_dirs=tuple(args.msg_dir or ()),

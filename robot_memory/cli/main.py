@@ -39,8 +39,10 @@ from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
+from robot_memory.dependencies import EXIT_UNMET
 from robot_memory.dependencies import skip_pydantic_plugins
 from robot_memory.errors import MemoryFileError
+from robot_memory.errors import MissingExtra
 
 if TYPE_CHECKING:
     from robot_memory.evidence.rules import Rules
@@ -622,6 +624,9 @@ def main(argv=None) -> int:
             if args.command not in READS_ONLY:  # these say what is missing in their own words
                 cli_substrate.check_directories(args, memory)
             return COMMANDS[args.command](args, memory)
+        except MissingExtra as error:  # as a missing required package: 2 (dependencies.py)
+            print(f'robot-memory {args.command}: {error}', file=sys.stderr)
+            return EXIT_UNMET
         except (MemoryFileError, ValueError) as error:
             print(f'robot-memory {args.command}: {error}', file=sys.stderr)
             return 1

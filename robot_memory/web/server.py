@@ -26,14 +26,15 @@ import socket
 import threading
 from typing import Optional
 
+from robot_memory.errors import MissingExtra
+
 TOKEN_ENV = 'ROBOT_MEMORY_WEB_TOKEN'
 MIN_TOKEN_CHARS = 16
 
 
-def missing_extra(error: ImportError) -> ValueError:
+def missing_extra(error: ImportError) -> MissingExtra:
     """Return the refusal when the web extra is not installed."""
-    return ValueError(f'the operator page needs the web extra ({error.name} is missing): '
-                      "pip install 'robot_memory[web]' (or run scripts/setup.sh)")
+    return MissingExtra('the operator page', 'web', error.name or str(error))
 
 
 def read_token(token_file: str, host: str) -> Optional[str]:
