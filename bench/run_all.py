@@ -38,11 +38,13 @@ gives the scripts that need more than ``--timeout``'s default. ``bench_node.py``
 installed ``memory_node`` over ROS 2, so run this after ``source scripts/env.sh`` (and
 ``scripts/setup.sh`` after editing sources); without ``memory_node`` on PATH it fails and
 says so. A run of every script also draws the confidence plot
-(``bench/plot_confidence.py``), which is embedded unless ``--no-plot``.
+(``bench/plot_confidence.py``), which is embedded unless ``--no-plot`` (a report without it
+says so). Every write of the report also draws, from the stored results, the plots of the
+scripts whose shape matters (``bench/plots.py``, into ``--plot-dir``) and links them.
 
 Usage: ``python bench/run_all.py [--quick] [--only SCRIPT]... [--render-only]
-[--output BENCHMARKS.md] [--plot PNG] [--no-plot] [--bench-dir DIR] [--results-dir DIR]
-[--timeout SECONDS]``. Exit status 1 when a script run now failed.
+[--output BENCHMARKS.md] [--plot PNG] [--plot-dir DIR] [--no-plot] [--bench-dir DIR]
+[--results-dir DIR] [--timeout SECONDS]``. Exit status 1 when a script run now failed.
 """
 
 import argparse
@@ -55,6 +57,8 @@ import platform
 import subprocess
 import sys
 import time
+
+import plots  # bench/plots.py, beside this script
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 HERE = REPO / 'bench'
@@ -557,7 +561,7 @@ def _machine_lines(results: list) -> list:
 
 
 def render(names: list, by_script: dict, bench_dir: pathlib.Path, results_dir: pathlib.Path,
-           plot, output: pathlib.Path) -> str:
+           plot, output: pathlib.Path, figures=()) -> str:
     """Return the whole BENCHMARKS.md text from every script's stored result."""
     results = [by_script[name] for name in names if by_script.get(name)]
     where = os.path.relpath(results_dir, output.parent)
@@ -616,13 +620,20 @@ def render(names: list, by_script: dict, bench_dir: pathlib.Path, results_dir: p
             detail = os.path.relpath(result['path'], output.parent)
         lines += table(result, detail)
     if plot is not None:
-        relative = os.path.relpath(plot, output.parent)
         lines += ['', '## Confidence over time', '',
                   'Computed by really ingesting simulated diagnostics and running autodream '
                   'every night with a moving clock (`python bench/plot_confidence.py`): an '
                   'intermittent fault climbs to the red band, a fault that stops is resolved '
-                  'and decays away, a one-off glitch never reaches the injection threshold.', '',
-                  f'![Confidence over simulated weeks]({relative})']
+                  'and decays away, a one-off glitch never reaches the injection threshold.', '']
+        if plot.exists():
+            relative = os.path.relpath(plot, output.parent)
+            lines.append(f'![Confidence over simulated weeks]({relative})')
+        else:
+            lines.append(f'**Not drawn:** no {os.path.relpath(plot, output.parent)}; a run of '
+                         'every script (no `--only`) draws it.')
+    for title, caption, path in figures:
+        lines += ['', f'## Plot: {title}', '', caption, '',
+                  f'![{title}]({os.path.relpath(path, output.parent)})']
     failed = [name for name in names if by_script.get(name) and by_script[name]['failure']]
     if failed:
         lines += ['', f'**{len(failed)} script(s) failed: {", ".join(failed)}.**']
@@ -647,7 +658,9 @@ def main(argv=None) -> int:
                         help='markdown report to write (default: BENCHMARKS.md at the root)')
     parser.add_argument('--plot', default=str(REPO / 'docs' / 'confidence-over-time.png'),
                         help='where plot_confidence.py draws its PNG')
-    parser.add_argument('--no-plot', action='store_true', help='do not draw or embed the plot')
+    parser.add_argument('--plot-dir', default=str(REPO / 'docs' / 'bench'),
+                        help="where the benchmarks' own plots are drawn (bench/plots.py)")
+    parser.add_argument('--no-plot', action='store_true', help='do not draw or embed any plot')
     parser.add_argument('--bench-dir', default=str(HERE),
                         help='directory whose bench_*.py scripts are run (default: bench/)')
     parser.add_argument('--results-dir', default=None,
@@ -687,10 +700,10 @@ def main(argv=None) -> int:
         names.append(drawn['script'])
         by_script[drawn['script']] = drawn
         failed_now.append(drawn['script'])
-    if plot is not None and not plot.exists():
-        plot = None
+    # Drawn from the stored results at every write, so a run of some scripts keeps them all.
+    figures = [] if args.no_plot else plots.draw_all(by_script, pathlib.Path(args.plot_dir))
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(render(names, by_script, bench_dir, results_dir, plot, output),
+    output.write_text(render(names, by_script, bench_dir, results_dir, plot, output, figures),
                       encoding='utf-8')
     print(f'wrote {output}', file=sys.stderr)
     return 1 if failed_now else 0

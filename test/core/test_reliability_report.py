@@ -280,3 +280,35 @@ def test_runs_of_some_scripts_merge_and_only_full_runs_are_judged(tmp_path):
     assert stored['machine']['cores'] > 0 and stored['failure'] is None
     assert [record['bench'] for record in stored['records']] == ['goal', 'scaling',
                                                                  'peak_memory']
+
+
+def test_plots_are_drawn_from_stored_results_and_survive_a_run_of_another_script(tmp_path):
+    bench = tmp_path / 'bench'
+    bench.mkdir()
+    rows = [{'bench': 'load_save', 'n': n, 'ms': n / 200, 'baseline_ms': n / 4,
+             'baseline': 'yaml.load + yaml.dump'} for n in (100, 1000, 10000)]
+    (bench / 'bench_memory_file.py').write_text(
+        'import json\n' + ''.join(f'print(json.dumps({row!r}))\n' for row in rows))
+    (bench / 'bench_cli.py').write_text(CLI_LINES)
+    output = tmp_path / 'BENCHMARKS.md'
+    plot_dir = tmp_path / 'docs' / 'bench'
+
+    def merge(*args) -> str:
+        done = subprocess.run([sys.executable, str(RUN_ALL), '--bench-dir', bench, '--output',
+                               output, '--plot', tmp_path / 'docs' / 'confidence.png',
+                               '--plot-dir', plot_dir, *map(str, args)], env=child_env(),
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        return output.read_text(encoding='utf-8')
+
+    merge('--only', 'bench_memory_file.py')
+    (plot_dir / 'memory-file-scaling.png').unlink()
+    markdown = merge('--only', 'bench_cli.py')  # the memory file's plot is drawn again
+    png = plot_dir / 'memory-file-scaling.png'
+    assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    found = sections(markdown)
+    assert '![Memory file: load + save](docs/bench/memory-file-scaling.png)' in \
+        found['Plot: Memory file: load + save']
+    # A plot that a run of some scripts cannot draw is said to be missing, never dropped.
+    assert '**Not drawn:** no docs/confidence.png' in found['Confidence over time']
+    assert merge('--render-only', '--no-plot').count('## Plot') == 0
