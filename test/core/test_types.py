@@ -19,6 +19,8 @@ import pathlib
 import sys
 
 from mypy import api
+from mypy.version import __version__ as mypy_version
+from packaging.specifiers import SpecifierSet
 import pytest
 
 from conftest import REPO
@@ -76,3 +78,16 @@ def test_the_package_ships_py_typed():
     assert (REPO / 'robot_memory' / 'py.typed').is_file()
     installed = pathlib.Path(robot_memory.__file__).parent / 'py.typed'
     assert installed.is_file(), f'{installed} is missing: the colcon install drops it'
+
+
+def test_mypy_is_pinned_to_one_range_in_setup_cfg_and_the_set_up():
+    """A new mypy release cannot turn the suite red unasked: both installs pin one range."""
+    config = configparser.ConfigParser()
+    config.read(REPO / 'setup.cfg')
+    extras = config['options.extras_require']
+    pins = [line.strip() for value in extras.values() for line in value.splitlines()
+            if line.strip().startswith('mypy')]
+    setup = (REPO / 'scripts' / 'setup.sh').read_text(encoding='utf-8')
+    assert len(pins) == 1 and '<' in pins[0] and '>=' in pins[0], pins
+    assert f'"{pins[0]}"' in setup
+    assert SpecifierSet(pins[0][len('mypy'):]).contains(mypy_version), (mypy_version, pins[0])
