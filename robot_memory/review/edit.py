@@ -32,6 +32,7 @@ from robot_memory.common.timeutil import format_iso
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence.audit import write_audit
+from robot_memory.rcan.context import check_displayable
 from robot_memory.rcan.schema import entry_index
 
 MAX_REASON = 500
@@ -48,6 +49,16 @@ def _check(value, what: str, limit: int) -> str:
     if len(value) > limit:
         raise EditError(f'the {what} is {len(value)} characters; the limit is {limit}')
     return value.strip()
+
+
+def _refuse_hidden_direction(text, tags) -> None:
+    """Refuse bidi-override characters (U+202E...) as a peer's entry is refused."""
+    for what, value in [('the text', text)] + [('a tag', tag) for tag in tags or ()]:
+        if isinstance(value, str):
+            try:
+                check_displayable(value, what)
+            except ValueError as error:
+                raise EditError(f'{error}; nothing was changed') from None
 
 
 def parse_tags(text: str) -> list:
@@ -92,6 +103,8 @@ def edit_entry(store, memory_file, entry_id: str, now: dt.datetime, actor: str, 
             except ValidationError as error:
                 problem = '; '.join(_said(item) for item in error.errors())
                 raise EditError(f'{problem}; nothing was changed') from None
+            # What the schema lets through but the brain would read reversed (U+202E...).
+            _refuse_hidden_direction(text, tags)
             if canonical(updated) == canonical(entry):
                 raise EditError(f'entry {entry_id} already reads so; nothing was changed')
             document.entries[position] = updated

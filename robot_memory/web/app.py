@@ -150,6 +150,7 @@ class Page:
         self.templates = Environment(loader=FileSystemLoader(str(HERE / 'templates')),
                                      autoescape=select_autoescape(default=True))
         self.templates.filters['link_ids'] = link_ids
+        self.templates.filters['counted'] = counted
         self.live = 0  # live streams open now (counted on the event loop's one thread)
 
     # ------------------------------------------------------------------ guards
@@ -296,16 +297,25 @@ class Page:
         response.set_cookie(token_cookie(token), token, httponly=True, samesite='strict')
         return response
 
+    def reading(self) -> tuple:
+        """Return (document, problems, now, note): the memory and when the page reads it."""
+        source = self.config.source
+        wall = self.config.clock()
+        document, problems = data.load_document(source, wall)
+        now, note = data.reading_time(source, wall, document)
+        return document, problems, now, note
+
     async def now(self, request: Request):
         """Show the Now page."""
         self._must_read(request)
-        source, now = self.config.source, self.config.clock()
+        source = self.config.source
 
         def gather():
-            document, problems = data.load_document(source, now)
-            return data.now_page(source, now, document), problems
-        page, problems = await run_in_threadpool(gather)
-        return self.render(request, 'now.html', page=page, problems=problems, title='Now')
+            document, problems, now, note = self.reading()
+            return data.now_page(source, now, document), problems, note
+        page, problems, note = await run_in_threadpool(gather)
+        return self.render(request, 'now.html', page=page, problems=problems, title='Now',
+                           clock_note=note)
 
     async def entries(self, request: Request):
         """Show the Entries page."""
@@ -314,23 +324,23 @@ class Page:
             query = data.EntryQuery.from_params(request.query_params)
         except ValueError as error:
             raise Refused(400, f'{error}; the page shows every choice in its menus')
-        source, now = self.config.source, self.config.clock()
+        source = self.config.source
 
         def gather():
-            document, problems = data.load_document(source, now)
-            return data.entries_page(source, now, document, query), problems
-        page, problems = await run_in_threadpool(gather)
+            document, problems, now, note = self.reading()
+            return data.entries_page(source, now, document, query), problems, note
+        page, problems, note = await run_in_threadpool(gather)
         return self.render(request, 'entries.html', page=page, problems=problems,
-                           title='Entries', query=query)
+                           title='Entries', query=query, clock_note=note)
 
     async def entry(self, request: Request):
         """Show one entry: its confidence over time, its evidence, its audit history."""
         self._must_read(request)
         entry_id = request.path_params['entry_id']
-        source, now = self.config.source, self.config.clock()
+        source = self.config.source
 
         def gather():
-            document, _ = data.load_document(source, now)
+            document, _, now, note = self.reading()
             row, entry = data.find_entry(source, now, document, entry_id)
             if row is None:
                 return None
@@ -339,8 +349,8 @@ class Page:
             evidence = data.entry_evidence(source, entry_id)
             config = source.config
             thresholds = {'inject': config.inject_min, 'prune': config.prune_min,
-                          '🔴': config.band_high, '🟡': config.band_medium}
-            return {'row': row, 'history': history, 'evidence': evidence,
+                          'high': config.band_high, 'medium': config.band_medium}
+            return {'row': row, 'history': history, 'evidence': evidence, 'clock_note': note,
                     'confidence_svg': charts.confidence_chart(series['points'],
                                                               series['events'], thresholds),
                     'daily_svg': charts.daily_chart(evidence['daily']),
@@ -350,7 +360,8 @@ class Page:
             raise Refused(404, f'there is no entry {entry_id!r} in the memory file, among '
                                "the peers' entries or in the archive; the Entries page "
                                'lists them')
-        return self.render(request, 'entry.html', page=page, title=entry_id)
+        return self.render(request, 'entry.html', page=page, title=entry_id,
+                           clock_note=page['clock_note'])
 
     async def dreams(self, request: Request):
         """Show every kept dream summary, newest first."""
@@ -491,7 +502,11 @@ class Page:
         confirm = form.get('confirm') == 'yes'
         report = await run_in_threadpool(self._undo, options, f'web:{form["actor"]}',
                                          form.get('reason', ''), not confirm)
+        # Each entry with its values before and after; then the records, skips and keeps
+        # (report.lines() lists the entries first, one line each, without their values).
         response = self.render(request, 'undo.html', report=report, form=form,
+                               changes=data.undo_changes(report),
+                               other_lines=report.lines()[len(report.entries):],
                                title='Undo' if confirm else 'Undo preview')
         return self._done(request, response, form['actor'])
 
@@ -501,9 +516,16 @@ class Page:
         source = self.config.source
         if not source.db_path.exists():
             raise Refused(404, f'no database at {source.db_path}: nothing to undo')
+        now = self.config.clock()
         with EvidenceStore(source.db_path) as store:
-            return undo.undo(store, source.memory, self.config.clock(), actor, reason,
-                             dry_run=dry_run, words=PAGE_WORDS, **options)
+            try:
+                return undo.undo(store, source.memory, now, actor, reason, dry_run=dry_run,
+                                 words=PAGE_WORDS, **options)
+            except undo.UndoError:
+                last = store.dream_cursor().last_dream_at
+                if last is None or last <= now:
+                    raise
+                raise Refused(409, ahead_of_clock(last, now)) from None
 
     async def edit(self, request: Request):
         """Make a person's edit of an entry's text or tags, audited with their name."""
@@ -525,9 +547,10 @@ class Page:
         from robot_memory.evidence.store import EvidenceStore
         from robot_memory.review.edit import edit_entry
         source = self.config.source
+        now = self.reading()[2]  # after the memory's newest stamp, when that is ahead
         with EvidenceStore(source.db_path) as store:
-            return edit_entry(store, source.memory, entry_id, self.config.clock(), actor,
-                              reason, text=text, tags=tags)
+            return edit_entry(store, source.memory, entry_id, now, actor, reason, text=text,
+                              tags=tags)
 
     # ------------------------------------------------------------------ live
 
@@ -592,6 +615,21 @@ class LiveStream:
             await self.response(scope, receive, send)
         finally:
             self.page.live -= 1
+
+
+def ahead_of_clock(last: dt.datetime, now: dt.datetime) -> str:
+    """Return the page's refusal of an undo while the memory's last dream is in the future."""
+    return (f"the memory's last dream, at {data.stamp(last)}, is {data.duration(last - now)} "
+            f"later than this computer's clock ({data.stamp(now)}): the memory was written "
+            'by a clock ahead of this one (a robot whose clock ran ahead, or a copy from '
+            "one), or this computer's clock is behind. An undo stamped now would come before "
+            "the dream it takes back: set this computer's clock right, or undo where the "
+            "memory's clock runs; nothing was changed")
+
+
+def counted(count: int, noun: str) -> str:
+    """Return '1 entry', '2 entries': a count with its noun (the templates' ``counted``)."""
+    return f'{count} {data.plural(count, noun)}'
 
 
 def link_ids(text: str) -> Markup:

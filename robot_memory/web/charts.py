@@ -63,8 +63,8 @@ def confidence_chart(points: list, events: list, thresholds: dict) -> str:
     for name, value in thresholds.items():
         body.append(f'<line x1="{PAD}" x2="{WIDTH - PAD}" y1="{y(value):.1f}" '
                     f'y2="{y(value):.1f}" stroke="#bbb" stroke-dasharray="4 3"/>'
-                    f'<text x="{WIDTH - PAD + 2}" y="{y(value) + 4:.1f}" font-size="9">'
-                    f'{html.escape(name)}</text>')
+                    f'<text x="{WIDTH - PAD - 2}" y="{y(value) - 2:.1f}" font-size="9" '
+                    f'text-anchor="end" fill="#777">{html.escape(name)}</text>')
     path = ' '.join(f'{"M" if index == 0 else "L"}{x(at):.1f},{y(value):.1f}'
                     for index, (at, value) in enumerate(points))
     body.append(f'<path d="{path}" fill="none" stroke="#204a87" stroke-width="2"/>')
@@ -85,12 +85,36 @@ def confidence_chart(points: list, events: list, thresholds: dict) -> str:
     return _svg(body, 'confidence over time')
 
 
+LEGEND_ROW = 14
+LEGEND_CHARS = 100  # a longer signature keeps its end: the status tells one from another
+
+
+def _axes(title: str, x_label: str, y_label: str, top: int, height: int = HEIGHT) -> list:
+    """Return a chart's visible title and axis names (not only tooltips)."""
+    middle = PAD + (height - PAD - 24) / 2
+    return [f'<text x="{WIDTH / 2:.0f}" y="14" font-size="12" font-weight="bold" '
+            f'text-anchor="middle" class="chart-title">{html.escape(title)}</text>',
+            f'<text x="{WIDTH / 2:.0f}" y="{height - 2}" font-size="10" text-anchor="middle" '
+            f'class="axis-label">{html.escape(x_label)}</text>',
+            f'<text x="10" y="{middle:.0f}" font-size="10" text-anchor="middle" '
+            f'transform="rotate(-90 10 {middle:.0f})" class="axis-label">'
+            f'{html.escape(y_label)}</text>',
+            f'<text x="{PAD - 3}" y="{PAD + 4}" font-size="10" text-anchor="end">{top}</text>',
+            f'<text x="{PAD - 3}" y="{height - 24}" font-size="10" text-anchor="end">0</text>']
+
+
+def _legend_name(signature: str) -> str:
+    if len(signature) <= LEGEND_CHARS:
+        return signature
+    return '…' + signature[-(LEGEND_CHARS - 1):]
+
+
 def daily_chart(daily: dict) -> str:
-    """Draw observations per day, one stacked colour per signature."""
+    """Draw observations per day, one stacked colour per signature, named in full below."""
+    title = 'Observations per day, by signature'
     days = sorted({day for per_day in daily.values() for day in per_day})
     if not days:
-        return _svg(['<text x="20" y="90">no evidence kept for this entry</text>'],
-                    'observations per day')
+        return _svg(['<text x="20" y="90">no evidence kept for this entry</text>'], title)
     start = dt.date.fromisoformat(days[0])
     count = (dt.date.fromisoformat(days[-1]) - start).days + 1
     signatures = sorted(daily)
@@ -99,44 +123,45 @@ def daily_chart(daily: dict) -> str:
         for day, value in per_day.items():
             totals[(dt.date.fromisoformat(day) - start).days] += value
     top = max(totals) or 1
-    plot_w, plot_h = WIDTH - 2 * PAD, HEIGHT - 2 * PAD - 14
+    plot_w, plot_h = WIDTH - 2 * PAD, HEIGHT - PAD - 24
     bar = plot_w / count
-    body = []
+    body = _axes(title, 'day (UTC)', 'observations', top)
     stacked = [0] * count
     for index, signature in enumerate(signatures):
         colour = COLOURS[index % len(COLOURS)]
         for day, value in sorted(daily[signature].items()):
             slot = (dt.date.fromisoformat(day) - start).days
             height = value / top * plot_h
-            y = PAD + 14 + plot_h - (stacked[slot] / top * plot_h) - height
+            y = PAD + plot_h - (stacked[slot] / top * plot_h) - height
             body.append(f'<rect x="{PAD + slot * bar:.1f}" y="{y:.1f}" '
                         f'width="{max(bar - 1, 1):.1f}" height="{height:.1f}" fill="{colour}">'
                         f'<title>{html.escape(day)}: {value} × {html.escape(signature)}'
                         '</title></rect>')
             stacked[slot] += value
-        body.append(f'<rect x="{PAD + index * 150}" y="4" width="8" height="8" '
-                    f'fill="{colour}"/><text x="{PAD + 12 + index * 150}" y="12" '
-                    f'font-size="9">{html.escape(signature[:24])}</text>')
-    body.append(f'<text x="4" y="{PAD + 20}" font-size="10">{top}</text>'
-                f'<text x="{PAD}" y="{HEIGHT - 4}" font-size="10">{days[0]}</text>'
-                f'<text x="{WIDTH - PAD}" y="{HEIGHT - 4}" font-size="10" text-anchor="end">'
+        row = HEIGHT + 6 + index * LEGEND_ROW
+        body.append(f'<rect x="{PAD}" y="{row}" width="8" height="8" fill="{colour}"/>'
+                    f'<text x="{PAD + 12}" y="{row + 8}" font-size="10" class="legend">'
+                    f'<title>{html.escape(signature)}</title>'
+                    f'{html.escape(_legend_name(signature))}</text>')
+    body.append(f'<text x="{PAD}" y="{HEIGHT - 12}" font-size="10">{days[0]}</text>'
+                f'<text x="{WIDTH - PAD}" y="{HEIGHT - 12}" font-size="10" text-anchor="end">'
                 f'{days[-1]}</text>')
-    return _svg(body, 'observations per day by signature')
+    return _svg(body, title, HEIGHT + 8 + len(signatures) * LEGEND_ROW)
 
 
 def hours_chart(hours: list) -> str:
     """Draw how many observations fell in each hour of the day (UTC)."""
+    title = 'Observations by hour of day (UTC)'
     top = max(hours) or 1
-    plot_w, plot_h = WIDTH - 2 * PAD, HEIGHT - 2 * PAD
+    plot_w, plot_h = WIDTH - 2 * PAD, HEIGHT - PAD - 24
     bar = plot_w / 24
-    body = []
+    body = _axes(title, 'hour of day (UTC)', 'observations', top)
     for hour, value in enumerate(hours):
         height = value / top * plot_h
         body.append(f'<rect x="{PAD + hour * bar:.1f}" y="{PAD + plot_h - height:.1f}" '
                     f'width="{bar - 2:.1f}" height="{height:.1f}" fill="#3465a4">'
                     f'<title>{hour:02d}:00 UTC: {value}</title></rect>')
         if hour % 3 == 0:
-            body.append(f'<text x="{PAD + hour * bar:.1f}" y="{HEIGHT - 14}" '
+            body.append(f'<text x="{PAD + hour * bar:.1f}" y="{HEIGHT - 12}" '
                         f'font-size="10">{hour:02d}</text>')
-    body.append(f'<text x="4" y="{PAD + 4}" font-size="10">{top}</text>')
-    return _svg(body, 'observations by hour of day (UTC)')
+    return _svg(body, title)

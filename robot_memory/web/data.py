@@ -48,6 +48,8 @@ SORTS = ('confidence', 'last_reinforced', 'first_seen', 'count', 'type', 'text')
 BANDS = ('high', 'medium', 'low')
 SHOWS = ('current', 'resolved', 'archived', 'peers')
 EVIDENCE_ROWS = 40
+# A memory ahead of the page's clock by less is read as of its stamp without a word.
+NOTED_AHEAD_S = 60.0
 
 
 @dataclasses.dataclass
@@ -91,6 +93,65 @@ def load_document(source: Source, now: dt.datetime):
     if cache.error:
         problems.insert(0, f'{cache.error} (the page shows the last good content)')
     return document, problems
+
+
+def newest_stamp(source: Source, document) -> Optional[dt.datetime]:
+    """Return the memory's newest stamp: its file's, an entry's or its last dream's."""
+    stamps = [document.last_updated] if document.last_updated else []
+    stamps += [entry.last_reinforced for entry in document.entries if entry.last_reinforced]
+    conn = source.database()
+    if conn is not None:
+        with conn:
+            if table_exists(conn, 'dream_state'):
+                row = conn.execute('SELECT last_dream_at FROM dream_state WHERE id = 1'
+                                   ).fetchone()
+                if row is not None and row[0]:
+                    stamps.append(parse_iso(row[0]))
+        conn.close()
+    return max(stamps, default=None)
+
+
+def reading_time(source: Source, wall: dt.datetime, document) -> tuple:
+    """
+    Return (now, note): when the page reads the memory, and why, if not at ``wall``.
+
+    A memory whose newest stamp is later than this computer's clock (a robot's clock ran
+    ahead, or the file was copied from one) is read as of that stamp: its newest state is
+    shown, decayed to then, and an edit is stamped after what it edits.
+    """
+    newest = newest_stamp(source, document)
+    if newest is None or newest <= wall:
+        return wall, ''
+    if (newest - wall).total_seconds() < NOTED_AHEAD_S:
+        return newest, ''
+    return newest, (f"This memory is ahead of this computer's clock: its newest stamp, "
+                    f'{stamp(newest)}, is {duration(newest - wall)} later than this '
+                    f"computer's clock ({stamp(wall)}). The page shows the memory as of "
+                    f'{stamp(newest)} and stamps an edit then. Check which clock is '
+                    'right: the one that wrote the memory, or this one.')
+
+
+def stamp(value: dt.datetime) -> str:
+    """Return a time to the second, as a person reads it in a sentence."""
+    return format_iso(value.replace(microsecond=0))
+
+
+def duration(span: dt.timedelta) -> str:
+    """Return a time span in a person's words: '2 days 3 hours', '5 min', '40 s'."""
+    seconds = int(span.total_seconds())
+    days, hours, minutes = seconds // 86400, seconds // 3600 % 24, seconds // 60 % 60
+    parts = [f'{value} {plural(value, name)}' for value, name in
+             ((days, 'day'), (hours, 'hour')) if value]
+    if not days and minutes:
+        parts.append(f'{minutes} min')
+    return ' '.join(parts[:2]) or f'{seconds} s'
+
+
+def plural(count: int, noun: str) -> str:
+    """Return ``noun`` for one, ``noun + 's'`` otherwise ('1 entry' needs 'entries' below)."""
+    if count == 1:
+        return noun
+    return noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'
 
 
 def _size(path: pathlib.Path) -> Optional[int]:
@@ -202,10 +263,14 @@ class EntryQuery:
 def _row(entry, now, config, reference=None, peer: str = '', archived: str = '') -> dict:
     confidence = lifecycle.effective_confidence(entry, now, config, reference)
     return {
-        'id': entry.id, 'type': entry.type, 'text': entry.text, 'tags': list(entry.tags),
+        # Text and tags as the brain gets them: a control or bidi-override character is
+        # shown as its escape, so it cannot reverse what stands beside it on the page.
+        'id': entry.id, 'type': entry.type, 'text': context.neutralise(entry.text),
+        'tags': [context.neutralise(tag) for tag in entry.tags],
         'confidence': confidence, 'percent': context.percent(confidence, config),
         'band': lifecycle.band(confidence, config) if entry.type != 'resolved' else '✅',
-        'band_name': _band_name(confidence, config),
+        'band_name': (_band_name(confidence, config) if entry.type != 'resolved'
+                      else 'resolved'),
         'first_seen': format_iso(entry.first_seen) if entry.first_seen else '',
         'last_reinforced': format_iso(entry.last_reinforced) if entry.last_reinforced else '',
         'count': entry.observation_count or 0, 'peer': peer, 'archived': archived,
@@ -319,12 +384,14 @@ def entry_history(source: Source, entry_id: str) -> list:
 def confidence_series(source: Source, entry_id: str, entry, history: list,
                       now: dt.datetime) -> dict:
     """
-    Return the entry's confidence over time: each stored state (the undo history's) decayed.
+    Return the entry's confidence over time: one history of its stored states, each decayed.
 
     A version row holds the entry as it was before a change at ``at``: that state held from
     its ``last_reinforced`` until then, its effective confidence falling by the decay
     formula; the entry as it is now (``entry``, None for a peer's or an archived one) holds
-    until ``now``. Events are the audit records (create, reinforce, resolve, manual, ...).
+    until ``now``. A state an undo restored is older than the one it replaced: it is drawn
+    from the undo on, so the line is one history in time, never two interleaved. Events are
+    the audit records (create, reinforce, resolve, manual, ...).
     """
     from robot_memory.rcan.schema_models import MemoryEntry
     config = source.config
@@ -341,22 +408,20 @@ def confidence_series(source: Source, entry_id: str, entry, history: list,
         conn.close()
     if entry is not None:
         periods.append((entry.last_reinforced.timestamp(), now.timestamp(), entry))
-    points = []
+    points: list = []
     for start, end, state in periods:
-        points.extend(_decay_points(state, start, end, config))
+        if points:  # a state holds from when the one before it ended, not before
+            start = max(start, points[-1][0])
+        points.extend(_decay_points(state, start, max(start, end), config))
     events = [(parse_iso(item['at']).timestamp(), item['action']) for item in history]
-    return {'points': sorted(points), 'events': events}
+    return {'points': points, 'events': events}
 
 
 def _decay_points(entry, start: float, end: float, config) -> list:
-    if end < start:
-        return []
-    steps = 24
-    out = []
-    for index in range(steps + 1):
-        at = start + (end - start) * index / steps
-        out.append((at, lifecycle.effective_confidence(entry, from_epoch(at), config)))
-    return out
+    steps = 24 if end > start else 0
+    return [(at, lifecycle.effective_confidence(entry, from_epoch(at), config))
+            for at in (start + (end - start) * index / max(steps, 1)
+                       for index in range(steps + 1))]
 
 
 def entry_evidence(source: Source, entry_id: str) -> dict:
@@ -437,3 +502,37 @@ def undo_points(source: Source) -> list:
         items = undo.log(conn) if table_exists(conn, 'dreams') else []
     conn.close()
     return list(reversed(items))
+
+
+# What an undo preview compares, in the order a person reads an entry.
+UNDO_FIELDS = ('text', 'type', 'confidence', 'observation_count', 'tags', 'first_seen',
+               'last_reinforced')
+
+
+def undo_changes(report) -> list:
+    """
+    Return the entry changes of an undo report with each value before and after.
+
+    ``before`` is the entry in the file now, ``after`` as the undo leaves it; a removed
+    entry has no after, a restored one no before. Texts are shown as the brain gets them.
+    """
+    out = []
+    for change in report.entries:
+        before, after = change['before'] or {}, change['after'] or {}
+        fields = []  # a removed or restored entry: its confidence; a changed one: each change
+        for name in UNDO_FIELDS if before and after else ('confidence',):
+            old, new = before.get(name), after.get(name)
+            if old != new:
+                fields.append((name, _shown(old), _shown(new)))
+        out.append({'id': change['id'], 'change': change['change'],
+                    'text': context.neutralise(str((after or before).get('text', ''))),
+                    'fields': fields})
+    return out
+
+
+def _shown(value) -> str:
+    if value is None:
+        return '—'
+    if isinstance(value, list):
+        return ', '.join(context.neutralise(str(item)) for item in value) or '(none)'
+    return context.neutralise(str(value))

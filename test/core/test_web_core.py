@@ -343,7 +343,7 @@ def test_an_encrypted_record_is_never_shown_without_its_key(tmp_path):
                 '/typed?q=spare+key&trust=hyper')[1]
         finally:
             thread.stop()
-    assert 'blue mat' not in page['without'] and '1 encrypted records withheld' in page['without']
+    assert 'blue mat' not in page['without'] and '1 encrypted record withheld' in page['without']
     assert 'The spare key is under the blue mat' in page['with']
 
 
