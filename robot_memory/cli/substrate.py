@@ -224,28 +224,6 @@ def _open(args, memory, vectors: bool = False):
     return Substrate(path, embedder=default_embedder(vectors), **encryption(args, path))
 
 
-def keywords_settle(substrate, query: str, k: int) -> bool:
-    """
-    Return True when at least ``k`` live records hold every word of ``query``.
-
-    Then keyword recall answers the query by itself, and ``robot-memory recall`` leaves the
-    semantic model unloaded: loading it (numpy, onnxruntime, the model) costs a one-shot
-    process most of a second, the search itself a millisecond. A query that keywords do not
-    settle (a paraphrase, a rare word) is searched with vectors as before.
-    """
-    from robot_memory.substrate.store import RECALLABLE
-    from robot_memory.substrate.text import fts_query
-    every = fts_query(query, operator='AND')
-    if every is None:
-        return False
-    marks = ', '.join('?' for _ in RECALLABLE)
-    found = substrate.db.conn.execute(
-        'SELECT count(*) FROM (SELECT 1 FROM substrate_fts JOIN substrate_records ON '
-        'substrate_records.seq = substrate_fts.rowid WHERE substrate_fts MATCH ? AND '
-        f'substrate_records.status IN ({marks}) LIMIT ?)', (every, *RECALLABLE, k)).fetchone()[0]
-    return found >= k
-
-
 def proposal_settings(args):
     """
     Return the ``proposals.*`` settings of ``--config``; None without it (every source applies).
@@ -288,21 +266,15 @@ def cmd_learn(args, memory) -> int:
 def cmd_recall(args, memory) -> int:
     """Print the best records for a query; exit 1 when none matched."""
     from robot_memory.substrate.embedding import default_embedder
+    from robot_memory.substrate.recall import recall_as_asked
     from robot_memory.substrate.store import Substrate
     embedder = default_embedder(args.vectors)
-    # Keyword-first: without --vectors, filters or --near, a query that at least k records
-    # match word for word is answered by keywords alone, without loading the model.
-    plain = not (args.vectors or args.filter or args.types or args.near)
     path = db_path(args, memory)
     with Substrate(path, **encryption(args, path)) as substrate:
-        if embedder is not None and plain and keywords_settle(substrate, args.query, args.k):
-            embedder = None
-        substrate.embedder = embedder
-        if substrate.embedder is not None:
-            substrate.reindex_vectors()
-        result = substrate.recall(args.query, k=args.k, filters=args.filter, trust=args.trust,
-                                  now=_now(args), types=args.types, near=args.near,
-                                  vectors=args.vectors or None)
+        # The one ranking, shared with the operator page: keyword-first, then vectors.
+        result = recall_as_asked(substrate, args.query, args.k, embedder, args.vectors,
+                                 filters=args.filter, trust=args.trust, now=_now(args),
+                                 types=args.types, near=args.near)
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
     else:

@@ -344,3 +344,56 @@ def _applicability(conditions: dict, context: dict) -> Optional[float]:
             return None
         met += 1
     return met / len(conditions)
+
+
+def keywords_settle(store, query: str, k: int) -> bool:
+    """
+    Return True when at least ``k`` live records hold every word of ``query``.
+
+    Then keyword recall answers the query by itself, and :func:`recall_as_asked` leaves the
+    semantic model unloaded: loading it (numpy, onnxruntime, the model) costs a one-shot
+    process most of a second, the search itself a millisecond. A query that keywords do not
+    settle (a paraphrase, a rare word) is searched with vectors as before.
+    """
+    every = textrules.fts_query(query, operator='AND')
+    if every is None:
+        return False
+    marks = ', '.join('?' for _ in RECALLABLE)
+    found = store.db.conn.execute(
+        'SELECT count(*) FROM (SELECT 1 FROM substrate_fts JOIN substrate_records ON '
+        'substrate_records.seq = substrate_fts.rowid WHERE substrate_fts MATCH ? AND '
+        f'substrate_records.status IN ({marks}) LIMIT ?)', (every, *RECALLABLE, k)).fetchone()[0]
+    return found >= k
+
+
+def recall_as_asked(store, query: str, k: int, embedder, vectors: bool = False,
+                    index: bool = True, **options) -> RecallResult:
+    """
+    Recall as a person asks it: the one ranking of ``robot-memory recall`` and the page.
+
+    Keyword-first: without ``vectors``, filters, types or ``near``, a query that at least
+    ``k`` records match word for word is answered by keywords alone; otherwise ``embedder``
+    (``default_embedder``'s choice; None for keywords only) adds vectors. ``index`` embeds
+    the records without a vector first; a look that writes nothing (the operator page)
+    passes False and is told in the result's notice how many records have none yet.
+    """
+    plain = not (vectors or options.get('filters') or options.get('types')
+                 or options.get('near'))
+    if embedder is not None and plain and keywords_settle(store, query, k):
+        embedder = None
+    store.embedder = embedder
+    if embedder is not None and index:
+        store.reindex_vectors()
+    result = store.recall(query, k=k, vectors=vectors or None, **options)
+    if embedder is not None and not index:
+        marks = ', '.join('?' for _ in RECALLABLE)
+        missing = store.db.conn.execute(
+            'SELECT count(*) FROM substrate_records WHERE key_id IS NULL AND (embedding IS '
+            f'NULL OR embedding_model IS NOT ?) AND status IN ({marks})',
+            (embedder.name, *RECALLABLE)).fetchone()[0]
+        if missing:
+            note = (f'{missing} records have no vector from {embedder.name} yet, so they were '
+                    'found by their words only; robot-memory recall (or memory_node) '
+                    'indexes them')
+            result.notice = '; '.join(filter(None, (result.notice, note)))
+    return result

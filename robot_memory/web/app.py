@@ -152,6 +152,7 @@ class Page:
         self.templates.filters['link_ids'] = link_ids
         self.templates.filters['counted'] = counted
         self.live = 0  # live streams open now (counted on the event loop's one thread)
+        self._embedder: list = []  # the typed recall's, made at its first use
 
     # ------------------------------------------------------------------ guards
 
@@ -426,16 +427,25 @@ class Page:
                            title='Typed memory')
 
     def _recall(self, query: str, k: int, trust: str, types: list, filters=None):
+        from robot_memory.substrate.recall import recall_as_asked
         from robot_memory.substrate.store import Substrate
         source = self.config.source
         if not source.db_path.exists():
             raise Refused(404, f'no database at {source.db_path} yet, so no typed memory')
         with Substrate(source.db_path, **self.config.encryption) as substrate:
-            # A GET is a look: no access count, salience or recall log moves (a reload, a
-            # live update or another site's <img> must not reinforce a record).
-            return substrate.recall(query, k=k, filters=filters, trust=trust,
-                                    now=self.config.clock(), types=types or None,
-                                    record=False)
+            # Ranked as robot-memory recall ranks. A GET is a look: no access count,
+            # salience, recall log or vector moves (a reload, a live update or another
+            # site's <img> must not reinforce a record).
+            return recall_as_asked(substrate, query, k, self.embedder(), index=False,
+                                   filters=filters, trust=trust, now=self.config.clock(),
+                                   types=types or None, record=False)
+
+    def embedder(self):
+        """Return the embedder robot-memory recall chooses, made once: its model loads once."""
+        if not self._embedder:  # a page whose typed memory is never asked loads none of it
+            from robot_memory.substrate.embedding import default_embedder
+            self._embedder.append(default_embedder())
+        return self._embedder[0]
 
     # ------------------------------------------------------------------ changes
 

@@ -77,8 +77,10 @@ class Client:
         return self.request(path, form, token)
 
 
-def serve(memory, host='127.0.0.1', read_only=False):
+def serve(memory, host='127.0.0.1', read_only=False, clock=None):
     config = page_config(memory, memory.path.with_suffix('.db'), None, TOKEN, host, read_only)
+    if clock is not None:
+        config.clock = clock
     port = free_port()
     thread = ServerThread(make_server(create_app(config), host, port)).start()
     deadline = time.monotonic() + 10

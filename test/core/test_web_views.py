@@ -23,14 +23,20 @@ with its values, and the small words (counts, bytes, pages) right.
 
 import datetime as dt
 import html
+import json
+import os
 import re
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 from test_web_core import entry_ids
 from test_web_core import serve
 from test_web_core import TOKEN
 
+from conftest import REPO
+from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence.store import EvidenceStore
@@ -242,3 +248,40 @@ def test_counts_sizes_and_pages_read_right(tmp_path):
         assert '&page=1">page 1</a>' in page
     finally:
         thread.stop()
+
+
+@pytest.mark.parametrize('query', ['kitchen door', 'where does the robot charge'])
+def test_typed_memory_ranks_as_robot_memory_recall(tmp_path, monkeypatch, query):
+    at = dt.datetime.now(UTC).replace(microsecond=0)
+    memory = web_demo.build(tmp_path, at - dt.timedelta(hours=1))
+    # Vectors in every environment (the semantic model may not be installed): the CLI
+    # then adds them to keywords for a query keywords alone do not settle.
+    monkeypatch.setenv('ROBOT_MEMORY_EMBEDDER', 'hashing')
+
+    def cli_recall() -> list:
+        done = subprocess.run(
+            [sys.executable, str(REPO / 'bin' / 'robot-memory'), 'recall', query, '-k', '5',
+             '--file', str(memory.path), '--at', format_iso(at), '--json'],
+            capture_output=True, text=True, timeout=120, env=dict(os.environ))
+        return [(hit['id'], f'{hit["score"]:.4f}') for hit in json.loads(done.stdout)['hits']]
+    cli_recall()  # the first recall indexes the records' vectors, as the node does
+    thread, client = serve(memory, clock=lambda: at)
+    try:
+        status, page = client.request(f'/typed?q={query.replace(" ", "+")}&k=5')
+    finally:
+        thread.stop()
+    assert status == 200, page
+    shown = re.findall(r'<tr><td>([\d.]+)</td><td>\w+</td><td>([\w-]+)</td>', page)
+    expected = cli_recall()
+    assert expected and [(record, score) for score, record in shown] == expected, page
+
+
+def test_typed_memory_on_the_page_says_which_records_have_no_vector_yet(demo, monkeypatch):
+    memory, client = demo
+    monkeypatch.setenv('ROBOT_MEMORY_EMBEDDER', 'hashing')
+    database = memory.path.with_suffix('.db')
+    before = database.read_bytes()
+    status, page = client.request('/typed?q=kitchen+door')
+    assert status == 200
+    assert '2 records have no vector from' in page and 'robot-memory recall' in page
+    assert database.read_bytes() == before  # a look indexes nothing
