@@ -24,7 +24,10 @@ ROBOT_MEMORY_WEB_SCREENSHOTS=1 the screenshots of docs/operator-page/ are writte
 
 import datetime as dt
 import os
+import pathlib
+import re
 import shutil
+import tempfile
 import time
 
 import pytest
@@ -40,14 +43,27 @@ CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
 DRIVER = shutil.which('chromedriver')
 SHOTS = REPO / 'docs' / 'operator-page'
 TOKEN = 'demo-token-0123456789abcdef'
+# The screenshots show the memory's paths: a neutral directory, not a test's temporary one.
+SHOT_HOME = pathlib.Path(tempfile.gettempdir()) / 'robot'
+
+
+def shooting() -> bool:
+    return os.environ.get('ROBOT_MEMORY_WEB_SCREENSHOTS') == '1'
 
 
 @pytest.fixture
 def served(tmp_path):
     """Yield (base url, memory file, directory) of a demo memory that robot-memory serve serves."""
-    memory = web_demo.build(tmp_path, dt.datetime.now(UTC))
+    directory = tmp_path
+    if shooting():
+        shutil.rmtree(SHOT_HOME, ignore_errors=True)
+        SHOT_HOME.mkdir()
+        directory = SHOT_HOME
+    memory = web_demo.build(directory, dt.datetime.now(UTC))
     with web_demo.serving(memory, TOKEN) as base:
-        yield base, memory, tmp_path
+        yield base, memory, directory
+    if shooting():
+        shutil.rmtree(SHOT_HOME, ignore_errors=True)
 
 
 @pytest.fixture
@@ -84,7 +100,8 @@ def until(driver, condition, timeout_s: float = 10.0):
 
 
 def shot(driver, name: str) -> None:
-    if os.environ.get('ROBOT_MEMORY_WEB_SCREENSHOTS') == '1':
+    if shooting():
+        assert 'pytest' not in driver.find_element('tag name', 'body').text, name
         SHOTS.mkdir(parents=True, exist_ok=True)
         driver.save_screenshot(str(SHOTS / f'{name}.png'))
 
@@ -144,6 +161,9 @@ def test_an_operator_sees_filters_opens_approves_and_undoes(served, browser):
     block = text_of(browser, '#context-block')
     assert '🟡 [' in block or '🔴 [' in block
     assert 'changes allowed' in text_of(browser, '#mode')
+    facts = text_of(browser, 'table.facts')
+    assert re.search(r'🔴 high \d+, 🟡 medium \d+, 🟢 low \d+', facts), facts
+    assert re.search(r'robot-memory\.db \(\d+ bytes\)', facts), facts
     shot(browser, 'now')
     # Entries: filter by a search word.
     browser.get(f'{base}/entries')
@@ -153,6 +173,9 @@ def test_an_operator_sees_filters_opens_approves_and_undoes(served, browser):
     rows = fresh(browser, lambda d: [row.text for row in d.find_elements(
         By.CSS_SELECTOR, '#entries tbody tr')])
     assert len(rows) == 2 and all('encoder' in row for row in rows)
+    bands = fresh(browser, lambda d: [cell.text for cell in d.find_elements(
+        By.CSS_SELECTOR, '#entries td.band')])
+    assert all(band.split()[-1] in ('high', 'medium', 'low') for band in bands), bands
     shot(browser, 'entries')
     # One entry: its plots and its whole audit history.
     fresh(browser, lambda d: d.find_element(By.CSS_SELECTOR, '#entries tbody tr a').click())
@@ -160,6 +183,13 @@ def test_an_operator_sees_filters_opens_approves_and_undoes(served, browser):
     assert browser.find_elements(By.CSS_SELECTOR, '#daily-chart svg rect[fill]')
     history = text_of(browser, '#history')
     assert 'create autodream' in history
+    # The evidence charts say what they show, in words on the chart, not only in tooltips.
+    for chart, title in (('#daily-chart', 'Observations per day, by signature'),
+                         ('#hours-chart', 'Observations by hour of day (UTC)')):
+        assert text_of(browser, f'{chart} .chart-title') == title
+        assert browser.find_element(By.CSS_SELECTOR, f'{chart} .chart-title').is_displayed()
+    legend = text_of(browser, '#daily-chart .legend')
+    assert legend.startswith('diagnostic|') and legend.endswith('dropped ticks'), legend
     shot(browser, 'entry')
     # Review: approve the distiller's reword, naming who approves.
     browser.get(f'{base}/review')
@@ -182,7 +212,11 @@ def test_an_operator_sees_filters_opens_approves_and_undoes(served, browser):
     until(browser, lambda d: d.find_elements(By.ID, 'undo-summary'))
     assert text_of(browser, '#undo-summary').startswith('would take back the changes of dream')
     preview = text_of(browser, '#undo-lines')
-    assert 'entry ' in preview
+    assert 'entry ' in preview and re.search(r'confidence \d\.\d+ → \d\.\d+', preview), preview
+    # Who previews is who confirms: the confirm form does not ask again.
+    assert not browser.find_elements(By.CSS_SELECTOR, '#confirm-undo input[name=actor]'
+                                                      ':not([type=hidden])')
+    assert 'acting as alice' in text_of(browser, '#confirm-undo')
     assert memory.path.read_bytes() == before, 'a preview changed the file'
     shot(browser, 'undo-preview')
     submit(browser, '#confirm-undo', '#confirm', reason='the right encoder was a cable, fixed')
@@ -297,3 +331,22 @@ def test_a_form_typed_in_is_kept_when_the_memory_changes(served, browser):
     until(browser, lambda d: 'reload to see it' in text_of(d, '#live'), timeout_s=15)
     assert reason.get_attribute('value') == 'half a thought'
     assert not browser.find_elements(By.ID, 'proposal-2')
+
+
+def test_a_bidi_override_in_an_entry_reads_as_the_brain_gets_it(served, browser):
+    from selenium.webdriver.common.by import By
+    base, memory, directory = served
+    with memory.update(dt.datetime.now(UTC)) as result:
+        entry = result.document.entries[0]
+        result.document.entries[0] = entry.model_copy(update={
+            'text': 'left \u202eright wheel', 'tags': ['checked']})
+    browser.get(f'{base}/entries?q=wheel')
+    row = fresh(browser, lambda d: [item.text for item in d.find_elements(
+        By.CSS_SELECTOR, '#entries tbody tr') if 'right wheel' in item.text])[0]
+    # The override is shown as its escape, as in the block: the tag beside it stays
+    # "checked", not reversed, and nothing of the row reads right to left.
+    assert 'left \\u202eright wheel' in row and '\u202e' not in row, row
+    assert 'checked' in row
+    browser.get(base + '/')
+    block = text_of(browser, '#context-block')
+    assert 'left \\u202eright wheel' in block
