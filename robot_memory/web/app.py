@@ -531,9 +531,11 @@ class Page:
             try:
                 return undo.undo(store, source.memory, now, actor, reason, dry_run=dry_run,
                                  words=PAGE_WORDS, **options)
-            except undo.UndoError:
+            except undo.UndoError as error:
+                # The core's refusal of a clock behind the last dream, in the page's words;
+                # any other refusal (no such dream, a bad time) is said as it is.
                 last = store.dream_cursor().last_dream_at
-                if last is None or last <= now:
+                if 'clock' not in str(error) or last is None or last <= now:
                     raise
                 raise Refused(409, ahead_of_clock(last, now)) from None
 
