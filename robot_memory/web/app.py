@@ -55,6 +55,7 @@ from starlette.staticfiles import StaticFiles
 
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import RobotMemoryError
+from robot_memory.rcan.context import neutralise
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 from robot_memory.web import charts
@@ -151,6 +152,7 @@ class Page:
                                      autoescape=select_autoescape(default=True))
         self.templates.filters['link_ids'] = link_ids
         self.templates.filters['counted'] = counted
+        self.templates.filters['shown'] = shown
         self.live = 0  # live streams open now (counted on the event loop's one thread)
         self._embedder: list = []  # the typed recall's, made at its first use
 
@@ -637,6 +639,11 @@ def ahead_of_clock(last: dt.datetime, now: dt.datetime) -> str:
             "one), or this computer's clock is behind. An undo stamped now would come before "
             "the dream it takes back: set this computer's clock right, or undo where the "
             "memory's clock runs; nothing was changed")
+
+
+def shown(text) -> str:
+    """Return ``text`` as the brain gets it: control and bidi-override characters escaped."""
+    return neutralise(str(text), keep_newlines=True)
 
 
 def counted(count: int, noun: str) -> str:

@@ -285,3 +285,20 @@ def test_typed_memory_on_the_page_says_which_records_have_no_vector_yet(demo, mo
     assert status == 200
     assert '2 records have no vector from' in page and 'robot-memory recall' in page
     assert database.read_bytes() == before  # a look indexes nothing
+
+
+def test_reasons_and_proposals_are_shown_as_the_brain_gets_them(demo):
+    from robot_memory.review.proposals import ProposalQueue
+    memory, client = demo
+    entry_id = entry_ids(memory)[0]
+    status, page = client.change(f'/entries/{entry_id}/edit', text='Encoder drops ticks',
+                                 reason='clearer \u202ereason', actor='dana')
+    assert status == 200
+    with ProposalQueue.open(memory.path.with_suffix('.db')) as queue:
+        queue.propose('learn', 'mcp', '', 'new semantic record: "The lift \u202eis out"',
+                      {'text': 'The lift is out', 'type': 'semantic'},
+                      dt.datetime.now(UTC), 3600.0)
+    for path, shown in ((f'/entries/{entry_id}', 'clearer \\u202ereason'),
+                        ('/review', 'The lift \\u202eis out')):
+        status, page = client.request(path, token=TOKEN)
+        assert shown in page and '\u202e' not in page, path
