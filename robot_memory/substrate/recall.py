@@ -392,8 +392,7 @@ def recall_as_asked(store, query: str, k: int, embedder, vectors: bool = False,
             f'NULL OR embedding_model IS NOT ?) AND status IN ({marks})',
             (embedder.name, *RECALLABLE)).fetchone()[0]
         if missing:
-            note = (f'{missing} records have no vector from {embedder.name} yet, so they were '
-                    'found by their words only; robot-memory recall (or memory_node) '
-                    'indexes them')
+            note = (f'records without a vector from {embedder.name} yet: {missing}, found by '
+                    'their words only; robot-memory recall (or memory_node) indexes them')
             result.notice = '; '.join(filter(None, (result.notice, note)))
     return result
