@@ -427,10 +427,28 @@ def _store(args, memory: 'MemoryFile', rules: Optional['Rules'] = None) -> 'Evid
 
     A damaged database (truncated, garbage) is set aside as ``<database>.corrupt-<time>``
     and a fresh one is started, like memory_node does; the next dream takes the entries of
-    the memory file in again. Reading commands (history) leave a damaged file alone.
+    the memory file in again. Reading commands (history, undo --list and --dry-run) leave a
+    damaged file alone: ``_reading_store``.
     """
     from robot_memory.evidence.store import EvidenceStore
     return EvidenceStore(_db_path(args, memory), rules, on_corrupt='set_aside')
+
+
+def _reading_store(path: pathlib.Path) -> 'EvidenceStore':
+    """
+    Return the evidence database at ``path`` for a reading command, which changes no file.
+
+    A damaged database is left where it is, as it is, and refused with what to do
+    (``_store`` is the writing commands' opening, which sets it aside).
+    """
+    from robot_memory.evidence.store import EvidenceDamaged
+    from robot_memory.evidence.store import EvidenceStore
+    try:
+        return EvidenceStore(path)
+    except EvidenceDamaged as error:
+        raise ValueError(f'{error.path} is not a usable evidence database ({error.detail}); '
+                         'it was left as it is. robot-memory dream sets it aside and rebuilds '
+                         'it from the memory file') from None
 
 
 def _warn_store(store: 'EvidenceStore') -> None:
@@ -497,18 +515,11 @@ def cmd_replay(args, memory: 'MemoryFile') -> int:
 
 def cmd_history(args, memory: 'MemoryFile') -> int:
     """Print one entry's audit trail, oldest first."""
-    from robot_memory.evidence.store import EvidenceDamaged
-    from robot_memory.evidence.store import EvidenceStore
     path = _db_path(args, memory)
     if not path.exists():
         raise ValueError(f'no evidence database at {path}; it is created by robot-memory '
                          'ingest, robot-memory dream or memory_node (or pass --db)')
-    try:
-        store = EvidenceStore(path)
-    except EvidenceDamaged as error:
-        raise ValueError(f'{error.path} is not a usable evidence database ({error.detail}); '
-                         'it was left as it is. robot-memory dream sets it aside and rebuilds '
-                         'it from the memory file') from None
+    store = _reading_store(path)
     from robot_memory.substrate.schema import audit_rows
     with store:
         records = [(record.at, record.to_dict()) for record in store.history(args.entry_id)]
@@ -531,23 +542,41 @@ def cmd_history(args, memory: 'MemoryFile') -> int:
     return 0
 
 
+def _undo_list(args, memory: 'MemoryFile') -> int:
+    """Print the dreams and undos with their ids; reads only (see ``_reading_store``)."""
+    from robot_memory.review import undo
+    path = _db_path(args, memory)
+    items = []
+    if path.exists():
+        with _reading_store(path) as store:
+            items = undo.log(store.db.conn)
+    if args.json:
+        print(json.dumps(items, indent=2, ensure_ascii=False))
+        return 0
+    if not items:
+        print('no dream or undo yet (typed records are restored with --to TIME)')
+    for item in items:
+        print(f'{item["kind"]} {item["id"]}  {item["at"]}  {item["actor"]:<14} '
+              f'{item["what"]}')
+    return 0
+
+
 def cmd_undo(args, memory: 'MemoryFile') -> int:
     """Restore an earlier state of the memory (or list dreams and undos); print what changed."""
     from robot_memory.review import undo
+    if args.list:
+        return _undo_list(args, memory)
     now = _now(args)
-    with _store(args, memory) as store:
+    if args.dry_run:  # reads only: a damaged database is left alone, a missing one not made
+        path = _db_path(args, memory)
+        if not path.exists():
+            raise ValueError(f'no evidence database at {path}, so nothing to undo (or pass '
+                             '--db)')
+        opened = _reading_store(path)
+    else:
+        opened = _store(args, memory)
+    with opened as store:
         _warn_store(store)
-        if args.list:
-            items = undo.log(store.db.conn)
-            if args.json:
-                print(json.dumps(items, indent=2, ensure_ascii=False))
-                return 0
-            if not items:
-                print('no dream or undo yet (typed records are restored with --to TIME)')
-            for item in items:
-                print(f'{item["kind"]} {item["id"]}  {item["at"]}  {item["actor"]:<14} '
-                      f'{item["what"]}')
-            return 0
         report = undo.undo(store, memory, now, 'cli', args.reason, dream=args.dream,
                            to=args.to, undo_id=args.undo_id, dry_run=args.dry_run,
                            force=args.force)

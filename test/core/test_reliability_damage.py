@@ -288,3 +288,26 @@ def test_robot_memory_history_leaves_a_damaged_database_alone_and_says_what_to_d
     assert 'on_corrupt' not in err
     assert robot.store.path.read_bytes() == damaged
     assert list(tmp_path.glob('robot/*.corrupt-*')) == []
+
+
+@pytest.mark.parametrize('damage', [truncate_half, garbage])
+@pytest.mark.parametrize('how', [['--list'], ['--list', '--json'],
+                                 ['--dream', '1', '--dry-run']])
+def test_robot_memory_undo_that_only_reads_leaves_a_damaged_database_alone(tmp_path, capsys,
+                                                                           damage, how):
+    robot = grown_robot(tmp_path / 'robot')
+    damage(robot.store.path)
+    damaged = robot.store.path.read_bytes()
+    code, out, err = run_cli(capsys, 'undo', '--file', robot.memory.path, *how)
+    assert code == 1 and out == ''
+    assert 'not a usable evidence database' in err and 'left as it is' in err
+    assert robot.store.path.read_bytes() == damaged
+    assert list(tmp_path.glob('robot/*.corrupt-*')) == []
+
+
+def test_robot_memory_undo_list_creates_no_database(tmp_path, capsys):
+    memory = tmp_path / 'robot-memory.md'
+    code, out, err = run_cli(capsys, 'undo', '--file', memory, '--list')
+    assert code == 0, err
+    assert 'no dream or undo yet' in out
+    assert list(tmp_path.iterdir()) == []
