@@ -421,7 +421,8 @@ def _rules(args) -> 'Rules':
     return Rules.load(args.rules) if args.rules else Rules.default()
 
 
-def _store(args, memory: 'MemoryFile', rules: Optional['Rules'] = None) -> 'EvidenceStore':
+def _store(args, memory: 'MemoryFile', rules: Optional['Rules'] = None,
+           batch_size: int = 500) -> 'EvidenceStore':
     """
     Return the evidence database for a writing command.
 
@@ -431,7 +432,8 @@ def _store(args, memory: 'MemoryFile', rules: Optional['Rules'] = None) -> 'Evid
     damaged file alone: ``_reading_store``.
     """
     from robot_memory.evidence.store import EvidenceStore
-    return EvidenceStore(_db_path(args, memory), rules, on_corrupt='set_aside')
+    return EvidenceStore(_db_path(args, memory), rules, batch_size=batch_size,
+                         on_corrupt='set_aside')
 
 
 def _reading_store(path: pathlib.Path) -> 'EvidenceStore':
@@ -457,30 +459,30 @@ def _warn_store(store: 'EvidenceStore') -> None:
 
 
 def cmd_ingest(args, memory: 'MemoryFile') -> int:
-    """Add observations from a JSON-lines file; report accepted and refused lines."""
-    from robot_memory.evidence import observations
+    """Add observations from a JSON-lines file, each once; report what was kept and skipped."""
+    from robot_memory.evidence import ingest
     name = '<stdin>' if args.jsonl == '-' else args.jsonl
     try:
         handle = sys.stdin if args.jsonl == '-' else open(args.jsonl, encoding='utf-8',
                                                           errors='surrogateescape')
     except OSError as error:
         raise ValueError(f'cannot read {name}: {error.strerror}') from None
-    accepted = refused = taken = 0
-    # One line at a time, straight into the store: memory stays flat whatever the size.
-    with handle, _store(args, memory, _rules(args)) as store:
+
+    def say(text: str) -> None:
+        print(text, file=sys.stderr)
+
+    # One line at a time, straight into the store: memory stays flat whatever the size. The
+    # store writes only when ingest says, with the progress that makes a second run skip.
+    with handle, _store(args, memory, _rules(args), batch_size=10**9) as store:
         _warn_store(store)
-        for number, parsed in observations.iter_lines(handle):
-            if isinstance(parsed, observations.Refusal):
-                refused += 1
-                print(f'{name}:{number}: refused: {parsed.message}', file=sys.stderr)
-                continue
-            accepted += 1
-            taken += store.add(parsed.observation)
-            for note in parsed.notes:
-                print(f'{name}:{number}: note: {note}', file=sys.stderr)
-    print(f'accepted {accepted}, refused {refused}; {taken} piece{"" if taken == 1 else "s"} '
-          'of evidence kept')
-    return 1 if refused else 0
+        summary = ingest.ingest(store, iter(handle), name, dt.datetime.now(UTC), say)
+    lines = summary.lines()
+    failure = lines.pop() if summary.failed else None  # what was not stored, and what to do
+    for line in lines:
+        print(line)
+    if failure is not None:
+        print(f'robot-memory ingest: {failure}', file=sys.stderr)
+    return 1 if summary.refused or failure is not None else 0
 
 
 def cmd_dream(args, memory: 'MemoryFile') -> int:

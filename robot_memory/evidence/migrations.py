@@ -149,3 +149,20 @@ def _observation_runs(db: PlainDatabase) -> None:
         'coalesce(OLD.end_stamp, OLD.stamp) OR OLD.id <= (SELECT sealed_id FROM dream_state '
         "WHERE id = 1) BEGIN SELECT RAISE(ABORT, 'observations are append-only: only an open "
         "run (end_stamp, count, ranges) not yet taken by a dream may grow'); END")
+
+
+@MIGRATIONS(name='0007_ingest_progress')
+def _ingest_progress(db: PlainDatabase) -> None:
+    """
+    Return what ``robot-memory ingest`` took from JSON-lines files, so none is taken twice.
+
+    ``ingest_files``: one row per file (identity: a hash of its first line), where it was read
+    and how many of its lines were handled. ``ingest_taken``: per file and stream (a status,
+    a logger, a telemetry topic), the first and last stamp taken (UNIX seconds) and how many
+    observations (robot_memory.evidence.ingest).
+    """
+    db.execute('CREATE TABLE IF NOT EXISTS ingest_files (file TEXT PRIMARY KEY, path TEXT NOT '
+               'NULL, lines INTEGER NOT NULL, first_at TEXT NOT NULL)')
+    db.execute('CREATE TABLE IF NOT EXISTS ingest_taken (file TEXT NOT NULL, stream TEXT NOT '
+               'NULL, first REAL NOT NULL, last REAL NOT NULL, observations INTEGER NOT NULL, '
+               'PRIMARY KEY (file, stream))')

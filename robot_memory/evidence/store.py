@@ -49,6 +49,9 @@ Tables:
 ``replay_bags`` / ``replay_taken``
     What ``robot-memory replay`` took from each recording, by recording and topic
     (``robot_memory.bags.replay``), written in the transaction of the observations.
+``ingest_files`` / ``ingest_taken``
+    What ``robot-memory ingest`` took from each JSON-lines file, by file and stream
+    (``robot_memory.evidence.ingest``), written in the transaction of the observations.
 ``migrations``
     Named schema migrations, each applied once in its own transaction.
 
@@ -137,6 +140,8 @@ CACHE_KIB = 256
 
 class EvidenceError(RobotMemoryError, ValueError):
     """The evidence database cannot be opened or written; says what to do."""
+
+    cause = ''  # of a failed flush: why, without what the store does about it
 
 
 class EvidenceDamaged(EvidenceError):
@@ -449,11 +454,25 @@ class EvidenceStore:
                 self.write_error = EvidenceError(
                     f'cannot write observations to {self.path or MEMORY} ({cause}); '
                     f'{runs.pending} stay buffered and the next flush retries')
+                self.write_error.cause = f'cannot write to {self.path or MEMORY}: {cause}'
                 raise self.write_error from None
             runs.stored(inserts, last - len(inserts) + 1)
             self.write_error = None
             self._flush_backoff = 0
             return written
+
+    def discard_buffered(self) -> int:
+        """Forget the evidence waiting for a flush (its caller takes it again); returns it."""
+        with self._lock:
+            self._flush_backoff = 0
+            return self._runs.drop_oldest(0)
+
+    def resume_heartbeats(self) -> None:
+        """Thin OK reports from the last stored ones on, as the store that stored them did."""
+        rows = self.db.execute('SELECT source_key, severity, max(coalesce(end_stamp, stamp)) '
+                               'FROM observations GROUP BY source_key')
+        with self._lock:
+            self._ok_last.update((key, last) for key, severity, last in rows if severity == 0)
 
     @property
     def buffered(self) -> int:

@@ -37,6 +37,8 @@ import subprocess
 import sys
 
 import pytest
+from test_ingest_once import evidence
+from test_ingest_once import report_lines
 
 from dream_scenario import CONFIG
 from dream_scenario import evening
@@ -241,3 +243,35 @@ def test_the_cli_exits_1_and_says_the_disk_is_full(tiny_disk):
     with EvidenceStore(memory.with_name('robot-memory.db')) as store:
         assert store.pending_dream() is None
         assert store.db.execute('PRAGMA integrity_check').fetchone() == ('ok',)
+
+
+def test_ingest_on_a_full_disk_says_what_was_kept_and_finishes_when_rerun(tiny_disk, tmp_path):
+    # issue 40 point 4: the disk fills after some writes of a long file. Ingest says which
+    # lines were stored and which were not; after space returns the same command finishes
+    # the file, and the evidence is that of one clean run.
+    source = tmp_path / 'days.jsonl'
+    lines = report_lines(3)
+    source.write_text(''.join(lines))
+    clean = tmp_path / 'clean'
+    clean.mkdir()
+    assert cli('ingest', '--file', clean / 'robot-memory.md', source).returncode == 0
+
+    robot = tiny_disk / 'robot'
+    robot.mkdir()
+    assert cli('ingest', '--file', robot / 'robot-memory.md', os.devnull).returncode == 0
+    filler = fill(tiny_disk)
+    os.truncate(filler, os.path.getsize(filler) - 160 * 1024)  # room for a few writes
+    failed = cli('ingest', '--file', robot / 'robot-memory.md', source)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert failed.stderr.startswith('robot-memory ingest: not stored: lines ')
+    assert FULL in failed.stderr and 'stay buffered' not in failed.stderr
+    stored = int(failed.stderr.split('it takes up after line ')[1].split()[0])
+    assert 0 < stored < len(lines), failed.stderr
+    assert f'lines 1-{stored} are stored' in failed.stderr
+    assert 'run the same command again' in failed.stderr and 'counts nothing twice' in failed.stderr
+
+    filler.unlink()
+    again = cli('ingest', '--file', robot / 'robot-memory.md', source)
+    assert again.returncode == 0, again.stderr
+    assert f'skipped {stored} lines already taken' in again.stdout
+    assert evidence(robot) == evidence(clean)
