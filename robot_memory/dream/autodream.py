@@ -116,6 +116,7 @@ from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.intent import DreamIntent
 from robot_memory.evidence.observations import message_pattern
 from robot_memory.evidence.rules import Rules
+from robot_memory.evidence.salvage import surviving_links
 from robot_memory.evidence.store import SIGNATURE_COLUMNS
 from robot_memory.evidence.store import SOURCE_COLUMNS
 from robot_memory.rcan import lifecycle
@@ -479,6 +480,9 @@ class _Dream(IncidentMerging):
             first_reason = ('taken in from the memory file: the evidence database was damaged '
                             f'and set aside as {set_aside[-1].name}, so it was rebuilt from '
                             'robot-memory.md')
+            # Each entry's link to its evidence, as far as the copy can be read (issue 40).
+            for key, row in surviving_links(set_aside[-1], present).items():
+                self.links.setdefault(key, row)
         linked: dict = {}
         for key, row in self.links.items():
             if row['entry_id']:
@@ -489,6 +493,10 @@ class _Dream(IncidentMerging):
             if old == data:
                 continue
             after = json.loads(data)
+            if old is None and set_aside:  # not a person's edit: audited as the rebuild
+                self._log(entry.id, 'rebuild', first_reason, {'change': 'added', 'entry': after})
+                self.report.rebuilt.append(entry.id)
+                continue
             if old is None:
                 reason = first_reason if first_dream else 'entry added by hand'
                 self._log(entry.id, 'manual', reason, {'change': 'added', 'entry': after})

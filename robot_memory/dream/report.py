@@ -37,6 +37,8 @@ class DreamReport:
     # [kept id, merged id] of entries of one incident made one (dream.incidents).
     merged: list = dataclasses.field(default_factory=list)
     manual: list = dataclasses.field(default_factory=list)
+    # Entries taken in again from the memory file after the evidence database was rebuilt.
+    rebuilt: list = dataclasses.field(default_factory=list)
     held: list = dataclasses.field(default_factory=list)
     consumed: int = 0
     signatures: int = 0
@@ -90,7 +92,9 @@ class DreamReport:
                 f'{len(self.reopened)}, pruned {len(self.pruned)}'
                 f'{f" ({self.prune_held_back} held back)" if self.prune_held_back else ""}'
                 f'{f", merged {len(self.merged)}" if self.merged else ""}, manual edits '
-                f'{len(self.manual)}; consumed {plural(self.consumed, "observation")} of '
+                f'{len(self.manual)}'
+                f'{f", rebuilt {len(self.rebuilt)}" if self.rebuilt else ""}; consumed '
+                f'{plural(self.consumed, "observation")} of '
                 f'{plural(self.signatures, "signature")}{self._problems_said()}')
 
     def _problems_said(self) -> str:

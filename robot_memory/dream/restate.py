@@ -30,6 +30,7 @@ from robot_memory.dream.pattern import by_how_much
 from robot_memory.dream.pattern import describe
 from robot_memory.dream.pattern import entry_text
 from robot_memory.dream.pattern import History
+from robot_memory.dream.pattern import rule_text
 from robot_memory.evidence.observations import message_pattern
 from robot_memory.evidence.rules import clean_text
 
@@ -152,8 +153,11 @@ def speaker(text: str, links: list, rules) -> Optional[tuple]:
             continue
         if mine is None:
             mine = message_pattern(text)
+            # The dream's own restated text, whose link's history was lost (the evidence
+            # database was rebuilt): stated again from the evidence there is, not left stale.
+            bare = message_pattern(rule_text(text))
         rule = message_pattern(rule)
-        if mine == rule or (not history.text and mine.startswith(rule)):
+        if mine == rule or (not history.text and (mine.startswith(rule) or bare == rule)):
             found.append((link, payload, history))
     return found[0] if found else None
 

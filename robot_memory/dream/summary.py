@@ -100,6 +100,7 @@ def worth_telling(report) -> bool:
     """
     return bool(report.created or report.reinforced or report.resolved or report.reopened
                 or report.pruned or getattr(report, 'merged', None) or report.manual
+                or getattr(report, 'rebuilt', None)
                 or report.contradictions
                 or report.problems or getattr(report, 'proposed', None))
 
@@ -126,6 +127,7 @@ def build_summary(report, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
         change = {'id': item['entry_id'], 'text': item['text']}
         contradictions.append(_item(change, item['what']))
     manual = [_item(change, change['reason']) for change in _changes(report, 'manual')]
+    rebuilt = [_item(change, change['reason']) for change in _changes(report, 'rebuild')]
     held = [f'- `{entry_id}`' for entry_id in report.held]
     lines += _section('Learned', learned)
     lines += _section('Reinforced', reinforced)
@@ -137,6 +139,8 @@ def build_summary(report, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
     lines += _section('Waiting for approval', waiting,
                       empty='none: every change above was applied directly')
     lines += _section('Taken in from edits by hand', manual, empty=None)
+    lines += _section('Taken in again from the memory file (the evidence database was rebuilt)',
+                      rebuilt, empty=None)
     lines += _section('Evidence held for a later dream (reinforced too recently)', held,
                       empty=None)
     lines += _section('Problems', [f'- {one_line(problem)}' for problem in report.problems],

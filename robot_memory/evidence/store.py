@@ -35,7 +35,8 @@ Tables:
     has been OK.
 ``audit``
     Append-only (UPDATE and DELETE refused): every change to an entry with time, actor,
-    action (create, reinforce, resolve, reopen, prune, manual, peer_merge) and reason, and
+    action (create, reinforce, resolve, reopen, prune, manual, peer_merge, rebuild) and
+    reason, and
     every proposal and decision of the proposals queue (propose, approve, reject, expire,
     replace; entry id ``proposal:<id>``, see ``robot_memory.review.proposals``).
 ``dreams`` / ``dream_state`` / ``snapshot`` / ``pending_dream``
@@ -60,7 +61,8 @@ database with EvidenceDamaged (an EvidenceError). ``on_corrupt='set_aside'`` (wh
 ``robot-memory ingest``, ``dream`` and ``prune`` use) checks the file at open (``PRAGMA
 quick_check``, so a truncated file is caught too), renames a damaged one with its WAL to
 ``robot-memory.db.corrupt-<time>`` (never deleted) and starts a fresh database; the next
-dream takes the entries of robot-memory.md in again and audits it.
+dream takes the entries of robot-memory.md in again, with their links to the evidence as
+far as the copy can be read (``robot_memory.evidence.salvage``), audited as ``rebuild``.
 A full disk is reported as such (EvidenceError saying the disk is full), never as damage.
 
 Ingestion is a cheap append: ``add()`` classifies the observation with the rules and
@@ -123,8 +125,9 @@ AUDIT_ACTIONS: tuple[str, ...] = (
     'create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
 # Decisions on the proposals queue (robot_memory.review.proposals), entry id ``proposal:<id>``.
 AUDIT_ACTIONS += ('propose', 'approve', 'reject', 'expire', 'replace')
-# A change made by an undo (robot_memory.review.undo).
-AUDIT_ACTIONS += ('undo', 'merge')
+# A change made by an undo (robot_memory.review.undo); an entry taken in again from the
+# memory file after a damaged database was set aside (robot_memory.evidence.salvage).
+AUDIT_ACTIONS += ('undo', 'merge', 'rebuild')
 SIGNATURE_COLUMNS = ('signature', 'source', 'source_key', 'rule', 'entry_id', 'entry_type',
                      'first_seen', 'last_bad', 'bad_total', 'held', 'payload', 'history')
 SOURCE_COLUMNS = ('source_key', 'last_bad', 'ok_since', 'last_ok')

@@ -101,10 +101,10 @@ def test_a_damaged_database_is_set_aside_and_rebuilt_from_the_memory_file(tmp_pa
         report = dream(store, robot.memory, morning(3), robot.rules, CONFIG)
         assert any('was set aside as robot-memory.db.corrupt-' in problem
                    for problem in report.problems), report.problems
-        assert sorted(report.manual) == sorted(entries)
+        assert sorted(report.rebuilt) == sorted(entries) and report.manual == []
         for entry_id in entries:
             record, = store.history(entry_id)
-            assert record.action == 'manual'
+            assert record.action == 'rebuild'
             assert store.set_aside_to.name in record.reason
             assert 'rebuilt from robot-memory.md' in record.reason
     assert robot.entries(3) == entries
@@ -239,7 +239,9 @@ def test_robot_memory_dream_sets_a_damaged_database_aside_and_rebuilds_it(tmp_pa
                              morning(3).isoformat())
     assert code == 0, err
     assert 'was set aside as robot-memory.db.corrupt-' in err and err.startswith('warning: ')
-    assert f'manual edits {len(entries)}' in out
+    assert f'manual edits 0, rebuilt {len(entries)}' in out
+    assert 'Taken in again from the memory file (the evidence database was rebuilt)' in out
+    assert 'Taken in from edits by hand' not in out
     kept, = (path for path in tmp_path.glob('robot/robot-memory.db.corrupt-*')
              if not path.name.endswith('-wal'))
     assert kept.read_bytes() == damaged
@@ -248,7 +250,7 @@ def test_robot_memory_dream_sets_a_damaged_database_aside_and_rebuilds_it(tmp_pa
         assert store.db.execute('PRAGMA integrity_check').fetchone() == ('ok',)
         for entry_id in entries:
             record, = store.history(entry_id)
-            assert record.action == 'manual' and kept.name in record.reason
+            assert record.action == 'rebuild' and kept.name in record.reason
 
 
 def test_robot_memory_ingest_sets_a_damaged_database_aside_and_stores(tmp_path, capsys):
@@ -273,7 +275,7 @@ def test_robot_memory_ingest_sets_a_damaged_database_aside_and_stores(tmp_path, 
     with EvidenceStore(robot.store.path) as store:
         first = [store.history(entry_id)[0] for entry_id in robot.entries(3)]
     assert len(first) == 2
-    assert all(record.action == 'manual' and 'robot-memory.db.corrupt-' in record.reason
+    assert all(record.action == 'rebuild' and 'robot-memory.db.corrupt-' in record.reason
                for record in first)
 
 
@@ -311,3 +313,66 @@ def test_robot_memory_undo_list_creates_no_database(tmp_path, capsys):
     assert code == 0, err
     assert 'no dream or undo yet' in out
     assert list(tmp_path.iterdir()) == []
+
+
+def scribble_observations(path) -> None:
+    """Damage the observations table's root page only: the entries' links stay readable."""
+    with sqlite3.connect(path) as conn:
+        page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'observations'"
+                            ).fetchone()[0]
+        size = conn.execute('PRAGMA page_size').fetchone()[0]
+        conn.execute('PRAGMA wal_checkpoint(TRUNCATE)')
+    data = bytearray(path.read_bytes())
+    offset = (page - 1) * size
+    data[offset:offset + 64] = b'\xa5' * 64
+    path.write_bytes(bytes(data))
+
+
+def weeks_of_a_fault(directory, nights: range) -> Robot:
+    """Return a robot with an encoder fault every evening of ``nights``, each dreamt."""
+    robot = Robot(directory, on_corrupt='set_aside')
+    for day in nights:
+        robot.fault(day, count=4)
+        robot.dream(day)
+    return robot
+
+
+def texts_after(directory, damage) -> tuple:
+    """Eight nights, ``damage``, four more nights; (texts, first dream after, audit)."""
+    weeks_of_a_fault(directory, range(8)).close()
+    if damage is not None:
+        damage(directory / 'robot-memory.db')
+    robot = Robot(directory, on_corrupt='set_aside')
+    robot.fault(8, count=4)
+    first = robot.dream(8)
+    audit = {entry_id: robot.store.history(entry_id) for entry_id in robot.entries(8)}
+    robot.close()
+    robot = weeks_of_a_fault(directory, range(9, 12))
+    texts = sorted(entry.text for entry in robot.entries(11).values())
+    robot.close()
+    return texts, first, audit
+
+
+@pytest.mark.parametrize('damage', [truncate_half, garbage])
+def test_after_a_rebuild_entry_texts_state_the_evidence_there_is(tmp_path, damage):
+    # issue 40 point 6: the text kept "on 8 of the last 9 days" for good; nothing of the
+    # damaged database can be read, so the text states the four nights seen since.
+    undamaged, _, _ = texts_after(tmp_path / 'undamaged', None)
+    assert 'on 12 of the last 13 days' in undamaged[0]
+    texts, first, audit = texts_after(tmp_path / 'damaged', damage)
+    text, = texts
+    assert 'on 8 of the last 9 days' not in text
+    assert '4 times on 4 of the last 5 days' in text
+    assert first.manual == [] and len(first.rebuilt) == 1
+    assert 'rebuilt 1' in first.summary() and 'manual edits 0' in first.summary()
+    (entry_id, (record, *_)), = audit.items()
+    assert record.action == 'rebuild' and 'rebuilt from robot-memory.md' in record.reason
+
+
+def test_after_a_rebuild_the_links_that_survive_keep_the_counts_of_an_undamaged_copy(tmp_path):
+    undamaged, _, _ = texts_after(tmp_path / 'undamaged', None)
+    texts, first, audit = texts_after(tmp_path / 'damaged', scribble_observations)
+    assert any('was set aside' in problem for problem in first.problems)
+    assert texts == undamaged
+    assert 'on 12 of the last 13 days' in texts[0]
+    assert all(records[0].action == 'rebuild' for records in audit.values())
