@@ -51,8 +51,7 @@ Tables:
     What ``robot-memory replay`` took from each recording, by recording and topic
     (``robot_memory.bags.replay``), written in the transaction of the observations.
 ``ingest_files`` / ``ingest_taken``
-    What ``robot-memory ingest`` took from each JSON-lines file, by file and stream
-    (``robot_memory.evidence.ingest``), written in the transaction of the observations.
+    What ``robot-memory ingest`` took, by file and stream (``robot_memory.evidence.ingest``).
 ``migrations``
     Named schema migrations, each applied once in its own transaction.
 
@@ -125,8 +124,7 @@ AUDIT_ACTIONS: tuple[str, ...] = (
     'create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
 # Decisions on the proposals queue (robot_memory.review.proposals), entry id ``proposal:<id>``.
 AUDIT_ACTIONS += ('propose', 'approve', 'reject', 'expire', 'replace')
-# A change made by an undo (robot_memory.review.undo); an entry taken in again from the
-# memory file after a damaged database was set aside (robot_memory.evidence.salvage).
+# A change made by an undo (robot_memory.review.undo); an entry of a rebuilt database.
 AUDIT_ACTIONS += ('undo', 'merge', 'rebuild')
 SIGNATURE_COLUMNS = ('signature', 'source', 'source_key', 'rule', 'entry_id', 'entry_type',
                      'first_seen', 'last_bad', 'bad_total', 'held', 'payload', 'history')
@@ -165,6 +163,10 @@ class _Damaged(Exception):
 
 
 def _disk_full_message(path: Optional[pathlib.Path], doing: str) -> str:
+    if doing.startswith('record the finished'):  # after the memory file was written
+        return (f'cannot {doing} {path}: the disk is full. The memory file was already '
+                'rewritten with its changes; they are kept in the database as a dream in '
+                'progress and the next dream records them: free some space (nothing is lost)')
     return (f'cannot {doing} {path}: the disk is full; free some space and retry (nothing '
             'already stored was changed)')
 
@@ -467,7 +469,6 @@ class EvidenceStore:
     def discard_buffered(self) -> int:
         """Forget the evidence waiting for a flush (its caller takes it again); returns it."""
         with self._lock:
-            self._flush_backoff = 0
             return self._runs.drop_oldest(0)
 
     def resume_heartbeats(self) -> None:

@@ -275,3 +275,35 @@ def test_ingest_on_a_full_disk_says_what_was_kept_and_finishes_when_rerun(tiny_d
     assert again.returncode == 0, again.stderr
     assert f'skipped {stored} lines already taken' in again.stdout
     assert evidence(robot) == evidence(clean)
+
+
+class FillingMemoryFile(MemoryFile):
+    """A memory file whose save succeeds, then the disk it is on fills to the last byte."""
+
+    fillers: list = []
+
+    def save(self, *args, **kwargs):
+        saved = super().save(*args, **kwargs)
+        self.fillers.append(fill(self.path.parent.parent))
+        return saved
+
+
+def test_a_dream_that_fills_the_disk_after_writing_the_file_says_the_file_changed(tiny_disk):
+    # issue 40 point 4: it said "nothing already stored was changed" of a rewritten file.
+    robot = grown(tiny_disk / 'robot', 1)
+    before = robot.memory.path.read_bytes()
+    robot.memory = FillingMemoryFile(robot.memory.path)
+    with pytest.raises(EvidenceError, match=FULL) as raised:
+        robot.dream(1)
+    message = str(raised.value)
+    assert 'nothing already stored was changed' not in message
+    assert 'memory file was already rewritten' in message and 'next dream records' in message
+    assert robot.memory.path.read_bytes() != before
+    assert robot.store.pending_dream() is not None
+
+    robot.memory.fillers.pop().unlink()
+    robot.memory = MemoryFile(robot.memory.path)
+    report = robot.dream(1)
+    assert report.recovered == 'completed' and report.problems == []
+    assert len(robot.entries(1)) == 2
+    robot.close()
