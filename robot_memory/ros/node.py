@@ -48,7 +48,6 @@ QoS, on purpose:
 """
 
 import json
-import os
 import sys
 import threading
 import time
@@ -72,8 +71,6 @@ from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
 from std_msgs.msg import String
 
-from robot_memory.common import cdr
-from robot_memory.common.timeutil import format_iso
 from robot_memory.dream import summary as dream_summary
 from robot_memory.dream.schedule import MemoryClock
 from robot_memory.dream.schedule import next_nightly
@@ -88,21 +85,16 @@ from robot_memory.evidence.worker import StoreWorker
 from robot_memory.federation.peer_context import FederationError
 from robot_memory.locations import default_db_path
 from robot_memory.msg import ContextBlock
-from robot_memory.rcan import lifecycle
 from robot_memory.rcan.document_cache import DocumentCache
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.ros import convert
 from robot_memory.ros import parameters
 from robot_memory.ros import web_server
-from robot_memory.ros.health import ERROR
-from robot_memory.ros.health import HealthStatus
-from robot_memory.ros.health import HealthTasks
 from robot_memory.ros.health import HealthThread
-from robot_memory.ros.health import OK
-from robot_memory.ros.health import WARN
 from robot_memory.ros.heap import HeapTrimmer
 from robot_memory.ros.heap import limit_arenas
 from robot_memory.ros.ingest import IngestThread
+from robot_memory.ros.node_health import NodeHealth
 from robot_memory.ros.parameters import declare_parameters
 from robot_memory.ros.parameters import parameter_values
 from robot_memory.ros.parameters import StartupError
@@ -129,8 +121,6 @@ DIAGNOSTICS_OUT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                                  reliability=ReliabilityPolicy.RELIABLE,
                                  durability=DurabilityPolicy.VOLATILE)
 SCHEDULE_SAFETY_S = 5.0  # the scheduler looks at least this often (a wall clock that jumps)
-LOSS_WARN_S = 600.0  # the evidence status stays WARN this long after evidence was lost
-NOT_COUNTED = 'not counted'  # lost_in_middleware where rclpy gives no publisher GID
 
 
 def shutdown_summary(worker, flushed: int, db_path) -> str:
@@ -172,10 +162,9 @@ class MemoryNode(Node):
         self.cache = DocumentCache(self.memory, self.rrn)
         self._own_prefix = f'{self.get_name()}: '
         self._own_logger = self.get_logger().name
-        self.refused = self.loss_events = self._losses_seen = 0
+        self.refused = self.loss_events = 0
         self._gaps = SequenceGaps()  # messages of /diagnostics and /rosout publishers lost
         self.gaps_counted = None  # unknown until a message arrives: does rclpy give GIDs?
-        self._last_loss = None  # monotonic time the loss counters last grew
         self.last_dream = self.last_dream_error = self.last_write_error = None
         self._state_lock = threading.Lock()
 
@@ -209,7 +198,7 @@ class MemoryNode(Node):
         self.create_service(Dream, '~/dream', self.dream_callback, callback_group=services_group)
         self.create_service(Undo, '~/undo', self.undo_callback, callback_group=services_group)
         self._build_services(services_group)
-        self.health = self._health_tasks()
+        self.health = NodeHealth(self).tasks()
 
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._next_period_dream = None
@@ -280,21 +269,6 @@ class MemoryNode(Node):
                     t, n, message),
                 qos_profile_sensor_data)
 
-    def _health_tasks(self) -> HealthTasks:
-        """Return the registry of the node's health tasks, in the order they are published."""
-        health = HealthTasks(self.get_name(), self.rrn)
-        for name, task in (('memory file', self.memory_file_health),
-                           ('dream', self.dream_health), ('evidence', self.evidence_health),
-                           ('entries', self.entries_health), ('peers', self.federation.health),
-                           ('typed memory', self.typed_memory.health),
-                           ('services', self.services_health),
-                           ('proposals', self.proposals.health)):
-            health.add(name, task)
-        if self.settings.node.web_port:  # the page's own status: where it serves, or why not
-            self.page_health = web_server.PageHealth(self)
-            health.add('operator page', self.page_health)
-        return health
-
     # ------------------------------------------------------------------ services
 
     def _build_services(self, services_group) -> None:
@@ -337,25 +311,12 @@ class MemoryNode(Node):
         return replies.watch(service, srv_name.removeprefix('~/')) if replies else service
 
     def _reply_dropped(self, service: str, why: str, waited_s: float) -> None:
-        self._last_reply_drop = time.monotonic()
+        self.last_reply_drop = time.monotonic()  # the services status shows it
         self.get_logger().warning(
             f'reply of ~/{service} dropped after waiting {waited_s:.2f} s for the client to '
             f'be matched ({why}); the request was handled, the caller sees a timeout. '
             'Learn and Forget callers can retry with the same request_id without double '
             'counting')
-
-    def services_health(self) -> HealthStatus:
-        """Return the HealthStatus of the "services" status."""
-        attempted, by_service = self.replies.counts()
-        dropped = sum(by_service.values())
-        values = {'replies': attempted - dropped, 'replies_dropped': dropped,
-                  **{f'dropped {name}': count for name, count in sorted(by_service.items())}}
-        last = getattr(self, '_last_reply_drop', None)
-        if last is not None and time.monotonic() - last < LOSS_WARN_S:
-            return HealthStatus(WARN, (f'{dropped} replies dropped since start (' + ', '.join(
-                f'~/{name} {count}' for name, count in sorted(by_service.items()))
-                + f'); the last {time.monotonic() - last:.0f} s ago'), values)
-        return HealthStatus(OK, f'{attempted - dropped} replies sent', values)
 
     # ------------------------------------------------------------------ parameters
 
@@ -631,87 +592,6 @@ class MemoryNode(Node):
         return response
 
     # ------------------------------------------------------------------ health
-
-    def memory_file_health(self) -> HealthStatus:
-        """Return the HealthStatus of the "memory file" status."""
-        document = self.cache.document(self.clock_.now())
-        path = self.memory.path
-        try:
-            written_to = self.memory.target()  # where writes go (a link's target)
-        except MemoryFileError:
-            written_to = path  # a link to nothing: cache.error reports it
-        directory = written_to.parent
-        writable = os.access(directory if directory.exists() else directory.parent, os.W_OK) \
-            and (not path.exists() or os.access(path, os.W_OK))
-        if self.cache.error:
-            level, message = ERROR, f'memory file unreadable: {self.cache.error}'
-        elif not writable:
-            level, message = ERROR, f'memory file not writable: {path}'
-        elif self.last_dream_error:
-            level, message = ERROR, f'last write failed: {self.last_dream_error}'
-        else:
-            level, message = OK, 'writable'
-        return HealthStatus(level, message, {
-            'path': path, 'entries': len(document.entries),
-            'bytes': path.stat().st_size if path.exists() else 0,
-            'last_updated': format_iso(document.last_updated),
-            'written_to': written_to, 'database': self.db_path})
-
-    def dream_health(self) -> HealthStatus:
-        """Return the HealthStatus of the "dream" status."""
-        if self.last_dream is None:
-            level, message, dream_at = OK, 'no dream yet', ''
-        else:
-            dream_at, message = format_iso(self.last_dream[0]), self.last_dream[1]
-            level = ERROR if self.last_dream_error else OK
-        return HealthStatus(level, message, {
-            'last_dream': dream_at,
-            'next_nightly': format_iso(self._next_nightly) if self._next_nightly else 'off',
-            'period_s': self.settings.node.dream_period_s})
-
-    def evidence_health(self) -> HealthStatus:
-        """Return the HealthStatus of the "evidence" status."""
-        worker = self.worker
-        db_bytes = sum(os.path.getsize(name) for name in
-                       (str(self.db_path), f'{self.db_path}-wal') if os.path.exists(name))
-        unwritable = getattr(worker.store, 'dropped', 0)  # the oldest runs' evidence, disk full
-        losses = {'observations dropped (backlog full)': worker.dropped,
-                  'pieces of evidence dropped (disk unwritable for too long)': unwritable,
-                  'messages lost in the middleware (reader queue overflow)': self._gaps.lost,
-                  'samples reported lost by the middleware': self.loss_events}
-        lost_in_middleware = self._gaps.lost if self.gaps_counted is not False else NOT_COUNTED
-        total = sum(losses.values())
-        if total > self._losses_seen:
-            self._losses_seen, self._last_loss = total, time.monotonic()
-        store_error = getattr(worker.store, 'write_error', None)
-        if store_error is not None or (worker.backlog and worker.flush_errors
-                                       and worker.last_flush_error is not None):
-            level = ERROR
-            message = f'cannot store evidence: {store_error or worker.last_flush_error}'
-        elif self._last_loss is not None and time.monotonic() - self._last_loss < LOSS_WARN_S:
-            level = WARN
-            message = ('evidence lost since start: ' + ', '.join(
-                f'{count} {what}' for what, count in losses.items() if count)
-                + f'; the last loss {time.monotonic() - self._last_loss:.0f} s ago')
-        else:
-            level, message = OK, 'ingesting'
-        if self.gaps_counted is False:
-            message += ('; messages lost in the middleware are not counted: this '
-                        'rclpy gives no publisher GID with a message (ROS 2 Jazzy)')
-        return HealthStatus(level, message, {
-            'backlog': worker.backlog, 'received': worker.submitted, 'stored': worker.stored,
-            'dropped_backlog_full': worker.dropped, 'dropped_unwritable': unwritable,
-            'lost_in_middleware': lost_in_middleware, 'decode_cache': cdr.cached_entries(),
-            'middleware_loss_events': self.loss_events, 'refused': self.refused,
-            'database_bytes': db_bytes, **worker.books()})
-
-    def entries_health(self) -> HealthStatus:
-        """Return the HealthStatus of the "entries" status: the bands now."""
-        now = self.clock_.now()
-        document = self.cache.document(now)
-        bands = lifecycle.band_counts(document.entries, now, self.settings.lifecycle)
-        bands['peers'] = len(document.peer_context or [])
-        return HealthStatus(OK, f'🔴 {bands["high"]} 🟡 {bands["medium"]} 🟢 {bands["low"]}', bands)
 
     def health_statuses(self) -> list:
         """Return the node's health as DiagnosticStatus messages, one per task."""

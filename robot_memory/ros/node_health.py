@@ -1,0 +1,162 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+What memory_node says about itself: the tasks of its health on ``/diagnostics``.
+
+Each task reads the node's state (its cache, worker, clock, last dream) and returns a
+:class:`~robot_memory.ros.health.HealthStatus`; :class:`NodeHealth` registers them, in the
+order they are published, in the node's :class:`~robot_memory.ros.health.HealthTasks`.
+"""
+
+import os
+import time
+
+from robot_memory.common import cdr
+from robot_memory.common.timeutil import format_iso
+from robot_memory.errors import MemoryFileError
+from robot_memory.rcan import lifecycle
+from robot_memory.ros import web_server
+from robot_memory.ros.health import ERROR
+from robot_memory.ros.health import HealthStatus
+from robot_memory.ros.health import HealthTasks
+from robot_memory.ros.health import OK
+from robot_memory.ros.health import WARN
+
+LOSS_WARN_S = 600.0  # the evidence status stays WARN this long after evidence was lost
+NOT_COUNTED = 'not counted'  # lost_in_middleware where rclpy gives no publisher GID
+
+
+class NodeHealth:
+    """The health tasks of one memory_node, and what they remember between reports."""
+
+    def __init__(self, node):
+        self.node = node
+        self._losses_seen = 0
+        self._last_loss = None  # monotonic time the loss counters last grew
+
+    def tasks(self) -> HealthTasks:
+        """Return the registry of the node's health tasks, in the order they are published."""
+        node = self.node
+        health = HealthTasks(node.get_name(), node.rrn)
+        for name, task in (('memory file', self.memory_file),
+                           ('dream', self.dream), ('evidence', self.evidence),
+                           ('entries', self.entries), ('peers', node.federation.health),
+                           ('typed memory', node.typed_memory.health),
+                           ('services', self.services),
+                           ('proposals', node.proposals.health)):
+            health.add(name, task)
+        if node.settings.node.web_port:  # the page's own status: where it serves, or why not
+            node.page_health = web_server.PageHealth(node)
+            health.add('operator page', node.page_health)
+        return health
+
+    def services(self) -> HealthStatus:
+        """Return the HealthStatus of the "services" status."""
+        node = self.node
+        attempted, by_service = node.replies.counts()
+        dropped = sum(by_service.values())
+        values = {'replies': attempted - dropped, 'replies_dropped': dropped,
+                  **{f'dropped {name}': count for name, count in sorted(by_service.items())}}
+        last = getattr(self.node, 'last_reply_drop', None)
+        if last is not None and time.monotonic() - last < LOSS_WARN_S:
+            return HealthStatus(WARN, (f'{dropped} replies dropped since start (' + ', '.join(
+                f'~/{name} {count}' for name, count in sorted(by_service.items()))
+                + f'); the last {time.monotonic() - last:.0f} s ago'), values)
+        return HealthStatus(OK, f'{attempted - dropped} replies sent', values)
+
+    def memory_file(self) -> HealthStatus:
+        """Return the HealthStatus of the "memory file" status."""
+        node = self.node
+        document = node.cache.document(node.clock_.now())
+        path = node.memory.path
+        try:
+            written_to = node.memory.target()  # where writes go (a link's target)
+        except MemoryFileError:
+            written_to = path  # a link to nothing: cache.error reports it
+        directory = written_to.parent
+        writable = os.access(directory if directory.exists() else directory.parent, os.W_OK) \
+            and (not path.exists() or os.access(path, os.W_OK))
+        if node.cache.error:
+            level, message = ERROR, f'memory file unreadable: {node.cache.error}'
+        elif not writable:
+            level, message = ERROR, f'memory file not writable: {path}'
+        elif node.last_dream_error:
+            level, message = ERROR, f'last write failed: {node.last_dream_error}'
+        else:
+            level, message = OK, 'writable'
+        return HealthStatus(level, message, {
+            'path': path, 'entries': len(document.entries),
+            'bytes': path.stat().st_size if path.exists() else 0,
+            'last_updated': format_iso(document.last_updated),
+            'written_to': written_to, 'database': node.db_path})
+
+    def dream(self) -> HealthStatus:
+        """Return the HealthStatus of the "dream" status."""
+        node = self.node
+        if node.last_dream is None:
+            level, message, dream_at = OK, 'no dream yet', ''
+        else:
+            dream_at, message = format_iso(node.last_dream[0]), node.last_dream[1]
+            level = ERROR if node.last_dream_error else OK
+        return HealthStatus(level, message, {
+            'last_dream': dream_at,
+            'next_nightly': format_iso(node._next_nightly) if node._next_nightly else 'off',
+            'period_s': node.settings.node.dream_period_s})
+
+    def evidence(self) -> HealthStatus:
+        """Return the HealthStatus of the "evidence" status."""
+        node = self.node
+        worker = node.worker
+        db_bytes = sum(os.path.getsize(name) for name in
+                       (str(node.db_path), f'{node.db_path}-wal') if os.path.exists(name))
+        unwritable = getattr(worker.store, 'dropped', 0)  # the oldest runs' evidence, disk full
+        losses = {'observations dropped (backlog full)': worker.dropped,
+                  'pieces of evidence dropped (disk unwritable for too long)': unwritable,
+                  'messages lost in the middleware (reader queue overflow)': node._gaps.lost,
+                  'samples reported lost by the middleware': node.loss_events}
+        lost_in_middleware = node._gaps.lost if node.gaps_counted is not False else NOT_COUNTED
+        total = sum(losses.values())
+        if total > self._losses_seen:
+            self._losses_seen, self._last_loss = total, time.monotonic()
+        store_error = getattr(worker.store, 'write_error', None)
+        if store_error is not None or (worker.backlog and worker.flush_errors
+                                       and worker.last_flush_error is not None):
+            level = ERROR
+            message = f'cannot store evidence: {store_error or worker.last_flush_error}'
+        elif self._last_loss is not None and time.monotonic() - self._last_loss < LOSS_WARN_S:
+            level = WARN
+            message = ('evidence lost since start: ' + ', '.join(
+                f'{count} {what}' for what, count in losses.items() if count)
+                + f'; the last loss {time.monotonic() - self._last_loss:.0f} s ago')
+        else:
+            level, message = OK, 'ingesting'
+        if node.gaps_counted is False:
+            message += ('; messages lost in the middleware are not counted: this '
+                        'rclpy gives no publisher GID with a message (ROS 2 Jazzy)')
+        return HealthStatus(level, message, {
+            'backlog': worker.backlog, 'received': worker.submitted, 'stored': worker.stored,
+            'dropped_backlog_full': worker.dropped, 'dropped_unwritable': unwritable,
+            'lost_in_middleware': lost_in_middleware, 'decode_cache': cdr.cached_entries(),
+            'middleware_loss_events': node.loss_events, 'refused': node.refused,
+            'database_bytes': db_bytes, **worker.books()})
+
+    def entries(self) -> HealthStatus:
+        """Return the HealthStatus of the "entries" status: the bands now."""
+        node = self.node
+        now = node.clock_.now()
+        document = node.cache.document(now)
+        bands = lifecycle.band_counts(document.entries, now, node.settings.lifecycle)
+        bands['peers'] = len(document.peer_context or [])
+        return HealthStatus(OK, f'🔴 {bands["high"]} 🟡 {bands["medium"]} 🟢 {bands["low"]}', bands)
