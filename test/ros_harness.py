@@ -71,6 +71,7 @@ class NodeProcess:
         self.params_file.write_text(yaml.safe_dump({'/**': {'ros__parameters': values}}))
         self.starts = 0
         self.process = None
+        self.wrapper: list = []  # a command the node runs under, e.g. setpriv dropping caps
 
     @property
     def prefix(self) -> str:
@@ -90,7 +91,8 @@ class NodeProcess:
         env['ROS_LOG_DIR'] = str(self.ros_log_dir)
         env.update(self.env)
         self.process = subprocess.Popen(
-            [NODE_EXECUTABLE, '--ros-args', '-r', f'__ns:=/{self.namespace}', *self.remaps,
+            [*self.wrapper, NODE_EXECUTABLE, '--ros-args', '-r', f'__ns:=/{self.namespace}',
+             *self.remaps,
              '--params-file', str(self.params_file)],
             stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=self.tmp_path,
             start_new_session=new_group)

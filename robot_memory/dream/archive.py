@@ -21,6 +21,7 @@ from robot_memory.common.fileio import append_durably
 from robot_memory.common.timeutil import format_iso
 from robot_memory.rcan.memory_file import size_text
 
+ARCHIVE_SUFFIX = '.archive.jsonl'  # beside the memory file (a link's target)
 _ARCHIVE_TAIL_BYTES = 8 << 20
 # What one prune may append to the archive: per entry (an entry's own fields take about
 # 3 KiB at most; unknown keys are unbounded), and for the whole run (some 30,000 entries).
@@ -70,7 +71,7 @@ def archive_pruned(memory, pruned, now, reason='pruned') -> Archived:
     Idempotent for one ``now``: an entry already archived at that moment (a dream re-run
     after a crash) is not archived twice.
     """
-    path = memory.side_path('.archive.jsonl')
+    path = memory.side_path(ARCHIVE_SUFFIX)
     when = format_iso(now)
     already = _archived_at(path, when) if pruned else set()
     outcome, records, total = Archived(), [], 0

@@ -20,9 +20,12 @@ each time, yet must see a dream's result, a CLI prune or a person's edit at once
 ``stat`` per call decides: (inode, size, mtime) unchanged means the parsed document is
 still the file's content, because every writer replaces the file by rename.
 
-A file that cannot be read is reported (``error``) and the last good document is kept
-for answering; nothing here ever writes. The document is loaded ``read_only``: own entries
-as compact ``EntryRecord``s, no copy of the file's lines, and ``render`` refuses it.
+A file that cannot be read, or whose folder cannot be looked into, is reported
+(``error``) and the last good document is kept for answering; so is a file deleted after it
+was read (``deleted``: the next dream writes it again from the evidence database). Nothing
+here ever writes, and no call raises for what the file system says. The document is loaded
+``read_only``: own entries as compact ``EntryRecord``s, no copy of the file's lines, and
+``render`` refuses it.
 
 Next to the document sits its :class:`~robot_memory.rcan.context.ContextIndex` (one per decay
 rate), built on the first context call after a load and dropped with the document, so a
@@ -56,21 +59,46 @@ class DocumentCache:
         self._indexes: dict = {}
         self.error: Optional[str] = None
         self.problems: list = []
+        self.deleted = False  # the file was read, then went away
+        self._read = False  # a document was ever loaded from the file
 
     def _stat_key(self):
+        """Return (inode, size, mtime) of the file, None when there is none, or the OSError."""
         try:
             stat = self.memory_file.path.stat()
         except FileNotFoundError:
             return None
+        except OSError as error:  # a folder that cannot be searched, a file for a folder...
+            return error
         return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+    def _keep_last(self, now: dt.datetime, error: str):
+        """Report ``error``; return the last good document (an empty one before any)."""
+        self.error = error
+        if self._document is None:
+            self._set(new_document(self.rrn, now))
+        return self._document
 
     def document(self, now: dt.datetime):
         """Return the current document; an empty one when the file does not exist yet."""
         key = self._stat_key()
         with self._lock:
+            if isinstance(key, OSError):
+                return self._keep_last(now, str(MemoryFileError(
+                    f'cannot look at the file: {key.strerror or key}; the last copy read is '
+                    'served, and the file is read again as soon as it can be (check the '
+                    "permissions of its folder and that the folder's disk is mounted)",
+                    self.memory_file.path)))
             if self._document is not None and key == self._key:
                 return self._document
             if key is None:
+                if self._read:
+                    self.deleted = True
+                    return self._keep_last(now, str(MemoryFileError(
+                        'the file was deleted after it was read; the last copy read '
+                        f'({len(self._document.entries)} entries) is served, and the next '
+                        'dream writes it again from the evidence database',
+                        self.memory_file.path)))
                 self._set(new_document(self.rrn, now))
                 self._key = None
                 self.error = None
@@ -78,12 +106,11 @@ class DocumentCache:
             try:
                 result = self.memory_file.load(now, self.rrn, read_only=True)
             except MemoryFileError as error:
-                self.error = str(error)
-                if self._document is None:
-                    self._set(new_document(self.rrn, now))
-                return self._document
+                return self._keep_last(now, str(error))
             self._set(result.document)
             self._key = key
+            self._read = True
+            self.deleted = False
             self.error = None
             self.problems = [problem.message for problem in result.problems]
             return self._document

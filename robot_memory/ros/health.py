@@ -73,8 +73,18 @@ class HealthTasks:
         return [name for name, _ in self._tasks]
 
     def statuses(self) -> list:
-        """Run every task; return one DiagnosticStatus each."""
-        return [self.status(name, task()) for name, task in self._tasks]
+        """Run every task; return one DiagnosticStatus each (ERROR for a task that failed)."""
+        return [self.status(name, self._run(task)) for name, task in self._tasks]
+
+    @staticmethod
+    def _run(task) -> HealthStatus:
+        # One task failing (a file system error it did not expect) must not silence the
+        # others: it reports ERROR with what went wrong, and the rest report as usual.
+        try:
+            return task()
+        except Exception as error:  # noqa: B902 - reported as the task's status
+            return HealthStatus(ERROR, f'this status could not be made: '
+                                f'{type(error).__name__}: {error}')
 
     def status(self, name: str, health: HealthStatus) -> DiagnosticStatus:
         """Return the DiagnosticStatus of task ``name``."""

@@ -21,12 +21,16 @@ order they are published, in the node's :class:`~robot_memory.ros.health.HealthT
 """
 
 import os
+import pathlib
 import time
 
 from robot_memory.common import cdr
+from robot_memory.common.fileio import side_file
 from robot_memory.common.timeutil import format_iso
+from robot_memory.dream.archive import ARCHIVE_SUFFIX
 from robot_memory.errors import MemoryFileError
 from robot_memory.rcan import lifecycle
+from robot_memory.ros import node_files
 from robot_memory.ros import web_server
 from robot_memory.ros.health import ERROR
 from robot_memory.ros.health import HealthStatus
@@ -55,7 +59,8 @@ class NodeHealth:
                            ('entries', self.entries), ('peers', node.federation.health),
                            ('typed memory', node.typed_memory.health),
                            ('services', self.services),
-                           ('proposals', node.proposals.health)):
+                           ('proposals', node.proposals.health),
+                           ('files', self.files)):
             health.add(name, task)
         if node.settings.node.web_port:  # the page's own status: where it serves, or why not
             node.page_health = web_server.PageHealth(node)
@@ -81,26 +86,55 @@ class NodeHealth:
         node = self.node
         document = node.cache.document(node.clock_.now())
         path = node.memory.path
-        try:
-            written_to = node.memory.target()  # where writes go (a link's target)
-        except MemoryFileError:
-            written_to = path  # a link to nothing: cache.error reports it
-        directory = written_to.parent
-        writable = os.access(directory if directory.exists() else directory.parent, os.W_OK) \
-            and (not path.exists() or os.access(path, os.W_OK))
-        if node.cache.error:
+        written_to = self._written_to()
+        problem = node_files.check(node_files.Place('memory file', written_to))
+        if node.cache.deleted:
+            level, message = ERROR, f'memory file deleted: {node.cache.error}'
+        elif node.cache.error:
             level, message = ERROR, f'memory file unreadable: {node.cache.error}'
-        elif not writable:
-            level, message = ERROR, f'memory file not writable: {path}'
+        elif problem is not None:
+            level, message = ERROR, f'memory file not writable: {problem}'
         elif node.last_dream_error:
             level, message = ERROR, f'last write failed: {node.last_dream_error}'
         else:
             level, message = OK, 'writable'
         return HealthStatus(level, message, {
             'path': path, 'entries': len(document.entries),
-            'bytes': path.stat().st_size if path.exists() else 0,
+            'bytes': node_files.size_of(path),
             'last_updated': format_iso(document.last_updated),
             'written_to': written_to, 'database': node.db_path})
+
+    def _written_to(self) -> pathlib.Path:
+        """Return where writes of the memory file go (a link's target)."""
+        try:
+            return self.node.memory.target()
+        except (MemoryFileError, OSError):
+            return self.node.memory.path  # a link to nothing, a folder not searchable: said
+
+    def places(self) -> list:
+        """Return every file and folder the node reads or writes, as node_files.Place."""
+        node = self.node
+        target = self._written_to()
+        places = [node_files.Place('memory file', target),
+                  node_files.Place('database', pathlib.Path(node.db_path), required=True),
+                  node_files.Place('archive', side_file(target, ARCHIVE_SUFFIX)),
+                  node_files.Place('summaries', target.parent, folder=True)]
+        federation = node.settings.federation
+        if federation.private_key_path is not None:
+            places.append(node_files.Place('private key', federation.private_key_path,
+                                           write=False, required=True))
+        places.extend(node_files.Place(f'public key of {rrn}', key, write=False, required=True)
+                      for rrn, key in sorted(federation.peer_public_keys.items()))
+        return places
+
+    def files(self) -> HealthStatus:
+        """Return the HealthStatus of the "files" status: each file and folder, or its problem."""
+        states = node_files.check_all(self.places())
+        problems = [f'{what}: {state}' for what, state in states.items() if state != 'ok']
+        if problems:
+            return HealthStatus(ERROR, '; '.join(problems), states)
+        return HealthStatus(OK, f'{len(states)} files and folders readable and writable as '
+                            'needed', states)
 
     def dream(self) -> HealthStatus:
         """Return the HealthStatus of the "dream" status."""

@@ -78,3 +78,17 @@ def test_a_status_refuses_what_no_diagnostic_status_can_say(level, message, refu
 def test_stale_is_a_level_too():
     """STALE, the fourth level, is accepted."""
     assert HealthStatus(DiagnosticStatus.STALE, 'no data').level == DiagnosticStatus.STALE
+
+
+def test_a_task_that_raises_reports_error_and_the_others_still_report():
+    """A folder made unreadable once made one task raise and silenced every status."""
+    def unreadable():
+        raise PermissionError(13, 'Permission denied')
+
+    tasks = HealthTasks('memory_node', 'robot-1')
+    tasks.add('memory file', unreadable)
+    tasks.add('dream', lambda: HealthStatus(OK, 'no dream yet'))
+    failed, dream = tasks.statuses()
+    assert failed.level == ERROR and 'PermissionError' in failed.message
+    assert 'Permission denied' in failed.message
+    assert (dream.level, dream.message) == (OK, 'no dream yet')

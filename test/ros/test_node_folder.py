@@ -1,0 +1,161 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+memory_node survives its folder going away (issue 40, point 5).
+
+The installed ``memory_node`` runs in its own process. With its folder made unreadable it
+once stopped publishing every status and, at the scheduler's next look, died of a
+``PermissionError``, taking the evidence with it. Root reads through any permission, so the
+node here runs with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped (util-linux
+``setpriv``), as an unprivileged robot service would.
+"""
+
+import shutil
+import sqlite3
+import time
+
+from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticStatus
+import pytest
+import rclpy
+
+from robot_memory.srv import Dream
+from robot_memory.srv import GetContext
+from ros_harness import NodeProcess
+from ros_harness import wait_for
+from ros_probe import call
+from ros_probe import health
+from ros_probe import spin
+from ros_probe import wait_ready
+from samples import MEMORY
+
+SETPRIV = shutil.which('setpriv')
+DROP = ['--inh-caps=-dac_override,-dac_read_search',
+        '--bounding-set=-dac_override,-dac_read_search']
+FAST = {'diagnostics_period_s': 0.2, 'flush_period_s': 0.1}
+
+
+def status(probe, node, task: str) -> dict:
+    """Return the node's next ``robot_memory: <task>`` status."""
+    return health(probe, task, timeout=10.0, where=node.rrn)
+
+
+def wait_status(probe, node, task: str, condition, timeout: float = 15.0) -> dict:
+    """Wait until the node's ``task`` status meets ``condition``; return it."""
+    seen = [{}]
+
+    def met():
+        seen[0] = status(probe, node, task)
+        return condition(seen[0])
+
+    assert wait_for(met, timeout), seen[0]
+    return seen[0]
+
+
+def send(probe, prefix: str, count: int) -> None:
+    """Publish ``count`` WARN statuses, each of a hardware of its own (each one evidence)."""
+    publisher = probe.create_publisher(DiagnosticArray, '/diagnostics', max(100, count))
+    try:
+        assert wait_for(lambda: publisher.get_subscription_count() > 0, 10.0, spin=spin(probe))
+        for index in range(count):
+            publisher.publish(DiagnosticArray(status=[DiagnosticStatus(
+                level=DiagnosticStatus.WARN, name=f'{prefix}: motor',
+                hardware_id=f'{prefix}-{index}', message='overheating')]))
+        rclpy.spin_once(probe, timeout_sec=0.2)
+    finally:
+        probe.destroy_publisher(publisher)
+
+
+def stored_rows(database, prefix: str) -> int:
+    """Return the pieces of evidence of hardware ``<prefix>-*`` in ``database``."""
+    connection = sqlite3.connect(database, timeout=30.0)
+    try:
+        return connection.execute('SELECT coalesce(sum(count), 0) FROM observations WHERE '
+                                  'source_key LIKE ?', (f'diagnostic|{prefix}-%',)).fetchone()[0]
+    finally:
+        connection.close()
+
+
+@pytest.mark.timeout(120)
+def test_the_node_survives_its_folder_made_unreadable_keeps_evidence_and_recovers(
+        tmp_path, probe):
+    if SETPRIV is None:
+        pytest.skip('util-linux setpriv is not installed')
+    folder = tmp_path / 'robot'
+    folder.mkdir()
+    memory = folder / 'robot-memory.md'
+    memory.write_text(MEMORY, encoding='utf-8')
+    node = NodeProcess(tmp_path, 'fs_folder', memory_file=str(memory),
+                       rrn='RRN-000000004001', **FAST)
+    node.wrapper = [SETPRIV, *DROP]
+    node.start()
+    try:
+        wait_ready(probe, node)
+        assert call(probe, Dream, f'{node.prefix}/dream', Dream.Request()).success
+        entries = status(probe, node, 'memory file')['entries']
+        block = call(probe, GetContext, f'{node.prefix}/get_context', GetContext.Request())
+        send(probe, 'before', 5)
+        wait_status(probe, node, 'evidence', lambda s: int(s['stored']) >= 5)
+
+        folder.chmod(0)
+        unreadable = wait_status(probe, node, 'memory file', lambda s: s['_level'] == 2)
+        assert 'Permission denied' in unreadable['_message'], unreadable
+        assert unreadable['entries'] == entries  # the last copy read is kept
+        files = status(probe, node, 'files')
+        assert files['_level'] == 2 and 'cannot be searched' in files['database'], files
+        send(probe, 'during', 5)  # the database is open: evidence is still stored
+        wait_status(probe, node, 'evidence', lambda s: int(s['stored']) >= 10)
+        failed = call(probe, Dream, f'{node.prefix}/dream', Dream.Request())
+        assert not failed.success and 'Permission denied' in failed.message, failed.message
+        reply = call(probe, GetContext, f'{node.prefix}/get_context', GetContext.Request())
+        assert reply.success and 'last good copy used' in reply.message, reply.message
+        assert (reply.text, reply.below_threshold) == (block.text, block.below_threshold)
+        time.sleep(6.0)  # past the scheduler's next look (every 5 s): the node died there
+        assert node.process.poll() is None, node.log()[-3000:]
+        assert status(probe, node, 'dream')['_level'] == 2
+
+        folder.chmod(0o755)
+        wait_status(probe, node, 'files', lambda s: s['_level'] == 0)
+        assert call(probe, Dream, f'{node.prefix}/dream', Dream.Request()).success
+        wait_status(probe, node, 'memory file', lambda s: s['_level'] == 0)
+    finally:
+        folder.chmod(0o755)
+        code = node.stop()
+    assert code == 0, node.log()[-3000:]
+    assert 'Traceback' not in node.log(), node.log()[-3000:]
+    assert stored_rows(folder / 'robot-memory.db', 'before') == 5
+    assert stored_rows(folder / 'robot-memory.db', 'during') == 5
+
+
+@pytest.mark.timeout(90)
+def test_a_deleted_memory_file_is_an_error_until_the_next_dream_writes_it_again(tmp_path, probe):
+    memory = tmp_path / 'robot-memory.md'
+    memory.write_text(MEMORY, encoding='utf-8')
+    node = NodeProcess(tmp_path, 'fs_deleted', rrn='RRN-000000004002', **FAST).start()
+    try:
+        wait_ready(probe, node)
+        assert call(probe, Dream, f'{node.prefix}/dream', Dream.Request()).success
+        entries = wait_status(probe, node, 'memory file', lambda s: s['_level'] == 0)['entries']
+        memory.unlink()
+        deleted = wait_status(probe, node, 'memory file', lambda s: s['_level'] == 2)
+        assert deleted['_message'].startswith('memory file deleted: '), deleted
+        assert 'next dream writes it again' in deleted['_message'], deleted
+        again = call(probe, Dream, f'{node.prefix}/dream', Dream.Request())
+        assert again.success and 'restored from the last dream' in again.message, again.message
+        back = wait_status(probe, node, 'memory file', lambda s: s['_level'] == 0)
+        # Each entry is back, but those the dream pruned (the sample's dates are old).
+        assert int(back['entries']) == int(entries) - len(again.pruned) and memory.exists()
+    finally:
+        assert node.stop() == 0, node.log()[-3000:]
