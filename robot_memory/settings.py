@@ -192,6 +192,20 @@ class NodeSettings(BaseModel):
                                'moment (ISO-8601, e.g. 2026-01-01T00:00:00Z) at which memory '
                                'time equals wall time, so sped-up peers agree on the time; '
                                "empty: the node's start")
+    clock_jump_s: float = Field(
+        10.0, ge=1.0, le=86400.0,
+        description='A wall clock that moves this many seconds more (or less) than the '
+                    'monotonic clock between two looks has jumped: reported as WARN on the '
+                    '"clock" status, and scheduled dreams wait after a jump forward')
+    clock_steady_s: float = Field(
+        600.0, ge=0.0, le=7 * 86400.0,
+        description='After a jump forward, scheduled dreams wait until the clock has been '
+                    'steady this many seconds (a dream asked on ~/dream runs at once and '
+                    'confirms the new time)')
+    clock_offset_s: float = Field(
+        0.0, ge=-10 * 365 * 86400.0, le=10 * 365 * 86400.0,
+        description='Seconds added to the wall clock the memory reads (a robot whose clock '
+                    'is known to be off, and tests); a change is a clock jump')
     peer_nodes: list[str] = Field(
         default_factory=list,
         description='Peer robots to sync memory with: the fully qualified names of their '

@@ -33,11 +33,14 @@ class MemoryClock:
 
     Sped up, memory time is ``origin + (wall - origin) * scale`` at start-up and then runs
     ``scale`` times faster on the monotonic clock. ``origin`` defaults to the start; peers
-    given the same origin agree on the memory time.
+    given the same origin agree on the memory time. ``offset`` (seconds, changeable while
+    running) is added to it: for a robot whose clock is known to be off; a change is a jump of
+    the memory clock, as one of the wall clock would be.
     """
 
-    def __init__(self, scale: float = 1.0, origin=None):
+    def __init__(self, scale: float = 1.0, origin=None, offset_s: float = 0.0):
         self.scale = scale
+        self.offset = dt.timedelta(seconds=offset_s)
         wall = dt.datetime.now(UTC)
         origin = wall if origin is None else to_utc(origin)
         self._memory0 = origin + (wall - origin) * scale
@@ -46,9 +49,9 @@ class MemoryClock:
     def now(self) -> dt.datetime:
         """Return the current memory time (aware UTC)."""
         if self.scale == 1.0:
-            return dt.datetime.now(UTC)
+            return dt.datetime.now(UTC) + self.offset
         elapsed = (time.monotonic() - self._mono0) * self.scale
-        return self._memory0 + dt.timedelta(seconds=elapsed)
+        return self._memory0 + dt.timedelta(seconds=elapsed) + self.offset
 
 
 def next_nightly(now: dt.datetime, hour: int, minute: int) -> dt.datetime:

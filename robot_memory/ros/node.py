@@ -47,6 +47,7 @@ QoS, on purpose:
   on the ``services`` status (``robot_memory.ros.replies``). ``memory_node --help``: usage.
 """
 
+import datetime as dt
 import json
 import sys
 import threading
@@ -72,6 +73,7 @@ from rclpy.qos import ReliabilityPolicy
 from std_msgs.msg import String
 
 from robot_memory.dream import summary as dream_summary
+from robot_memory.dream.clock_watch import ClockWatch
 from robot_memory.dream.schedule import MemoryClock
 from robot_memory.dream.schedule import next_nightly
 from robot_memory.errors import MemoryFileError
@@ -145,7 +147,11 @@ class MemoryNode(Node):
         except ValueError as error:
             raise StartupError(f'invalid parameter {error}') from None
         node_settings = self.settings.node
-        self.clock_ = MemoryClock(node_settings.time_scale, node_settings.origin())
+        self.clock_ = MemoryClock(node_settings.time_scale, node_settings.origin(),
+                                  node_settings.clock_offset_s)
+        self.clock_watch = ClockWatch(node_settings.clock_jump_s, node_settings.clock_steady_s,
+                                      node_settings.time_scale)
+        self.clock_watch.observe(self.clock_.now(), time.monotonic())
         self.rrn = node_settings.rrn
         self.memory = MemoryFile(node_settings.memory_file or None)
         try:
@@ -166,6 +172,7 @@ class MemoryNode(Node):
         self._gaps = SequenceGaps()  # messages of /diagnostics and /rosout publishers lost
         self.gaps_counted = None  # unknown until a message arrives: does rclpy give GIDs?
         self.last_dream = self.last_dream_error = self.last_write_error = None
+        self.last_dream_held = None  # why the last scheduled dream was not run (a clock jump)
         self._state_lock = threading.Lock()
 
         self.worker = StoreWorker(self._open_store, node_settings.flush_period_s,
@@ -332,6 +339,10 @@ class MemoryNode(Node):
             if settings.node.dream_period_s != old.dream_period_s:
                 self._next_period_dream = (time.monotonic() + settings.node.dream_period_s
                                            if settings.node.dream_period_s else None)
+            self.clock_watch.tolerance_s = settings.node.clock_jump_s
+            self.clock_watch.steady_s = settings.node.clock_steady_s
+            if settings.node.clock_offset_s != old.clock_offset_s:  # seen as a jump: tests
+                self.clock_.offset = dt.timedelta(seconds=settings.node.clock_offset_s)
             if settings.node.dream_time != old.dream_time:
                 self._next_nightly = self._schedule_nightly()
         if hasattr(self, '_schedule_timer'):
@@ -475,8 +486,9 @@ class MemoryNode(Node):
         return None if nightly is None else next_nightly(self.clock_.now(), *nightly)
 
     def schedule_callback(self) -> None:
-        """Dream when the nightly time or the period is due."""
+        """Dream when the nightly time or the period is due (not across an unconfirmed jump)."""
         due = False
+        self.clock_watch.observe(self.clock_.now(), time.monotonic())
         with self._state_lock:
             if self._next_period_dream is not None and time.monotonic() >= self._next_period_dream:
                 self._next_period_dream = time.monotonic() + self.settings.node.dream_period_s
@@ -484,6 +496,12 @@ class MemoryNode(Node):
             if self._next_nightly is not None and self.clock_.now() >= self._next_nightly:
                 self._next_nightly = self._schedule_nightly()
                 due = True
+        held = self.clock_watch.dream_held() if due else None
+        if held is not None:
+            due = False
+            self.last_dream_held = held
+            self.get_logger().warning(f'scheduled dream not run: {held}',
+                                      throttle_duration_sec=60.0)
         if due:
             try:
                 self.run_dream('memory_node')
@@ -544,6 +562,10 @@ class MemoryNode(Node):
 
     def dream_callback(self, request, response):
         """Answer ~/dream: run a dream now and report what it did."""
+        jump = self.clock_watch.confirm()  # a person asked: the clock is taken as right
+        if jump is not None:
+            self.get_logger().info(f'clock jump {jump.text()} confirmed by a dream asked on '
+                                   '~/dream')
         try:
             report = self.run_dream('dream_service')
         except Exception as error:  # noqa: B902 - converted into the reply

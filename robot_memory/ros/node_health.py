@@ -60,7 +60,7 @@ class NodeHealth:
                            ('typed memory', node.typed_memory.health),
                            ('services', self.services),
                            ('proposals', node.proposals.health),
-                           ('files', self.files)):
+                           ('files', self.files), ('clock', self.clock)):
             health.add(name, task)
         if node.settings.node.web_port:  # the page's own status: where it serves, or why not
             node.page_health = web_server.PageHealth(node)
@@ -136,6 +136,15 @@ class NodeHealth:
         return HealthStatus(OK, f'{len(states)} files and folders readable and writable as '
                             'needed', states)
 
+    def clock(self) -> HealthStatus:
+        """Return the HealthStatus of the "clock" status: a jump seen, and dreams held."""
+        node = self.node
+        monotonic = time.monotonic()
+        node.clock_watch.observe(node.clock_.now(), monotonic)
+        report = node.clock_watch.report(monotonic)
+        return HealthStatus(WARN if report.level == 'WARN' else OK, report.message,
+                            report.values)
+
     def dream(self) -> HealthStatus:
         """Return the HealthStatus of the "dream" status."""
         node = self.node
@@ -147,7 +156,8 @@ class NodeHealth:
         return HealthStatus(level, message, {
             'last_dream': dream_at,
             'next_nightly': format_iso(node._next_nightly) if node._next_nightly else 'off',
-            'period_s': node.settings.node.dream_period_s})
+            'period_s': node.settings.node.dream_period_s,
+            'last_held': node.last_dream_held or ''})
 
     def evidence(self) -> HealthStatus:
         """Return the HealthStatus of the "evidence" status."""

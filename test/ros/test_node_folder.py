@@ -13,13 +13,14 @@
 # limitations under the License.
 
 """
-memory_node survives its folder going away (issue 40, point 5).
+memory_node survives its folder going away, and says when its clock jumps (issue 40).
 
 The installed ``memory_node`` runs in its own process. With its folder made unreadable it
 once stopped publishing every status and, at the scheduler's next look, died of a
 ``PermissionError``, taking the evidence with it. Root reads through any permission, so the
 node here runs with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped (util-linux
-``setpriv``), as an unprivileged robot service would.
+``setpriv``), as an unprivileged robot service would. The clock jump is made with the
+``clock_offset_s`` parameter, which moves the clock the node reads while it runs.
 """
 
 import shutil
@@ -29,6 +30,10 @@ import time
 from diagnostic_msgs.msg import DiagnosticArray
 from diagnostic_msgs.msg import DiagnosticStatus
 import pytest
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType
+from rcl_interfaces.msg import ParameterValue
+from rcl_interfaces.srv import SetParameters
 import rclpy
 
 from robot_memory.srv import Dream
@@ -157,5 +162,45 @@ def test_a_deleted_memory_file_is_an_error_until_the_next_dream_writes_it_again(
         back = wait_status(probe, node, 'memory file', lambda s: s['_level'] == 0)
         # Each entry is back, but those the dream pruned (the sample's dates are old).
         assert int(back['entries']) == int(entries) - len(again.pruned) and memory.exists()
+    finally:
+        assert node.stop() == 0, node.log()[-3000:]
+
+
+def set_offset(probe, node, seconds: float) -> None:
+    """Set the node's clock_offset_s as ros2 param set does: its clock jumps by the change."""
+    request = SetParameters.Request(parameters=[ParameterMsg(
+        name='clock_offset_s', value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
+                                                    double_value=seconds))])
+    [result] = call(probe, SetParameters, f'{node.prefix}/set_parameters', request).results
+    assert result.successful, result.reason
+
+
+@pytest.mark.timeout(90)
+def test_a_clock_jump_is_warned_and_holds_scheduled_dreams_until_a_person_dreams(
+        tmp_path, probe):
+    node = NodeProcess(tmp_path, 'clock_jump', rrn='RRN-000000004003', dream_period_s=1.0,
+                       **FAST).start()
+    try:
+        wait_ready(probe, node)
+        steady = wait_status(probe, node, 'dream', lambda s: s['last_dream'] != '')
+        assert status(probe, node, 'clock')['_level'] == 0
+        set_offset(probe, node, 7200.0)
+        clock = wait_status(probe, node, 'clock', lambda s: s['_level'] == 1)
+        assert clock['_message'].startswith('clock jumped forward by 7200 s'), clock
+        assert clock['dreams_held'] == 'True' and clock['last_jump_s'] == '+7200', clock
+        held = wait_status(probe, node, 'dream', lambda s: s['last_held'] != '')
+        assert 'clock jumped forward by 7200 s' in held['last_held'], held
+        time.sleep(2.5)  # two more periods: no scheduled dream ran across the jump
+        assert status(probe, node, 'dream')['last_dream'] == held['last_dream']
+        assert steady['last_dream'] <= held['last_dream'] < clock['last_jump_at'], (held, clock)
+        call(probe, Dream, f'{node.prefix}/dream', Dream.Request())  # a person confirms
+        confirmed = status(probe, node, 'clock')
+        assert confirmed['dreams_held'] == 'False' and confirmed['_level'] == 1, confirmed
+        after = wait_status(probe, node, 'dream', lambda s: s['last_dream'] > held['last_dream'])
+        assert after['last_dream'] > clock['last_jump_at']
+        set_offset(probe, node, 0.0)
+        back = wait_status(probe, node, 'clock',
+                           lambda s: s['_message'].startswith('clock jumped backward'))
+        assert 'backward by 7200 s' in back['_message'] and back['dreams_held'] == 'False'
     finally:
         assert node.stop() == 0, node.log()[-3000:]
