@@ -27,7 +27,7 @@ that serve the rest: peer federation (``~/exchange_peer_context``, ``~/sync_peer
 ``~/forget``) in ``robot_memory.ros.typed_memory`` and the proposals queue
 (``~/proposals``) in ``robot_memory.ros.proposals``; each is built with what it needs.
 ``~/undo`` restores the memory file and typed records to an earlier state
-(``review.undo``) and publishes the restored block. When it dreams: ``dream.schedule``.
+(``review.undo``) and publishes the restored block. When it dreams: ``ros.scheduler``.
 
 QoS, on purpose:
 
@@ -47,7 +47,6 @@ QoS, on purpose:
   on the ``services`` status (``robot_memory.ros.replies``). ``memory_node --help``: usage.
 """
 
-import datetime as dt
 import json
 import sys
 import threading
@@ -59,8 +58,6 @@ from rcl_interfaces.msg import SetParametersResult
 import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.clock import Clock
-from rclpy.clock import ClockType
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import ExternalShutdownException
 from rclpy.executors import MultiThreadedExecutor
@@ -73,9 +70,7 @@ from rclpy.qos import ReliabilityPolicy
 from std_msgs.msg import String
 
 from robot_memory.dream import summary as dream_summary
-from robot_memory.dream.clock_watch import ClockWatch
 from robot_memory.dream.schedule import MemoryClock
-from robot_memory.dream.schedule import next_nightly
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence import observations
 from robot_memory.evidence.rules import Rules
@@ -104,6 +99,7 @@ from robot_memory.ros.peers import PeerFederation
 from robot_memory.ros.proposals import ProposalServices
 from robot_memory.ros.replies import ReplyWatch
 from robot_memory.ros.replies import use_reply_profile
+from robot_memory.ros.scheduler import DreamScheduler
 from robot_memory.ros.signals import StopSignals
 from robot_memory.ros.typed_memory import TypedMemoryServices
 from robot_memory.settings import validate_parameters
@@ -122,7 +118,6 @@ LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
 DIAGNOSTICS_OUT_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                                  reliability=ReliabilityPolicy.RELIABLE,
                                  durability=DurabilityPolicy.VOLATILE)
-SCHEDULE_SAFETY_S = 5.0  # the scheduler looks at least this often (a wall clock that jumps)
 
 
 def shutdown_summary(worker, flushed: int, db_path) -> str:
@@ -149,9 +144,6 @@ class MemoryNode(Node):
         node_settings = self.settings.node
         self.clock_ = MemoryClock(node_settings.time_scale, node_settings.origin(),
                                   node_settings.clock_offset_s)
-        self.clock_watch = ClockWatch(node_settings.clock_jump_s, node_settings.clock_steady_s,
-                                      node_settings.time_scale)
-        self.clock_watch.observe(self.clock_.now(), time.monotonic())
         self.rrn = node_settings.rrn
         self.memory = MemoryFile(node_settings.memory_file or None)
         try:
@@ -172,7 +164,6 @@ class MemoryNode(Node):
         self._gaps = SequenceGaps()  # messages of /diagnostics and /rosout publishers lost
         self.gaps_counted = None  # unknown until a message arrives: does rclpy give GIDs?
         self.last_dream = self.last_dream_error = self.last_write_error = None
-        self.last_dream_held = None  # why the last scheduled dream was not run (a clock jump)
         self._state_lock = threading.Lock()
 
         self.worker = StoreWorker(self._open_store, node_settings.flush_period_s,
@@ -207,16 +198,7 @@ class MemoryNode(Node):
         self._build_services(services_group)
         self.health = NodeHealth(self).tasks()
 
-        steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self._next_period_dream = None
-        if node_settings.dream_period_s:
-            self._next_period_dream = time.monotonic() + node_settings.dream_period_s
-        self._next_nightly = self._schedule_nightly()
-        # Fires when the next dream or peer task is due (see _reschedule), not on a fixed beat:
-        # every wake-up of the executor rebuilds its wait set over all the node's entities.
-        self._schedule_timer = self.create_timer(SCHEDULE_SAFETY_S, self.schedule_callback,
-                                                 callback_group=timers_group, clock=steady)
-        self._reschedule()
+        self.schedule = DreamScheduler(self, timers_group)  # dreams and peer tasks, when due
         self.publish_context()
         # Loading the document left about as much freed heap as it keeps: give it back.
         self.heap = HeapTrimmer()
@@ -336,17 +318,9 @@ class MemoryNode(Node):
         with self._state_lock:
             old = self.settings.node
             self.settings = settings
-            if settings.node.dream_period_s != old.dream_period_s:
-                self._next_period_dream = (time.monotonic() + settings.node.dream_period_s
-                                           if settings.node.dream_period_s else None)
-            self.clock_watch.tolerance_s = settings.node.clock_jump_s
-            self.clock_watch.steady_s = settings.node.clock_steady_s
-            if settings.node.clock_offset_s != old.clock_offset_s:  # seen as a jump: tests
-                self.clock_.offset = dt.timedelta(seconds=settings.node.clock_offset_s)
-            if settings.node.dream_time != old.dream_time:
-                self._next_nightly = self._schedule_nightly()
-        if hasattr(self, '_schedule_timer'):
-            self._reschedule()  # a new period or dream time may be due sooner
+        schedule = getattr(self, 'schedule', None)  # None: a change during start-up
+        if schedule is not None:
+            schedule.settings_changed(old, settings.node)
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ store
@@ -481,50 +455,6 @@ class MemoryNode(Node):
 
     # ------------------------------------------------------------------ dreaming
 
-    def _schedule_nightly(self):
-        nightly = self.settings.node.nightly_time()
-        return None if nightly is None else next_nightly(self.clock_.now(), *nightly)
-
-    def schedule_callback(self) -> None:
-        """Dream when the nightly time or the period is due (not across an unconfirmed jump)."""
-        due = False
-        self.clock_watch.observe(self.clock_.now(), time.monotonic())
-        with self._state_lock:
-            if self._next_period_dream is not None and time.monotonic() >= self._next_period_dream:
-                self._next_period_dream = time.monotonic() + self.settings.node.dream_period_s
-                due = True
-            if self._next_nightly is not None and self.clock_.now() >= self._next_nightly:
-                self._next_nightly = self._schedule_nightly()
-                due = True
-        held = self.clock_watch.dream_held() if due else None
-        if held is not None:
-            due = False
-            self.last_dream_held = held
-            self.get_logger().warning(f'scheduled dream not run: {held}',
-                                      throttle_duration_sec=60.0)
-        if due:
-            try:
-                self.run_dream('memory_node')
-            except Exception as error:  # noqa: B902 - reported in diagnostics; retried later
-                self.get_logger().error(f'scheduled dream failed: {error}')
-        try:
-            self.federation.tick()
-        except Exception as error:  # noqa: B902 - a peer problem must not stop the scheduler
-            self.get_logger().error(f'peer sync failed: {error}', throttle_duration_sec=30.0)
-        self._reschedule()
-
-    def _reschedule(self) -> None:
-        """Set the schedule timer to fire when the next dream or peer task is due."""
-        delay = min(SCHEDULE_SAFETY_S, self.federation.seconds_until_due())
-        with self._state_lock:
-            if self._next_period_dream is not None:
-                delay = min(delay, self._next_period_dream - time.monotonic())
-            if self._next_nightly is not None:
-                delay = min(delay, (self._next_nightly - self.clock_.now()).total_seconds()
-                            / self.clock_.scale)
-        self._schedule_timer.timer_period_ns = int(max(0.01, delay) * 1e9)
-        self._schedule_timer.reset()
-
     def run_dream(self, actor: str):
         """Dream on the store thread; publish the new block and health afterwards."""
         now = self.clock_.now()
@@ -562,7 +492,7 @@ class MemoryNode(Node):
 
     def dream_callback(self, request, response):
         """Answer ~/dream: run a dream now and report what it did."""
-        jump = self.clock_watch.confirm()  # a person asked: the clock is taken as right
+        jump = self.schedule.clock_watch.confirm()  # a person asked: the clock is taken as right
         if jump is not None:
             self.get_logger().info(f'clock jump {jump.text()} confirmed by a dream asked on '
                                    '~/dream')

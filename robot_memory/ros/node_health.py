@@ -140,14 +140,15 @@ class NodeHealth:
         """Return the HealthStatus of the "clock" status: a jump seen, and dreams held."""
         node = self.node
         monotonic = time.monotonic()
-        node.clock_watch.observe(node.clock_.now(), monotonic)
-        report = node.clock_watch.report(monotonic)
+        node.schedule.clock_watch.observe(node.clock_.now(), monotonic)
+        report = node.schedule.clock_watch.report(monotonic)
         return HealthStatus(WARN if report.level == 'WARN' else OK, report.message,
                             report.values)
 
     def dream(self) -> HealthStatus:
         """Return the HealthStatus of the "dream" status."""
         node = self.node
+        nightly = node.schedule.next_nightly
         if node.last_dream is None:
             level, message, dream_at = OK, 'no dream yet', ''
         else:
@@ -155,9 +156,9 @@ class NodeHealth:
             level = ERROR if node.last_dream_error else OK
         return HealthStatus(level, message, {
             'last_dream': dream_at,
-            'next_nightly': format_iso(node._next_nightly) if node._next_nightly else 'off',
+            'next_nightly': format_iso(nightly) if nightly else 'off',
             'period_s': node.settings.node.dream_period_s,
-            'last_held': node.last_dream_held or ''})
+            'last_held': node.schedule.last_held or ''})
 
     def evidence(self) -> HealthStatus:
         """Return the HealthStatus of the "evidence" status."""
