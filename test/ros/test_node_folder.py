@@ -145,7 +145,8 @@ def test_the_node_survives_its_folder_made_unreadable_keeps_evidence_and_recover
 
 
 @pytest.mark.timeout(90)
-def test_a_deleted_memory_file_is_an_error_until_the_next_dream_writes_it_again(tmp_path, probe):
+def test_a_memory_file_replaced_or_deleted_is_an_error_until_a_dream_writes_it_again(
+        tmp_path, probe):
     memory = tmp_path / 'robot-memory.md'
     memory.write_text(MEMORY, encoding='utf-8')
     node = NodeProcess(tmp_path, 'fs_deleted', rrn='RRN-000000004002', **FAST).start()
@@ -154,9 +155,15 @@ def test_a_deleted_memory_file_is_an_error_until_the_next_dream_writes_it_again(
         assert call(probe, Dream, f'{node.prefix}/dream', Dream.Request()).success
         entries = wait_status(probe, node, 'memory file', lambda s: s['_level'] == 0)['entries']
         memory.unlink()
-        deleted = wait_status(probe, node, 'memory file', lambda s: s['_level'] == 2)
-        assert deleted['_message'].startswith('memory file deleted: '), deleted
-        assert 'next dream writes it again' in deleted['_message'], deleted
+        memory.mkdir()  # replaced by a folder: named, and the last copy read is served
+        folder = wait_status(probe, node, 'memory file', lambda s: s['_level'] == 2)
+        assert 'Is a directory' in folder['_message'] and folder['entries'] == entries, folder
+        files = status(probe, node, 'files')
+        assert files['memory file'] == f'{memory} is a folder, not a file: move it aside', files
+        memory.rmdir()
+        deleted = wait_status(probe, node, 'memory file',
+                              lambda s: s['_message'].startswith('memory file deleted: '))
+        assert deleted['_level'] == 2 and 'next dream writes it again' in deleted['_message']
         again = call(probe, Dream, f'{node.prefix}/dream', Dream.Request())
         assert again.success and 'restored from the last dream' in again.message, again.message
         back = wait_status(probe, node, 'memory file', lambda s: s['_level'] == 0)

@@ -1088,6 +1088,7 @@ def full_disk(tmp_path_factory, probe):
         facts['dream_full'] = call(probe, Dream, f'{node.prefix}/dream', Dream.Request(),
                                    timeout=30.0)
         facts['memory_full'] = latest_health(probe, node, 'memory file')
+        facts['files_full'] = latest_health(probe, node, 'files')
         # The robot goes quiet (diagnostics come in bursts): nothing new arrives, but what
         # was taken in still cannot be written.
         flood.kill()
@@ -1145,6 +1146,11 @@ def test_a_full_disk_fails_the_dream_clearly_and_writing_resumes(full_disk):
     assert not dream.success and 'disk is full' in dream.message, dream.message
     assert facts['memory_full']['_level'] == 2, facts['memory_full']
     assert 'disk is full' in facts['memory_full']['_message'], facts['memory_full']
+    # Each file of the node on that disk is named, with the free space left.
+    files = facts['files_full']
+    assert files['_level'] == 2, files
+    on_disk = ('memory file', 'database', 'archive', 'summaries')
+    assert all('the disk is full' in files[what] for what in on_disk), files
     assert facts['file_kept'] and facts['alive_full']
     # Space returns: what was taken in while the disk was full is written, nothing lost.
     assert facts['resumed'], (facts['evidence_full'], facts['rows'])
