@@ -102,7 +102,9 @@ class ClockWatch:
             return jump
 
     def _settle(self, monotonic: float) -> None:
-        if self.pending is not None and monotonic - self.last_jump.monotonic >= self.steady_s:
+        last = self.last_jump  # the latest jump, forward or back: steady since then
+        if self.pending is not None and last is not None and \
+                monotonic - last.monotonic >= self.steady_s:
             self.pending = None  # steady long enough: the new time is taken as right
 
     def confirm(self) -> Optional[ClockJump]:

@@ -92,7 +92,7 @@ class DocumentCache:
             if self._document is not None and key == self._key:
                 return self._document
             if key is None:
-                if self._read:
+                if self._read and self._document is not None:
                     self.deleted = True
                     return self._keep_last(now, str(MemoryFileError(
                         'the file was deleted after it was read; the last copy read '
