@@ -62,13 +62,16 @@ def _folder_problem(folder: pathlib.Path, write: bool) -> Optional[str]:
         if not stat.S_ISDIR(folder.stat().st_mode):
             return f'its folder {folder} is not a folder: move it aside'
     except FileNotFoundError:
-        return f'its folder {folder} does not exist (deleted, moved or not mounted)'
+        return (f'its folder {folder} does not exist (deleted, moved or not mounted): put it '
+                'back or mount it')
     except OSError as error:
-        return f'its folder {folder} cannot be looked at ({_reason(error)})'
+        return f'its folder {folder} cannot be looked at ({_reason(error)}): check its path'
     if not _may(folder, os.X_OK):
-        return f'its folder {folder} cannot be searched (permissions)'
+        return (f"its folder {folder} cannot be searched (permissions): give the node's user "
+                'read and search (r-x) permission on it')
     if write and not _may(folder, os.W_OK | os.X_OK):
-        return f'its folder {folder} is read-only'
+        return (f"its folder {folder} is read-only: give the node's user write permission on "
+                'it, or mount its disk read-write')
     return None
 
 
@@ -78,7 +81,9 @@ def _full(folder: pathlib.Path, min_free: int) -> Optional[str]:
     except OSError:
         return None  # said by the folder's own check
     free = space.f_bavail * space.f_frsize
-    return f'{folder}: the disk is full ({free} bytes free)' if free < min_free else None
+    if free >= min_free:
+        return None
+    return f'{folder}: the disk is full ({free} bytes free): free space on it'
 
 
 def check(place: Place, min_free: int = MIN_FREE_BYTES) -> Optional[str]:
@@ -105,13 +110,14 @@ def _file_problem(place: Place) -> Optional[str]:
             return f'{path} is a folder, not a file: move it aside'
         present = path.exists()
     except OSError as error:
-        return f'{path} cannot be looked at ({_reason(error)})'
+        return f'{path} cannot be looked at ({_reason(error)}): check its path'
     if not present:
-        return f'{path} is missing' if place.required else None
+        return (f'{path} is missing (deleted or moved): put it back, or set the parameter that '
+                'names it to where it is now') if place.required else None
     if not _may(path, os.R_OK):
-        return f'{path} cannot be read (permissions)'
+        return f"{path} cannot be read (permissions): give the node's user read permission"
     if place.write and not _may(path, os.W_OK):
-        return f'{path} is read-only'
+        return f"{path} is read-only: give the node's user write permission on it"
     return None
 
 

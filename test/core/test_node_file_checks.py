@@ -162,8 +162,10 @@ def test_a_file_not_written_yet_is_ok_but_a_required_one_missing_is_not(robot):
     key.unlink()
     states = node_files.check_all(places(folder, key))
     assert states['archive'] == states['memory file'] == 'ok'
-    assert states['database'].endswith('robot-memory.db is missing'), states
-    assert states['private key'].endswith('robot.pem is missing'), states
+    missing = ' is missing (deleted or moved): put it back, or set the parameter that names it ' \
+        'to where it is now'
+    assert states['database'] == f'{folder}/robot-memory.db{missing}', states
+    assert states['private key'] == f'{key}{missing}', states
 
 
 @pytest.mark.parametrize('what', ['memory file', 'database', 'archive', 'private key'])
@@ -178,7 +180,8 @@ def test_a_deleted_folder_is_named_for_each_file_in_it(robot, tmp_path):
     folder, key = robot
     shutil.rmtree(folder)
     states = node_files.check_all(places(folder, key))
-    gone = f'its folder {folder} does not exist (deleted, moved or not mounted)'
+    gone = f'its folder {folder} does not exist (deleted, moved or not mounted): put it back ' \
+        'or mount it'
     assert [states[what] for what in ('memory file', 'database', 'archive')] == [gone] * 3
     assert states['summaries'] == 'ok'  # made again by the next write: its parent takes it
     assert states['private key'] == 'ok'
@@ -213,17 +216,20 @@ def test_unreadable_and_read_only_places_are_named_without_root_override(robot):
         print(json.dumps(facts))
     """)
     files = facts['files']
-    assert files['database'] == f'{folder}/robot-memory.db is read-only', files
-    assert files['archive'] == f'{folder}/robot-memory.md.archive.jsonl cannot be read ' \
-        '(permissions)', files
-    assert files['private key'] == f'{key} cannot be read (permissions)', files
+    cannot_read = " cannot be read (permissions): give the node's user read permission"
+    assert files['database'] == \
+        f"{folder}/robot-memory.db is read-only: give the node's user write permission on it"
+    assert files['archive'] == f'{folder}/robot-memory.md.archive.jsonl{cannot_read}', files
+    assert files['private key'] == f'{key}{cannot_read}', files
     assert files['memory file'] == files['summaries'] == 'ok', files
     read_only = facts['read_only_folder']
     assert {read_only[what] for what in ('memory file', 'database', 'archive', 'summaries')} \
-        == {f'its folder {folder} is read-only'}, read_only
+        == {f"its folder {folder} is read-only: give the node's user write permission on it, "
+            'or mount its disk read-write'}, read_only
     unreadable = facts['unreadable_folder']
     assert {unreadable[what] for what in ('memory file', 'database', 'archive')} == \
-        {f'its folder {folder} cannot be searched (permissions)'}, unreadable
+        {f"its folder {folder} cannot be searched (permissions): give the node's user read "
+         'and search (r-x) permission on it'}, unreadable
     assert facts['size'] == 0  # cannot be looked at: no exception
     assert set(facts['back'].values()) == {'ok'}, facts['back']
 
@@ -262,7 +268,9 @@ def test_files_moved_to_a_full_disk_are_named_and_space_coming_back_is_seen(robo
             pass
     states = node_files.check_all(places(small_disk, key))
     full = {states[what] for what in ('memory file', 'database', 'archive', 'summaries')}
-    assert len(full) == 1 and full.pop().startswith(f'{small_disk}: the disk is full ('), states
+    [said] = full
+    assert said.startswith(f'{small_disk}: the disk is full (') and said.endswith(
+        ' bytes free): free space on it'), states
     assert states['private key'] == 'ok'  # only read: a full disk does not matter
     filler.unlink()
     assert set(node_files.check_all(places(small_disk, key)).values()) == {'ok'}
