@@ -43,6 +43,7 @@ class Place:
     folder: bool = False  # a folder the node writes files into, not a file
     write: bool = True  # the node writes it (else it only reads it)
     required: bool = False  # must exist now (else the node's first write creates it)
+    if_missing: str = 'put it back, or set the parameter that names it to where it is now'
 
 
 def _may(path: pathlib.Path, mode: int) -> bool:
@@ -112,8 +113,8 @@ def _file_problem(place: Place) -> Optional[str]:
     except OSError as error:
         return f'{path} cannot be looked at ({_reason(error)}): check its path'
     if not present:
-        return (f'{path} is missing (deleted or moved): put it back, or set the parameter that '
-                'names it to where it is now') if place.required else None
+        return f'{path} is missing (deleted or moved): {place.if_missing}' if place.required \
+            else None
     if not _may(path, os.R_OK):
         return f"{path} cannot be read (permissions): give the node's user read permission"
     if place.write and not _may(path, os.W_OK):

@@ -40,6 +40,10 @@ from robot_memory.ros.health import WARN
 
 LOSS_WARN_S = 600.0  # the evidence status stays WARN this long after evidence was lost
 NOT_COUNTED = 'not counted'  # lost_in_middleware where rclpy gives no publisher GID
+# The store keeps writing to the database it has open, whose file is gone.
+DATABASE_MISSING = ('the node still writes to the copy it has open, which is lost when it '
+                    'stops: restart the node soon (it starts a new database, and the next dream '
+                    'takes robot-memory.md in again)')
 
 
 class NodeHealth:
@@ -116,7 +120,8 @@ class NodeHealth:
         node = self.node
         target = self._written_to()
         places = [node_files.Place('memory file', target),
-                  node_files.Place('database', pathlib.Path(node.db_path), required=True),
+                  node_files.Place('database', pathlib.Path(node.db_path), required=True,
+                                   if_missing=DATABASE_MISSING),
                   node_files.Place('archive', side_file(target, ARCHIVE_SUFFIX)),
                   node_files.Place('summaries', target.parent, folder=True)]
         federation = node.settings.federation

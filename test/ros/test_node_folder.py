@@ -169,6 +169,11 @@ def test_a_memory_file_replaced_or_deleted_is_an_error_until_a_dream_writes_it_a
         back = wait_status(probe, node, 'memory file', lambda s: s['_level'] == 0)
         # Each entry is back, but those the dream pruned (the sample's dates are old).
         assert int(back['entries']) == int(entries) - len(again.pruned) and memory.exists()
+        (tmp_path / 'robot-memory.db').unlink()  # the database, open in the node, deleted
+        files = wait_status(probe, node, 'files', lambda s: s['_level'] == 2)
+        assert files['database'].startswith(f'{tmp_path}/robot-memory.db is missing (deleted or '
+                                            'moved): the node still writes to the copy it has '
+                                            'open'), files
     finally:
         assert node.stop() == 0, node.log()[-3000:]
 
