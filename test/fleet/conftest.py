@@ -1,0 +1,119 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Fixtures of the fleet tests: one PostgreSQL server per session, and a store URL of each dialect.
+
+The server is the OS's PostgreSQL (scripts/setup.sh installs it): ``initdb`` and ``pg_ctl``
+run as the ``postgres`` user when the tests run as root (initdb refuses root), on a data
+directory and a Unix-socket directory in a temporary directory, with no TCP listener
+(``listen_addresses=''``) on a port found free. Missing binaries fail the tests, never skip.
+"""
+
+import dataclasses
+import glob
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+
+import pytest
+
+from fleet_helpers import make_robots
+
+
+@dataclasses.dataclass(frozen=True)
+class PostgresServer:
+    """A running server: its socket directory and port."""
+
+    socket_dir: pathlib.Path
+    port: int
+
+    def url(self, database: str) -> str:
+        """Return the psycopg URL of ``database`` on this server."""
+        return f'postgresql://postgres@/{database}?host={self.socket_dir}&port={self.port}'
+
+
+def _binaries() -> pathlib.Path:
+    found = sorted(glob.glob('/usr/lib/postgresql/*/bin/initdb'))
+    if found:
+        return pathlib.Path(found[-1]).parent
+    initdb = shutil.which('initdb')
+    if initdb:
+        return pathlib.Path(initdb).parent
+    pytest.fail("PostgreSQL's initdb and pg_ctl are missing: run scripts/setup.sh as root (it "
+                'installs postgresql), or apt-get install postgresql')
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
+
+
+def _run(command: list) -> None:
+    done = subprocess.run([str(part) for part in command], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, f'{command[-1]} failed: {done.stdout}{done.stderr}'
+
+
+@pytest.fixture(scope='session')
+def postgres():
+    """Start one PostgreSQL server for the session; stop it and remove its files after."""
+    binaries = _binaries()
+    base = pathlib.Path(tempfile.mkdtemp(prefix='robot-memory-pg-'))
+    data, sockets = base / 'data', base / 'sock'
+    sockets.mkdir()
+    as_postgres = []
+    if os.geteuid() == 0:  # initdb refuses root: run the server as postgres, in its own dirs
+        as_postgres = ['runuser', '-u', 'postgres', '--']
+        for path in (base, sockets):
+            shutil.chown(path, 'postgres', 'postgres')
+    port = _free_port()
+    _run(as_postgres + [binaries / 'initdb', '-D', data, '-A', 'trust', '-U', 'postgres',
+                        '-E', 'UTF8', '--no-sync'])
+    _run(as_postgres + [binaries / 'pg_ctl', '-D', data, '-l', base / 'server.log', '-w',
+                        '-t', '60', '-o', f"-c listen_addresses='' -k {sockets} -p {port} "
+                        '-c fsync=off -c synchronous_commit=off', 'start'])
+    try:
+        yield PostgresServer(sockets, port)
+    finally:
+        _run(as_postgres + [binaries / 'pg_ctl', '-D', data, '-m', 'immediate', '-w', 'stop'])
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def new_database(server: PostgresServer) -> str:
+    """Create an empty database on ``server``; return its URL."""
+    import psycopg  # the fleet extra's: imported by the tests that use the server
+    name = f'fleet_{uuid.uuid4().hex[:12]}'
+    with psycopg.connect(server.url('postgres'), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE {name}')
+    return server.url(name)
+
+
+@pytest.fixture(params=['sqlite', 'postgresql'])
+def store_url(request, tmp_path):
+    """Return the URL of an empty fleet store: a SQLite file, then a PostgreSQL database."""
+    if request.param == 'sqlite':
+        return str(tmp_path / 'fleet.db')
+    return new_database(request.getfixturevalue('postgres'))
+
+
+@pytest.fixture
+def robots(tmp_path):
+    """Return three robots with key pairs, and the store's trust of them."""
+    return make_robots(tmp_path / 'keys')

@@ -1,0 +1,83 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Robots with key pairs and the envelopes they send, for the fleet tests."""
+
+import dataclasses
+import datetime as dt
+import pathlib
+
+from robot_memory.common.timeutil import UTC
+from robot_memory.federation.peer_context import FederationPolicy
+from robot_memory.federation.peer_context import generate_keypair
+from robot_memory.fleet.envelope import envelope_for
+from robot_memory.fleet.envelope import Provenance
+from robot_memory.fleet.envelope import Trust
+from robot_memory.rcan.schema import MemoryDocument
+from robot_memory.rcan.schema import MemoryEntry
+
+NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
+A, B, C = 'RRN-000000000005', 'RRN-000000000001', 'RRN-000000000007'
+ENCODER = 'Left wheel encoder intermittent under sustained load'
+LIDAR = 'Lidar dropouts near the loading bay'
+
+
+def entry(entry_id: str, text: str, count: int = 3, confidence: float = 0.9,
+          entry_type: str = 'hardware_observation', at: dt.datetime = NOW) -> MemoryEntry:
+    """Return an own entry last reinforced at ``at``."""
+    return MemoryEntry(id=entry_id, type=entry_type, text=text, confidence=confidence,
+                       first_seen=at - dt.timedelta(days=1), last_reinforced=at,
+                       observation_count=count, tags=['fleet'])
+
+
+@dataclasses.dataclass(frozen=True)
+class Robot:
+    """A robot of the tests: its RRN, key pair, site, model and firmware."""
+
+    rrn: str
+    private_key: pathlib.Path
+    public_key: pathlib.Path
+    site: str = 'depot-north'
+    model: str = 'rover-2'
+    firmware: str = '1.4.0'
+
+    def envelope(self, entries, dream_id: int, at: dt.datetime = NOW, **provenance) -> bytes:
+        """Return the sealed envelope of ``entries`` made by dream ``dream_id`` at ``at``."""
+        fields = {'site': self.site, 'model': self.model, 'firmware': self.firmware}
+        fields.update(provenance)
+        document = MemoryDocument(rrn=self.rrn, last_updated=at, entries=list(entries))
+        policy = FederationPolicy(private_key_path=self.private_key, max_entries=100)
+        return envelope_for(document, at, policy, Provenance(dream_id=dream_id, **fields))
+
+
+@dataclasses.dataclass(frozen=True)
+class Robots:
+    """Three robots (a, b, c) and a store's trust of all three."""
+
+    a: Robot
+    b: Robot
+    c: Robot
+    trust: Trust
+
+
+def make_robots(directory: pathlib.Path) -> Robots:
+    """Make key pairs for three robots in ``directory``; return them and the trust."""
+    made = []
+    for rrn, site, model, firmware in ((A, 'depot-north', 'rover-2', '1.4.0'),
+                                       (B, 'depot-north', 'rover-2', '1.5.0'),
+                                       (C, 'depot-south', 'lifter-1', '1.4.0')):
+        private, public = directory / f'{rrn}.pem', directory / f'{rrn}.pub'
+        generate_keypair(private, public)
+        made.append(Robot(rrn, private, public, site, model, firmware))
+    return Robots(*made, Trust({robot.rrn: robot.public_key for robot in made}))

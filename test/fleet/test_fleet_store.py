@@ -1,0 +1,153 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The fleet store on SQLite and on a real PostgreSQL server: keep, deduplicate, refuse, report."""
+
+import datetime as dt
+
+import pytest
+
+from fleet_helpers import A
+from fleet_helpers import B
+from fleet_helpers import C
+from fleet_helpers import ENCODER
+from fleet_helpers import entry
+from fleet_helpers import LIDAR
+from fleet_helpers import NOW
+from robot_memory.fleet.report import build_report
+from robot_memory.fleet.report import format_report
+from robot_memory.fleet.store import FleetStore
+from robot_memory.fleet.store import MIGRATIONS
+
+HOUR = dt.timedelta(hours=1)
+DAY = dt.timedelta(days=1)
+
+
+def _receive(store, robot, raw, at=NOW):
+    return store.receive(raw, robot.site, robot.rrn, at)
+
+
+@pytest.fixture
+def store(store_url, robots):
+    with FleetStore(store_url, robots.trust) as opened:
+        yield opened
+
+
+def test_a_payload_is_kept_with_its_provenance(store, robots):
+    ack = _receive(store, robots.a, robots.a.envelope([entry('mem-enc00001', ENCODER)], 7))
+    assert (ack.status, ack.rrn, ack.dream_id) == ('stored', A, 7)
+    [kept] = store.entries(A)
+    assert (kept['entry_id'], kept['text'], kept['status']) == ('mem-enc00001', ENCODER, 'active')
+    assert (kept['site'], kept['model'], kept['firmware']) == ('depot-north', 'rover-2', '1.4.0')
+    assert kept['last_dream'] == 7 and kept['sent_at'] == NOW.timestamp()
+    assert len(kept['payload_signature']) == 88  # base64 of 64 bytes
+    assert [robot['rrn'] for robot in store.robots()] == [A]
+
+
+def test_redelivery_of_a_dream_is_acknowledged_and_never_counted_twice(store, robots):
+    raw = robots.a.envelope([entry('mem-enc00001', ENCODER)], 7)
+    assert _receive(store, robots.a, raw).status == 'stored'
+    again = _receive(store, robots.a, raw, NOW + HOUR)
+    assert (again.status, again.acknowledged) == ('duplicate', True)
+    later = robots.a.envelope([entry('mem-enc00001', ENCODER, count=9)], 7, at=NOW + HOUR)
+    assert _receive(store, robots.a, later, NOW + HOUR).status == 'duplicate'
+    assert store.dream_count(A) == 1
+    [kept] = store.entries(A)
+    assert kept['observation_count'] == 3 and kept['reinforced_at'] is None
+    assert sum(store.refusals().values()) == 0
+
+
+def test_an_older_payload_is_refused_as_replayed_and_counted(store, robots):
+    new = robots.a.envelope([entry('mem-enc00001', ENCODER, count=5)], 8, at=NOW)
+    old = robots.a.envelope([entry('mem-enc00001', ENCODER, count=3)], 7, at=NOW - HOUR)
+    assert _receive(store, robots.a, new).status == 'stored'
+    ack = _receive(store, robots.a, old)
+    assert (ack.status, ack.reason) == ('refused', 'replayed')
+    assert 'not after the newest payload kept' in ack.message
+    assert store.entries(A)[0]['observation_count'] == 5
+    assert store.refusals()['replayed'] == 1
+
+
+def test_every_refusal_is_counted_by_reason_and_shown_by_the_report(store, robots):
+    good = robots.a.envelope([entry('mem-enc00001', ENCODER)], 1)
+    _receive(store, robots.a, b'not json')
+    store.receive(good, 'depot-north', B, NOW)
+    store.receive(good, 'depot-north', B, NOW)
+    assert store.refusals() == {'unsigned': 0, 'forged': 0, 'replayed': 0, 'unknown_robot': 0,
+                                'wrong_key': 2, 'oversized': 0, 'malformed': 1}
+    assert store.robots() == []
+    text = format_report(build_report(store, NOW))
+    assert 'Refused payloads: unsigned 0, forged 0, replayed 0, unknown_robot 0, wrong_key 2' \
+        in text
+    assert 'wrong_key: published under a key expression naming another robot' in text
+
+
+def test_migrations_are_recorded_once_and_reopening_changes_nothing(store_url, robots):
+    with FleetStore(store_url, robots.trust) as store:
+        _receive(store, robots.a, robots.a.envelope([entry('mem-enc00001', ENCODER)], 1))
+    with FleetStore(store_url, robots.trust) as store:
+        names = [row['name'] for row in store.db.rows('SELECT name FROM fleet_migrations')]
+        assert names == [name for name, _ in MIGRATIONS]
+        assert store.dream_count() == 1
+
+
+def test_dreams_older_than_the_retention_are_deleted_and_entries_stay(store_url, robots):
+    with FleetStore(store_url, robots.trust, retention_days=2.0) as store:
+        _receive(store, robots.a, robots.a.envelope([entry('mem-enc00001', ENCODER)], 1))
+        later = NOW + 3 * DAY
+        _receive(store, robots.a, robots.a.envelope(
+            [entry('mem-enc00001', ENCODER, count=4, at=later)], 2, at=later), later)
+        assert [row['dream_id'] for row in store.db.rows('SELECT dream_id FROM fleet_dreams')] \
+            == [2]
+        assert store.db.value('SELECT count(*) FROM fleet_dream_entries WHERE dream_id = 1') == 0
+        assert store.entries(A)[0]['observation_count'] == 4
+
+
+def _fleet_week(store, robots):
+    """Give A encoder and lidar, B the encoder it later resolves, C the encoder reinforced."""
+    start = NOW - 6 * DAY
+    lidar = entry('mem-lidar001', LIDAR, entry_type='environment_note', at=start)
+    for robot in (robots.a, robots.b, robots.c):
+        _receive(store, robot, robot.envelope(
+            [entry('mem-enc00001', ENCODER, at=start)] + [lidar] * (robot is robots.a), 1,
+            at=start), start)
+    _receive(store, robots.b, robots.b.envelope([], 2, at=NOW - DAY), NOW - DAY)
+    _receive(store, robots.c, robots.c.envelope(
+        [entry('mem-enc00001', ENCODER, count=6, at=NOW - HOUR)], 2, at=NOW - HOUR),
+        NOW - HOUR)
+
+
+def test_the_report_rolls_up_faults_silence_the_week_and_disagreements(store, robots):
+    _fleet_week(store, robots)
+    report = build_report(store, NOW, days=7, silent_after_s=36 * 3600)
+    [fault] = report['same_fault']
+    assert (fault['text'], fault['robots'], fault['count']) == (ENCODER, [A, C], 2)
+    assert fault['by_model'] == {'lifter-1': 1, 'rover-2': 1}
+    assert fault['by_firmware'] == {'1.4.0': 2}
+    assert fault['by_site'] == {'depot-north': 1, 'depot-south': 1}
+    assert report['silent'] == [A]  # heard six days ago; B a day ago, C an hour ago
+    week = report['week']
+    assert sorted((item['rrn'], item['text']) for item in week['learned']) == sorted(
+        [(A, ENCODER), (A, LIDAR), (B, ENCODER), (C, ENCODER)])
+    assert [(item['rrn'], item['text']) for item in week['reinforced']] == [(C, ENCODER)]
+    assert [(item['rrn'], item['text']) for item in week['resolved']] == [(B, ENCODER)]
+    [disagreement] = report['disagreements']
+    assert disagreement['resolved_by'] == [B] and disagreement['still_seen_by'] == [A, C]
+    text = format_report(report)
+    assert f'2 robots  [{fault["signature"]}] {ENCODER}' in text
+    assert f'resolved by {B}; still seen by {A}, {C}' in text
+    assert f'Silent longer than 36 h: {A}' in text
+    # a week later nothing of it is "this week" any more
+    assert build_report(store, NOW + 8 * DAY)['week'] == {'learned': [], 'reinforced': [],
+                                                          'resolved': []}
