@@ -26,13 +26,13 @@ import glob
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
 
 import pytest
 
+from fleet_helpers import free_port
 from fleet_helpers import make_robots
 
 
@@ -59,12 +59,6 @@ def _binaries() -> pathlib.Path:
                 'installs postgresql), or apt-get install postgresql')
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(('127.0.0.1', 0))
-        return probe.getsockname()[1]
-
-
 def _run(command: list) -> None:
     done = subprocess.run([str(part) for part in command], capture_output=True, text=True,
                           timeout=120)
@@ -83,7 +77,7 @@ def postgres():
         as_postgres = ['runuser', '-u', 'postgres', '--']
         for path in (base, sockets):
             shutil.chown(path, 'postgres', 'postgres')
-    port = _free_port()
+    port = free_port()
     _run(as_postgres + [binaries / 'initdb', '-D', data, '-A', 'trust', '-U', 'postgres',
                         '-E', 'UTF8', '--no-sync'])
     _run(as_postgres + [binaries / 'pg_ctl', '-D', data, '-l', base / 'server.log', '-w',

@@ -1,0 +1,155 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Robots and the fleet store on Zenoh, for real: a router and the store as child processes.
+
+``robot-memory fleet push`` runs in the test's process (a Zenoh client), through the router,
+to ``robot-memory fleet serve`` (its own router session, connected to the site's router), on
+SQLite and on PostgreSQL.
+"""
+
+import datetime as dt
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from fleet_helpers import A
+from fleet_helpers import B
+from fleet_helpers import Child
+from fleet_helpers import ENCODER
+from fleet_helpers import entry
+from fleet_helpers import free_port
+from fleet_helpers import write_config
+from fleet_helpers import write_memory
+from processes import child_env
+from robot_memory.cli.main import main
+from robot_memory.common.timeutil import UTC
+from robot_memory.fleet import keys
+from robot_memory.fleet.outbox import Outbox
+from robot_memory.fleet.outbox import outbox_path
+from robot_memory.fleet.transport import open_session
+
+
+def _get_json(session, key: str, timeout_s: float = 2.0):
+    for reply in session.get(key, timeout=timeout_s):
+        if reply.ok is not None:
+            return json.loads(reply.ok.payload.to_bytes())
+    return None
+
+
+def _until(check, what: str, timeout_s: float = 30.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    pytest.fail(f'{what} within {timeout_s:g} s')
+
+
+@pytest.fixture
+def router():
+    endpoint = f'tcp/127.0.0.1:{free_port()}'
+    child = Child(['-m', 'robot_memory.fleet.router', '--listen', endpoint], child_env(),
+                  'router listening')
+    yield endpoint
+    assert child.stop() == 0
+
+
+@pytest.fixture
+def robot_a(tmp_path, robots):
+    """Robot A's memory file with one entry, its parameters file, and a dream."""
+    memory = tmp_path / 'robot-memory.md'
+    now = dt.datetime.now(UTC)
+    write_memory(memory, A, [entry('mem-enc00001', ENCODER, at=now - dt.timedelta(hours=1))],
+                 now)
+    config = write_config(tmp_path / 'params.yaml', A, robots.a.private_key)
+    return memory, config
+
+
+def _dream(memory, capsys) -> None:
+    assert main(['dream', '--file', str(memory)]) == 0
+    capsys.readouterr()
+
+
+def _push(memory, config, endpoint, capsys) -> tuple:
+    code = main(['fleet', 'push', '--file', str(memory), '--config', str(config), '--connect',
+                 endpoint, '--site', 'depot-north', '--model', 'rover-2', '--firmware',
+                 '1.4.0', '--timeout', '5'])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_robot_pushes_through_a_router_and_catches_up_after_the_link_drops(
+        tmp_path, robots, store_url, router, robot_a, capsys):
+    memory, config = robot_a
+    for dream in (1, 2):  # two dreams while no fleet store answers
+        _dream(memory, capsys)
+        code, out, err = _push(memory, config, router, capsys)
+        assert code == 1 and f'dream {dream} not delivered, no fleet store answered' in err
+    assert Outbox(outbox_path(memory)).counts()['pending'] == 2
+    listing = tmp_path / 'robots.txt'
+    listing.write_text(f'{A}={robots.a.public_key}\n{B}={robots.b.public_key}\n')
+    store = Child(['-m', 'robot_memory.cli.main', 'fleet', 'serve', '--store', store_url,
+                   '--listen', f'tcp/127.0.0.1:{free_port()}', '--connect', router,
+                   '--robots', str(listing)], child_env(), 'fleet serve: store')
+    session = open_session('client', connect=[router])
+    try:
+        _until(lambda: _get_json(session, keys.REPORT), 'the store answered no report query')
+        code, out, err = _push(memory, config, router, capsys)
+        assert (code, err) == (0, '')
+        assert 'dream 2 acknowledged (stored); 1 older payloads superseded by it' in out
+        assert Outbox(outbox_path(memory)).counts() == {'pending': 0, 'acked': 1,
+                                                        'superseded': 1}
+        code, out, err = _push(memory, config, router, capsys)
+        assert 'dream 2 was delivered before' in out and 'nothing waits' in out
+        entries = _get_json(session, keys.robot_key(A))['entries']
+        assert [(row['text'], row['last_dream'], row['site']) for row in entries] == [
+            (ENCODER, 2, 'depot-north')]
+        # someone publishes A's payload under B's key: refused and counted
+        raw = robots.a.envelope([entry('mem-enc00001', ENCODER)], 3,
+                                at=dt.datetime.now(UTC))
+        session.put(keys.payload_key('depot-north', B), raw)
+        report = _until(lambda: (lambda found: found if found and found['refusals'][
+            'wrong_key'] else None)(_get_json(session, keys.REPORT)),
+            'the store counted no wrong_key refusal')
+        assert report['dreams_kept'] == 1
+    finally:
+        session.close()
+        assert store.stop() == 0
+    assert main(['fleet', 'report', '--store', store_url, '--json']) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [robot['rrn'] for robot in report['robots']] == [A]
+    assert report['refusals']['wrong_key'] == 1
+    assert store.wait_for('wrong_key')
+
+
+def test_no_command_but_fleet_imports_zenoh_or_psycopg(tmp_path, robots):
+    memory = tmp_path / 'robot-memory.md'
+    write_memory(memory, A, [entry('mem-enc00001', ENCODER)], dt.datetime.now(UTC))
+    script = (
+        'import sys\n'
+        'from robot_memory.cli.main import main\n'
+        f'assert main(["show", "--file", {str(memory)!r}]) == 0\n'
+        f'assert main(["dream", "--file", {str(memory)!r}]) == 0\n'
+        f'assert main(["fleet", "report", "--store", {str(tmp_path / "fleet.db")!r}]) == 0\n'
+        'print(sorted(name for name in ("zenoh", "psycopg") if name in sys.modules))\n')
+    done = subprocess.run([sys.executable, '-c', script], env=child_env(), text=True,
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == '[]'
