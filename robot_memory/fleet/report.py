@@ -86,7 +86,7 @@ def _week(entries: list, since: float) -> dict:
 
 def _disagreements(entries: list) -> list:
     groups: dict = collections.defaultdict(lambda: {'active': set(), 'resolved': set()})
-    texts = {}
+    texts: dict = {}
     for row in entries:
         groups[row['signature']][row['status']].add(row['rrn'])
         texts.setdefault(row['signature'], row['text'])
