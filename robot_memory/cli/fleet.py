@@ -133,6 +133,7 @@ def cmd_push(args, memory) -> int:
     from robot_memory.fleet.envelope import Provenance
     from robot_memory.fleet.outbox import Outbox
     from robot_memory.fleet.outbox import outbox_path
+    from robot_memory.fleet.refusals import FleetError
     from robot_memory.fleet.transport import deliver
     from robot_memory.fleet.transport import open_session
     if not args.config:
@@ -153,7 +154,11 @@ def cmd_push(args, memory) -> int:
                             configured.lifecycle)
     with Outbox(outbox_path(memory.path)) as outbox:
         print(f'fleet push: {outbox.add(dream_id, document.rrn, args.site, envelope, now)}')
-        session = open_session('client', connect=args.connect)
+        try:
+            session = open_session('client', connect=args.connect)
+        except FleetError as error:
+            raise FleetError(f'{error}; {outbox.counts()["pending"]} payloads wait in '
+                             f'{outbox.path} and go with the next push') from None
         try:
             done = deliver(session, outbox, now, args.timeout)
         finally:

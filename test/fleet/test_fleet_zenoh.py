@@ -30,6 +30,7 @@ import pytest
 
 from fleet_helpers import A
 from fleet_helpers import B
+from fleet_helpers import C
 from fleet_helpers import Child
 from fleet_helpers import ENCODER
 from fleet_helpers import entry
@@ -118,6 +119,18 @@ def test_a_robot_pushes_through_a_router_and_catches_up_after_the_link_drops(
                                                         'superseded': 1}
         code, out, err = _push(memory, config, router, capsys)
         assert 'dream 2 was delivered before' in out and 'nothing waits' in out
+        # a robot the store does not know is refused, told why, and keeps its payload
+        other = tmp_path / 'c'
+        other.mkdir()
+        write_memory(other / 'robot-memory.md', C, [entry('mem-enc00001', ENCODER)],
+                     dt.datetime.now(UTC))
+        _dream(other / 'robot-memory.md', capsys)
+        code, out, err = _push(other / 'robot-memory.md',
+                               write_config(other / 'params.yaml', C, robots.c.private_key),
+                               router, capsys)
+        assert code == 1 and 'not delivered, refused (unknown_robot)' in err
+        assert "add 'RRN=path of its public key' to the store's --robots file" in err
+        assert Outbox(outbox_path(other / 'robot-memory.md')).counts()['pending'] == 1
         entries = _get_json(session, keys.robot_key(A))['entries']
         assert [(row['text'], row['last_dream'], row['site']) for row in entries] == [
             (ENCODER, 2, 'depot-north')]
@@ -135,7 +148,7 @@ def test_a_robot_pushes_through_a_router_and_catches_up_after_the_link_drops(
     assert main(['fleet', 'report', '--store', store_url, '--json']) == 0
     report = json.loads(capsys.readouterr().out)
     assert [robot['rrn'] for robot in report['robots']] == [A]
-    assert report['refusals']['wrong_key'] == 1
+    assert (report['refusals']['wrong_key'], report['refusals']['unknown_robot']) == (1, 1)
     assert store.wait_for('wrong_key')
 
 

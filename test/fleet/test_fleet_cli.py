@@ -1,0 +1,87 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""``robot-memory fleet`` refuses what it cannot send, before anything is queued or sent."""
+
+import datetime as dt
+
+from fleet_helpers import A
+from fleet_helpers import B
+from fleet_helpers import ENCODER
+from fleet_helpers import entry
+from fleet_helpers import write_config
+from fleet_helpers import write_memory
+from robot_memory.cli.main import main
+from robot_memory.common.timeutil import UTC
+from robot_memory.fleet.outbox import outbox_path
+
+PUSH = ['fleet', 'push', '--connect', 'tcp/127.0.0.1:9', '--site', 'depot-north']
+
+
+def _memory(tmp_path, rrn=A):
+    memory = tmp_path / 'robot-memory.md'
+    write_memory(memory, rrn, [entry('mem-enc00001', ENCODER)], dt.datetime.now(UTC))
+    return memory
+
+
+def test_push_needs_the_nodes_parameters_and_a_signing_key(tmp_path, robots, capsys):
+    memory = _memory(tmp_path)
+    assert main(PUSH + ['--file', str(memory)]) == 1
+    assert "give --config: the robot's RRN and signing key" in capsys.readouterr().err
+    unsigned = tmp_path / 'unsigned.yaml'
+    unsigned.write_text(f'/**:\n  ros__parameters:\n    rrn: "{A}"\n', encoding='utf-8')
+    assert main(['dream', '--file', str(memory)]) == 0
+    capsys.readouterr()
+    assert main(PUSH + ['--file', str(memory), '--config', str(unsigned)]) == 1
+    err = capsys.readouterr().err
+    assert 'signed end to end, and no signing key is set' in err
+    assert 'federation.private_key_path' in err
+    assert not outbox_path(memory).exists()
+
+
+def test_push_refuses_another_robots_file_and_a_memory_without_a_dream(tmp_path, robots,
+                                                                        capsys):
+    memory = _memory(tmp_path)
+    config = write_config(tmp_path / 'params.yaml', A, robots.a.private_key)
+    assert main(PUSH + ['--file', str(memory), '--config', str(config)]) == 1
+    assert 'no dream is recorded for' in capsys.readouterr().err
+    other = write_config(tmp_path / 'b.yaml', B, robots.b.private_key)
+    assert main(PUSH + ['--file', str(memory), '--config', str(other)]) == 1
+    assert f'belongs to {A}, but --config names {B}' in capsys.readouterr().err
+    assert not outbox_path(memory).exists()
+
+
+def test_push_keeps_the_payload_when_no_router_answers(tmp_path, robots, capsys):
+    memory = _memory(tmp_path)
+    config = write_config(tmp_path / 'params.yaml', A, robots.a.private_key)
+    assert main(['dream', '--file', str(memory)]) == 0
+    capsys.readouterr()
+    assert main(PUSH + ['--file', str(memory), '--config', str(config)]) == 1
+    out, err = capsys.readouterr()
+    assert 'fleet push: dream 1 queued' in out
+    assert 'cannot open a Zenoh client session (connect to tcp/127.0.0.1:9)' in err
+    assert f'1 payloads wait in {outbox_path(memory)} and go with the next push' in err
+    assert outbox_path(memory).exists()
+
+
+def test_serve_refuses_a_bad_robots_file_and_a_missing_store_directory(tmp_path, capsys):
+    listing = tmp_path / 'robots.txt'
+    listing.write_text(f'{A}\n', encoding='utf-8')
+    serve = ['fleet', 'serve', '--listen', 'tcp/127.0.0.1:9', '--robots', str(listing)]
+    assert main(serve + ['--store', str(tmp_path / 'fleet.db')]) == 1
+    assert 'robots.txt:1:' in capsys.readouterr().err
+    listing.write_text('', encoding='utf-8')
+    assert main(serve + ['--store', str(tmp_path / 'nowhere' / 'fleet.db')]) == 1
+    assert 'nowhere does not exist, so the fleet store fleet.db cannot be made there' in \
+        capsys.readouterr().err
