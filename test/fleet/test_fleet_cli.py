@@ -50,8 +50,8 @@ def test_push_needs_the_nodes_parameters_and_a_signing_key(tmp_path, robots, cap
     assert not outbox_path(memory).exists()
 
 
-def test_push_refuses_another_robots_file_and_a_memory_without_a_dream(tmp_path, robots,
-                                                                        capsys):
+def test_push_refuses_another_robots_file_and_a_memory_without_a_dream(
+        tmp_path, robots, capsys):
     memory = _memory(tmp_path)
     config = write_config(tmp_path / 'params.yaml', A, robots.a.private_key)
     assert main(PUSH + ['--file', str(memory), '--config', str(config)]) == 1
