@@ -126,6 +126,22 @@ def declare_presence(session, site: str, rrn: str):
     return session.liveliness().declare_token(keys.alive_key(site, rrn))
 
 
+def answer_payload(session, site: str, rrn: str, latest: Callable[[], Optional[bytes]]):
+    """
+    Answer queries on the robot's payload key with ``latest()`` (its newest sealed envelope).
+
+    Nothing is answered while ``latest()`` returns None (no dream yet). Keep the returned
+    queryable while the robot runs.
+    """
+    key = keys.payload_key(site, rrn)
+
+    def answer(query) -> None:
+        envelope = latest()
+        if envelope is not None:
+            query.reply(key, envelope)
+    return session.declare_queryable(key, answer)
+
+
 class StoreServer:
     """The fleet store on Zenoh: the payload subscriber and the ingest, report, robot queryables."""
 

@@ -42,7 +42,10 @@ from robot_memory.cli.main import main
 from robot_memory.common.timeutil import UTC
 from robot_memory.fleet import keys
 from robot_memory.fleet.outbox import Outbox
+from robot_memory.fleet.envelope import open_envelope
 from robot_memory.fleet.outbox import outbox_path
+from robot_memory.fleet.transport import answer_payload
+from robot_memory.fleet.transport import declare_presence
 from robot_memory.fleet.transport import open_session
 
 
@@ -150,6 +153,34 @@ def test_a_robot_pushes_through_a_router_and_catches_up_after_the_link_drops(
     assert [robot['rrn'] for robot in report['robots']] == [A]
     assert (report['refusals']['wrong_key'], report['refusals']['unknown_robot']) == (1, 1)
     assert store.wait_for('wrong_key')
+
+
+def test_a_robot_answers_queries_for_its_payload_and_shows_it_is_alive(router, robots):
+    now = dt.datetime.now(UTC)
+    sealed = robots.a.envelope([entry('mem-enc00001', ENCODER, at=now)], 4, at=now)
+    robot = open_session('client', connect=[router])
+    reader = open_session('client', connect=[router])
+    try:
+        token = declare_presence(robot, 'depot-north', A)
+        queryable = answer_payload(robot, 'depot-north', A, lambda: sealed)
+
+        def alive():
+            return [str(reply.ok.key_expr) for reply in reader.liveliness().get(
+                'robot-memory/fleet/depot-north/*/alive', timeout=2.0) if reply.ok]
+        assert _until(alive, 'no liveliness token') == [keys.alive_key('depot-north', A)]
+
+        def answered():
+            return [reply.ok.payload.to_bytes() for reply in reader.get(
+                keys.payload_key('depot-north', A), timeout=2.0) if reply.ok]
+        [raw] = _until(answered, 'no payload answered')
+        opened = open_envelope(raw, 'depot-north', A, robots.trust, now)
+        assert (opened.provenance.dream_id, opened.payload.entries[0].text) == (4, ENCODER)
+        token.undeclare()
+        queryable.undeclare()
+        _until(lambda: not alive(), 'the token outlived its undeclaration')
+    finally:
+        robot.close()
+        reader.close()
 
 
 def test_no_command_but_fleet_imports_zenoh_or_psycopg(tmp_path, robots):
