@@ -41,8 +41,8 @@ from processes import child_env
 from robot_memory.cli.main import main
 from robot_memory.common.timeutil import UTC
 from robot_memory.fleet import keys
-from robot_memory.fleet.outbox import Outbox
 from robot_memory.fleet.envelope import open_envelope
+from robot_memory.fleet.outbox import Outbox
 from robot_memory.fleet.outbox import outbox_path
 from robot_memory.fleet.transport import answer_payload
 from robot_memory.fleet.transport import declare_presence
