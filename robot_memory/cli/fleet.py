@@ -24,7 +24,6 @@ import datetime as dt
 import json
 import pathlib
 import signal
-import sqlite3
 import sys
 import threading
 from typing import Optional
@@ -110,6 +109,7 @@ def _now(args) -> dt.datetime:
 
 def _last_dream(path: pathlib.Path) -> Optional[int]:
     """Return the id of the last dream in the evidence database, None when there is none."""
+    import sqlite3  # on use: robot-memory --help and show do not pay for it
     if not path.exists():
         return None
     try:  # read-only: a push never changes the evidence database
