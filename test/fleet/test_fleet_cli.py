@@ -26,6 +26,9 @@ from robot_memory.cli.main import main
 from robot_memory.common.timeutil import UTC
 from robot_memory.fleet.outbox import outbox_path
 
+# the fleet's fixtures: robots with keys, store_url (SQLite, PostgreSQL)
+pytest_plugins = ('fleet_fixtures',)
+
 PUSH = ['fleet', 'push', '--connect', 'tcp/127.0.0.1:9', '--site', 'depot-north']
 
 

@@ -32,6 +32,9 @@ from robot_memory.fleet.envelope import Trust
 from robot_memory.fleet.refusals import FleetError
 from robot_memory.fleet.refusals import Refused
 
+# the fleet's fixtures: robots with keys, store_url (SQLite, PostgreSQL)
+pytest_plugins = ('fleet_fixtures',)
+
 
 def _sealed(robots, dream_id=3, **provenance):
     return robots.a.envelope([entry('mem-enc00001', ENCODER)], dream_id, **provenance)

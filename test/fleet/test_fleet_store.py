@@ -30,6 +30,9 @@ from robot_memory.fleet.report import format_report
 from robot_memory.fleet.store import FleetStore
 from robot_memory.fleet.store import MIGRATIONS
 
+# the fleet's fixtures: robots with keys, store_url (SQLite, PostgreSQL)
+pytest_plugins = ('fleet_fixtures',)
+
 HOUR = dt.timedelta(hours=1)
 DAY = dt.timedelta(days=1)
 

@@ -48,6 +48,9 @@ from robot_memory.fleet.transport import answer_payload
 from robot_memory.fleet.transport import declare_presence
 from robot_memory.fleet.transport import open_session
 
+# the fleet's fixtures: robots with keys, store_url (SQLite, PostgreSQL)
+pytest_plugins = ('fleet_fixtures',)
+
 
 def _get_json(session, key: str, timeout_s: float = 2.0):
     for reply in session.get(key, timeout=timeout_s):

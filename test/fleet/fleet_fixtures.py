@@ -19,6 +19,11 @@ The server is the OS's PostgreSQL (scripts/setup.sh installs it): ``initdb`` and
 run as the ``postgres`` user when the tests run as root (initdb refuses root), on a data
 directory and a Unix-socket directory in a temporary directory, with no TCP listener
 (``listen_addresses=''``) on a port found free. Missing binaries fail the tests, never skip.
+
+A test module names this plugin (``pytest_plugins = ('fleet_fixtures',)``), so the fixtures,
+registered once, are shared by every module: one server for the session. Not a conftest.py:
+a second module named ``conftest`` would replace test/conftest.py's for the modules that
+import from it.
 """
 
 import dataclasses
