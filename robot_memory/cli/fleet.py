@@ -42,7 +42,7 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _days(text: str) -> float:
+def _amount(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -83,7 +83,7 @@ def add_commands(subparsers, common_parents) -> None:
                        help="sites' routers to connect to (repeatable)")
     serve.add_argument('--robots', required=True, metavar='FILE',
                        help='allowed robots: lines "RRN=path of its Ed25519 public key (PEM)"')
-    serve.add_argument('--retention-days', type=_days, default=90.0,
+    serve.add_argument('--retention-days', type=_amount, default=90.0,
                        help="days a robot's dreams are kept (default 90); current entries stay")
     serve.add_argument('--max-bytes', type=int, default=1024 * 1024,
                        help='largest payload accepted, in bytes (default 1048576)')
@@ -92,10 +92,10 @@ def add_commands(subparsers, common_parents) -> None:
     report.add_argument('--store', required=True, metavar='URL',
                         help='postgresql://user@host:port/database, or a SQLite file')
     report.add_argument('--json', action='store_true', help='print the report as JSON')
-    report.add_argument('--days', type=_days, default=7.0,
+    report.add_argument('--days', type=_amount, default=7.0,
                         help='what was learned, reinforced and resolved in these days '
                              '(default 7)')
-    report.add_argument('--silent-hours', type=float, default=36.0,
+    report.add_argument('--silent-hours', type=_amount, default=36.0,
                         help='a robot not heard from for longer is silent (default 36)')
     report.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                         help='report as of this moment instead of now')
