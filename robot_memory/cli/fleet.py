@@ -30,6 +30,7 @@ from typing import Optional
 
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
+from robot_memory.fleet.options import add_tls_options
 
 
 def _seconds(text: str) -> float:
@@ -50,6 +51,11 @@ def _amount(text: str) -> float:
     if not 0 < value <= 36_500:
         raise argparse.ArgumentTypeError('must be more than 0 and at most 36500')
     return value
+
+
+def _tls(args):
+    from robot_memory.fleet.transport import tls_files  # a fleet command's import: see push
+    return tls_files(args.tls_ca, args.tls_cert, args.tls_key)
 
 
 def add_commands(subparsers, common_parents) -> None:
@@ -101,6 +107,8 @@ def add_commands(subparsers, common_parents) -> None:
                         help='report as of this moment instead of now')
     for parser in (serve, report):
         parser.set_defaults(file=None, config=None)
+    add_tls_options(push, 'robot')
+    add_tls_options(serve, 'store')
 
 
 def _now(args) -> dt.datetime:
@@ -155,7 +163,7 @@ def cmd_push(args, memory) -> int:
     with Outbox(outbox_path(memory.path)) as outbox:
         print(f'fleet push: {outbox.add(dream_id, document.rrn, args.site, envelope, now)}')
         try:
-            session = open_session('client', connect=args.connect)
+            session = open_session('client', connect=args.connect, tls=_tls(args))
         except FleetError as error:
             raise FleetError(f'{error}; {outbox.counts()["pending"]} payloads wait in '
                              f'{outbox.path} and go with the next push') from None
@@ -202,7 +210,7 @@ def cmd_serve(args, memory) -> int:
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, lambda *_: stop.set())
     with FleetStore(args.store, _trust(args), args.retention_days) as store:
-        session = open_session('router', args.listen, args.connect)
+        session = open_session('router', args.listen, args.connect, _tls(args))
         try:
             server = StoreServer(session, store, lambda: dt.datetime.now(UTC),
                                  lambda line: print(line, flush=True))

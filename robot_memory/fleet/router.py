@@ -16,6 +16,7 @@
 A Zenoh router for a site gateway or a test: ``python -m robot_memory.fleet.router``.
 
     python -m robot_memory.fleet.router --listen tcp/0.0.0.0:7447 [--connect tcp/HOST:7447]
+        [--tls-ca CA.pem --tls-cert ROUTER.pem --tls-key ROUTER.key]   (tls/ endpoints)
 
 It routes between the robots of a site (clients that connect to it), other sites' routers
 and the fleet store, until SIGINT or SIGTERM. ``zenohd`` does the same where it is installed;
@@ -28,8 +29,10 @@ import sys
 import threading
 
 from robot_memory.errors import MissingExtra
+from robot_memory.fleet.options import add_tls_options
 from robot_memory.fleet.refusals import FleetError
 from robot_memory.fleet.transport import open_session
+from robot_memory.fleet.transport import tls_files
 from robot_memory.fleet.transport import wait_for_stop
 
 
@@ -42,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--connect', action='append', default=[], metavar='ENDPOINT',
                         help="another router to connect to, e.g. the fleet store's "
                              'tcp/store.example:7447 (repeatable)')
+    add_tls_options(parser, 'router')
     return parser
 
 
@@ -52,7 +56,8 @@ def main(argv=None) -> int:
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, lambda *_: stop.set())
     try:
-        session = open_session('router', args.listen, args.connect)
+        session = open_session('router', args.listen, args.connect,
+                               tls_files(args.tls_ca, args.tls_cert, args.tls_key))
     except (FleetError, MissingExtra) as error:
         print(f'robot_memory.fleet.router: {error}', file=sys.stderr)
         return 1

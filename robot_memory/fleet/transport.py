@@ -23,6 +23,7 @@ endpoints it is given (a site's router, the store), never whatever answers on th
 import dataclasses
 import datetime as dt
 import json
+import pathlib
 import threading
 from typing import Any
 from typing import Callable
@@ -48,28 +49,73 @@ def zenoh_module():
     return zenoh
 
 
-def session_config(mode: str, listen=(), connect=()) -> dict:
-    """Return a Zenoh session's configuration: mode, endpoints, no multicast scouting."""
+@dataclasses.dataclass(frozen=True)
+class TlsFiles:
+    """
+    Mutual TLS on ``tls/`` endpoints: the fleet's CA, and this node's certificate and key (PEM).
+
+    Every router, store and robot presents a certificate the fleet's CA signed and accepts
+    only peers that do; a listener's certificate must name the host the others connect to.
+    """
+
+    ca: pathlib.Path
+    certificate: pathlib.Path
+    key: pathlib.Path
+
+    def __post_init__(self):
+        for path, option in ((self.ca, '--tls-ca'), (self.certificate, '--tls-cert'),
+                             (self.key, '--tls-key')):
+            if not pathlib.Path(path).is_file():
+                raise FleetError(f'{option} {path} is not a file; give the PEM file')
+
+    def config(self) -> dict:
+        """Return Zenoh's ``transport.link.tls`` settings for these files."""
+        key, certificate = str(self.key), str(self.certificate)
+        return {'root_ca_certificate': str(self.ca), 'enable_mtls': True,
+                'listen_private_key': key, 'listen_certificate': certificate,
+                'connect_private_key': key, 'connect_certificate': certificate}
+
+
+def tls_files(ca, certificate, key) -> Optional[TlsFiles]:
+    """Return the TLS files given, or None when none is; a partial set is refused."""
+    given = [value for value in (ca, certificate, key) if value]
+    if not given:
+        return None
+    if len(given) < 3:
+        raise FleetError('give --tls-ca, --tls-cert and --tls-key together: the fleet uses '
+                         "mutual TLS (the fleet CA's certificate, this node's certificate and "
+                         'its key)')
+    return TlsFiles(pathlib.Path(ca), pathlib.Path(certificate), pathlib.Path(key))
+
+
+def session_config(mode: str, listen=(), connect=(), tls: Optional[TlsFiles] = None) -> dict:
+    """Return a Zenoh session's configuration: mode, endpoints, TLS, no multicast scouting."""
     config: dict = {'mode': mode, 'scouting': {'multicast': {'enabled': False}}}
     if listen:
         config['listen'] = {'endpoints': list(listen)}
     if connect:
         config['connect'] = {'endpoints': list(connect)}
+    if tls is not None:
+        config['transport'] = {'link': {'tls': tls.config()}}
+    elif any(str(endpoint).startswith('tls/') for endpoint in (*listen, *connect)):
+        raise FleetError('a tls/ endpoint needs --tls-ca, --tls-cert and --tls-key (the fleet '
+                         "CA's certificate, this node's certificate and its key)")
     return config
 
 
-def open_session(mode: str, listen=(), connect=()):
+def open_session(mode: str, listen=(), connect=(), tls: Optional[TlsFiles] = None):
     """Open a Zenoh session; a bad endpoint or an unreachable router is a FleetError."""
     zenoh = zenoh_module()
-    config = session_config(mode, listen, connect)
+    config = session_config(mode, listen, connect, tls)
     try:
         return zenoh.open(zenoh.Config.from_json5(json.dumps(config)))
     except zenoh.ZError as error:
         where = ', '.join([f'listen on {", ".join(listen)}'] * bool(listen)
                           + [f'connect to {", ".join(connect)}'] * bool(connect))
         raise FleetError(f'cannot open a Zenoh {mode} session ({where}): {error}; check the '
-                         'endpoints (e.g. tcp/192.0.2.10:7447) and that a router listens '
-                         'there') from None
+                         'endpoints (e.g. tcp/192.0.2.10:7447), that a router listens '
+                         'there, and with TLS that both sides have certificates of the fleet '
+                         'CA') from None
 
 
 def _answer(reply) -> Optional[Ack]:

@@ -16,12 +16,19 @@
 
 import dataclasses
 import datetime as dt
+import ipaddress
 import pathlib
 import select
 import socket
 import subprocess
 import sys
 import time
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from robot_memory.common.timeutil import UTC
 from robot_memory.federation.peer_context import FederationPolicy
@@ -143,3 +150,40 @@ class Child:
             return code
         finally:
             self.process.stdout.close()
+
+
+def _certificate(name: str, key, issuer: str, issuer_key, ca: bool = False):
+    now = dt.datetime.now(UTC)
+    builder = (x509.CertificateBuilder()
+               .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+               .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+               .public_key(key.public_key()).serial_number(x509.random_serial_number())
+               .not_valid_before(now - dt.timedelta(hours=1))
+               .not_valid_after(now + dt.timedelta(days=1))
+               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    if not ca:  # every node may listen on the loopback: name it both ways
+        builder = builder.add_extension(x509.SubjectAlternativeName(
+            [x509.DNSName('localhost'), x509.IPAddress(ipaddress.ip_address('127.0.0.1'))]),
+            critical=False)
+    return builder.sign(issuer_key, hashes.SHA256())
+
+
+def make_certificates(directory: pathlib.Path, ca_name: str, names) -> dict:
+    """Make a CA and a certificate it signs for each of ``names``: name -> (ca, cert, key)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_path = directory / f'{ca_name}.pem'
+    ca_path.write_bytes(_certificate(ca_name, ca_key, ca_name, ca_key, ca=True)
+                        .public_bytes(serialization.Encoding.PEM))
+    made = {}
+    for name in names:
+        key = ec.generate_private_key(ec.SECP256R1())
+        certificate, key_path = directory / f'{name}.pem', directory / f'{name}.key'
+        certificate.write_bytes(_certificate(name, key, ca_name, ca_key)
+                                .public_bytes(serialization.Encoding.PEM))
+        key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                               serialization.PrivateFormat.PKCS8,
+                                               serialization.NoEncryption()))
+        key_path.chmod(0o600)
+        made[name] = (ca_path, certificate, key_path)
+    return made

@@ -35,6 +35,7 @@ from fleet_helpers import Child
 from fleet_helpers import ENCODER
 from fleet_helpers import entry
 from fleet_helpers import free_port
+from fleet_helpers import make_certificates
 from fleet_helpers import write_config
 from fleet_helpers import write_memory
 from processes import child_env
@@ -44,9 +45,11 @@ from robot_memory.fleet import keys
 from robot_memory.fleet.envelope import open_envelope
 from robot_memory.fleet.outbox import Outbox
 from robot_memory.fleet.outbox import outbox_path
+from robot_memory.fleet.refusals import FleetError
 from robot_memory.fleet.transport import answer_payload
 from robot_memory.fleet.transport import declare_presence
 from robot_memory.fleet.transport import open_session
+from robot_memory.fleet.transport import TlsFiles
 
 # the fleet's fixtures: robots with keys, store_url (SQLite, PostgreSQL)
 pytest_plugins = ('fleet_fixtures',)
@@ -184,6 +187,46 @@ def test_a_robot_answers_queries_for_its_payload_and_shows_it_is_alive(router, r
     finally:
         robot.close()
         reader.close()
+
+
+def _tls_arguments(files) -> list:
+    return ['--tls-ca', str(files[0]), '--tls-cert', str(files[1]), '--tls-key', str(files[2])]
+
+
+def test_mutual_tls_lets_in_only_nodes_with_a_certificate_of_the_fleet_ca(
+        tmp_path, robots, robot_a, capsys):
+    fleet = make_certificates(tmp_path / 'pki', 'fleet-ca', ['router', 'robot', 'reader'])
+    stranger = make_certificates(tmp_path / 'other', 'other-ca', ['robot'])['robot']
+    endpoint = f'tls/localhost:{free_port()}'
+    router = Child(['-m', 'robot_memory.fleet.router', '--listen', endpoint]
+                   + _tls_arguments(fleet['router']), child_env(), 'router listening')
+    try:
+        robot = open_session('client', connect=[endpoint], tls=TlsFiles(*fleet['robot']))
+        reader = open_session('client', connect=[endpoint], tls=TlsFiles(*fleet['reader']))
+        try:
+            token = declare_presence(robot, 'depot-north', A)
+            _until(lambda: [reply for reply in reader.liveliness().get(
+                keys.alive_key('depot-north', A), timeout=2.0) if reply.ok],
+                'the token did not cross the TLS router')
+            token.undeclare()
+        finally:
+            robot.close()
+            reader.close()
+        with pytest.raises(FleetError, match='certificates of the fleet CA'):
+            open_session('client', connect=[endpoint], tls=TlsFiles(*stranger))
+        memory, config = robot_a
+        _dream(memory, capsys)
+        push = ['fleet', 'push', '--file', str(memory), '--config', str(config), '--connect',
+                endpoint, '--site', 'depot-north', '--timeout', '1']
+        assert main(push) == 1
+        assert 'a tls/ endpoint needs --tls-ca, --tls-cert and --tls-key' in \
+            capsys.readouterr().err
+        assert main(push + ['--tls-ca', str(fleet['robot'][0])]) == 1
+        assert 'give --tls-ca, --tls-cert and --tls-key together' in capsys.readouterr().err
+        assert main(push + _tls_arguments(fleet['robot'])) == 1  # connected; no store yet
+        assert 'dream 1 not delivered, no fleet store answered' in capsys.readouterr().err
+    finally:
+        assert router.stop() == 0
 
 
 def test_no_command_but_fleet_imports_zenoh_or_psycopg(tmp_path, robots):
