@@ -15,6 +15,8 @@
 """``robot-memory fleet`` refuses what it cannot send, before anything is queued or sent."""
 
 import datetime as dt
+import subprocess
+import sys
 
 from fleet_helpers import A
 from fleet_helpers import B
@@ -22,6 +24,7 @@ from fleet_helpers import ENCODER
 from fleet_helpers import entry
 from fleet_helpers import write_config
 from fleet_helpers import write_memory
+from processes import child_env
 from robot_memory.cli.main import main
 from robot_memory.common.timeutil import UTC
 from robot_memory.fleet.outbox import outbox_path
@@ -88,3 +91,23 @@ def test_serve_refuses_a_bad_robots_file_and_a_missing_store_directory(tmp_path,
     assert main(serve + ['--store', str(tmp_path / 'nowhere' / 'fleet.db')]) == 1
     assert 'nowhere does not exist, so the fleet store fleet.db cannot be made there' in \
         capsys.readouterr().err
+
+
+def _without(module: str, argv: list, cwd) -> subprocess.CompletedProcess:
+    code = (f'import sys; sys.modules[{module!r}] = None; '
+            'from robot_memory.cli.main import main; '
+            f'sys.exit(main({argv!r}))')
+    return subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                          timeout=120, cwd=cwd, env=child_env())
+
+
+def test_a_missing_fleet_extra_exits_2_saying_how_to_install_it(tmp_path):
+    listing = tmp_path / 'robots.txt'
+    listing.write_text('', encoding='utf-8')
+    for module, argv in (
+            ('psycopg', ['fleet', 'report', '--store', 'postgresql://fleet@/fleet']),
+            ('zenoh', ['fleet', 'serve', '--store', str(tmp_path / 'fleet.db'), '--listen',
+                       'tcp/127.0.0.1:9', '--robots', str(listing)])):
+        done = _without(module, argv, tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert "pip install '.[fleet]'" in done.stderr and f'{module} is missing' in done.stderr
