@@ -29,6 +29,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import pathlib
+import struct
 from typing import Iterator
 from typing import Optional
 from typing import Union
@@ -44,6 +45,7 @@ from rosbags.typesys import get_types_from_idl
 from rosbags.typesys import get_types_from_msg
 from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
+from rosbags.typesys.base import Nodetype
 from rosbags.typesys.store import Typestore
 import yaml
 
@@ -67,6 +69,10 @@ _ROBOT_KEYS = {'rrn': 'rrn', 'robot_rrn': 'rrn', 'hostname': 'hostname', 'host':
                'robot_hostname': 'hostname'}
 # What rosbags says of an MCAP without its footer: cut short while it was being written.
 _CUT_SHORT = ('File end magic is invalid.', 'Invalid MCAP footer.')
+# A stamp (sec, nanosec) read from a message's bytes: ROS 2 CDR by its encapsulation's byte
+# order (00 00 big-endian, 00 01 little-endian; sec is signed), ROS 1 little-endian.
+_STAMP_CDR = {0: struct.Struct('>iI').unpack_from, 1: struct.Struct('<iI').unpack_from}
+_STAMP_ROS1 = struct.Struct('<II').unpack_from
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
@@ -163,6 +169,7 @@ class Bag:
     robot: dict
     unread_bytes: int = 0
     notes: list = dataclasses.field(default_factory=list)
+    _stamp_offsets: dict = dataclasses.field(default_factory=dict)
 
     @property
     def ros1(self) -> bool:
@@ -192,6 +199,41 @@ class Bag:
             self.notes.append(f'reading stopped at damage in the recording ({error}); what '
                               'came before it was taken')
             self.unread_bytes = self.unread_bytes or -1
+
+    def stamp_offset(self, type_name: str) -> Optional[int]:
+        """
+        Return where a message of ``type_name`` holds its own stamp in its bytes (None: nowhere).
+
+        A message whose first field is a ``std_msgs/Header`` (DiagnosticArray, ROS 1's Log,
+        most sensor messages) or a ``builtin_interfaces/Time`` (ROS 2's Log) is stamped by
+        its publisher: after the CDR encapsulation (4 bytes), or after ROS 1's header seq.
+        """
+        found = self._stamp_offsets.get(type_name, -1)
+        if found != -1:
+            return found
+        fields = self.typestore.fielddefs.get(type_name)
+        first = fields[1][0][1] if fields and fields[1] else None
+        offset = None
+        if first is not None and first[0] == Nodetype.NAME:
+            if first[1] == 'std_msgs/msg/Header':
+                offset = 4
+            elif first[1] == 'builtin_interfaces/msg/Time':
+                offset = 0 if self.ros1 else 4
+        self._stamp_offsets[type_name] = offset
+        return offset
+
+    def own_stamp(self, raw, offset: Optional[int]) -> Optional[int]:
+        """Return the stamp (ns) a message's bytes hold at ``offset``; None if unset or odd."""
+        if offset is None:
+            return None
+        try:
+            if self.ros1:
+                sec, nanosec = _STAMP_ROS1(raw, offset)
+            else:
+                sec, nanosec = _STAMP_CDR[raw[1]](raw, offset)
+        except (struct.error, KeyError, IndexError):
+            return None
+        return sec * 10**9 + nanosec if sec > 0 and nanosec < 10**9 else None
 
     def decode(self, raw, type_name: str):
         """Return a message deserialized (RecordingError names a type without definition)."""
