@@ -32,10 +32,10 @@ import dataclasses
 import datetime as dt
 import heapq
 import time
-import zlib
 from typing import Callable
 from typing import Optional
 from typing import TYPE_CHECKING
+import zlib
 
 from robot_memory.bags import read
 from robot_memory.common import cdr
@@ -192,7 +192,7 @@ class _Progress:
     def __init__(self, conn):
         self.conn = conn
         self.taken = {}  # (bag, topic) -> [first, last, at_last, messages], recorded ns
-        self.legacy = {}  # topic -> {bag: (first, last, at_last)} taken before content keys
+        self.legacy: dict = {}  # topic -> {bag: (first, last, at_last)}, before content keys
         self.robots = {}
         for bag, topic, first, last, at_last, messages, legacy_last, legacy_at in conn.execute(
                 'SELECT bag, topic, first_ns, last_ns, at_last, messages, legacy_last_ns, '
@@ -227,7 +227,7 @@ class _Progress:
         return None
 
     def _legacy(self, bag: str, topic: str, ns: int, ties: int) -> Optional[str]:
-        """What a replay before content keys took: its time span, all it could tell."""
+        """Return why, by what replays before content keys kept: a time span (or None)."""
         for other, (first, last, at_last) in self.legacy.get(topic, {}).items():
             if other == bag and (ns < last or (ns == last and ties < at_last)):
                 return OWN
@@ -287,7 +287,7 @@ def _plan(bag: read.Bag, options: ReplayOptions, summary: ReplaySummary) -> dict
     """
     topics = bag.topics()
     counts = bag.counts()
-    plan = {}
+    plan: dict = {}
 
     def recorded(topic):
         return options.remap.get(topic, topic)
@@ -332,6 +332,10 @@ def _plan(bag: read.Bag, options: ReplayOptions, summary: ReplaySummary) -> dict
 def _check(bag: read.Bag, options: ReplayOptions, robots: dict) -> Optional[str]:
     """Why ``bag`` is refused (None when it is taken)."""
     if not bag.message_count:
+        if bag.unread_bytes > 0:
+            return (f'the recording was cut short (a power cut?) inside its first chunk or '
+                    f'message: the {bag.unread_bytes:,} bytes after its header hold no whole '
+                    'message, so nothing in it can be read')
         return 'the recording holds no messages'
     if bag.start_ns < read.EARLIEST_NS:
         stamped = format_iso(read.datetime_of(bag.start_ns))
@@ -385,15 +389,15 @@ def replay(paths, store, memory, options: ReplayOptions,
             state.robots.setdefault(bag.identity, robot)
             state.new_bags[bag.identity] = (str(path), bag.kind, robot,
                                             format_iso(read.datetime_of(bag.start_ns)))
-            if bag.unread_bytes > 0:
-                summary.notes.append(f'{path}: the recording was cut short (a power cut?); the '
-                                     f'last {bag.unread_bytes} bytes could not be read, what '
-                                     'came before them was')
+            cut = bag.cut_note()
+            if cut is not None:
+                summary.notes.append(f'{path}: {cut}')
             bags.append(bag)
             plans.append(_plan(bag, options, summary))
             summary.recordings.append({
                 'path': str(path), 'kind': bag.kind, 'messages': bag.message_count,
-                'bytes': bag.size_bytes, 'start': format_iso(read.datetime_of(bag.start_ns)),
+                'bytes': bag.size_bytes, 'unread_bytes': max(bag.unread_bytes, 0),
+                'start': format_iso(read.datetime_of(bag.start_ns)),
                 'end': format_iso(read.datetime_of(bag.end_ns - 1))})
         _run(bags, plans, store, memory, options, state, summary, progress, clock)
     finally:
