@@ -157,9 +157,10 @@ def _replay_content(db: PlainDatabase) -> None:
     Decide a replay's overlap by what each message was, not by time span (issue 35 point 1).
 
     ``replay_seen``: one row per message a replay took: its own stamp (ns: the header's or
-    the log record's, else its recorded time), a 32-bit tag (CRC-32) of its topic and bytes,
-    which hold its source (a status's name and hardware id, a log record's node), and its
-    recording (the ``replay_bags`` rowid); about 20 bytes a message, no text. A message of
+    the log record's, else its recorded time), a 32-bit tag (CRC-32) of its topic, length
+    and first bytes, which hold its source (a status's name and hardware id, a log
+    record's node), and its recording (the ``replay_bags`` rowid); about 20 bytes a
+    message, no text. A message of
     another recording with the same stamp and tag is the same message; one of its own
     recording was taken by an earlier replay of it. What was taken before this migration
     has no such rows: ``replay_taken.legacy_last_ns`` / ``legacy_at_last`` keep where
