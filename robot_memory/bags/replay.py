@@ -89,6 +89,9 @@ class ReplaySummary:
     first: Optional[dt.datetime] = None
     last: Optional[dt.datetime] = None
     waiting: int = 0  # observations after the last dream, for the next one
+    statuses: int = 0  # diagnostic statuses read from the messages taken
+    elapsed_s: float = 0.0  # wall seconds reading and taking messages (dreams included)
+    interrupted: bool = False  # stopped by Interrupted: what was taken before it is kept
 
     def skip(self, why: str, count: int = 1) -> None:
         """Count messages not taken, by reason."""
@@ -122,7 +125,13 @@ class ReplaySummary:
                 'dreams_skipped': self.dreams_skipped,
                 'taken_before_last_dream': self.early, 'created': self.created,
                 'reinforced': self.reinforced, 'resolved': self.resolved,
-                'waiting_for_next_dream': self.waiting}
+                'waiting_for_next_dream': self.waiting, 'statuses': self.statuses,
+                'elapsed_s': round(self.elapsed_s, 3), 'statuses_per_s': self.per_second(),
+                'interrupted': self.interrupted}
+
+    def per_second(self) -> Optional[int]:
+        """Diagnostic statuses taken a wall second (None before any time passed)."""
+        return round(self.statuses / self.elapsed_s) if self.elapsed_s > 0 else None
 
     def lines(self) -> list:
         """Return the closing summary for people, one line each."""
@@ -138,6 +147,9 @@ class ReplaySummary:
             out.append(f'  {topic}: {count} messages taken')
         out.append(f'{self.observations} observations, {self.rows} '
                    f'piece{"" if self.rows == 1 else "s"} of evidence kept')
+        if self.elapsed_s > 0:
+            out.append(f'{self.statuses:,} diagnostic statuses in {self.elapsed_s:.1f} s: '
+                       f'{self.per_second():,} statuses/s')
         for why, count in sorted(self.skipped.items()):
             out.append(f'  skipped {count}: {why}')
         for note in self.notes:
@@ -181,6 +193,10 @@ def content_key(bag: read.Bag, raw, ns: int, offset: Optional[int], topic_crc: i
     own = bag.own_stamp(raw, offset)
     tag = zlib.crc32(raw[:TAG_BYTES], topic_crc ^ len(raw))
     return (ns if own is None else own, tag - 2 * _SIGNED if tag >= _SIGNED else tag)
+
+
+class Interrupted(Exception):
+    """Raised by a replay's ``progress`` to stop it between two messages (Ctrl-C)."""
 
 
 class _Progress:
@@ -496,6 +512,15 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
                 if not report.clock_backwards:
                     last_dream = next_dream
             next_dream = next_nightly(next_dream, *options.nightly)
+        if progress is not None and not done % PROGRESS_EVERY and clock() >= next_report:
+            next_report = clock() + PROGRESS_S
+            try:  # between two messages: an Interrupted stops here, all before it written
+                progress({'messages': done, 'total': total, 'bytes': done_bytes,
+                          'total_bytes': total_bytes, 'elapsed': clock() - started,
+                          'at': read.datetime_of(ns)})
+            except Interrupted:
+                summary.interrupted = True
+                break
         done += 1
         done_bytes += len(raw)
         summary.last = stamp = read.datetime_of(ns)
@@ -523,6 +548,7 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
                         if type(report) is not tuple:
                             summary.skip(f'refused: {report}')
                 add_prepared(stamp.timestamp(), taken_now)
+                summary.statuses += len(reports)
                 summary.observations += len(taken_now)
                 summary.waiting += len(taken_now)
             elif role == 'log':
@@ -546,12 +572,9 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
         if since_flush >= FLUSH_MESSAGES:
             flush()
             since_flush = 0
-        if progress is not None and not done % PROGRESS_EVERY and clock() >= next_report:
-            next_report = clock() + PROGRESS_S
-            progress({'messages': done, 'total': total, 'bytes': done_bytes,
-                      'total_bytes': total_bytes, 'elapsed': clock() - started, 'at': stamp})
     flush()
+    summary.elapsed_s = clock() - started
     if progress is not None:
         progress({'messages': done, 'total': total, 'bytes': done_bytes,
-                  'total_bytes': total_bytes, 'elapsed': clock() - started, 'at': summary.last,
+                  'total_bytes': total_bytes, 'elapsed': summary.elapsed_s, 'at': summary.last,
                   'final': True})
