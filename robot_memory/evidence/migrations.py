@@ -151,7 +151,7 @@ def _observation_runs(db: PlainDatabase) -> None:
         "run (end_stamp, count, ranges) not yet taken by a dream may grow'); END")
 
 
-@MIGRATIONS(name='0007_replay_content')
+@MIGRATIONS(name='0008_replay_content')
 def _replay_content(db: PlainDatabase) -> None:
     """
     Decide a replay's overlap by what each message was, not by time span (issue 35 point 1).

@@ -137,7 +137,7 @@ def test_what_is_kept_of_each_message_is_small(tmp_path):
 
 
 def test_a_database_replayed_into_before_content_keys_still_resumes_its_recordings(tmp_path):
-    """What a replay took before migration 0007 is known by its time span, as it was then."""
+    """What a replay took before migration 0008 is known by its time span, as it was then."""
     wheels = write.write_bag(tmp_path / 'wheels', WHEELS, 'mcap')
     cut = write.write_bag(tmp_path / 'cut', WHEELS[:len(WHEELS) // 2], 'mcap')
     run(tmp_path, cut)
