@@ -60,7 +60,9 @@ PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "py
          "rosbags>=0.11,<0.12"
          # the [fleet] extra of setup.cfg (robot-memory fleet: Zenoh, the fleet store on
          # PostgreSQL); psycopg's binary wheel carries its own libpq (x86-64 and aarch64)
-         "eclipse-zenoh>=1.0,<2" "psycopg[binary]>=3.1")
+         "eclipse-zenoh>=1.0,<2" "psycopg[binary]>=3.1"
+         # the [test] extra's MCAP writer: the replay tests write every MCAP layout with it
+         "mcap>=1.1")
 ROS_REQS="$_rm_ros_reqs"
 LOG_DIR="$COLCON_LOG/setup"
 BUILD_STAMP_DIR="$BUILD/.robot_memory_setup"

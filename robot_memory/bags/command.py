@@ -24,6 +24,7 @@ import datetime as dt
 import json
 import pathlib
 import shutil
+import signal
 import sqlite3
 import sys
 import tempfile
@@ -52,7 +53,10 @@ class Display:
     """Progress on standard error: a bar on a terminal, a plain line now and then if piped."""
 
     def __init__(self, stream=None, clock=time.monotonic):
-        self.stream = stream or sys.stderr
+        # The command's stderr shows control characters as visible escapes (the CLI's
+        # NeutralisedStream): the bar's own carriage return and erase go to the stream under
+        # it. Its text is numbers and times, nothing a recording could smuggle in.
+        self.stream = stream or getattr(sys.stderr, 'stream', None) or sys.stderr
         self.terminal = bool(getattr(self.stream, 'isatty', lambda: False)())
         self.clock = clock
         self.last_plain = None
@@ -62,10 +66,15 @@ class Display:
         total = max(state['total'], 1)
         fraction = min(state['messages'] / total, 1.0)
         elapsed = state['elapsed']
-        eta = elapsed * (1 - fraction) / fraction if fraction > 0 else 0.0
+        if state.get('final'):
+            timing = f'took {_duration(elapsed)}'
+        elif fraction > 0 and elapsed > 0:
+            timing = f'ETA {_duration(elapsed * (1 - fraction) / fraction + 0.5)}'
+        else:
+            timing = 'ETA unknown yet'
         at = format_iso(state['at']) if state.get('at') else '-'
         text = (f'{state["messages"]:,}/{state["total"]:,} messages, '
-                f'{state["bytes"] / 1e6:.1f} MB, recorded {at}, ETA {_duration(eta)}')
+                f'{state["bytes"] / 1e6:.1f} MB, recorded {at}, {timing}')
         if self.terminal:
             bar = '#' * int(fraction * 30)
             self.stream.write(f'\r[{bar:<30}] {fraction:4.0%} {text}\x1b[K')
@@ -77,6 +86,49 @@ class Display:
         if state.get('final') or self.last_plain is None or now - self.last_plain >= PLAIN_EVERY_S:
             self.last_plain = now
             self.stream.write(f'replay: {fraction:.0%} {text}\n')
+
+
+class _Stop:
+    """
+    Ctrl-C during a replay: noted, and the replay stopped between two messages.
+
+    Called as the replay's ``progress``: once Ctrl-C was pressed it raises the replay's
+    ``Interrupted``, so what was taken before is written with the record of it (a later
+    replay resumes after it), and no KeyboardInterrupt traceback is printed.
+    """
+
+    def __init__(self, display, interrupted):
+        self.display = display
+        self.interrupted = interrupted
+        self.asked = False
+
+    def __call__(self, state: dict) -> None:
+        if self.asked and not state.get('final'):
+            raise self.interrupted()
+        if self.display is not None:
+            self.display(state)
+
+    def ask(self, signum, frame) -> None:
+        """Note a Ctrl-C (SIGINT handler)."""
+        self.asked = True
+
+
+def would_learn(summary, memory) -> list:
+    """Return the entries a replay's dreams created or reinforced, as the memory holds them."""
+    created = {entry for report in summary.dreams for entry in report.created}
+    reinforced = {entry for report in summary.dreams for entry in report.reinforced} - created
+    if not (created or reinforced) or not memory.exists():
+        return []
+    from robot_memory.rcan import lifecycle  # with the memory: only a dry run needs it
+    now = summary.dreams[-1].at
+    found = []
+    for entry in memory.load(now, read_only=True).document.entries:
+        if entry.id in created or entry.id in reinforced:
+            confidence = lifecycle.effective_confidence(entry, now)
+            found.append({'id': entry.id, 'text': entry.text,
+                          'band': lifecycle.band(confidence), 'confidence': round(confidence, 3),
+                          'change': 'new' if entry.id in created else 'reinforced'})
+    return found
 
 
 def _duration(seconds: float) -> str:
@@ -124,7 +176,8 @@ def run(args, memory, rules_of, db_path_of) -> int:
     if memory.exists() and options.rrn in (None, 'RRN-UNSET'):
         options.rrn = memory.load(dt.datetime.now(UTC), read_only=True).document.rrn
     db_path = db_path_of(args, memory)
-    display = None if args.json else Display()
+    stop = _Stop(None if args.json else Display(), replay.Interrupted)
+    learned: list = []
     with tempfile.TemporaryDirectory(prefix='robot-memory-replay-') as scratch:
         if args.dry_run:
             memory_path, db_path = _copy_for_dry_run(memory.path, db_path, pathlib.Path(scratch))
@@ -133,15 +186,49 @@ def run(args, memory, rules_of, db_path_of) -> int:
                            on_corrupt='set_aside') as store:
             for problem in store.take_problems():
                 print(f'warning: {problem}', file=sys.stderr)
-            summary = replay.replay(args.paths, store, memory, options, display)
+            summary = _replay(replay, args.paths, store, memory, options, stop)
+        if args.dry_run:
+            learned = would_learn(summary, memory)
+    _print(args, summary, learned)
+    if summary.interrupted:
+        print(f'interrupted: the {sum(summary.taken.values()):,} messages taken before Ctrl-C '
+              f'are kept ({summary.rows:,} pieces of evidence'
+              f'{", recorded up to " + format_iso(summary.last) if summary.last else ""}); '
+              'run the same command again to resume where it stopped', file=sys.stderr)
+        return 130
+    damaged = any('cut short' in note or 'damage' in note for note in summary.notes)
+    return 1 if summary.refused or damaged else 0
+
+
+def _replay(replay, paths, store, memory, options, stop):
+    """Run the replay with Ctrl-C turned into a stop between two messages (see _Stop)."""
+    try:
+        before = signal.signal(signal.SIGINT, stop.ask)
+    except ValueError:  # not the main thread: Ctrl-C is not this replay's to take
+        return replay.replay(paths, store, memory, options, stop)
+    try:
+        return replay.replay(paths, store, memory, options, stop)
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def _print(args, summary, learned: list) -> None:
+    """Print the closing summary (or --json), with what a dry run would have learned."""
     if args.json:
         data = summary.to_dict()
         data['dry_run'] = bool(args.dry_run)
+        if args.dry_run:  # its summaries were written in copies, deleted since
+            data['would_learn'] = learned
+            for report in data['dreams']:
+                report['summary_file'] = None
         print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        for line in summary.lines():
-            print(line)
-        if args.dry_run:
-            print('(dry run: nothing was written)')
-    damaged = any('cut short' in note or 'damage' in note for note in summary.notes)
-    return 1 if summary.refused or damaged else 0
+        return
+    for line in summary.lines():
+        print(line)
+    if args.dry_run:
+        from robot_memory.rcan.context import format_line  # only a dry run needs it
+        if learned:
+            print('would learn:')
+        for entry in learned:
+            print(f'  {format_line(entry["text"], entry["confidence"])} ({entry["change"]})')
+        print('(dry run: nothing was written)')

@@ -22,13 +22,18 @@ read too) and writes all three (``robot_memory.bags.write``). ``mcap`` with
 
 A recording that cannot be read is refused with :class:`RecordingError`, saying what is
 wrong and what to do. A truncated MCAP (a power cut while recording) is read up to the
-damage: :class:`_TolerantMcap` finds the last whole record and reads the file up to it.
+damage: :class:`_TolerantMcap` finds the last whole record and reads the file up to it,
+and :meth:`Bag.cut_note` says how much was read and lost. An MCAP without a chunk index
+(cut short, no summary, rosbag2's fastwrite) is read in time order whatever order its
+messages were written in (:func:`in_time_order`).
 """
 
 import dataclasses
 import datetime as dt
 import hashlib
+import heapq
 import pathlib
+import struct
 from typing import Iterator
 from typing import Optional
 from typing import Union
@@ -44,6 +49,7 @@ from rosbags.typesys import get_types_from_idl
 from rosbags.typesys import get_types_from_msg
 from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
+from rosbags.typesys.base import Nodetype
 from rosbags.typesys.store import Typestore
 import yaml
 
@@ -57,16 +63,23 @@ SQLITE_MAGIC = b'SQLite format 3\x00'
 # Recorded times before this are simulation time (use_sim_time), not the robot's life.
 EARLIEST_NS = 946684800 * 10**9  # 2000-01-01T00:00:00Z
 IDENTITY_BYTES = 1 << 20  # the head of each storage file names the recording
+ORDER_BLOCK = 4096  # messages of an unindexed MCAP whose earliest time one pass notes
+ORDER_HELD = 500_000  # messages held back to order an unindexed MCAP, at most
 DIAGNOSTICS_TYPES = ('diagnostic_msgs/msg/DiagnosticArray',)
 LOG_TYPES = ('rcl_interfaces/msg/Log', 'rosgraph_msgs/msg/Log')
 _DISTROS = {store.value.removeprefix('ros2_'): store for store in Stores
             if store.value.startswith('ros2_')}
 _MCAP_OPS = range(0x01, 0x10)
+_HOLD_MESSAGES = (0x05, 0x06)  # MCAP records that hold messages: message, chunk
 # Where a recording names its robot (custom data, MCAP metadata): key -> identity field.
 _ROBOT_KEYS = {'rrn': 'rrn', 'robot_rrn': 'rrn', 'hostname': 'hostname', 'host': 'hostname',
                'robot_hostname': 'hostname'}
 # What rosbags says of an MCAP without its footer: cut short while it was being written.
 _CUT_SHORT = ('File end magic is invalid.', 'Invalid MCAP footer.')
+# A stamp (sec, nanosec) read from a message's bytes: ROS 2 CDR by its encapsulation's byte
+# order (00 00 big-endian, 00 01 little-endian; sec is signed), ROS 1 little-endian.
+_STAMP_CDR = {0: struct.Struct('>iI').unpack_from, 1: struct.Struct('<iI').unpack_from}
+_STAMP_ROS1 = struct.Struct('<II').unpack_from
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
@@ -93,6 +106,8 @@ class _TolerantMcap(McapReader):
     """rosbags' MCAP reader that reads a file cut short (no footer) up to its last whole record."""
 
     unread_bytes = 0
+    index_cut = False  # cut short in its summary, after every message: all were read
+    cut_record: tuple = (0, 0)  # the opcode and length of the record the cut went through
 
     def _open(self) -> None:
         try:
@@ -115,17 +130,19 @@ class _TolerantMcap(McapReader):
                 break
             end = start + 9 + int.from_bytes(head[1:], 'little')
             if end > size:
+                self.cut_record = (head[0], end - start)
                 break
             if head[0] == 0x01:
                 self.data_start = end
             if head[0] in (0x0F, 0x02):  # data end, footer: the rest is the summary
+                self.index_cut = True
                 break
             bio.seek(end)
             good = end
         if good is None:
             raise RecordingError('the MCAP file ends inside its header: nothing can be read')
         self.data_end = good
-        self.unread_bytes = size - good
+        self.unread_bytes = 0 if self.index_cut else size - good
         self.chunks = []
         self.meta_scan()
         stats = self.statistics
@@ -137,6 +154,68 @@ class _TolerantMcap(McapReader):
             duration=stats.end_time - stats.start_time + 1 if count else 0,
             start_time=stats.start_time if count else 2**63 - 1,
             end_time=stats.end_time + 1 if count else 0, message_count=count)
+
+    def messages(self, connections, start=None, stop=None):
+        """
+        Yield (connection, recorded ns, bytes) oldest first, an unindexed file's too.
+
+        MCAP allows messages in any order. With a chunk index rosbags merges the chunks
+        by time; without one (cut short, no summary, rosbag2's fastwrite without chunks)
+        it read in file order and stopped at the first message older than the one before.
+        Here every whole chunk and message of such a file is read, in time order
+        (:func:`in_time_order`).
+        """
+        if self.chunks:
+            yield from super().messages(connections, start, stop)
+            return
+        self.out_of_order = 0
+        for message in in_time_order(lambda: self.messages_scan(connections, start, stop)):
+            if message is None:  # the order could not be kept: see in_time_order
+                self.out_of_order += 1
+            else:
+                yield message
+
+    out_of_order = 0  # messages an unindexed file yielded after later ones (see messages)
+
+
+def in_time_order(scan, block: int = ORDER_BLOCK, held: int = ORDER_HELD):
+    """
+    Yield what ``scan()`` yields, (connection, ns, bytes) in any order, oldest first.
+
+    Two passes: the first notes the earliest time of each ``block`` of messages in file
+    order; the second holds messages back only until no later block can hold an earlier
+    one. So a file in time order holds one block, and any order is put right. Should more
+    than ``held`` messages wait (a file in reverse order), the oldest go on anyway, each
+    announced by a None before it: the caller counts them.
+    """
+    earliest: list = []
+    for index, (_, ns, _) in enumerate(scan()):
+        if index % block:
+            earliest[-1] = min(earliest[-1], ns)
+        else:
+            earliest.append(ns)
+    after = [2**63] * len(earliest)  # after[b]: the earliest time of blocks after b
+    for number in range(len(earliest) - 2, -1, -1):
+        after[number] = min(earliest[number + 1], after[number + 1])
+    waiting: list = []
+    last = -2**63
+    for index, (connection, ns, data) in enumerate(scan()):
+        heapq.heappush(waiting, (ns, index, connection, data))
+        if index % block != block - 1 and len(waiting) <= held:
+            continue
+        limit = after[index // block] if index // block < len(after) else 2**63
+        while waiting and (waiting[0][0] <= limit or len(waiting) > held):
+            ns, _, connection, data = heapq.heappop(waiting)
+            if ns < last:
+                yield None
+            last = max(last, ns)
+            yield connection, ns, data
+    while waiting:
+        ns, _, connection, data = heapq.heappop(waiting)
+        if ns < last:
+            yield None
+        last = max(last, ns)
+        yield connection, ns, data
 
 
 class _TolerantDirectory(DirectoryReader):
@@ -163,6 +242,7 @@ class Bag:
     robot: dict
     unread_bytes: int = 0
     notes: list = dataclasses.field(default_factory=list)
+    _stamp_offsets: dict = dataclasses.field(default_factory=dict)
 
     @property
     def ros1(self) -> bool:
@@ -192,6 +272,73 @@ class Bag:
             self.notes.append(f'reading stopped at damage in the recording ({error}); what '
                               'came before it was taken')
             self.unread_bytes = self.unread_bytes or -1
+        late = sum(getattr(storage, 'out_of_order', 0) for storage in _storages(self.reader))
+        if late:
+            self.notes.append(
+                f'{late:,} messages lay so far out of time order in the file (more than '
+                f'{ORDER_HELD:,} held back to order them) that they were taken after later '
+                'ones; those of a night already dreamed go to the next dream')
+
+    def cut_note(self) -> Optional[str]:
+        """Say how much of a recording cut short was read, and how much was lost (or None)."""
+        storages = _storages(self.reader)
+        if any(getattr(storage, 'index_cut', False) for storage in storages):
+            self.notes.append('its index (the MCAP summary) was cut short, after the last '
+                              'message: every message was read')
+        if self.unread_bytes <= 0:
+            return None
+        kept = self.size_bytes - self.unread_bytes
+        cut = [getattr(storage, 'cut_record', (0, 0)) for storage in storages]
+        held = sum(length for opcode, length in cut if opcode in _HOLD_MESSAGES)
+        each = kept / self.message_count if self.message_count else 0
+        if not held:
+            lost = ('an index record after the last whole message, so every message the file '
+                    'holds was read')
+        elif each:
+            lost = (f'a chunk or message of {held:,} bytes: about '
+                    f'{max(1, round(held / each)):,} messages in it (at the size of those '
+                    'read) were lost')
+        else:
+            lost = f'a chunk or message of {held:,} bytes: the messages in it were lost'
+        return (f'the recording was cut short (a power cut?): the '
+                f'{self.message_count:,} messages in the whole records of its first '
+                f'{kept:,} bytes were read; the last {self.unread_bytes:,} bytes could not be '
+                f'read, the cut went through {lost}')
+
+    def stamp_offset(self, type_name: str) -> Optional[int]:
+        """
+        Return where a message of ``type_name`` holds its own stamp in its bytes (None: nowhere).
+
+        A message whose first field is a ``std_msgs/Header`` (DiagnosticArray, ROS 1's Log,
+        most sensor messages) or a ``builtin_interfaces/Time`` (ROS 2's Log) is stamped by
+        its publisher: after the CDR encapsulation (4 bytes), or after ROS 1's header seq.
+        """
+        found = self._stamp_offsets.get(type_name, -1)
+        if found != -1:
+            return found
+        fields = self.typestore.fielddefs.get(type_name)
+        first = fields[1][0][1] if fields and fields[1] else None
+        offset = None
+        if first is not None and first[0] == Nodetype.NAME:
+            if first[1] == 'std_msgs/msg/Header':
+                offset = 4
+            elif first[1] == 'builtin_interfaces/msg/Time':
+                offset = 0 if self.ros1 else 4
+        self._stamp_offsets[type_name] = offset
+        return offset
+
+    def own_stamp(self, raw, offset: Optional[int]) -> Optional[int]:
+        """Return the stamp (ns) a message's bytes hold at ``offset``; None if unset or odd."""
+        if offset is None:
+            return None
+        try:
+            if self.ros1:
+                sec, nanosec = _STAMP_ROS1(raw, offset)
+            else:
+                sec, nanosec = _STAMP_CDR[raw[1]](raw, offset)
+        except (struct.error, KeyError, IndexError):
+            return None
+        return sec * 10**9 + nanosec if sec > 0 and nanosec < 10**9 else None
 
     def decode(self, raw, type_name: str):
         """Return a message deserialized (RecordingError names a type without definition)."""
@@ -299,9 +446,7 @@ def open_bag(path: pathlib.Path, msg_dirs=()) -> Bag:
     except Exception as error:  # noqa: B902 - rosbags raises several kinds
         raise RecordingError(f'{path}: cannot be read as a {kind} recording ({error})') from None
     files = _storage_files(path)
-    unread = sum(getattr(storage, 'unread_bytes', 0)
-                 for storage in getattr(reader.storage, 'storages', [reader.storage])) \
-        if isinstance(reader, Reader2) else 0
+    unread = sum(getattr(storage, 'unread_bytes', 0) for storage in _storages(reader))
     custom = dict(getattr(reader.storage.metadata, 'custom', None) or {}) \
         if isinstance(reader, Reader2) else {}
     records = [record for file in files if file.suffix == '.mcap'
@@ -315,6 +460,13 @@ def open_bag(path: pathlib.Path, msg_dirs=()) -> Bag:
               robot=robot_identity([custom, *records]),
               unread_bytes=unread)
     return bag
+
+
+def _storages(reader) -> list:
+    """Return the storage readers of a rosbag2 reader (one a file); none for ROS 1."""
+    if not isinstance(reader, Reader2):
+        return []
+    return list(getattr(reader.storage, 'storages', [reader.storage]))
 
 
 def robot_identity(sources) -> dict:

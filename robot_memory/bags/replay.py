@@ -20,10 +20,12 @@ telemetry topics become observations by memory_node's own rules
 (``observations.from_statuses`` / ``log_record`` / ``telemetry``), stamped with their
 recorded time, oldest first across recordings. Every nightly dream the recording crosses
 runs at its own time (``schedule.next_nightly``), so a month of bags builds the memory
-that month would have built. What was taken is recorded by recording and topic in the
-evidence database in the transaction of the observations (``replay_taken``): replaying
-again, or an overlapping recording, adds nothing twice, and an interrupted replay
-resumes after the last message written.
+that month would have built. What was taken is recorded in the evidence database in the
+transaction of the observations: by recording and topic (``replay_taken``) and by message
+(``replay_seen``: its own stamp and a tag of its topic and bytes, see ``content_key``).
+So overlap is decided by content: replaying again adds nothing twice, an interrupted
+replay resumes with what it had not written, a message that another recording gave
+already is not taken again, and another device's messages of the same hours are taken.
 """
 
 import dataclasses
@@ -33,6 +35,7 @@ import time
 from typing import Callable
 from typing import Optional
 from typing import TYPE_CHECKING
+import zlib
 
 from robot_memory.bags import read
 from robot_memory.common import cdr
@@ -86,6 +89,9 @@ class ReplaySummary:
     first: Optional[dt.datetime] = None
     last: Optional[dt.datetime] = None
     waiting: int = 0  # observations after the last dream, for the next one
+    statuses: int = 0  # diagnostic statuses read from the messages taken
+    elapsed_s: float = 0.0  # wall seconds reading and taking messages (dreams included)
+    interrupted: bool = False  # stopped by Interrupted: what was taken before it is kept
 
     def skip(self, why: str, count: int = 1) -> None:
         """Count messages not taken, by reason."""
@@ -119,7 +125,13 @@ class ReplaySummary:
                 'dreams_skipped': self.dreams_skipped,
                 'taken_before_last_dream': self.early, 'created': self.created,
                 'reinforced': self.reinforced, 'resolved': self.resolved,
-                'waiting_for_next_dream': self.waiting}
+                'waiting_for_next_dream': self.waiting, 'statuses': self.statuses,
+                'elapsed_s': round(self.elapsed_s, 3), 'statuses_per_s': self.per_second(),
+                'interrupted': self.interrupted}
+
+    def per_second(self) -> Optional[int]:
+        """Diagnostic statuses taken a wall second (None before any time passed)."""
+        return round(self.statuses / self.elapsed_s) if self.elapsed_s > 0 else None
 
     def lines(self) -> list:
         """Return the closing summary for people, one line each."""
@@ -135,6 +147,9 @@ class ReplaySummary:
             out.append(f'  {topic}: {count} messages taken')
         out.append(f'{self.observations} observations, {self.rows} '
                    f'piece{"" if self.rows == 1 else "s"} of evidence kept')
+        if self.elapsed_s > 0:
+            out.append(f'{self.statuses:,} diagnostic statuses in {self.elapsed_s:.1f} s: '
+                       f'{self.per_second():,} statuses/s')
         for why, count in sorted(self.skipped.items()):
             out.append(f'  skipped {count}: {why}')
         for note in self.notes:
@@ -155,44 +170,104 @@ class ReplaySummary:
         return out
 
 
+OWN = 'taken by an earlier replay of the same recording'
+OTHER = 'the same message (topic, source and stamp) came in another recording already taken'
+LEGACY = ('recorded in the hours of another recording, taken before replays kept what each '
+          'message was')
+_SIGNED = 1 << 31  # tags are stored as signed 32-bit integers: 4 bytes in SQLite
+TAG_BYTES = 512  # the head of a message its content key reads (see content_key)
+
+
+def content_key(bag: read.Bag, raw, ns: int, offset: Optional[int], topic_crc: int) -> tuple:
+    """
+    Return what a message is, (stamp ns, tag), whichever recording it came in.
+
+    The stamp is the message's own (its header's, its log record's: ``offset`` from
+    ``Bag.stamp_offset``), else its recorded time ``ns``; the tag a CRC-32 of its topic
+    (``topic_crc``: of the topic the node takes it on), its length and its first
+    ``TAG_BYTES`` bytes, which hold its source (a status's name and hardware id, a log
+    record's node). Why not all its bytes: a robot's DiagnosticArray is some 5 kB, and the
+    CRC of all of them cost 3 % of replay's speed; two messages of a topic with one stamp
+    to the nanosecond, one length and one source are one message.
+    """
+    own = bag.own_stamp(raw, offset)
+    tag = zlib.crc32(raw[:TAG_BYTES], topic_crc ^ len(raw))
+    return (ns if own is None else own, tag - 2 * _SIGNED if tag >= _SIGNED else tag)
+
+
+class Interrupted(Exception):
+    """Raised by a replay's ``progress`` to stop it between two messages (Ctrl-C)."""
+
+
 class _Progress:
-    """What was taken, by recording and topic, as stored in ``replay_taken``."""
+    """
+    What was taken: by recording and topic (``replay_taken``) and by message (``replay_seen``).
+
+    A message is known by its ``content_key``: one that another recording gave already is
+    the same message, not taken twice; one its own recording gave to an earlier replay was
+    taken then (so a replay cut short resumes, and replaying again adds nothing). Messages
+    of other devices in the same hours are other messages, and taken.
+    """
 
     def __init__(self, conn):
-        self.taken = {}  # (bag, topic) -> [first, last, at_last, messages]
-        self.by_topic = {}  # topic -> {bag: range}
+        self.conn = conn
+        self.taken = {}  # (bag, topic) -> [first, last, at_last, messages], recorded ns
+        self.legacy: dict = {}  # topic -> {bag: (first, last, at_last)}, before content keys
         self.robots = {}
-        for bag, topic, first, last, at_last, messages in conn.execute(
-                'SELECT bag, topic, first_ns, last_ns, at_last, messages FROM replay_taken'):
-            self._keep(bag, topic, [first, last, at_last, messages])
+        for bag, topic, first, last, at_last, messages, legacy_last, legacy_at in conn.execute(
+                'SELECT bag, topic, first_ns, last_ns, at_last, messages, legacy_last_ns, '
+                'legacy_at_last FROM replay_taken'):
+            self.taken[(bag, topic)] = [first, last, at_last, messages]
+            if legacy_last is not None:
+                self.legacy.setdefault(topic, {})[bag] = (first, legacy_last, legacy_at)
         for bag, robot in conn.execute('SELECT bag, robot FROM replay_bags'):
             self.robots[bag] = robot
-        self.dirty = set()
-        self.new_bags = {}
+        self.numbers = dict(conn.execute('SELECT bag, rowid FROM replay_bags'))
+        # The stamps stored keys span: a message outside it needs no look-up.
+        self.span = list(conn.execute('SELECT min(stamp), max(stamp) FROM replay_seen').fetchone())
+        self.pending: dict = {}  # content key -> bag, taken since the last write
+        self.dirty: set = set()
+        self.new_bags: dict = {}
 
-    def _keep(self, bag, topic, state):
-        self.taken[(bag, topic)] = state
-        self.by_topic.setdefault(topic, {})[bag] = state
-
-    def seen(self, bag: str, topic: str, ns: int, ties: int) -> Optional[str]:
+    def seen(self, bag: str, topic: str, ns: int, ties: int, key: tuple) -> Optional[str]:
         """Why a message was taken before (None if it was not); ``ties``: earlier at ns."""
-        own = self.taken.get((bag, topic))
-        if own is not None and (ns < own[1] or (ns == own[1] and ties < own[2])):
-            return 'taken by an earlier replay of the same recording'
-        for other, state in self.by_topic.get(topic, {}).items():
-            if other != bag and state[0] <= ns <= state[1]:
-                return 'recorded also in another recording already taken'
+        if self.legacy:
+            why = self._legacy(bag, topic, ns, ties)
+            if why is not None:
+                return why
+        earlier = self.pending.get(key)
+        if earlier is not None:  # the same bytes twice in one recording are two messages
+            return None if earlier == bag else OTHER
+        low, high = self.span
+        if low is not None and low <= key[0] <= high:
+            bags = [row[0] for row in self.conn.execute(
+                'SELECT bag FROM replay_seen WHERE stamp = ? AND tag = ?', key)]
+            if bags:
+                return OWN if self.numbers.get(bag) in bags else OTHER
         return None
 
-    def take(self, bag: str, topic: str, ns: int) -> None:
-        """Record one message taken (messages come oldest first)."""
+    def _legacy(self, bag: str, topic: str, ns: int, ties: int) -> Optional[str]:
+        """Return why, by what replays before content keys kept: a time span (or None)."""
+        for other, (first, last, at_last) in self.legacy.get(topic, {}).items():
+            if other == bag and (ns < last or (ns == last and ties < at_last)):
+                return OWN
+            if other != bag and first <= ns <= last:
+                return LEGACY
+        return None
+
+    def take(self, bag: str, topic: str, ns: int, key: tuple) -> None:
+        """Record one message taken (in any order of recorded time)."""
         state = self.taken.get((bag, topic))
         if state is None:
-            self._keep(bag, topic, [ns, ns, 1, 1])
+            self.taken[(bag, topic)] = [ns, ns, 1, 1]
         else:
-            state[2] = state[2] + 1 if ns == state[1] else 1
-            state[1] = ns
+            if ns > state[1]:
+                state[1], state[2] = ns, 1
+            elif ns == state[1]:
+                state[2] += 1
+            state[0] = min(state[0], ns)
             state[3] += 1
+        self.pending[key] = bag
         self.dirty.add((bag, topic))
 
     def write(self, conn) -> None:
@@ -201,6 +276,19 @@ class _Progress:
             conn.execute('INSERT OR IGNORE INTO replay_bags (bag, path, kind, robot, first_at) '
                          'VALUES (?, ?, ?, ?, ?)', (bag, *row))
         self.new_bags = {}
+        numbers = self.numbers
+        for bag in set(self.pending.values()) - numbers.keys():
+            numbers[bag] = conn.execute('SELECT rowid FROM replay_bags WHERE bag = ?',
+                                        (bag,)).fetchone()[0]
+        if self.pending:
+            conn.executemany('INSERT OR IGNORE INTO replay_seen (stamp, tag, bag) VALUES '
+                             '(?, ?, ?)', [(stamp, tag, numbers[bag])
+                                           for (stamp, tag), bag in self.pending.items()])
+            stamps = [stamp for stamp, _ in self.pending]
+            low, high = self.span
+            self.span = [min(stamps) if low is None else min(low, min(stamps)),
+                         max(stamps) if high is None else max(high, max(stamps))]
+            self.pending = {}
         for key in self.dirty:
             first, last, at_last, messages = self.taken[key]
             conn.execute('INSERT INTO replay_taken (bag, topic, first_ns, last_ns, at_last, '
@@ -212,10 +300,14 @@ class _Progress:
 
 
 def _plan(bag: read.Bag, options: ReplayOptions, summary: ReplaySummary) -> dict:
-    """Return {recorded topic: (role, node topic, type)} of what is taken from ``bag``."""
+    """
+    Return {recorded topic: (role, node topic, type, stamp offset, topic CRC)} to take.
+
+    The last two make a message's ``content_key``.
+    """
     topics = bag.topics()
     counts = bag.counts()
-    plan = {}
+    plan: dict = {}
 
     def recorded(topic):
         return options.remap.get(topic, topic)
@@ -240,6 +332,9 @@ def _plan(bag: read.Bag, options: ReplayOptions, summary: ReplaySummary) -> dict
             summary.skip(f'{name}: {read.missing_type_message(type_name)}', counts.get(name, 0))
             continue
         plan[name] = ('telemetry', topic, type_name)
+    for topic, (role, node_topic, type_name) in plan.items():  # how its messages are known
+        plan[topic] = (role, node_topic, type_name, bag.stamp_offset(type_name),
+                       zlib.crc32(node_topic.encode()))
     for topic, count in counts.items():
         if topic not in plan and count:
             summary.skip('topics that are not evidence (not /diagnostics, /rosout or configured '
@@ -257,6 +352,10 @@ def _plan(bag: read.Bag, options: ReplayOptions, summary: ReplaySummary) -> dict
 def _check(bag: read.Bag, options: ReplayOptions, robots: dict) -> Optional[str]:
     """Why ``bag`` is refused (None when it is taken)."""
     if not bag.message_count:
+        if bag.unread_bytes > 0:
+            return (f'the recording was cut short (a power cut?) inside its first chunk or '
+                    f'message: the {bag.unread_bytes:,} bytes after its header hold no whole '
+                    'message, so nothing in it can be read')
         return 'the recording holds no messages'
     if bag.start_ns < read.EARLIEST_NS:
         stamped = format_iso(read.datetime_of(bag.start_ns))
@@ -310,15 +409,15 @@ def replay(paths, store, memory, options: ReplayOptions,
             state.robots.setdefault(bag.identity, robot)
             state.new_bags[bag.identity] = (str(path), bag.kind, robot,
                                             format_iso(read.datetime_of(bag.start_ns)))
-            if bag.unread_bytes > 0:
-                summary.notes.append(f'{path}: the recording was cut short (a power cut?); the '
-                                     f'last {bag.unread_bytes} bytes could not be read, what '
-                                     'came before them was')
+            cut = bag.cut_note()
+            if cut is not None:
+                summary.notes.append(f'{path}: {cut}')
             bags.append(bag)
             plans.append(_plan(bag, options, summary))
             summary.recordings.append({
                 'path': str(path), 'kind': bag.kind, 'messages': bag.message_count,
-                'bytes': bag.size_bytes, 'start': format_iso(read.datetime_of(bag.start_ns)),
+                'bytes': bag.size_bytes, 'unread_bytes': max(bag.unread_bytes, 0),
+                'start': format_iso(read.datetime_of(bag.start_ns)),
                 'end': format_iso(read.datetime_of(bag.end_ns - 1))})
         _run(bags, plans, store, memory, options, state, summary, progress, clock)
     finally:
@@ -413,21 +512,32 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
                 if not report.clock_backwards:
                     last_dream = next_dream
             next_dream = next_nightly(next_dream, *options.nightly)
+        if progress is not None and not done % PROGRESS_EVERY and clock() >= next_report:
+            next_report = clock() + PROGRESS_S
+            try:  # between two messages: an Interrupted stops here, all before it written
+                progress({'messages': done, 'total': total, 'bytes': done_bytes,
+                          'total_bytes': total_bytes, 'elapsed': clock() - started,
+                          'at': read.datetime_of(ns)})
+            except Interrupted:
+                summary.interrupted = True
+                break
         done += 1
         done_bytes += len(raw)
         summary.last = stamp = read.datetime_of(ns)
-        key = (bag.identity, topic)
-        tie = ties.get(key)
-        at_ns = tie[1] + 1 if tie is not None and tie[0] == ns else 0
-        ties[key] = (ns, at_ns)
-        why = state.seen(bag.identity, topic, ns, at_ns)
+        at_ns = 0
+        if state.legacy:  # the place among messages at one time, as replays before kept it
+            tie = ties.get((bag.identity, topic))
+            at_ns = tie[1] + 1 if tie is not None and tie[0] == ns else 0
+            ties[(bag.identity, topic)] = (ns, at_ns)
+        role, node_topic, _, offset, topic_crc = plans[index][topic]
+        key = content_key(bag, raw, ns, offset, topic_crc)
+        why = state.seen(bag.identity, topic, ns, at_ns, key)
         if why is not None:
             summary.skip(why)
             continue
-        state.take(bag.identity, topic, ns)
+        state.take(bag.identity, topic, ns, key)
         if ns < early_ns:
             summary.early += 1
-        role, node_topic, _ = plans[index][topic]
         taken[topic] = taken.get(topic, 0) + 1
         try:
             if role == 'diagnostic':
@@ -438,6 +548,7 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
                         if type(report) is not tuple:
                             summary.skip(f'refused: {report}')
                 add_prepared(stamp.timestamp(), taken_now)
+                summary.statuses += len(reports)
                 summary.observations += len(taken_now)
                 summary.waiting += len(taken_now)
             elif role == 'log':
@@ -461,12 +572,9 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
         if since_flush >= FLUSH_MESSAGES:
             flush()
             since_flush = 0
-        if progress is not None and not done % PROGRESS_EVERY and clock() >= next_report:
-            next_report = clock() + PROGRESS_S
-            progress({'messages': done, 'total': total, 'bytes': done_bytes,
-                      'total_bytes': total_bytes, 'elapsed': clock() - started, 'at': stamp})
     flush()
+    summary.elapsed_s = clock() - started
     if progress is not None:
         progress({'messages': done, 'total': total, 'bytes': done_bytes,
-                  'total_bytes': total_bytes, 'elapsed': clock() - started, 'at': summary.last,
+                  'total_bytes': total_bytes, 'elapsed': summary.elapsed_s, 'at': summary.last,
                   'final': True})

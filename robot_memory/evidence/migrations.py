@@ -166,3 +166,25 @@ def _ingest_progress(db: PlainDatabase) -> None:
     db.execute('CREATE TABLE IF NOT EXISTS ingest_taken (file TEXT NOT NULL, stream TEXT NOT '
                'NULL, first REAL NOT NULL, last REAL NOT NULL, observations INTEGER NOT NULL, '
                'PRIMARY KEY (file, stream))')
+@MIGRATIONS(name='0008_replay_content')
+def _replay_content(db: PlainDatabase) -> None:
+    """
+    Decide a replay's overlap by what each message was, not by time span (issue 35 point 1).
+
+    ``replay_seen``: one row per message a replay took: its own stamp (ns: the header's or
+    the log record's, else its recorded time), a 32-bit tag (CRC-32) of its topic, length
+    and first bytes, which hold its source (a status's name and hardware id, a log
+    record's node), and its recording (the ``replay_bags`` rowid); about 20 bytes a
+    message, no text. A message of
+    another recording with the same stamp and tag is the same message; one of its own
+    recording was taken by an earlier replay of it. What was taken before this migration
+    has no such rows: ``replay_taken.legacy_last_ns`` / ``legacy_at_last`` keep where
+    those replays stopped, so they are still resumed, and not taken twice.
+    """
+    for statement in (
+            'CREATE TABLE IF NOT EXISTS replay_seen (stamp INTEGER NOT NULL, tag INTEGER NOT '
+            'NULL, bag INTEGER NOT NULL, PRIMARY KEY (stamp, tag, bag)) WITHOUT ROWID',
+            'ALTER TABLE replay_taken ADD COLUMN legacy_last_ns INTEGER',
+            'ALTER TABLE replay_taken ADD COLUMN legacy_at_last INTEGER',
+            'UPDATE replay_taken SET legacy_last_ns = last_ns, legacy_at_last = at_last'):
+        db.execute(statement)

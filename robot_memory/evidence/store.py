@@ -47,11 +47,12 @@ Tables:
 ``entry_versions`` / ``undos`` / ``undo_horizon``
     The prior state of each entry at every change of the snapshot (dream, prune, undo), the
     undo log, and the first dream recorded so (see ``robot_memory.review.undo``). Append-only.
-``replay_bags`` / ``replay_taken``
-    What ``robot-memory replay`` took from each recording, by recording and topic
-    (``robot_memory.bags.replay``), written in the transaction of the observations.
 ``ingest_files`` / ``ingest_taken``
     What ``robot-memory ingest`` took, by file and stream (``robot_memory.evidence.ingest``).
+``replay_bags`` / ``replay_taken`` / ``replay_seen``
+    What ``robot-memory replay`` took from each recording, by recording and topic, and
+    each message by what it is (its own stamp and a tag of its topic and bytes; see
+    ``robot_memory.bags.replay``), written in the transaction of the observations.
 ``migrations``
     Named schema migrations, each applied once in its own transaction.
 
