@@ -146,6 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     dream.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                        help='dream as of this moment instead of now (e.g. 2026-05-01T03:00:00Z)')
     dream.add_argument('--json', action='store_true', help='print the dream report as JSON')
+    dream.add_argument('--confirm-leap', action='store_true',
+                       help='accept a dream time more than dream.max_leap_days after both the '
+                            'last dream and the newest evidence (otherwise refused: a clock '
+                            'that jumped ahead); kept in the dream log')
 
     history = commands.add_parser('history', parents=[common, database],
                                   help='print the audit trail of one entry, typed record or '
@@ -471,7 +475,8 @@ def cmd_dream(args, memory: 'MemoryFile') -> int:
     rules = _rules(args)
     with _store(args, memory, rules) as store:
         report = autodream.dream(store, memory, now, rules, config, actor='cli',
-                                 proposals=settings.proposals if settings is not None else None)
+                                 proposals=settings.proposals if settings is not None else None,
+                                 confirm_leap=args.confirm_leap)
     for problem in report.problems:
         print(f'warning: {problem}', file=sys.stderr)
     if args.json:
@@ -482,7 +487,7 @@ def cmd_dream(args, memory: 'MemoryFile') -> int:
         print(dream_summary.build_summary(report, config.lifecycle), end='')
         if report.summary_file:
             print(f'\n(kept as {report.summary_file})')
-    return 1 if report.clock_backwards else 0
+    return 1 if report.clock_backwards or report.clock_leap else 0
 
 
 def cmd_replay(args, memory: 'MemoryFile') -> int:

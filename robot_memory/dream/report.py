@@ -44,6 +44,10 @@ class DreamReport:
     last_id: int = 0
     noop: bool = False
     clock_backwards: bool = False
+    # Refused: the time leaps far ahead of the last dream and the newest evidence
+    # (dream.clock); the node reports it. ``leap_confirmed`` says the leap a person accepted.
+    clock_leap: bool = False
+    leap_confirmed: Optional[str] = None
     recovered: Optional[str] = None
     distiller_fallbacks: int = 0
     compacted: int = 0
@@ -83,6 +87,9 @@ class DreamReport:
         """One line for people."""
         if self.clock_backwards:
             return f'dream at {format_iso(self.at)}: nothing done, the clock went backwards'
+        if self.clock_leap:
+            return (f'dream at {format_iso(self.at)}: nothing done, the clock leapt ahead '
+                    '(robot-memory dream --confirm-leap accepts it)')
         if self.noop:
             return f'dream at {format_iso(self.at)}: nothing new'
         return (f'dream at {format_iso(self.at)}: created {len(self.created)}, reinforced '
