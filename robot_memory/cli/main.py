@@ -43,6 +43,7 @@ from robot_memory.dependencies import skip_pydantic_plugins
 from robot_memory.errors import MemoryFileError
 
 if TYPE_CHECKING:
+    from robot_memory.evidence.clock import FutureCheck
     from robot_memory.evidence.rules import Rules
     from robot_memory.evidence.store import EvidenceStore
     from robot_memory.rcan import lifecycle
@@ -441,6 +442,7 @@ def _warn_store(store: 'EvidenceStore') -> None:
 def cmd_ingest(args, memory: 'MemoryFile') -> int:
     """Add observations from a JSON-lines file; report accepted and refused lines."""
     from robot_memory.evidence import observations
+    from robot_memory.evidence.clock import FutureCheck
     name = '<stdin>' if args.jsonl == '-' else args.jsonl
     try:
         handle = sys.stdin if args.jsonl == '-' else open(args.jsonl, encoding='utf-8',
@@ -448,6 +450,7 @@ def cmd_ingest(args, memory: 'MemoryFile') -> int:
     except OSError as error:
         raise ValueError(f'cannot read {name}: {error.strerror}') from None
     accepted = refused = taken = 0
+    future = FutureCheck(dt.datetime.now(UTC))  # no stamp may be after this clock
     # One line at a time, straight into the store: memory stays flat whatever the size.
     with handle, _store(args, memory, _rules(args)) as store:
         _warn_store(store)
@@ -456,13 +459,26 @@ def cmd_ingest(args, memory: 'MemoryFile') -> int:
                 refused += 1
                 print(f'{name}:{number}: refused: {parsed.message}', file=sys.stderr)
                 continue
+            if future.refuses(parsed.observation.stamp):
+                _refuse_future(name, number, parsed.observation.stamp, future)
+                continue
             accepted += 1
             taken += store.add(parsed.observation)
             for note in parsed.notes:
                 print(f'{name}:{number}: note: {note}', file=sys.stderr)
-    print(f'accepted {accepted}, refused {refused}; {taken} piece{"" if taken == 1 else "s"} '
-          'of evidence kept')
-    return 1 if refused else 0
+    print(f'accepted {accepted}, refused {refused + future.count}; {taken} '
+          f'piece{"" if taken == 1 else "s"} of evidence kept')
+    if future.count:
+        print(future.reason('ingest the file again'))
+    return 1 if refused or future.count else 0
+
+
+def _refuse_future(name: str, number: int, stamp: dt.datetime, future: 'FutureCheck') -> None:
+    """Say a line of ingest was refused as from the future (the first ten lines only)."""
+    if future.count <= 10:
+        more = '; more such lines are not listed' if future.count == 10 else ''
+        print(f'{name}:{number}: refused: stamped {format_iso(stamp)}, in the future '
+              f'of this clock ({format_iso(future.now)}){more}', file=sys.stderr)
 
 
 def cmd_dream(args, memory: 'MemoryFile') -> int:
