@@ -30,6 +30,11 @@ Two kinds of undo:
   record changed since, the prior state of its first change after that time (changes at
   that instant kept).
 
+A clock before the last dream refuses an undo, but for the way back from a dream at a
+wrong time (a clock that had jumped ahead): taking back that last dream (``--dream``) or
+restoring a time (``--to``) is allowed and moves the dream cursor back (``rewound``), so
+dreams run again.
+
 Nothing is deleted by an undo:
 
 * an entry is restored, changed back or removed from the file; the audit log records each
