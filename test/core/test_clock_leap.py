@@ -99,7 +99,7 @@ class Memory:
 
 @pytest.fixture
 def memory(tmp_path, monkeypatch, capsys):
-    """A memory of five sensors' faults seen three evenings, last dreamed 2026-06-08 03:00."""
+    """Return a memory of five sensors' faults seen three evenings, last dreamed 2026-06-08."""
     monkeypatch.delenv(ENV_VAR, raising=False)
     monkeypatch.setenv('HOME', str(tmp_path / 'home'))
     robot = Memory(tmp_path, capsys)

@@ -72,7 +72,7 @@ def test_the_check_counts_what_it_refuses_and_says_why_and_what_to_do():
 
 
 def encoder_lines(start: dt.datetime, count: int = 40) -> list:
-    """An encoder dropping ticks (WARN every 3 minutes from ``start``), as JSON lines."""
+    """Return an encoder dropping ticks (WARN every 3 minutes from ``start``) as JSON lines."""
     return [json.dumps(obs.to_dict(obs.diagnostic(start + dt.timedelta(minutes=3 * index),
                                                   'base: left encoder', 'wheel_left', 1,
                                                   'dropped 12 ticks')))
@@ -126,7 +126,7 @@ def test_a_file_of_the_past_only_is_taken_whole(home, capsys):
 
 
 def recording(start: dt.datetime, minutes: int) -> list:
-    """A recording's messages: an encoder WARN each minute from ``start``."""
+    """Return a recording's messages: an encoder WARN each minute from ``start``."""
     return [(at, None, obs.diagnostic(at, 'base: left encoder', 'wheel_left', 1,
                                       'dropped 12 ticks'))
             for at in (start + dt.timedelta(minutes=step) for step in range(minutes))]
@@ -143,7 +143,7 @@ def test_replay_skips_messages_recorded_after_this_machines_clock(home, capsys):
     assert summary['observations'] == 60
     why, = [key for key in summary['skipped'] if 'evidence from the future' in key]
     assert summary['skipped'][why] == 45
-    assert "fix the clock and replay again" in why
+    assert 'fix the clock and replay again' in why
     assert all(report['at'] < '2030' for report in summary['dreams'])
     with EvidenceStore(home / 'robot-memory.db') as store:
         last = store.dream_cursor().last_dream_at
