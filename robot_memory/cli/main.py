@@ -140,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument('jsonl', metavar='FILE.jsonl',
                         help='one observation a line ({"stamp": ..., "source": ...}); - reads '
                              'standard input')
+    ingest.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
+                        help='the clock taking the evidence in, instead of now (a memory on a '
+                             'sped-up clock): a line stamped more than an hour after it is '
+                             'refused as from the future')
 
     dream = commands.add_parser('dream', parents=[common, database, rules],
                                 help='consolidate new evidence into the memory file (autodream) '
@@ -450,7 +454,7 @@ def cmd_ingest(args, memory: 'MemoryFile') -> int:
     except OSError as error:
         raise ValueError(f'cannot read {name}: {error.strerror}') from None
     accepted = refused = taken = 0
-    future = FutureCheck(dt.datetime.now(UTC))  # no stamp may be after this clock
+    future = FutureCheck(_now(args))  # no stamp may be after this clock
     # One line at a time, straight into the store: memory stays flat whatever the size.
     with handle, _store(args, memory, _rules(args)) as store:
         _warn_store(store)

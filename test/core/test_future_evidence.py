@@ -118,6 +118,17 @@ def test_ingest_refuses_lines_from_the_future_with_a_count_and_keeps_the_rest(ho
     assert '2030' not in memory.read_text(encoding='utf-8')
 
 
+def test_ingest_at_takes_evidence_in_on_a_given_clock(home, capsys):
+    """A memory on a sped-up clock (memory_node's time_scale): ``--at`` is its clock."""
+    source = home / 'day.jsonl'
+    source.write_text('\n'.join(encoder_lines(AHEAD, 10)) + '\n', encoding='utf-8')
+    memory = home / 'robot-memory.md'
+    code, out, _ = run(capsys, 'ingest', source, '--file', memory, '--at', '2030-06-08T19:00Z')
+    assert code == 1 and out.startswith('accepted 1, refused 9;')  # 20:00 to 20:27 > 20:00
+    code, out, _ = run(capsys, 'ingest', source, '--file', memory, '--at', '2030-06-08T21:00Z')
+    assert (code, out) == (0, 'accepted 10, refused 0; 10 pieces of evidence kept\n')
+
+
 def test_a_file_of_the_past_only_is_taken_whole(home, capsys):
     source = home / 'day.jsonl'
     source.write_text('\n'.join(encoder_lines(NOW)) + '\n', encoding='utf-8')
