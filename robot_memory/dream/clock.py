@@ -43,8 +43,9 @@ from robot_memory.common.timeutil import from_epoch
 from robot_memory.dream.report import DreamReport
 
 UNDO_HINT = ('if that dream ran at a wrong time (a clock that had jumped ahead), take it back '
-             'with robot-memory undo --dream {dream} --reason "..." (README, Undo): the memory '
-             'is restored and dreams run again')
+             'with robot-memory undo --dream {dream} --reason "..." (memory_node: ~/undo with '
+             'dream_id {dream}; README, Clock jumps): the memory is restored and dreams run '
+             'again')
 
 
 def leap_days(now: dt.datetime, last_dream: Optional[dt.datetime],

@@ -98,7 +98,9 @@ class DreamReport:
                 f'{f" ({self.prune_held_back} held back)" if self.prune_held_back else ""}'
                 f'{f", merged {len(self.merged)}" if self.merged else ""}, manual edits '
                 f'{len(self.manual)}; consumed {plural(self.consumed, "observation")} of '
-                f'{plural(self.signatures, "signature")}{self._problems_said()}')
+                f'{plural(self.signatures, "signature")}'
+                f'{"; the leap of the clock was confirmed" if self.leap_confirmed else ""}'
+                f'{self._problems_said()}')
 
     def _problems_said(self) -> str:
         if not self.problems:

@@ -146,6 +146,7 @@ def test_a_leap_within_max_leap_days_or_with_new_evidence_is_no_leap(memory):
 def test_a_confirmed_leap_is_taken_and_kept_in_the_dream_log(memory):
     code, out, err = memory.dream(FUTURE, '--confirm-leap')
     assert code == 0, err
+    assert '; the leap of the clock was confirmed' in out.splitlines()[0]
     report = memory.dreams()[-1]['report']
     assert report['leap_confirmed'].endswith('; confirmed by cli')
     assert 'dream.max_leap_days (2)' in report['leap_confirmed']
@@ -167,6 +168,7 @@ def test_a_memory_holding_a_future_dream_gets_back_with_one_undo(memory):
     code, out, err = memory.dream('2026-06-09T03:00:00Z')
     assert code == 1 and 'the clock went backwards' in err
     assert f'robot-memory undo --dream {future_id} --reason' in err  # the way back, named
+    assert f'~/undo with dream_id {future_id}' in err
     # Taking back another dream is refused, naming that one.
     code, out, err = memory.cli('undo', '--dream', '1', '--reason', 'x', '--at',
                                 '2026-06-09T03:00:00Z')
