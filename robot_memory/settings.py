@@ -97,6 +97,11 @@ class DreamConfig(BaseModel):
         14, ge=0, le=3650,
         description='Days a dream summary for people (<memory file>.dream-<time>.md beside '
                     'the memory file) is kept; 0 writes none')
+    max_leap_days: float = Field(
+        2.0, gt=0.0, le=36500.0,
+        description='A dream more than this many days after both the last dream and the '
+                    'newest evidence is refused (a clock that jumped ahead) until a person '
+                    'confirms the leap (robot-memory dream --confirm-leap)')
 
     @field_validator('timezone')
     @classmethod

@@ -161,7 +161,8 @@ def run(args, memory, rules_of, db_path_of) -> int:
     from robot_memory.evidence.store import EvidenceStore
     from robot_memory.rcan.memory_file import MemoryFile
     options = replay.ReplayOptions(remap=remaps(args.remap), msg_dirs=tuple(args.msg_dir or ()),
-                                   accept_robot=args.accept_other_robot)
+                                   accept_robot=args.accept_other_robot,
+                                   now=dt.datetime.now(UTC))
     if args.config:
         from robot_memory.cli import substrate as cli_substrate
         settings = cli_substrate.settings(args)

@@ -42,6 +42,7 @@ from robot_memory.common import cdr
 from robot_memory.common.timeutil import format_iso
 from robot_memory.dream import autodream
 from robot_memory.dream.schedule import next_nightly
+from robot_memory.evidence import clock as evidence_clock
 from robot_memory.evidence import observations
 from robot_memory.evidence import runs
 
@@ -52,6 +53,8 @@ FLUSH_MESSAGES = 20_000  # messages between two writes of observations and progr
 PROGRESS_S = 0.25  # wall seconds between two progress reports
 PROGRESS_EVERY = 4096  # messages between two looks at the wall clock
 OWN_NODE = 'memory_node'  # memory_node's own health reports and log are not evidence
+FUTURE_WHY = ("recorded after this machine's clock (evidence from the future): the recording "
+              "robot's clock ran ahead, or this one is behind; fix the clock and replay again")
 UNSTAMPED = read.datetime_of(0)  # kept observations' stamp: each report is added at its own
 
 
@@ -69,6 +72,9 @@ class ReplayOptions:
     accept_robot: bool = False
     msg_dirs: tuple = ()
     dream: Optional[Callable] = None  # autodream.dream, or a caller's wrapper of it (bench)
+    # The wall clock of the machine replaying: messages recorded after it (evidence.clock)
+    # are skipped, not taken, with a count (None: no check).
+    now: Optional[dt.datetime] = None
 
 
 @dataclasses.dataclass
@@ -484,6 +490,8 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
     taken = summary.taken
     add_prepared = store.add_prepared
     statuses = status_reader(store, skip_prefix)
+    future_ns = (read.ns_of(evidence_clock.latest_allowed(options.now))
+                 if options.now is not None else None)
 
     def flush():
         summary.rows += store.flush(then=state.write)
@@ -492,6 +500,9 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
                            for index, (bag, plan) in enumerate(zip(bags, plans))))
     for ns, index, topic, type_name, raw in merged:
         bag = bags[index]
+        if future_ns is not None and ns > future_ns:  # not taken: a replay later takes it
+            summary.skip(FUTURE_WHY)
+            continue
         if next_dream is None and options.nightly is not None:
             since = ns if taken_until is None else min(ns, taken_until)
             next_dream = next_nightly(read.datetime_of(since), *options.nightly)

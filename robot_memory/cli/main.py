@@ -144,6 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument('jsonl', metavar='FILE.jsonl',
                         help='one observation a line ({"stamp": ..., "source": ...}); - reads '
                              'standard input')
+    ingest.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
+                        help='the clock taking the evidence in, instead of now (a memory on a '
+                             'sped-up clock): a line stamped more than an hour after it is '
+                             'refused as from the future')
 
     dream = commands.add_parser('dream', parents=[common, database, rules],
                                 help='consolidate new evidence into the memory file (autodream) '
@@ -151,6 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
     dream.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                        help='dream as of this moment instead of now (e.g. 2026-05-01T03:00:00Z)')
     dream.add_argument('--json', action='store_true', help='print the dream report as JSON')
+    dream.add_argument('--confirm-leap', action='store_true',
+                       help='accept a dream time more than dream.max_leap_days after both the '
+                            'last dream and the newest evidence (otherwise refused: a clock '
+                            'that jumped ahead); kept in the dream log')
 
     history = commands.add_parser('history', parents=[common, database],
                                   help='print the audit trail of one entry, typed record or '
@@ -477,14 +485,15 @@ def cmd_ingest(args, memory: 'MemoryFile') -> int:
     # store writes only when ingest says, with the progress that makes a second run skip.
     with handle, _store(args, memory, _rules(args), batch_size=10**9) as store:
         _warn_store(store)
-        summary = ingest.ingest(store, iter(handle), name, dt.datetime.now(UTC), say)
+        summary = ingest.ingest(store, iter(handle), name, _now(args), say)
     lines = summary.lines()
     failure = lines.pop() if summary.failed else None  # what was not stored, and what to do
     for line in lines:
         print(line)
     if failure is not None:
         print(f'robot-memory ingest: {failure}', file=sys.stderr)
-    return 1 if summary.refused or failure is not None else 0
+    refused_future = summary.future.count if summary.future is not None else 0
+    return 1 if summary.refused or refused_future or failure is not None else 0
 
 
 def cmd_dream(args, memory: 'MemoryFile') -> int:
@@ -497,7 +506,8 @@ def cmd_dream(args, memory: 'MemoryFile') -> int:
     rules = _rules(args)
     with _store(args, memory, rules) as store:
         report = autodream.dream(store, memory, now, rules, config, actor='cli',
-                                 proposals=settings.proposals if settings is not None else None)
+                                 proposals=settings.proposals if settings is not None else None,
+                                 confirm_leap=args.confirm_leap)
     for problem in report.problems:
         print(f'warning: {problem}', file=sys.stderr)
     if args.json:
@@ -508,7 +518,7 @@ def cmd_dream(args, memory: 'MemoryFile') -> int:
         print(dream_summary.build_summary(report, config.lifecycle), end='')
         if report.summary_file:
             print(f'\n(kept as {report.summary_file})')
-    return 1 if report.clock_backwards else 0
+    return 1 if report.clock_backwards or report.clock_leap else 0
 
 
 def cmd_replay(args, memory: 'MemoryFile') -> int:

@@ -78,11 +78,12 @@ dream completes the work exactly once. ``prune(store, memory_file, now, config)`
 
 Running a dream twice at the same ``now`` changes nothing (no new evidence, no prune at
 an instant already dreamt, file bytes identical, no audit rows). A ``now`` earlier than
-the last dream changes nothing and is reported (``clock_backwards``).
+the last dream changes nothing and is reported (``clock_backwards``); so does one far
+ahead of the last dream and the newest evidence, unless confirmed (``clock_leap``, see
+``robot_memory.dream.clock``).
 """
 
 import datetime as dt
-import hashlib
 import json
 import math
 import sqlite3
@@ -94,6 +95,7 @@ from pydantic import ValidationError
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import require_aware
+from robot_memory.dream import clock as dream_clock
 from robot_memory.dream import summary as dream_summary
 from robot_memory.dream.archive import archive_pruned
 from robot_memory.dream.distiller import Candidate
@@ -105,6 +107,10 @@ from robot_memory.dream.pattern import GAP_S
 from robot_memory.dream.pattern import History
 from robot_memory.dream.pattern import rule_text
 from robot_memory.dream.pattern import STATUS_GAP_S
+from robot_memory.dream.recovery import as_config
+from robot_memory.dream.recovery import file_hash
+from robot_memory.dream.recovery import prune  # noqa: F401 - autodream.prune, as before
+from robot_memory.dream.recovery import recover
 from robot_memory.dream.report import diff_summary
 from robot_memory.dream.report import DreamReport
 from robot_memory.dream.report import returned_after_deletion
@@ -120,9 +126,6 @@ from robot_memory.evidence.salvage import surviving_links
 from robot_memory.evidence.store import SIGNATURE_COLUMNS
 from robot_memory.evidence.store import SOURCE_COLUMNS
 from robot_memory.rcan import lifecycle
-from robot_memory.rcan.lifecycle import LifecycleConfig
-from robot_memory.rcan.lifecycle import LifecycleValues
-from robot_memory.rcan.memory_file import read_last_updated
 from robot_memory.rcan.memory_file import render
 from robot_memory.rcan.schema import make_entry_id
 from robot_memory.rcan.schema import MemoryEntry
@@ -141,11 +144,6 @@ def initial_confidence(count: int, errors: int, spread_s: float, config: DreamCo
     return round(min(config.initial_max, max(config.initial_min, value)), 6)
 
 
-def file_hash(data: Optional[bytes]) -> str:
-    """sha256 of the file bytes (of nothing when the file is absent)."""
-    return hashlib.sha256(data or b'').hexdigest()
-
-
 def canonical(entry) -> str:
     """Return an entry as sorted-key JSON, for comparing the file with the dream's snapshot."""
     return json.dumps(entry.model_dump(mode='json'), sort_keys=True, ensure_ascii=False)
@@ -155,107 +153,25 @@ def _aware(now: dt.datetime) -> dt.datetime:
     return require_aware(now)
 
 
-def _as_config(config) -> DreamConfig:
-    if config is None:
-        return DreamConfig()
-    if isinstance(config, LifecycleValues):  # lifecycle.DEFAULTS, say: plain values
-        config = LifecycleConfig(**config._asdict())
-    if isinstance(config, LifecycleConfig):
-        return DreamConfig(lifecycle=config)
-    return config
-
-
 def store_set_aside_copies(store) -> list:
     """Damaged evidence databases set aside beside ``store`` (none for other stores)."""
     copies = getattr(store, 'set_aside_copies', None)
     return copies() if copies is not None else []
 
 
-def recover(store, memory_file) -> Optional[str]:
-    """Finish or discard an interrupted dream (call while holding the file lock)."""
-    pending = store.pending_dream()
-    if pending is None:
-        return None
-    try:
-        current = memory_file.path.read_bytes()
-    except FileNotFoundError:
-        current = None
-    current_hash = file_hash(current) if current is not None else None
-    written = current_hash == pending.file_hash
-    if (not written and current is not None and pending.file_changed
-            and current_hash != pending.prior_hash):
-        # Written by that dream, then edited by someone before this recovery.
-        written = read_last_updated(current) == pending.at
-    if written:
-        store.commit_dream(pending)
-        return 'completed'
-    store.discard_pending()
-    return 'discarded'
-
-
-def prune(store, memory_file, now: dt.datetime, config=None, actor: str = 'cli',
-          dry_run: bool = False) -> lifecycle.PruneOutcome:
-    """
-    Prune entries below ``prune_min`` outside a dream (archived first), crash-safe like one.
-
-    The next dream recognises a person's deletion by an entry that is in the database's
-    snapshot but not in the file. So the pruned entries leave the snapshot, with a
-    ``prune`` audit record each, through an intent record: committed durably (under the
-    file lock) before the file is written and applied after it, or by the next dream's
-    recovery if this process dies in between; discarded if the file was never written.
-    An unfinished dream found on the way is completed first. ``dry_run`` only says what
-    would go (``store`` may then be None); nothing is written.
-    """
-    now = _aware(now)
-    config = _as_config(config).lifecycle
-    if not memory_file.exists():  # never create an empty memory file to prune nothing
-        raise MemoryFileError('no memory file here, so nothing to prune', memory_file.path)
-    if dry_run:
-        return lifecycle.prune(memory_file.load(now).document.entries, now, config)
-    intent = None
-    with memory_file.update(now) as result:
-        recover(store, memory_file)
-        document = result.document
-        outcome = lifecycle.prune(document.entries, now, config)
-        if outcome.pruned:
-            original = memory_file.path.read_bytes()
-            archived = archive_pruned(memory_file, outcome.pruned, now)
-            if archived.held_back:  # they stay in the file, in their place
-                gone = {id(item.entry) for item in archived.archived}
-                outcome.kept = [entry for entry in document.entries if id(entry) not in gone]
-                outcome.pruned, outcome.archive_advice = archived.archived, archived.advice()
-        if outcome.pruned:
-            document.entries = outcome.kept
-            document.last_updated = now
-            intent = DreamIntent(
-                kind='prune', token=uuid.uuid4().hex, at=now, actor=actor,
-                file_hash=file_hash(render(document)), prior_hash=file_hash(original),
-                file_changed=True,
-                audit=[[item.entry.id, 'prune',
-                        f'effective confidence {item.effective_confidence:.3f} below '
-                        f'prune_min {config.prune_min:.2f}; archived (robot-memory prune)',
-                        json.dumps({'effective_confidence': round(item.effective_confidence, 6),
-                                    'type': item.entry.type, 'text': item.entry.text},
-                                   ensure_ascii=False, sort_keys=True)]
-                       for item in outcome.pruned],
-                snapshot_deleted=[item.entry.id for item in outcome.pruned])
-            store.begin_dream(intent)
-    if intent is not None:
-        store.commit_dream(intent)
-    return outcome
-
-
 def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, config=None,
-          distiller=None, actor: str = 'autodream', proposals=None) -> DreamReport:
+          distiller=None, actor: str = 'autodream', proposals=None,
+          confirm_leap: bool = False) -> DreamReport:
     """
     Consolidate the evidence since the last dream into the memory file; see the module.
 
     ``proposals`` (``proposals.ProposalSettings``) says whether the distiller's texts are
     applied or proposed; the dream also expires overdue proposals and lists the waiting
-    ones in its summary.
+    ones in its summary. ``confirm_leap``: a person accepts a time far ahead of the last
+    dream and the newest evidence (``dream.clock``).
     """
     now = _aware(now)
-    config = _as_config(config)
+    config = as_config(config)
     report = DreamReport(now, actor)
     report.propose_texts = proposals is not None and proposals.distiller == 'propose'
     report.problems.extend(store.take_problems())
@@ -269,21 +185,15 @@ def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, c
                             on_corrupt='set_aside' if ours else 'raise') as result:
         report.recovered = recover(store, memory_file)
         cursor = store.dream_cursor()
-        if cursor.last_dream_at is not None and now < cursor.last_dream_at:
-            report.clock_backwards = True
-            report.problems.append(
-                f'the clock went backwards: {format_iso(now)} is before the last dream at '
-                f'{format_iso(cursor.last_dream_at)}; nothing was changed. Check the system '
-                'clock (NTP), or the time asked for (--at); dreams after that time proceed '
-                'normally')
-        else:
+        if dream_clock.may_dream(store, cursor, now, config.max_leap_days, confirm_leap,
+                                 report):
             run = _Dream(store, memory_file, now, rules or store.rules, config,
                          distiller or RuleDistiller(), actor, cursor, report)
             payload = run.plan(result)
             if payload is not None:
                 store.begin_dream(payload)
     if payload is None:
-        report.noop = not report.clock_backwards
+        report.noop = not (report.clock_backwards or report.clock_leap)
         if report.noop and config.compact:
             # Idempotent; finishes the compaction of a dream that was interrupted after
             # its commit.

@@ -46,6 +46,10 @@ class DreamReport:
     last_id: int = 0
     noop: bool = False
     clock_backwards: bool = False
+    # Refused: the time leaps far ahead of the last dream and the newest evidence
+    # (dream.clock); the node reports it. ``leap_confirmed`` says the leap a person accepted.
+    clock_leap: bool = False
+    leap_confirmed: Optional[str] = None
     recovered: Optional[str] = None
     distiller_fallbacks: int = 0
     compacted: int = 0
@@ -85,6 +89,9 @@ class DreamReport:
         """One line for people."""
         if self.clock_backwards:
             return f'dream at {format_iso(self.at)}: nothing done, the clock went backwards'
+        if self.clock_leap:
+            return (f'dream at {format_iso(self.at)}: nothing done, the clock leapt ahead '
+                    '(robot-memory dream --confirm-leap accepts it)')
         if self.noop:
             return f'dream at {format_iso(self.at)}: nothing new'
         return (f'dream at {format_iso(self.at)}: created {len(self.created)}, reinforced '
@@ -95,7 +102,9 @@ class DreamReport:
                 f'{len(self.manual)}'
                 f'{f", rebuilt {len(self.rebuilt)}" if self.rebuilt else ""}; consumed '
                 f'{plural(self.consumed, "observation")} of '
-                f'{plural(self.signatures, "signature")}{self._problems_said()}')
+                f'{plural(self.signatures, "signature")}'
+                f'{"; the leap of the clock was confirmed" if self.leap_confirmed else ""}'
+                f'{self._problems_said()}')
 
     def _problems_said(self) -> str:
         if not self.problems:

@@ -42,6 +42,7 @@ from typing import Optional
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.evidence import observations
+from robot_memory.evidence.clock import FutureCheck
 from robot_memory.evidence.store import EvidenceError
 from robot_memory.evidence.store import EvidenceStore
 
@@ -62,11 +63,15 @@ class IngestSummary:
     stored_pieces: int = 0
     failed: Optional[tuple] = None  # (first line, last line, pieces) not stored
     error: str = ''
+    future: Optional[FutureCheck] = None  # what was refused as stamped in the future
 
     def lines(self) -> list:
         """Return the summary for people: counts, what was skipped, what a failure left."""
-        out = [f'accepted {self.accepted}, refused {self.refused}; {self.stored_pieces} '
+        refused = self.refused + (self.future.count if self.future is not None else 0)
+        out = [f'accepted {self.accepted}, refused {refused}; {self.stored_pieces} '
                f'piece{"" if self.stored_pieces == 1 else "s"} of evidence kept']
+        if self.future is not None and self.future.count:
+            out.append(self.future.reason('ingest the file again'))
         for why, count in sorted(self.skipped.items()):
             out.append(f'skipped {count} line{"" if count == 1 else "s"} already taken: {why}')
         if self.failed is not None:
@@ -158,8 +163,11 @@ def ingest(store: EvidenceStore, lines: Iterator[str], name: str, now: dt.dateti
     ``store`` must write only when told (``batch_size`` above ``FLUSH_LINES`` pieces a line
     can give; ``robot-memory ingest`` opens it so): observations and progress are written
     together every ``FLUSH_LINES`` lines and at the end. ``say`` gets each refusal and note.
+    A line stamped in the future of ``now`` (``evidence.clock``) is refused and counted; it
+    is not taken, so the same file ingested again once the clock is right takes it.
     """
-    summary = IngestSummary(name)
+    future = FutureCheck(now)
+    summary = IngestSummary(name, future=future)
     first = next(lines, None)
     if first is None:
         return summary
@@ -172,6 +180,8 @@ def ingest(store: EvidenceStore, lines: Iterator[str], name: str, now: dt.dateti
         if isinstance(parsed, observations.Refusal):
             summary.refused += 1
             say(f'{name}:{number}: refused: {parsed.message}')
+        elif future.refuses(parsed.observation.stamp):
+            _say_future(say, name, number, parsed.observation.stamp, future)
         else:
             summary.accepted += 1
             _take(store, progress, summary, number, parsed)
@@ -182,6 +192,15 @@ def ingest(store: EvidenceStore, lines: Iterator[str], name: str, now: dt.dateti
             return summary
     _write(store, progress, summary, max(number, progress.lines))
     return summary
+
+
+def _say_future(say: Callable[[str], None], name: str, number: int, stamp: dt.datetime,
+                future: FutureCheck) -> None:
+    """Say a line was refused as stamped in the future (the first ten such lines only)."""
+    if future.count <= 10:
+        more = '; more such lines are not listed' if future.count == 10 else ''
+        say(f'{name}:{number}: refused: stamped {format_iso(stamp)}, in the future of this '
+            f'clock ({format_iso(future.now)}){more}')
 
 
 def _take(store: EvidenceStore, progress: Progress, summary: IngestSummary, number: int,

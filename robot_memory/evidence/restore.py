@@ -64,6 +64,10 @@ class RestorePoint:
     own: str = ''
     own_id: int = 0
     force: bool = False
+    # Taking back a dream at a wrong time (a clock that had jumped ahead) moves the dream
+    # cursor back to ``rewind_to`` (ISO time; None: no dream before), so dreams run again.
+    rewind: bool = False
+    rewind_to: Optional[str] = None
 
 
 def max_id(conn, table: str) -> int:
@@ -234,6 +238,8 @@ def apply_recorded(store, intent: DreamIntent) -> int:
                'records': [change['id'] for change in records], 'skipped': skipped,
                'manual': [entry_id for entry_id, _, _ in intent.manual],
                'own': bool(point.own), 'force': point.force}
+    if point.rewind:
+        summary['dream_cursor_back_to'] = point.rewind_to
     undo_id = conn.execute(
         'INSERT INTO undos (at, actor, reason, target, entry_from, record_from, report) '
         'VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -270,5 +276,7 @@ def apply_recorded(store, intent: DreamIntent) -> int:
     conn.executemany('DELETE FROM snapshot WHERE entry_id = ?',
                      [(key,) for key, data in final.items() if data is None])
     conn.execute('UPDATE dream_state SET file_hash = ? WHERE id = 1', (intent.file_hash,))
+    if point.rewind:
+        conn.execute('UPDATE dream_state SET last_dream_at = ? WHERE id = 1', (point.rewind_to,))
     _apply_records(conn, records, at_s, undo_id, actor, reason, label)
     return undo_id

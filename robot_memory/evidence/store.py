@@ -583,6 +583,11 @@ class EvidenceStore:
         value = self.db.execute('SELECT max(id) FROM observations').fetchone()[0]
         return max(value or 0, self.dream_cursor().last_id)
 
+    def newest_stamp(self, after: int) -> Optional[float]:
+        """Return the latest stamp (POSIX seconds) of evidence with id > ``after``, or None."""
+        return self.db.execute('SELECT max(coalesce(end_stamp, stamp)) FROM observations '
+                               'WHERE id > ?', (after,)).fetchone()[0]
+
     def take_window(self) -> int:
         """
         Return the highest observation id for a dream's window, closing the runs up to it.

@@ -30,6 +30,11 @@ Two kinds of undo:
   record changed since, the prior state of its first change after that time (changes at
   that instant kept).
 
+A clock before the last dream refuses an undo, but for the way back from a dream at a
+wrong time (a clock that had jumped ahead): taking back that last dream (``--dream``) or
+restoring a time (``--to``) is allowed and moves the dream cursor back (``rewound``), so
+dreams run again.
+
 Nothing is deleted by an undo:
 
 * an entry is restored, changed back or removed from the file; the audit log records each
@@ -101,11 +106,13 @@ class UndoReport:
     own: bool = False
     force: bool = False
     recovered: Optional[str] = None
+    # Where the dream cursor went back to (a dream at a wrong time taken back), else None.
+    rewind_to: Optional[str] = None
 
     @property
     def noop(self) -> bool:
         """Whether there was nothing to change."""
-        return not (self.entries or self.records)
+        return not (self.entries or self.records or self.rewind_to is not None)
 
     def to_dict(self) -> dict:
         """Plain JSON data."""
@@ -118,6 +125,9 @@ class UndoReport:
         """One line for people: which kind of undo, what it changed, what it kept."""
         kept = (f'; {len(self.kept)} kept because changed since (force to take them back '
                 'too)' if self.kept else '')
+        if self.rewind_to is not None:
+            kept += (f'; the dream cursor {"would go" if self.dry_run else "went"} back to '
+                     f'{self.rewind_to}, so dreams run again')
         if self.noop:
             if self.own:
                 return f'nothing to undo: none of {self.label} is left to take back{kept}'
@@ -370,12 +380,10 @@ def undo(store, memory_file, now: dt.datetime, actor: str, reason: str = '',
     cursor = store.dream_cursor()
     # No dream yet: no entry has an earlier state, but typed records (an agent's learns) do,
     # and an undo of them, or a restore to a time, must not wait for a dream.
-    if cursor.last_dream_at is not None and now < cursor.last_dream_at:
-        raise UndoError(f'the clock went backwards: {format_iso(now)} is before the last '
-                        f'dream at {format_iso(cursor.last_dream_at)}; check the system clock')
     if dry_run:
         document = memory_file.load(now).document if memory_file.exists() else None
-        point = restore_point(conn, now, dream, to, undo_id, force, words)
+        point = rewound(conn, restore_point(conn, now, dream, to, undo_id, force, words),
+                        cursor.last_dream_at, now, words)
         report = _report(now, actor, reason, point, dry_run=True)
         manual, changes, kept = plan_entries(store, _or_empty(document, now), point)
         report.manual = [item[0] for item in manual]
@@ -387,7 +395,8 @@ def undo(store, memory_file, now: dt.datetime, actor: str, reason: str = '',
     payload = None
     with memory_file.update(now, on_corrupt='raise') as result:
         recovered = autodream.recover(store, memory_file)
-        point = restore_point(conn, now, dream, to, undo_id, force, words)
+        point = rewound(conn, restore_point(conn, now, dream, to, undo_id, force, words),
+                        store.dream_cursor().last_dream_at, now, words)
         report = _report(now, actor, reason, point)
         report.recovered = recovered
         document = result.document
@@ -398,7 +407,7 @@ def undo(store, memory_file, now: dt.datetime, actor: str, reason: str = '',
         report.manual = [item[0] for item in manual]
         report.entries = _changes_for_report(changes)
         report.records = _records_for_report(records)
-        if changes or records:
+        if changes or records or point.rewind:
             document.entries = restored_entries(document, changes)
             rendered = render(document)
             if (original is None or rendered != original or result.quarantined
@@ -419,7 +428,43 @@ def undo(store, memory_file, now: dt.datetime, actor: str, reason: str = '',
 
 def _report(now, actor, reason, point: RestorePoint, dry_run: bool = False) -> UndoReport:
     return UndoReport(now, actor, reason, point.label, point.target, dry_run=dry_run,
-                      own=bool(point.own), force=point.force)
+                      own=bool(point.own), force=point.force,
+                      rewind_to=(point.rewind_to or 'before the first dream')
+                      if point.rewind else None)
+
+
+def _dream_times(conn) -> list:
+    """(id, time) of every dream, oldest first."""
+    return [(row[0], parse_iso(row[1]))
+            for row in conn.execute('SELECT id, at FROM dreams ORDER BY id')]
+
+
+def rewound(conn, point: RestorePoint, last_dream: Optional[dt.datetime], now: dt.datetime,
+            words: dict = CLI_WORDS) -> RestorePoint:
+    """
+    Return ``point``, allowed when ``now`` is before the last dream (a clock that jumped ahead).
+
+    Then only taking back the last dream (``--dream``) or restoring a time (``--to``) is
+    allowed, and it moves the dream cursor back (to the dream before, or the last dream at
+    or before that time), so dreams at the right time run again; anything else is refused.
+    """
+    if last_dream is None or now >= last_dream:
+        return point
+    times = _dream_times(conn)
+    last = max((dream_id for dream_id, at in times if at == last_dream), default=None)
+    if point.own == 'dream' and point.own_id == last:
+        earlier = [at for dream_id, at in times if dream_id < point.own_id]
+    elif not point.own:
+        earlier = [at for _, at in times if at.timestamp() <= point.at]
+    else:
+        how = (f'take back that dream first ({words["dream"]} {last}), or restore a time before '
+               f'it ({words["to"]})' if last is not None else 'check the system clock')
+        raise UndoError(f'the clock went backwards: {format_iso(now)} is before the last '
+                        f'dream at {format_iso(last_dream)}; check the system clock. If that '
+                        f'dream ran at a wrong time (a clock that had jumped ahead): {how}; '
+                        'dreams then run again')
+    back = format_iso(earlier[-1]) if earlier else None
+    return dataclasses.replace(point, rewind=True, rewind_to=back)
 
 
 def _or_empty(document, now):

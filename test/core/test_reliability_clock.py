@@ -19,7 +19,8 @@ Dream sequences over a robot with a dozen entries move the clock back by minutes
 and days, then forward by years, then back again, with evidence stamped on either side
 of each jump. After every step: no exception; every stored and effective confidence and
 every context percentage lies within [0, 1] (0-100 %); a dream before the last one changes
-nothing and says so; a jump of years prunes at most ``max_prune_fraction`` of the entries
+nothing and says so; so does a jump of years without evidence until a person confirms it
+(``clock_leap``); a confirmed one prunes at most ``max_prune_fraction`` of the entries
 (never everything at once) and the rest go in later dreams; the context block of any
 moment, past or future, is well formed. Hypothesis checks the lifecycle functions
 themselves at arbitrary moments.
@@ -121,11 +122,16 @@ def test_ntp_corrections_backwards_change_nothing_and_say_so(fleet):
 def test_a_jump_of_years_prunes_at_most_half_at_once(fleet):
     entries = check(fleet, morning(2))
     future = morning(2) + dt.timedelta(days=365 * 7)
+    before = fleet.memory.path.read_bytes()
+    report = dream(fleet.store, fleet.memory, future, fleet.rules, CONFIG)
+    assert report.clock_leap and not report.noop and not report.pruned  # not confirmed
+    assert fleet.memory.path.read_bytes() == before
     remaining = [len(entries)]
     moment = future
-    while remaining[-1]:
-        report = dream(fleet.store, fleet.memory, moment, fleet.rules, CONFIG)
-        assert not report.clock_backwards
+    while remaining[-1] and moment < future + dt.timedelta(days=1):
+        report = dream(fleet.store, fleet.memory, moment, fleet.rules, CONFIG,
+                       confirm_leap=moment == future)
+        assert not report.clock_backwards and not report.clock_leap
         left = len(check(fleet, moment))
         allowed = max(1, int(remaining[-1] * LC.max_prune_fraction))
         assert remaining[-1] - left <= allowed

@@ -82,7 +82,8 @@ def test_cli_dream_and_prune_with_an_in_process_writer_lose_nothing(tmp_path):
     commands = []
     for run in range(CLI_RUNS):
         at = morning(1 + run * 3).isoformat()
-        commands.append(('dream', '--file', memory_path, '--at', at))
+        # Three days apart, maybe before the ingest thread's evidence: a leap, confirmed.
+        commands.append(('dream', '--file', memory_path, '--at', at, '--confirm-leap'))
         commands.append(('prune', '--file', memory_path, '--at', at))
     failures = []
     cli_thread = threading.Thread(target=run_cli_loop, args=(commands, failures))

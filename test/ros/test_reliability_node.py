@@ -371,7 +371,8 @@ def cli_command(kind: str, directory, origin, number: int) -> list:
                    format_iso(now + dt.timedelta(hours=2)))
     source = directory / f'cli-{number}.jsonl'
     write_observations(source, now, f'cli-{number}', 400)
-    return cli('ingest', '--file', memory_path, source)
+    # Stamped on the node's sped-up clock: taken in as of it, not refused as from the future.
+    return cli('ingest', '--file', memory_path, source, '--at', format_iso(now))
 
 
 def cli_succeeded(kind: str, done: subprocess.CompletedProcess) -> bool:
