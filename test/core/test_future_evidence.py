@@ -125,8 +125,11 @@ def test_ingest_at_takes_evidence_in_on_a_given_clock(home, capsys):
     memory = home / 'robot-memory.md'
     code, out, _ = run(capsys, 'ingest', source, '--file', memory, '--at', '2030-06-08T19:00Z')
     assert code == 1 and out.startswith('accepted 1, refused 9;')  # 20:00 to 20:27 > 20:00
+    # Again on a later clock: the nine refused are taken now, the one taken is not twice.
     code, out, _ = run(capsys, 'ingest', source, '--file', memory, '--at', '2030-06-08T21:00Z')
-    assert (code, out) == (0, 'accepted 10, refused 0; 10 pieces of evidence kept\n')
+    assert (code, out) == (0, 'accepted 10, refused 0; 9 pieces of evidence kept\n'
+                              'skipped 1 line already taken: taken by an earlier ingest of '
+                              'this file\n')
 
 
 def test_a_file_of_the_past_only_is_taken_whole(home, capsys):
