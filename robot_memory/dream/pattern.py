@@ -211,14 +211,16 @@ def describe(history: History, now: dt.datetime, timezone: str = 'UTC',
     ``ok_since_first`` says whether the source has reported OK since the fault was first
     seen; one episode of six hours or more that never let go and is still going is
     constant. Anything else needs MIN_DAYS days seen (None before: the rule's text says
-    enough).
+    enough). Only episodes that started by ``now`` count: evidence stamped after the
+    dream's own time (a clock ahead, a recording replayed) would make the counts contradict
+    themselves ("on 5 of the last 2 days").
     """
-    episodes = history.episodes
+    now_s = now.timestamp()
+    episodes = [item for item in history.episodes if item[0] <= now_s]
     if not episodes:
         return None
     zone = _zone(timezone)
     offset = zone_offset(now, timezone)
-    now_s = now.timestamp()
     local = [(dt.datetime.fromtimestamp(item[0], zone), item[1] - item[0]) for item in episodes]
     length = episodes[-1][1] - episodes[-1][0]
     if (len(episodes) == 1 and not ok_since_first and length >= CONSTANT_MIN_S
