@@ -85,6 +85,8 @@ class History:
     # Per dream with numeric values: [dream time, bad ranges, its status's OK ranges],
     # each {value key: [min, max]}, for KEEP_DAYS (what ``by_how_much`` states).
     ranges: list = dataclasses.field(default_factory=list)
+    # The release key (rcan.untrusted) of the held text last proposed for release.
+    held: str = ''
 
     @classmethod
     def from_json(cls, text: Optional[str]) -> 'History':
@@ -96,7 +98,7 @@ class History:
                         for item in data.get('episodes', ())]
             ranges = [[float(item[0]), _ranges(item[1]), _ranges(item[2])]
                       for item in data.get('ranges', ())]
-            return cls(episodes, str(data.get('text', '')), ranges)
+            return cls(episodes, str(data.get('text', '')), ranges, str(data.get('held', '')))
         except (TypeError, ValueError, AttributeError, IndexError):
             return cls()
 
@@ -105,6 +107,8 @@ class History:
         data: dict = {'episodes': self.episodes, 'text': self.text}
         if self.ranges:
             data['ranges'] = self.ranges
+        if self.held:
+            data['held'] = self.held
         return json.dumps(data, separators=(',', ':'), ensure_ascii=False)
 
     def add_ranges(self, now_s: float, bad: Optional[dict], ok: Optional[dict]) -> None:
