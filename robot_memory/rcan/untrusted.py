@@ -48,6 +48,7 @@ Pure: no I/O, no clock.
 """
 
 import dataclasses
+import functools
 import hashlib
 import re
 from typing import Mapping
@@ -183,19 +184,21 @@ def normalise(text: str) -> str:
 
 def findings(text: str) -> list:
     """Return the instruction-like pieces of ``text`` (Finding), in pattern order; [] if none."""
-    if not text:
-        return []
+    return list(_scan(text)) if text else []
+
+
+# A dream reads the same names and messages again and again (each link, each night): the
+# scan of one text (about 40 µs) is kept for the last texts seen, each at most a few kB.
+@functools.lru_cache(maxsize=2048)
+def _scan(text: str) -> tuple:
     plain = normalise(text)
-    found = []
-    for name, pattern in _COMPILED:
-        for match in pattern.finditer(plain):
-            found.append(Finding(name, match.group().strip()))
-    return found
+    return tuple(Finding(name, match.group().strip()) for name, pattern in _COMPILED
+                 for match in pattern.finditer(plain))
 
 
 def is_instruction_like(text: str) -> bool:
     """Return True when ``text`` holds instruction-like text aimed at a model."""
-    return bool(findings(text))
+    return bool(text) and bool(_scan(text))
 
 
 def describe(found: list, limit: int = 3) -> str:
