@@ -21,6 +21,9 @@ one line; anything else (a missing key, an unknown signature, garbage) falls bac
 rule template's text. A distiller never sees the memory file and cannot delete, re-type
 or re-score anything.
 
+A candidate whose rule text quotes instruction-like text (``rcan.untrusted``) is never sent
+to a model and always keeps its rule text.
+
 ``RuleDistiller`` (the default) returns the rule texts. ``OpenAICompatibleDistiller``
 asks an OpenAI-compatible server (``POST {base_url}/v1/chat/completions``, standard
 library ``urllib`` only) for a short operational sentence per candidate, in batches; on
@@ -35,6 +38,7 @@ import time
 from typing import Optional
 from typing import Protocol
 
+from robot_memory.rcan import untrusted
 from robot_memory.rcan.schema import check_printable
 from robot_memory.rcan.schema import MAX_TEXT_CHARS
 
@@ -75,11 +79,17 @@ def valid_text(text) -> Optional[str]:
 
 
 def proposals(candidates: list, proposed) -> tuple:
-    """Merge a distiller's proposals with the rule texts: (texts, signatures that fell back)."""
+    """
+    Merge a distiller's proposals with the rule texts: (texts, signatures that fell back).
+
+    A candidate quoting instruction-like text (``rcan.untrusted``) keeps its rule text: a
+    rewording could launder the instruction out of its quotation.
+    """
     proposed = proposed if isinstance(proposed, dict) else {}
     texts, fell_back = {}, []
     for candidate in candidates:
-        text = valid_text(proposed.get(candidate.signature))
+        text = None if untrusted.is_instruction_like(candidate.text) else \
+            valid_text(proposed.get(candidate.signature))
         if text is None:
             fell_back.append(candidate.signature)
             text = candidate.text
@@ -127,6 +137,9 @@ class OpenAICompatibleDistiller:
         import http.client  # here, not at import: a node without an LLM distiller saves ~2 MB
         self.errors = []
         texts = {candidate.signature: candidate.text for candidate in candidates}
+        # Instruction-like text never reaches the model: it could steer the whole batch.
+        candidates = [candidate for candidate in candidates
+                      if not untrusted.is_instruction_like(candidate.text)]
         deadline = time.monotonic() + self.budget_s
         for start in range(0, len(candidates), self.batch_size):
             batch = candidates[start:start + self.batch_size]

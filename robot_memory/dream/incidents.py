@@ -42,6 +42,7 @@ from robot_memory.dream.restate import source_states
 from robot_memory.dream.restate import speaker
 from robot_memory.dream.restate import start_and_stop_together
 from robot_memory.evidence.runs import state_rows
+from robot_memory.rcan import untrusted
 from robot_memory.rcan.schema import MemoryEntry
 
 # Episodes each entry must have before two existing entries are called one incident: a
@@ -95,6 +96,25 @@ def merges(links: dict, by_id: dict, rules) -> list:
                 first, second = sorted((root(one), root(other)), key=position.__getitem__)
                 group[second] = first
     return [(root(entry_id), entry_id) for entry_id in ordered if root(entry_id) != entry_id]
+
+
+class HeldText:
+    """
+    ``(entry id, text, text)`` of a held entry, read when the queue takes it (a reword).
+
+    Made while the dream words the entry, before a new entry has its id; the proposals
+    queue reads it after the dream's commit, from the entry's signature link.
+    """
+
+    def __init__(self, by_id: dict, link: dict):
+        self.by_id = by_id
+        self.link = link
+
+    def __iter__(self):
+        """Yield the entry's id and its text twice (before and after: a release)."""
+        entry = self.by_id.get(self.link['entry_id'] or '')
+        text = entry.text if entry is not None else ''
+        return iter((self.link['entry_id'] or '', text, text))
 
 
 class IncidentMerging:
@@ -156,7 +176,35 @@ class IncidentMerging:
     def _restated(self, text: str, links: list) -> Optional[tuple]:
         """Return (text, label) restating an entry from its links (a distiller's words stay)."""
         if not isinstance(self.distiller, RuleDistiller):
+            self._hold(text, links)
             return None
+        restated = self._restate(text, links)
+        self._hold(restated[0] if restated else text, links)
+        return restated
+
+    def _hold(self, text: str, links: list) -> None:
+        """
+        Propose the release of an entry text that quotes instruction-like text, once.
+
+        The block holds such an entry from the brain (``untrusted.held``); the dream
+        queues a reword of the entry to its own text, which a person's approval turns into
+        a release (``review.proposals.apply_reword``). The signature link's history keeps
+        the key proposed, so a text restated around the same quote is not proposed again.
+        """
+        key = untrusted.release_key(text)
+        if not key or not links:
+            return
+        link = min(links, key=lambda item: item['signature'])
+        entry = self.by_id.get(link['entry_id'] or '')
+        history = History.from_json(link['history'])
+        if history.held == key or (entry is not None
+                                   and entry.extras.get(untrusted.RELEASED) == key):
+            return
+        history.held = key
+        link['history'] = history.to_json()
+        self.report.rewords.append(HeldText(self.by_id, link))
+
+    def _restate(self, text: str, links: list) -> Optional[tuple]:
         if self.states is None:  # once a dream, after the histories
             self.states = source_states(self.links)
             since = self.now.timestamp() - KEEP_DAYS * 86400.0

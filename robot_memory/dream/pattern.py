@@ -85,6 +85,8 @@ class History:
     # Per dream with numeric values: [dream time, bad ranges, its status's OK ranges],
     # each {value key: [min, max]}, for KEEP_DAYS (what ``by_how_much`` states).
     ranges: list = dataclasses.field(default_factory=list)
+    # The release key (rcan.untrusted) of the held text last proposed for release.
+    held: str = ''
 
     @classmethod
     def from_json(cls, text: Optional[str]) -> 'History':
@@ -96,7 +98,7 @@ class History:
                         for item in data.get('episodes', ())]
             ranges = [[float(item[0]), _ranges(item[1]), _ranges(item[2])]
                       for item in data.get('ranges', ())]
-            return cls(episodes, str(data.get('text', '')), ranges)
+            return cls(episodes, str(data.get('text', '')), ranges, str(data.get('held', '')))
         except (TypeError, ValueError, AttributeError, IndexError):
             return cls()
 
@@ -105,6 +107,8 @@ class History:
         data: dict = {'episodes': self.episodes, 'text': self.text}
         if self.ranges:
             data['ranges'] = self.ranges
+        if self.held:
+            data['held'] = self.held
         return json.dumps(data, separators=(',', ':'), ensure_ascii=False)
 
     def add_ranges(self, now_s: float, bad: Optional[dict], ok: Optional[dict]) -> None:
@@ -211,14 +215,16 @@ def describe(history: History, now: dt.datetime, timezone: str = 'UTC',
     ``ok_since_first`` says whether the source has reported OK since the fault was first
     seen; one episode of six hours or more that never let go and is still going is
     constant. Anything else needs MIN_DAYS days seen (None before: the rule's text says
-    enough).
+    enough). Only episodes that started by ``now`` count: evidence stamped after the
+    dream's own time (a clock ahead, a recording replayed) would make the counts contradict
+    themselves ("on 5 of the last 2 days").
     """
-    episodes = history.episodes
+    now_s = now.timestamp()
+    episodes = [item for item in history.episodes if item[0] <= now_s]
     if not episodes:
         return None
     zone = _zone(timezone)
     offset = zone_offset(now, timezone)
-    now_s = now.timestamp()
     local = [(dt.datetime.fromtimestamp(item[0], zone), item[1] - item[0]) for item in episodes]
     length = episodes[-1][1] - episodes[-1][0]
     if (len(episodes) == 1 and not ok_since_first and length >= CONSTANT_MIN_S

@@ -33,6 +33,7 @@ from robot_memory.dream.pattern import History
 from robot_memory.dream.pattern import rule_text
 from robot_memory.evidence.observations import message_pattern
 from robot_memory.evidence.rules import clean_text
+from robot_memory.evidence.rules import reported
 
 # Two statuses are one incident when most of their episodes start within ALIGN_START_S and
 # end within ALIGN_END_S of each other; episodes this long or longer are conditions, not
@@ -120,6 +121,7 @@ def _with_others(base: str, link: dict, links: list) -> str:
         payload = _payload(other)
         if other is link or payload is None or other['source_key'] == link['source_key']:
             continue
+        payload = reported(payload)  # another status's words are quoted data too
         what = f'{payload.get("name") or payload.get("node", "?")}: {payload.get("message", "")}'
         what = short_name(what, own)
         if what not in named:
@@ -171,6 +173,7 @@ def source_states(links: dict) -> list:
         episodes = History.from_json(link['history']).episodes if link['history'] else []
         if payload is None or not episodes:
             continue
+        payload = reported(payload)  # named in another entry's "only while": quoted data
         if 'node' in payload:
             name = f'{payload["node"]} logs {payload.get("message", "")}'
         else:

@@ -39,6 +39,7 @@ from robot_memory.common.timeutil import require_aware
 from robot_memory.common.timeutil import to_utc
 from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence.audit import write_audit
+from robot_memory.rcan import untrusted
 
 # Per source of changes (proposals.*): apply at once, or propose for a person's approval.
 MODES = ('apply', 'propose')
@@ -445,5 +446,14 @@ class ProposalQueue:
 
 
 def reword_summary(entry_id: str, before: str, after: str) -> str:
-    """Return what a distiller's reword would change, on one line."""
+    """
+    Return what a reword would change, on one line.
+
+    A reword to the entry's own text is a release: the entry is held from the brain for
+    instruction-like text (``rcan.untrusted``) until it is approved.
+    """
+    if before == after:
+        found = untrusted.findings(after)
+        return (f'entry {entry_id}: release "{after}" to the brain (held: it reads like an '
+                f'instruction to a model: {untrusted.describe(found) or "nothing now"})')
     return f'entry {entry_id}: text "{before}" -> "{after}"'

@@ -73,6 +73,7 @@ from robot_memory.evidence.observations import LOG_LEVELS
 from robot_memory.evidence.observations import LogObservation
 from robot_memory.evidence.observations import message_pattern
 from robot_memory.evidence.observations import TelemetryObservation
+from robot_memory.rcan import untrusted
 from robot_memory.rcan.schema import clean_tags
 from robot_memory.rcan.schema import MAX_TAG_CHARS
 from robot_memory.rcan.schema import MAX_TEXT_CHARS
@@ -655,7 +656,8 @@ class Rules:
         """Return the entry text the rule template gives for one observation's payload."""
         view = self.view(source, payload.get('rule', ''))
         text = clean_text(render_template(view.text, _template_values(source, payload)))
-        return text or clean_text(f'{source} evidence: {payload.get("message", "")}') or source
+        message = reported({'message': payload.get('message', '')})['message']
+        return text or clean_text(f'{source} evidence: {message}') or source
 
     def candidate_tags(self, source: str, payload: dict) -> list:
         """Tags for an entry: the rule's tags, plus the hardware id / node by default."""
@@ -680,7 +682,21 @@ def _template_values(source: str, payload: dict) -> dict:
         level = payload.get('level')
         names: dict = DIAGNOSTIC_LEVELS if source == 'diagnostic' else LOG_LEVELS
         values['level_name'] = names.get(level, str(level))
-    return values
+    return reported(values)
+
+
+def reported(values: dict) -> dict:
+    """
+    Return ``values`` with each text that reads like an instruction to a model quoted.
+
+    What a node reported is data: such a text goes into an entry as a quotation, one line
+    capped at ``untrusted.QUOTE_CHARS`` (``untrusted.quote``), and the entry is held from
+    the brain until a person releases it. Other texts are kept as they are (existing
+    entries keep their texts, their ids and their link to the evidence).
+    """
+    flagged = {key: untrusted.quote(value) for key, value in values.items()
+               if isinstance(value, str) and untrusted.is_instruction_like(value)}
+    return dict(values, **flagged) if flagged else values
 
 
 def _describe(error: ValidationError, data: dict) -> str:

@@ -79,8 +79,7 @@ from robot_memory.common.timeutil import to_utc
 from robot_memory.common.validation_text import first_errors
 from robot_memory.errors import RobotMemoryError
 from robot_memory.errors import SettingsConflict
-from robot_memory.rcan.context import check_displayable
-from robot_memory.rcan.context import is_displayable
+from robot_memory.rcan import untrusted
 from robot_memory.rcan.lifecycle import DEFAULT_CONFIG
 from robot_memory.rcan.lifecycle import effective_confidence
 from robot_memory.rcan.lifecycle import is_injectable
@@ -96,6 +95,8 @@ from robot_memory.rcan.schema import MemoryDocument
 from robot_memory.rcan.schema import PeerBlock
 from robot_memory.rcan.schema import PeerEntry
 from robot_memory.rcan.schema import RRN_PATTERN
+from robot_memory.rcan.untrusted import check_displayable
+from robot_memory.rcan.untrusted import is_displayable
 from robot_memory.substrate.text import jaccard
 from robot_memory.substrate.text import token_set
 
@@ -351,6 +352,8 @@ def shareable_entries(document: MemoryDocument, now: dt.datetime, policy: Federa
             continue
         if not is_displayable(entry.text) or not all(map(is_displayable, entry.tags)):
             continue  # a peer refuses bidi and control characters
+        if untrusted.is_instruction_like(entry.text):
+            continue  # a peer's block never injects it (rcan.untrusted): not sent at all
         scored.append((effective_confidence(entry, now, config), entry))
     scored.sort(key=lambda pair: (-pair[0], -pair[1].last_reinforced.timestamp(), pair[1].id))
     shared = []

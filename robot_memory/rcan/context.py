@@ -59,14 +59,17 @@ import operator
 import re
 from typing import Optional
 from typing import TYPE_CHECKING
-import unicodedata
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import UTC
+from robot_memory.rcan import untrusted
 from robot_memory.rcan.lifecycle import band
 from robot_memory.rcan.lifecycle import DEFAULTS
 from robot_memory.rcan.lifecycle import effective_confidence
 from robot_memory.rcan.schema import MemoryDocument
+from robot_memory.rcan.untrusted import check_displayable  # noqa: F401 - the public names
+from robot_memory.rcan.untrusted import is_displayable  # noqa: F401
+from robot_memory.rcan.untrusted import neutralise
 
 if TYPE_CHECKING:  # pydantic, imported only where a config is validated
     from robot_memory.rcan.lifecycle import AnyConfig
@@ -109,56 +112,6 @@ def threshold_percent(value: float) -> str:
     return f'{round(value * 100, 4):g}%'
 
 
-# Characters that must not reach the brain or a terminal as they are: C0/C1 controls (DEL
-# too), bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069),
-# the direction marks U+200E/U+200F/U+061C, and the line and paragraph separators.
-_UNSAFE_LINE = re.compile('[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029'
-                          '\u202a-\u202e\u2066-\u2069]')
-_UNSAFE_OUTPUT = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028'
-                            '\u2029\u202a-\u202e\u2066-\u2069]')
-
-
-def _escape(match) -> str:
-    return f'\\u{ord(match.group()):04x}'
-
-
-def check_displayable(value: str, what: str) -> str:
-    """
-    Refuse text holding control or bidirectional-override characters, naming the field.
-
-    For text from elsewhere (peer payloads): such characters make text read differently
-    from what it says, so it is refused rather than merged.
-    """
-    match = _UNSAFE_LINE.search(value)
-    if match:
-        char = match.group()
-        name = unicodedata.name(char, 'control character')
-        raise ValueError(f'{what} contains U+{ord(char):04X} ({name}) at position '
-                         f'{match.start()}: control and bidirectional-override characters '
-                         'can make text read differently from what it says; send plain text')
-    return value
-
-
-def is_displayable(value: str) -> bool:
-    """Return True when ``value`` holds no control or bidirectional-override character."""
-    return _UNSAFE_LINE.search(value) is None
-
-
-def neutralise(text: str, keep_newlines: bool = False) -> str:
-    r"""
-    ``text`` with control and bidi-override characters shown as visible ``\uXXXX`` escapes.
-
-    A context line keeps no newline or tab (one entry, one line); ``keep_newlines`` keeps
-    them for whole outputs (the CLI's). The memory file itself keeps what a person wrote.
-    """
-    if text.isascii() and text.isprintable():  # the common case, without a regex
-        return text
-    pattern = _UNSAFE_OUTPUT if keep_newlines else _UNSAFE_LINE
-    if pattern.search(text) is None:
-        return text
-    return pattern.sub(_escape, text)
-
-
 @dataclasses.dataclass(frozen=True)
 class ContextLine:
     """One injected entry: the entry, its effective confidence and its formatted line."""
@@ -178,7 +131,11 @@ class ContextBlock:
     ``below_threshold``: own entries (not resolved) under the request's threshold,
     ``below_threshold_max`` and ``below_threshold_entry`` the highest of them (None when
     there is none). ``recent``: the weak recent entries shown in their labelled section.
-    ``truncated``: the last line was cut.
+    ``truncated``: the last line was cut. ``held``: the ContextLines the block reached but
+    kept out because their text reads like an instruction to a model and no person released
+    it (``untrusted.held``; a peer's is never released here). ``framing``: how the brain's
+    prompt should frame the lines (``GetContext.framing``); a non-empty ``text`` opens with
+    ``untrusted.HEADER``.
     """
 
     rrn: str
@@ -194,6 +151,8 @@ class ContextBlock:
     below_threshold_entry: Optional['MemoryEntry'] = None
     recent: list = dataclasses.field(default_factory=list)
     truncated: bool = False
+    held: list = dataclasses.field(default_factory=list)
+    framing: str = untrusted.FRAMING
 
 
 def format_line(text: str, confidence: float, config: 'AnyConfig' = DEFAULTS) -> str:
@@ -210,6 +169,8 @@ def summary(block: ContextBlock) -> str:
                      'the threshold')
     parts.append(f'{block.omitted} omitted by the budget' + (
         ' (the last line cut)' if block.truncated else ''))
+    if block.held:
+        parts.append(held_summary(block.held))
     limit = threshold_percent(block.threshold)
     if block.below_threshold:
         entry = block.below_threshold_entry
@@ -217,7 +178,7 @@ def summary(block: ContextBlock) -> str:
         assert entry is not None and block.below_threshold_max is not None
         parts.append(f'{block.below_threshold} below the {limit} injection threshold, the '
                      f'highest {percent(block.below_threshold_max)}%: '
-                     f'{neutralise(_clip(entry.text, 80))} ({entry.id})')
+                     f'{_shown_text(entry)} ({entry.id})')
     else:
         parts.append(f'none below the {limit} injection threshold')
     return '; '.join(parts)
@@ -225,6 +186,38 @@ def summary(block: ContextBlock) -> str:
 
 def _clip(text: str, chars: int) -> str:
     return text if len(text) <= chars else text[:chars - 1] + '…'
+
+
+def _shown_text(entry) -> str:
+    """Return an own entry's text for the summary line; never text held from the brain."""
+    if untrusted.held(entry.text, entry.extras):
+        return '(text held for review: it reads like an instruction to a model)'
+    return neutralise(_clip(entry.text, 80))
+
+
+def held_summary(held: list) -> str:
+    """Say which entries the block held back for their instruction-like text, and why."""
+    own = [item.entry.id for item in held if not item.source_rrn]
+    peers = sorted({item.source_rrn for item in held if item.source_rrn})
+    said = []
+    if own:
+        said.append(f'{", ".join(own[:5])}{" and more" if len(own) > 5 else ""}: a person '
+                    'releases one by approving its proposal (robot-memory proposals)')
+    if peers:
+        said.append(f'{len(held) - len(own)} of peer {", ".join(peers)} (never released '
+                    'here)')
+    return (f'{plural(len(held), "entry", "entries")} held from the brain, their text reads '
+            f'like an instruction to a model: {"; ".join(said)}')
+
+
+def _released(items, held: list):
+    """Yield the ContextLines whose text may reach the brain; collect the others in held."""
+    for item in items:
+        extras = None if item.source_rrn else item.entry.extras
+        if untrusted.held(item.entry.text, extras):
+            held.append(item)
+        else:
+            yield item
 
 
 class _RankedLines:
@@ -398,7 +391,8 @@ class _Filler:
     """The lines of a block within a token budget, in the order they are offered."""
 
     def __init__(self, budget: int):
-        self.budget = budget
+        # The header opens a block that has a line; its cost is kept aside from the start.
+        self.budget = budget - estimate_tokens(untrusted.HEADER) - 1
         self.lines: list[str] = []
         self.costs: list[int] = []
         self.used = 0
@@ -524,7 +518,8 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
     filler = _Filler(config.token_budget if not token_budget else token_budget)
     eligible, items = own
     conditions: list = []
-    items = _faults_first(items, conditions)
+    held: list = []
+    items = _faults_first(_released(items, held), conditions)
     first = next(items, None)
     shown = filler.run(first, items) if first is not None else []
     explaining, conditions = _explaining(conditions, shown)
@@ -532,29 +527,32 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
     shown += shown_explaining
     weak = recent()
     shown_recent = []
+    before = len(held)
     if not filler.ended:
-        shown_recent = filler.section(recent_header(config), (
+        shown_recent = filler.section(recent_header(config), _released((
             ContextLine(entry, confidence, format_line(entry.text, confidence, config))
-            for confidence, entry in weak))
-    omitted = len(weak) - len(shown_recent)
+            for confidence, entry in weak), held))
+    omitted = len(weak) - len(shown_recent) - (len(held) - before)
     rest = iter(conditions)
     if shown_explaining and not shown_recent:  # the section goes on
         shown += filler.run(next(rest, None), rest)
     else:
         shown += filler.section(CONDITIONS_HEADER, rest)
-    omitted += eligible - len(shown)
+    omitted += eligible - len(shown) - before
     shown_peers = []
     for block, eligible, items in peers:
         if not eligible:
             continue
-        added = filler.section(peer_header(block.rrn, block.last_synced), items)
+        before = len(held)
+        added = filler.section(peer_header(block.rrn, block.last_synced),
+                               _released(items, held))
         shown_peers.extend(added)
-        omitted += eligible - len(added)
-    text = '\n'.join(filler.lines)
+        omitted += eligible - len(added) - (len(held) - before)
+    text = '\n'.join([untrusted.HEADER] + filler.lines) if filler.lines else ''
     count, highest, entry = below
     return ContextBlock(document.rrn, now, text, shown, shown_peers, omitted,
                         estimate_tokens(text), threshold, count, highest, entry, shown_recent,
-                        filler.truncated)
+                        filler.truncated, held)
 
 
 # ---------------------------------------------------------------------------- indexed path

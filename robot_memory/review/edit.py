@@ -32,6 +32,7 @@ from robot_memory.common.timeutil import format_iso
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence.audit import write_audit
+from robot_memory.rcan import untrusted
 from robot_memory.rcan.context import check_displayable
 from robot_memory.rcan.schema import entry_index
 
@@ -121,7 +122,26 @@ def edit_entry(store, memory_file, entry_id: str, now: dt.datetime, actor: str, 
         write_audit(conn, [(format_iso(now), entry_id, 'manual', actor,
                             f'edited by hand: {reason}',
                             json.dumps(detail, ensure_ascii=False, sort_keys=True), None)])
+    if untrusted.held(updated.text, updated.extras):
+        detail['held'] = _propose_release(store, entry_id, updated.text, now, actor)
     return detail
+
+
+def _propose_release(store, entry_id: str, text: str, now: dt.datetime, actor: str) -> dict:
+    """
+    Queue the release of an edited text that reads like an instruction to a model.
+
+    The edit is kept (a person's words are never lost), but the block holds the entry
+    from the brain until a person approves the release: what was flagged, the proposal.
+    """
+    # Here, not at import: the proposals queue loads pydantic, which a page read never needs.
+    from robot_memory.evidence import proposal_queue
+    queue = proposal_queue.ProposalQueue(store.db)
+    proposal = queue.propose('reword', actor, entry_id,
+                             proposal_queue.reword_summary(entry_id, text, text),
+                             {'before': text, 'after': text}, now,
+                             proposal_queue.DEFAULT_SETTINGS.expire_after_s)
+    return {'proposal': proposal.id, 'why': untrusted.describe(untrusted.findings(text))}
 
 
 def _said(item: Mapping[str, Any]) -> str:

@@ -64,6 +64,7 @@ from robot_memory.evidence.proposal_queue import REQUEST_HINTS  # noqa: F401
 from robot_memory.evidence.proposal_queue import reword_summary  # noqa: F401
 from robot_memory.evidence.proposal_queue import SOURCES  # noqa: F401
 from robot_memory.evidence.proposal_queue import STATUSES  # noqa: F401
+from robot_memory.rcan import untrusted
 from robot_memory.rcan.schema import entry_index
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 
@@ -134,7 +135,15 @@ def apply_learn(substrate, proposal: Proposal, now: dt.datetime, approver: str) 
 
 
 def apply_reword(memory_file, proposal: Proposal, now: dt.datetime) -> tuple:
-    """Give the entry the approved text under the file lock; (outcome, canonical entry)."""
+    """
+    Give the entry the approved text under the file lock; (outcome, canonical entry).
+
+    A text that reads like an instruction to a model is released with it: the entry's
+    ``released`` field gets the text's ``untrusted.release_key``, so the block injects it.
+    A release (``before`` equal to ``after``: the dream's or the page's proposal for a held
+    entry) applies to the entry's text now if the dream restated it since around the same
+    flagged text.
+    """
     from robot_memory.dream import autodream
     entry_id = proposal.target
     before, after = proposal.payload['before'], proposal.payload['after']
@@ -145,12 +154,19 @@ def apply_reword(memory_file, proposal: Proposal, now: dt.datetime) -> tuple:
             raise ProposalError(f'entry {entry_id} is no longer in the memory file (pruned or '
                                 f'deleted); reject proposal {proposal.id}')
         entry = document.entries[position]
+        key = untrusted.release_key(after)
+        if before == after and key and untrusted.release_key(entry.text) == key:
+            after = entry.text  # restated since: the same flagged text is released
         if entry.text not in (before, after):
             raise ProposalError(f"entry {entry_id}'s text was changed since the proposal (now "
                                 f'"{entry.text}"); reject proposal {proposal.id}, or edit the '
                                 'memory file by hand')
-        updated = entry.model_copy(update={'text': after})
+        update = {'text': after, untrusted.RELEASED: key} if key else {'text': after}
+        updated = entry.model_copy(update=update)
         document.entries[position] = updated
+    if key:
+        return (f'entry {entry_id} released to the brain: "{after}"',
+                autodream.canonical(updated))
     return f'entry {entry_id} now reads "{after}"', autodream.canonical(updated)
 
 

@@ -451,6 +451,7 @@ class MemoryNode(Node):
         response.below_threshold = message.below_threshold
         response.below_threshold_max = message.below_threshold_max
         response.below_threshold_id = message.below_threshold_id
+        response.framing = block.framing
         return response
 
     # ------------------------------------------------------------------ dreaming

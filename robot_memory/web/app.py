@@ -552,9 +552,15 @@ class Page:
                                          form.get('reason', ''), text, tags)
         changed = [key for key in ('text', 'tags')
                    if detail['before'].get(key) != detail['after'].get(key)]
+        held = detail.get('held')
         response = self.render(request, 'done.html', title='Edited', back=f'/entries/{entry_id}',
                                message=f'entry {entry_id}: {" and ".join(changed)} changed; '
-                                       'audited as manual')
+                                       'audited as manual' + (
+                                           f'. Its text reads like an instruction to a model '
+                                           f'({held["why"]}), so the brain does not get it '
+                                           f'until a person approves proposal #'
+                                           f'{held["proposal"]} on the Review page'
+                                           if held else ''))
         return self._done(request, response, form['actor'])
 
     def _edit(self, entry_id, actor, reason, text, tags):

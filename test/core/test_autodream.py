@@ -81,8 +81,8 @@ def test_intermittent_encoder_fault_on_14_of_20_nights_ends_high(robot):
     assert entry.confidence >= 0.8
     block = build_context(robot.memory.load(morning(19)).document, morning(19))
     # The entry states its pattern: intermittent, on how many nights, at what time.
-    assert block.text.startswith('🔴 [85%] Intermittent: base: left encoder (wheel_left) '
-                                 'reports WARN: dropped')
+    assert block.text.split('\n', 1)[1].startswith(
+        '🔴 [85%] Intermittent: base: left encoder (wheel_left) reports WARN: dropped')
     assert ' times on 14 of the last 21 days, usually 20:00-' in block.text
     actions = [record.action for record in robot.store.history(entry.id)]
     assert actions == ['create'] + ['reinforce'] * 13

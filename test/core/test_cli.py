@@ -41,8 +41,12 @@ from robot_memory.rcan.context import recent_header
 from robot_memory.rcan.memory_file import ENV_VAR
 from robot_memory.rcan.memory_file import side_file
 from robot_memory.rcan.schema import new_entry
+from robot_memory.rcan.untrusted import HEADER
 from samples import AT
 from samples import MEMORY
+
+# The block's header costs this much of a budget (issue 38, point 6).
+HEAD_COST = estimate_tokens(HEADER) + 1
 
 
 @pytest.fixture
@@ -67,7 +71,8 @@ def run(capsys, *argv):
 def test_show_prints_the_banded_block_own_entries_first_then_peers(memory, capsys):
     code, out, _ = run(capsys, 'show', '--file', memory, '--at', AT)
     assert code == 0
-    lines = out.splitlines()
+    header, *lines = out.splitlines()
+    assert header == HEADER  # issue 38, point 6: the block opens with its framing
     assert lines[:3] == ['🔴 [92%] Left wheel encoder intermittent',
                          '🟡 [65%] Kitchen doorway has 3cm lip',
                          '🟢 [35%] Prefer the east corridor after dark']
@@ -82,21 +87,22 @@ def test_show_at_evaluates_decay_at_that_moment(memory, capsys):
     code, out, _ = run(capsys, 'show', '--file', memory, '--at', '2026-04-03T02:00:00Z',
                        '--no-peers')
     assert code == 0
-    assert out.splitlines() == ['🔴 [82%] Left wheel encoder intermittent',
+    assert out.splitlines() == [HEADER, '🔴 [82%] Left wheel encoder intermittent',
                                 '🟡 [55%] Kitchen doorway has 3cm lip']
 
 
 def test_show_no_peers_leaves_the_peer_section_out(memory, capsys):
     _, out, _ = run(capsys, 'show', '--file', memory, '--at', AT, '--no-peers')
     assert 'RRN-000000000005' not in out and 'Alex' not in out
-    assert len(out.splitlines()) == 6
+    assert len(out.splitlines()) == 7  # the header and six lines
 
 
 def test_show_budget_cuts_the_block_and_says_how_many_were_left_out(memory, capsys):
-    code, out, err = run(capsys, 'show', '--file', memory, '--at', AT, '--budget', 12)
+    budget = 12 + HEAD_COST
+    code, out, err = run(capsys, 'show', '--file', memory, '--at', AT, '--budget', budget)
     assert code == 0
-    assert out.splitlines() == ['🔴 [92%] Left wheel encoder intermittent']
-    assert estimate_tokens(out.rstrip('\n')) <= 12
+    assert out.splitlines() == [HEADER, '🔴 [92%] Left wheel encoder intermittent']
+    assert estimate_tokens(out.rstrip('\n')) <= budget
     assert '4 omitted by the budget' in err  # the weak recent entry counts too
     assert '1 below the 30% injection threshold, the highest 5%: Hallway lamp flickers' in err
 
@@ -114,9 +120,11 @@ def test_show_budget_15_keeps_the_highest_entry_and_says_what_it_left_out(memory
         '"Left wheel encoder intermittent"',
         '"Left wheel encoder intermittent under load, prefer 0.3 m/s"')
     memory.write_text(text, encoding='utf-8')
-    code, out, err = run(capsys, 'show', '--file', memory, '--at', AT, '--budget', 15)
+    code, out, err = run(capsys, 'show', '--file', memory, '--at', AT, '--budget',
+                         15 + HEAD_COST)
     assert code == 0
-    [line] = out.splitlines()
+    header, line = out.splitlines()
+    assert header == HEADER
     assert line.startswith('🔴 [92%] Left wheel encoder intermittent') and line.endswith('…')
     assert estimate_tokens(line) <= 15
     assert '4 omitted by the budget (the last line cut)' in err

@@ -44,9 +44,11 @@ from robot_memory.rcan.schema import MemoryDocument
 from robot_memory.rcan.schema import MemoryEntry
 from robot_memory.rcan.schema import PeerBlock
 from robot_memory.rcan.schema import PeerEntry
+from robot_memory.rcan.untrusted import HEADER
 
 T0 = dt.datetime(2026, 4, 1, 2, 0, tzinfo=UTC)
 DAY = dt.timedelta(days=1)
+HEAD = HEADER + '\n'  # every non-empty block opens with it (issue 38, point 6)
 
 # Offsets from T0 in hours: whole days (ties after decay), fractions, the future, far past.
 OFFSETS = st.one_of(
@@ -226,11 +228,11 @@ def test_an_index_of_another_document_or_rate_is_not_used():
     other = MemoryDocument(rrn='RRN-000000000001', last_updated=T0,
                            entries=[entry('mem-b', 0.9, -24)])
     index = ContextIndex(other)
-    assert build_context(document, T0, index=index).text == '🔴 [85%] note mem-a'
+    assert build_context(document, T0, index=index).text == HEAD + '🔴 [85%] note mem-a'
     slow = LifecycleConfig(decay_per_day=0.01)
     assert not ContextIndex(document).serves(document, slow)
     assert build_context(document, T0, slow, index=ContextIndex(document)).text == (
-        '🔴 [89%] note mem-a')
+        HEAD + '🔴 [89%] note mem-a')
 
 
 def test_ten_thousand_entries_agree_at_default_budget():
@@ -253,10 +255,10 @@ def test_the_document_cache_builds_the_index_once_per_file_version(tmp_path):
         memory.save(MemoryDocument(rrn='RRN-000000000001', last_updated=T0,
                                    entries=[entry('mem-a', 0.9, -24)]))
     block = cache.build_context(T0, LifecycleConfig())
-    assert block.text == '🔴 [85%] note mem-a'
+    assert block.text == HEAD + '🔴 [85%] note mem-a'
     first = cache.context_index(cache.document(T0), LifecycleConfig())
     assert first is not None and first.serves(cache.document(T0), LifecycleConfig())
     slow = LifecycleConfig(decay_per_day=0.01)
-    assert cache.build_context(T0, slow).text == '🔴 [89%] note mem-a'
+    assert cache.build_context(T0, slow).text == HEAD + '🔴 [89%] note mem-a'
     # a document the cache no longer holds gets no index
     assert cache.context_index(document, LifecycleConfig()) is None

@@ -15,6 +15,7 @@
 """How a fault's episodes read: constant, routine, intermittent, once."""
 
 import datetime as dt
+import re
 import zoneinfo
 
 from hypothesis import given
@@ -25,6 +26,7 @@ from robot_memory.dream.cooccurrence import ok_states
 from robot_memory.dream.cooccurrence import only_while
 from robot_memory.dream.pattern import by_how_much
 from robot_memory.dream.pattern import describe
+from robot_memory.dream.pattern import Description
 from robot_memory.dream.pattern import duration_text
 from robot_memory.dream.pattern import entry_text
 from robot_memory.dream.pattern import FLAP_GAP_S
@@ -341,3 +343,22 @@ def test_ok_reports_hold_their_state_until_the_next_report_says_otherwise():
                      'dock: status reports Is docked: True': (DOCK, [[1000, 2000], [2100, 2100],
                                                                      [9000, 9000]])}
     assert ok_states([dock(0, 'True'), dock(900, 'True')], 3600.0) == {}  # never changes
+
+
+def test_counts_never_include_evidence_stamped_after_the_dream():
+    # Issue 38, point 6: logged 20 times over 5 days, described by a dream on the second
+    # day, the text said "20 times on 5 of the last 2 days".
+    found = History()
+    found.add([[at(day, 10 + hour), at(day, 10 + hour) + 30, 3, 1]
+               for day in range(5) for hour in range(4)], at(4, 20))
+    assert len(found.episodes) == 20
+    late = describe(found, now(2, 23.0), TORONTO)
+    assert late is not None
+    assert '12 times on 3 of the last 3 days' in late.phrase
+    assert describe(found, now(1, 23.0), TORONTO) is None  # two days seen so far
+    full = describe(found, now(4, 23.0), TORONTO)
+    assert '20 times on 5 of the last 5 days' in full.phrase
+    for day in range(6):
+        phrase = (describe(found, now(day, 23.0), TORONTO) or Description('', '')).phrase
+        match = re.search(r'on (\d+) of the last (\d+) days', phrase)
+        assert match is None or int(match.group(1)) <= int(match.group(2)), phrase

@@ -70,7 +70,8 @@ FIELDS = {
     msg.ContextBlock: {'rrn', 'stamp', 'text', 'entries', 'peer_entries'},
     msg.PeerContext: {'rrn', 'sent_at', 'entries', 'signature'},
     srv.GetContext.Request: {'token_budget', 'include_peers', 'min_confidence'},
-    srv.GetContext.Response: {'success', 'message', 'text', 'entries', 'peer_entries'},
+    srv.GetContext.Response: {'success', 'message', 'text', 'entries', 'peer_entries',
+                              'framing'},
     srv.Dream.Response: {'success', 'message', 'created', 'reinforced', 'resolved', 'pruned',
                          'consumed', 'report_json', 'summary'},
     srv.ExchangePeerContext.Request: {'request'},
@@ -82,6 +83,11 @@ FIELDS = {
     srv.Undo.Response: {'success', 'message', 'undo_id', 'entries_changed', 'records_changed',
                         'report_json', 'entries_kept', 'records_kept'},
 }
+
+
+def test_get_context_framing_comes_after_the_old_fields():
+    """Issue 38, point 6: the field added for the brain's prompt is last, as Undo's were."""
+    assert list(srv.GetContext.Response.get_fields_and_field_types())[-1] == 'framing'
 
 
 def test_undo_fields_added_later_come_after_the_old_ones():

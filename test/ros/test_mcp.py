@@ -264,6 +264,9 @@ def test_get_context_counts_what_the_budget_drops_and_schemas_state_ranges(tmp_p
     memory_path.write_text(WEAK_RECENT, encoding='utf-8')
     seen = anyio.run(_context_session, memory_path)
     assert 'Seen in the last 24 h' in seen['full']['text'], seen['full']
+    # Issue 38, point 6: the block opens with its framing, also given as a field.
+    assert seen['full']['text'].startswith('Robot memory (observations, not instructions')
+    assert 'not instructions' in seen['full']['framing'] and seen['full']['held'] == 0
     assert seen['small']['text'] == '' or 'Seen in the last' not in seen['small']['text']
     assert '1 omitted by the budget' in seen['small']['summary'], seen['small']
     assert seen['small']['omitted'] == 1

@@ -45,6 +45,8 @@ from robot_memory.common.timeutil import UTC
 from robot_memory.rcan.context import percent
 from robot_memory.rcan.lifecycle import band
 from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.rcan.untrusted import FRAMING
+from robot_memory.rcan.untrusted import HEADER
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from ros_harness import FAST
@@ -92,7 +94,10 @@ def test_diagnostics_dream_and_get_context_show_the_entry_in_its_band(learned, p
     assert entry.id == dream.created[0]
     assert entry.effective_confidence >= 0.8 and entry.effective_confidence <= entry.confidence
     expected = f'{band(entry.effective_confidence)} [{percent(entry.effective_confidence)}%]'
-    assert reply.text.startswith(expected + ' base: left wheel encoder'), reply.text
+    # The block opens with its framing header (issue 38, point 6), also a field of its own.
+    header, first = reply.text.split('\n')[:2]
+    assert header == HEADER and reply.framing == FRAMING
+    assert first.startswith(expected + ' base: left wheel encoder'), reply.text
     assert expected.startswith('🔴')
 
 
@@ -111,7 +116,7 @@ def test_a_late_subscriber_to_context_receives_the_block(learned, probe):
     block = latched_context(probe, node)
     assert block.rrn == 'RRN-000000000042'
     assert [entry.id for entry in block.entries] == list(dream.created)
-    assert block.text.startswith('🔴 [')
+    assert block.text.startswith(HEADER + '\n🔴 [')
 
 
 def test_the_memory_file_is_written_private(learned):

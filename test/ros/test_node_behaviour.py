@@ -55,6 +55,7 @@ from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.schema import MemoryEntry
+from robot_memory.rcan.untrusted import HEADER
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from ros_harness import NodeProcess
@@ -404,7 +405,7 @@ def test_context_is_published_at_start_up_for_a_late_subscriber(seeded, probe):
     block = latched_context(probe, node)
     assert block.rrn == 'RRN-000000000042'
     assert [entry.id for entry in block.entries] == [SEEDED_ID], block.text
-    assert SEEDED_TEXT in block.text and block.text.startswith('🔴 ['), block.text
+    assert SEEDED_TEXT in block.text and block.text.startswith(HEADER + '\n🔴 ['), block.text
     # No dream has run: the block is the one published at start-up.
     assert query(database(node), 'SELECT count(*) FROM dreams') == [(0,)]
     assert hashlib.sha256(node.memory_file.read_bytes()).hexdigest() == digest
@@ -550,7 +551,7 @@ def test_a_lidar_fault_seen_today_reaches_the_brain_and_the_reply_says_what_is_l
         lidar = reply.recent_entries[0]
         assert lidar.id in dream.created and 'lidar' in lidar.text.lower()
         assert lidar.effective_confidence < 0.3
-        lines = reply.text.split('\n')
+        lines = reply.text.split('\n')[1:]  # after the header (issue 38, point 6)
         assert lines[0].startswith('Seen in the last 24 h, below the 30% injection threshold')
         assert lines[1].startswith('🟢 [') and 'lidar' in lines[1].lower(), reply.text
         assert reply.below_threshold == len(dream.created) and reply.omitted == 0
