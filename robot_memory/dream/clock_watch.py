@@ -96,9 +96,13 @@ class ClockWatch:
                 return None
             jump = ClockJump(drift, now, monotonic)
             self.last_jump, self.jumps = jump, self.jumps + 1
+            held = self.pending.seconds if self.pending is not None else 0.0
             if drift > 0:  # two jumps forward before a confirmation add up
-                held = self.pending.seconds if self.pending is not None else 0.0
                 self.pending = ClockJump(held + drift, now, monotonic)
+            elif held:  # a step back corrects (part of) the pending step forward
+                left = held + drift
+                self.pending = ClockJump(left, now, monotonic) if left > self.tolerance_s \
+                    else None
             return jump
 
     def _settle(self, monotonic: float) -> None:

@@ -31,6 +31,7 @@ why in one line, for the summaries and the node's diagnostics.
 
 import dataclasses
 import datetime as dt
+import threading
 from typing import Optional
 
 from robot_memory.common.timeutil import format_iso
@@ -86,3 +87,44 @@ def _span(seconds: float) -> str:
         hours = int(seconds // 3600)
         return f'{hours} hour{"" if hours == 1 else "s"}'
     return f'{seconds:g} s'
+
+
+class HeldEvidence:
+    """
+    Evidence taken in while the clock that stamps it jumped forward and is not yet confirmed.
+
+    memory_node stamps each observation with its own clock as it arrives; after a jump forward
+    that nobody confirmed (``dream.clock_watch``), those stamps may be in the future of the
+    real time. They are held here, bounded (``limit``; beyond it the newest are refused and
+    counted), not stored. When the jump is confirmed they are stored as stamped; when the
+    clock steps back (NTP corrects it), each stamp is moved back by the step, so evidence is
+    neither lost nor dated in the future. Thread-safe: one thread holds, another releases.
+    """
+
+    def __init__(self, limit: int = 10_000):
+        self.limit = limit
+        self._lock = threading.Lock()
+        self.items: list = []
+        self.refused = 0  # held beyond the limit: lost, and counted
+        self.held = 0  # every observation ever held
+        self.moved = 0  # released with its stamp moved back
+
+    def hold(self, observation) -> bool:
+        """Hold one observation; False (counted) when the limit is reached."""
+        with self._lock:
+            if len(self.items) >= self.limit:
+                self.refused += 1
+                return False
+            self.items.append(observation)
+            self.held += 1
+            return True
+
+    def release(self, step_back_s: float = 0.0) -> list:
+        """Return what was held, stamps moved back by ``step_back_s`` (> 0), and hold nothing."""
+        with self._lock:
+            items, self.items = self.items, []
+        if step_back_s > 0:
+            shift = dt.timedelta(seconds=step_back_s)
+            items = [dataclasses.replace(item, stamp=item.stamp - shift) for item in items]
+            self.moved += len(items)
+        return items

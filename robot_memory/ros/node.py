@@ -73,6 +73,7 @@ from robot_memory.dream import summary as dream_summary
 from robot_memory.dream.schedule import MemoryClock
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence import observations
+from robot_memory.evidence.clock import HeldEvidence
 from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.sequence_gaps import SequenceGaps
 from robot_memory.evidence.store import EvidenceError
@@ -166,6 +167,7 @@ class MemoryNode(Node):
         self.last_dream = self.last_dream_error = self.last_write_error = None
         self._state_lock = threading.Lock()
 
+        self.held = HeldEvidence()  # taken in after a jump forward of the clock not confirmed
         self.worker = StoreWorker(self._open_store, node_settings.flush_period_s,
                                   node_settings.batch_size, node_settings.max_backlog,
                                   on_error=self._store_error)
@@ -368,12 +370,11 @@ class MemoryNode(Node):
         except convert.MessageDecodeError as error:
             self._refuse(error)
             return
-        submit = self.worker.submit
         for item in observations.from_statuses(self.clock_.now(), statuses, self._own_prefix):
             if isinstance(item, observations.ObservationError):
                 self._refuse(item)
             else:
-                submit(item)
+                self._take(item)
 
     def _ingest_log(self, record: Log, info) -> None:
         """ERROR and FATAL log records of other nodes become observations."""
@@ -384,7 +385,7 @@ class MemoryNode(Node):
             self._refuse(error)
             return
         if observation is not None:
-            self.worker.submit(observation)
+            self._take(observation)
 
     def telemetry_callback(self, topic: str, type_name: str, message) -> None:
         """Turn a message of a configured telemetry topic into an observation."""
@@ -393,7 +394,32 @@ class MemoryNode(Node):
         except observations.ObservationError as error:
             self._refuse(error)
             return
-        self.worker.submit(parsed.observation)
+        self._take(parsed.observation)
+
+    def _take(self, observation) -> bool:
+        """Store one observation, or hold it while a jump forward of the clock is pending."""
+        if self.schedule.clock_watch.pending is not None:  # its stamp may be in the future
+            return self.held.hold(observation)
+        return self.worker.submit(observation)
+
+    def release_held(self, jump=None) -> int:
+        """
+        Store what was held once the clock is settled; return how many.
+
+        As stamped when the jump forward was confirmed; moved back by the step when the clock
+        stepped back (``jump``, as seen by the watch at this look).
+        """
+        if not self.held.items:
+            return 0
+        if jump is not None and jump.seconds < 0:
+            items = self.held.release(-jump.seconds)
+        elif self.schedule.clock_watch.pending is None:
+            items = self.held.release()
+        else:
+            return 0
+        for item in items:
+            self.worker.submit(item)
+        return len(items)
 
     def message_lost_callback(self, info) -> None:
         """
@@ -494,6 +520,7 @@ class MemoryNode(Node):
     def dream_callback(self, request, response):
         """Answer ~/dream: run a dream now and report what it did."""
         jump = self.schedule.clock_watch.confirm()  # a person asked: the clock is taken as right
+        self.release_held()
         if jump is not None:
             self.get_logger().info(f'clock jump {jump.text()} confirmed by a dream asked on '
                                    '~/dream')

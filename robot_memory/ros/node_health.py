@@ -145,10 +145,16 @@ class NodeHealth:
         """Return the HealthStatus of the "clock" status: a jump seen, and dreams held."""
         node = self.node
         monotonic = time.monotonic()
-        node.schedule.clock_watch.observe(node.clock_.now(), monotonic)
+        node.release_held(node.schedule.clock_watch.observe(node.clock_.now(), monotonic))
         report = node.schedule.clock_watch.report(monotonic)
-        return HealthStatus(WARN if report.level == 'WARN' else OK, report.message,
-                            report.values)
+        held = node.held
+        values = dict(report.values, evidence_held=len(held.items), evidence_moved=held.moved,
+                      evidence_refused=held.refused)
+        message = report.message
+        if held.items:
+            message += (f'; {len(held.items)} observations held until the clock is settled '
+                        '(their stamps may be in the future)')
+        return HealthStatus(WARN if report.level == 'WARN' else OK, message, values)
 
     def dream(self) -> HealthStatus:
         """Return the HealthStatus of the "dream" status."""

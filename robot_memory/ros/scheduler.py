@@ -77,7 +77,7 @@ class DreamScheduler:
         """Dream when the nightly time or the period is due (not across an unconfirmed jump)."""
         node = self._node
         due = False
-        self.clock_watch.observe(node.clock_.now(), time.monotonic())
+        node.release_held(self.clock_watch.observe(node.clock_.now(), time.monotonic()))
         with self._lock:
             if self.next_period is not None and time.monotonic() >= self.next_period:
                 self.next_period = time.monotonic() + node.settings.node.dream_period_s

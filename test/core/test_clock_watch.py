@@ -106,3 +106,21 @@ def test_the_memory_clock_offset_moves_now_and_is_seen_as_a_jump():
     assert jump is not None and jump.seconds == pytest.approx(7200.0, abs=1.0)
     sped = MemoryClock(scale=60.0, offset_s=-3600.0)
     assert abs((sped.now() - dt.datetime.now(UTC)).total_seconds() + 3600.0) < 5.0
+
+
+def test_a_step_back_corrects_the_pending_jump_forward():
+    watch = ClockWatch(tolerance_s=10.0, steady_s=600.0)
+    watch.observe(T0, 0.0)
+    watch.observe(T0 + dt.timedelta(seconds=7201), 1.0)
+    assert watch.pending is not None and watch.pending.seconds == pytest.approx(7200)
+    back = watch.observe(T0 + dt.timedelta(seconds=2), 2.0)  # NTP steps it back
+    assert back is not None and back.seconds == pytest.approx(-7200)
+    assert watch.pending is None and watch.dream_held() is None
+
+
+def test_a_partial_step_back_leaves_the_rest_pending():
+    watch = ClockWatch(tolerance_s=10.0, steady_s=600.0)
+    watch.observe(T0, 0.0)
+    watch.observe(T0 + dt.timedelta(seconds=7201), 1.0)
+    watch.observe(T0 + dt.timedelta(seconds=3602), 2.0)
+    assert watch.pending is not None and watch.pending.seconds == pytest.approx(3600)

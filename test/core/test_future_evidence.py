@@ -33,6 +33,7 @@ from robot_memory.common.timeutil import UTC
 from robot_memory.evidence import observations as obs
 from robot_memory.evidence.clock import FUTURE_TOLERANCE_S
 from robot_memory.evidence.clock import FutureCheck
+from robot_memory.evidence.clock import HeldEvidence
 from robot_memory.evidence.clock import is_future
 from robot_memory.evidence.clock import latest_allowed
 from robot_memory.evidence.store import EvidenceStore
@@ -167,3 +168,20 @@ def test_replay_skips_messages_recorded_after_this_machines_clock(home, capsys):
     code, out, err = run(capsys, 'replay', bag, '--file', memory, '--json', '--no-dream')
     again = json.loads(out)
     assert again['observations'] == 0 and again['skipped'][why] == 45
+
+
+def _status(stamp: dt.datetime, name: str = 'base: motor'):
+    return obs.DiagnosticObservation(stamp=stamp, name=name, hardware_id='m', level=1,
+                                     message='hot', values=())
+
+
+def test_held_evidence_is_released_as_stamped_or_moved_back_by_the_step():
+    held = HeldEvidence(limit=3)
+    jumped = NOW + dt.timedelta(hours=2)
+    assert all(held.hold(_status(jumped)) for _ in range(3))
+    assert not held.hold(_status(jumped)) and held.refused == 1  # bounded, and counted
+    moved = held.release(7200.0)
+    assert [item.stamp for item in moved] == [NOW] * 3 and held.moved == 3
+    assert held.items == [] and held.release() == []
+    held.hold(_status(jumped))
+    assert [item.stamp for item in held.release()] == [jumped]  # a confirmed jump: as stamped

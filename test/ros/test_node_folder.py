@@ -216,3 +216,44 @@ def test_a_clock_jump_is_warned_and_holds_scheduled_dreams_until_a_person_dreams
         assert 'backward by 7200 s' in back['_message'] and back['dreams_held'] == 'False'
     finally:
         assert node.stop() == 0, node.log()[-3000:]
+
+
+def stamps(database, prefix: str) -> list:
+    """Return when each piece of evidence of hardware ``<prefix>-*`` was stamped (UNIX s)."""
+    connection = sqlite3.connect(database, timeout=30.0)
+    try:
+        return [row[0] for row in connection.execute(
+            'SELECT stamp FROM observations WHERE source_key LIKE ?', (f'diagnostic|{prefix}-%',))]
+    finally:
+        connection.close()
+
+
+@pytest.mark.timeout(120)
+def test_evidence_after_a_jump_forward_is_held_then_stored_at_the_right_time(tmp_path, probe):
+    node = NodeProcess(tmp_path, 'clock_hold', rrn='RRN-000000004004', **FAST).start()
+    database = node.memory_file.with_suffix('.db')
+    try:
+        wait_ready(probe, node)
+        set_offset(probe, node, 7200.0)
+        wait_status(probe, node, 'clock', lambda s: s['dreams_held'] == 'True')
+        send(probe, 'held', 5)
+        clock = wait_status(probe, node, 'clock', lambda s: s['evidence_held'] == '5')
+        assert 'observations held until the clock is settled' in clock['_message'], clock
+        time.sleep(1.0)
+        assert stored_rows(database, 'held') == 0  # not stored: their stamps are two hours on
+        set_offset(probe, node, 0.0)  # NTP steps the clock back: the stamps move back with it
+        wait_status(probe, node, 'clock', lambda s: s['evidence_held'] == '0')
+        assert wait_for(lambda: stored_rows(database, 'held') == 5, 10.0)
+        assert all(abs(stamp - time.time()) < 120 for stamp in stamps(database, 'held')), \
+            stamps(database, 'held')
+        # A jump a person confirms: what was held is stored as stamped, on the new time.
+        set_offset(probe, node, 3600.0)
+        wait_status(probe, node, 'clock', lambda s: s['dreams_held'] == 'True')
+        send(probe, 'kept', 3)
+        wait_status(probe, node, 'clock', lambda s: s['evidence_held'] == '3')
+        call(probe, Dream, f'{node.prefix}/dream', Dream.Request())
+        assert wait_for(lambda: stored_rows(database, 'kept') == 3, 10.0)
+        assert all(3400 < stamp - time.time() < 3700 for stamp in stamps(database, 'kept'))
+        assert status(probe, node, 'clock')['evidence_moved'] == '5'
+    finally:
+        assert node.stop() == 0, node.log()[-3000:]
