@@ -20,6 +20,7 @@ the first does not exist), so the model that aarch64 robots install runs here fo
 """
 
 import datetime as dt
+import importlib.util
 import os
 import platform
 import shutil
@@ -172,3 +173,16 @@ def test_the_readme_names_the_carriers():
         for pin in carrier.distributions.split():
             assert pin.split('==')[0] in readme, pin
     assert 'works out of the box on **x86-64 Linux only**' not in readme
+
+
+def test_the_embed_bench_measures_each_installed_carrier():
+    """bench_recall.py --only embed: the figures README gives for the two models."""
+    spec = importlib.util.spec_from_file_location('bench_recall',
+                                                  REPO / 'bench' / 'bench_recall.py')
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    result = bench.bench_embed(len(CARRIERS) - 1, 5)
+    assert result['bench'] == 'embed_speed' and result['embedder'] == 'minilm-l6-v2-w8a32'
+    assert result['carrier'] == PORTABLE.distributions and result['queries'] == 5
+    assert 0 < result['p50_ms'] <= result['p99_ms'] and result['batch_per_s'] > 0
+    assert result['model_rss_mb'] >= 0
