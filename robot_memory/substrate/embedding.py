@@ -193,9 +193,11 @@ def model_name(model_path) -> str:
 
     A file of :data:`MODEL_NAMES` has its name there; any other file (through
     ``ROBOT_MEMORY_EMBEDDER_MODEL``) is named by its content, ``minilm-l6-v2-<digest>``.
+    Naming writes nothing (a node that never embeds leaves no cache behind); the digest
+    noted when the model was first loaded spares hashing the file again.
     """
     try:
-        digest = _model_digest(pathlib.Path(model_path), cache_folder())
+        digest = _model_digest(pathlib.Path(model_path), cache_folder(), remember=False)
     except OSError as error:
         raise ValueError(f'cannot read the semantic model file {model_path}: {error}') from None
     return MODEL_NAMES.get(digest, f'minilm-l6-v2-{digest}')
@@ -319,13 +321,13 @@ def cache_folder() -> pathlib.Path:
     return cache / 'robot_memory'
 
 
-def _model_digest(model_path: pathlib.Path, folder: pathlib.Path) -> str:
+def _model_digest(model_path: pathlib.Path, folder: pathlib.Path, remember: bool = True) -> str:
     """
     Return the first 16 hex digits of the model file's SHA-256.
 
     Hashing 23 MB costs tens of milliseconds, so the digest of each install's file (by
-    path, size and modification time) is remembered in ``folder``; an unreadable or
-    unwritable note only means hashing again.
+    path, size and modification time) is remembered in ``folder`` (unless not
+    ``remember``: only read); an unreadable or unwritable note only means hashing again.
     """
     import hashlib
     import json
@@ -344,6 +346,8 @@ def _model_digest(model_path: pathlib.Path, folder: pathlib.Path) -> str:
         for block in iter(lambda: model.read(1 << 20), b''):
             sha.update(block)
     digest = sha.hexdigest()[:16]
+    if not remember:
+        return digest
     known = dict(list(known.items())[-(MAX_DIGESTS - 1):])
     known[key] = digest
     try:

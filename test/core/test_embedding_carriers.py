@@ -21,6 +21,7 @@ the first does not exist), so the model that aarch64 robots install runs here fo
 
 import datetime as dt
 import importlib.util
+import json
 import os
 import platform
 import shutil
@@ -135,6 +136,21 @@ def test_a_model_file_of_its_own_is_named_by_its_content(tmp_path, monkeypatch):
     assert default_embedder().name == name
     with pytest.raises(ValueError, match='cannot read the semantic model file'):
         model_name(tmp_path / 'missing.onnx')
+
+
+def test_naming_the_model_writes_nothing_until_it_is_loaded(tmp_path, monkeypatch):
+    """A node that never embeds leaves no cache in the home (test/ros/test_demo.py)."""
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'cache'))
+    embedder = SemanticEmbedder(*carrier_files(PORTABLE))
+    assert embedder.name == 'minilm-l6-v2-w8a32'
+    assert not (tmp_path / 'cache').exists()
+    embedder.embed(['the dock'])
+    digests = tmp_path / 'cache' / 'robot_memory' / embedding.DIGESTS
+    assert '8199be6f699a395f' in digests.read_text(encoding='utf-8')
+    # Once noted, the name comes from the note, not from hashing the file again.
+    notes = json.loads(digests.read_text(encoding='utf-8'))
+    digests.write_text(json.dumps({key: 'f' * 16 for key in notes}), encoding='utf-8')
+    assert SemanticEmbedder(*carrier_files(PORTABLE)).name == 'minilm-l6-v2-' + 'f' * 16
 
 
 def test_without_the_first_carrier_the_portable_one_is_the_default(monkeypatch):
