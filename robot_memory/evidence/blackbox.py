@@ -108,6 +108,11 @@ class RingBuffer:
                 if old[0] >= horizon:
                     self.dropped_for_ram += 1
 
+    def note_last(self, topic: str, stamp_ns: int, data: bytes) -> None:
+        """Keep only the last message of a freeze-frame topic that is not recorded."""
+        with self._lock:
+            self._last[topic] = (stamp_ns, data)
+
     def window(self, start_ns: int, end_ns: int, max_bytes: int) -> list:
         """Return the messages received in [start_ns, end_ns], the newest ``max_bytes``."""
         with self._lock:
@@ -373,7 +378,10 @@ def recordings(conn: sqlite3.Connection, signature: Optional[str] = None) -> lis
            'ON s.signature = r.signature')
     rows = conn.execute(sql + (' WHERE r.signature = ?' if signature else '')
                         + ' ORDER BY r.started, r.id', (signature,) if signature else ())
-    return [Recording(*row[:7], tuple(json.loads(row[7])), *row[8:]) for row in rows]
+    return [Recording(id=row[0], path=row[1], signature=row[2], source_key=row[3],
+                      started=row[4], ended=row[5], bytes=row[6],
+                      topics=tuple(json.loads(row[7])), sha256=row[8], freeze_frame=row[9],
+                      entry_id=row[10]) for row in rows]
 
 
 def prune(conn: sqlite3.Connection, total_bytes: int) -> list:
@@ -403,3 +411,41 @@ def prune(conn: sqlite3.Connection, total_bytes: int) -> list:
         deleted.append(row.path)
         conn.execute('DELETE FROM blackbox_recordings WHERE id = ?', (row.id,))
     return deleted
+
+
+def freeze_frame(last: dict, types: dict, store, max_chars: int = 4096) -> dict:
+    """
+    Return the freeze frame: each topic's last value as plain JSON data, decoded now.
+
+    ``last`` is :meth:`RingBuffer.last`, ``types`` maps each freeze topic to its type and
+    ``store`` is the rosbags type store that knows them. A topic with no message yet, one
+    that does not decode, or one too large says so instead of a value.
+    """
+    frame = {}
+    for topic, type_name in sorted(types.items()):
+        item = last.get(topic)
+        if item is None:
+            frame[topic] = {'type': type_name, 'missing': 'no message since the node started'}
+            continue
+        try:
+            value = plain(store.deserialize_cdr(item[1], type_name))
+        except Exception as error:  # noqa: B902 - a bad message is named, the rest goes on
+            frame[topic] = {'type': type_name, 'error': f'not decoded: {error}'}
+            continue
+        size = len(json.dumps(value, default=str))
+        if size > max_chars:
+            value = f'{size} characters of JSON, over {max_chars}: left out'
+        frame[topic] = {'type': type_name, 'stamp': item[0] / 1e9, 'value': value}
+    return frame
+
+
+def plain(value):
+    """Return a rosbags message as dicts, lists and numbers (JSON data)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: plain(getattr(value, field.name))
+                for field in dataclasses.fields(value)}
+    if hasattr(value, 'tolist'):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    return value

@@ -206,3 +206,15 @@ def test_a_recording_deleted_by_hand_is_listed_as_gone(tmp_path):
             assert blackbox.prune(store.db.conn, 0) == []
         [row] = blackbox.recordings(store.db.conn)
         assert not row.exists()
+
+
+def test_a_freeze_frame_holds_each_topics_last_value_as_json():
+    ring = blackbox.RingBuffer(keep_s=10.0, ram_bytes=2**20)
+    ring.add('/battery_state', 2 * S, _battery(0.25))
+    frame = blackbox.freeze_frame(ring.last(), {'/battery_state': 'sensor_msgs/msg/BatteryState',
+                                                '/odom': 'nav_msgs/msg/Odometry'}, STORE)
+    assert frame['/battery_state']['value']['percentage'] == pytest.approx(0.25)
+    assert frame['/battery_state']['stamp'] == 2.0
+    assert 'no message' in frame['/odom']['missing']
+    json_text = blackbox.json.dumps(frame)
+    assert 'percentage' in json_text
