@@ -31,6 +31,7 @@ from typing import Optional
 from typing import TYPE_CHECKING
 from typing import Union
 
+from robot_memory.cli import blackbox as cli_blackbox
 from robot_memory.cli import proposals as cli_proposals
 from robot_memory.cli import serve as cli_serve
 from robot_memory.cli import substrate as cli_substrate
@@ -208,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_substrate.add_commands(commands, [common, database])
     cli_proposals.add_commands(commands, [common, database])
     cli_serve.add_commands(commands, [common, database])
+    cli_blackbox.add_commands(commands, [common, database])
     return parser
 
 
@@ -610,7 +612,9 @@ COMMANDS: dict[str, Callable[..., int]] = {
 COMMANDS.update(cli_substrate.HANDLERS)
 COMMANDS.update(cli_proposals.HANDLERS)
 COMMANDS.update(cli_serve.HANDLERS)
-READS_ONLY = frozenset({'show', 'validate', 'stats', 'export', 'history'})  # create nothing
+COMMANDS.update(cli_blackbox.HANDLERS)
+# These create nothing.
+READS_ONLY = frozenset({'show', 'validate', 'stats', 'export', 'history', 'blackbox'})
 
 
 class NeutralisedStream:
