@@ -85,6 +85,7 @@ class RingBuffer:
         self.keep_ns = int(keep_s * 1e9)
         self.ram_bytes = ram_bytes
         self.bytes = 0
+        self.pinned = 0  # bytes of windows taken out and not written yet: within the bound
         self.dropped_for_ram = 0
         self._items: collections.deque = collections.deque()  # (stamp ns, topic, data)
         self._last: dict = {}  # topic -> (stamp ns, data): the freeze frame
@@ -102,7 +103,8 @@ class RingBuffer:
             items.append((stamp_ns, topic, data))
             self.bytes += size
             horizon = stamp_ns - self.keep_ns
-            while items and (self.bytes > self.ram_bytes or items[0][0] < horizon):
+            while items and (self.bytes + self.pinned > self.ram_bytes
+                             or items[0][0] < horizon):
                 old = items.popleft()
                 self.bytes -= len(old[2])
                 if old[0] >= horizon:
@@ -114,17 +116,30 @@ class RingBuffer:
             self._last[topic] = (stamp_ns, data)
 
     def window(self, start_ns: int, end_ns: int, max_bytes: int) -> list:
-        """Return the messages received in [start_ns, end_ns], the newest ``max_bytes``."""
+        """
+        Return the messages received in [start_ns, end_ns], the newest ``max_bytes``.
+
+        They stay counted against ``ram_bytes`` (the ring lets go of more) until
+        :meth:`release`: a window being written keeps its messages alive, and the RAM
+        bound holds for the ring and the windows together.
+        """
         with self._lock:
             chosen = [item for item in self._items if start_ns <= item[0] <= end_ns]
         kept, total = [], 0
         for item in reversed(chosen):
-            total += len(item[2])
-            if total > max_bytes:
+            if total + len(item[2]) > max_bytes:
                 break
+            total += len(item[2])
             kept.append(item)
         kept.reverse()
+        with self._lock:
+            self.pinned += total
         return kept
+
+    def release(self, messages: list) -> None:
+        """Give back what a window taken with :meth:`window` held, once it is written."""
+        with self._lock:
+            self.pinned = max(0, self.pinned - sum(len(item[2]) for item in messages))
 
     def last(self) -> dict:
         """Return each topic's last message: topic -> (stamp ns, data)."""

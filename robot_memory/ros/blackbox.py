@@ -134,6 +134,9 @@ class BlackboxRecorder:
                     self._write(window, messages)
                 except Exception as error:  # noqa: B902 - said on diagnostics, next goes on
                     self._problem(f'fault {window.signature}: {error}')
+                finally:
+                    self.box.buffer.release(messages)
+                    del messages  # the window's bytes go now, not at the next one
 
     def _write(self, window: blackbox.Window, messages: list) -> None:
         policy = self.box.policy

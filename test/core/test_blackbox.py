@@ -63,6 +63,23 @@ def test_ring_buffer_stays_within_its_ram_bound_under_a_10_mb_per_s_flood():
     assert kept[-1][0] == 499 * S // 100
 
 
+def test_a_window_being_written_counts_against_the_ram_bound_until_released():
+    ring = blackbox.RingBuffer(keep_s=60.0, ram_bytes=1000)
+    for index in range(10):
+        ring.add('/odom', index * S, b'x' * 100)
+    taken = ring.window(0, 10 * S, 600)
+    assert len(taken) == 6 and ring.pinned == 600
+    for index in range(10, 20):  # the flood goes on while the window is written
+        ring.add('/odom', index * S, b'x' * 100)
+        assert ring.bytes + ring.pinned <= 1000
+    ring.release(taken)
+    assert ring.pinned == 0
+    assert ring.bytes == 400
+    for index in range(20, 30):  # released: the ring fills its whole bound again
+        ring.add('/odom', index * S, b'x' * 100)
+    assert ring.bytes == 1000
+
+
 def test_ring_buffer_lets_go_of_messages_older_than_its_window():
     ring = blackbox.RingBuffer(keep_s=2.0, ram_bytes=2**30)
     for second in range(10):
@@ -76,6 +93,7 @@ def test_a_window_over_the_recording_bound_keeps_its_newest_messages():
     for second in range(10):
         ring.add('/odom', second * S, b'x' * 100)
     assert [item[0] for item in ring.window(0, 9 * S, 350)] == [7 * S, 8 * S, 9 * S]
+    assert ring.pinned == 300
 
 
 def test_an_episode_starts_when_a_status_goes_bad_after_ok_once_per_cooldown():
