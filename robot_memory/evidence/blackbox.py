@@ -51,6 +51,7 @@ from typing import Optional
 from robot_memory.common.fileio import fsync_directory
 from robot_memory.common.lazy_imports import deferred
 from robot_memory.errors import RobotMemoryError
+from robot_memory.evidence.runs import MAX_OPEN_RUNS
 
 # Imported on the first recording only: without a black box the node never loads them.
 mcap_writer = deferred('mcap.writer')
@@ -164,6 +165,9 @@ class FaultTrigger:
     def observe(self, source: str, classifications: Iterable, now_s: float) -> list:
         """Return the (signature, source key) whose episode starts with this observation."""
         started = []
+        for book in (self._status, self._log_last, self._fired):
+            if len(book) >= MAX_OPEN_RUNS:  # a flood of new names: bounded as the run books
+                book.clear()
         for item in classifications:
             if source == 'diagnostic':
                 before = self._status.get(item.source_key, 0)

@@ -23,10 +23,12 @@ import numpy
 import pytest
 from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
+from test_reliability_disk_full import tiny_disk  # noqa: F401 - the 1 MiB tmpfs fixture
 
 from robot_memory.bags import read
 from robot_memory.evidence import blackbox
 from robot_memory.evidence.rules import Classification
+from robot_memory.evidence.runs import MAX_OPEN_RUNS
 from robot_memory.evidence.store import EvidenceStore
 
 S = 10**9
@@ -111,6 +113,14 @@ def test_an_episode_starts_when_a_status_goes_bad_after_ok_once_per_cooldown():
         ('sig-b', 'lidar')]
 
 
+def test_the_trigger_books_stay_bounded_under_a_flood_of_new_names():
+    trigger = blackbox.FaultTrigger(cooldown_s=60.0)
+    for index in range(3 * MAX_OPEN_RUNS):
+        trigger.observe('diagnostic', [_status(f'k{index}', 2, f's{index}')], float(index))
+    assert all(len(book) <= MAX_OPEN_RUNS
+               for book in (trigger._status, trigger._log_last, trigger._fired))
+
+
 def test_the_first_error_log_of_a_signature_starts_an_episode():
     trigger = blackbox.FaultTrigger(cooldown_s=10.0)
     record = Classification('log-sig', '/planner', 2, '', 'default')
@@ -182,6 +192,24 @@ def test_a_disk_that_fills_during_a_write_leaves_no_file_and_says_so(tmp_path, m
     with pytest.raises(blackbox.BlackboxError, match='disk is full.*blackbox_total_mb'):
         blackbox.write_recording(tmp_path / 'fault.mcap', {}, [])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_recording_too_large_for_a_real_full_disk_leaves_no_file(tiny_disk):  # noqa: F811
+    messages = [(index * S, '/camera', os.urandom(100_000)) for index in range(20)]
+    with pytest.raises(blackbox.BlackboxError, match='disk is full'):
+        blackbox.write_recording(tiny_disk / 'fault.mcap', {'/camera': ('x/msg/Y', None)},
+                                 messages)
+    assert list(tiny_disk.iterdir()) == []
+
+
+def test_a_type_with_no_definition_is_recorded_with_an_empty_schema(tmp_path):
+    path = tmp_path / 'fault.mcap'
+    blackbox.write_recording(path, {'/blob': ('my_pkg/msg/Blob', None)}, [(S, '/blob', b'ab')])
+    with open(path, 'rb') as handle:
+        summary = make_reader(handle).get_summary()
+    [schema] = summary.schemas.values()
+    assert (schema.name, schema.encoding, schema.data) == ('my_pkg/msg/Blob', '', b'')
+    assert summary.statistics.message_count == 1
 
 
 def test_a_folder_that_is_a_symbolic_link_is_refused(tmp_path):
