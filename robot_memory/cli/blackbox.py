@@ -115,6 +115,24 @@ def cmd_export(args, memory) -> int:
     return 0
 
 
+def history_records(conn: sqlite3.Connection, entry_id: str) -> list:
+    """Return (time, record) of each recording of an entry's faults, for ``history``."""
+    from robot_memory.evidence import blackbox  # only when a command runs
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'blackbox_recordings'") \
+            .fetchone() is None:
+        return []
+    records = []
+    for recording in blackbox.recordings(conn, entry_id):
+        row = _row(recording)
+        gone = ' GONE: deleted by hand' if row['gone'] else ''
+        records.append((from_epoch(recording.started), dict(
+            row, at=row['time'], action='recorded', actor='black box', log='black box',
+            reason=f'recording {recording.id}: {recording.path} '
+                   f'({recording.bytes / 2**20:.1f} MB, {", ".join(recording.topics)}){gone}'
+                   f'; freeze frame: {json.dumps(row["freeze_frame"], sort_keys=True)}')))
+    return records
+
+
 def cmd_blackbox(args, memory) -> int:
     """Run ``blackbox list`` or ``blackbox export``."""
     return (cmd_list if args.blackbox_action == 'list' else cmd_export)(args, memory)

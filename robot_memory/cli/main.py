@@ -534,6 +534,8 @@ def cmd_history(args, memory: 'MemoryFile') -> int:
             records.append((at, {'id': row_id, 'at': format_iso(at), 'record_id': record_id,
                                  'action': action, 'actor': actor, 'reason': reason,
                                  'detail': json.loads(detail), 'log': 'typed memory'}))
+        # The black box's recordings of the entry's faults, with their freeze frames.
+        records.extend(cli_blackbox.history_records(store.db.conn, args.entry_id))
     if not records:
         print(f'no audit records for {args.entry_id} in {path}', file=sys.stderr)
         return 1

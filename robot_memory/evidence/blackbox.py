@@ -391,12 +391,12 @@ def record(conn: sqlite3.Connection, path: pathlib.Path, window: Window, size: i
     return int(cursor.lastrowid or 0)
 
 
-def recordings(conn: sqlite3.Connection, signature: Optional[str] = None) -> list:
-    """Return the recordings, oldest first (of one signature when given)."""
+def recordings(conn: sqlite3.Connection, entry_id: Optional[str] = None) -> list:
+    """Return the recordings, oldest first (of one entry's signatures when given)."""
     sql = (f'SELECT {_COLUMNS} FROM blackbox_recordings r LEFT JOIN signatures s '
            'ON s.signature = r.signature')
-    rows = conn.execute(sql + (' WHERE r.signature = ?' if signature else '')
-                        + ' ORDER BY r.started, r.id', (signature,) if signature else ())
+    rows = conn.execute(sql + (' WHERE s.entry_id = ?' if entry_id else '')
+                        + ' ORDER BY r.started, r.id', (entry_id,) if entry_id else ())
     return [Recording(id=row[0], path=row[1], signature=row[2], source_key=row[3],
                       started=row[4], ended=row[5], bytes=row[6],
                       topics=tuple(json.loads(row[7])), sha256=row[8], freeze_frame=row[9],

@@ -117,6 +117,20 @@ def test_export_copies_a_recording_verified_by_its_sha256(tmp_path):
     assert code == 1 and 'no recording 9' in err
 
 
+def test_history_of_an_entry_shows_its_recordings_with_their_freeze_frames(tmp_path):
+    database, paths = _recording(tmp_path)
+    with EvidenceStore(database) as store:
+        store.db.execute('INSERT INTO signatures (signature, source, source_key, entry_id) '
+                         "VALUES ('sig-motor', 'diagnostic', 'base: left motor', 'mem-m1')")
+    code, out, err = run_cli('history', 'mem-m1', '--db', database)
+    assert code == 0, err
+    [line] = out.splitlines()
+    assert 'recorded' in line and f'recording 1: {paths[0]}' in line
+    assert '"/odom": {"value": {"x": 1.0}}' in line
+    code, out, err = run_cli('history', 'mem-m1', '--db', database, '--json')
+    assert json.loads(out)['freeze_frame'] == {'/odom': {'value': {'x': 1.0}}}
+
+
 def test_replay_reads_a_black_box_recording(tmp_path):
     _, paths = _recording(tmp_path)
     other = tmp_path / 'other'
