@@ -123,20 +123,30 @@ class BlackboxRecorder:
                          time.time_ns())
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop the writing thread (a write under way finishes: whole or no file)."""
+        """
+        Stop the writing thread (a write under way finishes: whole or no file).
+
+        A window still waiting for its seconds after the fault is written with what came
+        so far: a fault just before a shutdown keeps its recording.
+        """
         self._stop.set()
         self._thread.join(timeout)
+        if not self._thread.is_alive():
+            self._write_due(time.time_ns() + int(self.box.policy.after_s * 1e9) + 1)
 
     def _run(self) -> None:
         while not self._stop.wait(TICK_S):
-            for window, messages in self.box.due(time.time_ns()):
-                try:
-                    self._write(window, messages)
-                except Exception as error:  # noqa: B902 - said on diagnostics, next goes on
-                    self._problem(f'fault {window.signature}: {error}')
-                finally:
-                    self.box.buffer.release(messages)
-                    del messages  # the window's bytes go now, not at the next one
+            self._write_due(time.time_ns())
+
+    def _write_due(self, now_ns: int) -> None:
+        for window, messages in self.box.due(now_ns):
+            try:
+                self._write(window, messages)
+            except Exception as error:  # noqa: B902 - said on diagnostics, next goes on
+                self._problem(f'fault {window.signature}: {error}')
+            finally:
+                self.box.buffer.release(messages)
+                del messages  # the window's bytes go now, not at the next one
 
     def _write(self, window: blackbox.Window, messages: list) -> None:
         policy = self.box.policy

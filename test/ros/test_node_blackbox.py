@@ -98,6 +98,25 @@ def test_a_fault_gets_its_window_as_mcap_linked_in_the_database(tmp_path, probe)
         assert node.stop(signal.SIGINT) == 0, node.log()
 
 
+def test_a_fault_just_before_a_shutdown_keeps_its_recording(tmp_path, probe):
+    node = NodeProcess(tmp_path, 'bb3', blackbox_topics=[BATTERY], blackbox_after_s=60.0).start()
+    try:
+        wait_ready(probe, node)
+        battery = probe.create_publisher(BatteryState, '/bb_battery', qos_profile_sensor_data)
+        diagnostics = probe.create_publisher(DiagnosticArray, '/diagnostics', 100)
+        assert wait_for(lambda: battery.get_subscription_count() > 0, 10.0, spin=spin(probe))
+        for index in range(20):
+            battery.publish(BatteryState(percentage=0.5))
+            if index == 10:
+                diagnostics.publish(_status('bb: motor', 2))
+            time.sleep(0.05)
+        time.sleep(1.0)  # the fault is ingested; its 60 s after are far from over
+    finally:
+        assert node.stop(signal.SIGINT) == 0, node.log()
+    [row] = _rows(tmp_path / 'robot-memory.db')
+    assert blackbox.file_sha256(tmp_path / row[0]) == row[4]
+
+
 def test_a_recordings_folder_that_is_a_symbolic_link_is_refused_at_start(tmp_path):
     (tmp_path / 'elsewhere').mkdir()
     (tmp_path / 'robot-memory.blackbox').symlink_to(tmp_path / 'elsewhere')
