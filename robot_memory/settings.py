@@ -258,7 +258,40 @@ class NodeSettings(BaseModel):
         default=False, description="The operator's page offers no change (no approve, reject, "
                                    'undo or edit)')
 
-    @field_validator('telemetry_topics')
+    blackbox_topics: list[str] = _frozen(
+        default_factory=list,
+        description='Black box: topics kept raw in RAM and written as MCAP around each fault '
+                    '(see docs/blackbox.md), each "TOPIC:pkg/msg/Type"; empty: no black box '
+                    '(and no MCAP library loaded). Needs robot_memory[blackbox]')
+    blackbox_freeze_topics: list[str] = _frozen(
+        default_factory=list,
+        description='Topics whose last value goes into the evidence as a JSON freeze frame '
+                    'when a fault starts, each "TOPIC:pkg/msg/Type", e.g. '
+                    '"/odom:nav_msgs/msg/Odometry"; used only with blackbox_topics')
+    blackbox_folder: str = _frozen(
+        default='', description='Folder of the black-box recordings (not a symbolic link); '
+                                'empty: beside the database, named after it '
+                                '(robot-memory.blackbox for robot-memory.db)')
+    blackbox_before_s: float = _frozen(default=5.0, ge=0.0, le=600.0,
+                                       description='Seconds kept before a fault')
+    blackbox_after_s: float = _frozen(default=1.0, ge=0.0, le=600.0,
+                                      description='Seconds recorded after a fault')
+    blackbox_ram_mb: float = _frozen(default=256.0, ge=1.0, le=65536.0,
+                                     description='RAM the black-box ring buffer holds at most '
+                                                 '(MB); the oldest messages go first')
+    blackbox_recording_mb: float = _frozen(default=50.0, ge=0.1, le=65536.0,
+                                           description='Bytes of one recording at most (MB); '
+                                                       'the messages nearest the end are kept')
+    blackbox_total_mb: float = _frozen(default=500.0, ge=1.0, le=10_000_000.0,
+                                       description='All recordings together at most (MB); the '
+                                                   "oldest go first, but each entry's most "
+                                                   'recent recording is kept')
+    blackbox_cooldown_s: float = _frozen(default=60.0, ge=0.0, le=86400.0,
+                                         description='One recording per fault signature per '
+                                                     'this many seconds (a flapping fault '
+                                                     'writes one, not hundreds)')
+
+    @field_validator('telemetry_topics', 'blackbox_topics', 'blackbox_freeze_topics')
     @classmethod
     def _topics_valid(cls, value: list) -> list:
         topics = set()
@@ -328,6 +361,11 @@ class NodeSettings(BaseModel):
     def telemetry(self) -> list:
         """Return the telemetry topics as (topic, 'pkg/msg/Type') pairs."""
         return [tuple(item.split(':', 1)) for item in self.telemetry_topics]
+
+    def blackbox(self) -> tuple:
+        """Return the black box's (kept, freeze-frame) topics, each as (topic, type) pairs."""
+        return ([tuple(item.split(':', 1)) for item in self.blackbox_topics],
+                [tuple(item.split(':', 1)) for item in self.blackbox_freeze_topics])
 
     def origin(self):
         """time_origin as an aware datetime, or None (the node's start)."""

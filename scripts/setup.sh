@@ -63,7 +63,8 @@ PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "py
          # the [fleet] extra of setup.cfg (robot-memory fleet: Zenoh, the fleet store on
          # PostgreSQL); psycopg's binary wheel carries its own libpq (x86-64 and aarch64)
          "eclipse-zenoh>=1.0,<2" "psycopg[binary]>=3.1"
-         # the [test] extra's MCAP writer: the replay tests write every MCAP layout with it
+         # the [blackbox] extra (memory_node writes its fault recordings as MCAP) and the [test]
+         # extra's MCAP writer (the replay tests write every MCAP layout with it)
          "mcap>=1.1")
 ROS_REQS="$_rm_ros_reqs"
 LOG_DIR="$COLCON_LOG/setup"

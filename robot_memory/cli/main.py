@@ -31,6 +31,7 @@ from typing import Optional
 from typing import TYPE_CHECKING
 from typing import Union
 
+from robot_memory.cli import blackbox as cli_blackbox
 from robot_memory.cli import fleet as cli_fleet
 from robot_memory.cli import proposals as cli_proposals
 from robot_memory.cli import serve as cli_serve
@@ -217,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_substrate.add_commands(commands, [common, database])
     cli_proposals.add_commands(commands, [common, database])
     cli_serve.add_commands(commands, [common, database])
+    cli_blackbox.add_commands(commands, [common, database])
     cli_fleet.add_commands(commands, [common, database])
     return parser
 
@@ -544,6 +546,8 @@ def cmd_history(args, memory: 'MemoryFile') -> int:
             records.append((at, {'id': row_id, 'at': format_iso(at), 'record_id': record_id,
                                  'action': action, 'actor': actor, 'reason': reason,
                                  'detail': json.loads(detail), 'log': 'typed memory'}))
+        # The black box's recordings of the entry's faults, with their freeze frames.
+        records.extend(cli_blackbox.history_records(store.db.conn, args.entry_id))
     if not records:
         print(f'no audit records for {args.entry_id} in {path}', file=sys.stderr)
         return 1
@@ -622,8 +626,10 @@ COMMANDS: dict[str, Callable[..., int]] = {
 COMMANDS.update(cli_substrate.HANDLERS)
 COMMANDS.update(cli_proposals.HANDLERS)
 COMMANDS.update(cli_serve.HANDLERS)
+COMMANDS.update(cli_blackbox.HANDLERS)
 COMMANDS.update(cli_fleet.HANDLERS)
-READS_ONLY = frozenset({'show', 'validate', 'stats', 'export', 'history'})  # create nothing
+# These create nothing.
+READS_ONLY = frozenset({'show', 'validate', 'stats', 'export', 'history', 'blackbox'})
 
 
 class NeutralisedStream:

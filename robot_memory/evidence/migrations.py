@@ -166,6 +166,8 @@ def _ingest_progress(db: PlainDatabase) -> None:
     db.execute('CREATE TABLE IF NOT EXISTS ingest_taken (file TEXT NOT NULL, stream TEXT NOT '
                'NULL, first REAL NOT NULL, last REAL NOT NULL, observations INTEGER NOT NULL, '
                'PRIMARY KEY (file, stream))')
+
+
 @MIGRATIONS(name='0008_replay_content')
 def _replay_content(db: PlainDatabase) -> None:
     """
@@ -188,3 +190,15 @@ def _replay_content(db: PlainDatabase) -> None:
             'ALTER TABLE replay_taken ADD COLUMN legacy_at_last INTEGER',
             'UPDATE replay_taken SET legacy_last_ns = last_ns, legacy_at_last = at_last'):
         db.execute(statement)
+
+
+@MIGRATIONS(name='0009_blackbox')
+def _blackbox(db: PlainDatabase) -> None:
+    # Self-contained: 0008 (replay) may be applied before or after it.
+    db.execute('CREATE TABLE IF NOT EXISTS blackbox_recordings (id INTEGER PRIMARY KEY '
+               'AUTOINCREMENT, path TEXT NOT NULL, signature TEXT NOT NULL, '
+               "source_key TEXT NOT NULL DEFAULT '', started REAL NOT NULL, "
+               'ended REAL NOT NULL, bytes INTEGER NOT NULL, topics TEXT NOT NULL, '
+               "sha256 TEXT NOT NULL, freeze_frame TEXT NOT NULL DEFAULT '{}')")
+    db.execute('CREATE INDEX IF NOT EXISTS blackbox_recordings_signature '
+               'ON blackbox_recordings (signature, started)')

@@ -85,6 +85,7 @@ from robot_memory.locations import default_db_path
 from robot_memory.msg import ContextBlock
 from robot_memory.rcan.document_cache import DocumentCache
 from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.ros import blackbox as blackbox_edge
 from robot_memory.ros import convert
 from robot_memory.ros import parameters
 from robot_memory.ros import web_server
@@ -158,6 +159,7 @@ class MemoryNode(Node):
         except ValueError as error:
             raise StartupError(f'rules_file: {error}') from None
         telemetry_types = self._telemetry_types()
+        self.blackbox = blackbox_edge.start(self)  # None without blackbox_topics
         self.cache = DocumentCache(self.memory, self.rrn)
         self._own_prefix = f'{self.get_name()}: '
         self._own_logger = self.get_logger().name
@@ -199,6 +201,8 @@ class MemoryNode(Node):
         self.create_service(Undo, '~/undo', self.undo_callback, callback_group=services_group)
         self._build_services(services_group)
         self.health = NodeHealth(self).tasks()
+        if self.blackbox is not None:
+            self.health.add('black box', self.blackbox.health)
 
         self.schedule = DreamScheduler(self, timers_group)  # dreams and peer tasks, when due
         self.publish_context()
@@ -375,6 +379,8 @@ class MemoryNode(Node):
                 self._refuse(item)
             else:
                 self._take(item)
+                if self.blackbox is not None:
+                    self.blackbox.observe(item)
 
     def _ingest_log(self, record: Log, info) -> None:
         """ERROR and FATAL log records of other nodes become observations."""
@@ -386,6 +392,8 @@ class MemoryNode(Node):
             return
         if observation is not None:
             self._take(observation)
+            if self.blackbox is not None:
+                self.blackbox.observe(observation)
 
     def telemetry_callback(self, topic: str, type_name: str, message) -> None:
         """Turn a message of a configured telemetry topic into an observation."""
@@ -594,6 +602,9 @@ class MemoryNode(Node):
         ingest = getattr(self, 'ingest', None)
         if ingest is not None and not ingest.stop():
             self.get_logger().warning('the ingest thread did not stop within 5 s')
+        recorder = getattr(self, 'blackbox', None)
+        if recorder is not None:
+            recorder.stop()  # before the worker: its last recording is linked
         worker = getattr(self, 'worker', None)
         if worker is not None:
             peers = getattr(self, 'federation', None)
