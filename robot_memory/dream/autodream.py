@@ -159,6 +159,25 @@ def store_set_aside_copies(store) -> list:
     return copies() if copies is not None else []
 
 
+def load_problems(result, memory_file) -> list:
+    """
+    Return what a load of the memory file found wrong, in the words a dream reports.
+
+    Every writer of the file calls it, so an entry quarantined by another writer (a peer
+    block expiring) is still reported by the next dream, not lost from the report.
+    """
+    problems = [problem.message for problem in result.problems]
+    if result.quarantined:
+        ids = [item.raw['id'] for item in result.quarantined
+               if isinstance(item.raw, dict) and isinstance(item.raw.get('id'), str)]
+        problems.append(
+            f'quarantined {", ".join(ids[:5]) or "an item without an id"}'
+            f'{" and more" if len(ids) > 5 else ""}: kept verbatim, with the reason, in '
+            f'{memory_file.side_path(".quarantine.jsonl").name}; fix it there and '
+            'paste it back into the memory file')
+    return problems
+
+
 def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, config=None,
           distiller=None, actor: str = 'autodream', proposals=None,
           confirm_leap: bool = False) -> DreamReport:
@@ -288,15 +307,7 @@ class _Dream(IncidentMerging):
         document = result.document
         path = self.memory_file.path
         original = path.read_bytes() if path.exists() else None
-        self.report.problems.extend(problem.message for problem in result.problems)
-        if result.quarantined:
-            ids = [item.raw['id'] for item in result.quarantined
-                   if isinstance(item.raw, dict) and isinstance(item.raw.get('id'), str)]
-            self.report.problems.append(
-                f'quarantined {", ".join(ids[:5]) or "an item without an id"}'
-                f'{" and more" if len(ids) > 5 else ""}: kept verbatim, with the reason, in '
-                f'{self.memory_file.side_path(".quarantine.jsonl").name}; fix it there and '
-                'paste it back into the memory file')
+        self.report.problems.extend(load_problems(result, self.memory_file))
         self.snapshot = self.store.snapshot()
         self.links = self.store.signature_rows()
         links_before = {key: tuple(row.values()) for key, row in self.links.items()}

@@ -44,6 +44,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from std_srvs.srv import Trigger
 
 from robot_memory.common.timeutil import format_iso
+from robot_memory.dream.autodream import load_problems
 from robot_memory.errors import MemoryFileError
 from robot_memory.federation import audit
 from robot_memory.federation import peer_context as federation
@@ -325,10 +326,14 @@ class PeerFederation:
         try:
             with self._memory.update(now, self._rrn) as result:
                 dropped = federation.expire_peers(result.document, now, policy)
+                problems = load_problems(result, self._memory)  # before the save clears them
         except (MemoryFileError, OSError) as error:
             self._logger().warning(f'cannot expire silent peers: {error}',
                                    throttle_duration_sec=60.0)
             return []
+        if problems:  # this write quarantined them: the next dream's report says so
+            self._logger().warning(f'expiring silent peers: {"; ".join(problems)}')
+            self._worker.call_async(lambda store: store.problems.extend(problems))
         if dropped:
             self._audit(audit.audit_records(dropped, now, 'federation'))
             self._logger().info(f'peers silent for more than {policy.peer_expiry_s:g} s '

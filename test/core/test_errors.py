@@ -25,7 +25,7 @@ from robot_memory.errors import RobotMemoryError
 BUILTIN = {'Exception', 'ValueError', 'RuntimeError', 'OSError', 'KeyError', 'TypeError'}
 # Not refusals, never shown to a user: the worker thread's own stop signal, and the line
 # reader's "not in my subset" that hands a text to libyaml.
-NOT_REFUSALS = {'WorkerStopped', 'NotSimple'}
+NOT_REFUSALS = {'WorkerStopped', 'NotSimple', 'Interrupted'}  # control flow, not refusals
 
 
 def exception_classes() -> dict:

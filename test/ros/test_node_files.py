@@ -35,6 +35,7 @@ from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.srv import Dream
 from ros_harness import NodeProcess
+from ros_harness import wait_for
 from ros_probe import call
 from ros_probe import health
 from ros_probe import wait_ready
@@ -176,6 +177,25 @@ def test_a_hand_written_file_with_a_typo_is_left_for_its_writer_and_the_node_ser
     # (archived), none is lost.
     assert {'mem-high', 'mem-mid', 'mem-low', 'mem-weak', 'mem-done'} <= \
         entries | set(reply.pruned), (entries, reply.pruned)
+
+
+def test_an_entry_quarantined_by_a_peer_expiry_is_still_reported_by_the_next_dream(
+        tmp_path, probe):
+    # The sample's peer blocks are long silent: the first expiry look (2 s after start)
+    # rewrites the file and quarantines the bad entry before any dream reads it.
+    memory = tmp_path / 'robot-memory.md'
+    memory.write_text(MEMORY.replace('confidence: 0.65', 'confidence: 1.65', 1),
+                      encoding='utf-8')
+    node = NodeProcess(tmp_path, 'it_expiry', memory_file=str(memory),
+                       rrn='RRN-000000000001').start()
+    try:
+        wait_ready(probe, node)
+        assert wait_for(lambda: 'expiring silent peers: entries[1] quarantined' in node.log(),
+                        20.0), node.log()[-3000:]
+        first = dream(probe, node)
+        assert '2 problems: entries[1] quarantined: confidence' in first.message, first.message
+    finally:
+        assert node.stop() == 0, node.log()
 
 
 def test_a_dream_with_problems_is_logged_as_a_warning_and_the_next_one_as_info(tmp_path, probe):
