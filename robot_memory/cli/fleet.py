@@ -33,24 +33,21 @@ from robot_memory.common.timeutil import UTC
 from robot_memory.fleet.options import add_tls_options
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError('must be more than 0 and at most 3600')
-    return value
+def _above_zero(most: float):
+    """Return an argparse type: a number more than 0 and at most ``most``."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
+        if not 0 < value <= most:
+            raise argparse.ArgumentTypeError(f'must be more than 0 and at most {most:g}')
+        return value
+    return parse
 
 
-def _amount(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r} is not a number') from None
-    if not 0 < value <= 36_500:
-        raise argparse.ArgumentTypeError('must be more than 0 and at most 36500')
-    return value
+_seconds = _above_zero(3600)
+_amount = _above_zero(36_500)
 
 
 def _tls(args):
