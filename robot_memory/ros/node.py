@@ -490,15 +490,21 @@ class MemoryNode(Node):
 
     # ------------------------------------------------------------------ dreaming
 
-    def run_dream(self, actor: str):
-        """Dream on the store thread; publish the new block and health afterwards."""
+    def run_dream(self, actor: str, confirm_leap: bool = False):
+        """
+        Dream on the store thread; publish the new block and health afterwards.
+
+        ``confirm_leap``: a person confirmed the clock's jump forward, so a dream far ahead of
+        the last one is accepted (``dream.clock``), as ``robot-memory dream --confirm-leap``.
+        """
         now = self.clock_.now()
         settings = self.settings
 
         def task(store):
             from robot_memory.dream import autodream  # imported for the first dream, not at start
             return autodream.dream(store, self.memory, now, self.rules, settings.dream,
-                                   actor=actor, proposals=settings.proposals)
+                                   actor=actor, proposals=settings.proposals,
+                                   confirm_leap=confirm_leap)
 
         try:
             report = self.worker.call(task)
@@ -533,12 +539,12 @@ class MemoryNode(Node):
             self.get_logger().info(f'clock jump {jump.text()} confirmed by a dream asked on '
                                    '~/dream')
         try:
-            report = self.run_dream('dream_service')
+            report = self.run_dream('dream_service', confirm_leap=jump is not None)
         except Exception as error:  # noqa: B902 - converted into the reply
             response.success = False
             response.message = f'dream failed: {error}'
             return response
-        response.success = not report.clock_backwards
+        response.success = not (report.clock_backwards or report.clock_leap)
         response.message = report.summary()
         for name in ('created', 'reinforced', 'resolved', 'reopened', 'pruned', 'manual'):
             setattr(response, name, list(getattr(report, name)))

@@ -23,6 +23,7 @@ node here runs with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped (util-linux
 ``clock_offset_s`` parameter, which moves the clock the node reads while it runs.
 """
 
+import json
 import shutil
 import sqlite3
 import time
@@ -255,5 +256,25 @@ def test_evidence_after_a_jump_forward_is_held_then_stored_at_the_right_time(tmp
         assert wait_for(lambda: stored_rows(database, 'kept') == 3, 10.0)
         assert all(3400 < stamp - time.time() < 3700 for stamp in stamps(database, 'kept'))
         assert status(probe, node, 'clock')['evidence_moved'] == '5'
+    finally:
+        assert node.stop() == 0, node.log()[-3000:]
+
+
+@pytest.mark.timeout(90)
+def test_a_person_dreaming_after_a_jump_of_days_accepts_the_leap(tmp_path, probe):
+    node = NodeProcess(tmp_path, 'clock_leap', rrn='RRN-000000004005', **FAST).start()
+    try:
+        wait_ready(probe, node)
+        send(probe, 'before', 2)
+        first = call(probe, Dream, f'{node.prefix}/dream', Dream.Request())
+        assert first.success, first.message
+        set_offset(probe, node, 3 * 86400.0)  # three days ahead: past dream.max_leap_days
+        wait_status(probe, node, 'clock', lambda s: s['dreams_held'] == 'True')
+        # ~/dream is a person's word that the new time is right: the core's leap check
+        # accepts it as robot-memory dream --confirm-leap would (kept in the dream log).
+        reply = call(probe, Dream, f'{node.prefix}/dream', Dream.Request())
+        assert reply.success, reply.message
+        report = json.loads(reply.report_json)
+        assert report['leap_confirmed'] and not report['clock_leap'], report
     finally:
         assert node.stop() == 0, node.log()[-3000:]
