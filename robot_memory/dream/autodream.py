@@ -126,6 +126,7 @@ from robot_memory.evidence.salvage import surviving_links
 from robot_memory.evidence.store import SIGNATURE_COLUMNS
 from robot_memory.evidence.store import SOURCE_COLUMNS
 from robot_memory.rcan import lifecycle
+from robot_memory.rcan.memory_file import load_problems
 from robot_memory.rcan.memory_file import render
 from robot_memory.rcan.schema import make_entry_id
 from robot_memory.rcan.schema import MemoryEntry
@@ -157,25 +158,6 @@ def store_set_aside_copies(store) -> list:
     """Damaged evidence databases set aside beside ``store`` (none for other stores)."""
     copies = getattr(store, 'set_aside_copies', None)
     return copies() if copies is not None else []
-
-
-def load_problems(result, memory_file) -> list:
-    """
-    Return what a load of the memory file found wrong, in the words a dream reports.
-
-    Every writer of the file calls it, so an entry quarantined by another writer (a peer
-    block expiring) is still reported by the next dream, not lost from the report.
-    """
-    problems = [problem.message for problem in result.problems]
-    if result.quarantined:
-        ids = [item.raw['id'] for item in result.quarantined
-               if isinstance(item.raw, dict) and isinstance(item.raw.get('id'), str)]
-        problems.append(
-            f'quarantined {", ".join(ids[:5]) or "an item without an id"}'
-            f'{" and more" if len(ids) > 5 else ""}: kept verbatim, with the reason, in '
-            f'{memory_file.side_path(".quarantine.jsonl").name}; fix it there and '
-            'paste it back into the memory file')
-    return problems
 
 
 def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, config=None,

@@ -317,3 +317,22 @@ class MemoryFile:
                     document.last_updated = now
                     rendered = render(document)
                 self.save(document, result, now, rendered)
+
+
+def load_problems(result, memory_file) -> list:
+    """
+    Return what a load of the memory file found wrong, in the words a dream reports.
+
+    Every writer of the file calls it, so an entry quarantined by another writer (a peer
+    block expiring) is still reported by the next dream, not lost from the report.
+    """
+    problems = [problem.message for problem in result.problems]
+    if result.quarantined:
+        ids = [item.raw['id'] for item in result.quarantined
+               if isinstance(item.raw, dict) and isinstance(item.raw.get('id'), str)]
+        problems.append(
+            f'quarantined {", ".join(ids[:5]) or "an item without an id"}'
+            f'{" and more" if len(ids) > 5 else ""}: kept verbatim, with the reason, in '
+            f'{memory_file.side_path(".quarantine.jsonl").name}; fix it there and '
+            'paste it back into the memory file')
+    return problems

@@ -44,10 +44,10 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from std_srvs.srv import Trigger
 
 from robot_memory.common.timeutil import format_iso
-from robot_memory.dream.autodream import load_problems
 from robot_memory.errors import MemoryFileError
 from robot_memory.federation import audit
 from robot_memory.federation import peer_context as federation
+from robot_memory.rcan.memory_file import load_problems
 from robot_memory.ros import convert
 from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import OK

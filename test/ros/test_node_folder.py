@@ -36,6 +36,7 @@ from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.msg import ParameterValue
 from rcl_interfaces.srv import SetParameters
 import rclpy
+from rclpy.duration import Duration
 
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
@@ -79,6 +80,9 @@ def send(probe, prefix: str, count: int) -> None:
             publisher.publish(DiagnosticArray(status=[DiagnosticStatus(
                 level=DiagnosticStatus.WARN, name=f'{prefix}: motor',
                 hardware_id=f'{prefix}-{index}', message='overheating')]))
+        # Delivered before the publisher goes: under load, a writer destroyed right after
+        # publishing left the node with 1 of 5 (a flaky count, not the node's loss).
+        assert publisher.wait_for_all_acked(Duration(seconds=10))
         rclpy.spin_once(probe, timeout_sec=0.2)
     finally:
         probe.destroy_publisher(publisher)
