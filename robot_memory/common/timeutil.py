@@ -32,7 +32,11 @@ def to_utc(value: dt.datetime) -> dt.datetime:
         return value.replace(tzinfo=UTC)
     if value.utcoffset() == dt.timedelta(0) and value.tzinfo is UTC:
         return value
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+02:00: before the first UTC time there is
+        raise ValueError(f'{value.isoformat()} is out of range in UTC; give a time between '
+                         'the years 1 and 9999') from None
 
 
 def parse_iso(text: str) -> dt.datetime:

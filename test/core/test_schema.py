@@ -537,3 +537,12 @@ def test_the_peer_check_takes_what_the_writer_writes():
     assert made == PeerEntry.model_validate(items[0]) and type(made.confidence) is float
     assert schema.peer_entries_fast([dict(items[0], text='bell\x07')]) is None
     assert schema.peer_entries_fast([dict(items[0], first_seen='2026-04-01T00:00:00Z')]) is None
+
+
+@pytest.mark.parametrize('stamp', ['0001-01-01T00:00:00+02:00', '9999-12-31T23:59:59-02:00'])
+def test_a_time_out_of_range_in_utc_is_refused_not_a_crash(stamp):
+    # Found by hypothesis: astimezone raised OverflowError, which pydantic does not turn into
+    # a validation error, so a hostile memory file or peer payload stopped the reader.
+    with pytest.raises(ValidationError, match='out of range in UTC'):
+        PeerBlock.model_validate({'rrn': 'RRN-000000000002', 'last_synced': stamp,
+                                  'entries': []})
