@@ -23,47 +23,15 @@ import tempfile
 import hypothesis
 import pytest
 
-import modes
 from robot_memory.common.timeutil import UTC
+from support import modes
+from support.paths import REPO
 
 # No deadline for any property test: Hypothesis's default (200 ms an example) is a timed
 # assertion, and the suite makes none. These machines are shared: under load an example that
 # takes 20 ms took 253 ms and failed a run (test_sequence_gaps) for nothing it tested.
 hypothesis.settings.register_profile('robot_memory', deadline=None)
 hypothesis.settings.load_profile('robot_memory')
-
-REPO = pathlib.Path(__file__).resolve().parents[1]
-# The Python of the repository that the lint tests check: the package, its tests,
-# benchmarks, launch file and setup.py, and the executables of bin/ (Python without .py).
-PYTHON_SOURCES = ('robot_memory', 'test', 'bench', 'launch', 'setup.py')
-
-
-def python_files() -> list:
-    """Return every Python file of the repository that the lint tests check."""
-    files = []
-    for name in PYTHON_SOURCES:
-        path = REPO / name
-        files += [path] if path.is_file() else sorted(
-            found for found in path.rglob('*.py') if '__pycache__' not in found.parts)
-    return files + sorted((REPO / 'bin').iterdir())
-
-
-# The example of RCAN Robot Memory Schema 1.0 §3.2, verbatim (unquoted timestamps).
-SPEC_EXAMPLE = """---
-schema_version: "1.0"
-rrn: RRN-000000000001
-last_updated: 2026-04-01T02:00:00Z
-entries:
-  - id: mem-a3f9c1d2
-    type: hardware_observation
-    text: "Left wheel encoder intermittent under sustained load — prefer speeds ≤0.3m/s"
-    confidence: 0.92
-    first_seen: 2026-03-28T14:00:00Z
-    last_reinforced: 2026-04-01T02:00:00Z
-    observation_count: 14
-    tags: [wheel, encoder, navigation]
----
-"""
 
 
 def pytest_addoption(parser):
@@ -110,7 +78,7 @@ def memory_path(tmp_path):
 @pytest.fixture(autouse=True)
 def _no_node_outlives_its_test():
     """End any memory_node a test started and left running (module fixtures' nodes stay)."""
-    import ros_harness  # no rclpy: the harness only starts processes
+    from support import ros_harness  # no rclpy: the harness only starts processes
     mark = ros_harness.started_count()
     yield
     ros_harness.stop_started_since(mark)
@@ -127,6 +95,6 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope='module')
 def probe(request):
     """Return an rclpy node in the test process, one per test module (ROS tests only)."""
-    from ros_probe import make_probe  # rclpy is imported only by the tests that ask for it
+    from support.ros_probe import make_probe  # rclpy is imported only by the tests that ask for it
     name = request.module.__name__.rsplit('.', 1)[-1].removeprefix('test_')
     yield from make_probe(f'{name}_probe')

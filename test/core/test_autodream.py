@@ -30,13 +30,6 @@ import time
 
 import pytest
 
-from conftest import REPO
-from dream_scenario import CONFIG
-from dream_scenario import evening
-from dream_scenario import morning
-from dream_scenario import Robot
-from dream_scenario import status
-from dream_scenario import T0
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.dream.autodream import dream
@@ -52,6 +45,13 @@ from robot_memory.rcan import lifecycle
 from robot_memory.rcan.context import build_context
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import side_file
+from support.dream_scenario import CONFIG
+from support.dream_scenario import evening
+from support.dream_scenario import morning
+from support.dream_scenario import Robot
+from support.dream_scenario import status
+from support.dream_scenario import T0
+from support.paths import REPO
 
 
 @pytest.fixture

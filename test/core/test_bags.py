@@ -31,7 +31,6 @@ import time
 
 import pytest
 
-from conftest import REPO
 from robot_memory.bags import command
 from robot_memory.bags import replay
 from robot_memory.bags import write
@@ -39,6 +38,7 @@ from robot_memory.evidence import observations as obs
 from robot_memory.evidence.runs import RunBook
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
+from support.paths import REPO
 
 UTC = dt.timezone.utc
 START = dt.datetime(2026, 5, 1, 1, 0, tzinfo=UTC)

@@ -33,11 +33,11 @@ import subprocess
 import sys
 import time
 
-from conftest import REPO
 from robot_memory.bags import command
 from robot_memory.bags import replay
 from robot_memory.bags import write
 from robot_memory.evidence import observations as obs
+from support.paths import REPO
 
 UTC = dt.timezone.utc
 START = dt.datetime(2026, 5, 1, 1, 0, tzinfo=UTC)

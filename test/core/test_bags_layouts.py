@@ -37,13 +37,13 @@ from mcap.writer import IndexType
 from mcap.writer import Writer
 import pytest
 
-from conftest import REPO
 from robot_memory.bags import read
 from robot_memory.bags import replay
 from robot_memory.bags import write
 from robot_memory.evidence import observations as obs
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
+from support.paths import REPO
 
 UTC = dt.timezone.utc
 START = dt.datetime(2026, 5, 1, 1, 0, tzinfo=UTC)

@@ -26,8 +26,8 @@ import os
 
 import pytest
 
-from conftest import REPO
 from robot_memory.rcan.memory_file import MemoryFile
+from support.paths import REPO
 
 TIMINGS = ('ingest_rate', 'dream_s', 'dream_s_max', 'baseline_s', 'dream_ratio', 'from_bag')
 

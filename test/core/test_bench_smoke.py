@@ -27,7 +27,7 @@ import os
 import subprocess
 import sys
 
-from conftest import REPO
+from support.paths import REPO
 
 SCRIPT = REPO / 'bench' / 'bench_memory_file.py'
 MEASURED = {'load', 'save_warm', 'save_cold', 'load_save', 'load_save_cold', 'write_atomic',

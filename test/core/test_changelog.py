@@ -20,7 +20,7 @@ import re
 
 import pytest
 
-from conftest import REPO
+from support.paths import REPO
 
 # A line of the list of moved modules: - `robot_memory.old` → `robot_memory.new`
 MOVE = re.compile(r'^\s*- `(robot_memory[\w.]*)` → `(robot_memory[\w.]*)`', re.MULTILINE)

@@ -28,9 +28,6 @@ import sys
 
 import pytest
 
-from conftest import REPO
-from dream_scenario import morning
-from dream_scenario import Robot
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.errors import MemoryFileError
@@ -42,8 +39,11 @@ from robot_memory.rcan.memory_file import ENV_VAR
 from robot_memory.rcan.memory_file import side_file
 from robot_memory.rcan.schema import new_entry
 from robot_memory.rcan.untrusted import HEADER
-from samples import AT
-from samples import MEMORY
+from support.dream_scenario import morning
+from support.dream_scenario import Robot
+from support.paths import REPO
+from support.samples import AT
+from support.samples import MEMORY
 
 # The block's header costs this much of a budget (issue 38, point 6).
 HEAD_COST = estimate_tokens(HEADER) + 1

@@ -24,8 +24,8 @@ import re
 
 import pytest
 
-from conftest import REPO
 from robot_memory.cli import main as cli
+from support.paths import REPO
 
 
 def _commands() -> list:

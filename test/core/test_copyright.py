@@ -19,8 +19,8 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-from conftest import python_files
-from conftest import REPO
+from support.paths import python_files
+from support.paths import REPO
 
 HEADER = (REPO / 'test' / 'core' / 'test_copyright.py').read_text(encoding='utf-8').split('\n\n')[0]
 

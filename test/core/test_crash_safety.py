@@ -15,7 +15,7 @@
 """
 Crash safety of MemoryFile: SIGKILL at any moment leaves state A or state B, never a mix.
 
-A child process (``test/_crash_child.py flip``) alternates robot-memory.md between two
+A child process (``test/support/crash_child.py flip``) alternates robot-memory.md between two
 documents of 2,000 entries each with locked ``MemoryFile.update`` calls; the parent kills
 it with SIGKILL 0-80 ms after it reports ready (which it does, at random, either after
 a completed update or inside one just before it renders and writes) and checks that the
@@ -40,23 +40,23 @@ import time
 
 import pytest
 
-from modes import LONG
-from processes import child_env
-from processes import stray_temp_files
 from robot_memory.rcan.memory_file import FILE_MODE
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import parse_bytes
+from support.modes import LONG
+from support.processes import child_env
+from support.processes import stray_temp_files
 
 pytestmark = [pytest.mark.long, pytest.mark.slow]  # --long runs it at full length
 
 HERE = pathlib.Path(__file__).resolve().parents[1]
-CHILD = HERE / '_crash_child.py'
+CHILD = HERE / 'support' / 'crash_child.py'
 ITERATIONS = 1000 if LONG else 30
 MAX_DELAY_S = 0.080
 
 
 def _load_child_module():
-    spec = importlib.util.spec_from_file_location('_crash_child', CHILD)
+    spec = importlib.util.spec_from_file_location('crash_child', CHILD)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -66,7 +66,7 @@ child_module = _load_child_module()
 
 
 def start_child(*args) -> subprocess.Popen:
-    """Start ``_crash_child.py`` with this interpreter; its stdout is a pipe."""
+    """Start ``crash_child.py`` with this interpreter; its stdout is a pipe."""
     return subprocess.Popen([sys.executable, str(CHILD), *map(str, args)], env=child_env(),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)

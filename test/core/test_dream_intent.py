@@ -19,15 +19,15 @@ import json
 
 import pytest
 
-from conftest import REPO
-from dream_scenario import morning
-from dream_scenario import Robot
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import UTC
 from robot_memory.dream import autodream
 from robot_memory.evidence.intent import DreamIntent
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import read_last_updated
+from support.dream_scenario import morning
+from support.dream_scenario import Robot
+from support.paths import REPO
 
 UNTYPED = json.loads((REPO / 'test' / 'data' / 'untyped_intents.json').read_text('utf-8'))
 AT = dt.datetime(2026, 5, 2, 2, 0, tzinfo=UTC)

@@ -20,7 +20,6 @@ import json
 import pytest
 import yaml
 
-from conftest import REPO
 from robot_memory.dream.autodream import dream
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.rules import Rules
@@ -30,6 +29,7 @@ from robot_memory.rcan.context import CONDITIONS_HEADER
 from robot_memory.rcan.context import is_condition
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.settings import DreamConfig
+from support.paths import REPO
 
 UTC = dt.timezone.utc
 DAY0 = dt.datetime(2026, 6, 1, tzinfo=UTC)

@@ -29,11 +29,6 @@ import pathlib
 
 import pytest
 
-from dream_scenario import CONFIG
-from dream_scenario import evening
-from dream_scenario import morning
-from dream_scenario import Robot
-from dream_scenario import status
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import UTC
 from robot_memory.dream.autodream import DreamConfig
@@ -43,6 +38,11 @@ from robot_memory.dream.summary import latest_summary
 from robot_memory.dream.summary import MAX_ITEMS
 from robot_memory.evidence.observations import to_json_line
 from robot_memory.rcan.memory_file import MemoryFile
+from support.dream_scenario import CONFIG
+from support.dream_scenario import evening
+from support.dream_scenario import morning
+from support.dream_scenario import Robot
+from support.dream_scenario import status
 
 
 @pytest.fixture

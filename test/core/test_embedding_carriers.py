@@ -31,7 +31,6 @@ import sys
 import numpy
 import pytest
 
-from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.substrate import default_embedder
 from robot_memory.substrate import describe_embedder
@@ -41,6 +40,7 @@ from robot_memory.substrate import Substrate
 from robot_memory.substrate.embedding import carrier_files
 from robot_memory.substrate.embedding import CARRIERS
 from robot_memory.substrate.embedding import model_name
+from support.paths import REPO
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 PORTABLE = CARRIERS[-1]  # the pure-Python carrier, the one aarch64 installs

@@ -19,8 +19,8 @@ import importlib
 
 import pytest
 
-from conftest import REPO
 from robot_memory.errors import RobotMemoryError
+from support.paths import REPO
 
 BUILTIN = {'Exception', 'ValueError', 'RuntimeError', 'OSError', 'KeyError', 'TypeError'}
 # Not refusals, never shown to a user: the worker thread's own stop signal, and the line

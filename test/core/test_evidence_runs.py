@@ -24,7 +24,6 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import pytest
 
-from dream_scenario import Robot
 from robot_memory.common.sqlite_db import MigrationSet
 from robot_memory.common.sqlite_db import open_database
 from robot_memory.common.timeutil import UTC
@@ -37,6 +36,7 @@ from robot_memory.evidence.observations import log
 from robot_memory.evidence.runs import renumbered
 from robot_memory.evidence.runs import RUN_GAP_S
 from robot_memory.evidence.store import EvidenceStore
+from support.dream_scenario import Robot
 
 T0 = dt.datetime(2026, 6, 1, tzinfo=UTC)
 JOYSTICK = ('joy_linux_node: Joystick Driver Status', 'none')

@@ -39,8 +39,8 @@ from packaging.markers import Marker
 from packaging.requirements import Requirement
 import pytest
 
-from conftest import REPO
 from robot_memory.substrate.embedding import CARRIERS
+from support.paths import REPO
 
 # The Pythons of ROS 2 Humble (Ubuntu 22.04: 3.10), Debian 12 / Raspberry Pi OS (3.11) and
 # Jazzy / Kilted (Ubuntu 24.04: 3.12).

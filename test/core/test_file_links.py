@@ -34,8 +34,6 @@ import stat
 
 import pytest
 
-from dream_scenario import evening
-from dream_scenario import status
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
@@ -48,8 +46,10 @@ from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import side_file
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
-from samples import AT
-from samples import MEMORY
+from support.dream_scenario import evening
+from support.dream_scenario import status
+from support.samples import AT
+from support.samples import MEMORY
 
 NIGHT = '2026-05-02T02:00:00Z'
 

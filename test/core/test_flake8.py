@@ -19,8 +19,8 @@ import ast
 from ament_flake8.main import main_with_errors
 import pytest
 
-from conftest import python_files
-from conftest import REPO
+from support.paths import python_files
+from support.paths import REPO
 
 
 @pytest.mark.flake8

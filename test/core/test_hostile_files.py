@@ -32,8 +32,6 @@ import time
 
 import pytest
 
-from conftest import REPO
-from conftest import SPEC_EXAMPLE
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.dream import archive as dream_archive
@@ -42,6 +40,8 @@ from robot_memory.rcan import memory_file
 from robot_memory.rcan.context import plural
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import parse_bytes
+from support.paths import REPO
+from support.samples import SPEC_EXAMPLE
 
 HEADER = ('---\nschema_version: "1.0"\nrrn: RRN-000000000001\n'
           'last_updated: 2026-04-01T02:00:00Z\n')

@@ -28,12 +28,12 @@ import subprocess
 import sys
 import time
 
-from processes import child_env
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence import ingest
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
+from support.processes import child_env
 
 START = dt.datetime(2026, 6, 1, tzinfo=UTC)
 

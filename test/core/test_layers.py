@@ -27,8 +27,8 @@ import sys
 
 import grimp
 
-from conftest import REPO
 import robot_memory
+from support.paths import REPO
 
 PACKAGE = pathlib.Path(robot_memory.__file__).parent
 # rosidl generates these into the installed package; their __init__ and modules import each

@@ -20,9 +20,9 @@ import sys
 
 import pytest
 
-from processes import child_env
 from robot_memory import locations
 from robot_memory.rcan.memory_file import MemoryFile
+from support.processes import child_env
 
 VARIABLES = (locations.ENV_VAR, locations.STATE_DIR_VAR, locations.ROBOT_HOME_VAR)
 

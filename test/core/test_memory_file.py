@@ -36,8 +36,6 @@ from hypothesis import strategies as st
 import pytest
 import yaml
 
-from conftest import REPO
-from conftest import SPEC_EXAMPLE
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import MemoryLockTimeout
@@ -56,6 +54,8 @@ from robot_memory.rcan.memory_file import parse_bytes
 from robot_memory.rcan.memory_file import render
 from robot_memory.rcan.schema import MemoryEntry
 from robot_memory.rcan.schema import new_entry
+from support.paths import REPO
+from support.samples import SPEC_EXAMPLE
 
 T_UPDATED = dt.datetime(2026, 4, 1, 2, 0, tzinfo=UTC)
 HEADER = ['---', 'schema_version: "1.0"', 'rrn: RRN-000000000001',

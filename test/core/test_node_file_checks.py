@@ -36,13 +36,13 @@ import textwrap
 
 import pytest
 
-from processes import child_env
 from robot_memory.common.timeutil import UTC
 from robot_memory.rcan.document_cache import DocumentCache
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.ros import node_files
 from robot_memory.ros.node_files import Place
-from samples import MEMORY
+from support.processes import child_env
+from support.samples import MEMORY
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 RRN = 'RRN-000000000042'

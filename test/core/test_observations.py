@@ -20,7 +20,6 @@ import re
 
 import pytest
 
-from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.observations import from_dict
@@ -40,6 +39,7 @@ from robot_memory.evidence.rules import parse_when
 from robot_memory.evidence.rules import render_template
 from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.rules import RulesError
+from support.paths import REPO
 
 T = dt.datetime(2026, 5, 1, 1, 0, tzinfo=UTC)
 

@@ -17,8 +17,8 @@
 from ament_pep257.main import main
 import pytest
 
-from conftest import PYTHON_SOURCES
-from conftest import REPO
+from support.paths import PYTHON_SOURCES
+from support.paths import REPO
 
 
 @pytest.mark.linter

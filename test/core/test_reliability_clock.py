@@ -39,12 +39,6 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import pytest
 
-from dream_scenario import CONFIG
-from dream_scenario import evening
-from dream_scenario import morning
-from dream_scenario import Robot
-from dream_scenario import status
-from modes import LONG
 from robot_memory.common.timeutil import UTC
 from robot_memory.dream.autodream import dream
 from robot_memory.rcan import lifecycle
@@ -52,6 +46,12 @@ from robot_memory.rcan.context import build_context
 from robot_memory.rcan.context import recent_header
 from robot_memory.rcan.schema import new_entry
 from robot_memory.rcan.untrusted import HEADER
+from support.dream_scenario import CONFIG
+from support.dream_scenario import evening
+from support.dream_scenario import morning
+from support.dream_scenario import Robot
+from support.dream_scenario import status
+from support.modes import LONG
 
 pytestmark = pytest.mark.long  # --long runs it at full length
 

@@ -35,17 +35,17 @@ import time
 
 import pytest
 
-from dream_scenario import evening
-from dream_scenario import morning
-from dream_scenario import Robot
-from dream_scenario import status
-from modes import LONG
-from processes import child_env
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.lifecycle import DEFAULT_CONFIG
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import side_file
 from robot_memory.rcan.schema import MemoryEntry
+from support.dream_scenario import evening
+from support.dream_scenario import morning
+from support.dream_scenario import Robot
+from support.dream_scenario import status
+from support.modes import LONG
+from support.processes import child_env
 
 pytestmark = [pytest.mark.long, pytest.mark.slow]  # --long runs it at full length
 

@@ -38,11 +38,6 @@ import sys
 
 import pytest
 
-from dream_scenario import CONFIG
-from dream_scenario import morning
-from dream_scenario import Robot
-from dream_scenario import status
-from processes import child_env
 from robot_memory.cli import main as cli
 from robot_memory.dream.autodream import dream
 from robot_memory.errors import MemoryFileError
@@ -50,6 +45,11 @@ from robot_memory.evidence.observations import to_json_line
 from robot_memory.evidence.store import EvidenceError
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
+from support.dream_scenario import CONFIG
+from support.dream_scenario import morning
+from support.dream_scenario import Robot
+from support.dream_scenario import status
+from support.processes import child_env
 
 MOTOR = ('motor: right', 'motor_right')
 

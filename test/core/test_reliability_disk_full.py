@@ -40,19 +40,19 @@ import pytest
 from test_ingest_once import evidence
 from test_ingest_once import report_lines
 
-from dream_scenario import CONFIG
-from dream_scenario import evening
-from dream_scenario import morning
-from dream_scenario import Robot
-from dream_scenario import status
-from processes import child_env
-from processes import stray_temp_files
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.observations import to_json_line
 from robot_memory.evidence.store import EvidenceError
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.schema import new_entry
+from support.dream_scenario import CONFIG
+from support.dream_scenario import evening
+from support.dream_scenario import morning
+from support.dream_scenario import Robot
+from support.dream_scenario import status
+from support.processes import child_env
+from support.processes import stray_temp_files
 
 FULL = 'disk is full'
 

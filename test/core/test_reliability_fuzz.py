@@ -43,7 +43,6 @@ from hypothesis import strategies as st
 import pytest
 import yaml
 
-from modes import LONG
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.observations import MAX_STRING_CHARS
@@ -55,6 +54,7 @@ from robot_memory.evidence.rules import RulesError
 from robot_memory.rcan.memory_file import LoadResult
 from robot_memory.rcan.memory_file import parse_bytes
 from robot_memory.rcan.memory_file import render
+from support.modes import LONG
 
 pytestmark = pytest.mark.long  # --long runs it at full length
 

@@ -48,17 +48,17 @@ import time
 
 import pytest
 
-from dream_scenario import CONFIG
-from dream_scenario import evening
-from dream_scenario import morning
-from dream_scenario import Robot
-from dream_scenario import status
-from modes import LONG
-from processes import child_env
-from processes import stray_temp_files
 from robot_memory.dream.autodream import dream
 from robot_memory.evidence.observations import to_json_line
 from robot_memory.rcan.memory_file import side_file
+from support.dream_scenario import CONFIG
+from support.dream_scenario import evening
+from support.dream_scenario import morning
+from support.dream_scenario import Robot
+from support.dream_scenario import status
+from support.modes import LONG
+from support.processes import child_env
+from support.processes import stray_temp_files
 
 pytestmark = [pytest.mark.long, pytest.mark.slow]  # --long runs it at full length
 

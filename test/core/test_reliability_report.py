@@ -32,9 +32,9 @@ import sys
 
 import pytest
 
-from conftest import REPO
-from modes import LONG
-from processes import child_env
+from support.modes import LONG
+from support.paths import REPO
+from support.processes import child_env
 
 
 RUN_ALL = REPO / 'bench' / 'run_all.py'

@@ -19,7 +19,6 @@ import ast
 import pytest
 import yaml
 
-from conftest import REPO
 from robot_memory.errors import MemoryFileError
 from robot_memory.settings import flat_parameters
 from robot_memory.settings import parameter_specs
@@ -27,6 +26,7 @@ from robot_memory.settings import read_parameters_file
 from robot_memory.settings import render_parameters_file
 from robot_memory.settings import settings_from_file
 from robot_memory.settings import validate_parameters
+from support.paths import REPO
 
 
 def test_every_parameter_is_in_the_config_file_with_its_default_and_a_comment():

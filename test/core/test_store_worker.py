@@ -30,7 +30,7 @@ from robot_memory.evidence.observations import diagnostic
 from robot_memory.evidence.store import EvidenceError
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.evidence.worker import StoreWorker
-from ros_harness import wait_for
+from support.ros_harness import wait_for
 
 PERIOD = 0.05  # flush_period_s of these tests
 T0 = dt.datetime(2026, 6, 1, tzinfo=UTC)

@@ -28,8 +28,8 @@ from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.models import MemoryRecord
-from samples import DAY
-from samples import NOW
+from support.samples import DAY
+from support.samples import NOW
 
 
 @pytest.fixture

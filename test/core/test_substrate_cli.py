@@ -23,15 +23,15 @@ import sys
 
 import pytest
 
-from conftest import REPO
 from robot_memory.cli import main as cli
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
 from robot_memory.substrate.rlm import check_chunk_id
 from robot_memory.substrate.rlm import export_chunks
 from robot_memory.substrate.rlm import import_chunks
-from samples import DAY
-from samples import NOW
+from support.paths import REPO
+from support.samples import DAY
+from support.samples import NOW
 
 AT = '2026-04-01T12:00:00Z'
 
@@ -113,7 +113,7 @@ def test_learn_takes_a_cardinality_hint(tmp_path, capsys):
 
 
 def test_stats_include_substrate_metrics(tmp_path, capsys):
-    from conftest import SPEC_EXAMPLE
+    from support.samples import SPEC_EXAMPLE
     memory = tmp_path / 'robot-memory.md'
     memory.write_text(SPEC_EXAMPLE, encoding='utf-8')
     code, out, _ = run(capsys, 'stats', '--file', str(memory), '--json')

@@ -42,8 +42,8 @@ from robot_memory.substrate.crypto import new_key
 from robot_memory.substrate.crypto import write_key_file
 from robot_memory.substrate.embedding import HashingEmbedder
 from robot_memory.substrate.sealing import Sealing
-from samples import leaks
-from samples import NOW
+from support.samples import leaks
+from support.samples import NOW
 
 AT = '2026-04-01T12:00:00Z'
 SECRET = 'Ben Okafor takes warfarin every evening at nine'

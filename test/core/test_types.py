@@ -23,8 +23,8 @@ from mypy.version import __version__ as mypy_version
 from packaging.specifiers import SpecifierSet
 import pytest
 
-from conftest import REPO
 import robot_memory
+from support.paths import REPO
 
 # Kept under the build tree between runs, one per environment (Kilted's and Jazzy's venvs
 # hold different libraries): a run after a small change re-checks only what it touched.

@@ -42,7 +42,7 @@ from robot_memory.rcan.schema import new_entry
 from robot_memory.review.proposals import decide_proposal
 from robot_memory.review.proposals import ProposalQueue
 from robot_memory.settings import DreamConfig
-import web_demo
+from support import web_demo
 
 UTC = dt.timezone.utc
 DAY0 = dt.datetime(2026, 6, 1, tzinfo=UTC)

@@ -30,7 +30,6 @@ import urllib.request
 
 import pytest
 
-from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.review.edit import edit_entry
@@ -42,7 +41,8 @@ from robot_memory.web.app import page_config
 from robot_memory.web.app import token_cookie
 from robot_memory.web.server import make_server
 from robot_memory.web.server import ServerThread
-import web_demo
+from support import web_demo
+from support.paths import REPO
 
 TOKEN = 'core-token-0123456789abcdef'
 

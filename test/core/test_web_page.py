@@ -32,12 +32,12 @@ import time
 
 import pytest
 
-from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.review.proposals import ProposalQueue
 from robot_memory.web.app import token_cookie
-import web_demo
+from support import web_demo
+from support.paths import REPO
 
 CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
 DRIVER = shutil.which('chromedriver')

@@ -35,11 +35,11 @@ import urllib.parse
 
 import pytest
 
-from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.web.app import csrf_mark
 from robot_memory.web.app import token_cookie
-import web_demo
+from support import web_demo
+from support.paths import REPO
 
 TOKEN = 'attack-token-0123456789abcdef'
 XSS = '<img src=x onerror="window.pwned=1">\'"</script><script>window.pwned=2</script>'

@@ -35,14 +35,14 @@ from test_web_core import entry_ids
 from test_web_core import serve
 from test_web_core import TOKEN
 
-from conftest import REPO
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.review import undo
 from robot_memory.web import charts
-import web_demo
+from support import web_demo
+from support.paths import REPO
 
 PLOT_TOP, PLOT_HEIGHT = charts.PAD, charts.HEIGHT - 2 * charts.PAD
 

@@ -18,19 +18,19 @@ import datetime as dt
 import subprocess
 import sys
 
-from fleet_helpers import A
-from fleet_helpers import B
-from fleet_helpers import ENCODER
-from fleet_helpers import entry
-from fleet_helpers import write_config
-from fleet_helpers import write_memory
-from processes import child_env
 from robot_memory.cli.main import main
 from robot_memory.common.timeutil import UTC
 from robot_memory.fleet.outbox import outbox_path
+from support.fleet import A
+from support.fleet import B
+from support.fleet import ENCODER
+from support.fleet import entry
+from support.fleet import write_config
+from support.fleet import write_memory
+from support.processes import child_env
 
 # the fleet's fixtures: robots with keys, store_url (SQLite, PostgreSQL)
-pytest_plugins = ('fleet_fixtures',)
+pytest_plugins = ('support.fleet_fixtures',)
 
 PUSH = ['fleet', 'push', '--connect', 'tcp/127.0.0.1:9', '--site', 'depot-north']
 

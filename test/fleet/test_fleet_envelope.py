@@ -19,21 +19,21 @@ import pathlib
 
 import pytest
 
-from fleet_helpers import A
-from fleet_helpers import B
-from fleet_helpers import C
-from fleet_helpers import ENCODER
-from fleet_helpers import entry
-from fleet_helpers import NOW
 from robot_memory.fleet import keys
 from robot_memory.fleet.envelope import open_envelope
 from robot_memory.fleet.envelope import read_robots
 from robot_memory.fleet.envelope import Trust
 from robot_memory.fleet.refusals import FleetError
 from robot_memory.fleet.refusals import Refused
+from support.fleet import A
+from support.fleet import B
+from support.fleet import C
+from support.fleet import ENCODER
+from support.fleet import entry
+from support.fleet import NOW
 
 # the fleet's fixtures: robots with keys, store_url (SQLite, PostgreSQL)
-pytest_plugins = ('fleet_fixtures',)
+pytest_plugins = ('support.fleet_fixtures',)
 
 
 def _sealed(robots, dream_id=3, **provenance):

@@ -16,10 +16,10 @@
 
 import datetime as dt
 
-from fleet_helpers import A
-from fleet_helpers import NOW
 from robot_memory.fleet.outbox import Outbox
 from robot_memory.fleet.outbox import outbox_path
+from support.fleet import A
+from support.fleet import NOW
 
 DAY = dt.timedelta(days=1)
 

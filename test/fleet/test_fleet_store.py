@@ -18,20 +18,20 @@ import datetime as dt
 
 import pytest
 
-from fleet_helpers import A
-from fleet_helpers import B
-from fleet_helpers import C
-from fleet_helpers import ENCODER
-from fleet_helpers import entry
-from fleet_helpers import LIDAR
-from fleet_helpers import NOW
 from robot_memory.fleet.report import build_report
 from robot_memory.fleet.report import format_report
 from robot_memory.fleet.store import FleetStore
 from robot_memory.fleet.store import MIGRATIONS
+from support.fleet import A
+from support.fleet import B
+from support.fleet import C
+from support.fleet import ENCODER
+from support.fleet import entry
+from support.fleet import LIDAR
+from support.fleet import NOW
 
 # the fleet's fixtures: robots with keys, store_url (SQLite, PostgreSQL)
-pytest_plugins = ('fleet_fixtures',)
+pytest_plugins = ('support.fleet_fixtures',)
 
 HOUR = dt.timedelta(hours=1)
 DAY = dt.timedelta(days=1)

@@ -28,17 +28,6 @@ import time
 
 import pytest
 
-from fleet_helpers import A
-from fleet_helpers import B
-from fleet_helpers import C
-from fleet_helpers import Child
-from fleet_helpers import ENCODER
-from fleet_helpers import entry
-from fleet_helpers import free_port
-from fleet_helpers import make_certificates
-from fleet_helpers import write_config
-from fleet_helpers import write_memory
-from processes import child_env
 from robot_memory.cli.main import main
 from robot_memory.common.timeutil import UTC
 from robot_memory.fleet import keys
@@ -50,9 +39,20 @@ from robot_memory.fleet.transport import answer_payload
 from robot_memory.fleet.transport import declare_presence
 from robot_memory.fleet.transport import open_session
 from robot_memory.fleet.transport import TlsFiles
+from support.fleet import A
+from support.fleet import B
+from support.fleet import C
+from support.fleet import Child
+from support.fleet import ENCODER
+from support.fleet import entry
+from support.fleet import free_port
+from support.fleet import make_certificates
+from support.fleet import write_config
+from support.fleet import write_memory
+from support.processes import child_env
 
 # the fleet's fixtures: robots with keys, store_url (SQLite, PostgreSQL)
-pytest_plugins = ('fleet_fixtures',)
+pytest_plugins = ('support.fleet_fixtures',)
 
 
 def _get_json(session, key: str, timeout_s: float = 2.0):

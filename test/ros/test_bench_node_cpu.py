@@ -26,7 +26,7 @@ import os
 import subprocess
 import sys
 
-from conftest import REPO
+from support.paths import REPO
 
 SCRIPT = REPO / 'bench' / 'bench_node.py'
 

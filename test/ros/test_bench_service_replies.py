@@ -25,7 +25,7 @@ import os
 import subprocess
 import sys
 
-from conftest import REPO
+from support.paths import REPO
 
 SCRIPT = REPO / 'bench' / 'bench_service_replies.py'
 

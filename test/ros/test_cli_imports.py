@@ -30,12 +30,12 @@ import sys
 
 import pytest
 
-from conftest import REPO
 from robot_memory.rcan.memory_file import new_document
 from robot_memory.rcan.memory_file import render
 from robot_memory.rcan.schema import new_entry
 from robot_memory.rcan.schema import PeerBlock
 from robot_memory.rcan.schema import PeerEntry
+from support.paths import REPO
 
 UTC = dt.timezone.utc
 NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=UTC)

@@ -35,9 +35,9 @@ import time
 
 import pytest
 
-from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.rcan.memory_file import MemoryFile
+from support.paths import REPO
 
 pytestmark = pytest.mark.slow  # the whole demo: set-up, node and simulated robot
 

@@ -42,13 +42,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import REPO
 import robot_memory
 from robot_memory import dependencies
 from robot_memory.dependencies import Requirement
 from robot_memory.dependencies import REQUIREMENTS
 from robot_memory.rcan.memory_file import new_document
 from robot_memory.rcan.memory_file import render
+from support.paths import REPO
 
 INSTALLED_PACKAGE_DIR = pathlib.Path(robot_memory.__file__).resolve().parent
 

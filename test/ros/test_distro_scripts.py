@@ -25,8 +25,8 @@ import subprocess
 
 import pytest
 
-from conftest import REPO
 import robot_memory
+from support.paths import REPO
 
 DISTRO_SH = REPO / 'scripts' / 'distro.sh'
 

@@ -25,9 +25,9 @@ import re
 
 import pytest
 
-from conftest import REPO
 from robot_memory import msg
 from robot_memory import srv
+from support.paths import REPO
 
 FILES = sorted((REPO / 'msg').glob('*.msg')) + sorted((REPO / 'srv').glob('*.srv'))
 

@@ -50,17 +50,17 @@ from rcl_interfaces.srv import GetParameters
 from rclpy.parameter import parameter_value_to_python
 import yaml
 
-from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.locations import default_db_path
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.settings import flat_parameters
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
-from ros_harness import wait_for
-from ros_probe import call
-from ros_probe import health
-from ros_probe import wait_ready
+from support.paths import REPO
+from support.ros_harness import wait_for
+from support.ros_probe import call
+from support.ros_probe import health
+from support.ros_probe import wait_ready
 
 LAUNCH_FILE = 'robot_memory_launch.py'
 PACKAGE = 'robot_memory'

@@ -28,13 +28,13 @@ from mcp import ClientSession
 from mcp import stdio_client
 from mcp import StdioServerParameters
 
-from conftest import REPO
-from conftest import SPEC_EXAMPLE
-from mcp_client import installed_command
-from mcp_client import payload
 import robot_memory
 from robot_memory.substrate import MEMORY_TYPES
 from robot_memory.substrate import SENSITIVITIES
+from support.mcp_client import installed_command
+from support.mcp_client import payload
+from support.paths import REPO
+from support.samples import SPEC_EXAMPLE
 
 ARGUMENTS = {
     'learn': {'text', 'type', 'tags', 'context', 'sensitivity', 'confidence', 'single_valued',

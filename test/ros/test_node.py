@@ -40,7 +40,6 @@ from rcl_interfaces.msg import ParameterValue
 from rcl_interfaces.srv import SetParameters
 from sensor_msgs.msg import BatteryState
 
-from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.rcan.context import percent
 from robot_memory.rcan.lifecycle import band
@@ -49,16 +48,17 @@ from robot_memory.rcan.untrusted import FRAMING
 from robot_memory.rcan.untrusted import HEADER
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
-from ros_harness import FAST
-from ros_harness import NODE_EXECUTABLE
-from ros_harness import NodeProcess
-from ros_harness import wait_for
-from ros_probe import call
-from ros_probe import latched_context
-from ros_probe import publish_warnings
-from ros_probe import spin
-from ros_probe import wait_gone
-from ros_probe import wait_ready
+from support.paths import REPO
+from support.ros_harness import FAST
+from support.ros_harness import NODE_EXECUTABLE
+from support.ros_harness import NodeProcess
+from support.ros_harness import wait_for
+from support.ros_probe import call
+from support.ros_probe import latched_context
+from support.ros_probe import publish_warnings
+from support.ros_probe import spin
+from support.ros_probe import wait_gone
+from support.ros_probe import wait_ready
 
 
 WARN = bytes([1])  # DiagnosticStatus.level is a byte field

@@ -47,7 +47,6 @@ import pytest
 import rclpy
 from sensor_msgs.msg import BatteryState
 
-from conftest import REPO
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence import observations
@@ -58,13 +57,14 @@ from robot_memory.rcan.schema import MemoryEntry
 from robot_memory.rcan.untrusted import HEADER
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
-from ros_harness import NodeProcess
-from ros_harness import wait_for
-from ros_probe import call
-from ros_probe import health
-from ros_probe import latched_context
-from ros_probe import spin
-from ros_probe import wait_ready
+from support.paths import REPO
+from support.ros_harness import NodeProcess
+from support.ros_harness import wait_for
+from support.ros_probe import call
+from support.ros_probe import health
+from support.ros_probe import latched_context
+from support.ros_probe import spin
+from support.ros_probe import wait_ready
 
 RULES_FILE = REPO / 'config' / 'observation_rules.yaml'
 OK = bytes([0])  # DiagnosticStatus.level is a byte field

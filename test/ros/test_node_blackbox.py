@@ -28,11 +28,11 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import BatteryState
 
 from robot_memory.evidence import blackbox
-from ros_harness import NodeProcess
-from ros_harness import wait_for
-from ros_probe import health
-from ros_probe import spin
-from ros_probe import wait_ready
+from support.ros_harness import NodeProcess
+from support.ros_harness import wait_for
+from support.ros_probe import health
+from support.ros_probe import spin
+from support.ros_probe import wait_ready
 
 BATTERY = '/bb_battery:sensor_msgs/msg/BatteryState'
 

@@ -32,12 +32,12 @@ from robot_memory.evidence import observations
 from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.srv import Dream
-from ros_harness import NodeProcess
-from ros_harness import wait_for
-from ros_probe import call
-from ros_probe import spin
-from ros_probe import wait_gone
-from ros_probe import wait_ready
+from support.ros_harness import NodeProcess
+from support.ros_harness import wait_for
+from support.ros_probe import call
+from support.ros_probe import spin
+from support.ros_probe import wait_gone
+from support.ros_probe import wait_ready
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)

@@ -55,12 +55,12 @@ from robot_memory.ros import convert
 from robot_memory.srv import Dream
 from robot_memory.srv import ExchangePeerContext
 from robot_memory.srv import GetContext
-from ros_harness import NodeProcess
-from ros_harness import wait_for
-from ros_probe import call
-from ros_probe import health
-from ros_probe import spin
-from ros_probe import wait_ready
+from support.ros_harness import NodeProcess
+from support.ros_harness import wait_for
+from support.ros_probe import call
+from support.ros_probe import health
+from support.ros_probe import spin
+from support.ros_probe import wait_ready
 
 RRN = {'a': 'RRN-000000000101', 'b': 'RRN-000000000102', 'c': 'RRN-000000000103'}
 OUTSIDER = 'RRN-000000000199'

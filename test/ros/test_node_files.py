@@ -34,12 +34,12 @@ from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.srv import Dream
-from ros_harness import NodeProcess
-from ros_harness import wait_for
-from ros_probe import call
-from ros_probe import health
-from ros_probe import wait_ready
-from samples import MEMORY
+from support.ros_harness import NodeProcess
+from support.ros_harness import wait_for
+from support.ros_probe import call
+from support.ros_probe import health
+from support.ros_probe import wait_ready
+from support.samples import MEMORY
 
 
 def seed(database, hardware_id) -> None:

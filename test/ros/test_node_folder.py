@@ -40,13 +40,13 @@ from rclpy.duration import Duration
 
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
-from ros_harness import NodeProcess
-from ros_harness import wait_for
-from ros_probe import call
-from ros_probe import health
-from ros_probe import spin
-from ros_probe import wait_ready
-from samples import MEMORY
+from support.ros_harness import NodeProcess
+from support.ros_harness import wait_for
+from support.ros_probe import call
+from support.ros_probe import health
+from support.ros_probe import spin
+from support.ros_probe import wait_ready
+from support.samples import MEMORY
 
 SETPRIV = shutil.which('setpriv')
 DROP = ['--inh-caps=-dac_override,-dac_read_search',

@@ -28,9 +28,9 @@ from rcl_interfaces.srv import GetParameters
 from rcl_interfaces.srv import SetParameters
 
 from robot_memory.settings import parameter_specs
-from ros_harness import NodeProcess
-from ros_probe import call
-from ros_probe import wait_ready
+from support.ros_harness import NodeProcess
+from support.ros_probe import call
+from support.ros_probe import wait_ready
 
 
 @pytest.fixture(scope='module')

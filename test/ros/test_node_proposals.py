@@ -33,12 +33,12 @@ from robot_memory.srv import GetContext
 from robot_memory.srv import Learn
 from robot_memory.srv import Proposals
 from robot_memory.srv import Recall
-from ros_harness import NodeProcess
-from ros_harness import wait_for
-from ros_probe import call
-from ros_probe import health
-from ros_probe import spin
-from ros_probe import wait_ready
+from support.ros_harness import NodeProcess
+from support.ros_harness import wait_for
+from support.ros_probe import call
+from support.ros_probe import health
+from support.ros_probe import spin
+from support.ros_probe import wait_ready
 
 PEER = 'RRN-000000000002'
 TEXT = 'The charging dock is behind the kitchen door'

@@ -39,11 +39,11 @@ from robot_memory.srv import Forget
 from robot_memory.srv import Learn
 from robot_memory.srv import Recall
 from robot_memory.substrate.embedding import semantic_model_files
-from ros_harness import NodeProcess
-from ros_probe import call
-from ros_probe import health
-from ros_probe import wait_gone
-from ros_probe import wait_ready
+from support.ros_harness import NodeProcess
+from support.ros_probe import call
+from support.ros_probe import health
+from support.ros_probe import wait_gone
+from support.ros_probe import wait_ready
 
 
 @pytest.fixture(scope='module')

@@ -32,12 +32,12 @@ from robot_memory.srv import GetContext
 from robot_memory.srv import Learn
 from robot_memory.srv import Recall
 from robot_memory.srv import Undo
-from ros_harness import FAST
-from ros_harness import NodeProcess
-from ros_probe import call
-from ros_probe import latched_context
-from ros_probe import publish_warnings
-from ros_probe import wait_ready
+from support.ros_harness import FAST
+from support.ros_harness import NodeProcess
+from support.ros_probe import call
+from support.ros_probe import latched_context
+from support.ros_probe import publish_warnings
+from support.ros_probe import wait_ready
 
 
 @pytest.fixture(scope='module')

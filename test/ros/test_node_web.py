@@ -20,8 +20,8 @@ import time
 import urllib.error
 import urllib.request
 
-from ros_harness import NodeProcess
-from ros_probe import health
+from support.ros_harness import NodeProcess
+from support.ros_probe import health
 
 TOKEN = 'node-token-0123456789abcdef'
 
@@ -69,7 +69,7 @@ def test_serve_with_diagnostics_shows_a_running_nodes_health(tmp_path):
     import subprocess
     import sys
 
-    from conftest import REPO
+    from support.paths import REPO
     node = NodeProcess(tmp_path, 'it_web_diag').start()
     port = free_port()
     serve = subprocess.Popen([sys.executable, str(REPO / 'bin' / 'robot-memory'), 'serve',

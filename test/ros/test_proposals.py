@@ -75,7 +75,7 @@ def test_a_bad_mode_is_refused_naming_the_setting_and_what_to_use():
 
 
 def test_the_parameters_file_documents_the_settings():
-    from conftest import REPO
+    from support.paths import REPO
     text = (REPO / 'config' / 'robot_memory.yaml').read_text(encoding='utf-8')
     for name in ('distiller', 'agents', 'peers', 'expire_after_hours'):
         assert f'      {name}: ' in text
@@ -452,8 +452,8 @@ async def _mcp_learn(memory, config):
     from mcp import ClientSession
     from mcp import StdioServerParameters
     from mcp import stdio_client
-    from mcp_client import installed_command as _installed_command
-    from mcp_client import payload as _payload
+    from support.mcp_client import installed_command as _installed_command
+    from support.mcp_client import payload as _payload
     params = StdioServerParameters(
         command=_installed_command(),
         args=['mcp', '--file', str(memory), '--config', str(config),

@@ -98,7 +98,6 @@ from rclpy.qos import QoSProfile
 from rclpy.qos import ReliabilityPolicy
 import rclpy.subscription
 
-from modes import LONG
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import UTC
 from robot_memory.dream.autodream import canonical
@@ -107,14 +106,15 @@ from robot_memory.rcan.memory_file import side_file
 from robot_memory.rcan.schema import MemoryEntry
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
-from ros_harness import NodeProcess
-from ros_harness import rss_bytes
-from ros_harness import start_flood
-from ros_harness import wait_for
-from ros_probe import call
-from ros_probe import health
-from ros_probe import spin
-from ros_probe import wait_ready
+from support.modes import LONG
+from support.ros_harness import NodeProcess
+from support.ros_harness import rss_bytes
+from support.ros_harness import start_flood
+from support.ros_harness import wait_for
+from support.ros_probe import call
+from support.ros_probe import health
+from support.ros_probe import spin
+from support.ros_probe import wait_ready
 
 pytestmark = [pytest.mark.long, pytest.mark.slow]  # --long runs it at full length
 

@@ -19,7 +19,7 @@ import ast
 
 import pytest
 
-from conftest import REPO
+from support.paths import REPO
 
 PACKAGE = REPO / 'robot_memory'
 

@@ -36,13 +36,13 @@ from rclpy.qos import ReliabilityPolicy
 from robot_memory.srv import Forget
 from robot_memory.srv import Learn
 from robot_memory.srv import Recall
-from ros_harness import NodeProcess
-from ros_harness import wait_for
-from ros_probe import call
-from ros_probe import health
-from ros_probe import spin
-from ros_probe import spin_for
-from ros_probe import wait_ready
+from support.ros_harness import NodeProcess
+from support.ros_harness import wait_for
+from support.ros_probe import call
+from support.ros_probe import health
+from support.ros_probe import spin
+from support.ros_probe import spin_for
+from support.ros_probe import wait_ready
 
 DROP = re.compile(r'reply of ~/learn dropped after waiting (?P<waited>[0-9.]+) s')
 # A reader asking for TRANSIENT_LOCAL never matches a service's VOLATILE reply writer;

@@ -29,7 +29,7 @@ import rclpy
 from rclpy.node import Node
 
 from robot_memory.srv import GetContext
-from ros_harness import wait_for
+from support.ros_harness import wait_for
 
 
 def make_probe(name: str = 'test_probe'):

@@ -17,7 +17,7 @@
 import os
 import pathlib
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 def child_env() -> dict:

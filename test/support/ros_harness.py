@@ -160,7 +160,7 @@ def rss_bytes(pid: int) -> int:
     return 0
 
 
-FLOOD_CODE = 'import ros_harness, sys; ros_harness.flood_main(sys.argv[1:])'
+FLOOD_CODE = 'import sys; from support import ros_harness; ros_harness.flood_main(sys.argv[1:])'
 
 
 def start_flood(rate: float, seconds: float, prefix: str = 'flood', statuses: int = 1,
@@ -174,7 +174,7 @@ def start_flood(rate: float, seconds: float, prefix: str = 'flood', statuses: in
     stop a long-lived flood once full).
     """
     env = dict(os.environ)
-    here = str(pathlib.Path(__file__).resolve().parent)
+    here = str(pathlib.Path(__file__).resolve().parents[1])  # test/, for the support package
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [here, env.get('PYTHONPATH')]))
     env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     import sys  # noqa: I100 - only the flood needs it

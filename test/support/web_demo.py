@@ -24,7 +24,6 @@ import time
 import urllib.error
 import urllib.request
 
-from conftest import REPO
 from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
 from robot_memory.evidence.observations import DiagnosticObservation
@@ -32,6 +31,7 @@ from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.review.proposals import ProposalSettings
 from robot_memory.substrate.store import Substrate
+from support.paths import REPO
 
 RRN = 'RRN-000000000042'
 REWORD = 'The right wheel encoder drops ticks near the kitchen door; slow to 0.3 m/s there'

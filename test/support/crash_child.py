@@ -15,14 +15,14 @@
 """
 Child process of test_crash_safety: writes robot-memory.md until it is killed.
 
-``python _crash_child.py flip PATH PHASE``  alternates the file between the two
+``python crash_child.py flip PATH PHASE``  alternates the file between the two
     states built by ``state_entries``/``state_body`` of 'A' and 'B' with locked
     ``MemoryFile.update`` calls, forever (the parent ends it with SIGKILL). Once one
     update has completed (so the file exists) it prints ``ready``: with PHASE ``load``
     right after that update, with PHASE ``save`` inside the next update just before
     it renders and writes, so that the parent's kill lands in the read or the write
     half of the cycle.
-``python _crash_child.py add PATH NAME COUNT``  does COUNT locked read-modify-write
+``python crash_child.py add PATH NAME COUNT``  does COUNT locked read-modify-write
     updates, each adding one entry whose id is ``mem-NAME-<i>``, then exits; it prints
     ``ready`` and waits for a line on stdin first, so that two writers start together.
 

@@ -20,7 +20,7 @@ run as the ``postgres`` user when the tests run as root (initdb refuses root), o
 directory and a Unix-socket directory in a temporary directory, with no TCP listener
 (``listen_addresses=''``) on a port found free. Missing binaries fail the tests, never skip.
 
-A test module names this plugin (``pytest_plugins = ('fleet_fixtures',)``), so the fixtures,
+A test module names this plugin (``pytest_plugins = ('support.fleet_fixtures',)``), so the fixtures,
 registered once, are shared by every module: one server for the session. Not a conftest.py:
 a second module named ``conftest`` would replace test/conftest.py's for the modules that
 import from it.
@@ -37,8 +37,8 @@ import uuid
 
 import pytest
 
-from fleet_helpers import free_port
-from fleet_helpers import make_robots
+from support.fleet import free_port
+from support.fleet import make_robots
 
 
 @dataclasses.dataclass(frozen=True)

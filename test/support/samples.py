@@ -77,3 +77,21 @@ def leaks(data: bytes, words) -> list:
         if re.search(encoded, lowered):
             found.append(word)
     return found
+
+
+# The example of RCAN Robot Memory Schema 1.0 §3.2, verbatim (unquoted timestamps).
+SPEC_EXAMPLE = """---
+schema_version: "1.0"
+rrn: RRN-000000000001
+last_updated: 2026-04-01T02:00:00Z
+entries:
+  - id: mem-a3f9c1d2
+    type: hardware_observation
+    text: "Left wheel encoder intermittent under sustained load — prefer speeds ≤0.3m/s"
+    confidence: 0.92
+    first_seen: 2026-03-28T14:00:00Z
+    last_reinforced: 2026-04-01T02:00:00Z
+    observation_count: 14
+    tags: [wheel, encoder, navigation]
+---
+"""

@@ -18,7 +18,7 @@ import json
 import pathlib
 import shutil
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 def installed_command() -> str:
