@@ -49,9 +49,9 @@ PY_DEPS=("pydantic>=2" "PyYAML" "sqlite-utils" "numpy" "hypothesis" "pytest" "py
          "flake8" "flake8-blind-except" "flake8-builtins" "flake8-class-newline"
          "flake8-comprehensions" "flake8-deprecated" "flake8-docstrings" "flake8-import-order"
          "flake8-quotes" "pydocstyle"
-         # the layering contracts of setup.cfg, checked by test/core/test_layers.py
+         # the layering contracts of setup.cfg, checked by test/project/test_layers.py
          "import-linter>=2.1"
-         # the type check of setup.cfg [mypy], run by test/core/test_types.py
+         # the type check of setup.cfg [mypy], run by test/project/test_types.py
          "mypy>=2.4,<2.5" "types-PyYAML"
          # the [semantic] extra of setup.cfg, so the suite runs the offline model for real
          "onnxruntime>=1.17" "tokenizers>=0.15"

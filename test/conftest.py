@@ -27,6 +27,9 @@ from robot_memory.common.timeutil import UTC
 from support import modes
 from support.paths import REPO
 
+# Fixtures any test can ask for: tiny_disk (a 1 MiB tmpfs).
+pytest_plugins = ('support.disks',)
+
 # No deadline for any property test: Hypothesis's default (200 ms an example) is a timed
 # assertion, and the suite makes none. These machines are shared: under load an example that
 # takes 20 ms took 253 ms and failed a run (test_sequence_gaps) for nothing it tested.

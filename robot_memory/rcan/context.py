@@ -41,7 +41,7 @@ order by ``K`` is the order by effective confidence up to float noise. The index
 ordered exactly, entries stamped at or after ``now`` (no decay: their confidence counts as
 it is, whatever their ``K``) are taken apart, and a threshold of 0 (where the clamp at 0
 would tie the decayed-away entries) falls back to the scan. The result is the scan's
-block exactly, which ``test/core/test_context_index.py`` checks on random documents. The count
+block exactly, which ``test/rcan/test_context_index.py`` checks on random documents. The count
 below the threshold is what the section holds less what is eligible; the highest below is
 among the few keys within the slack of the first key past the threshold (all of them only
 when that is about 0, where the clamp ties them); the weak-recent section reads only the

@@ -16,6 +16,7 @@
 
 import os
 import pathlib
+import socket
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -31,3 +32,10 @@ def child_env() -> dict:
 def stray_temp_files(path: pathlib.Path) -> list:
     """Temporary files a killed writer may have left beside ``path``."""
     return sorted(path.parent.glob(f'.{path.name}.*.tmp'))
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]

@@ -15,6 +15,7 @@
 """Sample memory files and fixed moments that several test files share."""
 
 import datetime as dt
+import pathlib
 import re
 
 from robot_memory.common.timeutil import UTC
@@ -95,3 +96,17 @@ entries:
     tags: [wheel, encoder, navigation]
 ---
 """
+
+# The prompt-injection corpus: strings aimed at a model, one a line, escapes as \\uXXXX.
+CORPUS = pathlib.Path(__file__).resolve().parents[1] / 'data' / 'prompt_injections.txt'
+
+
+def _decode(line: str) -> str:
+    line = re.sub(r'\\u([0-9a-fA-F]{4})', lambda match: chr(int(match.group(1), 16)), line)
+    return line.replace('\\n', '\n')
+
+
+def corpus() -> list:
+    """Return the injection strings of the corpus, escapes decoded."""
+    lines = CORPUS.read_text(encoding='utf-8').split('\n')
+    return [_decode(line) for line in lines if line.strip() and not line.startswith('#')]

@@ -22,7 +22,8 @@ import pytest
 from support.paths import python_files
 from support.paths import REPO
 
-HEADER = (REPO / 'test' / 'core' / 'test_copyright.py').read_text(encoding='utf-8').split('\n\n')[0]
+HEADER = (REPO / 'test' / 'project' / 'test_copyright.py').read_text(
+    encoding='utf-8').split('\n\n')[0]
 
 
 @pytest.mark.linter
@@ -48,5 +49,5 @@ def test_every_python_file_starts_with_the_licence_header():
             text = text.split('\n', 1)[1].lstrip('\n')
         if not text.startswith(HEADER):
             missing.append(str(path.relative_to(REPO)))
-    assert not missing, 'no licence header (copy the one of test/core/test_copyright.py): ' + \
+    assert not missing, 'no licence header (copy the one of test/project/test_copyright.py): ' + \
         ', '.join(missing)

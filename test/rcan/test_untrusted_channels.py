@@ -25,8 +25,6 @@ import datetime as dt
 import re
 
 import pytest
-from test_untrusted import corpus
-from test_web_core import serve
 
 from robot_memory.dream.autodream import dream
 from robot_memory.evidence.observations import DiagnosticObservation
@@ -43,6 +41,8 @@ from robot_memory.review.proposals import decide_proposal
 from robot_memory.review.proposals import ProposalQueue
 from robot_memory.settings import DreamConfig
 from support import web_demo
+from support.samples import corpus
+from support.web import serve
 
 UTC = dt.timezone.utc
 DAY0 = dt.datetime(2026, 6, 1, tzinfo=UTC)

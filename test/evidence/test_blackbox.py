@@ -23,7 +23,6 @@ import numpy
 import pytest
 from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
-from test_reliability_disk_full import tiny_disk  # noqa: F401 - the 1 MiB tmpfs fixture
 
 from robot_memory.bags import read
 from robot_memory.evidence import blackbox
@@ -194,7 +193,7 @@ def test_a_disk_that_fills_during_a_write_leaves_no_file_and_says_so(tmp_path, m
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_recording_too_large_for_a_real_full_disk_leaves_no_file(tiny_disk):  # noqa: F811
+def test_a_recording_too_large_for_a_real_full_disk_leaves_no_file(tiny_disk):
     messages = [(index * S, '/camera', os.urandom(100_000)) for index in range(20)]
     with pytest.raises(blackbox.BlackboxError, match='disk is full'):
         blackbox.write_recording(tiny_disk / 'fault.mcap', {'/camera': ('x/msg/Y', None)},

@@ -37,56 +37,15 @@ from robot_memory.review.edit import EditError
 from robot_memory.review.proposals import ProposalQueue
 from robot_memory.web.app import create_app
 from robot_memory.web.app import csrf_mark
-from robot_memory.web.app import page_config
-from robot_memory.web.app import token_cookie
 from robot_memory.web.server import make_server
 from robot_memory.web.server import ServerThread
 from support import web_demo
 from support.paths import REPO
-
-TOKEN = 'core-token-0123456789abcdef'
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
-class Client:
-    """HTTP against the page; ``token`` sends the access cookie."""
-
-    def __init__(self, base: str):
-        self.base = base
-
-    def request(self, path: str, form=None, token: str = '', headers=None, body=None):
-        data = body if body is not None else (
-            urllib.parse.urlencode(form).encode() if form is not None else None)
-        request = urllib.request.Request(self.base + path, data=data, headers=headers or {})
-        if token:
-            request.add_header('Cookie', f'{token_cookie(TOKEN)}={token}')
-        try:
-            with urllib.request.urlopen(request, timeout=20) as response:
-                return response.status, response.read().decode('utf-8')
-        except urllib.error.HTTPError as error:
-            return error.code, error.read().decode('utf-8')
-
-    def change(self, path: str, token: str = TOKEN, **form):
-        form.setdefault('csrf', csrf_mark(TOKEN))
-        form.setdefault('actor', 'bob')
-        return self.request(path, form, token)
-
-
-def serve(memory, host='127.0.0.1', read_only=False, clock=None):
-    config = page_config(memory, memory.path.with_suffix('.db'), None, TOKEN, host, read_only)
-    if clock is not None:
-        config.clock = clock
-    port = free_port()
-    thread = ServerThread(make_server(create_app(config), host, port)).start()
-    deadline = time.monotonic() + 10
-    while not thread.server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return thread, Client(f'http://127.0.0.1:{port}')
+from support.processes import free_port
+from support.web import Client
+from support.web import entry_ids
+from support.web import serve
+from support.web import TOKEN
 
 
 @pytest.fixture
@@ -95,10 +54,6 @@ def demo(tmp_path):
     thread, client = serve(memory)
     yield memory, client
     thread.stop()
-
-
-def entry_ids(memory):
-    return [entry.id for entry in memory.load(dt.datetime.now(UTC)).document.entries]
 
 
 def test_every_page_answers_and_the_entry_page_draws_three_charts(demo):

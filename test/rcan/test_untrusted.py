@@ -19,14 +19,11 @@ The corpus (``test/data/prompt_injections.txt``) is read by :func:`corpus`, whic
 tests import to send the same strings through logs, diagnostics, peers and the page.
 """
 
-import pathlib
-import re
 
 import pytest
 
 from robot_memory.rcan import untrusted
-
-CORPUS = pathlib.Path(__file__).resolve().parent.parent / 'data' / 'prompt_injections.txt'
+from support.samples import corpus
 
 # Robot messages that say "override", "system", "ignore", "instruction", "assistant" or
 # "forget" without aiming at a model: none may be flagged.
@@ -53,17 +50,6 @@ HARMLESS = [
     'speed limit 0.3 m/s in zone A; commands ignored while e-stop engaged',
     'Scan rate 10 Hz [ok] 99% of expected',
 ]
-
-
-def _decode(line: str) -> str:
-    line = re.sub(r'\\u([0-9a-fA-F]{4})', lambda match: chr(int(match.group(1), 16)), line)
-    return line.replace('\\n', '\n')
-
-
-def corpus() -> list:
-    """Return the injection strings of the corpus, escapes decoded."""
-    lines = CORPUS.read_text(encoding='utf-8').split('\n')
-    return [_decode(line) for line in lines if line.strip() and not line.startswith('#')]
 
 
 def test_the_corpus_is_varied():

@@ -21,7 +21,6 @@ and the entries a dream makes of it are exactly those of one clean run.
 """
 
 import datetime as dt
-import json
 import signal
 import sqlite3
 import subprocess
@@ -29,32 +28,12 @@ import sys
 import time
 
 from robot_memory.cli import main as cli
-from robot_memory.common.timeutil import UTC
 from robot_memory.evidence import ingest
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
+from support.ingest import evidence
+from support.ingest import report_lines
+from support.ingest import START
 from support.processes import child_env
-
-START = dt.datetime(2026, 6, 1, tzinfo=UTC)
-
-
-def report_lines(days: float, every_s: float = 20.0) -> list:
-    """Three statuses (one faulty for an hour every three, one flapping) and a logger."""
-    lines = []
-    for tick in range(int(days * 86400 / every_s)):
-        at = (START + dt.timedelta(seconds=tick * every_s)).isoformat()
-        hour = tick * every_s // 3600
-        for slot, (name, faulty) in enumerate((('motor: left', hour % 3 == 0),
-                                               ('lidar', tick % 40 < 3),
-                                               ('battery', False))):
-            lines.append({'stamp': at, 'source': 'diagnostic', 'name': name,
-                          'hardware_id': f'hw{slot}', 'level': 2 if faulty else 0,
-                          'message': 'overcurrent' if faulty else 'ok',
-                          'values': {'temperature': str(40 + tick % 7), 'mode': 'auto'}})
-        if tick % 90 == 0:
-            lines.append({'stamp': at, 'source': 'log', 'name': 'planner', 'level': 40,
-                          'msg': f'no path to goal {tick % 4}'})
-    return [json.dumps(line) + '\n' for line in lines]
 
 
 def write(path, lines) -> None:
@@ -65,15 +44,6 @@ def run(capsys, directory, source):
     code = cli.main(['ingest', '--file', str(directory / 'robot-memory.md'), str(source)])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
-
-
-def evidence(directory) -> tuple:
-    """(pieces of evidence, their sum per source key and severity) of a robot's database."""
-    with EvidenceStore(directory / 'robot-memory.db') as store:
-        per_key = store.db.execute('SELECT source_key, severity, sum(count), min(stamp), '
-                                   'max(coalesce(end_stamp, stamp)) FROM observations '
-                                   'GROUP BY 1, 2 ORDER BY 1, 2').fetchall()
-        return store.observation_count(), [tuple(row) for row in per_key]
 
 
 def dreamt(directory, at) -> dict:

@@ -30,15 +30,11 @@ Mounting needs root; without it (or without a working ``mount``) the tests are s
 with the reason. Every mount is unmounted when its test ends, whatever the outcome.
 """
 
-import errno
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
-from test_ingest_once import evidence
-from test_ingest_once import report_lines
 
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.observations import to_json_line
@@ -46,58 +42,18 @@ from robot_memory.evidence.store import EvidenceError
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.schema import new_entry
+from support.disks import fill
 from support.dream_scenario import CONFIG
 from support.dream_scenario import evening
 from support.dream_scenario import morning
 from support.dream_scenario import Robot
 from support.dream_scenario import status
+from support.ingest import evidence
+from support.ingest import report_lines
 from support.processes import child_env
 from support.processes import stray_temp_files
 
 FULL = 'disk is full'
-
-
-@pytest.fixture
-def tiny_disk(tmp_path):
-    """Return a 1 MiB tmpfs mounted at ``tmp_path / 'disk'``; unmounted afterwards."""
-    if os.geteuid() != 0:
-        pytest.skip(f'mounting a tmpfs needs root; these tests run as uid {os.geteuid()}')
-    mount = shutil.which('mount')
-    umount = shutil.which('umount')
-    if mount is None or umount is None:
-        pytest.skip('the mount and umount commands are not installed')
-    directory = tmp_path / 'disk'
-    directory.mkdir()
-    done = subprocess.run([mount, '-t', 'tmpfs', '-o', 'size=1m,mode=0700', 'tmpfs',
-                           str(directory)], capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f'mount -t tmpfs failed (no permission to mount here?): '
-                    f'{done.stderr.strip()}')
-    try:
-        yield directory
-    finally:
-        if subprocess.run([umount, str(directory)], capture_output=True).returncode != 0:
-            subprocess.run([umount, '-l', str(directory)], check=True)
-
-
-def fill(directory) -> 'os.PathLike':
-    """Fill the file system of ``directory`` to the last byte; returns the filler file."""
-    filler = directory / 'filler'
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for size in (1 << 16, 1 << 12, 1 << 9, 1):
-            while True:
-                try:
-                    written = os.write(fd, b'\0' * size)
-                except OSError as error:
-                    assert error.errno == errno.ENOSPC
-                    break
-                if written < size:
-                    break
-    finally:
-        os.close(fd)
-    assert shutil.disk_usage(directory).free == 0
-    return filler
 
 
 def grown(directory, day: int) -> Robot:

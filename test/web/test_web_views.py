@@ -31,9 +31,6 @@ import subprocess
 import sys
 
 import pytest
-from test_web_core import entry_ids
-from test_web_core import serve
-from test_web_core import TOKEN
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
@@ -43,6 +40,9 @@ from robot_memory.review import undo
 from robot_memory.web import charts
 from support import web_demo
 from support.paths import REPO
+from support.web import entry_ids
+from support.web import serve
+from support.web import TOKEN
 
 PLOT_TOP, PLOT_HEIGHT = charts.PAD, charts.HEIGHT - 2 * charts.PAD
 
