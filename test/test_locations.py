@@ -16,12 +16,12 @@
 
 import os
 import subprocess
-import sys
 
 import pytest
 
 from robot_memory import locations
 from robot_memory.rcan.memory_file import MemoryFile
+from support.cli import command
 from support.processes import child_env
 
 VARIABLES = (locations.ENV_VAR, locations.STATE_DIR_VAR, locations.ROBOT_HOME_VAR)
@@ -89,7 +89,7 @@ def test_variables_are_read_at_each_call_not_at_import(home, tmp_path, monkeypat
 
 
 def _cli(env, *argv):
-    return subprocess.run([sys.executable, '-m', 'robot_memory.cli.main', *argv], env=env,
+    return subprocess.run(command(*argv), env=env,
                           capture_output=True, text=True, timeout=60)
 
 

@@ -23,7 +23,6 @@ import contextlib
 import datetime as dt
 import io
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -38,11 +37,12 @@ from robot_memory.evidence import observations as obs
 from robot_memory.evidence.runs import RunBook
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
-from support.paths import REPO
+from support.cli import run_process as run_cli
+from support.cli import SCRIPT
+from support.processes import child_env
 
 UTC = dt.timezone.utc
 START = dt.datetime(2026, 5, 1, 1, 0, tzinfo=UTC)
-SCRIPT = REPO / 'bin' / 'robot-memory'
 BATTERY = ('/battery_state', 'sensor_msgs/msg/BatteryState')
 
 
@@ -61,15 +61,6 @@ def robot_day(start=START, hours=72, every_min=10):
         items.append((at, None, obs.TelemetryObservation(at, *BATTERY,
                                                          {'percentage': 0.5, 'voltage': 12.0})))
     return items
-
-
-def run_cli(*argv, env=None):
-    """Run ``robot-memory`` as a user does; return (code, stdout, stderr)."""
-    env = dict(os.environ if env is None else env)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
-    done = subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True,
-                          env=env, timeout=300)
-    return done.returncode, done.stdout, done.stderr
 
 
 def replay_json(tmp_path, *paths, extra=()):
@@ -221,7 +212,7 @@ def test_a_killed_replay_process_resumes_and_takes_each_message_once(tmp_path):
     db = tmp_path / 'robot-memory.db'
     argv = [sys.executable, str(SCRIPT), 'replay', str(bag), '--no-dream', '--json',
             '--file', str(tmp_path / 'robot-memory.md')]
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = child_env()
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         while process.poll() is None:
@@ -266,7 +257,7 @@ def test_replaying_beside_a_writer_of_the_same_database_waits_for_its_lock(tmp_p
         [sys.executable, str(SCRIPT), 'replay', str(bag), '--file',
          str(tmp_path / 'robot-memory.md'), '--json', '--no-dream'],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=dict(os.environ, PYTHONPATH=str(REPO)))
+        env=child_env())
     try:
         with pytest.raises(subprocess.TimeoutExpired):
             process.wait(timeout=1.5)  # blocked on the lock, not failed

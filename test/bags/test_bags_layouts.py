@@ -25,7 +25,6 @@ order; a cut one against what ``mcap``'s own ``StreamReader`` reads of it.
 import datetime as dt
 import io
 import json
-import os
 import pathlib
 import random
 import subprocess
@@ -44,6 +43,7 @@ from robot_memory.evidence import observations as obs
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from support.paths import REPO
+from support.processes import child_env
 
 UTC = dt.timezone.utc
 START = dt.datetime(2026, 5, 1, 1, 0, tzinfo=UTC)
@@ -184,7 +184,7 @@ def test_a_whole_fastwrite_file_out_of_order_is_not_reported_as_damage(tmp_path)
     done = subprocess.run(
         [sys.executable, str(REPO / 'bin' / 'robot-memory'), 'replay', str(bag), '--file',
          str(tmp_path / 'robot-memory.md'), '--json', '--no-dream'], capture_output=True,
-        text=True, env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=300)
+        text=True, env=child_env(), timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     summary = json.loads(done.stdout)
     assert summary['taken'] == {'/diagnostics': 3000, '/rosout': 1000}

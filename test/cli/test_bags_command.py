@@ -38,11 +38,12 @@ from robot_memory.bags import replay
 from robot_memory.bags import write
 from robot_memory.evidence import observations as obs
 from support.paths import REPO
+from support.processes import child_env
 
 UTC = dt.timezone.utc
 START = dt.datetime(2026, 5, 1, 1, 0, tzinfo=UTC)
 SCRIPT = REPO / 'bin' / 'robot-memory'
-ENV = dict(os.environ, PYTHONPATH=str(REPO))
+ENV = child_env()
 
 
 def motor(count: int, every_s: int = 1) -> list:

@@ -22,7 +22,6 @@ problem, 2 a usage error) and help text on every option.
 import argparse
 import io
 import json
-import os
 import subprocess
 import sys
 
@@ -39,9 +38,11 @@ from robot_memory.rcan.memory_file import ENV_VAR
 from robot_memory.rcan.memory_file import side_file
 from robot_memory.rcan.schema import new_entry
 from robot_memory.rcan.untrusted import HEADER
+from support.cli import run
 from support.dream_scenario import morning
 from support.dream_scenario import Robot
 from support.paths import REPO
+from support.processes import child_env
 from support.samples import AT
 from support.samples import MEMORY
 
@@ -57,13 +58,6 @@ def memory(tmp_path, monkeypatch):
     path = tmp_path / 'robot-memory.md'
     path.write_text(MEMORY, encoding='utf-8')
     return path
-
-
-def run(capsys, *argv):
-    """``robot-memory *argv`` in this process: (exit code, stdout, stderr)."""
-    code = cli.main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 # ------------------------------------------------------------------------------ show
@@ -454,8 +448,7 @@ def test_a_usage_error_exits_2(argv, memory, capsys):
 
 
 def test_the_module_runs_as_a_command_with_its_exit_codes(memory):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [str(REPO), os.environ.get('PYTHONPATH')])))
+    env = child_env()
     valid = subprocess.run([sys.executable, '-m', 'robot_memory.cli.main', 'validate', '--file',
                             str(memory)], env=env, capture_output=True, text=True, timeout=60)
     assert valid.returncode == 0, valid.stderr

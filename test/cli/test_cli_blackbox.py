@@ -16,18 +16,14 @@
 
 import json
 import os
-import pathlib
-import subprocess
-import sys
 
 from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
 
 from robot_memory.evidence import blackbox
 from robot_memory.evidence.store import EvidenceStore
+from support.cli import run_process as run_cli
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-SCRIPT = REPO / 'bin' / 'robot-memory'
 STORE = get_typestore(Stores.ROS2_KILTED)
 S = 10**9
 FAULT_NS = 1_780_000_000 * S  # 2026-05-28
@@ -66,15 +62,6 @@ def _recording(tmp_path) -> tuple:
                                 {'/odom': {'value': {'x': 1.0}}})
             paths.append(path)
     return tmp_path / 'robot-memory.db', paths
-
-
-def run_cli(*argv):
-    """Run ``robot-memory`` as a user does; return (code, stdout, stderr)."""
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
-    done = subprocess.run([sys.executable, str(SCRIPT), *map(str, argv)], capture_output=True,
-                          text=True, env=env, timeout=300)
-    return done.returncode, done.stdout, done.stderr
 
 
 def test_list_shows_time_signature_size_topics_and_a_recording_deleted_by_hand(tmp_path):

@@ -16,7 +16,6 @@
 
 import json
 import math
-import os
 import sqlite3
 import subprocess
 import sys
@@ -29,18 +28,13 @@ from robot_memory.substrate import SubstrateError
 from robot_memory.substrate.rlm import check_chunk_id
 from robot_memory.substrate.rlm import export_chunks
 from robot_memory.substrate.rlm import import_chunks
+from support.cli import run
 from support.paths import REPO
+from support.processes import child_env
 from support.samples import DAY
 from support.samples import NOW
 
 AT = '2026-04-01T12:00:00Z'
-
-
-def run(capsys, *argv):
-    """Run the CLI; returns (exit code, stdout, stderr)."""
-    code = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_learn_recall_forget_from_the_command_line(tmp_path, capsys):
@@ -227,8 +221,7 @@ def test_chunk_ids_are_checked_against_path_traversal(bad, message):
 
 
 def test_recall_benchmark_quick_run_prints_json_lines():
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env = child_env()
     run = subprocess.run([sys.executable, str(REPO / 'bench' / 'bench_recall.py'), '--quick'],
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
@@ -333,8 +326,7 @@ def test_mcp_refuses_a_file_in_a_directory_that_does_not_exist(tmp_path):
                          'clientInfo': {'name': 't', 'version': '0'}}},
              {'jsonrpc': '2.0', 'id': 2, 'method': 'tools/call',
               'params': {'name': 'learn', 'arguments': {'text': 'The dock is in the hall'}}}]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [str(REPO), os.environ.get('PYTHONPATH')])))
+    env = child_env()
     run_ = subprocess.run([sys.executable, '-m', 'robot_memory.cli.main', 'mcp', '--file',
                            str(missing)], input=''.join(json.dumps(c) + '\n' for c in calls),
                           capture_output=True, text=True, env=env, timeout=60)

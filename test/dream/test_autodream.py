@@ -17,7 +17,6 @@
 import datetime as dt
 import hashlib
 import json
-import os
 import pathlib
 import random
 import re
@@ -52,6 +51,7 @@ from support.dream_scenario import Robot
 from support.dream_scenario import status
 from support.dream_scenario import T0
 from support.paths import REPO
+from support.processes import child_env
 
 
 @pytest.fixture
@@ -560,7 +560,7 @@ def test_sigkill_at_a_random_moment_leaves_file_and_db_consistent(prepared, tmp_
     base, now, before, reference, elapsed = prepared
     script = tmp_path / 'dreamer.py'
     script.write_text(_DREAMER)
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = child_env()
     chance = random.Random(20260501)
     for iteration in range(16):
         directory = fresh_copy(base, 'killed')
@@ -728,7 +728,7 @@ def test_every_new_cli_option_has_help():
 def test_benchmark_quick_run_prints_json_lines():
     result = subprocess.run([sys.executable, str(REPO / 'bench' / 'bench_autodream.py'),
                              '--quick'], capture_output=True, text=True, timeout=120,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+                            env=child_env())
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert {record['bench'] for record in records} >= {'ingest', 'dream'}

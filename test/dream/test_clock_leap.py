@@ -26,7 +26,6 @@ import json
 
 import pytest
 
-from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import UTC
@@ -37,6 +36,7 @@ from robot_memory.evidence import observations as obs
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import ENV_VAR
 from robot_memory.rcan.memory_file import MemoryFile
+from support.cli import run
 
 LAST = '2026-06-08T03:00:00Z'  # the memory's last dream in the issue
 FUTURE = '2030-01-01T03:00:00Z'
@@ -56,13 +56,6 @@ def day_lines(day: dt.date, sources=SOURCES, level: int = 1, count: int = 30) ->
             lines.append(json.dumps(obs.to_dict(obs.diagnostic(
                 at, name, hardware, level, 'dropped ticks' if level else 'ok'))))
     return lines
-
-
-def run(capsys, *argv):
-    """``robot-memory *argv`` in this process: (exit code, stdout, stderr)."""
-    code = cli.main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 class Memory:

@@ -28,7 +28,6 @@ import math
 import pytest
 
 from robot_memory.bags import write
-from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence import observations as obs
 from robot_memory.evidence.clock import FUTURE_TOLERANCE_S
@@ -39,6 +38,7 @@ from robot_memory.evidence.clock import latest_allowed
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import ENV_VAR
 from robot_memory.rcan.memory_file import MemoryFile
+from support.cli import run
 
 NOW = dt.datetime(2026, 6, 8, 3, 0, tzinfo=UTC)
 AHEAD = dt.datetime(2030, 6, 8, 20, 0, tzinfo=UTC)
@@ -85,12 +85,6 @@ def home(tmp_path, monkeypatch):
     monkeypatch.delenv(ENV_VAR, raising=False)
     monkeypatch.setenv('HOME', str(tmp_path / 'home'))
     return tmp_path
-
-
-def run(capsys, *argv):
-    code = cli.main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_ingest_refuses_lines_from_the_future_with_a_count_and_keeps_the_rest(home, capsys):

@@ -38,13 +38,13 @@ import sys
 
 import pytest
 
-from robot_memory.cli import main as cli
 from robot_memory.dream.autodream import dream
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.observations import to_json_line
 from robot_memory.evidence.store import EvidenceError
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
+from support.cli import run as run_cli
 from support.dream_scenario import CONFIG
 from support.dream_scenario import morning
 from support.dream_scenario import Robot
@@ -217,13 +217,6 @@ def test_both_files_damaged_lose_nothing_that_was_on_disk(tmp_path):
     db_copy, = tmp_path.glob('robot/robot-memory.db.corrupt-*')
     assert db_copy.read_bytes() == old_db and memory.read_bytes() == old_memory
     assert list(tmp_path.glob('robot/robot-memory.md.corrupt-*')) == []
-
-
-def run_cli(capsys, *argv):
-    """``robot-memory *argv`` in this process: (exit code, stdout, stderr)."""
-    code = cli.main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.mark.parametrize('damage', [truncate_half, garbage])

@@ -32,7 +32,6 @@ with the reason. Every mount is unmounted when its test ends, whatever the outco
 
 import os
 import subprocess
-import sys
 
 import pytest
 
@@ -42,6 +41,7 @@ from robot_memory.evidence.store import EvidenceError
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.schema import new_entry
+from support.cli import command
 from support.disks import fill
 from support.dream_scenario import CONFIG
 from support.dream_scenario import evening
@@ -169,7 +169,7 @@ def test_adding_on_a_full_disk_accepts_each_observation_once(tiny_disk):
 
 
 def cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, '-m', 'robot_memory.cli.main', *map(str, args)],
+    return subprocess.run(command(*args),
                           env=child_env(), capture_output=True, text=True, timeout=120)
 
 

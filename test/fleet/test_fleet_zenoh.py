@@ -45,11 +45,11 @@ from support.fleet import C
 from support.fleet import Child
 from support.fleet import ENCODER
 from support.fleet import entry
-from support.fleet import free_port
 from support.fleet import make_certificates
 from support.fleet import write_config
 from support.fleet import write_memory
 from support.processes import child_env
+from support.processes import free_port
 
 # the fleet's fixtures: robots with keys, store_url (SQLite, PostgreSQL)
 pytest_plugins = ('support.fleet_fixtures',)

@@ -28,6 +28,7 @@ import subprocess
 import sys
 
 from support.paths import REPO
+from support.processes import child_env
 
 SCRIPT = REPO / 'bench' / 'bench_memory_file.py'
 MEASURED = {'load', 'save_warm', 'save_cold', 'load_save', 'load_save_cold', 'write_atomic',
@@ -35,8 +36,7 @@ MEASURED = {'load', 'save_warm', 'save_cold', 'load_save', 'load_save_cold', 'wr
 
 
 def test_quick_benchmark_prints_one_json_object_per_line():
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env = child_env()
     run = subprocess.run([sys.executable, str(SCRIPT), '--quick'], cwd=REPO, env=env,
                          capture_output=True, timeout=240)
     assert run.returncode == 0, run.stderr.decode()
@@ -80,8 +80,7 @@ CLI_BENCHES = ('cli_help', 'cli_show', 'cli_recall', 'cli_recall_vectors', 'cli_
 
 
 def test_quick_cli_benchmark_prints_every_figure_with_its_baseline():
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env = child_env()
     run = subprocess.run([sys.executable, str(CLI_SCRIPT), '--quick'], cwd=REPO, env=env,
                          capture_output=True, timeout=600)
     assert run.returncode == 0, run.stderr.decode()
@@ -117,8 +116,7 @@ REPLAY_SCRIPT = REPO / 'bench' / 'bench_replay.py'
 
 
 def test_quick_replay_benchmark_prints_its_figures_ratios_and_memory():
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env = child_env()
     run = subprocess.run([sys.executable, str(REPLAY_SCRIPT), '--quick', '--arrays', '500'],
                          cwd=REPO, env=env, capture_output=True, timeout=300)
     assert run.returncode == 0, run.stderr.decode()
@@ -140,8 +138,7 @@ WEB_SCRIPT = REPO / 'bench' / 'bench_web.py'
 
 
 def test_quick_web_benchmark_prints_each_figure_beside_http_server():
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env = child_env()
     run = subprocess.run([sys.executable, str(WEB_SCRIPT), '--quick'], cwd=REPO, env=env,
                          capture_output=True, timeout=600)
     assert run.returncode == 0, run.stderr.decode()
@@ -168,8 +165,7 @@ CHANGING_IDS = {'turtlebot4_lite': 'collision_ahead', 'clearpath_husky': 'ntrip_
 
 
 def test_quick_quality_benchmark_traces_every_entry_to_its_planted_cause():
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env = child_env()
     run = subprocess.run([sys.executable, str(QUALITY_SCRIPT), '--quick'], cwd=REPO, env=env,
                          capture_output=True, timeout=600)
     assert run.returncode == 0, run.stderr.decode()

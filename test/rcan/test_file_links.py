@@ -34,7 +34,6 @@ import stat
 
 import pytest
 
-from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.observations import to_json_line
@@ -46,6 +45,7 @@ from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import side_file
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
+from support.cli import run
 from support.dream_scenario import evening
 from support.dream_scenario import status
 from support.samples import AT
@@ -59,13 +59,6 @@ def no_environment(tmp_path, monkeypatch):
     """No memory file from the environment; HOME inside the test's directory."""
     monkeypatch.delenv(ENV_VAR, raising=False)
     monkeypatch.setenv('HOME', str(tmp_path / 'home'))
-
-
-def run(capsys, *argv):
-    """``robot-memory *argv`` in this process: (exit code, stdout, stderr)."""
-    code = cli.main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def persistent(tmp_path, name='robot-memory.md', text=MEMORY):

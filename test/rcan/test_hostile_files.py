@@ -27,7 +27,6 @@ import os
 import random
 import resource
 import subprocess
-import sys
 import time
 
 import pytest
@@ -40,7 +39,8 @@ from robot_memory.rcan import memory_file
 from robot_memory.rcan.context import plural
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import parse_bytes
-from support.paths import REPO
+from support.cli import command as cli_command
+from support.processes import child_env
 from support.samples import SPEC_EXAMPLE
 
 HEADER = ('---\nschema_version: "1.0"\nrrn: RRN-000000000001\n'
@@ -74,11 +74,10 @@ def _limit_address_space():
 
 def run_cli(*args, env_extra=None):
     """Run ``robot-memory`` in a child limited to 1 GiB; return (completed, its seconds)."""
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env = child_env()
     env.update(env_extra or {})
     start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, '-m', 'robot_memory.cli.main', *map(str, args)],
+    process = subprocess.Popen(cli_command(*args),
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                preexec_fn=_limit_address_space)
     out, err = process.communicate(timeout=300)

@@ -40,6 +40,7 @@ from robot_memory.rcan.lifecycle import DEFAULT_CONFIG
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import side_file
 from robot_memory.rcan.schema import MemoryEntry
+from support.cli import command as cli_command
 from support.dream_scenario import evening
 from support.dream_scenario import morning
 from support.dream_scenario import Robot
@@ -53,7 +54,7 @@ CLI_RUNS = 30 if LONG else 4
 
 
 def cli(*args) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, '-m', 'robot_memory.cli.main', *map(str, args)],
+    return subprocess.Popen(cli_command(*args),
                             env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 

@@ -21,7 +21,6 @@ real dreams over simulated nights with a moving clock.
 
 import datetime as dt
 import json
-import os
 import pathlib
 import sqlite3
 import subprocess
@@ -43,6 +42,7 @@ from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.review.undo import undo
 from robot_memory.review.undo import UndoError
 from robot_memory.substrate import Substrate
+from support.processes import child_env
 
 T0 = dt.datetime(2026, 5, 1, 0, 0, tzinfo=UTC)
 CONFIG = DreamConfig(rrn='RRN-000000000001', initial_max=0.9)
@@ -487,8 +487,7 @@ def test_a_time_before_the_first_dream_is_refused_and_dream_one_is_offered(robot
 
 def test_the_undo_benchmark_quick_run_prints_json_lines():
     repo = pathlib.Path(__file__).resolve().parents[2]
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(repo), env.get('PYTHONPATH')]))
+    env = child_env()
     run = subprocess.run([sys.executable, str(repo / 'bench' / 'bench_undo.py'), '--quick'],
                          cwd=repo, env=env, capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stderr

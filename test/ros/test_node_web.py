@@ -20,16 +20,11 @@ import time
 import urllib.error
 import urllib.request
 
+from support.processes import free_port
 from support.ros_harness import NodeProcess
 from support.ros_probe import health
 
 TOKEN = 'node-token-0123456789abcdef'
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 def fetch(url: str, timeout_s: float = 30.0) -> str:

@@ -19,7 +19,6 @@ import json
 
 import pytest
 
-from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import UTC
 from robot_memory.dream import summary as dream_summary
 from robot_memory.dream.autodream import dream
@@ -39,6 +38,7 @@ from robot_memory.review.proposals import ProposalSettings
 from robot_memory.settings import parameter_specs
 from robot_memory.settings import validate_parameters
 from robot_memory.substrate.store import Substrate
+from support.cli import run
 
 NOW = dt.datetime(2026, 5, 2, 2, 0, tzinfo=UTC)
 NIGHT = dt.datetime(2026, 5, 1, 20, 0, tzinfo=UTC)
@@ -385,12 +385,6 @@ def robot(tmp_path, monkeypatch):
     config.write_text('/**:\n  ros__parameters:\n    proposals:\n      agents: propose\n'
                       '      expire_after_hours: 1.0\n', encoding='utf-8')
     return tmp_path / 'robot-memory.md', config
-
-
-def run(capsys, *argv):
-    code = cli.main([str(arg) for arg in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_cli_learn_proposes_then_list_approve_and_reject(robot, capsys):

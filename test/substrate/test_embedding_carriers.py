@@ -22,7 +22,6 @@ the first does not exist), so the model that aarch64 robots install runs here fo
 import datetime as dt
 import importlib.util
 import json
-import os
 import platform
 import shutil
 import subprocess
@@ -41,6 +40,7 @@ from robot_memory.substrate.embedding import carrier_files
 from robot_memory.substrate.embedding import CARRIERS
 from robot_memory.substrate.embedding import model_name
 from support.paths import REPO
+from support.processes import child_env
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 PORTABLE = CARRIERS[-1]  # the pure-Python carrier, the one aarch64 installs
@@ -86,8 +86,7 @@ def test_finding_the_model_imports_no_carrier_code():
              'tops = {c.model.split("/")[0] for c in CARRIERS} | '
              '{c.tokenizer.split("/")[0] for c in CARRIERS}\n'
              'print(sorted(name for name in sys.modules if name.split(".")[0] in tops))\n')
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env = child_env()
     env.pop('ROBOT_MEMORY_EMBEDDER_MODEL', None)
     done = subprocess.run([sys.executable, '-c', probe], env=env, capture_output=True,
                           text=True, timeout=120)

@@ -23,7 +23,6 @@ conditions) or ``contest`` (unsure: both kept, both flagged contested and still 
 
 import datetime as dt
 import json
-import os
 import pathlib
 import sqlite3
 import subprocess
@@ -36,6 +35,7 @@ from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
 from robot_memory.substrate import text as textrules
 from support.paths import REPO
+from support.processes import child_env
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 LATER = NOW + dt.timedelta(hours=1)
@@ -154,8 +154,7 @@ def test_the_cardinality_migration_keeps_old_facts_and_frees_many_valued_ones(tm
 
 
 def test_revision_benchmark_quick_run_prints_json_lines():
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env = child_env()
     run = subprocess.run([sys.executable, str(REPO / 'bench' / 'bench_revision.py'), '--quick'],
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stderr

@@ -30,7 +30,6 @@ import sys
 
 import pytest
 
-from robot_memory.cli import main as cli
 from robot_memory.rcan.memory_file import new_document
 from robot_memory.rcan.memory_file import render
 from robot_memory.settings import validate_parameters
@@ -42,6 +41,8 @@ from robot_memory.substrate.crypto import new_key
 from robot_memory.substrate.crypto import write_key_file
 from robot_memory.substrate.embedding import HashingEmbedder
 from robot_memory.substrate.sealing import Sealing
+from support.cli import run
+from support.processes import child_env
 from support.samples import leaks
 from support.samples import NOW
 
@@ -306,13 +307,6 @@ def test_the_node_parameters_validate_the_encryption_settings():
         Substrate(':memory:', encrypt_from='high')
 
 
-def run(capsys, *argv):
-    """Run the CLI; returns (exit code, stdout, stderr)."""
-    code = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_the_command_line_encrypts_from_its_config_file_and_rotates_the_key(tmp_path, capsys):
     memory = tmp_path / 'robot-memory.md'
     keys = tmp_path / 'keys'
@@ -363,8 +357,7 @@ def test_forget_by_query_finds_encrypted_records_and_kept_replies_stay_encrypted
 
 def test_encryption_benchmark_quick_run_prints_json_lines():
     repo = pathlib.Path(__file__).resolve().parents[2]
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(repo), env.get('PYTHONPATH')]))
+    env = child_env()
     run = subprocess.run([sys.executable, str(repo / 'bench' / 'bench_encryption.py'),
                           '--quick'], cwd=repo, env=env, capture_output=True, text=True,
                          timeout=240)

@@ -27,8 +27,8 @@ import sqlite3
 
 import pytest
 
-from robot_memory.cli import main as cli
 from robot_memory.substrate.text import looks_secret
+from support.cli import run
 from support.samples import leaks
 from support.samples import SPEC_EXAMPLE
 
@@ -70,13 +70,6 @@ def test_a_secret_is_recognised(text):
 @pytest.mark.parametrize('text', NOT_SECRETS)
 def test_a_text_that_only_looks_like_one_is_not(text):
     assert not looks_secret(text)
-
-
-def run(capsys, *argv):
-    """Run the CLI; returns (exit code, stdout, stderr)."""
-    code = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def stored(db) -> list:

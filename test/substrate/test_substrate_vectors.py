@@ -43,6 +43,7 @@ from robot_memory.substrate import vector_index
 from robot_memory.substrate.embedding import semantic_model_files
 from robot_memory.substrate.fusion import fuse
 from support.paths import REPO
+from support.processes import child_env
 from support.samples import SPEC_EXAMPLE
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
@@ -119,8 +120,7 @@ def test_default_embedder_is_semantic_when_installed(monkeypatch):
 
 
 def test_keyword_only_when_the_embedder_is_turned_off(tmp_path):
-    env = dict(os.environ, ROBOT_MEMORY_EMBEDDER='off')
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env = dict(child_env(), ROBOT_MEMORY_EMBEDDER='off')
     memory = tmp_path / 'robot-memory.md'
     memory.write_text(SPEC_EXAMPLE, encoding='utf-8')
     cli = [sys.executable, '-m', 'robot_memory.cli.main']
@@ -195,8 +195,7 @@ def test_recalls_patch_the_vector_index_instead_of_reloading_it(tmp_path):
 
 def test_another_process_learning_and_forgetting_is_seen(tmp_path):
     path = tmp_path / 'robot-memory.db'
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    env = child_env()
     script = ('import sys, datetime as dt\n'
               'from robot_memory.substrate import HashingEmbedder, Substrate\n'
               'now = dt.datetime(2026, 4, 1, 12, 0, tzinfo=dt.timezone.utc)\n'

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""A tiny disk of the test's own: a 1 MiB tmpfs (root only), and filling it to the last byte.
+"""
+A tiny disk of the test's own: a 1 MiB tmpfs (root only), and filling it to the last byte.
 
 A pytest plugin (conftest.py names it), so any test can ask for ``tiny_disk``.
 """

@@ -19,7 +19,6 @@ import datetime as dt
 import ipaddress
 import pathlib
 import select
-import socket
 import subprocess
 import sys
 import time
@@ -94,13 +93,6 @@ def make_robots(directory: pathlib.Path) -> Robots:
         generate_keypair(private, public)
         made.append(Robot(rrn, private, public, site, model, firmware))
     return Robots(*made, Trust({robot.rrn: robot.public_key for robot in made}))
-
-
-def free_port() -> int:
-    """Return a TCP port of the loopback nobody listens on now."""
-    with socket.socket() as probe:
-        probe.bind(('127.0.0.1', 0))
-        return probe.getsockname()[1]
 
 
 def write_memory(path: pathlib.Path, rrn: str, entries, at: dt.datetime) -> None:

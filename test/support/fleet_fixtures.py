@@ -37,8 +37,8 @@ import uuid
 
 import pytest
 
-from support.fleet import free_port
 from support.fleet import make_robots
+from support.processes import free_port
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,9 +21,13 @@ import socket
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
-def child_env() -> dict:
-    """Return the environment of a child: robot_memory importable from this checkout."""
-    env = dict(os.environ)
+def child_env(base=None) -> dict:
+    """
+    Return the environment of a child: robot_memory importable from this checkout.
+
+    ``base`` is the environment to start from (this process's by default).
+    """
+    env = dict(os.environ if base is None else base)
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO),
                                                       env.get('PYTHONPATH')]))
     return env

@@ -17,7 +17,6 @@
 
 import contextlib
 import datetime as dt
-import socket
 import subprocess
 import sys
 import time
@@ -32,6 +31,7 @@ from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.review.proposals import ProposalSettings
 from robot_memory.substrate.store import Substrate
 from support.paths import REPO
+from support.processes import free_port
 
 RRN = 'RRN-000000000042'
 REWORD = 'The right wheel encoder drops ticks near the kitchen door; slow to 0.3 m/s there'
@@ -82,13 +82,6 @@ def build(directory, now: dt.datetime, nights: int = 7) -> MemoryFile:
         substrate.learn('Ben prefers the robot to stay out of the office after 18:00',
                         type='semantic', sensitivity='high', now=now, actor='demo')
     return memory
-
-
-def free_port() -> int:
-    """Return a TCP port free on 127.0.0.1 now."""
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 def wait_for(url: str, process, timeout_s: float = 30.0) -> None:

@@ -40,6 +40,7 @@ from robot_memory.web.app import csrf_mark
 from robot_memory.web.app import token_cookie
 from support import web_demo
 from support.paths import REPO
+from support.processes import free_port
 
 TOKEN = 'attack-token-0123456789abcdef'
 XSS = '<img src=x onerror="window.pwned=1">\'"</script><script>window.pwned=2</script>'
@@ -486,7 +487,7 @@ def app_on_a_socket(config):
     from robot_memory.web.app import create_app
     from robot_memory.web.server import make_server
     from robot_memory.web.server import ServerThread
-    port = web_demo.free_port()
+    port = free_port()
     thread = ServerThread(make_server(create_app(config), '127.0.0.1', port)).start()
     try:
         deadline = time.monotonic() + 10
@@ -537,7 +538,7 @@ def test_the_nodes_diagnostics_render_inert_on_the_now_page(tmp_path):
 def test_serve_beyond_loopback_needs_a_real_token(tmp_path, host, token, refusal):
     command = [sys.executable, str(REPO / 'bin' / 'robot-memory'), 'serve', '--file',
                str(tmp_path / 'robot-memory.md'), '--host', host,
-               '--port', str(web_demo.free_port())]
+               '--port', str(free_port())]
     if token is not None:
         (tmp_path / 'token').write_text(token)
         command += ['--token-file', str(tmp_path / 'token')]
