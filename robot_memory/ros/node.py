@@ -69,9 +69,7 @@ from std_msgs.msg import String
 from robot_memory.dream import summary as dream_summary
 from robot_memory.dream.schedule import MemoryClock
 from robot_memory.errors import MemoryFileError
-from robot_memory.evidence.clock import HeldEvidence
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.sequence_gaps import SequenceGaps
 from robot_memory.evidence.store import EvidenceError
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.evidence.store import open_target
@@ -154,15 +152,10 @@ class MemoryNode(EvidenceIntake, Node):
         telemetry_types = self._telemetry_types()
         self.blackbox = blackbox_edge.start(self)  # None without blackbox_topics
         self.cache = DocumentCache(self.memory, self.rrn)
-        self._own_prefix = f'{self.get_name()}: '
-        self._own_logger = self.get_logger().name
-        self.refused = self.loss_events = 0
-        self._gaps = SequenceGaps()  # messages of /diagnostics and /rosout publishers lost
-        self.gaps_counted = None  # unknown until a message arrives: does rclpy give GIDs?
+        self._init_intake()
         self.last_dream = self.last_dream_error = self.last_write_error = None
         self._state_lock = threading.Lock()
 
-        self.held = HeldEvidence()  # taken in after a jump forward of the clock not confirmed
         self.worker = StoreWorker(self._open_store, node_settings.flush_period_s,
                                   node_settings.batch_size, node_settings.max_backlog,
                                   on_error=self._store_error)
@@ -175,19 +168,7 @@ class MemoryNode(EvidenceIntake, Node):
         services_group = ReentrantCallbackGroup()
         timers_group = MutuallyExclusiveCallbackGroup()
         self._subscribe(telemetry_types)
-        self.context_publisher = self.create_publisher(
-            ContextBlock, '~/context', LATCHED_QOS)
-        # The last dream's summary for people, latched so a late operator tool gets it.
-        self.dream_summary_publisher = self.create_publisher(
-            String, '~/dream_summary', LATCHED_QOS)
-        self.diagnostics_publisher = self.create_publisher(
-            DiagnosticArray, '/diagnostics', DIAGNOSTICS_OUT_QOS)
-        # Our own health and log records come back on the topics we read: not evidence,
-        # and not ours to count as lost.
-        self._own_gids = {bytes(info.endpoint_gid) for topic in ('/diagnostics', '/rosout')
-                          for info in self.get_publishers_info_by_topic(topic)
-                          if (info.node_name, info.node_namespace) == (self.get_name(),
-                                                                       self.get_namespace())}
+        self._create_publishers()
         self.create_service(GetContext, '~/get_context', self.get_context_callback,
                             callback_group=services_group)
         self.create_service(Dream, '~/dream', self.dream_callback, callback_group=services_group)
@@ -216,6 +197,22 @@ class MemoryNode(EvidenceIntake, Node):
             f'nightly dream {node_settings.dream_time or "off"}'
             + (f', every {node_settings.dream_period_s:g} s' if node_settings.dream_period_s
                else ''))
+
+    def _create_publishers(self) -> None:
+        """Create the node's publishers: the context block, the dream summary, its health."""
+        self.context_publisher = self.create_publisher(
+            ContextBlock, '~/context', LATCHED_QOS)
+        # The last dream's summary for people, latched so a late operator tool gets it.
+        self.dream_summary_publisher = self.create_publisher(
+            String, '~/dream_summary', LATCHED_QOS)
+        self.diagnostics_publisher = self.create_publisher(
+            DiagnosticArray, '/diagnostics', DIAGNOSTICS_OUT_QOS)
+        # Our own health and log records come back on the topics we read: not evidence,
+        # and not ours to count as lost.
+        self._own_gids = {bytes(info.endpoint_gid) for topic in ('/diagnostics', '/rosout')
+                          for info in self.get_publishers_info_by_topic(topic)
+                          if (info.node_name, info.node_namespace) == (self.get_name(),
+                                                                       self.get_namespace())}
 
     # ------------------------------------------------------------------ services
 

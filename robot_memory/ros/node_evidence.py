@@ -67,6 +67,16 @@ class EvidenceIntake:
     _own_prefix: str
     _own_logger: str
     get_logger: Callable[..., Any]
+    get_name: Callable[[], str]
+
+    def _init_intake(self) -> None:
+        """Start the counts of what is refused and lost, and the book of held evidence."""
+        self._own_prefix = f'{self.get_name()}: '
+        self._own_logger = self.get_logger().name
+        self.refused = self.loss_events = 0
+        self._gaps = SequenceGaps()  # messages of /diagnostics and /rosout publishers lost
+        self.gaps_counted = None  # unknown until a message arrives: does rclpy give GIDs?
+        self.held = HeldEvidence()  # taken in after a jump forward of the clock not confirmed
 
     def _telemetry_types(self) -> list:
         """Return (topic, type name, message type) of each configured telemetry topic."""
