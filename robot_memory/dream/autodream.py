@@ -498,9 +498,8 @@ class _Dream(IncidentMerging, ManualEdits, ResolveAndPrune):
             link['held'] = 0
         self._replace(entry, updated)
 
-    def _create(self, creations: list) -> None:
-        if not creations:
-            return
+    def _candidate_texts(self, creations: list) -> tuple:
+        """Return the candidates, their texts (the distiller's or the rule's) and fallbacks."""
         candidates = []
         for group, payload, view, link in creations:
             candidates.append(Candidate(
@@ -518,6 +517,12 @@ class _Dream(IncidentMerging, ManualEdits, ResolveAndPrune):
         if not isinstance(self.distiller, RuleDistiller):
             self.report.distiller_fallbacks = len(fell_back)
         self.report.problems.extend(getattr(self.distiller, 'errors', None) or [])
+        return candidates, texts, fell_back
+
+    def _create(self, creations: list) -> None:
+        if not creations:
+            return
+        candidates, texts, fell_back = self._candidate_texts(creations)
         taken = set(self.by_id)
         linked = {row['entry_id'] for row in self.links.values() if row['entry_id']}
         partners = Partners()
