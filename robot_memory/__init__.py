@@ -1,3 +1,4 @@
+"""robot_memory: operational memory for ROS 2 robots, one folder per concept."""
 # Copyright 2026 robot_memory maintainers
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
@@ -12,11 +13,12 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""
-robot_memory: operational memory for ROS 2 robots (RCAN Robot Memory Schema 1.0).
-
-The modules directly in this package are the pure core and never import rclpy;
-the ROS 2 layer lives in ``robot_memory.ros``.
-"""
+# The folders, top layer first; each imports only from its own folder and those below it
+# (setup.cfg's import-linter contract, test/core/test_layers.py): cli/ and bags/ (commands,
+# recordings), ros/ (memory_node: the only place that imports rclpy), mcp/ and web/ (the
+# agents' server, the operator's page), review/ (proposals, undo, edits), dream/, settings.py,
+# fleet/ and federation/, substrate/ (the typed memory), evidence/, rcan/ (robot-memory.md),
+# common/, and at the base locations.py, dependencies.py and errors.py. The map of every
+# module and of the modules each concept spans: docs/architecture.md.
 
 __version__ = '0.1.0'

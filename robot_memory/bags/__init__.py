@@ -1,3 +1,4 @@
+"""Recordings as input: rosbag2 (MCAP, sqlite3) and ROS 1 bags, read without a ROS install."""
 # Copyright 2026 robot_memory maintainers
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
@@ -12,11 +13,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""
-Recordings as input: rosbag2 (MCAP, sqlite3) and ROS 1 bags, read without a ROS install.
-
-``read`` opens recordings through the ``rosbags`` library (the optional extra
-``robot_memory[bags]``), ``replay`` feeds their messages to the evidence store and dreams
-at the recorded nights, ``write`` makes bags from observations (test data). Nothing here
-is imported by memory_node or by ``robot-memory show``.
-"""
+# ``read`` opens recordings through the ``rosbags`` library (the optional extra
+# ``robot_memory[bags]``), ``replay`` feeds their messages to the evidence store and dreams
+# at the recorded nights, ``write`` makes bags from observations (test data). Nothing here
+# is imported by memory_node or by ``robot-memory show``.

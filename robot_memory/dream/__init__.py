@@ -1,3 +1,4 @@
+"""The nightly dream (autodream) and what surrounds it."""
 # Copyright 2026 robot_memory maintainers
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
@@ -12,9 +13,5 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""
-The nightly dream (autodream) and what surrounds it.
-
-Evidence matched to entries, reinforced, created, resolved, decayed and pruned;
-its schedule and the summary people read (its intent journal is evidence.intent).
-"""
+# Evidence matched to entries, reinforced, created, resolved, decayed and pruned;
+# its schedule and the summary people read (its intent journal is evidence.intent).

@@ -97,11 +97,12 @@ from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import require_aware
 from robot_memory.dream import clock as dream_clock
 from robot_memory.dream import summary as dream_summary
-from robot_memory.dream.archive import archive_pruned
 from robot_memory.dream.distiller import Candidate
 from robot_memory.dream.distiller import proposals
 from robot_memory.dream.distiller import RuleDistiller
 from robot_memory.dream.incidents import IncidentMerging
+from robot_memory.dream.manual_edits import canonical
+from robot_memory.dream.manual_edits import ManualEdits
 from robot_memory.dream.pattern import FLAP_GAP_S
 from robot_memory.dream.pattern import GAP_S
 from robot_memory.dream.pattern import History
@@ -111,20 +112,19 @@ from robot_memory.dream.recovery import as_config
 from robot_memory.dream.recovery import file_hash
 from robot_memory.dream.recovery import prune  # noqa: F401 - autodream.prune, as before
 from robot_memory.dream.recovery import recover
-from robot_memory.dream.report import diff_summary
 from robot_memory.dream.report import DreamReport
 from robot_memory.dream.report import returned_after_deletion
 from robot_memory.dream.resign import regroup
 from robot_memory.dream.resign import resign
+from robot_memory.dream.resolve_prune import ResolveAndPrune
 from robot_memory.dream.restate import incident_partner
 from robot_memory.dream.restate import Partners
 from robot_memory.errors import MemoryFileError
+from robot_memory.evidence.dream_book import SIGNATURE_COLUMNS
+from robot_memory.evidence.dream_book import SOURCE_COLUMNS
 from robot_memory.evidence.intent import DreamIntent
 from robot_memory.evidence.observations import message_pattern
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.salvage import surviving_links
-from robot_memory.evidence.store import SIGNATURE_COLUMNS
-from robot_memory.evidence.store import SOURCE_COLUMNS
 from robot_memory.rcan import lifecycle
 from robot_memory.rcan.memory_file import load_problems
 from robot_memory.rcan.memory_file import render
@@ -145,19 +145,8 @@ def initial_confidence(count: int, errors: int, spread_s: float, config: DreamCo
     return round(min(config.initial_max, max(config.initial_min, value)), 6)
 
 
-def canonical(entry) -> str:
-    """Return an entry as sorted-key JSON, for comparing the file with the dream's snapshot."""
-    return json.dumps(entry.model_dump(mode='json'), sort_keys=True, ensure_ascii=False)
-
-
 def _aware(now: dt.datetime) -> dt.datetime:
     return require_aware(now)
-
-
-def store_set_aside_copies(store) -> list:
-    """Damaged evidence databases set aside beside ``store`` (none for other stores)."""
-    copies = getattr(store, 'set_aside_copies', None)
-    return copies() if copies is not None else []
 
 
 def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, config=None,
@@ -240,7 +229,7 @@ def _queue(store, report: DreamReport, now: dt.datetime, proposals) -> None:
                                'their rule texts)')
 
 
-class _Dream(IncidentMerging):
+class _Dream(IncidentMerging, ManualEdits, ResolveAndPrune):
     """The computation of one dream, inside the file lock; produces the intent record."""
 
     def __init__(self, store, memory_file, now, rules, config, distiller, actor, cursor,
@@ -346,82 +335,6 @@ class _Dream(IncidentMerging):
             signatures_deleted=resigned,
             sources=source_rows, snapshot=snapshot_rows, snapshot_deleted=snapshot_deleted,
             report=self.report.to_dict())
-
-    # ------------------------------------------------------------------ manual edits
-
-    def _take_in_edits(self, document, original: Optional[bytes], result) -> None:
-        snapshot = self.snapshot
-        if original is None:
-            if snapshot:
-                restored = sorted((MemoryEntry.model_validate(json.loads(data))
-                                   for data in snapshot.values()),
-                                  key=lambda entry: (entry.first_seen, entry.id))
-                self.entries[:] = restored + [entry for entry in self.entries
-                                              if entry.id not in snapshot]
-                self.report.problems.append(
-                    f'the memory file was missing or unreadable; {len(restored)} entries were '
-                    "restored from the last dream's snapshot in the evidence database. Edits "
-                    'made since that dream are only in a set-aside copy: make them again in '
-                    'the memory file (copied back whole, it would count the entries learned '
-                    'since as deleted by hand)')
-            return
-        if self.cursor.file_hash is not None and file_hash(original) == self.cursor.file_hash:
-            return
-        present = {entry.id for entry in self.entries}
-        for item in result.quarantined:
-            raw_id = item.raw.get('id') if isinstance(item.raw, dict) else None
-            if raw_id in snapshot and raw_id not in present:
-                self.entries.append(MemoryEntry.model_validate(json.loads(snapshot[raw_id])))
-                present.add(raw_id)
-                self.report.problems.append(
-                    f'entry {raw_id} was invalid after an edit ({item.reason}); the last good '
-                    'version was kept and the edited one is in the quarantine file')
-        first_dream = self.cursor.file_hash is None and not snapshot
-        first_reason = 'present in the memory file before the first dream'
-        set_aside = store_set_aside_copies(self.store) if first_dream else []
-        if set_aside:
-            first_reason = ('taken in from the memory file: the evidence database was damaged '
-                            f'and set aside as {set_aside[-1].name}, so it was rebuilt from '
-                            'robot-memory.md')
-            # Each entry's link to its evidence, as far as the copy can be read (issue 40).
-            for key, row in surviving_links(set_aside[-1], present).items():
-                self.links.setdefault(key, row)
-        linked: dict = {}
-        for key, row in self.links.items():
-            if row['entry_id']:
-                linked.setdefault(row['entry_id'], []).append(key)
-        for entry in self.entries:
-            data = canonical(entry)
-            old = snapshot.get(entry.id)
-            if old == data:
-                continue
-            after = json.loads(data)
-            if old is None and set_aside:  # not a person's edit: audited as the rebuild
-                self._log(entry.id, 'rebuild', first_reason, {'change': 'added', 'entry': after})
-                self.report.rebuilt.append(entry.id)
-                continue
-            if old is None:
-                reason = first_reason if first_dream else 'entry added by hand'
-                self._log(entry.id, 'manual', reason, {'change': 'added', 'entry': after})
-            else:
-                before = json.loads(old)
-                summary = diff_summary(before, after)
-                self._log(entry.id, 'manual', f'edited by hand: {summary}',
-                          {'change': 'edited', 'before': before, 'after': after})
-                if after['type'] != before['type'] and after['type'] != 'resolved':
-                    for key in linked.get(entry.id, ()):
-                        self.links[key]['entry_type'] = after['type']
-            self.report.manual.append(entry.id)
-        for entry_id, old in snapshot.items():
-            if entry_id in present:
-                continue
-            before = json.loads(old)
-            self._log(entry_id, 'manual', 'entry deleted by hand; its evidence starts over',
-                      {'change': 'deleted', 'before': before})
-            self.report.manual.append(entry_id)
-            for key in linked.get(entry_id, ()):
-                self.links[key].update(bad_total=0, held=0)  # entry_id kept: see below
-                self.muted[key] = (entry_id, before.get('text', ''))
 
     # ------------------------------------------------------------------ evidence
 
@@ -585,9 +498,8 @@ class _Dream(IncidentMerging):
             link['held'] = 0
         self._replace(entry, updated)
 
-    def _create(self, creations: list) -> None:
-        if not creations:
-            return
+    def _candidate_texts(self, creations: list) -> tuple:
+        """Return the candidates, their texts (the distiller's or the rule's) and fallbacks."""
         candidates = []
         for group, payload, view, link in creations:
             candidates.append(Candidate(
@@ -605,6 +517,12 @@ class _Dream(IncidentMerging):
         if not isinstance(self.distiller, RuleDistiller):
             self.report.distiller_fallbacks = len(fell_back)
         self.report.problems.extend(getattr(self.distiller, 'errors', None) or [])
+        return candidates, texts, fell_back
+
+    def _create(self, creations: list) -> None:
+        if not creations:
+            return
+        candidates, texts, fell_back = self._candidate_texts(creations)
         taken = set(self.by_id)
         linked = {row['entry_id'] for row in self.links.values() if row['entry_id']}
         partners = Partners()
@@ -670,57 +588,3 @@ class _Dream(IncidentMerging):
     def _link(self, link: dict, entry_id: str, entry_type: str) -> None:
         link.update(entry_id=entry_id, entry_type=entry_type, held=0)
         self.by_entry.setdefault(entry_id, []).append(link)
-
-    # ------------------------------------------------------------------ resolve and prune
-
-    def _resolve(self) -> None:
-        quiet = self.config.quiet_period_days * 86400.0
-        linked: dict = {}
-        for link in self.links.values():
-            if link['entry_id'] in self.by_id:
-                linked.setdefault(link['entry_id'], []).append(link)
-        for entry_id in sorted(linked):
-            entry = self.by_id[entry_id]
-            if entry.type == 'resolved' or entry_id in self.touched:
-                continue
-            since = []
-            for link in linked[entry_id]:
-                state = self.sources.get(link['source_key'])
-                ok_since = state['ok_since'] if state else None
-                if (ok_since is None or link['held'] or self.now_s - ok_since < quiet
-                        or (link['last_bad'] is not None and ok_since <= link['last_bad'])):
-                    break
-                since.append((link['source_key'], ok_since))
-            else:
-                for link in linked[entry_id]:
-                    link['entry_type'] = link['entry_type'] or entry.type
-                updated = entry.model_copy(update={'type': 'resolved', 'resolved_from': entry.type})
-                key, ok_since = min(since, key=lambda item: item[1])
-                days = (self.now_s - ok_since) / 86400.0
-                self._log(entry_id, 'resolve',
-                          f'{key} has reported OK since {format_iso(from_epoch(ok_since))} '
-                          f'({days:.1f} days) with no new bad evidence',
-                          {'sources': [item[0] for item in since], 'from_type': entry.type})
-                self._replace(entry, updated)
-                self.report.resolved.append(entry_id)
-
-    def _prune(self) -> None:
-        candidates = [entry for entry in self.entries if entry.id not in self.touched]
-        outcome = lifecycle.prune(candidates, self.now, self.lc)
-        if not outcome.pruned:
-            return
-        archived = archive_pruned(self.memory_file, outcome.pruned, self.now,
-                                  reason='pruned by autodream')
-        if archived.held_back:
-            self.report.prune_held_back = len(archived.held_back)
-            self.report.problems.append(f'prune: {archived.advice()}')
-        gone = {item.entry.id for item in archived.archived}
-        self.entries = [entry for entry in self.entries if entry.id not in gone]
-        for item in archived.archived:
-            self._log(item.entry.id, 'prune',
-                      f'effective confidence {item.effective_confidence:.3f} below prune_min '
-                      f'{self.lc.prune_min:.2f}; archived',
-                      {'effective_confidence': round(item.effective_confidence, 6),
-                       'type': item.entry.type, 'text': item.entry.text})
-            self.report.pruned.append(item.entry.id)
-            self.by_id.pop(item.entry.id, None)

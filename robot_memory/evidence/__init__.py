@@ -1,3 +1,4 @@
+"""Evidence: what the robot reported, what counts, and where it is kept."""
 # Copyright 2026 robot_memory maintainers
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
@@ -12,11 +13,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""
-Evidence: what the robot reported, what counts, and where it is kept.
-
-Observations as plain data, the rules that decide what counts, and the
-append-only SQLite store with its writer thread; beside the store, what else writes
-that database: the audit log, the dream's intent journal, undo's database half and
-the proposals queue.
-"""
+# Observations as plain data, the rules that decide what counts, and the
+# append-only SQLite store with its writer thread; beside the store, what else writes
+# that database: the audit log, the dream's intent journal, undo's database half and
+# the proposals queue.

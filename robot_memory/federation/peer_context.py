@@ -78,7 +78,7 @@ from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import to_utc
 from robot_memory.common.validation_text import first_errors
 from robot_memory.errors import RobotMemoryError
-from robot_memory.errors import SettingsConflict
+from robot_memory.federation.policy import FederationPolicy
 from robot_memory.rcan import untrusted
 from robot_memory.rcan.lifecycle import DEFAULT_CONFIG
 from robot_memory.rcan.lifecycle import effective_confidence
@@ -134,74 +134,6 @@ class PeerRejected(FederationError):
         self.rrn = rrn
         sender = rrn if rrn is not None else 'an unidentified sender'
         super().__init__(f'peer payload from {sender} rejected ({kind}): {detail}; {advice}')
-
-
-# --------------------------------------------------------------------------- policy
-
-class FederationPolicy(BaseModel):
-    """Who may share with this robot, how much, for how long, and whether it must be signed."""
-
-    model_config = ConfigDict(frozen=True, extra='forbid')
-
-    allowed_peers: tuple[str, ...] = Field(
-        (), description='RRNs whose payloads are accepted; empty accepts none')
-    max_entries: int = Field(
-        50, ge=1, le=10_000, description='Most entries in one payload, sent or accepted')
-    max_text_chars: int = Field(
-        MAX_TEXT_CHARS, ge=1, le=MAX_TEXT_CHARS,
-        description='Longest entry text accepted (and shared) in characters')
-    max_payload_bytes: int = Field(
-        65_536, ge=256, le=16 * 1024 * 1024,
-        description='Largest payload: canonical JSON bytes plus the signature')
-    peer_expiry_s: float = Field(
-        86_400.0, gt=0.0, le=365 * 86_400.0, allow_inf_nan=False,
-        description="Seconds of silence after which a peer's block is dropped")
-    max_clock_skew_s: float = Field(
-        300.0, ge=0.0, le=86_400.0, allow_inf_nan=False,
-        description='How far in the future a payload (and its timestamps) may be')
-    max_payload_age_s: float = Field(
-        3_600.0, gt=0.0, le=30 * 86_400.0, allow_inf_nan=False,
-        description='Oldest sent_at accepted, in seconds before now (replays are refused)')
-    corroboration_jaccard: float = Field(
-        0.6, gt=0.0, le=1.0, allow_inf_nan=False,
-        description='Token Jaccard similarity at which a peer entry corroborates an own one')
-    require_signatures: bool = Field(
-        False, description='Refuse unsigned payloads and verify Ed25519 signatures')
-    private_key_path: Optional[pathlib.Path] = Field(
-        None, description="This robot's Ed25519 private key (PEM, mode 0600); signs payloads")
-    peer_public_keys: dict[str, pathlib.Path] = Field(
-        default_factory=dict, description='Peer RRN → path of its Ed25519 public key (PEM)')
-
-    @field_validator('allowed_peers')
-    @classmethod
-    def _peers_are_rrns(cls, value: tuple) -> tuple:
-        for rrn in value:
-            if not _RRN.fullmatch(rrn):
-                raise ValueError(f'{rrn!r} is not an RRN (e.g. RRN-000000000005)')
-        return tuple(dict.fromkeys(value))
-
-    @field_validator('peer_public_keys')
-    @classmethod
-    def _keys_are_for_rrns(cls, value: dict) -> dict:
-        for rrn in value:
-            if not _RRN.fullmatch(rrn):
-                raise ValueError(f'{rrn!r} is not an RRN (e.g. RRN-000000000005)')
-        return value
-
-    @model_validator(mode='after')
-    def _signing_is_complete(self):
-        if not self.require_signatures:
-            return self
-        if self.private_key_path is None:
-            raise SettingsConflict('require_signatures is on but private_key_path is not set; '
-                                   'create a key with generate_keypair() and set its path',
-                                   ('require_signatures', 'private_key_path'))
-        missing = [rrn for rrn in self.allowed_peers if rrn not in self.peer_public_keys]
-        if missing:
-            raise SettingsConflict('require_signatures is on but these allowed peers have no '
-                                   f'public key in peer_public_keys: {", ".join(missing)}',
-                                   ('require_signatures', 'peer_public_keys'))
-        return self
 
 
 # --------------------------------------------------------------------------- payload

@@ -1,3 +1,4 @@
+"""The RCAN Robot Memory Schema 1.0 file engine."""
 # Copyright 2026 robot_memory maintainers
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
@@ -12,10 +13,6 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""
-The RCAN Robot Memory Schema 1.0 file engine.
-
-The entry models, reading and writing
-``robot-memory.md`` losslessly and atomically, the lifecycle (reinforcement, decay,
-pruning) and the context block the brain receives.
-"""
+# The entry models, reading and writing
+# ``robot-memory.md`` losslessly and atomically, the lifecycle (reinforcement, decay,
+# pruning) and the context block the brain receives.

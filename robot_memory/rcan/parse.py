@@ -235,6 +235,24 @@ def parse_bytes(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
     return result
 
 
+def _header(mapping: dict, key_lines: dict, first_line: int) -> tuple:
+    """Return (schema_version, rrn, last_updated) of the front matter, or refuse the field."""
+    header = {key: mapping.get(key) for key in ('schema_version', 'rrn', 'last_updated')}
+    try:
+        fields = header_fields(header)  # the writer's own form, checked without pydantic
+        if fields is None:
+            checked = schema.document_header(header)
+            fields = checked.schema_version, checked.rrn, checked.last_updated
+    except pydantic.ValidationError as error:
+        detail = error.errors()[0]
+        key = str(detail['loc'][0]) if detail['loc'] else 'schema_version'
+        raise MemoryFileError(
+            f'{key}: {detail["msg"]} (got {mapping.get(key)!r}); fix this top-level field',
+            line=key_lines.get(key, first_line),
+        ) from None
+    return fields
+
+
 def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str,
                  read_only: bool = False) -> LoadResult:
     split = split_front_matter(data)
@@ -269,21 +287,7 @@ def _parse_bytes(data: bytes, now: dt.datetime, default_rrn: str,
             key_lines, item_lines = yaml_positions(front, first_line)
     if 'schema_version' not in mapping:
         return migrate_legacy(data, now, default_rrn, mapping)
-    header = {key: mapping.get(key) for key in ('schema_version', 'rrn', 'last_updated')}
-    try:
-        fields = header_fields(header)  # the writer's own form, checked without pydantic
-        if fields is None:
-            checked = schema.document_header(header)
-            fields = checked.schema_version, checked.rrn, checked.last_updated
-    except pydantic.ValidationError as error:
-        detail = error.errors()[0]
-        key = str(detail['loc'][0]) if detail['loc'] else 'schema_version'
-        raise MemoryFileError(
-            f'{key}: {detail["msg"]} (got {mapping.get(key)!r}); fix this top-level field',
-            line=key_lines.get(key, first_line),
-        ) from None
-
-    schema_version, rrn, last_updated = fields
+    schema_version, rrn, last_updated = _header(mapping, key_lines, first_line)
     result = LoadResult(MemoryDocument(rrn=rrn, last_updated=last_updated,
                                        schema_version=schema_version, body=body),
                         used_fast_path=fast is not None or lines_read is not None)

@@ -55,6 +55,14 @@ completed (or discarded, if the file was never written) by the next dream or und
 Signature links are left as they are: later evidence of a fault whose entry was removed
 creates the entry afresh, as after a prune. Peer context and the Markdown body of the
 file are not part of what is restored.
+
+How the parts hang together (docs/architecture.md, "Undo: how it hangs together"): this
+module decides and writes the file; ``evidence.intent`` is the record of what it is about to
+do; ``EvidenceStore.begin_dream`` and ``commit_dream`` (``evidence.dream_book``) store and
+claim that record as they do a dream's; ``evidence.restore.apply_recorded`` is the database
+half, run inside ``commit_dream``'s transaction so the evidence layer never imports this
+one; ``dream.recovery`` completes an undo a crash interrupted. The CLI, ``~/undo`` and the
+operator's page all call this module.
 """
 
 import dataclasses

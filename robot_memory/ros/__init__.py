@@ -1,3 +1,4 @@
+"""The ROS 2 layer of robot_memory: the only place that imports rclpy and message classes."""
 # Copyright 2026 robot_memory maintainers
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
@@ -11,5 +12,3 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-
-"""The ROS 2 layer of robot_memory: the only place that imports rclpy and message classes."""

@@ -1,3 +1,4 @@
+"""The typed, revisable, auditable memory substrate (pure core: no rclpy, clock passed in)."""
 # Copyright 2026 robot_memory maintainers
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
@@ -12,18 +13,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""
-The typed, revisable, auditable memory substrate (pure core: no rclpy, clock passed in).
-
-Use :class:`Substrate` (a context manager) for ``learn`` (keywords, or a
-:class:`LearnRequest`) / ``recall`` / ``forget``, revision (``supersede``, ``fork``,
-``contest``, ``retract``, ``merge``, ``affirm``), ``pin`` / ``unpin``, ``feedback``,
-``record_outcome``, ``select`` and ``metrics``. Record shapes and their JSON Schemas are
-in :mod:`robot_memory.substrate.models`.
-
-The names below are imported on first use (PEP 562), so importing one light submodule
-(``filters``, ``text``) does not import the store, pydantic or numpy.
-"""
+# Use Substrate (a context manager) for ``learn`` (keywords, or a
+# LearnRequest) / ``recall`` / ``forget``, revision (``supersede``, ``fork``,
+# ``contest``, ``retract``, ``merge``, ``affirm``), ``pin`` / ``unpin``, ``feedback``,
+# ``record_outcome``, ``select`` and ``metrics``. Record shapes and their JSON Schemas are
+# in robot_memory.substrate.models.
+#
+# The names below are imported on first use (PEP 562), so importing one light submodule
+# (``filters``, ``text``) does not import the store, pydantic or numpy.
 
 import importlib
 

@@ -1,3 +1,4 @@
+"""The operator's page: see, approve and undo what the robot learned (robot-memory serve)."""
 # Copyright 2026 robot_memory maintainers
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
@@ -12,11 +13,6 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-
-"""
-The operator's page: see, approve and undo what the robot learned (``robot-memory serve``).
-
-Optional: it needs the ``robot_memory[web]`` extra (Starlette, uvicorn, Jinja2), imported
-only when a server is asked for. ``robot_memory.web.app.create_app`` builds the application;
-see docs/operator-page.md.
-"""
+# Optional: it needs the ``robot_memory[web]`` extra (Starlette, uvicorn, Jinja2), imported
+# only when a server is asked for. ``robot_memory.web.app.create_app`` builds the application;
+# see docs/operator-page.md.
