@@ -14,7 +14,7 @@
 # limitations under the License.
 
 # The folders, top layer first; each imports only from its own folder and those below it
-# (setup.cfg's import-linter contract, test/core/test_layers.py): cli/ and bags/ (commands,
+# (setup.cfg's import-linter contract, test/project/test_layers.py): cli/ and bags/ (commands,
 # recordings), ros/ (memory_node: the only place that imports rclpy), mcp/ and web/ (the
 # agents' server, the operator's page), review/ (proposals, undo, edits), dream/, settings.py,
 # fleet/ and federation/, substrate/ (the typed memory), evidence/, rcan/ (robot-memory.md),
