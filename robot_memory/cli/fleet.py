@@ -28,6 +28,7 @@ import sys
 import threading
 from typing import Optional
 
+from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
 from robot_memory.fleet.options import add_tls_options
@@ -112,21 +113,23 @@ def _now(args) -> dt.datetime:
     return getattr(args, 'at', None) or dt.datetime.now(UTC)
 
 
-def _last_dream(path: pathlib.Path) -> Optional[int]:
-    """Return the id of the last dream in the evidence database, None when there is none."""
+def _last_dream(path: pathlib.Path) -> Optional[tuple]:
+    """Return (id, time) of the last dream in the evidence database, None when there is none."""
     import sqlite3  # on use: robot-memory --help and show do not pay for it
     if not path.exists():
         return None
     try:  # read-only: a push never changes the evidence database
         conn = sqlite3.connect(f'file:{path}?mode=ro', uri=True, timeout=10.0)
         try:
-            row = conn.execute('SELECT max(id) FROM dreams').fetchone()
+            row = conn.execute('SELECT id, at FROM dreams ORDER BY id DESC LIMIT 1').fetchone()
         finally:
             conn.close()
     except sqlite3.Error as error:
         raise ValueError(f'cannot read the dreams of {path} ({error}); run robot-memory dream '
                          'there first') from None
-    return row[0] if row and row[0] is not None else None
+    if not row:
+        return None
+    return row[0], parse_iso(row[1])
 
 
 def cmd_push(args, memory) -> int:
@@ -150,15 +153,15 @@ def cmd_push(args, memory) -> int:
     if document.rrn != configured.node.rrn:
         raise ValueError(f'{memory.path} belongs to {document.rrn}, but --config names '
                          f'{configured.node.rrn}; push with the parameters of the same robot')
-    dream_id = _last_dream(db_path(args, memory))
-    if dream_id is None:
+    dream = _last_dream(db_path(args, memory))
+    if dream is None:
         raise ValueError(f"no dream is recorded for {memory.path}: the store keeps a robot's "
                          'state by dream; run robot-memory dream (or memory_node) first')
-    provenance = Provenance(args.site, args.model, args.firmware, dream_id)
+    provenance = Provenance(args.site, args.model, args.firmware, *dream)
     envelope = envelope_for(document, now, configured.federation, provenance,
                             configured.lifecycle)
     with Outbox(outbox_path(memory.path)) as outbox:
-        print(f'fleet push: {outbox.add(dream_id, document.rrn, args.site, envelope, now)}')
+        print(f'fleet push: {outbox.add(*dream, document.rrn, args.site, envelope, now)}')
         try:
             session = open_session('client', connect=args.connect, tls=_tls(args))
         except FleetError as error:

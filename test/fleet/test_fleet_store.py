@@ -71,6 +71,23 @@ def test_redelivery_of_a_dream_is_acknowledged_and_never_counted_twice(store, ro
     assert sum(store.refusals().values()) == 0
 
 
+def test_a_new_dream_with_an_old_id_is_kept_after_the_robot_set_its_database_aside(store,
+                                                                                    robots):
+    first = robots.a.envelope([entry('mem-enc00001', ENCODER, at=NOW - DAY)], 1,
+                              dream_at=NOW - DAY, at=NOW - DAY)
+    assert _receive(store, robots.a, first, NOW - DAY).status == 'stored'
+    # dream ids start again at 1: a new dream, with its own time, is not a duplicate
+    again = robots.a.envelope([entry('mem-enc00001', ENCODER, count=5),
+                               entry('mem-lid00001', LIDAR)], 1, dream_at=NOW, at=NOW)
+    ack = _receive(store, robots.a, again)
+    assert (ack.status, ack.dream_id) == ('stored', 1)
+    assert _receive(store, robots.a, again, NOW + HOUR).status == 'duplicate'
+    assert store.dream_count(A) == 2
+    kept = {row['entry_id']: row for row in store.entries(A)}
+    assert kept['mem-enc00001']['observation_count'] == 5
+    assert kept['mem-lid00001']['sent_at'] == NOW.timestamp()  # joined to the new dream
+
+
 def test_an_older_payload_is_refused_as_replayed_and_counted(store, robots):
     new = robots.a.envelope([entry('mem-enc00001', ENCODER, count=5)], 8, at=NOW)
     old = robots.a.envelope([entry('mem-enc00001', ENCODER, count=3)], 7, at=NOW - HOUR)
@@ -154,3 +171,4 @@ def test_the_report_rolls_up_faults_silence_the_week_and_disagreements(store, ro
     # a week later nothing of it is "this week" any more
     assert build_report(store, NOW + 8 * DAY)['week'] == {'learned': [], 'reinforced': [],
                                                           'resolved': []}
+
