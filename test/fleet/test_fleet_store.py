@@ -21,6 +21,7 @@ import pytest
 from robot_memory.fleet.report import build_report
 from robot_memory.fleet.report import format_report
 from robot_memory.fleet.store import FleetStore
+from robot_memory.fleet.refusals import FleetError
 from robot_memory.fleet.store import MIGRATIONS
 from support.fleet import A
 from support.fleet import B
@@ -172,3 +173,23 @@ def test_the_report_rolls_up_faults_silence_the_week_and_disagreements(store, ro
     assert build_report(store, NOW + 8 * DAY)['week'] == {'learned': [], 'reinforced': [],
                                                           'resolved': []}
 
+
+def test_the_store_reconnects_after_postgresql_restarts_and_nothing_is_counted_twice(
+        own_postgres, robots):
+    with FleetStore(own_postgres.new_database(), robots.trust) as store:
+        first = robots.a.envelope([entry('mem-enc00001', ENCODER)], 1)
+        assert _receive(store, robots.a, first).status == 'stored'
+        own_postgres.stop()
+        down = robots.a.envelope([entry('mem-enc00001', ENCODER, count=4)], 2, at=NOW + HOUR)
+        with pytest.raises(FleetError, match='cannot connect to the fleet store'):
+            _receive(store, robots.a, down, NOW + HOUR)  # unacknowledged: the robot keeps it
+        own_postgres.start()
+        assert _receive(store, robots.a, down, NOW + HOUR).status == 'stored'
+        assert _receive(store, robots.a, first, NOW + HOUR).status == 'duplicate'
+        own_postgres.stop()
+        own_postgres.start()  # restarted while idle: the next delivery finds out, and reopens
+        third = robots.a.envelope([entry('mem-enc00001', ENCODER, count=5)], 3, at=NOW + DAY)
+        assert _receive(store, robots.a, third, NOW + DAY).status == 'stored'
+        assert store.dream_count(A) == 3 and store.db.reconnects >= 2
+        [kept] = store.entries(A)
+        assert kept['observation_count'] == 5
