@@ -141,6 +141,11 @@ class Outbox:
         return Waiting(dream_id, dream_at, rrn, site, bytes(envelope),
                        tuple((row[0], row[1]) for row in rows[1:]))
 
+    def latest(self) -> Optional[bytes]:
+        """Return the newest payload, delivered or not (what a query for it gets), or None."""
+        row = self.db.execute(f'SELECT envelope FROM outbox {_NEWEST_FIRST} LIMIT 1').fetchone()
+        return bytes(row[0]) if row else None
+
     def acknowledge(self, waiting: Waiting, answer: str, now: dt.datetime) -> None:
         """Mark a delivery acknowledged, and the older pending payloads superseded by it."""
         at = to_utc(now).timestamp()

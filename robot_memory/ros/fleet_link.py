@@ -1,0 +1,173 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+memory_node on the fleet: its signed payload after each dream, its presence, fleet lessons.
+
+Started only when ``fleet_connect`` is set (the node imports this module then, and Zenoh
+with it). A thread of its own does the network's work, never the executor: after each dream
+it seals the robot's payload (``fleet.envelope``) into the outbox beside the memory file,
+publishes it under ``robot-memory/fleet/SITE/RRN/payload`` and delivers the newest waiting
+one to the fleet store (``fleet.transport.deliver``), again every ``fleet_retry_s`` until
+the store acknowledges it. The node answers queries for its newest payload on the same key
+and declares its liveliness token on ``.../alive``, so the fleet sees it is there.
+"""
+
+import dataclasses
+import datetime as dt
+import threading
+from typing import Optional
+
+from robot_memory.errors import MissingExtra
+from robot_memory.fleet import keys
+from robot_memory.fleet.envelope import envelope_for
+from robot_memory.fleet.envelope import Provenance
+from robot_memory.fleet.outbox import Outbox
+from robot_memory.fleet.outbox import outbox_path
+from robot_memory.fleet.refusals import FleetError
+from robot_memory.fleet.transport import answer_payload
+from robot_memory.fleet.transport import declare_presence
+from robot_memory.fleet.transport import deliver
+from robot_memory.fleet.transport import open_session
+from robot_memory.fleet.transport import tls_files
+from robot_memory.ros.health import HealthStatus
+from robot_memory.ros.health import OK
+from robot_memory.ros.health import WARN
+from robot_memory.ros.parameters import StartupError
+
+
+@dataclasses.dataclass(frozen=True)
+class Dreamt:
+    """A dream to send: its id and time."""
+
+    dream_id: int
+    at: dt.datetime
+
+
+def start(node) -> Optional['FleetLink']:
+    """Return the node's link to the fleet, started; None when fleet_connect is empty."""
+    settings = node.settings.node
+    if not settings.fleet_connect:
+        return None
+    if node.settings.federation.private_key_path is None:
+        raise StartupError('fleet_connect: fleet payloads are signed end to end; set '
+                           'federation.private_key_path (robot-memory keygen makes a pair)')
+    try:
+        return FleetLink(node)
+    except (FleetError, MissingExtra, ValueError) as error:
+        raise StartupError(f'fleet: {error}') from None
+
+
+class FleetLink:
+    """The node's Zenoh session, outbox, presence and payload queryable, and their thread."""
+
+    def __init__(self, node):
+        settings = node.settings.node
+        self.node = node
+        self.site, self.rrn = keys.check_site(settings.fleet_site), keys.check_rrn(node.rrn)
+        self.model, self.firmware = settings.fleet_model, settings.fleet_firmware
+        self.retry_s = settings.fleet_retry_s
+        self.outbox = Outbox(outbox_path(node.memory.path))
+        self._lock = threading.Lock()
+        self._latest = self.outbox.latest()  # what a query gets; from before a restart too
+        self._dreams: list = []
+        self._wake, self._stop = threading.Event(), threading.Event()
+        self.sent = self.acknowledged = 0
+        self.last_answer = 'no dream sent yet'
+        self.pending = self.outbox.counts()['pending']
+        tls = tls_files(settings.fleet_tls_ca, settings.fleet_tls_cert, settings.fleet_tls_key)
+        try:
+            self.session = open_session('client', connect=settings.fleet_connect, tls=tls)
+        except BaseException:
+            self.outbox.close()
+            raise
+        self._declared = [declare_presence(self.session, self.site, self.rrn),
+                          answer_payload(self.session, self.site, self.rrn, self.latest)]
+        self.thread = threading.Thread(target=self._run, name='fleet', daemon=True)
+        self.thread.start()
+
+    def latest(self) -> Optional[bytes]:
+        """Return the newest sealed payload (None before the first dream)."""
+        with self._lock:
+            return self._latest
+
+    def dreamt(self, dream_id: Optional[int], at: dt.datetime) -> None:
+        """Send the payload of a dream that finished (the thread seals and delivers it)."""
+        if dream_id is None:
+            return
+        with self._lock:
+            self._dreams.append(Dreamt(dream_id, at))
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                dreams, self._dreams = self._dreams, []
+            try:
+                for dream in dreams:
+                    self._seal(dream)
+                if self.outbox.next() is not None:
+                    self._deliver()
+            except Exception as error:  # noqa: B902 - the thread reports and goes on
+                self.last_answer = f'{type(error).__name__}: {error}'
+                self.node.get_logger().warning(f'fleet: {self.last_answer}')
+            self._wake.wait(self.retry_s if self.pending else None)
+            self._wake.clear()
+
+    def _seal(self, dream: Dreamt) -> None:
+        federation = self.node.settings.federation
+        document = self.node.memory.load(dream.at, default_rrn=self.rrn).document
+        provenance = Provenance(self.site, self.model, self.firmware, dream.dream_id, dream.at)
+        envelope = envelope_for(document, dream.at, federation, provenance,
+                                self.node.settings.lifecycle)
+        self.outbox.add(dream.dream_id, dream.at, self.rrn, self.site, envelope, dream.at)
+        with self._lock:
+            self._latest = envelope
+        self.session.put(keys.payload_key(self.site, self.rrn), envelope)
+        self.sent += 1
+
+    def _deliver(self) -> None:
+        now = self.node.clock_.now()
+        done = deliver(self.session, self.outbox, now)
+        self.pending = done.counts['pending']
+        if done.ack is not None and done.ack.acknowledged:
+            self.acknowledged += 1
+            self.last_answer = f'dream {done.dream_id} acknowledged ({done.ack.status})'
+            self.node.get_logger().info(f'fleet: {self.last_answer}')
+        else:
+            self.last_answer = (f'dream {done.dream_id} not delivered: '
+                                + (done.ack.message if done.ack is not None
+                                   else 'no fleet store answered'))
+            self.node.get_logger().warning(f'fleet: {self.last_answer}; it waits in '
+                                           f'{self.outbox.path}')
+
+    def health(self) -> HealthStatus:
+        """Return the "fleet" status: what was sent and acknowledged, what waits."""
+        values = {'site': self.site, 'payloads_sent': self.sent,
+                  'acknowledged': self.acknowledged, 'pending': self.pending,
+                  'outbox': str(self.outbox.path)}
+        if self.pending:
+            return HealthStatus(WARN, f'{self.pending} payloads wait for the fleet store; '
+                                      f'last: {self.last_answer}', values)
+        return HealthStatus(OK, f'site {self.site}: {self.last_answer}', values)
+
+    def stop(self) -> None:
+        """Stop the thread, withdraw the presence and the queryable, close the session."""
+        self._stop.set()
+        self._wake.set()
+        self.thread.join(timeout=15.0)
+        for declared in self._declared:
+            declared.undeclare()
+        self.session.close()
+        self.outbox.close()

@@ -1,0 +1,134 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+memory_node on the fleet, for real: a node process, a Zenoh router and a fleet store.
+
+The router and ``robot-memory fleet serve`` (on a SQLite file) run as child processes; the
+node connects to the router with ``fleet_connect`` and, after each dream asked on
+``~/dream``, publishes and delivers its signed payload; the test reads the store over Zenoh.
+"""
+
+import datetime as dt
+import json
+import time
+
+import pytest
+
+from fleet_helpers import Child
+from fleet_helpers import ENCODER
+from fleet_helpers import entry
+from fleet_helpers import free_port
+from fleet_helpers import write_memory
+from processes import child_env
+from robot_memory.common.timeutil import UTC
+from robot_memory.federation.peer_context import generate_keypair
+from robot_memory.fleet import keys
+from robot_memory.fleet.envelope import open_envelope
+from robot_memory.fleet.envelope import Trust
+from robot_memory.fleet.outbox import Outbox
+from robot_memory.fleet.outbox import outbox_path
+from robot_memory.fleet.transport import open_session
+from robot_memory.srv import Dream
+from ros_harness import NodeProcess
+from ros_probe import call
+from ros_probe import health
+from ros_probe import wait_ready
+
+RRN = 'RRN-000000000042'  # NodeProcess's
+SITE = 'depot-north'
+
+
+def _until(check, what: str, timeout_s: float = 30.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    pytest.fail(f'{what} within {timeout_s:g} s')
+
+
+def _replies(session, key: str, liveliness: bool = False) -> list:
+    source = session.liveliness() if liveliness else session
+    return [reply.ok for reply in source.get(key, timeout=2.0) if reply.ok is not None]
+
+
+def _store(tmp_path, router: str, listing) -> Child:
+    return Child(['-m', 'robot_memory.cli.main', 'fleet', 'serve', '--store',
+                  str(tmp_path / 'fleet.db'), '--listen', f'tcp/127.0.0.1:{free_port()}',
+                  '--connect', router, '--robots', str(listing)], child_env(),
+                 'fleet serve: store')
+
+
+def _entries(session) -> list:
+    found = _replies(session, keys.robot_key(RRN))
+    return json.loads(found[0].payload.to_bytes())['entries'] if found else []
+
+
+def test_the_node_publishes_after_each_dream_is_seen_and_catches_up(tmp_path, probe):
+    private, public = tmp_path / 'robot.pem', tmp_path / 'robot.pub'
+    generate_keypair(private, public)
+    now = dt.datetime.now(UTC)
+    write_memory(tmp_path / 'robot-memory.md', RRN,
+                 [entry('mem-enc00001', ENCODER, at=now - dt.timedelta(hours=1))], now)
+    router = f'tcp/127.0.0.1:{free_port()}'
+    routing = Child(['-m', 'robot_memory.fleet.router', '--listen', router], child_env(),
+                    'router listening')
+    listing = tmp_path / 'robots.txt'
+    listing.write_text(f'{RRN}={public}\n')
+    store = _store(tmp_path, router, listing)
+    node = NodeProcess(tmp_path, 'fleet1', fleet_connect=[router], fleet_site=SITE,
+                       fleet_model='rover-2', fleet_firmware='1.4.0', fleet_retry_s=1.0,
+                       **{'federation.private_key_path': str(private)})
+    session = None
+    try:
+        node.start()
+        wait_ready(probe, node)
+        session = open_session('client', connect=[router])
+        alive = _until(lambda: _replies(session, keys.alive_key(SITE, RRN), liveliness=True),
+                       'no liveliness token of the node')
+        assert str(alive[0].key_expr) == keys.alive_key(SITE, RRN)
+        assert _replies(session, keys.payload_key(SITE, RRN)) == []  # no dream yet
+        reply = call(probe, Dream, f'{node.prefix}/dream', Dream.Request())
+        assert reply.success, reply.message
+        kept = _until(lambda: _entries(session), 'the store kept nothing of the node')
+        assert [(row['text'], row['rrn']) for row in kept] == [(ENCODER, RRN)]
+        [answer] = _replies(session, keys.payload_key(SITE, RRN))
+        opened = open_envelope(answer.payload.to_bytes(), SITE, RRN, Trust({RRN: public}),
+                               dt.datetime.now(UTC))
+        assert (opened.provenance.model, opened.provenance.firmware) == ('rover-2', '1.4.0')
+        assert _until(lambda: health(probe, 'fleet', where=RRN)['pending'] == '0',
+                      'the node never saw its payload acknowledged')
+        # the store goes away; the next dream's payload waits in the outbox, then goes
+        assert store.stop() == 0
+        reply = call(probe, Dream, f'{node.prefix}/dream', Dream.Request())
+        assert reply.success, reply.message
+        waiting = _until(lambda: health(probe, 'fleet', where=RRN)['pending'] == '1'
+                         and health(probe, 'fleet', where=RRN), 'the payload never waited')
+        assert waiting['_level'] == 1 and 'wait for the fleet store' in waiting['_message']
+        store = _store(tmp_path, router, listing)
+        _until(lambda: health(probe, 'fleet', where=RRN)['pending'] == '0',
+               'the waiting payload was never delivered after the store came back')
+        assert any(': stored' in line and '/ingest/' in line for line in store.lines) or \
+            store.wait_for(': stored')
+    finally:
+        if session is not None:
+            session.close()
+        assert node.stop() == 0, node.log()
+        store.stop()
+        routing.stop()
+    counts = Outbox(outbox_path(tmp_path / 'robot-memory.md')).counts()
+    assert counts == {'pending': 0, 'acked': 2, 'superseded': 0}
+    assert 'fleet: dream 2 acknowledged' in node.log()
