@@ -302,8 +302,9 @@ class NodeSettings(BaseModel):
     fleet_site: str = _frozen(
         default='', description='The site the robot works at, in its fleet key expressions '
                                 '(e.g. "depot-north"); needed with fleet_connect')
-    fleet_model: str = _frozen(default='unknown', min_length=1, max_length=64,
-                               description="The robot's model, as the fleet store groups it")
+    fleet_model: str = _frozen(default='unknown', pattern=r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$',
+                               description="The robot's model, as the fleet store groups it and "
+                                           'lessons are promoted to it (e.g. "rover-2")')
     fleet_firmware: str = _frozen(default='unknown', min_length=1, max_length=64,
                                   description="The robot's firmware version, as the fleet store "
                                               'groups it')

@@ -127,6 +127,8 @@ AUDIT_ACTIONS: tuple[str, ...] = (
 AUDIT_ACTIONS += ('propose', 'approve', 'reject', 'expire', 'replace')
 # A change made by an undo (robot_memory.review.undo); an entry of a rebuilt database.
 AUDIT_ACTIONS += ('undo', 'merge', 'rebuild')
+# A fleet lesson taken in, revoked or refused (robot_memory.fleet.lessons), ``peer:fleet:<id>``.
+AUDIT_ACTIONS += ('fleet_lesson',)
 SIGNATURE_COLUMNS = ('signature', 'source', 'source_key', 'rule', 'entry_id', 'entry_type',
                      'first_seen', 'last_bad', 'bad_total', 'held', 'payload', 'history')
 SOURCE_COLUMNS = ('source_key', 'last_bad', 'ok_since', 'last_ok')

@@ -67,8 +67,9 @@ MIGRATIONS = (
         'PRIMARY KEY (rrn, dream_id, dream_at))',
         'CREATE INDEX fleet_dreams_received ON fleet_dreams (received_at)',
         'CREATE TABLE fleet_dream_entries (rrn TEXT NOT NULL, dream_id BIGINT NOT NULL, '
-        f'dream_at {_TIME} NOT NULL, entry_id TEXT NOT NULL, signature TEXT NOT NULL, type TEXT NOT NULL, text TEXT NOT '
-        'NULL, confidence DOUBLE PRECISION NOT NULL, observation_count BIGINT NOT NULL, '
+        f'dream_at {_TIME} NOT NULL, entry_id TEXT NOT NULL, signature TEXT NOT NULL, type '
+        'TEXT NOT NULL, text TEXT NOT NULL, confidence DOUBLE PRECISION NOT NULL, '
+        'observation_count BIGINT NOT NULL, '
         f'first_seen {_TIME} NOT NULL, last_reinforced {_TIME} NOT NULL, tags TEXT NOT NULL, '
         'PRIMARY KEY (rrn, dream_id, dream_at, entry_id))',
         'CREATE TABLE fleet_entries (rrn TEXT NOT NULL, entry_id TEXT NOT NULL, signature TEXT '
@@ -81,6 +82,16 @@ MIGRATIONS = (
         'CREATE INDEX fleet_entries_signature ON fleet_entries (signature)',
         'CREATE TABLE fleet_refusals (reason TEXT PRIMARY KEY, count BIGINT NOT NULL, '
         f'last_at {_TIME} NOT NULL, last_message TEXT NOT NULL)',
+    ]),
+    ('0002_lessons', [  # fleet.lesson_store: lessons promoted to robots, and their audit
+        'CREATE TABLE fleet_lessons (lesson_id TEXT PRIMARY KEY, scope TEXT NOT NULL, '
+        'scope_value TEXT NOT NULL, source_rrn TEXT NOT NULL, source_entry TEXT NOT NULL, '
+        f'state TEXT NOT NULL, issued_at {_TIME} NOT NULL, revoked_at {_TIME}, '
+        'message TEXT NOT NULL)',
+        'CREATE INDEX fleet_lessons_scope ON fleet_lessons (scope, scope_value)',
+        f'CREATE TABLE fleet_audit (at {_TIME} NOT NULL, lesson_id TEXT NOT NULL, action TEXT '
+        'NOT NULL, actor TEXT NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL)',
+        'CREATE INDEX fleet_audit_lesson ON fleet_audit (lesson_id)',
     ]),
 )
 
@@ -180,8 +191,8 @@ class FleetStore:
             'INSERT INTO fleet_dreams (rrn, dream_id, dream_at, site, model, firmware, sent_at, '
             'received_at, entry_count, payload_signature, provenance_signature) VALUES '
             '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rrn, dream_id, dream_at) DO NOTHING',
-            (rrn, dream_id, dream_at, provenance.site, provenance.model, provenance.firmware, sent_at, now,
-             len(envelope.payload.entries), envelope.payload.signature,
+            (rrn, dream_id, dream_at, provenance.site, provenance.model, provenance.firmware,
+             sent_at, now, len(envelope.payload.entries), envelope.payload.signature,
              envelope.provenance_signature))
         self._keep_entries(envelope, sent_at)
         self._forget_old(now)
@@ -233,6 +244,10 @@ class FleetStore:
         self.db.execute('DELETE FROM fleet_dreams WHERE received_at < ?', (limit,))
         self.db.execute("DELETE FROM fleet_entries WHERE status = 'resolved' AND resolved_at < ?",
                         (limit,))
+
+    def count(self, refused: Refused, now: dt.datetime) -> None:
+        """Count a refusal made outside :meth:`receive` (a lesson the fleet key did not sign)."""
+        self._count(refused, _epoch(now))
 
     def _count(self, refused: Refused, now: float) -> None:
         with self.db.transaction():

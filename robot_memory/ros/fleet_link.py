@@ -22,20 +22,35 @@ publishes it under ``robot-memory/fleet/SITE/RRN/payload`` and delivers the newe
 one to the fleet store (``fleet.transport.deliver``), again every ``fleet_retry_s`` until
 the store acknowledges it. The node answers queries for its newest payload on the same key
 and declares its liveliness token on ``.../alive``, so the fleet sees it is there.
+
+With ``fleet_public_key`` set it takes fleet lessons (``fleet.lessons``): those published
+for its model or site, and those the store answers when asked (at start and after each
+delivery, so a robot back from an outage catches up). A lesson the fleet key signed goes
+into the memory's ``fleet`` peer block, or out of it when revoked; one it did not sign is
+refused and counted. Each is audited (``fleet_lesson``) on the lesson's entry id, so
+``robot-memory history peer:fleet:<lesson>`` shows where it came from.
 """
 
 import dataclasses
 import datetime as dt
+import json
 import threading
 from typing import Optional
 
 from robot_memory.errors import MissingExtra
+from robot_memory.evidence.audit import AuditRecord
+from robot_memory.federation.peer_context import FederationError
+from robot_memory.federation.peer_context import load_public_key
 from robot_memory.fleet import keys
 from robot_memory.fleet.envelope import envelope_for
 from robot_memory.fleet.envelope import Provenance
+from robot_memory.fleet.lessons import apply_lesson
+from robot_memory.fleet.lessons import Lesson
+from robot_memory.fleet.lessons import open_lesson
 from robot_memory.fleet.outbox import Outbox
 from robot_memory.fleet.outbox import outbox_path
 from robot_memory.fleet.refusals import FleetError
+from robot_memory.fleet.refusals import Refused
 from robot_memory.fleet.transport import answer_payload
 from robot_memory.fleet.transport import declare_presence
 from robot_memory.fleet.transport import deliver
@@ -64,8 +79,10 @@ def start(node) -> Optional['FleetLink']:
         raise StartupError('fleet_connect: fleet payloads are signed end to end; set '
                            'federation.private_key_path (robot-memory keygen makes a pair)')
     try:
+        if settings.fleet_public_key:
+            load_public_key(settings.fleet_public_key)
         return FleetLink(node)
-    except (FleetError, MissingExtra, ValueError) as error:
+    except (FleetError, FederationError, MissingExtra, ValueError) as error:
         raise StartupError(f'fleet: {error}') from None
 
 
@@ -84,6 +101,10 @@ class FleetLink:
         self._dreams: list = []
         self._wake, self._stop = threading.Event(), threading.Event()
         self.sent = self.acknowledged = 0
+        self.fleet_key = settings.fleet_public_key or None
+        self.lessons = {'taken': 0, 'revoked': 0, 'refused': 0}
+        self._heard: list = []  # lesson messages from Zenoh's threads, for ours
+        self._ask = self.fleet_key is not None  # ask the store for the current lessons
         self.last_answer = 'no dream sent yet'
         self.pending = self.outbox.counts()['pending']
         tls = tls_files(settings.fleet_tls_ca, settings.fleet_tls_cert, settings.fleet_tls_key)
@@ -94,6 +115,10 @@ class FleetLink:
             raise
         self._declared = [declare_presence(self.session, self.site, self.rrn),
                           answer_payload(self.session, self.site, self.rrn, self.latest)]
+        if self.fleet_key is not None:
+            self._declared += [
+                self.session.declare_subscriber(keys.lesson_key(scope, value), self._on_lesson)
+                for scope, value in (('model', self.model), ('site', self.site))]
         self.thread = threading.Thread(target=self._run, name='fleet', daemon=True)
         self.thread.start()
 
@@ -114,15 +139,20 @@ class FleetLink:
         while not self._stop.is_set():
             with self._lock:
                 dreams, self._dreams = self._dreams, []
+                heard, self._heard = self._heard, []
             try:
                 for dream in dreams:
                     self._seal(dream)
                 if self.outbox.next() is not None:
                     self._deliver()
+                if self._ask or dreams:
+                    heard += self._ask_store()
+                for raw in heard:
+                    self._take(raw)
             except Exception as error:  # noqa: B902 - the thread reports and goes on
                 self.last_answer = f'{type(error).__name__}: {error}'
                 self.node.get_logger().warning(f'fleet: {self.last_answer}')
-            self._wake.wait(self.retry_s if self.pending else None)
+            self._wake.wait(self.retry_s if self.pending or self._ask else None)
             self._wake.clear()
 
     def _seal(self, dream: Dreamt) -> None:
@@ -152,11 +182,61 @@ class FleetLink:
             self.node.get_logger().warning(f'fleet: {self.last_answer}; it waits in '
                                            f'{self.outbox.path}')
 
+    def _on_lesson(self, sample) -> None:
+        with self._lock:
+            self._heard.append(sample.payload.to_bytes())
+        self._wake.set()
+
+    def _ask_store(self) -> list:
+        """Return the store's current lesson messages; ask again later if it did not answer."""
+        for reply in self.session.get(keys.store_lessons_key(self.site, self.model),
+                                      timeout=10.0):
+            if reply.ok is None:
+                continue
+            try:
+                found = json.loads(reply.ok.payload.to_bytes())
+                messages = [str(message).encode('utf-8') for message in found]
+            except (ValueError, TypeError):
+                continue  # a malformed answer: as no answer
+            self._ask = False
+            return messages
+        self._ask = True
+        return []
+
+    def _take(self, raw: bytes) -> None:
+        """Take in, or refuse, one lesson message; audit what happened."""
+        now = self.node.clock_.now()
+        try:
+            lesson = open_lesson(raw, self.fleet_key)
+        except Refused as refused:
+            self.lessons['refused'] += 1
+            self.node.get_logger().warning(f'fleet: lesson refused: {refused}')
+            self._audit(AuditRecord(now, 'peer:fleet', 'fleet_lesson', 'fleet',
+                                    f'refused ({refused.reason}): {refused.detail}'[:500],
+                                    {'outcome': 'refused', 'reason': refused.reason}))
+            return
+        if not lesson.applies_to(self.site, self.model):
+            return  # signed by the fleet, for other robots
+        with self.node.memory.update(now, self.rrn) as result:
+            change = apply_lesson(result.document, lesson, now)
+        if change is None:
+            return
+        self.lessons[change] += 1
+        self._audit(AuditRecord(now, lesson.entry_id, 'fleet_lesson', 'fleet',
+                                _said(lesson, change), _detail(lesson, change)))
+        self.node.get_logger().info(f'fleet: {_said(lesson, change)}')
+        self.node.memory_changed()
+
+    def _audit(self, record: AuditRecord) -> None:
+        self.node.worker.call(lambda store: store.record_audit([record]), timeout=10.0)
+
     def health(self) -> HealthStatus:
         """Return the "fleet" status: what was sent and acknowledged, what waits."""
         values = {'site': self.site, 'payloads_sent': self.sent,
                   'acknowledged': self.acknowledged, 'pending': self.pending,
-                  'outbox': str(self.outbox.path)}
+                  'outbox': str(self.outbox.path), 'lessons_taken': self.lessons['taken'],
+                  'lessons_revoked': self.lessons['revoked'],
+                  'lessons_refused': self.lessons['refused']}
         if self.pending:
             return HealthStatus(WARN, f'{self.pending} payloads wait for the fleet store; '
                                       f'last: {self.last_answer}', values)
@@ -171,3 +251,18 @@ class FleetLink:
             declared.undeclare()
         self.session.close()
         self.outbox.close()
+
+
+def _said(lesson: Lesson, change: str) -> str:
+    if change == 'revoked':
+        return f'lesson {lesson.lesson_id} revoked by {lesson.operator}: {lesson.reason}'
+    return (f'lesson {lesson.lesson_id} from the fleet: {lesson.source_rrn} '
+            f'{lesson.source_entry}, promoted by {lesson.operator} to every robot of '
+            f'{lesson.scope} {lesson.scope_value}: {lesson.reason}')
+
+
+def _detail(lesson: Lesson, change: str) -> dict:
+    return {'outcome': change, 'lesson': lesson.lesson_id, 'source_rrn': lesson.source_rrn,
+            'source_entry': lesson.source_entry, 'scope': lesson.scope,
+            'scope_value': lesson.scope_value, 'operator': lesson.operator,
+            'issued_at': lesson.issued_at.isoformat()}

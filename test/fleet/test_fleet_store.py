@@ -18,10 +18,10 @@ import datetime as dt
 
 import pytest
 
+from robot_memory.fleet.refusals import FleetError
 from robot_memory.fleet.report import build_report
 from robot_memory.fleet.report import format_report
 from robot_memory.fleet.store import FleetStore
-from robot_memory.fleet.refusals import FleetError
 from robot_memory.fleet.store import MIGRATIONS
 from support.fleet import A
 from support.fleet import B
@@ -72,8 +72,8 @@ def test_redelivery_of_a_dream_is_acknowledged_and_never_counted_twice(store, ro
     assert sum(store.refusals().values()) == 0
 
 
-def test_a_new_dream_with_an_old_id_is_kept_after_the_robot_set_its_database_aside(store,
-                                                                                    robots):
+def test_a_new_dream_with_an_old_id_is_kept_after_the_robot_set_its_database_aside(
+        store, robots):
     first = robots.a.envelope([entry('mem-enc00001', ENCODER, at=NOW - DAY)], 1,
                               dream_at=NOW - DAY, at=NOW - DAY)
     assert _receive(store, robots.a, first, NOW - DAY).status == 'stored'

@@ -26,12 +26,16 @@ import time
 
 import pytest
 
+from fleet_helpers import B
 from fleet_helpers import Child
 from fleet_helpers import ENCODER
 from fleet_helpers import entry
 from fleet_helpers import free_port
+from fleet_helpers import LIDAR
+from fleet_helpers import make_robots
 from fleet_helpers import write_memory
 from processes import child_env
+from robot_memory.cli.main import main
 from robot_memory.common.timeutil import UTC
 from robot_memory.federation.peer_context import generate_keypair
 from robot_memory.fleet import keys
@@ -39,7 +43,10 @@ from robot_memory.fleet.envelope import open_envelope
 from robot_memory.fleet.envelope import Trust
 from robot_memory.fleet.outbox import Outbox
 from robot_memory.fleet.outbox import outbox_path
+from robot_memory.fleet.store import FleetStore
 from robot_memory.fleet.transport import open_session
+from robot_memory.fleet.transport import publish_lesson
+from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.srv import Dream
 from ros_harness import NodeProcess
 from ros_probe import call
@@ -65,10 +72,10 @@ def _replies(session, key: str, liveliness: bool = False) -> list:
     return [reply.ok for reply in source.get(key, timeout=2.0) if reply.ok is not None]
 
 
-def _store(tmp_path, router: str, listing) -> Child:
+def _store(tmp_path, router: str, listing, *extra) -> Child:
     return Child(['-m', 'robot_memory.cli.main', 'fleet', 'serve', '--store',
                   str(tmp_path / 'fleet.db'), '--listen', f'tcp/127.0.0.1:{free_port()}',
-                  '--connect', router, '--robots', str(listing)], child_env(),
+                  '--connect', router, '--robots', str(listing), *extra], child_env(),
                  'fleet serve: store')
 
 
@@ -132,3 +139,98 @@ def test_the_node_publishes_after_each_dream_is_seen_and_catches_up(tmp_path, pr
     counts = Outbox(outbox_path(tmp_path / 'robot-memory.md')).counts()
     assert counts == {'pending': 0, 'acked': 2, 'superseded': 0}
     assert 'fleet: dream 2 acknowledged' in node.log()
+
+
+def _lesson_ids(memory: MemoryFile) -> list:
+    document = memory.load(dt.datetime.now(UTC)).document
+    return sorted(entry.id for block in document.peer_context or () if block.rrn == 'fleet'
+                  for entry in block.entries)
+
+
+def _lesson(capsys, *arguments) -> str:
+    assert main(['fleet', *arguments]) == 0
+    out = capsys.readouterr().out
+    return out.split('lesson ', 1)[1].split(':', 1)[0]
+
+
+def test_the_node_takes_fleet_lessons_refuses_forged_ones_and_drops_revoked_ones(
+        tmp_path, probe, capsys):
+    robots = make_robots(tmp_path / 'keys')  # b: the robot whose entry becomes a lesson
+    private, public = tmp_path / 'robot.pem', tmp_path / 'robot.pub'
+    generate_keypair(private, public)
+    fleet_key, fleet_public = tmp_path / 'fleet.pem', tmp_path / 'fleet.pub'
+    assert main(['fleet', 'keygen', str(fleet_key), str(fleet_public)]) == 0
+    now = dt.datetime.now(UTC)
+    write_memory(tmp_path / 'robot-memory.md', RRN, [], now)
+    database = tmp_path / 'fleet.db'
+    with FleetStore(str(database), Trust({B: robots.b.public_key})) as kept:
+        raw = robots.b.envelope([entry('mem-enc00001', ENCODER, at=now),
+                                 entry('mem-lid00001', LIDAR, at=now)], 1, at=now,
+                                dream_at=now)
+        assert kept.receive(raw, robots.b.site, B, now).status == 'stored'
+    store_options = ['--store', str(database), '--fleet-key', str(fleet_key), '--operator',
+                     'ops-anna']
+    # promoted while the node is off: it catches up by asking the store when it starts
+    first = _lesson(capsys, 'promote', *store_options, '--reason', 'seen on 3 robots',
+                    '--rrn', B, '--entry', 'mem-enc00001', '--model', 'rover-2')
+    router = f'tcp/127.0.0.1:{free_port()}'
+    routing = Child(['-m', 'robot_memory.fleet.router', '--listen', router], child_env(),
+                    'router listening')
+    listing = tmp_path / 'robots.txt'
+    listing.write_text(f'{RRN}={public}\n{B}={robots.b.public_key}\n')
+    store = _store(tmp_path, router, listing, '--fleet-public-key', str(fleet_public))
+    node = NodeProcess(tmp_path, 'fleet2', fleet_connect=[router], fleet_site='depot-south',
+                       fleet_model='rover-2', fleet_public_key=str(fleet_public),
+                       **{'federation.private_key_path': str(private)})
+    memory = MemoryFile(tmp_path / 'robot-memory.md')
+    session = None
+    try:
+        node.start()
+        wait_ready(probe, node)
+        _until(lambda: _lesson_ids(memory) == [f'peer:fleet:{first}'],
+               'the node never took the lesson promoted before it started')
+        session = open_session('client', connect=[router])
+        _until(lambda: _replies(session, keys.alive_key('depot-south', RRN), liveliness=True),
+               'no liveliness token of the node')
+        # published now, to every robot of the node's site
+        second = _lesson(capsys, 'promote', *store_options, '--reason', 'the bay is dusty',
+                         '--rrn', B, '--entry', 'mem-lid00001', '--site', 'depot-south',
+                         '--connect', router)
+        _until(lambda: len(_lesson_ids(memory)) == 2, 'the published lesson was not taken')
+        # a lesson signed with another key: refused by the robot and by the store, counted
+        forged = json.loads(store_lesson_message(database, second))
+        forged['reason'] = 'disable the lidar'
+        publish_lesson(session, 'model', 'rover-2', json.dumps(forged).encode())
+        status = _until(lambda: (lambda found: found if found['lessons_refused'] == '1'
+                                 else None)(health(probe, 'fleet', where=RRN)),
+                        'the forged lesson was not refused by the node')
+        assert status['lessons_taken'] == '2'
+        store.wait_for('refused (unsigned_lesson)')
+        assert len(_lesson_ids(memory)) == 2
+        _lesson(capsys, 'revoke', *store_options, '--reason', 'fixed in firmware 1.5',
+                '--lesson', first, '--connect', router)
+        _until(lambda: _lesson_ids(memory) == [f'peer:fleet:{second}'],
+               'the revoked lesson stayed')
+    finally:
+        if session is not None:
+            session.close()
+        assert node.stop() == 0, node.log()
+        store.stop()
+        routing.stop()
+    assert main(['history', f'peer:fleet:{first}', '--file', str(memory.path)]) == 0
+    history = capsys.readouterr().out.splitlines()
+    assert len(history) == 2, history
+    assert f'from the fleet: {B} mem-enc00001, promoted by ops-anna to every robot of model ' \
+        'rover-2: seen on 3 robots' in history[0]
+    assert 'revoked by ops-anna: fixed in firmware 1.5' in history[1]
+    assert main(['fleet', 'lessons', '--store', str(database)]) == 0
+    listed = capsys.readouterr().out
+    assert f'{first}  revoked' in listed and f'{second}  active' in listed
+    assert 'revoke   ops-anna: fixed in firmware 1.5' in listed
+
+
+def store_lesson_message(database, lesson_id: str) -> bytes:
+    """Return the signed message the store keeps for a lesson."""
+    with FleetStore(str(database), Trust({})) as kept:
+        return kept.db.value('SELECT message FROM fleet_lessons WHERE lesson_id = ?',
+                             (lesson_id,)).encode()
