@@ -196,11 +196,13 @@ def cmd_push(args, memory) -> int:
     if dream is None:
         raise ValueError(f"no dream is recorded for {memory.path}: the store keeps a robot's "
                          'state by dream; run robot-memory dream (or memory_node) first')
-    provenance = Provenance(args.site, args.model, args.firmware, *dream)
+    dream_id, dream_at = dream
+    provenance = Provenance(args.site, args.model, args.firmware, dream_id, dream_at)
     envelope = envelope_for(document, now, configured.federation, provenance,
                             configured.lifecycle)
     with Outbox(outbox_path(memory.path)) as outbox:
-        print(f'fleet push: {outbox.add(*dream, document.rrn, args.site, envelope, now)}')
+        print(f'fleet push: '
+              f'{outbox.add(dream_id, dream_at, document.rrn, args.site, envelope, now)}')
         try:
             session = open_session('client', connect=args.connect, tls=_tls(args))
         except FleetError as error:

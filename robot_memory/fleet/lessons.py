@@ -168,9 +168,10 @@ def open_lesson(raw: bytes, public_key_path) -> Lesson:
                       _ADVICE)
     try:
         data = _fields(json.loads(bytes(raw).decode('utf-8')))
+        scope, value = check_scope(data['scope'], data['scope_value'])
         lesson = Lesson(
-            _text(data, 'lesson_id', 40), data['action'],
-            *check_scope(data['scope'], data['scope_value']), parse_iso(data['issued_at']),
+            _text(data, 'lesson_id', 40), data['action'], scope, value,
+            parse_iso(data['issued_at']),
             check_rrn(data['source_rrn']), _text(data, 'source_entry', 200), data['entry'],
             _text(data, 'operator', 64), _text(data, 'reason', 500))
     except (UnicodeDecodeError, ValueError, TypeError) as error:

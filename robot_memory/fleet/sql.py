@@ -91,6 +91,8 @@ class FleetDatabase:
         return bool(getattr(self.conn, 'broken', False) or getattr(self.conn, 'closed', False))
 
     def _reconnect(self) -> None:
+        if self.reopen is None:
+            raise FleetError(f'the connection to the fleet store {self.where} was lost')
         with contextlib.suppress(Exception):  # noqa: B902 - the old connection is gone anyway
             self.conn.close()
         self.conn = self.reopen()

@@ -619,8 +619,9 @@ class MemoryNode(Node):
         recorder = getattr(self, 'blackbox', None)
         if recorder is not None:
             recorder.stop()  # before the worker: its last recording is linked
-        if getattr(self, 'fleet', None) is not None:
-            self.fleet.stop()
+        link = getattr(self, 'fleet', None)
+        if link is not None:
+            link.stop()  # its thread sends nothing more
         worker = getattr(self, 'worker', None)
         if worker is not None:
             peers = getattr(self, 'federation', None)
