@@ -106,7 +106,8 @@ def test_every_refusal_is_counted_by_reason_and_shown_by_the_report(store, robot
     store.receive(good, 'depot-north', B, NOW)
     store.receive(good, 'depot-north', B, NOW)
     assert store.refusals() == {'unsigned': 0, 'forged': 0, 'replayed': 0, 'unknown_robot': 0,
-                                'wrong_key': 2, 'oversized': 0, 'malformed': 1}
+                                'wrong_key': 2, 'oversized': 0, 'malformed': 1,
+                                'unsigned_lesson': 0}
     assert store.robots() == []
     text = format_report(build_report(store, NOW))
     assert 'Refused payloads: unsigned 0, forged 0, replayed 0, unknown_robot 0, wrong_key 2' \
