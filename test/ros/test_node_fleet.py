@@ -18,6 +18,7 @@ memory_node on the fleet, for real: a node process, a Zenoh router and a fleet s
 The router and ``robot-memory fleet serve`` (on a SQLite file) run as child processes; the
 node connects to the router with ``fleet_connect`` and, after each dream asked on
 ``~/dream``, publishes and delivers its signed payload; the test reads the store over Zenoh.
+The lessons test runs every link over mutual TLS (the node's ``fleet_tls_*`` parameters).
 """
 
 import datetime as dt
@@ -32,6 +33,7 @@ from fleet_helpers import ENCODER
 from fleet_helpers import entry
 from fleet_helpers import free_port
 from fleet_helpers import LIDAR
+from fleet_helpers import make_certificates
 from fleet_helpers import make_robots
 from fleet_helpers import write_memory
 from processes import child_env
@@ -46,6 +48,7 @@ from robot_memory.fleet.outbox import outbox_path
 from robot_memory.fleet.store import FleetStore
 from robot_memory.fleet.transport import open_session
 from robot_memory.fleet.transport import publish_lesson
+from robot_memory.fleet.transport import TlsFiles
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.srv import Dream
 from ros_harness import NodeProcess
@@ -141,6 +144,10 @@ def test_the_node_publishes_after_each_dream_is_seen_and_catches_up(tmp_path, pr
     assert 'fleet: dream 2 acknowledged' in node.log()
 
 
+def _tls_options(files) -> list:
+    return ['--tls-ca', str(files[0]), '--tls-cert', str(files[1]), '--tls-key', str(files[2])]
+
+
 def _lesson_ids(memory: MemoryFile) -> list:
     document = memory.load(dt.datetime.now(UTC)).document
     return sorted(entry.id for block in document.peer_context or () if block.rrn == 'fleet'
@@ -153,7 +160,7 @@ def _lesson(capsys, *arguments) -> str:
     return out.split('lesson ', 1)[1].split(':', 1)[0]
 
 
-def test_the_node_takes_fleet_lessons_refuses_forged_ones_and_drops_revoked_ones(
+def test_the_node_takes_fleet_lessons_over_tls_refuses_forged_ones_and_drops_revoked_ones(
         tmp_path, probe, capsys):
     robots = make_robots(tmp_path / 'keys')  # b: the robot whose entry becomes a lesson
     private, public = tmp_path / 'robot.pem', tmp_path / 'robot.pub'
@@ -173,14 +180,19 @@ def test_the_node_takes_fleet_lessons_refuses_forged_ones_and_drops_revoked_ones
     # promoted while the node is off: it catches up by asking the store when it starts
     first = _lesson(capsys, 'promote', *store_options, '--reason', 'seen on 3 robots',
                     '--rrn', B, '--entry', 'mem-enc00001', '--model', 'rover-2')
-    router = f'tcp/127.0.0.1:{free_port()}'
-    routing = Child(['-m', 'robot_memory.fleet.router', '--listen', router], child_env(),
-                    'router listening')
+    # every link over mutual TLS, with certificates of the fleet's CA
+    tls = make_certificates(tmp_path / 'tls', 'fleet-ca', ['router', 'store', 'robot', 'ops'])
+    router = f'tls/localhost:{free_port()}'
+    routing = Child(['-m', 'robot_memory.fleet.router', '--listen', router,
+                     *_tls_options(tls['router'])], child_env(), 'router listening')
     listing = tmp_path / 'robots.txt'
     listing.write_text(f'{RRN}={public}\n{B}={robots.b.public_key}\n')
-    store = _store(tmp_path, router, listing, '--fleet-public-key', str(fleet_public))
+    store = _store(tmp_path, router, listing, '--fleet-public-key', str(fleet_public),
+                   *_tls_options(tls['store']))
+    ca, certificate, key = (str(path) for path in tls['robot'])
     node = NodeProcess(tmp_path, 'fleet2', fleet_connect=[router], fleet_site='depot-south',
                        fleet_model='rover-2', fleet_public_key=str(fleet_public),
+                       fleet_tls_ca=ca, fleet_tls_cert=certificate, fleet_tls_key=key,
                        **{'federation.private_key_path': str(private)})
     memory = MemoryFile(tmp_path / 'robot-memory.md')
     session = None
@@ -189,13 +201,13 @@ def test_the_node_takes_fleet_lessons_refuses_forged_ones_and_drops_revoked_ones
         wait_ready(probe, node)
         _until(lambda: _lesson_ids(memory) == [f'peer:fleet:{first}'],
                'the node never took the lesson promoted before it started')
-        session = open_session('client', connect=[router])
+        session = open_session('client', connect=[router], tls=TlsFiles(*tls['ops']))
         _until(lambda: _replies(session, keys.alive_key('depot-south', RRN), liveliness=True),
                'no liveliness token of the node')
         # published now, to every robot of the node's site
         second = _lesson(capsys, 'promote', *store_options, '--reason', 'the bay is dusty',
                          '--rrn', B, '--entry', 'mem-lid00001', '--site', 'depot-south',
-                         '--connect', router)
+                         '--connect', router, *_tls_options(tls['ops']))
         _until(lambda: len(_lesson_ids(memory)) == 2, 'the published lesson was not taken')
         # a lesson signed with another key: refused by the robot and by the store, counted
         forged = json.loads(store_lesson_message(database, second))
@@ -208,7 +220,7 @@ def test_the_node_takes_fleet_lessons_refuses_forged_ones_and_drops_revoked_ones
         store.wait_for('refused (unsigned_lesson)')
         assert len(_lesson_ids(memory)) == 2
         _lesson(capsys, 'revoke', *store_options, '--reason', 'fixed in firmware 1.5',
-                '--lesson', first, '--connect', router)
+                '--lesson', first, '--connect', router, *_tls_options(tls['ops']))
         _until(lambda: _lesson_ids(memory) == [f'peer:fleet:{second}'],
                'the revoked lesson stayed')
     finally:
