@@ -21,20 +21,23 @@ it seals the robot's payload (``fleet.envelope``) into the outbox beside the mem
 publishes it under ``robot-memory/fleet/SITE/RRN/payload`` and delivers the newest waiting
 one to the fleet store (``fleet.transport.deliver``), again every ``fleet_retry_s`` until
 the store acknowledges it. The node answers queries for its newest payload on the same key
-and declares its liveliness token on ``.../alive``, so the fleet sees it is there.
+and declares its liveliness token on ``.../alive``, so the fleet sees it is there. A router
+that does not answer at start does not stop the node: the thread opens the session when it
+can (every ``fleet_retry_s``), and the dreams' payloads wait in the outbox meanwhile.
 
 With ``fleet_public_key`` set it takes fleet lessons (``fleet.lessons``): those published
-for its model or site, and those the store answers when asked (at start and after each
-delivery, so a robot back from an outage catches up). A lesson the fleet key signed goes
-into the memory's ``fleet`` peer block, or out of it when revoked; one it did not sign is
-refused and counted. Each is audited (``fleet_lesson``) on the lesson's entry id, so
-``robot-memory history peer:fleet:<lesson>`` shows where it came from.
+for its model or site, and those the store answers when asked (once linked, until the store
+answers, and after each dream, so a robot back from an outage catches up). A lesson the
+fleet key signed goes into the memory's ``fleet`` peer block, or out of it when revoked; one
+it did not sign is refused and counted. Each is audited (``fleet_lesson``) on the lesson's
+entry id, so ``robot-memory history peer:fleet:<lesson>`` shows where it came from.
 """
 
 import dataclasses
 import datetime as dt
 import json
 import threading
+from typing import Any
 from typing import Optional
 
 from robot_memory.errors import MissingExtra
@@ -55,7 +58,9 @@ from robot_memory.fleet.transport import answer_payload
 from robot_memory.fleet.transport import declare_presence
 from robot_memory.fleet.transport import deliver
 from robot_memory.fleet.transport import open_session
+from robot_memory.fleet.transport import session_config
 from robot_memory.fleet.transport import tls_files
+from robot_memory.fleet.transport import zenoh_module
 from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN
@@ -106,21 +111,43 @@ class FleetLink:
         self._heard: list = []  # lesson messages from Zenoh's threads, for ours
         self._ask = self.fleet_key is not None  # ask the store for the current lessons
         self.last_answer = 'no dream sent yet'
+        self._unpublished = False
         self.pending = self.outbox.counts()['pending']
-        tls = tls_files(settings.fleet_tls_ca, settings.fleet_tls_cert, settings.fleet_tls_key)
-        try:
-            self.session = open_session('client', connect=settings.fleet_connect, tls=tls)
+        self.connect = list(settings.fleet_connect)
+        try:  # a wrong set-up stops the start; an unreachable router does not (see _link)
+            zenoh_module()
+            self.tls = tls_files(settings.fleet_tls_ca, settings.fleet_tls_cert,
+                                 settings.fleet_tls_key)
+            session_config('client', connect=self.connect, tls=self.tls)
         except BaseException:
             self.outbox.close()
             raise
-        self._declared = [declare_presence(self.session, self.site, self.rrn),
-                          answer_payload(self.session, self.site, self.rrn, self.latest)]
-        if self.fleet_key is not None:
-            self._declared += [
-                self.session.declare_subscriber(keys.lesson_key(scope, value), self._on_lesson)
-                for scope, value in (('model', self.model), ('site', self.site))]
+        self.session: Any = None  # a Zenoh session, once a router answered
+        self._declared: list = []
         self.thread = threading.Thread(target=self._run, name='fleet', daemon=True)
         self.thread.start()
+
+    def _link(self) -> bool:
+        """Open the session and declare what the node offers; False while no router answers."""
+        if self.session is not None:
+            return True
+        try:
+            session = open_session('client', connect=self.connect, tls=self.tls)
+        except FleetError as error:
+            self.last_answer = f'no link to the fleet yet, trying every {self.retry_s:g} s: {error}'
+            self.node.get_logger().warning(f'fleet: {self.last_answer}',
+                                           throttle_duration_sec=600.0)
+            return False
+        self._declared = [declare_presence(session, self.site, self.rrn),
+                          answer_payload(session, self.site, self.rrn, self.latest)]
+        if self.fleet_key is not None:
+            self._declared += [
+                session.declare_subscriber(keys.lesson_key(scope, value), self._on_lesson)
+                for scope, value in (('model', self.model), ('site', self.site))]
+        self.session = session
+        self.last_answer = f'linked to {", ".join(self.connect)}'
+        self.node.get_logger().info(f'fleet: {self.last_answer}')
+        return True
 
     def latest(self) -> Optional[bytes]:
         """Return the newest sealed payload (None before the first dream)."""
@@ -143,17 +170,28 @@ class FleetLink:
             try:
                 for dream in dreams:
                     self._seal(dream)
-                if self.outbox.next() is not None:
-                    self._deliver()
-                if self._ask or dreams:
-                    heard += self._ask_store()
-                for raw in heard:
-                    self._take(raw)
+                if self._link():
+                    self._exchange(bool(dreams), heard)
             except Exception as error:  # noqa: B902 - the thread reports and goes on
                 self.last_answer = f'{type(error).__name__}: {error}'
                 self.node.get_logger().warning(f'fleet: {self.last_answer}')
-            self._wake.wait(self.retry_s if self.pending or self._ask else None)
+            waiting = self.pending or self._ask or self.session is None
+            self._wake.wait(self.retry_s if waiting else None)
             self._wake.clear()
+
+    def _exchange(self, dreamt: bool, heard: list) -> None:
+        """Publish and deliver what waits; take the lessons heard and those the store has."""
+        with self._lock:
+            latest = self._latest
+        if self._unpublished and latest is not None:
+            self.session.put(keys.payload_key(self.site, self.rrn), latest)
+            self._unpublished = False
+        if self.outbox.next() is not None:
+            self._deliver()
+        if self._ask or dreamt:
+            heard = heard + self._ask_store()
+        for raw in heard:
+            self._take(raw)
 
     def _seal(self, dream: Dreamt) -> None:
         federation = self.node.settings.federation
@@ -164,7 +202,7 @@ class FleetLink:
         self.outbox.add(dream.dream_id, dream.at, self.rrn, self.site, envelope, dream.at)
         with self._lock:
             self._latest = envelope
-        self.session.put(keys.payload_key(self.site, self.rrn), envelope)
+        self._unpublished = True  # published once linked
         self.sent += 1
 
     def _deliver(self) -> None:
@@ -237,7 +275,8 @@ class FleetLink:
                   'outbox': str(self.outbox.path), 'lessons_taken': self.lessons['taken'],
                   'lessons_revoked': self.lessons['revoked'],
                   'lessons_refused': self.lessons['refused']}
-        if self.pending:
+        values['linked'] = self.session is not None
+        if self.pending or self.session is None:
             return HealthStatus(WARN, f'{self.pending} payloads wait for the fleet store; '
                                       f'last: {self.last_answer}', values)
         return HealthStatus(OK, f'site {self.site}: {self.last_answer}', values)
@@ -249,7 +288,8 @@ class FleetLink:
         self.thread.join(timeout=15.0)
         for declared in self._declared:
             declared.undeclare()
-        self.session.close()
+        if self.session is not None:
+            self.session.close()
         self.outbox.close()
 
 

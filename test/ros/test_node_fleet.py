@@ -94,18 +94,21 @@ def test_the_node_publishes_after_each_dream_is_seen_and_catches_up(tmp_path, pr
     write_memory(tmp_path / 'robot-memory.md', RRN,
                  [entry('mem-enc00001', ENCODER, at=now - dt.timedelta(hours=1))], now)
     router = f'tcp/127.0.0.1:{free_port()}'
-    routing = Child(['-m', 'robot_memory.fleet.router', '--listen', router], child_env(),
-                    'router listening')
-    listing = tmp_path / 'robots.txt'
-    listing.write_text(f'{RRN}={public}\n')
-    store = _store(tmp_path, router, listing)
     node = NodeProcess(tmp_path, 'fleet1', fleet_connect=[router], fleet_site=SITE,
                        fleet_model='rover-2', fleet_firmware='1.4.0', fleet_retry_s=1.0,
                        **{'federation.private_key_path': str(private)})
-    session = None
+    listing = tmp_path / 'robots.txt'
+    listing.write_text(f'{RRN}={public}\n')
+    session = routing = store = None
     try:
-        node.start()
+        node.start()  # the site's router is not up yet: the node starts all the same
         wait_ready(probe, node)
+        unlinked = health(probe, 'fleet', where=RRN)
+        assert unlinked['linked'] == 'False' and 'no link to the fleet yet' in \
+            unlinked['_message'], unlinked
+        routing = Child(['-m', 'robot_memory.fleet.router', '--listen', router], child_env(),
+                        'router listening')
+        store = _store(tmp_path, router, listing)
         session = open_session('client', connect=[router])
         alive = _until(lambda: _replies(session, keys.alive_key(SITE, RRN), liveliness=True),
                        'no liveliness token of the node')
@@ -137,8 +140,9 @@ def test_the_node_publishes_after_each_dream_is_seen_and_catches_up(tmp_path, pr
         if session is not None:
             session.close()
         assert node.stop() == 0, node.log()
-        store.stop()
-        routing.stop()
+        for child in (store, routing):
+            if child is not None:
+                child.stop()
     counts = Outbox(outbox_path(tmp_path / 'robot-memory.md')).counts()
     assert counts == {'pending': 0, 'acked': 2, 'superseded': 0}
     assert 'fleet: dream 2 acknowledged' in node.log()
