@@ -25,7 +25,7 @@ import pathlib
 import subprocess
 import tempfile
 
-from conftest import REPO
+from support.paths import REPO
 
 
 def test_the_fleet_demo_prints_the_report_and_stops_what_it_started(tmp_path):

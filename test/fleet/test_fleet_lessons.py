@@ -19,11 +19,6 @@ import json
 
 import pytest
 
-from fleet_helpers import A
-from fleet_helpers import C
-from fleet_helpers import ENCODER
-from fleet_helpers import entry
-from fleet_helpers import NOW
 from robot_memory.federation.peer_context import expire_peers
 from robot_memory.federation.peer_context import FederationPolicy
 from robot_memory.federation.peer_context import FLEET_BLOCK
@@ -36,9 +31,14 @@ from robot_memory.fleet.refusals import Refused
 from robot_memory.fleet.store import FleetStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.schema import MemoryDocument
+from support.fleet import A
+from support.fleet import C
+from support.fleet import ENCODER
+from support.fleet import entry
+from support.fleet import NOW
 
 # the fleet's fixtures: robots with keys, store_url (SQLite, PostgreSQL)
-pytest_plugins = ('fleet_fixtures',)
+pytest_plugins = ('support.fleet_fixtures',)
 
 HOUR = dt.timedelta(hours=1)
 

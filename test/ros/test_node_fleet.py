@@ -27,16 +27,6 @@ import time
 
 import pytest
 
-from fleet_helpers import B
-from fleet_helpers import Child
-from fleet_helpers import ENCODER
-from fleet_helpers import entry
-from fleet_helpers import free_port
-from fleet_helpers import LIDAR
-from fleet_helpers import make_certificates
-from fleet_helpers import make_robots
-from fleet_helpers import write_memory
-from processes import child_env
 from robot_memory.cli.main import main
 from robot_memory.common.timeutil import UTC
 from robot_memory.federation.peer_context import generate_keypair
@@ -51,10 +41,20 @@ from robot_memory.fleet.transport import publish_lesson
 from robot_memory.fleet.transport import TlsFiles
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.srv import Dream
-from ros_harness import NodeProcess
-from ros_probe import call
-from ros_probe import health
-from ros_probe import wait_ready
+from support.fleet import B
+from support.fleet import Child
+from support.fleet import ENCODER
+from support.fleet import entry
+from support.fleet import free_port
+from support.fleet import LIDAR
+from support.fleet import make_certificates
+from support.fleet import make_robots
+from support.fleet import write_memory
+from support.processes import child_env
+from support.ros_harness import NodeProcess
+from support.ros_probe import call
+from support.ros_probe import health
+from support.ros_probe import wait_ready
 
 RRN = 'RRN-000000000042'  # NodeProcess's
 SITE = 'depot-north'
