@@ -136,6 +136,8 @@ _TELEMETRY = re.compile(r'^(?P<topic>~?/?[A-Za-z_{][A-Za-z0-9_/{}~]*):'
 _CLOCK = re.compile(r'^([01][0-9]|2[0-3]):([0-5][0-9])$')
 # A fully qualified node name, e.g. /robot_b/robot_memory.
 _NODE_NAME = re.compile(r'^(/[A-Za-z_][A-Za-z0-9_]*)+$')
+_ENDPOINT = re.compile(r'^(tcp|udp|tls|quic|ws|unixsock-stream)/\S+$')
+_SITE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$')  # as fleet.keys.SITE_PATTERN
 
 
 def _frozen(**kwargs) -> Any:
@@ -290,6 +292,60 @@ class NodeSettings(BaseModel):
                                          description='One recording per fault signature per '
                                                      'this many seconds (a flapping fault '
                                                      'writes one, not hundreds)')
+
+    fleet_connect: list[str] = _frozen(
+        default_factory=list,
+        description="The fleet over Zenoh (see docs/fleet.md): endpoints of the site's router "
+                    'or the fleet store, e.g. "tcp/192.0.2.10:7447"; after each dream the node '
+                    'publishes its signed payload there. Empty: off (and Zenoh never loaded). '
+                    'Needs robot_memory[fleet], fleet_site and federation.private_key_path')
+    fleet_site: str = _frozen(
+        default='', description='The site the robot works at, in its fleet key expressions '
+                                '(e.g. "depot-north"); needed with fleet_connect')
+    fleet_model: str = _frozen(default='unknown', pattern=r'^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$',
+                               description="The robot's model, as the fleet store groups it and "
+                                           'lessons are promoted to it (e.g. "rover-2")')
+    fleet_firmware: str = _frozen(default='unknown', min_length=1, max_length=64,
+                                  description="The robot's firmware version, as the fleet store "
+                                              'groups it')
+    fleet_retry_s: float = _frozen(default=60.0, ge=1.0, le=86400.0,
+                                   description='Seconds between deliveries of a payload the '
+                                               'fleet store has not acknowledged yet')
+    fleet_public_key: str = _frozen(
+        default='', description="The fleet's Ed25519 public key (PEM): fleet lessons it signed "
+                                'are taken in as peer entries from the fleet; empty: no lessons '
+                                'are taken')
+    fleet_tls_ca: str = _frozen(default='', description="With tls/ endpoints: the fleet CA's "
+                                                        'certificate (PEM)')
+    fleet_tls_cert: str = _frozen(default='', description="With tls/ endpoints: this robot's "
+                                                          'certificate, signed by the fleet CA')
+    fleet_tls_key: str = _frozen(default='', description="With tls/ endpoints: this robot's "
+                                                         'private key (PEM)')
+
+    @field_validator('fleet_connect')
+    @classmethod
+    def _endpoints_valid(cls, value: list) -> list:
+        endpoints = [item.strip() for item in value]
+        for endpoint in endpoints:
+            if not _ENDPOINT.match(endpoint):
+                raise ValueError(f'{endpoint!r} is not a Zenoh endpoint such as '
+                                 '"tcp/192.0.2.10:7447" or "tls/router.example:7447"')
+        return endpoints
+
+    @field_validator('fleet_site')
+    @classmethod
+    def _site_valid(cls, value: str) -> str:
+        if value.strip() and not _SITE.match(value.strip()):
+            raise ValueError(f'{value!r} is not a site name: 1 to 64 letters, digits, "_", "." '
+                             'or "-", starting with a letter or digit (e.g. "depot-north")')
+        return value.strip()
+
+    @model_validator(mode='after')
+    def _fleet_complete(self) -> 'NodeSettings':
+        if self.fleet_connect and not self.fleet_site:
+            raise ValueError('fleet_site: give the site the robot works at (e.g. '
+                             '"depot-north"): fleet_connect is set')
+        return self
 
     @field_validator('telemetry_topics', 'blackbox_topics', 'blackbox_freeze_topics')
     @classmethod

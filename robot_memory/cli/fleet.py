@@ -28,6 +28,7 @@ import sys
 import threading
 from typing import Optional
 
+from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
 from robot_memory.fleet.options import add_tls_options
@@ -102,31 +103,72 @@ def add_commands(subparsers, common_parents) -> None:
                         help='a robot not heard from for longer is silent (default 36)')
     report.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                         help='report as of this moment instead of now')
-    for parser in (serve, report):
+    serve.add_argument('--fleet-public-key', metavar='PEM',
+                       help="the fleet's Ed25519 public key: answer robots' lesson queries, "
+                            'and refuse and count lessons it did not sign')
+    lessons = _add_lesson_commands(actions)
+    for parser in (serve, report, *lessons):
         parser.set_defaults(file=None, config=None)
     add_tls_options(push, 'robot')
     add_tls_options(serve, 'store')
+
+
+def _add_lesson_commands(actions) -> tuple:
+    """Add ``fleet keygen``, ``promote``, ``revoke`` and ``lessons``; return their parsers."""
+    keygen = actions.add_parser('keygen', help="make the fleet's Ed25519 key pair, which signs "
+                                               'its lessons')
+    keygen.add_argument('private', help='the private key file to write (PEM, mode 0600)')
+    keygen.add_argument('public', help='the public key file to write (PEM), for the robots')
+    promote = actions.add_parser('promote', help="promote a robot's entry to every robot of "
+                                                 'a model or site, as a signed fleet lesson')
+    promote.add_argument('--rrn', required=True, help='the robot the entry comes from')
+    promote.add_argument('--entry', required=True, metavar='ID', help="that robot's entry id")
+    scope = promote.add_mutually_exclusive_group(required=True)
+    scope.add_argument('--model', help='to every robot of this model')
+    scope.add_argument('--site', help='to every robot of this site')
+    revoke = actions.add_parser('revoke', help='revoke a fleet lesson on every robot')
+    revoke.add_argument('--lesson', required=True, metavar='ID', help='the lesson (les-...)')
+    for parser in (promote, revoke):
+        parser.add_argument('--store', required=True, metavar='URL',
+                            help='postgresql://user@host:port/database, or a SQLite file')
+        parser.add_argument('--fleet-key', required=True, metavar='PEM',
+                            help="the fleet's Ed25519 private key (fleet keygen makes it)")
+        parser.add_argument('--operator', required=True, help='who decides (audited)')
+        parser.add_argument('--reason', required=True, help='why (audited, shown to robots)')
+        parser.add_argument('--connect', action='append', default=[], metavar='ENDPOINT',
+                            help='a router to publish the lesson through now (repeatable); '
+                                 'robots also get it when they next ask the store')
+        parser.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
+                            help='as of this moment instead of now')
+        add_tls_options(parser, 'operator')
+    listed = actions.add_parser('lessons', help='list the fleet lessons with their audit')
+    listed.add_argument('--store', required=True, metavar='URL',
+                        help='postgresql://user@host:port/database, or a SQLite file')
+    listed.add_argument('--json', action='store_true', help='print the lessons as JSON')
+    return keygen, promote, revoke, listed
 
 
 def _now(args) -> dt.datetime:
     return getattr(args, 'at', None) or dt.datetime.now(UTC)
 
 
-def _last_dream(path: pathlib.Path) -> Optional[int]:
-    """Return the id of the last dream in the evidence database, None when there is none."""
+def _last_dream(path: pathlib.Path) -> Optional[tuple]:
+    """Return (id, time) of the last dream in the evidence database, None when there is none."""
     import sqlite3  # on use: robot-memory --help and show do not pay for it
     if not path.exists():
         return None
     try:  # read-only: a push never changes the evidence database
         conn = sqlite3.connect(f'file:{path}?mode=ro', uri=True, timeout=10.0)
         try:
-            row = conn.execute('SELECT max(id) FROM dreams').fetchone()
+            row = conn.execute('SELECT id, at FROM dreams ORDER BY id DESC LIMIT 1').fetchone()
         finally:
             conn.close()
     except sqlite3.Error as error:
         raise ValueError(f'cannot read the dreams of {path} ({error}); run robot-memory dream '
                          'there first') from None
-    return row[0] if row and row[0] is not None else None
+    if not row:
+        return None
+    return row[0], parse_iso(row[1])
 
 
 def cmd_push(args, memory) -> int:
@@ -150,15 +192,17 @@ def cmd_push(args, memory) -> int:
     if document.rrn != configured.node.rrn:
         raise ValueError(f'{memory.path} belongs to {document.rrn}, but --config names '
                          f'{configured.node.rrn}; push with the parameters of the same robot')
-    dream_id = _last_dream(db_path(args, memory))
-    if dream_id is None:
+    dream = _last_dream(db_path(args, memory))
+    if dream is None:
         raise ValueError(f"no dream is recorded for {memory.path}: the store keeps a robot's "
                          'state by dream; run robot-memory dream (or memory_node) first')
-    provenance = Provenance(args.site, args.model, args.firmware, dream_id)
+    dream_id, dream_at = dream
+    provenance = Provenance(args.site, args.model, args.firmware, dream_id, dream_at)
     envelope = envelope_for(document, now, configured.federation, provenance,
                             configured.lifecycle)
     with Outbox(outbox_path(memory.path)) as outbox:
-        print(f'fleet push: {outbox.add(dream_id, document.rrn, args.site, envelope, now)}')
+        print(f'fleet push: '
+              f'{outbox.add(dream_id, dream_at, document.rrn, args.site, envelope, now)}')
         try:
             session = open_session('client', connect=args.connect, tls=_tls(args))
         except FleetError as error:
@@ -210,7 +254,7 @@ def cmd_serve(args, memory) -> int:
         session = open_session('router', args.listen, args.connect, _tls(args))
         try:
             server = StoreServer(session, store, lambda: dt.datetime.now(UTC),
-                                 lambda line: print(line, flush=True))
+                                 lambda line: print(line, flush=True), args.fleet_public_key)
             print(f'fleet serve: store {store.db.where} ({store.db.dialect.name}), listening '
                   f'on {", ".join(args.listen)}', flush=True)
             wait_for_stop(stop)
@@ -235,10 +279,86 @@ def cmd_report(args, memory) -> int:
     return 0
 
 
+def cmd_keygen(args, memory) -> int:
+    """Write the fleet's key pair."""
+    from robot_memory.federation.peer_context import generate_keypair  # on use: see push
+    for path in (args.private, args.public):
+        if pathlib.Path(path).exists():
+            raise ValueError(f'{path} exists; the fleet key is never overwritten (robots trust '
+                             'it): choose another name, or move the old one aside')
+    generate_keypair(args.private, args.public)
+    print(f'fleet keygen: wrote {args.private} (keep it with the store) and {args.public} '
+          "(set it as fleet_public_key in the robots' parameters)")
+    return 0
+
+
+def _publish(args, scope: str, value: str, message: bytes) -> None:
+    from robot_memory.fleet.transport import open_session  # a fleet command's import
+    from robot_memory.fleet.transport import publish_lesson
+    if not args.connect:
+        return
+    session = open_session('client', connect=args.connect, tls=_tls(args))
+    try:
+        publish_lesson(session, scope, value, message)
+    finally:
+        session.close()
+    print(f'fleet {args.fleet_command}: published to every robot of {scope} {value}')
+
+
+def cmd_promote(args, memory) -> int:
+    """Promote a robot's entry to a model's or a site's robots."""
+    from robot_memory.fleet import lesson_store  # a fleet command's import: see push
+    from robot_memory.fleet.envelope import Trust
+    from robot_memory.fleet.store import FleetStore
+    scope, value = ('model', args.model) if args.model else ('site', args.site)
+    with FleetStore(args.store, Trust({})) as store:
+        lesson_id, message = lesson_store.promote(store, args.fleet_key, args.rrn, args.entry,
+                                                  scope, value, args.operator, args.reason,
+                                                  _now(args))
+    print(f'fleet promote: lesson {lesson_id}: {args.rrn} {args.entry} to every robot of '
+          f'{scope} {value}')
+    _publish(args, scope, value, message)
+    return 0
+
+
+def cmd_revoke(args, memory) -> int:
+    """Revoke a lesson."""
+    from robot_memory.fleet import lesson_store  # a fleet command's import: see push
+    from robot_memory.fleet.envelope import Trust
+    from robot_memory.fleet.store import FleetStore
+    with FleetStore(args.store, Trust({})) as store:
+        lesson, message = lesson_store.revoke(store, args.fleet_key, args.lesson,
+                                              args.operator, args.reason, _now(args))
+    print(f'fleet revoke: lesson {args.lesson} revoked')
+    _publish(args, lesson.scope, lesson.scope_value, message)
+    return 0
+
+
+def cmd_lessons(args, memory) -> int:
+    """List the fleet's lessons with their audit."""
+    from robot_memory.fleet import lesson_store  # a fleet command's import: see push
+    from robot_memory.fleet.envelope import Trust
+    from robot_memory.fleet.store import FleetStore
+    with FleetStore(args.store, Trust({})) as store:
+        found = lesson_store.lessons(store)
+    if args.json:
+        print(json.dumps(found, indent=2, ensure_ascii=False))
+        return 0
+    for lesson in found:
+        print(f'{lesson["lesson_id"]}  {lesson["state"]:<8} {lesson["scope"]} '
+              f'{lesson["scope_value"]}  from {lesson["source_rrn"]} {lesson["source_entry"]}')
+        for step in lesson['audit']:
+            print(f'    {step["at"]}  {step["action"]:<8} {step["actor"]}: {step["reason"]}')
+    if not found:
+        print('no fleet lessons yet (robot-memory fleet promote makes one)')
+    return 0
+
+
 def cmd_fleet(args, memory) -> int:
     """Run the fleet action asked for."""
-    return {'push': cmd_push, 'serve': cmd_serve, 'report': cmd_report}[args.fleet_command](
-        args, memory)
+    return {'push': cmd_push, 'serve': cmd_serve, 'report': cmd_report, 'keygen': cmd_keygen,
+            'promote': cmd_promote, 'revoke': cmd_revoke,
+            'lessons': cmd_lessons}[args.fleet_command](args, memory)
 
 
 HANDLERS = {'fleet': cmd_fleet}

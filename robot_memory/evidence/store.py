@@ -121,6 +121,8 @@ AUDIT_ACTIONS: tuple[str, ...] = (
 AUDIT_ACTIONS += ('propose', 'approve', 'reject', 'expire', 'replace')
 # A change made by an undo (robot_memory.review.undo); an entry of a rebuilt database.
 AUDIT_ACTIONS += ('undo', 'merge', 'rebuild')
+# A fleet lesson taken in, revoked or refused (robot_memory.fleet.lessons), ``peer:fleet:<id>``.
+AUDIT_ACTIONS += ('fleet_lesson',)
 ON_CORRUPT = ('raise', 'set_aside')
 _MAX_BUFFER = 200_000
 # SQLite's page cache for the evidence connection, in KiB (its default is 2,000). Ingest

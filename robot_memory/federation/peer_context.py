@@ -518,6 +518,10 @@ def _check_signature(payload: PeerPayload, policy: FederationPolicy) -> None:
 
 # --------------------------------------------------------------------------- merge
 
+# The peer block of fleet lessons (robot_memory.fleet.lessons): revoked, never expired
+FLEET_BLOCK = 'fleet'
+
+
 def peer_entry_id(rrn: str, entry_id: str) -> str:
     """Return the namespaced id of a peer's entry: ``peer:<rrn>:<id>``."""
     return f'{PEER_ID_PREFIX}{rrn}:{entry_id}'
@@ -659,14 +663,18 @@ def corroborations(document: MemoryDocument) -> dict:
 
 def expire_peers(document: MemoryDocument, now: dt.datetime,
                  policy: FederationPolicy) -> list:
-    """Drop the blocks of peers silent for more than ``peer_expiry_s``; return their rrns."""
+    """
+    Drop the blocks of peers silent for more than ``peer_expiry_s``; return their rrns.
+
+    The fleet's lessons (block ``fleet``) do not expire: the fleet revokes them.
+    """
     if not document.peer_context:
         return []
     now = to_utc(now)
     limit = dt.timedelta(seconds=policy.peer_expiry_s)
     kept, dropped = [], []
     for block in document.peer_context:
-        if now - block.last_synced > limit:
+        if now - block.last_synced > limit and block.rrn != FLEET_BLOCK:
             dropped.append(block.rrn)
         else:
             kept.append(block)

@@ -36,6 +36,7 @@ from typing import Optional
 from cryptography.exceptions import InvalidSignature
 
 from robot_memory.common.timeutil import format_iso
+from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import to_utc
 from robot_memory.federation.peer_context import build_payload
 from robot_memory.federation.peer_context import FederationError
@@ -57,7 +58,7 @@ from robot_memory.rcan.schema import check_printable
 from robot_memory.rcan.schema import MemoryDocument
 
 FORMAT = 'robot-memory-fleet/1'
-ENVELOPE_KEYS = ('format', 'site', 'model', 'firmware', 'dream_id', 'payload',
+ENVELOPE_KEYS = ('format', 'site', 'model', 'firmware', 'dream_id', 'dream_at', 'payload',
                  'provenance_signature')
 MAX_LABEL_CHARS = 64
 DEFAULT_MAX_BYTES = 1024 * 1024
@@ -80,12 +81,18 @@ def _label(value: Any, what: str) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Provenance:
-    """Where a payload comes from and which dream made it (the robot is the payload's rrn)."""
+    """
+    Where a payload comes from and which dream made it (the robot is the payload's rrn).
+
+    A dream is its id and its time together: ids start again at 1 when a damaged evidence
+    database is set aside, so the id alone does not name one dream.
+    """
 
     site: str
     model: str
     firmware: str
     dream_id: int
+    dream_at: dt.datetime
 
     def __post_init__(self):
         check_site(self.site)
@@ -94,6 +101,8 @@ class Provenance:
         if isinstance(self.dream_id, bool) or not isinstance(self.dream_id, int) \
                 or not 1 <= self.dream_id < 2 ** 63:
             raise ValueError(f'dream_id must be a whole number from 1, got {self.dream_id!r}')
+        if not isinstance(self.dream_at, dt.datetime) or self.dream_at.tzinfo is None:
+            raise ValueError(f'dream_at must be a time with its zone, got {self.dream_at!r:.80}')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,7 +130,7 @@ def provenance_bytes(payload: PeerPayload, provenance: Provenance) -> bytes:
     data = {'format': FORMAT, 'rrn': payload.rrn, 'sent_at': format_iso(payload.sent_at),
             'site': provenance.site, 'model': provenance.model,
             'firmware': provenance.firmware, 'dream_id': provenance.dream_id,
-            'payload_signature': payload.signature}
+            'dream_at': format_iso(provenance.dream_at), 'payload_signature': payload.signature}
     return json.dumps(data, sort_keys=True, separators=(',', ':'), ensure_ascii=False,
                       allow_nan=False).encode('utf-8')
 
@@ -135,7 +144,7 @@ def seal(payload: PeerPayload, provenance: Provenance, private_key_path) -> byte
     signature = base64.b64encode(key.sign(provenance_bytes(payload, provenance)))
     data = {'format': FORMAT, 'site': provenance.site, 'model': provenance.model,
             'firmware': provenance.firmware, 'dream_id': provenance.dream_id,
-            'payload': payload.to_data(iso=True),
+            'dream_at': format_iso(provenance.dream_at), 'payload': payload.to_data(iso=True),
             'provenance_signature': signature.decode('ascii')}
     return json.dumps(data, sort_keys=True, separators=(',', ':'), ensure_ascii=False,
                       allow_nan=False).encode('utf-8')
@@ -218,7 +227,10 @@ def _decode(raw: bytes, key_rrn: Optional[str], trust: Trust) -> dict:
 
 def _provenance(data: dict, rrn: Optional[str]) -> Provenance:
     try:
-        return Provenance(data['site'], data['model'], data['firmware'], data['dream_id'])
+        if not isinstance(data['dream_at'], str):
+            raise ValueError(f"dream_at must be an ISO time, got {data['dream_at']!r:.80}")
+        return Provenance(data['site'], data['model'], data['firmware'], data['dream_id'],
+                          parse_iso(data['dream_at']))
     except (FleetError, ValueError) as error:
         raise Refused('malformed', str(error)[:300], _MALFORMED_ADVICE, rrn) from None
 

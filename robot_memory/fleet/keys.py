@@ -19,7 +19,10 @@ A robot of site ``S`` with RRN ``R`` publishes its payload on ``robot-memory/fle
 answers queries for it there too, and declares its liveliness token on
 ``robot-memory/fleet/S/R/alive``. The fleet store acknowledges deliveries on its queryable
 ``robot-memory/store/ingest/S/R`` and answers reads on ``robot-memory/store/report`` and
-``robot-memory/store/robots/R``. Site and RRN are single chunks (no ``/``, no wildcards).
+``robot-memory/store/robots/R``. Lessons go out on ``robot-memory/lessons/model/M`` and
+``robot-memory/lessons/site/S``; a robot of site S and model M asks for the current ones on
+``robot-memory/store/lessons/S/M``. Site, model and RRN are single chunks (no ``/``, no
+wildcards).
 """
 
 import re
@@ -36,6 +39,9 @@ ALL_PAYLOADS = f'{FLEET}/*/*/payload'
 ALL_INGEST = f'{STORE}/ingest/*/*'
 REPORT = f'{STORE}/report'
 ROBOTS = f'{STORE}/robots/*'
+LESSONS = f'{ROOT}/lessons'
+ALL_LESSONS = f'{LESSONS}/*/*'
+STORE_LESSONS = f'{STORE}/lessons/*/*'
 
 _SITE = re.compile(SITE_PATTERN)
 _RRN = re.compile(RRN_PATTERN)
@@ -79,6 +85,16 @@ def ingest_key(site: str, rrn: str) -> str:
 def robot_key(rrn: str) -> str:
     """Return the key of the store's queryable that answers one robot's entries."""
     return f'{STORE}/robots/{check_rrn(rrn)}'
+
+
+def lesson_key(scope: str, value: str) -> str:
+    """Return the key the store publishes the lessons of a model or site on."""
+    return f'{LESSONS}/{scope}/{check_site(value)}'
+
+
+def store_lessons_key(site: str, model: str) -> str:
+    """Return the key a robot of ``site`` and ``model`` asks the store for its lessons on."""
+    return f'{STORE}/lessons/{check_site(site)}/{check_site(model)}'
 
 
 def site_and_rrn(key: str) -> Optional[tuple]:

@@ -32,6 +32,7 @@ REASONS = {
     'wrong_key': 'published under a key expression naming another robot or site',
     'oversized': 'more bytes, entries or characters than the store accepts',
     'malformed': 'not a fleet envelope: bad JSON, missing or mistyped fields',
+    'unsigned_lesson': 'a fleet lesson the fleet key did not sign',
 }
 
 

@@ -34,6 +34,7 @@ import time
 from typing import Any
 from typing import Callable
 from typing import Iterator
+from typing import Optional
 
 from robot_memory.common.sqlite_db import create_private_file
 from robot_memory.errors import MissingExtra
@@ -65,26 +66,62 @@ POSTGRES = Dialect('postgresql', '%s', 'BEGIN',
 
 
 class FleetDatabase:
-    """One connection of either dialect: ``execute``, ``rows``, ``transaction``; thread-safe."""
+    """
+    One connection of either dialect: ``execute``, ``rows``, ``transaction``; thread-safe.
 
-    def __init__(self, conn: Any, dialect: Dialect, where: str):
+    A server connection that was lost (PostgreSQL restarted, the network dropped) is opened
+    again by ``reopen``: before a statement when the connection is known broken, and once
+    more when the first statement of a transaction or a read outside one finds it lost, as
+    nothing was written then. A write lost inside a transaction raises: it is rolled back by
+    the server, and the robot's delivery, unacknowledged, comes again.
+    """
+
+    def __init__(self, conn: Any, dialect: Dialect, where: str,
+                 reopen: Optional[Callable[[], Any]] = None, lost: tuple = ()):
         self.conn = conn
         self.dialect = dialect
         self.where = where
+        self.reopen = reopen
+        self.lost = lost  # the driver's errors of a lost connection
+        self.reconnects = 0
         self._lock = threading.RLock()
         self._depth = 0
+
+    def _broken(self) -> bool:
+        return bool(getattr(self.conn, 'broken', False) or getattr(self.conn, 'closed', False))
+
+    def _reconnect(self) -> None:
+        if self.reopen is None:
+            raise FleetError(f'the connection to the fleet store {self.where} was lost')
+        with contextlib.suppress(Exception):  # noqa: B902 - the old connection is gone anyway
+            self.conn.close()
+        self.conn = self.reopen()
+        self.reconnects += 1
+
+    def _run(self, sql: str, parameters, retry: bool) -> Any:
+        if self.reopen is not None and self._broken():
+            self._reconnect()
+        try:
+            cursor = self.conn.cursor()
+            cursor.execute(self.dialect.statement(sql), tuple(parameters))
+            return cursor
+        except self.lost:
+            if not (retry and self.reopen is not None and self._broken()):
+                raise
+        self._reconnect()
+        cursor = self.conn.cursor()
+        cursor.execute(self.dialect.statement(sql), tuple(parameters))
+        return cursor
 
     def execute(self, sql: str, parameters=()) -> Any:
         """Run one statement (inside the current transaction, if any); return its cursor."""
         with self._lock:
-            cursor = self.conn.cursor()
-            cursor.execute(self.dialect.statement(sql), tuple(parameters))
-            return cursor
+            return self._run(sql, parameters, retry=False)
 
     def rows(self, sql: str, parameters=()) -> list:
         """Return the rows of a SELECT as dicts (column name to value)."""
         with self._lock:
-            cursor = self.execute(sql, parameters)
+            cursor = self._run(sql, parameters, retry=not self._depth)
             names = [column[0] for column in cursor.description]
             return [dict(zip(names, row)) for row in cursor.fetchall()]
 
@@ -104,12 +141,13 @@ class FleetDatabase:
                 finally:
                     self._depth -= 1
                 return
-            self.conn.cursor().execute(self.dialect.begin)
+            self._run(self.dialect.begin, (), retry=True)
             self._depth = 1
             try:
                 yield self
             except BaseException:
-                self.conn.cursor().execute('ROLLBACK')
+                if not self._broken():  # a lost connection's transaction is the server's to end
+                    self.conn.cursor().execute('ROLLBACK')
                 raise
             finally:
                 self._depth = 0
@@ -149,6 +187,13 @@ def _connect_postgres(url: str) -> FleetDatabase:
     except ImportError as error:
         raise MissingExtra('a fleet store on PostgreSQL', 'fleet', error.name or 'psycopg') \
             from None
+    return FleetDatabase(_open_postgres(url), POSTGRES, _shown(url),
+                         reopen=lambda: _open_postgres(url),
+                         lost=(psycopg.OperationalError, psycopg.InterfaceError))
+
+
+def _open_postgres(url: str) -> Any:
+    import psycopg  # _connect_postgres checked that it is installed
     try:
         conn = psycopg.connect(url, connect_timeout=int(BUSY_TIMEOUT_S))
     except psycopg.Error as error:
@@ -158,7 +203,7 @@ def _connect_postgres(url: str) -> FleetDatabase:
                          'runs') from None
     # psycopg opens a transaction on the first statement; explicit BEGINs need autocommit.
     conn.autocommit = True
-    return FleetDatabase(conn, POSTGRES, _shown(url))
+    return conn
 
 
 def _shown(url: str) -> str:

@@ -20,8 +20,9 @@ checks it (``fleet.envelope.open_envelope``), and keeps it in one transaction:
 
 - ``fleet_dreams``: one row per (robot, dream) with site, model, firmware, the robot's time
   and both signatures; ``fleet_dream_entries``: the entries of that dream, keyed by (RRN,
-  dream, entry). A dream already kept is acknowledged as ``duplicate`` and changes nothing,
-  so redelivery never counts a dream twice.
+  dream, entry). A dream is its id and its time (ids start again when a robot's damaged
+  evidence database is set aside). A dream already kept is acknowledged as ``duplicate``
+  and changes nothing, so redelivery never counts a dream twice.
 - ``fleet_entries``: each robot's newest state of each entry, and when the store first heard
   of it, when its observation count last grew (reinforced) and when it left the robot's
   payload (resolved: a robot shares only what it still believes).
@@ -57,27 +58,40 @@ MIGRATIONS = (
     ('0001_tables', [
         f'CREATE TABLE fleet_robots (rrn TEXT PRIMARY KEY, site TEXT NOT NULL, model TEXT NOT '
         f'NULL, firmware TEXT NOT NULL, first_heard {_TIME} NOT NULL, last_heard {_TIME} NOT '
-        f'NULL, last_sent_at {_TIME} NOT NULL, last_dream BIGINT NOT NULL)',
-        f'CREATE TABLE fleet_dreams (rrn TEXT NOT NULL, dream_id BIGINT NOT NULL, site TEXT NOT '
-        'NULL, model TEXT NOT NULL, firmware TEXT NOT NULL, sent_at '
-        f'{_TIME} NOT NULL, received_at {_TIME} NOT NULL, entry_count BIGINT NOT NULL, '
+        f'NULL, last_sent_at {_TIME} NOT NULL, last_dream BIGINT NOT NULL, last_dream_at '
+        f'{_TIME} NOT NULL)',
+        f'CREATE TABLE fleet_dreams (rrn TEXT NOT NULL, dream_id BIGINT NOT NULL, dream_at '
+        f'{_TIME} NOT NULL, site TEXT NOT NULL, model TEXT NOT NULL, firmware TEXT NOT NULL, '
+        f'sent_at {_TIME} NOT NULL, received_at {_TIME} NOT NULL, entry_count BIGINT NOT NULL, '
         'payload_signature TEXT NOT NULL, provenance_signature TEXT NOT NULL, '
-        'PRIMARY KEY (rrn, dream_id))',
+        'PRIMARY KEY (rrn, dream_id, dream_at))',
         'CREATE INDEX fleet_dreams_received ON fleet_dreams (received_at)',
         'CREATE TABLE fleet_dream_entries (rrn TEXT NOT NULL, dream_id BIGINT NOT NULL, '
-        'entry_id TEXT NOT NULL, signature TEXT NOT NULL, type TEXT NOT NULL, text TEXT NOT '
-        'NULL, confidence DOUBLE PRECISION NOT NULL, observation_count BIGINT NOT NULL, '
+        f'dream_at {_TIME} NOT NULL, entry_id TEXT NOT NULL, signature TEXT NOT NULL, type '
+        'TEXT NOT NULL, text TEXT NOT NULL, confidence DOUBLE PRECISION NOT NULL, '
+        'observation_count BIGINT NOT NULL, '
         f'first_seen {_TIME} NOT NULL, last_reinforced {_TIME} NOT NULL, tags TEXT NOT NULL, '
-        'PRIMARY KEY (rrn, dream_id, entry_id))',
+        'PRIMARY KEY (rrn, dream_id, dream_at, entry_id))',
         'CREATE TABLE fleet_entries (rrn TEXT NOT NULL, entry_id TEXT NOT NULL, signature TEXT '
         'NOT NULL, type TEXT NOT NULL, text TEXT NOT NULL, confidence DOUBLE PRECISION NOT '
         f'NULL, observation_count BIGINT NOT NULL, tags TEXT NOT NULL, first_seen {_TIME} NOT '
         f'NULL, last_reinforced {_TIME} NOT NULL, first_heard {_TIME} NOT NULL, reinforced_at '
-        f'{_TIME}, resolved_at {_TIME}, last_dream BIGINT NOT NULL, status TEXT NOT NULL, '
+        f'{_TIME}, resolved_at {_TIME}, last_dream BIGINT NOT NULL, last_dream_at {_TIME} NOT '
+        'NULL, status TEXT NOT NULL, '
         'PRIMARY KEY (rrn, entry_id))',
         'CREATE INDEX fleet_entries_signature ON fleet_entries (signature)',
         'CREATE TABLE fleet_refusals (reason TEXT PRIMARY KEY, count BIGINT NOT NULL, '
         f'last_at {_TIME} NOT NULL, last_message TEXT NOT NULL)',
+    ]),
+    ('0002_lessons', [  # fleet.lesson_store: lessons promoted to robots, and their audit
+        'CREATE TABLE fleet_lessons (lesson_id TEXT PRIMARY KEY, scope TEXT NOT NULL, '
+        'scope_value TEXT NOT NULL, source_rrn TEXT NOT NULL, source_entry TEXT NOT NULL, '
+        f'state TEXT NOT NULL, issued_at {_TIME} NOT NULL, revoked_at {_TIME}, '
+        'message TEXT NOT NULL)',
+        'CREATE INDEX fleet_lessons_scope ON fleet_lessons (scope, scope_value)',
+        f'CREATE TABLE fleet_audit (at {_TIME} NOT NULL, lesson_id TEXT NOT NULL, action TEXT '
+        'NOT NULL, actor TEXT NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL)',
+        'CREATE INDEX fleet_audit_lesson ON fleet_audit (lesson_id)',
     ]),
 )
 
@@ -151,10 +165,10 @@ class FleetStore:
 
     def _keep(self, envelope: Envelope, now: float) -> Ack:
         rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
-        sent_at = _epoch(envelope.sent_at)
+        sent_at, dream_at = _epoch(envelope.sent_at), _epoch(envelope.provenance.dream_at)
         robot = self.db.rows('SELECT last_sent_at FROM fleet_robots WHERE rrn = ?', (rrn,))
-        if self.db.value('SELECT 1 FROM fleet_dreams WHERE rrn = ? AND dream_id = ?',
-                         (rrn, dream_id)):
+        if self.db.value('SELECT 1 FROM fleet_dreams WHERE rrn = ? AND dream_id = ? AND '
+                         'dream_at = ?', (rrn, dream_id, dream_at)):
             self.db.execute('UPDATE fleet_robots SET last_heard = ? WHERE rrn = ?', (now, rrn))
             return Ack('duplicate', rrn, dream_id,
                        message=f'dream {dream_id} of {rrn} was kept before; nothing changed')
@@ -166,18 +180,19 @@ class FleetStore:
         provenance = envelope.provenance
         self.db.execute(
             'INSERT INTO fleet_robots (rrn, site, model, firmware, first_heard, last_heard, '
-            'last_sent_at, last_dream) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rrn) DO '
-            'UPDATE SET site = excluded.site, model = excluded.model, firmware = '
-            'excluded.firmware, last_heard = excluded.last_heard, last_sent_at = '
-            'excluded.last_sent_at, last_dream = excluded.last_dream',
+            'last_sent_at, last_dream, last_dream_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON '
+            'CONFLICT (rrn) DO UPDATE SET site = excluded.site, model = excluded.model, '
+            'firmware = excluded.firmware, last_heard = excluded.last_heard, last_sent_at = '
+            'excluded.last_sent_at, last_dream = excluded.last_dream, last_dream_at = '
+            'excluded.last_dream_at',
             (rrn, provenance.site, provenance.model, provenance.firmware, now, now, sent_at,
-             dream_id))
+             dream_id, dream_at))
         self.db.execute(
-            'INSERT INTO fleet_dreams (rrn, dream_id, site, model, firmware, sent_at, '
+            'INSERT INTO fleet_dreams (rrn, dream_id, dream_at, site, model, firmware, sent_at, '
             'received_at, entry_count, payload_signature, provenance_signature) VALUES '
-            '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rrn, dream_id) DO NOTHING',
-            (rrn, dream_id, provenance.site, provenance.model, provenance.firmware, sent_at, now,
-             len(envelope.payload.entries), envelope.payload.signature,
+            '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rrn, dream_id, dream_at) DO NOTHING',
+            (rrn, dream_id, dream_at, provenance.site, provenance.model, provenance.firmware,
+             sent_at, now, len(envelope.payload.entries), envelope.payload.signature,
              envelope.provenance_signature))
         self._keep_entries(envelope, sent_at)
         self._forget_old(now)
@@ -186,6 +201,7 @@ class FleetStore:
 
     def _keep_entries(self, envelope: Envelope, at: float) -> None:
         rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
+        dream_at = _epoch(envelope.provenance.dream_at)
         before = {row['entry_id']: row for row in self.db.rows(
             'SELECT entry_id, observation_count, status FROM fleet_entries WHERE rrn = ?',
             (rrn,))}
@@ -196,37 +212,42 @@ class FleetStore:
                       _epoch(entry.first_seen), _epoch(entry.last_reinforced))
             self.db.execute(
                 'INSERT INTO fleet_dream_entries (rrn, entry_id, signature, type, text, '
-                'confidence, observation_count, tags, first_seen, last_reinforced, dream_id) '
-                'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) '
-                'ON CONFLICT (rrn, dream_id, entry_id) DO NOTHING', values + (dream_id,))
+                'confidence, observation_count, tags, first_seen, last_reinforced, dream_id, '
+                'dream_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rrn, '
+                'dream_id, dream_at, entry_id) DO NOTHING', values + (dream_id, dream_at))
             old = before.pop(entry.id, None)
             grew = old is not None and entry.observation_count > old['observation_count']
             self.db.execute(
                 'INSERT INTO fleet_entries (rrn, entry_id, signature, type, text, confidence, '
                 'observation_count, tags, first_seen, last_reinforced, first_heard, '
-                'reinforced_at, resolved_at, last_dream, status) '
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, 'active') "
+                'reinforced_at, resolved_at, last_dream, last_dream_at, status) '
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, 'active') "
                 'ON CONFLICT (rrn, entry_id) DO UPDATE SET signature = excluded.signature, '
                 'type = excluded.type, text = excluded.text, confidence = excluded.confidence, '
                 'observation_count = excluded.observation_count, tags = excluded.tags, '
                 'first_seen = excluded.first_seen, last_reinforced = excluded.last_reinforced, '
                 'reinforced_at = ?, resolved_at = NULL, last_dream = excluded.last_dream, '
-                "status = 'active'",
-                values + (at, dream_id, at if grew else (old or {}).get('reinforced_at')))
+                "last_dream_at = excluded.last_dream_at, status = 'active'",
+                values + (at, dream_id, dream_at, at if grew else (old or {}).get('reinforced_at')))
         gone = [entry_id for entry_id, row in before.items() if row['status'] == 'active']
         for entry_id in gone:
             self.db.execute("UPDATE fleet_entries SET status = 'resolved', resolved_at = ?, "
-                            'last_dream = ? WHERE rrn = ? AND entry_id = ?',
-                            (at, dream_id, rrn, entry_id))
+                            'last_dream = ?, last_dream_at = ? WHERE rrn = ? AND entry_id = ?',
+                            (at, dream_id, dream_at, rrn, entry_id))
 
     def _forget_old(self, now: float) -> None:
         limit = now - self.retention_s
         self.db.execute('DELETE FROM fleet_dream_entries WHERE EXISTS (SELECT 1 FROM fleet_dreams '
                         'd WHERE d.rrn = fleet_dream_entries.rrn AND d.dream_id = '
-                        'fleet_dream_entries.dream_id AND d.received_at < ?)', (limit,))
+                        'fleet_dream_entries.dream_id AND d.dream_at = fleet_dream_entries.'
+                        'dream_at AND d.received_at < ?)', (limit,))
         self.db.execute('DELETE FROM fleet_dreams WHERE received_at < ?', (limit,))
         self.db.execute("DELETE FROM fleet_entries WHERE status = 'resolved' AND resolved_at < ?",
                         (limit,))
+
+    def count(self, refused: Refused, now: dt.datetime) -> None:
+        """Count a refusal made outside :meth:`receive` (a lesson the fleet key did not sign)."""
+        self._count(refused, _epoch(now))
 
     def _count(self, refused: Refused, now: float) -> None:
         with self.db.transaction():
@@ -248,7 +269,8 @@ class FleetStore:
         return self.db.rows(
             'SELECT e.*, d.site, d.model, d.firmware, d.sent_at, d.payload_signature '
             'FROM fleet_entries e LEFT JOIN fleet_dreams d ON d.rrn = e.rrn AND d.dream_id = '
-            f'e.last_dream {where} ORDER BY e.rrn, e.entry_id', parameters)
+            f'e.last_dream AND d.dream_at = e.last_dream_at {where} ORDER BY e.rrn, e.entry_id',
+            parameters)
 
     def dream_count(self, rrn: Optional[str] = None) -> int:
         """Return how many dreams are kept (one robot's, or all)."""

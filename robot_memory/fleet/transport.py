@@ -31,8 +31,11 @@ from typing import Optional
 
 from robot_memory.errors import MissingExtra
 from robot_memory.fleet import keys
+from robot_memory.fleet import lesson_store
+from robot_memory.fleet.lessons import open_lesson
 from robot_memory.fleet.outbox import Outbox
 from robot_memory.fleet.refusals import FleetError
+from robot_memory.fleet.refusals import Refused
 from robot_memory.fleet.report import build_report
 from robot_memory.fleet.store import Ack
 from robot_memory.fleet.store import FleetStore
@@ -189,14 +192,20 @@ def answer_payload(session, site: str, rrn: str, latest: Callable[[], Optional[b
 
 
 class StoreServer:
-    """The fleet store on Zenoh: the payload subscriber and the ingest, report, robot queryables."""
+    """
+    The fleet store on Zenoh: the payload subscriber and the ingest, report, robot queryables.
+
+    With the fleet's public key: the lessons queryable too, and a subscriber that refuses and
+    counts every lesson on the fleet's key space that the fleet key did not sign.
+    """
 
     def __init__(self, session, store: FleetStore, clock: Callable[[], dt.datetime],
-                 log: Callable[[str], Any] = print):
+                 log: Callable[[str], Any] = print, fleet_public_key=None):
         self.session = session
         self.store = store
         self.clock = clock
         self.log = log
+        self.fleet_public_key = fleet_public_key
         self._lock = threading.Lock()  # one delivery at a time on the store's connection
         self._declared = [
             session.declare_subscriber(keys.ALL_PAYLOADS, self._on_sample),
@@ -204,6 +213,11 @@ class StoreServer:
             session.declare_queryable(keys.REPORT, self._on_report),
             session.declare_queryable(keys.ROBOTS, self._on_robot),
         ]
+        if fleet_public_key is not None:
+            self._declared += [
+                session.declare_queryable(keys.STORE_LESSONS, self._on_lessons),
+                session.declare_subscriber(keys.ALL_LESSONS, self._on_lesson),
+            ]
 
     def close(self) -> None:
         """Undeclare the subscriber and the queryables."""
@@ -260,6 +274,35 @@ class StoreServer:
             query.reply(keys.robot_key(rrn), json.dumps(
                 {'rrn': rrn, 'entries': entries}, ensure_ascii=False).encode('utf-8'))
         self._guarded('a robot query', answer)
+
+    def _on_lessons(self, query) -> None:
+        def answer():
+            site, model = str(query.key_expr).split('/')[-2:]
+            with self._lock:
+                found = lesson_store.messages_for(self.store, site, model)
+            # one reply, even with no lesson: the robot knows the store answered
+            query.reply(query.key_expr, json.dumps(
+                [message.decode('utf-8') for message in found]).encode('utf-8'))
+        self._guarded('a lessons query', answer)
+
+    def _on_lesson(self, sample) -> None:
+        def check():
+            try:
+                open_lesson(sample.payload.to_bytes(), self.fleet_public_key)
+            except Refused as refused:
+                with self._lock:
+                    self.store.count(refused, self.clock())
+                    lesson_store.audit(self.store, self.clock(), 'unknown', 'refused',
+                                       'fleet serve', str(refused),
+                                       {'key': str(sample.key_expr)})
+                self.log(f'fleet serve: {sample.key_expr}: refused ({refused.reason}): '
+                         f'{refused}')
+        self._guarded('a published lesson', check)
+
+
+def publish_lesson(session, scope: str, value: str, message: bytes) -> None:
+    """Publish a signed lesson message to every robot of a model or site."""
+    session.put(keys.lesson_key(scope, value), message)
 
 
 def wait_for_stop(stop: threading.Event) -> None:

@@ -151,6 +151,10 @@ class MemoryNode(EvidenceIntake, Node):
             raise StartupError(f'rules_file: {error}') from None
         telemetry_types = self._telemetry_types()
         self.blackbox = blackbox_edge.start(self)  # None without blackbox_topics
+        self.fleet = None
+        if node_settings.fleet_connect:  # only then the fleet's modules, and Zenoh, are loaded
+            from robot_memory.ros import fleet_link
+            self.fleet = fleet_link.start(self)
         self.cache = DocumentCache(self.memory, self.rrn)
         self._init_intake()
         self.last_dream = self.last_dream_error = self.last_write_error = None
@@ -177,6 +181,8 @@ class MemoryNode(EvidenceIntake, Node):
         self.health = NodeHealth(self).tasks()
         if self.blackbox is not None:
             self.health.add('black box', self.blackbox.health)
+        if self.fleet is not None:
+            self.health.add('fleet', self.fleet.health)
 
         self.schedule = DreamScheduler(self, timers_group)  # dreams and peer tasks, when due
         self.publish_context()
@@ -370,6 +376,8 @@ class MemoryNode(EvidenceIntake, Node):
             raise
         self.last_dream_error = None
         self.last_dream = (now, report.summary())
+        if self.fleet is not None:  # its thread seals and sends the payload
+            self.fleet.dreamt(report.dream_id, now)
         self.cache.invalidate()
         self.publish_context()
         self.publish_diagnostics()
@@ -466,6 +474,9 @@ class MemoryNode(EvidenceIntake, Node):
         recorder = getattr(self, 'blackbox', None)
         if recorder is not None:
             recorder.stop()  # before the worker: its last recording is linked
+        link = getattr(self, 'fleet', None)
+        if link is not None:
+            link.stop()  # its thread sends nothing more
         worker = getattr(self, 'worker', None)
         if worker is not None:
             peers = getattr(self, 'federation', None)

@@ -88,6 +88,8 @@ def test_forged_entries_or_provenance_are_refused(robots):
     _refused(raw, robots, 'forged', 'provenance signature')
     raw = _edited(_sealed(robots), lambda data: data.update(dream_id=4))
     _refused(raw, robots, 'forged', 'provenance signature')
+    raw = _edited(_sealed(robots), lambda data: data.update(dream_at='2026-01-01T00:00:00Z'))
+    _refused(raw, robots, 'forged', 'provenance signature')
     # signed by b's key, claiming to be a
     raw = robots.b.envelope([entry('mem-enc00001', ENCODER)], 1)
     swapped = _edited(raw, lambda data: data['payload'].update(rrn=A))

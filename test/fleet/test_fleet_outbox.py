@@ -32,11 +32,13 @@ def test_payloads_wait_until_acknowledged_and_survive_a_restart(tmp_path):
     path = tmp_path / 'outbox.db'
     with Outbox(path) as outbox:
         for dream_id in (1, 2, 3):
-            assert outbox.add(dream_id, A, 'site', b'payload %d' % dream_id,
-                              NOW + dream_id * DAY) == f'dream {dream_id} queued'
+            assert outbox.add(dream_id, NOW + dream_id * DAY, A, 'site',
+                              b'payload %d' % dream_id, NOW + dream_id * DAY) == \
+                f'dream {dream_id} queued'
     with Outbox(path) as outbox:  # another process, after a reboot
         waiting = outbox.next()
-        assert (waiting.dream_id, waiting.envelope, waiting.older) == (3, b'payload 3', (2, 1))
+        assert (waiting.dream_id, waiting.envelope) == (3, b'payload 3')
+        assert [dream_id for dream_id, _ in waiting.older] == [2, 1]
         outbox.note(waiting, 'no fleet store answered')
         assert outbox.counts() == {'pending': 3, 'acked': 0, 'superseded': 0}
         outbox.acknowledge(waiting, 'stored', NOW + 7 * DAY)
@@ -46,11 +48,11 @@ def test_payloads_wait_until_acknowledged_and_survive_a_restart(tmp_path):
 
 def test_an_acknowledged_dream_is_not_queued_again_and_a_pending_one_is_replaced(tmp_path):
     with Outbox(tmp_path / 'outbox.db') as outbox:
-        outbox.add(4, A, 'site', b'first', NOW)
-        outbox.add(4, A, 'site', b'second', NOW + DAY)
+        outbox.add(4, NOW, A, 'site', b'first', NOW)
+        outbox.add(4, NOW, A, 'site', b'second', NOW + DAY)
         assert outbox.next().envelope == b'second'
         outbox.acknowledge(outbox.next(), 'stored', NOW + DAY)
-        assert outbox.add(4, A, 'site', b'third', NOW + 2 * DAY) == \
+        assert outbox.add(4, NOW, A, 'site', b'third', NOW + 2 * DAY) == \
             'dream 4 was delivered before; nothing new to send'
         assert outbox.next() is None
 
@@ -58,9 +60,22 @@ def test_an_acknowledged_dream_is_not_queued_again_and_a_pending_one_is_replaced
 def test_the_outbox_is_bounded_and_forgets_finished_rows_after_keep_days(tmp_path):
     with Outbox(tmp_path / 'outbox.db', max_pending=3, keep_days=10) as outbox:
         for dream_id in range(1, 8):
-            outbox.add(dream_id, A, 'site', b'x' * 1000, NOW + dream_id * DAY)
+            outbox.add(dream_id, NOW + dream_id * DAY, A, 'site', b'x' * 1000, NOW + dream_id * DAY)
         assert outbox.counts() == {'pending': 3, 'acked': 0, 'superseded': 4}
-        assert outbox.next().older == (6, 5)
+        assert [dream_id for dream_id, _ in outbox.next().older] == [6, 5]
         outbox.acknowledge(outbox.next(), 'stored', NOW + 8 * DAY)
-        outbox.add(8, A, 'site', b'y', NOW + 30 * DAY)
+        outbox.add(8, NOW + 8 * DAY, A, 'site', b'y', NOW + 30 * DAY)
         assert outbox.counts() == {'pending': 1, 'acked': 0, 'superseded': 0}
+
+
+def test_a_new_dream_with_an_old_id_is_queued_after_the_evidence_database_was_set_aside(tmp_path):
+    with Outbox(tmp_path / 'outbox.db') as outbox:
+        outbox.add(1, NOW, A, 'site', b'before', NOW)
+        outbox.acknowledge(outbox.next(), 'stored', NOW)
+        # the damaged database set aside, the new one's first dream is id 1 again, a day later
+        assert outbox.add(1, NOW + DAY, A, 'site', b'after', NOW + DAY) == 'dream 1 queued'
+        waiting = outbox.next()
+        assert (waiting.dream_id, waiting.dream_at, waiting.envelope) == \
+            (1, (NOW + DAY).timestamp(), b'after')
+        outbox.add(2, NOW + 2 * DAY, A, 'site', b'newest', NOW + 2 * DAY)
+        assert outbox.next().envelope == b'newest'  # by time, the newest dream goes first

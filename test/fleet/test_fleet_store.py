@@ -18,6 +18,7 @@ import datetime as dt
 
 import pytest
 
+from robot_memory.fleet.refusals import FleetError
 from robot_memory.fleet.report import build_report
 from robot_memory.fleet.report import format_report
 from robot_memory.fleet.store import FleetStore
@@ -71,6 +72,23 @@ def test_redelivery_of_a_dream_is_acknowledged_and_never_counted_twice(store, ro
     assert sum(store.refusals().values()) == 0
 
 
+def test_a_new_dream_with_an_old_id_is_kept_after_the_robot_set_its_database_aside(
+        store, robots):
+    first = robots.a.envelope([entry('mem-enc00001', ENCODER, at=NOW - DAY)], 1,
+                              dream_at=NOW - DAY, at=NOW - DAY)
+    assert _receive(store, robots.a, first, NOW - DAY).status == 'stored'
+    # dream ids start again at 1: a new dream, with its own time, is not a duplicate
+    again = robots.a.envelope([entry('mem-enc00001', ENCODER, count=5),
+                               entry('mem-lid00001', LIDAR)], 1, dream_at=NOW, at=NOW)
+    ack = _receive(store, robots.a, again)
+    assert (ack.status, ack.dream_id) == ('stored', 1)
+    assert _receive(store, robots.a, again, NOW + HOUR).status == 'duplicate'
+    assert store.dream_count(A) == 2
+    kept = {row['entry_id']: row for row in store.entries(A)}
+    assert kept['mem-enc00001']['observation_count'] == 5
+    assert kept['mem-lid00001']['sent_at'] == NOW.timestamp()  # joined to the new dream
+
+
 def test_an_older_payload_is_refused_as_replayed_and_counted(store, robots):
     new = robots.a.envelope([entry('mem-enc00001', ENCODER, count=5)], 8, at=NOW)
     old = robots.a.envelope([entry('mem-enc00001', ENCODER, count=3)], 7, at=NOW - HOUR)
@@ -88,7 +106,8 @@ def test_every_refusal_is_counted_by_reason_and_shown_by_the_report(store, robot
     store.receive(good, 'depot-north', B, NOW)
     store.receive(good, 'depot-north', B, NOW)
     assert store.refusals() == {'unsigned': 0, 'forged': 0, 'replayed': 0, 'unknown_robot': 0,
-                                'wrong_key': 2, 'oversized': 0, 'malformed': 1}
+                                'wrong_key': 2, 'oversized': 0, 'malformed': 1,
+                                'unsigned_lesson': 0}
     assert store.robots() == []
     text = format_report(build_report(store, NOW))
     assert 'Refused payloads: unsigned 0, forged 0, replayed 0, unknown_robot 0, wrong_key 2' \
@@ -154,3 +173,24 @@ def test_the_report_rolls_up_faults_silence_the_week_and_disagreements(store, ro
     # a week later nothing of it is "this week" any more
     assert build_report(store, NOW + 8 * DAY)['week'] == {'learned': [], 'reinforced': [],
                                                           'resolved': []}
+
+
+def test_the_store_reconnects_after_postgresql_restarts_and_nothing_is_counted_twice(
+        own_postgres, robots):
+    with FleetStore(own_postgres.new_database(), robots.trust) as store:
+        first = robots.a.envelope([entry('mem-enc00001', ENCODER)], 1)
+        assert _receive(store, robots.a, first).status == 'stored'
+        own_postgres.stop()
+        down = robots.a.envelope([entry('mem-enc00001', ENCODER, count=4)], 2, at=NOW + HOUR)
+        with pytest.raises(FleetError, match='cannot connect to the fleet store'):
+            _receive(store, robots.a, down, NOW + HOUR)  # unacknowledged: the robot keeps it
+        own_postgres.start()
+        assert _receive(store, robots.a, down, NOW + HOUR).status == 'stored'
+        assert _receive(store, robots.a, first, NOW + HOUR).status == 'duplicate'
+        own_postgres.stop()
+        own_postgres.start()  # restarted while idle: the next delivery finds out, and reopens
+        third = robots.a.envelope([entry('mem-enc00001', ENCODER, count=5)], 3, at=NOW + DAY)
+        assert _receive(store, robots.a, third, NOW + DAY).status == 'stored'
+        assert store.dream_count(A) == 3 and store.db.reconnects >= 2
+        [kept] = store.entries(A)
+        assert kept['observation_count'] == 5

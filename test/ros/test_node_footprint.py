@@ -18,8 +18,9 @@ What memory_node loads with its default settings: only what its enabled features
 A real MemoryNode is built in a child process (rclpy, the installed package, a memory file
 and an evidence database on disk); the modules it has imported then are what it holds for
 as long as it runs. Vectors, signatures (cryptography), MCP, plotting and sqlite-utils are
-not among them, nor the dream's and undo's code until a dream or an undo: each costs
-megabytes a small robot computer has better uses for.
+not among them, nor the dream's and undo's code until a dream or an undo, nor the fleet's
+(Zenoh, psycopg) without fleet_connect: each costs megabytes a small robot computer has
+better uses for.
 """
 
 import json
@@ -46,10 +47,11 @@ built.destroy_node()
 rclpy.shutdown()
 """
 UNNEEDED = {'sqlite_utils', 'cryptography', 'mcp', 'matplotlib', 'onnxruntime', 'tokenizers',
-            'pandas'}
-# Parts of this package the node needs at night (a dream) or on request (an undo).
+            'pandas', 'zenoh', 'psycopg'}
+# Parts of this package the node needs at night (a dream), on request (an undo), or with
+# fleet_connect set (the fleet).
 ON_DEMAND = {'robot_memory.dream.autodream', 'robot_memory.dream.distiller',
-             'robot_memory.review.undo'}
+             'robot_memory.review.undo', 'robot_memory.ros.fleet_link'}
 
 
 def test_the_node_loads_no_library_its_default_features_do_not_use(tmp_path):

@@ -65,8 +65,13 @@ class Robot:
     firmware: str = '1.4.0'
 
     def envelope(self, entries, dream_id: int, at: dt.datetime = NOW, **provenance) -> bytes:
-        """Return the sealed envelope of ``entries`` made by dream ``dream_id`` at ``at``."""
-        fields = {'site': self.site, 'model': self.model, 'firmware': self.firmware}
+        """
+        Return the sealed envelope of ``entries`` made by dream ``dream_id`` sent at ``at``.
+
+        The dream's time is ``dream_at`` when given, else NOW plus ``dream_id`` hours.
+        """
+        fields = {'site': self.site, 'model': self.model, 'firmware': self.firmware,
+                  'dream_at': NOW + dt.timedelta(hours=dream_id)}
         fields.update(provenance)
         document = MemoryDocument(rrn=self.rrn, last_updated=at, entries=list(entries))
         policy = FederationPolicy(private_key_path=self.private_key, max_entries=100)

@@ -70,29 +70,76 @@ def _run(command: list) -> None:
     assert done.returncode == 0, f'{command[-1]} failed: {done.stdout}{done.stderr}'
 
 
+class PostgresControl:
+    """A server of the tests in its own temporary directory: start, stop (as a crash), remove."""
+
+    def __init__(self, synchronous_commit: str = 'off'):
+        self.synchronous_commit = synchronous_commit
+        self.binaries = _binaries()
+        self.base = pathlib.Path(tempfile.mkdtemp(prefix='robot-memory-pg-'))
+        self.data, sockets = self.base / 'data', self.base / 'sock'
+        sockets.mkdir()
+        self.as_postgres = []
+        if os.geteuid() == 0:  # initdb refuses root: run the server as postgres, in its own dirs
+            self.as_postgres = ['runuser', '-u', 'postgres', '--']
+            for path in (self.base, sockets):
+                shutil.chown(path, 'postgres', 'postgres')
+        self.server = PostgresServer(sockets, free_port())
+        self.running = False
+        _run(self.as_postgres + [self.binaries / 'initdb', '-D', self.data, '-A', 'trust', '-U',
+                                 'postgres', '-E', 'UTF8', '--no-sync'])
+
+    def start(self) -> PostgresServer:
+        """Start the server (on the same socket and port each time); return it."""
+        _run(self.as_postgres + [
+            self.binaries / 'pg_ctl', '-D', self.data, '-l', self.base / 'server.log', '-w',
+            '-t', '60', '-o', f"-c listen_addresses='' -k {self.server.socket_dir} -p "
+            f'{self.server.port} -c fsync=off -c synchronous_commit={self.synchronous_commit}',
+            'start'])
+        self.running = True
+        return self.server
+
+    def stop(self) -> None:
+        """Stop the server at once, as a crash or a restart of the host does."""
+        _run(self.as_postgres + [self.binaries / 'pg_ctl', '-D', self.data, '-m', 'immediate',
+                                 '-w', 'stop'])
+        self.running = False
+
+    def new_database(self) -> str:
+        """Create an empty database on the server; return its URL."""
+        return new_database(self.server)
+
+    def remove(self) -> None:
+        """Stop the server if it runs, and remove its files."""
+        if self.running:
+            self.stop()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
 @pytest.fixture(scope='session')
 def postgres():
     """Start one PostgreSQL server for the session; stop it and remove its files after."""
-    binaries = _binaries()
-    base = pathlib.Path(tempfile.mkdtemp(prefix='robot-memory-pg-'))
-    data, sockets = base / 'data', base / 'sock'
-    sockets.mkdir()
-    as_postgres = []
-    if os.geteuid() == 0:  # initdb refuses root: run the server as postgres, in its own dirs
-        as_postgres = ['runuser', '-u', 'postgres', '--']
-        for path in (base, sockets):
-            shutil.chown(path, 'postgres', 'postgres')
-    port = free_port()
-    _run(as_postgres + [binaries / 'initdb', '-D', data, '-A', 'trust', '-U', 'postgres',
-                        '-E', 'UTF8', '--no-sync'])
-    _run(as_postgres + [binaries / 'pg_ctl', '-D', data, '-l', base / 'server.log', '-w',
-                        '-t', '60', '-o', f"-c listen_addresses='' -k {sockets} -p {port} "
-                        '-c fsync=off -c synchronous_commit=off', 'start'])
+    control = PostgresControl()
     try:
-        yield PostgresServer(sockets, port)
+        yield control.start()
     finally:
-        _run(as_postgres + [binaries / 'pg_ctl', '-D', data, '-m', 'immediate', '-w', 'stop'])
-        shutil.rmtree(base, ignore_errors=True)
+        control.remove()
+
+
+@pytest.fixture
+def own_postgres():
+    """
+    Return a PostgreSQL server of one test, to stop and start; stopped and removed after.
+
+    Commits are synchronous: a stop is a crash, and what was committed before it must be there
+    after the start, as on a production server.
+    """
+    control = PostgresControl(synchronous_commit='on')
+    try:
+        control.start()
+        yield control
+    finally:
+        control.remove()
 
 
 def new_database(server: PostgresServer) -> str:
