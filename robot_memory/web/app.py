@@ -54,6 +54,7 @@ from robot_memory.errors import RobotMemoryError
 from robot_memory.rcan.context import neutralise
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
+from robot_memory.web import blackbox_view
 from robot_memory.web import charts
 from robot_memory.web import data
 from robot_memory.web.guards import csrf_mark
@@ -283,7 +284,7 @@ class Page:
             return data.now_page(source, now, document), problems, note
         page, problems, note = await run_in_threadpool(gather)
         return self.render(request, 'now.html', page=page, problems=problems, title='Now',
-                           clock_note=note)
+                           clock_note=note, active=blackbox_view.active_rows(source))
 
     async def entries(self, request: Request):
         """Show the Entries page."""
@@ -322,7 +323,8 @@ class Page:
                     'confidence_svg': charts.confidence_chart(series['points'],
                                                               series['events'], thresholds),
                     'daily_svg': charts.daily_chart(evidence['daily']),
-                    'hours_svg': charts.hours_chart(evidence['hours'])}
+                    'hours_svg': charts.hours_chart(evidence['hours']),
+                    'recordings': blackbox_view.entry_recordings(source, entry_id)}
         page = await run_in_threadpool(gather)
         if page is None:
             raise Refused(404, f'there is no entry {entry_id!r} in the memory file, among '
@@ -563,7 +565,7 @@ class Page:
                 db_state = None
             finally:
                 conn.close()
-        return file_state, db_state
+        return file_state, db_state, blackbox_view.live_version(source)
 
     async def events(self, request: Request):
         """Send ``change`` (Server-Sent Events) when the memory, a dream or a proposal changes."""
@@ -640,6 +642,7 @@ def _number(text: str) -> int:
 def create_app(config: PageConfig) -> Starlette:
     """Return the operator page's application."""
     page = Page(config)
+    views = blackbox_view.Views(page, Refused)
 
     def guard(handler):
         async def endpoint(request: Request):
@@ -659,6 +662,8 @@ def create_app(config: PageConfig) -> Starlette:
         Route('/review/undo', guard(page.undo), methods=['POST']),
         Route('/typed', guard(page.typed)),
         Route('/events', guard(page.events)),
+        Route('/blackbox/{recording_id}', guard(views.download)),
+        Route('/active/acknowledge', guard(views.acknowledge), methods=['POST']),
         Mount('/static', StaticFiles(directory=str(HERE / 'static')), name='static'),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders),
@@ -670,9 +675,9 @@ def create_app(config: PageConfig) -> Starlette:
 
 def page_config(memory, db_path, settings=None, token: Optional[str] = None,
                 host: str = '127.0.0.1', read_only: bool = False, health=None,
-                encryption: Optional[dict] = None, cache=None) -> PageConfig:
+                encryption: Optional[dict] = None, cache=None, live=None) -> PageConfig:
     """Return a PageConfig for a memory file, its database and the node's settings."""
     max_trust = settings.node.service_max_trust if settings is not None else 'medium'
-    return PageConfig(source=data.Source(memory, db_path, settings, health, cache),
+    return PageConfig(source=data.Source(memory, db_path, settings, health, cache, live),
                       token=token or new_token(), host=host, read_only=read_only,
                       max_trust=max_trust, encryption=encryption or {})
