@@ -292,10 +292,11 @@ class NodeSettings(BaseModel):
                                                      'writes one, not hundreds)')
 
     action_names: list[str] = _frozen(
-        default_factory=lambda: ['/navigate_to_pose', '/move_action'],
+        default_factory=list,
         description="Actions whose aborted goals are evidence, read from each one's "
                     '<action>/_action/status (any action, no code on the robot; see '
-                    "docs/blackbox.md); default Nav2's and MoveIt's; empty: none")
+                    'docs/blackbox.md), e.g. ["/navigate_to_pose", "/move_action"] for Nav2 '
+                    'and MoveIt; empty: none')
     active_hold_s: float = _frozen(default=30.0, ge=0.0, le=86400.0,
                                    description='Active now: a fault is cleared after OK reports '
                                                'for this many seconds (an error log record or '
