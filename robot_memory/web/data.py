@@ -27,6 +27,7 @@ import json
 import os
 import pathlib
 import sqlite3
+from typing import Any
 from typing import Optional
 from typing import TYPE_CHECKING
 
@@ -62,7 +63,7 @@ class Source:
     settings: Optional['Settings'] = None
     health: object = None
     cache: Optional['DocumentCache'] = None  # made by __post_init__ when not given
-    live: object = None  # memory_node's Active now (ros/active_now.py), beside the node only
+    live: Any = None  # memory_node's Active now (ros/active_now.py), beside the node only
 
     def __post_init__(self):
         if self.cache is None:  # beside memory_node: the node's own cache, one copy

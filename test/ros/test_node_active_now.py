@@ -192,3 +192,57 @@ def test_aborted_goals_are_evidence_active_now_and_an_entry_after_the_dream(tmp_
         assert '/an2_navigate_to_pose' in text and 'goal aborted' in text, text
     finally:
         assert node.stop() == 0
+
+
+def test_the_page_beside_the_node_shows_active_now_live_and_acknowledges_it(tmp_path, probe):
+    import shutil
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    chromium = shutil.which('chromium') or shutil.which('chromium-browser')
+    driver_path = shutil.which('chromedriver')
+    assert chromium and driver_path, 'the browser tests need chromium and chromium-driver'
+    token_file = tmp_path / 'token'
+    token_file.write_text(TOKEN)
+    port = free_port()
+    node = NodeProcess(tmp_path, 'an3', active_hold_s=60.0, web_port=port,
+                       web_token_file=str(token_file)).start()
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ('--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(service=Service(driver_path), options=options)
+    browser.set_page_load_timeout(30)
+    try:
+        wait_ready(probe, node)
+        fetch(f'http://127.0.0.1:{port}/')
+        browser.get(f'http://127.0.0.1:{port}/?token={TOKEN}')
+        section = browser.find_element(By.ID, 'active-now').text
+        assert 'Nothing is failing at this moment.' in section
+        WebDriverWait(browser, 10).until(
+            lambda d: d.find_element(By.ID, 'live').text == 'live')
+        diagnostics = probe.create_publisher(DiagnosticArray, '/diagnostics', 100)
+        assert wait_for(lambda: diagnostics.get_subscription_count() > 0, 10.0,
+                        spin=spin(probe))
+        diagnostics.publish(_status(2, 'no scans for 2 s'))
+
+        def shown(text):
+            return lambda d: text in d.find_element(By.ID, 'active-now').text
+        # No reload: the live stream swaps the page when the live state changes.
+        WebDriverWait(browser, 15).until(shown('an: lidar (lidar): no scans for 2 s'))
+        assert 'Active now (faults reported' in browser.find_element(
+            By.ID, 'context-block').text
+        form = browser.find_element(By.CSS_SELECTOR, 'form.acknowledge')
+        form.find_element(By.NAME, 'actor').send_keys('bob')
+        form.find_element(By.TAG_NAME, 'button').click()
+        WebDriverWait(browser, 10).until(lambda d: 'Acknowledged' in d.title
+                                         or 'acknowledged:' in d.page_source)
+        browser.get(f'http://127.0.0.1:{port}/')
+        WebDriverWait(browser, 10).until(shown('by web:bob at'))
+        assert '[acknowledged by "web:bob"]' in browser.find_element(By.ID,
+                                                                     'context-block').text
+    finally:
+        browser.quit()
+        assert node.stop() == 0
