@@ -79,6 +79,11 @@ def _reds(block: ContextBlock, config) -> int:
     return sum(1 for line in block.entries if band(line.effective_confidence, config) == RED)
 
 
+def _used(block: ContextBlock) -> int:
+    """Return at least what the block's lines cost its filler (each line rounded up, +1)."""
+    return sum(estimate_tokens(line) + 1 for line in block.text.split('\n')) + 1
+
+
 def with_active_now(build: Callable[[Optional[int]], ContextBlock], faults: list, now_s: float,
                     budget: int, config) -> tuple:
     """
@@ -98,7 +103,10 @@ def with_active_now(build: Callable[[Optional[int]], ContextBlock], faults: list
         cost = estimate_tokens('\n'.join(lines)) + 2  # the newlines around it
         if cost >= budget - estimate_tokens(untrusted.HEADER) - 1:
             continue
-        block = build(budget - cost)
+        if not full.truncated and _used(full) + cost <= budget:
+            block = full  # it fits beside the section: the smaller budget builds the same
+        else:
+            block = build(budget - cost)
         if _reds(block, config) < reds:
             continue
         rest = block.text.split('\n')[1:] if block.text else []
