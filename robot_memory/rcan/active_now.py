@@ -79,9 +79,16 @@ def _reds(block: ContextBlock, config) -> int:
     return sum(1 for line in block.entries if band(line.effective_confidence, config) == RED)
 
 
-def _used(block: ContextBlock) -> int:
-    """Return at least what the block's lines cost its filler (each line rounded up, +1)."""
-    return sum(estimate_tokens(line) + 1 for line in block.text.split('\n')) + 1
+def _used(block: ContextBlock, upto: Optional[str] = None) -> int:
+    """
+    Return at least what the block's lines cost its filler (each line rounded up, +1).
+
+    ``upto``: only its lines up to this one (the last 🔴 entry's), header included.
+    """
+    lines = block.text.split('\n')
+    if upto is not None:
+        lines = lines[:lines.index(upto) + 1] if upto in lines else lines
+    return sum(estimate_tokens(line) + 1 for line in lines) + 1
 
 
 def with_active_now(build: Callable[[Optional[int]], ContextBlock], faults: list, now_s: float,
@@ -98,10 +105,18 @@ def with_active_now(build: Callable[[Optional[int]], ContextBlock], faults: list
     if not faults:
         return full, 0
     reds = _reds(full, config)
+    # The 🔴 entries come first: what they take of the budget is known without a build.
+    red_lines = [item.line for item in full.entries
+                 if band(item.effective_confidence, config) == RED]
+    text_lines = full.text.split('\n')
+    last_red = max((text_lines.index(line) for line in red_lines if line in text_lines),
+                   default=None)
+    red_used = _used(full, text_lines[last_red]) if last_red is not None else 0
     for count in range(min(len(faults), MAX_LINES), 0, -1):
         lines = section_lines(faults, now_s, count)
         cost = estimate_tokens('\n'.join(lines)) + 2  # the newlines around it
-        if cost >= budget - estimate_tokens(untrusted.HEADER) - 1:
+        if (cost >= budget - estimate_tokens(untrusted.HEADER) - 1
+                or red_used + cost > budget):
             continue
         if not full.truncated and _used(full) + cost <= budget:
             block = full  # it fits beside the section: the smaller budget builds the same
