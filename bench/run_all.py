@@ -227,6 +227,17 @@ GOALS = [
           'bench_node.py', 'rss', {},
           lambda r: f'max {_mb(r["max_mb"])}, {r["slope_mb_per_min"]:+g} MB/min',
           lambda r: f'max {_mb(r["baseline_max_mb"])} bare rclpy subscriber'),
+    _goal('Black box: RAM growth under a 10 MB/s flood within blackbox_ram_mb (64 MB)',
+          'bench_blackbox.py', 'blackbox_rss', {},
+          lambda r: f'+{_mb(r["growth_mb"])} ({_mb(r["mb"])} memory_node, bound '
+                    f'{_mb(r["bound_mb"])})',
+          lambda r: f'+{_mb(r["baseline_growth_mb"])} bare raw rclpy subscriber',
+          lambda r: r['growth_mb'] <= r['bound_mb']),
+    _goal('Black box: a fault during the flood gets its recording', 'bench_blackbox.py',
+          'blackbox_recording', {},
+          lambda r: f'{r["messages"]:,} messages, {_mb(r["mb"])} on disk, linked '
+                    f'{r["latency_s"]:g} s after the fault',
+          lambda r: '—', lambda r: r['messages'] > 0),
     _goal('Keyword recall p50 < 10 ms over 100,000 records', 'bench_recall.py',
           'recall_keyword', {'n': 100_000}, lambda r: f'p50 {_ms(r["p50_ms"])}',
           lambda r: f'p50 {_ms(r["baseline_p50_ms"])} bare FTS5 query (x{r["ratio"]:g})'),

@@ -347,6 +347,28 @@ class NodeSettings(BaseModel):
                              '"depot-north"): fleet_connect is set')
         return self
 
+    action_names: list[str] = _frozen(
+        default_factory=list,
+        description="Actions whose aborted goals are evidence, read from each one's "
+                    '<action>/_action/status (any action, no code on the robot; see '
+                    'docs/blackbox.md), e.g. ["/navigate_to_pose", "/move_action"] for Nav2 '
+                    'and MoveIt; empty: none')
+    active_hold_s: float = _frozen(default=30.0, ge=0.0, le=86400.0,
+                                   description='Active now: a fault is cleared after OK reports '
+                                               'for this many seconds (an error log record or '
+                                               'an aborted goal: after this long without one)')
+
+    @field_validator('action_names')
+    @classmethod
+    def _actions_valid(cls, value: list) -> list:
+        for item in value:
+            if not _NODE_NAME.match(item.strip()):
+                raise ValueError(f'{item!r} is not an action name: give its full name, e.g. '
+                                 '"/navigate_to_pose" (letters, digits, _ and /)')
+        if len(set(value)) != len(value):
+            raise ValueError('an action is named twice; name each once')
+        return [item.strip() for item in value]
+
     @field_validator('telemetry_topics', 'blackbox_topics', 'blackbox_freeze_topics')
     @classmethod
     def _topics_valid(cls, value: list) -> list:

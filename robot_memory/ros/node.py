@@ -79,6 +79,8 @@ from robot_memory.locations import default_db_path
 from robot_memory.msg import ContextBlock
 from robot_memory.rcan.document_cache import DocumentCache
 from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.ros import actions as actions_edge
+from robot_memory.ros import active_now as active_edge
 from robot_memory.ros import blackbox as blackbox_edge
 from robot_memory.ros import convert
 from robot_memory.ros import parameters
@@ -185,6 +187,8 @@ class MemoryNode(EvidenceIntake, Node):
             self.health.add('fleet', self.fleet.health)
 
         self.schedule = DreamScheduler(self, timers_group)  # dreams and peer tasks, when due
+        self.active = active_edge.start(self)  # what is failing now: ~/active_now
+        self.actions = actions_edge.start(self)  # aborted goals of action_names
         self.publish_context()
         # Loading the document left about as much freed heap as it keeps: give it back.
         self.heap = HeapTrimmer()
@@ -302,9 +306,10 @@ class MemoryNode(EvidenceIntake, Node):
     # ------------------------------------------------------------------ context
 
     def build_block(self, token_budget=None, include_peers=True, min_confidence=None):
-        """Return the context block at the memory clock's now, from the cached file."""
-        return self.cache.build_context(self.clock_.now(), self.settings.lifecycle,
-                                        token_budget, include_peers, min_confidence)
+        """Return the context block at the memory clock's now, "Active now" first."""
+        now, config = self.clock_.now(), self.settings.lifecycle
+        return active_edge.block(self, lambda budget: self.cache.build_context(
+            now, config, budget, include_peers, min_confidence), now, token_budget)
 
     def memory_changed(self) -> None:
         """Read the memory file again and publish its block (after a change made here)."""
@@ -347,6 +352,7 @@ class MemoryNode(EvidenceIntake, Node):
         response.below_threshold_max = message.below_threshold_max
         response.below_threshold_id = message.below_threshold_id
         response.framing = block.framing
+        active_edge.reply(self, response)
         return response
 
     # ------------------------------------------------------------------ dreaming

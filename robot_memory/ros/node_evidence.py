@@ -179,6 +179,7 @@ class EvidenceIntake:
 
     def _take(self, observation) -> bool:
         """Store one observation, or hold it while a jump forward of the clock is pending."""
+        self.active.observe(observation)
         if self.schedule.clock_watch.pending is not None:  # its stamp may be in the future
             return self.held.hold(observation)
         return self.worker.submit(observation)

@@ -100,7 +100,8 @@ def _start(node):
     config = page_config(node.memory, node.db_path, settings, token, web.web_host,
                          web.web_read_only, health=lambda: _health_rows(node),
                          encryption={'encrypt_from': web.substrate_encrypt_from or None,
-                                     'key_file': key_file}, cache=node.cache)
+                                     'key_file': key_file}, cache=node.cache,
+                         live=getattr(node, 'active', None))
     config.clock = node.clock_.now
     server = make_server(create_app(config), web.web_host, web.web_port)
     # Bound here, not on the server's thread, so that a port already taken is an error the

@@ -25,15 +25,11 @@ audited operation as the CLI. ``read_only`` offers no change at all.
 import asyncio
 import dataclasses
 import datetime as dt
-import hashlib
 import hmac
-import ipaddress
 import json
 import pathlib
 import re
-import secrets
 import sqlite3
-import time
 from typing import Callable
 from typing import Optional
 import urllib.parse
@@ -58,8 +54,17 @@ from robot_memory.errors import RobotMemoryError
 from robot_memory.rcan.context import neutralise
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
+from robot_memory.web import blackbox_view
 from robot_memory.web import charts
 from robot_memory.web import data
+from robot_memory.web.guards import csrf_mark
+from robot_memory.web.guards import host_name
+from robot_memory.web.guards import is_loopback
+from robot_memory.web.guards import new_token
+from robot_memory.web.guards import SECURITY_HEADERS
+from robot_memory.web.guards import SecurityHeaders
+from robot_memory.web.guards import ServerTiming
+from robot_memory.web.guards import token_cookie
 
 HERE = pathlib.Path(__file__).resolve().parent
 ACTOR_COOKIE = 'robot_memory_actor'
@@ -70,9 +75,6 @@ LIVE_PERIOD_S = 1.0
 MAX_LIVE = 16
 LIVE_SEND_TIMEOUT_S = 30.0  # a stream whose reader stops reading is closed
 ENTRY_ID = re.compile(r'\bmem-[0-9a-f]{8,}\b')
-# A Host header is one name or [IPv6 address] and an optional port, nothing else.
-HOST_HEADER = re.compile(r'(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[A-Za-z0-9.-]+))'
-                         r'(?::[0-9]{1,5})?')
 ID = re.compile(r'[0-9]{1,18}')  # ASCII digits that fit SQLite's integer
 TRUST_LEVELS = SENSITIVITIES  # the typed memory's own levels, lowest first
 
@@ -105,42 +107,6 @@ class PageConfig:
     clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(UTC)
     live_period_s: float = LIVE_PERIOD_S
     max_live: int = MAX_LIVE
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is only reachable from this machine."""
-    if host == 'localhost':
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def host_name(header: str) -> str:
-    """Return the lower-case name a Host header gives, '' when it is not a name and a port."""
-    match = HOST_HEADER.fullmatch(header or '')
-    return (match['v6'] or match['name']).lower() if match else ''
-
-
-def csrf_mark(token: str) -> str:
-    """Return the mark every change form carries: derived from the token, useless without it."""
-    return hmac.new(token.encode(), b'robot_memory csrf', hashlib.sha256).hexdigest()
-
-
-def token_cookie(token: str) -> str:
-    """
-    Return the name of the cookie that holds ``token``: one name per server.
-
-    A browser sends a cookie of 127.0.0.1 to every port, so two pages open side by side
-    (two tunnels to two robots) would otherwise overwrite each other's token.
-    """
-    return 'robot_memory_token_' + hashlib.sha256(token.encode()).hexdigest()[:12]
-
-
-def new_token() -> str:
-    """Return a fresh access token."""
-    return secrets.token_urlsafe(24)
 
 
 class Page:
@@ -318,7 +284,7 @@ class Page:
             return data.now_page(source, now, document), problems, note
         page, problems, note = await run_in_threadpool(gather)
         return self.render(request, 'now.html', page=page, problems=problems, title='Now',
-                           clock_note=note)
+                           clock_note=note, active=blackbox_view.active_rows(source))
 
     async def entries(self, request: Request):
         """Show the Entries page."""
@@ -357,7 +323,8 @@ class Page:
                     'confidence_svg': charts.confidence_chart(series['points'],
                                                               series['events'], thresholds),
                     'daily_svg': charts.daily_chart(evidence['daily']),
-                    'hours_svg': charts.hours_chart(evidence['hours'])}
+                    'hours_svg': charts.hours_chart(evidence['hours']),
+                    'recordings': blackbox_view.entry_recordings(source, entry_id)}
         page = await run_in_threadpool(gather)
         if page is None:
             raise Refused(404, f'there is no entry {entry_id!r} in the memory file, among '
@@ -598,7 +565,7 @@ class Page:
                 db_state = None
             finally:
                 conn.close()
-        return file_state, db_state
+        return file_state, db_state, blackbox_view.live_version(source)
 
     async def events(self, request: Request):
         """Send ``change`` (Server-Sent Events) when the memory, a dream or a proposal changes."""
@@ -672,68 +639,10 @@ def _number(text: str) -> int:
     return int(text)
 
 
-class ServerTiming:
-    """ASGI middleware: a ``Server-Timing: app;dur=MS`` header on every answer (bench_web)."""
-
-    def __init__(self, app):
-        self.app = app
-
-    async def __call__(self, scope, receive, send):
-        """Time the request until its headers go out."""
-        if scope['type'] != 'http':
-            return await self.app(scope, receive, send)
-        started = time.perf_counter()
-
-        async def timed_send(message):
-            if message['type'] == 'http.response.start':
-                spent = (time.perf_counter() - started) * 1000
-                message.setdefault('headers', [])
-                message['headers'] = list(message['headers']) + [
-                    (b'server-timing', f'app;dur={spent:.2f}'.encode())]
-            await send(message)
-        return await self.app(scope, receive, timed_send)
-
-
-# Only the page's own script, style and requests; no frame, plugin, base or foreign form
-# target: a text that slipped past escaping still could not run or send anything away.
-SECURITY_HEADERS = [
-    (b'content-security-policy', b"default-src 'none'; script-src 'self'; style-src 'self'; "
-                                 b"img-src 'self'; connect-src 'self'; form-action 'self'; "
-                                 b"frame-ancestors 'none'; base-uri 'none'"),
-    (b'x-content-type-options', b'nosniff'),
-    (b'x-frame-options', b'DENY'),
-    (b'referrer-policy', b'same-origin'),
-    (b'cross-origin-opener-policy', b'same-origin'),
-    (b'cross-origin-resource-policy', b'same-origin'),
-]
-
-
-class SecurityHeaders:
-    """ASGI middleware: the security headers on every answer; pages are not kept in caches."""
-
-    def __init__(self, app):
-        self.app = app
-
-    async def __call__(self, scope, receive, send):
-        """Add the headers as the answer starts."""
-        if scope['type'] != 'http':
-            return await self.app(scope, receive, send)
-        extra = list(SECURITY_HEADERS)
-        if not scope['path'].startswith('/static/'):
-            extra.append((b'cache-control', b'no-store'))
-
-        async def guarded_send(message):
-            if message['type'] == 'http.response.start':
-                known = {name.lower() for name, _ in message.get('headers', [])}
-                message['headers'] = list(message.get('headers', [])) + [
-                    (name, value) for name, value in extra if name not in known]
-            await send(message)
-        return await self.app(scope, receive, guarded_send)
-
-
 def create_app(config: PageConfig) -> Starlette:
     """Return the operator page's application."""
     page = Page(config)
+    views = blackbox_view.Views(page, Refused)
 
     def guard(handler):
         async def endpoint(request: Request):
@@ -753,6 +662,8 @@ def create_app(config: PageConfig) -> Starlette:
         Route('/review/undo', guard(page.undo), methods=['POST']),
         Route('/typed', guard(page.typed)),
         Route('/events', guard(page.events)),
+        Route('/blackbox/{recording_id}', guard(views.download)),
+        Route('/active/acknowledge', guard(views.acknowledge), methods=['POST']),
         Mount('/static', StaticFiles(directory=str(HERE / 'static')), name='static'),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders),
@@ -764,9 +675,9 @@ def create_app(config: PageConfig) -> Starlette:
 
 def page_config(memory, db_path, settings=None, token: Optional[str] = None,
                 host: str = '127.0.0.1', read_only: bool = False, health=None,
-                encryption: Optional[dict] = None, cache=None) -> PageConfig:
+                encryption: Optional[dict] = None, cache=None, live=None) -> PageConfig:
     """Return a PageConfig for a memory file, its database and the node's settings."""
     max_trust = settings.node.service_max_trust if settings is not None else 'medium'
-    return PageConfig(source=data.Source(memory, db_path, settings, health, cache),
+    return PageConfig(source=data.Source(memory, db_path, settings, health, cache, live),
                       token=token or new_token(), host=host, read_only=read_only,
                       max_trust=max_trust, encryption=encryption or {})

@@ -27,6 +27,7 @@ import json
 import os
 import pathlib
 import sqlite3
+from typing import Any
 from typing import Optional
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,7 @@ from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.dream import summary as dream_summary
+from robot_memory.rcan import active_now
 from robot_memory.rcan import context
 from robot_memory.rcan import lifecycle
 from robot_memory.rcan.schema import ENTRY_TYPES
@@ -61,6 +63,7 @@ class Source:
     settings: Optional['Settings'] = None
     health: object = None
     cache: Optional['DocumentCache'] = None  # made by __post_init__ when not given
+    live: Any = None  # memory_node's Active now (ros/active_now.py), beside the node only
 
     def __post_init__(self):
         if self.cache is None:  # beside memory_node: the node's own cache, one copy
@@ -172,8 +175,13 @@ def now_page(source: Source, now: dt.datetime, document) -> dict:
     config = source.config
     budget = None
     assert source.cache is not None  # made by Source.__post_init__
-    block = context.build_context(document, now, config, budget, True, None,
-                                  source.cache.context_index(document, config))
+    index = source.cache.context_index(document, config)
+    block = context.build_context(document, now, config, budget, True, None, index)
+    if source.live is not None:  # beside memory_node: "Active now" first, as the brain gets it
+        block = active_now.with_active_now(
+            lambda tokens: context.build_context(document, now, config, tokens, True, None,
+                                                 index),
+            source.live.faults(), source.live.now_s(), config.token_budget, config)[0]
     last_dream = None
     conn = source.database()
     if conn is not None:

@@ -86,8 +86,15 @@ FIELDS = {
 
 
 def test_get_context_framing_comes_after_the_old_fields():
-    """Issue 38, point 6: the field added for the brain's prompt is last, as Undo's were."""
-    assert list(srv.GetContext.Response.get_fields_and_field_types())[-1] == 'framing'
+    """Issue 38, point 6: the field added for the brain's prompt after the old ones."""
+    fields = list(srv.GetContext.Response.get_fields_and_field_types())
+    assert fields.index('framing') == len(fields) - 3
+
+
+def test_get_context_active_now_comes_last():
+    """Issue 39, point 5: "Active now" as fields of its own, after every older field."""
+    fields = list(srv.GetContext.Response.get_fields_and_field_types())
+    assert fields[-2:] == ['active_now', 'active_now_text']
 
 
 def test_undo_fields_added_later_come_after_the_old_ones():

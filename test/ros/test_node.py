@@ -95,8 +95,11 @@ def test_diagnostics_dream_and_get_context_show_the_entry_in_its_band(learned, p
     assert entry.effective_confidence >= 0.8 and entry.effective_confidence <= entry.confidence
     expected = f'{band(entry.effective_confidence)} [{percent(entry.effective_confidence)}%]'
     # The block opens with its framing header (issue 38, point 6), also a field of its own.
-    header, first = reply.text.split('\n')[:2]
-    assert header == HEADER and reply.framing == FRAMING
+    lines = reply.text.split('\n')
+    assert lines[0] == HEADER and reply.framing == FRAMING
+    # The encoder still warns (no OK since): "Active now" comes first (issue 39, point 5).
+    assert lines[1].startswith('Active now') and 'left wheel encoder' in lines[2]
+    first = lines[lines.index('') + 1]
     assert first.startswith(expected + ' base: left wheel encoder'), reply.text
     assert expected.startswith('🔴')
 
@@ -108,7 +111,10 @@ def test_get_context_refuses_a_bad_min_confidence_and_honours_a_high_one(learned
     assert not bad.success and 'min_confidence' in bad.message
     strict = call(probe, GetContext, f'{node.prefix}/get_context',
                   GetContext.Request(min_confidence=0.99))
-    assert strict.success and strict.text == '' and not strict.entries
+    # No entry passes; what is failing now is still said (the encoder warns yet).
+    assert strict.success and not strict.entries and '🔴' not in strict.text
+    assert [fault.source_key for fault in strict.active_now] == [
+        'diagnostic|wheel_left|base: left wheel encoder']
 
 
 def test_a_late_subscriber_to_context_receives_the_block(learned, probe):
@@ -116,7 +122,7 @@ def test_a_late_subscriber_to_context_receives_the_block(learned, probe):
     block = latched_context(probe, node)
     assert block.rrn == 'RRN-000000000042'
     assert [entry.id for entry in block.entries] == list(dream.created)
-    assert block.text.startswith(HEADER + '\n🔴 [')
+    assert block.text.startswith(HEADER + '\nActive now') and '\n\n🔴 [' in block.text
 
 
 def test_the_memory_file_is_written_private(learned):

@@ -552,6 +552,9 @@ def test_a_lidar_fault_seen_today_reaches_the_brain_and_the_reply_says_what_is_l
         assert lidar.id in dream.created and 'lidar' in lidar.text.lower()
         assert lidar.effective_confidence < 0.3
         lines = reply.text.split('\n')[1:]  # after the header (issue 38, point 6)
+        # The lidar has sent no OK since: "Active now" comes first (issue 39, point 5).
+        assert lines[0].startswith('Active now') and 'front scanner' in lines[1], reply.text
+        lines = lines[lines.index('') + 1:]
         assert lines[0].startswith('Seen in the last 24 h, below the 30% injection threshold')
         assert lines[1].startswith('🟢 [') and 'lidar' in lines[1].lower(), reply.text
         assert reply.below_threshold == len(dream.created) and reply.omitted == 0
@@ -563,7 +566,8 @@ def test_a_lidar_fault_seen_today_reaches_the_brain_and_the_reply_says_what_is_l
         # A caller raising the threshold asked for strong entries only: told what is left out.
         strict = call(probe, GetContext, f'{node.prefix}/get_context',
                       GetContext.Request(min_confidence=0.5))
-        assert strict.success and strict.text == '' and not strict.recent_entries
+        assert strict.success and not strict.recent_entries and not strict.entries
+        assert strict.text.split('\n')[1:] == strict.active_now_text.split('\n'), strict.text
         assert 'below the 50% injection threshold' in strict.message, strict.message
 
         block = latched_context(probe, node)

@@ -350,3 +350,67 @@ def test_a_bidi_override_in_an_entry_reads_as_the_brain_gets_it(served, browser)
     browser.get(base + '/')
     block = text_of(browser, '#context-block')
     assert 'left \\u202eright wheel' in block
+
+
+def _recording(directory: pathlib.Path) -> tuple:
+    """Write a black-box recording of the demo's first linked entry; return (entry, bytes)."""
+    from robot_memory.evidence import blackbox
+    database = directory / 'robot-memory.db'
+    with EvidenceStore(database) as store:
+        conn = store.db.conn
+        signature, entry_id = conn.execute(
+            'SELECT signature, entry_id FROM signatures WHERE entry_id IS NOT NULL '
+            'ORDER BY entry_id LIMIT 1').fetchone()
+        folder = directory / 'robot-memory.blackbox'
+        folder.mkdir()
+        now_ns = time.time_ns()
+        path = folder / blackbox.recording_name(signature, now_ns)
+        messages = [(now_ns - 10**9 + index * 10**8, '/scan', bytes(400)) for index in range(12)]
+        size, digest = blackbox.write_recording(path, {'/scan': ('sensor_msgs/msg/LaserScan',
+                                                                 None)}, messages)
+        frame = {'/battery_state': {'type': 'sensor_msgs/msg/BatteryState', 'stamp': 1.0,
+                                    'value': {'voltage': 11.8, 'percentage': 0.42,
+                                              'current': -1.5, 'present': True}},
+                 '/odom': {'type': 'nav_msgs/msg/Odometry',
+                           'missing': 'no message since the node started'}}
+        window = blackbox.Window(signature, 'diagnostic|x|y', now_ns, now_ns - 10**9,
+                                 now_ns + 2 * 10**8)
+        with store.db.atomic(immediate=True):
+            blackbox.record(conn, path, window, size, ['/scan'], digest, frame)
+    return entry_id, path.read_bytes()
+
+
+def test_an_entry_lists_its_recordings_plots_the_freeze_frame_and_downloads_with_token(
+        served, browser):
+    from selenium.webdriver.common.by import By
+    base, memory, directory = served
+    entry_id, content = _recording(directory)
+    browser.get(f'{base}/entries/{entry_id}')  # no token yet: listed, not offered
+    row = text_of(browser, '#recordings tr:nth-child(2)')
+    assert '/scan' in row and 'download needs the access token' in row, row
+    assert re.search(r'\d+(\.\d)? (kB|B)', row), row
+    bars = fresh(browser, lambda d: [item.get_attribute('textContent') for item in
+                                     d.find_elements(By.CSS_SELECTOR, '.freeze-chart rect title')])
+    assert bars == ['/battery_state current = -1.5', '/battery_state percentage = 0.42',
+                    '/battery_state voltage = 11.8'], bars
+    assert '/odom: no message since the node started' in browser.find_element(
+        By.TAG_NAME, 'main').text
+    blocked = browser.execute_async_script(
+        'var done = arguments[0]; fetch("/blackbox/1").then(function (r) { done(r.status); });')
+    assert blocked == 403
+    browser.get(f'{base}/entries/{entry_id}?token={TOKEN}')
+    link = fresh(browser, lambda d: d.find_element(By.CSS_SELECTOR, '#recordings a'))
+    assert link.get_attribute('href') == f'{base}/blackbox/1'
+    got = browser.execute_async_script(
+        'var done = arguments[0]; fetch("/blackbox/1").then(function (r) { return '
+        'r.arrayBuffer(); }).then(function (b) { done(b.byteLength); });')
+    assert got == len(content) and content.startswith(b'\x89MCAP')
+    shot(browser, 'entry-recordings')
+    # A recording deleted by hand stays listed, marked gone, and is not offered.
+    for path in (directory / 'robot-memory.blackbox').iterdir():
+        path.unlink()
+    browser.get(f'{base}/entries/{entry_id}')
+    assert 'gone (deleted by hand?)' in text_of(browser, '#recordings')
+    gone = browser.execute_async_script(
+        'var done = arguments[0]; fetch("/blackbox/1").then(function (r) { done(r.status); });')
+    assert gone == 404
