@@ -25,10 +25,12 @@ use (learn, recall, forget, revision, ...) are ``Substrate``'s.
 
 import base64
 import contextlib
+import dataclasses
 import datetime as dt
 import hashlib
 import json
 import threading
+from typing import Any
 from typing import cast
 from typing import Iterable
 from typing import Optional
@@ -71,6 +73,50 @@ numpy = lazy_imports.deferred('numpy')
 REQUEST_WINDOW = 10_000
 REQUEST_WINDOW_S = 86_400.0
 MAX_REQUEST_ID = 128
+
+
+@dataclasses.dataclass(frozen=True)
+class NewRecord:
+    """
+    A record to insert with :meth:`RecordTable.insert`, its fields checked by the caller.
+
+    :param id: the record id (a UUID string)
+    :param type: the memory type (``episodic``, ``semantic``, ...)
+    :param text: the text, as recall shows and searches it
+    :param tags: the tags, at most ``MAX_TAGS``
+    :param context: the context object (e.g. ``{"location": {"room": "kitchen"}}``)
+    :param payload: the payload of the type, as its model dumps it
+    :param sensitivity: the sensitivity level (``low`` ... ``critical``)
+    :param confidence: the confidence, 0 to 1
+    :param salience: the salience now, 0 to 1
+    :param decay: the decay profile
+    :param pinned: True: the salience never decays
+    :param provenance: the sources, ``{"kind", "ref"[, "hash"]}`` objects
+    :param scope: the scope (``robot``, ``site``, ``global``), or None
+    :param created_by: the actor that created it
+    :param vector: its vector, when already embedded (None: embedded on insert if vectors
+        are on)
+    :param seal: True: stored encrypted whatever its sensitivity
+    :param status: its status (``active``; an import keeps the record's own)
+    """
+
+    id: str
+    type: str
+    text: str
+    tags: list
+    context: dict
+    payload: dict
+    sensitivity: str
+    confidence: float
+    salience: float
+    decay: 'DecayProfile'
+    pinned: bool = False
+    provenance: list = dataclasses.field(default_factory=list)
+    scope: Optional[str] = None
+    created_by: str = 'api'
+    vector: Any = None
+    seal: bool = False
+    status: str = 'active'
 
 
 class RecordTable:
@@ -256,12 +302,18 @@ class RecordTable:
         conn.execute('UPDATE substrate_records SET status = ?, updated_at = ? WHERE id = ?',
                      (status, now_s, record_id))
 
-    def insert(self, conn, now_s: float, record_id: str, kind: str, text: str, tags: list,
-               context: dict, payload: dict, sensitivity: str, confidence: float,
-               salience: float, decay: 'DecayProfile', pinned: bool, provenance: list,
-               scope: Optional[str], created_by: str, vector=None, seal: bool = False,
-               status: str = 'active') -> None:
-        """Insert a new record (sealed when its sensitivity is encrypted) inside ``conn``."""
+    def insert(self, conn, now_s: float, record: NewRecord) -> None:
+        """
+        Insert a new record (sealed when its sensitivity is encrypted) inside ``conn``.
+
+        :param conn: the connection of the open transaction (``transaction()``)
+        :param now_s: the time of the insert, seconds since the epoch (created, updated,
+            last reinforced)
+        :param record: what to insert, checked by the caller
+        """
+        record_id, kind, text, tags = record.id, record.type, record.text, record.tags
+        context, payload, sensitivity = record.context, record.payload, record.sensitivity
+        provenance, vector, decay = record.provenance, record.vector, record.decay
         subject = predicate = condition_key = facet = object_key = None
         if kind == 'semantic':
             object_key = schema.object_key(payload['object'])
@@ -271,7 +323,7 @@ class RecordTable:
             _, facet = textrules.fact_facet(payload['predicate'], payload['object'],
                                             payload.get('single_valued'))
         content_hash, sealed, key_name = textrules.content_hash(text), None, None
-        if seal or self.sealing.seals(sensitivity):
+        if record.seal or self.sealing.seals(sensitivity):
             sealed, key_name, digests = self.sealing.seal_row(
                 conn, record_id, {'text': text, 'tags': tags, 'context': context,
                                   'payload': payload},
@@ -294,11 +346,12 @@ class RecordTable:
             'provenance, subject, predicate, condition_key, embedding, embedding_model, facet, '
             'object_key, sealed, key_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
             '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-            (record_id, kind, sensitivity, status, text, ' '.join(tags), scope, confidence,
-             salience, now_s, now_s, now_s, decay.curve, float(decay.half_life_seconds),
-             decay.min_salience, decay.max_age_seconds, decay.reinforcement_gain, int(pinned),
-             content_hash, dumps(context), dumps(payload),
-             dumps({'sources': provenance, 'created_by': created_by}), subject, predicate,
+            (record_id, kind, sensitivity, record.status, text, ' '.join(tags), record.scope,
+             record.confidence, record.salience, now_s, now_s, now_s, decay.curve,
+             float(decay.half_life_seconds), decay.min_salience, decay.max_age_seconds,
+             decay.reinforcement_gain, int(record.pinned), content_hash, dumps(context),
+             dumps(payload), dumps({'sources': provenance, 'created_by': record.created_by}),
+             subject, predicate,
              condition_key, vector, model, facet, object_key, sealed, key_name))
         if vector is not None:
             trim_changes(conn)
