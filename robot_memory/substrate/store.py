@@ -47,10 +47,12 @@ and score only); two or more levels above is *withheld*: left out, and counted a
 candidates recall examined (``RecallResult.withheld``; not a census, so recall stays fast).
 """
 
+import dataclasses
 import datetime as dt
 from typing import Iterable
 from typing import Optional
 from typing import TYPE_CHECKING
+from typing import Union
 
 from robot_memory.substrate import forgetting
 from robot_memory.substrate import learning
@@ -95,49 +97,150 @@ class Substrate(RecordTable):
 
     # ------------------------------------------------------------------ learn
 
-    def learn(self, text, *args, **fields) -> LearnResult:
+    def learn(self, text: Union[str, LearnRequest], *, type: Optional[str] = None,
+              tags: Optional[list] = None, context: Optional[dict] = None,
+              now: Optional[dt.datetime] = None, sensitivity: Optional[str] = None,
+              confidence: float = 0.7, salience: float = 0.7, payload: Optional[dict] = None,
+              provenance: Iterable = (), conditions: Optional[dict] = None,
+              scope: Optional[str] = None, decay: Optional[dict] = None, pinned: bool = False,
+              actor: str = 'api', dedup: bool = True, on_conflict: str = 'auto',
+              single_valued: Optional[bool] = None) -> LearnResult:
         """
         Store a memory, or reinforce the existing one when it is a duplicate.
 
-        ``text`` is the text, with :class:`~.learning.LearnRequest`'s fields as keywords,
-        or a ``LearnRequest`` itself; see :func:`.learning.learn` for dedup and revision.
+        See :func:`.learning.learn` for dedup and the revision of conflicting facts.
+
+        :param text: the text to remember; or a whole :class:`~.learning.LearnRequest`,
+            and then no other argument
+        :param type: the memory type (``episodic``, ``semantic``, ``competence``,
+            ``plan_graph``, ``working``); None: classified from the text
+        :param tags: words to find it by, at most ``MAX_TAGS``
+        :param context: where and when it holds, e.g. ``{"location": {"room": "kitchen"}}``
+        :param now: the time of the learn, an aware datetime (required)
+        :param sensitivity: ``low`` ... ``critical``; None: ``high`` for text that looks
+            secret, else the store's ``default_sensitivity``
+        :param confidence: how sure the source is, 0 to 1
+        :param salience: how much it matters now, 0 to 1 (decays with time)
+        :param payload: the type's payload; None: derived from the text
+        :param provenance: the sources, ``{"kind", "ref"[, "hash"]}`` objects
+        :param conditions: when a fact holds (its validity), e.g. ``{"floor": 2}``
+        :param scope: who it is for (``robot``, ``site``, ``global``), or None
+        :param decay: a ``DecayProfile`` object; None: the type's default
+        :param pinned: True: its salience never decays
+        :param actor: who learns it, for the audit log
+        :param dedup: False: store it even when a duplicate exists
+        :param on_conflict: a conflicting fact: ``auto``, ``supersede``, ``contest`` or
+            ``error``
+        :param single_valued: whether the fact's predicate takes one value, when the
+            vocabulary does not know it
         """
-        if isinstance(text, LearnRequest) and not args and not fields:
+        fields = LearnRequest('', type, tags, context, now, sensitivity, confidence, salience,
+                              payload, provenance, conditions, scope, decay, pinned, actor,
+                              dedup, on_conflict, single_valued)
+        if isinstance(text, LearnRequest):
+            if fields != LearnRequest(''):
+                raise SubstrateError('give a LearnRequest or the fields as keywords, not both')
             return learning.learn(self, text)
-        return learning.learn(self, LearnRequest(text, *args, **fields))
+        return learning.learn(self, dataclasses.replace(fields, text=text))
 
-    def learn_many(self, texts: Iterable[str], now: dt.datetime, *args, **kwargs) -> int:
-        """Bulk-load texts in one transaction (see :func:`.learning.learn_many`); rows added."""
-        return learning.learn_many(self, texts, now, *args, **kwargs)
+    def learn_many(self, texts: Iterable[str], now: dt.datetime, *, type: Optional[str] = None,
+                   sensitivity: Optional[str] = None, confidence: float = 0.7,
+                   actor: str = 'bulk') -> int:
+        """
+        Bulk-load texts in one transaction (exact-text dedup only); returns the rows added.
 
-    def restore(self, record: dict, now: dt.datetime, *args, **kwargs) -> str:
-        """Insert a full record, id and times kept (see :func:`.learning.restore`); its status."""
-        return learning.restore(self, record, now, *args, **kwargs)
+        :param texts: the texts, one record each
+        :param now: the time of the load, an aware datetime
+        :param type: the memory type of all of them; None: each classified from its text
+        :param sensitivity: the sensitivity of all; None: the store's default
+        :param confidence: the confidence of all, 0 to 1
+        :param actor: who loads them, for the audit log
+        """
+        return learning.learn_many(self, texts, now, type=type, sensitivity=sensitivity,
+                                   confidence=confidence, actor=actor)
+
+    def restore(self, record: dict, now: dt.datetime, *, actor: str = 'import',
+                reason: str = 'imported') -> str:
+        """
+        Insert a full record, id and times kept (see :func:`.learning.restore`); its status.
+
+        :param record: the record, in ``MemoryRecord`` shape (as ``get(...).to_dict()``)
+        :param now: the time of the import, an aware datetime
+        :param actor: who imports it, for the audit log
+        :param reason: why, for the audit log
+        """
+        return learning.restore(self, record, now, actor=actor, reason=reason)
 
     def find_duplicate(self, kind: str, text: str, vector=None) -> Optional[tuple]:
         """(row, match, similarity) of a live duplicate of ``text`` of type ``kind``, or None."""
         return learning.find_duplicate(self, kind, text, vector)
 
-    def preview_learn(self, text: str, **kwargs) -> LearnResult:
+    def preview_learn(self, request: LearnRequest) -> LearnResult:
         """
-        Return what ``learn`` would do now (checked, deduplicated, revised), changing nothing.
+        Return what ``learn`` of ``request`` would do now (checked, deduplicated, revised).
 
-        The learn runs in a transaction (a savepoint inside ``once``'s) that is rolled back
-        (the proposals queue shows a person what an agent's learn would do before it is
-        approved).
+        Nothing changes: the learn runs in a transaction (a savepoint inside ``once``'s)
+        that is rolled back (the proposals queue shows a person what an agent's learn
+        would do before it is approved).
         """
-        with self._lock, self.db.atomic(immediate=True, rollback=True):
-            return self.learn(text, **kwargs)
+        with self.lock, self.db.atomic(immediate=True, rollback=True):
+            return learning.learn(self, request)
 
     # ------------------------------------------------------------------ recall and selection
 
-    def recall(self, query: str, *args, **kwargs) -> RecallResult:
-        """Find records for ``query`` (see :func:`.recall.recall`)."""
-        return recalling.recall(self, query, *args, **kwargs)
+    def recall(self, query: str, *, k: int = 5, filters: Optional[dict] = None,
+               trust: str = 'medium', now: Optional[dt.datetime] = None, types=None,
+               tags=None, near=None, max_distance: Optional[float] = None,
+               position_path: str = 'context.position', vectors: Optional[bool] = None,
+               include_inactive: bool = False, reinforce: bool = True,
+               min_confidence: float = 0.0, keywords: bool = True,
+               record: bool = True) -> RecallResult:
+        """
+        Find records for ``query``: BM25 (+ vectors) fused, weighted, trust-gated.
 
-    def select(self, task: str, *args, **kwargs) -> SelectionResult:
-        """Choose among competence / plan records for a task (see :func:`.recall.select`)."""
-        return recalling.select(self, task, *args, **kwargs)
+        See :func:`.recall.recall` for the scoring.
+
+        :param query: what to look for, in words
+        :param k: how many hits at most, 1 to ``MAX_K``
+        :param filters: conditions on context fields (see :mod:`.filters`)
+        :param trust: the caller's trust level (``low`` ... ``critical``): records one
+            level above are redacted, two or more withheld
+        :param now: the time of the recall, an aware datetime (salience decays to it)
+        :param types: a memory type or a list of them; None: all
+        :param tags: tags every hit must carry
+        :param near: a point (x, y[, z]): hits nearest first
+        :param max_distance: with ``near``, leave out records farther away (or without
+            a position)
+        :param position_path: where the context holds a position (``context.``...)
+        :param vectors: True / False: search vectors or not; None: when an embedder is set
+        :param include_inactive: True: retracted and superseded records too
+        :param reinforce: False: the hits are not reinforced
+        :param min_confidence: leave out records less confident than this
+        :param keywords: False: vectors only
+        :param record: False: a look that writes nothing (no recall log, no reinforcement)
+        """
+        return recalling.recall(
+            self, query, k=k, filters=filters, trust=trust, now=now, types=types, tags=tags,
+            near=near, max_distance=max_distance, position_path=position_path,
+            vectors=vectors, include_inactive=include_inactive, reinforce=reinforce,
+            min_confidence=min_confidence, keywords=keywords, record=record)
+
+    def select(self, task: str, now: dt.datetime, *, context: Optional[dict] = None,
+               types=('competence', 'plan_graph'), trust: str = 'medium',
+               margin: float = 0.1, k: int = 5) -> SelectionResult:
+        """
+        Choose among competence / plan records for a task (see :func:`.recall.select`).
+
+        :param task: the task, in words
+        :param now: the time of the choice, an aware datetime
+        :param context: the current conditions, matched against the records' conditions
+        :param types: the memory types to choose among
+        :param trust: the caller's trust level, as in ``recall``
+        :param margin: best two closer than this: undecided, candidates ranked
+        :param k: how many candidates at most
+        """
+        return recalling.select(self, task, now, context=context, types=types, trust=trust,
+                                margin=margin, k=k)
 
     # ------------------------------------------------------------------ feedback and outcomes
 
@@ -188,9 +291,28 @@ class Substrate(RecordTable):
 
     # ------------------------------------------------------------------ forget and pin
 
-    def forget(self, target: str, *args, **kwargs) -> ForgetResult:
-        """Archive, delete or restore records by id or query (see :func:`.forgetting.forget`)."""
-        return forgetting.forget(self, target, *args, **kwargs)
+    def forget(self, target: str, reason: str, now: dt.datetime, *, hard: bool = False,
+               actor: str = 'api', limit: int = 10, dry_run: bool = False,
+               all_matches: bool = False, restore: bool = False, by: str = 'auto',
+               trust: Optional[str] = None) -> ForgetResult:
+        """
+        Archive, delete or restore records by id or query (see :func:`.forgetting.forget`).
+
+        :param target: a record id, or words the records hold
+        :param reason: why, for the audit log
+        :param now: the time of the forget, an aware datetime
+        :param hard: True: delete for good (the audit entry stays)
+        :param actor: who forgets, for the audit log
+        :param limit: with ``all_matches``, at most this many records
+        :param dry_run: True: change nothing, report what would go
+        :param all_matches: True: every match of a query, not only the best
+        :param restore: True: bring archived records back
+        :param by: ``id``, ``query`` or ``auto`` (an id if one exists)
+        :param trust: the caller's trust level, as in ``recall``; None: every record
+        """
+        return forgetting.forget(self, target, reason, now, hard=hard, actor=actor,
+                                 limit=limit, dry_run=dry_run, all_matches=all_matches,
+                                 restore=restore, by=by, trust=trust)
 
     def pin(self, record_id: str, now: dt.datetime, reason: str = 'pinned',
             actor: str = 'api') -> None:
@@ -214,33 +336,115 @@ class Substrate(RecordTable):
 
     # ------------------------------------------------------------------ revision
 
-    def supersede(self, record_id: str, *args, **kwargs) -> RevisionResult:
-        """Replace a record by a new version (see :func:`.revision.supersede`)."""
-        return revision.supersede(self, record_id, *args, **kwargs)
+    def supersede(self, record_id: str, now: dt.datetime, reason: str, *,
+                  text: Optional[str] = None, payload: Optional[dict] = None, object=None,
+                  confidence: Optional[float] = None, tags: Optional[list] = None,
+                  context: Optional[dict] = None, provenance: Iterable = (),
+                  actor: str = 'api') -> RevisionResult:
+        """
+        Replace a record by a new version; the old one becomes ``superseded``, atomically.
 
-    def fork(self, record_id: str, *args, **kwargs) -> RevisionResult:
-        """Split a fact by conditions (see :func:`.revision.fork`)."""
-        return revision.fork(self, record_id, *args, **kwargs)
+        :param record_id: the record to replace
+        :param now: the time of the revision, an aware datetime
+        :param reason: why, for the audit log
+        :param text: the new text; None: the old one
+        :param payload: the new payload; None: derived from the old one and ``text``
+        :param object: a fact's new object (value); None: unchanged
+        :param confidence: the new confidence; None: the old one
+        :param tags: the new tags; None: the old ones
+        :param context: the new context; None: the old one
+        :param provenance: sources added to the old ones
+        :param actor: who revises, for the audit log
+        """
+        return revision.supersede(self, record_id, now, reason, text=text, payload=payload,
+                                  object=object, confidence=confidence, tags=tags,
+                                  context=context, provenance=provenance, actor=actor)
 
-    def contest(self, record_id: str, *args, **kwargs) -> RevisionResult:
-        """Flag a fact as disputed (see :func:`.revision.contest`)."""
-        return revision.contest(self, record_id, *args, **kwargs)
+    def fork(self, record_id: str, conditions: dict, now: dt.datetime, reason: str, *,
+             text: Optional[str] = None, object=None, payload: Optional[dict] = None,
+             confidence: Optional[float] = None, original_conditions: Optional[dict] = None,
+             actor: str = 'api') -> RevisionResult:
+        """
+        Add a variant of a fact valid under ``conditions``; both stay active.
 
-    def retract(self, record_id: str, *args, **kwargs) -> RevisionResult:
-        """Withdraw a fact (see :func:`.revision.retract`)."""
-        return revision.retract(self, record_id, *args, **kwargs)
+        :param record_id: the fact to fork
+        :param conditions: when the variant holds, e.g. ``{"floor": 2}``
+        :param now: the time of the revision, an aware datetime
+        :param reason: why, for the audit log
+        :param text: the variant's text; None: the original's
+        :param object: the variant's object (value); None: the original's
+        :param payload: the variant's payload; None: derived
+        :param confidence: the variant's confidence; None: the original's
+        :param original_conditions: narrow the original to these, so the two are disjoint
+        :param actor: who revises, for the audit log
+        """
+        return revision.fork(self, record_id, conditions, now, reason, text=text,
+                             object=object, payload=payload, confidence=confidence,
+                             original_conditions=original_conditions, actor=actor)
 
-    def affirm(self, record_id: str, *args, **kwargs) -> RevisionResult:
-        """Settle a contested fact as true (see :func:`.revision.affirm`)."""
-        return revision.affirm(self, record_id, *args, **kwargs)
+    def contest(self, record_id: str, now: dt.datetime, reason: str, *,
+                against: Optional[str] = None, actor: str = 'api') -> RevisionResult:
+        """
+        Flag a fact as disputed (and ``against``, linked by ``contradicts``).
 
-    def merge(self, record_ids: list, *args, **kwargs) -> RevisionResult:
-        """Fold records of one type into one (see :func:`.revision.merge`)."""
-        return revision.merge(self, record_ids, *args, **kwargs)
+        :param record_id: the disputed record
+        :param now: the time of the revision, an aware datetime
+        :param reason: why, for the audit log
+        :param against: the record it contradicts, contested too; None: none
+        :param actor: who revises, for the audit log
+        """
+        return revision.contest(self, record_id, now, reason, against=against, actor=actor)
 
-    def relate(self, source_id: str, *args, **kwargs) -> None:
-        """Link two records by a predicate (see :func:`.revision.relate`)."""
-        revision.relate(self, source_id, *args, **kwargs)
+    def retract(self, record_id: str, now: dt.datetime, reason: str, *,
+                actor: str = 'api') -> RevisionResult:
+        """
+        Withdraw a fact: kept for history, out of recall.
+
+        :param record_id: the record to withdraw
+        :param now: the time of the revision, an aware datetime
+        :param reason: why, for the audit log
+        :param actor: who revises, for the audit log
+        """
+        return revision.retract(self, record_id, now, reason, actor=actor)
+
+    def affirm(self, record_id: str, now: dt.datetime, reason: str, *,
+               actor: str = 'api') -> RevisionResult:
+        """
+        Settle a contested fact as true: contested becomes active again.
+
+        :param record_id: the contested record
+        :param now: the time of the revision, an aware datetime
+        :param reason: why, for the audit log
+        :param actor: who revises, for the audit log
+        """
+        return revision.affirm(self, record_id, now, reason, actor=actor)
+
+    def merge(self, record_ids: list, now: dt.datetime, reason: str, *,
+              into: Optional[str] = None, actor: str = 'api') -> RevisionResult:
+        """
+        Fold records of one type into one keeper; the others become ``superseded``.
+
+        :param record_ids: the records, at least two
+        :param now: the time of the revision, an aware datetime
+        :param reason: why, for the audit log
+        :param into: the keeper; None: the most confident
+        :param actor: who revises, for the audit log
+        """
+        return revision.merge(self, record_ids, now, reason, into=into, actor=actor)
+
+    def relate(self, source_id: str, predicate: str, target_id: str, now: dt.datetime, *,
+               weight: Optional[float] = None, actor: str = 'api') -> None:
+        """
+        Link two records by a predicate (supports, contradicts, derived_from, ...).
+
+        :param source_id: the record the link starts from
+        :param predicate: one of ``RELATION_PREDICATES``
+        :param target_id: the record it points to
+        :param now: the time of the link, an aware datetime
+        :param weight: how strong, 0 to 1; None: unweighted
+        :param actor: who links them, for the audit log
+        """
+        revision.relate(self, source_id, predicate, target_id, now, weight=weight, actor=actor)
 
     # ------------------------------------------------------------------ metrics
 
