@@ -246,7 +246,15 @@ class Substrate(RecordTable):
 
     def feedback(self, record_id: str, useful: bool, now: dt.datetime, actor: str = 'api',
                  recall_id: Optional[int] = None) -> float:
-        """Mark a recalled record useful (reinforce) or not (penalise); returns its salience."""
+        """
+        Mark a recalled record useful (reinforce) or not (penalise); returns its salience.
+
+        :param record_id: the record recalled
+        :param useful: True: it helped (salience up by its gain); False: it did not (down)
+        :param now: the time of the feedback, an aware datetime
+        :param actor: who says so, for the audit log
+        :param recall_id: the recall it came from; None: its latest recall
+        """
         if not isinstance(useful, bool):
             raise SubstrateError('useful must be true or false')
         now_s = validation.epoch(now)
@@ -270,7 +278,15 @@ class Substrate(RecordTable):
 
     def record_outcome(self, record_id: str, success: bool, now: dt.datetime,
                        actor: str = 'api', note: str = '') -> None:
-        """Count a success or failure of a competence or plan record (drives selection)."""
+        """
+        Count a success or failure of a competence or plan record (drives selection).
+
+        :param record_id: the competence or plan_graph record used
+        :param success: True: it worked; False: it failed
+        :param now: the time of the outcome, an aware datetime
+        :param actor: who reports it, for the audit log
+        :param note: what happened, for the audit log (empty: success / failure)
+        """
         if not isinstance(success, bool):
             raise SubstrateError('success must be true or false')
         now_s = validation.epoch(now)
@@ -316,12 +332,26 @@ class Substrate(RecordTable):
 
     def pin(self, record_id: str, now: dt.datetime, reason: str = 'pinned',
             actor: str = 'api') -> None:
-        """Pin a record: its salience never decays until unpinned."""
+        """
+        Pin a record: its salience never decays until unpinned.
+
+        :param record_id: the record to pin
+        :param now: the time of the pin, an aware datetime
+        :param reason: why, for the audit log
+        :param actor: who pins it, for the audit log
+        """
         self._set_pinned(record_id, True, now, reason, actor)
 
     def unpin(self, record_id: str, now: dt.datetime, reason: str = 'unpinned',
               actor: str = 'api') -> None:
-        """Unpin a record; decay restarts from now at its current salience."""
+        """
+        Unpin a record; decay restarts from now at its current salience.
+
+        :param record_id: the record to unpin
+        :param now: the time of the unpin, an aware datetime
+        :param reason: why, for the audit log
+        :param actor: who unpins it, for the audit log
+        """
         self._set_pinned(record_id, False, now, reason, actor)
 
     def _set_pinned(self, record_id, pinned, now, reason, actor) -> None:
@@ -449,7 +479,12 @@ class Substrate(RecordTable):
     # ------------------------------------------------------------------ metrics
 
     def metrics(self, now: dt.datetime, window_days: float = 30.0) -> dict:
-        """Growth, salience distribution, usefulness, contradiction and revision rates (§15.10)."""
+        """
+        Growth, salience distribution, usefulness, contradiction and revision rates (§15.10).
+
+        :param now: the time measured at, an aware datetime
+        :param window_days: the window of the rates, in days
+        """
         return self.measure(now, window_days).to_dict()
 
     def measure(self, now: dt.datetime, window_days: float = 30.0) -> 'Metrics':
@@ -491,5 +526,10 @@ class Substrate(RecordTable):
         return self.sealing.plaintext_notice(sensitivity)
 
     def rotate_key(self, now: dt.datetime, actor: str = 'api') -> dict:
-        """Re-encrypt every sealed record under a new key, in one audited transaction."""
+        """
+        Re-encrypt every sealed record under a new key, in one audited transaction.
+
+        :param now: the time of the rotation, an aware datetime
+        :param actor: who rotates it, for the audit log
+        """
         return self.sealing.rotate_key(now, actor)
