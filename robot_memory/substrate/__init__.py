@@ -26,6 +26,11 @@ The names below are imported on first use (PEP 562), so importing one light subm
 """
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the type checker sees the names and their signatures; Python imports lazily
+    from robot_memory.substrate.learning import LearnRequest  # noqa: F401
+    from robot_memory.substrate.store import Substrate  # noqa: F401
 
 _HOMES = {
     'Embedder': 'robot_memory.substrate.embedding',

@@ -49,8 +49,10 @@ candidates recall examined (``RecallResult.withheld``; not a census, so recall s
 
 import dataclasses
 import datetime as dt
+from typing import Any
 from typing import Iterable
 from typing import Optional
+from typing import Sequence
 from typing import TYPE_CHECKING
 from typing import Union
 
@@ -75,6 +77,8 @@ from robot_memory.substrate.salience import row_salience
 from robot_memory.substrate.schema import MIGRATIONS  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:  # the models load with the first record written or returned whole
+    from numpy import ndarray
+
     from robot_memory.substrate.metrics import Metrics
 
 
@@ -134,9 +138,11 @@ class Substrate(RecordTable):
         :param single_valued: whether the fact's predicate takes one value, when the
             vocabulary does not know it
         """
-        fields = LearnRequest('', type, tags, context, now, sensitivity, confidence, salience,
-                              payload, provenance, conditions, scope, decay, pinned, actor,
-                              dedup, on_conflict, single_valued)
+        fields = LearnRequest(
+            '', type=type, tags=tags, context=context, now=now, sensitivity=sensitivity,
+            confidence=confidence, salience=salience, payload=payload, provenance=provenance,
+            conditions=conditions, scope=scope, decay=decay, pinned=pinned, actor=actor,
+            dedup=dedup, on_conflict=on_conflict, single_valued=single_valued)
         if isinstance(text, LearnRequest):
             if fields != LearnRequest(''):
                 raise SubstrateError('give a LearnRequest or the fields as keywords, not both')
@@ -171,8 +177,15 @@ class Substrate(RecordTable):
         """
         return learning.restore(self, record, now, actor=actor, reason=reason)
 
-    def find_duplicate(self, kind: str, text: str, vector=None) -> Optional[tuple]:
-        """(row, match, similarity) of a live duplicate of ``text`` of type ``kind``, or None."""
+    def find_duplicate(self, kind: str, text: str,
+                       vector: Optional['ndarray'] = None) -> Optional[tuple]:
+        """
+        Return (row, match, similarity) of a live duplicate of ``text`` of type ``kind``, or None.
+
+        :param kind: the memory type the duplicate must have
+        :param text: the text to match (exact, then Jaccard, then cosine)
+        :param vector: the text's vector, when already embedded
+        """
         return learning.find_duplicate(self, kind, text, vector)
 
     def preview_learn(self, request: LearnRequest) -> LearnResult:
@@ -189,8 +202,10 @@ class Substrate(RecordTable):
     # ------------------------------------------------------------------ recall and selection
 
     def recall(self, query: str, *, k: int = 5, filters: Optional[dict] = None,
-               trust: str = 'medium', now: Optional[dt.datetime] = None, types=None,
-               tags=None, near=None, max_distance: Optional[float] = None,
+               trust: str = 'medium', now: Optional[dt.datetime] = None,
+               types: Union[str, Iterable[str], None] = None,
+               tags: Optional[Iterable[str]] = None, near: Optional[Sequence[float]] = None,
+               max_distance: Optional[float] = None,
                position_path: str = 'context.position', vectors: Optional[bool] = None,
                include_inactive: bool = False, reinforce: bool = True,
                min_confidence: float = 0.0, keywords: bool = True,
@@ -226,7 +241,7 @@ class Substrate(RecordTable):
             min_confidence=min_confidence, keywords=keywords, record=record)
 
     def select(self, task: str, now: dt.datetime, *, context: Optional[dict] = None,
-               types=('competence', 'plan_graph'), trust: str = 'medium',
+               types: Iterable[str] = ('competence', 'plan_graph'), trust: str = 'medium',
                margin: float = 0.1, k: int = 5) -> SelectionResult:
         """
         Choose among competence / plan records for a task (see :func:`.recall.select`).
@@ -367,7 +382,8 @@ class Substrate(RecordTable):
     # ------------------------------------------------------------------ revision
 
     def supersede(self, record_id: str, now: dt.datetime, reason: str, *,
-                  text: Optional[str] = None, payload: Optional[dict] = None, object=None,
+                  text: Optional[str] = None, payload: Optional[dict] = None,
+                  object: Any = None,
                   confidence: Optional[float] = None, tags: Optional[list] = None,
                   context: Optional[dict] = None, provenance: Iterable = (),
                   actor: str = 'api') -> RevisionResult:
@@ -391,7 +407,7 @@ class Substrate(RecordTable):
                                   context=context, provenance=provenance, actor=actor)
 
     def fork(self, record_id: str, conditions: dict, now: dt.datetime, reason: str, *,
-             text: Optional[str] = None, object=None, payload: Optional[dict] = None,
+             text: Optional[str] = None, object: Any = None, payload: Optional[dict] = None,
              confidence: Optional[float] = None, original_conditions: Optional[dict] = None,
              actor: str = 'api') -> RevisionResult:
         """
@@ -488,7 +504,12 @@ class Substrate(RecordTable):
         return self.measure(now, window_days).to_dict()
 
     def measure(self, now: dt.datetime, window_days: float = 30.0) -> 'Metrics':
-        """Return :meth:`metrics` as a :class:`~.metrics.Metrics` dataclass (typed fields)."""
+        """
+        Return :meth:`metrics` as a :class:`~.metrics.Metrics` dataclass (typed fields).
+
+        :param now: the time measured at, an aware datetime
+        :param window_days: the window of the rates, in days
+        """
         return metrics.measure(self, now, window_days)
 
     # ------------------------------------------------------------------ encryption at rest
@@ -499,7 +520,13 @@ class Substrate(RecordTable):
         return self.sealing.vault.key_path if self.sealing.vault is not None else None
 
     def sensitivity_of(self, text: str, sensitivity: Optional[str] = None) -> str:
-        """Return the sensitivity a learn of ``text`` gets: as asked, else by its content."""
+        """
+        Return the sensitivity a learn of ``text`` gets: as asked, else by its content.
+
+        :param text: the text to learn
+        :param sensitivity: the level asked for; None: ``high`` for text that looks secret,
+            else the store's ``default_sensitivity``
+        """
         if sensitivity is None:
             sensitivity = 'high' if textrules.looks_secret(text) else self.default_sensitivity
         validation.level(sensitivity, 'sensitivity')
@@ -510,7 +537,12 @@ class Substrate(RecordTable):
         return self.sealing.seals(sensitivity)
 
     def seal_fields(self, ref: str, fields: dict) -> dict:
-        """Return ``fields`` encrypted for storage elsewhere in this database (a queued learn)."""
+        """
+        Return ``fields`` encrypted for storage elsewhere in this database (a queued learn).
+
+        :param ref: what the fields belong to (e.g. ``proposal-<id>``), bound into the seal
+        :param fields: the fields to seal, plain JSON data
+        """
         return self.sealing.seal_fields(ref, fields)
 
     def open_fields(self, data: dict) -> dict:
