@@ -76,14 +76,7 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
     ``record=False`` is a look that writes nothing: no recall log (so no recall id for
     feedback) and no reinforcement (the operator page's GET).
     """
-    if not isinstance(query, str) or not query.strip():
-        raise SubstrateError('the query is empty; say what to look for (e.g. "charging '
-                             'dock")')
-    if len(query) > MAX_QUERY:
-        raise SubstrateError(f'query is {len(query)} characters; the limit is {MAX_QUERY} '
-                             '(shorten it)')
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise SubstrateError(f'k must be a whole number from 1 to {MAX_K}, got {k!r}')
+    check_query(query, k)
     eligible = Eligible(trust, filters, types, tags, near, max_distance, position_path,
                         min_confidence, include_inactive)
     use_vectors = store.embedder is not None if vectors is None else vectors
@@ -135,6 +128,18 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
     mode = 'hybrid' if use_vectors and fts else ('vector' if use_vectors else 'keyword')
     return RecallResult(query, hits, len(eligible.withheld), redacted, mode, recall_id,
                         *locked)
+
+
+def check_query(query: str, k: int) -> None:
+    """Refuse an empty or overlong query, or a ``k`` out of range, saying the limits."""
+    if not isinstance(query, str) or not query.strip():
+        raise SubstrateError('the query is empty; say what to look for (e.g. "charging '
+                             'dock")')
+    if len(query) > MAX_QUERY:
+        raise SubstrateError(f'query is {len(query)} characters; the limit is {MAX_QUERY} '
+                             '(shorten it)')
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise SubstrateError(f'k must be a whole number from 1 to {MAX_K}, got {k!r}')
 
 
 class Eligible:
