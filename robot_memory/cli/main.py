@@ -34,6 +34,7 @@ from typing import Union
 from robot_memory.cli import blackbox as cli_blackbox
 from robot_memory.cli import fleet as cli_fleet
 from robot_memory.cli import proposals as cli_proposals
+from robot_memory.cli import refusal
 from robot_memory.cli import serve as cli_serve
 from robot_memory.cli import substrate as cli_substrate
 from robot_memory.common.timeutil import format_iso
@@ -41,10 +42,9 @@ from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
-from robot_memory.dependencies import EXIT_UNMET
 from robot_memory.dependencies import skip_pydantic_plugins
 from robot_memory.errors import MemoryFileError
-from robot_memory.errors import MissingExtra
+from robot_memory.errors import RobotMemoryError
 
 if TYPE_CHECKING:
     from robot_memory.evidence.rules import Rules
@@ -674,12 +674,8 @@ def main(argv=None) -> int:
             if args.command not in READS_ONLY:  # these say what is missing in their own words
                 cli_substrate.check_directories(args, memory)
             return COMMANDS[args.command](args, memory)
-        except MissingExtra as error:  # as a missing required package: 2 (dependencies.py)
-            print(f'robot-memory {args.command}: {error}', file=sys.stderr)
-            return EXIT_UNMET
-        except (MemoryFileError, ValueError) as error:
-            print(f'robot-memory {args.command}: {error}', file=sys.stderr)
-            return 1
+        except (RobotMemoryError, ValueError) as error:  # MissingExtra: 2, else 1
+            return refusal.refuse(args.command, error)
         except BrokenPipeError:
             return 0
     finally:

@@ -26,9 +26,11 @@ import datetime as dt
 import json
 import sys
 
+from robot_memory.cli import refusal
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
+from robot_memory.errors import RobotMemoryError
 
 
 def add_commands(subparsers, common_parents) -> None:
@@ -156,9 +158,9 @@ def _decide(args, memory, decision: str, ids) -> int:
                         queue, proposal_id, decision, _actor(args), args.reason, now,
                         memory_file=memory, substrate_factory=substrate,
                         allowed_peers=allowed))
-                except ValueError as error:
+                except (RobotMemoryError, ValueError) as error:
                     failed += 1
-                    print(f'robot-memory {args.command}: {error}', file=sys.stderr)
+                    refusal.refuse(args.command, error)
     finally:
         for resource in opened:
             resource.close()

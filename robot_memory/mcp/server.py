@@ -349,12 +349,11 @@ class Server:
             raise _RpcError(INVALID_PARAMS, 'tools/call needs params.name, the tool to call')
         try:
             reply = self.tools.call(name, params.get('arguments') or {})
-        except Exception as error:  # bad arguments, the substrate's refusals and failures
-            if not isinstance(error, (RobotMemoryError, ValueError)):
-                traceback.print_exc(file=sys.stderr)
-            # One form for every tool error, the one the MCP SDK's own servers use.
-            return {'content': [{'type': 'text', 'text': f'Error executing tool {name}: '
-                                                         f'{error}'}], 'isError': True}
+        except (RobotMemoryError, ValueError) as error:  # bad arguments, the core's refusals
+            return tool_error(name, error)
+        except Exception as error:  # noqa: B902 - a failure: said too, its traceback logged
+            traceback.print_exc(file=sys.stderr)
+            return tool_error(name, error)
         return {'content': [{'type': 'text', 'text': json.dumps(
             reply, indent=2, ensure_ascii=False, default=str)}], 'isError': False}
 
@@ -412,6 +411,17 @@ class _RpcError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+def tool_error(name: str, error: BaseException) -> dict:
+    """
+    Return the tools/call result of a refused call of tool ``name`` (``isError``).
+
+    One form for every tool error, the one the MCP SDK's own servers use:
+    ``Error executing tool NAME: what was wrong``.
+    """
+    return {'content': [{'type': 'text', 'text': f'Error executing tool {name}: {error}'}],
+            'isError': True}
 
 
 def _error(request_id, code: int, message: str) -> dict:

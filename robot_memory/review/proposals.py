@@ -66,6 +66,7 @@ from robot_memory.evidence.proposal_queue import SOURCES  # noqa: F401
 from robot_memory.evidence.proposal_queue import STATUSES  # noqa: F401
 from robot_memory.rcan import untrusted
 from robot_memory.rcan.schema import entry_index
+from robot_memory.substrate.learning import LearnRequest
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 
 # ---------------------------------------------------------------------- what each kind does
@@ -89,9 +90,10 @@ def learn_or_propose(substrate, queue_factory, settings: ProposalSettings, now: 
     unknown = sorted(set(fields) - set(LEARN_FIELDS))
     if unknown:
         raise ValueError(f'not learn fields: {", ".join(unknown)}')
+    request = LearnRequest(now=now, actor=actor, **fields)
     if settings.agents == 'apply':
-        return substrate.learn(now=now, actor=actor, **fields).to_dict()
-    preview = substrate.preview_learn(now=now, actor=actor, **fields)
+        return substrate.learn(request).to_dict()
+    preview = substrate.preview_learn(request)
     kept = {key: value for key, value in fields.items() if value is not None}
     sensitivity = substrate.sensitivity_of(fields['text'], fields.get('sensitivity'))
     if substrate.seals(sensitivity):

@@ -69,6 +69,7 @@ from std_msgs.msg import String
 from robot_memory.dream import summary as dream_summary
 from robot_memory.dream.schedule import MemoryClock
 from robot_memory.errors import MemoryFileError
+from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.store import EvidenceError
 from robot_memory.evidence.store import EvidenceStore
@@ -95,6 +96,7 @@ from robot_memory.ros.parameters import parameter_values
 from robot_memory.ros.parameters import StartupError
 from robot_memory.ros.peers import PeerFederation
 from robot_memory.ros.proposals import ProposalServices
+from robot_memory.ros.refusal import refuse
 from robot_memory.ros.replies import ReplyWatch
 from robot_memory.ros.replies import use_reply_profile
 from robot_memory.ros.scheduler import DreamScheduler
@@ -326,18 +328,14 @@ class MemoryNode(EvidenceIntake, Node):
         """Answer ~/get_context with decay evaluated now."""
         value = request.min_confidence
         if not (value == 0.0 or 0.0 < value <= 1.0):  # NaN fails both
-            response.success = False
-            response.message = (f'min_confidence must be in (0, 1], got {value}; '
-                                'use 0 for the default threshold')
-            return response
+            return refuse(response, f'min_confidence must be in (0, 1], got {value}; use 0 for '
+                                    'the default threshold')
         min_confidence = value if value > 0 else None
         try:
             block = self.build_block(request.token_budget or None, request.include_peers,
                                      min_confidence)
-        except (MemoryFileError, ValueError) as error:
-            response.success = False
-            response.message = str(error)
-            return response
+        except (RobotMemoryError, ValueError) as error:
+            return refuse(response, error)
         message = convert.context_message(block)
         response.success = True
         response.message = message.summary
@@ -375,7 +373,7 @@ class MemoryNode(EvidenceIntake, Node):
 
         try:
             report = self.worker.call(task)
-        except (MemoryFileError, EvidenceError, OSError, ValueError) as error:
+        except (RobotMemoryError, OSError, ValueError) as error:
             self.last_dream_error = str(error)
             self.last_dream = (now, f'failed: {error}')
             self.publish_diagnostics()
@@ -410,9 +408,7 @@ class MemoryNode(EvidenceIntake, Node):
         try:
             report = self.run_dream('dream_service', confirm_leap=jump is not None)
         except Exception as error:  # noqa: B902 - converted into the reply
-            response.success = False
-            response.message = f'dream failed: {error}'
-            return response
+            return refuse(response, error, 'dream failed: ')
         response.success = not (report.clock_backwards or report.clock_leap)
         response.message = report.summary()
         for name in ('created', 'reinforced', 'resolved', 'reopened', 'pruned', 'manual'):
@@ -435,10 +431,8 @@ class MemoryNode(EvidenceIntake, Node):
             report = self.worker.call(lambda store: undo.undo(
                 store, self.memory, now, actor, request.reason, dry_run=request.dry_run,
                 words=undo.REQUEST_WORDS, **options))
-        except (MemoryFileError, EvidenceError, OSError, ValueError) as error:
-            response.success = False
-            response.message = f'undo refused: {error}'
-            return response
+        except (RobotMemoryError, OSError, ValueError) as error:
+            return refuse(response, error, 'undo refused: ')
         if report.undo_id is not None:
             self.cache.invalidate()
             self.publish_context()

@@ -45,6 +45,7 @@ from std_srvs.srv import Trigger
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.errors import MemoryFileError
+from robot_memory.errors import RobotMemoryError
 from robot_memory.federation import audit
 from robot_memory.federation import peer_context as federation
 from robot_memory.rcan.memory_file import load_problems
@@ -52,6 +53,7 @@ from robot_memory.ros import convert
 from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN
+from robot_memory.ros.refusal import refuse
 from robot_memory.srv import ExchangePeerContext
 
 SYNC_TIMEOUT_S = 10.0         # a peer that has not answered by then counts as failed
@@ -165,13 +167,9 @@ class PeerFederation:
             outcome = self.accept_payload(data, now, 'exchange_service')
             payload = self.own_payload(now)
         except federation.PeerRejected as error:
-            response.success = False
-            response.message = str(error)
-            return response
-        except (MemoryFileError, federation.FederationError, OSError, ValueError) as error:
-            response.success = False
-            response.message = f'exchange failed on this robot: {error}'
-            return response
+            return refuse(response, error)
+        except (RobotMemoryError, OSError, ValueError) as error:
+            return refuse(response, error, 'exchange failed on this robot: ')
         response.success = True
         response.message = outcome.summary()
         response.response = convert.peer_context_message(payload)
@@ -275,10 +273,8 @@ class PeerFederation:
         """Answer ~/sync_peers: exchange with every peer node now, wait for their replies."""
         names = list(self._settings().node.peer_nodes)
         if not names:
-            response.success = False
-            response.message = 'no peer_nodes configured; set peer_nodes (and ' \
-                               'federation.allowed_peers) to sync'
-            return response
+            return refuse(response, 'no peer_nodes configured; set peer_nodes (and '
+                                    'federation.allowed_peers) to sync')
         deadline = time.monotonic() + SYNC_TIMEOUT_S + 1.0
         for event in self.sync_peers():
             event.wait(max(0.0, deadline - time.monotonic()))

@@ -26,11 +26,12 @@ overdue ones are expired (and audited) when it is computed.
 import json
 import threading
 
-from robot_memory.errors import MemoryFileError
+from robot_memory.errors import RobotMemoryError
 from robot_memory.review import proposals
 from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN
+from robot_memory.ros.refusal import refuse
 from robot_memory.srv import Proposals
 
 ACTIONS = ('list', 'approve', 'reject')
@@ -105,15 +106,13 @@ class ProposalServices:
                                 self.queue, proposal_id, action, actor, reason, now,
                                 memory_file=self._memory, substrate_factory=self._substrate,
                                 allowed_peers=self._settings().federation.allowed_peers))
-                        except (ValueError, MemoryFileError) as error:
+                        except (RobotMemoryError, ValueError) as error:
                             failures.append(str(error))
                 pending = self.queue.pending(now)
-        except (ValueError, MemoryFileError) as error:
-            response.success = False
-            response.message = str(error)
+        except (RobotMemoryError, ValueError) as error:
             with self._lock:
                 response.pending = len(self.queue.pending(now))
-            return response
+            return refuse(response, error)
         if any(item.kind in ('reword', 'peer_context') and item.status == 'approved'
                for item in decided):
             self._on_change()

@@ -30,11 +30,13 @@ import time
 from typing import Optional
 from typing import TYPE_CHECKING
 
+from robot_memory.errors import RobotMemoryError
 from robot_memory.review import proposals
 from robot_memory.ros import convert
 from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN
+from robot_memory.ros.refusal import refuse
 from robot_memory.srv import Forget
 from robot_memory.srv import Learn
 from robot_memory.srv import Recall
@@ -140,8 +142,8 @@ class TypedMemoryServices:
                   'cardinality': request.cardinality}
         try:
             reply = self._once(request, 'learn', fields, act)
-        except (SubstrateError, ValueError) as error:
-            return _refused(response, error)
+        except (RobotMemoryError, ValueError) as error:
+            return refuse(response, error)
         response.success = True
         response.message = reply['message']
         response.id = reply['id']
@@ -171,8 +173,8 @@ class TypedMemoryServices:
                 raise SubstrateError(f'filters_json: {error}') from None
             result = self.substrate.recall(request.query, k=int(request.k) or DEFAULT_K,
                                            filters=filters, trust=trust, now=self._clock.now())
-        except (SubstrateError, ValueError) as error:
-            return _refused(response, error)
+        except (RobotMemoryError, ValueError) as error:
+            return refuse(response, error)
         response.success = True
         response.message = (f'{len(result.hits)} records ({result.mode}); {result.withheld} '
                             f'withheld and {result.redacted} redacted at trust {trust!r}')
@@ -202,8 +204,8 @@ class TypedMemoryServices:
                   'dry_run': bool(request.dry_run), 'restore': bool(request.restore)}
         try:
             reply = self._once(request, 'forget', fields, act)
-        except (SubstrateError, ValueError) as error:
-            return _refused(response, error)
+        except (RobotMemoryError, ValueError) as error:
+            return refuse(response, error)
         response.ids = reply['ids']
         response.success = reply['success']
         response.message = reply['message']
@@ -252,10 +254,3 @@ class TypedMemoryServices:
             # Said, not raised to WARN: running without encryption may be the operator's choice.
             message += f'; {encryption["plaintext_notice"]}'
         return HealthStatus(OK, message, values)
-
-
-def _refused(response, error):
-    """Fill ``response`` as a refusal saying what was wrong, and return it."""
-    response.success = False
-    response.message = str(error)
-    return response

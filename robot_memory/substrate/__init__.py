@@ -23,6 +23,11 @@
 # (``filters``, ``text``) does not import the store, pydantic or numpy.
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the type checker sees the names and their signatures; Python imports lazily
+    from robot_memory.substrate.learning import LearnRequest  # noqa: F401
+    from robot_memory.substrate.store import Substrate  # noqa: F401
 
 _HOMES = {
     'Embedder': 'robot_memory.substrate.embedding',

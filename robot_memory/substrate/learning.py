@@ -34,6 +34,7 @@ from robot_memory.substrate import validation
 from robot_memory.substrate.dedup import jaccard_candidates
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.records import NewRecord
 from robot_memory.substrate.results import LearnResult
 from robot_memory.substrate.schema import LIVE
 from robot_memory.substrate.validation import first_error
@@ -95,52 +96,14 @@ def learn(store, request: LearnRequest) -> LearnResult:
     ``auto``: both stay recallable, flagged, linked by ``contradicts``. A new record of
     high sensitivity or above left in plaintext says so in its message, with the remedy.
     """
-    text, tags, context, now = request.text, request.tags, request.context, request.now
-    sensitivity, confidence, salience = request.sensitivity, request.confidence, request.salience
-    payload, provenance, conditions = request.payload, request.provenance, request.conditions
-    scope, decay, pinned, actor = request.scope, request.decay, request.pinned, request.actor
-    dedup, on_conflict, single_valued = request.dedup, request.on_conflict, request.single_valued
-    text = validation.check_text(text)
-    kind = (validation.check_type(request.type) if request.type is not None
-            else textrules.classify(text))
-    tags = validation.check_tags(tags)
-    context = {} if context is None else context
-    if not isinstance(context, dict):
-        raise SubstrateError('context must be an object, e.g. {"location": {"room": '
-                             '"kitchen"}}')
-    check_json(context, 'context')
-    sensitivity = store.sensitivity_of(text, sensitivity)
-    confidence = validation.check_unit(confidence, 'confidence')
-    salience = validation.check_unit(salience, 'salience')
-    if on_conflict not in CONFLICT_POLICIES:
-        raise SubstrateError(f'on_conflict {on_conflict!r} is not one of '
-                             f'{", ".join(CONFLICT_POLICIES)}')
-    if scope is not None and (not isinstance(scope, str) or len(scope) > MAX_SCOPE):
-        raise SubstrateError(f'scope must be a string of at most {MAX_SCOPE} characters '
-                             '(e.g. "robot", "site", "global")')
-    try:
-        profile = models.DecayProfile.model_validate(
-            decay if decay is not None else DEFAULT_DECAY[kind])
-    except pydantic.ValidationError as error:
-        raise SubstrateError(f'decay profile is invalid: {first_error(error)}') from None
-    sources = validation.check_provenance(provenance)
-    now_s = validation.epoch(now)
-    assert now is not None  # epoch refuses anything but an aware datetime
-    record_id = str(uuid.uuid4())
-    data = payloads.build(kind, text, payload, context, conditions, now, record_id)
-    if single_valued is not None:
-        if kind != 'semantic' or not isinstance(single_valued, bool):
-            raise SubstrateError('single_valued is true or false, and only for semantic '
-                                 'facts')
-        data['single_valued'] = single_valued
-    # Embedded once, before the write lock: the dedup check and the insert share it.
-    vector = store.embed([text])[0] if store.embedder is not None else None
+    record, now_s = prepare(store, request)
+    kind, sources, tags, actor = record.type, record.provenance, record.tags, request.actor
     with store.transaction() as conn:
-        if dedup:
-            found = store.find_duplicate(kind, text, vector)
+        if request.dedup:
+            found = store.find_duplicate(kind, record.text, record.vector)
             if found is not None:
                 row, match, similarity = found
-                store.reinforce(conn, now_s, row, row['gain'], confidence, sources, tags)
+                store.reinforce(conn, now_s, row, row['gain'], record.confidence, sources, tags)
                 store.audit(conn, now_s, row['id'], 'reinforce', actor,
                             f'learned again ({match} duplicate)',
                             {'match': match, 'similarity': similarity})
@@ -150,32 +113,83 @@ def learn(store, request: LearnRequest) -> LearnResult:
         superseded, contested, action = [], [], 'created'
         if kind == 'semantic':
             superseded, contested, same = revision.resolve_fact(
-                store, conn, now_s, data, confidence, on_conflict, record_id)
+                store, conn, now_s, record.payload, record.confidence, request.on_conflict,
+                record.id)
             action = 'contested' if contested else (
                 'superseded' if superseded else 'created')
             if same is not None:
-                store.reinforce(conn, now_s, same, same['gain'], confidence, sources, tags)
+                store.reinforce(conn, now_s, same, same['gain'], record.confidence, sources,
+                                tags)
                 store.audit(conn, now_s, same['id'], 'reinforce', actor,
                             'learned the same fact again', {'match': 'same_fact'})
                 return LearnResult('reinforced', same['id'], kind, True, 'same_fact', 1.0,
                                    message=f'same fact as {same["id"]}; reinforced it')
-        store.insert(conn, now_s, record_id, kind, text, tags, context, data, sensitivity,
-                     confidence, salience, profile, pinned, sources, scope, actor, vector)
-        store.audit(conn, now_s, record_id, 'create', actor, 'learned',
-                    {'type': kind, 'sensitivity': sensitivity})
-        revision.link_revision(store, conn, now_s, record_id, superseded, contested, actor,
-                               f'conflicting fact learned: {record_id}')
-    replaced = superseded + contested
+        store.insert(conn, now_s, record)
+        store.audit(conn, now_s, record.id, 'create', actor, 'learned',
+                    {'type': kind, 'sensitivity': record.sensitivity})
+        revision.link_revision(store, conn, now_s, record.id, superseded, contested, actor,
+                               f'conflicting fact learned: {record.id}')
     message = f'new {kind} record'
     if superseded:
         message += f' superseding {", ".join(superseded)}'
     if contested:
         message += (f'{" and" if superseded else ""} contesting {", ".join(contested)} '
                     '(both stay recallable, flagged contested)')
-    notice = store.plaintext_notice(sensitivity)
+    notice = store.plaintext_notice(record.sensitivity)
     if notice:
         message += f'; {notice}'
-    return LearnResult(action, record_id, kind, False, replaced=replaced, message=message)
+    return LearnResult(action, record.id, kind, False, replaced=superseded + contested,
+                       message=message)
+
+
+def prepare(store, request: LearnRequest) -> tuple:
+    """
+    Return (the :class:`~.records.NewRecord`, the time in seconds) ``request`` asks to learn.
+
+    Every field is checked here (a refusal says which and how to fix it); the text is
+    embedded once, before the write lock, when vectors are on: the dedup check and the
+    insert share the vector.
+    """
+    text = validation.check_text(request.text)
+    kind = (validation.check_type(request.type) if request.type is not None
+            else textrules.classify(text))
+    tags = validation.check_tags(request.tags)
+    context = {} if request.context is None else request.context
+    if not isinstance(context, dict):
+        raise SubstrateError('context must be an object, e.g. {"location": {"room": '
+                             '"kitchen"}}')
+    check_json(context, 'context')
+    sensitivity = store.sensitivity_of(text, request.sensitivity)
+    confidence = validation.check_unit(request.confidence, 'confidence')
+    salience = validation.check_unit(request.salience, 'salience')
+    if request.on_conflict not in CONFLICT_POLICIES:
+        raise SubstrateError(f'on_conflict {request.on_conflict!r} is not one of '
+                             f'{", ".join(CONFLICT_POLICIES)}')
+    scope = request.scope
+    if scope is not None and (not isinstance(scope, str) or len(scope) > MAX_SCOPE):
+        raise SubstrateError(f'scope must be a string of at most {MAX_SCOPE} characters '
+                             '(e.g. "robot", "site", "global")')
+    try:
+        profile = models.DecayProfile.model_validate(
+            request.decay if request.decay is not None else DEFAULT_DECAY[kind])
+    except pydantic.ValidationError as error:
+        raise SubstrateError(f'decay profile is invalid: {first_error(error)}') from None
+    sources = validation.check_provenance(request.provenance)
+    now = request.now
+    now_s = validation.epoch(now)
+    assert now is not None  # epoch refuses anything but an aware datetime
+    record_id = str(uuid.uuid4())
+    data = payloads.build(kind, text, request.payload, context, request.conditions, now,
+                          record_id)
+    if request.single_valued is not None:
+        if kind != 'semantic' or not isinstance(request.single_valued, bool):
+            raise SubstrateError('single_valued is true or false, and only for semantic '
+                                 'facts')
+        data['single_valued'] = request.single_valued
+    vector = store.embed([text])[0] if store.embedder is not None else None
+    return NewRecord(record_id, kind, text, tags, context, data, sensitivity, confidence,
+                     salience, profile, request.pinned, sources, scope, request.actor,
+                     vector), now_s
 
 
 def find_duplicate(store, kind: str, text: str, vector=None) -> Optional[tuple]:
@@ -246,9 +260,9 @@ def learn_many(store, texts: Iterable[str], now: dt.datetime, type: Optional[str
                                                                     record_id)
                 if same is not None:
                     continue
-            store.insert(conn, now_s, record_id, kind, text, [], {}, data, level, confidence,
-                         0.7, decays[kind], False, [], None, actor,
-                         vectors[number] if vectors is not None else None)
+            store.insert(conn, now_s, NewRecord(
+                record_id, kind, text, [], {}, data, level, confidence, 0.7, decays[kind],
+                created_by=actor, vector=vectors[number] if vectors is not None else None))
             store.audit(conn, now_s, record_id, 'create', actor, 'bulk load',
                         {'type': kind})
             revision.link_revision(store, conn, now_s, record_id, superseded, contested, actor,
@@ -285,11 +299,11 @@ def restore(store, record: dict, now: dt.datetime, actor: str = 'import',
                          for row in group]
             for other in colliding:
                 store.set_status(conn, now_s, other, 'contested')
-        store.insert(conn, model.created_at.timestamp(), model.id, model.type, text, tags,
-                     model.context, data, model.sensitivity, model.confidence,
-                     model.salience, model.lifecycle.decay, model.lifecycle.pinned,
-                     [source.to_dict() for source in model.provenance.sources], model.scope,
-                     model.provenance.created_by or actor, status=model.status)
+        store.insert(conn, model.created_at.timestamp(), NewRecord(
+            model.id, model.type, text, tags, model.context, data, model.sensitivity,
+            model.confidence, model.salience, model.lifecycle.decay, model.lifecycle.pinned,
+            [source.to_dict() for source in model.provenance.sources], model.scope,
+            model.provenance.created_by or actor, status=model.status))
         # Inserted with its own status: a superseded fact imported after its active
         # successor must never pass through 'active' (one active fact per subject).
         status = model.status

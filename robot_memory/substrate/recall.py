@@ -71,72 +71,29 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
     ``filters`` select on context fields; ``near`` (x, y[, z]) sorts the matches
     nearest first by ``position_path`` (records without a position go last, or are
     dropped when ``max_distance`` is given). ``keywords=False`` searches vectors only.
-    Returned, unredacted hits get their access
-    count incremented and their salience reinforced by ``recall_gain`` (``reinforce``).
+    Returned, unredacted hits get their access count incremented and their salience
+    reinforced by ``recall_gain`` (``reinforce``).
     ``record=False`` is a look that writes nothing: no recall log (so no recall id for
     feedback) and no reinforcement (the operator page's GET).
     """
-    if not isinstance(query, str) or not query.strip():
-        raise SubstrateError('the query is empty; say what to look for (e.g. "charging '
-                             'dock")')
-    if len(query) > MAX_QUERY:
-        raise SubstrateError(f'query is {len(query)} characters; the limit is {MAX_QUERY} '
-                             '(shorten it)')
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise SubstrateError(f'k must be a whole number from 1 to {MAX_K}, got {k!r}')
-    trust_level = level(trust)
-    compiled = compile_filters(filters)
-    wanted_types = None
-    if types is not None:
-        wanted_types = {check_type(name) for name in
-                        ([types] if isinstance(types, str) else types)}
-    wanted_tags = set(check_tags(tags)) if tags else set()
-    point = check_point(near) if near is not None else None
-    if max_distance is not None and (point is None or not max_distance >= 0):
-        raise SubstrateError('max_distance needs near=(x, y[, z]) and a distance >= 0')
-    position_parts = tuple(position_path.split('.'))
-    if position_parts[0] != 'context' or len(position_parts) < 2:
-        raise SubstrateError('position_path must start with "context." '
-                             '(e.g. "context.position")')
-    min_confidence = check_unit(min_confidence, 'min_confidence')
+    check_query(query, k)
+    eligible = Eligible(trust, filters, types, tags, near, max_distance, position_path,
+                        min_confidence, include_inactive)
     use_vectors = store.embedder is not None if vectors is None else vectors
     if use_vectors and store.embedder is None:
         raise SubstrateError('vectors were requested but no embedding backend is set; '
                              'create the Substrate with embedder=HashingEmbedder()')
     now_s = epoch(now)
-    statuses = ('active', 'contested', 'retracted', 'superseded') if include_inactive \
-        else RECALLABLE
     if not keywords and not use_vectors:
         raise SubstrateError('keywords=False needs vectors; nothing would be searched')
     fts = textrules.fts_query(query) if keywords else None
-
-    def eligible(row):
-        if row['status'] not in statuses:
-            return False
-        if wanted_types is not None and row['type'] not in wanted_types:
-            return False
-        if wanted_tags and not wanted_tags <= set(row['tags'].split()):
-            return False
-        if row['confidence'] < min_confidence:
-            return False
-        if compiled and not matches(json.loads(row['context']), compiled):
-            return False
-        if max_distance is not None:
-            where = position_of(json.loads(row['context']), position_parts[1:])
-            # max_distance is refused above without a point
-            if where is None or distance(cast(tuple, point), where) > max_distance:
-                return False
-        if SENSITIVITIES.index(row['sensitivity']) > trust_level + 1:
-            withheld.add(row['seq'])
-            return False
-        return True
-
+    point, trust_level = eligible.point, eligible.trust_level
     wanted = k if point is None else max(k * 4, 50)
-    withheld: set = set()
     with store.lock:
         keyword, rows = keyword_candidates(store, query, keywords, wanted, eligible)
         keyword, locked = store.sealing.sealed_candidates(query, keywords, wanted, eligible,
-                                                          keyword, rows, statuses, wanted_types)
+                                                          keyword, rows, eligible.statuses,
+                                                          eligible.types)
         vector: list = []
         unseen: frozenset = frozenset()
         if use_vectors:
@@ -148,7 +105,8 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
         pool = max(2 * wanted, 10)
         keyword, vector = keyword[:pool], vector[:pool]
     weight = getattr(store.embedder, 'fusion_weight', 0.5) if use_vectors else 0.0
-    scored = rank(keyword, vector, rows, weight, now_s, point, position_parts[1:], k, unseen)
+    scored = rank(keyword, vector, rows, weight, now_s, point, eligible.position_path, k,
+                  unseen)
     hits, used, redacted = [], [], 0
     for score, row, current, keyword_rank, vector_rank, where in scored:
         if SENSITIVITIES.index(row['sensitivity']) > trust_level:
@@ -168,7 +126,75 @@ def recall(store, query: str, k: int = 5, filters: Optional[dict] = None,
             row['access_count'] + (1 if reinforce and record else 0)))
     recall_id = log_recall(store, now_s, used, reinforce) if used and record else None
     mode = 'hybrid' if use_vectors and fts else ('vector' if use_vectors else 'keyword')
-    return RecallResult(query, hits, len(withheld), redacted, mode, recall_id, *locked)
+    return RecallResult(query, hits, len(eligible.withheld), redacted, mode, recall_id,
+                        *locked)
+
+
+def check_query(query: str, k: int) -> None:
+    """Refuse an empty or overlong query, or a ``k`` out of range, saying the limits."""
+    if not isinstance(query, str) or not query.strip():
+        raise SubstrateError('the query is empty; say what to look for (e.g. "charging '
+                             'dock")')
+    if len(query) > MAX_QUERY:
+        raise SubstrateError(f'query is {len(query)} characters; the limit is {MAX_QUERY} '
+                             '(shorten it)')
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise SubstrateError(f'k must be a whole number from 1 to {MAX_K}, got {k!r}')
+
+
+class Eligible:
+    """
+    Which rows a recall may return: the arguments checked once, then each row tested.
+
+    A row two or more sensitivity levels above ``trust`` is not eligible and its seq is
+    counted in ``withheld``.
+    """
+
+    def __init__(self, trust: str, filters: Optional[dict], types, tags, near,
+                 max_distance: Optional[float], position_path: str, min_confidence: float,
+                 include_inactive: bool):
+        self.trust_level = level(trust)
+        self.compiled = compile_filters(filters)
+        self.types: Optional[set] = None
+        if types is not None:
+            self.types = {check_type(name) for name in
+                          ([types] if isinstance(types, str) else types)}
+        self.tags = set(check_tags(tags)) if tags else set()
+        self.point = check_point(near) if near is not None else None
+        if max_distance is not None and (self.point is None or not max_distance >= 0):
+            raise SubstrateError('max_distance needs near=(x, y[, z]) and a distance >= 0')
+        self.max_distance = max_distance
+        parts = tuple(position_path.split('.'))
+        if parts[0] != 'context' or len(parts) < 2:
+            raise SubstrateError('position_path must start with "context." '
+                                 '(e.g. "context.position")')
+        self.position_path = parts[1:]
+        self.min_confidence = check_unit(min_confidence, 'min_confidence')
+        self.statuses = ('active', 'contested', 'retracted', 'superseded') \
+            if include_inactive else RECALLABLE
+        self.withheld: set = set()
+
+    def __call__(self, row: dict) -> bool:
+        """Return True when ``row`` may be returned (counting it when it is withheld)."""
+        if row['status'] not in self.statuses:
+            return False
+        if self.types is not None and row['type'] not in self.types:
+            return False
+        if self.tags and not self.tags <= set(row['tags'].split()):
+            return False
+        if row['confidence'] < self.min_confidence:
+            return False
+        if self.compiled and not matches(json.loads(row['context']), self.compiled):
+            return False
+        if self.max_distance is not None:
+            where = position_of(json.loads(row['context']), self.position_path)
+            # max_distance is refused without a point
+            if where is None or distance(cast(tuple, self.point), where) > self.max_distance:
+                return False
+        if SENSITIVITIES.index(row['sensitivity']) > self.trust_level + 1:
+            self.withheld.add(row['seq'])
+            return False
+        return True
 
 
 def rank(keyword: list, vector: list, rows: dict, weight: float, now_s: float, point,

@@ -34,6 +34,7 @@ from robot_memory.substrate import payloads
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.records import NewRecord
 from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.salience import row_salience
 from robot_memory.substrate.schema import condition_key
@@ -400,11 +401,10 @@ def insert_version(store, conn, now_s: float, old: dict, new_id: str, text, data
         check_json(context, 'context')
     decay = store.decay_of(old)
     provenance = json.loads(old['provenance'])['sources'] + list(sources)
-    store.insert(conn, now_s, new_id, old['type'], text,
-                 check_tags(tags) if tags is not None else old['tags'].split(),
-                 context if context is not None else json.loads(old['context']), data,
-                 old['sensitivity'],
-                 check_unit(confidence, 'confidence') if confidence is not None
-                 else old['confidence'], max(row_salience(old, now_s), 0.5), decay,
-                 bool(old['pinned']), provenance, old['scope'], actor,
-                 seal=bool(old.get('key_id')))
+    store.insert(conn, now_s, NewRecord(
+        new_id, old['type'], text, check_tags(tags) if tags is not None else old['tags'].split(),
+        context if context is not None else json.loads(old['context']), data,
+        old['sensitivity'],
+        check_unit(confidence, 'confidence') if confidence is not None else old['confidence'],
+        max(row_salience(old, now_s), 0.5), decay, bool(old['pinned']), provenance,
+        old['scope'], actor, seal=bool(old.get('key_id'))))

@@ -15,12 +15,14 @@
 """
 The substrate store: typed records in SQLite with FTS5, optional vectors, revision and audit.
 
-:class:`Substrate` is the entry point: it holds the connection, the lock and the
-embedder, and offers its collaborators a small public interface (``lock``,
+:class:`Substrate` is the entry point. Its base,
+:class:`~robot_memory.substrate.records.RecordTable`, holds the connection, the lock and
+the embedder, and offers its collaborators a small public interface (``lock``,
 ``transaction``, ``audit``, ``rows`` / ``row``, ``insert``, ``set_status``, ``link``,
 ``vector_index``, ``embed``). The rest lives in modules of one job each, whose functions
 take the store and use only that interface; ``Substrate``'s methods call them:
 
+- :mod:`.records`: the records table: connection, reads, write primitives, retries, vectors;
 - :mod:`.schema`: the tables, how values are stored in them, the migrations;
 - :mod:`.validation`: the checks of what callers pass;
 - :mod:`.payloads`: a record's payload, derived from its text or checked;
@@ -45,33 +47,26 @@ and score only); two or more levels above is *withheld*: left out, and counted a
 candidates recall examined (``RecallResult.withheld``; not a census, so recall stays fast).
 """
 
-import base64
-import contextlib
+import dataclasses
 import datetime as dt
-import hashlib
-import json
-import threading
-from typing import cast
+from typing import Any
 from typing import Iterable
 from typing import Optional
+from typing import Sequence
 from typing import TYPE_CHECKING
+from typing import Union
 
-from robot_memory.common import lazy_imports
-from robot_memory.evidence.audit import write_record_audit
-from robot_memory.evidence.store import EvidenceError
-from robot_memory.evidence.store import open_target
-from robot_memory.substrate import crypto
 from robot_memory.substrate import forgetting
 from robot_memory.substrate import learning
 from robot_memory.substrate import metrics
 from robot_memory.substrate import recall as recalling
 from robot_memory.substrate import revision
-from robot_memory.substrate import schema
 from robot_memory.substrate import text as textrules
 from robot_memory.substrate import validation
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.learning import LearnRequest
 from robot_memory.substrate.recall import RECALLABLE  # noqa: F401 - re-exported
+from robot_memory.substrate.records import RecordTable
 from robot_memory.substrate.results import ForgetResult
 from robot_memory.substrate.results import LearnResult
 from robot_memory.substrate.results import RecallResult
@@ -79,37 +74,15 @@ from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.results import SelectionResult
 from robot_memory.substrate.salience import effective_salience  # noqa: F401 - re-exported
 from robot_memory.substrate.salience import row_salience
-from robot_memory.substrate.schema import COLUMNS
-from robot_memory.substrate.schema import dumps
-from robot_memory.substrate.schema import MIGRATIONS
-from robot_memory.substrate.schema import SELECT
-from robot_memory.substrate.schema import when
-from robot_memory.substrate.sealing import Sealing
-from robot_memory.substrate.validation import models
-from robot_memory.substrate.vector_index import trim_changes
-from robot_memory.substrate.vector_index import VectorIndex
-from robot_memory.substrate.vocabulary import MAX_TAGS
-from robot_memory.substrate.vocabulary import RELATION_PREDICATES
+from robot_memory.substrate.schema import MIGRATIONS  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:  # the models load with the first record written or returned whole
     from numpy import ndarray
 
     from robot_memory.substrate.metrics import Metrics
-    from robot_memory.substrate.models import DecayProfile
-    from robot_memory.substrate.models import MemoryRecord
-
-# Only vector search and metrics need numpy.
-numpy = lazy_imports.deferred('numpy')
 
 
-# Replies kept for retries (``Substrate.once``): a caller retries within seconds, so a
-# window of this many requests (and at most REQUEST_WINDOW_S of memory time) is plenty.
-REQUEST_WINDOW = 10_000
-REQUEST_WINDOW_S = 86_400.0
-MAX_REQUEST_ID = 128
-
-
-class Substrate:
+class Substrate(RecordTable):
     """
     Typed, revisable, auditable memory in SQLite; a context manager (or call ``close``).
 
@@ -120,448 +93,183 @@ class Substrate:
     see :mod:`robot_memory.substrate.crypto`.
     """
 
-    def __init__(self, path, embedder=None, busy_timeout_s: float = 10.0,
-                 jaccard_threshold: float = 0.8, cosine_threshold: float = 0.95,
-                 recall_gain: float = 0.05, default_sensitivity: str = 'low',
-                 encrypt_from: Optional[str] = None, key_file=None):
-        if not 0.0 < jaccard_threshold <= 1.0 or not 0.0 < cosine_threshold <= 1.0:
-            raise SubstrateError('dedup thresholds must be in (0, 1]')
-        validation.level(default_sensitivity, 'default_sensitivity')
-        self.path = None
-        if str(path) != ':memory:':
-            try:  # a symlinked database is used through to its target, the link kept
-                self.path = open_target(path)
-            except EvidenceError as error:
-                raise SubstrateError(str(error)) from None
-        self.embedder = embedder
-        self.jaccard_threshold = jaccard_threshold
-        self.cosine_threshold = cosine_threshold
-        self.recall_gain = recall_gain
-        self.default_sensitivity = default_sensitivity
-        self._lock = threading.RLock()
-        self._writes = 0
-        self._index: Optional[VectorIndex] = None
-        # Words the duplicate check found common (see dedup.rare_word_candidates).
-        self.common_words: set[str] = set()
-        self.sealing = Sealing(self, encrypt_from, key_file)
-        self._ahead: dict = {}
-        self.db = schema.connect(self.path, busy_timeout_s)
-
-    def applied_migrations(self) -> list:
-        """Names of the substrate's schema migrations applied to this database, in order."""
-        return MIGRATIONS.applied_names(self.db.conn)
-
     def __enter__(self) -> 'Substrate':
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def close(self) -> None:
-        """Close the database."""
-        with self.lock:
-            self.db.close()
-
-    @contextlib.contextmanager
-    def _write(self):
-        """One ``BEGIN IMMEDIATE`` transaction: all of it is committed or none of it."""
-        with self._lock:
-            conn = self.db.conn
-            nested = conn.in_transaction  # inside once(): a savepoint in the caller's
-            with self.db.atomic(immediate=True):
-                yield conn
-            if not nested:
-                self._writes += 1
-
-    @property
-    def lock(self) -> threading.RLock:
-        """Return the lock every use of the connection holds (re-entrant)."""
-        return self._lock
-
-    def transaction(self):
-        """Return a context manager: one ``BEGIN IMMEDIATE`` transaction, giving the connection."""
-        return self._write()
-
-    # ------------------------------------------------------------------ reads
-
-    def rows(self, where: str, params=()) -> list:
-        """Return the records matching an SQL ``where`` clause as dicts, sealed ones opened."""
-        cursor = self.db.conn.execute(f'{SELECT} WHERE {where}', params)
-        return self.sealing.open_sealed([dict(zip(COLUMNS, row)) for row in cursor.fetchall()])
-
-    def row(self, record_id: str) -> dict:
-        """Return one record as a dict (sealed ones opened); refuse an unknown id."""
-        if not isinstance(record_id, str) or not record_id:
-            raise SubstrateError(f'record id must be a non-empty string, got {record_id!r}')
-        rows = self.rows('id = ?', (record_id,))
-        if not rows:
-            raise SubstrateError(f'no record with id {record_id!r}; recall to find ids')
-        return rows[0]
-
-    def payload_of(self, row: dict) -> dict:
-        """
-        Return the payload of record ``row`` as its ``MemoryRecord`` carries it, as plain data.
-
-        The stored payload was validated and dumped by its model when written; this adds what
-        lives in columns (a fact's revision status, a procedure's or plan's outcomes) without
-        the models, so recall returns payloads without importing pydantic.
-        """
-        self.sealing.check_open(row)
-        payload = json.loads(row['payload'])
-        status = row['status']
-        if row['type'] == 'semantic':
-            revision = payload.setdefault('revision', {})
-            revision['status'] = {'contested': 'contested', 'active': 'active'}.get(
-                status, 'retracted')
-        elif row['type'] == 'competence' and (row['successes'] or row['failures']):
-            payload['performance'] = {'successes': row['successes'], 'failures': row['failures']}
-        elif row['type'] == 'plan_graph' and (row['successes'] or row['failures']):
-            runs = row['successes'] + row['failures']
-            metrics = payload.setdefault('metrics', {})
-            metrics['runs'] = runs
-            metrics['failure_rate'] = row['failures'] / runs
-        return payload
-
-    @staticmethod
-    def decay_of(row: dict) -> 'DecayProfile':
-        """Return the decay profile record ``row`` stores in its columns."""
-        return models.DecayProfile(curve=row['decay_curve'],
-                                   half_life_seconds=int(row['half_life_s']),
-                                   min_salience=row['decay_floor'],
-                                   max_age_seconds=(int(row['max_age_s'])
-                                                    if row['max_age_s'] is not None else None),
-                                   reinforcement_gain=row['gain'])
-
-    def _record(self, row: dict, now_s: Optional[float] = None) -> 'MemoryRecord':
-        payload = self.payload_of(row)
-        relations = [models.Relation(predicate=predicate, target_id=target, weight=weight)
-                     for predicate, target, weight in self.db.conn.execute(
-                         'SELECT predicate, target_id, weight FROM substrate_relations '
-                         'WHERE source_id = ? ORDER BY created_at, predicate, target_id',
-                         (row['id'],))]
-        decay = self.decay_of(row)
-        return models.MemoryRecord(
-            id=row['id'], type=row['type'], sensitivity=row['sensitivity'],
-            confidence=row['confidence'], salience=row['salience'], scope=row['scope'],
-            tags=row['tags'].split() if row['tags'] else [],
-            created_at=when(row['created_at']), updated_at=when(row['updated_at']),
-            lifecycle=models.Lifecycle(decay=decay,
-                                       last_reinforced_at=when(row['last_reinforced_at']),
-                                       pinned=bool(row['pinned']),
-                                       deletion_policy=row['deletion_policy']),
-            provenance=models.Provenance.model_validate(json.loads(row['provenance'])),
-            relations=relations, payload=payload, text=row['text'],
-            context=json.loads(row['context']), status=row['status'],
-            access_count=row['access_count'], last_accessed=when(row['last_accessed']),
-            effective_salience=(round(row_salience(row, now_s), 6)
-                                if now_s is not None else None))
-
-    def get(self, record_id: str, now: Optional[dt.datetime] = None) -> 'MemoryRecord':
-        """One record, archived or not, with its effective salience at ``now`` if given."""
-        with self.lock:
-            return self._record(self.row(record_id), validation.epoch(now) if now else None)
-
-    def history(self, record_id: str) -> list:
-        """Return the audit trail of one record, oldest first (also after a hard delete)."""
-        with self.lock:
-            rows = schema.audit_rows(self.db.conn, record_id)
-        return [models.AuditEntry(id=row[0], timestamp=when(row[1]), record_id=row[2],
-                                  action=row[3], actor=row[4], rationale=row[5],
-                                  detail=json.loads(row[6]))
-                for row in rows]
-
-    def count(self, status: Optional[str] = 'active', type: Optional[str] = None) -> int:
-        """Return the number of records, optionally of one status and type."""
-        clauses, params = [], []
-        if status is not None:
-            clauses.append('status = ?')
-            params.append(status)
-        if type is not None:
-            clauses.append('type = ?')
-            params.append(validation.check_type(type))
-        where = ' WHERE ' + ' AND '.join(clauses) if clauses else ''
-        with self.lock:
-            return self.db.conn.execute(f'SELECT count(*) FROM substrate_records{where}',
-                                        params).fetchone()[0]
-
-    # ------------------------------------------------------------------ writes (helpers)
-
-    def audit(self, conn, now_s: float, record_id: str, action: str, actor: str, reason: str,
-              detail: Optional[dict] = None) -> None:
-        """Write one row of the audit log (``substrate_audit``) inside transaction ``conn``."""
-        write_record_audit(conn, [(now_s, record_id, action, actor, reason, dumps(detail or {}))])
-
-    def link(self, conn, now_s: float, source: str, predicate: str, target: str,
-             weight: Optional[float] = None) -> None:
-        """Link ``source`` to ``target`` by a relation predicate inside transaction ``conn``."""
-        if predicate not in RELATION_PREDICATES:
-            raise SubstrateError(f'relation {predicate!r} is not one of '
-                                 f'{", ".join(RELATION_PREDICATES)}')
-        conn.execute('INSERT OR REPLACE INTO substrate_relations (source_id, predicate, '
-                     'target_id, weight, created_at) VALUES (?, ?, ?, ?, ?)',
-                     (source, predicate, target, weight, now_s))
-
-    def set_status(self, conn, now_s: float, record_id: str, status: str) -> None:
-        """Set a record's status inside transaction ``conn``."""
-        conn.execute('UPDATE substrate_records SET status = ?, updated_at = ? WHERE id = ?',
-                     (status, now_s, record_id))
-
-    def insert(self, conn, now_s: float, record_id: str, kind: str, text: str, tags: list,
-               context: dict, payload: dict, sensitivity: str, confidence: float,
-               salience: float, decay: 'DecayProfile', pinned: bool, provenance: list,
-               scope: Optional[str], created_by: str, vector=None, seal: bool = False,
-               status: str = 'active') -> None:
-        """Insert a new record (sealed when its sensitivity is encrypted) inside ``conn``."""
-        subject = predicate = condition_key = facet = object_key = None
-        if kind == 'semantic':
-            object_key = schema.object_key(payload['object'])
-            subject = textrules.normalise(payload['subject'])
-            predicate = textrules.normalise(payload['predicate'])
-            condition_key = schema.condition_key(payload.get('validity') or {})
-            _, facet = textrules.fact_facet(payload['predicate'], payload['object'],
-                                            payload.get('single_valued'))
-        content_hash, sealed, key_name = textrules.content_hash(text), None, None
-        if seal or self.sealing.seals(sensitivity):
-            sealed, key_name, digests = self.sealing.seal_row(
-                conn, record_id, {'text': text, 'tags': tags, 'context': context,
-                                  'payload': payload},
-                {'content': content_hash, 'subject': subject, 'predicate': predicate,
-                 'condition': condition_key, 'facet': facet, 'object': object_key})
-            content_hash, subject, predicate, condition_key, facet, object_key = (
-                digests[name] for name in ('content', 'subject', 'predicate', 'condition',
-                                           'facet', 'object'))
-            text, tags, context, payload, vector = '', [], {}, {}, None
-        model = None
-        if self.embedder is not None and sealed is None:
-            if vector is None:
-                vector = self.embed([text])[0]
-            vector = vector.astype(numpy.float32).tobytes()
-            model = self.embedder.name
-        conn.execute(
-            'INSERT INTO substrate_records (id, type, sensitivity, status, text, tags, scope, '
-            'confidence, salience, created_at, updated_at, last_reinforced_at, decay_curve, '
-            'half_life_s, decay_floor, max_age_s, gain, pinned, content_hash, context, payload, '
-            'provenance, subject, predicate, condition_key, embedding, embedding_model, facet, '
-            'object_key, sealed, key_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '
-            '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-            (record_id, kind, sensitivity, status, text, ' '.join(tags), scope, confidence,
-             salience, now_s, now_s, now_s, decay.curve, float(decay.half_life_seconds),
-             decay.min_salience, decay.max_age_seconds, decay.reinforcement_gain, int(pinned),
-             content_hash, dumps(context), dumps(payload),
-             dumps({'sources': provenance, 'created_by': created_by}), subject, predicate,
-             condition_key, vector, model, facet, object_key, sealed, key_name))
-        if vector is not None:
-            trim_changes(conn)
-        conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, hash) '
-                         'VALUES (?, ?, ?, ?)',
-                         [(record_id, source['kind'], source['ref'], source.get('hash'))
-                          for source in provenance])
-
-    def reinforce(self, conn, now_s: float, row: dict, gain: float,
-                  confidence: Optional[float] = None, provenance: Iterable = (),
-                  tags: Iterable = ()) -> float:
-        """Reinforce a record learned again (salience, tags, sources); its new salience."""
-        salience = min(1.0, row_salience(row, now_s) + gain)
-        merged_tags = row['tags'].split() if row['tags'] else []
-        merged_tags += [tag for tag in tags if tag not in merged_tags]
-        sources = json.loads(row['provenance'])
-        known = {(source['kind'], source['ref']) for source in sources['sources']}
-        new_sources = [source for source in provenance
-                       if (source['kind'], source['ref']) not in known]
-        sources['sources'].extend(new_sources)
-        conn.execute('UPDATE substrate_records SET salience = ?, last_reinforced_at = ?, '
-                     'updated_at = ?, confidence = max(confidence, ?), tags = ?, '
-                     'provenance = ? WHERE id = ?',
-                     (salience, now_s, now_s, confidence if confidence is not None else 0.0,
-                      self.sealing.clear_tags(conn, row, merged_tags[:MAX_TAGS]), dumps(sources),
-                      row['id']))
-        conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, hash) '
-                         'VALUES (?, ?, ?, ?)',
-                         [(row['id'], source['kind'], source['ref'], source.get('hash'))
-                          for source in new_sources])
-        return salience
-
-    # ------------------------------------------------------------------ retries
-
-    def once(self, request_id: str, kind: str, request: dict, now: dt.datetime, act) -> dict:
-        """
-        ``act()`` (a JSON reply) at most once per ``request_id``; a retry gets the same reply.
-
-        ``act`` runs in the transaction that stores its reply, so an effect is never
-        committed without the reply a retry will get. A request id used again for another
-        kind of request or other fields is refused. Refusals (``SubstrateError``) are not
-        kept: a corrected retry with the same id runs.
-        """
-        if not isinstance(request_id, str) or not request_id.strip():
-            raise SubstrateError('request_id is empty; give a unique string per request')
-        request_id = request_id.strip()
-        if len(request_id) > MAX_REQUEST_ID or not request_id.isprintable():
-            raise SubstrateError(f'request_id must be printable and at most {MAX_REQUEST_ID} '
-                                 'characters (e.g. a UUID)')
-        now_s = validation.epoch(now)
-        fingerprint = hashlib.sha256(dumps([kind, request]).encode('utf-8')).hexdigest()
-        with self.transaction() as conn:
-            key = self.sealing.request_key(conn)
-            if key is not None:  # the request holds the text: no plain hash of it on disk
-                # the digest of a string is a string (only None stays None)
-                fingerprint = cast(str, crypto.digest(key, 'request', fingerprint))
-            seen = conn.execute('SELECT kind, fingerprint, reply FROM substrate_requests '
-                                'WHERE request_id = ?', (request_id,)).fetchone()
-            if seen is not None:
-                if (seen[0], seen[1]) != (kind, fingerprint):
-                    raise SubstrateError(f'request_id {request_id!r} was already used for '
-                                         f'another {seen[0]} request; use a new request_id for '
-                                         'a new request')
-                return {**self.sealing.stored_reply(request_id, seen[2]), 'replayed': True}
-            reply = act()
-            stored = dumps(reply)
-            if key is not None:  # a forget reply quotes the records' text
-                stored = 'sealed:' + base64.b64encode(crypto.seal(
-                    key, f'request:{request_id}', reply)).decode('ascii')
-            conn.execute('INSERT INTO substrate_requests (request_id, kind, fingerprint, '
-                         'reply, at) VALUES (?, ?, ?, ?, ?)',
-                         (request_id, kind, fingerprint, stored, now_s))
-            conn.execute('DELETE FROM substrate_requests WHERE at < ? OR seq <= '
-                         '(SELECT MAX(seq) FROM substrate_requests) - ?',
-                         (now_s - REQUEST_WINDOW_S, REQUEST_WINDOW))
-        return {**reply, 'replayed': False}
-
     # ------------------------------------------------------------------ learn
 
-    def learn(self, text, *args, **fields) -> LearnResult:
+    def learn(self, text: Union[str, LearnRequest], *, type: Optional[str] = None,
+              tags: Optional[list] = None, context: Optional[dict] = None,
+              now: Optional[dt.datetime] = None, sensitivity: Optional[str] = None,
+              confidence: float = 0.7, salience: float = 0.7, payload: Optional[dict] = None,
+              provenance: Iterable = (), conditions: Optional[dict] = None,
+              scope: Optional[str] = None, decay: Optional[dict] = None, pinned: bool = False,
+              actor: str = 'api', dedup: bool = True, on_conflict: str = 'auto',
+              single_valued: Optional[bool] = None) -> LearnResult:
         """
         Store a memory, or reinforce the existing one when it is a duplicate.
 
-        ``text`` is the text, with :class:`~.learning.LearnRequest`'s fields as keywords,
-        or a ``LearnRequest`` itself; see :func:`.learning.learn` for dedup and revision.
+        See :func:`.learning.learn` for dedup and the revision of conflicting facts.
+
+        :param text: the text to remember; or a whole :class:`~.learning.LearnRequest`,
+            and then no other argument
+        :param type: the memory type (``episodic``, ``semantic``, ``competence``,
+            ``plan_graph``, ``working``); None: classified from the text
+        :param tags: words to find it by, at most ``MAX_TAGS``
+        :param context: where and when it holds, e.g. ``{"location": {"room": "kitchen"}}``
+        :param now: the time of the learn, an aware datetime (required)
+        :param sensitivity: ``low`` ... ``critical``; None: ``high`` for text that looks
+            secret, else the store's ``default_sensitivity``
+        :param confidence: how sure the source is, 0 to 1
+        :param salience: how much it matters now, 0 to 1 (decays with time)
+        :param payload: the type's payload; None: derived from the text
+        :param provenance: the sources, ``{"kind", "ref"[, "hash"]}`` objects
+        :param conditions: when a fact holds (its validity), e.g. ``{"floor": 2}``
+        :param scope: who it is for (``robot``, ``site``, ``global``), or None
+        :param decay: a ``DecayProfile`` object; None: the type's default
+        :param pinned: True: its salience never decays
+        :param actor: who learns it, for the audit log
+        :param dedup: False: store it even when a duplicate exists
+        :param on_conflict: a conflicting fact: ``auto``, ``supersede``, ``contest`` or
+            ``error``
+        :param single_valued: whether the fact's predicate takes one value, when the
+            vocabulary does not know it
         """
-        if isinstance(text, LearnRequest) and not args and not fields:
+        fields = LearnRequest(
+            '', type=type, tags=tags, context=context, now=now, sensitivity=sensitivity,
+            confidence=confidence, salience=salience, payload=payload, provenance=provenance,
+            conditions=conditions, scope=scope, decay=decay, pinned=pinned, actor=actor,
+            dedup=dedup, on_conflict=on_conflict, single_valued=single_valued)
+        if isinstance(text, LearnRequest):
+            if fields != LearnRequest(''):
+                raise SubstrateError('give a LearnRequest or the fields as keywords, not both')
             return learning.learn(self, text)
-        return learning.learn(self, LearnRequest(text, *args, **fields))
+        return learning.learn(self, dataclasses.replace(fields, text=text))
 
-    def learn_many(self, texts: Iterable[str], now: dt.datetime, *args, **kwargs) -> int:
-        """Bulk-load texts in one transaction (see :func:`.learning.learn_many`); rows added."""
-        return learning.learn_many(self, texts, now, *args, **kwargs)
+    def learn_many(self, texts: Iterable[str], now: dt.datetime, *, type: Optional[str] = None,
+                   sensitivity: Optional[str] = None, confidence: float = 0.7,
+                   actor: str = 'bulk') -> int:
+        """
+        Bulk-load texts in one transaction (exact-text dedup only); returns the rows added.
 
-    def restore(self, record: dict, now: dt.datetime, *args, **kwargs) -> str:
-        """Insert a full record, id and times kept (see :func:`.learning.restore`); its status."""
-        return learning.restore(self, record, now, *args, **kwargs)
+        :param texts: the texts, one record each
+        :param now: the time of the load, an aware datetime
+        :param type: the memory type of all of them; None: each classified from its text
+        :param sensitivity: the sensitivity of all; None: the store's default
+        :param confidence: the confidence of all, 0 to 1
+        :param actor: who loads them, for the audit log
+        """
+        return learning.learn_many(self, texts, now, type=type, sensitivity=sensitivity,
+                                   confidence=confidence, actor=actor)
 
-    def find_duplicate(self, kind: str, text: str, vector=None) -> Optional[tuple]:
-        """(row, match, similarity) of a live duplicate of ``text`` of type ``kind``, or None."""
+    def restore(self, record: dict, now: dt.datetime, *, actor: str = 'import',
+                reason: str = 'imported') -> str:
+        """
+        Insert a full record, id and times kept (see :func:`.learning.restore`); its status.
+
+        :param record: the record, in ``MemoryRecord`` shape (as ``get(...).to_dict()``)
+        :param now: the time of the import, an aware datetime
+        :param actor: who imports it, for the audit log
+        :param reason: why, for the audit log
+        """
+        return learning.restore(self, record, now, actor=actor, reason=reason)
+
+    def find_duplicate(self, kind: str, text: str,
+                       vector: Optional['ndarray'] = None) -> Optional[tuple]:
+        """
+        Return (row, match, similarity) of a live duplicate of ``text`` of type ``kind``, or None.
+
+        :param kind: the memory type the duplicate must have
+        :param text: the text to match (exact, then Jaccard, then cosine)
+        :param vector: the text's vector, when already embedded
+        """
         return learning.find_duplicate(self, kind, text, vector)
 
-    def preview_learn(self, text: str, **kwargs) -> LearnResult:
+    def preview_learn(self, request: LearnRequest) -> LearnResult:
         """
-        Return what ``learn`` would do now (checked, deduplicated, revised), changing nothing.
+        Return what ``learn`` of ``request`` would do now (checked, deduplicated, revised).
 
-        The learn runs in a transaction (a savepoint inside ``once``'s) that is rolled back
-        (the proposals queue shows a person what an agent's learn would do before it is
-        approved).
+        Nothing changes: the learn runs in a transaction (a savepoint inside ``once``'s)
+        that is rolled back (the proposals queue shows a person what an agent's learn
+        would do before it is approved).
         """
-        with self._lock, self.db.atomic(immediate=True, rollback=True):
-            return self.learn(text, **kwargs)
-
-    @contextlib.contextmanager
-    def exclusive(self):
-        """Return this store's connection (``db``) for this thread alone while the block runs."""
-        with self.lock:
-            yield self.db
-
-    def rows_by_id(self, ids: list) -> list:
-        """Return the records of these ids (in chunks of 500), sealed ones opened."""
-        rows = []
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            rows += self.rows(f'id IN ({", ".join("?" * len(chunk))})', chunk)
-        return rows
-
-    def rows_by_seq(self, seqs: list) -> list:
-        """Return the records of these seqs (in chunks of 500), sealed ones opened."""
-        rows = []
-        for start in range(0, len(seqs), 500):
-            chunk = seqs[start:start + 500]
-            rows += self.rows(f'seq IN ({", ".join("?" * len(chunk))})', chunk)
-        return rows
-
-    def all_records(self, now: Optional[dt.datetime] = None) -> list:
-        """Every record (archived too), oldest first."""
-        now_s = validation.epoch(now) if now is not None else None
-        with self.lock:
-            return [self._record(row, now_s) for row in self.rows('1 ORDER BY seq')
-                    if not row.get('locked')]
-
-    # ------------------------------------------------------------------ vectors
-
-    def embed(self, texts: list) -> 'ndarray':
-        """Return the vectors of ``texts`` (those embedded ahead reused)."""
-        ahead = self._ahead
-        if ahead and all(text in ahead for text in texts):
-            return numpy.stack([ahead[text] for text in texts])
-        return self.embedder.embed(texts)
-
-    @contextlib.contextmanager
-    def embedding_ahead(self, texts: Iterable[str]):
-        """
-        Embed ``texts`` in batches now; ``learn`` / ``restore`` of them inside reuse it.
-
-        For imports that add records one by one: a batch costs the model far less per
-        text than single calls. Texts not given are embedded as usual.
-        """
-        if self.embedder is None:
-            yield
-            return
-        texts = list(dict.fromkeys(text.strip() for text in texts if isinstance(text, str)))
-        vectors = self.embedder.embed(texts) if texts else ()
-        self._ahead = dict(zip(texts, vectors))
-        try:
-            yield
-        finally:
-            self._ahead = {}
-
-    def vector_index(self) -> VectorIndex:
-        """Return the live records' vectors of the current backend, brought up to date."""
-        if self._index is None or self._index.model != self.embedder.name:
-            self._index = VectorIndex(self.embedder.name, self.embedder.dim)
-        self._index.refresh(self.db.conn)
-        return self._index
-
-    def reindex_vectors(self, batch: int = 1000) -> int:
-        """Embed records that have no vector from the current backend; returns how many."""
-        if self.embedder is None:
-            raise SubstrateError('vectors are off; create the Substrate with an embedder')
-        done = 0
-        while True:
-            with self.lock:
-                rows = self.db.conn.execute(
-                    'SELECT seq, text FROM substrate_records WHERE key_id IS NULL AND '
-                    '(embedding IS NULL OR embedding_model IS NOT ?) LIMIT ?',
-                    (self.embedder.name, batch)).fetchall()
-            if not rows:
-                return done
-            vectors = self.embedder.embed([row[1] for row in rows])
-            with self.transaction() as conn:
-                conn.executemany('UPDATE substrate_records SET embedding = ?, embedding_model = ? '
-                                 'WHERE seq = ?',
-                                 [(vectors[index].astype(numpy.float32).tobytes(),
-                                   self.embedder.name, row[0]) for index, row in enumerate(rows)])
-            done += len(rows)
+        with self.lock, self.db.atomic(immediate=True, rollback=True):
+            return learning.learn(self, request)
 
     # ------------------------------------------------------------------ recall and selection
 
-    def recall(self, query: str, *args, **kwargs) -> RecallResult:
-        """Find records for ``query`` (see :func:`.recall.recall`)."""
-        return recalling.recall(self, query, *args, **kwargs)
+    def recall(self, query: str, *, k: int = 5, filters: Optional[dict] = None,
+               trust: str = 'medium', now: Optional[dt.datetime] = None,
+               types: Union[str, Iterable[str], None] = None,
+               tags: Optional[Iterable[str]] = None, near: Optional[Sequence[float]] = None,
+               max_distance: Optional[float] = None,
+               position_path: str = 'context.position', vectors: Optional[bool] = None,
+               include_inactive: bool = False, reinforce: bool = True,
+               min_confidence: float = 0.0, keywords: bool = True,
+               record: bool = True) -> RecallResult:
+        """
+        Find records for ``query``: BM25 (+ vectors) fused, weighted, trust-gated.
 
-    def select(self, task: str, *args, **kwargs) -> SelectionResult:
-        """Choose among competence / plan records for a task (see :func:`.recall.select`)."""
-        return recalling.select(self, task, *args, **kwargs)
+        See :func:`.recall.recall` for the scoring.
+
+        :param query: what to look for, in words
+        :param k: how many hits at most, 1 to ``MAX_K``
+        :param filters: conditions on context fields (see :mod:`.filters`)
+        :param trust: the caller's trust level (``low`` ... ``critical``): records one
+            level above are redacted, two or more withheld
+        :param now: the time of the recall, an aware datetime (salience decays to it)
+        :param types: a memory type or a list of them; None: all
+        :param tags: tags every hit must carry
+        :param near: a point (x, y[, z]): hits nearest first
+        :param max_distance: with ``near``, leave out records farther away (or without
+            a position)
+        :param position_path: where the context holds a position (``context.``...)
+        :param vectors: True / False: search vectors or not; None: when an embedder is set
+        :param include_inactive: True: retracted and superseded records too
+        :param reinforce: False: the hits are not reinforced
+        :param min_confidence: leave out records less confident than this
+        :param keywords: False: vectors only
+        :param record: False: a look that writes nothing (no recall log, no reinforcement)
+        """
+        return recalling.recall(
+            self, query, k=k, filters=filters, trust=trust, now=now, types=types, tags=tags,
+            near=near, max_distance=max_distance, position_path=position_path,
+            vectors=vectors, include_inactive=include_inactive, reinforce=reinforce,
+            min_confidence=min_confidence, keywords=keywords, record=record)
+
+    def select(self, task: str, now: dt.datetime, *, context: Optional[dict] = None,
+               types: Iterable[str] = ('competence', 'plan_graph'), trust: str = 'medium',
+               margin: float = 0.1, k: int = 5) -> SelectionResult:
+        """
+        Choose among competence / plan records for a task (see :func:`.recall.select`).
+
+        :param task: the task, in words
+        :param now: the time of the choice, an aware datetime
+        :param context: the current conditions, matched against the records' conditions
+        :param types: the memory types to choose among
+        :param trust: the caller's trust level, as in ``recall``
+        :param margin: best two closer than this: undecided, candidates ranked
+        :param k: how many candidates at most
+        """
+        return recalling.select(self, task, now, context=context, types=types, trust=trust,
+                                margin=margin, k=k)
 
     # ------------------------------------------------------------------ feedback and outcomes
 
     def feedback(self, record_id: str, useful: bool, now: dt.datetime, actor: str = 'api',
                  recall_id: Optional[int] = None) -> float:
-        """Mark a recalled record useful (reinforce) or not (penalise); returns its salience."""
+        """
+        Mark a recalled record useful (reinforce) or not (penalise); returns its salience.
+
+        :param record_id: the record recalled
+        :param useful: True: it helped (salience up by its gain); False: it did not (down)
+        :param now: the time of the feedback, an aware datetime
+        :param actor: who says so, for the audit log
+        :param recall_id: the recall it came from; None: its latest recall
+        """
         if not isinstance(useful, bool):
             raise SubstrateError('useful must be true or false')
         now_s = validation.epoch(now)
@@ -585,7 +293,15 @@ class Substrate:
 
     def record_outcome(self, record_id: str, success: bool, now: dt.datetime,
                        actor: str = 'api', note: str = '') -> None:
-        """Count a success or failure of a competence or plan record (drives selection)."""
+        """
+        Count a success or failure of a competence or plan record (drives selection).
+
+        :param record_id: the competence or plan_graph record used
+        :param success: True: it worked; False: it failed
+        :param now: the time of the outcome, an aware datetime
+        :param actor: who reports it, for the audit log
+        :param note: what happened, for the audit log (empty: success / failure)
+        """
         if not isinstance(success, bool):
             raise SubstrateError('success must be true or false')
         now_s = validation.epoch(now)
@@ -606,18 +322,51 @@ class Substrate:
 
     # ------------------------------------------------------------------ forget and pin
 
-    def forget(self, target: str, *args, **kwargs) -> ForgetResult:
-        """Archive, delete or restore records by id or query (see :func:`.forgetting.forget`)."""
-        return forgetting.forget(self, target, *args, **kwargs)
+    def forget(self, target: str, reason: str, now: dt.datetime, *, hard: bool = False,
+               actor: str = 'api', limit: int = 10, dry_run: bool = False,
+               all_matches: bool = False, restore: bool = False, by: str = 'auto',
+               trust: Optional[str] = None) -> ForgetResult:
+        """
+        Archive, delete or restore records by id or query (see :func:`.forgetting.forget`).
+
+        :param target: a record id, or words the records hold
+        :param reason: why, for the audit log
+        :param now: the time of the forget, an aware datetime
+        :param hard: True: delete for good (the audit entry stays)
+        :param actor: who forgets, for the audit log
+        :param limit: with ``all_matches``, at most this many records
+        :param dry_run: True: change nothing, report what would go
+        :param all_matches: True: every match of a query, not only the best
+        :param restore: True: bring archived records back
+        :param by: ``id``, ``query`` or ``auto`` (an id if one exists)
+        :param trust: the caller's trust level, as in ``recall``; None: every record
+        """
+        return forgetting.forget(self, target, reason, now, hard=hard, actor=actor,
+                                 limit=limit, dry_run=dry_run, all_matches=all_matches,
+                                 restore=restore, by=by, trust=trust)
 
     def pin(self, record_id: str, now: dt.datetime, reason: str = 'pinned',
             actor: str = 'api') -> None:
-        """Pin a record: its salience never decays until unpinned."""
+        """
+        Pin a record: its salience never decays until unpinned.
+
+        :param record_id: the record to pin
+        :param now: the time of the pin, an aware datetime
+        :param reason: why, for the audit log
+        :param actor: who pins it, for the audit log
+        """
         self._set_pinned(record_id, True, now, reason, actor)
 
     def unpin(self, record_id: str, now: dt.datetime, reason: str = 'unpinned',
               actor: str = 'api') -> None:
-        """Unpin a record; decay restarts from now at its current salience."""
+        """
+        Unpin a record; decay restarts from now at its current salience.
+
+        :param record_id: the record to unpin
+        :param now: the time of the unpin, an aware datetime
+        :param reason: why, for the audit log
+        :param actor: who unpins it, for the audit log
+        """
         self._set_pinned(record_id, False, now, reason, actor)
 
     def _set_pinned(self, record_id, pinned, now, reason, actor) -> None:
@@ -632,42 +381,135 @@ class Substrate:
 
     # ------------------------------------------------------------------ revision
 
-    def supersede(self, record_id: str, *args, **kwargs) -> RevisionResult:
-        """Replace a record by a new version (see :func:`.revision.supersede`)."""
-        return revision.supersede(self, record_id, *args, **kwargs)
+    def supersede(self, record_id: str, now: dt.datetime, reason: str, *,
+                  text: Optional[str] = None, payload: Optional[dict] = None,
+                  object: Any = None,
+                  confidence: Optional[float] = None, tags: Optional[list] = None,
+                  context: Optional[dict] = None, provenance: Iterable = (),
+                  actor: str = 'api') -> RevisionResult:
+        """
+        Replace a record by a new version; the old one becomes ``superseded``, atomically.
 
-    def fork(self, record_id: str, *args, **kwargs) -> RevisionResult:
-        """Split a fact by conditions (see :func:`.revision.fork`)."""
-        return revision.fork(self, record_id, *args, **kwargs)
+        :param record_id: the record to replace
+        :param now: the time of the revision, an aware datetime
+        :param reason: why, for the audit log
+        :param text: the new text; None: the old one
+        :param payload: the new payload; None: derived from the old one and ``text``
+        :param object: a fact's new object (value); None: unchanged
+        :param confidence: the new confidence; None: the old one
+        :param tags: the new tags; None: the old ones
+        :param context: the new context; None: the old one
+        :param provenance: sources added to the old ones
+        :param actor: who revises, for the audit log
+        """
+        return revision.supersede(self, record_id, now, reason, text=text, payload=payload,
+                                  object=object, confidence=confidence, tags=tags,
+                                  context=context, provenance=provenance, actor=actor)
 
-    def contest(self, record_id: str, *args, **kwargs) -> RevisionResult:
-        """Flag a fact as disputed (see :func:`.revision.contest`)."""
-        return revision.contest(self, record_id, *args, **kwargs)
+    def fork(self, record_id: str, conditions: dict, now: dt.datetime, reason: str, *,
+             text: Optional[str] = None, object: Any = None, payload: Optional[dict] = None,
+             confidence: Optional[float] = None, original_conditions: Optional[dict] = None,
+             actor: str = 'api') -> RevisionResult:
+        """
+        Add a variant of a fact valid under ``conditions``; both stay active.
 
-    def retract(self, record_id: str, *args, **kwargs) -> RevisionResult:
-        """Withdraw a fact (see :func:`.revision.retract`)."""
-        return revision.retract(self, record_id, *args, **kwargs)
+        :param record_id: the fact to fork
+        :param conditions: when the variant holds, e.g. ``{"floor": 2}``
+        :param now: the time of the revision, an aware datetime
+        :param reason: why, for the audit log
+        :param text: the variant's text; None: the original's
+        :param object: the variant's object (value); None: the original's
+        :param payload: the variant's payload; None: derived
+        :param confidence: the variant's confidence; None: the original's
+        :param original_conditions: narrow the original to these, so the two are disjoint
+        :param actor: who revises, for the audit log
+        """
+        return revision.fork(self, record_id, conditions, now, reason, text=text,
+                             object=object, payload=payload, confidence=confidence,
+                             original_conditions=original_conditions, actor=actor)
 
-    def affirm(self, record_id: str, *args, **kwargs) -> RevisionResult:
-        """Settle a contested fact as true (see :func:`.revision.affirm`)."""
-        return revision.affirm(self, record_id, *args, **kwargs)
+    def contest(self, record_id: str, now: dt.datetime, reason: str, *,
+                against: Optional[str] = None, actor: str = 'api') -> RevisionResult:
+        """
+        Flag a fact as disputed (and ``against``, linked by ``contradicts``).
 
-    def merge(self, record_ids: list, *args, **kwargs) -> RevisionResult:
-        """Fold records of one type into one (see :func:`.revision.merge`)."""
-        return revision.merge(self, record_ids, *args, **kwargs)
+        :param record_id: the disputed record
+        :param now: the time of the revision, an aware datetime
+        :param reason: why, for the audit log
+        :param against: the record it contradicts, contested too; None: none
+        :param actor: who revises, for the audit log
+        """
+        return revision.contest(self, record_id, now, reason, against=against, actor=actor)
 
-    def relate(self, source_id: str, *args, **kwargs) -> None:
-        """Link two records by a predicate (see :func:`.revision.relate`)."""
-        revision.relate(self, source_id, *args, **kwargs)
+    def retract(self, record_id: str, now: dt.datetime, reason: str, *,
+                actor: str = 'api') -> RevisionResult:
+        """
+        Withdraw a fact: kept for history, out of recall.
+
+        :param record_id: the record to withdraw
+        :param now: the time of the revision, an aware datetime
+        :param reason: why, for the audit log
+        :param actor: who revises, for the audit log
+        """
+        return revision.retract(self, record_id, now, reason, actor=actor)
+
+    def affirm(self, record_id: str, now: dt.datetime, reason: str, *,
+               actor: str = 'api') -> RevisionResult:
+        """
+        Settle a contested fact as true: contested becomes active again.
+
+        :param record_id: the contested record
+        :param now: the time of the revision, an aware datetime
+        :param reason: why, for the audit log
+        :param actor: who revises, for the audit log
+        """
+        return revision.affirm(self, record_id, now, reason, actor=actor)
+
+    def merge(self, record_ids: list, now: dt.datetime, reason: str, *,
+              into: Optional[str] = None, actor: str = 'api') -> RevisionResult:
+        """
+        Fold records of one type into one keeper; the others become ``superseded``.
+
+        :param record_ids: the records, at least two
+        :param now: the time of the revision, an aware datetime
+        :param reason: why, for the audit log
+        :param into: the keeper; None: the most confident
+        :param actor: who revises, for the audit log
+        """
+        return revision.merge(self, record_ids, now, reason, into=into, actor=actor)
+
+    def relate(self, source_id: str, predicate: str, target_id: str, now: dt.datetime, *,
+               weight: Optional[float] = None, actor: str = 'api') -> None:
+        """
+        Link two records by a predicate (supports, contradicts, derived_from, ...).
+
+        :param source_id: the record the link starts from
+        :param predicate: one of ``RELATION_PREDICATES``
+        :param target_id: the record it points to
+        :param now: the time of the link, an aware datetime
+        :param weight: how strong, 0 to 1; None: unweighted
+        :param actor: who links them, for the audit log
+        """
+        revision.relate(self, source_id, predicate, target_id, now, weight=weight, actor=actor)
 
     # ------------------------------------------------------------------ metrics
 
     def metrics(self, now: dt.datetime, window_days: float = 30.0) -> dict:
-        """Growth, salience distribution, usefulness, contradiction and revision rates (§15.10)."""
+        """
+        Growth, salience distribution, usefulness, contradiction and revision rates (§15.10).
+
+        :param now: the time measured at, an aware datetime
+        :param window_days: the window of the rates, in days
+        """
         return self.measure(now, window_days).to_dict()
 
     def measure(self, now: dt.datetime, window_days: float = 30.0) -> 'Metrics':
-        """Return :meth:`metrics` as a :class:`~.metrics.Metrics` dataclass (typed fields)."""
+        """
+        Return :meth:`metrics` as a :class:`~.metrics.Metrics` dataclass (typed fields).
+
+        :param now: the time measured at, an aware datetime
+        :param window_days: the window of the rates, in days
+        """
         return metrics.measure(self, now, window_days)
 
     # ------------------------------------------------------------------ encryption at rest
@@ -678,7 +520,13 @@ class Substrate:
         return self.sealing.vault.key_path if self.sealing.vault is not None else None
 
     def sensitivity_of(self, text: str, sensitivity: Optional[str] = None) -> str:
-        """Return the sensitivity a learn of ``text`` gets: as asked, else by its content."""
+        """
+        Return the sensitivity a learn of ``text`` gets: as asked, else by its content.
+
+        :param text: the text to learn
+        :param sensitivity: the level asked for; None: ``high`` for text that looks secret,
+            else the store's ``default_sensitivity``
+        """
         if sensitivity is None:
             sensitivity = 'high' if textrules.looks_secret(text) else self.default_sensitivity
         validation.level(sensitivity, 'sensitivity')
@@ -689,7 +537,12 @@ class Substrate:
         return self.sealing.seals(sensitivity)
 
     def seal_fields(self, ref: str, fields: dict) -> dict:
-        """Return ``fields`` encrypted for storage elsewhere in this database (a queued learn)."""
+        """
+        Return ``fields`` encrypted for storage elsewhere in this database (a queued learn).
+
+        :param ref: what the fields belong to (e.g. ``proposal-<id>``), bound into the seal
+        :param fields: the fields to seal, plain JSON data
+        """
         return self.sealing.seal_fields(ref, fields)
 
     def open_fields(self, data: dict) -> dict:
@@ -705,5 +558,10 @@ class Substrate:
         return self.sealing.plaintext_notice(sensitivity)
 
     def rotate_key(self, now: dt.datetime, actor: str = 'api') -> dict:
-        """Re-encrypt every sealed record under a new key, in one audited transaction."""
+        """
+        Re-encrypt every sealed record under a new key, in one audited transaction.
+
+        :param now: the time of the rotation, an aware datetime
+        :param actor: who rotates it, for the audit log
+        """
         return self.sealing.rotate_key(now, actor)

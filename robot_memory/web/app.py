@@ -94,6 +94,22 @@ class Refused(RobotMemoryError):
         self.message = message
 
 
+def refused(error: Exception) -> Refused:
+    """
+    Return the page's refusal of ``error``: a Refused as it is, any other one a 409.
+
+    The one conversion of the page: ``Page.guarded`` answers every ``RobotMemoryError``
+    (and ``ValueError``) of a handler with it. The page says "Refused." before the message,
+    and that nothing was changed.
+    """
+    if isinstance(error, Refused):
+        return error
+    said = str(error)
+    if 'nothing was changed' not in said:
+        said += '; nothing was changed'
+    return Refused(409, said)
+
+
 @dataclasses.dataclass
 class PageConfig:
     """What one server serves and how it guards it."""
@@ -227,13 +243,8 @@ class Page:
         """Run ``handler(request)``; a Refused or a core refusal becomes the refusal page."""
         try:
             return await handler(request)
-        except Refused as error:
-            return self.refusal(request, error)
-        except (ValueError, RobotMemoryError) as error:
-            said = str(error)  # the page says "Refused." before it
-            if 'nothing was changed' not in said:
-                said += '; nothing was changed'
-            return self.refusal(request, Refused(409, said))
+        except (RobotMemoryError, ValueError) as error:  # a Refused among them
+            return self.refusal(request, refused(error))
         except sqlite3.DatabaseError as error:  # a damaged file, or one locked for too long
             return self.refusal(request, Refused(503, (
                 f'the database {self.config.source.db_path} cannot be read now ({error}); '

@@ -18,7 +18,7 @@ import datetime as dt
 
 import pytest
 
-from robot_memory.substrate import store as substrate_store
+from robot_memory.substrate import records as substrate_records
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
 
@@ -84,13 +84,13 @@ def test_a_bad_request_id_is_refused_saying_what_to_give(substrate, request_id):
 
 
 def test_the_window_is_bounded_by_count_and_age(substrate, monkeypatch):
-    monkeypatch.setattr(substrate_store, 'REQUEST_WINDOW', 3)
+    monkeypatch.setattr(substrate_records, 'REQUEST_WINDOW', 3)
     for number in range(5):
         substrate.once(f'req-{number}', 'learn', {'n': number}, NOW, lambda: {'ok': True})
     kept = [row[0] for row in substrate.db.conn.execute(
         'SELECT request_id FROM substrate_requests ORDER BY seq')]
     assert kept == ['req-2', 'req-3', 'req-4']
-    later = NOW + dt.timedelta(seconds=substrate_store.REQUEST_WINDOW_S + 1)
+    later = NOW + dt.timedelta(seconds=substrate_records.REQUEST_WINDOW_S + 1)
     substrate.once('req-late', 'learn', {}, later, lambda: {'ok': True})
     kept = [row[0] for row in substrate.db.conn.execute('SELECT request_id FROM '
                                                         'substrate_requests')]
