@@ -20,12 +20,12 @@ import pytest
 import yaml
 
 from robot_memory.errors import MemoryFileError
-from robot_memory.settings import flat_parameters
-from robot_memory.settings import parameter_specs
-from robot_memory.settings import read_parameters_file
-from robot_memory.settings import render_parameters_file
-from robot_memory.settings import settings_from_file
-from robot_memory.settings import validate_parameters
+from robot_memory.settings_file import flat_parameters
+from robot_memory.settings_file import parameter_specs
+from robot_memory.settings_file import read_parameters_file
+from robot_memory.settings_file import render_parameters_file
+from robot_memory.settings_file import settings_from_file
+from robot_memory.settings_file import validate_parameters
 from support.paths import REPO
 
 
@@ -46,7 +46,7 @@ def test_every_parameter_is_in_the_config_file_with_its_default_and_a_comment():
 
 
 def test_the_config_file_is_exactly_what_the_specs_render():
-    # Regenerate with: python -m robot_memory.settings > config/robot_memory.yaml
+    # Regenerate with: python -m robot_memory.settings_file > config/robot_memory.yaml
     assert (REPO / 'config' / 'robot_memory.yaml').read_text(encoding='utf-8') == \
         render_parameters_file()
 

@@ -212,7 +212,7 @@ def settings(args):
     """
     cached = getattr(args, '_settings', None)
     if cached is None:
-        from robot_memory.settings import settings_from_file
+        from robot_memory.settings_file import settings_from_file
         cached = args._settings = settings_from_file(args.config)
     return cached
 

@@ -102,7 +102,7 @@ from robot_memory.ros.replies import use_reply_profile
 from robot_memory.ros.scheduler import DreamScheduler
 from robot_memory.ros.signals import StopSignals
 from robot_memory.ros.typed_memory import TypedMemoryServices
-from robot_memory.settings import validate_parameters
+from robot_memory.settings_file import validate_parameters
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.srv import Undo

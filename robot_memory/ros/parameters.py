@@ -25,8 +25,8 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import InvalidParameterValueException
 
 from robot_memory.errors import RobotMemoryError
-from robot_memory.settings import allowed
-from robot_memory.settings import parameter_specs
+from robot_memory.settings_file import allowed
+from robot_memory.settings_file import parameter_specs
 
 
 class StartupError(RobotMemoryError, RuntimeError):

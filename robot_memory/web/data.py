@@ -43,7 +43,7 @@ from robot_memory.rcan.schema import ENTRY_TYPES
 if TYPE_CHECKING:
     from robot_memory.rcan.document_cache import DocumentCache
     from robot_memory.rcan.memory_file import MemoryFile
-    from robot_memory.settings import Settings
+    from robot_memory.settings_file import Settings
 
 PAGE_SIZE = 100
 SORTS = ('confidence', 'last_reinforced', 'first_seen', 'count', 'type', 'text')

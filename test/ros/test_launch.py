@@ -53,7 +53,7 @@ import yaml
 from robot_memory.common.timeutil import UTC
 from robot_memory.locations import default_db_path
 from robot_memory.rcan.memory_file import MemoryFile
-from robot_memory.settings import flat_parameters
+from robot_memory.settings_file import flat_parameters
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from support.paths import REPO

@@ -27,7 +27,7 @@ from rcl_interfaces.srv import DescribeParameters
 from rcl_interfaces.srv import GetParameters
 from rcl_interfaces.srv import SetParameters
 
-from robot_memory.settings import parameter_specs
+from robot_memory.settings_file import parameter_specs
 from support.ros_harness import NodeProcess
 from support.ros_probe import call
 from support.ros_probe import wait_ready

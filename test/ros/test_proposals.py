@@ -35,8 +35,8 @@ from robot_memory.review import proposals
 from robot_memory.review.proposals import ProposalError
 from robot_memory.review.proposals import ProposalQueue
 from robot_memory.review.proposals import ProposalSettings
-from robot_memory.settings import parameter_specs
-from robot_memory.settings import validate_parameters
+from robot_memory.settings_file import parameter_specs
+from robot_memory.settings_file import validate_parameters
 from robot_memory.substrate.store import Substrate
 from support.cli import run
 

@@ -32,7 +32,7 @@ import pytest
 
 from robot_memory.rcan.memory_file import new_document
 from robot_memory.rcan.memory_file import render
-from robot_memory.settings import validate_parameters
+from robot_memory.settings_file import validate_parameters
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
 from robot_memory.substrate.crypto import default_key_path
