@@ -24,11 +24,8 @@ changes a confidence.
 
 import dataclasses
 import datetime as dt
-import errno
 import json
-import os
 import stat
-import threading
 
 from hypothesis import given
 from hypothesis import settings
@@ -38,16 +35,12 @@ import yaml
 
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
-from robot_memory.errors import MemoryLockTimeout
 from robot_memory.rcan import line_reader
 from robot_memory.rcan import memory_file
 from robot_memory.rcan import parse
 from robot_memory.rcan import reader_fast
-from robot_memory.rcan import reader_yaml
-from robot_memory.rcan import schema
 from robot_memory.rcan import writer
 from robot_memory.rcan import yaml_rules
-from robot_memory.rcan.lifecycle import effective_confidence
 from robot_memory.rcan.memory_file import FILE_MODE
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import parse_bytes
@@ -55,29 +48,15 @@ from robot_memory.rcan.memory_file import render
 from robot_memory.rcan.schema import MemoryEntry
 from robot_memory.rcan.schema import new_entry
 from support.paths import REPO
+from support.samples import file_bytes
+from support.samples import HEADER
+from support.samples import RICH
 from support.samples import SPEC_EXAMPLE
+from support.samples import yaml_entry
 
 T_UPDATED = dt.datetime(2026, 4, 1, 2, 0, tzinfo=UTC)
-HEADER = ['---', 'schema_version: "1.0"', 'rrn: RRN-000000000001',
-          'last_updated: 2026-04-01T02:00:00Z', 'entries:']
-
-
-def yaml_entry(index, confidence='0.5', text=None, entry_id=None):
-    """Seven lines of a block-style YAML entry, as a person would write it."""
-    return [f'  - id: {entry_id or f"mem-{index:04d}"}',
-            '    type: environment_note',
-            f'    text: "{text or f"note {index}"}"',
-            f'    confidence: {confidence}',
-            '    first_seen: 2026-03-28T14:00:00Z',
-            '    last_reinforced: 2026-04-01T02:00:00Z',
-            '    observation_count: 1']
-
-
-def file_bytes(lines, body='\nbody\n'):
-    return ('\n'.join(lines) + '\n---\n' + body).encode('utf-8')
-
-
 # ------------------------------------------------------------------ the spec's example
+
 
 def test_the_spec_example_loads_with_every_field_right(now):
     result = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now)
@@ -137,6 +116,7 @@ def test_an_indented_dash_line_inside_a_quoted_multiline_text_is_not_a_delimiter
 
 
 # ------------------------------------------------------- one bad entry among good ones
+
 
 def test_one_bad_entry_among_ten_good_ones_is_quarantined_and_the_ten_survive(now, memory_path):
     lines = list(HEADER)
@@ -283,38 +263,6 @@ def test_front_matter_without_schema_version_is_legacy_too(now, memory_path):
 
 # ------------------------------------------------------------------ nothing is dropped
 
-RICH = """---
-schema_version: "1.0"
-rrn: RRN-000000000001
-last_updated: 2026-04-01T02:00:00Z
-fleet: warehouse-7
-entries:
-  - id: mem-a3f9c1d2
-    type: hardware_observation
-    text: "Left wheel encoder intermittent"
-    confidence: 0.92
-    first_seen: 2026-03-28T14:00:00Z
-    last_reinforced: 2026-04-01T02:00:00Z
-    observation_count: 14
-    tags: [wheel]
-    severity: high
-    source: {topic: /diagnostics, count: 3}
-peer_context:
-  - rrn: RRN-000000000005
-    last_synced: 2026-04-01T01:00:00Z
-    site: north
-    entries:
-      - id: mem-peer-b1c2
-        type: environment_note
-        text: "Alex reports east corridor blocked by construction barrier"
-        confidence: 0.75
-        tags: [navigation, peer]
-        reporter: alex
-operator_notes:
-  - check wheels monthly
-  - {owner: ops, ticket: 42}
----
-"""
 ODD_BODY = (b'\r\n# Notes \xe2\x80\x94 kept verbatim\r\n\r\ntrailing spaces   \r\n'
             b'\xff\xfe not UTF-8 \x00\x01\r\n---\r\nlooks like a delimiter\n\tno final newline')
 
@@ -659,458 +607,3 @@ def test_setting_aside_twice_at_the_same_moment_never_overwrites(now, memory_pat
     second = memory_file.side_file(memory_path, '.corrupt-20260401T030000Z-2')
     assert first.read_bytes() == CORRUPT['bad YAML'][0]
     assert second.read_bytes() == CORRUPT['bad UTF-8'][0]
-
-
-# ------------------------------------------------------------------------ write safety
-
-def test_a_written_file_is_mode_0600(now, memory_path):
-    memory_path.write_bytes(SPEC_EXAMPLE.encode('utf-8'))
-    os.chmod(memory_path, 0o644)
-    old_umask = os.umask(0)
-    try:
-        with MemoryFile(memory_path).update(now) as result:
-            result.document.entries.append(new_entry('environment_note', 'x', 0.5, now))
-    finally:
-        os.umask(old_umask)
-    assert stat.S_IMODE(memory_path.stat().st_mode) == 0o600
-
-
-def test_a_new_file_and_its_quarantine_are_mode_0600(now, tmp_path):
-    path = tmp_path / 'new' / 'robot-memory.md'
-    with MemoryFile(path).update(now, rrn='RRN-000000000001'):
-        pass
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    path.write_bytes(file_bytes(HEADER + yaml_entry(1, confidence='7')))
-    with MemoryFile(path).update(now):
-        pass
-    quarantine = memory_file.side_file(path, '.quarantine.jsonl')
-    assert stat.S_IMODE(quarantine.stat().st_mode) == 0o600
-
-
-def _short_writes(monkeypatch, most=7):
-    """os.write that writes at most ``most`` bytes a call, as on a nearly full disk."""
-    real_write = os.write
-    calls = []
-
-    def short(fd, data):
-        calls.append(len(data))
-        return real_write(fd, bytes(data[:most]))
-    monkeypatch.setattr(memory_file.os, 'write', short)
-    return calls
-
-
-def test_an_append_is_completed_when_the_disk_writes_only_part_of_it(tmp_path, monkeypatch):
-    archive = tmp_path / 'robot-memory.md.archive.jsonl'
-    archive.write_bytes(b'{"old": 1}\n')
-    calls = _short_writes(monkeypatch)
-    records = [{'entry': f'mem-{index}', 'text': 'wheel ≤0.3m/s'} for index in range(5)]
-    memory_file.append_durably(archive, records)
-    assert len(calls) > 10
-    lines = archive.read_text('utf-8').splitlines()
-    assert [json.loads(line) for line in lines] == [{'old': 1}] + records
-
-
-@pytest.mark.parametrize('error', [errno.ENOSPC, errno.EIO])
-def test_a_failed_append_leaves_the_side_file_as_it_was_and_raises(tmp_path, monkeypatch,
-                                                                   error):
-    archive = tmp_path / 'robot-memory.md.archive.jsonl'
-    archive.write_bytes(b'{"old": 1}\n')
-    real_write = os.write
-    calls = []
-
-    def write_then_fail(fd, data):
-        calls.append(len(data))
-        if len(calls) > 2:  # two short writes got through, then the disk is full
-            raise OSError(error, os.strerror(error))
-        return real_write(fd, bytes(data[:10]))
-    monkeypatch.setattr(memory_file.os, 'write', write_then_fail)
-    with pytest.raises(MemoryFileError) as caught:
-        memory_file.append_durably(archive, [{'entry': 'mem-1'}, {'entry': 'mem-2'}])
-    assert 'nothing was changed in the memory file' in str(caught.value)
-    assert ('disk is full' in str(caught.value)) == (error == errno.ENOSPC)
-    assert archive.read_bytes() == b'{"old": 1}\n'  # no torn line left behind
-
-
-def test_a_write_that_makes_no_progress_is_an_error_not_a_loop(tmp_path, monkeypatch):
-    archive = tmp_path / 'robot-memory.md.archive.jsonl'
-    monkeypatch.setattr(memory_file.os, 'write', lambda fd, data: 0)
-    with pytest.raises(MemoryFileError):
-        memory_file.append_durably(archive, [{'entry': 'mem-1'}])
-    assert archive.read_bytes() == b''
-
-
-def test_an_append_after_a_torn_last_line_starts_on_a_line_of_its_own(tmp_path):
-    archive = tmp_path / 'robot-memory.md.archive.jsonl'
-    archive.write_bytes(b'{"old": 1}\n{"torn": ')
-    memory_file.append_durably(archive, [{'entry': 'mem-1'}])
-    assert archive.read_bytes().splitlines()[-1] == b'{"entry": "mem-1"}'
-
-
-def test_entries_stay_in_the_memory_file_when_archiving_them_fails(now, memory_path,
-                                                                   monkeypatch):
-    from robot_memory.dream.archive import archive_pruned
-    from robot_memory.rcan.lifecycle import effective_confidence as effective
-
-    memory_path.write_bytes(SPEC_EXAMPLE.encode('utf-8'))
-    memory = MemoryFile(memory_path)
-    archive = memory_file.side_file(memory_path, '.archive.jsonl')
-    real_write = os.write
-    calls = []
-
-    def full_disk(fd, data):
-        calls.append(len(data))
-        if len(calls) > 1:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real_write(fd, bytes(data[:5]))
-    before = memory_path.read_bytes()
-
-    class Pruned:
-
-        def __init__(self, entry):
-            self.entry, self.effective_confidence = entry, effective(entry, now)
-    with pytest.raises(MemoryFileError):
-        with memory.update(now) as result:
-            pruned = [Pruned(entry) for entry in result.document.entries]
-            monkeypatch.setattr(memory_file.os, 'write', full_disk)
-            archive_pruned(memory, pruned, now)  # raises: the removal below never runs
-            result.document.entries = []
-    assert memory_path.read_bytes() == before
-    assert not archive.exists() or archive.read_bytes() == b''
-
-
-def test_writes_fsync_the_file_before_the_rename_and_the_directory_after(now, memory_path,
-                                                                         monkeypatch):
-    memory_path.write_bytes(SPEC_EXAMPLE.encode('utf-8'))
-    before = memory_path.read_bytes()
-    synced = []
-    real_fsync = os.fsync
-
-    def counting_fsync(fd):
-        info = os.fstat(fd)
-        synced.append((stat.S_ISDIR(info.st_mode), info.st_ino, memory_path.read_bytes()))
-        real_fsync(fd)
-
-    monkeypatch.setattr(memory_file.os, 'fsync', counting_fsync)
-    with MemoryFile(memory_path).update(now) as result:
-        result.document.entries.append(new_entry('environment_note', 'x', 0.5, now))
-    after = memory_path.read_bytes()
-    assert after != before
-    assert len(synced) == 2
-    (file_is_dir, file_inode, seen_at_file_sync), (dir_is_dir, dir_inode, seen_at_dir_sync) = synced
-    assert not file_is_dir and file_inode == memory_path.stat().st_ino
-    assert seen_at_file_sync == before
-    assert dir_is_dir and dir_inode == memory_path.parent.stat().st_ino
-    assert seen_at_dir_sync == after
-
-
-def test_an_unchanged_document_is_not_rewritten(now, memory_path):
-    memory = MemoryFile(memory_path)
-    with memory.update(now, rrn='RRN-000000000001'):
-        pass
-    inode = memory_path.stat().st_ino
-    with memory.update(now + dt.timedelta(days=3)):
-        pass
-    assert memory_path.stat().st_ino == inode
-    assert memory.load(now).document.last_updated == now
-
-
-def test_a_second_writer_waits_for_the_lock(now, memory_path):
-    first = MemoryFile(memory_path, lock_timeout_s=30)
-    second = MemoryFile(memory_path, lock_timeout_s=30)
-    with first.update(now, rrn='RRN-000000000001') as result:
-        result.document.entries.append(new_entry('environment_note', 'first', 0.5, now))
-
-    entered = threading.Event()
-    errors = []
-
-    def second_writer():
-        try:
-            with second.update(now) as update:
-                entered.set()
-                update.document.entries.append(new_entry('environment_note', 'second', 0.5,
-                                                         now))
-        except Exception as error:  # reported to the main thread below
-            errors.append(error)
-
-    with first.lock():
-        thread = threading.Thread(target=second_writer)
-        thread.start()
-        assert not entered.wait(0.3) and thread.is_alive()
-    thread.join(30)
-    assert errors == [] and entered.is_set()
-    texts = [entry.text for entry in first.load(now).document.entries]
-    assert texts == ['first', 'second']
-
-
-def test_a_writer_gives_up_with_a_message_after_the_lock_timeout(now, memory_path):
-    holder = MemoryFile(memory_path)
-    waiter = MemoryFile(memory_path, lock_timeout_s=0.05)
-    with holder.lock():
-        with pytest.raises(MemoryLockTimeout) as caught:
-            with waiter.update(now, rrn='RRN-000000000001'):
-                pass
-    message = str(caught.value)
-    assert 'robot-memory.md.lock' in message and '0.05 s' in message
-    assert 'another writer' in message and 'retry' in message
-    assert isinstance(caught.value, MemoryFileError)
-    assert not memory_path.exists()
-
-
-# ------------------------------------------------------------------- canonical form
-
-def test_the_canonical_form_is_plain_yaml_with_the_same_meaning(now):
-    document = parse_bytes(RICH.encode('utf-8'), now).document
-    document.entries.append(new_entry('behavior_pattern', 'Say "hi" — then: go {fast}?', 0.3,
-                                      now, tags=['a: b', '#x']))
-    data = render(document)
-    front, _, _ = reader_fast.split_front_matter(data)
-    front_text = front.decode('utf-8')
-    plain = yaml.safe_load(front_text)
-    fast, _, _ = reader_fast.fast_front_matter(front_text, 2)
-    assert plain == fast
-    assert plain['schema_version'] == '1.0' and plain['rrn'] == 'RRN-000000000001'
-    assert plain['fleet'] == 'warehouse-7'
-    assert plain['last_updated'] == '2026-04-01T02:00:00Z'
-    for raw, entry in zip(plain['entries'], document.entries):
-        assert raw['id'] == entry.id and raw['text'] == entry.text
-        assert raw['confidence'] == entry.confidence and raw['tags'] == entry.tags
-        assert raw['observation_count'] == entry.observation_count
-        assert memory_file.format_iso(entry.last_reinforced) == raw['last_reinforced']
-    assert plain['entries'][0]['severity'] == 'high'
-    assert plain['peer_context'][0]['entries'][0]['reporter'] == 'alex'
-    assert all(line.startswith('- {') for line in front_text.splitlines()
-               if line.startswith('-'))
-
-
-@pytest.mark.parametrize('number, meaning', [
-    ('0.92', 0.92), ('9.2e-1', 0.92), ('9.2E-1', 0.92), ('92e-2', '92e-2'), ('1e0', '1e0'),
-])
-def test_a_hand_edited_canonical_line_means_what_libyaml_reads(number, meaning, now):
-    # YAML 1.1 (libyaml) reads 92e-2 as a string, not a float; the fast path must agree.
-    document = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now).document
-    document.entries = [entry.model_copy() for entry in document.entries]  # written anew
-    data = render(document).replace(b'confidence: 0.92', b'confidence: ' + number.encode())
-    front = reader_fast.split_front_matter(data)[0].decode('utf-8')
-    fast = reader_fast.fast_front_matter(front, 2)
-    assert fast is not None
-    assert fast[0] == reader_yaml.yaml_front_matter(front, 2)
-    raw = fast[0]['entries'][0]['confidence']
-    assert raw == meaning and type(raw) is type(meaning)
-    # A numeric string is then taken as the number it spells (lax validation).
-    assert parse_bytes(data, now).document.entries[0].confidence == float(number)
-
-
-def test_saving_never_changes_a_confidence_over_many_cycles(now, memory_path):
-    memory_path.write_bytes(SPEC_EXAMPLE.encode('utf-8'))
-    memory = MemoryFile(memory_path)
-    with memory.update(now) as result:
-        result.document.entries.append(new_entry('environment_note', 'odd', 0.1 + 0.2, now))
-        result.document.entries.append(new_entry('environment_note', 'tiny', 5e-324, now))
-    expected = [(entry.id, entry.confidence, entry.last_reinforced)
-                for entry in memory.load(now).document.entries]
-    for cycle in range(40):
-        at = now + dt.timedelta(days=cycle, hours=cycle)
-        with memory.update(at) as result:
-            # Something else changes each time, so the file really is rewritten.
-            result.document.extra['cycle'] = cycle
-        loaded = memory.load(at).document
-        assert [(e.id, e.confidence, e.last_reinforced) for e in loaded.entries] == expected
-    decayed = memory.load(at).document.entries[0]
-    assert decayed.confidence == 0.92
-    assert effective_confidence(decayed, at) == 0.0
-
-
-def test_a_document_written_through_the_yaml_fallback_keeps_its_confidences(now, memory_path):
-    text = SPEC_EXAMPLE[:-4] + 'seen_by:\n  2026-04-01: [bob]\n---\n'
-    memory_path.write_bytes(text.encode('utf-8'))
-    memory = MemoryFile(memory_path)
-    for cycle in range(5):
-        with memory.update(now + dt.timedelta(days=cycle)) as result:
-            result.document.extra['cycle'] = cycle
-        loaded = memory.load(now).document
-        assert not memory.load(now).used_fast_path
-        assert loaded.entries[0].confidence == 0.92
-        assert loaded.extra['seen_by'] == {dt.date(2026, 4, 1): ['bob']}
-
-
-@pytest.mark.parametrize('line', [
-    '    text: "note", "confidence": 0.9',  # a second pair smuggled into a value
-    '    text: "note", "zz": 1',
-    '    text: "note\\\\", "id": "mem-evil"',
-    '    source: {"a": 1',  # an unclosed mapping taking in the next line's pair
-])
-def test_a_block_line_holding_more_than_its_value_is_read_as_libyaml_reads_it(line, now):
-    document = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now).document
-    document.entries = [new_entry('environment_note', 'note', 0.5, now),
-                        new_entry('environment_note', 'other', 0.5, now)]
-    lines = render(document).decode('utf-8').split('\n')
-    at = lines.index('    text: "note"')
-    lines[at] = line
-    if line.startswith('    source'):
-        lines[at + 1] += '}'
-    data = '\n'.join(lines).encode('utf-8')
-    front = reader_fast.split_front_matter(data)[0]
-    assert reader_fast.fast_front_matter(front, 2) is None
-    with pytest.raises(MemoryFileError, match='not valid YAML'):
-        parse_bytes(data, now)
-
-
-# ------------------------------------------------------- entries read a column at a time
-
-COLUMN_ENTRY = ('  - id: "mem-{index}"\n    type: "environment_note"\n    text: {text}\n'
-                '    confidence: {confidence}\n    first_seen: "2026-03-28T14:00:00Z"\n'
-                '    last_reinforced: "2026-04-01T02:00:00Z"\n    observation_count: 3\n'
-                '    tags: {tags}\n')
-
-
-def column_file(*fields) -> bytes:
-    """Return a file of entries in the writer's eight-line shape, one per (text, conf., tags)."""
-    entries = ''.join(COLUMN_ENTRY.format(index=index, text=text, confidence=confidence,
-                                          tags=tags)
-                      for index, (text, confidence, tags) in enumerate(fields))
-    return ('---\nschema_version: "1.0"\nrrn: "RRN-000000000001"\n'
-            'last_updated: "2026-04-01T02:00:00Z"\nentries:\n' + entries + '---\n'
-            ).encode('utf-8')
-
-
-def outcome(data, now):
-    """(entries as data, quarantined count) that parse_bytes reads, or the error it raises."""
-    try:
-        result = parse_bytes(data, now)
-    except MemoryFileError as error:
-        return error.problem
-    return [entry.model_dump() for entry in result.document.entries], len(result.quarantined)
-
-
-def read_by_libyaml(data, now):
-    """``outcome`` with both faster readers off."""
-    from unittest import mock
-    with mock.patch.object(parse, 'fast_front_matter', return_value=None), \
-            mock.patch.object(parse, 'line_front_matter', return_value=None):
-        return outcome(data, now)
-
-
-@pytest.mark.parametrize('fields', [
-    [('"plain"', '0.5', '["a"]'), ('"b: \\"c\\" — ≤"', '1', '[]')],
-    [('"a", "x": 1', '0.5', '[]'), ('"b"', '0.5', '["t"]')],  # a pair smuggled into a value
-    [('"a', '0.5', '[]'), ('b"', '0.5', '[]')],  # a string spilling into the next entry
-    [('"a"', '0.5', '["a"'), ('"b"', '0.5', '"b"]')],  # a list spilling over
-    [('"a"', '0.5', '["a"], ["b"]'), ('"b"', '0.5', '[]')],
-    [('"a"', '5e-1', '[]'), ('"b"', 'NaN', '[]'), ('1e5', '0.5', '[]')],
-    [('"bell \\u0007"', '0.5', '[]'), ('"ok"', '0.5', '[" spaced"]')],
-    [('"a"', '0.5', '[]  # a comment'), ('"b"', '0.5', '[]')],
-])
-def test_entries_read_by_columns_mean_what_libyaml_reads(fields, now):
-    data = column_file(*fields)
-    assert outcome(data, now) == read_by_libyaml(data, now)
-
-
-def full_outcome(data, now):
-    """``outcome`` with the unknown top-level keys and the problems, line numbers included."""
-    try:
-        result = parse_bytes(data, now)
-    except MemoryFileError as error:
-        return error.problem, error.line
-    return ([entry.model_dump() for entry in result.document.entries], result.document.extra,
-            result.document.peer_context, [(p.message, p.line) for p in result.problems])
-
-
-def full_outcome_by_libyaml(data, now):
-    """``full_outcome`` with both faster readers off."""
-    from unittest import mock
-    with mock.patch.object(parse, 'fast_front_matter', return_value=None), \
-            mock.patch.object(parse, 'line_front_matter', return_value=None):
-        return full_outcome(data, now)
-
-
-ITEM = COLUMN_ENTRY.format(index=9, text='"x"', confidence='0.5', tags='[]')
-
-
-@pytest.mark.parametrize('after', [
-    'peer_context:\n  - rrn: "RRN-000000000002"\n    last_synced: "2026-04-01T00:00:00Z"\n'
-    '    entries: []\n  - rrn: "bad rrn"\n    last_synced: "2026-04-01T00:00:00Z"\n',
-    '# a comment\nextra: 1\nmore: [1, 2]\n',
-    'tasks:\n' + ITEM,  # another list of items with ids: its last one is not an entry
-    'tasks:\n' + ITEM + 'rrn: "RRN-000000000003"\n',  # and a duplicate key after it
-    '  - id: "mem-9"\n    type: "resolved"\nextra: 2\n',  # an entry of two lines
-    ITEM + 'extra: 3\n',  # a duplicate id
-    ITEM.replace('    tags: []\n', '') + 'peer_context: []\n',  # an entry of seven lines
-    ITEM.replace('\n', '\n\n', 1) + 'extra: 4\n',  # a blank line in an entry
-])
-def test_what_follows_the_entries_is_read_as_libyaml_reads_it(after, now):
-    # The fast reader does not scan the entries' lines for top-level keys when they have
-    # the writer's shape: whatever comes after them keeps its meaning and its line numbers.
-    data = column_file(('"one"', '0.5', '["a"]'), ('"two"', '0.25', '[]'))
-    data = data[:-len(b'---\n')] + after.encode('utf-8') + b'---\n'
-    assert full_outcome(data, now) == full_outcome_by_libyaml(data, now)
-
-
-def test_a_writer_shaped_file_is_read_by_columns_and_kept_as_a_view_of_the_file(now):
-    data = column_file(('"one"', '0.5', '["a"]'), ('"two"', '0.25', '[]'))
-    with mock_columns() as calls:
-        document = parse_bytes(data, now).document
-    assert calls == [2]
-    source = document._source_lines
-    assert isinstance(source.block, memoryview) and source.block.obj is data
-    assert render(document) == data
-    document.entries[1] = document.entries[1].model_copy(update={'confidence': 0.3})
-    assert render(document) == data.replace(b'confidence: 0.25', b'confidence: 0.3')
-
-
-def mock_columns():
-    """Within: the counts of entries read by schema.entries_from_columns (a list)."""
-    import contextlib
-    from unittest import mock
-
-    @contextlib.contextmanager
-    def recording():
-        calls = []
-        real = reader_fast.entries_from_columns
-
-        def spy(columns, count, **options):
-            calls.append(count)
-            return real(columns, count, **options)
-        with mock.patch.object(reader_fast, 'entries_from_columns', spy):
-            yield calls
-    return recording()
-
-
-def test_peer_blocks_are_written_in_block_style_like_the_entries_and_read_fast(now):
-    document = parse_bytes(SPEC_EXAMPLE.encode('utf-8'), now).document
-    document.entries = [entry.model_copy() for entry in document.entries]  # written anew
-    document.peer_context = [schema.PeerBlock(
-        rrn='RRN-000000000005', last_synced=now, fleet='north',
-        entries=[schema.PeerEntry(id='mem-peer-1', type='environment_note',
-                                  text='East corridor: blocked', confidence=0.75,
-                                  tags=['corridor'])]),
-        schema.PeerBlock(rrn='RRN-000000000006', last_synced=now)]
-    data = render(document)
-    front = reader_fast.split_front_matter(data)[0].decode('utf-8')
-    assert front.split('peer_context:\n')[1] == (
-        '  - rrn: "RRN-000000000005"\n    last_synced: "2026-04-01T03:00:00Z"\n'
-        '    fleet: "north"\n    entries:\n      - id: "mem-peer-1"\n'
-        '        type: "environment_note"\n        text: "East corridor: blocked"\n'
-        '        confidence: 0.75\n        tags: ["corridor"]\n'
-        '  - rrn: "RRN-000000000006"\n    last_synced: "2026-04-01T03:00:00Z"\n'
-        '    entries: []\n')
-    assert not any(line.lstrip().startswith('- {') for line in front.splitlines())
-    result = parse_bytes(data, now)
-    assert result.used_fast_path and result.problems == []
-    assert result.document.peer_context == document.peer_context
-    assert reader_fast.fast_front_matter(front, 2)[0] == yaml.safe_load(front)
-    assert render(result.document) == data
-
-
-def test_a_duplicate_read_in_bulk_is_quarantined_as_it_was_written(now):
-    for second in ('0.5', '"0.5"'):  # read by columns / in one pydantic-core pass
-        data = column_file(('"first"', '0.5', '[]'), ('"second"', second, '[]')).replace(
-            b'"mem-1"', b'"mem-0"')
-        result = parse_bytes(data, now)
-        assert [entry.text for entry in result.document.entries] == ['first']
-        [item] = result.quarantined
-        assert item.raw == {'id': 'mem-0', 'type': 'environment_note', 'text': 'second',
-                            'confidence': json.loads(second),
-                            'first_seen': '2026-03-28T14:00:00Z',
-                            'last_reinforced': '2026-04-01T02:00:00Z',
-                            'observation_count': 3, 'tags': []}
-        assert outcome(data, now) == read_by_libyaml(data, now)

@@ -110,3 +110,59 @@ def corpus() -> list:
     """Return the injection strings of the corpus, escapes decoded."""
     lines = CORPUS.read_text(encoding='utf-8').split('\n')
     return [_decode(line) for line in lines if line.strip() and not line.startswith('#')]
+
+
+# A file with everything RCAN allows around the entries: peer_context, unknown keys, a body.
+RICH = """---
+schema_version: "1.0"
+rrn: RRN-000000000001
+last_updated: 2026-04-01T02:00:00Z
+fleet: warehouse-7
+entries:
+  - id: mem-a3f9c1d2
+    type: hardware_observation
+    text: "Left wheel encoder intermittent"
+    confidence: 0.92
+    first_seen: 2026-03-28T14:00:00Z
+    last_reinforced: 2026-04-01T02:00:00Z
+    observation_count: 14
+    tags: [wheel]
+    severity: high
+    source: {topic: /diagnostics, count: 3}
+peer_context:
+  - rrn: RRN-000000000005
+    last_synced: 2026-04-01T01:00:00Z
+    site: north
+    entries:
+      - id: mem-peer-b1c2
+        type: environment_note
+        text: "Alex reports east corridor blocked by construction barrier"
+        confidence: 0.75
+        tags: [navigation, peer]
+        reporter: alex
+operator_notes:
+  - check wheels monthly
+  - {owner: ops, ticket: 42}
+---
+"""
+
+
+# The front matter of a hand-written file, and a block-style entry as a person writes it.
+HEADER = ['---', 'schema_version: "1.0"', 'rrn: RRN-000000000001',
+          'last_updated: 2026-04-01T02:00:00Z', 'entries:']
+
+
+def yaml_entry(index, confidence='0.5', text=None, entry_id=None):
+    """Seven lines of a block-style YAML entry, as a person would write it."""
+    return [f'  - id: {entry_id or f"mem-{index:04d}"}',
+            '    type: environment_note',
+            f'    text: "{text or f"note {index}"}"',
+            f'    confidence: {confidence}',
+            '    first_seen: 2026-03-28T14:00:00Z',
+            '    last_reinforced: 2026-04-01T02:00:00Z',
+            '    observation_count: 1']
+
+
+def file_bytes(lines, body='\nbody\n'):
+    """Return the bytes of a memory file of ``lines`` of front matter and ``body``."""
+    return ('\n'.join(lines) + '\n---\n' + body).encode('utf-8')
