@@ -639,8 +639,10 @@ def main(argv=None) -> int:
     parser.add_argument('--quick', action='store_true',
                         help='short run (about 1.5 minutes): 3 flood pairs of 3 s, 30 s of '
                              'sustained flood')
-    parser.add_argument('--domain', type=int, default=150 + os.getpid() % 21,
-                        help='ROS_DOMAIN_ID of the run (default: 150-170 from the PID)')
+    parser.add_argument('--domain', type=int,
+                        default=int(os.environ.get('BENCH_NODE_DOMAIN') or 150 + os.getpid() % 21),
+                        help='ROS_DOMAIN_ID of the run (default: $BENCH_NODE_DOMAIN, else 150-170 '
+                             'from the PID; run_all.py passes no arguments)')
     parser.add_argument('--rate', type=float, default=8000.0,
                         help='messages per second the flood offers (default 8000)')
     parser.add_argument('--entries', type=int, default=ENTRIES,
