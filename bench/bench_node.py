@@ -25,7 +25,7 @@ p99 is the median of the p99s of 5 rounds (one burst of a shared machine moves o
                             that another process offers at a fixed rate above what either
                             side can take, vs a bare rclpy subscriber process (same type and
                             QoS, it only counts) under the same flood. Phases alternate node
-                            / bare; ``ratio`` = node rate / bare rate, goal >= 0.8. The
+                            / bare; ``ratio`` = node rate / bare rate, goal >= 0.9. The
                             node's count is its own health report on /diagnostics (status
                             ``evidence``: ``received`` observations / 5); ``lost`` = its
                             ``lost_in_middleware`` + ``dropped_backlog_full``; ``delivered``
@@ -47,7 +47,7 @@ p99 is the median of the p99s of 5 rounds (one burst of a shared machine moves o
                             heap still crept by 0.08 MB/min after 20 minutes) is offered to
                             it and, on its own topic at the same time, to
                             the bare subscriber: start, end and maximum, and the slope over
-                            the second half in MB/min; goal < 100 MB and flat (|slope| < 2
+                            the second half in MB/min; goal <= 90 MB and flat (|slope| < 2
                             MB/min). Baseline: the bare subscriber's maximum and slope under
                             the same flood (what rclpy and the middleware alone do).
                             ``rate`` = messages/s taken into the backlog, ``stored_per_s`` =
@@ -99,9 +99,9 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 RRN = 'RRN-000000000777'
 NAMESPACE = 'bench_node'
 ENTRIES = 10_000
-INGEST_GOAL = 0.8
+INGEST_GOAL = 0.9  # issue 35: the margin won back (it was 0.8)
 P99_GOAL_MS = 5.0
-RSS_GOAL_MB = 100.0
+RSS_GOAL_MB = 90.0  # issue 35: at most, over the full 300 s (it was < 100)
 FLAT_GOAL_MB_PER_MIN = 2.0
 ROUNDS = 5
 # The evidence status's counts of observations (dropped) and messages (lost) not stored.
@@ -541,7 +541,7 @@ class Bench:
                 'baseline_slope_mb_per_min': round(bare['slope'], 2),
                 'ratio': round(node['max'] / bare['max'], 2),
                 'goal_max_mb': RSS_GOAL_MB, 'goal_slope_mb_per_min': FLAT_GOAL_MB_PER_MIN,
-                'met': node['max'] < RSS_GOAL_MB and abs(node['slope']) < FLAT_GOAL_MB_PER_MIN}
+                'met': node['max'] <= RSS_GOAL_MB and abs(node['slope']) < FLAT_GOAL_MB_PER_MIN}
 
     def rss_breakdown(self) -> dict:
         """Measure VmRSS of a fresh process after rclpy, the node's modules, the document."""
@@ -639,8 +639,10 @@ def main(argv=None) -> int:
     parser.add_argument('--quick', action='store_true',
                         help='short run (about 1.5 minutes): 3 flood pairs of 3 s, 30 s of '
                              'sustained flood')
-    parser.add_argument('--domain', type=int, default=150 + os.getpid() % 21,
-                        help='ROS_DOMAIN_ID of the run (default: 150-170 from the PID)')
+    parser.add_argument('--domain', type=int,
+                        default=int(os.environ.get('BENCH_NODE_DOMAIN') or 150 + os.getpid() % 21),
+                        help='ROS_DOMAIN_ID of the run (default: $BENCH_NODE_DOMAIN, else 150-170 '
+                             'from the PID; run_all.py passes no arguments)')
     parser.add_argument('--rate', type=float, default=8000.0,
                         help='messages per second the flood offers (default 8000)')
     parser.add_argument('--entries', type=int, default=ENTRIES,
