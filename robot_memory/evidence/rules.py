@@ -73,6 +73,7 @@ from robot_memory.evidence.observations import LOG_LEVELS
 from robot_memory.evidence.observations import LogObservation
 from robot_memory.evidence.observations import message_pattern
 from robot_memory.evidence.observations import TelemetryObservation
+from robot_memory.evidence.signals import SignalRules
 from robot_memory.rcan import untrusted
 from robot_memory.rcan.schema import clean_tags
 from robot_memory.rcan.schema import MAX_TAG_CHARS
@@ -290,6 +291,7 @@ class RulesFile(BaseModel):
     version: Literal[1] = 1
     defaults: Defaults = Field(default_factory=Defaults)
     rules: list[Rule] = Field(default_factory=list)
+    signals: SignalRules = Field(default_factory=SignalRules)
 
     @model_validator(mode='after')
     def _names_unique(self):
