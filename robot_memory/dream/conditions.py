@@ -378,7 +378,9 @@ def new_condition(report, before: str, restated: Optional[tuple], links: list,
     if condition is None or restated is None or not links:
         return
     phrase = condition.phrase()
-    if phrase not in restated[0] or phrase in before:
+    # Its signal and side, not its figures: hours grow and a threshold moves night by night.
+    stated = phrase.split(' (', 1)[0].rsplit(' ', 2 if condition.unit else 1)[0]
+    if phrase not in restated[0] or stated in before:
         return
     report.conditions.append({
         'entry_id': links[0]['entry_id'] or '', 'about': restated[0].split(' - ', 1)[0][:120],
