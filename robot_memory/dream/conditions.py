@@ -59,6 +59,7 @@ MIN_FREE_S = 4 * 3600.0
 ADVICE_MARGIN = 0.1
 ADVICE_MIN_S = 3600.0
 NEAR_SHARE = 0.2
+ROUND_SHARE = 0.02
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +103,7 @@ class Condition:
         return f'prefer {self.label or self.signal} {sign} {number(self.safe_value)}{unit}'
 
     def evidence(self) -> str:
-        """What the condition rests on, for the dream's summary."""
+        """Return what the condition rests on, for the dream's summary."""
         return (f'{self.episodes} of {self.of} episodes on that side, lift {self.lift:.1f}, '
                 f'p {self.p_value:.1g} after correction for the signals tried')
 
@@ -171,7 +172,7 @@ class Prepared:
             later >= earlier for earlier, later in zip(means, means[1:]))
 
     def bucket(self, stamp: float) -> Optional[int]:
-        """The index of the interval ``stamp`` falls in, or None."""
+        """Return the index of the interval ``stamp`` falls in, or None."""
         index = bisect.bisect_right(self.starts, stamp) - 1
         if index >= 0 and stamp < self.starts[index] + self.interval_s:
             return index
@@ -210,7 +211,7 @@ class _Best:
 
 
 def _stump(values: list, total: int, ordered: list, excluded: list) -> Optional[_Best]:
-    """The best split of one signal for one fault, with its Bonferroni-corrected p-value."""
+    """Return the best split of one signal for one fault, with its Bonferroni-corrected p-value."""
     valued = len(values)
     free = len(ordered) - len(excluded)
     if free <= 0:
@@ -277,11 +278,21 @@ def _safe_side(signal: Prepared, excluded: list, best: _Best, values: list) -> t
 
 
 def _round_away(value: float, op: str) -> float:
-    """Round to two significant digits, towards the safe side (down for a '>=' fault)."""
+    """
+    Round towards the safe side (down for a '>=' fault).
+
+    Two significant digits, or three when two would move it by more than ROUND_SHARE
+    (12.43 V is 12.5, not 13).
+    """
     if value == 0 or not math.isfinite(value):
         return value
-    scale = 10 ** (math.floor(math.log10(abs(value))) - 1)
-    return (math.floor if op == '>=' else math.ceil)(value / scale) * scale
+    turn = math.floor if op == '>=' else math.ceil
+    for digits in (1, 2):
+        scale = 10.0 ** (math.floor(math.log10(abs(value))) - digits)
+        rounded = round(turn(value / scale) * scale, 12)
+        if abs(rounded - value) <= ROUND_SHARE * abs(value):
+            return rounded
+    return rounded
 
 
 def find(episodes: list, signals: dict, controllable=lambda name: False,

@@ -98,6 +98,7 @@ from robot_memory.common.timeutil import to_epoch
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import RobotMemoryError
+from robot_memory.evidence import signals
 from robot_memory.evidence.audit import AuditRecord
 from robot_memory.evidence.audit import write_audit
 from robot_memory.evidence.intent import DreamIntent
@@ -110,7 +111,6 @@ from robot_memory.evidence.runs import MAX_OPEN_RUNS
 from robot_memory.evidence.runs import RUN_GAP_S
 from robot_memory.evidence.runs import RunBook
 from robot_memory.evidence.runs import ValueRanges
-from robot_memory.evidence import signals
 from robot_memory.evidence.window import groups_of
 from robot_memory.evidence.window import window_episodes
 from robot_memory.evidence.window import window_evidence

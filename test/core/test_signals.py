@@ -103,7 +103,7 @@ def test_ingest_keeps_the_signals_of_its_lines(tmp_path):
 
 
 def _drive(store, day, rng, threshold=0.45):
-    """A day of driving: a speed each 10 min, /cmd_vel every 30 s; a slip fault when fast."""
+    """Drive a day: a speed each 10 min, /cmd_vel every 30 s; a slip fault when fast."""
     for segment in range(144):
         start = DAY0 + dt.timedelta(days=day, minutes=10 * segment)
         speed = rng.uniform(0.05, 0.7)
