@@ -18,6 +18,7 @@ import datetime as dt
 import json
 import random
 
+from robot_memory.bags import write
 from robot_memory.cli import main as cli
 from robot_memory.dream.autodream import dream
 from robot_memory.dream.summary import build_summary
@@ -150,3 +151,28 @@ def test_a_rule_template_still_wins_over_a_learned_condition(tmp_path):
                   config=CONFIG)
     texts = [entry.text for entry in memory.load(DAY0 + dt.timedelta(days=7)).document.entries]
     assert texts == ['Wheels slip; slow down']
+
+
+def test_replay_keeps_the_signals_of_a_recording(tmp_path):
+    """A bag's telemetry (configured topics) and its statuses' values, as the node keeps them."""
+    items = []
+    for step in range(60):
+        at = DAY0 + dt.timedelta(seconds=10 * step)
+        items.append((at, None, DiagnosticObservation(at, 'base: left encoder', 'wheel_left',
+                                                      0, 'OK', (('ticks', str(step % 5)),))))
+        items.append((at, None, TelemetryObservation(at, '/battery_state',
+                                                     'sensor_msgs/msg/BatteryState',
+                                                     {'percentage': 0.5, 'voltage': 12.0})))
+    bag = write.write_bag(tmp_path / 'bag', items, 'sqlite3')
+    config = tmp_path / 'robot_memory.yaml'
+    config.write_text('/**:\n  ros__parameters:\n    telemetry_topics: '
+                      '["/battery_state:sensor_msgs/msg/BatteryState"]\n', encoding='utf-8')
+    memory = tmp_path / 'robot-memory.md'
+    assert cli.main(['replay', str(bag), '--file', str(memory), '--config', str(config),
+                     '--no-dream']) == 0
+    with EvidenceStore(tmp_path / 'robot-memory.db') as store:
+        series = store.signal_series(DAY0.timestamp(), DAY0.timestamp() + 3600)
+    assert {'/battery_state voltage', '/battery_state percentage',
+            'base: left encoder: ticks'} <= set(series)
+    assert sum(series['base: left encoder: ticks'].counts) == 60
+    assert list(series['/battery_state voltage'].means) == [12.0] * 10
