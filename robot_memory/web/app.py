@@ -59,6 +59,7 @@ from robot_memory.rcan.context import neutralise
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 from robot_memory.web import charts
+from robot_memory.web import condition_chart
 from robot_memory.web import data
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -357,7 +358,9 @@ class Page:
                     'confidence_svg': charts.confidence_chart(series['points'],
                                                               series['events'], thresholds),
                     'daily_svg': charts.daily_chart(evidence['daily']),
-                    'hours_svg': charts.hours_chart(evidence['hours'])}
+                    'hours_svg': charts.hours_chart(evidence['hours']),
+                    'condition_svgs': condition_chart.charts_for(
+                        source, evidence['signatures'], getattr(entry, 'text', ''))}
         page = await run_in_threadpool(gather)
         if page is None:
             raise Refused(404, f'there is no entry {entry_id!r} in the memory file, among '

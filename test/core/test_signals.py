@@ -176,3 +176,24 @@ def test_replay_keeps_the_signals_of_a_recording(tmp_path):
             'base: left encoder: ticks'} <= set(series)
     assert sum(series['base: left encoder: ticks'].counts) == 60
     assert list(series['/battery_state voltage'].means) == [12.0] * 10
+
+
+def test_the_entry_page_plots_the_conditions_signal_around_recent_episodes(tmp_path):
+    from test_web_core import serve  # the page's test server, beside this file
+    memory = MemoryFile(tmp_path / 'robot-memory.md')
+    rng = random.Random(5)
+    with EvidenceStore(tmp_path / 'robot-memory.db') as store:
+        for day in range(6):
+            _drive(store, day, rng)
+            dream(store, memory, DAY0 + dt.timedelta(days=day + 1, hours=3), config=CONFIG)
+    entry = next(entry for entry in memory.load(DAY0 + dt.timedelta(days=7)).document.entries
+                 if 'Wheel slip' in entry.text)
+    thread, client = serve(memory)
+    try:
+        status, page = client.request(f'/entries/{entry.id}')
+    finally:
+        thread.stop()
+    assert status == 200
+    assert page.count('class="condition-chart"') == 3, page[-3000:]
+    assert 'linear speed around the episode of 2026-06-06' in page
+    assert page.count('<title>the fault</title>') == 3
