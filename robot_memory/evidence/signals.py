@@ -250,8 +250,8 @@ def write(conn: sqlite3.Connection, grouped: dict) -> None:
     """Merge ``SignalBook.grouped()`` into ``signal_hours`` (inside the caller's transaction)."""
     rows = []
     for (name, hour), slots in grouped.items():
-        row = conn.execute('SELECT data FROM signal_hours WHERE name = ? AND hour = ?',
-                           (name, hour)).fetchone()
+        row = conn.execute('SELECT data FROM signal_hours WHERE hour = ? AND name = ?',
+                           (hour, name)).fetchone()
         rows.append((name, hour, _merge(row[0] if row else None, slots)))
     conn.executemany('INSERT OR REPLACE INTO signal_hours (name, hour, data) VALUES (?, ?, ?)',
                      rows)
