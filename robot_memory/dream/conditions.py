@@ -367,18 +367,24 @@ class Finder:
         return {name: Prepared(name, item.starts, item.means, INTERVAL_S)
                 for name, item in series.items() if len(item.starts)}
 
-    def __call__(self, episodes: list) -> Optional[Condition]:
-        """Return the condition of ``episodes`` (started by the dream's time), or None."""
+    def __call__(self, episodes: list, own: tuple = ()) -> Optional[Condition]:
+        """
+        Return the condition of ``episodes`` (started by the dream's time), or None.
+
+        ``own``: the names of the fault's own statuses, whose values are not tried.
+        """
         episodes = [item for item in episodes if item[0] <= self.now_s]
-        key = tuple((item[0], item[1]) for item in episodes)
+        key = (tuple((item[0], item[1]) for item in episodes), own)
         if key not in self._found:
             if len(episodes) < MIN_EPISODES:
                 self._found[key] = None
             else:
                 if self.signals is None:
                     self.signals = self._load()
-                self._found[key] = find(episodes, self.signals, self.rules.is_controllable,
-                                        label)
+                mine = tuple(f'{name}: ' for name in own if name)
+                tried = {name: signal for name, signal in self.signals.items()
+                         if not name.startswith(mine)} if mine else self.signals
+                self._found[key] = find(episodes, tried, self.rules.is_controllable, label)
         self.last = self._found[key]
         return self.last
 

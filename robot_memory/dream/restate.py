@@ -254,7 +254,10 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
         if state is not None:
             state = short_name(state, payload.get('name', ''))
             found = dataclasses.replace(found, phrase=f'{found.phrase}, only while {state}')
-    condition = conditions(history.episodes) if conditions and found is not None \
+    # The fault's own statuses' values restate the fault ("by how much" says them): not a
+    # condition it happens under.
+    own = tuple((_payload(item) or {}).get('name', '') for item in links)
+    condition = conditions(history.episodes, own) if conditions and found is not None \
         and found.label != 'constant' else None
     if condition is not None:
         found = dataclasses.replace(found, phrase=f'{found.phrase}, {condition.phrase()}')

@@ -197,3 +197,23 @@ def test_the_entry_page_plots_the_conditions_signal_around_recent_episodes(tmp_p
     assert page.count('class="condition-chart"') == 3, page[-3000:]
     assert 'linear speed around the episode of 2026-06-06' in page
     assert page.count('<title>the fault</title>') == 3
+
+
+def test_a_faults_own_status_values_are_not_its_condition(tmp_path):
+    """A low battery is low: its own percentage restates the fault, it is no condition."""
+    memory = MemoryFile(tmp_path / 'robot-memory.md')
+    rng = random.Random(8)
+    with EvidenceStore(tmp_path / 'robot-memory.db') as store:
+        for day in range(6):
+            for segment in range(144):
+                start = DAY0 + dt.timedelta(days=day, minutes=10 * segment)
+                level = rng.uniform(0.05, 0.95)
+                for second in range(0, 600, 60):
+                    stamp = start + dt.timedelta(seconds=second)
+                    bad = level < 0.2 and second < 300
+                    store.add(DiagnosticObservation(stamp, 'battery: charge', 'base',
+                                                    1 if bad else 0, 'Low' if bad else 'OK',
+                                                    (('percentage', f'{level:.3f}'),)))
+            dream(store, memory, DAY0 + dt.timedelta(days=day + 1, hours=3), config=CONFIG)
+    texts = [entry.text for entry in memory.load(DAY0 + dt.timedelta(days=7)).document.entries]
+    assert len(texts) == 1 and 'Low' in texts[0] and ' when ' not in texts[0], texts
