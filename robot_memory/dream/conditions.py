@@ -305,7 +305,7 @@ def find(episodes: list, signals: dict, controllable=lambda name: False,
     """
     if len(episodes) < MIN_EPISODES:
         return None
-    tested = []
+    tested: list[tuple[float, str, Optional[_Best], list, list]] = []
     for name in sorted(signals):
         signal = signals[name]
         if len(signal.means) * signal.interval_s < MIN_FREE_S or signal.counter():
@@ -322,10 +322,7 @@ def find(episodes: list, signals: dict, controllable=lambda name: False,
         if (len(signal.means) - len(excluded)) * signal.interval_s < MIN_FREE_S:
             continue
         best = _stump(values, len(episodes), signal.sorted, excluded)
-        if best is not None:
-            tested.append((best.p_value, name, best, values, excluded))
-        else:
-            tested.append((1.0, name, None, values, excluded))
+        tested.append((best.p_value if best else 1.0, name, best, values, excluded))
     passed = []
     for rank, (p_value, name, best, values, excluded) in enumerate(sorted(
             tested, key=lambda item: (item[0], item[1]))):

@@ -212,10 +212,12 @@ class IncidentMerging:
             self.states = source_states(self.links)
             since = self.now.timestamp() - KEEP_DAYS * 86400.0
             self.ok_states = ok_states(state_rows(self.store.db, since), STATUS_GAP_S)
+        if self.conditions is None:
             self.conditions = Finder(self.store, self.now.timestamp(), self.rules.spec.signals,
                                      KEEP_DAYS)
-        self.conditions.last = None
+        finder = self.conditions
+        finder.last = None
         restated = restate(text, links, self.rules, self.sources, self.now,
-                           self.config.timezone, self.states, self.ok_states, self.conditions)
-        new_condition(self.report, text, restated, links, self.conditions.last)
+                           self.config.timezone, self.states, self.ok_states, finder)
+        new_condition(self.report, text, restated, links, finder.last)
         return restated

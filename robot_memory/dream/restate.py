@@ -259,7 +259,7 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
     own = tuple((_payload(item) or {}).get('name', '') for item in links)
     condition = conditions(history.episodes, own) if conditions and found is not None \
         and found.label != 'constant' else None
-    if condition is not None:
+    if condition is not None and found is not None:
         found = dataclasses.replace(found, phrase=f'{found.phrase}, {condition.phrase()}')
     restated = clean_text(entry_text(base, found))
     history.text = restated

@@ -38,6 +38,7 @@ import math
 import re
 import sqlite3
 import struct
+from typing import Iterable
 from typing import Optional
 
 from pydantic import BaseModel
@@ -128,6 +129,7 @@ def leaves(fields, prefix: str = '', depth: int = 0):
     """Yield (path, number) for the numeric fields of a telemetry message's ``fields``."""
     if depth > 8:
         return
+    items: Iterable[tuple]
     if isinstance(fields, dict):
         items = fields.items()
     elif isinstance(fields, (list, tuple)):
