@@ -223,10 +223,11 @@ def _stump(values: list, total: int, ordered: list, excluded: list) -> Optional[
         distinct = sorted({distinct[round(index * step)] for index in range(MAX_THRESHOLDS)})
     tried = 2 * len(distinct)
     found = []
+    ordered_values = sorted(values)
     for op in ('>=', '<='):
         for threshold in distinct:
-            hits = sum(1 for value in values
-                       if (value >= threshold if op == '>=' else value <= threshold))
+            hits = (valued - bisect.bisect_left(ordered_values, threshold) if op == '>='
+                    else bisect.bisect_right(ordered_values, threshold))
             if hits < need:
                 continue
             free_hits = _count(ordered, excluded, threshold, op)
@@ -361,8 +362,10 @@ class Finder:
 
     def _load(self) -> dict:
         series = self.store.signal_series(self.now_s - self.days * 86400.0, self.now_s)
+        # A signal that never moved separates nothing: not prepared at all.
         return {name: Prepared(name, item.starts, item.means, INTERVAL_S)
-                for name, item in series.items() if len(item.starts)}
+                for name, item in series.items()
+                if len(item.starts) and min(item.mins) < max(item.maxs)}
 
     def __call__(self, episodes: list, own: tuple = ()) -> Optional[Condition]:
         """

@@ -34,6 +34,7 @@ store through ``EvidenceStore``.
 import array
 import dataclasses
 import fnmatch
+import functools
 import math
 import re
 import sqlite3
@@ -107,6 +108,7 @@ def label(name: str) -> tuple:
     return name, ''
 
 
+@functools.lru_cache(maxsize=4096)  # every key of every message asks
 def is_measure(key: str) -> bool:
     """Whether a value's key measures something (not an id, a counter, a stamp)."""
     return not any(word in _NOT_MEASURES for word in _WORD.findall(key.lower()))

@@ -125,19 +125,26 @@ def test_the_binomial_tail_and_the_gain_are_what_they_say():
     assert conditions.gain(5, 5, 10, 10) == 0.0  # a split that separates nothing
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), signals=st.integers(1, 40), episodes=st.integers(5, 60))
-def test_random_episodes_against_random_signals_never_give_a_condition(seed, signals, episodes):
-    """The guard: faults independent of every signal get no condition, however many tried."""
-    rng = random.Random(seed)
-    count = int(5 * 86400 / STEP)
-    starts = [index * STEP for index in range(count)]
-    tried = {}
-    for number in range(signals):
-        values = _speeds(rng, count, 0.0, rng.uniform(0.5, 50), hold=rng.choice((1, 10, 60)))
-        tried[f's{number}'] = Prepared(f's{number}', starts, values, STEP)
-    at = sorted(rng.uniform(0, count * STEP - 600) for _ in range(episodes))
-    assert find([[start, start + 90, 2, 1] for start in at], tried) is None
+def test_random_episodes_against_random_signals_rarely_give_a_condition():
+    """
+    The guard: faults independent of every signal get a condition at most at its error rate.
+
+    Holm at ALPHA bounds the chance of any false condition per fault at ALPHA (for
+    independent episodes): over 60 random faults, each tried on up to 40 signals, about
+    0.6 are expected; more than 3 would say the guard does not hold.
+    """
+    false = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        count = int(5 * 86400 / STEP)
+        starts = [index * STEP for index in range(count)]
+        tried = {}
+        for number in range(rng.randint(1, 40)):
+            values = _speeds(rng, count, 0.0, rng.uniform(0.5, 50), hold=rng.choice((1, 10, 60)))
+            tried[f's{number}'] = Prepared(f's{number}', starts, values, STEP)
+        at = sorted(rng.uniform(0, count * STEP - 600) for _ in range(rng.randint(5, 60)))
+        false += find([[start, start + 90, 2, 1] for start in at], tried) is not None
+    assert false <= 3, false
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
