@@ -43,6 +43,9 @@ the entry's signature links. One JSON line per profile:
                        labelled conditions (mean over nights; final night)
 ``evidence_bytes_per_day`` database growth a robot-day (goal <= 5 MB), ``ratio`` to the
                        same day's input as JSON lines (the baseline)
+``condition_recall``, ``false_conditions``, ``advice_stated``, ``advice_safe``: learned
+                       conditions against planted ones, in a store of their own on the
+                       profile's clock (``quality_conditions.py``)
 ``dream_s``            a night's dream, median and max (goal <= 2 s), ``ratio`` to one
                        ``GROUP BY signature`` over the same night's rows
 
@@ -81,6 +84,7 @@ from robot_memory.settings import DreamConfig
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / 'profiles'))
 import generate  # noqa: E402, I100 - the profiles' generator lives beside them
+import quality_conditions  # noqa: E402, I100 - beside this file
 
 START = dt.date(2026, 6, 1)
 DREAM_HOUR = 3
@@ -478,6 +482,9 @@ def main(argv=None) -> int:
                                             args.from_bag, blocks)
             else:
                 line = run_profile(name, days, period, pathlib.Path(scratch), blocks)
+            _, start, *_, config, nights = _setting(name, days)
+            line.update(quality_conditions.run(name, start, nights, days, period,
+                                               pathlib.Path(scratch), config))
             print(json.dumps(line), flush=True)
             if args.print_block and blocks:
                 print(f'{name}, night {len(blocks)}:\n{blocks[-1]}\n', file=sys.stderr)

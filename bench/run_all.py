@@ -208,6 +208,19 @@ GOALS = [
              lambda rs: f'max {_worst(rs, "baseline_s") * 1000:,.0f} ms one GROUP BY '
                         f'signature (x{_worst(rs, "dream_ratio"):g} max)',
              lambda rs: all(r['dream_s'] <= 2.0 for r in rs)),
+    _quality('Learned conditions: recall >= 0.9, no false condition, all advice safe',
+             lambda rs: f'min {_worst(rs, "condition_recall", min):g} recall, '
+                        f'{sum(r["false_conditions"] for r in rs)} false, advice safe '
+                        + ', '.join(r['advice_safe'] for r in rs),
+             lambda rs: 'speed, motor temperature, voltage, payload faults planted; two '
+                        'independent ones a profile',
+             lambda rs: all(r['condition_recall'] >= 0.9 and r['false_conditions'] == 0
+                            and r['advice_safe'].split('/')[0] == r['advice_safe'].split('/')[1]
+                            for r in rs)),
+    _goal('Context signals <= 1 MB per robot-day, 30 signals at 10 Hz', 'bench_signals.py',
+          'signals_size', {}, lambda r: f'{_mb(r["bytes_per_day"] / 1e6)} a day',
+          lambda r: f'{_mb(r["baseline_bytes_per_day"] / 1e6)} as raw floats (x{r["ratio"]:g})',
+          lambda r: r['bytes_per_day'] <= 1_000_000 and r['hours'] >= 24),
     _goal('Evidence <= 5 MB per robot-day at 1 Hz x 30 statuses, three constant faults',
           'bench_evidence_size.py', 'evidence_size', {},
           lambda r: f'{_mb(r["bytes_per_day"] / 1e6)} a day ({r["rows"]:,} rows)',

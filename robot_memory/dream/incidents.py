@@ -31,6 +31,8 @@ from typing import Optional
 
 from pydantic import ValidationError
 
+from robot_memory.dream.conditions import Finder
+from robot_memory.dream.conditions import new_condition
 from robot_memory.dream.cooccurrence import ok_states
 from robot_memory.dream.distiller import RuleDistiller
 from robot_memory.dream.pattern import History
@@ -133,6 +135,7 @@ class IncidentMerging:
     report: Any
     states: Optional[list] = None  # the other sources' states, built once a dream
     ok_states: Optional[dict] = None  # the states statuses' OK reports hold (cooccurrence)
+    conditions: Optional[Finder] = None  # learned conditions (dream.conditions), once a dream
     store: Any
     _replace: Callable[..., None]
     _log: Callable[..., None]
@@ -209,5 +212,12 @@ class IncidentMerging:
             self.states = source_states(self.links)
             since = self.now.timestamp() - KEEP_DAYS * 86400.0
             self.ok_states = ok_states(state_rows(self.store.db, since), STATUS_GAP_S)
-        return restate(text, links, self.rules, self.sources, self.now, self.config.timezone,
-                       self.states, self.ok_states)
+        if self.conditions is None:
+            self.conditions = Finder(self.store, self.now.timestamp(), self.rules.spec.signals,
+                                     KEEP_DAYS)
+        finder = self.conditions
+        finder.last = None
+        restated = restate(text, links, self.rules, self.sources, self.now,
+                           self.config.timezone, self.states, self.ok_states, finder)
+        new_condition(self.report, text, restated, links, finder.last)
+        return restated

@@ -59,6 +59,9 @@ class DreamReport:
     prune_held_back: int = 0
     # What contradicts what: {'entry_id', 'kind', 'text', 'what'} (see dream_summary).
     contradictions: list = dataclasses.field(default_factory=list)
+    # Conditions learned this dream (dream.conditions.new_condition): entry, signal, the
+    # condition, its advice ('' if none) and what it rests on.
+    conditions: list = dataclasses.field(default_factory=list)
     # Where the summary for people was written (None: not written, e.g. nothing new).
     summary_file: Optional[str] = None
     # Ids of the proposals this dream queued (the distiller's texts, in propose mode).

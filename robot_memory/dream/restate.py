@@ -224,7 +224,8 @@ def _only_while(history: History, links: list, everything: list, held: dict,
 
 
 def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
-            everything: Optional[list] = None, held: Optional[dict] = None) -> Optional[tuple]:
+            everything: Optional[list] = None, held: Optional[dict] = None,
+            conditions=None) -> Optional[tuple]:
     """
     Return (text, label) stating the pattern of an entry's evidence, or None.
 
@@ -232,7 +233,8 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
     restated, from that link's episodes: a person's reword and a rules-file template win.
     ``sources`` holds each source key's state (its last OK report); ``everything``
     (``source_states``) gives the other sources' bad states an entry may happen only in,
-    ``held`` (``cooccurrence.ok_states``) the states their OK reports hold.
+    ``held`` (``cooccurrence.ok_states``) the states their OK reports hold;
+    ``conditions(episodes)`` (``dream.conditions.Finder``) the learned condition, if any.
     """
     spoken = speaker(text, links, rules)
     if spoken is None:
@@ -252,6 +254,13 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
         if state is not None:
             state = short_name(state, payload.get('name', ''))
             found = dataclasses.replace(found, phrase=f'{found.phrase}, only while {state}')
+    # The fault's own statuses' values restate the fault ("by how much" says them): not a
+    # condition it happens under.
+    own = tuple((_payload(item) or {}).get('name', '') for item in links)
+    condition = conditions(history.episodes, own) if conditions and found is not None \
+        and found.label != 'constant' else None
+    if condition is not None and found is not None:
+        found = dataclasses.replace(found, phrase=f'{found.phrase}, {condition.phrase()}')
     restated = clean_text(entry_text(base, found))
     history.text = restated
     link['history'] = history.to_json()

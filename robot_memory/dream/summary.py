@@ -135,6 +135,11 @@ def build_summary(report, config: LifecycleConfig = DEFAULT_CONFIG) -> str:
     lines += _section('Pruned (kept in the archive file)', pruned)
     lines += _section('Merged (one incident, one entry)', merged, empty=None)
     lines += _section('Contradictions', contradictions)
+    lines += _section('Conditions learned (and advice)', [
+        f'- `{item["entry_id"] or "new"}` {one_line(item["about"])}: {one_line(item["condition"])}'
+        + (f'; advice: {one_line(item["advice"])}' if item['advice'] else '')
+        + f' — rests on {one_line(item["evidence"])}'
+        for item in getattr(report, 'conditions', None) or ()], empty=None)
     waiting = [_waiting(item) for item in getattr(report, 'waiting', None) or ()]
     lines += _section('Waiting for approval', waiting,
                       empty='none: every change above was applied directly')

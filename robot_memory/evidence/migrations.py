@@ -202,3 +202,16 @@ def _blackbox(db: PlainDatabase) -> None:
                "sha256 TEXT NOT NULL, freeze_frame TEXT NOT NULL DEFAULT '{}')")
     db.execute('CREATE INDEX IF NOT EXISTS blackbox_recordings_signature '
                'ON blackbox_recordings (signature, started)')
+
+
+@MIGRATIONS(name='0010_signals')
+def _signals(db: PlainDatabase) -> None:
+    """
+    Keep context signals as summaries per minute (issue 38 point 1, evidence.signals).
+
+    ``signal_hours``: one row per signal and hour; ``data`` holds the hour's 60 intervals
+    as float32 min, max, mean and a uint32 count each (960 bytes). Keyed by hour first, so
+    rows are appended in time order and pages stay full.
+    """
+    db.execute('CREATE TABLE IF NOT EXISTS signal_hours (name TEXT NOT NULL, hour INTEGER NOT '
+               'NULL, data BLOB NOT NULL, PRIMARY KEY (hour, name)) WITHOUT ROWID')

@@ -40,6 +40,7 @@ from pydantic import field_validator
 from pydantic import model_validator
 import yaml
 
+from robot_memory.evidence.signals import SignalRules
 from robot_memory.rcan.schema import clean_tags
 
 DEFAULT_SIGNATURES = {
@@ -241,6 +242,7 @@ class RulesFile(BaseModel):
     version: Literal[1] = 1
     defaults: Defaults = Field(default_factory=Defaults)
     rules: list[Rule] = Field(default_factory=list)
+    signals: SignalRules = Field(default_factory=SignalRules)
 
     @model_validator(mode='after')
     def _names_unique(self):

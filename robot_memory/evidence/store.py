@@ -98,6 +98,7 @@ from robot_memory.common.timeutil import to_epoch
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import RobotMemoryError
+from robot_memory.evidence import signals
 from robot_memory.evidence.audit import AuditRecord
 from robot_memory.evidence.audit import write_audit
 from robot_memory.evidence.dream_book import DreamBook
@@ -114,6 +115,9 @@ if TYPE_CHECKING:  # imported when a store is made: the typed memory needs no ru
 
 
 DB_NAME = 'robot-memory.db'  # the database of robot-memory.md (see default_db_path)
+# Context signals are kept this long (a fault's learned condition compares its episodes of
+# the last 30 days, dream.pattern.KEEP_DAYS, with them).
+SIGNAL_DAYS = 30.0
 MEMORY = ':memory:'  # the path of a store kept in memory (SQLite's name for it)
 AUDIT_ACTIONS: tuple[str, ...] = (
     'create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
@@ -215,6 +219,7 @@ class EvidenceStore(DreamBook):
         if run_gap_s is not None and not 0 <= run_gap_s <= RUN_GAP_S:
             raise ValueError(f'run_gap_s must be 0 to {RUN_GAP_S} s (None: one row each)')
         self._runs = RunBook(run_gap_s)
+        self.signals = signals.SignalBook(rules.spec.signals)  # context signals (issue 38)
         self._flush_backoff = 0
         self._ok_last: dict = {}
         self._lock = threading.RLock()
@@ -383,6 +388,7 @@ class EvidenceStore(DreamBook):
         with self._lock:
             runs, ok_last, heartbeat = self._runs, self._ok_last, self.ok_heartbeat_s
             for observation, prepared in reports:
+                self._take_signals(stamp, observation, prepared)
                 for item, identity, numbers in prepared:
                     if item.severity == 0:  # thinned, but a change of state is always kept
                         last = ok_last.get(item.source_key)
@@ -406,6 +412,19 @@ class EvidenceStore(DreamBook):
                     self._flush_backoff = runs.pending
         return added
 
+    def _take_signals(self, stamp: float, observation, prepared: list) -> None:
+        """Sum a telemetry message's numbers, or a status's, into the context signals."""
+        if observation.source == 'telemetry':
+            self.signals.take_telemetry(stamp, observation.topic, observation.fields)
+        elif prepared and observation.source == 'diagnostic':
+            self.signals.take_status(stamp, observation.name, prepared[0][2])
+
+    def signal_series(self, since: float, until: float) -> dict:
+        """Return ``{name: signals.Series}`` of the context signals from ``since`` to ``until``."""
+        with self._lock:
+            self.flush()
+            return signals.read(self.db.conn, since, until)
+
     def flush(self, then: Optional[Callable[[sqlite3.Connection], None]] = None) -> int:
         """
         Write the buffered evidence in one transaction; returns how many pieces were written.
@@ -421,7 +440,7 @@ class EvidenceStore(DreamBook):
         with self._lock:
             runs = self._runs
             written = runs.pending
-            if not runs.dirty and then is None:
+            if not runs.dirty and then is None and not self.signals.buckets:
                 return 0
             try:
                 with self._transaction():
@@ -433,6 +452,8 @@ class EvidenceStore(DreamBook):
                         conn.executemany('UPDATE observations SET end_stamp = ?, count = ?, '
                                          'ranges = ? WHERE id = ?', updates)
                     insert_observations(conn, [run.fresh_row() for run in inserts])
+                    if self.signals.buckets:
+                        signals.write(conn, self.signals.grouped())
                     last = conn.execute('SELECT last_insert_rowid()').fetchone()[0]
                     if then is not None:
                         then(conn)
@@ -447,6 +468,7 @@ class EvidenceStore(DreamBook):
                 self.write_error.cause = f'cannot write to {self.path or MEMORY}: {cause}'
                 raise self.write_error from None
             runs.stored(inserts, last - len(inserts) + 1)
+            self.signals.clear()
             self.write_error = None
             self._flush_backoff = 0
             return written
@@ -508,6 +530,8 @@ class EvidenceStore(DreamBook):
     def _forget_signatures(self, cutoff: float, report: CompactReport) -> CompactReport:
         """Forget unlinked signatures not seen since ``cutoff`` (within ``compact``)."""
         with self._writing('compact old observations in'), self._transaction():
+            signals.forget_before(self.db.conn, cutoff - (SIGNAL_DAYS - self.retention_days)
+                                  * 86400.0)
             report.signatures_forgotten = self.db.execute(
                 'DELETE FROM signatures WHERE entry_id IS NULL AND held = 0 AND last_bad < ?',
                 (cutoff,)).rowcount

@@ -93,7 +93,8 @@ class EvidenceIntake:
                 self.get_logger().warning(
                     f'telemetry topic {topic} ({type_name}): no rule in '
                     f'{node_settings.rules_file or "the built-in defaults"} reads it, so its '
-                    'messages are never evidence; add a telemetry rule for it (see '
+                    'numbers are context signals only, never evidence; add a telemetry rule for '
+                    'it (see '
                     'config/observation_rules.yaml) and set rules_file')
         return telemetry_types
 

@@ -56,6 +56,7 @@ from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 from robot_memory.web import blackbox_view
 from robot_memory.web import charts
+from robot_memory.web import condition_chart
 from robot_memory.web import data
 from robot_memory.web.guards import csrf_mark
 from robot_memory.web.guards import host_name
@@ -335,7 +336,9 @@ class Page:
                                                               series['events'], thresholds),
                     'daily_svg': charts.daily_chart(evidence['daily']),
                     'hours_svg': charts.hours_chart(evidence['hours']),
-                    'recordings': blackbox_view.entry_recordings(source, entry_id)}
+                    'recordings': blackbox_view.entry_recordings(source, entry_id),
+                    'condition_svgs': condition_chart.charts_for(
+                        source, evidence['signatures'], getattr(entry, 'text', ''))}
         page = await run_in_threadpool(gather)
         if page is None:
             raise Refused(404, f'there is no entry {entry_id!r} in the memory file, among '

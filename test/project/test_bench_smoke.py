@@ -183,6 +183,9 @@ def test_quick_quality_benchmark_traces_every_entry_to_its_planted_cause():
                             / record['json_bytes_per_day'], rel_tol=0.01), record
         assert record['dream_s'] > 0 and record['baseline_s'] > 0, record
         assert 0 <= record['by_how_much'] <= record['with_values'], record
+        # Learned conditions against the planted ones (bench/quality_conditions.py).
+        assert 0.0 <= record['condition_recall'] <= 1.0, record
+        assert record['conditions_planted'] == 4 and record['false_conditions'] >= 0, record
 
 
 EVIDENCE_SCRIPT = REPO / 'bench' / 'bench_evidence_size.py'
@@ -199,3 +202,18 @@ def test_quick_evidence_size_benchmark_stores_runs_beside_rows():
     assert 0 < record['rows'] < record['baseline_rows'] <= record['n'], record
     assert math.isclose(record['ratio'], record['bytes_per_day'] /
                         record['baseline_bytes_per_day'], rel_tol=0.01), record
+
+
+SIGNALS_SCRIPT = REPO / 'bench' / 'bench_signals.py'
+
+
+def test_quick_signals_benchmark_prints_their_bytes_a_day_and_cost():
+    run = subprocess.run([sys.executable, '-P', str(SIGNALS_SCRIPT), '--quick', '--hours', '1',
+                          '--repeat', '1'], cwd=REPO, env=dict(os.environ), capture_output=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr.decode()
+    size, cost = [json.loads(line) for line in run.stdout.decode('utf-8').splitlines()]
+    assert size['bench'] == 'signals_size' and size['signals'] == 30, size
+    assert size['bytes_per_day'] > 0 and size['met'] is None, size  # quick: no goal judged
+    assert cost['bench'] == 'signals_cost' and cost['us_per_message'] > 0, cost
+    assert cost['baseline_us_per_message'] > 0 and cost['ratio'] > 0, cost
