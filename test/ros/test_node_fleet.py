@@ -45,12 +45,12 @@ from support.fleet import B
 from support.fleet import Child
 from support.fleet import ENCODER
 from support.fleet import entry
-from support.fleet import free_port
 from support.fleet import LIDAR
 from support.fleet import make_certificates
 from support.fleet import make_robots
 from support.fleet import write_memory
 from support.processes import child_env
+from support.processes import free_port
 from support.ros_harness import NodeProcess
 from support.ros_probe import call
 from support.ros_probe import health

@@ -72,47 +72,45 @@ command, over DDS:
 """
 
 import datetime as dt
-import hashlib
 import json
-import math
 import os
 import random
 import shutil
 import signal
-import sqlite3
 import subprocess
 import time
-import zlib
 
-from diagnostic_msgs.msg import DiagnosticArray
-from diagnostic_msgs.msg import DiagnosticStatus
-from diagnostic_msgs.msg import KeyValue
-from hypothesis import given
-from hypothesis import HealthCheck
-from hypothesis import settings
-from hypothesis import strategies as st
 import pytest
-from rcl_interfaces.msg import Log
 import rclpy
-from rclpy.qos import QoSProfile
-from rclpy.qos import ReliabilityPolicy
 import rclpy.subscription
 
-from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import UTC
-from robot_memory.dream.autodream import canonical
-from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import side_file
-from robot_memory.rcan.schema import MemoryEntry
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from support.modes import LONG
+from support.node_checks import archived_ids
+from support.node_checks import check_agrees
+from support.node_checks import check_audit_trail
+from support.node_checks import check_databases
+from support.node_checks import check_kept
+from support.node_checks import cli_command
+from support.node_checks import cli_succeeded
+from support.node_checks import count_rows
+from support.node_checks import fast_clock
+from support.node_checks import latest_health
+from support.node_checks import memory_now
+from support.node_checks import read_only
+from support.node_checks import rrn_of
+from support.node_checks import seed_memory
+from support.node_checks import settled_evidence
+from support.node_checks import snapshot_state
+from support.node_checks import until_intent_recorded
 from support.ros_harness import NodeProcess
 from support.ros_harness import rss_bytes
 from support.ros_harness import start_flood
 from support.ros_harness import wait_for
 from support.ros_probe import call
-from support.ros_probe import health
 from support.ros_probe import spin
 from support.ros_probe import wait_ready
 
@@ -121,10 +119,7 @@ pytestmark = [pytest.mark.long, pytest.mark.slow]  # --long runs it at full leng
 # The message info of this rclpy names the publisher (Kilted on), so losses can be counted.
 GIVES_PUBLISHER_GID = 'publisher_gid' in getattr(
     getattr(rclpy.subscription, 'MessageInfo', None), '__annotations__', {})
-ROBOT_MEMORY = shutil.which('robot-memory')
-SCALE = 3600.0          # one wall second is one memory hour
 RRN = 'RRN-000000000042'
-WARN = bytes([1])
 
 NODE_ONLY_KILLS = 250 if LONG else 5
 CLI_NODE_KILLS = 150 if LONG else 3
@@ -134,252 +129,6 @@ assert not LONG or NODE_ONLY_KILLS + CLI_NODE_KILLS * (1 + CLI_KILLS_PER_NODE) >
 FLOOD_SECONDS = 180.0 if LONG else 15.0
 FLOOD_RATE = 5000.0     # DiagnosticArrays per second
 CLI_ROUNDS = 12 if LONG else 3
-
-
-# ------------------------------------------------------------------------------ helpers
-
-def memory_now(origin: dt.datetime) -> dt.datetime:
-    """Return the memory time of a node started with ``time_scale=SCALE, time_origin=origin``."""
-    wall = dt.datetime.now(UTC)
-    return origin + (wall - origin) * SCALE
-
-
-def fast_clock(origin: dt.datetime, **extra) -> dict:
-    """Node parameters: sped-up clock from ``origin``, quick flushes, dreams every second."""
-    values = {'time_scale': SCALE, 'time_origin': format_iso(origin), 'dream_period_s': 1.0,
-              'flush_period_s': 0.05, 'dream.min_reinforce_interval_hours': 0.0}
-    values.update(extra)
-    return values
-
-
-def seed_memory(path, origin: dt.datetime, steady: int, aging: int, span_hours: float,
-                rrn: str = RRN) -> None:
-    """
-    Return a memory file of ``steady`` firm entries and ``aging`` ones.
-
-    The aging ones fall below prune_min one after another over ``span_hours`` of memory
-    time after ``origin``.
-    """
-    entries = []
-    for index in range(steady):
-        entries.append(MemoryEntry(
-            id=f'mem-steady{index:05d}', type='environment_note',
-            text=f'doorway {index} has a {index % 7 + 1} cm lip; cross it at ≤0.3 m/s',
-            confidence=1.0, first_seen=origin - dt.timedelta(days=30),
-            last_reinforced=origin, observation_count=index % 40 + 1, tags=['doorway']))
-    for index in range(aging):
-        # confidence 0.5 decays below 0.10 eight days after last_reinforced.
-        crosses = origin + dt.timedelta(hours=span_hours * (index + 1) / aging)
-        entries.append(MemoryEntry(
-            id=f'mem-aging{index:05d}', type='behavior_pattern',
-            text=f'pallet {index} was left in aisle {index % 13}',
-            confidence=0.5, first_seen=crosses - dt.timedelta(days=9),
-            last_reinforced=crosses - dt.timedelta(days=8), observation_count=1,
-            tags=['aisle']))
-    memory = MemoryFile(path)
-    with memory.update(origin, rrn=rrn) as result:
-        result.document.entries = entries
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def read_only(database) -> sqlite3.Connection:
-    """
-    Return a read-only connection: looking must not change what is looked at.
-
-    A read-write connection's last close checkpoints and deletes the WAL.
-    """
-    return sqlite3.connect(f'{database.resolve().as_uri()}?mode=ro', uri=True, timeout=30.0)
-
-
-def until_intent_recorded(database, timeout: float) -> float:
-    """
-    Poll (read-only) until a dream's intent record is in ``database``; seconds waited.
-
-    Returns at once when it appears, or after ``timeout`` (the dream may have had nothing
-    to write): the caller kills the node either way.
-    """
-    started = time.monotonic()
-    connection = read_only(database)
-    try:
-        while time.monotonic() - started < timeout:
-            try:
-                if connection.execute('SELECT 1 FROM pending_dream').fetchone():
-                    break
-            except sqlite3.OperationalError:  # busy for a moment: look again
-                pass
-            time.sleep(0.0005)
-    finally:
-        connection.close()
-    return time.monotonic() - started
-
-
-def db_state(database) -> dict:
-    """Counters, cursor, intent record and snapshot of the evidence database."""
-    if not database.exists():
-        return {'integrity': [('ok',)], 'stored': 0, 'audit': 0, 'dreams': 0, 'last_id': 0,
-                'file_hash': None, 'pending': None, 'snapshot': {}}
-    connection = read_only(database)
-    try:
-        connection.execute('BEGIN')  # one read transaction: a consistent view
-        integrity = connection.execute('PRAGMA integrity_check').fetchall()
-        stored = connection.execute(
-            'SELECT (SELECT coalesce(sum(count), 0) FROM observations) + '
-            '(SELECT coalesce(sum(count), 0) FROM daily_counts)').fetchone()[0]
-        audit = connection.execute('SELECT count(*) FROM audit').fetchone()[0]
-        dreams = connection.execute('SELECT count(*) FROM dreams').fetchone()[0]
-        last_id, file_hash = connection.execute(
-            'SELECT last_id, file_hash FROM dream_state WHERE id = 1').fetchone()
-        pending = connection.execute('SELECT payload FROM pending_dream').fetchone()
-        snapshot = dict(connection.execute('SELECT entry_id, data FROM snapshot').fetchall())
-        connection.execute('COMMIT')
-    finally:
-        connection.close()
-    return {'integrity': integrity, 'stored': stored, 'audit': audit, 'dreams': dreams,
-            'last_id': last_id, 'file_hash': file_hash,
-            'pending': json.loads(pending[0]) if pending else None, 'snapshot': snapshot}
-
-
-def archived_ids(memory_path) -> set:
-    archive = side_file(memory_path, '.archive.jsonl')
-    if not archive.exists():
-        return set()
-    return {json.loads(line)['entry']['id']
-            for line in archive.read_text(encoding='utf-8').splitlines() if line.strip()}
-
-
-def file_state(memory_path, at: dt.datetime) -> dict:
-    """Return the memory file's bytes, hash and entries; it must parse without any problem."""
-    data = memory_path.read_bytes()
-    result = MemoryFile(memory_path).load(at)
-    assert result.problems == [], [problem.message for problem in result.problems]
-    entries = {entry.id: entry for entry in result.document.entries}
-    assert len(entries) == len(result.document.entries), 'duplicate entry ids'
-    for entry in entries.values():
-        assert 0.0 <= entry.confidence <= 1.0, entry
-    return {'data': data, 'hash': sha256(data), 'entries': entries}
-
-
-def check_databases(directory) -> None:
-    """Every SQLite database in ``directory`` passes PRAGMA integrity_check."""
-    for path in directory.glob('*.db'):
-        connection = read_only(path)
-        try:
-            assert connection.execute('PRAGMA integrity_check').fetchall() == [('ok',)], path
-        finally:
-            connection.close()
-
-
-def check_kept(before: dict, after: dict, archived: set, where: str) -> None:
-    """Nothing durable before a kill is gone after it."""
-    lost = set(before['entries']) - set(after['entries']) - archived
-    assert not lost, f'{where}: entries lost {sorted(lost)[:5]}'
-    for entry_id, old in before['entries'].items():
-        new = after['entries'].get(entry_id)
-        if new is None or entry_id in archived:
-            continue
-        assert new.observation_count >= old.observation_count, (where, old, new)
-        assert new.first_seen == old.first_seen, (where, old, new)
-        if old.last_reinforced is not None:
-            assert new.last_reinforced >= old.last_reinforced, (where, old, new)
-    for key in ('stored', 'audit', 'dreams', 'last_id'):
-        assert after['db'][key] >= before['db'][key], \
-            f'{where}: {key} went from {before["db"][key]} to {after["db"][key]}'
-
-
-def check_agrees(state: dict, where: str) -> str:
-    """Check that the database agrees with the file (call when no writer is running); say how."""
-    database, data_hash = state['db'], state['hash']
-    pending = database['pending']
-    if pending is not None:
-        assert data_hash in (pending['file_hash'], pending.get('prior_hash')), \
-            f'{where}: the file is neither the one before nor the one after the intent record'
-        return 'intent record pending'
-    if database['file_hash'] is None:
-        return 'no dream yet'
-    files = {entry_id: canonical(entry) for entry_id, entry in state['entries'].items()}
-    assert set(files) == set(database['snapshot']), \
-        f'{where}: snapshot and file differ in ids ' \
-        f'{sorted(set(files) ^ set(database["snapshot"]))[:5]}'
-    changed = [key for key in files if files[key] != database['snapshot'][key]]
-    assert not changed, f'{where}: entries differ from the snapshot: {changed[:5]}'
-    return 'consistent'
-
-
-def snapshot_state(directory, memory_path, at) -> dict:
-    state = file_state(memory_path, at)
-    state['db'] = db_state(directory / 'robot-memory.db')
-    assert state['db']['integrity'] == [('ok',)], state['db']['integrity']
-    return state
-
-
-def audit_rows(database) -> list:
-    connection = read_only(database)
-    try:
-        return connection.execute(
-            'SELECT id, entry_id, action, actor, reason FROM audit ORDER BY id').fetchall()
-    finally:
-        connection.close()
-
-
-def check_audit_trail(directory, entries: dict) -> None:
-    """No update was taken for a hand edit; the file matches each entry's last action."""
-    rows = audit_rows(directory / 'robot-memory.db')
-    manual = [row for row in rows if row[2] == 'manual'
-              and row[4] != 'present in the memory file before the first dream']
-    assert not manual, f'updates taken for hand edits (lost updates?): {manual[:3]}'
-    last = {}
-    for _, entry_id, action, _, _ in rows:
-        last[entry_id] = action
-    archived = archived_ids(directory / 'robot-memory.md')
-    for entry_id, action in last.items():
-        if entry_id.startswith('peer:'):
-            continue
-        if action == 'prune':
-            assert entry_id not in entries and entry_id in archived, entry_id
-        else:
-            assert entry_id in entries, f'{entry_id} (last audit {action}) is not in the file'
-    assert set(entries) <= set(last), sorted(set(entries) - set(last))[:5]
-
-
-def cli(*args) -> list:
-    assert ROBOT_MEMORY, 'robot-memory is not on PATH: source scripts/env.sh first'
-    return [ROBOT_MEMORY, *map(str, args)]
-
-
-def write_observations(path, at: dt.datetime, source: str, count: int) -> None:
-    """``count`` WARN diagnostics of hardware ``source`` over the memory minute before ``at``."""
-    lines = []
-    for index in range(count):
-        stamp = at - dt.timedelta(seconds=60.0 * (count - index) / count)
-        lines.append(json.dumps({'source': 'diagnostic', 'stamp': format_iso(stamp),
-                                 'name': f'{source}: status', 'hardware_id': source,
-                                 'level': 1, 'message': f'retry {index} failed'}))
-    path.write_text('\n'.join(lines) + '\n', encoding='utf-8')
-
-
-def cli_command(kind: str, directory, origin, number: int) -> list:
-    memory_path = directory / 'robot-memory.md'
-    now = memory_now(origin)
-    if kind == 'prune':
-        return cli('prune', '--file', memory_path, '--at', format_iso(now))
-    if kind == 'dream':
-        # A little ahead of the node's clock, so the CLI's start-up does not put it behind.
-        return cli('dream', '--file', memory_path, '--at',
-                   format_iso(now + dt.timedelta(hours=2)))
-    source = directory / f'cli-{number}.jsonl'
-    write_observations(source, now, f'cli-{number}', 400)
-    # Stamped on the node's sped-up clock: taken in as of it, not refused as from the future.
-    return cli('ingest', '--file', memory_path, source, '--at', format_iso(now))
-
-
-def cli_succeeded(kind: str, done: subprocess.CompletedProcess) -> bool:
-    if done.returncode == 0:
-        return True
-    # A CLI dream that starts after the node already dreamt at a later memory time.
-    return kind == 'dream' and done.returncode == 1 and 'clock went backwards' in done.stderr
 
 
 # --------------------------------------------------------------------------- power loss
@@ -584,22 +333,6 @@ def test_sigkill_of_the_node_and_the_cli_beside_it_never_loses_durable_data(tmp_
     power_loss(tmp_path, probe, CLI_NODE_KILLS, CLI_KILLS_PER_NODE, 'rel_power2')
 
 
-def count_rows(database, where: str = '', connect=None) -> int:
-    """
-    Return the observation rows (raw plus compacted).
-
-    Read by default the way any other program would: a read-write connection, opened and
-    closed.
-    """
-    connection = (connect or (lambda path: sqlite3.connect(path, timeout=30.0)))(database)
-    try:
-        return connection.execute(
-            f'SELECT (SELECT coalesce(sum(count), 0) FROM observations {where}) + '
-            f'(SELECT coalesce(sum(count), 0) FROM daily_counts {where})').fetchone()[0]
-    finally:
-        connection.close()
-
-
 @pytest.mark.timeout(120)
 def test_another_process_reading_the_database_costs_the_node_no_writes(tmp_path, probe):
     node = NodeProcess(tmp_path, 'rel_reader', rrn=rrn_of('rel_reader'),
@@ -662,30 +395,6 @@ def test_the_node_sets_a_damaged_database_aside_and_rebuilds_it(tmp_path, probe)
 
 
 # --------------------------------------------------------------------------------- load
-
-def rrn_of(namespace: str) -> str:
-    """Return an RRN of the node's own, so that its health statuses are told apart from others'."""
-    return f'RRN-{zlib.crc32(namespace.encode()) % 10 ** 12:012d}'
-
-
-def latest_health(probe, node, task: str) -> dict:
-    """Return the next ``robot_memory: <task>`` status of ``node`` (started with rrn_of)."""
-    return dict(health(probe, task, timeout=15.0, where=rrn_of(node.namespace)))
-
-
-def settled_evidence(probe, node, timeout: float = 30.0) -> dict:
-    """Return the node's evidence status once nothing is waiting and nothing new comes in."""
-    seen = [{}]
-
-    def still():
-        current = latest_health(probe, node, 'evidence')
-        previous, seen[0] = seen[0], current
-        return (current['backlog'] == '0' and previous.get('received') == current['received']
-                and previous.get('stored') == current['stored'])
-
-    assert wait_for(still, timeout), seen[0]
-    return seen[0]
-
 
 @pytest.fixture(scope='module')
 def flooded(tmp_path_factory, probe):
@@ -906,153 +615,6 @@ def test_the_cli_and_the_node_writing_at_once_never_lose_an_update(tmp_path, pro
     missing = [source for source in sources if not any(f'({source})' in text or
                                                        f'{source}:' in text for text in texts)]
     assert not missing, missing
-
-
-# ------------------------------------------------------------------------ hostile input
-
-FUZZ = settings(max_examples=400 if LONG else 60, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.function_scoped_fixture])
-
-
-@pytest.fixture(scope='module')
-def fuzz_node(tmp_path_factory, probe):
-    """One memory_node for the fuzzing tests, with a small memory to answer from."""
-    tmp_path = tmp_path_factory.mktemp('fuzz')
-    origin = dt.datetime.now(UTC).replace(microsecond=0)
-    seed_memory(tmp_path / 'robot-memory.md', origin, steady=40, aging=0, span_hours=1.0)
-    node = NodeProcess(tmp_path, 'rel_fuzz', flush_period_s=0.05).start()
-    wait_ready(probe, node, timeout=60.0)
-    client = probe.create_client(GetContext, f'{node.prefix}/get_context')
-    assert client.wait_for_service(timeout_sec=20.0)
-    yield node, client
-    probe.destroy_client(client)
-    code = node.stop()
-    assert code == 0, node.log()[-3000:]
-    assert 'Traceback' not in node.log(), node.log()[-3000:]
-
-
-def ask(probe, client, request, timeout=10.0):
-    future = client.call_async(request)
-    rclpy.spin_until_future_complete(probe, future, timeout_sec=timeout)
-    assert future.done(), f'get_context did not answer within {timeout} s: {request}'
-    return future.result()
-
-
-BUDGETS = st.one_of(st.sampled_from([0, 1, 2, 3, 7, 400, 2 ** 31 - 1, 2 ** 32 - 1]),
-                    st.integers(min_value=0, max_value=2 ** 32 - 1))
-CONFIDENCES = st.one_of(
-    st.sampled_from([math.nan, math.inf, -math.inf, 0.0, -0.0, -1.0, 1.0, 0.3, 0.99,
-                     1.0000001, 1e-45, 3.4e38, -3.4e38, 2.0]),
-    st.floats(width=32))
-
-
-@FUZZ
-@given(budget=BUDGETS, confidence=CONFIDENCES, peers=st.booleans())
-def test_get_context_answers_every_request_and_names_what_was_wrong(fuzz_node, probe, budget,
-                                                                    confidence, peers):
-    node, client = fuzz_node
-    request = GetContext.Request(token_budget=budget, min_confidence=confidence,
-                                 include_peers=peers)
-    reply = ask(probe, client, request)
-    assert node.process.poll() is None, node.log()[-2000:]
-    if not reply.success:
-        assert 'min_confidence' in reply.message or 'token_budget' in reply.message, reply
-        assert not reply.entries and reply.text == ''
-        return
-    assert reply.message
-    limit = budget or 400
-    assert -(-len(reply.text.encode('utf-8')) // 4) <= limit, (budget, reply.text)
-    if 0.0 < confidence <= 1.0:
-        threshold = max(0.3, float(request.min_confidence))
-        assert all(entry.effective_confidence >= threshold - 1e-6 for entry in reply.entries)
-    else:
-        assert all(entry.effective_confidence >= 0.3 - 1e-6 for entry in reply.entries)
-
-
-# get_context_callback refuses a NaN or negative min_confidence (``request.min_confidence > 0``
-# is False for both, which would read as "use the default"): anything but 0 or a number in
-# (0, 1] gets success=False and a message naming the value.
-
-
-@pytest.mark.parametrize('value', [math.nan, -1.0, -math.inf, -1e-6])
-def test_get_context_refuses_a_nan_or_negative_min_confidence(fuzz_node, probe, value):
-    _, client = fuzz_node
-    reply = ask(probe, client, GetContext.Request(min_confidence=value))
-    assert not reply.success and 'min_confidence' in reply.message, reply.message
-
-
-NASTY = ['', ' ', 'NaN', 'nan', 'inf', '-Infinity', '1e999', '-0', 'null', 'None', '{}',
-         '[' * 400 + ']' * 400, '{"a": ' * 300 + '1' + '}' * 300, '../../etc/passwd',
-         'mem-../../x', '\u202eevil\u202c', '\u200f\u05e9\u05dc\u05d5\u05dd', '\ufeff',
-         '\u2028', '\t\r\n', '%s%n', '{hardware_id}', 'robot_memory: evidence',
-         '🤖🔥' * 3000, 'x' * 200_000, 'é' * 70_000]
-TEXT = st.one_of(st.sampled_from(NASTY),
-                 st.text(alphabet=st.characters(blacklist_categories=('Cs',)), max_size=80))
-KEY_VALUES = st.one_of(
-    st.lists(st.builds(KeyValue, key=TEXT, value=TEXT), max_size=8),
-    st.integers(min_value=200, max_value=3000).map(
-        lambda size: [KeyValue(key=f'k{index}', value='NaN') for index in range(size)]))
-STATUSES = st.builds(
-    DiagnosticStatus, level=st.integers(min_value=0, max_value=255).map(lambda v: bytes([v])),
-    name=TEXT, message=TEXT, hardware_id=TEXT, values=KEY_VALUES)
-LOGS = st.builds(
-    Log, level=st.sampled_from([0, 10, 20, 30, 40, 50, 41, 255]),
-    name=TEXT, msg=TEXT, file=TEXT, function=TEXT,
-    line=st.integers(min_value=0, max_value=2 ** 32 - 1))
-
-
-@FUZZ
-@given(statuses=st.lists(STATUSES, min_size=0, max_size=4), logs=st.lists(LOGS, max_size=3))
-def test_hostile_diagnostics_and_log_records_leave_the_node_up(fuzz_node, probe, statuses,
-                                                               logs):
-    node, client = fuzz_node
-    publishers = hostile_publishers(probe)
-    publishers['diagnostics'].publish(DiagnosticArray(status=statuses))
-    for record in logs:
-        publishers['rosout'].publish(record)
-    rclpy.spin_once(probe, timeout_sec=0.01)
-    assert node.process.poll() is None, node.log()[-3000:]
-
-
-_PUBLISHERS = {}
-
-
-def hostile_publishers(probe) -> dict:
-    """Reliable publishers on /diagnostics and /rosout, matched with the node (made once)."""
-    if not _PUBLISHERS:
-        qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-        _PUBLISHERS['diagnostics'] = probe.create_publisher(DiagnosticArray, '/diagnostics', qos)
-        _PUBLISHERS['rosout'] = probe.create_publisher(Log, '/rosout', qos)
-        for publisher in _PUBLISHERS.values():
-            assert wait_for(lambda: publisher.get_subscription_count() > 0, 20.0,
-                            spin=spin(probe))
-    return _PUBLISHERS
-
-
-@pytest.mark.timeout(120)
-def test_after_the_hostile_input_the_node_still_serves_and_dreams(fuzz_node, probe):
-    node, client = fuzz_node
-    hostile_publishers(probe)['diagnostics'].publish(DiagnosticArray(status=[DiagnosticStatus(
-        level=WARN, name='after: fuzz', hardware_id='after-fuzz', message='still here')]))
-    replies = []
-
-    # The node takes the message in and a dream makes an entry of it.
-    def learned():
-        replies.append(call(probe, Dream, f'{node.prefix}/dream', Dream.Request(),
-                            timeout=60.0))
-        assert replies[-1].success, replies[-1].message
-        return any('after-fuzz' in entry.text for entry in
-                   MemoryFile(node.memory_file).load(dt.datetime.now(UTC)).document.entries)
-
-    assert wait_for(learned, 30.0, step=0.5, spin=spin(probe)), replies[-1].message
-    context = ask(probe, client, GetContext.Request())
-    assert context.success, context.message
-    result = MemoryFile(node.memory_file).load(dt.datetime.now(UTC))
-    assert result.problems == []
-    assert all(len(entry.text) <= 500 for entry in result.document.entries)
-    check_databases(node.tmp_path)
-    assert node.process.poll() is None, node.log()[-3000:]
 
 
 # ---------------------------------------------------------------------------- full disk
