@@ -56,13 +56,19 @@ import datetime as dt
 import heapq
 import math
 import operator
-import re
 from typing import Optional
 from typing import TYPE_CHECKING
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import UTC
 from robot_memory.rcan import untrusted
+from robot_memory.rcan.context_fill import CONDITIONS  # noqa: F401 - the public names
+from robot_memory.rcan.context_fill import conditions_explaining
+from robot_memory.rcan.context_fill import CONDITIONS_HEADER
+from robot_memory.rcan.context_fill import estimate_tokens
+from robot_memory.rcan.context_fill import faults_first
+from robot_memory.rcan.context_fill import Filler
+from robot_memory.rcan.context_fill import is_condition  # noqa: F401
 from robot_memory.rcan.lifecycle import band
 from robot_memory.rcan.lifecycle import DEFAULTS
 from robot_memory.rcan.lifecycle import effective_confidence
@@ -74,11 +80,6 @@ from robot_memory.rcan.untrusted import neutralise
 if TYPE_CHECKING:  # pydantic, imported only where a config is validated
     from robot_memory.rcan.lifecycle import AnyConfig
     from robot_memory.rcan.schema_models import MemoryEntry
-
-
-def estimate_tokens(text: str) -> int:
-    """Return a conservative token estimate: UTF-8 bytes / 4, rounded up."""
-    return -(-len(text.encode('utf-8')) // 4)
 
 
 def plural(count: int, word: str, words: str = '') -> str:
@@ -377,131 +378,6 @@ def build_context_scan(document: MemoryDocument, now: dt.datetime,
                      lambda: _recent_scan(document.entries, now, config, window), peers, below)
 
 
-# Entry texts a dream labels as normal on this robot (robot_memory.dream.pattern): shown
-# after the faults, in their own section.
-CONDITIONS = ('Routine: ', 'Constant: ')
-CONDITIONS_HEADER = 'Routine and constant conditions (normal on this robot):'
-# Cut a line that does not fit only when at least this much of its text can stay.
-_MIN_CUT_BYTES = 16
-_ELLIPSIS = '…'
-_PARTIAL_ESCAPE = re.compile(r'\\u[0-9a-f]{0,3}$')
-
-
-class _Filler:
-    """The lines of a block within a token budget, in the order they are offered."""
-
-    def __init__(self, budget: int):
-        # The header opens a block that has a line; its cost is kept aside from the start.
-        self.budget = budget - estimate_tokens(untrusted.HEADER) - 1
-        self.lines: list[str] = []
-        self.costs: list[int] = []
-        self.used = 0
-        self.ended = False
-        self.truncated = False
-
-    def put(self, text: str) -> bool:
-        cost = estimate_tokens(text) + (1 if self.lines else 0)
-        if self.used + cost > self.budget:
-            return False
-        self.lines.append(text)
-        self.costs.append(cost)
-        self.used += cost
-        return True
-
-    def unput(self) -> None:
-        self.lines.pop()
-        self.used -= self.costs.pop()
-
-    def put_or_cut(self, line: str):
-        """
-        Return the line as placed (whole or cut with an ellipsis), or None.
-
-        Either way a line that does not fit whole ends the block, so nothing lower takes
-        its place.
-        """
-        if self.put(line):
-            return line
-        self.ended = True
-        room = (self.budget - self.used - (1 if self.lines else 0)) * 4
-        head, _, text = line.partition('] ')
-        head += '] '
-        keep = room - len(head.encode('utf-8')) - len(_ELLIPSIS.encode('utf-8'))
-        if keep < _MIN_CUT_BYTES:
-            return None
-        cut = text.encode('utf-8')[:keep].decode('utf-8', errors='ignore')
-        cut = _PARTIAL_ESCAPE.sub('', cut).rstrip()
-        if not cut:
-            return None
-        cut_line = head + cut + _ELLIPSIS
-        if not self.put(cut_line):
-            return None
-        self.truncated = True
-        return cut_line
-
-    def section(self, header, items) -> list:
-        """Return a labelled section: the header only with at least its first line."""
-        if self.ended:
-            return []
-        first = next(items, None)
-        if first is None:
-            return []
-        if not self.put(('\n' if self.lines else '') + header):
-            self.ended = True
-            return []
-        shown = self.run(first, items)
-        if not shown:
-            self.unput()
-        return shown
-
-    def run(self, first, items) -> list:
-        shown = []
-        item = first
-        while item is not None and not self.ended:
-            line = self.put_or_cut(item.line)
-            if line is None:
-                break
-            shown.append(item if line == item.line else dataclasses.replace(item, line=line))
-            item = next(items, None)
-        return shown
-
-
-def is_condition(text: str) -> bool:
-    """Whether an entry's text labels it a routine or constant condition (see CONDITIONS)."""
-    return text.startswith(CONDITIONS)
-
-
-# The status or node a dream's entry is about, as the default rules word it after the
-# dream's label: 'Routine: <name> (<hardware id>) reports ...', '<node> logs ...'.
-_SUBJECT = re.compile(r'(?:[A-Z][a-z]+: )?(.+?) (?:reports|logs) ')
-
-
-def _subject(text: str) -> str:
-    """Return what an entry is about (see _SUBJECT), '' when its text does not say."""
-    match = _SUBJECT.match(text)
-    return match.group(1) if match else ''
-
-
-def _explaining(conditions: list, faults: list) -> tuple:
-    """Split conditions into (those about a status a shown fault is about, the others)."""
-    subjects = {_subject(item.entry.text) for item in faults} - {''}
-    if not subjects or not conditions:
-        return [], conditions
-    explaining: list = []
-    others: list = []
-    for item in conditions:
-        (explaining if _subject(item.entry.text) in subjects else others).append(item)
-    return explaining, others
-
-
-def _faults_first(items, conditions: list):
-    """Yield the items that are not conditions; collect those that are into ``conditions``."""
-    for item in items:
-        if is_condition(item.entry.text):
-            conditions.append(item)
-        else:
-            yield item
-
-
 def _assemble(document, now, config, token_budget, threshold, own, recent, peers, below):
     """
     Fill the budget: own faults, the weak-recent section, own conditions, then the peers'.
@@ -515,14 +391,14 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
     (confidence, entry) in rank order; those the budget leaves out count as omitted, like
     own and peer entries.
     """
-    filler = _Filler(config.token_budget if not token_budget else token_budget)
+    filler = Filler(config.token_budget if not token_budget else token_budget)
     eligible, items = own
     conditions: list = []
     held: list = []
-    items = _faults_first(_released(items, held), conditions)
+    items = faults_first(_released(items, held), conditions)
     first = next(items, None)
     shown = filler.run(first, items) if first is not None else []
-    explaining, conditions = _explaining(conditions, shown)
+    explaining, conditions = conditions_explaining(conditions, shown)
     shown_explaining = filler.section(CONDITIONS_HEADER, iter(explaining))
     shown += shown_explaining
     weak = recent()
