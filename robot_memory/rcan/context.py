@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import UTC
+from robot_memory.rcan import relevance
 from robot_memory.rcan import untrusted
 from robot_memory.rcan.context_fill import CONDITIONS  # noqa: F401 - the public names
 from robot_memory.rcan.context_fill import conditions_explaining
@@ -136,7 +137,8 @@ class ContextBlock:
     kept out because their text reads like an instruction to a model and no person released
     it (``untrusted.held``; a peer's is never released here). ``framing``: how the brain's
     prompt should frame the lines (``GetContext.framing``); a non-empty ``text`` opens with
-    ``untrusted.HEADER``.
+    ``untrusted.HEADER``. ``relevant``: the ContextLines shown that were lifted to the front
+    for the request's query (``relevance.lifted``).
     """
 
     rrn: str
@@ -154,6 +156,7 @@ class ContextBlock:
     truncated: bool = False
     held: list = dataclasses.field(default_factory=list)
     framing: str = untrusted.FRAMING
+    relevant: list = dataclasses.field(default_factory=list)
 
 
 def format_line(text: str, confidence: float, config: 'AnyConfig' = DEFAULTS) -> str:
@@ -165,6 +168,9 @@ def summary(block: ContextBlock) -> str:
     """One line for people and services: what the block shows and what it leaves out, and why."""
     parts = [f'{plural(len(block.entries), "entry", "entries")}, '
              f'{plural(len(block.peer_entries), "peer entry", "peer entries")}']
+    if block.relevant:
+        parts.append(f'{len(block.relevant)} chosen for the query ('
+                     f'{", ".join(item.entry.id for item in block.relevant)})')
     if block.recent:
         parts.append(f'{plural(len(block.recent), "recent entry", "recent entries")} below '
                      'the threshold')
@@ -336,7 +342,7 @@ def build_context(document: MemoryDocument, now: dt.datetime,
                   config: 'AnyConfig' = DEFAULTS,
                   token_budget: Optional[int] = None, include_peers: bool = True,
                   min_confidence: Optional[float] = None,
-                  index: Optional['ContextIndex'] = None) -> ContextBlock:
+                  index: Optional['ContextIndex'] = None, relevant=()) -> ContextBlock:
     """
     Build the emoji-banded block for ``document`` at ``now`` within ``token_budget``.
 
@@ -344,13 +350,22 @@ def build_context(document: MemoryDocument, now: dt.datetime,
     raised threshold also leaves out the weak-recent section. ``index`` (a
     :class:`ContextIndex` of this very document at this decay rate) makes the call
     O(log n + shown) instead of O(n log n); the block is the same either way. An index of
-    another document or rate is ignored.
+    another document or rate is ignored. ``relevant``: ids of own entries chosen for the
+    brain's query, best first (``substrate.context_relevance``): they lead the block, as
+    far as every red line still fits (:func:`relevance.lifted`); none, nothing changes.
     """
     if index is not None and index.serves(document, config):
         return _build_indexed(document, now, config, token_budget, include_peers,
-                              min_confidence, index)
+                              min_confidence, index, relevant)
     return build_context_scan(document, now, config, token_budget, include_peers,
-                              min_confidence)
+                              min_confidence, relevant)
+
+
+def _chosen(document, relevant, now, config, threshold) -> list:
+    """Return the ContextLines of the own entries ``relevant`` names, best first."""
+    return [ContextLine(entry, confidence, format_line(entry.text, confidence, config))
+            for confidence, entry in relevance.chosen(document, relevant, now, config,
+                                                      threshold)]
 
 
 def _threshold(config: 'AnyConfig', min_confidence: Optional[float]) -> float:
@@ -361,7 +376,7 @@ def _threshold(config: 'AnyConfig', min_confidence: Optional[float]) -> float:
 def build_context_scan(document: MemoryDocument, now: dt.datetime,
                        config: 'AnyConfig' = DEFAULTS,
                        token_budget: Optional[int] = None, include_peers: bool = True,
-                       min_confidence: Optional[float] = None) -> ContextBlock:
+                       min_confidence: Optional[float] = None, relevant=()) -> ContextBlock:
     """Return the reference block: decay, filter and sort every entry, then fill the budget."""
     threshold = _threshold(config, min_confidence)
     under: list = []
@@ -375,10 +390,12 @@ def build_context_scan(document: MemoryDocument, now: dt.datetime,
     window = _recent_window(config, min_confidence)
     return _assemble(document, now, config, token_budget, threshold,
                      (len(ranked), iter(ranked)),
-                     lambda: _recent_scan(document.entries, now, config, window), peers, below)
+                     lambda: _recent_scan(document.entries, now, config, window), peers, below,
+                     _chosen(document, relevant, now, config, threshold))
 
 
-def _assemble(document, now, config, token_budget, threshold, own, recent, peers, below):
+def _assemble(document, now, config, token_budget, threshold, own, recent, peers, below,
+              chosen=()):
     """
     Fill the budget: own faults, the weak-recent section, own conditions, then the peers'.
 
@@ -389,10 +406,13 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
     brain needs to read the fault, so it opens the conditions section right after the faults,
     before the weak-recent section. ``recent()`` returns the weak recent entries as
     (confidence, entry) in rank order; those the budget leaves out count as omitted, like
-    own and peer entries.
+    own and peer entries. ``chosen``: ContextLines relevant to the query, lifted first.
     """
     filler = Filler(config.token_budget if not token_budget else token_budget)
     eligible, items = own
+    lifted: set = set()
+    if chosen:
+        items = relevance.lifted(items, chosen, filler.budget, config, lifted)
     conditions: list = []
     held: list = []
     items = faults_first(_released(items, held), conditions)
@@ -428,7 +448,8 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
     count, highest, entry = below
     return ContextBlock(document.rrn, now, text, shown, shown_peers, omitted,
                         estimate_tokens(text), threshold, count, highest, entry, shown_recent,
-                        filler.truncated, held)
+                        filler.truncated, held,
+                        relevant=[item for item in shown if item.entry.id in lifted])
 
 
 # ---------------------------------------------------------------------------- indexed path
@@ -633,7 +654,7 @@ class ContextIndex:
 
 
 def _build_indexed(document, now, config, token_budget, include_peers, min_confidence,
-                   index: ContextIndex) -> ContextBlock:
+                   index: ContextIndex, relevant=()) -> ContextBlock:
     threshold = _threshold(config, min_confidence)
 
     def section_plan(section, entries, reference, source):
@@ -661,4 +682,5 @@ def _build_indexed(document, now, config, token_budget, include_peers, min_confi
                                                         block.last_synced, block.rrn)
             peers.append((block, peer_eligible, peer_items))
     return _assemble(document, now, config, token_budget, threshold, (eligible, items),
-                     recent, peers, below)
+                     recent, peers, below,
+                     _chosen(document, relevant, now, config, threshold))
