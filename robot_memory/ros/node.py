@@ -108,6 +108,7 @@ from robot_memory.settings import validate_parameters
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.srv import Undo
+from robot_memory.substrate import context_relevance
 from robot_memory.substrate import SubstrateError
 
 NODE_NAME = 'robot_memory'
@@ -440,10 +441,25 @@ class MemoryNode(Node):
 
     # ------------------------------------------------------------------ context
 
-    def build_block(self, token_budget=None, include_peers=True, min_confidence=None):
-        """Return the context block at the memory clock's now, from the cached file."""
-        return self.cache.build_context(self.clock_.now(), self.settings.lifecycle,
-                                        token_budget, include_peers, min_confidence)
+    def build_block(self, token_budget=None, include_peers=True, min_confidence=None,
+                    query=''):
+        """
+        Return the context block at the memory clock's now, from the cached file.
+
+        ``query``: the brain's task; the entries relevant to it by the typed memory's recall
+        (its embedder) lead the block (``substrate.context_relevance``).
+        """
+        now = self.clock_.now()
+        relevant = []
+        if query:
+            config = self.settings.lifecycle
+            threshold = config.inject_min if min_confidence is None else max(
+                config.inject_min, min_confidence)
+            relevant = context_relevance.relevant_ids(
+                self.cache.document(now), query, now, config, threshold,
+                self.typed_memory.substrate.embedder)
+        return self.cache.build_context(now, self.settings.lifecycle, token_budget,
+                                        include_peers, min_confidence, relevant)
 
     def memory_changed(self) -> None:
         """Read the memory file again and publish its block (after a change made here)."""
@@ -466,8 +482,9 @@ class MemoryNode(Node):
             return response
         min_confidence = value if value > 0 else None
         try:
+            query = context_relevance.check_query(request.query)
             block = self.build_block(request.token_budget or None, request.include_peers,
-                                     min_confidence)
+                                     min_confidence, query)
         except (MemoryFileError, ValueError) as error:
             response.success = False
             response.message = str(error)
@@ -486,6 +503,7 @@ class MemoryNode(Node):
         response.below_threshold_max = message.below_threshold_max
         response.below_threshold_id = message.below_threshold_id
         response.framing = block.framing
+        response.relevant_ids = message.relevant_ids
         return response
 
     # ------------------------------------------------------------------ dreaming
