@@ -68,3 +68,30 @@ def test_an_entry_made_from_evidence_carries_no_raw_identifier(tmp_path):
             assert raw not in text, text
     assert any('Goal <uuid> aborted: Collision Ahead' in text for text in texts), texts
     store.close()
+
+
+def _daily(days, start_h, end_h):
+    day = DAY0.timestamp()
+    return [[day + index * 86400 + start_h * 3600, day + index * 86400 + end_h * 3600]
+            for index in days]
+
+
+def test_a_state_that_marks_working_hours_is_not_stated_one_that_tells_is():
+    """Issue 38, point 7: "only while undocked" on a daytime fault says nothing."""
+    from robot_memory.dream.cooccurrence import only_while
+    now = DAY0.timestamp() + 14 * 86400
+    undocked = _daily(range(14), 8, 18)  # every working day, fault or not
+    # A short daytime fault on some days, at different hours: always while undocked.
+    faults = [[start, start + 600, 5, 1] for start, _ in
+              _daily((1, 3, 4, 6, 9, 11, 12), 10, 0)] + \
+             [[start, start + 900, 5, 1] for start, _ in _daily((2, 5, 8, 13), 15, 0)]
+    faults.sort()
+    assert only_while(faults, {'dock reports Undocked': undocked}, now) is None
+    # A rarer state that holds only around the faults is what the fault happens with.
+    hot = [[start - 1800, end + 1800] for start, end, *_ in faults]
+    assert only_while(faults, {'dock reports Undocked': undocked, 'motor reports Hot': hot},
+                      now) == 'motor reports Hot'
+    # The lidar off every night while docked fills its own hours: the state is kept.
+    docked = _daily(range(14), 22, 31)
+    lidar = [[start + 180, end - 180, 50, 1] for start, end in docked]
+    assert only_while(lidar, {'dock reports Docked': docked}, now) == 'dock reports Docked'
