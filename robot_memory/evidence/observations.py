@@ -200,15 +200,17 @@ def message_pattern(text: str) -> str:
 
 
 # What never reaches an entry's text (issue 38, point 5): the ids of _IDS a brain cannot act
-# on, and pointers; a time, a duration or a number stays (they say when and how much).
+# on, a full date and time stamped into a message, and pointers; a clock time, a duration or
+# a number stays (they say when and how much).
 _TEXT_IDS = tuple((pattern, placeholder) for pattern, placeholder in _IDS
-                  if placeholder in ('<uuid>', '<mac>', '<ip>')) + (
+                  if placeholder in ('<uuid>', '<mac>', '<ip>')
+                  or pattern.pattern.startswith(r'\b\d{4}-')) + (
     (re.compile(r'\b0[xX][0-9a-fA-F]{6,}\b'), '<ptr>'),)
 
 
 def identifiers_masked(text: str) -> str:
     """
-    Return ``text`` with raw identifiers as placeholders: UUIDs, MAC and IP addresses, pointers.
+    Return ``text`` with raw identifiers as placeholders: UUIDs, addresses, stamps, pointers.
 
     Also serial-like tokens and long hex runs (``<id>``), as ``message_pattern`` finds them;
     words, names with one number (``ttyUSB0``), times and values stay.

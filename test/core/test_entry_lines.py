@@ -37,6 +37,8 @@ DAY0 = dt.datetime(2026, 6, 1, tzinfo=UTC)
     ('peer 192.168.1.23:7447 lost', 'peer <ip> lost'),
     ('link 00:1A:2B:3C:4D:5E down', 'link <mac> down'),
     ('camera 14442C10D13EABCE00 timed out', 'camera <id> timed out'),
+    ('Failed to open SPI (serial 27B5A0CA5B7D0FBBA2), retrying at 2024-08-26T01:38:13.372714Z',
+     'Failed to open SPI (serial <id>), retrying at <time>'),
     # Names with a number, values, times and plain words stay what they are.
     ('Camera not detected (X_LINK_DEVICE_NOT_FOUND)', 'Camera not detected '
                                                       '(X_LINK_DEVICE_NOT_FOUND)'),
