@@ -130,8 +130,8 @@ def test_show_budget_15_keeps_the_highest_entry_and_says_what_it_left_out(memory
     assert '4 omitted by the budget (the last line cut)' in err
 
 
-def test_show_query_puts_the_entries_of_the_task_first_and_names_them(memory, capsys,
-                                                                     monkeypatch):
+def test_show_query_puts_the_entries_of_the_task_first_and_names_them(
+        memory, capsys, monkeypatch):
     """Issue 38, point 4: ``--query`` lifts the relevant entries; red ones are never dropped."""
     # Keywords only, so the test does not depend on the semantic model being installed (its
     # cosine floor lets "teleport" reach "corridor"); vectors: test_context_query.py.
