@@ -29,9 +29,11 @@ until the status's next report. Pure and deterministic.
 A state must also tell something about the fault's own time of day (issue 38, point 7):
 one that holds during MAX_HOURS_SHARE of the fault's hours of the day (the quarter hours
 its episodes touch) while the fault is *not* happening merely marks those hours — the
-robot is "undocked" all working day, fault or not — and is not stated. Judged only when
-those hours are fault-free for at least half as long as the fault took them; a fault that
-fills its hours (the lidar off every night while docked) keeps its state.
+robot is "undocked" all working day, fault or not — and is not stated. When the fault fills
+its hours (fault-free for less than half as long as the fault took them) there is no such
+time to judge by: the state is kept only if it starts and stops with the fault (it holds at
+most MAX_STATE_RATIO times as long: the lidar off every night while docked), not if it
+covers the fault's hours and more (a battery low every afternoon, "undocked" all day).
 """
 
 import bisect
@@ -46,6 +48,7 @@ MAX_TIME_SHARE = 0.6
 # An episode is "during" a state when the state holds for this share of it.
 OVERLAP = 0.5
 MAX_HOURS_SHARE = 0.8
+MAX_STATE_RATIO = 1.25
 BIN_S = 900.0
 DAY_S = 86400.0
 
@@ -134,7 +137,9 @@ def marks_the_hours(own: list, intervals: list, starts: list, since: float,
             held += max(0.0, _overlap(low, high, intervals, starts) - fault)
         day += DAY_S
     if free < 0.5 * fault_time or free <= 0:
-        return False
+        state_time = sum(max(0.0, min(end, now_s) - max(start, since)) for start, end in intervals)
+        fault_total = sum(max(0.0, min(end, now_s) - start) for start, end in faults)
+        return state_time > MAX_STATE_RATIO * fault_total
     return held >= MAX_HOURS_SHARE * free
 
 

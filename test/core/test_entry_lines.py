@@ -93,6 +93,9 @@ def test_a_state_that_marks_working_hours_is_not_stated_one_that_tells_is():
     hot = [[start - 1800, end + 1800] for start, end, *_ in faults]
     assert only_while(faults, {'dock reports Undocked': undocked, 'motor reports Hot': hot},
                       now) == 'motor reports Hot'
+    # A battery low every afternoon fills its hours, and "undocked" covers them and more.
+    battery = [[start, end, 100, 1] for start, end in _daily(range(14), 11, 18)]
+    assert only_while(battery, {'dock reports Undocked': undocked}, now) is None
     # The lidar off every night while docked fills its own hours: the state is kept.
     docked = _daily(range(14), 22, 31)
     lidar = [[start + 180, end - 180, 50, 1] for start, end in docked]
