@@ -33,6 +33,7 @@ the FTS5 table lives in memory for the call.
 import collections
 import datetime as dt
 import sqlite3
+import threading
 from typing import Optional
 
 from robot_memory.rcan.lifecycle import DEFAULTS
@@ -50,6 +51,7 @@ TOKENIZE = 'porter unicode61 remove_diacritics 2'
 # embeds only what changed. Bounded; the oldest are dropped first.
 _VECTOR_CACHE_SIZE = 20_000
 _vectors: collections.OrderedDict = collections.OrderedDict()
+_vectors_lock = threading.Lock()  # the node answers GetContext on several threads
 
 
 def check_query(query) -> str:
@@ -129,15 +131,17 @@ def _vector_ranking(texts: list, query: str, embedder) -> list:
     if embedder is None:
         return []
     import numpy
-    missing = [text for text in dict.fromkeys(texts) if (embedder.name, text) not in _vectors]
-    if missing:
-        for text, vector in zip(missing, embedder.embed(missing)):
-            _vectors[(embedder.name, text)] = vector
-    for text in texts:
-        _vectors.move_to_end((embedder.name, text))
-    while len(_vectors) > max(_VECTOR_CACHE_SIZE, len(texts)):
-        _vectors.popitem(last=False)
-    matrix = numpy.stack([_vectors[(embedder.name, text)] for text in texts])
+    with _vectors_lock:
+        missing = [text for text in dict.fromkeys(texts)
+                   if (embedder.name, text) not in _vectors]
+        if missing:
+            for text, vector in zip(missing, embedder.embed(missing)):
+                _vectors[(embedder.name, text)] = vector
+        for text in texts:
+            _vectors.move_to_end((embedder.name, text))
+        while len(_vectors) > max(_VECTOR_CACHE_SIZE, len(texts)):
+            _vectors.popitem(last=False)
+        matrix = numpy.stack([_vectors[(embedder.name, text)] for text in texts])
     similarities = matrix @ embedder.embed([query])[0]
     floor = getattr(embedder, 'min_similarity', 0.05)
     ranking = [(position, float(similarity)) for position, similarity in
