@@ -25,14 +25,16 @@ figures, added to each profile's JSON line:
                        where they are shown as faults
 ``chars_per_line``     mean characters of the final block's entry lines (goal <= 200), and
                        ``tokens_per_line`` (UTF-8 bytes / 4) — the line's text without band
-``coverage_400``       share of the planted recurring faults and conditions whose entry is
-                       in the final 400-token block; ``left_out`` names the others
+``coverage_400``       of the planted recurring faults and conditions whose entry the final
+                       block shows without a budget, the share the 400-token block shows;
+                       ``left_out`` names the others (those the budget pushed out)
 ``query_r3``           for each planted cause with an entry: a task query made of its
                        status's name, is its entry among the first 3 chosen for the query
                        (``substrate.context_relevance``, keywords only)
 """
 
 from robot_memory.evidence.proposal_queue import ProposalQueue
+from robot_memory.rcan.context import build_context
 from robot_memory.rcan.context import CONDITIONS
 from robot_memory.rcan.context import estimate_tokens
 from robot_memory.rcan.context import is_condition
@@ -80,8 +82,14 @@ def figures(nightly, plants: list, document) -> dict:
                     (filed_normal if is_condition(entry.text) else as_fault).add(plant.cause)
     for entry, causes in (final.lines if final else ()):
         shown.update(plant.cause for plant in causes)
+    unlimited = set()
+    if block is not None and document is not None:
+        whole = build_context(document, block.at, nightly.config.lifecycle, token_budget=10**9)
+        ids = {item.entry.id for item in whole.entries + whole.recent}
+        unlimited = {plant.cause for entry_id, causes in nightly.created.items()
+                     if entry_id in ids for plant in causes}
     texts = [item.line.partition('] ')[2] for item in (block.entries if block else [])]
-    wanted = faults | conditions
+    wanted = (faults | conditions) & unlimited
     line = {
         'filed_normal': sorted(filed_normal),
         'fault_recall_sections': round(len(as_fault - filed_normal) / len(faults), 3)
