@@ -29,10 +29,10 @@ the source's first report and never OK (a gamepad that is not fitted) stays cons
 
 Such a pattern keeps a label that states the fact (:data:`FACTS`): ``Recurring: ... -
 daily 16:30-18:00 ...`` or ``Since: ... - constant since 2026-06-05 10:00``; the block shows
-it among the faults. The dream proposes the routine or constant text once (a reword in the
-proposals queue); a person who approves it on the page or with ``robot-memory proposals
-approve`` moves the entry to the conditions section, and the entry keeps that person's
-words. Pure.
+it among the faults. The dream proposes the routine text once (a reword in the proposals
+queue; a change is never proposed as constant); a person who approves it on the page or
+with ``robot-memory proposals approve`` moves the entry to the conditions section, and the
+entry keeps that person's words. Pure.
 """
 
 import dataclasses
@@ -68,14 +68,18 @@ def judged(found, payload: dict, source: str, how_much: str,
     Return (description to state, the held-back judgement or None).
 
     ``found`` is ``pattern.describe``'s Description (or None). A routine or constant one
-    that :func:`reasons` speaks against gets its factual label (:data:`FACTS`); the
-    judgement it held back is returned for a person to approve.
+    that :func:`reasons` speaks against gets its factual label (:data:`FACTS`); a routine
+    judgement it held back is returned for a person to approve (a constant one that began
+    after OK reports is a change, never proposed as constant).
     """
     if found is None or found.label not in FACTS:
         return found, None
     if not reasons(found.label, payload, source, how_much, began_after_ok):
         return found, None
-    return dataclasses.replace(found, label=FACTS[found.label]), found
+    stated = dataclasses.replace(found, label=FACTS[found.label])
+    # A change is not a constant: nothing to propose (a nightly routine on its first night
+    # looks like one, and is restated as routine once its days show it).
+    return stated, (found if found.label == 'routine' else None)
 
 
 def restated_since(text: str, before: str, after: str) -> bool:

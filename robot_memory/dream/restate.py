@@ -235,7 +235,7 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
     (``source_states``) gives the other sources' bad states an entry may happen only in,
     ``held`` (``cooccurrence.ok_states``) the states their OK reports hold. A routine or
     constant pattern that is not the dream's to call normal (``dream.normal``) is stated as
-    a fact; the routine or constant text is returned once, for a person to approve.
+    a fact; the routine text is returned once, for a person to approve.
     """
     spoken = speaker(text, links, rules)
     if spoken is None:

@@ -56,7 +56,8 @@ def test_only_a_fault_free_looking_pattern_is_the_dreams_to_call_normal():
     # A constant since the first report, never OK (no gamepad fitted), stays constant,
     # even at ERROR; one that began after OK reports is a change.
     assert judged(CONSTANT, error, 'diagnostic', '', False) == (CONSTANT, None)
-    assert judged(CONSTANT, warn, 'diagnostic', '', True)[0].label == 'since'
+    assert judged(CONSTANT, warn, 'diagnostic', '', True) == (
+        Description('since', CONSTANT.phrase), None)  # a change: nothing to propose
     intermittent = Description('intermittent', '3 times')
     assert judged(intermittent, error, 'diagnostic', 'x', True) == (intermittent, None)
     assert judged(None, error, 'diagnostic', '', True) == (None, None)
@@ -143,4 +144,7 @@ def test_a_camera_that_died_after_ok_reports_is_a_change_shown_as_a_fault(tmp_pa
     assert entry.text.startswith('Since: camera: Status (base) reports ERROR: Camera not '
                                  'detected - constant since 2026-06-02 20:00 UTC-4'), entry.text
     assert not is_condition(entry.text)
+    now = DAY0 + dt.timedelta(days=4, hours=8)
+    assert [item for item in ProposalQueue(robot.store.db).pending(now)
+            if item.target == entry.id] == []
     robot.store.close()
