@@ -84,7 +84,9 @@ from robot_memory.settings import DreamConfig
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / 'profiles'))
 import generate  # noqa: E402, I100 - the profiles' generator lives beside them
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import quality_conditions  # noqa: E402, I100 - beside this file
+import quality_controls  # noqa: E402, I100 - issue 38's figures, beside this file
 
 START = dt.date(2026, 6, 1)
 DREAM_HOUR = 3
@@ -191,7 +193,7 @@ class Nights:
     def __init__(self, database: pathlib.Path, matcher, config, blocks: list = None):
         self.database, self.matcher, self.config, self.blocks = database, matcher, config, blocks
         self.dream_times, self.baselines, self.sizes, self.shown = [], [], [], []
-        self.created, self.document = {}, None
+        self.created, self.document, self.block = {}, None, None
 
     def dream(self, store, memory_file, now, run):
         """Flush, time ``run()`` (the night's dream) and record what it left; its report."""
@@ -206,8 +208,10 @@ class Nights:
                       if link['entry_id'] == entry_id}
             causes.discard(None)
             self.created[entry_id] = causes
+        quality_controls.person_reviews(store, memory_file, now, self.created)
         self.document = memory_file.load(now).document
         block = build_context(self.document, now, self.config.lifecycle, token_budget=BUDGET)
+        self.block = block
         if self.blocks is not None:
             self.blocks.append(block.text)
         self.shown.append(Night(block, links, self.matcher))
@@ -378,7 +382,7 @@ def figures(name, days, period_s, plants, nightly, document, count, ingest_s,
     dream_median = statistics.median(dream_times) if dream_times else 0.0
     baseline = statistics.median(baselines) if baselines else 0.0
     shares = [night.good_share() for night in shown]
-    return {
+    line = {
         'bench': 'quality', 'profile': name, 'days': days, 'period_s': period_s, 'n': count,
         'ingest_rate': round(count / ingest_s, 1) if ingest_s else None,
         'fault_recall': round(len(recalled) / len(faults), 3) if faults else None,
@@ -409,6 +413,8 @@ def figures(name, days, period_s, plants, nightly, document, count, ingest_s,
         'baseline_s': round(baseline, 4),
         'dream_ratio': round(dream_median / baseline, 2) if baseline else None,
     }
+    line.update(quality_controls.figures(nightly, plants, document))
+    return line
 
 
 def with_what(plants: list, created: dict, entries: dict) -> tuple:

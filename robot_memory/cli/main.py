@@ -112,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument('--no-peers', action='store_true', help="leave out peer robots' entries")
     show.add_argument('--min-confidence', type=_unit_float, metavar='C',
                       help='raise the injection threshold for this call')
+    show.add_argument('--query', metavar='TEXT', default='',
+                      help='the task at hand (e.g. "dock and charge"): entries relevant to it '
+                           'lead the block, never pushing a red one out')
 
     commands.add_parser('validate', parents=[common],
                         help='check the memory file (and --config); exit 0 when valid, 1 '
@@ -245,8 +248,15 @@ def cmd_show(args, memory: 'MemoryFile') -> int:
     config = _config(args)
     result = memory.load(_now(args), read_only=True)  # read to answer, never written
     _warn(memory, result)
+    relevant = []
+    if args.query.strip():
+        from robot_memory.substrate import context_relevance
+        from robot_memory.substrate import default_embedder
+        threshold = max(config.inject_min, args.min_confidence or 0.0)
+        relevant = context_relevance.relevant_ids(result.document, args.query, _now(args),
+                                                  config, threshold, default_embedder())
     block = context.build_context(result.document, _now(args), config, args.budget,
-                                  not args.no_peers, args.min_confidence)
+                                  not args.no_peers, args.min_confidence, relevant=relevant)
     if block.text:
         print(block.text)
     # What the brain is not told, and why: on stderr, so stdout stays the block itself.

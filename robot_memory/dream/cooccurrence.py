@@ -25,6 +25,15 @@ hold when an episode starts: the lidar stops *while docked*, not the other way r
 ``ok_states`` reads states from a status's OK reports too (a dock's ``Is docked: True``, a
 charger's ``Charging``): each stored OK report holds its message and non-numeric values
 until the status's next report. Pure and deterministic.
+
+A state must also tell something about the fault's own time of day (issue 38, point 7):
+one that holds during MAX_HOURS_SHARE of the fault's hours of the day (the quarter hours
+its episodes touch) while the fault is *not* happening merely marks those hours — the
+robot is "undocked" all working day, fault or not — and is not stated. When the fault fills
+its hours (fault-free for less than half as long as the fault took them) there is no such
+time to judge by: the state is kept only if it starts and stops with the fault (it holds at
+most MAX_STATE_RATIO times as long: the lidar off every night while docked), not if it
+covers the fault's hours and more (a battery low every afternoon, "undocked" all day).
 """
 
 import bisect
@@ -38,6 +47,10 @@ MIN_EPISODES = 3
 MAX_TIME_SHARE = 0.6
 # An episode is "during" a state when the state holds for this share of it.
 OVERLAP = 0.5
+MAX_HOURS_SHARE = 0.8
+MAX_STATE_RATIO = 1.25
+BIN_S = 900.0
+DAY_S = 86400.0
 
 
 def _overlap(start: float, end: float, intervals: list, starts: list) -> float:
@@ -92,9 +105,42 @@ def only_while(own: list, states: dict, now_s: float) -> Optional[str]:
         if inside < SHARE * len(own):
             continue
         key = (-inside, held)
-        if best is None or key < best[0]:
+        if best is not None and key >= best[0]:
+            continue
+        if not marks_the_hours(own, intervals, starts, since, now_s):
             best = (key, name)
     return best[1] if best else None
+
+
+def marks_the_hours(own: list, intervals: list, starts: list, since: float,
+                    now_s: float) -> bool:
+    """Whether the state holds through the fault's hours of the day anyway (see the module)."""
+    bins = set()
+    for start, end, *_ in own:
+        moment = start - start % BIN_S
+        while moment < min(end, start + DAY_S):
+            bins.add(int(moment % DAY_S // BIN_S))
+            moment += BIN_S
+    faults = _merged(own)
+    fault_starts = [item[0] for item in faults]
+    free = held = fault_time = 0.0
+    day = since - since % DAY_S
+    while day < now_s:
+        for slot in bins:
+            low, high = max(since, day + slot * BIN_S), min(now_s, day + (slot + 1) * BIN_S)
+            if high <= low:
+                continue
+            fault = _overlap(low, high, faults, fault_starts)
+            fault_time += fault
+            free += high - low - fault
+            # During the fault the state holds (that is how it was chosen): the rest is free.
+            held += max(0.0, _overlap(low, high, intervals, starts) - fault)
+        day += DAY_S
+    if free < 0.5 * fault_time or free <= 0:
+        state_time = sum(max(0.0, min(end, now_s) - max(start, since)) for start, end in intervals)
+        fault_total = sum(max(0.0, min(end, now_s) - start) for start, end in faults)
+        return state_time > MAX_STATE_RATIO * fault_total
+    return held >= MAX_HOURS_SHARE * free
 
 
 def ok_states(rows, gap_s: float) -> dict:

@@ -119,6 +119,19 @@ class HeldText:
         return iter((self.link['entry_id'] or '', text, text))
 
 
+class Judgement(HeldText):
+    """``(entry id, text, routine or constant text)``: a person's call the dream proposes."""
+
+    def __init__(self, by_id: dict, link: dict, after: str):
+        super().__init__(by_id, link)
+        self.after = after
+
+    def __iter__(self):
+        """Yield the entry's id, its text and the text that labels it normal."""
+        entry_id, text, _ = super().__iter__()
+        return iter((entry_id, text, self.after))
+
+
 class IncidentMerging:
     """The dream's wording of entries and merging of one incident's entries (a mixin)."""
 
@@ -183,6 +196,9 @@ class IncidentMerging:
             return None
         restated = self._restate(text, links)
         self._hold(restated[0] if restated else text, links)
+        if restated and restated[2] and links:  # routine or constant: a person's call
+            link = min(links, key=lambda item: item['signature'])
+            self.report.rewords.append(Judgement(self.by_id, link, restated[2]))
         return restated
 
     def _hold(self, text: str, links: list) -> None:

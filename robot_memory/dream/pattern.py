@@ -37,6 +37,8 @@ STATUS_GAP_S = 3600.0
 KEEP_DAYS = 30
 MAX_EPISODES = 500
 LABELS = ('constant', 'routine', 'flapping', 'intermittent')
+# The labels stating a fact where the dream holds back "routine" or "constant" (dream.normal).
+FACT_LABELS = ('recurring', 'since')
 # A condition present most days, in one window of the day, for hours at a time, is
 # routine (docked, charging, parked with the e-stop in); a shorter one is a fault.
 ROUTINE_DAY_SHARE = 0.6
@@ -87,6 +89,8 @@ class History:
     ranges: list = dataclasses.field(default_factory=list)
     # The release key (rcan.untrusted) of the held text last proposed for release.
     held: str = ''
+    # The judgement ("routine"/"constant" and the rule text) last proposed to a person.
+    normal: str = ''
 
     @classmethod
     def from_json(cls, text: Optional[str]) -> 'History':
@@ -98,7 +102,8 @@ class History:
                         for item in data.get('episodes', ())]
             ranges = [[float(item[0]), _ranges(item[1]), _ranges(item[2])]
                       for item in data.get('ranges', ())]
-            return cls(episodes, str(data.get('text', '')), ranges, str(data.get('held', '')))
+            return cls(episodes, str(data.get('text', '')), ranges, str(data.get('held', '')),
+                       str(data.get('normal', '')))
         except (TypeError, ValueError, AttributeError, IndexError):
             return cls()
 
@@ -109,6 +114,8 @@ class History:
             data['ranges'] = self.ranges
         if self.held:
             data['held'] = self.held
+        if self.normal:
+            data['normal'] = self.normal
         return json.dumps(data, separators=(',', ':'), ensure_ascii=False)
 
     def add_ranges(self, now_s: float, bad: Optional[dict], ok: Optional[dict]) -> None:
@@ -283,7 +290,7 @@ def entry_text(base: str, description: Optional[Description]) -> str:
 
 def rule_text(text: str) -> str:
     """Return the rule's text an entry text was restated from (``text`` itself if it was not)."""
-    for label in LABELS:
+    for label in LABELS + FACT_LABELS:
         prefix = f'{label.capitalize()}: '
         if text.startswith(prefix) and ' - ' in text:
             text = text[len(prefix):].rsplit(' - ', 1)[0]

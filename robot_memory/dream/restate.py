@@ -25,6 +25,7 @@ import dataclasses
 import json
 from typing import Optional
 
+from robot_memory.dream import normal
 from robot_memory.dream.cooccurrence import only_while
 from robot_memory.dream.pattern import by_how_much
 from robot_memory.dream.pattern import describe
@@ -227,7 +228,7 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
             everything: Optional[list] = None, held: Optional[dict] = None,
             conditions=None) -> Optional[tuple]:
     """
-    Return (text, label) stating the pattern of an entry's evidence, or None.
+    Return (text, label, judgement text or None) stating the pattern of the evidence, or None.
 
     Only a text the dream itself wrote (a link's rule text, or the last one restated) is
     restated, from that link's episodes: a person's reword and a rules-file template win.
@@ -235,6 +236,8 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
     (``source_states``) gives the other sources' bad states an entry may happen only in,
     ``held`` (``cooccurrence.ok_states``) the states their OK reports hold;
     ``conditions(episodes)`` (``dream.conditions.Finder``) the learned condition, if any.
+    A routine or constant pattern that is not the dream's to call normal (``dream.normal``) is
+    stated as a fact; the routine text is returned once, for a person to approve.
     """
     spoken = speaker(text, links, rules)
     if spoken is None:
@@ -261,7 +264,14 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
         and found.label != 'constant' else None
     if condition is not None and found is not None:
         found = dataclasses.replace(found, phrase=f'{found.phrase}, {condition.phrase()}')
+    began_after_ok = not ok and (sources.get(link['source_key']) or {}).get('last_ok') is not None
+    found, judgement = normal.judged(found, payload, link['source'], how_much, began_after_ok)
     restated = clean_text(entry_text(base, found))
     history.text = restated
+    proposed = None
+    key = normal.proposal_key(judgement, base)
+    if key is not None and history.normal != key:
+        history.normal = key
+        proposed = clean_text(entry_text(base, judgement))
     link['history'] = history.to_json()
-    return restated, (found.label if found else '')
+    return restated, (found.label if found else ''), proposed

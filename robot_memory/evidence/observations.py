@@ -199,6 +199,45 @@ def message_pattern(text: str) -> str:
     return ' '.join(_NUMBER.sub('#', text).split())
 
 
+# What never reaches an entry's text (issue 38, point 5): the ids of _IDS a brain cannot act
+# on, a full date and time stamped into a message, and pointers; a clock time, a duration or
+# a number stays (they say when and how much).
+_TEXT_IDS = tuple((pattern, placeholder) for pattern, placeholder in _IDS
+                  if placeholder in ('<uuid>', '<mac>', '<ip>')
+                  or pattern.pattern.startswith(r'\b\d{4}-')) + (
+    (re.compile(r'\b0[xX][0-9a-fA-F]{6,}\b'), '<ptr>'),)
+
+
+def identifiers_masked(text: str) -> str:
+    """
+    Return ``text`` with raw identifiers as placeholders: UUIDs, addresses, stamps, pointers.
+
+    Also serial-like tokens and long hex runs (``<id>``), as ``message_pattern`` finds them;
+    words, names with one number (``ttyUSB0``), times and values stay.
+    """
+    for pattern, placeholder in _TEXT_IDS:
+        text = pattern.sub(placeholder, text)
+    return _TOKEN.sub(_serial_masked, text)
+
+
+def identifiers_masked_in(payload: dict) -> dict:
+    """Return a copy of ``payload`` whose texts an entry is worded from have their ids masked."""
+    return {key: identifiers_masked(value) if key in _NAMED_TEXTS and isinstance(value, str)
+            else value for key, value in payload.items()}
+
+
+# The payload's texts an entry's words come from (the rule templates' fields).
+_NAMED_TEXTS = ('name', 'hardware_id', 'message', 'node', 'topic')
+
+
+def _serial_masked(match: re.Match) -> str:
+    token = match.group(0)
+    if token.isdigit():
+        return token
+    masked = _mask_token(match)
+    return '<id>' if masked in ('<id>', '<hex>') else masked
+
+
 def _mask_token(match: re.Match) -> str:
     token = match.group(0)
     if len(token) < 4 or token.isalpha() or token.isdigit():

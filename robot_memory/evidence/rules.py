@@ -59,6 +59,7 @@ from robot_memory.common import validation_text
 from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence.observations import DIAGNOSTIC_LEVELS
 from robot_memory.evidence.observations import DiagnosticObservation
+from robot_memory.evidence.observations import identifiers_masked_in
 from robot_memory.evidence.observations import LOG_LEVELS
 from robot_memory.evidence.observations import LogObservation
 from robot_memory.evidence.observations import message_pattern
@@ -462,7 +463,7 @@ class Rules:
 
 
 def _template_values(source: str, payload: dict) -> dict:
-    values = dict(payload)
+    values = identifiers_masked_in(payload)
     if source in ('diagnostic', 'log'):
         values['message_pattern'] = message_pattern(payload.get('message', ''))
         level = payload.get('level')

@@ -159,7 +159,11 @@ TOOLS = (
                                    'Most tokens the block may take; omitted: the default '
                                    'budget'),
          'include_peers': _plain({'type': 'boolean'}, "Also the peer robots' entries, in "
-                                 'their own section', default=True)}}},
+                                 'their own section', default=True),
+         'query': _optional({'type': 'string', 'maxLength': MAX_QUERY},
+                            'The task at hand or what was just said (e.g. "dock and '
+                            'charge"): the entries relevant to it lead the block, named in '
+                            'relevant_ids; red entries are never dropped for them')}}},
 )
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     'string': (str,), 'integer': (int,), 'number': (int, float), 'boolean': (bool,),
@@ -307,23 +311,28 @@ class RobotMemoryTools:
             target, reason, self.clock(), hard=hard, all_matches=all, dry_run=dry_run,
             restore=restore, trust=self.trust, actor='mcp').to_dict())
 
-    def tool_get_context(self, token_budget, include_peers) -> dict:
-        """Return the context block of robot-memory.md."""
+    def tool_get_context(self, token_budget, include_peers, query=None) -> dict:
+        """Return the context block of robot-memory.md, the entries relevant to ``query`` first."""
         from robot_memory.rcan import context as context_block
         from robot_memory.rcan.memory_file import MemoryFile
+        from robot_memory.substrate import context_relevance
         now = self.clock()
+        query = context_relevance.check_query(query)
         try:
             document = MemoryFile(self.memory_path).load(now).document
         except MemoryFileError as error:
             return {'rrn': None, 'text': '', 'entries': 0, 'peer_entries': 0, 'omitted': 0,
                     'token_estimate': 0, 'note': str(error)}
+        relevant = context_relevance.relevant_ids(document, query, now,
+                                                  embedder=self.embedder) if query else []
         block = context_block.build_context(document, now, token_budget=token_budget,
-                                            include_peers=include_peers)
+                                            include_peers=include_peers, relevant=relevant)
         return {'rrn': block.rrn, 'text': block.text, 'entries': len(block.entries),
                 'peer_entries': len(block.peer_entries), 'omitted': block.omitted,
                 'token_estimate': block.token_estimate,
                 'below_threshold': block.below_threshold, 'held': len(block.held),
-                'framing': block.framing, 'summary': context_block.summary(block)}
+                'framing': block.framing, 'summary': context_block.summary(block),
+                'relevant_ids': [item.entry.id for item in block.relevant]}
 
 
 class Server:

@@ -56,13 +56,20 @@ import datetime as dt
 import heapq
 import math
 import operator
-import re
 from typing import Optional
 from typing import TYPE_CHECKING
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import UTC
+from robot_memory.rcan import relevance
 from robot_memory.rcan import untrusted
+from robot_memory.rcan.context_fill import CONDITIONS  # noqa: F401 - the public names
+from robot_memory.rcan.context_fill import conditions_explaining
+from robot_memory.rcan.context_fill import CONDITIONS_HEADER
+from robot_memory.rcan.context_fill import estimate_tokens
+from robot_memory.rcan.context_fill import faults_first
+from robot_memory.rcan.context_fill import Filler
+from robot_memory.rcan.context_fill import is_condition  # noqa: F401
 from robot_memory.rcan.lifecycle import band
 from robot_memory.rcan.lifecycle import DEFAULTS
 from robot_memory.rcan.lifecycle import effective_confidence
@@ -74,11 +81,6 @@ from robot_memory.rcan.untrusted import neutralise
 if TYPE_CHECKING:  # pydantic, imported only where a config is validated
     from robot_memory.rcan.lifecycle import AnyConfig
     from robot_memory.rcan.schema_models import MemoryEntry
-
-
-def estimate_tokens(text: str) -> int:
-    """Return a conservative token estimate: UTF-8 bytes / 4, rounded up."""
-    return -(-len(text.encode('utf-8')) // 4)
 
 
 def plural(count: int, word: str, words: str = '') -> str:
@@ -135,7 +137,8 @@ class ContextBlock:
     kept out because their text reads like an instruction to a model and no person released
     it (``untrusted.held``; a peer's is never released here). ``framing``: how the brain's
     prompt should frame the lines (``GetContext.framing``); a non-empty ``text`` opens with
-    ``untrusted.HEADER``.
+    ``untrusted.HEADER``. ``relevant``: the ContextLines shown that were lifted to the front
+    for the request's query (``relevance.lifted``).
     """
 
     rrn: str
@@ -153,6 +156,7 @@ class ContextBlock:
     truncated: bool = False
     held: list = dataclasses.field(default_factory=list)
     framing: str = untrusted.FRAMING
+    relevant: list = dataclasses.field(default_factory=list)
 
 
 def format_line(text: str, confidence: float, config: 'AnyConfig' = DEFAULTS) -> str:
@@ -164,6 +168,9 @@ def summary(block: ContextBlock) -> str:
     """One line for people and services: what the block shows and what it leaves out, and why."""
     parts = [f'{plural(len(block.entries), "entry", "entries")}, '
              f'{plural(len(block.peer_entries), "peer entry", "peer entries")}']
+    if block.relevant:
+        parts.append(f'{len(block.relevant)} chosen for the query ('
+                     f'{", ".join(item.entry.id for item in block.relevant)})')
     if block.recent:
         parts.append(f'{plural(len(block.recent), "recent entry", "recent entries")} below '
                      'the threshold')
@@ -335,7 +342,7 @@ def build_context(document: MemoryDocument, now: dt.datetime,
                   config: 'AnyConfig' = DEFAULTS,
                   token_budget: Optional[int] = None, include_peers: bool = True,
                   min_confidence: Optional[float] = None,
-                  index: Optional['ContextIndex'] = None) -> ContextBlock:
+                  index: Optional['ContextIndex'] = None, relevant=()) -> ContextBlock:
     """
     Build the emoji-banded block for ``document`` at ``now`` within ``token_budget``.
 
@@ -343,13 +350,22 @@ def build_context(document: MemoryDocument, now: dt.datetime,
     raised threshold also leaves out the weak-recent section. ``index`` (a
     :class:`ContextIndex` of this very document at this decay rate) makes the call
     O(log n + shown) instead of O(n log n); the block is the same either way. An index of
-    another document or rate is ignored.
+    another document or rate is ignored. ``relevant``: ids of own entries chosen for the
+    brain's query, best first (``substrate.context_relevance``): they lead the block, as
+    far as every red line still fits (:func:`relevance.lifted`); none, nothing changes.
     """
     if index is not None and index.serves(document, config):
         return _build_indexed(document, now, config, token_budget, include_peers,
-                              min_confidence, index)
+                              min_confidence, index, relevant)
     return build_context_scan(document, now, config, token_budget, include_peers,
-                              min_confidence)
+                              min_confidence, relevant)
+
+
+def _chosen(document, relevant, now, config, threshold) -> list:
+    """Return the ContextLines of the own entries ``relevant`` names, best first."""
+    return [ContextLine(entry, confidence, format_line(entry.text, confidence, config))
+            for confidence, entry in relevance.chosen(document, relevant, now, config,
+                                                      threshold)]
 
 
 def _threshold(config: 'AnyConfig', min_confidence: Optional[float]) -> float:
@@ -360,7 +376,7 @@ def _threshold(config: 'AnyConfig', min_confidence: Optional[float]) -> float:
 def build_context_scan(document: MemoryDocument, now: dt.datetime,
                        config: 'AnyConfig' = DEFAULTS,
                        token_budget: Optional[int] = None, include_peers: bool = True,
-                       min_confidence: Optional[float] = None) -> ContextBlock:
+                       min_confidence: Optional[float] = None, relevant=()) -> ContextBlock:
     """Return the reference block: decay, filter and sort every entry, then fill the budget."""
     threshold = _threshold(config, min_confidence)
     under: list = []
@@ -374,135 +390,12 @@ def build_context_scan(document: MemoryDocument, now: dt.datetime,
     window = _recent_window(config, min_confidence)
     return _assemble(document, now, config, token_budget, threshold,
                      (len(ranked), iter(ranked)),
-                     lambda: _recent_scan(document.entries, now, config, window), peers, below)
+                     lambda: _recent_scan(document.entries, now, config, window), peers, below,
+                     _chosen(document, relevant, now, config, threshold))
 
 
-# Entry texts a dream labels as normal on this robot (robot_memory.dream.pattern): shown
-# after the faults, in their own section.
-CONDITIONS = ('Routine: ', 'Constant: ')
-CONDITIONS_HEADER = 'Routine and constant conditions (normal on this robot):'
-# Cut a line that does not fit only when at least this much of its text can stay.
-_MIN_CUT_BYTES = 16
-_ELLIPSIS = '…'
-_PARTIAL_ESCAPE = re.compile(r'\\u[0-9a-f]{0,3}$')
-
-
-class _Filler:
-    """The lines of a block within a token budget, in the order they are offered."""
-
-    def __init__(self, budget: int):
-        # The header opens a block that has a line; its cost is kept aside from the start.
-        self.budget = budget - estimate_tokens(untrusted.HEADER) - 1
-        self.lines: list[str] = []
-        self.costs: list[int] = []
-        self.used = 0
-        self.ended = False
-        self.truncated = False
-
-    def put(self, text: str) -> bool:
-        cost = estimate_tokens(text) + (1 if self.lines else 0)
-        if self.used + cost > self.budget:
-            return False
-        self.lines.append(text)
-        self.costs.append(cost)
-        self.used += cost
-        return True
-
-    def unput(self) -> None:
-        self.lines.pop()
-        self.used -= self.costs.pop()
-
-    def put_or_cut(self, line: str):
-        """
-        Return the line as placed (whole or cut with an ellipsis), or None.
-
-        Either way a line that does not fit whole ends the block, so nothing lower takes
-        its place.
-        """
-        if self.put(line):
-            return line
-        self.ended = True
-        room = (self.budget - self.used - (1 if self.lines else 0)) * 4
-        head, _, text = line.partition('] ')
-        head += '] '
-        keep = room - len(head.encode('utf-8')) - len(_ELLIPSIS.encode('utf-8'))
-        if keep < _MIN_CUT_BYTES:
-            return None
-        cut = text.encode('utf-8')[:keep].decode('utf-8', errors='ignore')
-        cut = _PARTIAL_ESCAPE.sub('', cut).rstrip()
-        if not cut:
-            return None
-        cut_line = head + cut + _ELLIPSIS
-        if not self.put(cut_line):
-            return None
-        self.truncated = True
-        return cut_line
-
-    def section(self, header, items) -> list:
-        """Return a labelled section: the header only with at least its first line."""
-        if self.ended:
-            return []
-        first = next(items, None)
-        if first is None:
-            return []
-        if not self.put(('\n' if self.lines else '') + header):
-            self.ended = True
-            return []
-        shown = self.run(first, items)
-        if not shown:
-            self.unput()
-        return shown
-
-    def run(self, first, items) -> list:
-        shown = []
-        item = first
-        while item is not None and not self.ended:
-            line = self.put_or_cut(item.line)
-            if line is None:
-                break
-            shown.append(item if line == item.line else dataclasses.replace(item, line=line))
-            item = next(items, None)
-        return shown
-
-
-def is_condition(text: str) -> bool:
-    """Whether an entry's text labels it a routine or constant condition (see CONDITIONS)."""
-    return text.startswith(CONDITIONS)
-
-
-# The status or node a dream's entry is about, as the default rules word it after the
-# dream's label: 'Routine: <name> (<hardware id>) reports ...', '<node> logs ...'.
-_SUBJECT = re.compile(r'(?:[A-Z][a-z]+: )?(.+?) (?:reports|logs) ')
-
-
-def _subject(text: str) -> str:
-    """Return what an entry is about (see _SUBJECT), '' when its text does not say."""
-    match = _SUBJECT.match(text)
-    return match.group(1) if match else ''
-
-
-def _explaining(conditions: list, faults: list) -> tuple:
-    """Split conditions into (those about a status a shown fault is about, the others)."""
-    subjects = {_subject(item.entry.text) for item in faults} - {''}
-    if not subjects or not conditions:
-        return [], conditions
-    explaining: list = []
-    others: list = []
-    for item in conditions:
-        (explaining if _subject(item.entry.text) in subjects else others).append(item)
-    return explaining, others
-
-
-def _faults_first(items, conditions: list):
-    """Yield the items that are not conditions; collect those that are into ``conditions``."""
-    for item in items:
-        if is_condition(item.entry.text):
-            conditions.append(item)
-        else:
-            yield item
-
-
-def _assemble(document, now, config, token_budget, threshold, own, recent, peers, below):
+def _assemble(document, now, config, token_budget, threshold, own, recent, peers, below,
+              chosen=()):
     """
     Fill the budget: own faults, the weak-recent section, own conditions, then the peers'.
 
@@ -513,16 +406,19 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
     brain needs to read the fault, so it opens the conditions section right after the faults,
     before the weak-recent section. ``recent()`` returns the weak recent entries as
     (confidence, entry) in rank order; those the budget leaves out count as omitted, like
-    own and peer entries.
+    own and peer entries. ``chosen``: ContextLines relevant to the query, lifted first.
     """
-    filler = _Filler(config.token_budget if not token_budget else token_budget)
+    filler = Filler(config.token_budget if not token_budget else token_budget)
     eligible, items = own
+    lifted: set = set()
+    if chosen:
+        items = relevance.lifted(items, chosen, filler.budget, config, lifted)
     conditions: list = []
     held: list = []
-    items = _faults_first(_released(items, held), conditions)
+    items = faults_first(_released(items, held), conditions)
     first = next(items, None)
     shown = filler.run(first, items) if first is not None else []
-    explaining, conditions = _explaining(conditions, shown)
+    explaining, conditions = conditions_explaining(conditions, shown)
     shown_explaining = filler.section(CONDITIONS_HEADER, iter(explaining))
     shown += shown_explaining
     weak = recent()
@@ -552,7 +448,8 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
     count, highest, entry = below
     return ContextBlock(document.rrn, now, text, shown, shown_peers, omitted,
                         estimate_tokens(text), threshold, count, highest, entry, shown_recent,
-                        filler.truncated, held)
+                        filler.truncated, held,
+                        relevant=[item for item in shown if item.entry.id in lifted])
 
 
 # ---------------------------------------------------------------------------- indexed path
@@ -757,7 +654,7 @@ class ContextIndex:
 
 
 def _build_indexed(document, now, config, token_budget, include_peers, min_confidence,
-                   index: ContextIndex) -> ContextBlock:
+                   index: ContextIndex, relevant=()) -> ContextBlock:
     threshold = _threshold(config, min_confidence)
 
     def section_plan(section, entries, reference, source):
@@ -785,4 +682,5 @@ def _build_indexed(document, now, config, token_budget, include_peers, min_confi
                                                         block.last_synced, block.rrn)
             peers.append((block, peer_eligible, peer_items))
     return _assemble(document, now, config, token_budget, threshold, (eligible, items),
-                     recent, peers, below)
+                     recent, peers, below,
+                     _chosen(document, relevant, now, config, threshold))

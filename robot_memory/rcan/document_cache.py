@@ -137,11 +137,17 @@ class DocumentCache:
 
     def build_context(self, now: dt.datetime, config: 'LifecycleConfig',
                       token_budget: Optional[int] = None, include_peers: bool = True,
-                      min_confidence: Optional[float] = None) -> context.ContextBlock:
-        """Return the context block of the current file at ``now``, through the cached index."""
+                      min_confidence: Optional[float] = None,
+                      relevant=()) -> context.ContextBlock:
+        """
+        Return the context block of the current file at ``now``, through the cached index.
+
+        ``relevant``: ids of entries chosen for the brain's query (see ``build_context``).
+        """
         document = self.document(now)
         return context.build_context(document, now, config, token_budget, include_peers,
-                                     min_confidence, index=self.context_index(document, config))
+                                     min_confidence, index=self.context_index(document, config),
+                                     relevant=relevant)
 
     def invalidate(self) -> None:
         """Forget the parsed document; the next call re-reads the file."""

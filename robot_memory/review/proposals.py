@@ -50,6 +50,7 @@ import datetime as dt
 from typing import Optional
 import uuid
 
+from robot_memory.dream import normal
 from robot_memory.evidence.proposal_queue import CLI_HINTS  # noqa: F401 - the public names
 from robot_memory.evidence.proposal_queue import DECISIONS  # noqa: F401
 from robot_memory.evidence.proposal_queue import DEFAULT_SETTINGS  # noqa: F401
@@ -159,7 +160,8 @@ def apply_reword(memory_file, proposal: Proposal, now: dt.datetime) -> tuple:
         key = untrusted.release_key(after)
         if before == after and key and untrusted.release_key(entry.text) == key:
             after = entry.text  # restated since: the same flagged text is released
-        if entry.text not in (before, after):
+        if entry.text not in (before, after) and not normal.restated_since(entry.text, before,
+                                                                           after):
             raise ProposalError(f"entry {entry_id}'s text was changed since the proposal (now "
                                 f'"{entry.text}"); reject proposal {proposal.id}, or edit the '
                                 'memory file by hand')

@@ -106,6 +106,7 @@ from robot_memory.settings_file import validate_parameters
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.srv import Undo
+from robot_memory.substrate import context_relevance
 from robot_memory.substrate import SubstrateError
 
 NODE_NAME = 'robot_memory'
@@ -307,11 +308,24 @@ class MemoryNode(EvidenceIntake, Node):
 
     # ------------------------------------------------------------------ context
 
-    def build_block(self, token_budget=None, include_peers=True, min_confidence=None):
-        """Return the context block at the memory clock's now, "Active now" first."""
+    def build_block(self, token_budget=None, include_peers=True, min_confidence=None,
+                    query=''):
+        """
+        Return the context block at the memory clock's now, "Active now" first.
+
+        ``query``: the brain's task; the entries relevant to it by the typed memory's recall
+        (its embedder) lead the block (``substrate.context_relevance``).
+        """
         now, config = self.clock_.now(), self.settings.lifecycle
+        relevant = []
+        if query:
+            threshold = config.inject_min if min_confidence is None else max(
+                config.inject_min, min_confidence)
+            relevant = context_relevance.relevant_ids(
+                self.cache.document(now), query, now, config, threshold,
+                self.typed_memory.substrate.embedder)
         return active_edge.block(self, lambda budget: self.cache.build_context(
-            now, config, budget, include_peers, min_confidence), now, token_budget)
+            now, config, budget, include_peers, min_confidence, relevant), now, token_budget)
 
     def memory_changed(self) -> None:
         """Read the memory file again and publish its block (after a change made here)."""
@@ -332,8 +346,9 @@ class MemoryNode(EvidenceIntake, Node):
                                     'the default threshold')
         min_confidence = value if value > 0 else None
         try:
+            query = context_relevance.check_query(request.query)
             block = self.build_block(request.token_budget or None, request.include_peers,
-                                     min_confidence)
+                                     min_confidence, query)
         except (RobotMemoryError, ValueError) as error:
             return refuse(response, error)
         message = convert.context_message(block)
@@ -351,6 +366,7 @@ class MemoryNode(EvidenceIntake, Node):
         response.below_threshold_id = message.below_threshold_id
         response.framing = block.framing
         active_edge.reply(self, response)
+        response.relevant_ids = message.relevant_ids
         return response
 
     # ------------------------------------------------------------------ dreaming

@@ -124,6 +124,34 @@ def test_show_budget_15_keeps_the_highest_entry_and_says_what_it_left_out(memory
     assert '4 omitted by the budget (the last line cut)' in err
 
 
+def test_show_query_puts_the_entries_of_the_task_first_and_names_them(
+        memory, capsys, monkeypatch):
+    """Issue 38, point 4: ``--query`` lifts the relevant entries; red ones are never dropped."""
+    # Keywords only, so the test does not depend on the semantic model being installed (its
+    # cosine floor lets "teleport" reach "corridor"); vectors: test_context_query.py.
+    monkeypatch.setenv('ROBOT_MEMORY_EMBEDDER', 'off')
+    _, plain, _ = run(capsys, 'show', '--file', memory, '--at', AT, '--no-peers')
+    code, out, err = run(capsys, 'show', '--file', memory, '--at', AT, '--no-peers',
+                         '--query', 'drive to the east corridor tonight')
+    assert code == 0
+    assert out.splitlines()[1:4] == ['🟢 [35%] Prefer the east corridor after dark',
+                                     '🔴 [92%] Left wheel encoder intermittent',
+                                     '🟡 [65%] Kitchen doorway has 3cm lip']
+    assert '1 chosen for the query (mem-low)' in err
+    # Room for the red line only: the relevant green one is not lifted past it.
+    code, out, err = run(capsys, 'show', '--file', memory, '--at', AT, '--no-peers',
+                         '--budget', 12 + HEAD_COST, '--query', 'east corridor')
+    assert out.splitlines() == [HEADER, '🔴 [92%] Left wheel encoder intermittent']
+    assert 'chosen for the query' not in err
+    # No word in common: the block as without a query; a blank query is no query.
+    for query in ('teleport', '  '):
+        _, out, _ = run(capsys, 'show', '--file', memory, '--at', AT, '--no-peers',
+                        '--query', query)
+        assert out == plain
+    code, out, err = run(capsys, 'show', '--file', memory, '--at', AT, '--query', 'x' * 4001)
+    assert code == 1 and out == '' and 'limit is 4000' in err
+
+
 def test_show_tells_why_a_weak_entry_is_not_injected(memory, capsys):
     """Check that show says how many entries are below the threshold, and the highest."""
     _, out, err = run(capsys, 'show', '--file', memory, '--at', '2026-04-05T02:00:00Z')

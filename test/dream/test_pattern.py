@@ -226,11 +226,17 @@ def test_the_rule_text_is_recovered_from_a_restated_text():
 
 
 def test_a_fault_that_happens_only_while_docked_says_so():
-    docked = [[at(day, 22), at(day + 1, 7), 1, 1] for day in range(10)]
-    wheels = [[at(day, 23), at(day, 23.5), 1, 1] for day in range(10)]
+    # Issue 38, point 7: docked must tell something the time of day does not. On odd days
+    # the robot works until 01:00; the fault comes at 23:00 only on the nights it is docked.
+    docked = [[at(day, 22 if day % 2 == 0 else 25), at(day + 1, 7), 1, 1] for day in range(10)]
+    wheels = [[at(day, 23), at(day, 23.5), 1, 1] for day in range(0, 10, 2)]
     states = {'dock reports Docked': docked, 'lidar reports Frequency too low.':
               [[at(day, 10), at(day, 10.2), 1, 1] for day in range(10)]}
     assert only_while(wheels, states, at(10, 8)) == 'dock reports Docked'
+    # Docked every night at 23:00: the fault's own hours say it all, "docked" says nothing.
+    every_night = [[at(day, 22), at(day + 1, 7), 1, 1] for day in range(10)]
+    nightly = [[at(day, 23), at(day, 23.5), 1, 1] for day in range(10)]
+    assert only_while(nightly, {'dock reports Docked': every_night}, at(10, 8)) is None
 
 
 def test_a_fault_that_merely_overlaps_a_state_once_is_not_only_while():
@@ -245,9 +251,10 @@ def test_a_fault_that_merely_overlaps_a_state_once_is_not_only_while():
 
 
 def test_with_what_picks_the_state_that_covers_most_then_holds_least():
-    faults = [[at(day, 23), at(day, 23.2), 1, 1] for day in range(10)]
-    night = [[at(day, 20), at(day + 1, 6), 1, 1] for day in range(10)]
-    late = [[at(day, 22.5), at(day, 23.5), 1, 1] for day in range(10)]
+    # Both states hold only on even days, as the fault does (so both tell something).
+    faults = [[at(day, 23), at(day, 23.2), 1, 1] for day in range(0, 10, 2)]
+    night = [[at(day, 20), at(day + 1, 6), 1, 1] for day in range(0, 10, 2)]
+    late = [[at(day, 22.5), at(day, 23.5), 1, 1] for day in range(0, 10, 2)]
     assert only_while(faults, {'a night': night, 'b late': late}, at(10, 8)) == 'b late'
 
 

@@ -170,11 +170,19 @@ def test_quick_quality_benchmark_traces_every_entry_to_its_planted_cause():
                          capture_output=True, timeout=600)
     assert run.returncode == 0, run.stderr.decode()
     records = [json.loads(line) for line in run.stdout.decode('utf-8').splitlines()]
-    assert sorted(record['profile'] for record in records) == sorted(CHANGING_IDS)
+    # Issue 38: the negative controls (what must not be called normal) are a profile too.
+    assert sorted(record['profile'] for record in records) == sorted(
+        [*CHANGING_IDS, 'negative_controls'])
     for record in records:
         assert record['bench'] == 'quality' and (record['days'], record['period_s']) == (3, 10.0)
-        assert record['n'] > 200_000 and record['faults'] >= 7, record
         assert 0.0 <= record['fault_recall'] <= 1.0 and 0.0 <= record['block_share'] <= 1.0
+        assert 0.0 <= record['fault_recall_sections'] <= record['fault_recall'], record
+        assert record['chars_per_line'] > 0 and record['tokens_per_line'] > 0, record
+        assert 0.0 <= record['coverage_400'] <= 1.0, record
+        if record['profile'] == 'negative_controls':
+            assert record['faults'] == 4 and record['filed_normal'] == [], record
+            continue
+        assert record['n'] > 200_000 and record['faults'] >= 7, record
         # A fault under changing ids is one entry, and every entry has a planted cause.
         assert record['by_cause'][CHANGING_IDS[record['profile']]] == 1, record
         assert record['false_entries'] == 0, record

@@ -41,7 +41,7 @@ ARGUMENTS = {
               'request_id'},
     'recall': {'query', 'k', 'filters', 'types', 'near'},
     'forget': {'target', 'reason', 'hard', 'all', 'dry_run', 'restore', 'request_id'},
-    'get_context': {'token_budget', 'include_peers'},
+    'get_context': {'token_budget', 'include_peers', 'query'},
 }
 
 
@@ -92,6 +92,10 @@ async def _session_run(memory_path: pathlib.Path, errors: pathlib.Path, env=None
                 seen['unknown'] = await session.call_tool('teleport', {})
                 seen['context'] = payload(await session.call_tool('get_context',
                                                                   {'token_budget': 200}))
+                seen['query'] = payload(await session.call_tool(
+                    'get_context', {'query': 'how fast may I drive under load?'}))
+                seen['long_query'] = await session.call_tool('get_context',
+                                                             {'query': 'x' * 4001})
                 seen['forget'] = payload(await session.call_tool(
                     'forget', {'target': seen['learn']['record_id'], 'reason': 'moved'}))
                 seen['after'] = payload(await session.call_tool('recall', {'query': 'mop'}))
@@ -139,6 +143,11 @@ def test_mcp_server_over_stdio_from_the_official_client(tmp_path, monkeypatch):
     assert 'Left wheel encoder intermittent' in seen['context']['text']
     assert seen['context']['entries'] == 1
     assert 'below the 30% injection threshold' in seen['context']['summary']
+    # Issue 38, point 4: a query names the entries chosen for it; without one, none.
+    assert seen['context']['relevant_ids'] == []
+    assert seen['query']['relevant_ids'] == ['mem-a3f9c1d2']
+    assert '1 chosen for the query (mem-a3f9c1d2)' in seen['query']['summary']
+    assert seen['long_query'].is_error and '4000' in seen['long_query'].content[0].text
     assert seen['forget']['ids'] == [seen['learn']['record_id']]
     assert seen['after']['hits'] == []
     assert (tmp_path / 'robot-memory.db').exists()

@@ -123,6 +123,25 @@ def test_a_late_subscriber_to_context_receives_the_block(learned, probe):
     assert block.rrn == 'RRN-000000000042'
     assert [entry.id for entry in block.entries] == list(dream.created)
     assert block.text.startswith(HEADER + '\nActive now') and '\n\n🔴 [' in block.text
+    # Issue 38: the latched block carries the framing too; it is built without a query.
+    assert block.framing == FRAMING and list(block.relevant_ids) == []
+
+
+def test_get_context_with_a_query_names_the_entries_chosen_for_it(learned, probe):
+    """Issue 38, point 4: the brain's task in the request; the reply says what it lifted."""
+    node, dream = learned
+    reply = call(probe, GetContext, f'{node.prefix}/get_context',
+                 GetContext.Request(query='drive slowly, the left wheel encoder drops ticks'))
+    assert reply.success, reply.message
+    assert list(reply.relevant_ids) == list(dream.created)
+    assert [entry.id for entry in reply.entries] == list(dream.created)
+    assert f'1 chosen for the query ({dream.created[0]})' in reply.message
+    plain = call(probe, GetContext, f'{node.prefix}/get_context', GetContext.Request())
+    assert plain.success and list(plain.relevant_ids) == []
+    assert 'chosen for the query' not in plain.message
+    bad = call(probe, GetContext, f'{node.prefix}/get_context',
+               GetContext.Request(query='x' * 4001))
+    assert not bad.success and 'limit is 4000' in bad.message
 
 
 def test_the_memory_file_is_written_private(learned):
