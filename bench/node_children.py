@@ -208,7 +208,7 @@ def robot_statuses(only: str = '') -> list:
     robot reports them (each of its constant conditions in error).
     """
     found = []
-    for name in [only] if only else generate.profile_names():
+    for name in [only] if only else generate.robot_profile_names():
         profile = generate.load(name)
         constant = {status['name']: status for plant in profile['plants']
                     for status in plant.get('statuses', ()) if plant['expect'] == 'constant'}

@@ -128,7 +128,7 @@ def measure(bench, node_pid: int, robot, listener) -> list:
 def per_profile(args, pids: dict, robot) -> list:
     """Return a ``cpu_profile`` line a profile: the node at that robot's own 1 Hz status set."""
     lines = []
-    for name in generate.profile_names():
+    for name in generate.robot_profile_names():
         robot.ask(f'start {name}')
         time.sleep(args.cpu_warmup_s)
         window = shares(pids, args.cpu_profile_window_s)

@@ -68,6 +68,16 @@ def profile_names() -> list:
     return sorted(path.stem for path in HERE.glob('*.yaml'))
 
 
+# Profiles that plant negative controls for bench_quality, not a robot's statuses: the node
+# benchmarks build their robot from the robot profiles alone.
+CONTROL_PROFILES = ('negative_controls',)
+
+
+def robot_profile_names() -> list:
+    """Return the names of the robot profiles (all but the negative controls)."""
+    return [name for name in profile_names() if name not in CONTROL_PROFILES]
+
+
 def plants(profile: dict, start: dt.datetime, days: int) -> list:
     """Return the profile's planted causes with their bad intervals (UNIX seconds)."""
     zone = zoneinfo.ZoneInfo(profile.get('timezone', 'UTC'))
