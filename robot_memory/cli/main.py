@@ -524,9 +524,9 @@ def cmd_dream(args, memory: 'MemoryFile') -> int:
 
 
 def cmd_replay(args, memory: 'MemoryFile') -> int:
-    """Replay recordings into the memory (robot_memory.bags.command)."""
-    from robot_memory.bags import command
-    return command.run(args, memory, _rules, _db_path)
+    """Replay recordings into the memory (robot_memory.cli.replay_command)."""
+    from robot_memory.cli import replay_command
+    return replay_command.run(args, memory, _rules, _db_path)
 
 
 def cmd_history(args, memory: 'MemoryFile') -> int:

@@ -32,9 +32,9 @@ import time
 import pytest
 
 from conftest import REPO
-from robot_memory.bags import command
 from robot_memory.bags import replay
 from robot_memory.bags import write
+from robot_memory.cli import replay_command
 from robot_memory.evidence import observations as obs
 from robot_memory.evidence.runs import RunBook
 from robot_memory.evidence.store import EvidenceStore
@@ -457,7 +457,7 @@ def test_on_a_terminal_progress_is_one_bar_redrawn_in_place():
             return True
 
     screen = Terminal()
-    display = command.Display(screen)
+    display = replay_command.Display(screen)
     at = START
     display({'messages': 250, 'total': 1000, 'bytes': 2_500_000, 'total_bytes': 10**7,
              'elapsed': 5.0, 'at': at})

@@ -34,9 +34,9 @@ import sys
 import time
 
 from conftest import REPO
-from robot_memory.bags import command
 from robot_memory.bags import replay
 from robot_memory.bags import write
+from robot_memory.cli import replay_command
 from robot_memory.evidence import observations as obs
 
 UTC = dt.timezone.utc
@@ -108,7 +108,7 @@ def test_on_a_terminal_the_bar_redraws_in_place_and_says_how_long_it_took(tmp_pa
 
 def test_the_eta_is_unknown_at_first_then_estimated_and_the_end_says_how_long():
     screen = io.StringIO()
-    display = command.Display(screen, clock=iter([0.0, 10.0, 20.0]).__next__)
+    display = replay_command.Display(screen, clock=iter([0.0, 10.0, 20.0]).__next__)
     at = START
     display({'messages': 0, 'total': 1000, 'bytes': 0, 'total_bytes': 10**7, 'elapsed': 0.0,
              'at': None})
