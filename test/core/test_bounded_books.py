@@ -28,7 +28,6 @@ import threading
 from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
 
-from robot_memory.bags import write
 from robot_memory.common import cdr
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence import runs
@@ -36,6 +35,7 @@ from robot_memory.evidence import store as store_module
 from robot_memory.evidence.observations import diagnostic
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.evidence.worker import StoreWorker
+from robot_memory.testing import bag_writer
 
 T0 = dt.datetime(2026, 6, 1, tzinfo=UTC)
 CAP = 50  # MAX_OPEN_RUNS for the test: the same code path, far fewer keys to feed
@@ -107,7 +107,7 @@ def serialized_array(first: int, count: int) -> bytes:
                  'values': [{'key': f'key {number}', 'value': f'value {number}'}]}
                 for number in range(first, first + count)]
     fields = {'header': {'stamp': {'sec': 1, 'nanosec': 0}, 'frame_id': ''}, 'status': statuses}
-    return bytes(STORE.serialize_cdr(write.build(STORE, KIND, fields), KIND))
+    return bytes(STORE.serialize_cdr(bag_writer.build(STORE, KIND, fields), KIND))
 
 
 def test_the_decode_caches_stay_within_their_cap_under_many_distinct_strings():

@@ -27,7 +27,6 @@ import math
 
 import pytest
 
-from robot_memory.bags import write
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence import observations as obs
@@ -39,6 +38,7 @@ from robot_memory.evidence.clock import latest_allowed
 from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import ENV_VAR
 from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.testing import bag_writer
 
 NOW = dt.datetime(2026, 6, 8, 3, 0, tzinfo=UTC)
 AHEAD = dt.datetime(2030, 6, 8, 20, 0, tzinfo=UTC)
@@ -150,7 +150,7 @@ def recording(start: dt.datetime, minutes: int) -> list:
 def test_replay_skips_messages_recorded_after_this_machines_clock(home, capsys):
     """A recording whose clock jumped to 2030 halfway: the past half is taken, no 2030 dream."""
     start = dt.datetime.now(UTC).replace(microsecond=0) - dt.timedelta(days=2)
-    bag = write.write_bag(home / 'bag', recording(start, 60) + recording(AHEAD, 45), 'mcap')
+    bag = bag_writer.write_bag(home / 'bag', recording(start, 60) + recording(AHEAD, 45), 'mcap')
     memory = home / 'robot-memory.md'
     code, out, err = run(capsys, 'replay', bag, '--file', memory, '--json')
     summary = json.loads(out)
