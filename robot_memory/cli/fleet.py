@@ -28,6 +28,8 @@ import sys
 import threading
 from typing import Optional
 
+from robot_memory.cli.command_options import db_path
+from robot_memory.cli.command_options import settings
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
 from robot_memory.fleet.options import add_tls_options
@@ -132,8 +134,6 @@ def _last_dream(path: pathlib.Path) -> Optional[int]:
 def cmd_push(args, memory) -> int:
     """Queue this robot's payload in its outbox, then deliver the newest waiting one."""
     # The fleet's modules, and zenoh with them, are imported only when a fleet command runs.
-    from robot_memory.cli.substrate import db_path
-    from robot_memory.cli.substrate import settings
     from robot_memory.fleet.envelope import envelope_for
     from robot_memory.fleet.envelope import Provenance
     from robot_memory.fleet.outbox import Outbox

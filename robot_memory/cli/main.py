@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from typing import Union
 
 from robot_memory.cli import blackbox as cli_blackbox
+from robot_memory.cli import command_options
 from robot_memory.cli import fleet as cli_fleet
 from robot_memory.cli import proposals as cli_proposals
 from robot_memory.cli import serve as cli_serve
@@ -231,7 +232,7 @@ def _config(args) -> 'lifecycle.AnyConfig':
     from robot_memory.rcan import lifecycle
     if not args.config:
         return lifecycle.DEFAULTS  # the defaults, without pydantic
-    return cli_substrate.settings(args).lifecycle
+    return command_options.settings(args).lifecycle
 
 
 def _warn(memory: 'MemoryFile', result) -> None:
@@ -257,7 +258,7 @@ def cmd_show(args, memory: 'MemoryFile') -> int:
 def cmd_validate(args, memory: 'MemoryFile') -> int:
     """Report every problem (of --config's parameters too); exit 1 if there is any."""
     if args.config:
-        cli_substrate.settings(args)  # refused as memory_node would refuse them
+        command_options.settings(args)  # refused as memory_node would refuse them
         print(f'{args.config}: valid parameters')
     try:
         result = memory.load(dt.datetime.now(UTC), read_only=True)
@@ -320,7 +321,7 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
         stats: dict = {'file': str(memory.path), 'file_exists': False,
                        'database': str(database), 'database_exists': True,
                        'substrate': cli_substrate.substrate_stats(
-                           database, now, cli_substrate.encryption(args, database))}
+                           database, now, command_options.encryption(args, database))}
         if args.json:
             print(json.dumps(stats, indent=2, ensure_ascii=False))
             return 0
@@ -337,7 +338,7 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
     stats['database'] = str(database)
     stats['database_exists'] = database.exists()
     stats['substrate'] = cli_substrate.substrate_stats(database, now,
-                                                       cli_substrate.encryption(args, database))
+                                                       command_options.encryption(args, database))
     if args.json:
         print(json.dumps(stats, indent=2, ensure_ascii=False))
         return 0
@@ -425,7 +426,7 @@ def cmd_export(args, memory: 'MemoryFile') -> int:
 
 
 def _db_path(args, memory: 'MemoryFile') -> pathlib.Path:
-    return cli_substrate.db_path(args, memory)
+    return command_options.db_path(args, memory)
 
 
 def _rules(args) -> 'Rules':
@@ -503,7 +504,7 @@ def cmd_dream(args, memory: 'MemoryFile') -> int:
     from robot_memory.dream import autodream
     from robot_memory.dream import summary as dream_summary
     now = _now(args)
-    settings = cli_substrate.settings(args) if args.config else None
+    settings = command_options.settings(args) if args.config else None
     config = settings.dream if settings is not None else autodream.DreamConfig()
     rules = _rules(args)
     with _store(args, memory, rules) as store:
@@ -664,15 +665,15 @@ def main(argv=None) -> int:
     sys.stdout, sys.stderr = NeutralisedStream(out), NeutralisedStream(err)
     try:
         args = build_parser().parse_args(argv)
-        memory: Union[cli_substrate.MemoryLocation, 'MemoryFile']
+        memory: Union[command_options.MemoryLocation, 'MemoryFile']
         if args.command in cli_substrate.HANDLERS:
-            memory = cli_substrate.MemoryLocation(args.file)  # the file's reader is not needed
+            memory = command_options.MemoryLocation(args.file)  # the file's reader is not needed
         else:
             from robot_memory.rcan.memory_file import MemoryFile
             memory = MemoryFile(args.file)
         try:
             if args.command not in READS_ONLY:  # these say what is missing in their own words
-                cli_substrate.check_directories(args, memory)
+                command_options.check_directories(args, memory)
             return COMMANDS[args.command](args, memory)
         except MissingExtra as error:  # as a missing required package: 2 (dependencies.py)
             print(f'robot-memory {args.command}: {error}', file=sys.stderr)

@@ -26,6 +26,9 @@ import datetime as dt
 import json
 import sys
 
+from robot_memory.cli.command_options import db_path
+from robot_memory.cli.command_options import encryption
+from robot_memory.cli.command_options import settings
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
@@ -84,7 +87,6 @@ def _actor(args) -> str:
 
 def _queue(args, memory):
     """Return the queue of the memory file's database; a missing database is not created."""
-    from robot_memory.cli.substrate import db_path
     from robot_memory.review import proposals
     path = db_path(args, memory)
     if not path.exists():
@@ -126,9 +128,6 @@ def cmd_proposals(args, memory) -> int:
 
 
 def _decide(args, memory, decision: str, ids) -> int:
-    from robot_memory.cli.substrate import db_path
-    from robot_memory.cli.substrate import encryption
-    from robot_memory.cli.substrate import settings
     from robot_memory.review import proposals
     from robot_memory.substrate.store import Substrate
     now = _now(args)

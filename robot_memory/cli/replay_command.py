@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 
+from robot_memory.cli import command_options
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MissingExtra
@@ -164,8 +165,7 @@ def run(args, memory, rules_of, db_path_of) -> int:
                                    accept_robot=args.accept_other_robot,
                                    now=dt.datetime.now(UTC))
     if args.config:
-        from robot_memory.cli import substrate as cli_substrate
-        settings = cli_substrate.settings(args)
+        settings = command_options.settings(args)
         options.telemetry = list(settings.node.telemetry())
         options.nightly = settings.node.nightly_time()
         options.dream_config = settings.dream

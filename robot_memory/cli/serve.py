@@ -22,6 +22,10 @@ until it runs.
 
 import argparse
 
+from robot_memory.cli.command_options import db_path
+from robot_memory.cli.command_options import encryption
+from robot_memory.cli.command_options import settings
+
 
 def _port(text: str) -> int:
     try:
@@ -56,9 +60,6 @@ def add_commands(subparsers, common_parents) -> None:
 
 def cmd_serve(args, memory) -> int:
     """Serve the page until interrupted; print the link that carries the token."""
-    from robot_memory.cli.substrate import db_path
-    from robot_memory.cli.substrate import encryption
-    from robot_memory.cli.substrate import settings
     from robot_memory.web.server import bind
     from robot_memory.web.server import missing_extra
     from robot_memory.web.server import read_token

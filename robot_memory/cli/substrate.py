@@ -32,11 +32,12 @@ import pathlib
 import sqlite3
 import sys
 from typing import Optional
-from typing import Union
 
+from robot_memory.cli.command_options import db_path
+from robot_memory.cli.command_options import encryption
+from robot_memory.cli.command_options import proposal_settings
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
-from robot_memory.locations import resolve_path
 from robot_memory.substrate.filters import parse_json_object
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.vocabulary import MAX_QUERY
@@ -44,13 +45,6 @@ from robot_memory.substrate.vocabulary import MAX_REASON
 from robot_memory.substrate.vocabulary import MAX_TEXT
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
-
-
-class MemoryLocation:
-    """The memory file's path alone, which is all these commands need of it."""
-
-    def __init__(self, path=None):
-        self.path = resolve_path(path)
 
 
 def _json_object(text: str) -> dict:
@@ -176,64 +170,11 @@ def _now(args) -> dt.datetime:
     return getattr(args, 'at', None) or dt.datetime.now(UTC)
 
 
-def db_path(args, memory) -> pathlib.Path:
-    """Return the database: ``--db``, else the memory file's own (``default_db_path``)."""
-    from robot_memory.locations import default_db_path
-    db = getattr(args, 'db', None)
-    return pathlib.Path(db).expanduser() if db else default_db_path(memory.path)
-
-
-def encryption(args, db) -> dict:
-    """
-    ``encrypt_from`` and ``key_file`` for the Substrate, from ``--config`` (else defaults).
-
-    The node's parameters ``substrate_encrypt_from`` and ``substrate_key_file``; an empty key
-    file means beside ``federation.private_key_path`` when that is set, else beside the
-    database (:func:`robot_memory.substrate.crypto.default_key_path`).
-    """
-    from robot_memory.substrate.crypto import default_key_path
-    encrypt_from, federation_key = None, None
-    key_file: Union[str, pathlib.Path] = ''
-    if getattr(args, 'config', None):
-        configured = settings(args)
-        encrypt_from = configured.node.substrate_encrypt_from or None
-        key_file = configured.node.substrate_key_file
-        federation_key = configured.federation.private_key_path
-    key_file = key_file or default_key_path(db, federation_key)
-    return {'encrypt_from': encrypt_from, 'key_file': pathlib.Path(key_file).expanduser()}
-
-
-def settings(args):
-    """
-    Return the validated settings of ``--config``, read as memory_node reads its parameters.
-
-    Read once per command (the encryption, the proposals and the lifecycle settings all
-    come from it).
-    """
-    cached = getattr(args, '_settings', None)
-    if cached is None:
-        from robot_memory.settings import settings_from_file
-        cached = args._settings = settings_from_file(args.config)
-    return cached
-
-
 def _open(args, memory, vectors: bool = False):
     from robot_memory.substrate.embedding import default_embedder
     from robot_memory.substrate.store import Substrate
     path = db_path(args, memory)
     return Substrate(path, embedder=default_embedder(vectors), **encryption(args, path))
-
-
-def proposal_settings(args):
-    """
-    Return the ``proposals.*`` settings of ``--config``; None without it (every source applies).
-
-    Nothing is imported without ``--config``: ``mcp`` must answer ``initialize`` without
-    pydantic or the store.
-    """
-    if not getattr(args, 'config', None):
-        return None
-    return settings(args).proposals
 
 
 def cmd_learn(args, memory) -> int:
@@ -308,28 +249,6 @@ def cmd_forget(args, memory) -> int:
         print(f'the best of {result.matched} matches; --all to {result.action} every one',
               file=sys.stderr)
     return 0
-
-
-def check_directories(args, memory) -> None:
-    """
-    Refuse a memory file or database a person named in a directory that does not exist.
-
-    A typo would otherwise build directories (as root, perhaps) and keep evidence in a
-    memory nobody reads. Only the state directory (``~/.opencastor`` or
-    ``$CASTOR_OPENCASTOR_DIR``) is made when missing.
-    """
-    from robot_memory import locations
-    if getattr(args, 'file', None):
-        named = [(memory.path, '--file')]
-    elif memory.path == locations.state_dir() / locations.MEMORY_FILENAME:
-        named = []
-    else:
-        named = [(memory.path, locations.default_source())]
-    named += [(db_path(args, memory), '--db')] if getattr(args, 'db', None) else []
-    for chosen, option in named:
-        if not chosen.parent.is_dir():
-            raise ValueError(f'{chosen.parent} does not exist, so {chosen.name} cannot be '
-                             f'used; check {option}, or create the directory first')
 
 
 def cmd_mcp(args, memory) -> int:
