@@ -23,9 +23,13 @@ replay) import them from here.
 """
 
 import pathlib
+from typing import TYPE_CHECKING
 from typing import Union
 
 from robot_memory.locations import resolve_path
+
+if TYPE_CHECKING:
+    from robot_memory.evidence.rules import Rules
 
 
 class MemoryLocation:
@@ -33,6 +37,12 @@ class MemoryLocation:
 
     def __init__(self, path=None):
         self.path = resolve_path(path)
+
+
+def rules(args) -> 'Rules':
+    """Return the observation rules: ``--rules``, else the built-in ones."""
+    from robot_memory.evidence.rules import Rules
+    return Rules.load(args.rules) if args.rules else Rules.default()
 
 
 def db_path(args, memory) -> pathlib.Path:

@@ -35,6 +35,7 @@ from robot_memory.cli import blackbox as cli_blackbox
 from robot_memory.cli import command_options
 from robot_memory.cli import fleet as cli_fleet
 from robot_memory.cli import proposals as cli_proposals
+from robot_memory.cli import replay_command
 from robot_memory.cli import serve as cli_serve
 from robot_memory.cli import substrate as cli_substrate
 from robot_memory.common.timeutil import format_iso
@@ -87,8 +88,8 @@ def _unit_float(text: str) -> float:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser; every command and option carries help text."""
+def _parents() -> tuple:
+    """Return the parsers of the options commands share: file, time, database, rules."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument('--file', help='memory file (default: $CASTOR_ROBOT_MEMORY_FILE; else '
                                        '~/.opencastor/robot-memory.md ($CASTOR_OPENCASTOR_DIR '
@@ -101,11 +102,35 @@ def build_parser() -> argparse.ArgumentParser:
     at.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                     help='evaluate decay at this moment instead of now (e.g. 2026-05-01T03:00:00Z)')
 
+    database = argparse.ArgumentParser(add_help=False)
+    database.add_argument('--db', help='database of the evidence and the typed memory '
+                                       '(default: beside the memory file, named after it: '
+                                       'robot-memory.db for robot-memory.md)')
+    rules = argparse.ArgumentParser(add_help=False)
+    rules.add_argument('--rules', help='observation rules file (default: built-in rules; see '
+                                       'config/observation_rules.yaml)')
+
+    return common, at, database, rules
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser; every command and option carries help text."""
+    common, at, database, rules = _parents()
     parser = argparse.ArgumentParser(
         prog='robot-memory',
         description='Operational memory for ROS 2 robots (RCAN Robot Memory Schema 1.0).')
     commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+    _add_file_commands(commands, common, at, database)
+    _add_evidence_commands(commands, common, database, rules)
+    _add_undo(commands, [common, database])
+    replay_command.add_commands(commands, [common, database, rules])
+    for module in (cli_substrate, cli_proposals, cli_serve, cli_blackbox, cli_fleet):
+        module.add_commands(commands, [common, database])
+    return parser
 
+
+def _add_file_commands(commands, common, at, database) -> None:
+    """Add show, validate, stats, prune and export: the commands of the memory file."""
     show = commands.add_parser('show', parents=[common, at],
                                help='print the context block the robot brain receives')
     show.add_argument('--budget', type=_positive_int, metavar='TOKENS',
@@ -122,10 +147,6 @@ def build_parser() -> argparse.ArgumentParser:
                                 help='counts by type and band, peers, file facts')
     stats.add_argument('--json', action='store_true', help='print the statistics as JSON')
 
-    database = argparse.ArgumentParser(add_help=False)
-    database.add_argument('--db', help='database of the evidence and the typed memory '
-                                       '(default: beside the memory file, named after it: '
-                                       'robot-memory.db for robot-memory.md)')
     prune = commands.add_parser('prune', parents=[common, at, database],
                                 help='remove entries below prune_min, archiving them first')
     prune.add_argument('--dry-run', action='store_true', help='only say what would be pruned')
@@ -136,10 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
                                  help='write the memory as JSON to standard output')
     export.add_argument('--format', choices=['json'], default='json', help='output format')
 
-    rules = argparse.ArgumentParser(add_help=False)
-    rules.add_argument('--rules', help='observation rules file (default: built-in rules; see '
-                                       'config/observation_rules.yaml)')
 
+def _add_evidence_commands(commands, common, database, rules) -> None:
+    """Add ingest, dream and history: the commands of the evidence database."""
     ingest = commands.add_parser('ingest', parents=[common, database, rules],
                                  help='add observations from a JSON-lines file to the evidence '
                                       'database')
@@ -169,8 +189,12 @@ def build_parser() -> argparse.ArgumentParser:
                          help='entry id (mem-a3f9c1d2), typed record id, proposal:7 or '
                               'substrate:key')
     history.add_argument('--json', action='store_true', help='print the records as JSON lines')
+
+
+def _add_undo(commands, parents) -> None:
+    """Add undo: a dream's or an undo's changes taken back, or a point in time restored."""
     undo = commands.add_parser(
-        'undo', parents=[common, database],
+        'undo', parents=parents,
         help="take back one dream's or one undo's own changes, or restore the memory file "
              'and the typed records as they were at a time; audited, itself undoable')
     point = undo.add_mutually_exclusive_group(required=True)
@@ -195,33 +219,6 @@ def build_parser() -> argparse.ArgumentParser:
     undo.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                       help="the undo's own time instead of now (e.g. 2026-05-01T03:00:00Z)")
     undo.add_argument('--json', action='store_true', help='print the undo report as JSON')
-    replay = commands.add_parser(
-        'replay', parents=[common, database, rules],
-        help='learn from recordings: replay rosbag2 (MCAP, sqlite3) and ROS 1 bags into the '
-             'evidence database, dreaming at every night they cross (needs robot_memory[bags])')
-    replay.add_argument('paths', nargs='+', metavar='PATH',
-                        help='a rosbag2 directory, an .mcap or .db3 file, a ROS 1 .bag, or a '
-                             'directory of them')
-    replay.add_argument('--dry-run', action='store_true',
-                        help='replay into temporary copies and print what would be learned; '
-                             'nothing is written')
-    replay.add_argument('--json', action='store_true', help='print the summary as JSON')
-    replay.add_argument('--remap', action='append', metavar='TOPIC:=RECORDED',
-                        help='read a topic under another recorded name, e.g. '
-                             '/diagnostics:=/robot1/diagnostics (repeatable)')
-    replay.add_argument('--msg-dir', action='append', metavar='DIR',
-                        help='definitions of custom message types, as pkg/msg/Type.msg files '
-                             'under DIR (repeatable)')
-    replay.add_argument('--accept-other-robot', action='store_true',
-                        help='take recordings that name another robot (RRN or hostname)')
-    replay.add_argument('--no-dream', action='store_true',
-                        help='only add the evidence; run no nightly dreams')
-    cli_substrate.add_commands(commands, [common, database])
-    cli_proposals.add_commands(commands, [common, database])
-    cli_serve.add_commands(commands, [common, database])
-    cli_blackbox.add_commands(commands, [common, database])
-    cli_fleet.add_commands(commands, [common, database])
-    return parser
 
 
 def _now(args) -> dt.datetime:
@@ -429,11 +426,6 @@ def _db_path(args, memory: 'MemoryFile') -> pathlib.Path:
     return command_options.db_path(args, memory)
 
 
-def _rules(args) -> 'Rules':
-    from robot_memory.evidence.rules import Rules
-    return Rules.load(args.rules) if args.rules else Rules.default()
-
-
 def _store(args, memory: 'MemoryFile', rules: Optional['Rules'] = None,
            batch_size: int = 500) -> 'EvidenceStore':
     """
@@ -486,7 +478,7 @@ def cmd_ingest(args, memory: 'MemoryFile') -> int:
 
     # One line at a time, straight into the store: memory stays flat whatever the size. The
     # store writes only when ingest says, with the progress that makes a second run skip.
-    with handle, _store(args, memory, _rules(args), batch_size=10**9) as store:
+    with handle, _store(args, memory, command_options.rules(args), batch_size=10**9) as store:
         _warn_store(store)
         summary = ingest.ingest(store, iter(handle), name, _now(args), say)
     lines = summary.lines()
@@ -506,7 +498,7 @@ def cmd_dream(args, memory: 'MemoryFile') -> int:
     now = _now(args)
     settings = command_options.settings(args) if args.config else None
     config = settings.dream if settings is not None else autodream.DreamConfig()
-    rules = _rules(args)
+    rules = command_options.rules(args)
     with _store(args, memory, rules) as store:
         report = autodream.dream(store, memory, now, rules, config, actor='cli',
                                  proposals=settings.proposals if settings is not None else None,
@@ -522,12 +514,6 @@ def cmd_dream(args, memory: 'MemoryFile') -> int:
         if report.summary_file:
             print(f'\n(kept as {report.summary_file})')
     return 1 if report.clock_backwards or report.clock_leap else 0
-
-
-def cmd_replay(args, memory: 'MemoryFile') -> int:
-    """Replay recordings into the memory (robot_memory.cli.replay_command)."""
-    from robot_memory.cli import replay_command
-    return replay_command.run(args, memory, _rules, _db_path)
 
 
 def cmd_history(args, memory: 'MemoryFile') -> int:
@@ -620,10 +606,10 @@ COMMANDS: dict[str, Callable[..., int]] = {
     'export': cmd_export,
     'ingest': cmd_ingest,
     'dream': cmd_dream,
-    'replay': cmd_replay,
     'history': cmd_history,
     'undo': cmd_undo,
 }
+COMMANDS.update(replay_command.HANDLERS)
 COMMANDS.update(cli_substrate.HANDLERS)
 COMMANDS.update(cli_proposals.HANDLERS)
 COMMANDS.update(cli_serve.HANDLERS)

@@ -38,6 +38,36 @@ from robot_memory.errors import MissingExtra
 PLAIN_EVERY_S = 5.0  # when piped, one progress line at most this often
 
 
+def add_commands(subparsers, parents) -> None:
+    """Add ``replay`` to ``subparsers``, with the shared options of ``parents``."""
+    replay = subparsers.add_parser(
+        'replay', parents=parents,
+        help='learn from recordings: replay rosbag2 (MCAP, sqlite3) and ROS 1 bags into the '
+             'evidence database, dreaming at every night they cross (needs robot_memory[bags])')
+    replay.add_argument('paths', nargs='+', metavar='PATH',
+                        help='a rosbag2 directory, an .mcap or .db3 file, a ROS 1 .bag, or a '
+                             'directory of them')
+    replay.add_argument('--dry-run', action='store_true',
+                        help='replay into temporary copies and print what would be learned; '
+                             'nothing is written')
+    replay.add_argument('--json', action='store_true', help='print the summary as JSON')
+    replay.add_argument('--remap', action='append', metavar='TOPIC:=RECORDED',
+                        help='read a topic under another recorded name, e.g. '
+                             '/diagnostics:=/robot1/diagnostics (repeatable)')
+    replay.add_argument('--msg-dir', action='append', metavar='DIR',
+                        help='definitions of custom message types, as pkg/msg/Type.msg files '
+                             'under DIR (repeatable)')
+    replay.add_argument('--accept-other-robot', action='store_true',
+                        help='take recordings that name another robot (RRN or hostname)')
+    replay.add_argument('--no-dream', action='store_true',
+                        help='only add the evidence; run no nightly dreams')
+
+
+def cmd_replay(args, memory) -> int:
+    """Replay recordings into the memory (the memory file's MemoryFile)."""
+    return run(args, memory, command_options.rules, command_options.db_path)
+
+
 def remaps(values) -> dict:
     """Return {node topic: recorded topic} of ``--remap FROM:=TO`` values (ValueError)."""
     mapping = {}
@@ -233,3 +263,6 @@ def _print(args, summary, learned: list) -> None:
         for entry in learned:
             print(f'  {format_line(entry["text"], entry["confidence"])} ({entry["change"]})')
         print('(dry run: nothing was written)')
+
+
+HANDLERS = {'replay': cmd_replay}

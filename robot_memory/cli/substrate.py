@@ -67,68 +67,8 @@ def _point(text: str) -> tuple:
 def add_commands(subparsers, common_parents) -> None:
     """Add learn, recall, forget, mcp, import-rlm and export-rlm to ``subparsers``."""
     clock = _clock_parser()
-    learn = subparsers.add_parser('learn', parents=list(common_parents) + [clock],
-                                  help='remember a piece of text as a typed record (deduplicated)')
-    learn.add_argument('text', help='what to remember, e.g. "The charging dock is in the '
-                                    f'hallway" (at most {MAX_TEXT} characters)')
-    learn.add_argument('--type', choices=MEMORY_TYPES,
-                       help='memory type (default: classified from the text by rules)')
-    learn.add_argument('--tag', action='append', default=[], metavar='TAG',
-                       help='a tag (repeat for several)')
-    learn.add_argument('--context', type=_json_object, metavar='JSON',
-                       help='structured context, e.g. \'{"location": {"room": "kitchen"}}\'')
-    learn.add_argument('--sensitivity', choices=SENSITIVITIES,
-                       help='sensitivity class (default: low, high when it mentions secrets)')
-    learn.add_argument('--confidence', type=float, default=0.7, help='confidence 0..1 '
-                                                                     '(default 0.7)')
-    learn.add_argument('--conditions', type=_json_object, metavar='JSON',
-                       help='validity conditions of a semantic fact, e.g. \'{"floor": 2}\'')
-    cardinality = learn.add_mutually_exclusive_group()
-    cardinality.add_argument('--single-valued', action='store_true', default=None,
-                             dest='single_valued',
-                             help="the fact's predicate holds one value at a time: a new "
-                                  'value supersedes the old one')
-    cardinality.add_argument('--multi-valued', action='store_false', dest='single_valued',
-                             help="the fact's predicate holds many values side by side")
-    learn.add_argument('--json', action='store_true', help='print the result as JSON')
-
-    recall = subparsers.add_parser('recall', parents=list(common_parents) + [clock],
-                                   help='find records by keywords (and vectors with --vectors)')
-    recall.add_argument('query', help='what to look for, e.g. "charging dock"')
-    recall.add_argument('-k', type=int, default=5, help='how many records (1-100, default 5)')
-    recall.add_argument('--filter', type=_json_object, metavar='JSON',
-                        help='context filter, e.g. \'{"context.battery": {"$lt": 0.2}}\'')
-    recall.add_argument('--type', action='append', choices=MEMORY_TYPES, dest='types',
-                        help='only this memory type (repeat for several)')
-    recall.add_argument('--trust', choices=SENSITIVITIES, default='medium',
-                        help='caller trust level: one level above is redacted, higher is '
-                             'withheld (default medium)')
-    recall.add_argument('--near', type=_point, metavar='X,Y[,Z]',
-                        help='sort nearest first by context.position')
-    recall.add_argument('--vectors', action='store_true',
-                        help='add vector similarity even without the semantic model (then '
-                             'the local hashing embedder); with robot_memory[semantic] '
-                             'installed vectors are always on')
-    recall.add_argument('--json', action='store_true', help='print the result as JSON')
-
-    forget = subparsers.add_parser('forget', parents=list(common_parents) + [clock],
-                                   help='archive a record by id, or the best match of a query '
-                                        '(audited); --hard deletes, --restore undoes')
-    forget.add_argument('target', help='record id, or a query whose every word must match '
-                                       f'(at most {MAX_QUERY} characters)')
-    forget.add_argument('--reason', required=True,
-                        help=f'why (recorded in the audit log; at most {MAX_REASON} characters)')
-    forget.add_argument('--all', action='store_true', dest='all_matches',
-                        help='act on every record the query matches (at most 10), not only '
-                             'the best one')
-    forget.add_argument('--hard', action='store_true',
-                        help='delete the rows instead of archiving them (still audited; '
-                             'cannot be restored)')
-    forget.add_argument('--restore', action='store_true',
-                        help='bring archived records back instead of forgetting')
-    forget.add_argument('--dry-run', action='store_true', help='only list what would be '
-                                                               'forgotten (or restored)')
-    forget.add_argument('--json', action='store_true', help='print the result as JSON')
+    _add_learn(subparsers, list(common_parents) + [clock])
+    _add_recall_and_forget(subparsers, list(common_parents) + [clock])
 
     mcp = subparsers.add_parser('mcp', parents=list(common_parents) + [clock],
                                 help='run a Model Context Protocol server on stdio (tools: '
@@ -156,6 +96,75 @@ def add_commands(subparsers, common_parents) -> None:
                                         'transaction, audited; the old key file is kept as '
                                         'KEY.bak until done)')
     rotate.add_argument('--json', action='store_true', help='print the result as JSON')
+
+
+def _add_learn(subparsers, parents) -> None:
+    """Add ``learn``: one piece of text remembered as a typed record."""
+    learn = subparsers.add_parser('learn', parents=parents,
+                                  help='remember a piece of text as a typed record (deduplicated)')
+    learn.add_argument('text', help='what to remember, e.g. "The charging dock is in the '
+                                    f'hallway" (at most {MAX_TEXT} characters)')
+    learn.add_argument('--type', choices=MEMORY_TYPES,
+                       help='memory type (default: classified from the text by rules)')
+    learn.add_argument('--tag', action='append', default=[], metavar='TAG',
+                       help='a tag (repeat for several)')
+    learn.add_argument('--context', type=_json_object, metavar='JSON',
+                       help='structured context, e.g. \'{"location": {"room": "kitchen"}}\'')
+    learn.add_argument('--sensitivity', choices=SENSITIVITIES,
+                       help='sensitivity class (default: low, high when it mentions secrets)')
+    learn.add_argument('--confidence', type=float, default=0.7, help='confidence 0..1 '
+                                                                     '(default 0.7)')
+    learn.add_argument('--conditions', type=_json_object, metavar='JSON',
+                       help='validity conditions of a semantic fact, e.g. \'{"floor": 2}\'')
+    cardinality = learn.add_mutually_exclusive_group()
+    cardinality.add_argument('--single-valued', action='store_true', default=None,
+                             dest='single_valued',
+                             help="the fact's predicate holds one value at a time: a new "
+                                  'value supersedes the old one')
+    cardinality.add_argument('--multi-valued', action='store_false', dest='single_valued',
+                             help="the fact's predicate holds many values side by side")
+    learn.add_argument('--json', action='store_true', help='print the result as JSON')
+
+
+def _add_recall_and_forget(subparsers, parents) -> None:
+    """Add ``recall`` (find records) and ``forget`` (archive, delete or restore them)."""
+    recall = subparsers.add_parser('recall', parents=parents,
+                                   help='find records by keywords (and vectors with --vectors)')
+    recall.add_argument('query', help='what to look for, e.g. "charging dock"')
+    recall.add_argument('-k', type=int, default=5, help='how many records (1-100, default 5)')
+    recall.add_argument('--filter', type=_json_object, metavar='JSON',
+                        help='context filter, e.g. \'{"context.battery": {"$lt": 0.2}}\'')
+    recall.add_argument('--type', action='append', choices=MEMORY_TYPES, dest='types',
+                        help='only this memory type (repeat for several)')
+    recall.add_argument('--trust', choices=SENSITIVITIES, default='medium',
+                        help='caller trust level: one level above is redacted, higher is '
+                             'withheld (default medium)')
+    recall.add_argument('--near', type=_point, metavar='X,Y[,Z]',
+                        help='sort nearest first by context.position')
+    recall.add_argument('--vectors', action='store_true',
+                        help='add vector similarity even without the semantic model (then '
+                             'the local hashing embedder); with robot_memory[semantic] '
+                             'installed vectors are always on')
+    recall.add_argument('--json', action='store_true', help='print the result as JSON')
+
+    forget = subparsers.add_parser('forget', parents=parents,
+                                   help='archive a record by id, or the best match of a query '
+                                        '(audited); --hard deletes, --restore undoes')
+    forget.add_argument('target', help='record id, or a query whose every word must match '
+                                       f'(at most {MAX_QUERY} characters)')
+    forget.add_argument('--reason', required=True,
+                        help=f'why (recorded in the audit log; at most {MAX_REASON} characters)')
+    forget.add_argument('--all', action='store_true', dest='all_matches',
+                        help='act on every record the query matches (at most 10), not only '
+                             'the best one')
+    forget.add_argument('--hard', action='store_true',
+                        help='delete the rows instead of archiving them (still audited; '
+                             'cannot be restored)')
+    forget.add_argument('--restore', action='store_true',
+                        help='bring archived records back instead of forgetting')
+    forget.add_argument('--dry-run', action='store_true', help='only list what would be '
+                                                               'forgotten (or restored)')
+    forget.add_argument('--json', action='store_true', help='print the result as JSON')
 
 
 def _clock_parser():
