@@ -27,11 +27,11 @@ import urllib.request
 from conftest import REPO
 from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.review.proposals import ProposalSettings
-from robot_memory.substrate.store import Substrate
+from robot_memory.substrate.substrate_store import Substrate
 
 RRN = 'RRN-000000000042'
 REWORD = 'The right wheel encoder drops ticks near the kitchen door; slow to 0.3 m/s there'

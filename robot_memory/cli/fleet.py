@@ -199,7 +199,7 @@ def _trust(args):
 
 def cmd_serve(args, memory) -> int:
     """Run the fleet store on Zenoh until SIGINT or SIGTERM."""
-    from robot_memory.fleet.store import FleetStore  # a fleet command's import: see push
+    from robot_memory.fleet.fleet_store import FleetStore  # a fleet command's import: see push
     from robot_memory.fleet.transport import open_session
     from robot_memory.fleet.transport import StoreServer
     from robot_memory.fleet.transport import wait_for_stop
@@ -225,7 +225,7 @@ def cmd_report(args, memory) -> int:
     from robot_memory.fleet.envelope import Trust  # a fleet command's import: see push
     from robot_memory.fleet.report import build_report
     from robot_memory.fleet.report import format_report
-    from robot_memory.fleet.store import FleetStore
+    from robot_memory.fleet.fleet_store import FleetStore
     with FleetStore(args.store, Trust({})) as store:
         report = build_report(store, _now(args), args.days, args.silent_hours * 3600.0)
     if args.json:

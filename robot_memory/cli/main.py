@@ -49,8 +49,8 @@ from robot_memory.errors import MemoryFileError
 from robot_memory.errors import MissingExtra
 
 if TYPE_CHECKING:
+    from robot_memory.evidence.evidence_store import EvidenceStore
     from robot_memory.evidence.rules import Rules
-    from robot_memory.evidence.store import EvidenceStore
     from robot_memory.rcan import lifecycle
     from robot_memory.rcan.memory_file import MemoryFile
 
@@ -436,7 +436,7 @@ def _store(args, memory: 'MemoryFile', rules: Optional['Rules'] = None,
     the memory file in again. Reading commands (history, undo --list and --dry-run) leave a
     damaged file alone: ``_reading_store``.
     """
-    from robot_memory.evidence.store import EvidenceStore
+    from robot_memory.evidence.evidence_store import EvidenceStore
     return EvidenceStore(_db_path(args, memory), rules, batch_size=batch_size,
                          on_corrupt='set_aside')
 
@@ -448,8 +448,8 @@ def _reading_store(path: pathlib.Path) -> 'EvidenceStore':
     A damaged database is left where it is, as it is, and refused with what to do
     (``_store`` is the writing commands' opening, which sets it aside).
     """
-    from robot_memory.evidence.store import EvidenceDamaged
-    from robot_memory.evidence.store import EvidenceStore
+    from robot_memory.evidence.evidence_store import EvidenceDamaged
+    from robot_memory.evidence.evidence_store import EvidenceStore
     try:
         return EvidenceStore(path)
     except EvidenceDamaged as error:

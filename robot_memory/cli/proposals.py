@@ -129,7 +129,7 @@ def cmd_proposals(args, memory) -> int:
 
 def _decide(args, memory, decision: str, ids) -> int:
     from robot_memory.review import proposals
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.substrate.substrate_store import Substrate
     now = _now(args)
     opened: list = []
     # The node refuses a peer that has left federation.allowed_peers since it sent; the CLI

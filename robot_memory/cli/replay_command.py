@@ -189,7 +189,7 @@ def run(args, memory, rules_of, db_path_of) -> int:
         from robot_memory.bags import replay
     except ImportError as error:
         raise MissingExtra('replaying recordings', 'bags', error.name or str(error)) from None
-    from robot_memory.evidence.store import EvidenceStore
+    from robot_memory.evidence.evidence_store import EvidenceStore
     from robot_memory.rcan.memory_file import MemoryFile
     options = replay.ReplayOptions(remap=remaps(args.remap), msg_dirs=tuple(args.msg_dir or ()),
                                    accept_robot=args.accept_other_robot,

@@ -181,7 +181,7 @@ def _now(args) -> dt.datetime:
 
 def _open(args, memory, vectors: bool = False):
     from robot_memory.substrate.embedding import default_embedder
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.substrate.substrate_store import Substrate
     path = db_path(args, memory)
     return Substrate(path, embedder=default_embedder(vectors), **encryption(args, path))
 
@@ -217,7 +217,7 @@ def cmd_recall(args, memory) -> int:
     """Print the best records for a query; exit 1 when none matched."""
     from robot_memory.substrate.embedding import default_embedder
     from robot_memory.substrate.recall import recall_as_asked
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.substrate.substrate_store import Substrate
     embedder = default_embedder(args.vectors)
     path = db_path(args, memory)
     with Substrate(path, **encryption(args, path)) as substrate:
@@ -346,7 +346,7 @@ def substrate_stats(path, now: dt.datetime,
         return None
     if not present:
         return None
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.substrate.substrate_store import Substrate
     try:
         with Substrate(path, **(encryption or {})) as substrate:
             metrics = substrate.metrics(now)

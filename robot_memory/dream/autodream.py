@@ -119,12 +119,12 @@ from robot_memory.dream.resign import resign
 from robot_memory.dream.restate import incident_partner
 from robot_memory.dream.restate import Partners
 from robot_memory.errors import MemoryFileError
+from robot_memory.evidence.evidence_store import SIGNATURE_COLUMNS
+from robot_memory.evidence.evidence_store import SOURCE_COLUMNS
 from robot_memory.evidence.intent import DreamIntent
 from robot_memory.evidence.observations import message_pattern
 from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.salvage import surviving_links
-from robot_memory.evidence.store import SIGNATURE_COLUMNS
-from robot_memory.evidence.store import SOURCE_COLUMNS
 from robot_memory.rcan import lifecycle
 from robot_memory.rcan.memory_file import load_problems
 from robot_memory.rcan.memory_file import render

@@ -32,7 +32,7 @@ import sqlite3
 import tempfile
 
 from robot_memory.common.fileio import side_file
-from robot_memory.evidence.store import SIGNATURE_COLUMNS
+from robot_memory.evidence.evidence_store import SIGNATURE_COLUMNS
 
 
 def surviving_links(copy: pathlib.Path, entry_ids: set) -> dict:

@@ -57,7 +57,7 @@ from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 
 if TYPE_CHECKING:  # opened on the first tool call that needs it
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.substrate.substrate_store import Substrate
 
 INSTRUCTIONS = ('Robot memory. learn stores a typed, deduplicated record; recall finds records '
                 'by keywords (and vectors when enabled) with optional context filters; forget '
@@ -244,7 +244,7 @@ class RobotMemoryTools:
     def substrate(self):
         """Return the open Substrate, its vectors brought up to date on first use."""
         if self._substrate is None:
-            from robot_memory.substrate.store import Substrate
+            from robot_memory.substrate.substrate_store import Substrate
             substrate = Substrate(self.db_path, embedder=self.embedder, **self.encryption)
             if self.embedder is not None:
                 substrate.reindex_vectors()

@@ -74,11 +74,11 @@ from robot_memory.dream.schedule import MemoryClock
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence import observations
 from robot_memory.evidence.clock import HeldEvidence
+from robot_memory.evidence.evidence_store import EvidenceError
+from robot_memory.evidence.evidence_store import EvidenceStore
+from robot_memory.evidence.evidence_store import open_target
 from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.sequence_gaps import SequenceGaps
-from robot_memory.evidence.store import EvidenceError
-from robot_memory.evidence.store import EvidenceStore
-from robot_memory.evidence.store import open_target
 from robot_memory.evidence.worker import StoreWorker
 from robot_memory.federation.peer_context import FederationError
 from robot_memory.locations import default_db_path

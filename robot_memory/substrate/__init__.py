@@ -39,9 +39,9 @@ _HOMES = {
     'MEMORY_TYPES': 'robot_memory.substrate.vocabulary',
     'MemoryRecord': 'robot_memory.substrate.models',
     'SENSITIVITIES': 'robot_memory.substrate.vocabulary',
-    'default_db_path': 'robot_memory.evidence.store',
+    'default_db_path': 'robot_memory.evidence.evidence_store',
     'effective_salience': 'robot_memory.substrate.salience',
-    'Substrate': 'robot_memory.substrate.store',
+    'Substrate': 'robot_memory.substrate.substrate_store',
 }
 
 __all__ = ['Embedder', 'HashingEmbedder', 'LearnRequest', 'MEMORY_TYPES', 'MemoryRecord',

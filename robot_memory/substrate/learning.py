@@ -15,7 +15,7 @@
 """
 Learning: a record from a :class:`LearnRequest` (checked, deduplicated, revised), many, an import.
 
-The functions take the :class:`~robot_memory.substrate.store.Substrate` and use its public
+The functions take the :class:`~robot_memory.substrate.substrate_store.Substrate` and use its public
 interface (``transaction``, ``audit``, ``insert``, ``reinforce``, ``rows``, ``embed``,
 ``vector_index``, ``sealing``).
 """

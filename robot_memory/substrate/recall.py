@@ -15,7 +15,7 @@
 """
 Recall and selection: keyword (FTS5 BM25) and vector candidates, fused, weighted, trust-gated.
 
-The functions take the :class:`~robot_memory.substrate.store.Substrate` they search as
+The functions take the :class:`~robot_memory.substrate.substrate_store.Substrate` they search as
 their first argument and use its public interface; ``Substrate.recall`` and
 ``Substrate.select`` call them.
 :func:`rank` is the scoring and ordering of the candidates, a pure function.

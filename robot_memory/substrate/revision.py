@@ -20,7 +20,7 @@ linked by ``relate``.
 
 Each revision is one ``BEGIN IMMEDIATE`` transaction of the store (``store.transaction()``):
 nothing partial is ever visible. The functions take the
-:class:`~robot_memory.substrate.store.Substrate` as their first argument and use only its
+:class:`~robot_memory.substrate.substrate_store.Substrate` as their first argument and use only its
 public interface; ``Substrate``'s revision methods call the public ones.
 """
 

@@ -430,7 +430,7 @@ class Page:
 
     def _recall(self, query: str, k: int, trust: str, types: list, filters=None):
         from robot_memory.substrate.recall import recall_as_asked
-        from robot_memory.substrate.store import Substrate
+        from robot_memory.substrate.substrate_store import Substrate
         source = self.config.source
         if not source.db_path.exists():
             raise Refused(404, f'no database at {source.db_path} yet, so no typed memory')
@@ -478,7 +478,7 @@ class Page:
 
     def _decide(self, proposal_id, decision, actor, reason):
         from robot_memory.review import proposals
-        from robot_memory.substrate.store import Substrate
+        from robot_memory.substrate.substrate_store import Substrate
         source = self.config.source
         if not source.db_path.exists():
             raise Refused(404, f'no database at {source.db_path}, so no proposals')
@@ -524,7 +524,7 @@ class Page:
 
     def _undo(self, options: dict, actor: str, reason: str, dry_run: bool):
         from robot_memory.review import undo
-        from robot_memory.evidence.store import EvidenceStore
+        from robot_memory.evidence.evidence_store import EvidenceStore
         source = self.config.source
         if not source.db_path.exists():
             raise Refused(404, f'no database at {source.db_path}: nothing to undo')
@@ -564,7 +564,7 @@ class Page:
         return self._done(request, response, form['actor'])
 
     def _edit(self, entry_id, actor, reason, text, tags):
-        from robot_memory.evidence.store import EvidenceStore
+        from robot_memory.evidence.evidence_store import EvidenceStore
         from robot_memory.review.edit import edit_entry
         source = self.config.source
         now = self.reading()[2]  # after the memory's newest stamp, when that is ahead

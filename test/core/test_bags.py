@@ -35,8 +35,8 @@ from conftest import REPO
 from robot_memory.bags import replay
 from robot_memory.cli import replay_command
 from robot_memory.evidence import observations as obs
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.runs import RunBook
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.testing import bag_writer
 

@@ -40,7 +40,7 @@ from rosbags.typesys import Stores
 from robot_memory.bags import replay
 from robot_memory.common import cdr
 from robot_memory.evidence import observations
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.testing import bag_writer
 

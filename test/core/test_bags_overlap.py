@@ -26,7 +26,7 @@ import sqlite3
 
 from robot_memory.bags import replay
 from robot_memory.evidence import observations as obs
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.testing import bag_writer
 

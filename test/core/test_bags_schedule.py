@@ -28,7 +28,7 @@ import pytest
 from robot_memory.bags import replay
 from robot_memory.dream import autodream
 from robot_memory.evidence import observations as obs
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.testing import bag_writer
 

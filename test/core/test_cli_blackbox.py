@@ -24,7 +24,7 @@ from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
 
 from robot_memory.evidence import blackbox
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = REPO / 'bin' / 'robot-memory'

@@ -25,8 +25,8 @@ from dream_scenario import Robot
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import UTC
 from robot_memory.dream import autodream
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.intent import DreamIntent
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import read_last_updated
 
 UNTYPED = json.loads((REPO / 'test' / 'data' / 'untyped_intents.json').read_text('utf-8'))

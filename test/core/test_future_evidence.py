@@ -35,7 +35,7 @@ from robot_memory.evidence.clock import FutureCheck
 from robot_memory.evidence.clock import HeldEvidence
 from robot_memory.evidence.clock import is_future
 from robot_memory.evidence.clock import latest_allowed
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.memory_file import ENV_VAR
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.testing import bag_writer

@@ -32,7 +32,7 @@ from processes import child_env
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence import ingest
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 
 START = dt.datetime(2026, 6, 1, tzinfo=UTC)

@@ -41,7 +41,7 @@ from dream_scenario import Robot
 from dream_scenario import status
 from modes import LONG
 from processes import child_env
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.lifecycle import DEFAULT_CONFIG
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import side_file
@@ -145,8 +145,8 @@ def test_cli_dream_and_prune_with_an_in_process_writer_lose_nothing(tmp_path):
 
 OPEN_AT_ONCE = """
 import sys, time
-from robot_memory.evidence.store import EvidenceStore
-from robot_memory.substrate.store import Substrate
+from robot_memory.evidence.evidence_store import EvidenceStore
+from robot_memory.substrate.substrate_store import Substrate
 path, start = sys.argv[1], float(sys.argv[2])
 time.sleep(max(0.0, start - time.time()))
 order = sys.argv[3]

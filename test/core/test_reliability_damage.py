@@ -46,9 +46,9 @@ from processes import child_env
 from robot_memory.cli import main as cli
 from robot_memory.dream.autodream import dream
 from robot_memory.errors import MemoryFileError
+from robot_memory.evidence.evidence_store import EvidenceError
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import to_json_line
-from robot_memory.evidence.store import EvidenceError
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 
 MOTOR = ('motor: right', 'motor_right')

@@ -48,9 +48,9 @@ from dream_scenario import status
 from processes import child_env
 from processes import stray_temp_files
 from robot_memory.errors import MemoryFileError
+from robot_memory.evidence.evidence_store import EvidenceError
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import to_json_line
-from robot_memory.evidence.store import EvidenceError
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.schema import new_entry
 

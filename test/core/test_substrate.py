@@ -20,7 +20,7 @@ import sqlite3
 
 import pytest
 
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.substrate import effective_salience
 from robot_memory.substrate import HashingEmbedder
 from robot_memory.substrate import json_schema

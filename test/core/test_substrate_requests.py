@@ -18,8 +18,8 @@ import datetime as dt
 
 import pytest
 
-from robot_memory.substrate import store as substrate_store
 from robot_memory.substrate import Substrate
+from robot_memory.substrate import substrate_store
 from robot_memory.substrate import SubstrateError
 
 NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=dt.timezone.utc)

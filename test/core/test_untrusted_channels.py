@@ -29,9 +29,9 @@ from test_untrusted import corpus
 from test_web_core import serve
 
 from robot_memory.dream.autodream import dream
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.observations import LogObservation
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.federation import peer_context as federation
 from robot_memory.rcan import untrusted
 from robot_memory.rcan.context import build_context

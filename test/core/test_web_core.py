@@ -32,7 +32,7 @@ import pytest
 
 from conftest import REPO
 from robot_memory.common.timeutil import UTC
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.review.edit import edit_entry
 from robot_memory.review.edit import EditError
 from robot_memory.review.proposals import ProposalQueue
@@ -324,7 +324,7 @@ def test_typed_memory_honours_the_trust_level(demo):
 
 
 def test_an_encrypted_record_is_never_shown_without_its_key(tmp_path):
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.substrate.substrate_store import Substrate
     from robot_memory.web.app import PageConfig
     from robot_memory.web.data import Source
     memory = web_demo.build(tmp_path, dt.datetime.now(UTC), nights=2)

@@ -286,10 +286,10 @@ def test_no_route_reads_a_file_outside_its_own(shared, path):
 
 def test_an_attackers_text_renders_inert_everywhere(own, tmp_path):
     from robot_memory.evidence.observations import DiagnosticObservation
-    from robot_memory.evidence.store import EvidenceStore
+    from robot_memory.evidence.evidence_store import EvidenceStore
     from robot_memory.rcan.schema import PeerBlock
     from robot_memory.rcan.schema import PeerEntry
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.substrate.substrate_store import Substrate
     client, memory = own
     now = dt.datetime.now(UTC)
     entry = entry_ids(memory)[0]

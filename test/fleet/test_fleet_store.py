@@ -25,10 +25,10 @@ from fleet_helpers import ENCODER
 from fleet_helpers import entry
 from fleet_helpers import LIDAR
 from fleet_helpers import NOW
+from robot_memory.fleet.fleet_store import FleetStore
+from robot_memory.fleet.fleet_store import MIGRATIONS
 from robot_memory.fleet.report import build_report
 from robot_memory.fleet.report import format_report
-from robot_memory.fleet.store import FleetStore
-from robot_memory.fleet.store import MIGRATIONS
 
 # the fleet's fixtures: robots with keys, store_url (SQLite, PostgreSQL)
 pytest_plugins = ('fleet_fixtures',)

@@ -25,7 +25,7 @@ import json
 import pytest
 
 from robot_memory.common.timeutil import UTC
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.federation import peer_context as federation
 from robot_memory.ros import convert
 from robot_memory.srv import ExchangePeerContext

@@ -24,8 +24,8 @@ from robot_memory.common.timeutil import UTC
 from robot_memory.dream import summary as dream_summary
 from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.federation import peer_context as federation
 from robot_memory.rcan import context
 from robot_memory.rcan.memory_file import MemoryFile
@@ -38,7 +38,7 @@ from robot_memory.review.proposals import ProposalQueue
 from robot_memory.review.proposals import ProposalSettings
 from robot_memory.settings import parameter_specs
 from robot_memory.settings import validate_parameters
-from robot_memory.substrate.store import Substrate
+from robot_memory.substrate.substrate_store import Substrate
 
 NOW = dt.datetime(2026, 5, 2, 2, 0, tzinfo=UTC)
 NIGHT = dt.datetime(2026, 5, 1, 20, 0, tzinfo=UTC)

@@ -58,8 +58,8 @@ from typing import TYPE_CHECKING
 
 from robot_memory.common import lazy_imports
 from robot_memory.evidence.audit import write_record_audit
-from robot_memory.evidence.store import EvidenceError
-from robot_memory.evidence.store import open_target
+from robot_memory.evidence.evidence_store import EvidenceError
+from robot_memory.evidence.evidence_store import open_target
 from robot_memory.substrate import crypto
 from robot_memory.substrate import forgetting
 from robot_memory.substrate import learning

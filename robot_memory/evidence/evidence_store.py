@@ -203,7 +203,7 @@ class EvidenceStore:
     The SQLite evidence store; use as a context manager or call ``close()``.
 
     ``path`` ``':memory:'`` or None keeps the store in memory (gone when it is closed), as
-    :class:`~robot_memory.substrate.store.Substrate` does: for tests and one-off tools.
+    :class:`~robot_memory.substrate.substrate_store.Substrate` does: for tests and one-off tools.
     ``run_gap_s``: the longest gap a run grows across (None: every piece its own row).
     """
 
