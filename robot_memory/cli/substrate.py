@@ -262,7 +262,7 @@ def cmd_forget(args, memory) -> int:
 
 def cmd_mcp(args, memory) -> int:
     """Serve the MCP tools on standard input and output until the client leaves."""
-    from robot_memory.mcp import server as mcp_server
+    from robot_memory.mcp import mcp_server
     clock = (lambda: args.at) if args.at else None
     path = db_path(args, memory)
     mcp_server.serve(memory.path, path, trust=args.trust, vectors=args.vectors, clock=clock,

@@ -84,7 +84,7 @@ def test_every_refusal_derives_from_the_base_class():
     ('robot_memory.substrate.crypto', 'KeyUnavailable', ValueError),
     ('robot_memory.federation.peer_context', 'FederationError', ValueError),
     ('robot_memory.federation.peer_context', 'PeerRejected', ValueError),
-    ('robot_memory.mcp.server', 'ToolError', ValueError),
+    ('robot_memory.mcp.mcp_server', 'ToolError', ValueError),
 ])
 def test_a_refusal_is_caught_by_the_base_and_by_its_old_base(module, name, kept):
     """``except RobotMemoryError`` and the callers' old ``except ValueError`` both catch it."""

@@ -214,7 +214,7 @@ def test_mcp_answers_initialize_without_the_sdk_pydantic_or_the_database(memory,
     _, env = memory
     names = imported(['mcp', '--db', str(tmp_path / 'records.db')], env, stdin=INITIALIZE,
                      expect='"serverInfo"')
-    assert 'robot_memory.mcp.server' in names
+    assert 'robot_memory.mcp.mcp_server' in names
     assert not names & (HEAVY | {'pydantic', 'yaml', 'onnxruntime', 'tokenizers', 'anyio'}), \
         sorted(names & (HEAVY | {'pydantic', 'yaml', 'onnxruntime', 'anyio'}))
     assert not names & (WRITERS | {'robot_memory.rcan.memory_file',
