@@ -30,7 +30,7 @@ from robot_memory.dream.autodream import DreamConfig
 from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.rcan.memory_file import MemoryFile
-from robot_memory.review.proposals import ProposalSettings
+from robot_memory.review.proposing import ProposalSettings
 from robot_memory.substrate.substrate_store import Substrate
 
 RRN = 'RRN-000000000042'

@@ -34,7 +34,7 @@ from typing import Union
 from robot_memory.cli import blackbox as cli_blackbox
 from robot_memory.cli import command_options
 from robot_memory.cli import fleet as cli_fleet
-from robot_memory.cli import proposals as cli_proposals
+from robot_memory.cli import proposal_commands
 from robot_memory.cli import replay_command
 from robot_memory.cli import serve as cli_serve
 from robot_memory.cli import substrate as cli_substrate
@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_evidence_commands(commands, common, database, rules)
     _add_undo(commands, [common, database])
     replay_command.add_commands(commands, [common, database, rules])
-    for module in (cli_substrate, cli_proposals, cli_serve, cli_blackbox, cli_fleet):
+    for module in (cli_substrate, proposal_commands, cli_serve, cli_blackbox, cli_fleet):
         module.add_commands(commands, [common, database])
     return parser
 
@@ -611,7 +611,7 @@ COMMANDS: dict[str, Callable[..., int]] = {
 }
 COMMANDS.update(replay_command.HANDLERS)
 COMMANDS.update(cli_substrate.HANDLERS)
-COMMANDS.update(cli_proposals.HANDLERS)
+COMMANDS.update(proposal_commands.HANDLERS)
 COMMANDS.update(cli_serve.HANDLERS)
 COMMANDS.update(cli_blackbox.HANDLERS)
 COMMANDS.update(cli_fleet.HANDLERS)

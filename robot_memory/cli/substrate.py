@@ -191,9 +191,9 @@ def cmd_learn(args, memory) -> int:
     settings = proposal_settings(args)
     with _open(args, memory) as substrate:
         if settings is not None and settings.agents == 'propose':
-            from robot_memory.review import proposals
-            result = proposals.learn_or_propose(
-                substrate, lambda: proposals.ProposalQueue(substrate.db), settings,
+            from robot_memory.review import proposing
+            result = proposing.learn_or_propose(
+                substrate, lambda: proposing.ProposalQueue(substrate.db), settings,
                 _now(args), 'cli', text=args.text, type=args.type, tags=args.tag,
                 context=args.context, sensitivity=args.sensitivity,
                 confidence=args.confidence, conditions=args.conditions,

@@ -38,7 +38,7 @@ Tables:
     action (create, reinforce, resolve, reopen, prune, manual, peer_merge, rebuild) and
     reason, and
     every proposal and decision of the proposals queue (propose, approve, reject, expire,
-    replace; entry id ``proposal:<id>``, see ``robot_memory.review.proposals``).
+    replace; entry id ``proposal:<id>``, see ``robot_memory.review.proposing``).
 ``dreams`` / ``dream_state`` / ``snapshot`` / ``pending_dream``
     The dream log, the dream cursor (last observation id consumed, last dream time, hash
     of the file the dream wrote), the per-entry snapshot of that file (to recognise a
@@ -123,7 +123,7 @@ DB_NAME = 'robot-memory.db'  # the database of robot-memory.md (see default_db_p
 MEMORY = ':memory:'  # the path of a store kept in memory (SQLite's name for it)
 AUDIT_ACTIONS: tuple[str, ...] = (
     'create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
-# Decisions on the proposals queue (robot_memory.review.proposals), entry id ``proposal:<id>``.
+# Decisions on the proposals queue (robot_memory.review.proposing), entry id ``proposal:<id>``.
 AUDIT_ACTIONS += ('propose', 'approve', 'reject', 'expire', 'replace')
 # A change made by an undo (robot_memory.review.undo); an entry of a rebuilt database.
 AUDIT_ACTIONS += ('undo', 'merge', 'rebuild')

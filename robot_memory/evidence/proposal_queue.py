@@ -15,7 +15,7 @@
 """
 The proposals queue: the ``proposals`` table of the evidence database and its audit trail.
 
-What the queue is for, and how each kind is applied, is told in ``review.proposals``; this
+What the queue is for, and how each kind is applied, is told in ``review.proposing``; this
 module is the storage below the dream (which queues the distiller's rewords) and the review.
 """
 

@@ -284,10 +284,10 @@ class RobotMemoryTools:
                      'sensitivity': sensitivity, 'confidence': confidence,
                      'single_valued': single_valued}
         if self.proposals is not None and self.proposals.agents == 'propose':
-            from robot_memory.review import proposals
+            from robot_memory.review import proposing
             # Made (its tables created) before once() opens the transaction it writes in.
-            queue = proposals.ProposalQueue(self.substrate.db)
-            return self._once(request_id, 'learn', arguments, lambda: proposals.learn_or_propose(
+            queue = proposing.ProposalQueue(self.substrate.db)
+            return self._once(request_id, 'learn', arguments, lambda: proposing.learn_or_propose(
                 self.substrate, lambda: queue, self.proposals, self.clock(), 'mcp', **arguments))
         return self._once(request_id, 'learn', arguments, lambda: self.substrate.learn(
             text, type=type, tags=tags, context=context, now=self.clock(),

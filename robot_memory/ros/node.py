@@ -25,7 +25,7 @@ cached memory file with decay evaluated at call time, publishes the block latche
 that serve the rest: peer federation (``~/exchange_peer_context``, ``~/sync_peers``) in
 ``robot_memory.ros.peers``, the typed memory services (``~/learn``, ``~/recall``,
 ``~/forget``) in ``robot_memory.ros.typed_memory`` and the proposals queue
-(``~/proposals``) in ``robot_memory.ros.proposals``; each is built with what it needs.
+(``~/proposals``) in ``robot_memory.ros.proposal_services``; each is built with what it needs.
 ``~/undo`` restores the memory file and typed records to an earlier state
 (``review.undo``) and publishes the restored block. When it dreams: ``ros.scheduler``.
 
@@ -98,7 +98,7 @@ from robot_memory.ros.parameters import declare_parameters
 from robot_memory.ros.parameters import parameter_values
 from robot_memory.ros.parameters import StartupError
 from robot_memory.ros.peers import PeerFederation
-from robot_memory.ros.proposals import ProposalServices
+from robot_memory.ros.proposal_services import ProposalServices
 from robot_memory.ros.replies import ReplyWatch
 from robot_memory.ros.replies import use_reply_profile
 from robot_memory.ros.scheduler import DreamScheduler

@@ -375,13 +375,13 @@ class Page:
     async def review(self, request: Request):
         """Show the proposals waiting and the undo with its preview."""
         self._must_read(request)
-        from robot_memory.review import proposals
+        from robot_memory.review import proposing
         source, now = self.config.source, self.config.clock()
 
         def gather():
             pending, decided = [], []
             if source.db_path.exists():
-                with proposals.ProposalQueue.open(source.db_path) as queue:
+                with proposing.ProposalQueue.open(source.db_path) as queue:
                     pending = [(item, item.describe(now)) for item in queue.pending(now)]
                     decided = [item for item in queue.recent(20) if item.status != 'pending']
             return pending, decided, data.undo_points(source)
@@ -477,7 +477,7 @@ class Page:
         return self._done(request, response, form['actor'])
 
     def _decide(self, proposal_id, decision, actor, reason):
-        from robot_memory.review import proposals
+        from robot_memory.review import proposing
         from robot_memory.substrate.substrate_store import Substrate
         source = self.config.source
         if not source.db_path.exists():
@@ -492,8 +492,8 @@ class Page:
         allowed = (source.settings.federation.allowed_peers if source.settings is not None
                    else None)
         try:
-            with proposals.ProposalQueue.open(source.db_path) as queue:
-                return proposals.decide_proposal(queue, proposal_id, decision, actor, reason,
+            with proposing.ProposalQueue.open(source.db_path) as queue:
+                return proposing.decide_proposal(queue, proposal_id, decision, actor, reason,
                                                  now, memory_file=source.memory,
                                                  substrate_factory=substrate,
                                                  allowed_peers=allowed)
@@ -523,8 +523,8 @@ class Page:
         return self._done(request, response, form['actor'])
 
     def _undo(self, options: dict, actor: str, reason: str, dry_run: bool):
-        from robot_memory.review import undo
         from robot_memory.evidence.evidence_store import EvidenceStore
+        from robot_memory.review import undo
         source = self.config.source
         if not source.db_path.exists():
             raise Refused(404, f'no database at {source.db_path}: nothing to undo')

@@ -78,7 +78,7 @@ def test_every_refusal_derives_from_the_base_class():
     ('robot_memory.evidence.rules', 'RulesError', ValueError),
     ('robot_memory.evidence.observations', 'ObservationError', ValueError),
     ('robot_memory.evidence.proposal_queue', 'ProposalError', ValueError),
-    ('robot_memory.review.proposals', 'ProposalError', ValueError),
+    ('robot_memory.review.proposing', 'ProposalError', ValueError),
     ('robot_memory.review.undo', 'UndoError', ValueError),
     ('robot_memory.substrate.filters', 'SubstrateError', ValueError),
     ('robot_memory.substrate.crypto', 'KeyUnavailable', ValueError),

@@ -39,8 +39,8 @@ from robot_memory.rcan.context import summary
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import new_document
 from robot_memory.rcan.schema import new_entry
-from robot_memory.review.proposals import decide_proposal
-from robot_memory.review.proposals import ProposalQueue
+from robot_memory.review.proposing import decide_proposal
+from robot_memory.review.proposing import ProposalQueue
 from robot_memory.settings import DreamConfig
 import web_demo
 

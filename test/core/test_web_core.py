@@ -35,7 +35,7 @@ from robot_memory.common.timeutil import UTC
 from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.review.edit import edit_entry
 from robot_memory.review.edit import EditError
-from robot_memory.review.proposals import ProposalQueue
+from robot_memory.review.proposing import ProposalQueue
 from robot_memory.web.app import create_app
 from robot_memory.web.app import csrf_mark
 from robot_memory.web.app import page_config

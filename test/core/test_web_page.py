@@ -35,7 +35,7 @@ import pytest
 from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence.evidence_store import EvidenceStore
-from robot_memory.review.proposals import ProposalQueue
+from robot_memory.review.proposing import ProposalQueue
 from robot_memory.web.app import token_cookie
 import web_demo
 

@@ -301,7 +301,7 @@ def test_typed_memory_on_the_page_says_which_records_have_no_vector_yet(demo, mo
 
 
 def test_reasons_and_proposals_are_shown_as_the_brain_gets_them(demo):
-    from robot_memory.review.proposals import ProposalQueue
+    from robot_memory.review.proposing import ProposalQueue
     memory, client = demo
     entry_id = entry_ids(memory)[0]
     status, page = client.change(f'/entries/{entry_id}/edit', text='Encoder drops ticks',

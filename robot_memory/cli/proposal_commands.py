@@ -87,12 +87,12 @@ def _actor(args) -> str:
 
 def _queue(args, memory):
     """Return the queue of the memory file's database; a missing database is not created."""
-    from robot_memory.review import proposals
+    from robot_memory.review import proposing
     path = db_path(args, memory)
     if not path.exists():
         raise ValueError(f'no database at {path}, so no proposals; check --file or --db (it is '
                          'created by memory_node, robot-memory dream, ingest or learn)')
-    return proposals.ProposalQueue.open(path)
+    return proposing.ProposalQueue.open(path)
 
 
 def cmd_proposals(args, memory) -> int:
@@ -128,7 +128,7 @@ def cmd_proposals(args, memory) -> int:
 
 
 def _decide(args, memory, decision: str, ids) -> int:
-    from robot_memory.review import proposals
+    from robot_memory.review import proposing
     from robot_memory.substrate.substrate_store import Substrate
     now = _now(args)
     opened: list = []
@@ -151,7 +151,7 @@ def _decide(args, memory, decision: str, ids) -> int:
                     print('no proposals wait for approval', file=sys.stderr)
             for proposal_id in ids:
                 try:
-                    decided.append(proposals.decide_proposal(
+                    decided.append(proposing.decide_proposal(
                         queue, proposal_id, decision, _actor(args), args.reason, now,
                         memory_file=memory, substrate_factory=substrate,
                         allowed_peers=allowed))
