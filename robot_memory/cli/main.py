@@ -523,7 +523,7 @@ def cmd_history(args, memory: 'MemoryFile') -> int:
         raise ValueError(f'no evidence database at {path}; it is created by robot-memory '
                          'ingest, robot-memory dream or memory_node (or pass --db)')
     store = _reading_store(path)
-    from robot_memory.substrate.schema import audit_rows
+    from robot_memory.substrate.record_tables import audit_rows
     with store:
         records = [(record.at, record.to_dict()) for record in store.history(args.entry_id)]
         # A typed record's trail (and substrate:key's) is the typed memory's audit log.

@@ -98,8 +98,8 @@ from robot_memory.common.timeutil import to_epoch
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import RobotMemoryError
-from robot_memory.evidence.audit import AuditRecord
-from robot_memory.evidence.audit import write_audit
+from robot_memory.evidence.evidence_audit import AuditRecord
+from robot_memory.evidence.evidence_audit import write_audit
 from robot_memory.evidence.intent import DreamIntent
 from robot_memory.evidence.migrations import MIGRATIONS
 from robot_memory.evidence.restore import apply_recorded

@@ -38,7 +38,7 @@ from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import require_aware
 from robot_memory.common.timeutil import to_utc
 from robot_memory.errors import RobotMemoryError
-from robot_memory.evidence.audit import write_audit
+from robot_memory.evidence.evidence_audit import write_audit
 from robot_memory.rcan import untrusted
 
 # Per source of changes (proposals.*): apply at once, or propose for a person's approval.

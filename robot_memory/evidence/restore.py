@@ -27,8 +27,8 @@ import json
 import math
 from typing import Optional
 
-from robot_memory.evidence.audit import write_audit
-from robot_memory.evidence.audit import write_record_audit
+from robot_memory.evidence.evidence_audit import write_audit
+from robot_memory.evidence.evidence_audit import write_record_audit
 from robot_memory.evidence.intent import DreamIntent
 
 ACTION = 'undo'

@@ -97,8 +97,8 @@ from robot_memory.rcan.schema import PeerEntry
 from robot_memory.rcan.schema import RRN_PATTERN
 from robot_memory.rcan.untrusted import check_displayable
 from robot_memory.rcan.untrusted import is_displayable
-from robot_memory.substrate.text import jaccard
-from robot_memory.substrate.text import token_set
+from robot_memory.substrate.textrules import jaccard
+from robot_memory.substrate.textrules import token_set
 
 PRIVATE_TAG = 'private'
 PRIVATE_KEY = 'private'

@@ -45,7 +45,7 @@ from std_srvs.srv import Trigger
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.errors import MemoryFileError
-from robot_memory.federation import audit
+from robot_memory.federation import federation_audit
 from robot_memory.federation import peer_context as federation
 from robot_memory.rcan.memory_file import load_problems
 from robot_memory.ros import convert
@@ -89,7 +89,7 @@ class PeerFederation:
         self._peer_clients: dict = {}
         self._in_flight: dict[str, tuple] = {}  # peer node name -> (rclpy Future, start)
         self.peer_status: dict[str, dict] = {}  # peer node name -> dict shown in diagnostics
-        self._unchanged = audit.UnchangedAudits()
+        self._unchanged = federation_audit.UnchangedAudits()
         self.exchanges = {'accepted': 0, 'refused': 0}
         self._client_group = ReentrantCallbackGroup()
         period = settings().node.peer_sync_period_s
@@ -125,7 +125,7 @@ class PeerFederation:
                 outcome = federation.merge_peer_payload(result.document, payload, now, policy)
         except federation.PeerRejected as error:
             self.exchanges['refused'] += 1
-            self._audit(audit.audit_records(error, now, actor))
+            self._audit(federation_audit.audit_records(error, now, actor))
             self._logger().warning(str(error), throttle_duration_sec=10.0)
             raise
         self.exchanges['accepted'] += 1
@@ -335,7 +335,7 @@ class PeerFederation:
             self._logger().warning(f'expiring silent peers: {"; ".join(problems)}')
             self._worker.call_async(lambda store: store.problems.extend(problems))
         if dropped:
-            self._audit(audit.audit_records(dropped, now, 'federation'))
+            self._audit(federation_audit.audit_records(dropped, now, 'federation'))
             self._logger().info(f'peers silent for more than {policy.peer_expiry_s:g} s '
                                 f'expired: {", ".join(dropped)}')
             self._on_change()

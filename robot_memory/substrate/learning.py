@@ -29,13 +29,13 @@ import uuid
 
 from robot_memory.substrate import payloads
 from robot_memory.substrate import revision
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 from robot_memory.substrate import validation
 from robot_memory.substrate.dedup import jaccard_candidates
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.record_tables import LIVE
 from robot_memory.substrate.results import LearnResult
-from robot_memory.substrate.schema import LIVE
 from robot_memory.substrate.validation import first_error
 from robot_memory.substrate.validation import models
 from robot_memory.substrate.validation import pydantic

@@ -26,7 +26,7 @@ import json
 from typing import cast
 from typing import Optional
 
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import check_point
 from robot_memory.substrate.filters import compile_filters

@@ -31,15 +31,15 @@ from typing import Optional
 import uuid
 
 from robot_memory.substrate import payloads
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.record_tables import condition_key
+from robot_memory.substrate.record_tables import dumps
+from robot_memory.substrate.record_tables import LIVE
+from robot_memory.substrate.record_tables import object_key
 from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.salience import row_salience
-from robot_memory.substrate.schema import condition_key
-from robot_memory.substrate.schema import dumps
-from robot_memory.substrate.schema import LIVE
-from robot_memory.substrate.schema import object_key
 from robot_memory.substrate.validation import check_provenance
 from robot_memory.substrate.validation import check_reason
 from robot_memory.substrate.validation import check_tags

@@ -41,7 +41,7 @@ import uuid
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.results import _Plain
 

@@ -31,12 +31,12 @@ from typing import Optional
 
 from robot_memory.common.fileio import fsync_directory
 from robot_memory.substrate import crypto
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 from robot_memory.substrate.filters import SubstrateError
-from robot_memory.substrate.schema import condition_key
-from robot_memory.substrate.schema import dumps
-from robot_memory.substrate.schema import LIVE
-from robot_memory.substrate.schema import object_key
+from robot_memory.substrate.record_tables import condition_key
+from robot_memory.substrate.record_tables import dumps
+from robot_memory.substrate.record_tables import LIVE
+from robot_memory.substrate.record_tables import object_key
 from robot_memory.substrate.validation import epoch
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 

@@ -57,7 +57,7 @@ from typing import Optional
 from typing import TYPE_CHECKING
 
 from robot_memory.common import lazy_imports
-from robot_memory.evidence.audit import write_record_audit
+from robot_memory.evidence.evidence_audit import write_record_audit
 from robot_memory.evidence.evidence_store import EvidenceError
 from robot_memory.evidence.evidence_store import open_target
 from robot_memory.substrate import crypto
@@ -65,13 +65,18 @@ from robot_memory.substrate import forgetting
 from robot_memory.substrate import learning
 from robot_memory.substrate import metrics
 from robot_memory.substrate import recall as recalling
+from robot_memory.substrate import record_tables
 from robot_memory.substrate import revision
-from robot_memory.substrate import schema
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 from robot_memory.substrate import validation
 from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.learning import LearnRequest
 from robot_memory.substrate.recall import RECALLABLE  # noqa: F401 - re-exported
+from robot_memory.substrate.record_tables import COLUMNS
+from robot_memory.substrate.record_tables import dumps
+from robot_memory.substrate.record_tables import MIGRATIONS
+from robot_memory.substrate.record_tables import SELECT
+from robot_memory.substrate.record_tables import when
 from robot_memory.substrate.results import ForgetResult
 from robot_memory.substrate.results import LearnResult
 from robot_memory.substrate.results import RecallResult
@@ -79,11 +84,6 @@ from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.results import SelectionResult
 from robot_memory.substrate.salience import effective_salience  # noqa: F401 - re-exported
 from robot_memory.substrate.salience import row_salience
-from robot_memory.substrate.schema import COLUMNS
-from robot_memory.substrate.schema import dumps
-from robot_memory.substrate.schema import MIGRATIONS
-from robot_memory.substrate.schema import SELECT
-from robot_memory.substrate.schema import when
 from robot_memory.substrate.sealing import Sealing
 from robot_memory.substrate.validation import models
 from robot_memory.substrate.vector_index import trim_changes
@@ -145,7 +145,7 @@ class Substrate:
         self.common_words: set[str] = set()
         self.sealing = Sealing(self, encrypt_from, key_file)
         self._ahead: dict = {}
-        self.db = schema.connect(self.path, busy_timeout_s)
+        self.db = record_tables.connect(self.path, busy_timeout_s)
 
     def applied_migrations(self) -> list:
         """Names of the substrate's schema migrations applied to this database, in order."""
@@ -264,7 +264,7 @@ class Substrate:
     def history(self, record_id: str) -> list:
         """Return the audit trail of one record, oldest first (also after a hard delete)."""
         with self.lock:
-            rows = schema.audit_rows(self.db.conn, record_id)
+            rows = record_tables.audit_rows(self.db.conn, record_id)
         return [models.AuditEntry(id=row[0], timestamp=when(row[1]), record_id=row[2],
                                   action=row[3], actor=row[4], rationale=row[5],
                                   detail=json.loads(row[6]))
@@ -314,10 +314,10 @@ class Substrate:
         """Insert a new record (sealed when its sensitivity is encrypted) inside ``conn``."""
         subject = predicate = condition_key = facet = object_key = None
         if kind == 'semantic':
-            object_key = schema.object_key(payload['object'])
+            object_key = record_tables.object_key(payload['object'])
             subject = textrules.normalise(payload['subject'])
             predicate = textrules.normalise(payload['predicate'])
-            condition_key = schema.condition_key(payload.get('validity') or {})
+            condition_key = record_tables.condition_key(payload.get('validity') or {})
             _, facet = textrules.fact_facet(payload['predicate'], payload['object'],
                                             payload.get('single_valued'))
         content_hash, sealed, key_name = textrules.content_hash(text), None, None

@@ -29,7 +29,7 @@ from robot_memory.common.sqlite_db import apply_migrations
 from robot_memory.common.sqlite_db import MigrationSet
 from robot_memory.common.sqlite_db import PlainDatabase
 from robot_memory.common.timeutil import UTC
-from robot_memory.evidence.audit import AuditRecord
+from robot_memory.evidence.evidence_audit import AuditRecord
 from robot_memory.evidence.evidence_store import CACHE_KIB
 from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.evidence_store import MIGRATIONS
@@ -140,7 +140,7 @@ def test_a_migration_set_reads_and_writes_what_sqlite_utils_records(tmp_path):
 
 @pytest.mark.parametrize('module', ['robot_memory.evidence.evidence_store',
                                     'robot_memory.evidence.proposal_queue',
-                                    'robot_memory.substrate.schema'])
+                                    'robot_memory.substrate.record_tables'])
 def test_each_store_gets_the_schema_sqlite_utils_would_give_it(tmp_path, module):
     """Applied without sqlite-utils, a store's migrations give the same tables, records too."""
     steps = importlib.import_module(module).MIGRATIONS

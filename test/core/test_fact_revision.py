@@ -35,7 +35,7 @@ from conftest import REPO
 from robot_memory.common.timeutil import UTC
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 LATER = NOW + dt.timedelta(hours=1)

@@ -26,7 +26,7 @@ from robot_memory.substrate import HashingEmbedder
 from robot_memory.substrate import json_schema
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 from robot_memory.substrate.models import MemoryRecord
 from samples import DAY
 from samples import NOW

@@ -29,7 +29,7 @@ import pytest
 
 from conftest import SPEC_EXAMPLE
 from robot_memory.cli import main as cli
-from robot_memory.substrate.text import looks_secret
+from robot_memory.substrate.textrules import looks_secret
 from samples import leaks
 
 AT = '2026-04-01T12:00:00Z'
