@@ -31,13 +31,13 @@ from typing import Optional
 from typing import TYPE_CHECKING
 from typing import Union
 
-from robot_memory.cli import blackbox as cli_blackbox
+from robot_memory.cli import blackbox_commands
 from robot_memory.cli import command_options
-from robot_memory.cli import fleet as cli_fleet
+from robot_memory.cli import fleet_commands
 from robot_memory.cli import proposal_commands
 from robot_memory.cli import replay_command
-from robot_memory.cli import serve as cli_serve
-from robot_memory.cli import substrate as cli_substrate
+from robot_memory.cli import serve_command
+from robot_memory.cli import substrate_commands
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import parse_iso
@@ -124,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_evidence_commands(commands, common, database, rules)
     _add_undo(commands, [common, database])
     replay_command.add_commands(commands, [common, database, rules])
-    for module in (cli_substrate, proposal_commands, cli_serve, cli_blackbox, cli_fleet):
+    for module in (substrate_commands, proposal_commands, serve_command, blackbox_commands,
+                   fleet_commands):
         module.add_commands(commands, [common, database])
     return parser
 
@@ -317,7 +318,7 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
         # Typed memory only (an agent's): its stats, the encryption notice and search mode.
         stats: dict = {'file': str(memory.path), 'file_exists': False,
                        'database': str(database), 'database_exists': True,
-                       'substrate': cli_substrate.substrate_stats(
+                       'substrate': substrate_commands.substrate_stats(
                            database, now, command_options.encryption(args, database))}
         if args.json:
             print(json.dumps(stats, indent=2, ensure_ascii=False))
@@ -325,7 +326,7 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
         print(f'{stats["file"]}: no memory file here yet (the first dream or memory_node '
               'writes it); the typed memory:')
         print(f'database: {stats["database"]}')
-        for line in cli_substrate.stats_lines(stats['substrate']):
+        for line in substrate_commands.stats_lines(stats['substrate']):
             print(line)
         return 0
     result = memory.load(now, read_only=True)
@@ -334,8 +335,8 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
     stats['file_exists'] = True
     stats['database'] = str(database)
     stats['database_exists'] = database.exists()
-    stats['substrate'] = cli_substrate.substrate_stats(database, now,
-                                                       command_options.encryption(args, database))
+    stats['substrate'] = substrate_commands.substrate_stats(
+        database, now, command_options.encryption(args, database))
     if args.json:
         print(json.dumps(stats, indent=2, ensure_ascii=False))
         return 0
@@ -353,7 +354,7 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
           (f'  (a link to {stats["file_target"]})' if 'file_target' in stats else ''))
     print(f'evidence database: {stats["database"]}' +
           ('' if stats['database_exists'] else ' (not created yet)'))
-    for line in cli_substrate.stats_lines(stats['substrate']):
+    for line in substrate_commands.stats_lines(stats['substrate']):
         print(line)
     return 0
 
@@ -534,7 +535,7 @@ def cmd_history(args, memory: 'MemoryFile') -> int:
                                  'action': action, 'actor': actor, 'reason': reason,
                                  'detail': json.loads(detail), 'log': 'typed memory'}))
         # The black box's recordings of the entry's faults, with their freeze frames.
-        records.extend(cli_blackbox.history_records(store.db.conn, args.entry_id))
+        records.extend(blackbox_commands.history_records(store.db.conn, args.entry_id))
     if not records:
         print(f'no audit records for {args.entry_id} in {path}', file=sys.stderr)
         return 1
@@ -610,11 +611,11 @@ COMMANDS: dict[str, Callable[..., int]] = {
     'undo': cmd_undo,
 }
 COMMANDS.update(replay_command.HANDLERS)
-COMMANDS.update(cli_substrate.HANDLERS)
+COMMANDS.update(substrate_commands.HANDLERS)
 COMMANDS.update(proposal_commands.HANDLERS)
-COMMANDS.update(cli_serve.HANDLERS)
-COMMANDS.update(cli_blackbox.HANDLERS)
-COMMANDS.update(cli_fleet.HANDLERS)
+COMMANDS.update(serve_command.HANDLERS)
+COMMANDS.update(blackbox_commands.HANDLERS)
+COMMANDS.update(fleet_commands.HANDLERS)
 # These create nothing.
 READS_ONLY = frozenset({'show', 'validate', 'stats', 'export', 'history', 'blackbox'})
 
@@ -652,7 +653,7 @@ def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
         memory: Union[command_options.MemoryLocation, 'MemoryFile']
-        if args.command in cli_substrate.HANDLERS:
+        if args.command in substrate_commands.HANDLERS:
             memory = command_options.MemoryLocation(args.file)  # the file's reader is not needed
         else:
             from robot_memory.rcan.memory_file import MemoryFile

@@ -223,9 +223,9 @@ def cmd_serve(args, memory) -> int:
 def cmd_report(args, memory) -> int:
     """Print the fleet's roll-ups."""
     from robot_memory.fleet.envelope import Trust  # a fleet command's import: see push
+    from robot_memory.fleet.fleet_store import FleetStore
     from robot_memory.fleet.report import build_report
     from robot_memory.fleet.report import format_report
-    from robot_memory.fleet.fleet_store import FleetStore
     with FleetStore(args.store, Trust({})) as store:
         report = build_report(store, _now(args), args.days, args.silent_hours * 3600.0)
     if args.json:
