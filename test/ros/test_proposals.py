@@ -26,7 +26,7 @@ from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
 from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
-from robot_memory.federation import peer_context as federation
+from robot_memory.federation import peer_context
 from robot_memory.rcan import context
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import new_document
@@ -300,7 +300,7 @@ def test_a_reword_of_an_entry_that_is_gone_is_refused_with_advice(tmp_path):
 # ------------------------------------------------------------------------------ peers
 
 def peer_payload(sent_at, text='Charging dock 3 is out of order'):
-    return federation.PeerPayload.model_validate({
+    return peer_context.PeerPayload.model_validate({
         'rrn': 'RRN-000000000002', 'sent_at': sent_at,
         'entries': [{'id': 'mem-1234abcd', 'type': 'environment_note', 'text': text,
                      'confidence': 0.8, 'first_seen': sent_at, 'last_reinforced': sent_at,
@@ -312,7 +312,7 @@ def test_a_peer_payload_waits_replaces_an_older_one_and_merges_when_approved(tmp
     document = new_document('RRN-000000000001', NOW)
     document.entries = [new_entry('hardware_observation', 'Left wheel slips', 0.9, NOW)]
     memory.path.write_bytes(render(document))
-    policy = federation.FederationPolicy(allowed_peers=('RRN-000000000002',))
+    policy = peer_context.FederationPolicy(allowed_peers=('RRN-000000000002',))
     with ProposalQueue.open(tmp_path / 'robot-memory.db') as queue:
         first = proposing.propose_peer(queue, memory, peer_payload(NOW), NOW, policy,
                                        PROPOSE_ALL, 'ros:exchange')
@@ -342,7 +342,7 @@ def queued_peer_block(tmp_path, monkeypatch, at=NOW):
     memory = MemoryFile(tmp_path / 'robot-memory.md')
     if not memory.path.exists():
         memory.path.write_bytes(render(new_document('RRN-000000000001', NOW)))
-    policy = federation.FederationPolicy(allowed_peers=('RRN-000000000002',))
+    policy = peer_context.FederationPolicy(allowed_peers=('RRN-000000000002',))
     with ProposalQueue.open(tmp_path / 'robot-memory.db') as queue:
         return memory, proposing.propose_peer(queue, memory, peer_payload(at), at, policy,
                                               PROPOSE_ALL, 'ros:exchange').id
