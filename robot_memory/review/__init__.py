@@ -12,4 +12,4 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Review of what was learned: proposals, undo and hand edits (the trail: evidence.audit)."""
+"""Review of what was learned: proposals, undo and hand edits (their trail: evidence_audit)."""

@@ -32,7 +32,8 @@ payload is merged, and writes the audit rows through the store worker.
 Audit: every refused payload is one row. An accepted payload that changed something is
 one row (plus one per own entry it newly corroborates); accepted payloads that changed
 nothing are counted and written as one row per peer per hour of memory time
-(``federation.audit.UnchangedAudits``), so a periodic sync neither escapes the log nor floods it.
+(``federation.federation_audit.UnchangedAudits``), so a periodic sync neither escapes the log
+nor floods it.
 """
 
 import datetime as dt
