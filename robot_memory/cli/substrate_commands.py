@@ -38,8 +38,8 @@ from robot_memory.cli.command_options import encryption
 from robot_memory.cli.command_options import proposal_settings
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.filters import parse_json_object
-from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.vocabulary import MAX_QUERY
 from robot_memory.substrate.vocabulary import MAX_REASON
 from robot_memory.substrate.vocabulary import MAX_TEXT

@@ -26,7 +26,7 @@ from typing import Optional
 
 from robot_memory.substrate import revision
 from robot_memory.substrate import textrules
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.record_tables import LIVE
 from robot_memory.substrate.results import ForgetResult
 from robot_memory.substrate.validation import check_reason

@@ -32,8 +32,8 @@ from robot_memory.substrate import revision
 from robot_memory.substrate import textrules
 from robot_memory.substrate import validation
 from robot_memory.substrate.dedup import jaccard_candidates
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.filters import check_json
-from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.record_tables import LIVE
 from robot_memory.substrate.results import LearnResult
 from robot_memory.substrate.validation import first_error

@@ -26,7 +26,7 @@ from typing import Optional
 
 from robot_memory.common import lazy_imports
 from robot_memory.common.timeutil import format_iso
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.record_tables import LIVE
 from robot_memory.substrate.salience import DAY
 from robot_memory.substrate.salience import row_salience

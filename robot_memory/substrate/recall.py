@@ -27,13 +27,13 @@ from typing import cast
 from typing import Optional
 
 from robot_memory.substrate import textrules
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import check_point
 from robot_memory.substrate.filters import compile_filters
 from robot_memory.substrate.filters import distance
 from robot_memory.substrate.filters import matches
 from robot_memory.substrate.filters import position_of
-from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.fusion import fuse
 from robot_memory.substrate.fusion import order_key
 from robot_memory.substrate.lexical import keyword_passes

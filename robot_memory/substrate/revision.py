@@ -32,8 +32,8 @@ import uuid
 
 from robot_memory.substrate import payloads
 from robot_memory.substrate import textrules
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.filters import check_json
-from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.record_tables import condition_key
 from robot_memory.substrate.record_tables import dumps
 from robot_memory.substrate.record_tables import LIVE

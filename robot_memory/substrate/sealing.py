@@ -32,7 +32,8 @@ from typing import Optional
 from robot_memory.common.fileio import fsync_directory
 from robot_memory.substrate import crypto
 from robot_memory.substrate import textrules
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.errors import KeyUnavailable
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.record_tables import condition_key
 from robot_memory.substrate.record_tables import dumps
 from robot_memory.substrate.record_tables import LIVE
@@ -97,7 +98,7 @@ class Sealing:
     def open_fields(self, data: dict) -> dict:
         """Return what :meth:`seal_fields` sealed; KeyUnavailable saying why when it cannot."""
         if self.vault is None:
-            raise crypto.KeyUnavailable(f'{data.get("ref")} is encrypted and no key file is set')
+            raise KeyUnavailable(f'{data.get("ref")} is encrypted and no key file is set')
         key = self.vault.key(data['key_id'])
         return crypto.unseal(key, data['ref'], base64.b64decode(data['sealed']))
 
@@ -149,11 +150,11 @@ class Sealing:
                 continue
             try:
                 if self.vault is None:
-                    raise crypto.KeyUnavailable('no key file is set')
+                    raise KeyUnavailable('no key file is set')
                 if row['key_id'] not in keys:
                     keys[row['key_id']] = self.vault.key(row['key_id'])
                 fields = crypto.unseal(keys[row['key_id']], row['id'], row['sealed'])
-            except crypto.KeyUnavailable as error:
+            except KeyUnavailable as error:
                 row['locked'] = str(error)
                 row['text'] = '[encrypted: the key is not available]'
                 continue
@@ -170,8 +171,8 @@ class Sealing:
         """Refuse to show or revise a sealed record that could not be decrypted."""
         if row.get('locked'):
             advice = self.vault.advice() if self.vault is not None else 'pass key_file='
-            raise crypto.KeyUnavailable(f'record {row["id"]} is encrypted and cannot be opened: '
-                                        f'{row["locked"]}; {advice}')
+            raise KeyUnavailable(f'record {row["id"]} is encrypted and cannot be opened: '
+                                 f'{row["locked"]}; {advice}')
 
     def reseal(self, conn, row: dict, tags=None, payload=None) -> None:
         """Store an opened sealed record again with new tags or payload (fresh nonce)."""
@@ -199,7 +200,7 @@ class Sealing:
             return None
         try:
             return self.vault.sealing_key(conn)
-        except crypto.KeyUnavailable:
+        except KeyUnavailable:
             return None
 
     def stored_reply(self, request_id: str, stored: str) -> dict:
@@ -209,10 +210,10 @@ class Sealing:
         key = self.readable_key()
         try:
             if key is None:
-                raise crypto.KeyUnavailable('the key is not available')
+                raise KeyUnavailable('the key is not available')
             return crypto.unseal(key, f'request:{request_id}',
                                  base64.b64decode(stored[len('sealed:'):]))
-        except crypto.KeyUnavailable as error:
+        except KeyUnavailable as error:
             raise SubstrateError(f'request_id {request_id!r} was already used; its reply is '
                                  f'encrypted and cannot be read ({error}); use a new '
                                  'request_id') from None
@@ -223,7 +224,7 @@ class Sealing:
             return None
         try:
             return self.vault.current()
-        except crypto.KeyUnavailable:
+        except KeyUnavailable:
             return None
 
     def sealed_hash(self, text: str) -> Optional[str]:
@@ -376,7 +377,7 @@ class Sealing:
             assert self.vault is not None  # the sealed index is kept with a vault only
             try:
                 self.vault.key(name)
-            except crypto.KeyUnavailable as error:
+            except KeyUnavailable as error:
                 unusable[name] = str(error)
         if unusable:
             for name, records in self.store.db.conn.execute(

@@ -69,7 +69,7 @@ from robot_memory.substrate import record_tables
 from robot_memory.substrate import revision
 from robot_memory.substrate import textrules
 from robot_memory.substrate import validation
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.learning import LearnRequest
 from robot_memory.substrate.recall import RECALLABLE  # noqa: F401 - re-exported
 from robot_memory.substrate.record_tables import COLUMNS

@@ -413,8 +413,8 @@ class Page:
         filters_text = params.get('filter', '').strip()[:2000]
         filters = None
         if filters_text:
+            from robot_memory.substrate.errors import SubstrateError
             from robot_memory.substrate.filters import parse_json_object
-            from robot_memory.substrate.filters import SubstrateError
             try:
                 filters = parse_json_object(filters_text, 'the filter')
             except SubstrateError as error:
