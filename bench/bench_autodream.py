@@ -61,9 +61,9 @@ except ImportError:  # run from a source checkout without installing
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
     from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 
 UTC = dt.timezone.utc

@@ -84,7 +84,7 @@ from bench_recall import robot_texts  # noqa: E402
 from robot_memory.rcan.memory_file import MemoryFile  # noqa: E402
 from robot_memory.rcan.memory_file import render  # noqa: E402
 from robot_memory.rcan.schema import new_entry  # noqa: E402
-from robot_memory.substrate.store import Substrate  # noqa: E402
+from robot_memory.substrate.substrate_store import Substrate  # noqa: E402
 
 NOW = dt.datetime(2026, 4, 1, 3, 0, tzinfo=dt.timezone.utc)
 AT = '2026-04-01T03:00:00Z'

@@ -41,9 +41,9 @@ try:
 except ImportError:  # run from a source checkout without installing
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
     from robot_memory.dream.autodream import dream
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import from_dict
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))

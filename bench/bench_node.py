@@ -490,7 +490,7 @@ class Bench:
 
     def rss(self, publisher: Child, bare: Child) -> dict:
         """Measure VmRSS of the node and of the bare subscriber while one flood feeds both."""
-        from robot_memory.evidence.store import CACHE_KIB
+        from robot_memory.evidence.evidence_store import CACHE_KIB
         pids = {'node': self.node_process.pid, 'bare': bare.pid}
         samples = {name: [] for name in pids}
         stop = threading.Event()

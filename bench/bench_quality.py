@@ -51,7 +51,7 @@ the entry's signature links. One JSON line per profile:
 
 The node's CPU share is measured by ``bench_node.py``, not here.
 ``--from-bag mcap|sqlite3|ros1`` writes each profile's stream into a bag of that format
-(``robot_memory.bags.write``) and takes it through ``robot-memory replay``'s code, on the
+(``robot_memory.testing.bag_writer``) and takes it through ``robot-memory replay``'s code, on the
 profile's local clock: the same figures, from bags (``from_bag`` says which).
 
 Usage: ``python bench/bench_quality.py [--quick] [--days N] [--period S] [--profile NAME]
@@ -75,9 +75,9 @@ try:
 except ImportError:  # run from a source checkout without installing
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
     from robot_memory.dream.autodream import dream
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import from_dict
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.context import build_context
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.settings import DreamConfig
@@ -272,7 +272,7 @@ def run_profile_from_bag(name: str, days: int, period_s: float, scratch: pathlib
     """
     As :func:`run_profile`, with the stream written into a ``fmt`` bag and replayed.
 
-    The bag is written by ``bags.write`` and taken by ``bags.replay`` (``robot-memory
+    The bag is written by ``testing.bag_writer`` and taken by ``bags.replay`` (``robot-memory
     replay``'s code) on the profile's local clock (TZ), so its nightly dreams are the
     direct run's nights; the nights after the recording's end are dreamed afterwards, as
     the direct run does. Each dream is recorded as the direct run records it.
@@ -281,7 +281,7 @@ def run_profile_from_bag(name: str, days: int, period_s: float, scratch: pathlib
     import os
 
     from robot_memory.bags import replay
-    from robot_memory.bags import write
+    from robot_memory.testing import bag_writer
     from robot_memory.dream.report import DreamReport
     profile, start, plants, matcher, config, nights = _setting(name, days)
     database = scratch / f'{name}-{fmt}.db'
@@ -297,8 +297,8 @@ def run_profile_from_bag(name: str, days: int, period_s: float, scratch: pathlib
             observation = from_dict(data).observation
             yield observation.stamp, None, observation
 
-    bag = write.write_bag(scratch / (f'{name}.bag' if fmt == 'ros1' else f'{name}-{fmt}'),
-                          items(), fmt)
+    bag = bag_writer.write_bag(scratch / (f'{name}.bag' if fmt == 'ros1' else f'{name}-{fmt}'),
+                               items(), fmt)
 
     def night(store, memory_file, now, *args, **kwargs):
         if now < nights[0]:  # the start day's 03:00: the direct run's nights begin a day later

@@ -78,8 +78,8 @@ from robot_memory.substrate.embedding import carrier_files
 from robot_memory.substrate.embedding import CARRIERS
 from robot_memory.substrate.embedding import semantic_model_files
 from robot_memory.substrate.embedding import SemanticEmbedder
-from robot_memory.substrate.text import content_tokens
-from robot_memory.substrate.text import fts_query
+from robot_memory.substrate.textrules import content_tokens
+from robot_memory.substrate.textrules import fts_query
 from robot_memory.substrate.vector_index import CHUNK
 
 UTC = dt.timezone.utc

@@ -66,9 +66,9 @@ from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
 
 from robot_memory.bags import read
-from robot_memory.bags import write
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.testing import bag_writer
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / 'profiles'))
 import generate  # noqa: E402, I100 - the profiles' generator lives beside them
@@ -215,7 +215,7 @@ def make_bag(path: pathlib.Path, arrays: int, distinct: bool = False) -> tuple:
                 changed += previous.get(status['name']) != now
                 previous[status['name']] = now
                 total += 1
-            raw = store.serialize_cdr(write.build(store, KIND, fields), KIND)
+            raw = store.serialize_cdr(bag_writer.build(store, KIND, fields), KIND)
             writer.write(connection, ns, bytes(raw))
     return path, changed / total
 

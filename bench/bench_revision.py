@@ -37,7 +37,7 @@ import tempfile
 import time
 
 from robot_memory.substrate import Substrate
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 PAIRS = REPO / 'test' / 'data' / 'fact_pairs.jsonl'

@@ -46,8 +46,8 @@ try:
 except ImportError:  # run from a source checkout without installing
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
     from robot_memory.evidence.observations import TelemetryObservation
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.store import EvidenceStore
 
 GOAL_BYTES = 1_000_000
 START = dt.datetime(2026, 6, 1, tzinfo=dt.timezone.utc)

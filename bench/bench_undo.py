@@ -43,7 +43,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from robot_memory.dream.autodream import dream  # noqa: E402
-from robot_memory.evidence.store import EvidenceStore  # noqa: E402
+from robot_memory.evidence.evidence_store import EvidenceStore  # noqa: E402
 from robot_memory.locations import default_db_path  # noqa: E402
 from robot_memory.rcan.memory_file import MemoryFile  # noqa: E402
 from robot_memory.rcan.memory_file import new_document  # noqa: E402

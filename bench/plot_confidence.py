@@ -49,9 +49,9 @@ except ImportError:  # run from a source checkout without installing
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
     from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig  # noqa: E402
+from robot_memory.evidence.evidence_store import EvidenceStore  # noqa: E402
 from robot_memory.evidence.observations import DiagnosticObservation  # noqa: E402
 from robot_memory.evidence.rules import Rules  # noqa: E402
-from robot_memory.evidence.store import EvidenceStore  # noqa: E402
 from robot_memory.rcan.lifecycle import effective_confidence  # noqa: E402
 from robot_memory.rcan.memory_file import MemoryFile  # noqa: E402
 

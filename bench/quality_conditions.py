@@ -37,10 +37,10 @@ import random
 import re
 
 from robot_memory.dream.autodream import dream
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.observations import TelemetryObservation
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 
 RULES = {'signals': {'controllable': ['*cmd_vel* linear.*', '*payload*']}}

@@ -38,7 +38,7 @@ from robot_memory.rcan.context import build_context
 from robot_memory.rcan.context import CONDITIONS
 from robot_memory.rcan.context import estimate_tokens
 from robot_memory.rcan.context import is_condition
-from robot_memory.review.proposals import decide_proposal
+from robot_memory.review.proposing import decide_proposal
 from robot_memory.substrate.context_relevance import relevant_ids
 
 _NORMAL = CONDITIONS  # 'Routine: ', 'Constant: '

@@ -30,11 +30,11 @@ from robot_memory.common.timeutil import UTC
 from robot_memory.dependencies import EXIT_UNMET
 from robot_memory.errors import MissingExtra
 from robot_memory.errors import RobotMemoryError
-from robot_memory.mcp import server as mcp_server
+from robot_memory.mcp import mcp_server
 from robot_memory.ros.refusal import refuse
 from robot_memory.web import app as web_app
-from robot_memory.web.server import make_server
-from robot_memory.web.server import ServerThread
+from robot_memory.web.page_server import make_server
+from robot_memory.web.page_server import ServerThread
 from support import web_demo
 from support.paths import REPO
 from support.processes import free_port

@@ -15,5 +15,6 @@
 
 # ``read`` opens recordings through the ``rosbags`` library (the optional extra
 # ``robot_memory[bags]``), ``replay`` feeds their messages to the evidence store and dreams
-# at the recorded nights, ``write`` makes bags from observations (test data). Nothing here
-# is imported by memory_node or by ``robot-memory show``.
+# at the recorded nights (``robot-memory replay``'s command is ``cli/replay_command.py``; the
+# bags the tests replay are written by ``robot_memory.testing.bag_writer``). Nothing here is
+# imported by memory_node or by ``robot-memory show``.

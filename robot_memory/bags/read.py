@@ -17,7 +17,7 @@ Opening recordings with ``rosbags``: rosbag2 (MCAP, sqlite3, compressed) and ROS
 
 Why rosbags: one maintained, pure-Python library reads all three formats, ships the
 message definitions of every distribution (so a bag without embedded definitions is
-read too) and writes all three (``robot_memory.bags.write``). ``mcap`` with
+read too) and writes all three (``robot_memory.testing.bag_writer``). ``mcap`` with
 ``mcap-ros2-support`` reads MCAP only.
 
 A recording that cannot be read is refused with :class:`RecordingError`, saying what is

@@ -485,11 +485,8 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
     # each day's recording as it comes dreams the nights between, as one replay of all would.
     taken_until = max((taken[1] for taken in state.taken.values()), default=None)
     ties: dict = {}
-    skip_prefix = f'{OWN_NODE}: '
-    add = store.add
     taken = summary.taken
-    add_prepared = store.add_prepared
-    statuses = status_reader(store, skip_prefix)
+    statuses = status_reader(store, f'{OWN_NODE}: ')
     future_ns = (read.ns_of(evidence_clock.latest_allowed(options.now))
                  if options.now is not None else None)
 
@@ -509,20 +506,9 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
             summary.first = read.datetime_of(ns)
         elif summary.first is None:
             summary.first = read.datetime_of(ns)
-        while next_dream is not None and ns >= read.ns_of(next_dream):
-            if last_dream is not None and next_dream <= last_dream:
-                summary.dreams_skipped += 1
-            else:
-                flush()
-                report = (options.dream or autodream.dream)(
-                    store, memory, next_dream, rules, options.dream_config, actor='replay',
-                    proposals=options.proposals)
-                summary.dreams.append(report)
-                summary.notes.extend(report.problems)
-                summary.waiting = 0
-                if not report.clock_backwards:
-                    last_dream = next_dream
-            next_dream = next_nightly(next_dream, *options.nightly)
+        if next_dream is not None and ns >= read.ns_of(next_dream):
+            next_dream, last_dream = _dreams_due(ns, next_dream, last_dream, flush, store,
+                                                 memory, rules, options, summary)
         if progress is not None and not done % PROGRESS_EVERY and clock() >= next_report:
             next_report = clock() + PROGRESS_S
             try:  # between two messages: an Interrupted stops here, all before it written
@@ -537,9 +523,7 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
         summary.last = stamp = read.datetime_of(ns)
         at_ns = 0
         if state.legacy:  # the place among messages at one time, as replays before kept it
-            tie = ties.get((bag.identity, topic))
-            at_ns = tie[1] + 1 if tie is not None and tie[0] == ns else 0
-            ties[(bag.identity, topic)] = (ns, at_ns)
+            at_ns = _tie(ties, bag.identity, topic, ns)
         role, node_topic, _, offset, topic_crc = plans[index][topic]
         key = content_key(bag, raw, ns, offset, topic_crc)
         why = state.seen(bag.identity, topic, ns, at_ns, key)
@@ -550,35 +534,7 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
         if ns < early_ns:
             summary.early += 1
         taken[topic] = taken.get(topic, 0) + 1
-        try:
-            if role == 'diagnostic':
-                reports = bag.statuses(raw, type_name, statuses)
-                taken_now = [report for report in reports if type(report) is tuple]
-                if len(taken_now) < len(reports):
-                    for report in reports:
-                        if type(report) is not tuple:
-                            summary.skip(f'refused: {report}')
-                add_prepared(stamp.timestamp(), taken_now)
-                summary.statuses += len(reports)
-                summary.observations += len(taken_now)
-                summary.waiting += len(taken_now)
-            elif role == 'log':
-                item = observations.log_record(bag.decode(raw, type_name), stamp, OWN_NODE,
-                                               ros1=bag.ros1)
-                if item is not None:
-                    add(item)
-                    summary.observations += 1
-                    summary.waiting += 1
-            else:
-                parsed = observations.telemetry(node_topic, type_name,
-                                                bag.decode(raw, type_name), stamp)
-                add(parsed.observation)
-                summary.observations += 1
-                summary.waiting += 1
-        except (observations.ObservationError, read.RecordingError) as error:
-            summary.skip(f'refused: {error}')
-        except Exception as error:  # noqa: B902 - a message the library cannot deserialize
-            summary.skip(f'{topic}: a message that cannot be deserialized ({type(error).__name__})')
+        _take(role, bag, raw, topic, type_name, node_topic, stamp, store, statuses, summary)
         since_flush += 1
         if since_flush >= FLUSH_MESSAGES:
             flush()
@@ -589,3 +545,64 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
         progress({'messages': done, 'total': total, 'bytes': done_bytes,
                   'total_bytes': total_bytes, 'elapsed': summary.elapsed_s, 'at': summary.last,
                   'final': True})
+
+
+def _dreams_due(ns, next_dream, last_dream, flush, store, memory, rules, options, summary):
+    """Run (or count as done before) every nightly dream at or before ``ns``; the next two."""
+    while next_dream is not None and ns >= read.ns_of(next_dream):
+        if last_dream is not None and next_dream <= last_dream:
+            summary.dreams_skipped += 1
+        else:
+            flush()
+            report = (options.dream or autodream.dream)(
+                store, memory, next_dream, rules, options.dream_config, actor='replay',
+                proposals=options.proposals)
+            summary.dreams.append(report)
+            summary.notes.extend(report.problems)
+            summary.waiting = 0
+            if not report.clock_backwards:
+                last_dream = next_dream
+        next_dream = next_nightly(next_dream, *options.nightly)
+    return next_dream, last_dream
+
+
+def _tie(ties: dict, identity, topic: str, ns: int) -> int:
+    """Return a message's place among the topic's messages at one time (legacy replay state)."""
+    tie = ties.get((identity, topic))
+    at_ns = tie[1] + 1 if tie is not None and tie[0] == ns else 0
+    ties[(identity, topic)] = (ns, at_ns)
+    return at_ns
+
+
+def _take(role, bag, raw, topic, type_name, node_topic, stamp, store, statuses,
+          summary) -> None:
+    """Add one message's evidence to the store, or note in ``summary`` why it was refused."""
+    try:
+        if role == 'diagnostic':
+            reports = bag.statuses(raw, type_name, statuses)
+            taken_now = [report for report in reports if type(report) is tuple]
+            if len(taken_now) < len(reports):
+                for report in reports:
+                    if type(report) is not tuple:
+                        summary.skip(f'refused: {report}')
+            store.add_prepared(stamp.timestamp(), taken_now)
+            summary.statuses += len(reports)
+            summary.observations += len(taken_now)
+            summary.waiting += len(taken_now)
+        elif role == 'log':
+            item = observations.log_record(bag.decode(raw, type_name), stamp, OWN_NODE,
+                                           ros1=bag.ros1)
+            if item is not None:
+                store.add(item)
+                summary.observations += 1
+                summary.waiting += 1
+        else:
+            parsed = observations.telemetry(node_topic, type_name,
+                                            bag.decode(raw, type_name), stamp)
+            store.add(parsed.observation)
+            summary.observations += 1
+            summary.waiting += 1
+    except (observations.ObservationError, read.RecordingError) as error:
+        summary.skip(f'refused: {error}')
+    except Exception as error:  # noqa: B902 - a message the library cannot deserialize
+        summary.skip(f'{topic}: a message that cannot be deserialized ({type(error).__name__})')

@@ -31,12 +31,14 @@ from typing import Optional
 from typing import TYPE_CHECKING
 from typing import Union
 
-from robot_memory.cli import blackbox as cli_blackbox
-from robot_memory.cli import fleet as cli_fleet
-from robot_memory.cli import proposals as cli_proposals
+from robot_memory.cli import blackbox_commands
+from robot_memory.cli import command_options
+from robot_memory.cli import fleet_commands
+from robot_memory.cli import proposal_commands
 from robot_memory.cli import refusal
-from robot_memory.cli import serve as cli_serve
-from robot_memory.cli import substrate as cli_substrate
+from robot_memory.cli import replay_command
+from robot_memory.cli import serve_command
+from robot_memory.cli import substrate_commands
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import parse_iso
@@ -47,8 +49,8 @@ from robot_memory.errors import MemoryFileError
 from robot_memory.errors import RobotMemoryError
 
 if TYPE_CHECKING:
+    from robot_memory.evidence.evidence_store import EvidenceStore
     from robot_memory.evidence.rules import Rules
-    from robot_memory.evidence.store import EvidenceStore
     from robot_memory.rcan import lifecycle
     from robot_memory.rcan.memory_file import MemoryFile
 
@@ -86,8 +88,8 @@ def _unit_float(text: str) -> float:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser; every command and option carries help text."""
+def _parents() -> tuple:
+    """Return the parsers of the options commands share: file, time, database, rules."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument('--file', help='memory file (default: $CASTOR_ROBOT_MEMORY_FILE; else '
                                        '~/.opencastor/robot-memory.md ($CASTOR_OPENCASTOR_DIR '
@@ -100,11 +102,36 @@ def build_parser() -> argparse.ArgumentParser:
     at.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                     help='evaluate decay at this moment instead of now (e.g. 2026-05-01T03:00:00Z)')
 
+    database = argparse.ArgumentParser(add_help=False)
+    database.add_argument('--db', help='database of the evidence and the typed memory '
+                                       '(default: beside the memory file, named after it: '
+                                       'robot-memory.db for robot-memory.md)')
+    rules = argparse.ArgumentParser(add_help=False)
+    rules.add_argument('--rules', help='observation rules file (default: built-in rules; see '
+                                       'config/observation_rules.yaml)')
+
+    return common, at, database, rules
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser; every command and option carries help text."""
+    common, at, database, rules = _parents()
     parser = argparse.ArgumentParser(
         prog='robot-memory',
         description='Operational memory for ROS 2 robots (RCAN Robot Memory Schema 1.0).')
     commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
+    _add_file_commands(commands, common, at, database)
+    _add_evidence_commands(commands, common, database, rules)
+    _add_undo(commands, [common, database])
+    replay_command.add_commands(commands, [common, database, rules])
+    for module in (substrate_commands, proposal_commands, serve_command, blackbox_commands,
+                   fleet_commands):
+        module.add_commands(commands, [common, database])
+    return parser
 
+
+def _add_file_commands(commands, common, at, database) -> None:
+    """Add show, validate, stats, prune and export: the commands of the memory file."""
     show = commands.add_parser('show', parents=[common, at],
                                help='print the context block the robot brain receives')
     show.add_argument('--budget', type=_positive_int, metavar='TOKENS',
@@ -124,10 +151,6 @@ def build_parser() -> argparse.ArgumentParser:
                                 help='counts by type and band, peers, file facts')
     stats.add_argument('--json', action='store_true', help='print the statistics as JSON')
 
-    database = argparse.ArgumentParser(add_help=False)
-    database.add_argument('--db', help='database of the evidence and the typed memory '
-                                       '(default: beside the memory file, named after it: '
-                                       'robot-memory.db for robot-memory.md)')
     prune = commands.add_parser('prune', parents=[common, at, database],
                                 help='remove entries below prune_min, archiving them first')
     prune.add_argument('--dry-run', action='store_true', help='only say what would be pruned')
@@ -138,10 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
                                  help='write the memory as JSON to standard output')
     export.add_argument('--format', choices=['json'], default='json', help='output format')
 
-    rules = argparse.ArgumentParser(add_help=False)
-    rules.add_argument('--rules', help='observation rules file (default: built-in rules; see '
-                                       'config/observation_rules.yaml)')
 
+def _add_evidence_commands(commands, common, database, rules) -> None:
+    """Add ingest, dream and history: the commands of the evidence database."""
     ingest = commands.add_parser('ingest', parents=[common, database, rules],
                                  help='add observations from a JSON-lines file to the evidence '
                                       'database')
@@ -171,8 +193,12 @@ def build_parser() -> argparse.ArgumentParser:
                          help='entry id (mem-a3f9c1d2), typed record id, proposal:7 or '
                               'substrate:key')
     history.add_argument('--json', action='store_true', help='print the records as JSON lines')
+
+
+def _add_undo(commands, parents) -> None:
+    """Add undo: a dream's or an undo's changes taken back, or a point in time restored."""
     undo = commands.add_parser(
-        'undo', parents=[common, database],
+        'undo', parents=parents,
         help="take back one dream's or one undo's own changes, or restore the memory file "
              'and the typed records as they were at a time; audited, itself undoable')
     point = undo.add_mutually_exclusive_group(required=True)
@@ -197,33 +223,6 @@ def build_parser() -> argparse.ArgumentParser:
     undo.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                       help="the undo's own time instead of now (e.g. 2026-05-01T03:00:00Z)")
     undo.add_argument('--json', action='store_true', help='print the undo report as JSON')
-    replay = commands.add_parser(
-        'replay', parents=[common, database, rules],
-        help='learn from recordings: replay rosbag2 (MCAP, sqlite3) and ROS 1 bags into the '
-             'evidence database, dreaming at every night they cross (needs robot_memory[bags])')
-    replay.add_argument('paths', nargs='+', metavar='PATH',
-                        help='a rosbag2 directory, an .mcap or .db3 file, a ROS 1 .bag, or a '
-                             'directory of them')
-    replay.add_argument('--dry-run', action='store_true',
-                        help='replay into temporary copies and print what would be learned; '
-                             'nothing is written')
-    replay.add_argument('--json', action='store_true', help='print the summary as JSON')
-    replay.add_argument('--remap', action='append', metavar='TOPIC:=RECORDED',
-                        help='read a topic under another recorded name, e.g. '
-                             '/diagnostics:=/robot1/diagnostics (repeatable)')
-    replay.add_argument('--msg-dir', action='append', metavar='DIR',
-                        help='definitions of custom message types, as pkg/msg/Type.msg files '
-                             'under DIR (repeatable)')
-    replay.add_argument('--accept-other-robot', action='store_true',
-                        help='take recordings that name another robot (RRN or hostname)')
-    replay.add_argument('--no-dream', action='store_true',
-                        help='only add the evidence; run no nightly dreams')
-    cli_substrate.add_commands(commands, [common, database])
-    cli_proposals.add_commands(commands, [common, database])
-    cli_serve.add_commands(commands, [common, database])
-    cli_blackbox.add_commands(commands, [common, database])
-    cli_fleet.add_commands(commands, [common, database])
-    return parser
 
 
 def _now(args) -> dt.datetime:
@@ -234,7 +233,7 @@ def _config(args) -> 'lifecycle.AnyConfig':
     from robot_memory.rcan import lifecycle
     if not args.config:
         return lifecycle.DEFAULTS  # the defaults, without pydantic
-    return cli_substrate.settings(args).lifecycle
+    return command_options.settings(args).lifecycle
 
 
 def _warn(memory: 'MemoryFile', result) -> None:
@@ -267,7 +266,7 @@ def cmd_show(args, memory: 'MemoryFile') -> int:
 def cmd_validate(args, memory: 'MemoryFile') -> int:
     """Report every problem (of --config's parameters too); exit 1 if there is any."""
     if args.config:
-        cli_substrate.settings(args)  # refused as memory_node would refuse them
+        command_options.settings(args)  # refused as memory_node would refuse them
         print(f'{args.config}: valid parameters')
     try:
         result = memory.load(dt.datetime.now(UTC), read_only=True)
@@ -329,15 +328,15 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
         # Typed memory only (an agent's): its stats, the encryption notice and search mode.
         stats: dict = {'file': str(memory.path), 'file_exists': False,
                        'database': str(database), 'database_exists': True,
-                       'substrate': cli_substrate.substrate_stats(
-                           database, now, cli_substrate.encryption(args, database))}
+                       'substrate': substrate_commands.substrate_stats(
+                           database, now, command_options.encryption(args, database))}
         if args.json:
             print(json.dumps(stats, indent=2, ensure_ascii=False))
             return 0
         print(f'{stats["file"]}: no memory file here yet (the first dream or memory_node '
               'writes it); the typed memory:')
         print(f'database: {stats["database"]}')
-        for line in cli_substrate.stats_lines(stats['substrate']):
+        for line in substrate_commands.stats_lines(stats['substrate']):
             print(line)
         return 0
     result = memory.load(now, read_only=True)
@@ -346,8 +345,8 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
     stats['file_exists'] = True
     stats['database'] = str(database)
     stats['database_exists'] = database.exists()
-    stats['substrate'] = cli_substrate.substrate_stats(database, now,
-                                                       cli_substrate.encryption(args, database))
+    stats['substrate'] = substrate_commands.substrate_stats(
+        database, now, command_options.encryption(args, database))
     if args.json:
         print(json.dumps(stats, indent=2, ensure_ascii=False))
         return 0
@@ -365,7 +364,7 @@ def cmd_stats(args, memory: 'MemoryFile') -> int:
           (f'  (a link to {stats["file_target"]})' if 'file_target' in stats else ''))
     print(f'evidence database: {stats["database"]}' +
           ('' if stats['database_exists'] else ' (not created yet)'))
-    for line in cli_substrate.stats_lines(stats['substrate']):
+    for line in substrate_commands.stats_lines(stats['substrate']):
         print(line)
     return 0
 
@@ -435,12 +434,7 @@ def cmd_export(args, memory: 'MemoryFile') -> int:
 
 
 def _db_path(args, memory: 'MemoryFile') -> pathlib.Path:
-    return cli_substrate.db_path(args, memory)
-
-
-def _rules(args) -> 'Rules':
-    from robot_memory.evidence.rules import Rules
-    return Rules.load(args.rules) if args.rules else Rules.default()
+    return command_options.db_path(args, memory)
 
 
 def _store(args, memory: 'MemoryFile', rules: Optional['Rules'] = None,
@@ -453,7 +447,7 @@ def _store(args, memory: 'MemoryFile', rules: Optional['Rules'] = None,
     the memory file in again. Reading commands (history, undo --list and --dry-run) leave a
     damaged file alone: ``_reading_store``.
     """
-    from robot_memory.evidence.store import EvidenceStore
+    from robot_memory.evidence.evidence_store import EvidenceStore
     return EvidenceStore(_db_path(args, memory), rules, batch_size=batch_size,
                          on_corrupt='set_aside')
 
@@ -465,8 +459,8 @@ def _reading_store(path: pathlib.Path) -> 'EvidenceStore':
     A damaged database is left where it is, as it is, and refused with what to do
     (``_store`` is the writing commands' opening, which sets it aside).
     """
-    from robot_memory.evidence.store import EvidenceDamaged
-    from robot_memory.evidence.store import EvidenceStore
+    from robot_memory.evidence.evidence_store import EvidenceDamaged
+    from robot_memory.evidence.evidence_store import EvidenceStore
     try:
         return EvidenceStore(path)
     except EvidenceDamaged as error:
@@ -495,7 +489,7 @@ def cmd_ingest(args, memory: 'MemoryFile') -> int:
 
     # One line at a time, straight into the store: memory stays flat whatever the size. The
     # store writes only when ingest says, with the progress that makes a second run skip.
-    with handle, _store(args, memory, _rules(args), batch_size=10**9) as store:
+    with handle, _store(args, memory, command_options.rules(args), batch_size=10**9) as store:
         _warn_store(store)
         summary = ingest.ingest(store, iter(handle), name, _now(args), say)
     lines = summary.lines()
@@ -513,9 +507,9 @@ def cmd_dream(args, memory: 'MemoryFile') -> int:
     from robot_memory.dream import autodream
     from robot_memory.dream import summary as dream_summary
     now = _now(args)
-    settings = cli_substrate.settings(args) if args.config else None
+    settings = command_options.settings(args) if args.config else None
     config = settings.dream if settings is not None else autodream.DreamConfig()
-    rules = _rules(args)
+    rules = command_options.rules(args)
     with _store(args, memory, rules) as store:
         report = autodream.dream(store, memory, now, rules, config, actor='cli',
                                  proposals=settings.proposals if settings is not None else None,
@@ -533,12 +527,6 @@ def cmd_dream(args, memory: 'MemoryFile') -> int:
     return 1 if report.clock_backwards or report.clock_leap else 0
 
 
-def cmd_replay(args, memory: 'MemoryFile') -> int:
-    """Replay recordings into the memory (robot_memory.bags.command)."""
-    from robot_memory.bags import command
-    return command.run(args, memory, _rules, _db_path)
-
-
 def cmd_history(args, memory: 'MemoryFile') -> int:
     """Print one entry's audit trail, oldest first."""
     path = _db_path(args, memory)
@@ -546,7 +534,7 @@ def cmd_history(args, memory: 'MemoryFile') -> int:
         raise ValueError(f'no evidence database at {path}; it is created by robot-memory '
                          'ingest, robot-memory dream or memory_node (or pass --db)')
     store = _reading_store(path)
-    from robot_memory.substrate.schema import audit_rows
+    from robot_memory.substrate.record_tables import audit_rows
     with store:
         records = [(record.at, record.to_dict()) for record in store.history(args.entry_id)]
         # A typed record's trail (and substrate:key's) is the typed memory's audit log.
@@ -557,7 +545,7 @@ def cmd_history(args, memory: 'MemoryFile') -> int:
                                  'action': action, 'actor': actor, 'reason': reason,
                                  'detail': json.loads(detail), 'log': 'typed memory'}))
         # The black box's recordings of the entry's faults, with their freeze frames.
-        records.extend(cli_blackbox.history_records(store.db.conn, args.entry_id))
+        records.extend(blackbox_commands.history_records(store.db.conn, args.entry_id))
     if not records:
         print(f'no audit records for {args.entry_id} in {path}', file=sys.stderr)
         return 1
@@ -629,15 +617,15 @@ COMMANDS: dict[str, Callable[..., int]] = {
     'export': cmd_export,
     'ingest': cmd_ingest,
     'dream': cmd_dream,
-    'replay': cmd_replay,
     'history': cmd_history,
     'undo': cmd_undo,
 }
-COMMANDS.update(cli_substrate.HANDLERS)
-COMMANDS.update(cli_proposals.HANDLERS)
-COMMANDS.update(cli_serve.HANDLERS)
-COMMANDS.update(cli_blackbox.HANDLERS)
-COMMANDS.update(cli_fleet.HANDLERS)
+COMMANDS.update(replay_command.HANDLERS)
+COMMANDS.update(substrate_commands.HANDLERS)
+COMMANDS.update(proposal_commands.HANDLERS)
+COMMANDS.update(serve_command.HANDLERS)
+COMMANDS.update(blackbox_commands.HANDLERS)
+COMMANDS.update(fleet_commands.HANDLERS)
 # These create nothing.
 READS_ONLY = frozenset({'show', 'validate', 'stats', 'export', 'history', 'blackbox'})
 
@@ -674,15 +662,15 @@ def main(argv=None) -> int:
     sys.stdout, sys.stderr = NeutralisedStream(out), NeutralisedStream(err)
     try:
         args = build_parser().parse_args(argv)
-        memory: Union[cli_substrate.MemoryLocation, 'MemoryFile']
-        if args.command in cli_substrate.HANDLERS:
-            memory = cli_substrate.MemoryLocation(args.file)  # the file's reader is not needed
+        memory: Union[command_options.MemoryLocation, 'MemoryFile']
+        if args.command in substrate_commands.HANDLERS:
+            memory = command_options.MemoryLocation(args.file)  # the file's reader is not needed
         else:
             from robot_memory.rcan.memory_file import MemoryFile
             memory = MemoryFile(args.file)
         try:
             if args.command not in READS_ONLY:  # these say what is missing in their own words
-                cli_substrate.check_directories(args, memory)
+                command_options.check_directories(args, memory)
             return COMMANDS[args.command](args, memory)
         except (RobotMemoryError, ValueError) as error:  # MissingExtra: 2, else 1
             return refusal.refuse(args.command, error)

@@ -53,7 +53,7 @@ dream cursor, groups them by *signature* (never by text) and:
 
 **Proposals.** With ``proposals.distiller`` set to ``propose`` a new entry keeps the rule
 template's text and the distiller's text is queued as a reword for a person
-(``robot_memory.review.proposals``); every dream also expires overdue proposals and lists the
+(``robot_memory.review.proposing``); every dream also expires overdue proposals and lists the
 waiting ones in its summary.
 
 **Manual edits.** The dream remembers the hash of the file it wrote and a per-entry

@@ -207,7 +207,7 @@ class IncidentMerging:
 
         The block holds such an entry from the brain (``untrusted.held``); the dream
         queues a reword of the entry to its own text, which a person's approval turns into
-        a release (``review.proposals.apply_reword``). The signature link's history keeps
+        a release (``review.proposing.apply_reword``). The signature link's history keeps
         the key proposed, so a text restated around the same quote is not proposed again.
         """
         key = untrusted.release_key(text)

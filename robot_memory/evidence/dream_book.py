@@ -15,7 +15,7 @@
 """
 The dream's half of the evidence store: its cursor, its window, the state it reads, its intent.
 
-``DreamBook`` is a part of ``EvidenceStore`` (robot_memory.evidence.store): what a dream
+``DreamBook`` is a part of ``EvidenceStore`` (robot_memory.evidence.evidence_store): what a dream
 (robot_memory.dream.autodream) reads from the database and the two transactions that record it
 (``begin_dream`` before the memory file is written, ``commit_dream`` after; an undo's and a
 prune's intent are committed the same way). The store provides the connection (``db``) and its
@@ -32,7 +32,7 @@ from typing import Optional
 
 from robot_memory.common.sqlite_db import PlainDatabase
 from robot_memory.common.timeutil import parse_iso
-from robot_memory.evidence.audit import write_audit
+from robot_memory.evidence.evidence_audit import write_audit
 from robot_memory.evidence.intent import DreamIntent
 from robot_memory.evidence.restore import apply_recorded
 from robot_memory.evidence.runs import collect_ranges

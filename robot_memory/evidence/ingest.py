@@ -43,8 +43,8 @@ from typing import Optional
 from robot_memory.common.timeutil import format_iso
 from robot_memory.evidence import observations
 from robot_memory.evidence.clock import FutureCheck
-from robot_memory.evidence.store import EvidenceError
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceError
+from robot_memory.evidence.evidence_store import EvidenceStore
 
 FLUSH_LINES = 5_000  # lines between two writes of observations and progress
 THIS_FILE = 'taken by an earlier ingest of this file'

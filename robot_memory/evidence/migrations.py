@@ -19,6 +19,7 @@ from robot_memory.common.sqlite_db import PlainDatabase
 from robot_memory.common.sqlite_db import refuse_changes
 
 # The evidence store's migrations, recorded (as sqlite-utils records them) in ``migrations``.
+# The set's name is stored in every database: it keeps the module's former name.
 MIGRATIONS = MigrationSet('robot_memory.evidence.store', 'migrations')
 
 

@@ -15,7 +15,7 @@
 """
 The proposals queue: the ``proposals`` table of the evidence database and its audit trail.
 
-What the queue is for, and how each kind is applied, is told in ``review.proposals``; this
+What the queue is for, and how each kind is applied, is told in ``review.proposing``; this
 module is the storage below the dream (which queues the distiller's rewords) and the review.
 """
 
@@ -38,7 +38,7 @@ from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import require_aware
 from robot_memory.common.timeutil import to_utc
 from robot_memory.errors import RobotMemoryError
-from robot_memory.evidence.audit import write_audit
+from robot_memory.evidence.evidence_audit import write_audit
 from robot_memory.rcan import untrusted
 
 # Per source of changes (proposals.*): apply at once, or propose for a person's approval.
@@ -222,11 +222,11 @@ class ProposalQueue:
 
     def __init__(self, db):
         from robot_memory.common.sqlite_db import apply_migrations
-        from robot_memory.evidence import store as evidence
+        from robot_memory.evidence import evidence_store
         self.db = db
         self._owned = False
         self.hints = CLI_HINTS  # the node sets REQUEST_HINTS
-        apply_migrations(evidence.MIGRATIONS, db)   # the audit log the decisions go to
+        apply_migrations(evidence_store.MIGRATIONS, db)   # the audit log the decisions go to
         apply_migrations(MIGRATIONS, db)
 
     @classmethod
@@ -234,8 +234,8 @@ class ProposalQueue:
         """Return a queue on its own connection to the database at ``path`` (0600 if new)."""
         from robot_memory.common.sqlite_db import create_private_file
         from robot_memory.common.sqlite_db import open_database
-        from robot_memory.evidence import store as evidence
-        target = evidence.open_target(path)
+        from robot_memory.evidence import evidence_store
+        target = evidence_store.open_target(path)
         try:
             target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             create_private_file(target)
@@ -268,7 +268,7 @@ class ProposalQueue:
 
     def _audit(self, now_s: float, proposal_id: int, action: str, actor: str, reason: str,
                detail: dict) -> None:
-        from robot_memory.evidence.store import AUDIT_ACTIONS
+        from robot_memory.evidence.evidence_store import AUDIT_ACTIONS
         if action not in AUDIT_ACTIONS:
             raise ValueError(f'audit action {action!r} is not one of {", ".join(AUDIT_ACTIONS)}')
         write_audit(self.db.conn, [(format_iso(from_epoch(now_s)), f'{PREFIX}{proposal_id}',

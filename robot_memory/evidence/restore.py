@@ -27,8 +27,8 @@ import json
 import math
 from typing import Optional
 
-from robot_memory.evidence.audit import write_audit
-from robot_memory.evidence.audit import write_record_audit
+from robot_memory.evidence.evidence_audit import write_audit
+from robot_memory.evidence.evidence_audit import write_record_audit
 from robot_memory.evidence.intent import DreamIntent
 
 ACTION = 'undo'
@@ -38,7 +38,7 @@ KEPT_COLUMNS = ('id', 'updated_at', 'access_count', 'last_accessed', 'useful_cou
                 'unused_count')
 LIVE = ('active', 'contested')
 # Columns of a typed record whose change is not kept in substrate_versions (its triggers, in
-# substrate.schema, watch the others): use counts, salience and vectors change with every
+# substrate.record_tables, watch the others): use counts, salience and vectors change with every
 # recall and feedback; an undo restores what was learned, and compares only that.
 UNVERSIONED = ('seq', 'updated_at', 'salience', 'last_reinforced_at', 'access_count',
                'last_accessed', 'useful_count', 'unused_count')

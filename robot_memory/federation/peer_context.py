@@ -18,7 +18,7 @@ Peer federation (RCAN §6): what a robot shares, what it accepts, and how it mer
 Pure functions, no rclpy; the clock is always passed in. The ROS node converts the
 ``ExchangePeerContext`` message to plain data, calls :func:`validate_payload`, then
 :func:`merge_peer_payload` inside ``MemoryFile.update(now)``, and writes
-``federation.audit.audit_records`` to the evidence store.
+``federation.federation_audit.audit_records`` to the evidence store.
 
 Decisions, written down once:
 
@@ -97,8 +97,8 @@ from robot_memory.rcan.schema import PeerEntry
 from robot_memory.rcan.schema import RRN_PATTERN
 from robot_memory.rcan.untrusted import check_displayable
 from robot_memory.rcan.untrusted import is_displayable
-from robot_memory.substrate.text import jaccard
-from robot_memory.substrate.text import token_set
+from robot_memory.substrate.textrules import jaccard
+from robot_memory.substrate.textrules import token_set
 
 PRIVATE_TAG = 'private'
 PRIVATE_KEY = 'private'

@@ -27,13 +27,13 @@ import json
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import to_utc
+from robot_memory.fleet.fleet_store import FleetStore
 from robot_memory.fleet.keys import check_rrn
 from robot_memory.fleet.lessons import check_scope
 from robot_memory.fleet.lessons import Lesson
 from robot_memory.fleet.lessons import lesson_id_of
 from robot_memory.fleet.lessons import seal_lesson
 from robot_memory.fleet.refusals import FleetError
-from robot_memory.fleet.store import FleetStore
 
 
 def _label(value: str, what: str, most: int) -> str:

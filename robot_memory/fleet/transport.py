@@ -32,13 +32,13 @@ from typing import Optional
 from robot_memory.errors import MissingExtra
 from robot_memory.fleet import keys
 from robot_memory.fleet import lesson_store
+from robot_memory.fleet.fleet_store import Ack
+from robot_memory.fleet.fleet_store import FleetStore
 from robot_memory.fleet.lessons import open_lesson
 from robot_memory.fleet.outbox import Outbox
 from robot_memory.fleet.refusals import FleetError
 from robot_memory.fleet.refusals import Refused
 from robot_memory.fleet.report import build_report
-from robot_memory.fleet.store import Ack
-from robot_memory.fleet.store import FleetStore
 
 DEFAULT_TIMEOUT_S = 10.0
 

@@ -31,7 +31,7 @@ from typing import Mapping
 from robot_memory.common.timeutil import format_iso
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import RobotMemoryError
-from robot_memory.evidence.audit import write_audit
+from robot_memory.evidence.evidence_audit import write_audit
 from robot_memory.rcan import untrusted
 from robot_memory.rcan.context import check_displayable
 from robot_memory.rcan.schema import entry_index

@@ -378,7 +378,7 @@ def undo(store, memory_file, now: dt.datetime, actor: str, reason: str = '',
     from robot_memory.common.sqlite_db import apply_migrations
     from robot_memory.dream import autodream
     from robot_memory.rcan.memory_file import render
-    from robot_memory.substrate.store import MIGRATIONS as RECORD_MIGRATIONS
+    from robot_memory.substrate.substrate_store import MIGRATIONS as RECORD_MIGRATIONS
     now = _aware(now)
     reason = check_reason(reason, words) if not dry_run or reason else ''
     conn = store.db.conn

@@ -34,7 +34,7 @@ from rclpy.qos import ReliabilityPolicy
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.evidence import active_now
-from robot_memory.evidence.audit import write_audit
+from robot_memory.evidence.evidence_audit import write_audit
 from robot_memory.msg import ActiveFault
 from robot_memory.msg import ActiveNow
 from robot_memory.rcan import active_now as section

@@ -41,7 +41,7 @@ from typing import Any
 from typing import Optional
 
 from robot_memory.errors import MissingExtra
-from robot_memory.evidence.audit import AuditRecord
+from robot_memory.evidence.evidence_audit import AuditRecord
 from robot_memory.federation.peer_context import FederationError
 from robot_memory.federation.peer_context import load_public_key
 from robot_memory.fleet import keys

@@ -25,7 +25,7 @@ cached memory file with decay evaluated at call time, publishes the block latche
 that serve the rest: peer federation (``~/exchange_peer_context``, ``~/sync_peers``) in
 ``robot_memory.ros.peers``, the typed memory services (``~/learn``, ``~/recall``,
 ``~/forget``) in ``robot_memory.ros.typed_memory`` and the proposals queue
-(``~/proposals``) in ``robot_memory.ros.proposals``; each is built with what it needs.
+(``~/proposals``) in ``robot_memory.ros.proposal_services``; each is built with what it needs.
 ``~/undo`` restores the memory file and typed records to an earlier state
 (``review.undo``) and publishes the restored block. When it dreams: ``ros.scheduler``.
 
@@ -70,10 +70,10 @@ from robot_memory.dream import summary as dream_summary
 from robot_memory.dream.schedule import MemoryClock
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import RobotMemoryError
+from robot_memory.evidence.evidence_store import EvidenceError
+from robot_memory.evidence.evidence_store import EvidenceStore
+from robot_memory.evidence.evidence_store import open_target
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.store import EvidenceError
-from robot_memory.evidence.store import EvidenceStore
-from robot_memory.evidence.store import open_target
 from robot_memory.evidence.worker import StoreWorker
 from robot_memory.federation.peer_context import FederationError
 from robot_memory.locations import default_db_path
@@ -95,7 +95,7 @@ from robot_memory.ros.parameters import declare_parameters
 from robot_memory.ros.parameters import parameter_values
 from robot_memory.ros.parameters import StartupError
 from robot_memory.ros.peers import PeerFederation
-from robot_memory.ros.proposals import ProposalServices
+from robot_memory.ros.proposal_services import ProposalServices
 from robot_memory.ros.refusal import refuse
 from robot_memory.ros.replies import ReplyWatch
 from robot_memory.ros.replies import use_reply_profile
@@ -157,8 +157,8 @@ class MemoryNode(EvidenceIntake, Node):
         telemetry_types = self._telemetry_types()
         self.blackbox = blackbox_edge.start(self)  # None without blackbox_topics
         self.fleet = None
-        if node_settings.fleet_connect:  # only then the fleet's modules, and Zenoh, are loaded
-            from robot_memory.ros import fleet_link
+        if node_settings.fleet_connect:
+            from robot_memory.ros import fleet_link  # lazy: Zenoh and the fleet's modules
             self.fleet = fleet_link.start(self)
         self.cache = DocumentCache(self.memory, self.rrn)
         self._init_intake()

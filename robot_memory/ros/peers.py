@@ -32,7 +32,8 @@ payload is merged, and writes the audit rows through the store worker.
 Audit: every refused payload is one row. An accepted payload that changed something is
 one row (plus one per own entry it newly corroborates); accepted payloads that changed
 nothing are counted and written as one row per peer per hour of memory time
-(``federation.audit.UnchangedAudits``), so a periodic sync neither escapes the log nor floods it.
+(``federation.federation_audit.UnchangedAudits``), so a periodic sync neither escapes the log
+nor floods it.
 """
 
 import datetime as dt
@@ -46,8 +47,8 @@ from std_srvs.srv import Trigger
 from robot_memory.common.timeutil import format_iso
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import RobotMemoryError
-from robot_memory.federation import audit
-from robot_memory.federation import peer_context as federation
+from robot_memory.federation import federation_audit
+from robot_memory.federation import peer_context
 from robot_memory.rcan.memory_file import load_problems
 from robot_memory.ros import convert
 from robot_memory.ros.health import HealthStatus
@@ -84,14 +85,14 @@ class PeerFederation:
         self._propose = propose
         policy = settings().federation
         if policy.private_key_path is not None:
-            federation.load_private_key(policy.private_key_path)
+            peer_context.load_private_key(policy.private_key_path)
         for path in policy.peer_public_keys.values():
-            federation.load_public_key(path)
+            peer_context.load_public_key(path)
         self._lock = threading.Lock()
         self._peer_clients: dict = {}
         self._in_flight: dict[str, tuple] = {}  # peer node name -> (rclpy Future, start)
         self.peer_status: dict[str, dict] = {}  # peer node name -> dict shown in diagnostics
-        self._unchanged = audit.UnchangedAudits()
+        self._unchanged = federation_audit.UnchangedAudits()
         self.exchanges = {'accepted': 0, 'refused': 0}
         self._client_group = ReentrantCallbackGroup()
         period = settings().node.peer_sync_period_s
@@ -107,27 +108,27 @@ class PeerFederation:
 
     # ------------------------------------------------------------------ payloads
 
-    def own_payload(self, now: dt.datetime) -> federation.PeerPayload:
+    def own_payload(self, now: dt.datetime) -> peer_context.PeerPayload:
         """Return what this robot shares at ``now`` (signed when a private key is configured)."""
         settings = self._settings()
-        return federation.build_payload(self._cache.document(now), now, settings.federation,
-                                        settings.lifecycle)
+        return peer_context.build_payload(self._cache.document(now), now, settings.federation,
+                                          settings.lifecycle)
 
     def accept_payload(self, data: dict, now: dt.datetime, actor: str):
         """Validate and merge a peer payload; audit it; raise PeerRejected when refused."""
         settings = self._settings()
         policy = settings.federation
         try:
-            payload = federation.validate_payload(data, policy, now, self._rrn)
+            payload = peer_context.validate_payload(data, policy, now, self._rrn)
             if settings.proposals.peers == 'propose':
                 held = self._propose(payload, now, actor)
                 self.exchanges['accepted'] += 1
                 return held
             with self._memory.update(now, self._rrn) as result:
-                outcome = federation.merge_peer_payload(result.document, payload, now, policy)
-        except federation.PeerRejected as error:
+                outcome = peer_context.merge_peer_payload(result.document, payload, now, policy)
+        except peer_context.PeerRejected as error:
             self.exchanges['refused'] += 1
-            self._audit(audit.audit_records(error, now, actor))
+            self._audit(federation_audit.audit_records(error, now, actor))
             self._logger().warning(str(error), throttle_duration_sec=10.0)
             raise
         self.exchanges['accepted'] += 1
@@ -166,7 +167,7 @@ class PeerFederation:
             data = convert.peer_context_data(request.request)
             outcome = self.accept_payload(data, now, 'exchange_service')
             payload = self.own_payload(now)
-        except federation.PeerRejected as error:
+        except peer_context.PeerRejected as error:
             return refuse(response, error)
         except (RobotMemoryError, OSError, ValueError) as error:
             return refuse(response, error, 'exchange failed on this robot: ')
@@ -209,7 +210,7 @@ class PeerFederation:
         now = self._clock.now()
         try:
             payload = self.own_payload(now)
-        except (MemoryFileError, federation.FederationError, OSError, ValueError) as error:
+        except (MemoryFileError, peer_context.FederationError, OSError, ValueError) as error:
             for name in names:
                 self._peer_result(name, False, f'cannot build our payload: {error}')
             return []
@@ -264,7 +265,7 @@ class PeerFederation:
             outcome = self.accept_payload(convert.peer_context_data(response.response),
                                           self._clock.now(), 'peer_sync')
             self._peer_result(name, True, outcome.summary())
-        except federation.PeerRejected as error:
+        except peer_context.PeerRejected as error:
             self._peer_result(name, False, f'its payload was refused: {error}')
         except Exception as error:  # noqa: B902 - a peer must never take the node down
             self._peer_result(name, False, f'exchange failed: {error}')
@@ -321,7 +322,7 @@ class PeerFederation:
             return []
         try:
             with self._memory.update(now, self._rrn) as result:
-                dropped = federation.expire_peers(result.document, now, policy)
+                dropped = peer_context.expire_peers(result.document, now, policy)
                 problems = load_problems(result, self._memory)  # before the save clears them
         except (MemoryFileError, OSError) as error:
             self._logger().warning(f'cannot expire silent peers: {error}',
@@ -331,7 +332,7 @@ class PeerFederation:
             self._logger().warning(f'expiring silent peers: {"; ".join(problems)}')
             self._worker.call_async(lambda store: store.problems.extend(problems))
         if dropped:
-            self._audit(audit.audit_records(dropped, now, 'federation'))
+            self._audit(federation_audit.audit_records(dropped, now, 'federation'))
             self._logger().info(f'peers silent for more than {policy.peer_expiry_s:g} s '
                                 f'expired: {", ".join(dropped)}')
             self._on_change()

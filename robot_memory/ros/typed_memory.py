@@ -20,7 +20,7 @@ the evidence and is safe to call from the executor's threads (its own lock and
 connection). :class:`TypedMemoryServices`, an object the node holds, converts requests to
 plain values, calls it with the memory clock, and turns every refusal into
 ``success: false`` with the substrate's reason. A learn goes through the configured
-proposals mode (``robot_memory.review.proposals.learn_or_propose``). A ~/recall caller's trust
+proposals mode (``robot_memory.review.proposing.learn_or_propose``). A ~/recall caller's trust
 is capped by ``service_max_trust``: the ROS graph is not an authentication, so a caller
 cannot raise its own clearance.
 Metrics (RFC §15.10) are recomputed every ``substrate_metrics_period_s`` for diagnostics.
@@ -31,7 +31,7 @@ from typing import Optional
 from typing import TYPE_CHECKING
 
 from robot_memory.errors import RobotMemoryError
-from robot_memory.review import proposals
+from robot_memory.review import proposing
 from robot_memory.ros import convert
 from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import OK
@@ -105,11 +105,11 @@ class TypedMemoryServices:
         """
         settings = self._settings().proposals
         if settings.agents == 'apply':
-            return proposals.learn_or_propose(self.substrate, None, settings, now, actor,
+            return proposing.learn_or_propose(self.substrate, None, settings, now, actor,
                                               **fields)
         with self.substrate.exclusive() as db:
-            return proposals.learn_or_propose(self.substrate,
-                                              lambda: proposals.ProposalQueue(db), settings,
+            return proposing.learn_or_propose(self.substrate,
+                                              lambda: proposing.ProposalQueue(db), settings,
                                               now, actor, **fields)
 
     def _once(self, request, kind: str, fields: dict, act) -> dict:

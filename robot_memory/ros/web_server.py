@@ -84,14 +84,14 @@ def _start(node):
     web = settings.node
     if not web.web_port:
         return None, None
-    from robot_memory.web.server import bind
-    from robot_memory.web.server import missing_extra
-    from robot_memory.web.server import read_token
+    from robot_memory.web.page_server import bind
+    from robot_memory.web.page_server import missing_extra
+    from robot_memory.web.page_server import read_token
     try:
         from robot_memory.web.app import create_app
         from robot_memory.web.app import page_config
-        from robot_memory.web.server import make_server
-        from robot_memory.web.server import ServerThread
+        from robot_memory.web.page_server import make_server
+        from robot_memory.web.page_server import ServerThread
     except ImportError as error:
         raise missing_extra(error) from None
     token = read_token(web.web_token_file, web.web_host)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the type checker sees the names and their signatures; Python imports lazily
     from robot_memory.substrate.learning import LearnRequest  # noqa: F401
-    from robot_memory.substrate.store import Substrate  # noqa: F401
+    from robot_memory.substrate.substrate_store import Substrate  # noqa: F401
 
 _HOMES = {
     'Embedder': 'robot_memory.substrate.embedding',
@@ -35,15 +35,15 @@ _HOMES = {
     'SemanticEmbedder': 'robot_memory.substrate.embedding',
     'default_embedder': 'robot_memory.substrate.embedding',
     'describe_embedder': 'robot_memory.substrate.embedding',
-    'SubstrateError': 'robot_memory.substrate.filters',
+    'SubstrateError': 'robot_memory.substrate.errors',
     'json_schema': 'robot_memory.substrate.models',
     'LearnRequest': 'robot_memory.substrate.learning',
     'MEMORY_TYPES': 'robot_memory.substrate.vocabulary',
     'MemoryRecord': 'robot_memory.substrate.models',
     'SENSITIVITIES': 'robot_memory.substrate.vocabulary',
-    'default_db_path': 'robot_memory.evidence.store',
+    'default_db_path': 'robot_memory.evidence.evidence_store',
     'effective_salience': 'robot_memory.substrate.salience',
-    'Substrate': 'robot_memory.substrate.store',
+    'Substrate': 'robot_memory.substrate.substrate_store',
 }
 
 __all__ = ['Embedder', 'HashingEmbedder', 'LearnRequest', 'MEMORY_TYPES', 'MemoryRecord',

@@ -38,14 +38,14 @@ from typing import Optional
 
 from robot_memory.rcan.lifecycle import DEFAULTS
 from robot_memory.rcan.lifecycle import effective_confidence
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.fusion import fuse
 from robot_memory.substrate.fusion import order_key
 from robot_memory.substrate.lexical import keyword_passes
 from robot_memory.substrate.vocabulary import MAX_QUERY
 
 MAX_RELEVANT = 5
-# The substrate's substrate_fts tokenizer (substrate/schema.py), so both recalls stem alike.
+# The substrate's substrate_fts tokenizer (substrate/record_tables.py), so both recalls stem alike.
 TOKENIZE = 'porter unicode61 remove_diacritics 2'
 # Vectors of entry texts already embedded, per embedder: a block asked for every turn
 # embeds only what changed. Bounded; the oldest are dropped first.

@@ -44,7 +44,8 @@ import stat
 from typing import Optional
 
 from robot_memory.common.fileio import write_new
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.errors import KeyUnavailable
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 
 KEY_HEADER = 'robot-memory-key-v1'
@@ -54,10 +55,6 @@ KEY_FILE_NAME = 'memory-encryption.key'
 _AAD = b'robot-memory/substrate-record/v1:'
 _INDEX_LABEL = b'robot-memory/substrate-index/v1'
 SEALED_FIELDS = ('text', 'tags', 'context', 'payload')
-
-
-class KeyUnavailable(SubstrateError):
-    """Sealed records cannot be opened (key file missing, unreadable or another key)."""
 
 
 def default_key_path(db_path, federation_key=None) -> pathlib.Path:

@@ -36,7 +36,7 @@ import math
 from typing import Optional
 import unicodedata
 
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 
 # Posting rows read per word; a word with more is common.
 PROBE = 256

@@ -46,7 +46,7 @@ from typing import Sequence
 from typing import TYPE_CHECKING
 import zlib
 
-from robot_memory.substrate.text import tokens
+from robot_memory.substrate.textrules import tokens
 
 if TYPE_CHECKING:  # numpy is imported where a vector is made, not at start-up
     import numpy

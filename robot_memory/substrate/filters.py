@@ -28,11 +28,7 @@ import re
 from typing import Any
 from typing import Optional
 
-from robot_memory.errors import RobotMemoryError
-
-
-class SubstrateError(RobotMemoryError, ValueError):
-    """Invalid input to the substrate or a refused operation; says what to do."""
+from robot_memory.substrate.errors import SubstrateError
 
 
 OPERATORS = ('$eq', '$ne', '$lt', '$lte', '$gt', '$gte')

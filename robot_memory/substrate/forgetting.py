@@ -25,10 +25,10 @@ import json
 from typing import Optional
 
 from robot_memory.substrate import revision
-from robot_memory.substrate import text as textrules
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate import textrules
+from robot_memory.substrate.errors import SubstrateError
+from robot_memory.substrate.record_tables import LIVE
 from robot_memory.substrate.results import ForgetResult
-from robot_memory.substrate.schema import LIVE
 from robot_memory.substrate.validation import check_reason
 from robot_memory.substrate.validation import epoch
 from robot_memory.substrate.validation import level

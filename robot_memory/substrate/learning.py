@@ -15,7 +15,7 @@
 """
 Learning: a record from a :class:`LearnRequest` (checked, deduplicated, revised), many, an import.
 
-The functions take the :class:`~robot_memory.substrate.store.Substrate` and use its public
+The functions take the :class:`~robot_memory.substrate.substrate_store.Substrate` and use its public
 interface (``transaction``, ``audit``, ``insert``, ``reinforce``, ``rows``, ``embed``,
 ``vector_index``, ``sealing``).
 """
@@ -29,14 +29,14 @@ import uuid
 
 from robot_memory.substrate import payloads
 from robot_memory.substrate import revision
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 from robot_memory.substrate import validation
 from robot_memory.substrate.dedup import jaccard_candidates
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.filters import check_json
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.record_tables import LIVE
 from robot_memory.substrate.records import NewRecord
 from robot_memory.substrate.results import LearnResult
-from robot_memory.substrate.schema import LIVE
 from robot_memory.substrate.validation import first_error
 from robot_memory.substrate.validation import models
 from robot_memory.substrate.validation import pydantic

@@ -26,7 +26,7 @@ common case needs no further pass. The plain OR remains the last pass, and the o
 once an ``m``-of-``n`` query would take too many clauses.
 """
 
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 
 
 def _quoted(word: str) -> str:

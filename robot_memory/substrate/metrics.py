@@ -26,10 +26,10 @@ from typing import Optional
 
 from robot_memory.common import lazy_imports
 from robot_memory.common.timeutil import format_iso
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.errors import SubstrateError
+from robot_memory.substrate.record_tables import LIVE
 from robot_memory.substrate.salience import DAY
 from robot_memory.substrate.salience import row_salience
-from robot_memory.substrate.schema import LIVE
 from robot_memory.substrate.validation import epoch
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 

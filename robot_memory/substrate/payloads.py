@@ -23,10 +23,10 @@ import datetime as dt
 import json
 
 from robot_memory.common.timeutil import format_iso
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.filters import check_json
-from robot_memory.substrate.filters import SubstrateError
-from robot_memory.substrate.schema import when
+from robot_memory.substrate.record_tables import when
 from robot_memory.substrate.validation import check_text
 from robot_memory.substrate.validation import first_error
 from robot_memory.substrate.validation import models

@@ -15,7 +15,7 @@
 """
 Recall and selection: keyword (FTS5 BM25) and vector candidates, fused, weighted, trust-gated.
 
-The functions take the :class:`~robot_memory.substrate.store.Substrate` they search as
+The functions take the :class:`~robot_memory.substrate.substrate_store.Substrate` they search as
 their first argument and use its public interface; ``Substrate.recall`` and
 ``Substrate.select`` call them.
 :func:`rank` is the scoring and ordering of the candidates, a pure function.
@@ -26,14 +26,14 @@ import json
 from typing import cast
 from typing import Optional
 
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.filters import check_point
 from robot_memory.substrate.filters import compile_filters
 from robot_memory.substrate.filters import distance
 from robot_memory.substrate.filters import matches
 from robot_memory.substrate.filters import position_of
-from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.fusion import fuse
 from robot_memory.substrate.fusion import order_key
 from robot_memory.substrate.lexical import keyword_passes

@@ -15,7 +15,7 @@
 """
 The records table of the substrate: connection, lock, reads, write primitives, retries, vectors.
 
-:class:`RecordTable` is the base of :class:`~robot_memory.substrate.store.Substrate`: it
+:class:`RecordTable` is the base of :class:`~robot_memory.substrate.substrate_store.Substrate`: it
 holds the connection, the lock and the embedder, and offers the modules of one job each
 (learning, recall, revision, forgetting, sealing, metrics) the small interface they build
 on (``lock``, ``transaction``, ``audit``, ``rows`` / ``row``, ``insert``, ``reinforce``,
@@ -37,20 +37,20 @@ from typing import Optional
 from typing import TYPE_CHECKING
 
 from robot_memory.common import lazy_imports
-from robot_memory.evidence.audit import write_record_audit
-from robot_memory.evidence.store import EvidenceError
-from robot_memory.evidence.store import open_target
+from robot_memory.evidence.evidence_audit import write_record_audit
+from robot_memory.evidence.evidence_store import EvidenceError
+from robot_memory.evidence.evidence_store import open_target
 from robot_memory.substrate import crypto
-from robot_memory.substrate import schema
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import record_tables
+from robot_memory.substrate import textrules
 from robot_memory.substrate import validation
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.errors import SubstrateError
+from robot_memory.substrate.record_tables import COLUMNS
+from robot_memory.substrate.record_tables import dumps
+from robot_memory.substrate.record_tables import MIGRATIONS
+from robot_memory.substrate.record_tables import SELECT
+from robot_memory.substrate.record_tables import when
 from robot_memory.substrate.salience import row_salience
-from robot_memory.substrate.schema import COLUMNS
-from robot_memory.substrate.schema import dumps
-from robot_memory.substrate.schema import MIGRATIONS
-from robot_memory.substrate.schema import SELECT
-from robot_memory.substrate.schema import when
 from robot_memory.substrate.sealing import Sealing
 from robot_memory.substrate.validation import models
 from robot_memory.substrate.vector_index import trim_changes
@@ -147,7 +147,7 @@ class RecordTable:
         self.common_words: set[str] = set()
         self.sealing = Sealing(self, encrypt_from, key_file)
         self._ahead: dict = {}
-        self.db = schema.connect(self.path, busy_timeout_s)
+        self.db = record_tables.connect(self.path, busy_timeout_s)
 
     def applied_migrations(self) -> list:
         """Names of the substrate's schema migrations applied to this database, in order."""
@@ -260,7 +260,7 @@ class RecordTable:
     def history(self, record_id: str) -> list:
         """Return the audit trail of one record, oldest first (also after a hard delete)."""
         with self.lock:
-            rows = schema.audit_rows(self.db.conn, record_id)
+            rows = record_tables.audit_rows(self.db.conn, record_id)
         return [models.AuditEntry(id=row[0], timestamp=when(row[1]), record_id=row[2],
                                   action=row[3], actor=row[4], rationale=row[5],
                                   detail=json.loads(row[6]))
@@ -316,10 +316,10 @@ class RecordTable:
         provenance, vector, decay = record.provenance, record.vector, record.decay
         subject = predicate = condition_key = facet = object_key = None
         if kind == 'semantic':
-            object_key = schema.object_key(payload['object'])
+            object_key = record_tables.object_key(payload['object'])
             subject = textrules.normalise(payload['subject'])
             predicate = textrules.normalise(payload['predicate'])
-            condition_key = schema.condition_key(payload.get('validity') or {})
+            condition_key = record_tables.condition_key(payload.get('validity') or {})
             _, facet = textrules.fact_facet(payload['predicate'], payload['object'],
                                             payload.get('single_valued'))
         content_hash, sealed, key_name = textrules.content_hash(text), None, None

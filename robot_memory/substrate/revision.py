@@ -20,7 +20,7 @@ linked by ``relate``.
 
 Each revision is one ``BEGIN IMMEDIATE`` transaction of the store (``store.transaction()``):
 nothing partial is ever visible. The functions take the
-:class:`~robot_memory.substrate.store.Substrate` as their first argument and use only its
+:class:`~robot_memory.substrate.substrate_store.Substrate` as their first argument and use only its
 public interface; ``Substrate``'s revision methods call the public ones.
 """
 
@@ -31,16 +31,16 @@ from typing import Optional
 import uuid
 
 from robot_memory.substrate import payloads
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.filters import check_json
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.record_tables import condition_key
+from robot_memory.substrate.record_tables import dumps
+from robot_memory.substrate.record_tables import LIVE
+from robot_memory.substrate.record_tables import object_key
 from robot_memory.substrate.records import NewRecord
 from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.salience import row_salience
-from robot_memory.substrate.schema import condition_key
-from robot_memory.substrate.schema import dumps
-from robot_memory.substrate.schema import LIVE
-from robot_memory.substrate.schema import object_key
 from robot_memory.substrate.validation import check_provenance
 from robot_memory.substrate.validation import check_reason
 from robot_memory.substrate.validation import check_tags

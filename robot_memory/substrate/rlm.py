@@ -41,8 +41,8 @@ import uuid
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
-from robot_memory.substrate import text as textrules
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate import textrules
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.results import _Plain
 
 CHUNK_TYPES = ('fact', 'preference', 'pattern', 'note', 'decision')

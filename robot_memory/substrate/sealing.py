@@ -28,11 +28,12 @@ import math
 from typing import Optional
 
 from robot_memory.substrate import crypto
-from robot_memory.substrate import text as textrules
-from robot_memory.substrate.filters import SubstrateError
-from robot_memory.substrate.schema import dumps
-from robot_memory.substrate.schema import LIVE
-from robot_memory.substrate.schema import object_key
+from robot_memory.substrate import textrules
+from robot_memory.substrate.errors import KeyUnavailable
+from robot_memory.substrate.errors import SubstrateError
+from robot_memory.substrate.record_tables import dumps
+from robot_memory.substrate.record_tables import LIVE
+from robot_memory.substrate.record_tables import object_key
 from robot_memory.substrate.sealing_keys import SealingKeys
 
 # Words whose plain record counts recall keeps (see Sealing.corpus_scores).
@@ -88,7 +89,7 @@ class Sealing(SealingKeys):
     def open_fields(self, data: dict) -> dict:
         """Return what :meth:`seal_fields` sealed; KeyUnavailable saying why when it cannot."""
         if self.vault is None:
-            raise crypto.KeyUnavailable(f'{data.get("ref")} is encrypted and no key file is set')
+            raise KeyUnavailable(f'{data.get("ref")} is encrypted and no key file is set')
         key = self.vault.key(data['key_id'])
         return crypto.unseal(key, data['ref'], base64.b64decode(data['sealed']))
 
@@ -140,11 +141,11 @@ class Sealing(SealingKeys):
                 continue
             try:
                 if self.vault is None:
-                    raise crypto.KeyUnavailable('no key file is set')
+                    raise KeyUnavailable('no key file is set')
                 if row['key_id'] not in keys:
                     keys[row['key_id']] = self.vault.key(row['key_id'])
                 fields = crypto.unseal(keys[row['key_id']], row['id'], row['sealed'])
-            except crypto.KeyUnavailable as error:
+            except KeyUnavailable as error:
                 row['locked'] = str(error)
                 row['text'] = '[encrypted: the key is not available]'
                 continue
@@ -161,8 +162,8 @@ class Sealing(SealingKeys):
         """Refuse to show or revise a sealed record that could not be decrypted."""
         if row.get('locked'):
             advice = self.vault.advice() if self.vault is not None else 'pass key_file='
-            raise crypto.KeyUnavailable(f'record {row["id"]} is encrypted and cannot be opened: '
-                                        f'{row["locked"]}; {advice}')
+            raise KeyUnavailable(f'record {row["id"]} is encrypted and cannot be opened: '
+                                 f'{row["locked"]}; {advice}')
 
     def reseal(self, conn, row: dict, tags=None, payload=None) -> None:
         """Store an opened sealed record again with new tags or payload (fresh nonce)."""
@@ -190,7 +191,7 @@ class Sealing(SealingKeys):
             return None
         try:
             return self.vault.sealing_key(conn)
-        except crypto.KeyUnavailable:
+        except KeyUnavailable:
             return None
 
     def stored_reply(self, request_id: str, stored: str) -> dict:
@@ -200,10 +201,10 @@ class Sealing(SealingKeys):
         key = self.readable_key()
         try:
             if key is None:
-                raise crypto.KeyUnavailable('the key is not available')
+                raise KeyUnavailable('the key is not available')
             return crypto.unseal(key, f'request:{request_id}',
                                  base64.b64decode(stored[len('sealed:'):]))
-        except crypto.KeyUnavailable as error:
+        except KeyUnavailable as error:
             raise SubstrateError(f'request_id {request_id!r} was already used; its reply is '
                                  f'encrypted and cannot be read ({error}); use a new '
                                  'request_id') from None
@@ -214,7 +215,7 @@ class Sealing(SealingKeys):
             return None
         try:
             return self.vault.current()
-        except crypto.KeyUnavailable:
+        except KeyUnavailable:
             return None
 
     def sealed_hash(self, text: str) -> Optional[str]:
@@ -367,7 +368,7 @@ class Sealing(SealingKeys):
             assert self.vault is not None  # the sealed index is kept with a vault only
             try:
                 self.vault.key(name)
-            except crypto.KeyUnavailable as error:
+            except KeyUnavailable as error:
                 unusable[name] = str(error)
         if unusable:
             for name, records in self.store.db.conn.execute(

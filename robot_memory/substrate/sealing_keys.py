@@ -29,10 +29,10 @@ from typing import Callable
 
 from robot_memory.common.fileio import fsync_directory
 from robot_memory.substrate import crypto
-from robot_memory.substrate import text as textrules
-from robot_memory.substrate.filters import SubstrateError
-from robot_memory.substrate.schema import condition_key
-from robot_memory.substrate.schema import object_key
+from robot_memory.substrate import textrules
+from robot_memory.substrate.errors import SubstrateError
+from robot_memory.substrate.record_tables import condition_key
+from robot_memory.substrate.record_tables import object_key
 from robot_memory.substrate.validation import epoch
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 

@@ -15,7 +15,7 @@
 """
 Checks of what callers pass to the substrate: each returns the clean value or refuses it.
 
-A refusal is a :class:`~robot_memory.substrate.filters.SubstrateError` that says what was
+A refusal is a :class:`~robot_memory.substrate.errors.SubstrateError` that says what was
 wrong and what to do.
 """
 
@@ -26,7 +26,7 @@ from typing import Optional
 from robot_memory.common import lazy_imports
 from robot_memory.common import validation_text
 from robot_memory.common.timeutil import require_aware
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.vocabulary import MAX_REASON
 from robot_memory.substrate.vocabulary import MAX_TAG
 from robot_memory.substrate.vocabulary import MAX_TAGS

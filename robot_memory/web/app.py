@@ -356,13 +356,13 @@ class Page:
     async def review(self, request: Request):
         """Show the proposals waiting and the undo with its preview."""
         self._must_read(request)
-        from robot_memory.review import proposals
+        from robot_memory.review import proposing
         source, now = self.config.source, self.config.clock()
 
         def gather():
             pending, decided = [], []
             if source.db_path.exists():
-                with proposals.ProposalQueue.open(source.db_path) as queue:
+                with proposing.ProposalQueue.open(source.db_path) as queue:
                     pending = [(item, item.describe(now)) for item in queue.pending(now)]
                     decided = [item for item in queue.recent(20) if item.status != 'pending']
             return pending, decided, data.undo_points(source)
@@ -394,8 +394,8 @@ class Page:
         filters_text = params.get('filter', '').strip()[:2000]
         filters = None
         if filters_text:
+            from robot_memory.substrate.errors import SubstrateError
             from robot_memory.substrate.filters import parse_json_object
-            from robot_memory.substrate.filters import SubstrateError
             try:
                 filters = parse_json_object(filters_text, 'the filter')
             except SubstrateError as error:
@@ -411,7 +411,7 @@ class Page:
 
     def _recall(self, query: str, k: int, trust: str, types: list, filters=None):
         from robot_memory.substrate.recall import recall_as_asked
-        from robot_memory.substrate.store import Substrate
+        from robot_memory.substrate.substrate_store import Substrate
         source = self.config.source
         if not source.db_path.exists():
             raise Refused(404, f'no database at {source.db_path} yet, so no typed memory')
@@ -458,8 +458,8 @@ class Page:
         return self._done(request, response, form['actor'])
 
     def _decide(self, proposal_id, decision, actor, reason):
-        from robot_memory.review import proposals
-        from robot_memory.substrate.store import Substrate
+        from robot_memory.review import proposing
+        from robot_memory.substrate.substrate_store import Substrate
         source = self.config.source
         if not source.db_path.exists():
             raise Refused(404, f'no database at {source.db_path}, so no proposals')
@@ -473,8 +473,8 @@ class Page:
         allowed = (source.settings.federation.allowed_peers if source.settings is not None
                    else None)
         try:
-            with proposals.ProposalQueue.open(source.db_path) as queue:
-                return proposals.decide_proposal(queue, proposal_id, decision, actor, reason,
+            with proposing.ProposalQueue.open(source.db_path) as queue:
+                return proposing.decide_proposal(queue, proposal_id, decision, actor, reason,
                                                  now, memory_file=source.memory,
                                                  substrate_factory=substrate,
                                                  allowed_peers=allowed)
@@ -504,8 +504,8 @@ class Page:
         return self._done(request, response, form['actor'])
 
     def _undo(self, options: dict, actor: str, reason: str, dry_run: bool):
+        from robot_memory.evidence.evidence_store import EvidenceStore
         from robot_memory.review import undo
-        from robot_memory.evidence.store import EvidenceStore
         source = self.config.source
         if not source.db_path.exists():
             raise Refused(404, f'no database at {source.db_path}: nothing to undo')
@@ -545,7 +545,7 @@ class Page:
         return self._done(request, response, form['actor'])
 
     def _edit(self, entry_id, actor, reason, text, tags):
-        from robot_memory.evidence.store import EvidenceStore
+        from robot_memory.evidence.evidence_store import EvidenceStore
         from robot_memory.review.edit import edit_entry
         source = self.config.source
         now = self.reading()[2]  # after the memory's newest stamp, when that is ahead

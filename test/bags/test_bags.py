@@ -15,7 +15,7 @@
 """
 ``robot-memory replay``: recordings the tests write (MCAP, sqlite3, ROS 1) into real memories.
 
-Every bag here is written by ``robot_memory.bags.write`` through rosbags; the command runs
+Every bag here is written by ``robot_memory.testing.bag_writer`` through rosbags; the command runs
 as users run it (``bin/robot-memory`` in a process) or through the core with a real store.
 """
 
@@ -30,13 +30,13 @@ import time
 
 import pytest
 
-from robot_memory.bags import command
 from robot_memory.bags import replay
-from robot_memory.bags import write
+from robot_memory.cli import replay_command
 from robot_memory.evidence import observations as obs
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.runs import RunBook
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.testing import bag_writer
 from support.cli import run_process as run_cli
 from support.cli import SCRIPT
 from support.processes import child_env
@@ -77,9 +77,9 @@ def entries(tmp_path):
     return sorted((entry.text, entry.observation_count) for entry in document.entries)
 
 
-@pytest.mark.parametrize('fmt', write.FORMATS)
+@pytest.mark.parametrize('fmt', bag_writer.FORMATS)
 def test_each_format_replays_into_entries_dreamed_at_the_recorded_nights(tmp_path, fmt):
-    bag = write.write_bag(tmp_path / ('bag.bag' if fmt == 'ros1' else 'bag'), robot_day(), fmt)
+    bag = bag_writer.write_bag(tmp_path / ('bag.bag' if fmt == 'ros1' else 'bag'), robot_day(), fmt)
     code, summary = replay_json(tmp_path, bag)
     assert code == 0, summary
     assert summary['taken'] == {'/diagnostics': 432, '/rosout': 144}
@@ -101,7 +101,7 @@ def test_each_format_replays_into_entries_dreamed_at_the_recorded_nights(tmp_pat
 
 def test_a_bag_and_the_same_messages_as_jsonl_give_the_same_memory(tmp_path):
     items = robot_day(hours=24)
-    bag = write.write_bag(tmp_path / 'bag', items, 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', items, 'mcap')
     night = tmp_path / 'night'
     night.mkdir()
     code, summary = replay_json(tmp_path, bag, extra=['--no-dream'])
@@ -123,7 +123,7 @@ def test_telemetry_topics_of_the_config_are_taken_through_the_nodes_rules(tmp_pa
     config = tmp_path / 'robot_memory.yaml'
     config.write_text('/**:\n  ros__parameters:\n    telemetry_topics: '
                       '["/battery_state:sensor_msgs/msg/BatteryState"]\n', encoding='utf-8')
-    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=2), 'sqlite3')
+    bag = bag_writer.write_bag(tmp_path / 'bag', robot_day(hours=2), 'sqlite3')
     code, summary = replay_json(tmp_path, bag, extra=['--config', str(config), '--no-dream'])
     assert code == 0, summary
     assert summary['taken']['/battery_state'] == 12
@@ -133,7 +133,7 @@ def test_remapped_topics_are_read_under_their_recorded_names(tmp_path):
     names = {'diagnostic': '/robot1/diagnostics', 'log': '/robot1/rosout'}
     items = [(at, names[message.source], message)
              for at, _, message in robot_day(hours=2) if message.source != 'telemetry']
-    bag = write.write_bag(tmp_path / 'bag', items, 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', items, 'mcap')
     code, summary = replay_json(tmp_path, bag, extra=[
         '--remap', '/diagnostics:=/robot1/diagnostics', '--remap', '/rosout:=/robot1/rosout',
         '--no-dream'])
@@ -144,7 +144,7 @@ def test_remapped_topics_are_read_under_their_recorded_names(tmp_path):
 def test_a_remap_to_a_topic_the_recording_lacks_says_so(tmp_path):
     # The messages are on /diagnostics; a remap naming /robot1/diagnostics took nothing,
     # and "not evidence" alone named the wrong cause.
-    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=2), 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', robot_day(hours=2), 'mcap')
     code, summary = replay_json(tmp_path, bag, extra=[
         '--remap', '/diagnostics:=/robot1/diagnostics', '--no-dream'])
     assert code == 0 and '/diagnostics' not in summary['taken'], summary['taken']
@@ -160,8 +160,8 @@ def test_replaying_the_same_bag_or_an_overlapping_one_adds_nothing_twice(tmp_pat
     items = robot_day(hours=48)
     fleet = tmp_path / 'fleet'
     fleet.mkdir()
-    first = write.write_bag(fleet / 'first', items[:len(items) * 2 // 3], 'mcap')
-    second = write.write_bag(fleet / 'second', items[len(items) // 3:], 'sqlite3')
+    first = bag_writer.write_bag(fleet / 'first', items[:len(items) * 2 // 3], 'mcap')
+    second = bag_writer.write_bag(fleet / 'second', items[len(items) // 3:], 'sqlite3')
     code, once = replay_json(tmp_path, first, second)
     assert code == 0
     code, again = replay_json(tmp_path, fleet)  # the directory holding both
@@ -176,7 +176,7 @@ def test_replaying_the_same_bag_or_an_overlapping_one_adds_nothing_twice(tmp_pat
 
 
 def test_an_interrupted_replay_resumes_after_the_last_message_written(tmp_path, monkeypatch):
-    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=24), 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', robot_day(hours=24), 'mcap')
     memory = MemoryFile(tmp_path / 'robot-memory.md')
     monkeypatch.setattr(replay, 'FLUSH_MESSAGES', 50)
     monkeypatch.setattr(replay, 'PROGRESS_EVERY', 1)
@@ -208,7 +208,7 @@ def test_a_killed_replay_process_resumes_and_takes_each_message_once(tmp_path):
     items = [(at + dt.timedelta(seconds=step), None,
               obs.diagnostic(at + dt.timedelta(seconds=step), 'base: motor', 'motor',
                              1, f'current {step}')) for step in range(60_000)]
-    bag = write.write_bag(tmp_path / 'bag', items, 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', items, 'mcap')
     db = tmp_path / 'robot-memory.db'
     argv = [sys.executable, str(SCRIPT), 'replay', str(bag), '--no-dream', '--json',
             '--file', str(tmp_path / 'robot-memory.md')]
@@ -239,7 +239,7 @@ def test_a_killed_replay_process_resumes_and_takes_each_message_once(tmp_path):
 
 
 def test_dry_run_prints_what_would_be_learned_and_writes_nothing(tmp_path):
-    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=30), 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', robot_day(hours=30), 'mcap')
     code, summary = replay_json(tmp_path, bag, extra=['--dry-run'])
     assert code == 0 and summary['dry_run'] and summary['created'] == 2
     assert not (tmp_path / 'robot-memory.md').exists()
@@ -248,7 +248,7 @@ def test_dry_run_prints_what_would_be_learned_and_writes_nothing(tmp_path):
 
 def test_replaying_beside_a_writer_of_the_same_database_waits_for_its_lock(tmp_path):
     """Another connection holding the write lock (as memory_node's flush does) is waited for."""
-    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=2), 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', robot_day(hours=2), 'mcap')
     with EvidenceStore(tmp_path / 'robot-memory.db'):
         pass
     holder = sqlite3.connect(tmp_path / 'robot-memory.db', isolation_level=None)
@@ -273,7 +273,7 @@ def test_replaying_beside_a_writer_of_the_same_database_waits_for_its_lock(tmp_p
 
 def test_a_truncated_mcap_is_read_up_to_the_damage(tmp_path):
     # Ten days a minute apart: several of the writer's 1 MiB chunks, as ros2 bag writes them.
-    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=240, every_min=1), 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', robot_day(hours=240, every_min=1), 'mcap')
     [mcap] = bag.glob('*.mcap')
     data = mcap.read_bytes()
     cut = tmp_path / 'cut.mcap'
@@ -290,7 +290,7 @@ def test_a_custom_type_without_definition_is_named_with_how_to_supply_it(tmp_pat
     from rosbags.typesys import get_types_from_msg
     types = get_types_from_msg(definition, 'acme_msgs/msg/Joint')
     at = START
-    bag = write.write_bag(tmp_path / 'bag', [
+    bag = bag_writer.write_bag(tmp_path / 'bag', [
         (at, '/joint', ('acme_msgs/msg/Joint', {'torque': 3.5, 'joint': 'elbow'}))],
         'sqlite3', types=types)
     [db3] = bag.glob('*.db3')
@@ -311,7 +311,7 @@ def test_a_custom_type_without_definition_is_named_with_how_to_supply_it(tmp_pat
 
 
 def test_a_db3_without_its_metadata_is_read_from_the_database_alone(tmp_path):
-    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=2), 'sqlite3')
+    bag = bag_writer.write_bag(tmp_path / 'bag', robot_day(hours=2), 'sqlite3')
     (bag / 'metadata.yaml').unlink()
     code, summary = replay_json(tmp_path, bag, extra=['--no-dream'])
     assert code == 0 and summary['taken']['/diagnostics'] == 12, summary
@@ -321,13 +321,13 @@ def test_a_db3_without_its_metadata_is_read_from_the_database_alone(tmp_path):
                                        ('mcap', 'storage'), ('sqlite3', 'file'),
                                        ('sqlite3', 'message')])
 def test_compressed_recordings_are_read(tmp_path, fmt, mode):
-    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=2), fmt, compress=mode)
+    bag = bag_writer.write_bag(tmp_path / 'bag', robot_day(hours=2), fmt, compress=mode)
     code, summary = replay_json(tmp_path, bag, extra=['--no-dream'])
     assert code == 0 and summary['taken']['/diagnostics'] == 12, summary
 
 
 def test_a_compressed_storage_file_without_its_metadata_says_what_to_do(tmp_path):
-    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=2), 'mcap', compress='file')
+    bag = bag_writer.write_bag(tmp_path / 'bag', robot_day(hours=2), 'mcap', compress='file')
     [storage] = bag.glob('*.zstd')
     alone = tmp_path / storage.name
     storage.rename(alone)
@@ -350,27 +350,27 @@ def test_a_path_that_is_not_a_recording_is_refused_with_a_reason(tmp_path):
 
 def test_a_bag_stamped_in_1970_is_refused_as_sim_time(tmp_path):
     epoch = dt.datetime(1970, 1, 1, 0, 0, 12, tzinfo=UTC)
-    bag = write.write_bag(tmp_path / 'bag', robot_day(start=epoch, hours=1), 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', robot_day(start=epoch, hours=1), 'mcap')
     code, summary = replay_json(tmp_path, bag)
     assert code == 1 and summary['observations'] == 0
     assert 'simulation time' in summary['refused'][0]['why']
 
 
 def test_a_bag_of_another_robot_is_refused_unless_accepted(tmp_path):
-    first = write.write_bag(tmp_path / 'mine', robot_day(hours=1), 'mcap',
-                            custom={'hostname': 'robot-a'})
-    other = write.write_bag(tmp_path / 'other', robot_day(start=START + dt.timedelta(days=9),
-                                                          hours=1), 'mcap',
-                            custom={'hostname': 'robot-b'})
+    first = bag_writer.write_bag(tmp_path / 'mine', robot_day(hours=1), 'mcap',
+                                 custom={'hostname': 'robot-a'})
+    other = bag_writer.write_bag(tmp_path / 'other', robot_day(start=START + dt.timedelta(days=9),
+                                                               hours=1), 'mcap',
+                                 custom={'hostname': 'robot-b'})
     assert replay_json(tmp_path, first, extra=['--no-dream'])[0] == 0
     code, summary = replay_json(tmp_path, other, extra=['--no-dream'])
     assert code == 1 and 'robot-b' in summary['refused'][0]['why']
     assert '--accept-other-robot' in summary['refused'][0]['why']
     code, summary = replay_json(tmp_path, other, extra=['--no-dream', '--accept-other-robot'])
     assert code == 0 and summary['observations'] > 0
-    rrn = write.write_bag(tmp_path / 'rrn', robot_day(start=START + dt.timedelta(days=20),
-                                                      hours=1), 'mcap',
-                          custom={'rrn': 'RRN-000000000042'})
+    rrn = bag_writer.write_bag(tmp_path / 'rrn', robot_day(start=START + dt.timedelta(days=20),
+                                                           hours=1), 'mcap',
+                               custom={'rrn': 'RRN-000000000042'})
     config = tmp_path / 'robot_memory.yaml'
     config.write_text('/**:\n  ros__parameters:\n    rrn: "RRN-000000000001"\n', encoding='utf-8')
     code, summary = replay_json(tmp_path, rrn, extra=['--no-dream', '--config', str(config)])
@@ -381,8 +381,8 @@ def test_the_robot_named_in_mcap_metadata_records_is_checked_too(tmp_path):
     """A fleet's metadata record, or the recorder's copy of custom data in a lone .mcap."""
     config = tmp_path / 'robot_memory.yaml'
     config.write_text('/**:\n  ros__parameters:\n    rrn: "RRN-000000000001"\n', encoding='utf-8')
-    fleet = write.write_bag(tmp_path / 'fleet', robot_day(hours=1), 'mcap',
-                            metadata={'robot': {'rrn': 'RRN-000000000042', 'site': 'dock 3'}})
+    fleet = bag_writer.write_bag(tmp_path / 'fleet', robot_day(hours=1), 'mcap',
+                                 metadata={'robot': {'rrn': 'RRN-000000000042', 'site': 'dock 3'}})
     (fleet / 'metadata.yaml').unlink()  # the record alone names the robot
     [alone] = fleet.glob('*.mcap')
     code, summary = replay_json(tmp_path, alone, extra=['--no-dream', '--config', str(config)])
@@ -391,12 +391,12 @@ def test_the_robot_named_in_mcap_metadata_records_is_checked_too(tmp_path):
     code, summary = replay_json(tmp_path, alone, extra=accept)
     assert code == 0 and summary['observations'] > 0
     # ros2 bag record's own copy of custom data, inside an .mcap copied without its directory.
-    mine = write.write_bag(tmp_path / 'mine', robot_day(start=START + dt.timedelta(days=9),
-                                                        hours=1), 'mcap',
-                           custom={'hostname': 'robot-a'})
-    other = write.write_bag(tmp_path / 'other', robot_day(start=START + dt.timedelta(days=19),
-                                                          hours=1), 'mcap',
-                            metadata={'robot': {'hostname': 'robot-b'}})
+    mine = bag_writer.write_bag(tmp_path / 'mine', robot_day(start=START + dt.timedelta(days=9),
+                                                             hours=1), 'mcap',
+                                custom={'hostname': 'robot-a'})
+    other = bag_writer.write_bag(tmp_path / 'other', robot_day(start=START + dt.timedelta(days=19),
+                                                               hours=1), 'mcap',
+                                 metadata={'robot': {'hostname': 'robot-b'}})
     lone = tmp_path / 'lone'
     lone.mkdir()
     for bag in (mine, other):
@@ -410,7 +410,7 @@ def test_the_robot_named_in_mcap_metadata_records_is_checked_too(tmp_path):
 
 
 def test_an_empty_bag_gets_a_clear_answer(tmp_path):
-    bag = write.write_bag(tmp_path / 'bag', [], 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', [], 'mcap')
     code, summary = replay_json(tmp_path, bag)
     assert code == 1 and summary['refused'][0]['why'] == 'the recording holds no messages'
 
@@ -418,7 +418,7 @@ def test_an_empty_bag_gets_a_clear_answer(tmp_path):
 # --------------------------------------------------------------------------- terminal
 
 def test_the_closing_summary_and_plain_progress_lines_when_piped(tmp_path):
-    bag = write.write_bag(tmp_path / 'day.bag', robot_day(hours=30), 'ros1')
+    bag = bag_writer.write_bag(tmp_path / 'day.bag', robot_day(hours=30), 'ros1')
     code, out, err = run_cli('replay', str(bag), '--file', str(tmp_path / 'robot-memory.md'))
     assert code == 0, err
     assert 'replay: 100% ' in err and '\r' not in err  # piped: plain lines, no bar
@@ -448,7 +448,7 @@ def test_on_a_terminal_progress_is_one_bar_redrawn_in_place():
             return True
 
     screen = Terminal()
-    display = command.Display(screen)
+    display = replay_command.Display(screen)
     at = START
     display({'messages': 250, 'total': 1000, 'bytes': 2_500_000, 'total_bytes': 10**7,
              'elapsed': 5.0, 'at': at})
@@ -462,7 +462,7 @@ def test_on_a_terminal_progress_is_one_bar_redrawn_in_place():
 
 def test_without_the_bags_extra_the_command_says_what_to_install(tmp_path):
     """A process where rosbags cannot be imported, as on a machine without the extra."""
-    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=1), 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', robot_day(hours=1), 'mcap')
     code = ("import sys; sys.modules['rosbags'] = None; "
             'from robot_memory.cli.main import main; '
             f"sys.exit(main(['replay', {str(bag)!r}, '--file', "
@@ -477,7 +477,7 @@ def test_without_the_bags_extra_the_command_says_what_to_install(tmp_path):
 def test_replay_into_a_hand_written_file_it_cannot_read_is_refused_before_reading(tmp_path):
     # No dream of this database wrote the file: nothing could restore its entries, so
     # replay refuses at once, naming the line, and writes nothing beside it.
-    bag = write.write_bag(tmp_path / 'bag', robot_day(hours=2), 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', robot_day(hours=2), 'mcap')
     memory = tmp_path / 'robot-memory.md'
     typo = ('---\nschema_version: "1.0"\nrrn: RRN-000000000007\n'
             'last_updated: 2026-04-01T00:00:00Z\nentries:\n  - id: mem-x\n'

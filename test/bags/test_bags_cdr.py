@@ -38,11 +38,11 @@ from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
 
 from robot_memory.bags import replay
-from robot_memory.bags import write
 from robot_memory.common import cdr
 from robot_memory.evidence import observations
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.testing import bag_writer
 
 STORE = get_typestore(Stores.ROS2_KILTED)
 KIND = 'diagnostic_msgs/msg/DiagnosticArray'
@@ -64,7 +64,7 @@ arrays = st.fixed_dictionaries({
 
 def serialized(fields: dict, little_endian: bool = True) -> bytes:
     """Return the array serialized by rosbags."""
-    message = write.build(STORE, KIND, fields)
+    message = bag_writer.build(STORE, KIND, fields)
     return bytes(STORE.serialize_cdr(message, KIND, little_endian=little_endian))
 
 

@@ -38,10 +38,10 @@ import pytest
 
 from robot_memory.bags import read
 from robot_memory.bags import replay
-from robot_memory.bags import write
 from robot_memory.evidence import observations as obs
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.testing import bag_writer
 from support.paths import REPO
 from support.processes import child_env
 
@@ -56,7 +56,7 @@ LAYOUTS = {
     'no summary': {'repeat_channels': False, 'repeat_schemas': False, 'use_statistics': False,
                    'use_summary_offsets': False, 'index_types': IndexType.NONE},
 }
-STORE = write.typestore('mcap')
+STORE = bag_writer.typestore('mcap')
 
 
 def robot(minutes: int = 3000) -> list:
@@ -85,12 +85,12 @@ def write_mcap(path: pathlib.Path, layout: str, order: str) -> pathlib.Path:
         writer.start(profile='ros2', library='robot_memory tests')
         channels = {}
         for at, message in items:
-            topic, type_name, fields = write.message_data(message)
+            topic, type_name, fields = bag_writer.message_data(message)
             if topic not in channels:
                 text, _ = STORE.generate_msgdef(type_name, ros_version=2)
                 schema = writer.register_schema(type_name, 'ros2msg', text.encode())
                 channels[topic] = writer.register_channel(topic, 'cdr', schema)
-            raw = bytes(STORE.serialize_cdr(write.build(STORE, type_name, fields), type_name))
+            raw = bytes(STORE.serialize_cdr(bag_writer.build(STORE, type_name, fields), type_name))
             writer.add_message(channels[topic], read.ns_of(at), raw, read.ns_of(at))
         writer.finish()
     return path
@@ -122,7 +122,7 @@ def whole_messages(data: bytes) -> int:
 def reference(tmp_path_factory):
     """Return the memory the messages make, read in time order from rosbags' indexed MCAP."""
     directory = tmp_path_factory.mktemp('reference')
-    bag = write.write_bag(directory / 'bag', [(at, None, item) for at, item in ITEMS], 'mcap')
+    bag = bag_writer.write_bag(directory / 'bag', [(at, None, item) for at, item in ITEMS], 'mcap')
     summary, kept = replayed(directory, 'reference', bag)
     assert summary.taken == {'/diagnostics': 3000, '/rosout': 1000} and kept
     return [report.at for report in summary.dreams], kept

@@ -15,7 +15,7 @@
 """
 Recordings of the same hours: overlap decided by content, never by time span (issue 35, 1).
 
-Bags are written by ``robot_memory.bags.write`` and replayed through ``replay.replay``
+Bags are written by ``robot_memory.testing.bag_writer`` and replayed through ``replay.replay``
 into real stores: a lidar's recording of hours already taken from the wheels' is taken
 whole; the same messages in a second recording count once.
 """
@@ -25,10 +25,10 @@ import datetime as dt
 import sqlite3
 
 from robot_memory.bags import replay
-from robot_memory.bags import write
 from robot_memory.evidence import observations as obs
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.testing import bag_writer
 
 UTC = dt.timezone.utc
 START = dt.datetime(2026, 5, 1, 1, 0, tzinfo=UTC)
@@ -64,8 +64,8 @@ LIDAR = device('lidar: scan', 'lidar_front', 'no scan received')
 
 
 def test_another_devices_recording_of_the_same_hours_is_taken_whole(tmp_path):
-    wheels = write.write_bag(tmp_path / 'wheels', WHEELS, 'mcap')
-    lidar = write.write_bag(tmp_path / 'lidar', LIDAR, 'sqlite3')
+    wheels = bag_writer.write_bag(tmp_path / 'wheels', WHEELS, 'mcap')
+    lidar = bag_writer.write_bag(tmp_path / 'lidar', LIDAR, 'sqlite3')
     first = run(tmp_path, wheels)
     assert first.observations == len(WHEELS) and first.skipped == {}
     second = run(tmp_path, lidar, nightly=(3, 0))
@@ -80,8 +80,8 @@ def test_another_devices_recording_of_the_same_hours_is_taken_whole(tmp_path):
 
 
 def test_both_devices_in_one_replay_are_taken_and_replaying_again_adds_nothing(tmp_path):
-    wheels = write.write_bag(tmp_path / 'wheels', WHEELS, 'mcap')
-    lidar = write.write_bag(tmp_path / 'lidar', LIDAR, 'mcap')
+    wheels = bag_writer.write_bag(tmp_path / 'wheels', WHEELS, 'mcap')
+    lidar = bag_writer.write_bag(tmp_path / 'lidar', LIDAR, 'mcap')
     once = run(tmp_path, lidar, wheels)
     assert once.skipped == {} and once.observations == len(WHEELS) + len(LIDAR)
     again = run(tmp_path, wheels, lidar)
@@ -91,13 +91,13 @@ def test_both_devices_in_one_replay_are_taken_and_replaying_again_adds_nothing(t
 
 
 def test_a_recording_sharing_hours_and_sources_counts_the_shared_messages_once(tmp_path):
-    wheels = write.write_bag(tmp_path / 'wheels', WHEELS, 'mcap')
+    wheels = bag_writer.write_bag(tmp_path / 'wheels', WHEELS, 'mcap')
     # A second recorder on the same robot: the wheels' messages again (received 3 ms
     # later, so recorded at other times; their own stamps are the same), and the lidar.
     later = [(at + dt.timedelta(milliseconds=3), topic, message)
              for at, topic, message in WHEELS]
-    both = write.write_bag(tmp_path / 'both', sorted(later + LIDAR, key=lambda item: item[0]),
-                           'sqlite3')
+    both = bag_writer.write_bag(tmp_path / 'both', sorted(later + LIDAR, key=lambda item: item[0]),
+                                'sqlite3')
     run(tmp_path, wheels)
     summary = run(tmp_path, both)
     assert summary.skipped == {replay.OTHER: len(WHEELS)}
@@ -106,9 +106,9 @@ def test_a_recording_sharing_hours_and_sources_counts_the_shared_messages_once(t
 
 
 def test_the_same_device_at_other_stamps_of_the_same_hours_is_other_evidence(tmp_path):
-    wheels = write.write_bag(tmp_path / 'wheels', WHEELS, 'mcap')
+    wheels = bag_writer.write_bag(tmp_path / 'wheels', WHEELS, 'mcap')
     shifted = device('base: left encoder', 'wheel_left', 'dropped 12 ticks', offset_s=300)
-    between = write.write_bag(tmp_path / 'between', shifted, 'mcap')
+    between = bag_writer.write_bag(tmp_path / 'between', shifted, 'mcap')
     run(tmp_path, wheels)
     summary = run(tmp_path, between)
     assert summary.skipped == {} and summary.observations == len(shifted)
@@ -117,8 +117,8 @@ def test_the_same_device_at_other_stamps_of_the_same_hours_is_other_evidence(tmp
 def test_recordings_of_overlapping_hours_in_one_replay_take_each_message_once(tmp_path):
     items = WHEELS + LIDAR
     items.sort(key=lambda item: item[0])
-    first = write.write_bag(tmp_path / 'first', items[:len(items) * 2 // 3], 'mcap')
-    second = write.write_bag(tmp_path / 'second', items[len(items) // 3:], 'sqlite3')
+    first = bag_writer.write_bag(tmp_path / 'first', items[:len(items) * 2 // 3], 'mcap')
+    second = bag_writer.write_bag(tmp_path / 'second', items[len(items) // 3:], 'sqlite3')
     summary = run(tmp_path, second, first)
     shared = len(items) * 2 // 3 - len(items) // 3
     assert summary.skipped == {replay.OTHER: shared}
@@ -127,7 +127,7 @@ def test_recordings_of_overlapping_hours_in_one_replay_take_each_message_once(tm
 
 def test_what_is_kept_of_each_message_is_small(tmp_path):
     items = device('base: motor', 'motor', 'current high', hours=24 * 14)  # 4,032 messages
-    bag = write.write_bag(tmp_path / 'bag', items, 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', items, 'mcap')
     run(tmp_path, bag)
     with contextlib.closing(sqlite3.connect(tmp_path / 'robot-memory.db')) as conn:
         [(rows,)] = conn.execute('SELECT count(*) FROM replay_seen').fetchall()
@@ -138,8 +138,8 @@ def test_what_is_kept_of_each_message_is_small(tmp_path):
 
 def test_a_database_replayed_into_before_content_keys_still_resumes_its_recordings(tmp_path):
     """What a replay took before migration 0008 is known by its time span, as it was then."""
-    wheels = write.write_bag(tmp_path / 'wheels', WHEELS, 'mcap')
-    cut = write.write_bag(tmp_path / 'cut', WHEELS[:len(WHEELS) // 2], 'mcap')
+    wheels = bag_writer.write_bag(tmp_path / 'wheels', WHEELS, 'mcap')
+    cut = bag_writer.write_bag(tmp_path / 'cut', WHEELS[:len(WHEELS) // 2], 'mcap')
     run(tmp_path, cut)
     with contextlib.closing(sqlite3.connect(tmp_path / 'robot-memory.db')) as conn, conn:
         conn.execute('DELETE FROM replay_seen')  # as the replay before the migration left it

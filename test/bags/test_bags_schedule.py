@@ -18,7 +18,7 @@ Replay's dream schedule, cross-checked against one uninterrupted replay of every
 Every nightly dream the recordings cross runs once, at its own time, oldest first across
 recordings: whether the recordings come in one replay or one a day, overlap, or the replay
 is cut (between messages or inside a dream) and run again. Bags are written by
-``robot_memory.bags.write`` and replayed through ``replay.replay`` into real stores.
+``robot_memory.testing.bag_writer`` and replayed through ``replay.replay`` into real stores.
 """
 
 import datetime as dt
@@ -26,11 +26,11 @@ import datetime as dt
 import pytest
 
 from robot_memory.bags import replay
-from robot_memory.bags import write
 from robot_memory.dream import autodream
 from robot_memory.evidence import observations as obs
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.testing import bag_writer
 
 UTC = dt.timezone.utc
 NIGHTLY = (3, 0)
@@ -86,7 +86,7 @@ class Interrupted(Exception):
 
 
 def test_daily_replays_of_daytime_recordings_dream_the_nights_between(tmp_path):
-    bags = [write.write_bag(tmp_path / f'day{day}', daytime(day), 'mcap') for day in (1, 2, 3)]
+    bags = [bag_writer.write_bag(tmp_path / f'day{day}', daytime(day), 'mcap') for day in (1, 2, 3)]
     for bag in bags:  # each day's recording replayed as it comes, none crossing 03:00
         run(tmp_path, 'daily', bag)
     run(tmp_path, 'once', *bags)
@@ -98,12 +98,12 @@ def test_daily_replays_of_daytime_recordings_dream_the_nights_between(tmp_path):
 
 def test_overlapping_recordings_in_any_order_dream_each_night_once_oldest_first(tmp_path):
     items = daytime(1, 6, 23) + daytime(2, 6, 23) + daytime(3, 6, 23)
-    late = write.write_bag(tmp_path / 'late', items[len(items) // 3:], 'sqlite3')
-    early = write.write_bag(tmp_path / 'early', items[:len(items) * 2 // 3], 'mcap')
+    late = bag_writer.write_bag(tmp_path / 'late', items[len(items) // 3:], 'sqlite3')
+    early = bag_writer.write_bag(tmp_path / 'early', items[:len(items) * 2 // 3], 'mcap')
     summary = run(tmp_path, 'both', late, early)  # the later one named first
     assert [report.at for report in summary.dreams] == [local(2, 3), local(3, 3)]
     assert summary.taken['/diagnostics'] == len(items) // 2
-    whole = write.write_bag(tmp_path / 'whole', items, 'mcap')
+    whole = bag_writer.write_bag(tmp_path / 'whole', items, 'mcap')
     run(tmp_path, 'whole', whole)
     assert entries(tmp_path, 'both') == entries(tmp_path, 'whole') != []
 
@@ -112,7 +112,7 @@ def test_overlapping_recordings_in_any_order_dream_each_night_once_oldest_first(
 def test_a_cut_replay_resumes_without_a_dream_twice_or_one_skipped(tmp_path, monkeypatch,
                                                                    where):
     items = [item for day in (1, 2, 3, 4) for item in daytime(day, 6, 23)]
-    bag = write.write_bag(tmp_path / 'bag', items, 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', items, 'mcap')
     run(tmp_path, 'whole', bag)
     monkeypatch.setattr(replay, 'FLUSH_MESSAGES', 40)
     monkeypatch.setattr(replay, 'PROGRESS_EVERY', 1)
@@ -140,8 +140,8 @@ def test_a_cut_replay_resumes_without_a_dream_twice_or_one_skipped(tmp_path, mon
 
 
 def test_messages_recorded_before_the_memorys_last_dream_are_said_to_go_to_its_next(tmp_path):
-    bag = write.write_bag(tmp_path / 'bag', daytime(1, 6, 23) + daytime(2, 6, 23), 'mcap')
-    late = write.write_bag(tmp_path / 'late', daytime(20, 6, 23) + daytime(21, 6, 23), 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', daytime(1, 6, 23) + daytime(2, 6, 23), 'mcap')
+    late = bag_writer.write_bag(tmp_path / 'late', daytime(20, 6, 23) + daytime(21, 6, 23), 'mcap')
     run(tmp_path, 'memory', late)  # the memory has dreamed on May 21, not before
     assert dreamed(tmp_path, 'memory') == [local(21, 3).strftime('%Y-%m-%dT%H:%M:%SZ')]
     summary = run(tmp_path, 'memory', bag)

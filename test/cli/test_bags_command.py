@@ -33,10 +33,10 @@ import subprocess
 import sys
 import time
 
-from robot_memory.bags import command
 from robot_memory.bags import replay
-from robot_memory.bags import write
+from robot_memory.cli import replay_command
 from robot_memory.evidence import observations as obs
+from robot_memory.testing import bag_writer
 from support.paths import REPO
 from support.processes import child_env
 
@@ -94,7 +94,7 @@ def on_a_terminal(*argv) -> tuple:
 
 
 def test_on_a_terminal_the_bar_redraws_in_place_and_says_how_long_it_took(tmp_path):
-    bag = write.write_bag(tmp_path / 'bag', motor(12_000), 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', motor(12_000), 'mcap')
     code, out, screen = on_a_terminal('replay', str(bag), '--file',
                                       str(tmp_path / 'robot-memory.md'), '--no-dream')
     assert code == 0, out + screen.decode(errors='replace')
@@ -109,7 +109,7 @@ def test_on_a_terminal_the_bar_redraws_in_place_and_says_how_long_it_took(tmp_pa
 
 def test_the_eta_is_unknown_at_first_then_estimated_and_the_end_says_how_long():
     screen = io.StringIO()
-    display = command.Display(screen, clock=iter([0.0, 10.0, 20.0]).__next__)
+    display = replay_command.Display(screen, clock=iter([0.0, 10.0, 20.0]).__next__)
     at = START
     display({'messages': 0, 'total': 1000, 'bytes': 0, 'total_bytes': 10**7, 'elapsed': 0.0,
              'at': None})
@@ -125,7 +125,7 @@ def test_the_eta_is_unknown_at_first_then_estimated_and_the_end_says_how_long():
 
 
 def test_the_summary_reports_statuses_a_second(tmp_path):
-    bag = write.write_bag(tmp_path / 'bag', motor(3000), 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', motor(3000), 'mcap')
     done = subprocess.run([sys.executable, str(SCRIPT), 'replay', str(bag), '--file',
                            str(tmp_path / 'robot-memory.md'), '--json', '--no-dream'],
                           capture_output=True, text=True, env=ENV, timeout=300)
@@ -136,7 +136,7 @@ def test_the_summary_reports_statuses_a_second(tmp_path):
 
 
 def test_dry_run_prints_each_entry_it_would_learn_with_its_band(tmp_path):
-    bag = write.write_bag(tmp_path / 'bag', robot_days(), 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', robot_days(), 'mcap')
     done = subprocess.run([sys.executable, str(SCRIPT), 'replay', str(bag), '--file',
                            str(tmp_path / 'robot-memory.md'), '--dry-run'],
                           capture_output=True, text=True, env=ENV, timeout=300)
@@ -152,7 +152,7 @@ def test_dry_run_prints_each_entry_it_would_learn_with_its_band(tmp_path):
 
 
 def test_dry_run_json_lists_the_entries_and_names_no_deleted_summary_file(tmp_path):
-    bag = write.write_bag(tmp_path / 'bag', robot_days(), 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', robot_days(), 'mcap')
     done = subprocess.run([sys.executable, str(SCRIPT), 'replay', str(bag), '--file',
                            str(tmp_path / 'robot-memory.md'), '--dry-run', '--json'],
                           capture_output=True, text=True, env=ENV, timeout=300)
@@ -166,7 +166,7 @@ def test_dry_run_json_lists_the_entries_and_names_no_deleted_summary_file(tmp_pa
 
 
 def test_ctrl_c_says_what_was_kept_and_running_again_resumes(tmp_path):
-    bag = write.write_bag(tmp_path / 'bag', motor(60_000), 'mcap')
+    bag = bag_writer.write_bag(tmp_path / 'bag', motor(60_000), 'mcap')
     db = tmp_path / 'robot-memory.db'
     argv = [sys.executable, str(SCRIPT), 'replay', str(bag), '--no-dream', '--json',
             '--file', str(tmp_path / 'robot-memory.md')]

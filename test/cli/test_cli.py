@@ -30,7 +30,7 @@ import pytest
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.errors import MemoryFileError
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan import memory_file
 from robot_memory.rcan.context import estimate_tokens
 from robot_memory.rcan.context import recent_header

@@ -21,7 +21,7 @@ from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
 
 from robot_memory.evidence import blackbox
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from support.cli import run_process as run_cli
 
 STORE = get_typestore(Stores.ROS2_KILTED)

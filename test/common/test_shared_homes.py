@@ -34,8 +34,8 @@ from robot_memory.common import validation_text
 from robot_memory.errors import SettingsConflict
 from robot_memory.rcan.schema import check_printable
 from robot_memory.rcan.schema import clean_tags
-from robot_memory.substrate.text import jaccard
-from robot_memory.substrate.text import token_set
+from robot_memory.substrate.textrules import jaccard
+from robot_memory.substrate.textrules import token_set
 
 UTC = dt.timezone.utc
 NOW = dt.datetime(2026, 4, 1, 3, 0, 0, 123456, tzinfo=UTC)

@@ -35,11 +35,11 @@ from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
 from robot_memory.dream.autodream import initial_confidence
 from robot_memory.errors import MemoryFileError
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import LogObservation
 from robot_memory.evidence.observations import TelemetryObservation
 from robot_memory.evidence.observations import to_json_line
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan import lifecycle
 from robot_memory.rcan.context import build_context
 from robot_memory.rcan.memory_file import MemoryFile
@@ -542,8 +542,8 @@ def test_a_crash_before_the_file_write_is_discarded_and_redone(prepared, monkeyp
 _DREAMER = """
 import datetime as dt, sys
 from robot_memory.dream.autodream import DreamConfig, dream
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 memory = MemoryFile(sys.argv[1] + '/robot-memory.md')
 store = EvidenceStore(sys.argv[1] + '/robot-memory.db', Rules.default(), retention_days=2)

@@ -33,7 +33,7 @@ from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
 from robot_memory.dream.clock import leap_days
 from robot_memory.evidence import observations as obs
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.memory_file import ENV_VAR
 from robot_memory.rcan.memory_file import MemoryFile
 from support.cli import run

@@ -30,8 +30,8 @@ from robot_memory.dream.distiller import OpenAICompatibleDistiller
 from robot_memory.dream.distiller import proposals
 from robot_memory.dream.distiller import RuleDistiller
 from robot_memory.dream.distiller import valid_text
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 
 NIGHT = dt.datetime(2026, 5, 1, 20, 0, tzinfo=UTC)

@@ -22,8 +22,8 @@ import pytest
 from robot_memory.cli import main as cli
 from robot_memory.common.timeutil import UTC
 from robot_memory.dream import autodream
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.intent import DreamIntent
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import read_last_updated
 from support.dream_scenario import morning
 from support.dream_scenario import Robot

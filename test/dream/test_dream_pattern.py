@@ -21,9 +21,9 @@ import pytest
 import yaml
 
 from robot_memory.dream.autodream import dream
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.context import build_context
 from robot_memory.rcan.context import CONDITIONS_HEADER
 from robot_memory.rcan.context import is_condition

@@ -32,10 +32,10 @@ from robot_memory.dream.restate import incident_partner
 from robot_memory.dream.restate import Partners
 from robot_memory.dream.restate import speaker
 from robot_memory.dream.restate import start_and_stop_together
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.runs import state_rows
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.evidence.window import episodes_of
 from robot_memory.evidence.window import walk_in_id_order
 from robot_memory.evidence.window import window_evidence

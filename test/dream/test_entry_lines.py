@@ -19,10 +19,10 @@ import datetime as dt
 import pytest
 
 from robot_memory.dream.autodream import dream
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.observations import identifiers_masked
 from robot_memory.evidence.observations import LogObservation
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.settings import DreamConfig
 

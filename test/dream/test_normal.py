@@ -27,14 +27,14 @@ from robot_memory.dream.autodream import dream
 from robot_memory.dream.normal import judged
 from robot_memory.dream.pattern import Description
 from robot_memory.dream.pattern import rule_text
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.proposal_queue import ProposalQueue
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.context import build_context
 from robot_memory.rcan.context import CONDITIONS_HEADER
 from robot_memory.rcan.context import is_condition
 from robot_memory.rcan.memory_file import MemoryFile
-from robot_memory.review.proposals import decide_proposal
+from robot_memory.review.proposing import decide_proposal
 from robot_memory.settings import DreamConfig
 
 UTC = dt.timezone.utc

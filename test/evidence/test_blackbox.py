@@ -26,9 +26,9 @@ from rosbags.typesys import Stores
 
 from robot_memory.bags import read
 from robot_memory.evidence import blackbox
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.rules import Classification
 from robot_memory.evidence.runs import MAX_OPEN_RUNS
-from robot_memory.evidence.store import EvidenceStore
 
 S = 10**9
 STORE = get_typestore(Stores.ROS2_KILTED)

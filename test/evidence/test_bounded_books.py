@@ -28,14 +28,14 @@ import threading
 from rosbags.typesys import get_typestore
 from rosbags.typesys import Stores
 
-from robot_memory.bags import write
 from robot_memory.common import cdr
 from robot_memory.common.timeutil import UTC
+from robot_memory.evidence import evidence_store
 from robot_memory.evidence import runs
-from robot_memory.evidence import store as store_module
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import diagnostic
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.evidence.worker import StoreWorker
+from robot_memory.testing import bag_writer
 
 T0 = dt.datetime(2026, 6, 1, tzinfo=UTC)
 CAP = 50  # MAX_OPEN_RUNS for the test: the same code path, far fewer keys to feed
@@ -53,7 +53,7 @@ def distinct_statuses(count: int, seconds: float = 0.0):
 
 def test_the_books_stay_within_their_cap_under_many_distinct_source_keys(monkeypatch):
     monkeypatch.setattr(runs, 'MAX_OPEN_RUNS', CAP)
-    monkeypatch.setattr(store_module, 'MAX_OPEN_RUNS', CAP)
+    monkeypatch.setattr(evidence_store, 'MAX_OPEN_RUNS', CAP)
     with EvidenceStore(None, batch_size=40) as store:
         taken = 0
         for second in range(3):  # again after a minute: the OK reports change state
@@ -74,7 +74,7 @@ def test_books_count_the_source_keys_each_book_follows():
             store.add(observation)
         assert store.books() == {'open_runs': 10, 'state_book': 5, 'unstored_runs': 10,
                                  'ok_book': 10}
-    assert runs.MAX_OPEN_RUNS == store_module.MAX_OPEN_RUNS == 10_000  # about 15 MB when full
+    assert runs.MAX_OPEN_RUNS == evidence_store.MAX_OPEN_RUNS == 10_000  # about 15 MB when full
 
 
 def test_the_backlog_never_passes_max_backlog_and_its_peak_is_reported():
@@ -107,7 +107,7 @@ def serialized_array(first: int, count: int) -> bytes:
                  'values': [{'key': f'key {number}', 'value': f'value {number}'}]}
                 for number in range(first, first + count)]
     fields = {'header': {'stamp': {'sec': 1, 'nanosec': 0}, 'frame_id': ''}, 'status': statuses}
-    return bytes(STORE.serialize_cdr(write.build(STORE, KIND, fields), KIND))
+    return bytes(STORE.serialize_cdr(bag_writer.build(STORE, KIND, fields), KIND))
 
 
 def test_the_decode_caches_stay_within_their_cap_under_many_distinct_strings():

@@ -29,14 +29,14 @@ from robot_memory.common.sqlite_db import apply_migrations
 from robot_memory.common.sqlite_db import MigrationSet
 from robot_memory.common.sqlite_db import PlainDatabase
 from robot_memory.common.timeutil import UTC
-from robot_memory.evidence.audit import AuditRecord
+from robot_memory.evidence.evidence_audit import AuditRecord
+from robot_memory.evidence.evidence_store import CACHE_KIB
+from robot_memory.evidence.evidence_store import EvidenceStore
+from robot_memory.evidence.evidence_store import MIGRATIONS
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.observations import LogObservation
 from robot_memory.evidence.runs import insert_observations
 from robot_memory.evidence.runs import ROWS_PER_INSERT
-from robot_memory.evidence.store import CACHE_KIB
-from robot_memory.evidence.store import EvidenceStore
-from robot_memory.evidence.store import MIGRATIONS
 from robot_memory.locations import default_db_path
 
 T0 = dt.datetime(2026, 5, 1, 0, 0, tzinfo=UTC)
@@ -138,9 +138,9 @@ def test_a_migration_set_reads_and_writes_what_sqlite_utils_records(tmp_path):
     conn.close()
 
 
-@pytest.mark.parametrize('module', ['robot_memory.evidence.store',
+@pytest.mark.parametrize('module', ['robot_memory.evidence.evidence_store',
                                     'robot_memory.evidence.proposal_queue',
-                                    'robot_memory.substrate.schema'])
+                                    'robot_memory.substrate.record_tables'])
 def test_each_store_gets_the_schema_sqlite_utils_would_give_it(tmp_path, module):
     """Applied without sqlite-utils, a store's migrations give the same tables, records too."""
     steps = importlib.import_module(module).MIGRATIONS

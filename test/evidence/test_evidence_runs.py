@@ -30,12 +30,12 @@ from robot_memory.common.timeutil import UTC
 from robot_memory.dream.autodream import dream
 from robot_memory.dream.pattern import GAP_S
 from robot_memory.dream.pattern import STATUS_GAP_S
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.migrations import MIGRATIONS
 from robot_memory.evidence.observations import diagnostic
 from robot_memory.evidence.observations import log
 from robot_memory.evidence.runs import renumbered
 from robot_memory.evidence.runs import RUN_GAP_S
-from robot_memory.evidence.store import EvidenceStore
 from support.dream_scenario import Robot
 
 T0 = dt.datetime(2026, 6, 1, tzinfo=UTC)

@@ -27,7 +27,6 @@ import math
 
 import pytest
 
-from robot_memory.bags import write
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence import observations as obs
 from robot_memory.evidence.clock import FUTURE_TOLERANCE_S
@@ -35,9 +34,10 @@ from robot_memory.evidence.clock import FutureCheck
 from robot_memory.evidence.clock import HeldEvidence
 from robot_memory.evidence.clock import is_future
 from robot_memory.evidence.clock import latest_allowed
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.memory_file import ENV_VAR
 from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.testing import bag_writer
 from support.cli import run
 
 NOW = dt.datetime(2026, 6, 8, 3, 0, tzinfo=UTC)
@@ -144,7 +144,7 @@ def recording(start: dt.datetime, minutes: int) -> list:
 def test_replay_skips_messages_recorded_after_this_machines_clock(home, capsys):
     """A recording whose clock jumped to 2030 halfway: the past half is taken, no 2030 dream."""
     start = dt.datetime.now(UTC).replace(microsecond=0) - dt.timedelta(days=2)
-    bag = write.write_bag(home / 'bag', recording(start, 60) + recording(AHEAD, 45), 'mcap')
+    bag = bag_writer.write_bag(home / 'bag', recording(start, 60) + recording(AHEAD, 45), 'mcap')
     memory = home / 'robot-memory.md'
     code, out, err = run(capsys, 'replay', bag, '--file', memory, '--json')
     summary = json.loads(out)

@@ -40,9 +40,9 @@ import pytest
 
 from robot_memory.dream.autodream import dream
 from robot_memory.errors import MemoryFileError
+from robot_memory.evidence.evidence_store import EvidenceError
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import to_json_line
-from robot_memory.evidence.store import EvidenceError
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from support.cli import run as run_cli
 from support.dream_scenario import CONFIG

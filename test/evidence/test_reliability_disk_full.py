@@ -36,9 +36,9 @@ import subprocess
 import pytest
 
 from robot_memory.errors import MemoryFileError
+from robot_memory.evidence.evidence_store import EvidenceError
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import to_json_line
-from robot_memory.evidence.store import EvidenceError
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.schema import new_entry
 from support.cli import command

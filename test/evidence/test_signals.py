@@ -18,17 +18,17 @@ import datetime as dt
 import json
 import random
 
-from robot_memory.bags import write
 from robot_memory.cli import main as cli
 from robot_memory.dream.autodream import dream
 from robot_memory.dream.summary import build_summary
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.observations import TelemetryObservation
 from robot_memory.evidence.rules import Rules
 from robot_memory.evidence.signals import SignalRules
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.settings import DreamConfig
+from robot_memory.testing import bag_writer
 
 UTC = dt.timezone.utc
 DAY0 = dt.datetime(2026, 6, 1, tzinfo=UTC)
@@ -163,7 +163,7 @@ def test_replay_keeps_the_signals_of_a_recording(tmp_path):
         items.append((at, None, TelemetryObservation(at, '/battery_state',
                                                      'sensor_msgs/msg/BatteryState',
                                                      {'percentage': 0.5, 'voltage': 12.0})))
-    bag = write.write_bag(tmp_path / 'bag', items, 'sqlite3')
+    bag = bag_writer.write_bag(tmp_path / 'bag', items, 'sqlite3')
     config = tmp_path / 'robot_memory.yaml'
     config.write_text('/**:\n  ros__parameters:\n    telemetry_topics: '
                       '["/battery_state:sensor_msgs/msg/BatteryState"]\n', encoding='utf-8')

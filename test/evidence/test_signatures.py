@@ -26,11 +26,11 @@ import pytest
 
 from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.observations import LogObservation
 from robot_memory.evidence.observations import message_pattern
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 
 UTC = dt.timezone.utc

@@ -26,9 +26,9 @@ import threading
 import time
 
 from robot_memory.common.timeutil import UTC
+from robot_memory.evidence.evidence_store import EvidenceError
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import diagnostic
-from robot_memory.evidence.store import EvidenceError
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.evidence.worker import StoreWorker
 from support.ros_harness import wait_for
 

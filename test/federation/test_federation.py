@@ -28,10 +28,10 @@ from pydantic import ValidationError
 import pytest
 
 from robot_memory.common.timeutil import UTC
-from robot_memory.evidence.store import AUDIT_ACTIONS
-from robot_memory.evidence.store import EvidenceStore
-from robot_memory.federation.audit import audit_records
-from robot_memory.federation.audit import UnchangedAudits
+from robot_memory.evidence.evidence_store import AUDIT_ACTIONS
+from robot_memory.evidence.evidence_store import EvidenceStore
+from robot_memory.federation.federation_audit import audit_records
+from robot_memory.federation.federation_audit import UnchangedAudits
 from robot_memory.federation.peer_context import build_payload
 from robot_memory.federation.peer_context import canonical_bytes
 from robot_memory.federation.peer_context import corroborations

@@ -24,11 +24,11 @@ from robot_memory.federation.peer_context import FederationPolicy
 from robot_memory.federation.peer_context import FLEET_BLOCK
 from robot_memory.federation.peer_context import generate_keypair
 from robot_memory.fleet import lesson_store
+from robot_memory.fleet.fleet_store import FleetStore
 from robot_memory.fleet.lessons import apply_lesson
 from robot_memory.fleet.lessons import open_lesson
 from robot_memory.fleet.refusals import FleetError
 from robot_memory.fleet.refusals import Refused
-from robot_memory.fleet.store import FleetStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.schema import MemoryDocument
 from support.fleet import A

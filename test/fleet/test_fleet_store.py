@@ -18,11 +18,11 @@ import datetime as dt
 
 import pytest
 
+from robot_memory.fleet.fleet_store import FleetStore
+from robot_memory.fleet.fleet_store import MIGRATIONS
 from robot_memory.fleet.refusals import FleetError
 from robot_memory.fleet.report import build_report
 from robot_memory.fleet.report import format_report
-from robot_memory.fleet.store import FleetStore
-from robot_memory.fleet.store import MIGRATIONS
 from support.fleet import A
 from support.fleet import B
 from support.fleet import C

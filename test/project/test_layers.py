@@ -151,12 +151,12 @@ def test_a_function_local_back_import_is_found_as_a_cycle(tmp_path):
 
 
 def test_each_audit_table_has_one_writer():
-    """Only evidence/audit.py inserts into audit and substrate_audit."""
+    """Only evidence/evidence_audit.py inserts into audit and substrate_audit."""
     writers = {}
     for path in sorted((REPO / 'robot_memory').rglob('*.py')):
         text = ' '.join(path.read_text(encoding='utf-8').split())
         for table in ('audit', 'substrate_audit'):
             if f'INSERT INTO {table} ' in text:
                 writers.setdefault(table, []).append(path.relative_to(REPO).as_posix())
-    assert writers == {'audit': ['robot_memory/evidence/audit.py'],
-                       'substrate_audit': ['robot_memory/evidence/audit.py']}
+    assert writers == {'audit': ['robot_memory/evidence/evidence_audit.py'],
+                       'substrate_audit': ['robot_memory/evidence/evidence_audit.py']}

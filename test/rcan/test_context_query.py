@@ -34,7 +34,7 @@ from robot_memory.rcan.schema import MemoryEntry
 from robot_memory.substrate.context_relevance import check_query
 from robot_memory.substrate.context_relevance import relevant_ids
 from robot_memory.substrate.embedding import HashingEmbedder
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.errors import SubstrateError
 
 T0 = dt.datetime(2026, 4, 1, 2, 0, tzinfo=UTC)
 DAY = dt.timedelta(days=1)

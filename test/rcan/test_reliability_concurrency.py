@@ -35,7 +35,7 @@ import time
 
 import pytest
 
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.lifecycle import DEFAULT_CONFIG
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import side_file
@@ -146,8 +146,8 @@ def test_cli_dream_and_prune_with_an_in_process_writer_lose_nothing(tmp_path):
 
 OPEN_AT_ONCE = """
 import sys, time
-from robot_memory.evidence.store import EvidenceStore
-from robot_memory.substrate.store import Substrate
+from robot_memory.evidence.evidence_store import EvidenceStore
+from robot_memory.substrate.substrate_store import Substrate
 path, start = sys.argv[1], float(sys.argv[2])
 time.sleep(max(0.0, start - time.time()))
 order = sys.argv[3]

@@ -34,9 +34,9 @@ from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import UTC
 from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.locations import default_db_path
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.review.undo import undo
@@ -499,17 +499,17 @@ def test_the_undo_benchmark_quick_run_prints_json_lines():
 
 
 def test_an_approved_reword_is_recorded_and_undone(robot):
-    from robot_memory.review import proposals
+    from robot_memory.review import proposing
     first, _, _ = two_nights(robot)
     entry_id = first.created[0]
     before = robot.entries()[entry_id].text
     approved_at = night(1) + dt.timedelta(hours=3)
-    with proposals.ProposalQueue.open(robot.db) as queue:
+    with proposing.ProposalQueue.open(robot.db) as queue:
         proposal = queue.propose('reword', 'distiller', entry_id,
-                                 proposals.reword_summary(entry_id, before, 'Encoder drops ticks'),
+                                 proposing.reword_summary(entry_id, before, 'Encoder drops ticks'),
                                  {'before': before, 'after': 'Encoder drops ticks'},
                                  approved_at, 3600)
-        proposals.decide_proposal(queue, proposal.id, 'approve', 'ops', 'clearer', approved_at,
+        proposing.decide_proposal(queue, proposal.id, 'approve', 'ops', 'clearer', approved_at,
                                   memory_file=robot.memory)
     assert robot.entries()[entry_id].text == 'Encoder drops ticks'
     report = undo(robot.store, robot.memory, night(2), 'cli', 'keep the rule text',

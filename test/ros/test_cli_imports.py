@@ -46,9 +46,9 @@ HEAVY = {'numpy', 'pandas', 'sqlite_utils', 'cryptography', 'mcp', 'matplotlib',
          'rosbags'}
 # The parts of this package that only writing commands, the evidence database and the
 # typed memory need.
-WRITERS = {'robot_memory.dream.autodream', 'robot_memory.evidence.store',
+WRITERS = {'robot_memory.dream.autodream', 'robot_memory.evidence.evidence_store',
            'robot_memory.evidence.rules', 'robot_memory.dream.distiller',
-           'robot_memory.federation.peer_context', 'robot_memory.substrate.store'}
+           'robot_memory.federation.peer_context', 'robot_memory.substrate.substrate_store'}
 
 
 def imported(argv, env=None, stdin=None, expect=None) -> set:
@@ -147,7 +147,7 @@ def test_commands_of_the_evidence_database_do_not_import_sqlite_utils(memory):
     _, env = memory
     for command in (['dream', '--at', AT], ['history', 'mem-none']):
         names = imported(command, env)
-        assert 'robot_memory.evidence.store' in names, command  # the database was opened
+        assert 'robot_memory.evidence.evidence_store' in names, command  # the database was opened
         assert 'sqlite_utils' not in names, command
 
 
@@ -159,7 +159,7 @@ def test_typed_memory_commands_do_not_load_the_memory_file_or_numpy(memory, comm
     # Keyword search needs no numpy; the semantic embedder (installed here) is turned off.
     env = dict(env, ROBOT_MEMORY_EMBEDDER='off')
     names = imported(command + ['--db', str(tmp_path / 'records.db'), '--at', AT], env)
-    assert 'robot_memory.substrate.store' in names  # the command really ran
+    assert 'robot_memory.substrate.substrate_store' in names  # the command really ran
     # A new database included: its migrations are applied with plain sqlite3.
     assert not names & HEAVY, sorted(names & HEAVY)
     assert not names & {'robot_memory.rcan.memory_file', 'robot_memory.dream.autodream',
@@ -169,7 +169,7 @@ def test_typed_memory_commands_do_not_load_the_memory_file_or_numpy(memory, comm
 
 
 def _records(path, texts):
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.substrate.substrate_store import Substrate
     with Substrate(path) as substrate:
         substrate.learn_many(texts, NOW)
 
@@ -187,7 +187,7 @@ def test_recall_that_keywords_settle_loads_no_embedding_model(memory, tmp_path, 
     _records(db, DOCK)
     names = imported(['recall', 'charging dock', '--db', str(db), '--at', AT],
                      dict(env, ROBOT_MEMORY_EMBEDDER=embedder), expect='charging dock')
-    assert 'robot_memory.substrate.store' in names
+    assert 'robot_memory.substrate.substrate_store' in names
     assert not names & {'numpy', 'onnxruntime', 'tokenizers', 'pydantic'}, sorted(names)
     assert not names & HEAVY, sorted(names & HEAVY)
 
@@ -214,7 +214,7 @@ def test_mcp_answers_initialize_without_the_sdk_pydantic_or_the_database(memory,
     _, env = memory
     names = imported(['mcp', '--db', str(tmp_path / 'records.db')], env, stdin=INITIALIZE,
                      expect='"serverInfo"')
-    assert 'robot_memory.mcp.server' in names
+    assert 'robot_memory.mcp.mcp_server' in names
     assert not names & (HEAVY | {'pydantic', 'yaml', 'onnxruntime', 'tokenizers', 'anyio'}), \
         sorted(names & (HEAVY | {'pydantic', 'yaml', 'onnxruntime', 'anyio'}))
     assert not names & (WRITERS | {'robot_memory.rcan.memory_file',

@@ -50,8 +50,8 @@ from sensor_msgs.msg import BatteryState
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence import observations
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.schema import MemoryEntry
 from robot_memory.rcan.untrusted import HEADER

@@ -29,8 +29,8 @@ from std_msgs.msg import String
 
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence import observations
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.srv import Dream
 from support.ros_harness import NodeProcess
 from support.ros_harness import wait_for

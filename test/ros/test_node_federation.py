@@ -46,7 +46,7 @@ from std_srvs.srv import Trigger
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import UTC
-from robot_memory.federation import peer_context as federation
+from robot_memory.federation import peer_context
 from robot_memory.rcan.context import is_displayable
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import new_document
@@ -79,7 +79,7 @@ class Fleet:
         self.keys = {}
         for name in ('a', 'b', 'c', 'impostor'):
             private, public = tmp_path / f'{name}.key', tmp_path / f'{name}.pub'
-            federation.generate_keypair(private, public)
+            peer_context.generate_keypair(private, public)
             self.keys[name] = (private, public)
         self.nodes = {}
 
@@ -194,9 +194,9 @@ def _payload(fleet, rrn, key, entries=None, now=None):
         id='mem-0badc0de', type='environment_note', text='Loading bay floor is wet',
         confidence=0.9, first_seen=now - dt.timedelta(hours=2), last_reinforced=now,
         observation_count=5, tags=['floor'])]
-    policy = federation.FederationPolicy(private_key_path=key, max_entries=10_000,
-                                         max_payload_bytes=16 * 1024 * 1024)
-    return convert.peer_context_message(federation.build_payload(document, now, policy))
+    policy = peer_context.FederationPolicy(private_key_path=key, max_entries=10_000,
+                                           max_payload_bytes=16 * 1024 * 1024)
+    return convert.peer_context_message(peer_context.build_payload(document, now, policy))
 
 
 def _exchange(probe, fleet, message):
@@ -323,7 +323,7 @@ def guard(tmp_path_factory, probe):
     """Return a node that requires signed payloads and accepts only SENDER's; its sender key."""
     tmp_path = tmp_path_factory.mktemp('guard')
     for name in ('guard', 'sender'):
-        federation.generate_keypair(tmp_path / f'{name}.key', tmp_path / f'{name}.pub')
+        peer_context.generate_keypair(tmp_path / f'{name}.key', tmp_path / f'{name}.pub')
     node = NodeProcess(tmp_path, 'fguard', rrn=GUARD, **{
         'federation.allowed_peers': [SENDER], 'federation.require_signatures': True,
         'federation.private_key_path': str(tmp_path / 'guard.key'),
@@ -359,7 +359,7 @@ _FUTURE_S = st.floats(SKEW_S + 120.0, 10 * 365 * 86400.0)  # beyond the skew, tr
 
 def _shared(index, plan, sent_at):
     last = sent_at - dt.timedelta(seconds=plan['age_s'])
-    return federation.SharedEntry(
+    return peer_context.SharedEntry(
         id=f'mem-{index:04x}{plan["suffix"]}', type=plan['type'], text=plan['text'],
         confidence=plan['confidence'], first_seen=last - dt.timedelta(seconds=plan['span_s']),
         last_reinforced=last, observation_count=plan['observation_count'], tags=plan['tags'])
@@ -367,14 +367,14 @@ def _shared(index, plan, sent_at):
 
 def _signed(key, entries, sent_at, rrn=SENDER):
     """Return a payload signed with ``key``, as a robot_memory/PeerContext message."""
-    payload = federation.PeerPayload(rrn=rrn, sent_at=sent_at, entries=tuple(entries))
-    return convert.peer_context_message(federation.sign_payload(payload, key))
+    payload = peer_context.PeerPayload(rrn=rrn, sent_at=sent_at, entries=tuple(entries))
+    return convert.peer_context_message(peer_context.sign_payload(payload, key))
 
 
 def _plain(index, text, sent_at):
-    return federation.SharedEntry(id=f'mem-{index:04x}', type='environment_note', text=text,
-                                  confidence=0.8, first_seen=sent_at, last_reinforced=sent_at,
-                                  observation_count=1)
+    return peer_context.SharedEntry(id=f'mem-{index:04x}', type='environment_note', text=text,
+                                    confidence=0.8, first_seen=sent_at, last_reinforced=sent_at,
+                                    observation_count=1)
 
 
 def _send(probe, node, message):
@@ -390,7 +390,7 @@ def _resigned(message, key, now, **changes):
     """``message`` with its first entry changed, signed again."""
     data = convert.peer_context_data(message)['entries']
     data[0].update(changes)
-    return _signed(key, [federation.SharedEntry(**item) for item in data], now)
+    return _signed(key, [peer_context.SharedEntry(**item) for item in data], now)
 
 
 def _mutate(kind, value, message, key, now):
@@ -554,7 +554,7 @@ def test_a_hostile_payload_is_refused_naming_the_problem(guard, probe, kind, pla
         return
     assert named is not None, f'a valid payload ({kind}) was refused: {reply.message}'
     match = REFUSAL.fullmatch(reply.message)
-    assert match and match.group(1) in federation.PeerRejected.KINDS, reply.message
+    assert match and match.group(1) in peer_context.PeerRejected.KINDS, reply.message
     detail = match.group(2).rsplit('; ', 1)[0]  # what follows is advice (naming every field)
     assert re.search(named, detail), f'{kind} {value!r} refused without naming it: {detail!r}'
     assert not reply.response.entries, 'a refused caller must not receive our memory'

@@ -33,9 +33,9 @@ from robot_memory.federation.peer_context import generate_keypair
 from robot_memory.fleet import keys
 from robot_memory.fleet.envelope import open_envelope
 from robot_memory.fleet.envelope import Trust
+from robot_memory.fleet.fleet_store import FleetStore
 from robot_memory.fleet.outbox import Outbox
 from robot_memory.fleet.outbox import outbox_path
-from robot_memory.fleet.store import FleetStore
 from robot_memory.fleet.transport import open_session
 from robot_memory.fleet.transport import publish_lesson
 from robot_memory.fleet.transport import TlsFiles

@@ -25,8 +25,8 @@ import json
 import pytest
 
 from robot_memory.common.timeutil import UTC
-from robot_memory.evidence.store import EvidenceStore
-from robot_memory.federation import peer_context as federation
+from robot_memory.evidence.evidence_store import EvidenceStore
+from robot_memory.federation import peer_context
 from robot_memory.ros import convert
 from robot_memory.srv import ExchangePeerContext
 from robot_memory.srv import GetContext
@@ -133,7 +133,7 @@ def test_replies_tell_the_truth_to_a_ros_caller(node, probe):
 def send(probe, node, text):
     """Peer B sends one entry now; the reply."""
     now = dt.datetime.now(UTC)
-    payload = federation.PeerPayload(rrn=PEER, sent_at=now, entries=(federation.SharedEntry(
+    payload = peer_context.PeerPayload(rrn=PEER, sent_at=now, entries=(peer_context.SharedEntry(
         id='mem-0badc0de', type='environment_note', text=text, confidence=0.9,
         first_seen=now, last_reinforced=now, observation_count=2),))
     return call(probe, ExchangePeerContext, f'{node.prefix}/exchange_peer_context',

@@ -23,21 +23,21 @@ from robot_memory.common.timeutil import UTC
 from robot_memory.dream import summary as dream_summary
 from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
-from robot_memory.evidence.store import EvidenceStore
-from robot_memory.federation import peer_context as federation
+from robot_memory.federation import peer_context
 from robot_memory.rcan import context
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import new_document
 from robot_memory.rcan.memory_file import render
 from robot_memory.rcan.schema import new_entry
-from robot_memory.review import proposals
-from robot_memory.review.proposals import ProposalError
-from robot_memory.review.proposals import ProposalQueue
-from robot_memory.review.proposals import ProposalSettings
+from robot_memory.review import proposing
+from robot_memory.review.proposing import ProposalError
+from robot_memory.review.proposing import ProposalQueue
+from robot_memory.review.proposing import ProposalSettings
 from robot_memory.settings_file import parameter_specs
 from robot_memory.settings_file import validate_parameters
-from robot_memory.substrate.store import Substrate
+from robot_memory.substrate.substrate_store import Substrate
 from support.cli import run
 
 NOW = dt.datetime(2026, 5, 2, 2, 0, tzinfo=UTC)
@@ -157,7 +157,7 @@ def test_a_failing_application_leaves_the_proposal_pending(queue):
 def test_a_proposed_learn_is_not_recalled_until_approved(tmp_path):
     path = tmp_path / 'robot-memory.db'
     with Substrate(path) as substrate, ProposalQueue.open(path) as queue:
-        reply = proposals.learn_or_propose(
+        reply = proposing.learn_or_propose(
             substrate, lambda: queue, PROPOSE_ALL, NOW, 'mcp',
             text='The charging dock is behind the kitchen door', type='semantic',
             tags=['dock'])
@@ -170,9 +170,9 @@ def test_a_proposed_learn_is_not_recalled_until_approved(tmp_path):
         assert 'The charging dock is behind the kitchen door' in pending.summary
         # A bad request is refused at once, never queued.
         with pytest.raises(ValueError, match='text'):
-            proposals.learn_or_propose(substrate, lambda: queue, PROPOSE_ALL, NOW, 'mcp',
+            proposing.learn_or_propose(substrate, lambda: queue, PROPOSE_ALL, NOW, 'mcp',
                                        text='   ')
-        decided = proposals.decide_proposal(queue, pending.id, 'approve', 'cli:ops',
+        decided = proposing.decide_proposal(queue, pending.id, 'approve', 'cli:ops',
                                             'checked on site', NOW,
                                             substrate_factory=lambda: substrate)
         assert decided.status == 'approved' and decided.outcome.startswith('created ')
@@ -181,7 +181,7 @@ def test_a_proposed_learn_is_not_recalled_until_approved(tmp_path):
         assert history[0].actor == 'mcp (approved by cli:ops)'
         # Approving again changes nothing and says so.
         with pytest.raises(ProposalError, match='already approved'):
-            proposals.decide_proposal(queue, pending.id, 'approve', 'cli:ops', 'again', NOW,
+            proposing.decide_proposal(queue, pending.id, 'approve', 'cli:ops', 'again', NOW,
                                       substrate_factory=lambda: substrate)
         assert substrate.count() == 1
     assert [row[:2] for row in audit_rows(path, f'proposal:{pending.id}')] == \
@@ -191,7 +191,7 @@ def test_a_proposed_learn_is_not_recalled_until_approved(tmp_path):
 def test_apply_mode_learns_at_once(tmp_path):
     path = tmp_path / 'robot-memory.db'
     with Substrate(path) as substrate:
-        reply = proposals.learn_or_propose(substrate, None, proposals.DEFAULT_SETTINGS, NOW,
+        reply = proposing.learn_or_propose(substrate, None, proposing.DEFAULT_SETTINGS, NOW,
                                            'mcp', text='Ben prefers tea')
         assert reply['action'] == 'created' and substrate.count() == 1
 
@@ -233,7 +233,7 @@ def test_the_distillers_text_waits_for_approval_and_the_summary_lists_it(tmp_pat
     kept = pathlib_text(report.summary_file)
     assert LLM_TEXT in kept
     with ProposalQueue(store.db) as queue:
-        decided = proposals.decide_proposal(queue, proposal_id, 'approve', 'cli:ops',
+        decided = proposing.decide_proposal(queue, proposal_id, 'approve', 'cli:ops',
                                             'reads better', NOW + dt.timedelta(hours=1),
                                             memory_file=memory)
     assert decided.outcome == f'entry {entry.id} now reads "{LLM_TEXT}"'
@@ -288,11 +288,11 @@ def test_a_reword_of_an_entry_that_is_gone_is_refused_with_advice(tmp_path):
     memory.path.write_bytes(render(new_document('RRN-000000000001', NOW)))
     with ProposalQueue.open(tmp_path / 'robot-memory.db') as queue:
         proposal = queue.propose('reword', 'distiller', 'mem-00000000',
-                                 proposals.reword_summary('mem-00000000', 'a', 'b'),
+                                 proposing.reword_summary('mem-00000000', 'a', 'b'),
                                  {'before': 'a', 'after': 'b'}, NOW, 3600)
         with pytest.raises(ProposalError, match=f'no longer in the memory file .*reject '
                                                 f'proposal {proposal.id}'):
-            proposals.decide_proposal(queue, proposal.id, 'approve', 'ops', 'ok', NOW,
+            proposing.decide_proposal(queue, proposal.id, 'approve', 'ops', 'ok', NOW,
                                       memory_file=memory)
         assert queue.get(proposal.id).status == 'pending'
 
@@ -300,7 +300,7 @@ def test_a_reword_of_an_entry_that_is_gone_is_refused_with_advice(tmp_path):
 # ------------------------------------------------------------------------------ peers
 
 def peer_payload(sent_at, text='Charging dock 3 is out of order'):
-    return federation.PeerPayload.model_validate({
+    return peer_context.PeerPayload.model_validate({
         'rrn': 'RRN-000000000002', 'sent_at': sent_at,
         'entries': [{'id': 'mem-1234abcd', 'type': 'environment_note', 'text': text,
                      'confidence': 0.8, 'first_seen': sent_at, 'last_reinforced': sent_at,
@@ -312,13 +312,13 @@ def test_a_peer_payload_waits_replaces_an_older_one_and_merges_when_approved(tmp
     document = new_document('RRN-000000000001', NOW)
     document.entries = [new_entry('hardware_observation', 'Left wheel slips', 0.9, NOW)]
     memory.path.write_bytes(render(document))
-    policy = federation.FederationPolicy(allowed_peers=('RRN-000000000002',))
+    policy = peer_context.FederationPolicy(allowed_peers=('RRN-000000000002',))
     with ProposalQueue.open(tmp_path / 'robot-memory.db') as queue:
-        first = proposals.propose_peer(queue, memory, peer_payload(NOW), NOW, policy,
+        first = proposing.propose_peer(queue, memory, peer_payload(NOW), NOW, policy,
                                        PROPOSE_ALL, 'ros:exchange')
         assert 'RRN-000000000002' in first.summary and '1 new' in first.summary
         later = NOW + dt.timedelta(minutes=5)
-        second = proposals.propose_peer(queue, memory, peer_payload(later, 'Dock 3 fixed'),
+        second = proposing.propose_peer(queue, memory, peer_payload(later, 'Dock 3 fixed'),
                                         later, policy, PROPOSE_ALL, 'ros:exchange')
         assert queue.get(first.id).status == 'replaced'
         assert [item.id for item in queue.pending(later)] == [second.id]
@@ -326,9 +326,9 @@ def test_a_peer_payload_waits_replaces_an_older_one_and_merges_when_approved(tmp
         assert 'Dock 3' not in str(context.build_context(memory.load(later).document, later))
         with pytest.raises(ProposalError, match='no longer on federation.allowed_peers; '
                                                 f'reject proposal {second.id}'):
-            proposals.decide_proposal(queue, second.id, 'approve', 'ros:proposals', 'ok',
+            proposing.decide_proposal(queue, second.id, 'approve', 'ros:proposals', 'ok',
                                       later, memory_file=memory, allowed_peers=())
-        proposals.decide_proposal(queue, second.id, 'approve', 'cli:ops', 'trusted', later,
+        proposing.decide_proposal(queue, second.id, 'approve', 'cli:ops', 'trusted', later,
                                   memory_file=memory, allowed_peers=('RRN-000000000002',))
     [block] = memory.load(later).document.peer_context
     assert [entry.text for entry in block.entries] == ['Dock 3 fixed']
@@ -342,9 +342,9 @@ def queued_peer_block(tmp_path, monkeypatch, at=NOW):
     memory = MemoryFile(tmp_path / 'robot-memory.md')
     if not memory.path.exists():
         memory.path.write_bytes(render(new_document('RRN-000000000001', NOW)))
-    policy = federation.FederationPolicy(allowed_peers=('RRN-000000000002',))
+    policy = peer_context.FederationPolicy(allowed_peers=('RRN-000000000002',))
     with ProposalQueue.open(tmp_path / 'robot-memory.db') as queue:
-        return memory, proposals.propose_peer(queue, memory, peer_payload(at), at, policy,
+        return memory, proposing.propose_peer(queue, memory, peer_payload(at), at, policy,
                                               PROPOSE_ALL, 'ros:exchange').id
 
 

@@ -33,7 +33,7 @@ import pytest
 from robot_memory.common.timeutil import UTC
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 from support.paths import REPO
 from support.processes import child_env
 

@@ -85,9 +85,9 @@ def test_a_text_up_to_the_limit_is_learned_whatever_its_type():
 
 
 def test_the_mcp_tool_schemas_carry_the_limits():
-    from robot_memory.mcp.server import check_arguments
-    from robot_memory.mcp.server import ToolError
-    from robot_memory.mcp.server import TOOLS
+    from robot_memory.mcp.mcp_server import check_arguments
+    from robot_memory.mcp.mcp_server import ToolError
+    from robot_memory.mcp.mcp_server import TOOLS
     tools = {tool['name']: tool['inputSchema']['properties'] for tool in TOOLS}
     assert tools['learn']['text']['maxLength'] == MAX_TEXT
     tags = tools['learn']['tags']['anyOf'][0]

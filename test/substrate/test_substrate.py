@@ -20,13 +20,13 @@ import sqlite3
 
 import pytest
 
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.substrate import effective_salience
 from robot_memory.substrate import HashingEmbedder
 from robot_memory.substrate import json_schema
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 from robot_memory.substrate.models import MemoryRecord
 from support.samples import DAY
 from support.samples import NOW

@@ -36,10 +36,10 @@ from robot_memory.settings_file import validate_parameters
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import SubstrateError
 from robot_memory.substrate.crypto import default_key_path
-from robot_memory.substrate.crypto import KeyUnavailable
 from robot_memory.substrate.crypto import new_key
 from robot_memory.substrate.crypto import write_key_file
 from robot_memory.substrate.embedding import HashingEmbedder
+from robot_memory.substrate.errors import KeyUnavailable
 from robot_memory.substrate.sealing import Sealing
 from support.cli import run
 from support.processes import child_env

@@ -20,11 +20,11 @@ import inspect
 import pytest
 
 from robot_memory.common.timeutil import UTC
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.learning import LearnRequest
 from robot_memory.substrate.records import NewRecord
 from robot_memory.substrate.records import RecordTable
-from robot_memory.substrate.store import Substrate
+from robot_memory.substrate.substrate_store import Substrate
 
 NOW = dt.datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 ANY = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)

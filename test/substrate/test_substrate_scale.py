@@ -34,7 +34,7 @@ from robot_memory.substrate import HashingEmbedder
 from robot_memory.substrate import lexical
 from robot_memory.substrate import SemanticEmbedder
 from robot_memory.substrate import Substrate
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 from robot_memory.substrate import vector_index
 from robot_memory.substrate.rlm import import_chunks
 

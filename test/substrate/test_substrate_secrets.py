@@ -27,7 +27,7 @@ import sqlite3
 
 import pytest
 
-from robot_memory.substrate.text import looks_secret
+from robot_memory.substrate.textrules import looks_secret
 from support.cli import run
 from support.samples import leaks
 from support.samples import SPEC_EXAMPLE

@@ -38,7 +38,7 @@ from robot_memory.substrate import describe_embedder
 from robot_memory.substrate import HashingEmbedder
 from robot_memory.substrate import SemanticEmbedder
 from robot_memory.substrate import Substrate
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 from robot_memory.substrate import vector_index
 from robot_memory.substrate.embedding import semantic_model_files
 from robot_memory.substrate.fusion import fuse

@@ -20,9 +20,9 @@ import pathlib
 from robot_memory.common.timeutil import UTC
 from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.rules import Rules
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.locations import default_db_path
 from robot_memory.rcan.memory_file import MemoryFile
 

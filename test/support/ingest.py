@@ -18,7 +18,7 @@ import datetime as dt
 import json
 
 from robot_memory.common.timeutil import UTC
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 
 START = dt.datetime(2026, 6, 1, tzinfo=UTC)
 

@@ -25,8 +25,8 @@ from robot_memory.web.app import create_app
 from robot_memory.web.app import csrf_mark
 from robot_memory.web.app import page_config
 from robot_memory.web.app import token_cookie
-from robot_memory.web.server import make_server
-from robot_memory.web.server import ServerThread
+from robot_memory.web.page_server import make_server
+from robot_memory.web.page_server import ServerThread
 from support.processes import free_port
 
 TOKEN = 'core-token-0123456789abcdef'

@@ -25,11 +25,11 @@ import urllib.request
 
 from robot_memory.dream.autodream import dream
 from robot_memory.dream.autodream import DreamConfig
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
-from robot_memory.evidence.store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
-from robot_memory.review.proposals import ProposalSettings
-from robot_memory.substrate.store import Substrate
+from robot_memory.review.proposing import ProposalSettings
+from robot_memory.substrate.substrate_store import Substrate
 from support.paths import REPO
 from support.processes import free_port
 

@@ -31,14 +31,14 @@ import urllib.request
 import pytest
 
 from robot_memory.common.timeutil import UTC
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.review.edit import edit_entry
 from robot_memory.review.edit import EditError
-from robot_memory.review.proposals import ProposalQueue
+from robot_memory.review.proposing import ProposalQueue
 from robot_memory.web.app import create_app
 from robot_memory.web.app import csrf_mark
-from robot_memory.web.server import make_server
-from robot_memory.web.server import ServerThread
+from robot_memory.web.page_server import make_server
+from robot_memory.web.page_server import ServerThread
 from support import web_demo
 from support.paths import REPO
 from support.processes import free_port
@@ -279,7 +279,7 @@ def test_typed_memory_honours_the_trust_level(demo):
 
 
 def test_an_encrypted_record_is_never_shown_without_its_key(tmp_path):
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.substrate.substrate_store import Substrate
     from robot_memory.web.app import PageConfig
     from robot_memory.web.data import Source
     memory = web_demo.build(tmp_path, dt.datetime.now(UTC), nights=2)

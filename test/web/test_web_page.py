@@ -33,8 +33,8 @@ import time
 import pytest
 
 from robot_memory.common.timeutil import UTC
-from robot_memory.evidence.store import EvidenceStore
-from robot_memory.review.proposals import ProposalQueue
+from robot_memory.evidence.evidence_store import EvidenceStore
+from robot_memory.review.proposing import ProposalQueue
 from robot_memory.web.app import token_cookie
 from support import web_demo
 from support.paths import REPO

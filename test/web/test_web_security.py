@@ -286,11 +286,11 @@ def test_no_route_reads_a_file_outside_its_own(shared, path):
 
 
 def test_an_attackers_text_renders_inert_everywhere(own, tmp_path):
+    from robot_memory.evidence.evidence_store import EvidenceStore
     from robot_memory.evidence.observations import DiagnosticObservation
-    from robot_memory.evidence.store import EvidenceStore
     from robot_memory.rcan.schema import PeerBlock
     from robot_memory.rcan.schema import PeerEntry
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.substrate.substrate_store import Substrate
     client, memory = own
     now = dt.datetime.now(UTC)
     entry = entry_ids(memory)[0]
@@ -485,8 +485,8 @@ def test_a_damaged_database_gets_a_clear_refusal_and_no_trace(tmp_path):
 def app_on_a_socket(config):
     """Serve ``config``'s app with uvicorn on a thread (for what serve cannot be given)."""
     from robot_memory.web.app import create_app
-    from robot_memory.web.server import make_server
-    from robot_memory.web.server import ServerThread
+    from robot_memory.web.page_server import make_server
+    from robot_memory.web.page_server import ServerThread
     port = free_port()
     thread = ServerThread(make_server(create_app(config), '127.0.0.1', port)).start()
     try:

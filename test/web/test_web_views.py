@@ -35,7 +35,7 @@ import pytest
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import UTC
-from robot_memory.evidence.store import EvidenceStore
+from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.review import undo
 from robot_memory.web import charts
 from support import web_demo
@@ -301,7 +301,7 @@ def test_typed_memory_on_the_page_says_which_records_have_no_vector_yet(demo, mo
 
 
 def test_reasons_and_proposals_are_shown_as_the_brain_gets_them(demo):
-    from robot_memory.review.proposals import ProposalQueue
+    from robot_memory.review.proposing import ProposalQueue
     memory, client = demo
     entry_id = entry_ids(memory)[0]
     status, page = client.change(f'/entries/{entry_id}/edit', text='Encoder drops ticks',

@@ -50,7 +50,7 @@ from robot_memory.fleet.refusals import Refused
 from robot_memory.fleet.sql import connect
 from robot_memory.fleet.sql import FleetDatabase
 from robot_memory.fleet.sql import migrate
-from robot_memory.substrate.text import content_hash
+from robot_memory.substrate.textrules import content_hash
 
 DEFAULT_RETENTION_DAYS = 90.0
 _TIME = 'DOUBLE PRECISION'

@@ -28,6 +28,8 @@ import sys
 import threading
 from typing import Optional
 
+from robot_memory.cli.command_options import db_path
+from robot_memory.cli.command_options import settings
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
@@ -174,8 +176,6 @@ def _last_dream(path: pathlib.Path) -> Optional[tuple]:
 def cmd_push(args, memory) -> int:
     """Queue this robot's payload in its outbox, then deliver the newest waiting one."""
     # The fleet's modules, and zenoh with them, are imported only when a fleet command runs.
-    from robot_memory.cli.substrate import db_path
-    from robot_memory.cli.substrate import settings
     from robot_memory.fleet.envelope import envelope_for
     from robot_memory.fleet.envelope import Provenance
     from robot_memory.fleet.outbox import Outbox
@@ -243,7 +243,7 @@ def _trust(args):
 
 def cmd_serve(args, memory) -> int:
     """Run the fleet store on Zenoh until SIGINT or SIGTERM."""
-    from robot_memory.fleet.store import FleetStore  # a fleet command's import: see push
+    from robot_memory.fleet.fleet_store import FleetStore  # a fleet command's import: see push
     from robot_memory.fleet.transport import open_session
     from robot_memory.fleet.transport import StoreServer
     from robot_memory.fleet.transport import wait_for_stop
@@ -267,9 +267,9 @@ def cmd_serve(args, memory) -> int:
 def cmd_report(args, memory) -> int:
     """Print the fleet's roll-ups."""
     from robot_memory.fleet.envelope import Trust  # a fleet command's import: see push
+    from robot_memory.fleet.fleet_store import FleetStore
     from robot_memory.fleet.report import build_report
     from robot_memory.fleet.report import format_report
-    from robot_memory.fleet.store import FleetStore
     with FleetStore(args.store, Trust({})) as store:
         report = build_report(store, _now(args), args.days, args.silent_hours * 3600.0)
     if args.json:
@@ -309,7 +309,7 @@ def cmd_promote(args, memory) -> int:
     """Promote a robot's entry to a model's or a site's robots."""
     from robot_memory.fleet import lesson_store  # a fleet command's import: see push
     from robot_memory.fleet.envelope import Trust
-    from robot_memory.fleet.store import FleetStore
+    from robot_memory.fleet.fleet_store import FleetStore
     scope, value = ('model', args.model) if args.model else ('site', args.site)
     with FleetStore(args.store, Trust({})) as store:
         lesson_id, message = lesson_store.promote(store, args.fleet_key, args.rrn, args.entry,
@@ -325,7 +325,7 @@ def cmd_revoke(args, memory) -> int:
     """Revoke a lesson."""
     from robot_memory.fleet import lesson_store  # a fleet command's import: see push
     from robot_memory.fleet.envelope import Trust
-    from robot_memory.fleet.store import FleetStore
+    from robot_memory.fleet.fleet_store import FleetStore
     with FleetStore(args.store, Trust({})) as store:
         lesson, message = lesson_store.revoke(store, args.fleet_key, args.lesson,
                                               args.operator, args.reason, _now(args))
@@ -338,7 +338,7 @@ def cmd_lessons(args, memory) -> int:
     """List the fleet's lessons with their audit."""
     from robot_memory.fleet import lesson_store  # a fleet command's import: see push
     from robot_memory.fleet.envelope import Trust
-    from robot_memory.fleet.store import FleetStore
+    from robot_memory.fleet.fleet_store import FleetStore
     with FleetStore(args.store, Trust({})) as store:
         found = lesson_store.lessons(store)
     if args.json:

@@ -27,6 +27,9 @@ import json
 import sys
 
 from robot_memory.cli import refusal
+from robot_memory.cli.command_options import db_path
+from robot_memory.cli.command_options import encryption
+from robot_memory.cli.command_options import settings
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
@@ -86,13 +89,12 @@ def _actor(args) -> str:
 
 def _queue(args, memory):
     """Return the queue of the memory file's database; a missing database is not created."""
-    from robot_memory.cli.substrate import db_path
-    from robot_memory.review import proposals
+    from robot_memory.review import proposing
     path = db_path(args, memory)
     if not path.exists():
         raise ValueError(f'no database at {path}, so no proposals; check --file or --db (it is '
                          'created by memory_node, robot-memory dream, ingest or learn)')
-    return proposals.ProposalQueue.open(path)
+    return proposing.ProposalQueue.open(path)
 
 
 def cmd_proposals(args, memory) -> int:
@@ -128,11 +130,8 @@ def cmd_proposals(args, memory) -> int:
 
 
 def _decide(args, memory, decision: str, ids) -> int:
-    from robot_memory.cli.substrate import db_path
-    from robot_memory.cli.substrate import encryption
-    from robot_memory.cli.substrate import settings
-    from robot_memory.review import proposals
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.review import proposing
+    from robot_memory.substrate.substrate_store import Substrate
     now = _now(args)
     opened: list = []
     # The node refuses a peer that has left federation.allowed_peers since it sent; the CLI
@@ -154,7 +153,7 @@ def _decide(args, memory, decision: str, ids) -> int:
                     print('no proposals wait for approval', file=sys.stderr)
             for proposal_id in ids:
                 try:
-                    decided.append(proposals.decide_proposal(
+                    decided.append(proposing.decide_proposal(
                         queue, proposal_id, decision, _actor(args), args.reason, now,
                         memory_file=memory, substrate_factory=substrate,
                         allowed_peers=allowed))

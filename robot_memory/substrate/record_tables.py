@@ -55,8 +55,8 @@ from robot_memory.common.sqlite_db import PlainDatabase
 from robot_memory.common.sqlite_db import refuse_changes
 from robot_memory.common.timeutil import from_epoch as when  # noqa: F401 - a stored time, read back
 from robot_memory.evidence.restore import UNVERSIONED
-from robot_memory.substrate import text as textrules
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate import textrules
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.vector_index import TRIGGERS as VECTOR_TRIGGERS
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES

@@ -57,7 +57,7 @@ from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 
 if TYPE_CHECKING:  # opened on the first tool call that needs it
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.substrate.substrate_store import Substrate
 
 INSTRUCTIONS = ('Robot memory. learn stores a typed, deduplicated record; recall finds records '
                 'by keywords (and vectors when enabled) with optional context filters; forget '
@@ -248,7 +248,7 @@ class RobotMemoryTools:
     def substrate(self):
         """Return the open Substrate, its vectors brought up to date on first use."""
         if self._substrate is None:
-            from robot_memory.substrate.store import Substrate
+            from robot_memory.substrate.substrate_store import Substrate
             substrate = Substrate(self.db_path, embedder=self.embedder, **self.encryption)
             if self.embedder is not None:
                 substrate.reindex_vectors()
@@ -288,10 +288,10 @@ class RobotMemoryTools:
                      'sensitivity': sensitivity, 'confidence': confidence,
                      'single_valued': single_valued}
         if self.proposals is not None and self.proposals.agents == 'propose':
-            from robot_memory.review import proposals
+            from robot_memory.review import proposing
             # Made (its tables created) before once() opens the transaction it writes in.
-            queue = proposals.ProposalQueue(self.substrate.db)
-            return self._once(request_id, 'learn', arguments, lambda: proposals.learn_or_propose(
+            queue = proposing.ProposalQueue(self.substrate.db)
+            return self._once(request_id, 'learn', arguments, lambda: proposing.learn_or_propose(
                 self.substrate, lambda: queue, self.proposals, self.clock(), 'mcp', **arguments))
         return self._once(request_id, 'learn', arguments, lambda: self.substrate.learn(
             text, type=type, tags=tags, context=context, now=self.clock(),

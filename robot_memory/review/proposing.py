@@ -181,18 +181,18 @@ def apply_peer(memory_file, proposal: Proposal, now: dt.datetime, allowed=None) 
     ``allowed`` (the node's ``federation.allowed_peers``) refuses a peer that has left the
     allowlist since it sent; None when the caller does not know the allowlist (the CLI).
     """
-    from robot_memory.federation import peer_context as federation
-    payload = federation.PeerPayload.model_validate(proposal.payload['payload'])
+    from robot_memory.federation import peer_context
+    payload = peer_context.PeerPayload.model_validate(proposal.payload['payload'])
     if allowed is not None and payload.rrn not in allowed:
         raise ProposalError(f'{payload.rrn} is no longer on federation.allowed_peers; reject '
                             f'proposal {proposal.id}')
-    policy = federation.FederationPolicy(
+    policy = peer_context.FederationPolicy(
         allowed_peers=(payload.rrn,),
         corroboration_jaccard=proposal.payload.get('corroboration_jaccard', 0.6))
     try:
         with memory_file.update(now, proposal.payload.get('rrn'), on_corrupt='raise') as result:
-            outcome = federation.merge_peer_payload(result.document, payload, now, policy)
-    except federation.PeerRejected as error:
+            outcome = peer_context.merge_peer_payload(result.document, payload, now, policy)
+    except peer_context.PeerRejected as error:
         raise ProposalError(f'{error}; reject proposal {proposal.id}') from None
     return outcome.summary()
 
@@ -248,11 +248,11 @@ def propose_peer(queue: ProposalQueue, memory_file, payload, now: dt.datetime, p
     memory now). Raises ``federation.PeerRejected`` like a merge would (e.g. stale).
     ``rrn`` is this robot's, for a memory file that does not exist yet.
     """
-    from robot_memory.federation import peer_context as federation
+    from robot_memory.federation import peer_context
     from robot_memory.rcan import memory_file as memory_module
     document = (memory_file.load(now).document if memory_file.exists()
                 else memory_module.new_document(rrn or memory_module.UNSET_RRN, now))
-    outcome = federation.merge_peer_payload(document, payload, now, policy)
+    outcome = peer_context.merge_peer_payload(document, payload, now, policy)
     if not (outcome.added or outcome.changed or outcome.removed):
         return None
     texts = {entry.id: entry.text for block in document.peer_context or ()

@@ -61,11 +61,12 @@ from robot_memory.substrate import learning
 from robot_memory.substrate import metrics
 from robot_memory.substrate import recall as recalling
 from robot_memory.substrate import revision
-from robot_memory.substrate import text as textrules
+from robot_memory.substrate import textrules
 from robot_memory.substrate import validation
-from robot_memory.substrate.filters import SubstrateError
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.learning import LearnRequest
 from robot_memory.substrate.recall import RECALLABLE  # noqa: F401 - re-exported
+from robot_memory.substrate.record_tables import MIGRATIONS  # noqa: F401 - re-exported
 from robot_memory.substrate.records import RecordTable
 from robot_memory.substrate.results import ForgetResult
 from robot_memory.substrate.results import LearnResult
@@ -74,7 +75,6 @@ from robot_memory.substrate.results import RevisionResult
 from robot_memory.substrate.results import SelectionResult
 from robot_memory.substrate.salience import effective_salience  # noqa: F401 - re-exported
 from robot_memory.substrate.salience import row_salience
-from robot_memory.substrate.schema import MIGRATIONS  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:  # the models load with the first record written or returned whole
     from numpy import ndarray

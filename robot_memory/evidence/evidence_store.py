@@ -38,7 +38,7 @@ Tables:
     action (create, reinforce, resolve, reopen, prune, manual, peer_merge, rebuild) and
     reason, and
     every proposal and decision of the proposals queue (propose, approve, reject, expire,
-    replace; entry id ``proposal:<id>``, see ``robot_memory.review.proposals``).
+    replace; entry id ``proposal:<id>``, see ``robot_memory.review.proposing``).
 ``dreams`` / ``dream_state`` / ``snapshot`` / ``pending_dream``
     The dream log, the dream cursor (last observation id consumed, last dream time, hash
     of the file the dream wrote), the per-entry snapshot of that file (to recognise a
@@ -99,9 +99,9 @@ from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence import signals
-from robot_memory.evidence.audit import AuditRecord
-from robot_memory.evidence.audit import write_audit
 from robot_memory.evidence.dream_book import DreamBook
+from robot_memory.evidence.evidence_audit import AuditRecord
+from robot_memory.evidence.evidence_audit import write_audit
 from robot_memory.evidence.migrations import MIGRATIONS
 from robot_memory.evidence.runs import identity_and_numbers
 from robot_memory.evidence.runs import insert_observations
@@ -121,7 +121,7 @@ SIGNAL_DAYS = 30.0
 MEMORY = ':memory:'  # the path of a store kept in memory (SQLite's name for it)
 AUDIT_ACTIONS: tuple[str, ...] = (
     'create', 'reinforce', 'resolve', 'reopen', 'prune', 'manual', 'peer_merge')
-# Decisions on the proposals queue (robot_memory.review.proposals), entry id ``proposal:<id>``.
+# Decisions on the proposals queue (robot_memory.review.proposing), entry id ``proposal:<id>``.
 AUDIT_ACTIONS += ('propose', 'approve', 'reject', 'expire', 'replace')
 # A change made by an undo (robot_memory.review.undo); an entry of a rebuilt database.
 AUDIT_ACTIONS += ('undo', 'merge', 'rebuild')
@@ -191,7 +191,7 @@ class EvidenceStore(DreamBook):
     The SQLite evidence store; use as a context manager or call ``close()``.
 
     ``path`` ``':memory:'`` or None keeps the store in memory (gone when it is closed), as
-    :class:`~robot_memory.substrate.store.Substrate` does: for tests and one-off tools.
+    :class:`~robot_memory.substrate.substrate_store.Substrate` does: for tests and one-off tools.
     ``run_gap_s``: the longest gap a run grows across (None: every piece its own row).
     """
 

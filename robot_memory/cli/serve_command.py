@@ -22,6 +22,10 @@ until it runs.
 
 import argparse
 
+from robot_memory.cli.command_options import db_path
+from robot_memory.cli.command_options import encryption
+from robot_memory.cli.command_options import settings
+
 
 def _port(text: str) -> int:
     try:
@@ -56,16 +60,13 @@ def add_commands(subparsers, common_parents) -> None:
 
 def cmd_serve(args, memory) -> int:
     """Serve the page until interrupted; print the link that carries the token."""
-    from robot_memory.cli.substrate import db_path
-    from robot_memory.cli.substrate import encryption
-    from robot_memory.cli.substrate import settings
-    from robot_memory.web.server import bind
-    from robot_memory.web.server import missing_extra
-    from robot_memory.web.server import read_token
+    from robot_memory.web.page_server import bind
+    from robot_memory.web.page_server import missing_extra
+    from robot_memory.web.page_server import read_token
     try:
         from robot_memory.web.app import create_app
         from robot_memory.web.app import page_config
-        from robot_memory.web.server import make_server
+        from robot_memory.web.page_server import make_server
         import uvicorn  # noqa: F401 - refused early, with the advice, when missing
     except ImportError as error:
         raise missing_extra(error) from None

@@ -32,25 +32,19 @@ import pathlib
 import sqlite3
 import sys
 from typing import Optional
-from typing import Union
 
+from robot_memory.cli.command_options import db_path
+from robot_memory.cli.command_options import encryption
+from robot_memory.cli.command_options import proposal_settings
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
-from robot_memory.locations import resolve_path
+from robot_memory.substrate.errors import SubstrateError
 from robot_memory.substrate.filters import parse_json_object
-from robot_memory.substrate.filters import SubstrateError
 from robot_memory.substrate.vocabulary import MAX_QUERY
 from robot_memory.substrate.vocabulary import MAX_REASON
 from robot_memory.substrate.vocabulary import MAX_TEXT
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
-
-
-class MemoryLocation:
-    """The memory file's path alone, which is all these commands need of it."""
-
-    def __init__(self, path=None):
-        self.path = resolve_path(path)
 
 
 def _json_object(text: str) -> dict:
@@ -73,68 +67,8 @@ def _point(text: str) -> tuple:
 def add_commands(subparsers, common_parents) -> None:
     """Add learn, recall, forget, mcp, import-rlm and export-rlm to ``subparsers``."""
     clock = _clock_parser()
-    learn = subparsers.add_parser('learn', parents=list(common_parents) + [clock],
-                                  help='remember a piece of text as a typed record (deduplicated)')
-    learn.add_argument('text', help='what to remember, e.g. "The charging dock is in the '
-                                    f'hallway" (at most {MAX_TEXT} characters)')
-    learn.add_argument('--type', choices=MEMORY_TYPES,
-                       help='memory type (default: classified from the text by rules)')
-    learn.add_argument('--tag', action='append', default=[], metavar='TAG',
-                       help='a tag (repeat for several)')
-    learn.add_argument('--context', type=_json_object, metavar='JSON',
-                       help='structured context, e.g. \'{"location": {"room": "kitchen"}}\'')
-    learn.add_argument('--sensitivity', choices=SENSITIVITIES,
-                       help='sensitivity class (default: low, high when it mentions secrets)')
-    learn.add_argument('--confidence', type=float, default=0.7, help='confidence 0..1 '
-                                                                     '(default 0.7)')
-    learn.add_argument('--conditions', type=_json_object, metavar='JSON',
-                       help='validity conditions of a semantic fact, e.g. \'{"floor": 2}\'')
-    cardinality = learn.add_mutually_exclusive_group()
-    cardinality.add_argument('--single-valued', action='store_true', default=None,
-                             dest='single_valued',
-                             help="the fact's predicate holds one value at a time: a new "
-                                  'value supersedes the old one')
-    cardinality.add_argument('--multi-valued', action='store_false', dest='single_valued',
-                             help="the fact's predicate holds many values side by side")
-    learn.add_argument('--json', action='store_true', help='print the result as JSON')
-
-    recall = subparsers.add_parser('recall', parents=list(common_parents) + [clock],
-                                   help='find records by keywords (and vectors with --vectors)')
-    recall.add_argument('query', help='what to look for, e.g. "charging dock"')
-    recall.add_argument('-k', type=int, default=5, help='how many records (1-100, default 5)')
-    recall.add_argument('--filter', type=_json_object, metavar='JSON',
-                        help='context filter, e.g. \'{"context.battery": {"$lt": 0.2}}\'')
-    recall.add_argument('--type', action='append', choices=MEMORY_TYPES, dest='types',
-                        help='only this memory type (repeat for several)')
-    recall.add_argument('--trust', choices=SENSITIVITIES, default='medium',
-                        help='caller trust level: one level above is redacted, higher is '
-                             'withheld (default medium)')
-    recall.add_argument('--near', type=_point, metavar='X,Y[,Z]',
-                        help='sort nearest first by context.position')
-    recall.add_argument('--vectors', action='store_true',
-                        help='add vector similarity even without the semantic model (then '
-                             'the local hashing embedder); with robot_memory[semantic] '
-                             'installed vectors are always on')
-    recall.add_argument('--json', action='store_true', help='print the result as JSON')
-
-    forget = subparsers.add_parser('forget', parents=list(common_parents) + [clock],
-                                   help='archive a record by id, or the best match of a query '
-                                        '(audited); --hard deletes, --restore undoes')
-    forget.add_argument('target', help='record id, or a query whose every word must match '
-                                       f'(at most {MAX_QUERY} characters)')
-    forget.add_argument('--reason', required=True,
-                        help=f'why (recorded in the audit log; at most {MAX_REASON} characters)')
-    forget.add_argument('--all', action='store_true', dest='all_matches',
-                        help='act on every record the query matches (at most 10), not only '
-                             'the best one')
-    forget.add_argument('--hard', action='store_true',
-                        help='delete the rows instead of archiving them (still audited; '
-                             'cannot be restored)')
-    forget.add_argument('--restore', action='store_true',
-                        help='bring archived records back instead of forgetting')
-    forget.add_argument('--dry-run', action='store_true', help='only list what would be '
-                                                               'forgotten (or restored)')
-    forget.add_argument('--json', action='store_true', help='print the result as JSON')
+    _add_learn(subparsers, list(common_parents) + [clock])
+    _add_recall_and_forget(subparsers, list(common_parents) + [clock])
 
     mcp = subparsers.add_parser('mcp', parents=list(common_parents) + [clock],
                                 help='run a Model Context Protocol server on stdio (tools: '
@@ -164,6 +98,75 @@ def add_commands(subparsers, common_parents) -> None:
     rotate.add_argument('--json', action='store_true', help='print the result as JSON')
 
 
+def _add_learn(subparsers, parents) -> None:
+    """Add ``learn``: one piece of text remembered as a typed record."""
+    learn = subparsers.add_parser('learn', parents=parents,
+                                  help='remember a piece of text as a typed record (deduplicated)')
+    learn.add_argument('text', help='what to remember, e.g. "The charging dock is in the '
+                                    f'hallway" (at most {MAX_TEXT} characters)')
+    learn.add_argument('--type', choices=MEMORY_TYPES,
+                       help='memory type (default: classified from the text by rules)')
+    learn.add_argument('--tag', action='append', default=[], metavar='TAG',
+                       help='a tag (repeat for several)')
+    learn.add_argument('--context', type=_json_object, metavar='JSON',
+                       help='structured context, e.g. \'{"location": {"room": "kitchen"}}\'')
+    learn.add_argument('--sensitivity', choices=SENSITIVITIES,
+                       help='sensitivity class (default: low, high when it mentions secrets)')
+    learn.add_argument('--confidence', type=float, default=0.7, help='confidence 0..1 '
+                                                                     '(default 0.7)')
+    learn.add_argument('--conditions', type=_json_object, metavar='JSON',
+                       help='validity conditions of a semantic fact, e.g. \'{"floor": 2}\'')
+    cardinality = learn.add_mutually_exclusive_group()
+    cardinality.add_argument('--single-valued', action='store_true', default=None,
+                             dest='single_valued',
+                             help="the fact's predicate holds one value at a time: a new "
+                                  'value supersedes the old one')
+    cardinality.add_argument('--multi-valued', action='store_false', dest='single_valued',
+                             help="the fact's predicate holds many values side by side")
+    learn.add_argument('--json', action='store_true', help='print the result as JSON')
+
+
+def _add_recall_and_forget(subparsers, parents) -> None:
+    """Add ``recall`` (find records) and ``forget`` (archive, delete or restore them)."""
+    recall = subparsers.add_parser('recall', parents=parents,
+                                   help='find records by keywords (and vectors with --vectors)')
+    recall.add_argument('query', help='what to look for, e.g. "charging dock"')
+    recall.add_argument('-k', type=int, default=5, help='how many records (1-100, default 5)')
+    recall.add_argument('--filter', type=_json_object, metavar='JSON',
+                        help='context filter, e.g. \'{"context.battery": {"$lt": 0.2}}\'')
+    recall.add_argument('--type', action='append', choices=MEMORY_TYPES, dest='types',
+                        help='only this memory type (repeat for several)')
+    recall.add_argument('--trust', choices=SENSITIVITIES, default='medium',
+                        help='caller trust level: one level above is redacted, higher is '
+                             'withheld (default medium)')
+    recall.add_argument('--near', type=_point, metavar='X,Y[,Z]',
+                        help='sort nearest first by context.position')
+    recall.add_argument('--vectors', action='store_true',
+                        help='add vector similarity even without the semantic model (then '
+                             'the local hashing embedder); with robot_memory[semantic] '
+                             'installed vectors are always on')
+    recall.add_argument('--json', action='store_true', help='print the result as JSON')
+
+    forget = subparsers.add_parser('forget', parents=parents,
+                                   help='archive a record by id, or the best match of a query '
+                                        '(audited); --hard deletes, --restore undoes')
+    forget.add_argument('target', help='record id, or a query whose every word must match '
+                                       f'(at most {MAX_QUERY} characters)')
+    forget.add_argument('--reason', required=True,
+                        help=f'why (recorded in the audit log; at most {MAX_REASON} characters)')
+    forget.add_argument('--all', action='store_true', dest='all_matches',
+                        help='act on every record the query matches (at most 10), not only '
+                             'the best one')
+    forget.add_argument('--hard', action='store_true',
+                        help='delete the rows instead of archiving them (still audited; '
+                             'cannot be restored)')
+    forget.add_argument('--restore', action='store_true',
+                        help='bring archived records back instead of forgetting')
+    forget.add_argument('--dry-run', action='store_true', help='only list what would be '
+                                                               'forgotten (or restored)')
+    forget.add_argument('--json', action='store_true', help='print the result as JSON')
+
+
 def _clock_parser():
     clock = argparse.ArgumentParser(add_help=False)
     clock.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
@@ -176,64 +179,11 @@ def _now(args) -> dt.datetime:
     return getattr(args, 'at', None) or dt.datetime.now(UTC)
 
 
-def db_path(args, memory) -> pathlib.Path:
-    """Return the database: ``--db``, else the memory file's own (``default_db_path``)."""
-    from robot_memory.locations import default_db_path
-    db = getattr(args, 'db', None)
-    return pathlib.Path(db).expanduser() if db else default_db_path(memory.path)
-
-
-def encryption(args, db) -> dict:
-    """
-    ``encrypt_from`` and ``key_file`` for the Substrate, from ``--config`` (else defaults).
-
-    The node's parameters ``substrate_encrypt_from`` and ``substrate_key_file``; an empty key
-    file means beside ``federation.private_key_path`` when that is set, else beside the
-    database (:func:`robot_memory.substrate.crypto.default_key_path`).
-    """
-    from robot_memory.substrate.crypto import default_key_path
-    encrypt_from, federation_key = None, None
-    key_file: Union[str, pathlib.Path] = ''
-    if getattr(args, 'config', None):
-        configured = settings(args)
-        encrypt_from = configured.node.substrate_encrypt_from or None
-        key_file = configured.node.substrate_key_file
-        federation_key = configured.federation.private_key_path
-    key_file = key_file or default_key_path(db, federation_key)
-    return {'encrypt_from': encrypt_from, 'key_file': pathlib.Path(key_file).expanduser()}
-
-
-def settings(args):
-    """
-    Return the validated settings of ``--config``, read as memory_node reads its parameters.
-
-    Read once per command (the encryption, the proposals and the lifecycle settings all
-    come from it).
-    """
-    cached = getattr(args, '_settings', None)
-    if cached is None:
-        from robot_memory.settings_file import settings_from_file
-        cached = args._settings = settings_from_file(args.config)
-    return cached
-
-
 def _open(args, memory, vectors: bool = False):
     from robot_memory.substrate.embedding import default_embedder
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.substrate.substrate_store import Substrate
     path = db_path(args, memory)
     return Substrate(path, embedder=default_embedder(vectors), **encryption(args, path))
-
-
-def proposal_settings(args):
-    """
-    Return the ``proposals.*`` settings of ``--config``; None without it (every source applies).
-
-    Nothing is imported without ``--config``: ``mcp`` must answer ``initialize`` without
-    pydantic or the store.
-    """
-    if not getattr(args, 'config', None):
-        return None
-    return settings(args).proposals
 
 
 def cmd_learn(args, memory) -> int:
@@ -241,9 +191,9 @@ def cmd_learn(args, memory) -> int:
     settings = proposal_settings(args)
     with _open(args, memory) as substrate:
         if settings is not None and settings.agents == 'propose':
-            from robot_memory.review import proposals
-            result = proposals.learn_or_propose(
-                substrate, lambda: proposals.ProposalQueue(substrate.db), settings,
+            from robot_memory.review import proposing
+            result = proposing.learn_or_propose(
+                substrate, lambda: proposing.ProposalQueue(substrate.db), settings,
                 _now(args), 'cli', text=args.text, type=args.type, tags=args.tag,
                 context=args.context, sensitivity=args.sensitivity,
                 confidence=args.confidence, conditions=args.conditions,
@@ -267,7 +217,7 @@ def cmd_recall(args, memory) -> int:
     """Print the best records for a query; exit 1 when none matched."""
     from robot_memory.substrate.embedding import default_embedder
     from robot_memory.substrate.recall import recall_as_asked
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.substrate.substrate_store import Substrate
     embedder = default_embedder(args.vectors)
     path = db_path(args, memory)
     with Substrate(path, **encryption(args, path)) as substrate:
@@ -310,31 +260,9 @@ def cmd_forget(args, memory) -> int:
     return 0
 
 
-def check_directories(args, memory) -> None:
-    """
-    Refuse a memory file or database a person named in a directory that does not exist.
-
-    A typo would otherwise build directories (as root, perhaps) and keep evidence in a
-    memory nobody reads. Only the state directory (``~/.opencastor`` or
-    ``$CASTOR_OPENCASTOR_DIR``) is made when missing.
-    """
-    from robot_memory import locations
-    if getattr(args, 'file', None):
-        named = [(memory.path, '--file')]
-    elif memory.path == locations.state_dir() / locations.MEMORY_FILENAME:
-        named = []
-    else:
-        named = [(memory.path, locations.default_source())]
-    named += [(db_path(args, memory), '--db')] if getattr(args, 'db', None) else []
-    for chosen, option in named:
-        if not chosen.parent.is_dir():
-            raise ValueError(f'{chosen.parent} does not exist, so {chosen.name} cannot be '
-                             f'used; check {option}, or create the directory first')
-
-
 def cmd_mcp(args, memory) -> int:
     """Serve the MCP tools on standard input and output until the client leaves."""
-    from robot_memory.mcp import server as mcp_server
+    from robot_memory.mcp import mcp_server
     clock = (lambda: args.at) if args.at else None
     path = db_path(args, memory)
     mcp_server.serve(memory.path, path, trust=args.trust, vectors=args.vectors, clock=clock,
@@ -418,7 +346,7 @@ def substrate_stats(path, now: dt.datetime,
         return None
     if not present:
         return None
-    from robot_memory.substrate.store import Substrate
+    from robot_memory.substrate.substrate_store import Substrate
     try:
         with Substrate(path, **(encryption or {})) as substrate:
             metrics = substrate.metrics(now)

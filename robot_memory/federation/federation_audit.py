@@ -25,7 +25,7 @@ from typing import Optional
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import to_utc
-from robot_memory.evidence.audit import AuditRecord
+from robot_memory.evidence.evidence_audit import AuditRecord
 from robot_memory.federation.peer_context import AUDIT_ACTION
 from robot_memory.federation.peer_context import MergeOutcome
 from robot_memory.federation.peer_context import PeerRejected

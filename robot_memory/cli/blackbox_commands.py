@@ -26,6 +26,7 @@ import pathlib
 import shutil
 import sqlite3
 
+from robot_memory.cli.command_options import db_path
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
 
@@ -48,7 +49,6 @@ def add_commands(subparsers, common_parents) -> None:
 
 
 def _recordings(args, memory) -> list:
-    from robot_memory.cli.substrate import db_path  # only when a command runs
     from robot_memory.evidence import blackbox
     path = db_path(args, memory)
     if not path.exists():

@@ -27,14 +27,44 @@ import shutil
 import signal
 import sqlite3
 import sys
-import tempfile
 import time
 
+from robot_memory.cli import command_options
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MissingExtra
 
 PLAIN_EVERY_S = 5.0  # when piped, one progress line at most this often
+
+
+def add_commands(subparsers, parents) -> None:
+    """Add ``replay`` to ``subparsers``, with the shared options of ``parents``."""
+    replay = subparsers.add_parser(
+        'replay', parents=parents,
+        help='learn from recordings: replay rosbag2 (MCAP, sqlite3) and ROS 1 bags into the '
+             'evidence database, dreaming at every night they cross (needs robot_memory[bags])')
+    replay.add_argument('paths', nargs='+', metavar='PATH',
+                        help='a rosbag2 directory, an .mcap or .db3 file, a ROS 1 .bag, or a '
+                             'directory of them')
+    replay.add_argument('--dry-run', action='store_true',
+                        help='replay into temporary copies and print what would be learned; '
+                             'nothing is written')
+    replay.add_argument('--json', action='store_true', help='print the summary as JSON')
+    replay.add_argument('--remap', action='append', metavar='TOPIC:=RECORDED',
+                        help='read a topic under another recorded name, e.g. '
+                             '/diagnostics:=/robot1/diagnostics (repeatable)')
+    replay.add_argument('--msg-dir', action='append', metavar='DIR',
+                        help='definitions of custom message types, as pkg/msg/Type.msg files '
+                             'under DIR (repeatable)')
+    replay.add_argument('--accept-other-robot', action='store_true',
+                        help='take recordings that name another robot (RRN or hostname)')
+    replay.add_argument('--no-dream', action='store_true',
+                        help='only add the evidence; run no nightly dreams')
+
+
+def cmd_replay(args, memory) -> int:
+    """Replay recordings into the memory (the memory file's MemoryFile)."""
+    return run(args, memory, command_options.rules, command_options.db_path)
 
 
 def remaps(values) -> dict:
@@ -158,14 +188,13 @@ def run(args, memory, rules_of, db_path_of) -> int:
         from robot_memory.bags import replay
     except ImportError as error:
         raise MissingExtra('replaying recordings', 'bags', error.name or str(error)) from None
-    from robot_memory.evidence.store import EvidenceStore
+    from robot_memory.evidence.evidence_store import EvidenceStore
     from robot_memory.rcan.memory_file import MemoryFile
     options = replay.ReplayOptions(remap=remaps(args.remap), msg_dirs=tuple(args.msg_dir or ()),
                                    accept_robot=args.accept_other_robot,
                                    now=dt.datetime.now(UTC))
     if args.config:
-        from robot_memory.cli import substrate as cli_substrate
-        settings = cli_substrate.settings(args)
+        settings = command_options.settings(args)
         options.telemetry = list(settings.node.telemetry())
         options.nightly = settings.node.nightly_time()
         options.dream_config = settings.dream
@@ -179,6 +208,9 @@ def run(args, memory, rules_of, db_path_of) -> int:
     db_path = db_path_of(args, memory)
     stop = _Stop(None if args.json else Display(), replay.Interrupted)
     learned: list = []
+    # start-up: tempfile (random, bisect, weakref) costs about 4 ms that every robot-memory
+    # command, --help included, would pay for replay alone
+    import tempfile
     with tempfile.TemporaryDirectory(prefix='robot-memory-replay-') as scratch:
         if args.dry_run:
             memory_path, db_path = _copy_for_dry_run(memory.path, db_path, pathlib.Path(scratch))
@@ -233,3 +265,6 @@ def _print(args, summary, learned: list) -> None:
         for entry in learned:
             print(f'  {format_line(entry["text"], entry["confidence"])} ({entry["change"]})')
         print('(dry run: nothing was written)')
+
+
+HANDLERS = {'replay': cmd_replay}

@@ -15,7 +15,7 @@
 """
 The proposals queue at the edge of memory_node: ``~/proposals`` and its diagnostic status.
 
-The queue (``robot_memory.review.proposals``) has a connection of its own to the node's database,
+The queue (``robot_memory.review.proposing``) has a connection of its own to the node's database,
 used under one lock from the executor's threads. ``~/proposals`` (``Proposals.srv``) lists,
 approves or rejects; an approved change is made where it belongs (a learn in the typed
 memory, a reword or a peer block in the memory file) and the context is published again.
@@ -27,7 +27,7 @@ import json
 import threading
 
 from robot_memory.errors import RobotMemoryError
-from robot_memory.review import proposals
+from robot_memory.review import proposing
 from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import OK
 from robot_memory.ros.health import WARN
@@ -60,8 +60,8 @@ class ProposalServices:
         self._substrate = substrate
         self._on_change = on_change
         self._on_health_change = on_health_change
-        self.queue = proposals.ProposalQueue.open(db_path)
-        self.queue.hints = proposals.REQUEST_HINTS
+        self.queue = proposing.ProposalQueue.open(db_path)
+        self.queue.hints = proposing.REQUEST_HINTS
         self._lock = threading.Lock()
         node.create_service(Proposals, '~/proposals', self.proposals_callback,
                             callback_group=group)
@@ -70,7 +70,7 @@ class ProposalServices:
         """Queue a peer's checked payload; an object whose summary() says so."""
         settings = self._settings()
         with self._lock:
-            proposal = proposals.propose_peer(self.queue, self._memory, payload, now,
+            proposal = proposing.propose_peer(self.queue, self._memory, payload, now,
                                               settings.federation, settings.proposals, actor,
                                               self._rrn)
         self._on_health_change()
@@ -84,14 +84,14 @@ class ProposalServices:
         decided, failures = [], []
         try:
             if action not in ACTIONS:
-                raise proposals.ProposalError(f'action {action!r} is not one of '
+                raise proposing.ProposalError(f'action {action!r} is not one of '
                                               f'{" | ".join(ACTIONS)}')
             with self._lock:
                 self.queue.expire(now, self._node.get_name())
                 if action != 'list':
                     wanted = request.id.strip()
                     if not wanted:
-                        raise proposals.ProposalError(f'say which proposal to {action}: its id '
+                        raise proposing.ProposalError(f'say which proposal to {action}: its id '
                                                       '(list shows them), or all to approve '
                                                       'every one')
                     if wanted == 'all' and action == 'approve':
@@ -102,7 +102,7 @@ class ProposalServices:
                         'approved by an operator' if action == 'approve' else '')
                     for proposal_id in ids:
                         try:
-                            decided.append(proposals.decide_proposal(
+                            decided.append(proposing.decide_proposal(
                                 self.queue, proposal_id, action, actor, reason, now,
                                 memory_file=self._memory, substrate_factory=self._substrate,
                                 allowed_peers=self._settings().federation.allowed_peers))
@@ -143,7 +143,7 @@ class ProposalServices:
             return HealthStatus(WARN, f'queue unreadable: {error}', {})
         values = {'pending': stats['pending'], 'oldest_age_s': stats['oldest_age_s'],
                   **{f'pending {source}': count for source, count in stats['by_source'].items()},
-                  **{f'mode {source}': settings.mode(source) for source in proposals.SOURCES},
+                  **{f'mode {source}': settings.mode(source) for source in proposing.SOURCES},
                   'expire_after_hours': settings.expire_after_hours}
         if not stats['pending']:
             return HealthStatus(OK, 'nothing waits for approval', values)

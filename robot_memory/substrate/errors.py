@@ -1,0 +1,25 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The typed memory's refusals, in one place: every one derives from ``SubstrateError``."""
+
+from robot_memory.errors import RobotMemoryError
+
+
+class SubstrateError(RobotMemoryError, ValueError):
+    """Invalid input to the substrate or a refused operation; says what to do."""
+
+
+class KeyUnavailable(SubstrateError):
+    """Sealed records cannot be opened (key file missing, unreadable or another key)."""
