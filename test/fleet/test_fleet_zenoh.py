@@ -24,7 +24,6 @@ import datetime as dt
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -46,6 +45,7 @@ from support.fleet import Child
 from support.fleet import ENCODER
 from support.fleet import entry
 from support.fleet import make_certificates
+from support.fleet import until as _until
 from support.fleet import write_config
 from support.fleet import write_memory
 from support.processes import child_env
@@ -60,16 +60,6 @@ def _get_json(session, key: str, timeout_s: float = 2.0):
         if reply.ok is not None:
             return json.loads(reply.ok.payload.to_bytes())
     return None
-
-
-def _until(check, what: str, timeout_s: float = 30.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    pytest.fail(f'{what} within {timeout_s:g} s')
 
 
 @pytest.fixture

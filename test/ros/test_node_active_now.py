@@ -14,7 +14,6 @@
 
 """Active now and aborted action goals in a real memory_node (its own process)."""
 
-import socket
 import sqlite3
 import time
 import urllib.error
@@ -36,32 +35,17 @@ from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
 from robot_memory.web.guards import csrf_mark
 from robot_memory.web.guards import token_cookie
+from support.processes import free_port
 from support.ros_harness import NodeProcess
 from support.ros_harness import wait_for
 from support.ros_probe import call
 from support.ros_probe import spin
 from support.ros_probe import wait_ready
+from support.web import fetch
 
 TOKEN = 'active-token-0123456789abcdef'
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
-def fetch(url: str, timeout_s: float = 30.0) -> str:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return urllib.request.urlopen(url, timeout=2).read().decode('utf-8')
-        except (urllib.error.URLError, ConnectionError):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.3)
 
 
 def _status(level: int, message: str) -> DiagnosticArray:

@@ -23,9 +23,7 @@ The lessons test runs every link over mutual TLS (the node's ``fleet_tls_*`` par
 
 import datetime as dt
 import json
-import time
 
-import pytest
 
 from robot_memory.cli.main import main
 from robot_memory.common.timeutil import UTC
@@ -48,6 +46,7 @@ from support.fleet import entry
 from support.fleet import LIDAR
 from support.fleet import make_certificates
 from support.fleet import make_robots
+from support.fleet import until as _until
 from support.fleet import write_memory
 from support.processes import child_env
 from support.processes import free_port
@@ -58,16 +57,6 @@ from support.ros_probe import wait_ready
 
 RRN = 'RRN-000000000042'  # NodeProcess's
 SITE = 'depot-north'
-
-
-def _until(check, what: str, timeout_s: float = 30.0):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.2)
-    pytest.fail(f'{what} within {timeout_s:g} s')
 
 
 def _replies(session, key: str, liveliness: bool = False) -> list:

@@ -17,25 +17,13 @@
 
 import socket
 import time
-import urllib.error
-import urllib.request
 
 from support.processes import free_port
 from support.ros_harness import NodeProcess
 from support.ros_probe import health
+from support.web import fetch
 
 TOKEN = 'node-token-0123456789abcdef'
-
-
-def fetch(url: str, timeout_s: float = 30.0) -> str:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return urllib.request.urlopen(url, timeout=2).read().decode('utf-8')
-        except (urllib.error.URLError, ConnectionError):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.3)
 
 
 def test_the_node_serves_the_page_with_its_health_and_stops_it(tmp_path):

@@ -28,6 +28,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+import pytest
 
 from robot_memory.common.timeutil import UTC
 from robot_memory.federation.peer_context import FederationPolicy
@@ -184,3 +185,14 @@ def make_certificates(directory: pathlib.Path, ca_name: str, names) -> dict:
         key_path.chmod(0o600)
         made[name] = (ca_path, certificate, key_path)
     return made
+
+
+def until(check, what: str, timeout_s: float = 30.0):
+    """Return ``check()`` once it is truthy; fail the test saying ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    pytest.fail(f'{what} within {timeout_s:g} s')

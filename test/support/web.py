@@ -71,3 +71,15 @@ def serve(memory, host='127.0.0.1', read_only=False, clock=None):
 def entry_ids(memory):
     """Return the ids of the memory's entries, in file order."""
     return [entry.id for entry in memory.load(dt.datetime.now(UTC)).document.entries]
+
+
+def fetch(url: str, timeout_s: float = 30.0) -> str:
+    """Return the page at ``url``, retrying until a server answers (``timeout_s`` at most)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return urllib.request.urlopen(url, timeout=2).read().decode('utf-8')
+        except (urllib.error.URLError, ConnectionError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
