@@ -476,6 +476,7 @@ class EvidenceStore(DreamBook):
     def discard_buffered(self) -> int:
         """Forget the evidence waiting for a flush (its caller takes it again); returns it."""
         with self._lock:
+            self.signals.clear()  # summed from the same lines: taken again with them
             return self._runs.drop_oldest(0)
 
     def resume_heartbeats(self) -> None:
