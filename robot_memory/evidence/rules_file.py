@@ -40,7 +40,7 @@ from pydantic import field_validator
 from pydantic import model_validator
 import yaml
 
-from robot_memory.evidence.signals import SignalRules
+from robot_memory.evidence import signals
 from robot_memory.rcan.schema import clean_tags
 
 DEFAULT_SIGNATURES = {
@@ -234,6 +234,25 @@ class Defaults(BaseModel):
                             'behavior_pattern'] = 'hardware_observation'
 
 
+class SignalSection(BaseModel):
+    """The ``signals:`` section of a rules file, validated (``evidence.signals`` reads it)."""
+
+    model_config = ConfigDict(extra='forbid', frozen=True)
+
+    include: list[str] = Field(default_factory=lambda: ['*'], max_length=200)
+    exclude: list[str] = Field(default_factory=list, max_length=200)
+    controllable: list[str] = Field(
+        default_factory=lambda: list(signals.DEFAULT_CONTROLLABLE), max_length=200)
+
+    def keeps(self, name: str) -> bool:
+        """Whether ``name`` is kept as a signal."""
+        return signals.keeps(self, name)
+
+    def is_controllable(self, name: str) -> bool:
+        """Whether the robot controls the signal ``name`` (advice may state its safe side)."""
+        return signals.is_controllable(self, name)
+
+
 class RulesFile(BaseModel):
     """The whole rules file: ``version``, ``defaults`` and the ``rules`` list."""
 
@@ -242,7 +261,7 @@ class RulesFile(BaseModel):
     version: Literal[1] = 1
     defaults: Defaults = Field(default_factory=Defaults)
     rules: list[Rule] = Field(default_factory=list)
-    signals: SignalRules = Field(default_factory=SignalRules)
+    signals: SignalSection = Field(default_factory=SignalSection)
 
     @model_validator(mode='after')
     def _names_unique(self):

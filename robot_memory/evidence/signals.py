@@ -42,9 +42,6 @@ import struct
 from typing import Iterable
 from typing import Optional
 
-from pydantic import BaseModel
-from pydantic import ConfigDict
-from pydantic import Field
 
 INTERVAL_S = 60.0
 SLOTS = 60  # intervals an hour
@@ -71,32 +68,42 @@ LABELS = (
 )
 
 
-class SignalRules(BaseModel):
+def keeps(rules, name: str) -> bool:
+    """Whether ``name`` is kept as a signal under ``rules`` (``include`` / ``exclude`` globs)."""
+    name = name.lower()
+    return (any(fnmatch.fnmatchcase(name, glob.lower()) for glob in rules.include)
+            and not any(fnmatch.fnmatchcase(name, glob.lower()) for glob in rules.exclude))
+
+
+def is_controllable(rules, name: str) -> bool:
+    """Whether the robot controls the signal ``name`` under ``rules`` (its ``controllable``)."""
+    name = name.lower()
+    return any(fnmatch.fnmatchcase(name, glob.lower()) for glob in rules.controllable)
+
+
+@dataclasses.dataclass(frozen=True)
+class SignalRules:
     """
-    The ``signals:`` section of a rules file: which numbers are signals, which are controllable.
+    Which numbers are signals, and which the robot controls: the defaults of a rules file.
 
     Globs are matched against the lower-cased signal name (``/cmd_vel linear.x``,
     ``motors: left motor temp (c)``). ``include`` / ``exclude`` choose the signals kept;
-    ``controllable`` the ones the robot decides (advice states their safe side).
+    ``controllable`` the ones the robot decides (advice states their safe side). A rules
+    file's ``signals:`` section is validated as ``evidence.rules_file.SignalSection``, which
+    answers the same two questions; this plain form keeps pydantic out of the evidence store.
     """
 
-    model_config = ConfigDict(extra='forbid', frozen=True)
-
-    include: list[str] = Field(default_factory=lambda: ['*'], max_length=200)
-    exclude: list[str] = Field(default_factory=list, max_length=200)
-    controllable: list[str] = Field(default_factory=lambda: list(DEFAULT_CONTROLLABLE),
-                                    max_length=200)
+    include: tuple = ('*',)
+    exclude: tuple = ()
+    controllable: tuple = DEFAULT_CONTROLLABLE
 
     def keeps(self, name: str) -> bool:
         """Whether ``name`` is kept as a signal."""
-        name = name.lower()
-        return (any(fnmatch.fnmatchcase(name, glob.lower()) for glob in self.include)
-                and not any(fnmatch.fnmatchcase(name, glob.lower()) for glob in self.exclude))
+        return keeps(self, name)
 
     def is_controllable(self, name: str) -> bool:
         """Whether the robot controls the signal ``name`` (advice may state its safe side)."""
-        name = name.lower()
-        return any(fnmatch.fnmatchcase(name, glob.lower()) for glob in self.controllable)
+        return is_controllable(self, name)
 
 
 def label(name: str) -> tuple:
@@ -167,7 +174,7 @@ class Series:
 class SignalBook:
     """Values summed into their intervals in memory, until the store's next flush."""
 
-    def __init__(self, rules: Optional[SignalRules] = None):
+    def __init__(self, rules=None):
         self.rules = rules or SignalRules()
         self.buckets: dict = {}  # (name, interval index) -> [min, max, sum, count]
         self.names: dict = {}  # name -> kept (bool), cached
