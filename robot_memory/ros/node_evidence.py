@@ -57,6 +57,7 @@ class EvidenceIntake:
     worker: Any
     schedule: Any
     blackbox: Any
+    active: Any
     held: HeldEvidence
     ingest: IngestThread
     refused: int

@@ -179,7 +179,7 @@ def test_replay_keeps_the_signals_of_a_recording(tmp_path):
 
 
 def test_the_entry_page_plots_the_conditions_signal_around_recent_episodes(tmp_path):
-    from test_web_core import serve  # the page's test server, beside this file
+    from support.web import serve  # the page's test server
     memory = MemoryFile(tmp_path / 'robot-memory.md')
     rng = random.Random(5)
     with EvidenceStore(tmp_path / 'robot-memory.db') as store:

@@ -163,8 +163,9 @@ def test_a_fault_with_a_new_goal_id_each_time_becomes_one_entry(tmp_path):
         report = dream(store, memory, T0 + dt.timedelta(hours=12), config=CONFIG)
         assert len(report.created) == 1
         entry, = memory.load(T0).document.entries
-        # The entry keeps a real message; history shows the masked pattern.
-        assert 'goal 00000000-0000-0000-0000-000000009aab aborted' in entry.text
+        # Raw identifiers never reach the text (issue 38): the entry and history both show the
+        # masked pattern; the example in history keeps a real message.
+        assert 'goal <uuid> aborted' in entry.text and '00000000-' not in entry.text
         create, = store.history(entry.id)
         assert create.reason.endswith(
             'pattern log|behavior_server|[spin] goal <uuid> aborted: Collision Ahead')

@@ -248,7 +248,8 @@ def test_runs_of_some_scripts_merge_and_only_full_runs_are_judged(tmp_path):
     assert '| not measured: the script prints no such line | bench_node.py | full, ' in \
         goals[text['cpu_1hz', 'bench_node.py']]
     quality = [line for key, line in goals.items() if 'bench_quality.py' in line]
-    assert len(quality) == 6
+    assert len(quality) == len({goal['goal'] for goal in GOALS
+                                if goal['script'] == 'bench_quality.py'}) >= 7
     verdicts = {key: line.split(' | ')[3] for key, line in goals.items() if line in quality}
     assert verdicts == {
         'Memory quality: fault recall >= 0.95 on every profile': '**no**',
@@ -256,7 +257,9 @@ def test_runs_of_some_scripts_merge_and_only_full_runs_are_judged(tmp_path):
         'Memory quality: 1.0 entries per cause': 'yes',
         'Memory quality: every routine or constant condition labelled': 'yes',
         'Evidence <= 5 MB per robot-day at 1 Hz': 'yes',
-        "A night's dream <= 2 s (median a profile)": 'yes'}
+        "A night's dream <= 2 s (median a profile)": 'yes',
+        # The test's result file predates the learned conditions: their goal is not judged.
+        'Learned conditions: recall >= 0.9, no false condition, all advice safe': 'not judged'}
     assert 'min 0.9 over 2 profiles | 20 planted recurring faults' in \
         goals['Memory quality: fault recall >= 0.95 on every profile']
     # Every script has its row: how and when it ran, on which commit, the load.
