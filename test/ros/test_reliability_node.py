@@ -106,9 +106,11 @@ from support.node_checks import seed_memory
 from support.node_checks import settled_evidence
 from support.node_checks import snapshot_state
 from support.node_checks import until_intent_recorded
+from support.ros_harness import flood_ready
 from support.ros_harness import NodeProcess
 from support.ros_harness import rss_bytes
 from support.ros_harness import start_flood
+from support.ros_harness import stop_flood
 from support.ros_harness import wait_for
 from support.ros_probe import call
 from support.ros_probe import spin
@@ -304,8 +306,7 @@ def power_loss(tmp_path, probe, node_kills: int, cli_kills_per_node: int, namesp
         finally:
             assert node.stop() == 0, node.log()[-3000:]
     finally:
-        flood.kill()
-        flood.communicate()
+        stop_flood(flood)
     final = snapshot_state(tmp_path, memory_path, memory_now(origin))
     archived = archived_ids(memory_path)
     check_kept(last, final, archived, 'after the last, orderly run')
@@ -353,8 +354,7 @@ def test_another_process_reading_the_database_costs_the_node_no_writes(tmp_path,
             f'nothing the node stored after the read became visible ({seen} rows)'
         seen = count_rows(database)
     finally:
-        flood.kill()
-        flood.communicate()
+        stop_flood(flood)
         node.process.send_signal(signal.SIGKILL)
         node.process.wait(20.0)
         node._log.close()
@@ -412,7 +412,7 @@ def flooded(tmp_path_factory, probe):
         flood = start_flood(rate=FLOOD_RATE, seconds=FLOOD_SECONDS, prefix='flood',
                             sources=40)
         try:
-            assert flood.stdout.readline().strip() == 'ready', 'the flood did not start'
+            flood_ready(flood)
             contexts = probe.create_client(GetContext, f'{node.prefix}/get_context')
             dreams = probe.create_client(Dream, f'{node.prefix}/dream')
             calls = 0
@@ -438,7 +438,7 @@ def flooded(tmp_path_factory, probe):
             probe.destroy_client(contexts)
             probe.destroy_client(dreams)
         finally:
-            flood.kill()
+            stop_flood(flood)
         # The flood is over: wait until the node has stored what it took in.
         facts['evidence'] = evidence = settled_evidence(probe, node)
         database = tmp_path / 'robot-memory.db'
@@ -517,7 +517,7 @@ def frozen_burst(tmp_path, probe, name: str):
         # of it: on a slow or loaded machine the publisher alone may not outrun the node,
         # but a node that cannot read for 2 s surely overflows whatever history there is.
         flood = start_flood(rate=1e9, seconds=4.0, prefix='burst', sources=20)
-        assert flood.stdout.readline().strip() == 'ready', 'the flood did not start'
+        flood_ready(flood)
         time.sleep(0.5)
         os.kill(node.process.pid, signal.SIGSTOP)
         try:
@@ -588,13 +588,12 @@ def test_the_cli_and_the_node_writing_at_once_never_lose_an_update(tmp_path, pro
                     ingested += 400
                     sources.append(f'cli-{number}')
                 assert node.process.poll() is None, node.log()[-2000:]
-        flood.kill()
-        flood.communicate()
+        stop_flood(flood)
         evidence = settled_evidence(probe, node)
         reply = call(probe, Dream, f'{node.prefix}/dream', Dream.Request(), timeout=60.0)
         assert reply.success or 'clock went backwards' in reply.message, reply.message
     finally:
-        flood.kill()
+        stop_flood(flood)
         code = node.stop()
     assert code == 0, node.log()[-2000:]
     database = tmp_path / 'robot-memory.db'
@@ -657,8 +656,7 @@ def full_disk(tmp_path_factory, probe):
         facts['files_full'] = latest_health(probe, node, 'files')
         # The robot goes quiet (diagnostics come in bursts): nothing new arrives, but what
         # was taken in still cannot be written.
-        flood.kill()
-        flood.communicate()
+        stop_flood(flood)
         facts['evidence_full'] = settled_evidence(probe, node)
         facts['file_kept'] = memory_path.read_bytes() == before
         facts['alive_full'] = node.process.poll() is None
@@ -675,7 +673,7 @@ def full_disk(tmp_path_factory, probe):
         facts['memory_after'] = latest_health(probe, node, 'memory file')
     finally:
         if flood is not None:
-            flood.kill()
+            stop_flood(flood)
         if node.process is not None:
             facts['exit'] = node.stop()
             facts['log'] = node.log()

@@ -22,9 +22,11 @@ parameters file, on the run's ROS_DOMAIN_ID with discovery kept on this host.
 
 import os
 import pathlib
+import select
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 import yaml
@@ -49,7 +51,7 @@ def stop_started_since(mark: int) -> list:
     """
     left = [node for node in _STARTED[mark:] if node.process.poll() is None]
     for node in left:
-        node.stop(signal.SIGKILL, timeout=10.0)
+        node.stop(signal.SIGINT, timeout=10.0)  # SIGKILL only if it does not end
     return [node.namespace for node in left]
 
 
@@ -89,6 +91,7 @@ class NodeProcess:
         env = dict(os.environ)
         env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
         env['ROS_LOG_DIR'] = str(self.ros_log_dir)
+        env['PYTHONFAULTHANDLER'] = '1'  # a hung start shows where: see dump_stacks
         env.update(self.env)
         self.process = subprocess.Popen(
             [*self.wrapper, NODE_EXECUTABLE, '--ros-args', '-r', f'__ns:=/{self.namespace}',
@@ -165,24 +168,65 @@ FLOOD_CODE = 'import sys; from support import ros_harness; ros_harness.flood_mai
 
 def start_flood(rate: float, seconds: float, prefix: str = 'flood', statuses: int = 1,
                 sources: int = 50, rotate: int = 0, topic: str = '/diagnostics',
-                stderr=subprocess.DEVNULL) -> subprocess.Popen:
+                stderr=None) -> subprocess.Popen:
     """
     Return a separate process publishing DiagnosticArrays (see :func:`flood_main`).
 
-    It prints ``ready`` once a subscriber is matched, then a JSON line with what it sent.
-    Its standard error goes to ``stderr`` (nowhere by default: an undrained pipe would
-    stop a long-lived flood once full).
+    It prints ``ready`` once a subscriber is matched (see :func:`flood_ready`), then a JSON
+    line with what it sent. Its standard error goes to ``stderr`` (by default a temporary
+    file that :func:`flood_ready` shows when the flood hangs: an undrained pipe would stop a
+    long-lived flood once full). End it with :func:`stop_flood`.
     """
     env = dict(os.environ)
     here = str(pathlib.Path(__file__).resolve().parents[1])  # test/, for the support package
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [here, env.get('PYTHONPATH')]))
     env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    env['PYTHONFAULTHANDLER'] = '1'
     import sys  # noqa: I100 - only the flood needs it
-    return subprocess.Popen(
+    errors = tempfile.TemporaryFile() if stderr is None else None
+    process = subprocess.Popen(
         [sys.executable, '-P', '-c', FLOOD_CODE, '--rate', str(rate), '--seconds', str(seconds),
          '--prefix', prefix, '--statuses', str(statuses), '--sources', str(sources),
          '--rotate', str(rotate), '--topic', topic],
-        stdout=subprocess.PIPE, stderr=stderr, env=env, text=True)
+        stdout=subprocess.PIPE, stderr=errors if stderr is None else stderr, env=env, text=True)
+    process.errors_file = errors
+    return process
+
+
+def flood_ready(flood: subprocess.Popen, timeout: float = 90.0) -> None:
+    """
+    Wait for the flood's ``ready`` line; fail with where it hangs if it does not come.
+
+    The flood prints it at most 30.5 s after it started, matched or not, so a flood silent
+    for ``timeout`` hangs in its start-up: its Python stacks are dumped (faulthandler, on
+    SIGABRT) into the failure message.
+    """
+    if not select.select([flood.stdout], [], [], timeout)[0]:
+        flood.send_signal(signal.SIGABRT)
+        flood.wait(10.0)
+        shown = ''
+        if flood.errors_file is not None:
+            flood.errors_file.seek(0)
+            shown = flood.errors_file.read().decode(errors='replace')[-4000:]
+        raise AssertionError(f'the flood did not start within {timeout} s; its stacks:\n{shown}')
+    line = flood.stdout.readline().strip()
+    assert line == 'ready', f'the flood did not start: {line!r}'
+
+
+def stop_flood(flood: subprocess.Popen, timeout: float = 30.0) -> str:
+    """End the flood in order (SIGTERM; SIGKILL only if it does not end); its output."""
+    if flood.stdout.closed:  # stopped already, or read to its end by communicate()
+        return ''
+    if flood.poll() is None:
+        flood.terminate()
+    try:
+        out, _ = flood.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        flood.kill()
+        out, _ = flood.communicate()
+    if flood.errors_file is not None:
+        flood.errors_file.close()
+    return out or ''
 
 
 def flood_main(argv) -> None:
@@ -209,6 +253,7 @@ def flood_main(argv) -> None:
     from rclpy.duration import Duration
     from rclpy.qos import QoSProfile
     from rclpy.qos import ReliabilityPolicy
+    from rclpy.signals import SignalHandlerOptions
 
     parser = argparse.ArgumentParser()
     parser.add_argument('--rate', type=float, required=True)
@@ -219,13 +264,19 @@ def flood_main(argv) -> None:
     parser.add_argument('--rotate', type=int, default=0)
     parser.add_argument('--topic', default='/diagnostics')
     args = parser.parse_args(argv)
-    rclpy.init()
+    # SIGTERM (stop_flood) ends the flood in order: a publisher killed in the middle of
+    # a write can leave Fast DDS's shared-memory port of its reader locked, and the next
+    # processes of the run may hang in their start-up on it (eProsima/Fast-DDS#1144, #5469).
+    stopping = []
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     node = rclpy.create_node(f'flood_{os.getpid()}')
     publisher = node.create_publisher(
         DiagnosticArray, args.topic,
         QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
     deadline = time.monotonic() + 30.0
-    while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
+    while publisher.get_subscription_count() == 0 and time.monotonic() < deadline \
+            and not stopping:
         rclpy.spin_once(node, timeout_sec=0.05)
     # Matching is two-sided: our writer has found the reader, the reader may not have
     # found our writer yet, and what we send before it has is not delivered to it (nor
@@ -241,7 +292,7 @@ def flood_main(argv) -> None:
     level = bytes([1])
     while True:
         now = time.monotonic()
-        if now >= end or os.getppid() != parent:  # done, or the test went away
+        if now >= end or stopping or os.getppid() != parent:  # done, stopped, test gone
             break
         due = min(int((now - started) * args.rate) + 1, attempts + 1000)
         while attempts < due:
@@ -269,7 +320,7 @@ def flood_main(argv) -> None:
     elapsed = time.monotonic() - started
     # Let the reliable writer deliver what it still holds before this process goes: a reader
     # that never sees the last sequence numbers cannot count what was lost before them.
-    acked = publisher.wait_for_all_acked(Duration(seconds=20))
+    acked = not stopping and publisher.wait_for_all_acked(Duration(seconds=20))
     print(json.dumps({'arrays': arrays, 'statuses': arrays * args.statuses,
                       'refused_by_writer': refused, 'all_acked': acked,
                       'seconds': round(elapsed, 3)}), flush=True)

@@ -20,6 +20,8 @@ started by ``ros_harness.NodeProcess``).
 """
 
 import os
+import signal
+import subprocess
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -90,13 +92,34 @@ def wait_ready(probe, node, timeout=20.0, topic='/diagnostics'):
     """Wait until the node serves ~/get_context and subscribes to ``topic``."""
     client = probe.create_client(GetContext, f'{node.prefix}/get_context')
     try:
-        assert client.wait_for_service(timeout_sec=timeout), node.log()
+        if not client.wait_for_service(timeout_sec=timeout):
+            state = 'ended' if node.process.poll() is not None else 'still ran'
+            raise AssertionError(f'{node.prefix}/get_context never appeared in {timeout} s '
+                                 f'(the node {state}): {dump_stacks(node)}')
     finally:
         probe.destroy_client(client)
     namespace = f'/{node.namespace}'
     assert wait_for(lambda: any(info.node_namespace == namespace for info in
                                 probe.get_subscriptions_info_by_topic(topic)),
                     timeout, spin=spin(probe)), f'the node never subscribed to {topic}'
+
+
+def dump_stacks(node) -> str:
+    """
+    Return the end of the node's log, with its Python stacks if it still runs.
+
+    A node that never came up while its log stays empty hangs in its start-up (once in CI,
+    after many SIGKILLed ROS processes): SIGABRT makes faulthandler (PYTHONFAULTHANDLER,
+    set by NodeProcess) print where, and ends it.
+    """
+    if node.process.poll() is None:
+        node.process.send_signal(signal.SIGABRT)
+        try:
+            node.process.wait(10.0)
+        except subprocess.TimeoutExpired:
+            node.process.kill()
+            node.process.wait()
+    return node.log()[-4000:] or '(its log is empty)'
 
 
 def health(probe, task: str, timeout: float = 10.0, where=None) -> dict:
