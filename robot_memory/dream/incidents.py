@@ -52,12 +52,11 @@ from robot_memory.rcan.schema import MemoryEntry
 MIN_EPISODES = 2
 
 
-def merges(links: dict, by_id: dict, rules) -> list:
+def merge_candidates(links: dict, by_id: dict, rules) -> dict:
     """
-    Return ``(kept id, merged id)`` pairs: entries of one incident, the oldest kept.
+    Return ``{entry id: (episodes, hardware ids, source keys)}`` of the entries that may merge.
 
-    Only entries the dream wrote (a person's reword is never merged away) and that are not
-    resolved; their statuses must share a hardware id and differ.
+    Entries the dream wrote, not resolved, with at least MIN_EPISODES episodes.
     """
     own: dict = {}
     for key in sorted(links):
@@ -74,6 +73,17 @@ def merges(links: dict, by_id: dict, rules) -> list:
         if len(episodes) >= MIN_EPISODES:
             facts[entry_id] = (episodes, {device(link['source_key']) for link in found} - {''},
                                {link['source_key'] for link in found})
+    return facts
+
+
+def merges(links: dict, by_id: dict, rules) -> list:
+    """
+    Return ``(kept id, merged id)`` pairs: entries of one incident, the oldest kept.
+
+    Only entries the dream wrote (a person's reword is never merged away) and that are not
+    resolved; their statuses must share a hardware id and differ.
+    """
+    facts = merge_candidates(links, by_id, rules)
     group = {entry_id: entry_id for entry_id in facts}
 
     def root(entry_id):

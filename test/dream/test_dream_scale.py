@@ -23,6 +23,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from robot_memory.common.timeutil import UTC
+from robot_memory.dream.incidents import merge_candidates
 from robot_memory.dream.incidents import merges
 from robot_memory.dream.pattern import GAP_S
 from robot_memory.dream.pattern import History
@@ -30,7 +31,6 @@ from robot_memory.dream.pattern import STATUS_GAP_S
 from robot_memory.dream.restate import device
 from robot_memory.dream.restate import incident_partner
 from robot_memory.dream.restate import Partners
-from robot_memory.dream.restate import speaker
 from robot_memory.dream.restate import start_and_stop_together
 from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
@@ -65,21 +65,7 @@ def all_pairs_partner(signature, source_key, episodes, candidates):
 
 def all_pairs_merges(links, by_id, rules):
     """incidents.merges as it stood: every pair of entries compared."""
-    own: dict = {}
-    for key in sorted(links):
-        link = links[key]
-        if link['entry_id'] in by_id and link['history']:
-            own.setdefault(link['entry_id'], []).append(link)
-    facts = {}
-    for entry_id, found in own.items():
-        entry = by_id[entry_id]
-        if entry.type == 'resolved' or speaker(entry.text, found, rules) is None:
-            continue
-        episodes = sorted(item for link in found
-                          for item in History.from_json(link['history']).episodes)
-        if len(episodes) >= 2:
-            facts[entry_id] = (episodes, {device(link['source_key']) for link in found} - {''},
-                               {link['source_key'] for link in found})
+    facts = merge_candidates(links, by_id, rules)
     group = {entry_id: entry_id for entry_id in facts}
 
     def root(entry_id):
