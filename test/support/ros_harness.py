@@ -213,6 +213,35 @@ def flood_ready(flood: subprocess.Popen, timeout: float = 90.0) -> None:
     assert line == 'ready', f'the flood did not start: {line!r}'
 
 
+def clean_dead_shm() -> bool:
+    """
+    Remove the shared-memory ports and segments of Fast DDS processes that were killed.
+
+    Fast DDS's own ``fastdds shm clean`` (its Clean class, called in this process: the
+    command's wrapper wants psutil): only files whose owner is gone, so a port mutex a
+    SIGKILLed process held cannot stall the next process that opens the same port. False
+    where the tool is not installed beside this Python or on PATH.
+    """
+    import contextlib  # noqa: I100 - only here
+    import io
+    import sys
+    homes = [pathlib.Path(sys.prefix) / 'tools' / 'fastdds']
+    if shutil.which('fastdds'):
+        homes.append(pathlib.Path(shutil.which('fastdds')).resolve().parent.parent / 'tools'
+                     / 'fastdds')
+    home = next((path for path in homes if (path / 'shm' / 'clean.py').is_file()), None)
+    if home is None:
+        return False
+    sys.path.insert(0, str(home))
+    try:
+        from shm.clean import Clean
+        with contextlib.redirect_stdout(io.StringIO()):
+            Clean().run(False)
+    finally:
+        sys.path.remove(str(home))
+    return True
+
+
 def stop_flood(flood: subprocess.Popen, timeout: float = 30.0) -> str:
     """End the flood in order (SIGTERM; SIGKILL only if it does not end); its output."""
     if flood.stdout.closed:  # stopped already, or read to its end by communicate()
@@ -224,6 +253,7 @@ def stop_flood(flood: subprocess.Popen, timeout: float = 30.0) -> str:
     except subprocess.TimeoutExpired:
         flood.kill()
         out, _ = flood.communicate()
+        clean_dead_shm()
     if flood.errors_file is not None:
         flood.errors_file.close()
     return out or ''
