@@ -27,7 +27,6 @@ by util-linux ``setpriv``, as the node would run on a robot.
 
 import datetime as dt
 import json
-import os
 import pathlib
 import shutil
 import subprocess
@@ -41,6 +40,7 @@ from robot_memory.rcan.document_cache import DocumentCache
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.ros import node_files
 from robot_memory.ros.node_files import Place
+from support.disks import mounted_tmpfs
 from support.processes import child_env
 from support.samples import MEMORY
 
@@ -237,20 +237,8 @@ def test_unreadable_and_read_only_places_are_named_without_root_override(robot):
 @pytest.fixture
 def small_disk(tmp_path):
     """Mount a real 1 MiB tmpfs for the test; unmount it at the end."""
-    mount, umount = shutil.which('mount'), shutil.which('umount')
-    if os.geteuid() != 0 or mount is None or umount is None:
-        pytest.skip('mounting a tmpfs needs root and the mount command')
-    disk = tmp_path / 'disk'
-    disk.mkdir()
-    done = subprocess.run([mount, '-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', str(disk)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f'mount -t tmpfs is not permitted here: {done.stderr.strip()}')
-    try:
+    with mounted_tmpfs(tmp_path / 'disk') as disk:
         yield disk
-    finally:
-        if subprocess.run([umount, str(disk)], capture_output=True).returncode != 0:
-            subprocess.run([umount, '-l', str(disk)], check=True)
 
 
 def test_files_moved_to_a_full_disk_are_named_and_space_coming_back_is_seen(robot, small_disk):

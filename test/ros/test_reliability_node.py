@@ -75,7 +75,6 @@ import datetime as dt
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import time
@@ -88,6 +87,8 @@ from robot_memory.common.timeutil import UTC
 from robot_memory.rcan.memory_file import side_file
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
+from support.disks import fill
+from support.disks import mounted_tmpfs
 from support.modes import LONG
 from support.node_checks import archived_ids
 from support.node_checks import check_agrees
@@ -106,6 +107,7 @@ from support.node_checks import seed_memory
 from support.node_checks import settled_evidence
 from support.node_checks import snapshot_state
 from support.node_checks import until_intent_recorded
+from support.ros_harness import clean_dead_shm
 from support.ros_harness import flood_ready
 from support.ros_harness import NodeProcess
 from support.ros_harness import rss_bytes
@@ -284,6 +286,7 @@ def power_loss(tmp_path, probe, node_kills: int, cli_kills_per_node: int, namesp
             probe.destroy_client(dream_client)
             assert node.process.wait(20.0) == -signal.SIGKILL, node.log()
             node._log.close()
+            clean_dead_shm()  # what the killed node held in shared memory
             outcomes['node killed'] += 1
             where = f'cycle {cycle}: memory_node killed {delay:.2f} s after ready'
             after = snapshot_state(tmp_path, memory_path, memory_now(origin))
@@ -621,18 +624,13 @@ def test_the_cli_and_the_node_writing_at_once_never_lose_an_update(tmp_path, pro
 @pytest.fixture(scope='module')
 def full_disk(tmp_path_factory, probe):
     """memory_node writing to a 2 MiB tmpfs that fills up, then gets space back; the facts."""
-    if os.geteuid() != 0:
-        pytest.skip(f'mounting a tmpfs needs root; these tests run as uid {os.geteuid()}')
-    mount, umount = shutil.which('mount'), shutil.which('umount')
-    if mount is None or umount is None:
-        pytest.skip('the mount and umount commands are not installed')
     base = tmp_path_factory.mktemp('full_disk')
-    disk = base / 'disk'
-    disk.mkdir()
-    done = subprocess.run([mount, '-t', 'tmpfs', '-o', 'size=2m,mode=0700', 'tmpfs',
-                           str(disk)], capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f'mount -t tmpfs failed: {done.stderr.strip()}')
+    with mounted_tmpfs(base / 'disk', size='2m') as disk:
+        return full_disk_facts(probe, base, disk)
+
+
+def full_disk_facts(probe, base, disk) -> dict:
+    """Return what memory_node on a 2 MiB tmpfs ``disk`` does when it fills up and empties."""
     facts = {}
     node = NodeProcess(base, 'rel_full', rrn=rrn_of('rel_full'),
                        memory_file=str(disk / 'robot-memory.md'),
@@ -648,7 +646,7 @@ def full_disk(tmp_path_factory, probe):
         memory_path = disk / 'robot-memory.md'
         before = memory_path.read_bytes()
 
-        filler = fill_disk(disk)
+        filler = fill(disk)
         wait_for(lambda: False, 1.0, spin=spin(probe))  # some flushes fail meanwhile
         facts['dream_full'] = call(probe, Dream, f'{node.prefix}/dream', Dream.Request(),
                                    timeout=30.0)
@@ -677,30 +675,9 @@ def full_disk(tmp_path_factory, probe):
         if node.process is not None:
             facts['exit'] = node.stop()
             facts['log'] = node.log()
-        try:
-            facts['rows'] = count_rows(disk / 'robot-memory.db',
-                                       "WHERE source_key LIKE 'diagnostic|fd-%'", read_only)
-        finally:
-            if subprocess.run([umount, str(disk)], capture_output=True).returncode != 0:
-                subprocess.run([umount, '-l', str(disk)], check=True)
+        facts['rows'] = count_rows(disk / 'robot-memory.db',
+                                   "WHERE source_key LIKE 'diagnostic|fd-%'", read_only)
     return facts
-
-
-def fill_disk(directory):
-    """Fill the file system of ``directory`` to the last byte; returns the filler file."""
-    filler = directory / 'filler'
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for size in (1 << 16, 1 << 12, 1 << 9, 1):
-            while True:
-                try:
-                    if os.write(fd, b'\0' * size) < size:
-                        break
-                except OSError:
-                    break
-    finally:
-        os.close(fd)
-    return filler
 
 
 @pytest.mark.timeout(240)

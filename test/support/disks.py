@@ -18,26 +18,31 @@ A tiny disk of the test's own: a 1 MiB tmpfs (root only), and filling it to the 
 A pytest plugin (conftest.py names it), so any test can ask for ``tiny_disk``.
 """
 
+import contextlib
 import errno
 import os
+import pathlib
 import shutil
 import subprocess
 
 import pytest
 
 
-@pytest.fixture
-def tiny_disk(tmp_path):
-    """Return a 1 MiB tmpfs mounted at ``tmp_path / 'disk'``; unmounted afterwards."""
+@contextlib.contextmanager
+def mounted_tmpfs(directory: pathlib.Path, size: str = '1m'):
+    """
+    Mount a tmpfs of ``size`` at ``directory`` (made if missing); unmount it on leaving.
+
+    Skips the test where it cannot be done: not root, no mount command, or mounting refused.
+    """
     if os.geteuid() != 0:
         pytest.skip(f'mounting a tmpfs needs root; these tests run as uid {os.geteuid()}')
     mount = shutil.which('mount')
     umount = shutil.which('umount')
     if mount is None or umount is None:
         pytest.skip('the mount and umount commands are not installed')
-    directory = tmp_path / 'disk'
-    directory.mkdir()
-    done = subprocess.run([mount, '-t', 'tmpfs', '-o', 'size=1m,mode=0700', 'tmpfs',
+    directory.mkdir(exist_ok=True)
+    done = subprocess.run([mount, '-t', 'tmpfs', '-o', f'size={size},mode=0700', 'tmpfs',
                            str(directory)], capture_output=True, text=True)
     if done.returncode != 0:
         pytest.skip(f'mount -t tmpfs failed (no permission to mount here?): '
@@ -47,6 +52,13 @@ def tiny_disk(tmp_path):
     finally:
         if subprocess.run([umount, str(directory)], capture_output=True).returncode != 0:
             subprocess.run([umount, '-l', str(directory)], check=True)
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """Return a 1 MiB tmpfs mounted at ``tmp_path / 'disk'``; unmounted afterwards."""
+    with mounted_tmpfs(tmp_path / 'disk') as directory:
+        yield directory
 
 
 def fill(directory) -> 'os.PathLike':
