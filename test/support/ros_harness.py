@@ -223,6 +223,7 @@ def clean_dead_shm() -> bool:
     where the tool is not installed beside this Python or on PATH.
     """
     import contextlib  # noqa: I100 - only here
+    import inspect
     import io
     import sys
     homes = [pathlib.Path(sys.prefix) / 'tools' / 'fastdds']
@@ -235,8 +236,10 @@ def clean_dead_shm() -> bool:
     sys.path.insert(0, str(home))
     try:
         from shm.clean import Clean
+        cleaner = Clean()
         with contextlib.redirect_stdout(io.StringIO()):
-            Clean().run(False)
+            # Fast DDS 3 (Kilted) asks whether to force data-sharing segments too; 2.x does not.
+            cleaner.run(*[False] * len(inspect.signature(cleaner.run).parameters))
     finally:
         sys.path.remove(str(home))
     return True
