@@ -520,7 +520,7 @@ class Page:
                 last = store.dream_cursor().last_dream_at
                 if 'clock' not in str(error) or last is None or last <= now:
                     raise
-                raise Refused(409, ahead_of_clock(last, now)) from None
+                raise Refused(409, data.ahead_of_clock(last, now)) from None
 
     async def edit(self, request: Request):
         """Make a person's edit of an entry's text or tags, audited with their name."""
@@ -616,16 +616,6 @@ class LiveStream:
             await self.response(scope, receive, send)
         finally:
             self.page.live -= 1
-
-
-def ahead_of_clock(last: dt.datetime, now: dt.datetime) -> str:
-    """Return the page's refusal of an undo while the memory's last dream is in the future."""
-    return (f"the memory's last dream, at {data.stamp(last)}, is {data.duration(last - now)} "
-            f"later than this computer's clock ({data.stamp(now)}): the memory was written "
-            'by a clock ahead of this one (a robot whose clock ran ahead, or a copy from '
-            "one), or this computer's clock is behind. An undo stamped now would come before "
-            "the dream it takes back: set this computer's clock right, or undo where the "
-            "memory's clock runs; nothing was changed")
 
 
 def shown(text) -> str:
