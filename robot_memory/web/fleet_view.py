@@ -36,6 +36,9 @@ from starlette.routing import Route
 DAYS = 7.0  # fleet.report's defaults, as robot-memory fleet report has them
 SILENT_AFTER_S = 36 * 3600.0
 SCOPES = ('model', 'site')
+# Rows of each list the view shows at most (a fleet has thousands of robots): the silent robots
+# and the faults on the most robots first; fleet report --json has them all.
+MOST = 100
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,7 +69,9 @@ def fleet_page(settings: FleetSettings, now: dt.datetime) -> dict:
         lessons = lesson_store.lessons(store)
     targets = [(scope, value) for scope in SCOPES
                for value in sorted({robot[scope] for robot in report['robots']})]
-    return {'report': report, 'lessons': lessons, 'targets': targets}
+    robots = sorted(report['robots'], key=lambda robot: not robot['silent'])  # silent first
+    return {'report': report, 'lessons': lessons, 'targets': targets, 'robots': robots,
+            'most': MOST}
 
 
 def target(text: str) -> tuple:

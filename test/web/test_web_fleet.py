@@ -38,6 +38,7 @@ from robot_memory.fleet.lessons import open_lesson
 from robot_memory.fleet.transport import open_session
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.schema import MemoryDocument
+from robot_memory.web import fleet_view
 from robot_memory.web.fleet_view import FleetSettings
 from support.fleet import A
 from support.fleet import B
@@ -126,6 +127,20 @@ def test_the_fleet_view_shows_what_the_fleet_report_shows(page, capsys):
     assert f'{ENCODER}: resolved by {C}; still seen by {B}, {A}' in text
     assert 'unsigned 0, forged 0' in text
     assert 'No fleet lesson yet.' in text
+
+
+def test_a_large_fleet_shows_the_silent_robots_and_the_widest_faults_first(page, monkeypatch):
+    client, url = page
+    monkeypatch.setattr(fleet_view, 'MOST', 1)  # the rows a list shows at most, here one
+    text = html.unescape(client.request('/fleet', token=TOKEN)[1])
+    rows = text.split('<table id="robots">')[1].split('</tbody>')[0].count('<tr>') + \
+        text.split('<table id="robots">')[1].split('</tbody>')[0].count('<tr class="silent">')
+    assert rows == 2  # the header and one robot: the silent one
+    assert f'<tr class="silent"><td>{C}</td>' in text
+    assert '2 more robots (silent ones are listed first)' in text
+    assert text.count('class="proposal fault"') == 1
+    assert '1 more, on fewer robots: <code>robot-memory fleet report</code> lists them all' \
+        in text
 
 
 def test_without_a_fleet_store_there_is_no_fleet_view(tmp_path):

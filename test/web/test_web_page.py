@@ -427,10 +427,12 @@ def test_an_entry_lists_its_recordings_plots_the_freeze_frame_and_downloads_with
 
 def test_an_operator_promotes_a_shared_fault_and_revokes_it_on_the_fleet_view(tmp_path, browser):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
     robots = make_robots(tmp_path / 'keys')
     store = str(tmp_path / 'fleet.db')
-    with FleetStore(store, robots.trust) as kept:
-        fleet_with_faults(kept, robots)
+    with FleetStore(store, robots.trust) as kept:  # heard from a minute ago, one silent
+        fleet_with_faults(kept, robots, dt.datetime.now(UTC).replace(microsecond=0)
+                          - dt.timedelta(minutes=1))
     key, public = tmp_path / 'fleet.pem', tmp_path / 'fleet.pub'
     assert main(['fleet', 'keygen', str(key), str(public)]) == 0
     memory = MemoryFile(tmp_path / 'robot-memory.md')
@@ -441,8 +443,11 @@ def test_an_operator_promotes_a_shared_fault_and_revokes_it_on_the_fleet_view(tm
         assert '2 robots' in text_of(browser, encoder) and ENCODER in text_of(browser, encoder)
         assert robots.c.rrn in text_of(browser, '#silent')
         shot(browser, 'fleet')
-        # to every robot of model rover-2 (the menu lists lifter-1, rover-2, then the sites)
-        submit(browser, f'{encoder} form', 'button', actor='alice', to=1,
+        # to every robot of model rover-2: the fault's model is chosen already
+        assert Select(fresh(browser, lambda d: d.find_element(
+            By.CSS_SELECTOR, f'{encoder} select[name=to]'))).first_selected_option.text == \
+            'model rover-2'
+        submit(browser, f'{encoder} form', 'button', actor='alice',
                reason='seen on two rovers')
         until(browser, lambda d: d.find_elements(By.ID, 'done'))
         assert 'to every robot of model rover-2; audited' in text_of(browser, '#done')
