@@ -293,15 +293,10 @@ def cmd_keygen(args, memory) -> int:
 
 
 def _publish(args, scope: str, value: str, message: bytes) -> None:
-    from robot_memory.fleet.transport import open_session  # a fleet command's import
-    from robot_memory.fleet.transport import publish_lesson
+    from robot_memory.fleet.transport import publish_lesson_through  # a fleet command's import
     if not args.connect:
         return
-    session = open_session('client', connect=args.connect, tls=_tls(args))
-    try:
-        publish_lesson(session, scope, value, message)
-    finally:
-        session.close()
+    publish_lesson_through(args.connect, _tls(args), scope, value, message)
     print(f'fleet {args.fleet_command}: published to every robot of {scope} {value}')
 
 

@@ -56,6 +56,44 @@ def add_commands(subparsers, common_parents) -> None:
     serve.add_argument('--diagnostics', action='store_true',
                        help="show memory_node's /diagnostics statuses on the Now page (needs "
                             'ROS 2 sourced; beside the node with web_port it is always so)')
+    fleet = serve.add_argument_group('the Fleet view (docs/fleet.md)')
+    fleet.add_argument('--fleet-store', metavar='URL',
+                       help="show the fleet store's roll-ups and lessons on a Fleet view: "
+                            'postgresql://user@host:port/database, or a SQLite file')
+    fleet.add_argument('--fleet-key', metavar='PEM',
+                       help="the fleet's Ed25519 private key: promote and revoke lessons from "
+                            'the page (fleet keygen makes it)')
+    fleet.add_argument('--fleet-connect', action='append', default=[], metavar='ENDPOINT',
+                       help='a router to publish lessons through at once (repeatable); robots '
+                            'also get them when they next ask the store')
+    for name in ('ca', 'cert', 'key'):
+        fleet.add_argument(f'--fleet-tls-{name}', metavar='PEM',
+                           help=f"with tls/ routers: the page's mutual-TLS {name} (as fleet "
+                                f"promote's --tls-{name})")
+
+
+def _fleet(args):
+    """Return the Fleet view's settings, checked now: a bad store or key is said at start."""
+    if not args.fleet_store:
+        if args.fleet_key or args.fleet_connect:
+            raise ValueError('--fleet-key and --fleet-connect go with --fleet-store URL')
+        return None
+    import pathlib  # on use, with the fleet's modules: a page without a fleet pays nothing
+    from robot_memory.fleet.transport import tls_files
+    from robot_memory.web.fleet_view import FleetSettings
+    from robot_memory.web.fleet_view import open_store
+    key = pathlib.Path(args.fleet_key) if args.fleet_key else None
+    if key is not None and not key.is_file():
+        raise ValueError(f"--fleet-key {key} is not a file; give the fleet's private key "
+                         '(robot-memory fleet keygen makes it)')
+    try:
+        tls = tls_files(args.fleet_tls_ca, args.fleet_tls_cert, args.fleet_tls_key)
+    except ValueError as error:  # said with fleet promote's names: say them as serve has them
+        raise ValueError(str(error).replace('--tls-', '--fleet-tls-')) from None
+    fleet = FleetSettings(args.fleet_store, key, tuple(args.fleet_connect), tls)
+    with open_store(fleet):  # migrated now, so the first view does not wait for it
+        pass
+    return fleet
 
 
 def cmd_serve(args, memory) -> int:
@@ -83,7 +121,7 @@ def cmd_serve(args, memory) -> int:
                              'scripts/env.sh or /opt/ros/<distro>/setup.bash first') from None
     config = page_config(memory, path, configured, token, args.host, args.read_only,
                          health=watch.rows if watch is not None else None,
-                         encryption=encryption(args, path))
+                         encryption=encryption(args, path), fleet=_fleet(args))
     # Parsed before the first request, as memory_node has its file parsed when the page starts.
     cache = config.source.cache
     assert cache is not None  # made by Source.__post_init__

@@ -17,8 +17,9 @@ The fleet report: what the fleet store's robots say together, as data and as tex
 
 ``build_report(store, now, ...)`` rolls up the store's current entries and robots:
 
-- ``same_fault``: each fault signature seen on two robots or more, with the robots and
-  their counts by model, firmware and site;
+- ``same_fault``: each fault signature seen on two robots or more, with the robots, each
+  robot's entry of it (``entries``: what an operator promotes) and their counts by model,
+  firmware and site;
 - ``robots``: every robot with the time last heard from, and ``silent`` when longer ago than
   ``silent_after_s`` (a robot dreams nightly: 36 hours by default);
 - ``week``: entries learned (first heard), reinforced (observation count grew) and resolved
@@ -58,6 +59,8 @@ def _same_fault(active: list) -> list:
             continue
         faults.append({'signature': signature, 'type': rows[0]['type'], 'text': rows[0]['text'],
                        'robots': robots, 'count': len(robots), 'by_model': _by(rows, 'model'),
+                       'entries': [{'rrn': row['rrn'], 'entry_id': row['entry_id']}
+                                   for row in sorted(rows, key=lambda row: row['rrn'])],
                        'by_firmware': _by(rows, 'firmware'), 'by_site': _by(rows, 'site')})
     faults.sort(key=lambda fault: (-fault['count'], fault['signature']))
     return faults

@@ -305,6 +305,16 @@ def publish_lesson(session, scope: str, value: str, message: bytes) -> None:
     session.put(keys.lesson_key(scope, value), message)
 
 
+def publish_lesson_through(connect, tls: Optional[TlsFiles], scope: str, value: str,
+                           message: bytes) -> None:
+    """Publish a lesson once through the routers at ``connect`` (``fleet promote``, the page)."""
+    session = open_session('client', connect=connect, tls=tls)
+    try:
+        publish_lesson(session, scope, value, message)
+    finally:
+        session.close()
+
+
 def wait_for_stop(stop: threading.Event) -> None:
     """Block until ``stop`` is set (a signal handler sets it)."""
     while not stop.wait(0.5):

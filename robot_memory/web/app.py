@@ -58,6 +58,7 @@ from robot_memory.web import blackbox_view
 from robot_memory.web import charts
 from robot_memory.web import condition_chart
 from robot_memory.web import data
+from robot_memory.web import fleet_view
 from robot_memory.web.guards import csrf_mark
 from robot_memory.web.guards import host_name
 from robot_memory.web.guards import is_loopback
@@ -124,6 +125,7 @@ class PageConfig:
     clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(UTC)
     live_period_s: float = LIVE_PERIOD_S
     max_live: int = MAX_LIVE
+    fleet: Optional[fleet_view.FleetSettings] = None  # the Fleet view's store (--fleet-store)
 
 
 class Page:
@@ -223,15 +225,16 @@ class Page:
             request=request, path=request.url.path, read_only=self.config.read_only,
             can_change=can_change, csrf=csrf_mark(self.config.token) if can_change else '',
             actor=request.cookies.get(ACTOR_COOKIE, ''),
-            host=self.config.host, has_token=self._has_token(request))
+            host=self.config.host, has_token=self._has_token(request),
+            fleet_on=self.config.fleet is not None)
         text = self.templates.get_template(name).render(**values)
         return HTMLResponse(text, status_code=status)
 
     def refusal(self, request: Request, error: Refused) -> HTMLResponse:
         """Return the page's clear refusal."""
         path = request.url.path
-        back = ('/review' if path.startswith('/review') else
-                path[:-len('/edit')] if request.method == 'POST' and path.endswith('/edit')
+        back = ('/review' if path.startswith('/review') else '/fleet' if path.startswith('/fleet')
+                else path[:-len('/edit')] if request.method == 'POST' and path.endswith('/edit')
                 else '/')  # a link, not history.back(): the policy runs no inline script
         return self.render(request, 'refused.html', status=error.status,
                            message=error.message, back=back)
@@ -520,7 +523,7 @@ class Page:
                 last = store.dream_cursor().last_dream_at
                 if 'clock' not in str(error) or last is None or last <= now:
                     raise
-                raise Refused(409, ahead_of_clock(last, now)) from None
+                raise Refused(409, data.ahead_of_clock(last, now)) from None
 
     async def edit(self, request: Request):
         """Make a person's edit of an entry's text or tags, audited with their name."""
@@ -618,16 +621,6 @@ class LiveStream:
             self.page.live -= 1
 
 
-def ahead_of_clock(last: dt.datetime, now: dt.datetime) -> str:
-    """Return the page's refusal of an undo while the memory's last dream is in the future."""
-    return (f"the memory's last dream, at {data.stamp(last)}, is {data.duration(last - now)} "
-            f"later than this computer's clock ({data.stamp(now)}): the memory was written "
-            'by a clock ahead of this one (a robot whose clock ran ahead, or a copy from '
-            "one), or this computer's clock is behind. An undo stamped now would come before "
-            "the dream it takes back: set this computer's clock right, or undo where the "
-            "memory's clock runs; nothing was changed")
-
-
 def shown(text) -> str:
     """Return ``text`` as the brain gets it: control and bidi-override characters escaped."""
     return neutralise(str(text), keep_newlines=True)
@@ -678,6 +671,7 @@ def create_app(config: PageConfig) -> Starlette:
         Route('/events', guard(page.events)),
         Route('/blackbox/{recording_id}', guard(views.download)),
         Route('/active/acknowledge', guard(views.acknowledge), methods=['POST']),
+        *fleet_view.routes(fleet_view.Views(page, Refused), guard),
         Mount('/static', StaticFiles(directory=str(HERE / 'static')), name='static'),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders),
@@ -689,9 +683,10 @@ def create_app(config: PageConfig) -> Starlette:
 
 def page_config(memory, db_path, settings=None, token: Optional[str] = None,
                 host: str = '127.0.0.1', read_only: bool = False, health=None,
-                encryption: Optional[dict] = None, cache=None, live=None) -> PageConfig:
+                encryption: Optional[dict] = None, cache=None, live=None,
+                fleet: Optional[fleet_view.FleetSettings] = None) -> PageConfig:
     """Return a PageConfig for a memory file, its database and the node's settings."""
     max_trust = settings.node.service_max_trust if settings is not None else 'medium'
     return PageConfig(source=data.Source(memory, db_path, settings, health, cache, live),
                       token=token or new_token(), host=host, read_only=read_only,
-                      max_trust=max_trust, encryption=encryption or {})
+                      max_trust=max_trust, encryption=encryption or {}, fleet=fleet)

@@ -150,6 +150,16 @@ def duration(span: dt.timedelta) -> str:
     return ' '.join(parts[:2]) or f'{seconds} s'
 
 
+def ahead_of_clock(last: dt.datetime, now: dt.datetime) -> str:
+    """Return the page's refusal of an undo while the memory's last dream is in the future."""
+    return (f"the memory's last dream, at {stamp(last)}, is {duration(last - now)} "
+            f"later than this computer's clock ({stamp(now)}): the memory was written "
+            'by a clock ahead of this one (a robot whose clock ran ahead, or a copy from '
+            "one), or this computer's clock is behind. An undo stamped now would come before "
+            "the dream it takes back: set this computer's clock right, or undo where the "
+            "memory's clock runs; nothing was changed")
+
+
 def plural(count: int, noun: str) -> str:
     """Return ``noun`` for one, ``noun + 's'`` otherwise ('1 entry' needs 'entries' below)."""
     if count == 1:

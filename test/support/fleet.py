@@ -101,6 +101,28 @@ def make_robots(directory: pathlib.Path) -> Robots:
     return Robots(*made, Trust({robot.rrn: robot.public_key for robot in made}))
 
 
+def fleet_with_faults(store, robots: Robots, now: dt.datetime = NOW) -> None:
+    """
+    Fill ``store`` as a fleet operator finds it: a shared fault, a disagreement, a silent robot.
+
+    A (depot-north, rover-2 1.4.0) sees ENCODER and LIDAR, B (depot-north, rover-2 1.5.0)
+    ENCODER, both heard from at ``now``. C (depot-south, lifter-1) saw ENCODER and LIDAR two
+    days before and resolved ENCODER two hours later, then fell silent.
+    """
+    two, one = now - dt.timedelta(days=2), now - dt.timedelta(days=2, hours=-2)
+    deliveries = (
+        (robots.c, [entry('mem-enc00003', ENCODER, at=two), entry('mem-lid00003', LIDAR, at=two)],
+         1, two),
+        (robots.c, [entry('mem-lid00003', LIDAR, count=5, at=one)], 2, one),
+        (robots.a, [entry('mem-enc00001', ENCODER, at=now), entry('mem-lid00001', LIDAR, at=now)],
+         1, now),
+        (robots.b, [entry('mem-enc00002', ENCODER, at=now)], 1, now))
+    for robot, entries, dream, at in deliveries:
+        raw = robot.envelope(entries, dream, at=at, dream_at=at)
+        ack = store.receive(raw, robot.site, robot.rrn, at)
+        assert ack.status == 'stored', ack
+
+
 def write_memory(path: pathlib.Path, rrn: str, entries, at: dt.datetime) -> None:
     """Write a robot's memory file holding ``entries``."""
     path.write_bytes(render(MemoryDocument(rrn=rrn, last_updated=at, entries=list(entries))))

@@ -56,8 +56,9 @@ class Client:
         return self.request(path, form, token)
 
 
-def serve(memory, host='127.0.0.1', read_only=False, clock=None):
-    config = page_config(memory, memory.path.with_suffix('.db'), None, TOKEN, host, read_only)
+def serve(memory, host='127.0.0.1', read_only=False, clock=None, fleet=None):
+    config = page_config(memory, memory.path.with_suffix('.db'), None, TOKEN, host, read_only,
+                         fleet=fleet)
     if clock is not None:
         config.clock = clock
     port = free_port()

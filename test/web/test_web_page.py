@@ -18,7 +18,8 @@ The operator's page driven by a real headless Chromium (Selenium) against a real
 
 ``robot-memory serve`` runs in its own process on a demo memory; the browser loads,
 filters, opens an entry, approves a proposal, previews and confirms an undo, sees a new
-proposal arrive without a reload, and is refused a change without the token. With
+proposal arrive without a reload, and is refused a change without the token. Served with a
+fleet store, it promotes a fault robots share on the Fleet view and revokes the lesson. With
 ROBOT_MEMORY_WEB_SCREENSHOTS=1 the screenshots of docs/operator-page/ are written anew.
 """
 
@@ -32,11 +33,19 @@ import time
 
 import pytest
 
+from robot_memory.cli.main import main
 from robot_memory.common.timeutil import UTC
 from robot_memory.evidence.evidence_store import EvidenceStore
+from robot_memory.fleet.fleet_store import fault_signature
+from robot_memory.fleet.fleet_store import FleetStore
+from robot_memory.rcan.memory_file import MemoryFile
+from robot_memory.rcan.schema import MemoryDocument
 from robot_memory.review.proposing import ProposalQueue
 from robot_memory.web.app import token_cookie
 from support import web_demo
+from support.fleet import ENCODER
+from support.fleet import fleet_with_faults
+from support.fleet import make_robots
 from support.paths import REPO
 
 CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
@@ -414,3 +423,41 @@ def test_an_entry_lists_its_recordings_plots_the_freeze_frame_and_downloads_with
     gone = browser.execute_async_script(
         'var done = arguments[0]; fetch("/blackbox/1").then(function (r) { done(r.status); });')
     assert gone == 404
+
+
+def test_an_operator_promotes_a_shared_fault_and_revokes_it_on_the_fleet_view(tmp_path, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+    robots = make_robots(tmp_path / 'keys')
+    store = str(tmp_path / 'fleet.db')
+    with FleetStore(store, robots.trust) as kept:  # heard from a minute ago, one silent
+        fleet_with_faults(kept, robots, dt.datetime.now(UTC).replace(microsecond=0)
+                          - dt.timedelta(minutes=1))
+    key, public = tmp_path / 'fleet.pem', tmp_path / 'fleet.pub'
+    assert main(['fleet', 'keygen', str(key), str(public)]) == 0
+    memory = MemoryFile(tmp_path / 'robot-memory.md')
+    memory.save(MemoryDocument(rrn=robots.a.rrn, last_updated=dt.datetime.now(UTC), entries=[]))
+    encoder = f'#fault-{fault_signature("hardware_observation", ENCODER)}'
+    with web_demo.serving(memory, TOKEN, '--fleet-store', store, '--fleet-key', str(key)) as base:
+        browser.get(f'{base}/fleet?token={TOKEN}')
+        assert '2 robots' in text_of(browser, encoder) and ENCODER in text_of(browser, encoder)
+        assert robots.c.rrn in text_of(browser, '#silent')
+        shot(browser, 'fleet')
+        # to every robot of model rover-2: the fault's model is chosen already
+        assert Select(fresh(browser, lambda d: d.find_element(
+            By.CSS_SELECTOR, f'{encoder} select[name=to]'))).first_selected_option.text == \
+            'model rover-2'
+        submit(browser, f'{encoder} form', 'button', actor='alice',
+               reason='seen on two rovers')
+        until(browser, lambda d: d.find_elements(By.ID, 'done'))
+        assert 'to every robot of model rover-2; audited' in text_of(browser, '#done')
+        browser.get(f'{base}/fleet')
+        lesson = text_of(browser, '.lesson')
+        assert 'active · every robot of model rover-2' in lesson
+        assert 'promote · web:alice: seen on two rovers' in lesson
+        submit(browser, '.lesson form', 'button', reason='fixed in 1.5')
+        until(browser, lambda d: d.find_elements(By.ID, 'done'))
+        assert 'revoked on every robot of model rover-2' in text_of(browser, '#done')
+        browser.get(f'{base}/fleet')
+        assert 'revoke · web:alice: fixed in 1.5' in text_of(browser, '.lesson')
+        assert not browser.find_elements(By.CSS_SELECTOR, '.lesson form')
