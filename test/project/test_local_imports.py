@@ -47,10 +47,7 @@ KNOWN = {
     'robot_memory/review/edit.py': 2,
     'robot_memory/review/proposing.py': 4,
     'robot_memory/review/undo.py': 8,
-    'robot_memory/ros/web_server.py': 7,
-    'robot_memory/web/app.py': 14,
-    'robot_memory/web/data.py': 6,
-    'robot_memory/web/page_server.py': 1,
+    'robot_memory/ros/web_server.py': 2,
 }
 
 
