@@ -185,9 +185,11 @@ def _copy_for_dry_run(memory_path: pathlib.Path, db_path: pathlib.Path, into: pa
 def run(args, memory, rules_of, db_path_of) -> int:
     """Run ``robot-memory replay``; print the summary; 0 when everything was read."""
     try:
+        # lazy: rosbags and the dream, 350 ms and 26 MB of --help
         from robot_memory.bags import replay
     except ImportError as error:
         raise MissingExtra('replaying recordings', 'bags', error.name or str(error)) from None
+    # lazy: the store and memory file, 110 ms and 12 MB of --help
     from robot_memory.evidence.evidence_store import EvidenceStore
     from robot_memory.rcan.memory_file import MemoryFile
     options = replay.ReplayOptions(remap=remaps(args.remap), msg_dirs=tuple(args.msg_dir or ()),

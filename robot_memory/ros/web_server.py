@@ -89,7 +89,8 @@ def _start(node):
     web = settings.node
     if not web.web_port:
         return None, None
-    try:  # lazy: Starlette and the page, 60 ms and 7 MB of a node without web_port
+    try:
+        # lazy: Starlette and the page, 60 ms and 7 MB of a node without web_port
         from robot_memory.web.app import create_app
         from robot_memory.web.app import page_config
     except ImportError as error:
