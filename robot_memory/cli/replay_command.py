@@ -149,7 +149,7 @@ def would_learn(summary, memory) -> list:
     reinforced = {entry for report in summary.dreams for entry in report.reinforced} - created
     if not (created or reinforced) or not memory.exists():
         return []
-    from robot_memory.rcan import lifecycle  # with the memory: only a dry run needs it
+    from robot_memory.rcan import lifecycle  # lazy: 9 ms and 1 MB of --help
     now = summary.dreams[-1].at
     found = []
     for entry in memory.load(now, read_only=True).document.entries:
@@ -261,7 +261,7 @@ def _print(args, summary, learned: list) -> None:
     for line in summary.lines():
         print(line)
     if args.dry_run:
-        from robot_memory.rcan.context import format_line  # only a dry run needs it
+        from robot_memory.rcan.context import format_line  # lazy: 47 ms and 5 MB of --help
         if learned:
             print('would learn:')
         for entry in learned:
