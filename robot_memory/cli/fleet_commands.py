@@ -34,6 +34,9 @@ from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import parse_iso_argument
 from robot_memory.common.timeutil import UTC
 from robot_memory.fleet.options import add_tls_options
+from robot_memory.fleet.refusals import FleetError
+from robot_memory.fleet.report import build_report
+from robot_memory.fleet.report import format_report
 
 
 def _above_zero(most: float):
@@ -54,7 +57,7 @@ _amount = _above_zero(36_500)
 
 
 def _tls(args):
-    from robot_memory.fleet.transport import tls_files  # a fleet command's import: see push
+    from robot_memory.fleet.transport import tls_files  # lazy: the fleet, 250-500 ms of --help
     return tls_files(args.tls_ca, args.tls_cert, args.tls_key)
 
 
@@ -175,12 +178,11 @@ def _last_dream(path: pathlib.Path) -> Optional[tuple]:
 
 def cmd_push(args, memory) -> int:
     """Queue this robot's payload in its outbox, then deliver the newest waiting one."""
-    # The fleet's modules, and zenoh with them, are imported only when a fleet command runs.
+    # lazy: the fleet, its crypto and pydantic, 250-500 ms and 24 MB of robot-memory --help
     from robot_memory.fleet.envelope import envelope_for
     from robot_memory.fleet.envelope import Provenance
     from robot_memory.fleet.outbox import Outbox
     from robot_memory.fleet.outbox import outbox_path
-    from robot_memory.fleet.refusals import FleetError
     from robot_memory.fleet.transport import deliver
     from robot_memory.fleet.transport import open_session
     if not args.config:
@@ -232,7 +234,7 @@ def _said(done, path) -> int:
 
 
 def _trust(args):
-    from robot_memory.fleet.envelope import read_robots  # a fleet command's import: see push
+    from robot_memory.fleet.envelope import read_robots  # lazy: the fleet, 250-500 ms of --help
     from robot_memory.fleet.envelope import Trust
     try:
         lines = pathlib.Path(args.robots).read_text(encoding='utf-8').splitlines()
@@ -243,7 +245,7 @@ def _trust(args):
 
 def cmd_serve(args, memory) -> int:
     """Run the fleet store on Zenoh until SIGINT or SIGTERM."""
-    from robot_memory.fleet.fleet_store import FleetStore  # a fleet command's import: see push
+    from robot_memory.fleet.fleet_store import FleetStore  # lazy: the fleet, 250-500 ms of --help
     from robot_memory.fleet.transport import open_session
     from robot_memory.fleet.transport import StoreServer
     from robot_memory.fleet.transport import wait_for_stop
@@ -266,10 +268,8 @@ def cmd_serve(args, memory) -> int:
 
 def cmd_report(args, memory) -> int:
     """Print the fleet's roll-ups."""
-    from robot_memory.fleet.envelope import Trust  # a fleet command's import: see push
+    from robot_memory.fleet.envelope import Trust  # lazy: the fleet, 250-500 ms of --help
     from robot_memory.fleet.fleet_store import FleetStore
-    from robot_memory.fleet.report import build_report
-    from robot_memory.fleet.report import format_report
     with FleetStore(args.store, Trust({})) as store:
         report = build_report(store, _now(args), args.days, args.silent_hours * 3600.0)
     if args.json:
@@ -281,7 +281,7 @@ def cmd_report(args, memory) -> int:
 
 def cmd_keygen(args, memory) -> int:
     """Write the fleet's key pair."""
-    from robot_memory.federation.peer_context import generate_keypair  # on use: see push
+    from robot_memory.federation.peer_context import generate_keypair  # lazy: 150 ms of --help
     for path in (args.private, args.public):
         if pathlib.Path(path).exists():
             raise ValueError(f'{path} exists; the fleet key is never overwritten (robots trust '
@@ -293,7 +293,8 @@ def cmd_keygen(args, memory) -> int:
 
 
 def _publish(args, scope: str, value: str, message: bytes) -> None:
-    from robot_memory.fleet.transport import publish_lesson_through  # a fleet command's import
+    # lazy: the fleet, 500 ms of --help
+    from robot_memory.fleet.transport import publish_lesson_through
     if not args.connect:
         return
     publish_lesson_through(args.connect, _tls(args), scope, value, message)
@@ -302,7 +303,7 @@ def _publish(args, scope: str, value: str, message: bytes) -> None:
 
 def cmd_promote(args, memory) -> int:
     """Promote a robot's entry to a model's or a site's robots."""
-    from robot_memory.fleet import lesson_store  # a fleet command's import: see push
+    from robot_memory.fleet import lesson_store  # lazy: the fleet, 250-500 ms of --help
     from robot_memory.fleet.envelope import Trust
     from robot_memory.fleet.fleet_store import FleetStore
     scope, value = ('model', args.model) if args.model else ('site', args.site)
@@ -318,7 +319,7 @@ def cmd_promote(args, memory) -> int:
 
 def cmd_revoke(args, memory) -> int:
     """Revoke a lesson."""
-    from robot_memory.fleet import lesson_store  # a fleet command's import: see push
+    from robot_memory.fleet import lesson_store  # lazy: the fleet, 250-500 ms of --help
     from robot_memory.fleet.envelope import Trust
     from robot_memory.fleet.fleet_store import FleetStore
     with FleetStore(args.store, Trust({})) as store:
@@ -331,7 +332,7 @@ def cmd_revoke(args, memory) -> int:
 
 def cmd_lessons(args, memory) -> int:
     """List the fleet's lessons with their audit."""
-    from robot_memory.fleet import lesson_store  # a fleet command's import: see push
+    from robot_memory.fleet import lesson_store  # lazy: the fleet, 250-500 ms of --help
     from robot_memory.fleet.envelope import Trust
     from robot_memory.fleet.fleet_store import FleetStore
     with FleetStore(args.store, Trust({})) as store:

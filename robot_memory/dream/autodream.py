@@ -120,6 +120,7 @@ from robot_memory.dream.resolve_prune import ResolveAndPrune
 from robot_memory.dream.restate import incident_partner
 from robot_memory.dream.restate import Partners
 from robot_memory.errors import MemoryFileError
+from robot_memory.evidence import proposal_queue as queue_module
 from robot_memory.evidence.dream_book import SIGNATURE_COLUMNS
 from robot_memory.evidence.dream_book import SOURCE_COLUMNS
 from robot_memory.evidence.intent import DreamIntent
@@ -207,7 +208,6 @@ def dream(store, memory_file, now: dt.datetime, rules: Optional[Rules] = None, c
 
 def _queue(store, report: DreamReport, now: dt.datetime, proposals) -> None:
     """Queue the distiller's held-back texts, expire overdue proposals, list the waiting."""
-    from robot_memory.evidence import proposal_queue as queue_module
     db = getattr(store, 'db', None)
     if db is None:
         return

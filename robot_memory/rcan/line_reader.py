@@ -28,7 +28,7 @@ import re
 from typing import Optional
 
 from robot_memory.rcan.yaml_rules import PLAIN_KEY
-from robot_memory.rcan.yaml_rules import yaml
+from robot_memory.rcan.yaml_rules import pyyaml
 from robot_memory.rcan.yaml_rules import yaml_classes
 from robot_memory.rcan.yaml_rules import yaml_float
 from robot_memory.rcan.yaml_rules import YAML_KEYWORDS
@@ -40,7 +40,7 @@ _STR_TAG = 'tag:yaml.org,2002:str'
 @functools.cache
 def _resolution() -> tuple:
     """Return libyaml's implicit resolvers (by first character) and a safe constructor."""
-    return yaml_classes()[0].yaml_implicit_resolvers, yaml.constructor.SafeConstructor()
+    return yaml_classes()[0].yaml_implicit_resolvers, pyyaml().constructor.SafeConstructor()
 
 
 _PLAIN_START_REFUSED = frozenset('[]{},#&*!|>\'"%@`')
@@ -96,7 +96,7 @@ def plain_scalar(value: str, cache: dict):
         constructor = constructor_of.yaml_constructors.get(tag)
         if constructor is None:
             raise NotSimple(tag)
-        result = constructor(constructor_of, yaml.ScalarNode(tag, value))
+        result = constructor(constructor_of, pyyaml().ScalarNode(tag, value))
     if len(cache) < 65536:
         cache[value] = result
     return result
@@ -295,7 +295,7 @@ def line_items(key: str, items: bytes):
     try:
         reader = _LineReader(key + ':\n' + items.decode('utf-8'), 0)
         return reader.document()[key]
-    except (NotSimple, ValueError, RecursionError, yaml.YAMLError):
+    except (NotSimple, ValueError, RecursionError, pyyaml().YAMLError):
         return None
 
 
@@ -308,6 +308,6 @@ def line_front_matter(front: str, first_line: int):
         return None
     try:
         mapping = reader.document()
-    except (NotSimple, ValueError, RecursionError, yaml.YAMLError):
+    except (NotSimple, ValueError, RecursionError, pyyaml().YAMLError):
         return None
     return mapping, reader.key_lines, reader.item_lines

@@ -32,7 +32,6 @@ from typing import Any
 from typing import Iterator
 from typing import Optional
 
-from robot_memory.common.lazy_imports import deferred
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import UTC as _UTC
 from robot_memory.common.validation_text import first_errors
@@ -56,11 +55,9 @@ from robot_memory.rcan.schema import PeerBlockRecord
 from robot_memory.rcan.schema import RRN_PATTERN
 from robot_memory.rcan.schema import SCHEMA_VERSION
 from robot_memory.rcan.writer import SourceLines
-from robot_memory.rcan.yaml_rules import yaml
+from robot_memory.rcan.yaml_rules import pyyaml
 from robot_memory.rcan.yaml_rules import yaml_classes
 from robot_memory.rcan.yaml_rules import yaml_unsafe_utf8
-
-pydantic = deferred('pydantic')  # a file of the writer's own form is read without it
 
 UNSET_RRN = 'RRN-UNSET'
 
@@ -70,6 +67,7 @@ _KNOWN_KEYS = ('schema_version', 'rrn', 'last_updated', 'entries', 'peer_context
 @functools.cache
 def _entries_adapter():
     """Return the validator (a TypeAdapter) of a list of MemoryEntry, built at its first use."""
+    import pydantic  # lazy: 34 ms and 4 MB of robot-memory show (a file of the writer's form)
     return pydantic.TypeAdapter(list[schema.MemoryEntry])
 
 
@@ -157,12 +155,12 @@ def _validate_entries(raw_items, section, lines_of, peer: bool, result, records:
                 valid = _entries_adapter().validate_python(raw_items)
             else:
                 valid = [model.model_validate(item) for item in raw_items]
-        except pydantic.ValidationError:
+        except schema.ValidationError:
             valid = []
             for index, item in enumerate(raw_items):
                 try:
                     valid.append(model.model_validate(item))
-                except pydantic.ValidationError as error:
+                except schema.ValidationError as error:
                     bad.append((index, item, _reason(error)))
     if not bad and (type(raw_items) is ValidatedEntries  # ids checked by _validated
                     or len({entry.id for entry in valid}) == len(valid)):
@@ -243,7 +241,7 @@ def _header(mapping: dict, key_lines: dict, first_line: int) -> tuple:
         if fields is None:
             checked = schema.document_header(header)
             fields = checked.schema_version, checked.rrn, checked.last_updated
-    except pydantic.ValidationError as error:
+    except schema.ValidationError as error:
         detail = error.errors()[0]
         key = str(detail['loc'][0]) if detail['loc'] else 'schema_version'
         raise MemoryFileError(
@@ -394,7 +392,7 @@ def _parse_peer_context(raw, lines_of, result, records: bool = False):
         fields = peer_block_fields(header) if records else None
         try:
             block = schema.peer_block_header(header) if fields is None else None
-        except pydantic.ValidationError as error:
+        except schema.ValidationError as error:
             reason = _reason(error)
             result.problems.append(Problem(f'peer_context[{index}] quarantined: {reason}', where))
             result.quarantined.append(QuarantinedItem('peer_context', item, reason, where))
@@ -475,6 +473,8 @@ def read_last_updated(data: bytes) -> Optional[dt.datetime]:
     match = _LAST_UPDATED_LINE.search(split[0]) if split is not None else None
     if match is None:
         return None
+    import pydantic  # lazy: 34 ms and 4 MB of robot-memory show, which never reads this
+    yaml = pyyaml()
     try:  # one YAML scalar: quoted as written here, or plain or commented by hand
         value = pydantic.TypeAdapter(dt.datetime).validate_python(
             yaml.load(b'last_updated: ' + match.group(1),
@@ -522,7 +522,7 @@ def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
         rrn = mapping['rrn']
     try:
         schema.DocumentHeader(schema_version=SCHEMA_VERSION, rrn=rrn, last_updated=now)
-    except pydantic.ValidationError:
+    except schema.ValidationError:
         rrn = default_rrn
     candidates = [m.group(1) for m in map(_BULLET.match, text.splitlines()) if m]
     if not candidates:
@@ -540,7 +540,7 @@ def migrate_legacy(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
             continue
         try:
             entry = new_entry(entry_type, cleaned, 0.5, now, tags=['migrated'], taken=taken)
-        except pydantic.ValidationError:
+        except schema.ValidationError:
             continue
         taken.add(entry.id)
         entries.append(entry)

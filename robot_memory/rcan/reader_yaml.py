@@ -17,8 +17,8 @@
 import re
 
 from robot_memory.errors import MemoryFileError
+from robot_memory.rcan.yaml_rules import pyyaml
 from robot_memory.rcan.yaml_rules import tolerant_loader
-from robot_memory.rcan.yaml_rules import yaml
 from robot_memory.rcan.yaml_rules import yaml_classes
 
 # Deepest nesting of collections a front matter may have (ours needs 6 plus unknown keys).
@@ -60,14 +60,14 @@ def check_structure(front: str, first_line: int = 1) -> None:
     if not _may_be_hostile(front):
         return
     depth = 0
-    collection_start = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
-    collection_end = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+    collection_start = (pyyaml().SequenceStartEvent, pyyaml().MappingStartEvent)
+    collection_end = (pyyaml().SequenceEndEvent, pyyaml().MappingEndEvent)
     try:
-        for event in yaml.parse(front, Loader=yaml_classes()[0]):
+        for event in pyyaml().parse(front, Loader=yaml_classes()[0]):
             anchor = getattr(event, 'anchor', None)
             if anchor is not None:
                 line = first_line + event.start_mark.line
-                kind, sign = (('alias', '*') if isinstance(event, yaml.AliasEvent)
+                kind, sign = (('alias', '*') if isinstance(event, pyyaml().AliasEvent)
                               else ('anchor', '&'))
                 raise MemoryFileError(
                     f'front matter uses a YAML {kind} ({sign}{anchor}); anchors and aliases '
@@ -79,7 +79,7 @@ def check_structure(front: str, first_line: int = 1) -> None:
                     raise _too_deep(first_line + event.start_mark.line)
             elif isinstance(event, collection_end):
                 depth -= 1
-    except yaml.YAMLError as error:
+    except pyyaml().YAMLError as error:
         # libyaml 0.2.6 and later refuse 1,000 levels while scanning ahead, before the
         # events of the 65th level reach this loop: the same refusal, said the same way.
         mark = getattr(error, 'problem_mark', None)
@@ -98,13 +98,13 @@ def yaml_front_matter(front: str, first_line: int):
     """Parse any YAML front matter with libyaml; errors name the file line."""
     check_structure(front, first_line)
     try:
-        mapping = yaml.load(front, Loader=tolerant_loader())
-    except yaml.MarkedYAMLError as error:
+        mapping = pyyaml().load(front, Loader=tolerant_loader())
+    except pyyaml().MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = first_line + mark.line if mark is not None else None
         problem = error.problem or error.context or 'invalid YAML'
         raise MemoryFileError(f'front matter is not valid YAML: {problem}', line=line) from None
-    except yaml.YAMLError as error:
+    except pyyaml().YAMLError as error:
         raise MemoryFileError(f'front matter is not valid YAML: {error}', line=first_line) from None
     if mapping is None:
         mapping = {}
@@ -121,13 +121,13 @@ def yaml_positions(front: str, first_line: int):
     key_lines: dict[str, int] = {}
     item_lines: dict[str, list[int]] = {}
     try:
-        node = yaml.compose(front, Loader=yaml_classes()[0])
-    except yaml.YAMLError:
+        node = pyyaml().compose(front, Loader=yaml_classes()[0])
+    except pyyaml().YAMLError:
         return key_lines, item_lines
-    if isinstance(node, yaml.MappingNode):
+    if isinstance(node, pyyaml().MappingNode):
         for key_node, value_node in node.value:
             key = key_node.value
             key_lines[key] = first_line + key_node.start_mark.line
-            if isinstance(value_node, yaml.SequenceNode):
+            if isinstance(value_node, pyyaml().SequenceNode):
                 item_lines[key] = [first_line + item.start_mark.line for item in value_node.value]
     return key_lines, item_lines

@@ -65,7 +65,8 @@ if TYPE_CHECKING:  # pydantic, imported at first use (see __getattr__)
 # Names of ``schema_models``, read from there the first time they are used here.
 _MODEL_NAMES = frozenset((
     'MemoryEntry', 'PeerEntry', 'PeerBlock', 'DocumentHeader', 'validate_entries_fast',
-    'validate_entries_json', 'document_header', 'peer_block_header', 'peer_entries_fast'))
+    'validate_entries_json', 'document_header', 'peer_block_header', 'peer_entries_fast',
+    'ValidationError'))
 
 
 def __getattr__(name: str):
@@ -78,7 +79,7 @@ def __getattr__(name: str):
 
 
 def _models():
-    from robot_memory.rcan import schema_models  # noqa: I100 - pydantic, imported on first use
+    from robot_memory.rcan import schema_models  # noqa: I100 - lazy: pydantic, 100 ms, 7 MB of show
     return schema_models
 
 

@@ -43,7 +43,7 @@ from robot_memory.rcan import schema
 from robot_memory.rcan.reader_fast import ITEM_PATTERNS
 from robot_memory.rcan.schema import MemoryDocument
 from robot_memory.rcan.yaml_rules import PLAIN_KEY
-from robot_memory.rcan.yaml_rules import yaml
+from robot_memory.rcan.yaml_rules import pyyaml
 from robot_memory.rcan.yaml_rules import yaml_classes
 from robot_memory.rcan.yaml_rules import YAML_KEYWORDS
 from robot_memory.rcan.yaml_rules import yaml_unsafe
@@ -302,8 +302,8 @@ def _yaml_front(document: MemoryDocument) -> str:
             for block in document.peer_context
         ]
     mapping.update(document.extra)
-    return yaml.dump(mapping, Dumper=yaml_classes()[1], sort_keys=False, allow_unicode=True,
-                     default_flow_style=False, width=1 << 30)
+    return pyyaml().dump(mapping, Dumper=yaml_classes()[1], sort_keys=False,
+                         allow_unicode=True, default_flow_style=False, width=1 << 30)
 
 
 def render(document: MemoryDocument) -> bytes:

@@ -319,6 +319,7 @@ def plan_entries(store, document, point: RestorePoint) -> tuple:
     Each of the first two is a list of ``[entry_id, before, after]`` (canonical JSON or
     None); ``kept`` names the entries changed since that the undo leaves as they are.
     """
+    # lazy: the dream, 210 ms and 22 MB of robot-memory undo --list
     from robot_memory.dream.autodream import canonical
     snapshot = store.snapshot()
     current = {entry.id: canonical(entry) for entry in document.entries}
@@ -341,6 +342,7 @@ def plan_entries(store, document, point: RestorePoint) -> tuple:
 
 def restored_entries(document, changes: list) -> list:
     """Return the document's entries with ``changes`` applied (restored ones by first seen)."""
+    # lazy: pydantic's models, 15 ms and 4 MB of undo --list
     from robot_memory.rcan.schema import MemoryEntry
     after = {entry_id: new for entry_id, _, new in changes}
     entries = []
@@ -375,6 +377,7 @@ def undo(store, memory_file, now: dt.datetime, actor: str, reason: str = '',
          undo_id: Optional[int] = None, dry_run: bool = False,
          force: bool = False, words: dict = CLI_WORDS) -> UndoReport:
     """Take back a dream's or an undo's changes, or restore a time; see the module."""
+    # lazy: the dream and the stores, 290 ms and 30 MB of undo --list
     from robot_memory.common.sqlite_db import apply_migrations
     from robot_memory.dream import autodream
     from robot_memory.rcan.memory_file import render
@@ -478,6 +481,7 @@ def rewound(conn, point: RestorePoint, last_dream: Optional[dt.datetime], now: d
 def _or_empty(document, now):
     if document is not None:
         return document
+    # lazy: the memory file, 37 ms and 6 MB of undo --list
     from robot_memory.rcan.memory_file import new_document
     from robot_memory.rcan.memory_file import UNSET_RRN
     return new_document(UNSET_RRN, now)

@@ -89,8 +89,9 @@ class BlackboxRecorder:
         kept, freeze = settings.blackbox()
         self.kept = dict(kept)
         self.freeze = dict(freeze)
-        self.store = blackbox.rosbags_typesys.get_typestore(
-            blackbox.rosbags_typesys.Stores.ROS2_KILTED)
+        # lazy: rosbags (the blackbox extra), 16 ms and 5 MB of a node without a black box
+        from rosbags import typesys
+        self.store = typesys.get_typestore(typesys.Stores.ROS2_KILTED)
         self.schemas = {topic: blackbox.message_definition(type_name, find_msg, self.store)
                         for topic, type_name in {**self.kept, **self.freeze}.items()}
         self.started = time.monotonic()

@@ -27,6 +27,11 @@ from robot_memory.ros.health import ERROR
 from robot_memory.ros.health import HealthStatus
 from robot_memory.ros.health import OK
 from robot_memory.substrate.crypto import default_key_path
+from robot_memory.web.page_server import bind
+from robot_memory.web.page_server import make_server
+from robot_memory.web.page_server import missing_extra
+from robot_memory.web.page_server import read_token
+from robot_memory.web.page_server import ServerThread
 
 
 class PageHealth:
@@ -84,14 +89,10 @@ def _start(node):
     web = settings.node
     if not web.web_port:
         return None, None
-    from robot_memory.web.page_server import bind
-    from robot_memory.web.page_server import missing_extra
-    from robot_memory.web.page_server import read_token
     try:
+        # lazy: Starlette and the page, 60 ms and 7 MB of a node without web_port
         from robot_memory.web.app import create_app
         from robot_memory.web.app import page_config
-        from robot_memory.web.page_server import make_server
-        from robot_memory.web.page_server import ServerThread
     except ImportError as error:
         raise missing_extra(error) from None
     token = read_token(web.web_token_file, web.web_host)

@@ -19,32 +19,25 @@
 # ``record_outcome``, ``select`` and ``metrics``. Record shapes and their JSON Schemas are
 # in robot_memory.substrate.models.
 #
-# The names below are imported on first use (PEP 562), so importing one light submodule
-# (``filters``, ``text``) does not import the store, pydantic or numpy.
+# The light names are imported here. The others are imported at their first use (PEP 562),
+# each by a plain import in _home, so importing one light submodule (``filters``,
+# ``vocabulary``) does not import the store, pydantic or numpy, and the layers check sees
+# every edge (docs/architecture.md, Lazy imports).
 
-import importlib
 from typing import TYPE_CHECKING
+
+from robot_memory.locations import default_db_path
+from robot_memory.substrate.errors import SubstrateError
+from robot_memory.substrate.salience import effective_salience
+from robot_memory.substrate.vocabulary import MEMORY_TYPES
+from robot_memory.substrate.vocabulary import SENSITIVITIES
 
 if TYPE_CHECKING:  # the type checker sees the names and their signatures; Python imports lazily
     from robot_memory.substrate.learning import LearnRequest  # noqa: F401
     from robot_memory.substrate.substrate_store import Substrate  # noqa: F401
 
-_HOMES = {
-    'Embedder': 'robot_memory.substrate.embedding',
-    'HashingEmbedder': 'robot_memory.substrate.embedding',
-    'SemanticEmbedder': 'robot_memory.substrate.embedding',
-    'default_embedder': 'robot_memory.substrate.embedding',
-    'describe_embedder': 'robot_memory.substrate.embedding',
-    'SubstrateError': 'robot_memory.substrate.errors',
-    'json_schema': 'robot_memory.substrate.models',
-    'LearnRequest': 'robot_memory.substrate.learning',
-    'MEMORY_TYPES': 'robot_memory.substrate.vocabulary',
-    'MemoryRecord': 'robot_memory.substrate.models',
-    'SENSITIVITIES': 'robot_memory.substrate.vocabulary',
-    'default_db_path': 'robot_memory.evidence.evidence_store',
-    'effective_salience': 'robot_memory.substrate.salience',
-    'Substrate': 'robot_memory.substrate.substrate_store',
-}
+_EMBEDDING = frozenset(('Embedder', 'HashingEmbedder', 'SemanticEmbedder', 'default_embedder',
+                        'describe_embedder'))
 
 __all__ = ['Embedder', 'HashingEmbedder', 'LearnRequest', 'MEMORY_TYPES', 'MemoryRecord',
            'SENSITIVITIES', 'SemanticEmbedder', 'Substrate', 'SubstrateError', 'default_db_path',
@@ -52,12 +45,26 @@ __all__ = ['Embedder', 'HashingEmbedder', 'LearnRequest', 'MEMORY_TYPES', 'Memor
 
 
 def __getattr__(name: str):
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
-    value = getattr(importlib.import_module(home), name)
+    value = getattr(_home(name), name)
     globals()[name] = value
     return value
+
+
+def _home(name: str):
+    """Return the module that defines ``name``, imported now (AttributeError if none does)."""
+    if name in _EMBEDDING:
+        from robot_memory.substrate import embedding  # lazy: 13 ms and 4 MB of --help
+        return embedding
+    if name in ('json_schema', 'MemoryRecord'):
+        from robot_memory.substrate import models  # lazy: pydantic, 250 ms and 10 MB of recall
+        return models
+    if name == 'LearnRequest':
+        from robot_memory.substrate import learning  # lazy: 100 ms and 7 MB of --help
+        return learning
+    if name == 'Substrate':
+        from robot_memory.substrate import substrate_store  # lazy: 190 ms and 8 MB of --help
+        return substrate_store
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 def __dir__():

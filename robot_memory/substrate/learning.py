@@ -38,8 +38,6 @@ from robot_memory.substrate.record_tables import LIVE
 from robot_memory.substrate.records import NewRecord
 from robot_memory.substrate.results import LearnResult
 from robot_memory.substrate.validation import first_error
-from robot_memory.substrate.validation import models
-from robot_memory.substrate.validation import pydantic
 from robot_memory.substrate.vocabulary import MAX_SCOPE
 
 # The decay profile (``DecayProfile`` fields) of a record learned without one, by type.
@@ -169,6 +167,9 @@ def prepare(store, request: LearnRequest) -> tuple:
     if scope is not None and (not isinstance(scope, str) or len(scope) > MAX_SCOPE):
         raise SubstrateError(f'scope must be a string of at most {MAX_SCOPE} characters '
                              '(e.g. "robot", "site", "global")')
+    # lazy: the record models and pydantic, 250 ms and 10 MB of robot-memory recall
+    import pydantic
+    from robot_memory.substrate import models
     try:
         profile = models.DecayProfile.model_validate(
             request.decay if request.decay is not None else DEFAULT_DECAY[kind])
@@ -242,6 +243,7 @@ def learn_many(store, texts: Iterable[str], now: dt.datetime, type: Optional[str
     texts = [validation.check_text(text) for text in texts]
     # One batched embedding call before the write lock (far faster than one per text).
     vectors = store.embed(texts) if store.embedder is not None and texts else None
+    from robot_memory.substrate import models  # lazy: 250 ms and 10 MB of robot-memory recall
     decays = {kind: models.DecayProfile(**fields) for kind, fields in DEFAULT_DECAY.items()}
     with store.transaction() as conn:
         for number, text in enumerate(texts):
@@ -280,6 +282,9 @@ def restore(store, record: dict, now: dt.datetime, actor: str = 'import',
     ``relate``. A semantic fact that states or may contradict a live one (see
     ``learn``) is stored contested, and so is the live one, linked by ``contradicts``.
     """
+    # lazy: the record models and pydantic, 250 ms and 10 MB of robot-memory recall
+    import pydantic
+    from robot_memory.substrate import models
     try:
         model = models.MemoryRecord.model_validate(record)
     except pydantic.ValidationError as error:

@@ -259,7 +259,7 @@ class PlanGraphPayload(_Model):
     metrics: Optional[PlanMetrics] = None
 
 
-PAYLOAD_MODELS = {
+PAYLOAD_MODELS: dict[str, type[_Model]] = {
     'episodic': EpisodicPayload,
     'working': WorkingPayload,
     'semantic': SemanticPayload,

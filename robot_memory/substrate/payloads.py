@@ -29,8 +29,6 @@ from robot_memory.substrate.filters import check_json
 from robot_memory.substrate.record_tables import when
 from robot_memory.substrate.validation import check_text
 from robot_memory.substrate.validation import first_error
-from robot_memory.substrate.validation import models
-from robot_memory.substrate.validation import pydantic
 
 
 def build(kind: str, text: str, payload, context: dict, conditions, now: dt.datetime,
@@ -75,6 +73,9 @@ def build(kind: str, text: str, payload, context: dict, conditions, now: dt.date
         data['validity'] = {'mode': 'conditional' if conditions else 'global',
                             'conditions': conditions or None}
     check_json(data, 'payload', max_bytes=65536, max_depth=12)
+    # lazy: the record models and pydantic, 250 ms and 10 MB of robot-memory recall
+    import pydantic
+    from robot_memory.substrate import models
     try:
         model = models.PAYLOAD_MODELS[kind].model_validate(data)
     except pydantic.ValidationError as error:
@@ -104,6 +105,9 @@ def revised(old: dict, text, payload, value, new_id: str) -> dict:
             data = build(old['type'], check_text(text), None, json.loads(old['context']),
                          None, when(old['created_at']), new_id)
         data.pop('revision', None)
+    # lazy: the record models and pydantic, 250 ms and 10 MB of robot-memory recall
+    import pydantic
+    from robot_memory.substrate import models
     try:
         return models.PAYLOAD_MODELS[old['type']].model_validate(data).to_dict()
     except pydantic.ValidationError as error:

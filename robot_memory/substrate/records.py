@@ -36,7 +36,6 @@ from typing import Iterable
 from typing import Optional
 from typing import TYPE_CHECKING
 
-from robot_memory.common import lazy_imports
 from robot_memory.evidence.evidence_audit import write_record_audit
 from robot_memory.evidence.evidence_store import EvidenceError
 from robot_memory.evidence.evidence_store import open_target
@@ -52,7 +51,6 @@ from robot_memory.substrate.record_tables import SELECT
 from robot_memory.substrate.record_tables import when
 from robot_memory.substrate.salience import row_salience
 from robot_memory.substrate.sealing import Sealing
-from robot_memory.substrate.validation import models
 from robot_memory.substrate.vector_index import trim_changes
 from robot_memory.substrate.vector_index import VectorIndex
 from robot_memory.substrate.vocabulary import MAX_TAGS
@@ -63,9 +61,6 @@ if TYPE_CHECKING:  # the models load with the first record written or returned w
 
     from robot_memory.substrate.models import DecayProfile
     from robot_memory.substrate.models import MemoryRecord
-
-# Only vector search and metrics need numpy.
-numpy = lazy_imports.deferred('numpy')
 
 
 # Replies kept for retries (``Substrate.once``): a caller retries within seconds, so a
@@ -221,6 +216,7 @@ class RecordTable:
     @staticmethod
     def decay_of(row: dict) -> 'DecayProfile':
         """Return the decay profile record ``row`` stores in its columns."""
+        from robot_memory.substrate import models  # lazy: pydantic, 250 ms and 10 MB of recall
         return models.DecayProfile(curve=row['decay_curve'],
                                    half_life_seconds=int(row['half_life_s']),
                                    min_salience=row['decay_floor'],
@@ -229,6 +225,7 @@ class RecordTable:
                                    reinforcement_gain=row['gain'])
 
     def _record(self, row: dict, now_s: Optional[float] = None) -> 'MemoryRecord':
+        from robot_memory.substrate import models  # lazy: pydantic, 250 ms and 10 MB of recall
         payload = self.payload_of(row)
         relations = [models.Relation(predicate=predicate, target_id=target, weight=weight)
                      for predicate, target, weight in self.db.conn.execute(
@@ -261,6 +258,7 @@ class RecordTable:
         """Return the audit trail of one record, oldest first (also after a hard delete)."""
         with self.lock:
             rows = record_tables.audit_rows(self.db.conn, record_id)
+        from robot_memory.substrate import models  # lazy: pydantic, 250 ms and 10 MB of recall
         return [models.AuditEntry(id=row[0], timestamp=when(row[1]), record_id=row[2],
                                   action=row[3], actor=row[4], rationale=row[5],
                                   detail=json.loads(row[6]))
@@ -337,6 +335,7 @@ class RecordTable:
         if self.embedder is not None and sealed is None:
             if vector is None:
                 vector = self.embed([text])[0]
+            import numpy  # lazy: numpy, 100-130 ms and 11 MB of a recall that keywords settle
             vector = vector.astype(numpy.float32).tobytes()
             model = self.embedder.name
         conn.execute(
@@ -464,6 +463,7 @@ class RecordTable:
         """Return the vectors of ``texts`` (those embedded ahead reused)."""
         ahead = self._ahead
         if ahead and all(text in ahead for text in texts):
+            import numpy  # lazy: numpy, 100-130 ms and 11 MB of a recall that keywords settle
             return numpy.stack([ahead[text] for text in texts])
         return self.embedder.embed(texts)
 
@@ -507,6 +507,7 @@ class RecordTable:
             if not rows:
                 return done
             vectors = self.embedder.embed([row[1] for row in rows])
+            import numpy  # lazy: numpy, 100-130 ms and 11 MB of a recall that keywords settle
             with self.transaction() as conn:
                 conn.executemany('UPDATE substrate_records SET embedding = ?, embedding_model = ? '
                                  'WHERE seq = ?',

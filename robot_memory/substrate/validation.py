@@ -23,7 +23,6 @@ import datetime as dt
 import re
 from typing import Optional
 
-from robot_memory.common import lazy_imports
 from robot_memory.common import validation_text
 from robot_memory.common.timeutil import require_aware
 from robot_memory.substrate.errors import SubstrateError
@@ -33,11 +32,6 @@ from robot_memory.substrate.vocabulary import MAX_TAGS
 from robot_memory.substrate.vocabulary import MAX_TEXT
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
-
-# Reading (recall, forget) needs neither: the models, and pydantic under them, load at the
-# first record that is written or returned whole.
-models = lazy_imports.deferred('robot_memory.substrate.models')
-pydantic = lazy_imports.deferred('pydantic')
 
 TAG = re.compile(r'^[\w][\w\-:./]*$', re.UNICODE)
 
@@ -124,6 +118,9 @@ def check_provenance(provenance) -> list:
         if isinstance(item, str):
             kind, _, ref = item.partition(':')
             item = {'kind': kind, 'ref': item} if ref else {'kind': 'event', 'ref': item}
+        # lazy: the record models and pydantic, 250 ms and 10 MB of robot-memory recall
+        import pydantic
+        from robot_memory.substrate import models
         try:
             sources.append(models.ProvenanceSource.model_validate(item).to_dict())
         except pydantic.ValidationError as error:

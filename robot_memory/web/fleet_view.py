@@ -55,14 +55,15 @@ class FleetSettings:
 
 def open_store(settings: FleetSettings):
     """Open the fleet store (migrated, as every fleet command opens it)."""
-    from robot_memory.fleet.envelope import Trust  # on use: a page without a fleet pays nothing
+    # lazy: the fleet, 80-110 ms and 10 MB of a page without one
+    from robot_memory.fleet.envelope import Trust
     from robot_memory.fleet.fleet_store import FleetStore
     return FleetStore(settings.store, Trust({}))
 
 
 def fleet_page(settings: FleetSettings, now: dt.datetime) -> dict:
     """Return the report, the lessons and the models and sites a lesson can go to."""
-    from robot_memory.fleet import lesson_store  # on use: see open_store
+    from robot_memory.fleet import lesson_store  # lazy: the fleet, see open_store
     from robot_memory.fleet.report import build_report
     with open_store(settings) as store:
         report = build_report(store, now, settings.days, settings.silent_after_s)
@@ -96,7 +97,7 @@ def source(form: dict) -> tuple:
 
 def _published(settings: FleetSettings, scope: str, value: str, message: bytes) -> str:
     """Publish the lesson through the page's routers; return what the operator is told."""
-    from robot_memory.errors import MissingExtra  # on use: see open_store
+    from robot_memory.errors import MissingExtra  # lazy: the fleet, see open_store
     from robot_memory.fleet.refusals import FleetError
     from robot_memory.fleet.transport import publish_lesson_through
     later = 'its robots take it when they next ask the fleet store (at their next dream)'
@@ -112,7 +113,7 @@ def _published(settings: FleetSettings, scope: str, value: str, message: bytes) 
 def promote(settings: FleetSettings, rrn: str, entry: str, scope: str, value: str,
             actor: str, reason: str, now: dt.datetime) -> str:
     """Promote as ``fleet promote`` does, then publish; return what the operator is told."""
-    from robot_memory.fleet import lesson_store  # on use: see open_store
+    from robot_memory.fleet import lesson_store  # lazy: the fleet, see open_store
     with open_store(settings) as store:
         lesson_id, message = lesson_store.promote(store, settings.fleet_key, rrn, entry, scope,
                                                   value, actor, reason, now)
@@ -123,7 +124,7 @@ def promote(settings: FleetSettings, rrn: str, entry: str, scope: str, value: st
 def revoke(settings: FleetSettings, lesson_id: str, actor: str, reason: str,
            now: dt.datetime) -> str:
     """Revoke as ``fleet revoke`` does, then publish; return what the operator is told."""
-    from robot_memory.fleet import lesson_store  # on use: see open_store
+    from robot_memory.fleet import lesson_store  # lazy: the fleet, see open_store
     with open_store(settings) as store:
         lesson, message = lesson_store.revoke(store, settings.fleet_key, lesson_id, actor,
                                               reason, now)
@@ -161,7 +162,7 @@ class Views:
 
     async def show(self, request):
         """Show the Fleet view."""
-        from robot_memory.fleet.refusals import FleetError  # on use: see open_store
+        from robot_memory.fleet.refusals import FleetError  # lazy: the fleet, see open_store
         self.page._must_read(request)
         settings = self._settings()
         try:

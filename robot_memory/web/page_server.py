@@ -27,6 +27,7 @@ import threading
 from typing import Optional
 
 from robot_memory.errors import MissingExtra
+from robot_memory.web.guards import is_loopback
 
 TOKEN_ENV = 'ROBOT_MEMORY_WEB_TOKEN'
 MIN_TOKEN_CHARS = 16
@@ -44,7 +45,6 @@ def read_token(token_file: str, host: str) -> Optional[str]:
     None (a fresh token per run is made) only on a loopback address; any other address
     needs a token given on purpose, of at least MIN_TOKEN_CHARS characters.
     """
-    from robot_memory.web.app import is_loopback
     token = None
     if token_file:
         path = pathlib.Path(token_file).expanduser()
