@@ -119,6 +119,7 @@ from robot_memory.dream.resign import resign
 from robot_memory.dream.resolve_prune import ResolveAndPrune
 from robot_memory.dream.restate import incident_partner
 from robot_memory.dream.restate import Partners
+from robot_memory.dream.restate import RuleTexts
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence import proposal_queue as queue_module
 from robot_memory.evidence.dream_book import SIGNATURE_COLUMNS
@@ -238,7 +239,7 @@ class _Dream(IncidentMerging, ManualEdits, ResolveAndPrune):
         self.memory_file = memory_file
         self.now = now
         self.now_s = now.timestamp()
-        self.rules = rules
+        self.rules = RuleTexts(rules)
         self.config = config
         self.lc = config.lifecycle
         self.distiller = distiller

@@ -275,3 +275,30 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
         proposed = clean_text(entry_text(base, judgement))
     link['history'] = history.to_json()
     return restated, (found.label if found else ''), proposed
+
+
+class RuleTexts:
+    """
+    A dream's view of the rules: each observation's rule text worked out once a dream.
+
+    A new entry's text is asked for three times in a dream (the candidate, who speaks for
+    an incident, the restatement), each a template rendered and every value scanned for
+    instruction-like text: about a third of a dream over 10,000 signatures. The texts are
+    kept for the one dream only (the rules do not change within it). Everything else is
+    the rules' own.
+    """
+
+    def __init__(self, rules):
+        self._rules = rules
+        self._texts: dict = {}
+
+    def candidate_text(self, source: str, payload: dict) -> str:
+        """Return the rules' candidate text of an observation, worked out once a dream."""
+        key = (source, json.dumps(payload, sort_keys=True, default=str))
+        text = self._texts.get(key)
+        if text is None:
+            text = self._texts[key] = self._rules.candidate_text(source, payload)
+        return text
+
+    def __getattr__(self, name: str):
+        return getattr(self._rules, name)
