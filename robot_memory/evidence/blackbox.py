@@ -90,12 +90,12 @@ class Policy:
 
     @property
     def chunk_bytes(self) -> int:
-        """The MCAP chunk size: 512 kB, smaller for a small RAM bound (a 64th of it)."""
+        """Return the MCAP chunk size: 512 kB, smaller for a small RAM bound (a 64th of it)."""
         return max(64 * 2**10, min(512 * 2**10, self.ram_bytes // 64))
 
     @property
     def writer_bytes(self) -> int:
-        """What the writer holds while it writes: part of ``ram_bytes``, kept free for it."""
+        """Return what the writer may hold while it writes: kept free within ``ram_bytes``."""
         return WRITER_CHUNKS * self.chunk_bytes
 
 
@@ -174,7 +174,8 @@ class RingBuffer:
         writer (or :meth:`release`), within its bound.
         """
         with self._lock:
-            total, count, first, last, topics = 0, 0, None, None, set()
+            total, count, topics = 0, 0, set()
+            first = last = self._first_seq + len(self._items)  # empty: nothing to write
             for index in range(len(self._items) - 1, -1, -1):
                 stamp, topic, data = self._items[index]
                 if stamp > end_ns:
@@ -185,9 +186,10 @@ class RingBuffer:
                 count += 1
                 topics.add(topic)
                 first = self._first_seq + index
-                last = first if last is None else last
-            if first is None:
-                first = last = self._first_seq + len(self._items)
+                if count == 1:
+                    last = first
+            if not count:
+                last = first - 1
             hold = Hold(first, last, count, total, frozenset(topics))
             self._holds.append(hold)
         return hold
@@ -196,7 +198,8 @@ class RingBuffer:
         """Yield the held messages (stamp ns, topic, data) in order, ``piece_bytes`` at a time."""
         while True:
             with self._lock:
-                piece, size = [], 0
+                piece: list = []
+                size = 0
                 while hold.cursor <= hold.last and (not piece or size < piece_bytes):
                     index = hold.cursor - self._first_seq
                     hold.cursor += 1
