@@ -191,7 +191,7 @@ def _no_plugin_loader() -> None:
     Stand in for ``pydantic.plugin._loader``, whose import brings ``importlib.metadata``.
 
     Asked for plugins at every model, pydantic imports its loader, and the loader imports
-    ``importlib.metadata`` (email, zipfile, csv: 2.7 MB of memory_node, resident for good)
+    ``importlib.metadata`` (email, zipfile, csv: 2.5 MB of memory_node, resident for good)
     before it reads ``PYDANTIC_DISABLE_PLUGINS`` and returns no plugin. With the variable at
     ``__all__`` (set by :func:`skip_pydantic_plugins`) this stand-in answers the same: none.
     """
