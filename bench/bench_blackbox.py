@@ -25,8 +25,9 @@ Prints one JSON object a line:
 ``blackbox_rss``        VmRSS of the node (``mb``: its maximum over the flood; ``start_mb``
                         before it) and of the bare subscriber (``baseline_mb``, maximum), with
                         ``bound_mb``; ``growth_mb`` = mb - start_mb, to hold under bound_mb
-                        plus what the middleware itself holds (``baseline_mb`` minus the bare
-                        subscriber's own start, ``baseline_growth_mb``).
+                        (``ratio`` = growth_mb / bound_mb, at most 1), the MCAP write
+                        included (``while_writing_mb``: what the peak gained after the
+                        fault); the bare subscriber's own growth is ``baseline_growth_mb``.
 ``blackbox_recording``  a fault published during the flood (a status going ERROR): ``mb``
                         the recording's size, ``messages`` in it, ``latency_s`` from the fault
                         to its row in the database (``blackbox_after_s`` included).
@@ -173,7 +174,10 @@ def run(args) -> list:
                 'start_mb': round(start['node'], 1),
                 'growth_mb': round(peak['node'] - start['node'], 1),
                 'before_fault_mb': round(peak['before_fault'], 1),
-                'bound_mb': args.ram_mb, 'baseline_mb': round(peak['bare'], 1),
+                'while_writing_mb': round(peak['node'] - peak['before_fault'], 1),
+                'bound_mb': args.ram_mb,
+                'ratio': round((peak['node'] - start['node']) / args.ram_mb, 2),
+                'baseline_mb': round(peak['bare'], 1),
                 'baseline_growth_mb': round(peak['bare'] - start['bare'], 1),
                 'flood_mb_per_s': round(args.size * args.rate / 1e6, 1),
                 'seconds': args.seconds}]

@@ -36,6 +36,7 @@ no version, does ``importlib.metadata`` decide, so its answer alone can stop a p
 
 import os
 import sys
+import types
 
 
 class Requirement:
@@ -180,4 +181,23 @@ def skip_pydantic_plugins(environ=None) -> bool:
     if 'PYDANTIC_DISABLE_PLUGINS' in environ:
         return False
     environ['PYDANTIC_DISABLE_PLUGINS'] = '__all__'
+    if environ is os.environ:
+        _no_plugin_loader()
     return True
+
+
+def _no_plugin_loader() -> None:
+    """
+    Stand in for ``pydantic.plugin._loader``, whose import brings ``importlib.metadata``.
+
+    Asked for plugins at every model, pydantic imports its loader, and the loader imports
+    ``importlib.metadata`` (email, zipfile, csv: 2.5 MB of memory_node, resident for good)
+    before it reads ``PYDANTIC_DISABLE_PLUGINS`` and returns no plugin. With the variable at
+    ``__all__`` (set by :func:`skip_pydantic_plugins`) this stand-in answers the same: none.
+    """
+    name = 'pydantic.plugin._loader'
+    if name in sys.modules:
+        return
+    loader = types.ModuleType(name, 'pydantic plugins disabled (robot_memory.dependencies)')
+    setattr(loader, 'get_plugins', lambda: ())
+    sys.modules[name] = loader

@@ -1,4 +1,4 @@
-"""Small shared infrastructure: time, durable files, SQLite, deferred imports, CDR."""
+"""Small shared infrastructure: time, durable files, SQLite, CDR."""
 # Copyright 2026 robot_memory maintainers
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
@@ -13,5 +13,5 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-# Time, durable files, the SQLite primitives, deferred imports and the wording of
+# Time, durable files, the SQLite primitives and the wording of
 # validation errors.

@@ -19,8 +19,9 @@ Pure (no rclpy): the ROS edge (``robot_memory.ros.blackbox``) hands in raw seria
 messages with their receive time and the observations it ingests; time is always passed in.
 
 * :class:`RingBuffer` keeps the last ``before_s + after_s`` seconds of raw messages, never
-  more than ``ram_bytes`` (the oldest go first); one buffer serves every fault, so two faults
-  close together each get their own window from it.
+  more than ``ram_bytes`` with the MCAP writer's own buffers (the oldest go first); one
+  buffer serves every fault, so two faults close together each get their own window from
+  it, and a window is streamed from it to the writer, never copied.
 * :class:`FaultTrigger` decides when an episode of a fault starts: a status going bad after
   OK (or first seen bad), a log signature first seen bad in ``cooldown_s``; and at most one
   recording per signature per ``cooldown_s``, so a flapping fault writes one, not hundreds.
@@ -46,6 +47,7 @@ import sqlite3
 import threading
 from typing import Callable
 from typing import Iterable
+from typing import Iterator
 from typing import Optional
 
 from robot_memory.common.fileio import fsync_directory
@@ -53,6 +55,14 @@ from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence.runs import MAX_OPEN_RUNS
 
 PARTIAL_SUFFIX = '.partial'
+# What a kept message costs beyond its bytes: the bytes object's header, its tuple, its
+# deque slot and the allocator's header (about 120 bytes on CPython 3.11, x86-64).
+ITEM_OVERHEAD = 128
+# What the MCAP writer holds while it writes, in chunks: its builder, the chunk's copy, zstd's
+# context and output, the record, and the piece of the window being streamed. Measured: 2.6 MB
+# at most for 512 kB chunks of incompressible 100 kB messages (about five chunks); twice
+# that is kept free for it.
+WRITER_CHUNKS = 10
 _QUOTED_TYPE = re.compile(r"'([A-Za-z0-9_]+/msg/[A-Za-z0-9_]+)'")
 # A log signature bad again after this long is a new episode (the dream's GAP_S order).
 LOG_EPISODE_GAP_S = 300.0
@@ -73,69 +83,147 @@ class Policy:
     total_bytes: int = 500 * 2**20
     cooldown_s: float = 60.0
 
+    @property
+    def chunk_bytes(self) -> int:
+        """Return the MCAP chunk size: 512 kB, smaller for a small RAM bound (a 64th of it)."""
+        return max(64 * 2**10, min(512 * 2**10, self.ram_bytes // 64))
+
+    @property
+    def writer_bytes(self) -> int:
+        """Return what the writer may hold while it writes: kept free within ``ram_bytes``."""
+        return WRITER_CHUNKS * self.chunk_bytes
+
+
+class Hold:
+    """A window being written: the ring keeps its messages until the writer has taken them."""
+
+    def __init__(self, first: int, last: int, count: int, size: int, topics: frozenset):
+        self.cursor = first  # sequence number of the next message to write
+        self.last = last
+        self.count = count
+        self.bytes = size
+        self.topics = topics
+
 
 class RingBuffer:
-    """Raw messages of the kept topics, newest last, bounded in age and in bytes."""
+    """
+    Raw messages of the kept topics, newest last, bounded in age and in bytes.
 
-    def __init__(self, keep_s: float, ram_bytes: int):
+    ``ram_bytes`` bounds everything the black box holds: the messages (each counted with
+    :data:`ITEM_OVERHEAD`, what Python and the allocator add to it) and ``reserve_bytes`` set
+    aside for the MCAP writer's own buffers. A window being written is not copied: it is
+    *held* (:meth:`hold`) and streamed to the writer in pieces (:meth:`stream`); the ring
+    lets go of its messages only once they are written, and when the bound is reached with
+    the oldest messages still held, a new message is dropped (``dropped_for_ram``) rather
+    than the bound crossed.
+    """
+
+    def __init__(self, keep_s: float, ram_bytes: int, reserve_bytes: int = 0):
         self.keep_ns = int(keep_s * 1e9)
         self.ram_bytes = ram_bytes
+        self.bound = max(0, ram_bytes - reserve_bytes)  # the messages' share of ram_bytes
         self.bytes = 0
-        self.pinned = 0  # bytes of windows taken out and not written yet: within the bound
         self.dropped_for_ram = 0
         self._items: collections.deque = collections.deque()  # (stamp ns, topic, data)
+        self._first_seq = 0  # sequence number of _items[0]
+        self._holds: list = []
         self._last: dict = {}  # topic -> (stamp ns, data): the freeze frame
         self._lock = threading.Lock()
 
     def add(self, topic: str, stamp_ns: int, data: bytes) -> None:
         """Keep one raw message; older ones past the age or the RAM bound are let go."""
-        size = len(data)
+        size = len(data) + ITEM_OVERHEAD
         with self._lock:
             self._last[topic] = (stamp_ns, data)
-            if size > self.ram_bytes:
+            if size > self.bound:
                 self.dropped_for_ram += 1
                 return
             items = self._items
-            items.append((stamp_ns, topic, data))
-            self.bytes += size
             horizon = stamp_ns - self.keep_ns
-            while items and (self.bytes + self.pinned > self.ram_bytes
-                             or items[0][0] < horizon):
+            held = min((hold.cursor for hold in self._holds if hold.cursor <= hold.last),
+                       default=None)
+            while items and (self.bytes + size > self.bound or items[0][0] < horizon):
+                if held is not None and self._first_seq >= held:
+                    break  # still to be written: kept
                 old = items.popleft()
-                self.bytes -= len(old[2])
+                self._first_seq += 1
+                self.bytes -= len(old[2]) + ITEM_OVERHEAD
                 if old[0] >= horizon:
                     self.dropped_for_ram += 1
+            if self.bytes + size > self.bound:
+                self.dropped_for_ram += 1  # the bound is full of messages still to write
+                return
+            items.append((stamp_ns, topic, data))
+            self.bytes += size
 
     def note_last(self, topic: str, stamp_ns: int, data: bytes) -> None:
         """Keep only the last message of a freeze-frame topic that is not recorded."""
         with self._lock:
             self._last[topic] = (stamp_ns, data)
 
+    def hold(self, start_ns: int, end_ns: int, max_bytes: int) -> Hold:
+        """
+        Hold the messages received in [start_ns, end_ns], the newest ``max_bytes``.
+
+        Nothing is copied: the ring keeps them until :meth:`stream` has handed them to the
+        writer (or :meth:`release`), within its bound.
+        """
+        with self._lock:
+            total, count, topics = 0, 0, set()
+            first = last = self._first_seq + len(self._items)  # empty: nothing to write
+            for index in range(len(self._items) - 1, -1, -1):
+                stamp, topic, data = self._items[index]
+                if stamp > end_ns:
+                    continue
+                if stamp < start_ns or total + len(data) > max_bytes:
+                    break
+                total += len(data)
+                count += 1
+                topics.add(topic)
+                first = self._first_seq + index
+                if count == 1:
+                    last = first
+            if not count:
+                last = first - 1
+            hold = Hold(first, last, count, total, frozenset(topics))
+            self._holds.append(hold)
+        return hold
+
+    def stream(self, hold: Hold, piece_bytes: int = 2**20) -> Iterator:
+        """Yield the held messages (stamp ns, topic, data) in order, ``piece_bytes`` at a time."""
+        while True:
+            with self._lock:
+                piece: list = []
+                size = 0
+                while hold.cursor <= hold.last and (not piece or size < piece_bytes):
+                    index = hold.cursor - self._first_seq
+                    hold.cursor += 1
+                    if 0 <= index < len(self._items):
+                        piece.append(self._items[index])
+                        size += len(piece[-1][2])
+            if not piece:
+                return
+            yield from piece
+            del piece  # written: the ring may let go of them now
+
+    def release(self, hold: Hold) -> None:
+        """End a hold (written or not): its messages go with the ring's age and bound."""
+        with self._lock:
+            if hold in self._holds:
+                self._holds.remove(hold)
+
     def window(self, start_ns: int, end_ns: int, max_bytes: int) -> list:
-        """
-        Return the messages received in [start_ns, end_ns], the newest ``max_bytes``.
+        """Return a copy of the list :meth:`stream` would give (for a look, not for writing)."""
+        hold = self.hold(start_ns, end_ns, max_bytes)
+        try:
+            return list(self.stream(hold))
+        finally:
+            self.release(hold)
 
-        They stay counted against ``ram_bytes`` (the ring lets go of more) until
-        :meth:`release`: a window being written keeps its messages alive, and the RAM
-        bound holds for the ring and the windows together.
-        """
+    def held(self) -> int:
+        """Return how many windows are held for writing."""
         with self._lock:
-            chosen = [item for item in self._items if start_ns <= item[0] <= end_ns]
-        kept, total = [], 0
-        for item in reversed(chosen):
-            if total + len(item[2]) > max_bytes:
-                break
-            total += len(item[2])
-            kept.append(item)
-        kept.reverse()
-        with self._lock:
-            self.pinned += total
-        return kept
-
-    def release(self, messages: list) -> None:
-        """Give back what a window taken with :meth:`window` held, once it is written."""
-        with self._lock:
-            self.pinned = max(0, self.pinned - sum(len(item[2]) for item in messages))
+            return len(self._holds)
 
     def last(self) -> dict:
         """Return each topic's last message: topic -> (stamp ns, data)."""
@@ -201,7 +289,8 @@ class BlackBox:
     def __init__(self, policy: Policy):
         self.policy = policy
         # A little beyond the window: the writer looks for due windows once in a while.
-        self.buffer = RingBuffer(policy.before_s + policy.after_s + 2.0, policy.ram_bytes)
+        self.buffer = RingBuffer(policy.before_s + policy.after_s + 2.0, policy.ram_bytes,
+                                 policy.writer_bytes)
         self.trigger = FaultTrigger(policy.cooldown_s)
         self._pending: list = []
         self._lock = threading.Lock()
@@ -217,12 +306,16 @@ class BlackBox:
         return windows
 
     def due(self, now_ns: int) -> list:
-        """Return (window, messages) of each window whose ``after_s`` is over, oldest first."""
+        """
+        Return (window, hold) of each window whose ``after_s`` is over, oldest first.
+
+        Write each with ``buffer.stream(hold)``, then ``buffer.release(hold)``.
+        """
         with self._lock:
             ready = [window for window in self._pending if window.end_ns <= now_ns]
             self._pending = [window for window in self._pending if window.end_ns > now_ns]
-        return [(window, self.buffer.window(window.start_ns, window.end_ns,
-                                            self.policy.recording_bytes)) for window in ready]
+        return [(window, self.buffer.hold(window.start_ns, window.end_ns,
+                                          self.policy.recording_bytes)) for window in ready]
 
     def pending(self) -> int:
         """Return how many windows wait for their seconds after the fault."""
@@ -292,19 +385,21 @@ def _utc_text(seconds: int) -> str:
     return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime('%Y-%m-%dT%H:%M:%S')
 
 
-def write_recording(path: pathlib.Path, topics: dict, messages: list,
-                    metadata: Optional[dict] = None) -> tuple:
+def write_recording(path: pathlib.Path, topics: dict, messages: Iterable,
+                    metadata: Optional[dict] = None, chunk_bytes: int = 2**20) -> tuple:
     """
     Write ``messages`` [(stamp ns, topic, data)] as an MCAP at ``path``; return (bytes, sha256).
 
     ``topics`` maps each topic to (type name, schema text or None: the type is named with an
-    empty definition). Written to ``path.partial`` in the same folder, fsynced and renamed: an
-    error or an interrupt (Ctrl-C) leaves no file, and a full disk says so.
+    empty definition). ``messages`` is read once, in order (a list or :meth:`RingBuffer.stream`);
+    the writer holds about four ``chunk_bytes`` at a time. Written to ``path.partial`` in the
+    same folder, fsynced and renamed: an error or an interrupt (Ctrl-C) leaves no file, and a
+    full disk says so.
     """
     temp = path.with_name(path.name + PARTIAL_SUFFIX)
     try:
         with open(temp, 'xb') as handle:
-            _write_mcap(handle, topics, messages, metadata or {})
+            _write_mcap(handle, topics, messages, metadata or {}, chunk_bytes)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)
@@ -323,10 +418,11 @@ def write_recording(path: pathlib.Path, topics: dict, messages: list,
     return path.stat().st_size, file_sha256(path)
 
 
-def _write_mcap(handle, topics: dict, messages: list, metadata: dict) -> None:
+def _write_mcap(handle, topics: dict, messages: Iterable, metadata: dict,
+                chunk_bytes: int) -> None:
     # lazy: the MCAP writer (the blackbox extra), 61 ms and 4 MB of a node without a black box
     from mcap import writer as mcap_writer
-    writer = mcap_writer.Writer(handle)
+    writer = mcap_writer.Writer(handle, chunk_size=chunk_bytes)
     writer.start(profile='ros2', library='robot_memory blackbox')
     channels = {}
     for topic, (type_name, schema) in sorted(topics.items()):

@@ -101,6 +101,7 @@ from robot_memory.ros.replies import ReplyWatch
 from robot_memory.ros.replies import use_reply_profile
 from robot_memory.ros.scheduler import DreamScheduler
 from robot_memory.ros.signals import StopSignals
+from robot_memory.ros.type_support import skip_code_generator
 from robot_memory.ros.typed_memory import TypedMemoryServices
 from robot_memory.settings_file import validate_parameters
 from robot_memory.srv import Dream
@@ -132,6 +133,7 @@ class MemoryNode(EvidenceIntake, Node):
     """The robot_memory node; raises StartupError when it cannot run as configured."""
 
     def __init__(self, **kwargs):
+        skip_code_generator()  # before the first message type is used (see type_support.py)
         super().__init__(NODE_NAME, **kwargs)
         self.replies = ReplyWatch(on_drop=self._reply_dropped)
         declare_parameters(self, self._parameter_overrides)

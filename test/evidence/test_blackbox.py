@@ -64,21 +64,52 @@ def test_ring_buffer_stays_within_its_ram_bound_under_a_10_mb_per_s_flood():
     assert kept[-1][0] == 499 * S // 100
 
 
-def test_a_window_being_written_counts_against_the_ram_bound_until_released():
-    ring = blackbox.RingBuffer(keep_s=60.0, ram_bytes=1000)
+def test_each_message_counts_with_what_python_adds_to_it():
+    # 10,000 messages of 8 bytes are not 80 kB in RAM: each costs its overhead too.
+    ring = blackbox.RingBuffer(keep_s=60.0, ram_bytes=100 * (8 + blackbox.ITEM_OVERHEAD))
+    for index in range(10_000):
+        ring.add('/odom', index, b'12345678')
+    assert len(ring.window(0, 10**6, 2**30)) == 100
+
+
+def test_the_writer_s_share_is_kept_free_within_the_ram_bound():
+    policy = blackbox.Policy(ram_bytes=64 * 2**20)
+    box = blackbox.BlackBox(policy)
+    assert policy.chunk_bytes == 512 * 2**10 and policy.writer_bytes == 5 * 2**20
+    for index in range(1000):
+        box.buffer.add('/flood', index * S // 100, b'x' * 100_000)
+    assert box.buffer.bytes <= 59 * 2**20 and box.buffer.bound == 59 * 2**20
+    small = blackbox.Policy(ram_bytes=4 * 2**20)
+    assert small.chunk_bytes == 64 * 2**10 and small.writer_bytes < 4 * 2**20 // 6
+
+
+def test_a_window_being_written_is_held_not_copied_and_counts_against_the_bound():
+    unit = 100 + blackbox.ITEM_OVERHEAD
+    ring = blackbox.RingBuffer(keep_s=60.0, ram_bytes=10 * unit)
     for index in range(10):
         ring.add('/odom', index * S, b'x' * 100)
-    taken = ring.window(0, 10 * S, 600)
-    assert len(taken) == 6 and ring.pinned == 600
-    for index in range(10, 20):  # the flood goes on while the window is written
+    hold = ring.hold(0, 10 * S, 600)
+    assert hold.count == 6 and hold.bytes == 600 and hold.topics == {'/odom'}
+    assert ring.held() == 1
+    # The flood goes on while the window waits: the 4 older messages go, the held 6 stay,
+    # and what has no room is dropped, not added over the bound.
+    dropped = ring.dropped_for_ram
+    for index in range(10, 20):
+        ring.add('/odom', index * S, b'y' * 100)
+        assert ring.bytes <= 10 * unit
+    assert ring.dropped_for_ram - dropped == 4 + 6  # 4 old ones let go, 6 new ones refused
+    stream = ring.stream(hold, piece_bytes=200)
+    written = [next(stream), next(stream)]  # the writer has taken its first piece
+    assert [item[0] for item in written] == [4 * S, 5 * S]
+    ring.add('/odom', 20 * S, b'z' * 100)  # room again: the written ones may go
+    written.extend(stream)
+    assert [item[0] for item in written] == [index * S for index in range(4, 10)]
+    assert all(item[2] == b'x' * 100 for item in written)  # nothing of the window was lost
+    ring.release(hold)
+    assert ring.held() == 0
+    for index in range(21, 40):  # released: the ring fills its whole bound again
         ring.add('/odom', index * S, b'x' * 100)
-        assert ring.bytes + ring.pinned <= 1000
-    ring.release(taken)
-    assert ring.pinned == 0
-    assert ring.bytes == 400
-    for index in range(20, 30):  # released: the ring fills its whole bound again
-        ring.add('/odom', index * S, b'x' * 100)
-    assert ring.bytes == 1000
+    assert ring.bytes == 10 * unit
 
 
 def test_ring_buffer_lets_go_of_messages_older_than_its_window():
@@ -94,7 +125,7 @@ def test_a_window_over_the_recording_bound_keeps_its_newest_messages():
     for second in range(10):
         ring.add('/odom', second * S, b'x' * 100)
     assert [item[0] for item in ring.window(0, 9 * S, 350)] == [7 * S, 8 * S, 9 * S]
-    assert ring.pinned == 300
+    assert ring.held() == 0  # a look does not hold
 
 
 def test_an_episode_starts_when_a_status_goes_bad_after_ok_once_per_cooldown():
@@ -138,7 +169,7 @@ def test_two_faults_close_together_each_get_their_window_from_one_buffer():
     assert box.due(int(8.9 * S)) == []
     ready = box.due(10 * S)
     assert [window.signature for window, _ in ready] == ['sig-a', 'sig-b']
-    first, second = (messages for _, messages in ready)
+    first, second = (list(box.buffer.stream(hold)) for _, hold in ready)
     assert first[0][0] == 3 * S and first[-1][0] == 9 * S
     assert second[0][0] == int(3.5 * S) and second[-1][0] == int(9.5 * S)
     assert box.pending() == 0

@@ -285,3 +285,27 @@ def test_the_check_benchmark_prints_json_lines():
     for record in records:
         assert record['ms'] > 0 and record['baseline_ms'] > 0 and record['repeats'] == 5, record
         assert abs(record['ratio'] - record['ms'] / record['baseline_ms']) < 0.01, record
+
+
+_PLUGIN_LOADER = """
+import sys
+from robot_memory.dependencies import skip_pydantic_plugins
+skip_pydantic_plugins()
+import pydantic
+class Model(pydantic.BaseModel):
+    x: int
+assert Model(x='1').x == 1
+print('importlib.metadata' in sys.modules)
+"""
+
+
+@pytest.mark.parametrize('setting, loaded', [(None, False), ('', True)])
+def test_without_plugins_pydantic_does_not_load_importlib_metadata(setting, loaded):
+    env = {key: value for key, value in os.environ.items() if key != 'PYDANTIC_DISABLE_PLUGINS'}
+    if setting is not None:  # the operator's choice: pydantic's own loader, as before
+        env['PYDANTIC_DISABLE_PLUGINS'] = setting
+    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(REPO), env.get('PYTHONPATH')]))
+    run = subprocess.run([sys.executable, '-c', _PLUGIN_LOADER], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == [str(loaded)]
