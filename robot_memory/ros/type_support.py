@@ -49,7 +49,8 @@ def skip_code_generator() -> bool:
     try:
         # lazy: with the stand-in package in sys.modules, only this submodule loads, not the
         # code generator (2.3 MB of memory_node)
-        from rosidl_generator_py import import_type_support_impl as impl
+        from rosidl_generator_py import (  # type: ignore[import-untyped]
+            import_type_support_impl as impl)
         setattr(package, 'import_type_support', impl.import_type_support)
     except (ImportError, AttributeError):
         del sys.modules[PACKAGE]  # another layout: rclpy imports the package itself
@@ -62,6 +63,6 @@ def skip_code_generator() -> bool:
 def _on_demand(name: str):
     if name == 'generate_py':
         # lazy: lark, empy ~2-7 MB, for a build-time generator a running node never calls
-        from rosidl_generator_py import generate_py_impl  # type: ignore[import-untyped]
+        from rosidl_generator_py import generate_py_impl
         return generate_py_impl.generate_py
     raise AttributeError(f'module {PACKAGE!r} has no attribute {name!r}')
