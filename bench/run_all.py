@@ -269,6 +269,28 @@ GOALS = [
           lambda r: f'p50 {_ms(r["baseline_p50_ms"])} the same records unencrypted'),
     _federation('random'),
     _federation('mesh'),
+    _goal("Fleet: a dream's payload reaches the store <= 2 s at p99 (200 robots, 3 sites)",
+          'bench_fleet.py', 'fleet_latency', {'robots': 200},
+          lambda r: f'p99 {_ms(r["p99_s"] * 1000)} (p50 {_ms(r["p50_s"] * 1000)})',
+          lambda r: f'p99 {_ms(r["baseline_p99_s"] * 1000)} bare Zenoh get (x{r["ratio"]:g})'),
+    _goal('Fleet: <= 50 KB per robot-day on the wire when nothing changes', 'bench_fleet.py',
+          'fleet_bytes', {}, lambda r: f'{r["kb_per_robot_day"]:g} KB (max '
+                                       f'{r["kb_per_robot_day_max"]:g} KB)',
+          lambda r: f'{r["baseline_kb_per_robot_day"]:g} KB the whole robot-memory.md '
+                    f'(x{r["ratio"]:g})'),
+    _goal('Fleet store ingest >= 0.5x a bare batched INSERT of the same rows (PostgreSQL)',
+          'bench_fleet.py', 'fleet_ingest', {},
+          lambda r: f'{r["rows_per_s"]:,} rows/s, {r["payloads_per_s"]:g} payloads/s',
+          lambda r: f'{r["baseline_rows_per_s"]:,} rows/s bare executemany (x{r["ratio"]:g})'),
+    _goal('Fleet roll-up "same fault on N robots", 5,000 robots x 50 entries <= 200 ms',
+          'bench_fleet.py', 'fleet_rollup', {'n': 5000}, lambda r: _ms(r['ms']),
+          lambda r: f'{_ms(r["baseline_ms"])} one SQL GROUP BY (x{r["ratio"]:g})'),
+    _goal('Fleet: a router killed, a link down an hour: nothing lost, nothing counted twice',
+          'bench_fleet.py', 'fleet_delivery', {},
+          lambda r: f'{r["dreams_stored"]:,} stored + {r["superseded_by_newer"]} superseded of '
+                    f'{r["dreams_made"]:,} made; lost {r["lost"]}, twice {r["counted_twice"]}',
+          lambda r: f'{r["payloads_sent"]:,} payloads sent, {r["duplicate_acks"]:,} '
+                    'redeliveries acknowledged as duplicates'),
     _goal('Operator page: first Entries page of 10,000 entries <= 300 ms server time',
           'bench_web.py', 'first_page', {'n': 10_000},
           lambda r: f'{_ms(r["ms"])} (after the file changed {_ms(r["reparse_ms"])})',
