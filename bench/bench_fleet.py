@@ -35,7 +35,7 @@ Lines:
     grouping) over ``--rollup-robots`` x 50 entries, against one bare SQL GROUP BY.
 ``fleet_delivery``  dreams made, stored, superseded by a newer stored one, pending, lost and
     counted twice, after the router kill and the link outage.
-``fleet_latency_histogram``, ``fleet_robot_bytes``  the distributions bench/plots.py draws.
+``fleet_latency_distribution``, ``fleet_bytes_distribution``  what bench/plots.py draws.
 
 Usage: ``python bench/bench_fleet.py [--quick] [--robots N] [--rounds R] [--spread-s S]``.
 """
@@ -292,7 +292,8 @@ def figures(args, run: dict, robots: list, bare: list) -> list:
               'fault_round_not_acked': sum(1 for item in results if item['online'] and
                                            item['round'] in run['fault_rounds'] and
                                            item.get('latency_s') is None),
-              'goal_p99_s': GOAL_P99_S, 'met': None if args.quick else p99 <= GOAL_P99_S}]
+              'goal_p99_s': GOAL_P99_S,
+              'met': None if args.quick or args.robots != 200 else p99 <= GOAL_P99_S}]
     per_robot = {}
     for item in results:
         if item['online'] and item['round'] not in run['fault_rounds']:
@@ -311,10 +312,10 @@ def figures(args, run: dict, robots: list, bare: list) -> list:
                   'ratio': round(kb * 1000 / statistics.median(sizes), 2),
                   'goal_kb_per_robot_day': GOAL_KB_PER_DAY,
                   'met': None if args.quick else max(day.values()) / 1000 <= GOAL_KB_PER_DAY})
-    lines.append({'bench': 'fleet_latency_histogram', 'n': len(steady),
+    lines.append({'bench': 'fleet_latency_distribution', 'n': len(steady),
                   'latencies_ms': sorted(round(value * 1000, 1) for value in steady),
                   'baseline_ms': sorted(round(value * 1000, 1) for value in bare)})
-    lines.append({'bench': 'fleet_robot_bytes', 'n': len(day),
+    lines.append({'bench': 'fleet_bytes_distribution', 'n': len(day),
                   'bytes': [round(value) for _, value in sorted(day.items())],
                   'baseline_bytes': sizes})
     return lines
@@ -367,7 +368,7 @@ def main(argv=None) -> int:
             fleet.stop()
         postgres.remove()
         shutil.rmtree(directory, ignore_errors=True)
-    load = [list(load_start), list(os.getloadavg())]
+    load = [[round(value, 2) for value in loads] for loads in (load_start, os.getloadavg())]
     for line in lines:
         line.setdefault('load_avg_start_end', load)
         print(json.dumps(line), flush=True)

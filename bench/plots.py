@@ -100,7 +100,7 @@ def node_cpu(result: dict):
 
 def fleet_latency(result: dict):
     """Distribution of publish-to-ack latency over the fleet, beside a bare Zenoh get's."""
-    rows = _records(result, 'fleet_latency_histogram')
+    rows = _records(result, 'fleet_latency_distribution')
     if not rows or not rows[0]['latencies_ms']:
         return None
     row = rows[0]
@@ -122,7 +122,7 @@ def fleet_latency(result: dict):
 
 def fleet_bytes(result: dict):
     """Bytes each robot sends per robot-day when nothing changes, beside its whole file."""
-    rows = _records(result, 'fleet_robot_bytes')
+    rows = _records(result, 'fleet_bytes_distribution')
     if not rows or not rows[0]['bytes']:
         return None
     row = rows[0]

@@ -31,8 +31,9 @@ declared), judged per script from its full result only; a script with no full re
 so. Then the machine(s), one row a script (when, on which commit, quick or full, the load),
 and one table per script: every figure, the ratio to its baseline and the goals, as printed.
 A script that prints summary lines (``*_summary``) or more than ``DETAIL_ROWS`` lines gets
-only those summary lines (or its first ``DETAIL_ROWS``) in the report; its results file keeps
-every line. A script that fails (non-zero exit, timeout, or a line that is not a JSON
+only those summary lines (or its first ``DETAIL_ROWS``) in the report, and lines of a whole
+distribution (``*_distribution``, drawn by plots.py) are left out of its table; its results
+file keeps every line. A script that fails (non-zero exit, timeout, or a line that is not a JSON
 object) gets a row saying so with the tail of its stderr; nothing is hidden. ``TIMEOUTS``
 gives the scripts that need more than ``--timeout``'s default. ``bench_node.py`` runs the
 installed ``memory_node`` over ROS 2, so run this after ``source scripts/env.sh`` (and
@@ -81,6 +82,8 @@ STDERR_TAIL_LINES = 15
 FIRST = ('bench', 'n')
 LAST_PREFIXES = ('baseline', 'ratio', 'goal', 'met')
 DETAIL_ROWS = 20
+# a line of a whole distribution (for a plot) stays in the results file, out of the table
+DETAIL_SUFFIXES = ('_summary', '_distribution')
 
 
 def _ms(value) -> str:
@@ -506,6 +509,8 @@ def table(result: dict, detail: str = None) -> list:
     """
     records = result['records']
     if detail is not None:
+        records = [record for record in records
+                   if not str(record['bench']).endswith('_distribution')]
         records = [record for record in records if str(record['bench']).endswith('_summary')] \
             or records[:DETAIL_ROWS]
     columns = _columns(records) if records else ['bench', 'result']
@@ -575,7 +580,7 @@ def goal_lines(by_script: dict) -> list:
 
 
 def _has_detail(records: list) -> bool:
-    return len(records) > DETAIL_ROWS or any(str(record['bench']).endswith('_summary')
+    return len(records) > DETAIL_ROWS or any(str(record['bench']).endswith(DETAIL_SUFFIXES)
                                              for record in records)
 
 

@@ -228,8 +228,8 @@ def test_quick_signals_benchmark_prints_their_bytes_a_day_and_cost():
 
 
 FLEET_SCRIPT = REPO / 'bench' / 'bench_fleet.py'
-FLEET_BENCHES = ['fleet_latency', 'fleet_bytes', 'fleet_latency_histogram', 'fleet_robot_bytes',
-                 'fleet_delivery', 'fleet_ingest', 'fleet_rollup']
+FLEET_BENCHES = ['fleet_latency', 'fleet_bytes', 'fleet_latency_distribution',
+                 'fleet_bytes_distribution', 'fleet_delivery', 'fleet_ingest', 'fleet_rollup']
 
 
 def test_quick_fleet_benchmark_loses_nothing_through_a_router_kill_and_a_link_outage():
@@ -251,7 +251,7 @@ def test_quick_fleet_benchmark_loses_nothing_through_a_router_kill_and_a_link_ou
     # ... and every dream is in the store or superseded by a newer one kept there, once
     assert delivery['dreams_made'] == 36 and delivery['pending'] == 0, delivery
     assert delivery['acked'] + delivery['superseded_by_newer'] == delivery['dreams_made']
-    assert delivery['dreams_stored'] == delivery['acked'], delivery
+    assert delivery['dreams_stored'] >= delivery['acked'], delivery  # late acks: superseded
     assert (delivery['lost'], delivery['counted_twice'], delivery['met']) == (0, 0, True)
     assert ingest['n'] == 6 and ingest['rows'] > 300 and ingest['baseline_ms'] > 0, ingest
     assert math.isclose(ingest['ratio'], ingest['baseline_ms'] / ingest['ms'], rel_tol=0.05)
