@@ -105,7 +105,9 @@ def fleet_latency(result: dict):
         return None
     row = rows[0]
     figure, axes = plt.subplots(figsize=(6.4, 4))
-    for values, label in ((row['latencies_ms'], 'payload -> fleet store ack'),
+    late = row.get('not_acked', 0)
+    for values, label in ((row['latencies_ms'], f'payload -> fleet store ack ({late} not '
+                                                'acked in time, not drawn)'),
                           (row['baseline_ms'], 'bare Zenoh get, nothing kept')):
         ordered = sorted(values)
         axes.semilogx(ordered, [(rank + 1) / len(ordered) for rank in range(len(ordered))],

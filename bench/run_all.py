@@ -274,7 +274,9 @@ GOALS = [
     _federation('mesh'),
     _goal("Fleet: a dream's payload reaches the store <= 2 s at p99 (200 robots, 3 sites)",
           'bench_fleet.py', 'fleet_latency', {'robots': 200},
-          lambda r: f'p99 {_ms(r["p99_s"] * 1000)} (p50 {_ms(r["p50_s"] * 1000)})',
+          lambda r: f'p99 {"at least " * r["p99_is_lower_bound"]}{_ms(r["p99_s"] * 1000)} '
+                    f'(p50 {_ms(r["p50_s"] * 1000)}; {r["not_acked"]} of {r["n"]} not acked '
+                    'in time)',
           lambda r: f'p99 {_ms(r["baseline_p99_s"] * 1000)} bare Zenoh get (x{r["ratio"]:g})'),
     _goal('Fleet: <= 50 KB per robot-day on the wire when nothing changes', 'bench_fleet.py',
           'fleet_bytes', {}, lambda r: f'{r["kb_per_robot_day"]:g} KB (max '
