@@ -118,7 +118,7 @@ def fleet_latency(result: dict):
     axes.set_ylabel('share of deliveries at or below')
     axes.set_title("Fleet: a dream's payload to the store, through three sites")
     axes.grid(True, which='both', alpha=0.3)
-    axes.legend(fontsize='small')
+    axes.legend(fontsize='x-small', loc='lower right')
     return figure
 
 
