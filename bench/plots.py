@@ -98,26 +98,77 @@ def node_cpu(result: dict):
     return figure
 
 
-# script -> (file name, title, caption, draw); one home for which plots the report has.
-PLOTS = {
-    'bench_memory_file.py': ('memory-file-scaling.png', 'Memory file: load + save',
-                             'Median load + save time of the memory file as it grows, beside '
-                             'bare libyaml load + dump of the same data: linear, far below it.',
-                             memory_file_scaling),
-    'bench_federation.py': ('federation-bytes.png', 'Peer federation: bytes per round',
-                            'Bytes sent per sync round by 50 robots, beside sending whole '
-                            'documents: what a changed-entries sync saves as rounds go on.',
-                            federation_bytes),
-    'bench_node.py': ('node-cpu.png', 'memory_node CPU',
-                      "memory_node's share of a core beside a bare rclpy subscriber's taking "
-                      'the same messages.', node_cpu),
-}
+def fleet_latency(result: dict):
+    """Distribution of publish-to-ack latency over the fleet, beside a bare Zenoh get's."""
+    rows = _records(result, 'fleet_latency_distribution')
+    if not rows or not rows[0]['latencies_ms']:
+        return None
+    row = rows[0]
+    figure, axes = plt.subplots(figsize=(6.4, 4))
+    late = row.get('not_acked', 0)
+    for values, label in ((row['latencies_ms'], f'payload -> fleet store ack ({late} not '
+                                                'acked in time, not drawn)'),
+                          (row['baseline_ms'], 'bare Zenoh get, nothing kept')):
+        ordered = sorted(values)
+        axes.semilogx(ordered, [(rank + 1) / len(ordered) for rank in range(len(ordered))],
+                      '-', label=f'{label} ({len(ordered)})')
+    axes.axvline(2000.0, color='red', linestyle=':', label='goal: p99 2 s')
+    axes.axhline(0.99, color='grey', linestyle=':', linewidth=0.8)
+    axes.set_xlabel('latency (ms, log)')
+    axes.set_ylabel('share of deliveries at or below')
+    axes.set_title("Fleet: a dream's payload to the store, through three sites")
+    axes.grid(True, which='both', alpha=0.3)
+    axes.legend(fontsize='x-small', loc='lower right')
+    return figure
+
+
+def fleet_bytes(result: dict):
+    """Bytes each robot sends per robot-day when nothing changes, beside its whole file."""
+    rows = _records(result, 'fleet_bytes_distribution')
+    if not rows or not rows[0]['bytes']:
+        return None
+    row = rows[0]
+    figure, axes = plt.subplots(figsize=(6.4, 4))
+    places = range(len(row['bytes']))
+    axes.plot(places, [value / 1000 for value in row['bytes']], '.', markersize=3,
+              label='sent per robot-day (publish + delivery)')
+    axes.plot(places, [value / 1000 for value in row['baseline_bytes'][:len(row['bytes'])]],
+              '.', markersize=3, label='its whole robot-memory.md once')
+    axes.axhline(50.0, color='red', linestyle=':', label='goal: 50 KB')
+    axes.set_xlabel('robot')
+    axes.set_ylabel('KB per robot-day')
+    axes.set_ylim(bottom=0)
+    axes.set_title('Fleet: bytes a robot sends a day when nothing changes')
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize='small')
+    return figure
+
+
+# (script, file name, title, caption, draw); one home for which plots the report has.
+PLOTS = (
+    ('bench_memory_file.py', 'memory-file-scaling.png', 'Memory file: load + save',
+     'Median load + save time of the memory file as it grows, beside bare libyaml load + dump '
+     'of the same data: linear, far below it.', memory_file_scaling),
+    ('bench_federation.py', 'federation-bytes.png', 'Peer federation: bytes per round',
+     'Bytes sent per sync round by 50 robots, beside sending whole documents: what a '
+     'changed-entries sync saves as rounds go on.', federation_bytes),
+    ('bench_node.py', 'node-cpu.png', 'memory_node CPU',
+     "memory_node's share of a core beside a bare rclpy subscriber's taking the same messages.",
+     node_cpu),
+    ('bench_fleet.py', 'fleet-latency.png', 'Fleet: payload to store latency',
+     'Share of dreams whose payload the fleet store acknowledged within a time, robots in '
+     'three sites on loopback, beside a bare Zenoh get through the same router answered by a '
+     'queryable that keeps nothing.', fleet_latency),
+    ('bench_fleet.py', 'fleet-bytes.png', 'Fleet: bytes per robot-day',
+     'Bytes each robot sends for one nightly dream when nothing changed (the publish and the '
+     'delivery of its signed payload), beside its whole robot-memory.md.', fleet_bytes),
+)
 
 
 def draw_all(by_script: dict, out_dir: pathlib.Path) -> list:
     """Draw every plot whose script has a stored result; return (title, caption, path)."""
     drawn = []
-    for script, (name, title, caption, draw) in PLOTS.items():
+    for script, name, title, caption, draw in PLOTS:
         result = by_script.get(script)
         if not result or not result.get('records'):
             continue

@@ -31,8 +31,9 @@ declared), judged per script from its full result only; a script with no full re
 so. Then the machine(s), one row a script (when, on which commit, quick or full, the load),
 and one table per script: every figure, the ratio to its baseline and the goals, as printed.
 A script that prints summary lines (``*_summary``) or more than ``DETAIL_ROWS`` lines gets
-only those summary lines (or its first ``DETAIL_ROWS``) in the report; its results file keeps
-every line. A script that fails (non-zero exit, timeout, or a line that is not a JSON
+only those summary lines (or its first ``DETAIL_ROWS``) in the report, and lines of a whole
+distribution (``*_distribution``, drawn by plots.py) are left out of its table; its results
+file keeps every line. A script that fails (non-zero exit, timeout, or a line that is not a JSON
 object) gets a row saying so with the tail of its stderr; nothing is hidden. ``TIMEOUTS``
 gives the scripts that need more than ``--timeout``'s default. ``bench_node.py`` runs the
 installed ``memory_node`` over ROS 2, so run this after ``source scripts/env.sh`` (and
@@ -81,6 +82,8 @@ STDERR_TAIL_LINES = 15
 FIRST = ('bench', 'n')
 LAST_PREFIXES = ('baseline', 'ratio', 'goal', 'met')
 DETAIL_ROWS = 20
+# a line of a whole distribution (for a plot) stays in the results file, out of the table
+DETAIL_SUFFIXES = ('_summary', '_distribution')
 
 
 def _ms(value) -> str:
@@ -269,6 +272,30 @@ GOALS = [
           lambda r: f'p50 {_ms(r["baseline_p50_ms"])} the same records unencrypted'),
     _federation('random'),
     _federation('mesh'),
+    _goal("Fleet: a dream's payload reaches the store <= 2 s at p99 (200 robots, 3 sites)",
+          'bench_fleet.py', 'fleet_latency', {'robots': 200},
+          lambda r: f'p99 {"at least " * r["p99_is_lower_bound"]}{_ms(r["p99_s"] * 1000)} '
+                    f'(p50 {_ms(r["p50_s"] * 1000)}; {r["not_acked"]} of {r["n"]} not acked '
+                    'in time)',
+          lambda r: f'p99 {_ms(r["baseline_p99_s"] * 1000)} bare Zenoh get (x{r["ratio"]:g})'),
+    _goal('Fleet: <= 50 KB per robot-day on the wire when nothing changes', 'bench_fleet.py',
+          'fleet_bytes', {}, lambda r: f'{r["kb_per_robot_day"]:g} KB (max '
+                                       f'{r["kb_per_robot_day_max"]:g} KB)',
+          lambda r: f'{r["baseline_kb_per_robot_day"]:g} KB the whole robot-memory.md '
+                    f'(x{r["ratio"]:g})'),
+    _goal('Fleet store ingest >= 0.5x a bare batched INSERT of the same rows (PostgreSQL)',
+          'bench_fleet.py', 'fleet_ingest', {},
+          lambda r: f'{r["rows_per_s"]:,} rows/s, {r["payloads_per_s"]:g} payloads/s',
+          lambda r: f'{r["baseline_rows_per_s"]:,} rows/s bare executemany (x{r["ratio"]:g})'),
+    _goal('Fleet roll-up "same fault on N robots", 5,000 robots x 50 entries <= 200 ms',
+          'bench_fleet.py', 'fleet_rollup', {'n': 5000}, lambda r: _ms(r['ms']),
+          lambda r: f'{_ms(r["baseline_ms"])} one SQL GROUP BY (x{r["ratio"]:g})'),
+    _goal('Fleet: a router killed, a link down an hour: nothing lost, nothing counted twice',
+          'bench_fleet.py', 'fleet_delivery', {},
+          lambda r: f'{r["dreams_stored"]:,} stored + {r["superseded_by_newer"]} superseded of '
+                    f'{r["dreams_made"]:,} made; lost {r["lost"]}, twice {r["counted_twice"]}',
+          lambda r: f'{r["payloads_sent"]:,} payloads sent, {r["duplicate_acks"]:,} '
+                    'redeliveries acknowledged as duplicates'),
     _goal('Operator page: first Entries page of 10,000 entries <= 300 ms server time',
           'bench_web.py', 'first_page', {'n': 10_000},
           lambda r: f'{_ms(r["ms"])} (after the file changed {_ms(r["reparse_ms"])})',
@@ -484,6 +511,8 @@ def table(result: dict, detail: str = None) -> list:
     """
     records = result['records']
     if detail is not None:
+        records = [record for record in records
+                   if not str(record['bench']).endswith('_distribution')]
         records = [record for record in records if str(record['bench']).endswith('_summary')] \
             or records[:DETAIL_ROWS]
     columns = _columns(records) if records else ['bench', 'result']
@@ -553,7 +582,7 @@ def goal_lines(by_script: dict) -> list:
 
 
 def _has_detail(records: list) -> bool:
-    return len(records) > DETAIL_ROWS or any(str(record['bench']).endswith('_summary')
+    return len(records) > DETAIL_ROWS or any(str(record['bench']).endswith(DETAIL_SUFFIXES)
                                              for record in records)
 
 

@@ -1,4 +1,4 @@
-"""Data for the tests and the benchmarks, never imported by the product."""
+"""Data and servers for the tests and the benchmarks, never imported by the product."""
 # Copyright 2026 robot_memory maintainers
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
@@ -16,3 +16,5 @@
 # ``bag_writer`` writes recordings (MCAP, sqlite3, ROS 1) from observations, with the
 # ``rosbags`` library of the extra ``robot_memory[bags]``; ``test/`` and ``bench/`` both import
 # it. The layers contract (setup.cfg) keeps every other module from importing this folder.
+# ``fleet_servers`` starts the fleet's servers (PostgreSQL, Zenoh routers, the store) as child
+# processes, for test/fleet and bench/bench_fleet.py.

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Smoke tests of bench/bench_memory_file.py, bench/bench_cli.py and bench/bench_web.py.
+Smoke tests of the benchmarks under bench/: memory file, CLI, web, fleet and the others.
 
 They run and print well-formed JSON lines.
 
@@ -225,3 +225,37 @@ def test_quick_signals_benchmark_prints_their_bytes_a_day_and_cost():
     assert size['bytes_per_day'] > 0 and size['met'] is None, size  # quick: no goal judged
     assert cost['bench'] == 'signals_cost' and cost['us_per_message'] > 0, cost
     assert cost['baseline_us_per_message'] > 0 and cost['ratio'] > 0, cost
+
+
+FLEET_SCRIPT = REPO / 'bench' / 'bench_fleet.py'
+FLEET_BENCHES = ['fleet_latency', 'fleet_bytes', 'fleet_latency_distribution',
+                 'fleet_bytes_distribution', 'fleet_delivery', 'fleet_ingest', 'fleet_rollup']
+
+
+def test_quick_fleet_benchmark_loses_nothing_through_a_router_kill_and_a_link_outage():
+    run = subprocess.run([sys.executable, str(FLEET_SCRIPT), '--quick'], cwd=REPO,
+                         env=child_env(), capture_output=True, timeout=600)
+    assert run.returncode == 0, run.stderr.decode()[-3000:]
+    records = [json.loads(line) for line in run.stdout.decode('utf-8').splitlines()]
+    assert [record['bench'] for record in records] == FLEET_BENCHES
+    latency, size, histogram, per_robot, delivery, ingest, rollup = records
+    assert latency['robots'] == 6 and latency['sites'] == 3, latency
+    assert 0 < latency['p50_s'] <= latency['p99_s'] and latency['baseline_p99_s'] > 0, latency
+    assert math.isclose(latency['ratio'], latency['p99_s'] / latency['baseline_p99_s'],
+                        rel_tol=0.05), latency
+    assert len(histogram['latencies_ms']) == latency['n'] - latency['not_acked'] > 0, histogram
+    assert size['kb_per_robot_day'] > 0 and size['baseline_kb_per_robot_day'] > 0, size
+    assert len(per_robot['bytes']) == 6 and min(per_robot['bytes']) > 0, per_robot
+    # the router died in one round and a robot was offline for an hour of fleet time ...
+    assert latency['fault_round_not_acked'] > 0 and delivery['superseded_by_newer'] > 0
+    # ... and every dream is in the store or superseded by a newer one kept there, once
+    assert delivery['dreams_made'] == 36 and delivery['pending'] == 0, delivery
+    assert delivery['acked'] + delivery['superseded_by_newer'] == delivery['dreams_made']
+    assert delivery['dreams_stored'] >= delivery['acked'], delivery  # late acks: superseded
+    assert (delivery['lost'], delivery['counted_twice'], delivery['met']) == (0, 0, True)
+    assert ingest['n'] == 6 and ingest['rows'] > 300 and ingest['baseline_ms'] > 0, ingest
+    assert math.isclose(ingest['ratio'], ingest['baseline_ms'] / ingest['ms'], rel_tol=0.05)
+    assert rollup['n'] == 100 and rollup['entries'] == 5000, rollup
+    assert rollup['faults_on_several_robots'] > 0 and rollup['baseline_ms'] > 0, rollup
+    for record in (latency, size, ingest, rollup):
+        assert record['met'] is None, record  # quick: no goal judged

@@ -18,9 +18,6 @@ import dataclasses
 import datetime as dt
 import ipaddress
 import pathlib
-import select
-import subprocess
-import sys
 import time
 
 from cryptography import x509
@@ -39,6 +36,7 @@ from robot_memory.fleet.envelope import Trust
 from robot_memory.rcan.schema import MemoryDocument
 from robot_memory.rcan.schema import MemoryEntry
 from robot_memory.rcan.writer import render
+from robot_memory.testing.fleet_servers import Child  # noqa: F401 - the tests import it here
 
 NOW = dt.datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 A, B, C = 'RRN-000000000005', 'RRN-000000000001', 'RRN-000000000007'
@@ -133,43 +131,6 @@ def write_config(path: pathlib.Path, rrn: str, private_key: pathlib.Path) -> pat
     path.write_text(f'/**:\n  ros__parameters:\n    rrn: "{rrn}"\n    federation:\n'
                     f'      private_key_path: "{private_key}"\n', encoding='utf-8')
     return path
-
-
-class Child:
-    """A child process of the fleet (a router, a store), its output read line by line."""
-
-    def __init__(self, arguments: list, env: dict, ready: str, timeout_s: float = 60.0):
-        self.process = subprocess.Popen([sys.executable] + arguments, env=env, text=True,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        self.lines: list = []
-        self.wait_for(ready, timeout_s)
-
-    def wait_for(self, fragment: str, timeout_s: float = 30.0) -> str:
-        """Return the first line (from the start) holding ``fragment``; fail after the time."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            found = [line for line in self.lines if fragment in line]
-            if found:
-                return found[0]
-            left = deadline - time.monotonic()
-            assert left > 0 and self.process.poll() is None, \
-                f'no {fragment!r} from the child; it said: {"".join(self.lines)[-3000:]}'
-            readable, _, _ = select.select([self.process.stdout], [], [], min(left, 0.5))
-            if readable:
-                line = self.process.stdout.readline()
-                if line:
-                    self.lines.append(line)
-
-    def stop(self) -> int:
-        """Stop the child with SIGTERM; keep the rest of its output; return its exit code."""
-        if self.process.poll() is None:
-            self.process.terminate()
-        try:
-            code = self.process.wait(timeout=20)
-            self.lines += self.process.stdout.readlines()  # what it said to the end
-            return code
-        finally:
-            self.process.stdout.close()
 
 
 def _certificate(name: str, key, issuer: str, issuer_key, ca: bool = False):

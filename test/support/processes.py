@@ -16,7 +16,8 @@
 
 import os
 import pathlib
-import socket
+
+from robot_memory.testing.fleet_servers import free_port  # noqa: F401 - the tests' one
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -36,10 +37,3 @@ def child_env(base=None) -> dict:
 def stray_temp_files(path: pathlib.Path) -> list:
     """Temporary files a killed writer may have left beside ``path``."""
     return sorted(path.parent.glob(f'.{path.name}.*.tmp'))
-
-
-def free_port() -> int:
-    """Return a TCP port on 127.0.0.1 that nothing listens on now."""
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]

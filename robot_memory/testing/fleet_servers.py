@@ -1,0 +1,166 @@
+# Copyright 2026 robot_memory maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Servers of the fleet's tests and benchmarks as child processes: PostgreSQL, Zenoh, the store.
+
+:class:`PostgresControl` is the OS's PostgreSQL (scripts/setup.sh installs it): ``initdb`` and
+``pg_ctl`` run as the ``postgres`` user when run as root (initdb refuses root), on a data
+directory and a Unix-socket directory in a temporary directory, with no TCP listener
+(``listen_addresses=''``) on a port found free. Missing binaries raise, never skip.
+:class:`Child` runs a Python child (a Zenoh router, ``robot-memory fleet serve``) and reads
+its output line by line. ``test/support/fleet_fixtures.py`` and ``bench/bench_fleet.py``
+both start their servers with these.
+"""
+
+import dataclasses
+import glob
+import os
+import pathlib
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+@dataclasses.dataclass(frozen=True)
+class PostgresServer:
+    """A running server: its socket directory and port."""
+
+    socket_dir: pathlib.Path
+    port: int
+
+    def url(self, database: str) -> str:
+        """Return the psycopg URL of ``database`` on this server."""
+        return f'postgresql://postgres@/{database}?host={self.socket_dir}&port={self.port}'
+
+
+def _binaries() -> pathlib.Path:
+    found = sorted(glob.glob('/usr/lib/postgresql/*/bin/initdb'))
+    if found:
+        return pathlib.Path(found[-1]).parent
+    initdb = shutil.which('initdb')
+    if initdb:
+        return pathlib.Path(initdb).parent
+    raise FileNotFoundError("PostgreSQL's initdb and pg_ctl are missing: run scripts/setup.sh "
+                            'as root (it installs postgresql), or apt-get install postgresql')
+
+
+def _run(command: list) -> None:
+    done = subprocess.run([str(part) for part in command], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, f'{command[-1]} failed: {done.stdout}{done.stderr}'
+
+
+class PostgresControl:
+    """A server of the tests in its own temporary directory: start, stop (as a crash), remove."""
+
+    def __init__(self, synchronous_commit: str = 'off'):
+        self.synchronous_commit = synchronous_commit
+        self.binaries = _binaries()
+        self.base = pathlib.Path(tempfile.mkdtemp(prefix='robot-memory-pg-'))
+        self.data, sockets = self.base / 'data', self.base / 'sock'
+        sockets.mkdir()
+        self.as_postgres = []
+        if os.geteuid() == 0:  # initdb refuses root: run the server as postgres, in its own dirs
+            self.as_postgres = ['runuser', '-u', 'postgres', '--']
+            for path in (self.base, sockets):
+                shutil.chown(path, 'postgres', 'postgres')
+        self.server = PostgresServer(sockets, free_port())
+        self.running = False
+        _run(self.as_postgres + [self.binaries / 'initdb', '-D', self.data, '-A', 'trust', '-U',
+                                 'postgres', '-E', 'UTF8', '--no-sync'])
+
+    def start(self) -> PostgresServer:
+        """Start the server (on the same socket and port each time); return it."""
+        _run(self.as_postgres + [
+            self.binaries / 'pg_ctl', '-D', self.data, '-l', self.base / 'server.log', '-w',
+            '-t', '60', '-o', f"-c listen_addresses='' -k {self.server.socket_dir} -p "
+            f'{self.server.port} -c fsync=off -c synchronous_commit={self.synchronous_commit}',
+            'start'])
+        self.running = True
+        return self.server
+
+    def stop(self) -> None:
+        """Stop the server at once, as a crash or a restart of the host does."""
+        _run(self.as_postgres + [self.binaries / 'pg_ctl', '-D', self.data, '-m', 'immediate',
+                                 '-w', 'stop'])
+        self.running = False
+
+    def new_database(self) -> str:
+        """Create an empty database on the server; return its URL."""
+        return new_database(self.server)
+
+    def remove(self) -> None:
+        """Stop the server if it runs, and remove its files."""
+        if self.running:
+            self.stop()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def new_database(server: PostgresServer) -> str:
+    """Create an empty database on ``server``; return its URL."""
+    import psycopg  # the fleet extra's: imported by the tests that use the server
+    name = f'fleet_{uuid.uuid4().hex[:12]}'
+    with psycopg.connect(server.url('postgres'), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE {name}')
+    return server.url(name)
+
+
+class Child:
+    """A child process of the fleet (a router, a store), its output read line by line."""
+
+    def __init__(self, arguments: list, env: dict, ready: str, timeout_s: float = 60.0):
+        self.process = subprocess.Popen([sys.executable] + arguments, env=env, text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.lines: list = []
+        self.wait_for(ready, timeout_s)
+
+    def wait_for(self, fragment: str, timeout_s: float = 30.0) -> str:
+        """Return the first line (from the start) holding ``fragment``; fail after the time."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            found = [line for line in self.lines if fragment in line]
+            if found:
+                return found[0]
+            left = deadline - time.monotonic()
+            assert left > 0 and self.process.poll() is None, \
+                f'no {fragment!r} from the child; it said: {"".join(self.lines)[-3000:]}'
+            readable, _, _ = select.select([self.process.stdout], [], [], min(left, 0.5))
+            if readable:
+                line = self.process.stdout.readline()
+                if line:
+                    self.lines.append(line)
+
+    def stop(self) -> int:
+        """Stop the child with SIGTERM; keep the rest of its output; return its exit code."""
+        if self.process.poll() is None:
+            self.process.terminate()
+        try:
+            code = self.process.wait(timeout=20)
+            self.lines += self.process.stdout.readlines()  # what it said to the end
+            return code
+        finally:
+            self.process.stdout.close()
