@@ -50,6 +50,8 @@ import math
 from typing import Optional
 from typing import TYPE_CHECKING
 
+from robot_memory.substrate.record_tables import LIVE_SQL as _LIVE_SQL
+
 if TYPE_CHECKING:  # numpy is imported where a vector is made, not at start-up
     import numpy
 
@@ -76,22 +78,6 @@ CHUNK = 8_192
 # Rows read from the database and converted at once by a full load: a small batch keeps the
 # temporary buffers (and the heap they leave behind) small.
 LOAD_ROWS = 1_024
-_LIVE_SQL = "('active', 'contested')"
-TRIGGERS = (
-    'CREATE TABLE IF NOT EXISTS substrate_vector_changes (change INTEGER PRIMARY KEY '
-    'AUTOINCREMENT, seq INTEGER NOT NULL)',
-    'CREATE TRIGGER IF NOT EXISTS substrate_vector_insert AFTER INSERT ON substrate_records '
-    'WHEN new.embedding IS NOT NULL BEGIN '
-    'INSERT INTO substrate_vector_changes (seq) VALUES (new.seq); END',
-    'CREATE TRIGGER IF NOT EXISTS substrate_vector_update AFTER UPDATE OF status, embedding, '
-    'embedding_model ON substrate_records WHEN '
-    f'(old.status IN {_LIVE_SQL}) IS NOT (new.status IN {_LIVE_SQL}) OR '
-    'old.embedding IS NOT new.embedding OR old.embedding_model IS NOT new.embedding_model '
-    'BEGIN INSERT INTO substrate_vector_changes (seq) VALUES (new.seq); END',
-    'CREATE TRIGGER IF NOT EXISTS substrate_vector_delete AFTER DELETE ON substrate_records '
-    'WHEN old.embedding IS NOT NULL BEGIN '
-    'INSERT INTO substrate_vector_changes (seq) VALUES (old.seq); END',
-)
 
 
 # Two subqueries: SQLite reads max() or min() of a key from the b-tree's end only when it
