@@ -24,6 +24,7 @@ import datetime as dt
 import json
 import pathlib
 import signal
+import sqlite3
 import sys
 import threading
 from typing import Optional
@@ -159,7 +160,6 @@ def _now(args) -> dt.datetime:
 
 def _last_dream(path: pathlib.Path) -> Optional[tuple]:
     """Return (id, time) of the last dream in the evidence database, None when there is none."""
-    import sqlite3  # on use: robot-memory --help and show do not pay for it
     if not path.exists():
         return None
     try:  # read-only: a push never changes the evidence database

@@ -23,6 +23,7 @@ as ``cli:<name>``) and the reason.
 
 import argparse
 import datetime as dt
+import getpass
 import json
 import sys
 
@@ -80,7 +81,6 @@ def _now(args) -> dt.datetime:
 def _actor(args) -> str:
     if args.actor:
         return args.actor
-    import getpass   # only a decision needs it, not robot-memory --help
     try:
         return f'cli:{getpass.getuser()}'
     except (KeyError, OSError):

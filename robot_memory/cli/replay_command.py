@@ -27,6 +27,7 @@ import shutil
 import signal
 import sqlite3
 import sys
+import tempfile
 import time
 
 from robot_memory.cli import command_options
@@ -210,9 +211,6 @@ def run(args, memory, rules_of, db_path_of) -> int:
     db_path = db_path_of(args, memory)
     stop = _Stop(None if args.json else Display(), replay.Interrupted)
     learned: list = []
-    # start-up: tempfile (random, bisect, weakref) costs about 4 ms that every robot-memory
-    # command, --help included, would pay for replay alone
-    import tempfile
     with tempfile.TemporaryDirectory(prefix='robot-memory-replay-') as scratch:
         if args.dry_run:
             memory_path, db_path = _copy_for_dry_run(memory.path, db_path, pathlib.Path(scratch))

@@ -21,6 +21,7 @@ until it runs.
 """
 
 import argparse
+import pathlib
 
 from robot_memory.cli.command_options import db_path
 from robot_memory.cli.command_options import encryption
@@ -79,8 +80,6 @@ def _fleet(args):
         if args.fleet_key or args.fleet_connect:
             raise ValueError('--fleet-key and --fleet-connect go with --fleet-store URL')
         return None
-    import pathlib  # noqa: I100 - with the fleet's modules below
-
     # lazy: the fleet, 110 ms and 10 MB of a page without one
     from robot_memory.fleet.transport import tls_files
     from robot_memory.web.fleet_view import FleetSettings

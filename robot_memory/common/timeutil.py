@@ -18,6 +18,7 @@ Time helpers: every timestamp in robot_memory is an aware UTC datetime.
 Pure functions only; the clock is always passed in by the caller.
 """
 
+import argparse
 import datetime as dt
 from typing import Optional
 from typing import overload
@@ -106,7 +107,6 @@ def from_epoch(seconds: Optional[float]) -> Optional[dt.datetime]:
 
 def parse_iso_argument(text: str) -> dt.datetime:
     """Parse an ISO-8601 command-line value (an argparse ``type``): a bad one says why."""
-    import argparse  # only the command line needs it
     try:
         return parse_iso(text)
     except ValueError as error:

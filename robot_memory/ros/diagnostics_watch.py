@@ -31,6 +31,7 @@ class DiagnosticsWatch:
     """The latest ``/diagnostics`` statuses named ``<prefix>...``; ``close()`` stops it."""
 
     def __init__(self, prefix: str = 'robot_memory: ', stale_s: float = 10.0):
+        # lazy: rclpy, 77 ms and 22 MB of robot-memory --help (cli.serve_command imports this)
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.executors import SingleThreadedExecutor
@@ -84,7 +85,7 @@ class DiagnosticsWatch:
 
     def close(self) -> None:
         """Stop listening."""
-        import rclpy
+        import rclpy  # lazy: as in __init__, which loaded it
         self._executor.shutdown()
         self._node.destroy_node()
         rclpy.try_shutdown(context=self._context)

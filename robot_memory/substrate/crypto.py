@@ -132,6 +132,7 @@ _CIPHERS: dict = {}
 def _aesgcm(key: bytes):
     cipher = _CIPHERS.get(key)
     if cipher is None:
+        # lazy: cryptography, 10 ms and 6.5 MB of a recall or forget that unseals nothing
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
         _CIPHERS.clear()  # the key of this process's database(s): rarely more than one
         cipher = _CIPHERS[key] = AESGCM(key)
@@ -148,7 +149,7 @@ def seal(key: bytes, record_id: str, fields: dict) -> bytes:
 
 def unseal(key: bytes, record_id: str, blob: bytes) -> dict:
     """Return the fields sealed for ``record_id``; a ciphertext altered or moved is refused."""
-    from cryptography.exceptions import InvalidTag
+    from cryptography.exceptions import InvalidTag  # lazy: as _aesgcm, which loads it
     try:
         data = _aesgcm(key).decrypt(bytes(blob[:NONCE_BYTES]), bytes(blob[NONCE_BYTES:]),
                                     _AAD + record_id.encode('utf-8'))

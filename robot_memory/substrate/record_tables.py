@@ -57,11 +57,28 @@ from robot_memory.common.timeutil import from_epoch as when  # noqa: F401 - a st
 from robot_memory.evidence.restore import UNVERSIONED
 from robot_memory.substrate import textrules
 from robot_memory.substrate.errors import SubstrateError
-from robot_memory.substrate.vector_index import TRIGGERS as VECTOR_TRIGGERS
 from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 
 LIVE = ('active', 'contested')
+# The change log a VectorIndex reads (vector_index.py): every change of a record's vector or
+# live status appends the record's seq, in whichever process made it.
+LIVE_SQL = "('active', 'contested')"
+VECTOR_TRIGGERS = (
+    'CREATE TABLE IF NOT EXISTS substrate_vector_changes (change INTEGER PRIMARY KEY '
+    'AUTOINCREMENT, seq INTEGER NOT NULL)',
+    'CREATE TRIGGER IF NOT EXISTS substrate_vector_insert AFTER INSERT ON substrate_records '
+    'WHEN new.embedding IS NOT NULL BEGIN '
+    'INSERT INTO substrate_vector_changes (seq) VALUES (new.seq); END',
+    'CREATE TRIGGER IF NOT EXISTS substrate_vector_update AFTER UPDATE OF status, embedding, '
+    'embedding_model ON substrate_records WHEN '
+    f'(old.status IN {LIVE_SQL}) IS NOT (new.status IN {LIVE_SQL}) OR '
+    'old.embedding IS NOT new.embedding OR old.embedding_model IS NOT new.embedding_model '
+    'BEGIN INSERT INTO substrate_vector_changes (seq) VALUES (new.seq); END',
+    'CREATE TRIGGER IF NOT EXISTS substrate_vector_delete AFTER DELETE ON substrate_records '
+    'WHEN old.embedding IS NOT NULL BEGIN '
+    'INSERT INTO substrate_vector_changes (seq) VALUES (old.seq); END',
+)
 
 COLUMNS = ('seq', 'id', 'type', 'sensitivity', 'status', 'text', 'tags', 'scope', 'confidence',
            'salience', 'created_at', 'updated_at', 'last_reinforced_at', 'decay_curve',

@@ -51,8 +51,6 @@ from robot_memory.substrate.record_tables import SELECT
 from robot_memory.substrate.record_tables import when
 from robot_memory.substrate.salience import row_salience
 from robot_memory.substrate.sealing import Sealing
-from robot_memory.substrate.vector_index import trim_changes
-from robot_memory.substrate.vector_index import VectorIndex
 from robot_memory.substrate.vocabulary import MAX_TAGS
 from robot_memory.substrate.vocabulary import RELATION_PREDICATES
 
@@ -61,6 +59,7 @@ if TYPE_CHECKING:  # the models load with the first record written or returned w
 
     from robot_memory.substrate.models import DecayProfile
     from robot_memory.substrate.models import MemoryRecord
+    from robot_memory.substrate.vector_index import VectorIndex
 
 
 # Replies kept for retries (``Substrate.once``): a caller retries within seconds, so a
@@ -353,6 +352,8 @@ class RecordTable:
              subject, predicate,
              condition_key, vector, model, facet, object_key, sealed, key_name))
         if vector is not None:
+            # lazy: the vector index (numpy at its top), 120 ms and 13 MB of recall and forget
+            from robot_memory.substrate.vector_index import trim_changes
             trim_changes(conn)
         conn.executemany('INSERT OR IGNORE INTO substrate_provenance (record_id, kind, ref, hash) '
                          'VALUES (?, ?, ?, ?)',
@@ -486,9 +487,11 @@ class RecordTable:
         finally:
             self._ahead = {}
 
-    def vector_index(self) -> VectorIndex:
+    def vector_index(self) -> 'VectorIndex':
         """Return the live records' vectors of the current backend, brought up to date."""
         if self._index is None or self._index.model != self.embedder.name:
+            # lazy: numpy, 120 ms and 13 MB of recall and forget until a vector is compared
+            from robot_memory.substrate.vector_index import VectorIndex
             self._index = VectorIndex(self.embedder.name, self.embedder.dim)
         self._index.refresh(self.db.conn)
         return self._index

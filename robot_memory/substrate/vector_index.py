@@ -48,10 +48,10 @@ from __future__ import annotations
 import functools
 import math
 from typing import Optional
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # numpy is imported where a vector is made, not at start-up
-    import numpy
+import numpy
+
+from robot_memory.substrate.record_tables import LIVE_SQL as _LIVE_SQL
 
 # Keep this many change rows; a reader that fell further behind reloads everything.
 KEEP_CHANGES = 20_000
@@ -76,22 +76,6 @@ CHUNK = 8_192
 # Rows read from the database and converted at once by a full load: a small batch keeps the
 # temporary buffers (and the heap they leave behind) small.
 LOAD_ROWS = 1_024
-_LIVE_SQL = "('active', 'contested')"
-TRIGGERS = (
-    'CREATE TABLE IF NOT EXISTS substrate_vector_changes (change INTEGER PRIMARY KEY '
-    'AUTOINCREMENT, seq INTEGER NOT NULL)',
-    'CREATE TRIGGER IF NOT EXISTS substrate_vector_insert AFTER INSERT ON substrate_records '
-    'WHEN new.embedding IS NOT NULL BEGIN '
-    'INSERT INTO substrate_vector_changes (seq) VALUES (new.seq); END',
-    'CREATE TRIGGER IF NOT EXISTS substrate_vector_update AFTER UPDATE OF status, embedding, '
-    'embedding_model ON substrate_records WHEN '
-    f'(old.status IN {_LIVE_SQL}) IS NOT (new.status IN {_LIVE_SQL}) OR '
-    'old.embedding IS NOT new.embedding OR old.embedding_model IS NOT new.embedding_model '
-    'BEGIN INSERT INTO substrate_vector_changes (seq) VALUES (new.seq); END',
-    'CREATE TRIGGER IF NOT EXISTS substrate_vector_delete AFTER DELETE ON substrate_records '
-    'WHEN old.embedding IS NOT NULL BEGIN '
-    'INSERT INTO substrate_vector_changes (seq) VALUES (old.seq); END',
-)
 
 
 # Two subqueries: SQLite reads max() or min() of a key from the b-tree's end only when it
@@ -127,13 +111,11 @@ class _Blocks:
 
     def reserve(self, rows: int) -> None:
         """Add blocks until ``rows`` rows fit."""
-        import numpy
         while len(self) < rows:
             self.blocks.append(numpy.zeros((CHUNK, self.width), dtype=self.dtype))
 
     def _split(self, rows):
         """Yield (block, rows within it, positions in ``rows``) for an index array."""
-        import numpy
         which = rows // CHUNK
         if not len(rows):
             return
@@ -146,7 +128,6 @@ class _Blocks:
 
     def __getitem__(self, rows):
         """Rows of an index array, or of a slice (a view when it lies in one block)."""
-        import numpy
         if isinstance(rows, slice):
             start, stop, _ = rows.indices(len(self))
             if stop > start and start // CHUNK == (stop - 1) // CHUNK:
@@ -160,7 +141,6 @@ class _Blocks:
         return out
 
     def __setitem__(self, rows, values) -> None:
-        import numpy
         rows = numpy.atleast_1d(numpy.asarray(rows, dtype=numpy.int64))
         values = numpy.broadcast_to(values, (len(rows), self.width))
         for block, local, where in self._split(rows):
@@ -168,7 +148,6 @@ class _Blocks:
 
     def product(self, count: int, vector):
         """Return the first ``count`` rows times ``vector``, block by block."""
-        import numpy
         return numpy.concatenate([
             _times(self.blocks[start // CHUNK][:min(CHUNK, count - start)], vector)
             for start in range(0, count, CHUNK)])
@@ -181,7 +160,6 @@ def _times(matrix, vector):
     A matrix-vector product is memory-bound: BLAS threads gain nothing on it, and on a
     busy CPU (a robot's, or a test machine's) waking them costs several times the product.
     """
-    import numpy
     return numpy.einsum('ij,j->i', matrix, vector)
 
 
@@ -207,7 +185,6 @@ def sign_cutoff(threshold: float, bits: int = SIGN_BITS, miss: float = SIGN_MISS
 
 def _popcount(words):
     """Return the set bits of each uint64 of ``words`` (numpy < 2 has no bitwise_count)."""
-    import numpy
     if hasattr(numpy, 'bitwise_count'):
         return numpy.bitwise_count(words)
     words = words - ((words >> numpy.uint64(1)) & numpy.uint64(0x5555555555555555))
@@ -230,7 +207,6 @@ class VectorIndex:
         self._reset(0)
 
     def _reset(self, capacity: int) -> None:
-        import numpy
         capacity = max(capacity, 16)
         self.count = 0
         self.seqs = numpy.zeros(capacity, dtype=numpy.int64)
@@ -266,7 +242,6 @@ class VectorIndex:
 
     def _store(self, rows, vectors) -> None:
         """Quantise float32 ``vectors`` into ``rows`` (and their sketch when there is one)."""
-        import numpy
         peak = numpy.abs(vectors).max(axis=1)
         scales = numpy.where(peak > 0, peak / 127.0, 1.0).astype(numpy.float32)
         self.codes[rows] = numpy.rint(vectors / scales[:, None]).astype(numpy.int8)
@@ -278,7 +253,6 @@ class VectorIndex:
 
     def _signature(self, vectors):
         """Return the signatures of float32 ``vectors``: one row of uint64 words per vector."""
-        import numpy
         if self._planes is None:
             self._planes = numpy.random.default_rng(SIGN_SEED).standard_normal(
                 (self.dim, SIGN_BITS)).astype(numpy.float32)
@@ -292,7 +266,6 @@ class VectorIndex:
             word[rows] = codes[:, number]
 
     def _build_signs(self) -> None:
-        import numpy
         self.signs = [numpy.zeros(len(self.seqs), dtype=numpy.uint64)
                       for _ in range(SIGN_BITS // 64)]
         for start in range(0, self.count, LOAD_ROWS):
@@ -300,11 +273,9 @@ class VectorIndex:
 
     def _vectors(self, rows):
         """Return the stored (dequantised) float32 vectors of ``rows``."""
-        import numpy
         return self.codes[rows].astype(numpy.float32) * self.scales[rows, None]
 
     def _put(self, seq: int, blob: bytes) -> None:
-        import numpy
         vector = numpy.frombuffer(blob, dtype=numpy.float32)
         if vector.shape[0] != self.dim:
             return
@@ -354,7 +325,6 @@ class VectorIndex:
         self.full_loads += 1
 
     def _append(self, seqs: list, blobs: list) -> None:
-        import numpy
         vectors = numpy.frombuffer(b''.join(blobs), dtype=numpy.float32).reshape(-1, self.dim)
         self._grow(self.count + len(seqs))
         rows = numpy.arange(self.count, self.count + len(seqs))
@@ -365,7 +335,6 @@ class VectorIndex:
 
     def _build_sketch(self) -> None:
         """Project every row on the principal directions of a sample of the stored vectors."""
-        import numpy
         live = numpy.flatnonzero(self.seqs[:self.count] >= 0)
         step = max(1, len(live) // SKETCH_SAMPLE)
         sample = self._vectors(live[::step])
@@ -379,7 +348,6 @@ class VectorIndex:
             self.sketch[rows] = self._vectors(rows) @ self.basis
 
     def _compact(self) -> None:
-        import numpy
         live = numpy.flatnonzero(self.seqs[:self.count] >= 0)
         codes = _Blocks(self.dim, numpy.int8, len(live) + 16)
         sketch = None if self.sketch is None else \
@@ -437,12 +405,10 @@ class VectorIndex:
 
     def _scores(self, rows, vector):
         """Cosines of ``vector`` with the stored rows ``rows`` (a slice or an index array)."""
-        import numpy
         return _times(self.codes[rows].astype(numpy.float32), vector) * self.scales[rows]
 
     def search(self, vector: numpy.ndarray, count: int) -> list:
         """Return the ``count`` most similar live (seq, cosine) pairs, best first."""
-        import numpy
         if not len(self):
             return []
         vector = numpy.asarray(vector, dtype=numpy.float32)
@@ -472,7 +438,6 @@ class VectorIndex:
         Rows are scored by their int8 vectors, as in :meth:`search`, but only those whose
         signature differs from the vector's in at most :func:`sign_cutoff` bits.
         """
-        import numpy
         if not len(self):
             return []
         vector = numpy.asarray(vector, dtype=numpy.float32)

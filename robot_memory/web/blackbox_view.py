@@ -31,6 +31,9 @@ import math
 import pathlib
 import sqlite3
 
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import FileResponse
+
 from robot_memory.web import charts
 from robot_memory.web import data
 
@@ -195,8 +198,6 @@ class Views:
 
     async def download(self, request):
         """Send one recording as a file; only with the access token, as every change."""
-        from starlette.concurrency import run_in_threadpool
-        from starlette.responses import FileResponse
         page = self.page
         page._must_read(request)
         if not page._has_token(request):
@@ -212,7 +213,6 @@ class Views:
 
     async def acknowledge(self, request):
         """Acknowledge one active fault: it stays listed, marked with who and when."""
-        from starlette.concurrency import run_in_threadpool
         page = self.page
         form = await page._form(request)
         live = getattr(page.config.source, 'live', None)

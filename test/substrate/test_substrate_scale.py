@@ -32,6 +32,7 @@ from robot_memory.common.timeutil import UTC
 from robot_memory.substrate import dedup
 from robot_memory.substrate import HashingEmbedder
 from robot_memory.substrate import lexical
+from robot_memory.substrate import record_tables
 from robot_memory.substrate import SemanticEmbedder
 from robot_memory.substrate import Substrate
 from robot_memory.substrate import textrules
@@ -164,7 +165,7 @@ def _index_of(rows: numpy.ndarray, tmp_path) -> tuple:
     conn = sqlite3.connect(tmp_path / 'vectors.db')
     conn.execute('CREATE TABLE substrate_records (seq INTEGER PRIMARY KEY, embedding BLOB, '
                  'embedding_model TEXT, status TEXT)')
-    for statement in vector_index.TRIGGERS:
+    for statement in record_tables.VECTOR_TRIGGERS:
         conn.execute(statement)
     conn.executemany("INSERT INTO substrate_records VALUES (?, ?, 'm', 'active')",
                      [(number + 1, row.tobytes()) for number, row in enumerate(rows)])
