@@ -47,8 +47,8 @@ def skip_code_generator() -> bool:
     package.__package__ = PACKAGE
     sys.modules[PACKAGE] = package
     try:
-        # lazy: with the stand-in package in sys.modules, only this submodule loads, not the
-        # code generator (2.3 MB of memory_node)
+        # With the stand-in package in sys.modules, only this submodule loads.
+        # lazy: the code generator is not loaded, 2.3 MB of memory_node
         from rosidl_generator_py import (  # type: ignore[import-untyped]
             import_type_support_impl as impl)
         setattr(package, 'import_type_support', impl.import_type_support)
