@@ -44,6 +44,7 @@ CONDITIONS_HEADER = 'Routine and constant conditions (normal on this robot):'
 # Cut a line that does not fit only when at least this much of its text can stay.
 _MIN_CUT_BYTES = 16
 _ELLIPSIS = '…'
+_RED = '🔴'
 _PARTIAL_ESCAPE = re.compile(r'\\u[0-9a-f]{0,3}$')
 LEFT_OUT = 'Left out for the budget: '
 # The entries the last line may name (the rest are counted: "and 40 more").
@@ -149,8 +150,9 @@ class Filler:
         (``left`` may name only the first of them). As many names as fit the budget with
         the room kept for the line (``and N more`` for the others; none, the count alone).
         When a name does not fit and the block's last line is a condition's (whole or cut
-        with "…"; never a fault's), that line makes room: its entry is named first. Return
-        (the ContextLines named, the item of the line taken out or None).
+        with "…") or a fault's cut with "…" that is not red (🔴), that line makes room: its
+        entry is named first. A whole fault line or a red one never does. Return (the
+        ContextLines named, the item of the line taken out or None).
         """
         if count <= 0:
             return [], None
@@ -158,8 +160,9 @@ class Filler:
         dropped = None
         named, text = self._names(left, count)
         last = self.owners[-1] if self.owners else None
-        if len(named) < min(len(left), count) and last is not None \
-                and is_condition(last.entry.text):
+        if len(named) < min(len(left), count) and last is not None and (
+                is_condition(last.entry.text)
+                or (self.truncated and not self.lines[-1].startswith(_RED))):
             dropped, self.truncated = last, False
             self.unput()
             if self.lines and self.lines[-1].startswith('\n'):

@@ -128,7 +128,7 @@ def test_left_out_conditions_are_named_by_their_status_and_label():
     assert [item.entry.id for item in block.left_out] == ['mem-charger', 'mem-estop']
 
 
-def test_a_condition_makes_room_for_the_names_never_a_fault():
+def test_a_condition_or_a_cut_line_makes_room_for_the_names_never_a_whole_or_red_one():
     # More room: the first condition's line is cut; the others' names fit beside it.
     block = blocks(document(FAULTS + CONDITIONS), faults_only_budget() + 30)
     assert block.truncated and block.omitted == 2
@@ -142,7 +142,7 @@ def test_a_condition_makes_room_for_the_names_never_a_fault():
     assert not block.truncated and block.omitted == 3
     assert [item.entry.id for item in block.entries] == [row[0] for row in FAULTS]
     assert block.left_out[0].entry.id == 'mem-charger', block.text
-    # A fault's line never gives way, whole or cut: the names that do not fit are counted.
+    # A whole fault line never gives way: the names that do not fit are counted.
     rows = [(f'{key}-{index}', 0.2 + confidence / 10 * index, text)
             for index, (key, confidence, text) in enumerate(FAULTS + FAULTS)]
     block = blocks(document(rows), 200)
@@ -189,3 +189,23 @@ def test_peer_entries_left_out_are_named_with_their_peer():
     block = blocks(document(FAULTS[:1], peers), 120)
     assert block.peer_entries == []
     assert block.text.endswith(LEFT_OUT + 'dock (peer RRN-000000000005)'), block.text
+
+
+def test_a_cut_fault_line_gives_way_unless_it_is_red():
+    faults = [(key, confidence - 0.3, text) for key, confidence, text in FAULTS]  # 🟡
+    long_names = [(key, confidence, text.replace('Wireless', 'Wireless link of the second '
+                                                 'radio module'))
+                  for key, confidence, text in CONDITIONS]
+    full = blocks(document(faults + long_names), 1000).text.split('\n')
+    budget = sum(estimate_tokens(line) + 1 for line in full[:len(FAULTS)]) + 20 \
+        + LEFT_OUT_RESERVE
+    block = blocks(document(faults + long_names), budget)
+    # The last fault's line was cut; it makes room and is named first, before the others.
+    assert not block.truncated, block.text
+    assert [item.entry.id for item in block.entries] == [row[0] for row in FAULTS[:3]]
+    assert block.left_out[0].entry.id == FAULTS[3][0], block.text
+    assert len(block.left_out) == 4 and block.omitted == 4
+    # Red, the cut line stays: the names that do not fit are counted.
+    block = blocks(document(FAULTS + long_names), budget)
+    assert block.truncated and len(block.entries) == len(FAULTS), block.text
+    assert FAULTS[3][0] not in [item.entry.id for item in block.left_out]
