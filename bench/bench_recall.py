@@ -40,6 +40,13 @@ Benchmark of substrate recall and learn; prints one JSON object a line. Figures 
                     paraphrases (queries with under a quarter of their content words in the
                     answer), and for the even (``dev``, where the fusion weights were chosen)
                     and odd (``test``, held out) halves of the queries.
+``context_query``   the context block for a query (``GetContext.query``) over an n-entry
+                    memory file, as memory_node builds it (the document's context index,
+                    keywords only): p50 ms of ``context_relevance.relevant_ids`` + the block
+                    with the FTS5 table of the entries kept from the previous call
+                    (``p50_ms``) and built anew each call as before issue 38's point 8
+                    (``cold_p50_ms``), against the block without a query
+                    (``baseline_p50_ms``); ``ratio`` and ``cold_ratio`` to it.
 ``embed_speed``     each installed carrier's model (embedding.CARRIERS; setup.sh installs
                     both on x86-64 Linux) on its own, one thread: the first embed (the
                     optimised graph cached), p50 / p99 ms to embed one query of the quality
@@ -48,7 +55,7 @@ Benchmark of substrate recall and learn; prints one JSON object a line. Figures 
 
 Usage: ``python bench/bench_recall.py [--quick] [--n N] [--queries Q] [--learns L]
 [--only SCENARIO] [--data DIR]``. ``--only`` (repeatable: keyword, hybrid, learn, quality,
-embed)
+embed, context)
 runs some scenarios; ``--data`` keeps the n-record databases in DIR and reuses them in later
 runs (loading 100,000 records takes minutes; each scenario still works on a fresh copy).
 """
@@ -95,7 +102,7 @@ STATES = ['is blocked', 'is slippery', 'needs cleaning', 'makes a clicking noise
           'drifts', 'overheats', 'is out of reach', 'was moved', 'is fragile', 'is noisy',
           'fails intermittently', 'needs recalibration', 'is off limits', 'is wet',
           'has low signal', 'is locked', 'is open', 'sticks', 'is bright', 'is dark']
-SCENARIOS = ('keyword', 'hybrid', 'learn', 'quality', 'embed')
+SCENARIOS = ('keyword', 'hybrid', 'learn', 'quality', 'embed', 'context')
 WHEN = ['in the morning', 'at night', 'after rain', 'on weekends', 'during calls',
         'after mopping', 'under load', 'at dusk', 'when cold', 'after updates', '']
 
@@ -122,6 +129,51 @@ def percentile(values: list, share: float) -> float:
     """Return the ``share`` quantile (nearest rank) of ``values``."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, int(round(share * len(ordered))) - 1))]
+
+
+def bench_context_query(n: int, query_count: int) -> dict:
+    """Time the block for a query over n entries: FTS5 table kept, rebuilt each call, none."""
+    from robot_memory.rcan.context import build_context
+    from robot_memory.rcan.context import ContextIndex
+    from robot_memory.rcan.schema import MemoryDocument
+    from robot_memory.rcan.schema import MemoryEntry
+    from robot_memory.substrate import context_relevance
+    rng = random.Random(3)
+    entries = [MemoryEntry(id=f'mem-{index:08x}', type='hardware_observation', text=text,
+                           confidence=round(0.3 + 0.7 * rng.random(), 3),
+                           first_seen=NOW - dt.timedelta(days=30),
+                           last_reinforced=NOW - dt.timedelta(hours=240 * rng.random()),
+                           observation_count=3)
+               for index, text in enumerate(robot_texts(n))]
+    document = MemoryDocument(rrn='RRN-000000000001', last_updated=NOW, entries=entries)
+    index = ContextIndex(document)
+    asked = queries(query_count, seed=4)
+
+    def block(query):
+        relevant = context_relevance.relevant_ids(document, query, NOW) if query else []
+        return build_context(document, NOW, token_budget=400, index=index, relevant=relevant)
+
+    def timed(call, *args) -> float:
+        started = time.perf_counter()
+        call(*args)
+        return (time.perf_counter() - started) * 1000.0
+
+    def cold(query):
+        context_relevance.forget_keyword_indexes()
+        return block(query)
+
+    block('')  # the context index's first walk
+    baseline = [timed(block, '') for _ in asked]
+    cold_times = [timed(cold, query) for query in asked[:max(3, len(asked) // 5)]]
+    block(asked[0])
+    warm = [timed(block, query) for query in asked]
+    p50, cold_p50, base_p50 = (statistics.median(values)
+                               for values in (warm, cold_times, baseline))
+    return {'bench': 'context_query', 'n': n, 'queries': len(asked),
+            'p50_ms': round(p50, 2), 'p99_ms': round(percentile(warm, 0.99), 2),
+            'cold_p50_ms': round(cold_p50, 2), 'baseline_p50_ms': round(base_p50, 2),
+            'ratio': round(p50 / base_p50, 2), 'cold_ratio': round(cold_p50 / base_p50, 2),
+            'baseline': 'the block without a query (context index)'}
 
 
 def bench_keyword(n: int, query_count: int, directory: pathlib.Path) -> dict:
@@ -406,6 +458,8 @@ def main(argv=None) -> int:
             if 'keyword' in chosen:
                 print(json.dumps(bench_keyword(n, query_count, pathlib.Path(directory))),
                       flush=True)
+            if 'context' in chosen and n <= 10_000:
+                print(json.dumps(bench_context_query(n, min(query_count, 50))), flush=True)
             for name in embedders() if 'hybrid' in chosen else ():
                 print(json.dumps(_isolated(bench_hybrid, n, query_count, directory, name)),
                       flush=True)

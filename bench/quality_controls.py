@@ -27,7 +27,9 @@ figures, added to each profile's JSON line:
                        ``tokens_per_line`` (UTF-8 bytes / 4) — the line's text without band
 ``coverage_400``       of the planted recurring faults and conditions whose entry the final
                        block shows without a budget, the share the 400-token block shows;
-                       ``left_out`` names the others (those the budget pushed out)
+                       ``left_out`` names the others (those the budget pushed out), and
+                       ``left_out_named`` those of them the block's last line names
+                       (``Left out for the budget: ...``; goal: all of ``left_out``)
 ``query_r3``           for each planted cause with an entry: a task query made of its
                        status's name, is its entry among the first 3 chosen for the query
                        (``substrate.context_relevance``, keywords only)
@@ -88,6 +90,9 @@ def figures(nightly, plants: list, document) -> dict:
         ids = {item.entry.id for item in whole.entries + whole.recent}
         unlimited = {plant.cause for entry_id, causes in nightly.created.items()
                      if entry_id in ids for plant in causes}
+    named = {plant.cause for entry_id, causes in nightly.created.items()
+             if entry_id in {item.entry.id for item in getattr(block, 'left_out', ())}
+             for plant in causes}
     texts = [item.line.partition('] ')[2] for item in (block.entries if block else [])]
     wanted = (faults | conditions) & unlimited
     line = {
@@ -99,6 +104,7 @@ def figures(nightly, plants: list, document) -> dict:
         if texts else None,
         'coverage_400': round(len(wanted & shown) / len(wanted), 3) if wanted else None,
         'left_out': sorted(wanted - shown),
+        'left_out_named': sorted((wanted - shown) & named),
     }
     line.update(_relevance(nightly, plants, document))
     return line

@@ -32,12 +32,16 @@ daily 16:30-18:00 ...`` or ``Since: ... - constant since 2026-06-05 10:00``; the
 it among the faults. The dream proposes the routine text once (a reword in the proposals
 queue; a change is never proposed as constant); a person who approves it on the page or
 with ``robot-memory proposals approve`` moves the entry to the conditions section, and the
-entry keeps that person's words. Pure.
+entry keeps that person's words. Or an operator declares it up front: a rule with
+``normal: true`` in the rules file (:func:`declared`) files its condition under the routine
+and constant conditions whatever it looks like, with the rule named, and nothing is proposed.
+Pure.
 """
 
 import dataclasses
 from typing import Optional
 
+from robot_memory.dream.pattern import Description
 from robot_memory.dream.pattern import rule_text
 
 # What the dream's factual labels say instead of a judgement, by the judgement held back.
@@ -93,6 +97,20 @@ def restated_since(text: str, before: str, after: str) -> bool:
     judgements = tuple(f'{label.capitalize()}: ' for label in FACTS)
     return (text.startswith(facts) and before.startswith(facts)
             and after.startswith(judgements) and rule_text(text) == rule_text(before))
+
+
+def declared(found, rule: str) -> Description:
+    """
+    Return the description of a condition the rule ``rule`` declares normal on this robot.
+
+    ``found`` is ``pattern.describe``'s Description (or None, too early to say): a constant
+    one (or one the dream states as a change, ``since``) stays constant, anything else is
+    routine; the phrase says the pattern, if any, and that the rule declared it so.
+    """
+    label = 'constant' if found is not None and found.label in ('constant', 'since') \
+        else 'routine'
+    said = f'normal by rule {rule}'
+    return Description(label, f'{found.phrase}, {said}' if found is not None else said)
 
 
 def proposal_key(judgement, base: str) -> Optional[str]:

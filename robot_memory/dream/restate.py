@@ -142,7 +142,8 @@ def speaker(text: str, links: list, rules) -> Optional[tuple]:
     mine = None
     for link in sorted(links, key=lambda item: item['signature']):
         payload = _payload(link)
-        if link['rule'] or not link['history'] or payload is None:
+        if (link['rule'] and not rules.view(link['source'], link['rule']).normal) \
+                or not link['history'] or payload is None:
             continue
         history = History.from_json(link['history'])
         if history.text == text:
@@ -231,7 +232,9 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
     Return (text, label, judgement text or None) stating the pattern of the evidence, or None.
 
     Only a text the dream itself wrote (a link's rule text, or the last one restated) is
-    restated, from that link's episodes: a person's reword and a rules-file template win.
+    restated, from that link's episodes: a person's reword and a rules-file template win,
+    except a rule's that declares its condition normal (``normal: true``): its entry is
+    labelled a condition (``dream.normal.declared``) with the template's words.
     ``sources`` holds each source key's state (its last OK report); ``everything``
     (``source_states``) gives the other sources' bad states an entry may happen only in,
     ``held`` (``cooccurrence.ok_states``) the states their OK reports hold;
@@ -265,7 +268,11 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
     if condition is not None and found is not None:
         found = dataclasses.replace(found, phrase=f'{found.phrase}, {condition.phrase()}')
     began_after_ok = not ok and (sources.get(link['source_key']) or {}).get('last_ok') is not None
-    found, judgement = normal.judged(found, payload, link['source'], how_much, began_after_ok)
+    if link['rule'] and rules.view(link['source'], link['rule']).normal:
+        found, judgement = normal.declared(found, link['rule']), None
+    else:
+        found, judgement = normal.judged(found, payload, link['source'], how_much,
+                                         began_after_ok)
     restated = clean_text(entry_text(base, found))
     history.text = restated
     proposed = None

@@ -108,6 +108,7 @@ class RuleView:
     tags: tuple
     text: str
     min_count: int
+    normal: bool = False  # the rule declares its condition normal (rules_file._RuleBase)
 
 
 def normal_type(type_name: str) -> str:
@@ -428,7 +429,7 @@ class Rules:
         rule = self._by_name.get(rule_name)
         if rule is not None and rule.source == source:
             return RuleView(rule.name, source, rule.entry_type, tuple(rule.tags),
-                            rule.text or DEFAULT_TEXTS[source], rule.min_count)
+                            rule.text or DEFAULT_TEXTS[source], rule.min_count, rule.normal)
         defaults = self.spec.defaults
         if source == 'diagnostic':
             return RuleView('', source, defaults.diagnostic_entry_type, ('diagnostics',),

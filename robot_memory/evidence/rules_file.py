@@ -38,6 +38,7 @@ from pydantic import ConfigDict
 from pydantic import Field
 from pydantic import field_validator
 from pydantic import model_validator
+from pydantic import StrictBool
 import yaml
 
 from robot_memory.evidence import signals
@@ -104,6 +105,9 @@ class _RuleBase(BaseModel):
     text: Optional[str] = None
     min_count: int = Field(1, ge=1, le=1_000_000)
     ignore: bool = False
+    # The operator declares what this rule matches normal on this robot (issue 38, point 7):
+    # the dream files its entry under the routine and constant conditions, no proposal.
+    normal: StrictBool = False
     if TYPE_CHECKING:  # each kind of rule declares its own, a Literal naming the kind
         source: str
 
@@ -111,6 +115,14 @@ class _RuleBase(BaseModel):
     @classmethod
     def _tags_valid(cls, value: list) -> list:
         return clean_tags(value, strip=False, max_tags=None)
+
+    @model_validator(mode='after')
+    def _normal_kept(self):
+        if self.normal and self.ignore:
+            raise ValueError('normal: true and ignore: true cannot both be set: an ignored '
+                             'observation makes no entry to call normal (drop ignore to keep '
+                             'the condition as normal, or normal to drop it)')
+        return self
 
     @model_validator(mode='after')
     def _templates_valid(self):

@@ -337,7 +337,8 @@ class RobotMemoryTools:
                 'token_estimate': block.token_estimate,
                 'below_threshold': block.below_threshold, 'held': len(block.held),
                 'framing': block.framing, 'summary': context_block.summary(block),
-                'relevant_ids': [item.entry.id for item in block.relevant]}
+                'relevant_ids': [item.entry.id for item in block.relevant],
+                'left_out_ids': [item.entry.id for item in block.left_out]}
 
 
 class Server:

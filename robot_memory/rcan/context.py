@@ -24,8 +24,8 @@ entries never appear. The block is cut to a token budget (tokens estimated as UT
 / 4, rounded up, which over-counts emoji and symbols rather than under-counting them) and
 keeps the ranking (RCAN §4.4): what is shown of each section is a prefix of it, and the
 first line that does not fit is cut with an ellipsis or ends the block — a lower entry
-never takes the place of a higher one. The block also says what it does not show: how many
-own entries are below the threshold and the highest of them (:func:`summary`).
+never takes the place of a higher one; its last line names what the budget left out
+(``context_fill``), and :func:`summary` how many are below the threshold, and the highest.
 
 Text reaches the brain and terminals neutralised (:func:`neutralise`): control and
 bidirectional-override characters are shown as ``\uXXXX`` escapes, the file keeps them.
@@ -70,6 +70,8 @@ from robot_memory.rcan.context_fill import estimate_tokens
 from robot_memory.rcan.context_fill import faults_first
 from robot_memory.rcan.context_fill import Filler
 from robot_memory.rcan.context_fill import is_condition  # noqa: F401
+from robot_memory.rcan.context_fill import left_out
+from robot_memory.rcan.context_fill import without
 from robot_memory.rcan.lifecycle import band
 from robot_memory.rcan.lifecycle import DEFAULTS
 from robot_memory.rcan.lifecycle import effective_confidence
@@ -129,16 +131,16 @@ class ContextBlock:
     """
     The block's text plus the entries it shows and what it leaves out, for services and CLI.
 
-    ``omitted``: eligible entries (own, weak recent and peers) not shown for the budget.
-    ``below_threshold``: own entries (not resolved) under the request's threshold,
-    ``below_threshold_max`` and ``below_threshold_entry`` the highest of them (None when
-    there is none). ``recent``: the weak recent entries shown in their labelled section.
-    ``truncated``: the last line was cut. ``held``: the ContextLines the block reached but
-    kept out because their text reads like an instruction to a model and no person released
-    it (``untrusted.held``; a peer's is never released here). ``framing``: how the brain's
-    prompt should frame the lines (``GetContext.framing``); a non-empty ``text`` opens with
-    ``untrusted.HEADER``. ``relevant``: the ContextLines shown that were lifted to the front
-    for the request's query (``relevance.lifted``).
+    ``omitted``: eligible entries (own, weak recent and peers) not shown for the budget,
+    ``left_out`` those its last line names (``context_fill.left_out``). ``below_threshold``:
+    own entries (not resolved) under the request's threshold, ``below_threshold_max`` and
+    ``below_threshold_entry`` the highest of them (None when there is none). ``recent``: the
+    weak recent entries shown in their labelled section. ``truncated``: the last entry line
+    was cut. ``held``: the ContextLines the block reached but kept out because their text
+    reads like an instruction to a model and no person released it (``untrusted.held``; a
+    peer's is never released here). ``framing``: how the brain's prompt should frame the
+    lines (``GetContext.framing``); a non-empty ``text`` opens with ``untrusted.HEADER``.
+    ``relevant``: the ContextLines shown lifted to the front for the query (``relevance``).
     """
 
     rrn: str
@@ -157,6 +159,7 @@ class ContextBlock:
     held: list = dataclasses.field(default_factory=list)
     framing: str = untrusted.FRAMING
     relevant: list = dataclasses.field(default_factory=list)
+    left_out: list = dataclasses.field(default_factory=list)
 
 
 def format_line(text: str, confidence: float, config: 'AnyConfig' = DEFAULTS) -> str:
@@ -415,6 +418,7 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
         items = relevance.lifted(items, chosen, filler.budget, config, lifted)
     conditions: list = []
     held: list = []
+    collected = conditions  # all the own conditions read, also after the split below
     items = faults_first(_released(items, held), conditions)
     first = next(items, None)
     shown = filler.run(first, items) if first is not None else []
@@ -436,20 +440,30 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
         shown += filler.section(CONDITIONS_HEADER, rest)
     omitted += eligible - len(shown) - before
     shown_peers = []
-    for block, eligible, items in peers:
+    for block, eligible, peer_items in peers:
         if not eligible:
             continue
         before = len(held)
         added = filler.section(peer_header(block.rrn, block.last_synced),
-                               _released(items, held))
+                               _released(peer_items, held))
         shown_peers.extend(added)
         omitted += eligible - len(added) - (len(held) - before)
+    named = []
+    if omitted:  # name what the budget left out
+        named, cut = filler.close(left_out(
+            filler, shown + shown_recent + shown_peers, items, collected,
+            [ContextLine(e, c, format_line(e.text, c, config)) for c, e in weak],
+            [p[2] for p in peers], held), omitted)
+        if cut is not None:  # the cut line made room for the names: its entry is one
+            omitted += 1
+            shown, shown_recent, shown_peers = without(cut, shown, shown_recent, shown_peers)
     text = '\n'.join([untrusted.HEADER] + filler.lines) if filler.lines else ''
     count, highest, entry = below
     return ContextBlock(document.rrn, now, text, shown, shown_peers, omitted,
                         estimate_tokens(text), threshold, count, highest, entry, shown_recent,
                         filler.truncated, held,
-                        relevant=[item for item in shown if item.entry.id in lifted])
+                        relevant=[item for item in shown if item.entry.id in lifted],
+                        left_out=named)
 
 
 # ---------------------------------------------------------------------------- indexed path

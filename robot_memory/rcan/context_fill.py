@@ -17,10 +17,16 @@ How a context block fills its token budget, and which lines are conditions.
 
 Split from ``context`` (the block's ranking and sections): the token estimate, the
 :class:`Filler` that places lines in the order offered and cuts the first that does not
-fit, and the test that tells a labelled routine or constant condition from a fault.
+fit, the test that tells a labelled routine or constant condition from a fault, and the
+block's last line when the budget left entries out: ``Left out for the budget: Charger
+(routine); Wireless (constant) and 3 more`` (:func:`left_out`, :meth:`Filler.close`). The
+filler keeps room for that line from the start (:data:`LEFT_OUT_RESERVE`: a few names, or
+the count alone), so a block that leaves anything out always says so within its budget; what
+it names is each entry's subject (:func:`short_name`), in block order, as many as fit.
 """
 
 import dataclasses
+import itertools
 import re
 
 from robot_memory.rcan import untrusted
@@ -38,32 +44,46 @@ CONDITIONS_HEADER = 'Routine and constant conditions (normal on this robot):'
 # Cut a line that does not fit only when at least this much of its text can stay.
 _MIN_CUT_BYTES = 16
 _ELLIPSIS = '…'
+_RED = '🔴'
 _PARTIAL_ESCAPE = re.compile(r'\\u[0-9a-f]{0,3}$')
+LEFT_OUT = 'Left out for the budget: '
+# The entries the last line may name (the rest are counted: "and 40 more").
+MAX_NAMED = 8
+_NAME_CHARS = 40
+# Room kept for the last line from the start: a blank line, LEFT_OUT and 48 bytes of
+# names (two or three short ones), or the count alone ("999,999 entries").
+_NAMES_BYTES = 48
+LEFT_OUT_RESERVE = -(-(1 + len(LEFT_OUT) + _NAMES_BYTES) // 4) + 1
 
 
 class Filler:
     """The lines of a block within a token budget, in the order they are offered."""
 
     def __init__(self, budget: int):
-        # The header opens a block that has a line; its cost is kept aside from the start.
-        self.budget = budget - estimate_tokens(untrusted.HEADER) - 1
+        # The header opens a block that has a line; its cost is kept aside from the start,
+        # and so is the room of the shortest "Left out for the budget" line (close).
+        self.budget = budget - estimate_tokens(untrusted.HEADER) - 1 - LEFT_OUT_RESERVE
         self.lines: list[str] = []
         self.costs: list[int] = []
         self.used = 0
         self.ended = False
         self.truncated = False
+        self.refused: list = []  # the item a section read but could not place (at most one)
+        self.owners: list = []  # the item of each line (None for a header)
 
     def put(self, text: str) -> bool:
         cost = estimate_tokens(text) + (1 if self.lines else 0)
         if self.used + cost > self.budget:
             return False
         self.lines.append(text)
+        self.owners.append(None)
         self.costs.append(cost)
         self.used += cost
         return True
 
     def unput(self) -> None:
         self.lines.pop()
+        self.owners.pop()
         self.used -= self.costs.pop()
 
     def put_or_cut(self, line: str):
@@ -101,6 +121,7 @@ class Filler:
             return []
         if not self.put(('\n' if self.lines else '') + header):
             self.ended = True
+            self.refused.append(first)
             return []
         shown = self.run(first, items)
         if not shown:
@@ -108,15 +129,130 @@ class Filler:
         return shown
 
     def run(self, first, items) -> list:
+        """Place ``first`` and the items after it; keep the one read but not placed."""
         shown = []
         item = first
-        while item is not None and not self.ended:
-            line = self.put_or_cut(item.line)
+        while item is not None:
+            line = None if self.ended else self.put_or_cut(item.line)
             if line is None:
+                self.refused.append(item)
                 break
+            self.owners[-1] = item
             shown.append(item if line == item.line else dataclasses.replace(item, line=line))
             item = next(items, None)
         return shown
+
+    def close(self, left: list, count: int) -> tuple:
+        """
+        End the block with the line naming what the budget left out.
+
+        ``left``: ContextLines left out, in block order; ``count``: all entries left out
+        (``left`` may name only the first of them). As many names as fit the budget with
+        the room kept for the line (``and N more`` for the others; none, the count alone).
+        When a name does not fit and the block's last line is a condition's (whole or cut
+        with "…") or a fault's cut with "…" that is not red (🔴), that line makes room: its
+        entry is named first. A whole fault line or a red one never does. Return (the
+        ContextLines named, the item of the line taken out or None).
+        """
+        if count <= 0:
+            return [], None
+        self.budget += LEFT_OUT_RESERVE
+        dropped = None
+        named, text = self._names(left, count)
+        last = self.owners[-1] if self.owners else None
+        if len(named) < min(len(left), count) and last is not None and (
+                is_condition(last.entry.text)
+                or (self.truncated and not self.lines[-1].startswith(_RED))):
+            dropped, self.truncated = last, False
+            self.unput()
+            if self.lines and self.lines[-1].startswith('\n'):
+                self.unput()  # the header of a section left without a line
+            named, text = self._names([dropped] + left, count + 1)
+        if self.put(('\n' if self.lines else '') + LEFT_OUT + text):
+            return named, dropped
+        return [], dropped
+
+    def _names(self, left: list, count: int) -> tuple:
+        """Return the ContextLines named and the line's text after LEFT_OUT, as room allows."""
+        # The line's bytes within what put() allows: a newline token and its leading newline.
+        room = (self.budget - self.used) * 4 - (5 if self.lines else 0)
+        named: list = []
+        text = f'{count:,} {"entry" if count == 1 else "entries"}'
+        for end in range(1, min(len(left), count) + 1):
+            names = '; '.join(_named(item) for item in left[:end])
+            more = count - end
+            candidate = names + (f' and {more:,} more' if more else '')
+            if len((LEFT_OUT + candidate).encode('utf-8')) > room:
+                break
+            named, text = left[:end], candidate
+        return named, text
+
+
+def _named(item) -> str:
+    name = short_name(item.entry.text)
+    return name + (f' (peer {untrusted.neutralise(item.source_rrn)})' if item.source_rrn
+                   else '')
+
+
+def short_name(text: str) -> str:
+    """
+    Return what an entry is about, in a few words, for the "left out" line.
+
+    The status's name without its node's prefix and hardware id (``Charger``), or the
+    node of a log entry, marked ``(routine)``/``(constant)`` for a condition; else the
+    text's first words. Neutralised and capped at 40 characters.
+    """
+    label = next((prefix[:-2].lower() for prefix in CONDITIONS if text.startswith(prefix)), '')
+    subject = _subject(text)
+    if subject:
+        subject = re.sub(r' \([^()]*\)$', '', subject).rsplit(': ', 1)[-1]
+    else:
+        subject = re.sub(r'^[A-Z][a-z]+: ', '', text).split(' - ', 1)[0]
+    subject = untrusted.neutralise(subject.strip())
+    if len(subject) > _NAME_CHARS:
+        subject = subject[:_NAME_CHARS - 1].rstrip() + _ELLIPSIS
+    return subject + (f' ({label})' if label else '')
+
+
+def left_out(filler: Filler, shown: list, faults, conditions: list, recent: list,
+             peers: list, held: list) -> list:
+    """
+    Return the ContextLines the budget left out, in block order, as far as they are known.
+
+    The item the filler refused, then at most ``MAX_NAMED`` more own faults read from
+    ``faults`` (the own ranking's iterator; it files the conditions it passes into
+    ``conditions``), the own conditions and weak recent entries not shown, then each peer's
+    first ones (``peers``: iterators of their rankings). An entry held from the brain
+    (``untrusted.held``) is never named; ``held``, the block's list of them, is kept as it
+    was (reading on in ``faults`` holds back nothing more).
+    """
+    seen = {(item.source_rrn, item.entry.id) for item in shown}
+    found: list = []
+
+    def take(item) -> None:
+        key = (item.source_rrn, item.entry.id)
+        extras = None if item.source_rrn else item.entry.extras
+        if key not in seen and not untrusted.held(item.entry.text, extras):
+            seen.add(key)
+            found.append(item)
+
+    for item in filler.refused:
+        take(item)
+    before = len(held)
+    for item in itertools.islice(faults, MAX_NAMED):
+        take(item)
+    del held[before:]
+    for item in itertools.chain(conditions, recent):
+        take(item)
+    for items in peers:
+        for item in itertools.islice(items, MAX_NAMED):
+            take(item)
+    return found
+
+
+def without(item, *groups) -> tuple:
+    """Return each list of ContextLines in ``groups`` without ``item``'s entry."""
+    return tuple([line for line in group if line.entry is not item.entry] for group in groups)
 
 
 def is_condition(text: str) -> bool:

@@ -137,7 +137,8 @@ def context_message(block) -> ContextBlock:
         below_threshold_max=float(block.below_threshold_max or 0.0),
         below_threshold_id=highest.id if highest is not None else '',
         summary=context.summary(block), framing=block.framing,
-        relevant_ids=[line.entry.id for line in block.relevant])
+        relevant_ids=[line.entry.id for line in block.relevant],
+        left_out_ids=[line.entry.id for line in block.left_out])
 
 
 # --------------------------------------------------------------------------- federation

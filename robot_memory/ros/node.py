@@ -369,6 +369,7 @@ class MemoryNode(EvidenceIntake, Node):
         response.framing = block.framing
         active_edge.reply(self, response)
         response.relevant_ids = message.relevant_ids
+        response.left_out_ids = message.left_out_ids
         return response
 
     # ------------------------------------------------------------------ dreaming

@@ -26,8 +26,14 @@ installed, see :func:`~robot_memory.substrate.embedding.default_embedder`), fuse
 
 An entry is a candidate only when it shares a word with the query or its vector is above
 the embedder's ``min_similarity``: the relevance floor. At most :data:`MAX_RELEVANT` are
-chosen (OpenCastor's brain recalls at most 5 per turn). Pure: the clock is an argument,
-the FTS5 table lives in memory for the call.
+chosen (OpenCastor's brain recalls at most 5 per turn). Pure: the clock is an argument.
+
+The FTS5 table of the candidates' texts lives in memory and is kept for the next call while
+the candidates' texts are the same (:func:`keyword_index`): a brain asks for the block every
+turn, and building the table of 10,000 entries cost five times the block itself. The key
+is the texts themselves (hashed, then compared whole), so a changed document — an entry
+added, reworded, resolved or decayed below the threshold — is never served from a stale
+table, whichever copy of the file it was read from.
 """
 
 import collections
@@ -52,6 +58,11 @@ TOKENIZE = 'porter unicode61 remove_diacritics 2'
 _VECTOR_CACHE_SIZE = 20_000
 _vectors: collections.OrderedDict = collections.OrderedDict()
 _vectors_lock = threading.Lock()  # the node answers GetContext on several threads
+# FTS5 tables of candidate texts (keyword_index), newest last: one a document the process
+# serves is plenty; a few let the CLI's and a bench's documents take turns.
+_INDEX_CACHE_SIZE = 4
+_indexes: collections.OrderedDict = collections.OrderedDict()
+_indexes_lock = threading.Lock()
 
 
 def check_query(query) -> str:
@@ -101,29 +112,84 @@ def relevant_ids(document, query: str, now: dt.datetime, config=DEFAULTS,
     return [entry_id for _, entry_id in scored[:limit]]
 
 
+class KeywordIndex:
+    """An in-memory FTS5 table of some texts (rowid = position), safe across threads."""
+
+    def __init__(self, texts: tuple):
+        self.texts = texts
+        self.lock = threading.Lock()
+        self.closed = False
+        self.connection = sqlite3.connect(':memory:', check_same_thread=False)
+        self.connection.execute(
+            f"CREATE VIRTUAL TABLE block USING fts5(text, tokenize='{TOKENIZE}')")
+        self.connection.executemany('INSERT INTO block (rowid, text) VALUES (?, ?)',
+                                    enumerate(texts))
+
+    def search(self, passes: list) -> list:
+        """(position, BM25 score) of the texts matching the passes, best first, each once."""
+        ranking: list = []
+        seen: set = set()
+        with self.lock:
+            if self.closed:  # dropped from the cache by another thread since it was found
+                return KeywordIndex(self.texts).search(passes)
+            for fts in passes:
+                rows = self.connection.execute(
+                    'SELECT rowid, -bm25(block) FROM block WHERE block MATCH ? '
+                    'ORDER BY bm25(block)', (fts,)).fetchall()
+                for rowid, score in rows:
+                    if rowid not in seen:
+                        seen.add(rowid)
+                        ranking.append((rowid, score))
+        return ranking
+
+    def close(self) -> None:
+        """Drop the table (under the lock, so no search is cut off)."""
+        with self.lock:
+            self.closed = True
+            self.connection.close()
+
+
+def keyword_index(texts) -> KeywordIndex:
+    """
+    Return the FTS5 table of ``texts``: the one built for equal texts before, or a new one.
+
+    Equal means the same texts in the same order (compared whole, not by their hash alone),
+    so a changed document gets a table of its own. At most ``_INDEX_CACHE_SIZE`` are kept,
+    the least recently used dropped first.
+    """
+    texts = tuple(texts)
+    key = hash(texts)
+    with _indexes_lock:
+        found = _indexes.get(key)
+        if found is not None and found.texts == texts:
+            _indexes.move_to_end(key)
+            return found
+    index = KeywordIndex(texts)
+    with _indexes_lock:
+        old = _indexes.pop(key, None)
+        _indexes[key] = index
+        dropped = [_indexes.popitem(last=False)[1]
+                   for _ in range(len(_indexes) - _INDEX_CACHE_SIZE)]
+    for stale in dropped + ([old] if old is not None and old is not index else []):
+        stale.close()
+    return index
+
+
+def forget_keyword_indexes() -> None:
+    """Drop every cached FTS5 table (the next call builds its own)."""
+    with _indexes_lock:
+        dropped = list(_indexes.values())
+        _indexes.clear()
+    for index in dropped:
+        index.close()
+
+
 def _keyword_ranking(texts: list, query: str) -> list:
     """(position, BM25 score) of the texts holding the query's words, best first."""
     passes = keyword_passes(query)
     if not passes:
         return []
-    connection = sqlite3.connect(':memory:')
-    try:
-        connection.execute(f"CREATE VIRTUAL TABLE block USING fts5(text, tokenize='{TOKENIZE}')")
-        connection.executemany('INSERT INTO block (rowid, text) VALUES (?, ?)',
-                               enumerate(texts))
-        ranking: list = []
-        seen: set = set()
-        for fts in passes:
-            rows = connection.execute(
-                'SELECT rowid, -bm25(block) FROM block WHERE block MATCH ? ORDER BY bm25(block)',
-                (fts,)).fetchall()
-            for rowid, score in rows:
-                if rowid not in seen:
-                    seen.add(rowid)
-                    ranking.append((rowid, score))
-        return ranking
-    finally:
-        connection.close()
+    return keyword_index(texts).search(passes)
 
 
 def _vector_ranking(texts: list, query: str, embedder) -> list:

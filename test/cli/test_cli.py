@@ -34,6 +34,7 @@ from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan import memory_file
 from robot_memory.rcan.context import estimate_tokens
 from robot_memory.rcan.context import recent_header
+from robot_memory.rcan.context_fill import LEFT_OUT_RESERVE
 from robot_memory.rcan.memory_file import ENV_VAR
 from robot_memory.rcan.memory_file import side_file
 from robot_memory.rcan.schema import new_entry
@@ -46,8 +47,9 @@ from support.processes import child_env
 from support.samples import AT
 from support.samples import MEMORY
 
-# The block's header costs this much of a budget (issue 38, point 6).
-HEAD_COST = estimate_tokens(HEADER) + 1
+# The block's header costs this much of a budget (issue 38, point 6), and the room kept for
+# its last line, which names what the budget left out (point 5).
+HEAD_COST = estimate_tokens(HEADER) + 1 + LEFT_OUT_RESERVE
 
 
 @pytest.fixture
@@ -95,7 +97,8 @@ def test_show_budget_cuts_the_block_and_says_how_many_were_left_out(memory, caps
     budget = 12 + HEAD_COST
     code, out, err = run(capsys, 'show', '--file', memory, '--at', AT, '--budget', budget)
     assert code == 0
-    assert out.splitlines() == [HEADER, '🔴 [92%] Left wheel encoder intermittent']
+    assert out.splitlines()[:3] == [HEADER, '🔴 [92%] Left wheel encoder intermittent', '']
+    assert out.splitlines()[3].startswith('Left out for the budget: ')
     assert estimate_tokens(out.rstrip('\n')) <= budget
     assert '4 omitted by the budget' in err  # the weak recent entry counts too
     assert '1 below the 30% injection threshold, the highest 5%: Hallway lamp flickers' in err
@@ -117,8 +120,8 @@ def test_show_budget_15_keeps_the_highest_entry_and_says_what_it_left_out(memory
     code, out, err = run(capsys, 'show', '--file', memory, '--at', AT, '--budget',
                          15 + HEAD_COST)
     assert code == 0
-    header, line = out.splitlines()
-    assert header == HEADER
+    header, line, _, left_out = out.splitlines()
+    assert header == HEADER and left_out.startswith('Left out for the budget: ')
     assert line.startswith('🔴 [92%] Left wheel encoder intermittent') and line.endswith('…')
     assert estimate_tokens(line) <= 15
     assert '4 omitted by the budget (the last line cut)' in err
@@ -141,7 +144,7 @@ def test_show_query_puts_the_entries_of_the_task_first_and_names_them(
     # Room for the red line only: the relevant green one is not lifted past it.
     code, out, err = run(capsys, 'show', '--file', memory, '--at', AT, '--no-peers',
                          '--budget', 12 + HEAD_COST, '--query', 'east corridor')
-    assert out.splitlines() == [HEADER, '🔴 [92%] Left wheel encoder intermittent']
+    assert out.splitlines()[:2] == [HEADER, '🔴 [92%] Left wheel encoder intermittent']
     assert 'chosen for the query' not in err
     # No word in common: the block as without a query; a blank query is no query.
     for query in ('teleport', '  '):

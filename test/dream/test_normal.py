@@ -19,6 +19,7 @@ An ERROR at the same minute every morning, or a value clearly off its OK range e
 afternoon, is stated as a fact ("Recurring: ...") and shown among the faults; a condition
 that began after OK reports is a change ("Since: ..."); the dream proposes the routine or
 constant text once, and only a person's approval moves the entry to the conditions section.
+Or an operator's rule declares it normal up front (``normal: true``).
 """
 
 import datetime as dt
@@ -30,6 +31,7 @@ from robot_memory.dream.pattern import rule_text
 from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.proposal_queue import ProposalQueue
+from robot_memory.evidence.rules import Rules
 from robot_memory.rcan.context import build_context
 from robot_memory.rcan.context import CONDITIONS_HEADER
 from robot_memory.rcan.context import is_condition
@@ -73,9 +75,9 @@ def test_a_fact_label_is_taken_off_like_the_others():
 class Robot:
     """A memory file and its evidence (the dream's own store), fed reports minute by minute."""
 
-    def __init__(self, path):
+    def __init__(self, path, rules=None):
         self.memory = MemoryFile(path / 'robot-memory.md')
-        self.store = EvidenceStore(path / 'robot-memory.db')
+        self.store = EvidenceStore(path / 'robot-memory.db', rules=rules)
 
     def report(self, day, hour, minutes, name, level, message, every_s=60):
         start = DAY0 + dt.timedelta(days=day, hours=hour)
@@ -148,3 +150,58 @@ def test_a_camera_that_died_after_ok_reports_is_a_change_shown_as_a_fault(tmp_pa
     assert [item for item in ProposalQueue(robot.store.db).pending(now)
             if item.target == entry.id] == []
     robot.store.close()
+
+
+def _declaring(text=None, normal=True):
+    rule = {'name': 'mission-start-inrush', 'source': 'diagnostic', 'normal': normal,
+            'match': {'name': 'motor_driver: Current', 'message': 'Overcurrent'}}
+    return Rules.from_data({'rules': [dict(rule, text=text) if text else rule]})
+
+
+def test_a_rule_declares_a_condition_normal_up_front_and_nothing_is_proposed(tmp_path):
+    robot = Robot(tmp_path, _declaring())
+    # From its first night, before any pattern shows: filed as a condition, the rule named.
+    robot.report(0, 12, 20, 'motor_driver: Current', 2, 'Overcurrent')
+    robot.report(0, 12 + 20 / 60, 1, 'motor_driver: Current', 0, 'OK')
+    robot.dream(0)
+    [entry] = robot.entries(0)
+    assert entry.text == ('Routine: motor_driver: Current (base) reports ERROR: Overcurrent - '
+                          'normal by rule mission-start-inrush'), entry.text
+    # An ERROR at every mission start, which the dream alone states as "Recurring:".
+    [entry] = _mission_starts(robot, 2)
+    assert entry.text.startswith('Routine: motor_driver: Current (base) reports ERROR: '
+                                 'Overcurrent - daily 08:00'), entry.text
+    assert entry.text.endswith(', normal by rule mission-start-inrush'), entry.text
+    now = DAY0 + dt.timedelta(days=9, hours=8)
+    block = build_context(robot.memory.load(now).document, now)
+    assert CONDITIONS_HEADER in block.text and is_condition(block.entries[0].entry.text)
+    assert ProposalQueue(robot.store.db).pending(now) == []
+    robot.store.close()
+
+
+def test_a_declared_rule_keeps_its_template_and_a_change_it_declares_stays_constant(tmp_path):
+    robot = Robot(tmp_path, _declaring('Motor inrush at mission start ({message})'))
+    [entry] = _mission_starts(robot, 2)
+    assert entry.text.startswith('Routine: Motor inrush at mission start (Overcurrent) - '
+                                 'daily 08:00'), entry.text
+    robot.store.close()
+    # Without normal: the rule's template wins, as before; the entry is a fault.
+    plain = Robot(tmp_path / 'plain', _declaring('Motor inrush ({message})', normal=False))
+    [entry] = _mission_starts(plain, 2)
+    assert entry.text == 'Motor inrush (Overcurrent)' and not is_condition(entry.text)
+    plain.store.close()
+    camera = Robot(tmp_path / 'camera', Rules.from_data({'rules': [
+        {'name': 'camera-removed', 'source': 'diagnostic', 'normal': True,
+         'match': {'name': 'camera: Status'}}]}))
+    for day in range(2):
+        camera.report(day, 0, 24 * 60, 'camera: Status', 0, 'OK', every_s=600)
+        camera.dream(day)
+    for day in range(2, 4):
+        camera.report(day, 0, 24 * 60, 'camera: Status', 2, 'Camera not detected', every_s=300)
+    camera.report(4, 0, 7 * 60, 'camera: Status', 2, 'Camera not detected', every_s=300)
+    camera.dream(3)
+    [entry] = camera.entries(3)
+    assert entry.text.startswith('Constant: camera: Status (base) reports ERROR: Camera not '
+                                 'detected - constant since 2026-06-02 20:00 UTC-4, normal by '
+                                 'rule camera-removed'), entry.text
+    camera.store.close()

@@ -301,6 +301,13 @@ def test_defaults_can_be_switched_off():
      "rule 'l' (rules[0]), field when: Extra inputs are not permitted"),
     ({'name': 'x', 'source': 'camera'}, "rule 'x' (rules[0]), field source: must be"),
     ({'source': 'log'}, 'rules[0], field name: Field required'),
+    # Issue 38, point 7: a rule's "normal" is true or false, never a word that looks like one.
+    ({'name': 'n', 'source': 'diagnostic', 'normal': 'yes'},
+     "rule 'n' (rules[0]), field normal: Input should be a valid boolean"),
+    ({'name': 'n', 'source': 'diagnostic', 'normal': 1},
+     "rule 'n' (rules[0]), field normal: Input should be a valid boolean"),
+    ({'name': 'n', 'source': 'log', 'normal': True, 'ignore': True},
+     "rule 'n' (rules[0]): normal: true and ignore: true cannot both be set"),
 ])
 def test_rule_errors_name_the_rule_and_the_field(rule, words):
     with pytest.raises(RulesError) as caught:

@@ -33,6 +33,8 @@ from robot_memory.rcan.context import peer_header
 from robot_memory.rcan.context import percent
 from robot_memory.rcan.context import recent_header
 from robot_memory.rcan.context import summary
+from robot_memory.rcan.context_fill import LEFT_OUT
+from robot_memory.rcan.context_fill import LEFT_OUT_RESERVE
 from robot_memory.rcan.lifecycle import LifecycleConfig
 from robot_memory.rcan.schema import MemoryDocument
 from robot_memory.rcan.schema import MemoryEntry
@@ -47,13 +49,20 @@ LINE = re.compile(r'^(🔴|🟡|🟢) \[(\d{1,3})%\] (.+)$')
 # observations, not instructions; its cost is part of the budget. The pins below were
 # updated for it: texts start with HEAD, tight budgets add HEAD_COST.
 HEAD = HEADER + '\n'
-HEAD_COST = estimate_tokens(HEADER) + 1
+# Issue 38, point 5: a block that leaves entries out says so in its last line, whose
+# shortest form has its room kept from the start: tight budgets add it too (HEAD_COST).
+HEAD_COST = estimate_tokens(HEADER) + 1 + LEFT_OUT_RESERVE
 
 
 def body(block) -> list:
-    """Return the block's lines after its header (none for an empty block)."""
+    """Return the block's lines after its header, without the last line of what is left out."""
     lines = block.text.split('\n')
     assert lines[0] == HEADER or block.text == ''
+    if lines[-1].startswith(LEFT_OUT):
+        assert block.omitted, block.text
+        lines = lines[:-2] if lines[-2] == '' else lines[:-1]
+    else:
+        assert not block.omitted or block.text == '', block.text
     return lines[1:]
 
 
@@ -257,11 +266,13 @@ def test_a_short_budget_never_skips_a_higher_entry_to_fit_a_lower_one():
     block = build_context(doc, T0, LifecycleConfig(recent_hours=0), token_budget=budget)
     assert [item.entry.id for item in block.entries] == ['mem-high']
     assert block.text.startswith(HEAD + '🔴 [92%] Left wheel encoder')
-    assert block.text.endswith('…')
+    assert body(block)[-1].endswith('…')
+    assert block.text.endswith('\n\n' + LEFT_OUT + 'Doorway lip')
+    assert [item.entry.id for item in block.left_out] == ['mem-mid']
     assert block.truncated
     assert estimate_tokens(block.text) <= budget
     assert block.omitted == 1
-    assert 'Doorway' not in block.text
+    assert not any('Doorway' in line for line in body(block))
 
 
 @pytest.mark.parametrize('budget', range(1, 120))
@@ -345,7 +356,9 @@ def test_a_fault_seen_today_reaches_the_brain_in_a_labelled_section():
     # the section keeps the budget: nothing of it without room for its first line
     tight = build_context(doc, T0,
                           token_budget=HEAD_COST + estimate_tokens('🔴 [90%] wheel slips'))
-    assert tight.text == HEAD + '🔴 [90%] wheel slips' and tight.recent == []
+    assert tight.text == (HEAD + '🔴 [90%] wheel slips\n\n' + LEFT_OUT
+                          + '/scan lidar: no data (ERROR)')
+    assert tight.recent == [] and [item.entry.id for item in tight.left_out] == ['mem-lidar']
 
 
 @pytest.mark.parametrize('char', ['\u202e', '\u202a', '\u2066', '\u2069', '\u200e', '\u200f',
@@ -376,10 +389,12 @@ def test_a_condition_never_pushes_out_a_fault_seen_in_the_last_24_hours():
                     entry('mem-weak', 0.2, 'lidar: no scan received for 500 ms')])
     full = build_context(doc, T0).text.splitlines()
     assert full.index(recent_header()) < full.index(CONDITIONS_HEADER)
-    budget = estimate_tokens('\n'.join(full[:full.index(CONDITIONS_HEADER) - 1]))
+    budget = estimate_tokens('\n'.join(full[:full.index(CONDITIONS_HEADER) - 1])) \
+        + LEFT_OUT_RESERVE
     short = build_context(doc, T0, token_budget=budget)
     assert [item.entry.id for item in short.recent] == ['mem-weak']
     assert CONDITIONS_HEADER not in short.text and short.omitted == 1
+    assert short.text.endswith('\n\n' + LEFT_OUT + 'wheels disabled while docked (routine)')
 
 
 # TurtleBot 4 Lite's last night in bench/bench_quality.py (30 days, a status set every
@@ -475,9 +490,15 @@ def test_the_block_opens_with_its_framing_and_the_header_is_in_the_budget():
     assert block.text.split('\n')[0] == HEADER
     assert 'not instructions' in block.framing and 'never follow' in block.framing
     assert block.token_estimate == estimate_tokens(block.text)
-    # A budget with no room for the header and a line gives an empty block, no header alone.
+    # A budget with no room for a line says what it left out; with no room for the header
+    # and that either, the block is empty: never a header alone.
     tight = build_context(document([entry('mem-a', 0.9)]), T0, token_budget=HEAD_COST)
-    assert tight.text == '' and tight.omitted == 1
+    assert tight.text == HEAD + LEFT_OUT + 'note mem-a' and tight.omitted == 1
+    assert [item.entry.id for item in tight.left_out] == ['mem-a']
+    assert estimate_tokens(tight.text) <= HEAD_COST
+    tighter = build_context(document([entry('mem-a', 0.9)]), T0,
+                            token_budget=HEAD_COST - LEFT_OUT_RESERVE)
+    assert tighter.text == '' and tighter.omitted == 1 and tighter.left_out == []
     assert build_context(document([]), T0).text == ''
 
 

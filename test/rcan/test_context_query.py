@@ -29,6 +29,7 @@ from robot_memory.rcan.context import build_context
 from robot_memory.rcan.context import ContextIndex
 from robot_memory.rcan.context import estimate_tokens
 from robot_memory.rcan.context import summary
+from robot_memory.rcan.context_fill import LEFT_OUT_RESERVE
 from robot_memory.rcan.schema import MemoryDocument
 from robot_memory.rcan.schema import MemoryEntry
 from robot_memory.substrate.context_relevance import check_query
@@ -132,9 +133,10 @@ def test_red_entries_are_never_dropped_for_relevance(indexed):
     plain = build_context(doc, T0, token_budget=1000)
     red_lines = plain.text.split('\n')[1:3]
     assert all(line.startswith('🔴') for line in red_lines)
-    # Room for the header, both red lines and about one more short line.
+    # Room for the header, both red lines and about one more short line (and the room kept
+    # for the line that says what the budget left out).
     budget = (estimate_tokens(plain.text.split('\n')[0]) + 1
-              + sum(estimate_tokens(line) + 1 for line in red_lines) + 12)
+              + sum(estimate_tokens(line) + 1 for line in red_lines) + 12 + LEFT_OUT_RESERVE)
     block = build_context(doc, T0, token_budget=budget, index=index,
                           relevant=['e-speed', 'e-door', 'e-cam'])
     assert {'e-red-1', 'e-red-2'} <= set(ids(block))

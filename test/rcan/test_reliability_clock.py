@@ -44,6 +44,7 @@ from robot_memory.dream.autodream import dream
 from robot_memory.rcan import lifecycle
 from robot_memory.rcan.context import build_context
 from robot_memory.rcan.context import recent_header
+from robot_memory.rcan.context_fill import LEFT_OUT
 from robot_memory.rcan.schema import new_entry
 from robot_memory.rcan.untrusted import HEADER
 from support.dream_scenario import CONFIG
@@ -83,6 +84,9 @@ def check(robot, now: dt.datetime) -> list:
         block = build_context(document, moment, LC)
         for line in filter(None, block.text.splitlines()):
             if line in (recent_header(LC), HEADER):  # HEADER: issue 38, point 6
+                continue
+            if line.startswith(LEFT_OUT):  # what the budget left out: issue 38, point 5
+                assert block.omitted, block.text
                 continue
             match = PERCENT.match(line)
             assert match and 0 <= int(match.group(1)) <= 100, line

@@ -68,11 +68,11 @@ FIELDS = {
     msg.MemoryEntry: {'id', 'type', 'text', 'confidence', 'effective_confidence',
                       'first_seen', 'last_reinforced', 'observation_count', 'tags'},
     msg.ContextBlock: {'rrn', 'stamp', 'text', 'entries', 'peer_entries', 'framing',
-                       'relevant_ids'},
+                       'relevant_ids', 'left_out_ids'},
     msg.PeerContext: {'rrn', 'sent_at', 'entries', 'signature'},
     srv.GetContext.Request: {'token_budget', 'include_peers', 'min_confidence', 'query'},
     srv.GetContext.Response: {'success', 'message', 'text', 'entries', 'peer_entries',
-                              'framing', 'relevant_ids'},
+                              'framing', 'relevant_ids', 'left_out_ids'},
     srv.Dream.Response: {'success', 'message', 'created', 'reinforced', 'resolved', 'pruned',
                          'consumed', 'report_json', 'summary'},
     srv.ExchangePeerContext.Request: {'request'},
@@ -87,12 +87,13 @@ FIELDS = {
 
 
 def test_get_context_framing_comes_after_the_old_fields():
-    """Issue 38, points 6 and 4, and issue 39, point 5: fields added for the brain come last."""
+    """Issue 38, points 6, 4 and 5, issue 39, point 5: fields added for the brain come last."""
     response = list(srv.GetContext.Response.get_fields_and_field_types())
-    assert response[-4:] == ['framing', 'active_now', 'active_now_text', 'relevant_ids']
+    assert response[-5:] == ['framing', 'active_now', 'active_now_text', 'relevant_ids',
+                             'left_out_ids']
     assert list(srv.GetContext.Request.get_fields_and_field_types())[-1] == 'query'
-    assert list(msg.ContextBlock.get_fields_and_field_types())[-2:] == [
-        'framing', 'relevant_ids']
+    assert list(msg.ContextBlock.get_fields_and_field_types())[-3:] == [
+        'framing', 'relevant_ids', 'left_out_ids']
 
 
 def test_undo_fields_added_later_come_after_the_old_ones():

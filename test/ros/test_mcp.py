@@ -279,6 +279,9 @@ def test_get_context_counts_what_the_budget_drops_and_schemas_state_ranges(tmp_p
     assert seen['small']['text'] == '' or 'Seen in the last' not in seen['small']['text']
     assert '1 omitted by the budget' in seen['small']['summary'], seen['small']
     assert seen['small']['omitted'] == 1
+    # Issue 38, point 5: the block says what it left out, within the budget.
+    assert seen['small']['text'].endswith('\nLeft out for the budget: 1 entry'), seen['small']
+    assert seen['small']['token_estimate'] <= 30 and seen['small']['left_out_ids'] == []
     properties = {name: tool.input_schema['properties'] for name, tool in seen['tools'].items()}
     budget = properties['get_context']['token_budget']['anyOf'][0]
     assert (budget['minimum'], budget['maximum']) == (1, 1_000_000)
