@@ -74,9 +74,7 @@ from robot_memory.rcan import untrusted
 from robot_memory.rcan.schema import MAX_TAG_CHARS
 from robot_memory.rcan.schema import MAX_TEXT_CHARS
 
-OWN_TYPES = ('hardware_observation', 'environment_note', 'behavior_pattern')
 MAX_SIGNATURE_CHARS = 512
-SEVERITY_NAMES = {0: 'OK', 1: 'WARN', 2: 'ERROR'}
 _OPS = {
     '<': lambda a, b: a < b, '<=': lambda a, b: a <= b, '>': lambda a, b: a > b,
     '>=': lambda a, b: a >= b, '==': lambda a, b: a == b, '!=': lambda a, b: a != b,
