@@ -36,6 +36,7 @@ delivery is kept; the robots and the current entries stay.
 import dataclasses
 import datetime as dt
 import json
+import math
 from typing import Optional
 
 from robot_memory.common.timeutil import format_iso
@@ -53,6 +54,7 @@ from robot_memory.fleet.sql import migrate
 from robot_memory.substrate.textrules import content_hash
 
 DEFAULT_RETENTION_DAYS = 90.0
+FORGET_EVERY_S = 60.0  # retention runs with a delivery at most this often
 _TIME = 'DOUBLE PRECISION'
 MIGRATIONS = (
     ('0001_tables', [
@@ -134,6 +136,7 @@ class FleetStore:
                              'most 36500')
         self.trust = trust
         self.retention_s = retention_days * 86_400.0
+        self._forgot_at = -math.inf
         self.db: FleetDatabase = connect(url)
         try:
             migrate(self.db, MIGRATIONS)
@@ -166,76 +169,82 @@ class FleetStore:
     def _keep(self, envelope: Envelope, now: float) -> Ack:
         rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
         sent_at, dream_at = _epoch(envelope.sent_at), _epoch(envelope.provenance.dream_at)
-        robot = self.db.rows('SELECT last_sent_at FROM fleet_robots WHERE rrn = ?', (rrn,))
-        if self.db.value('SELECT 1 FROM fleet_dreams WHERE rrn = ? AND dream_id = ? AND '
-                         'dream_at = ?', (rrn, dream_id, dream_at)):
+        [known] = self.db.rows(
+            'SELECT (SELECT last_sent_at FROM fleet_robots WHERE rrn = ?) AS last_sent_at, '
+            '(SELECT count(*) FROM fleet_dreams WHERE rrn = ? AND dream_id = ? AND dream_at = ?) '
+            'AS kept', (rrn, rrn, dream_id, dream_at))
+        if known['kept']:
             self.db.execute('UPDATE fleet_robots SET last_heard = ? WHERE rrn = ?', (now, rrn))
             return Ack('duplicate', rrn, dream_id,
                        message=f'dream {dream_id} of {rrn} was kept before; nothing changed')
-        if robot and sent_at <= robot[0]['last_sent_at']:
-            kept = format_iso(from_epoch(robot[0]['last_sent_at']))
+        if known['last_sent_at'] is not None and sent_at <= known['last_sent_at']:
+            kept = format_iso(from_epoch(known['last_sent_at']))
             raise Refused('replayed', f'sent at {format_iso(envelope.sent_at)}, not after the '
                           f'newest payload kept ({kept})',
                           'an old or repeated payload is ignored; nothing changed', rrn)
         provenance = envelope.provenance
-        self.db.execute(
-            'INSERT INTO fleet_robots (rrn, site, model, firmware, first_heard, last_heard, '
-            'last_sent_at, last_dream, last_dream_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON '
-            'CONFLICT (rrn) DO UPDATE SET site = excluded.site, model = excluded.model, '
-            'firmware = excluded.firmware, last_heard = excluded.last_heard, last_sent_at = '
-            'excluded.last_sent_at, last_dream = excluded.last_dream, last_dream_at = '
-            'excluded.last_dream_at',
-            (rrn, provenance.site, provenance.model, provenance.firmware, now, now, sent_at,
-             dream_id, dream_at))
-        self.db.execute(
-            'INSERT INTO fleet_dreams (rrn, dream_id, dream_at, site, model, firmware, sent_at, '
-            'received_at, entry_count, payload_signature, provenance_signature) VALUES '
-            '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rrn, dream_id, dream_at) DO NOTHING',
-            (rrn, dream_id, dream_at, provenance.site, provenance.model, provenance.firmware,
-             sent_at, now, len(envelope.payload.entries), envelope.payload.signature,
-             envelope.provenance_signature))
-        self._keep_entries(envelope, sent_at)
-        self._forget_old(now)
+        with self.db.batch():  # writes only: sent together, their errors raised at its end
+            self.db.execute(
+                'INSERT INTO fleet_robots (rrn, site, model, firmware, first_heard, last_heard, '
+                'last_sent_at, last_dream, last_dream_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON '
+                'CONFLICT (rrn) DO UPDATE SET site = excluded.site, model = excluded.model, '
+                'firmware = excluded.firmware, last_heard = excluded.last_heard, last_sent_at = '
+                'excluded.last_sent_at, last_dream = excluded.last_dream, last_dream_at = '
+                'excluded.last_dream_at',
+                (rrn, provenance.site, provenance.model, provenance.firmware, now, now, sent_at,
+                 dream_id, dream_at))
+            self.db.execute(
+                'INSERT INTO fleet_dreams (rrn, dream_id, dream_at, site, model, firmware, '
+                'sent_at, received_at, entry_count, payload_signature, provenance_signature) '
+                'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rrn, dream_id, dream_at) '
+                'DO NOTHING',
+                (rrn, dream_id, dream_at, provenance.site, provenance.model, provenance.firmware,
+                 sent_at, now, len(envelope.payload.entries), envelope.payload.signature,
+                 envelope.provenance_signature))
+            self._keep_entries(envelope, sent_at)
+            self._forget_old(now)
         return Ack('stored', rrn, dream_id, message=f'dream {dream_id} of {rrn} kept: '
                    f'{len(envelope.payload.entries)} entries')
 
     def _keep_entries(self, envelope: Envelope, at: float) -> None:
+        """Write the dream's entries and each entry's newest state: a statement a table."""
         rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
         dream_at = _epoch(envelope.provenance.dream_at)
-        before = {row['entry_id']: row for row in self.db.rows(
-            'SELECT entry_id, observation_count, status FROM fleet_entries WHERE rrn = ?',
-            (rrn,))}
-        for entry in envelope.payload.entries:
-            values = (rrn, entry.id, fault_signature(entry.type, entry.text), entry.type,
-                      entry.text, entry.confidence, entry.observation_count,
-                      json.dumps(list(entry.tags), ensure_ascii=False),
-                      _epoch(entry.first_seen), _epoch(entry.last_reinforced))
-            self.db.execute(
-                'INSERT INTO fleet_dream_entries (rrn, entry_id, signature, type, text, '
-                'confidence, observation_count, tags, first_seen, last_reinforced, dream_id, '
-                'dream_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rrn, '
-                'dream_id, dream_at, entry_id) DO NOTHING', values + (dream_id, dream_at))
-            old = before.pop(entry.id, None)
-            grew = old is not None and entry.observation_count > old['observation_count']
-            self.db.execute(
-                'INSERT INTO fleet_entries (rrn, entry_id, signature, type, text, confidence, '
-                'observation_count, tags, first_seen, last_reinforced, first_heard, '
-                'reinforced_at, resolved_at, last_dream, last_dream_at, status) '
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, 'active') "
-                'ON CONFLICT (rrn, entry_id) DO UPDATE SET signature = excluded.signature, '
-                'type = excluded.type, text = excluded.text, confidence = excluded.confidence, '
-                'observation_count = excluded.observation_count, tags = excluded.tags, '
-                'first_seen = excluded.first_seen, last_reinforced = excluded.last_reinforced, '
-                'reinforced_at = ?, resolved_at = NULL, last_dream = excluded.last_dream, '
-                "last_dream_at = excluded.last_dream_at, status = 'active'",
-                values + (at, dream_id, dream_at, at if grew else (old or {}).get('reinforced_at')))
-        gone = [entry_id for entry_id, row in before.items() if row['status'] == 'active']
-        for entry_id in gone:
-            self.db.execute("UPDATE fleet_entries SET status = 'resolved', resolved_at = ?, "
-                            'last_dream = ?, last_dream_at = ? WHERE rrn = ? AND entry_id = ?',
-                            (at, dream_id, dream_at, rrn, entry_id))
+        rows = [(rrn, entry.id, fault_signature(entry.type, entry.text), entry.type, entry.text,
+                 entry.confidence, entry.observation_count,
+                 json.dumps(list(entry.tags), ensure_ascii=False), _epoch(entry.first_seen),
+                 _epoch(entry.last_reinforced))
+                for entry in envelope.payload.entries]  # ids unique: open_envelope checked
+        columns = ('rrn, entry_id, signature, type, text, confidence, observation_count, tags, '
+                   'first_seen, last_reinforced')
+        self.db.insert_many(
+            f'INSERT INTO fleet_dream_entries ({columns}, dream_id, dream_at)',
+            '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [row + (dream_id, dream_at) for row in rows],
+            'ON CONFLICT (rrn, dream_id, dream_at, entry_id) DO NOTHING')
+        # reinforced: the observation count grew since the entry's last state (NULL if not)
+        self.db.insert_many(
+            f'INSERT INTO fleet_entries ({columns}, first_heard, reinforced_at, resolved_at, '
+            'last_dream, last_dream_at, status)',
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, 'active')",
+            [row + (at, dream_id, dream_at) for row in rows],
+            'ON CONFLICT (rrn, entry_id) DO UPDATE SET signature = excluded.signature, '
+            'type = excluded.type, text = excluded.text, confidence = excluded.confidence, '
+            'observation_count = excluded.observation_count, tags = excluded.tags, '
+            'first_seen = excluded.first_seen, last_reinforced = excluded.last_reinforced, '
+            'reinforced_at = CASE WHEN excluded.observation_count > '
+            'fleet_entries.observation_count THEN excluded.first_heard ELSE NULL END, '
+            'resolved_at = NULL, last_dream = excluded.last_dream, '
+            "last_dream_at = excluded.last_dream_at, status = 'active'")
+        # active before and not in this (new) dream: the robot resolved them
+        self.db.execute(
+            "UPDATE fleet_entries SET status = 'resolved', resolved_at = ?, last_dream = ?, "
+            "last_dream_at = ? WHERE rrn = ? AND status = 'active' AND NOT (last_dream = ? AND "
+            'last_dream_at = ?)', (at, dream_id, dream_at, rrn, dream_id, dream_at))
 
     def _forget_old(self, now: float) -> None:
+        if abs(now - self._forgot_at) < FORGET_EVERY_S:
+            return  # done less than a minute ago (of the deliveries' clock)
+        self._forgot_at = now
         limit = now - self.retention_s
         self.db.execute('DELETE FROM fleet_dream_entries WHERE EXISTS (SELECT 1 FROM fleet_dreams '
                         'd WHERE d.rrn = fleet_dream_entries.rrn AND d.dream_id = '
