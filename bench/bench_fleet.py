@@ -32,8 +32,8 @@ Lines:
     put and its delivery), against sending its whole robot-memory.md once.
 ``fleet_ingest``  ``FleetStore.receive`` of sealed envelopes against a bare batched INSERT
     (psycopg ``executemany`` in one transaction) of the same rows into the same server.
-``fleet_rollup``  "same fault on N robots" (the report's path: ``store.entries()`` and its
-    grouping) over ``--rollup-robots`` x 50 entries, against one bare SQL GROUP BY.
+``fleet_rollup``  "same fault on N robots" (the report's path: ``store.fault_entries()`` and
+    its grouping) over ``--rollup-robots`` x 50 entries, against one bare SQL GROUP BY.
 ``fleet_delivery``  dreams made, stored, superseded by a newer stored one, pending, lost and
     counted twice, after the router kill and the link outage.
 ``fleet_latency_distribution``, ``fleet_bytes_distribution``  what bench/plots.py draws.

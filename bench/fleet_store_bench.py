@@ -21,8 +21,8 @@ The fleet store's figures of bench_fleet.py: delivery accounting, ingest and the
   PostgreSQL database, against a bare ``executemany`` of the very rows it wrote, in one
   transaction, into another empty database of the same server and schema.
 - :func:`rollup_line`: "the same fault on N robots" as ``robot-memory fleet report`` computes it
-  (``store.entries()`` and ``report``'s grouping) over robots x 50 entries written with COPY,
-  against one bare ``GROUP BY signature`` on the same table.
+  (``store.fault_entries()`` and ``report``'s grouping) over robots x 50 entries written with
+  COPY, against one bare ``GROUP BY signature`` on the same table.
 """
 
 import datetime as dt
@@ -221,8 +221,7 @@ def rollup_line(args, server) -> dict:
         store.db.execute('ANALYZE')
         for _ in range(3):
             began = time.perf_counter()
-            faults = report._same_fault([row for row in store.entries()
-                                         if row['status'] == 'active'])
+            faults = report._same_fault(*store.fault_entries())
             ours.append(time.perf_counter() - began)
             began = time.perf_counter()
             report.build_report(store, dt.datetime.now(UTC))

@@ -95,6 +95,9 @@ MIGRATIONS = (
         'NOT NULL, actor TEXT NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL)',
         'CREATE INDEX fleet_audit_lesson ON fleet_audit (lesson_id)',
     ]),
+    ('0003_fault_rollup', [  # the report's roll-ups read this index alone (fault_entries)
+        'CREATE INDEX fleet_entries_status_signature ON fleet_entries (status, signature, rrn)',
+    ]),
 )
 
 
@@ -121,6 +124,10 @@ class Ack:
     def to_data(self) -> dict:
         """Return the ack as JSON data (what the store's queryable answers)."""
         return dataclasses.asdict(self)
+
+
+def _chunks(items: list, size: int) -> list:
+    return [items[first:first + size] for first in range(0, len(items), size)]
 
 
 def _epoch(moment: dt.datetime) -> float:
@@ -280,6 +287,40 @@ class FleetStore:
             'FROM fleet_entries e LEFT JOIN fleet_dreams d ON d.rrn = e.rrn AND d.dream_id = '
             f'e.last_dream AND d.dream_at = e.last_dream_at {where} ORDER BY e.rrn, e.entry_id',
             parameters)
+
+    def fault_entries(self) -> tuple:
+        """
+        Return the active entries of each fault signature that two or more active entries share.
+
+        ``(rows, texts)``: ``rows`` are tuples ``(signature, rrn, entry_id, model, firmware,
+        site)`` (the provenance of the entry's last dream, as :meth:`entries` gives it) sorted
+        by signature, RRN and entry; ``texts`` maps each signature to ``(type, text)`` of its
+        first row. The signatures come from an index-only GROUP BY, so the cost grows with the
+        shared faults' entries, not with every entry of the fleet.
+        """
+        signatures = [row[0] for row in self.db.tuples(
+            "SELECT signature FROM fleet_entries WHERE status = 'active' GROUP BY signature "
+            'HAVING count(*) >= 2')]
+        rows = []
+        for chunk in _chunks(signatures, 500):
+            rows += self.db.tuples(
+                'SELECT e.signature, e.rrn, e.entry_id, d.model, d.firmware, d.site FROM '
+                'fleet_entries e LEFT JOIN fleet_dreams d ON d.rrn = e.rrn AND d.dream_id = '
+                "e.last_dream AND d.dream_at = e.last_dream_at WHERE e.status = 'active' AND "
+                f'e.signature IN ({", ".join("?" * len(chunk))})', chunk)
+        rows.sort(key=lambda row: row[:3])
+        first, seen = [], set()
+        for row in rows:
+            if row[0] not in seen:
+                seen.add(row[0])
+                first.append(row[1:3])
+        texts = {}
+        for chunk in _chunks(first, 400):
+            texts.update((row[0], row[1:]) for row in self.db.tuples(
+                'SELECT signature, type, text FROM fleet_entries WHERE (rrn, entry_id) IN '
+                f'(VALUES {", ".join(["(?, ?)"] * len(chunk))})',
+                [value for pair in chunk for value in pair]))
+        return rows, texts
 
     def dream_count(self, rrn: Optional[str] = None) -> int:
         """Return how many dreams are kept (one robot's, or all)."""

@@ -30,6 +30,8 @@ The fleet report: what the fleet store's robots say together, as data and as tex
 
 import collections
 import datetime as dt
+import itertools
+import operator
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
@@ -44,24 +46,25 @@ def _iso(seconds) -> object:
     return format_iso(from_epoch(seconds)) if seconds is not None else None
 
 
-def _by(rows: list, field: str) -> dict:
-    return dict(sorted(collections.Counter(row[field] for row in rows).items()))
+def _counted(values) -> dict:
+    return dict(sorted(collections.Counter(values).items()))
 
 
-def _same_fault(active: list) -> list:
-    groups: dict = collections.defaultdict(list)
-    for row in active:
-        groups[row['signature']].append(row)
+def _same_fault(rows: list, texts: dict) -> list:
+    """Group ``store.fault_entries()`` by signature: each fault on two robots or more."""
     faults = []
-    for signature, rows in groups.items():
-        robots = sorted({row['rrn'] for row in rows})
+    for signature, group in itertools.groupby(rows, key=operator.itemgetter(0)):
+        group = list(group)  # sorted by RRN and entry: robots in order, each once
+        robots = list(dict.fromkeys(row[1] for row in group))
         if len(robots) < 2:
             continue
-        faults.append({'signature': signature, 'type': rows[0]['type'], 'text': rows[0]['text'],
-                       'robots': robots, 'count': len(robots), 'by_model': _by(rows, 'model'),
-                       'entries': [{'rrn': row['rrn'], 'entry_id': row['entry_id']}
-                                   for row in sorted(rows, key=lambda row: row['rrn'])],
-                       'by_firmware': _by(rows, 'firmware'), 'by_site': _by(rows, 'site')})
+        entry_type, text = texts[signature]
+        faults.append({'signature': signature, 'type': entry_type, 'text': text,
+                       'robots': robots, 'count': len(robots),
+                       'by_model': _counted(row[3] for row in group),
+                       'entries': [{'rrn': row[1], 'entry_id': row[2]} for row in group],
+                       'by_firmware': _counted(row[4] for row in group),
+                       'by_site': _counted(row[5] for row in group)})
     faults.sort(key=lambda fault: (-fault['count'], fault['signature']))
     return faults
 
@@ -107,11 +110,11 @@ def build_report(store, now: dt.datetime, days: float = DEFAULT_DAYS,
     """Return the fleet's roll-ups at ``now`` as JSON data (module docstring)."""
     at = to_utc(now).timestamp()
     entries = store.entries()
-    active = [row for row in entries if row['status'] == 'active']
     robots = _robots(store.robots(), at, silent_after_s)
     return {'at': format_iso(now), 'days': days, 'silent_after_s': silent_after_s,
             'robots': robots, 'silent': [robot['rrn'] for robot in robots if robot['silent']],
-            'same_fault': _same_fault(active), 'week': _week(entries, at - days * 86_400.0),
+            'same_fault': _same_fault(*store.fault_entries()),
+            'week': _week(entries, at - days * 86_400.0),
             'disagreements': _disagreements(entries), 'refusals': store.refusals(),
             'dreams_kept': store.dream_count()}
 
