@@ -48,7 +48,8 @@ from robot_memory.testing.fleet_servers import new_database
 import fleet_robots  # noqa: I100 - bench/fleet_robots.py, beside this script
 from fleet_robots import robot_entries
 
-TABLES = ('fleet_robots', 'fleet_dreams', 'fleet_dream_entries', 'fleet_entries')
+TABLES = ('fleet_robots', 'fleet_dreams', 'fleet_dream_entries', 'fleet_entries',
+          'fleet_fault_counts')
 GOAL_INGEST_RATIO, GOAL_ROLLUP_MS = 0.5, 200.0
 
 
@@ -206,6 +207,9 @@ def _fill(url: str, robots: int, per_robot: int) -> int:
                         text, 0.9, 5, '[]', now, now, now, None, now if resolved else None, 1,
                         now, 'resolved' if resolved else 'active'))
                     written += 1
+        # what FleetStore.receive keeps beside the entries it writes (COPY went around it)
+        cursor.execute('INSERT INTO fleet_fault_counts (signature, entries) SELECT signature, '
+                       "count(*) FROM fleet_entries WHERE status = 'active' GROUP BY signature")
         conn.commit()
     return written
 

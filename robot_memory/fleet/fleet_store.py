@@ -33,6 +33,7 @@ A delivery older than the robot's newest kept one is refused as ``replayed``. Dr
 delivery is kept; the robots and the current entries stay.
 """
 
+import collections
 import dataclasses
 import datetime as dt
 import json
@@ -95,8 +96,11 @@ MIGRATIONS = (
         'NOT NULL, actor TEXT NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL)',
         'CREATE INDEX fleet_audit_lesson ON fleet_audit (lesson_id)',
     ]),
-    ('0003_fault_rollup', [  # the report's roll-ups read this index alone (fault_entries)
-        'CREATE INDEX fleet_entries_status_signature ON fleet_entries (status, signature, rrn)',
+    ('0003_fault_counts', [  # active entries a signature, kept by receive: fault_entries
+        'CREATE TABLE fleet_fault_counts (signature TEXT PRIMARY KEY, entries BIGINT NOT NULL)',
+        'CREATE INDEX fleet_fault_counts_entries ON fleet_fault_counts (entries)',
+        'INSERT INTO fleet_fault_counts (signature, entries) SELECT signature, count(*) FROM '
+        "fleet_entries WHERE status = 'active' GROUP BY signature",
     ]),
 )
 
@@ -176,10 +180,13 @@ class FleetStore:
     def _keep(self, envelope: Envelope, now: float) -> Ack:
         rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
         sent_at, dream_at = _epoch(envelope.sent_at), _epoch(envelope.provenance.dream_at)
-        [known] = self.db.rows(
-            'SELECT (SELECT last_sent_at FROM fleet_robots WHERE rrn = ?) AS last_sent_at, '
-            '(SELECT count(*) FROM fleet_dreams WHERE rrn = ? AND dream_id = ? AND dream_at = ?) '
-            'AS kept', (rrn, rrn, dream_id, dream_at))
+        # one read: the robot's newest payload, whether this dream is kept, its active faults
+        found = self.db.rows(
+            'SELECT r.last_sent_at, (SELECT count(*) FROM fleet_dreams WHERE rrn = k.rrn AND '
+            'dream_id = ? AND dream_at = ?) AS kept, e.signature FROM (SELECT CAST(? AS TEXT) '
+            'AS rrn) k LEFT JOIN fleet_robots r ON r.rrn = k.rrn LEFT JOIN fleet_entries e ON '
+            "e.rrn = k.rrn AND e.status = 'active'", (dream_id, dream_at, rrn))
+        known = found[0]
         if known['kept']:
             self.db.execute('UPDATE fleet_robots SET last_heard = ? WHERE rrn = ?', (now, rrn))
             return Ack('duplicate', rrn, dream_id,
@@ -208,20 +215,23 @@ class FleetStore:
                 (rrn, dream_id, dream_at, provenance.site, provenance.model, provenance.firmware,
                  sent_at, now, len(envelope.payload.entries), envelope.payload.signature,
                  envelope.provenance_signature))
-            self._keep_entries(envelope, sent_at)
+            signatures = [fault_signature(entry.type, entry.text)
+                          for entry in envelope.payload.entries]
+            self._keep_entries(envelope, signatures, sent_at)
+            self._count_faults(signatures, [row['signature'] for row in found if row['signature']])
             self._forget_old(now)
         return Ack('stored', rrn, dream_id, message=f'dream {dream_id} of {rrn} kept: '
                    f'{len(envelope.payload.entries)} entries')
 
-    def _keep_entries(self, envelope: Envelope, at: float) -> None:
+    def _keep_entries(self, envelope: Envelope, signatures: list, at: float) -> None:
         """Write the dream's entries and each entry's newest state: a statement a table."""
         rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
         dream_at = _epoch(envelope.provenance.dream_at)
-        rows = [(rrn, entry.id, fault_signature(entry.type, entry.text), entry.type, entry.text,
-                 entry.confidence, entry.observation_count,
-                 json.dumps(list(entry.tags), ensure_ascii=False), _epoch(entry.first_seen),
-                 _epoch(entry.last_reinforced))
-                for entry in envelope.payload.entries]  # ids unique: open_envelope checked
+        rows = [(rrn, entry.id, signature, entry.type, entry.text, entry.confidence,
+                 entry.observation_count, json.dumps(list(entry.tags), ensure_ascii=False),
+                 _epoch(entry.first_seen), _epoch(entry.last_reinforced))
+                for entry, signature in zip(envelope.payload.entries, signatures)]
+        # (ids are unique: open_envelope checked them)
         columns = ('rrn, entry_id, signature, type, text, confidence, observation_count, tags, '
                    'first_seen, last_reinforced')
         self.db.insert_many(
@@ -248,6 +258,17 @@ class FleetStore:
             "last_dream_at = ? WHERE rrn = ? AND status = 'active' AND NOT (last_dream = ? AND "
             'last_dream_at = ?)', (at, dream_id, dream_at, rrn, dream_id, dream_at))
 
+    def _count_faults(self, after: list, before: list) -> None:
+        """Add to each fault signature's count of active entries what this delivery changed."""
+        # after a delivery, a robot's active entries are exactly the payload's
+        change = collections.Counter(after)
+        change.subtract(before)
+        self.db.insert_many(
+            'INSERT INTO fleet_fault_counts (signature, entries)', '(?, ?)',
+            sorted((signature, delta) for signature, delta in change.items() if delta),
+            'ON CONFLICT (signature) DO UPDATE SET entries = fleet_fault_counts.entries + '
+            'excluded.entries')
+
     def _forget_old(self, now: float) -> None:
         if abs(now - self._forgot_at) < FORGET_EVERY_S:
             return  # done less than a minute ago (of the deliveries' clock)
@@ -260,6 +281,7 @@ class FleetStore:
         self.db.execute('DELETE FROM fleet_dreams WHERE received_at < ?', (limit,))
         self.db.execute("DELETE FROM fleet_entries WHERE status = 'resolved' AND resolved_at < ?",
                         (limit,))
+        self.db.execute('DELETE FROM fleet_fault_counts WHERE entries <= 0')
 
     def count(self, refused: Refused, now: dt.datetime) -> None:
         """Count a refusal made outside :meth:`receive` (a lesson the fleet key did not sign)."""
@@ -295,12 +317,12 @@ class FleetStore:
         ``(rows, texts)``: ``rows`` are tuples ``(signature, rrn, entry_id, model, firmware,
         site)`` (the provenance of the entry's last dream, as :meth:`entries` gives it) sorted
         by signature, RRN and entry; ``texts`` maps each signature to ``(type, text)`` of its
-        first row. The signatures come from an index-only GROUP BY, so the cost grows with the
-        shared faults' entries, not with every entry of the fleet.
+        first row. The signatures come from ``fleet_fault_counts`` (active entries a signature,
+        kept by :meth:`receive`), so the cost grows with the shared faults' entries, not with
+        every entry of the fleet.
         """
         signatures = [row[0] for row in self.db.tuples(
-            "SELECT signature FROM fleet_entries WHERE status = 'active' GROUP BY signature "
-            'HAVING count(*) >= 2')]
+            'SELECT signature FROM fleet_fault_counts WHERE entries >= 2')]
         rows = []
         for chunk in _chunks(signatures, 500):
             rows += self.db.tuples(

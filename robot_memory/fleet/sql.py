@@ -27,6 +27,7 @@ file. Times are stored as Unix seconds (``DOUBLE PRECISION``) so both compare th
 
 import contextlib
 import dataclasses
+import functools
 import pathlib
 import sqlite3
 import threading
@@ -140,12 +141,9 @@ class FleetDatabase:
                 per = max(1, MAX_PARAMETERS // max(1, len(rows[0])))
                 for first in range(0, len(rows), per):
                     chunk = rows[first:first + per]
-                    # the server's own $n placeholders: psycopg need not parse a long statement
-                    pieces = f'{head} VALUES {", ".join([row] * len(chunk))} {tail}'.split('?')
-                    numbered = ''.join(f'{piece}${number}' for number, piece
-                                       in enumerate(pieces[:-1], 1)) + pieces[-1]
                     psycopg.RawCursor(self.conn).execute(
-                        numbered, [value for values in chunk for value in values])
+                        _numbered(head, row, len(chunk), tail),
+                        [value for values in chunk for value in values])
             else:
                 self.conn.cursor().executemany(self.dialect.statement(
                     f'{head} VALUES {row} {tail}'), rows)
@@ -211,6 +209,15 @@ class FleetDatabase:
         """Close the connection."""
         with self._lock:
             self.conn.close()
+
+
+@functools.lru_cache(maxsize=256)
+def _numbered(head: str, row: str, count: int, tail: str) -> str:
+    """Return ``head VALUES row, row, ... tail`` with PostgreSQL's own $n placeholders."""
+    # psycopg need not parse a statement of a thousand placeholders at every delivery
+    pieces = f'{head} VALUES {", ".join([row] * count)} {tail}'.split('?')
+    return ''.join(f'{piece}${number}' for number, piece in enumerate(pieces[:-1], 1)) + \
+        pieces[-1]
 
 
 def _sqlite_path(url: str) -> pathlib.Path:

@@ -103,3 +103,39 @@ def test_same_fault_counts_robots_entries_and_the_first_entrys_text(store, robot
     assert (battery['robots'], battery['by_site']) == (
         [B, C], {'depot-north': 1, 'depot-south': 1})
     assert C not in encoder['robots']  # resolved by C: not a fault C still sees
+
+
+def _counted_now(store) -> dict:
+    return {row['signature']: int(row['entries']) for row in store.db.rows(
+        "SELECT signature, count(*) AS entries FROM fleet_entries WHERE status = 'active' "
+        'GROUP BY signature')}
+
+
+def _counts_kept(store) -> dict:
+    return {row['signature']: int(row['entries']) for row in store.db.rows(
+        'SELECT signature, entries FROM fleet_fault_counts WHERE entries <> 0')}
+
+
+def test_fault_counts_follow_every_delivery_and_a_migrated_store_is_counted(store_url, robots):
+    start = NOW - 2 * DAY
+    at = {'at': start}
+    with FleetStore(store_url, robots.trust) as store:
+        _deliver(store, robots.a, [entry('mem-enc00001', ENCODER, **at)], 1, start)
+        store.db.execute('DROP TABLE fleet_fault_counts')  # as a store made before 0003
+        store.db.execute("DELETE FROM fleet_migrations WHERE name = '0003_fault_counts'")
+    with FleetStore(store_url, robots.trust) as store:  # migrated: counted from the entries
+        assert _counts_kept(store) == _counted_now(store) and len(_counted_now(store)) == 1
+        _deliver(store, robots.b, [entry('mem-enc00002', SHOUTED, **at),
+                                   entry('mem-bat00002', BATTERY, **at)], 1, start)
+        _deliver(store, robots.c, [entry('mem-bat00003', BATTERY, **at)], 1, start)
+        assert _counts_kept(store) == _counted_now(store)
+        assert sorted(fault['robots'] for fault in build_report(store, NOW)['same_fault']) == [
+            [B, A], [B, C]]
+        later = start + DAY  # B resolves the encoder, rewords the battery, sees the dock
+        _deliver(store, robots.b, [entry('mem-bat00002', BATTERY + ' twice', at=later),
+                                   entry('mem-dock0002', DOCK, at=later)], 2, later)
+        assert _counts_kept(store) == _counted_now(store)
+        assert store.receive(robots.b.envelope([], 2, at=later, dream_at=later), robots.b.site,
+                             B, later).status == 'duplicate'  # changes nothing
+        assert _counts_kept(store) == _counted_now(store)
+        assert build_report(store, NOW)['same_fault'] == []  # each fault on one robot now
