@@ -330,7 +330,7 @@ class FleetStore:
                 'fleet_entries e LEFT JOIN fleet_dreams d ON d.rrn = e.rrn AND d.dream_id = '
                 "e.last_dream AND d.dream_at = e.last_dream_at WHERE e.status = 'active' AND "
                 f'e.signature IN ({", ".join("?" * len(chunk))})', chunk)
-        rows.sort(key=lambda row: row[:3])
+        rows.sort()  # by signature, RRN, entry: unique, so the provenance never compares
         first, seen = [], set()
         for row in rows:
             if row[0] not in seen:
@@ -343,6 +343,21 @@ class FleetStore:
                 f'(VALUES {", ".join(["(?, ?)"] * len(chunk))})',
                 [value for pair in chunk for value in pair]))
         return rows, texts
+
+    def changed_since(self, since: float) -> list:
+        """Return the entries first heard, reinforced (still active) or resolved since ``since``."""
+        return self.db.rows(
+            'SELECT rrn, entry_id, signature, type, text, status, first_heard, reinforced_at, '
+            'resolved_at FROM fleet_entries WHERE first_heard >= ? OR resolved_at >= ? OR '
+            "(reinforced_at >= ? AND status = 'active') ORDER BY rrn, entry_id",
+            (since, since, since))
+
+    def resolved_faults(self) -> list:
+        """Return every entry, of any status, of the fault signatures some robot resolved."""
+        return self.db.rows(
+            'SELECT rrn, entry_id, signature, text, status FROM fleet_entries WHERE signature IN '
+            "(SELECT signature FROM fleet_entries WHERE status = 'resolved') "
+            'ORDER BY rrn, entry_id')
 
     def dream_count(self, rrn: Optional[str] = None) -> int:
         """Return how many dreams are kept (one robot's, or all)."""

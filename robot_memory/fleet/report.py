@@ -46,8 +46,8 @@ def _iso(seconds) -> object:
     return format_iso(from_epoch(seconds)) if seconds is not None else None
 
 
-def _counted(values) -> dict:
-    return dict(sorted(collections.Counter(values).items()))
+def _counted(rows: list, column: int) -> dict:
+    return dict(sorted(collections.Counter(map(operator.itemgetter(column), rows)).items()))
 
 
 def _same_fault(rows: list, texts: dict) -> list:
@@ -55,16 +55,14 @@ def _same_fault(rows: list, texts: dict) -> list:
     faults = []
     for signature, group in itertools.groupby(rows, key=operator.itemgetter(0)):
         group = list(group)  # sorted by RRN and entry: robots in order, each once
-        robots = list(dict.fromkeys(row[1] for row in group))
+        robots = list(dict.fromkeys(map(operator.itemgetter(1), group)))
         if len(robots) < 2:
             continue
         entry_type, text = texts[signature]
         faults.append({'signature': signature, 'type': entry_type, 'text': text,
-                       'robots': robots, 'count': len(robots),
-                       'by_model': _counted(row[3] for row in group),
+                       'robots': robots, 'count': len(robots), 'by_model': _counted(group, 3),
                        'entries': [{'rrn': row[1], 'entry_id': row[2]} for row in group],
-                       'by_firmware': _counted(row[4] for row in group),
-                       'by_site': _counted(row[5] for row in group)})
+                       'by_firmware': _counted(group, 4), 'by_site': _counted(group, 5)})
     faults.sort(key=lambda fault: (-fault['count'], fault['signature']))
     return faults
 
@@ -109,14 +107,14 @@ def build_report(store, now: dt.datetime, days: float = DEFAULT_DAYS,
                  silent_after_s: float = DEFAULT_SILENT_AFTER_S) -> dict:
     """Return the fleet's roll-ups at ``now`` as JSON data (module docstring)."""
     at = to_utc(now).timestamp()
-    entries = store.entries()
+    since = at - days * 86_400.0
     robots = _robots(store.robots(), at, silent_after_s)
     return {'at': format_iso(now), 'days': days, 'silent_after_s': silent_after_s,
             'robots': robots, 'silent': [robot['rrn'] for robot in robots if robot['silent']],
             'same_fault': _same_fault(*store.fault_entries()),
-            'week': _week(entries, at - days * 86_400.0),
-            'disagreements': _disagreements(entries), 'refusals': store.refusals(),
-            'dreams_kept': store.dream_count()}
+            'week': _week(store.changed_since(since), since),
+            'disagreements': _disagreements(store.resolved_faults()),
+            'refusals': store.refusals(), 'dreams_kept': store.dream_count()}
 
 
 def _counts(mapping: dict) -> str:

@@ -151,8 +151,7 @@ class FleetDatabase:
     def tuples(self, sql: str, parameters=()) -> list:
         """Return the rows of a SELECT as tuples, in the order of its columns (large reads)."""
         with self._lock:
-            return [tuple(row) for row in self._run(sql, parameters,
-                                                    retry=not self._depth).fetchall()]
+            return list(map(tuple, self._run(sql, parameters, retry=not self._depth).fetchall()))
 
     def rows(self, sql: str, parameters=()) -> list:
         """Return the rows of a SELECT as dicts (column name to value)."""

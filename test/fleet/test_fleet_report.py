@@ -19,6 +19,7 @@ import datetime as dt
 
 import pytest
 
+from robot_memory.fleet import report as fleet_report
 from robot_memory.fleet.fleet_store import FleetStore
 from robot_memory.fleet.report import build_report
 from support.fleet import A
@@ -90,8 +91,17 @@ def test_same_fault_counts_robots_entries_and_the_first_entrys_text(store, robot
                                entry('mem-bat00003', BATTERY, **at)], 1, start)
     later = start + DAY
     _deliver(store, robots.c, [entry('mem-bat00003', BATTERY, count=5, at=later)], 2, later)
-    faults = build_report(store, NOW)['same_fault']
+    report = build_report(store, NOW, days=1.5)
+    faults = report['same_fault']
     assert faults == _same_fault_from_every_entry(store)
+    # the week and the disagreements read only what they show: as from every entry
+    every = store.entries()
+    since = NOW.timestamp() - 1.5 * DAY.total_seconds()
+    assert report['week'] == fleet_report._week(every, since)
+    assert report['week']['resolved'] and report['week']['reinforced']
+    assert not report['week']['learned']  # all heard two days ago
+    assert report['disagreements'] == fleet_report._disagreements(every)
+    assert [item['resolved_by'] for item in report['disagreements']] == [[C]]
     encoder, battery = faults
     # B's RRN sorts first, so the fault reads as B wrote it; the two entries of A count twice
     assert (encoder['text'], encoder['robots'], encoder['count']) == (SHOUTED, [B, A], 2)
