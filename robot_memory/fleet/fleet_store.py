@@ -336,7 +336,7 @@ class FleetStore:
             if row[0] not in seen:
                 seen.add(row[0])
                 first.append(row[1:3])
-        texts = {}
+        texts: dict = {}
         for chunk in _chunks(first, 400):
             texts.update((row[0], row[1:]) for row in self.db.tuples(
                 'SELECT signature, type, text FROM fleet_entries WHERE (rrn, entry_id) IN '

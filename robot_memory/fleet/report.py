@@ -53,8 +53,8 @@ def _counted(rows: list, column: int) -> dict:
 def _same_fault(rows: list, texts: dict) -> list:
     """Group ``store.fault_entries()`` by signature: each fault on two robots or more."""
     faults = []
-    for signature, group in itertools.groupby(rows, key=operator.itemgetter(0)):
-        group = list(group)  # sorted by RRN and entry: robots in order, each once
+    for signature, grouped in itertools.groupby(rows, key=operator.itemgetter(0)):
+        group = list(grouped)  # sorted by RRN and entry: robots in order, each once
         robots = list(dict.fromkeys(map(operator.itemgetter(1), group)))
         if len(robots) < 2:
             continue
