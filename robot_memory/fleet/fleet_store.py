@@ -26,11 +26,15 @@ checks it (``fleet.envelope.open_envelope``), and keeps it in one transaction:
 - ``fleet_entries``: each robot's newest state of each entry, and when the store first heard
   of it, when its observation count last grew (reinforced) and when it left the robot's
   payload (resolved: a robot shares only what it still believes).
+- ``fleet_fault_counts``: how many active entries each fault signature has, changed by each
+  delivery, so the report finds the faults on several robots without reading every entry;
 - ``fleet_refusals``: one counter per refusal reason, with the last message.
 
-A delivery older than the robot's newest kept one is refused as ``replayed``. Dreams older than
-``retention_days`` (by receipt) and entries resolved that long ago are deleted as each
-delivery is kept; the robots and the current entries stay.
+A delivery is one read and then its writes, a statement a table (multi-row, sent together:
+``FleetDatabase.insert_many`` and ``batch``), not a round trip an entry. A delivery older than
+the robot's newest kept one is refused as ``replayed``. Dreams older than ``retention_days``
+(by receipt) and entries resolved that long ago are deleted with a delivery, at most once a
+minute; the robots and the current entries stay.
 """
 
 import collections
