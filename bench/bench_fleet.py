@@ -32,13 +32,15 @@ Lines:
     put and its delivery), against sending its whole robot-memory.md once.
 ``fleet_ingest``  ``FleetStore.receive`` of sealed envelopes against a bare batched INSERT
     (psycopg ``executemany`` in one transaction) of the same rows into the same server.
-``fleet_rollup``  "same fault on N robots" (the report's path: ``store.entries()`` and its
-    grouping) over ``--rollup-robots`` x 50 entries, against one bare SQL GROUP BY.
+``fleet_rollup``  "same fault on N robots" (the report's path: ``store.fault_entries()`` and
+    its grouping) over ``--rollup-robots`` x 50 entries, against one bare SQL GROUP BY.
 ``fleet_delivery``  dreams made, stored, superseded by a newer stored one, pending, lost and
     counted twice, after the router kill and the link outage.
 ``fleet_latency_distribution``, ``fleet_bytes_distribution``  what bench/plots.py draws.
 
-Usage: ``python bench/bench_fleet.py [--quick] [--robots N] [--rounds R] [--spread-s S]``.
+Usage: ``python bench/bench_fleet.py [--quick] [--robots N] [--rounds R] [--spread-s S]
+[--only store]``; ``--only store`` runs the store's two lines (``fleet_ingest``,
+``fleet_rollup``) without the routers and robots, for work on the store alone.
 """
 
 import argparse
@@ -328,6 +330,21 @@ def figures(args, run: dict, robots: list, bare: list) -> list:
     return lines
 
 
+def fleet_lines(args, directory: pathlib.Path, server, robots: list, start: dt.datetime) -> list:
+    """Run the fleet (routers, robots, the store serving); return its lines."""
+    store_url = new_database(server)
+    fleet = Fleet(args, directory, store_url, robots)
+    try:
+        run = run_rounds(args, fleet, robots, start)
+        envelope = max(item.get('envelope_bytes', 0) for item in run['results'])
+        bare = bare_latency(args, fleet.endpoints[0], envelope)
+        lines = figures(args, run, robots, bare)
+        lines.append(fleet_store_bench.delivery_line(run, store_url, args.quick))
+    finally:
+        fleet.stop()
+    return lines
+
+
 def main(argv=None) -> int:
     """Parse the arguments, run the fleet and the store benchmarks, print the lines."""
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
@@ -344,6 +361,9 @@ def main(argv=None) -> int:
                         help="seconds a delivery waits for the store's ack (the node's 10)")
     parser.add_argument('--bare-repeats', type=int, default=None)
     parser.add_argument('--rollup-robots', type=int, default=None, help='default 5000')
+    parser.add_argument('--only', choices=('store',), default=None,
+                        help="store: only fleet_ingest and fleet_rollup (no routers, no robots' "
+                        'sessions)')
     args = parser.parse_args(argv)
     args.robots = args.robots or (6 if args.quick else 200)
     args.rounds = args.rounds or (6 if args.quick else 10)
@@ -353,26 +373,15 @@ def main(argv=None) -> int:
     load_start = os.getloadavg()
     postgres = PostgresControl()
     directory = pathlib.Path(tempfile.mkdtemp(prefix='bench-fleet-'))
-    fleet = None
     try:
         server = postgres.start()
         start = (dt.datetime.now(UTC) - dt.timedelta(minutes=args.period_min * args.rounds + 30)
                  ).replace(microsecond=0)
         robots = make_robots(args, directory, start)
-        store_url = new_database(server)
-        fleet = Fleet(args, directory, store_url, robots)
-        run = run_rounds(args, fleet, robots, start)
-        envelope = max(item.get('envelope_bytes', 0) for item in run['results'])
-        bare = bare_latency(args, fleet.endpoints[0], envelope)
-        lines = figures(args, run, robots, bare)
-        lines.append(fleet_store_bench.delivery_line(run, store_url, args.quick))
-        fleet.stop()
-        fleet = None
+        lines = [] if args.only == 'store' else fleet_lines(args, directory, server, robots, start)
         lines.append(fleet_store_bench.ingest_line(args, server, robots))
         lines.append(fleet_store_bench.rollup_line(args, server))
     finally:
-        if fleet is not None:
-            fleet.stop()
         postgres.remove()
         shutil.rmtree(directory, ignore_errors=True)
     load = [[round(value, 2) for value in loads] for loads in (load_start, os.getloadavg())]

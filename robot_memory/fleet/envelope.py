@@ -28,6 +28,7 @@ checks before it keeps anything, raising :class:`~robot_memory.fleet.refusals.Re
 import base64
 import dataclasses
 import datetime as dt
+import functools
 import json
 import pathlib
 from typing import Any
@@ -180,6 +181,11 @@ class Trust:
 
     def policy(self) -> FederationPolicy:
         """Return the LAN's policy with the store's limits (signatures checked here)."""
+        return self._policy
+
+    @functools.cached_property
+    def _policy(self) -> FederationPolicy:
+        # made once: it names every robot, so making it a delivery cost as much as the fleet
         return FederationPolicy(
             allowed_peers=tuple(self.public_keys), max_entries=self.max_entries,
             max_payload_bytes=min(self.max_bytes, 16 * 1024 * 1024),

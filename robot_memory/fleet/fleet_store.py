@@ -26,16 +26,22 @@ checks it (``fleet.envelope.open_envelope``), and keeps it in one transaction:
 - ``fleet_entries``: each robot's newest state of each entry, and when the store first heard
   of it, when its observation count last grew (reinforced) and when it left the robot's
   payload (resolved: a robot shares only what it still believes).
+- ``fleet_fault_counts``: how many active entries each fault signature has, changed by each
+  delivery, so the report finds the faults on several robots without reading every entry;
 - ``fleet_refusals``: one counter per refusal reason, with the last message.
 
-A delivery older than the robot's newest kept one is refused as ``replayed``. Dreams older than
-``retention_days`` (by receipt) and entries resolved that long ago are deleted as each
-delivery is kept; the robots and the current entries stay.
+A delivery is one read and then its writes, a statement a table (multi-row, sent together:
+``FleetDatabase.insert_many`` and ``batch``), not a round trip an entry. A delivery older than
+the robot's newest kept one is refused as ``replayed``. Dreams older than ``retention_days``
+(by receipt) and entries resolved that long ago are deleted with a delivery, at most once a
+minute; the robots and the current entries stay.
 """
 
+import collections
 import dataclasses
 import datetime as dt
 import json
+import math
 from typing import Optional
 
 from robot_memory.common.timeutil import format_iso
@@ -53,6 +59,7 @@ from robot_memory.fleet.sql import migrate
 from robot_memory.substrate.textrules import content_hash
 
 DEFAULT_RETENTION_DAYS = 90.0
+FORGET_EVERY_S = 60.0  # retention runs with a delivery at most this often
 _TIME = 'DOUBLE PRECISION'
 MIGRATIONS = (
     ('0001_tables', [
@@ -93,6 +100,12 @@ MIGRATIONS = (
         'NOT NULL, actor TEXT NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL)',
         'CREATE INDEX fleet_audit_lesson ON fleet_audit (lesson_id)',
     ]),
+    ('0003_fault_counts', [  # active entries a signature, kept by receive: fault_entries
+        'CREATE TABLE fleet_fault_counts (signature TEXT PRIMARY KEY, entries BIGINT NOT NULL)',
+        'CREATE INDEX fleet_fault_counts_entries ON fleet_fault_counts (entries)',
+        'INSERT INTO fleet_fault_counts (signature, entries) SELECT signature, count(*) FROM '
+        "fleet_entries WHERE status = 'active' GROUP BY signature",
+    ]),
 )
 
 
@@ -121,6 +134,10 @@ class Ack:
         return dataclasses.asdict(self)
 
 
+def _chunks(items: list, size: int) -> list:
+    return [items[first:first + size] for first in range(0, len(items), size)]
+
+
 def _epoch(moment: dt.datetime) -> float:
     return to_utc(moment).timestamp()
 
@@ -134,6 +151,7 @@ class FleetStore:
                              'most 36500')
         self.trust = trust
         self.retention_s = retention_days * 86_400.0
+        self._forgot_at = -math.inf
         self.db: FleetDatabase = connect(url)
         try:
             migrate(self.db, MIGRATIONS)
@@ -166,76 +184,99 @@ class FleetStore:
     def _keep(self, envelope: Envelope, now: float) -> Ack:
         rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
         sent_at, dream_at = _epoch(envelope.sent_at), _epoch(envelope.provenance.dream_at)
-        robot = self.db.rows('SELECT last_sent_at FROM fleet_robots WHERE rrn = ?', (rrn,))
-        if self.db.value('SELECT 1 FROM fleet_dreams WHERE rrn = ? AND dream_id = ? AND '
-                         'dream_at = ?', (rrn, dream_id, dream_at)):
+        # one read: the robot's newest payload, whether this dream is kept, its active faults
+        found = self.db.rows(
+            'SELECT r.last_sent_at, (SELECT count(*) FROM fleet_dreams WHERE rrn = k.rrn AND '
+            'dream_id = ? AND dream_at = ?) AS kept, e.signature FROM (SELECT CAST(? AS TEXT) '
+            'AS rrn) k LEFT JOIN fleet_robots r ON r.rrn = k.rrn LEFT JOIN fleet_entries e ON '
+            "e.rrn = k.rrn AND e.status = 'active'", (dream_id, dream_at, rrn))
+        known = found[0]
+        if known['kept']:
             self.db.execute('UPDATE fleet_robots SET last_heard = ? WHERE rrn = ?', (now, rrn))
             return Ack('duplicate', rrn, dream_id,
                        message=f'dream {dream_id} of {rrn} was kept before; nothing changed')
-        if robot and sent_at <= robot[0]['last_sent_at']:
-            kept = format_iso(from_epoch(robot[0]['last_sent_at']))
+        if known['last_sent_at'] is not None and sent_at <= known['last_sent_at']:
+            kept = format_iso(from_epoch(known['last_sent_at']))
             raise Refused('replayed', f'sent at {format_iso(envelope.sent_at)}, not after the '
                           f'newest payload kept ({kept})',
                           'an old or repeated payload is ignored; nothing changed', rrn)
         provenance = envelope.provenance
-        self.db.execute(
-            'INSERT INTO fleet_robots (rrn, site, model, firmware, first_heard, last_heard, '
-            'last_sent_at, last_dream, last_dream_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON '
-            'CONFLICT (rrn) DO UPDATE SET site = excluded.site, model = excluded.model, '
-            'firmware = excluded.firmware, last_heard = excluded.last_heard, last_sent_at = '
-            'excluded.last_sent_at, last_dream = excluded.last_dream, last_dream_at = '
-            'excluded.last_dream_at',
-            (rrn, provenance.site, provenance.model, provenance.firmware, now, now, sent_at,
-             dream_id, dream_at))
-        self.db.execute(
-            'INSERT INTO fleet_dreams (rrn, dream_id, dream_at, site, model, firmware, sent_at, '
-            'received_at, entry_count, payload_signature, provenance_signature) VALUES '
-            '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rrn, dream_id, dream_at) DO NOTHING',
-            (rrn, dream_id, dream_at, provenance.site, provenance.model, provenance.firmware,
-             sent_at, now, len(envelope.payload.entries), envelope.payload.signature,
-             envelope.provenance_signature))
-        self._keep_entries(envelope, sent_at)
-        self._forget_old(now)
+        with self.db.batch():  # writes only: sent together, their errors raised at its end
+            self.db.execute(
+                'INSERT INTO fleet_robots (rrn, site, model, firmware, first_heard, last_heard, '
+                'last_sent_at, last_dream, last_dream_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON '
+                'CONFLICT (rrn) DO UPDATE SET site = excluded.site, model = excluded.model, '
+                'firmware = excluded.firmware, last_heard = excluded.last_heard, last_sent_at = '
+                'excluded.last_sent_at, last_dream = excluded.last_dream, last_dream_at = '
+                'excluded.last_dream_at',
+                (rrn, provenance.site, provenance.model, provenance.firmware, now, now, sent_at,
+                 dream_id, dream_at))
+            self.db.execute(
+                'INSERT INTO fleet_dreams (rrn, dream_id, dream_at, site, model, firmware, '
+                'sent_at, received_at, entry_count, payload_signature, provenance_signature) '
+                'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rrn, dream_id, dream_at) '
+                'DO NOTHING',
+                (rrn, dream_id, dream_at, provenance.site, provenance.model, provenance.firmware,
+                 sent_at, now, len(envelope.payload.entries), envelope.payload.signature,
+                 envelope.provenance_signature))
+            signatures = [fault_signature(entry.type, entry.text)
+                          for entry in envelope.payload.entries]
+            self._keep_entries(envelope, signatures, sent_at)
+            self._count_faults(signatures, [row['signature'] for row in found if row['signature']])
+            self._forget_old(now)
         return Ack('stored', rrn, dream_id, message=f'dream {dream_id} of {rrn} kept: '
                    f'{len(envelope.payload.entries)} entries')
 
-    def _keep_entries(self, envelope: Envelope, at: float) -> None:
+    def _keep_entries(self, envelope: Envelope, signatures: list, at: float) -> None:
+        """Write the dream's entries and each entry's newest state: a statement a table."""
         rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
         dream_at = _epoch(envelope.provenance.dream_at)
-        before = {row['entry_id']: row for row in self.db.rows(
-            'SELECT entry_id, observation_count, status FROM fleet_entries WHERE rrn = ?',
-            (rrn,))}
-        for entry in envelope.payload.entries:
-            values = (rrn, entry.id, fault_signature(entry.type, entry.text), entry.type,
-                      entry.text, entry.confidence, entry.observation_count,
-                      json.dumps(list(entry.tags), ensure_ascii=False),
-                      _epoch(entry.first_seen), _epoch(entry.last_reinforced))
-            self.db.execute(
-                'INSERT INTO fleet_dream_entries (rrn, entry_id, signature, type, text, '
-                'confidence, observation_count, tags, first_seen, last_reinforced, dream_id, '
-                'dream_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rrn, '
-                'dream_id, dream_at, entry_id) DO NOTHING', values + (dream_id, dream_at))
-            old = before.pop(entry.id, None)
-            grew = old is not None and entry.observation_count > old['observation_count']
-            self.db.execute(
-                'INSERT INTO fleet_entries (rrn, entry_id, signature, type, text, confidence, '
-                'observation_count, tags, first_seen, last_reinforced, first_heard, '
-                'reinforced_at, resolved_at, last_dream, last_dream_at, status) '
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, 'active') "
-                'ON CONFLICT (rrn, entry_id) DO UPDATE SET signature = excluded.signature, '
-                'type = excluded.type, text = excluded.text, confidence = excluded.confidence, '
-                'observation_count = excluded.observation_count, tags = excluded.tags, '
-                'first_seen = excluded.first_seen, last_reinforced = excluded.last_reinforced, '
-                'reinforced_at = ?, resolved_at = NULL, last_dream = excluded.last_dream, '
-                "last_dream_at = excluded.last_dream_at, status = 'active'",
-                values + (at, dream_id, dream_at, at if grew else (old or {}).get('reinforced_at')))
-        gone = [entry_id for entry_id, row in before.items() if row['status'] == 'active']
-        for entry_id in gone:
-            self.db.execute("UPDATE fleet_entries SET status = 'resolved', resolved_at = ?, "
-                            'last_dream = ?, last_dream_at = ? WHERE rrn = ? AND entry_id = ?',
-                            (at, dream_id, dream_at, rrn, entry_id))
+        rows = [(rrn, entry.id, signature, entry.type, entry.text, entry.confidence,
+                 entry.observation_count, json.dumps(list(entry.tags), ensure_ascii=False),
+                 _epoch(entry.first_seen), _epoch(entry.last_reinforced))
+                for entry, signature in zip(envelope.payload.entries, signatures)]
+        # (ids are unique: open_envelope checked them)
+        columns = ('rrn, entry_id, signature, type, text, confidence, observation_count, tags, '
+                   'first_seen, last_reinforced')
+        self.db.insert_many(
+            f'INSERT INTO fleet_dream_entries ({columns}, dream_id, dream_at)',
+            '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [row + (dream_id, dream_at) for row in rows],
+            'ON CONFLICT (rrn, dream_id, dream_at, entry_id) DO NOTHING')
+        # reinforced: the observation count grew since the entry's last state (NULL if not)
+        self.db.insert_many(
+            f'INSERT INTO fleet_entries ({columns}, first_heard, reinforced_at, resolved_at, '
+            'last_dream, last_dream_at, status)',
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, 'active')",
+            [row + (at, dream_id, dream_at) for row in rows],
+            'ON CONFLICT (rrn, entry_id) DO UPDATE SET signature = excluded.signature, '
+            'type = excluded.type, text = excluded.text, confidence = excluded.confidence, '
+            'observation_count = excluded.observation_count, tags = excluded.tags, '
+            'first_seen = excluded.first_seen, last_reinforced = excluded.last_reinforced, '
+            'reinforced_at = CASE WHEN excluded.observation_count > '
+            'fleet_entries.observation_count THEN excluded.first_heard ELSE NULL END, '
+            'resolved_at = NULL, last_dream = excluded.last_dream, '
+            "last_dream_at = excluded.last_dream_at, status = 'active'")
+        # active before and not in this (new) dream: the robot resolved them
+        self.db.execute(
+            "UPDATE fleet_entries SET status = 'resolved', resolved_at = ?, last_dream = ?, "
+            "last_dream_at = ? WHERE rrn = ? AND status = 'active' AND NOT (last_dream = ? AND "
+            'last_dream_at = ?)', (at, dream_id, dream_at, rrn, dream_id, dream_at))
+
+    def _count_faults(self, after: list, before: list) -> None:
+        """Add to each fault signature's count of active entries what this delivery changed."""
+        # after a delivery, a robot's active entries are exactly the payload's
+        change = collections.Counter(after)
+        change.subtract(before)
+        self.db.insert_many(
+            'INSERT INTO fleet_fault_counts (signature, entries)', '(?, ?)',
+            sorted((signature, delta) for signature, delta in change.items() if delta),
+            'ON CONFLICT (signature) DO UPDATE SET entries = fleet_fault_counts.entries + '
+            'excluded.entries')
 
     def _forget_old(self, now: float) -> None:
+        if abs(now - self._forgot_at) < FORGET_EVERY_S:
+            return  # done less than a minute ago (of the deliveries' clock)
+        self._forgot_at = now
         limit = now - self.retention_s
         self.db.execute('DELETE FROM fleet_dream_entries WHERE EXISTS (SELECT 1 FROM fleet_dreams '
                         'd WHERE d.rrn = fleet_dream_entries.rrn AND d.dream_id = '
@@ -244,6 +285,7 @@ class FleetStore:
         self.db.execute('DELETE FROM fleet_dreams WHERE received_at < ?', (limit,))
         self.db.execute("DELETE FROM fleet_entries WHERE status = 'resolved' AND resolved_at < ?",
                         (limit,))
+        self.db.execute('DELETE FROM fleet_fault_counts WHERE entries <= 0')
 
     def count(self, refused: Refused, now: dt.datetime) -> None:
         """Count a refusal made outside :meth:`receive` (a lesson the fleet key did not sign)."""
@@ -271,6 +313,55 @@ class FleetStore:
             'FROM fleet_entries e LEFT JOIN fleet_dreams d ON d.rrn = e.rrn AND d.dream_id = '
             f'e.last_dream AND d.dream_at = e.last_dream_at {where} ORDER BY e.rrn, e.entry_id',
             parameters)
+
+    def fault_entries(self) -> tuple:
+        """
+        Return the active entries of each fault signature that two or more active entries share.
+
+        ``(rows, texts)``: ``rows`` are tuples ``(signature, rrn, entry_id, model, firmware,
+        site)`` (the provenance of the entry's last dream, as :meth:`entries` gives it) sorted
+        by signature, RRN and entry; ``texts`` maps each signature to ``(type, text)`` of its
+        first row. The signatures come from ``fleet_fault_counts`` (active entries a signature,
+        kept by :meth:`receive`), so the cost grows with the shared faults' entries, not with
+        every entry of the fleet.
+        """
+        signatures = [row[0] for row in self.db.tuples(
+            'SELECT signature FROM fleet_fault_counts WHERE entries >= 2')]
+        rows = []
+        for chunk in _chunks(signatures, 500):
+            rows += self.db.tuples(
+                'SELECT e.signature, e.rrn, e.entry_id, d.model, d.firmware, d.site FROM '
+                'fleet_entries e LEFT JOIN fleet_dreams d ON d.rrn = e.rrn AND d.dream_id = '
+                "e.last_dream AND d.dream_at = e.last_dream_at WHERE e.status = 'active' AND "
+                f'e.signature IN ({", ".join("?" * len(chunk))})', chunk)
+        rows.sort()  # by signature, RRN, entry: unique, so the provenance never compares
+        first, seen = [], set()
+        for row in rows:
+            if row[0] not in seen:
+                seen.add(row[0])
+                first.append(row[1:3])
+        texts: dict = {}
+        for chunk in _chunks(first, 400):
+            texts.update((row[0], row[1:]) for row in self.db.tuples(
+                'SELECT signature, type, text FROM fleet_entries WHERE (rrn, entry_id) IN '
+                f'(VALUES {", ".join(["(?, ?)"] * len(chunk))})',
+                [value for pair in chunk for value in pair]))
+        return rows, texts
+
+    def changed_since(self, since: float) -> list:
+        """Return the entries first heard, reinforced (still active) or resolved since ``since``."""
+        return self.db.rows(
+            'SELECT rrn, entry_id, signature, type, text, status, first_heard, reinforced_at, '
+            'resolved_at FROM fleet_entries WHERE first_heard >= ? OR resolved_at >= ? OR '
+            "(reinforced_at >= ? AND status = 'active') ORDER BY rrn, entry_id",
+            (since, since, since))
+
+    def resolved_faults(self) -> list:
+        """Return every entry, of any status, of the fault signatures some robot resolved."""
+        return self.db.rows(
+            'SELECT rrn, entry_id, signature, text, status FROM fleet_entries WHERE signature IN '
+            "(SELECT signature FROM fleet_entries WHERE status = 'resolved') "
+            'ORDER BY rrn, entry_id')
 
     def dream_count(self, rrn: Optional[str] = None) -> int:
         """Return how many dreams are kept (one robot's, or all)."""

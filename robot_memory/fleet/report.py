@@ -30,6 +30,8 @@ The fleet report: what the fleet store's robots say together, as data and as tex
 
 import collections
 import datetime as dt
+import itertools
+import operator
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
@@ -44,24 +46,23 @@ def _iso(seconds) -> object:
     return format_iso(from_epoch(seconds)) if seconds is not None else None
 
 
-def _by(rows: list, field: str) -> dict:
-    return dict(sorted(collections.Counter(row[field] for row in rows).items()))
+def _counted(rows: list, column: int) -> dict:
+    return dict(sorted(collections.Counter(map(operator.itemgetter(column), rows)).items()))
 
 
-def _same_fault(active: list) -> list:
-    groups: dict = collections.defaultdict(list)
-    for row in active:
-        groups[row['signature']].append(row)
+def _same_fault(rows: list, texts: dict) -> list:
+    """Group ``store.fault_entries()`` by signature: each fault on two robots or more."""
     faults = []
-    for signature, rows in groups.items():
-        robots = sorted({row['rrn'] for row in rows})
+    for signature, grouped in itertools.groupby(rows, key=operator.itemgetter(0)):
+        group = list(grouped)  # sorted by RRN and entry: robots in order, each once
+        robots = list(dict.fromkeys(map(operator.itemgetter(1), group)))
         if len(robots) < 2:
             continue
-        faults.append({'signature': signature, 'type': rows[0]['type'], 'text': rows[0]['text'],
-                       'robots': robots, 'count': len(robots), 'by_model': _by(rows, 'model'),
-                       'entries': [{'rrn': row['rrn'], 'entry_id': row['entry_id']}
-                                   for row in sorted(rows, key=lambda row: row['rrn'])],
-                       'by_firmware': _by(rows, 'firmware'), 'by_site': _by(rows, 'site')})
+        entry_type, text = texts[signature]
+        faults.append({'signature': signature, 'type': entry_type, 'text': text,
+                       'robots': robots, 'count': len(robots), 'by_model': _counted(group, 3),
+                       'entries': [{'rrn': row[1], 'entry_id': row[2]} for row in group],
+                       'by_firmware': _counted(group, 4), 'by_site': _counted(group, 5)})
     faults.sort(key=lambda fault: (-fault['count'], fault['signature']))
     return faults
 
@@ -106,14 +107,14 @@ def build_report(store, now: dt.datetime, days: float = DEFAULT_DAYS,
                  silent_after_s: float = DEFAULT_SILENT_AFTER_S) -> dict:
     """Return the fleet's roll-ups at ``now`` as JSON data (module docstring)."""
     at = to_utc(now).timestamp()
-    entries = store.entries()
-    active = [row for row in entries if row['status'] == 'active']
+    since = at - days * 86_400.0
     robots = _robots(store.robots(), at, silent_after_s)
     return {'at': format_iso(now), 'days': days, 'silent_after_s': silent_after_s,
             'robots': robots, 'silent': [robot['rrn'] for robot in robots if robot['silent']],
-            'same_fault': _same_fault(active), 'week': _week(entries, at - days * 86_400.0),
-            'disagreements': _disagreements(entries), 'refusals': store.refusals(),
-            'dreams_kept': store.dream_count()}
+            'same_fault': _same_fault(*store.fault_entries()),
+            'week': _week(store.changed_since(since), since),
+            'disagreements': _disagreements(store.resolved_faults()),
+            'refusals': store.refusals(), 'dreams_kept': store.dream_count()}
 
 
 def _counts(mapping: dict) -> str:

@@ -27,6 +27,7 @@ file. Times are stored as Unix seconds (``DOUBLE PRECISION``) so both compare th
 
 import contextlib
 import dataclasses
+import functools
 import pathlib
 import sqlite3
 import threading
@@ -43,6 +44,7 @@ from robot_memory.fleet.refusals import FleetError
 BUSY_TIMEOUT_S = 10.0
 POSTGRES_SCHEMES = ('postgresql://', 'postgres://')
 MIGRATIONS_TABLE = 'fleet_migrations'
+MAX_PARAMETERS = 30_000  # a statement's parameters at most (PostgreSQL's limit is 65535)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +56,7 @@ class Dialect:
     begin: str
     # taken first in the migrations' transaction, so two stores starting at once apply them once
     migration_lock: str
+    multirow_insert: bool = False  # insert_many: one multi-row INSERT, not executemany
 
     def statement(self, sql: str) -> str:
         """Return ``sql`` with this dialect's placeholders (statements never hold a literal ?)."""
@@ -62,7 +65,8 @@ class Dialect:
 
 SQLITE = Dialect('sqlite', '?', 'BEGIN IMMEDIATE', '')
 POSTGRES = Dialect('postgresql', '%s', 'BEGIN',
-                   'SELECT pg_advisory_xact_lock(7263601)')  # any fixed number: the store's
+                   'SELECT pg_advisory_xact_lock(7263601)',  # any fixed number: the store's
+                   multirow_insert=True)
 
 
 class FleetDatabase:
@@ -118,6 +122,37 @@ class FleetDatabase:
         with self._lock:
             return self._run(sql, parameters, retry=False)
 
+    def insert_many(self, head: str, row: str, rows, tail: str = '') -> None:
+        """
+        Run ``head VALUES row tail`` for every parameter row, as one batch (in the transaction).
+
+        ``row`` is the parenthesised VALUES row with its ``?`` (constants may stand beside them).
+        PostgreSQL takes the rows as multi-row INSERTs (one statement and one round trip, not
+        one a row); SQLite runs the one-row statement by ``executemany``, in C. A conflict
+        clause in ``tail`` may not touch one row twice in one batch: callers send unique keys.
+        A write is never retried on a lost connection: the transaction raises, as ``execute``.
+        """
+        rows = [tuple(values) for values in rows]
+        if not rows:
+            return
+        with self._lock:
+            if self.dialect.multirow_insert:
+                import psycopg  # only a PostgreSQL store has this dialect
+                per = max(1, MAX_PARAMETERS // max(1, len(rows[0])))
+                for first in range(0, len(rows), per):
+                    chunk = rows[first:first + per]
+                    psycopg.RawCursor(self.conn).execute(
+                        _numbered(head, row, len(chunk), tail),
+                        [value for values in chunk for value in values])
+            else:
+                self.conn.cursor().executemany(self.dialect.statement(
+                    f'{head} VALUES {row} {tail}'), rows)
+
+    def tuples(self, sql: str, parameters=()) -> list:
+        """Return the rows of a SELECT as tuples, in the order of its columns (large reads)."""
+        with self._lock:
+            return list(map(tuple, self._run(sql, parameters, retry=not self._depth).fetchall()))
+
     def rows(self, sql: str, parameters=()) -> list:
         """Return the rows of a SELECT as dicts (column name to value)."""
         with self._lock:
@@ -129,6 +164,22 @@ class FleetDatabase:
         """Return the first column of the first row, or None."""
         found = self.rows(sql, parameters)
         return next(iter(found[0].values())) if found else None
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator['FleetDatabase']:
+        """
+        Send the block's writes without waiting for each answer (PostgreSQL's pipeline mode).
+
+        Inside a transaction, for statements whose results are not read: an error raises at
+        the block's end at the latest, and the transaction rolls back. SQLite runs in process:
+        nothing to wait for, the block runs as it is.
+        """
+        with self._lock:
+            if self.dialect.name != POSTGRES.name:
+                yield self
+                return
+            with self.conn.pipeline():
+                yield self
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator['FleetDatabase']:
@@ -157,6 +208,15 @@ class FleetDatabase:
         """Close the connection."""
         with self._lock:
             self.conn.close()
+
+
+@functools.lru_cache(maxsize=256)
+def _numbered(head: str, row: str, count: int, tail: str) -> str:
+    """Return ``head VALUES row, row, ... tail`` with PostgreSQL's own $n placeholders."""
+    # psycopg need not parse a statement of a thousand placeholders at every delivery
+    pieces = f'{head} VALUES {", ".join([row] * count)} {tail}'.split('?')
+    return ''.join(f'{piece}${number}' for number, piece in enumerate(pieces[:-1], 1)) + \
+        pieces[-1]
 
 
 def _sqlite_path(url: str) -> pathlib.Path:
