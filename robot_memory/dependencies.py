@@ -167,6 +167,10 @@ def exit_if_unmet(program: str) -> None:
         sys.exit(EXIT_UNMET)
 
 
+# The values by which PYDANTIC_DISABLE_PLUGINS turns every plugin off (pydantic.plugin._loader).
+ALL_PLUGINS_OFF = ('__all__', '1', 'true')
+
+
 def skip_pydantic_plugins(environ=None) -> bool:
     """
     Tell pydantic not to look for plugins, unless ``PYDANTIC_DISABLE_PLUGINS`` is set.
@@ -176,15 +180,17 @@ def skip_pydantic_plugins(environ=None) -> bool:
     hundreds of them, that costs tens of milliseconds of every command and about 1 MB of the
     node. ``memory_node`` and ``robot-memory`` call this first thing; an operator who wants a
     plugin (e.g. to trace validation) sets ``PYDANTIC_DISABLE_PLUGINS=`` (empty) and it stands.
-    True when this set the variable.
+    True when this set the variable. Set to turn every plugin off (by this function in a
+    parent process, say ``robot-memory`` starting the node, or by the operator), the stand-in
+    loader serves too.
     """
     environ = os.environ if environ is None else environ
-    if 'PYDANTIC_DISABLE_PLUGINS' in environ:
-        return False
-    environ['PYDANTIC_DISABLE_PLUGINS'] = '__all__'
-    if environ is os.environ:
+    set_here = 'PYDANTIC_DISABLE_PLUGINS' not in environ
+    if set_here:
+        environ['PYDANTIC_DISABLE_PLUGINS'] = '__all__'
+    if environ is os.environ and environ['PYDANTIC_DISABLE_PLUGINS'] in ALL_PLUGINS_OFF:
         _no_plugin_loader()
-    return True
+    return set_here
 
 
 def _no_plugin_loader() -> None:
@@ -194,7 +200,8 @@ def _no_plugin_loader() -> None:
     Asked for plugins at every model, pydantic imports its loader, and the loader imports
     ``importlib.metadata`` (email, zipfile, csv: 2.5 MB of memory_node, resident for good)
     before it reads ``PYDANTIC_DISABLE_PLUGINS`` and returns no plugin. With the variable at
-    ``__all__`` (set by :func:`skip_pydantic_plugins`) this stand-in answers the same: none.
+    one of ALL_PLUGINS_OFF (as :func:`skip_pydantic_plugins` sets it) this stand-in answers
+    the same: none.
     """
     name = 'pydantic.plugin._loader'
     if name in sys.modules:

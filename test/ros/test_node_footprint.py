@@ -29,6 +29,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from robot_memory.common.timeutil import UTC
 from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.rcan.memory_file import new_document
@@ -62,7 +64,9 @@ ON_DEMAND = {'robot_memory.dream.autodream', 'robot_memory.dream.distiller',
              'robot_memory.review.undo', 'robot_memory.ros.fleet_link'}
 
 
-def test_the_node_loads_no_library_its_default_features_do_not_use(tmp_path):
+# Unset, or set by a parent (robot-memory, or an earlier command of a test run): the same.
+@pytest.mark.parametrize('inherited', [None, '__all__'])
+def test_the_node_loads_no_library_its_default_features_do_not_use(tmp_path, inherited):
     import datetime as dt
     now = dt.datetime.now(UTC)
     document = new_document('RRN-000000000001', now)
@@ -70,10 +74,15 @@ def test_the_node_loads_no_library_its_default_features_do_not_use(tmp_path):
                                   0.9, now)]
     memory = MemoryFile(tmp_path / 'robot-memory.md')
     memory.save(document)
+    env = {name: value for name, value in os.environ.items()
+           if name != 'PYDANTIC_DISABLE_PLUGINS'}
+    env['ROBOT_MEMORY_EMBEDDER'] = 'auto'
+    if inherited is not None:
+        env['PYDANTIC_DISABLE_PLUGINS'] = inherited
     done = subprocess.run(
         [sys.executable, '-P', '-c', _SCRIPT, str(memory.path), str(tmp_path / 'evidence.db'),
          f'footprint_{os.getpid()}'], capture_output=True, text=True, timeout=120,
-        env=dict(os.environ, ROBOT_MEMORY_EMBEDDER='auto'), cwd=tmp_path)  # the installed package
+        env=env, cwd=tmp_path)  # the installed package
     assert done.returncode == 0, done.stderr[-3000:]
     modules = json.loads(done.stdout.strip().splitlines()[-1])
     assert 'robot_memory.ros.node' in modules and 'rclpy' in modules  # it really ran
