@@ -28,12 +28,9 @@ one robot's entry as a fleet lesson. Then it prints ``robot-memory fleet report`
 import argparse
 import contextlib
 import datetime as dt
-import glob
-import os
 import pathlib
 import select
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -45,6 +42,8 @@ from robot_memory.federation.peer_context import generate_keypair
 from robot_memory.rcan.schema import MemoryDocument
 from robot_memory.rcan.schema import MemoryEntry
 from robot_memory.rcan.writer import render
+from robot_memory.testing.fleet_servers import free_port
+from robot_memory.testing.fleet_servers import PostgresControl
 
 ENCODER = 'Left wheel encoder intermittent under sustained load'
 LIDAR = 'Lidar dropouts near the loading bay'
@@ -60,14 +59,6 @@ ROBOTS = (
     ('RRN-000000000106', 'depot-south', 'rover-2', '1.5.0', (DOCK,)),
 )
 SHORT_ROBOTS = 4
-PG_PREFIX = 'robot-memory-fleet-pg-'
-
-
-def free_port() -> int:
-    """Return a TCP port of the loopback nobody listens on now."""
-    with socket.socket() as probe:
-        probe.bind(('127.0.0.1', 0))
-        return probe.getsockname()[1]
 
 
 class Child:
@@ -100,50 +91,6 @@ class Child:
         self.lines += self.process.stdout.readlines()
         self.process.stdout.close()
         self.log.write_text(''.join(self.lines), encoding='utf-8')
-
-
-class Postgres:
-    """
-    A PostgreSQL server of the demo, on a Unix socket only, in a temporary directory.
-
-    Its own directory (removed by :meth:`stop`): as root the server runs as ``postgres``,
-    which must reach it, and may not reach the demo's.
-    """
-
-    def __init__(self):
-        found = sorted(glob.glob('/usr/lib/postgresql/*/bin/initdb'))
-        binaries = pathlib.Path(found[-1]).parent if found else None
-        if binaries is None and shutil.which('initdb'):
-            binaries = pathlib.Path(shutil.which('initdb')).parent
-        if binaries is None:
-            raise FileNotFoundError('initdb')
-        directory = pathlib.Path(tempfile.mkdtemp(prefix=PG_PREFIX))
-        self.directory = directory
-        self.pg_ctl, self.data = binaries / 'pg_ctl', directory / 'pg-data'
-        sockets = directory / 'pg-socket'
-        sockets.mkdir()
-        self.as_user = []
-        if os.geteuid() == 0:  # initdb refuses root
-            self.as_user = ['runuser', '-u', 'postgres', '--']
-            for path in (directory, sockets):
-                shutil.chown(path, 'postgres', 'postgres')
-        port = free_port()
-        self._run([binaries / 'initdb', '-D', self.data, '-A', 'trust', '-U', 'postgres',
-                   '-E', 'UTF8', '--no-sync'])
-        self._run([self.pg_ctl, '-D', self.data, '-l', directory / 'postgres.log', '-w',
-                   '-o', f"-c listen_addresses='' -k {sockets} -p {port}", 'start'])
-        self.url = f'postgresql://postgres@/postgres?host={sockets}&port={port}'
-
-    def _run(self, command: list) -> None:
-        subprocess.run([str(part) for part in self.as_user + command], check=True,
-                       capture_output=True, timeout=120)
-
-    def stop(self) -> None:
-        """Stop the server and remove its files."""
-        try:
-            self._run([self.pg_ctl, '-D', self.data, '-m', 'fast', '-w', 'stop'])
-        finally:
-            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def write_robot(directory: pathlib.Path, rrn: str, faults, now: dt.datetime) -> tuple:
@@ -205,16 +152,18 @@ def main(argv=None) -> int:
     try:
         if not args.sqlite:
             try:
-                server = Postgres()
+                server = PostgresControl()
+                server.start()
             except FileNotFoundError:
                 print('fleet demo: PostgreSQL is not installed: the store is a SQLite file')
-        store_url = server.url if server is not None else str(directory / 'fleet.db')
+        store_url = server.server.url('postgres') if server is not None \
+            else str(directory / 'fleet.db')
         return _fleet(args, directory, store_url, started)
     finally:
         for child in reversed(started):
             child.stop()
         if server is not None:
-            server.stop()
+            server.remove()  # stopped, its files removed
         if not args.dir:
             shutil.rmtree(directory, ignore_errors=True)
 

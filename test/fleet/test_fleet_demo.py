@@ -30,7 +30,7 @@ from support.paths import REPO
 
 def test_the_fleet_demo_prints_the_report_and_stops_what_it_started(tmp_path):
     env = dict(os.environ, ROBOT_MEMORY_SKIP_SETUP='1')
-    servers = set(pathlib.Path(tempfile.gettempdir()).glob('robot-memory-fleet-pg-*'))
+    servers = set(pathlib.Path(tempfile.gettempdir()).glob('robot-memory-pg-*'))
     done = subprocess.run(['bash', str(REPO / 'scripts' / 'fleet_demo.sh'), '--short', '--dir',
                            str(tmp_path / 'fleet')], capture_output=True, text=True, env=env,
                           timeout=600)
@@ -44,6 +44,6 @@ def test_the_fleet_demo_prints_the_report_and_stops_what_it_started(tmp_path):
     assert 'active   model rover-2  from RRN-000000000102 mem-00000001' in out
     assert 'promote  ops-demo: seen on most rovers' in out
     # the server stopped and its files removed
-    assert set(pathlib.Path(tempfile.gettempdir()).glob('robot-memory-fleet-pg-*')) == servers
+    assert set(pathlib.Path(tempfile.gettempdir()).glob('robot-memory-pg-*')) == servers
     for log in ('store.log', 'router-depot-north.log', 'router-depot-south.log'):
         assert (tmp_path / 'fleet' / log).read_text()  # each child ran, and was stopped
