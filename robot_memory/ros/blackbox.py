@@ -27,6 +27,7 @@ worker. The pure logic is ``robot_memory.evidence.blackbox``.
 import pathlib
 import threading
 import time
+from typing import Callable
 from typing import Optional
 
 from ament_index_python.packages import get_package_share_directory
@@ -84,6 +85,13 @@ def start(node) -> Optional['BlackboxRecorder']:
         raise StartupError(f'black box: {error}') from None
 
 
+def _taker(topic: str, add: Callable[[str, int, bytes], None]) -> Callable[[bytes], None]:
+    """Return the callback of one raw subscription: its message into the ring, stamped now."""
+    def take(data: bytes) -> None:
+        add(topic, time.time_ns(), data)
+    return take
+
+
 class BlackboxRecorder:
     """Raw subscriptions, the ring buffer and the writing thread of one node."""
 
@@ -121,7 +129,7 @@ class BlackboxRecorder:
             add = self.box.buffer.add if keep else self.box.buffer.note_last
             self.receiver.create_subscription(
                 convert.import_message_type(type_name), topic,
-                lambda data, t=topic, a=add: a(t, time.time_ns(), data),
+                _taker(topic, add),
                 qos_profile_sensor_data, raw=True)
         self.executor = SingleThreadedExecutor(context=node.context)
         self.executor.add_node(self.receiver)
