@@ -242,7 +242,7 @@ class FleetStore:
             f'INSERT INTO fleet_dream_entries ({columns}, dream_id, dream_at)',
             '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [row + (dream_id, dream_at) for row in rows],
             'ON CONFLICT (rrn, dream_id, dream_at, entry_id) DO NOTHING')
-        # reinforced: the observation count grew since the entry's last state (NULL if not)
+        # reinforced: when the observation count last grew (kept when this dream's is the same)
         self.db.insert_many(
             f'INSERT INTO fleet_entries ({columns}, first_heard, reinforced_at, resolved_at, '
             'last_dream, last_dream_at, status)',
@@ -253,7 +253,8 @@ class FleetStore:
             'observation_count = excluded.observation_count, tags = excluded.tags, '
             'first_seen = excluded.first_seen, last_reinforced = excluded.last_reinforced, '
             'reinforced_at = CASE WHEN excluded.observation_count > '
-            'fleet_entries.observation_count THEN excluded.first_heard ELSE NULL END, '
+            'fleet_entries.observation_count THEN excluded.first_heard '
+            'ELSE fleet_entries.reinforced_at END, '
             'resolved_at = NULL, last_dream = excluded.last_dream, '
             "last_dream_at = excluded.last_dream_at, status = 'active'")
         # active before and not in this (new) dream: the robot resolved them

@@ -194,3 +194,14 @@ def test_the_store_reconnects_after_postgresql_restarts_and_nothing_is_counted_t
         assert store.dream_count(A) == 3 and store.db.reconnects >= 2
         [kept] = store.entries(A)
         assert kept['observation_count'] == 5
+
+
+def test_a_reinforcement_stays_this_weeks_when_the_next_dream_brings_the_same_count(
+        store, robots):
+    _fleet_week(store, robots)  # C's encoder grew from 3 to 6 an hour ago
+    _receive(store, robots.c, robots.c.envelope(
+        [entry('mem-enc00001', ENCODER, count=6, at=NOW)], 3, at=NOW), NOW)
+    week = build_report(store, NOW + HOUR, days=7)['week']
+    assert [(item['rrn'], item['text']) for item in week['reinforced']] == [(C, ENCODER)]
+    [kept] = store.entries(C)
+    assert kept['reinforced_at'] == (NOW - HOUR).timestamp()
