@@ -102,14 +102,13 @@ class BlackboxRecorder:
         kept, freeze = settings.blackbox()
         self.kept = dict(kept)
         self.freeze = dict(freeze)
-        # The writer's library is loaded now, not at the first fault, when the ring is full
-        # and the flood goes on.
+        # The writer's library is loaded now (evidence.blackbox writes with it), not at the
+        # first fault, when the ring is full and the flood goes on.
         # A node without a black box never loads the blackbox extra:
         # lazy: rosbags 16 ms and 5 MB, mcap with zstd and lz4 61 ms and 4 MB
-        from mcap import writer as mcap_writer
+        import mcap.writer  # noqa: F401 - loaded, not named
         from rosbags import typesys
         self.store = typesys.get_typestore(typesys.Stores.ROS2_KILTED)
-        self.writer_class = mcap_writer.Writer
         self.schemas = {topic: blackbox.message_definition(type_name, find_msg, self.store)
                         for topic, type_name in {**self.kept, **self.freeze}.items()}
         self.started = time.monotonic()
