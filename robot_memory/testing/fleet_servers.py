@@ -18,7 +18,10 @@ Servers of the fleet's tests and benchmarks as child processes: PostgreSQL, Zeno
 :class:`PostgresControl` is the OS's PostgreSQL (scripts/setup.sh installs it): ``initdb`` and
 ``pg_ctl`` run as the ``postgres`` user when run as root (initdb refuses root), on a data
 directory and a Unix-socket directory in a temporary directory, with no TCP listener
-(``listen_addresses=''``) on a port found free. Missing binaries raise, never skip.
+(``listen_addresses=''``) on a port found free. Missing binaries raise, never skip. Each
+directory names the process that made it (``owner.pid``); a new server first removes the
+directories (and stops the servers) of owners that are gone, so a run killed before its
+``remove()`` (a timeout, a Ctrl-C) leaves nothing behind for long.
 :class:`Child` runs a Python child (a Zenoh router, ``robot-memory fleet serve``) and reads
 its output line by line. ``test/support/fleet_fixtures.py`` and ``bench/bench_fleet.py``
 both start their servers with these.
@@ -68,6 +71,46 @@ def _binaries() -> pathlib.Path:
                             'as root (it installs postgresql), or apt-get install postgresql')
 
 
+PREFIX = 'robot-memory-pg-'
+OWNER = 'owner.pid'
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
+def remove_abandoned(folder: pathlib.Path, binaries: pathlib.Path) -> list:
+    """
+    Remove the test servers' directories in ``folder`` whose owner process is gone; return them.
+
+    A server still running there (its owner was killed before ``remove()``) is stopped first.
+    A directory without ``owner.pid`` (made before owners were written, or being made this
+    moment) is left alone: whose it is cannot be told.
+    """
+    removed = []
+    for base in sorted(folder.glob(PREFIX + '*')):
+        try:
+            owner = int((base / OWNER).read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if _alive(owner):
+            continue
+        if (base / 'data' / 'postmaster.pid').exists():
+            as_postgres = ['runuser', '-u', 'postgres', '--'] if os.geteuid() == 0 else []
+            subprocess.run(as_postgres + [str(binaries / 'pg_ctl'), '-D', str(base / 'data'),
+                                          '-m', 'immediate', '-w', 'stop'],
+                           capture_output=True, timeout=60)  # not running: pg_ctl says so
+        shutil.rmtree(base, ignore_errors=True)
+        removed.append(base)
+    return removed
+
+
 def _run(command: list) -> None:
     done = subprocess.run([str(part) for part in command], capture_output=True, text=True,
                           timeout=120)
@@ -80,7 +123,9 @@ class PostgresControl:
     def __init__(self, synchronous_commit: str = 'off'):
         self.synchronous_commit = synchronous_commit
         self.binaries = _binaries()
-        self.base = pathlib.Path(tempfile.mkdtemp(prefix='robot-memory-pg-'))
+        remove_abandoned(pathlib.Path(tempfile.gettempdir()), self.binaries)
+        self.base = pathlib.Path(tempfile.mkdtemp(prefix=PREFIX))
+        (self.base / OWNER).write_text(f'{os.getpid()}\n')
         self.data, sockets = self.base / 'data', self.base / 'sock'
         sockets.mkdir()
         self.as_postgres = []
