@@ -136,6 +136,8 @@ from node_children import BARE_SERVICE  # noqa: E402, I100
 from node_children import BARE_TOPIC  # noqa: E402, I100
 from node_children import STATUSES_PER_MESSAGE  # noqa: E402, I100
 
+from robot_memory.testing.processes import end_process  # noqa: E402 - the installed one
+
 
 # ------------------------------------------------------------------------ main process
 
@@ -166,13 +168,7 @@ class Child:
                 self.process.wait(10)
             except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired):
                 pass
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        end_process(self.process, signal.SIGTERM, 10)
         self.log.close()
 
 
@@ -286,12 +282,7 @@ class Bench:
 
     def stop_node(self) -> None:
         if self.node_process is not None and self.node_process.poll() is None:
-            self.node_process.send_signal(signal.SIGINT)
-            try:
-                self.node_process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.node_process.kill()
-                self.node_process.wait(5)
+            end_process(self.node_process, signal.SIGINT, 20)
             self.node_log.close()
 
     def node_evidence(self, timeout: float = 30.0) -> dict:

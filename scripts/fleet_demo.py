@@ -44,6 +44,7 @@ from robot_memory.rcan.schema import MemoryEntry
 from robot_memory.rcan.writer import render
 from robot_memory.testing.fleet_servers import free_port
 from robot_memory.testing.fleet_servers import PostgresControl
+from robot_memory.testing.processes import end_process
 
 ENCODER = 'Left wheel encoder intermittent under sustained load'
 LIDAR = 'Lidar dropouts near the loading bay'
@@ -81,13 +82,7 @@ class Child:
 
     def stop(self) -> None:
         """Stop the process (SIGTERM, then SIGKILL) and keep what it said in its log."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
+        end_process(self.process)
         self.lines += self.process.stdout.readlines()
         self.process.stdout.close()
         self.log.write_text(''.join(self.lines), encoding='utf-8')

@@ -40,6 +40,8 @@ import tempfile
 import time
 import uuid
 
+from robot_memory.testing.processes import end_process
+
 
 def free_port() -> int:
     """Return a TCP port on 127.0.0.1 that nothing listens on now."""
@@ -202,13 +204,11 @@ class Child:
                     self.lines.append(line)
 
     def stop(self) -> int:
-        """Stop the child with SIGTERM; keep the rest of its output; return its exit code."""
+        """Stop the child (SIGTERM, SIGKILL after 20 s); keep the rest of its output; its code."""
         output = self.process.stdout
         assert output is not None  # started with stdout=PIPE
-        if self.process.poll() is None:
-            self.process.terminate()
         try:
-            code = self.process.wait(timeout=20)
+            code = end_process(self.process)
             self.lines += output.readlines()  # what it said to the end
             return code
         finally:

@@ -56,6 +56,7 @@ from robot_memory.rcan.memory_file import MemoryFile
 from robot_memory.settings_file import flat_parameters
 from robot_memory.srv import Dream
 from robot_memory.srv import GetContext
+from robot_memory.testing.processes import end_process
 from support.paths import REPO
 from support.ros_harness import wait_for
 from support.ros_probe import call
@@ -234,13 +235,7 @@ class LaunchedNode:
 
     def stop(self) -> int:
         """SIGINT, as launch sends at shutdown; the exit code (SIGKILL if it hangs)."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        end_process(self.process, signal.SIGINT, 20)
         if self._copier is not None:
             self._copier.join(10)
         self._log.close()

@@ -31,6 +31,8 @@ import time
 
 import yaml
 
+from robot_memory.testing.processes import end_process
+
 NODE_EXECUTABLE = shutil.which('memory_node')
 # Node parameters for a node whose memory time runs fast (30 memory-minutes a second).
 FAST = {'time_scale': 1800.0, 'dream.initial_max': 0.9, 'flush_period_s': 0.1}
@@ -120,14 +122,9 @@ class NodeProcess:
 
     def stop(self, sig=signal.SIGTERM, timeout: float = 20.0) -> int:
         """Send ``sig`` and wait for the exit code (SIGKILL if it does not end)."""
-        if self.process is None or self.process.poll() is not None:
-            return self.process.returncode if self.process else 0
-        self.process.send_signal(sig)
-        try:
-            code = self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait(5)
+        if self.process is None:
+            return 0
+        code = end_process(self.process, sig, timeout)
         self._log.close()
         return code
 

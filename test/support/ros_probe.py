@@ -21,7 +21,6 @@ started by ``ros_harness.NodeProcess``).
 
 import os
 import signal
-import subprocess
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -31,6 +30,7 @@ import rclpy
 from rclpy.node import Node
 
 from robot_memory.srv import GetContext
+from robot_memory.testing.processes import end_process
 from support.ros_harness import wait_for
 
 
@@ -112,13 +112,7 @@ def dump_stacks(node) -> str:
     after many SIGKILLed ROS processes): SIGABRT makes faulthandler (PYTHONFAULTHANDLER,
     set by NodeProcess) print where, and ends it.
     """
-    if node.process.poll() is None:
-        node.process.send_signal(signal.SIGABRT)
-        try:
-            node.process.wait(10.0)
-        except subprocess.TimeoutExpired:
-            node.process.kill()
-            node.process.wait()
+    end_process(node.process, signal.SIGABRT, 10.0)
     return node.log()[-4000:] or '(its log is empty)'
 
 
