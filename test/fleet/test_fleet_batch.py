@@ -137,7 +137,9 @@ def test_the_server_keeps_what_waits_together_and_answers_each_delivery(store, r
 
         with server._lock:  # the store is busy: what comes meanwhile waits in the queue
             threads = [asking('first', robots.a, robots.a.envelope([], 1))]
-            until(lambda: server._queue.empty(), 'the first delivery taken')
+            # (unfinished_tasks counts what was put: the server never calls task_done)
+            until(lambda: server._queue.unfinished_tasks == 1 and server._queue.empty(),
+                  'the first delivery queued and taken')
             threads += [asking('b', robots.b, robots.b.envelope([entry('mem-e1', ENCODER)], 1)),
                         asking('forged', robots.c, _forged(robots.c, 1)),
                         asking('a', robots.a, robots.a.envelope([entry('mem-e1', ENCODER)], 2,
