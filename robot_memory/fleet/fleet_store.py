@@ -171,6 +171,12 @@ class _Checked:
         return self._done.get(number, [])
 
 
+@functools.lru_cache(maxsize=1024)
+def _tags_json(tags: tuple) -> str:
+    """Return an entry's tags as the JSON list kept (a fleet's entries share few tag sets)."""
+    return json.dumps(list(tags), ensure_ascii=False)
+
+
 def _chunks(items: list, size: int) -> list:
     return [items[first:first + size] for first in range(0, len(items), size)]
 
@@ -369,7 +375,7 @@ class FleetStore:
             dream_at = _epoch(envelope.provenance.dream_at)
             for entry, signature in zip(envelope.payload.entries, signatures[rrn]):
                 row = (rrn, entry.id, signature, entry.type, entry.text, entry.confidence,
-                       entry.observation_count, json.dumps(list(entry.tags), ensure_ascii=False),
+                       entry.observation_count, _tags_json(tuple(entry.tags)),
                        _epoch(entry.first_seen), _epoch(entry.last_reinforced))
                 rows.append(row + (at, dream_id, dream_at))
                 dream_rows.append(row + (dream_id, dream_at))
