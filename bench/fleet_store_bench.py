@@ -18,7 +18,7 @@ The fleet store's figures of bench_fleet.py: delivery accounting, ingest and the
 - :func:`delivery_line`: every robot's outbox against the store's tables after the run (the
   router kill, the link outage): dreams made, stored, superseded, pending, lost, twice.
 - :func:`ingest_line`: the store keeping one sealed envelope a robot into an empty PostgreSQL
-  database, as ``fleet serve`` keeps a queue (``receive_many``, ``MAX_BATCH`` at a time; one
+  database, as ``fleet serve`` keeps a queue (``receive_many``, ``MAX_TAKEN`` at a time; one
   ``receive`` a delivery is reported beside it, ``one_by_one_*``), against a bare
   ``executemany`` of the very rows it wrote, in one transaction, into another empty database
   of the same server and schema.
@@ -43,7 +43,7 @@ from robot_memory.fleet.envelope import Provenance
 from robot_memory.fleet.envelope import Trust
 from robot_memory.fleet.fleet_store import fault_signature
 from robot_memory.fleet.fleet_store import FleetStore
-from robot_memory.fleet.fleet_store import MAX_BATCH
+from robot_memory.fleet.fleet_store import MAX_TAKEN
 from robot_memory.rcan.schema import MemoryDocument
 from robot_memory.rcan.writer import render
 from robot_memory.testing.fleet_servers import new_database
@@ -126,15 +126,15 @@ def _ours(server, trust: Trust, sealed: list, now: dt.datetime, together: bool) 
     """
     Return the seconds the store takes to keep every delivery, and its database's URL.
 
-    ``together``: as ``fleet serve`` keeps a queue of deliveries, ``MAX_BATCH`` at a time
+    ``together``: as ``fleet serve`` keeps a queue of deliveries, ``MAX_TAKEN`` at a time
     (``receive_many``); else one ``receive`` a delivery, as when they come one by one.
     """
     url = new_database(server)
     with FleetStore(url, trust) as store:
         began = time.perf_counter()
         if together:
-            acks = [ack for first in range(0, len(sealed), MAX_BATCH)
-                    for ack in store.receive_many(sealed[first:first + MAX_BATCH], now)]
+            acks = [ack for first in range(0, len(sealed), MAX_TAKEN)
+                    for ack in store.receive_many(sealed[first:first + MAX_TAKEN], now)]
         else:
             acks = [store.receive(raw, site, rrn, now) for raw, site, rrn in sealed]
         took = time.perf_counter() - began
@@ -182,7 +182,7 @@ def ingest_line(args, server, robots: list) -> dict:
     ours_s, bare_s = statistics.median(ours), statistics.median(bare)
     single_s = statistics.median(single)
     return {'bench': 'fleet_ingest', 'n': len(sealed), 'rows': count,
-            'path': f'receive_many, {MAX_BATCH} queued deliveries at a time (fleet serve)',
+            'path': f'receive_many, {MAX_TAKEN} queued deliveries at a time (fleet serve)',
             'payloads_per_s': round(len(sealed) / ours_s, 1),
             'rows_per_s': round(count / ours_s), 'ms': round(ours_s * 1000, 1),
             'baseline': 'bare executemany of the same rows, one transaction, same server',

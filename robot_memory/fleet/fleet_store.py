@@ -38,12 +38,12 @@ minute; the robots and the current entries stay.
 """
 
 import collections
+import concurrent.futures
 import dataclasses
 import datetime as dt
 import functools
 import json
 import math
-from typing import Any
 from typing import Callable
 from typing import Optional
 
@@ -63,7 +63,8 @@ from robot_memory.substrate.textrules import content_hash
 
 DEFAULT_RETENTION_DAYS = 90.0
 FORGET_EVERY_S = 60.0  # retention runs with a delivery at most this often
-MAX_BATCH = 64  # deliveries kept in one transaction by receive_many
+MAX_BATCH = 16  # deliveries kept in one transaction by receive_many
+MAX_TAKEN = 64  # deliveries fleet serve takes from its queue at once
 _TIME = 'DOUBLE PRECISION'
 MIGRATIONS = (
     ('0001_tables', [
@@ -157,18 +158,39 @@ def _rounds(deliveries: list) -> list:
 
 
 class _Checked:
-    """Each batch's deliveries checked once, when first needed: ``get(number)``."""
+    """
+    Each batch's deliveries checked once: ``get(number)``; ``close()`` when done.
 
-    def __init__(self, check: Callable[[list], list], batches: list):
+    With more than one batch, the next batch is checked in a thread while this one is kept:
+    the checks are Python, and the connection waits for the server with the GIL released.
+    """
+
+    def __init__(self, check: Callable[[list], tuple], batches: list):
         self.check = check
         self.batches = batches
         self._done: dict = {}
+        self._pool = (concurrent.futures.ThreadPoolExecutor(1, 'fleet-check')
+                      if len(batches) > 1 else None)
 
-    def get(self, number: int) -> list:
-        """Return batch ``number``'s ``(index, envelope)`` that passed (none past the last)."""
-        if number < len(self.batches) and number not in self._done:
-            self._done[number] = self.check(self.batches[number])
-        return self._done.get(number, [])
+    def _start(self, number: int) -> None:
+        if number >= len(self.batches) or number in self._done:
+            return
+        if self._pool is None:
+            self._done[number] = concurrent.futures.Future()
+            self._done[number].set_result(self.check(self.batches[number]))
+        else:
+            self._done[number] = self._pool.submit(self.check, self.batches[number])
+
+    def get(self, number: int) -> tuple:
+        """Return batch ``number``'s ``(index, envelope)`` that passed, and ``(index, Refused)``."""
+        self._start(number)
+        self._start(number + 1)
+        return self._done[number].result()
+
+    def close(self) -> None:
+        """Wait for a check under way, and end the thread."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -226,10 +248,11 @@ class FleetStore:
         Each delivery is checked on its own (``open_envelope``) and answered on its own; the
         ones that pass are kept together, a transaction for up to :data:`MAX_BATCH` of them
         (one read, then a statement a table), so a queue of deliveries costs a few round
-        trips rather than four each. A robot's second delivery in the queue is judged after
-        its first is kept. Refusals are counted as alone. When the database refuses a batch,
-        its deliveries are kept again one by one: one bad delivery fails alone, answered
-        ``failed`` (not acknowledged, so its robot sends it again), and the rest are kept.
+        trips rather than four each; the next batch is checked while one is kept. A robot's
+        second delivery in the queue is judged after its first is kept. Refusals are counted
+        as alone. When the database refuses a batch, its deliveries are kept again one by one:
+        one bad delivery fails alone, answered ``failed`` (not acknowledged, so its robot
+        sends it again), and the rest are kept.
         """
         return self._receive(list(deliveries), now, alone=False)
 
@@ -238,28 +261,30 @@ class FleetStore:
         acks: list = [None] * len(deliveries)
         refusals: list = []
 
-        def check(batch: list) -> list:
-            opened = []
+        def check(batch: list) -> tuple:
+            opened, refused = [], []
             for index, (raw, key_site, key_rrn) in batch:
                 try:
                     opened.append((index, open_envelope(raw, key_site, key_rrn, self.trust, now)))
-                except Refused as refused:
-                    refusals.append((index, refused))
-            return opened
+                except Refused as refusal:
+                    refused.append((index, refusal))
+            return opened, refused
 
-        # a robot's deliveries in order, one a batch; the next batch is checked while the
-        # server writes this one (``_keep``'s ``meanwhile``): CPU and server work overlap
+        # a robot's deliveries in order, one a batch; the next batch is checked (in a thread)
+        # while this one is kept: the checks' CPU and the server's writes overlap
         checked = _Checked(check, _rounds(list(enumerate(deliveries))))
-        for number in range(len(checked.batches)):
-            batch = checked.get(number)
-            if not batch:
-                continue
-            for index, answer in self._keep_batch(batch, at, alone,
-                                                  functools.partial(checked.get, number + 1)):
-                if isinstance(answer, Refused):
-                    refusals.append((index, answer))
-                else:
-                    acks[index] = answer
+        try:
+            for number in range(len(checked.batches)):
+                batch, refused = checked.get(number)
+                refusals += refused
+                if batch:
+                    for index, answer in self._keep_batch(batch, at, alone):
+                        if isinstance(answer, Refused):
+                            refusals.append((index, answer))
+                        else:
+                            acks[index] = answer
+        finally:
+            checked.close()
         if refusals:
             self._count_all([refused for _, refused in refusals], at)
         for index, refused in refusals:
@@ -267,12 +292,11 @@ class FleetStore:
                               message=str(refused))
         return acks
 
-    def _keep_batch(self, batch: list, now: float, alone: bool,
-                    meanwhile: Callable[[], Any]) -> list:
+    def _keep_batch(self, batch: list, now: float, alone: bool) -> list:
         """Keep a batch in one transaction; on an error, each delivery in one of its own."""
         try:
             with self.db.transaction():
-                return self._keep(batch, now, meanwhile)
+                return self._keep(batch, now)
         except Exception as error:  # noqa: B902 - any database error: each alone, below
             if alone:
                 raise
@@ -282,10 +306,9 @@ class FleetStore:
                                     message=f'the store could not keep dream '
                                     f'{envelope.provenance.dream_id} of {envelope.rrn}: '
                                     f'{type(error).__name__}: {error}'[:1000]))]
-        return [answer for one in batch
-                for answer in self._keep_batch([one], now, False, meanwhile)]
+        return [answer for one in batch for answer in self._keep_batch([one], now, False)]
 
-    def _keep(self, batch: list, now: float, meanwhile: Callable[[], Any]) -> list:
+    def _keep(self, batch: list, now: float) -> list:
         """Keep the batch's deliveries (one a robot); return (index, Ack or Refused) each."""
         keys = [(envelope.rrn, envelope.provenance.dream_id,
                  _epoch(envelope.provenance.dream_at)) for _, envelope in batch]
@@ -317,7 +340,6 @@ class FleetStore:
             if keeping:
                 self._write(keeping, before, now)
             self._forget_old(now)
-            meanwhile()  # the writes are on their way: the server works, and so do we
         return answers
 
     def _judge(self, envelope: Envelope, known: dict, now: float):

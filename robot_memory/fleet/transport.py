@@ -35,7 +35,7 @@ from robot_memory.fleet import keys
 from robot_memory.fleet import lesson_store
 from robot_memory.fleet.fleet_store import Ack
 from robot_memory.fleet.fleet_store import FleetStore
-from robot_memory.fleet.fleet_store import MAX_BATCH
+from robot_memory.fleet.fleet_store import MAX_TAKEN
 from robot_memory.fleet.lessons import open_lesson
 from robot_memory.fleet.outbox import Outbox
 from robot_memory.fleet.refusals import FleetError
@@ -199,7 +199,7 @@ class StoreServer:
 
     Deliveries (published payloads and ingest queries) wait in a queue that one serving
     thread drains: what came while the store wrote the last ones is kept together
-    (``FleetStore.receive_many``, up to ``MAX_BATCH``), each delivery still checked, logged
+    (``FleetStore.receive_many``, up to ``MAX_TAKEN``), each delivery still checked, logged
     and answered on its own. With the fleet's public key: the lessons queryable too, and a
     subscriber that refuses and counts every lesson on the fleet's key space that the fleet
     key did not sign.
@@ -258,11 +258,11 @@ class StoreServer:
         return acks
 
     def _serve(self) -> None:
-        """Keep what waits in the queue, up to MAX_BATCH at once, until close()."""
+        """Keep what waits in the queue, up to MAX_TAKEN at once, until close()."""
         stopping = False
         while not stopping:
             waiting = [self._queue.get()]
-            while len(waiting) < MAX_BATCH and not self._queue.empty():
+            while len(waiting) < MAX_TAKEN and not self._queue.empty():
                 waiting.append(self._queue.get())
             stopping = None in waiting
             waiting = [item for item in waiting if item is not None]

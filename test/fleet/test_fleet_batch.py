@@ -96,6 +96,25 @@ def test_a_robots_deliveries_in_one_batch_are_judged_in_order(store, robots):
     assert store.db.value('SELECT entries FROM fleet_fault_counts') == 1
 
 
+def test_many_batches_are_each_checked_once_and_answered_in_order(store, robots):
+    # a robot's deliveries go one a batch: six of A make six batches, the next checked ahead
+    deliveries = []
+    for dream in range(1, 7):
+        at = NOW + dream * HOUR
+        deliveries.append((robots.a.envelope([entry('mem-enc00001', ENCODER, count=dream + 2,
+                                                    at=at)], dream, at=at), robots.a.site, A))
+        if dream == 3:
+            deliveries.append((_forged(robots.b, 1), robots.b.site, B))
+    deliveries.append((robots.c.envelope([entry('mem-lid00001', LIDAR)], 1), robots.c.site, C))
+    acks = store.receive_many(deliveries, NOW + 7 * HOUR)
+    assert [(ack.status, ack.rrn, ack.dream_id) for ack in acks] == [
+        ('stored', A, 1), ('stored', A, 2), ('stored', A, 3), ('refused', B, None),
+        ('stored', A, 4), ('stored', A, 5), ('stored', A, 6), ('stored', C, 1)]
+    assert store.dream_count(A) == 6 and store.refusals()['forged'] == 1
+    [kept] = store.entries(A)
+    assert (kept['observation_count'], kept['last_dream']) == (8, 6)
+
+
 def test_a_delivery_the_database_refuses_fails_alone_and_the_batch_is_kept(
         store, robots):
     for statement in REFUSE_BROKEN[store.db.dialect.name]:
