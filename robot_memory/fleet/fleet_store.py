@@ -38,13 +38,11 @@ minute; the robots and the current entries stay.
 """
 
 import collections
-import concurrent.futures
 import dataclasses
 import datetime as dt
 import functools
 import json
 import math
-from typing import Callable
 from typing import Optional
 
 from robot_memory.common.timeutil import format_iso
@@ -157,42 +155,6 @@ def _rounds(deliveries: list) -> list:
     return [batch for found in rounds for batch in _chunks(found, MAX_BATCH)]
 
 
-class _Checked:
-    """
-    Each batch's deliveries checked once: ``get(number)``; ``close()`` when done.
-
-    With more than one batch, the next batch is checked in a thread while this one is kept:
-    the checks are Python, and the connection waits for the server with the GIL released.
-    """
-
-    def __init__(self, check: Callable[[list], tuple], batches: list):
-        self.check = check
-        self.batches = batches
-        self._done: dict = {}
-        self._pool = (concurrent.futures.ThreadPoolExecutor(1, 'fleet-check')
-                      if len(batches) > 1 else None)
-
-    def _start(self, number: int) -> None:
-        if number >= len(self.batches) or number in self._done:
-            return
-        if self._pool is None:
-            self._done[number] = concurrent.futures.Future()
-            self._done[number].set_result(self.check(self.batches[number]))
-        else:
-            self._done[number] = self._pool.submit(self.check, self.batches[number])
-
-    def get(self, number: int) -> tuple:
-        """Return batch ``number``'s ``(index, envelope)`` that passed, and ``(index, Refused)``."""
-        self._start(number)
-        self._start(number + 1)
-        return self._done[number].result()
-
-    def close(self) -> None:
-        """Wait for a check under way, and end the thread."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-
-
 @functools.lru_cache(maxsize=1024)
 def _tags_json(tags: tuple) -> str:
     """Return an entry's tags as the JSON list kept (a fleet's entries share few tag sets)."""
@@ -248,7 +210,7 @@ class FleetStore:
         Each delivery is checked on its own (``open_envelope``) and answered on its own; the
         ones that pass are kept together, a transaction for up to :data:`MAX_BATCH` of them
         (one read, then a statement a table), so a queue of deliveries costs a few round
-        trips rather than four each; the next batch is checked while one is kept. A robot's
+        trips rather than four each. A robot's
         second delivery in the queue is judged after its first is kept. Refusals are counted
         as alone. When the database refuses a batch, its deliveries are kept again one by one:
         one bad delivery fails alone, answered ``failed`` (not acknowledged, so its robot
@@ -270,21 +232,15 @@ class FleetStore:
                     refused.append((index, refusal))
             return opened, refused
 
-        # a robot's deliveries in order, one a batch; the next batch is checked (in a thread)
-        # while this one is kept: the checks' CPU and the server's writes overlap
-        checked = _Checked(check, _rounds(list(enumerate(deliveries))))
-        try:
-            for number in range(len(checked.batches)):
-                batch, refused = checked.get(number)
-                refusals += refused
-                if batch:
-                    for index, answer in self._keep_batch(batch, at, alone):
-                        if isinstance(answer, Refused):
-                            refusals.append((index, answer))
-                        else:
-                            acks[index] = answer
-        finally:
-            checked.close()
+        for batch in _rounds(list(enumerate(deliveries))):  # a robot's deliveries in order
+            opened, refused = check(batch)
+            refusals += refused
+            if opened:
+                for index, answer in self._keep_batch(opened, at, alone):
+                    if isinstance(answer, Refused):
+                        refusals.append((index, answer))
+                    else:
+                        acks[index] = answer
         if refusals:
             self._count_all([refused for _, refused in refusals], at)
         for index, refused in refusals:

@@ -97,7 +97,7 @@ def test_a_robots_deliveries_in_one_batch_are_judged_in_order(store, robots):
 
 
 def test_many_batches_are_each_checked_once_and_answered_in_order(store, robots):
-    # a robot's deliveries go one a batch: six of A make six batches, the next checked ahead
+    # a robot's deliveries go one a batch: six of A make six batches, kept in order
     deliveries = []
     for dream in range(1, 7):
         at = NOW + dream * HOUR
