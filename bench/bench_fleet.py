@@ -30,7 +30,8 @@ Lines:
     the baseline is the same Zenoh get answered by a bare queryable that keeps nothing.
 ``fleet_bytes``  bytes a robot sends per robot-day when nothing changes (one nightly dream: its
     put and its delivery), against sending its whole robot-memory.md once.
-``fleet_ingest``  ``FleetStore.receive`` of sealed envelopes against a bare batched INSERT
+``fleet_ingest``  the store keeping sealed envelopes as ``fleet serve`` keeps a queue of them
+    (``FleetStore.receive_many``; one ``receive`` each beside it) against a bare batched INSERT
     (psycopg ``executemany`` in one transaction) of the same rows into the same server.
 ``fleet_rollup``  "same fault on N robots" (the report's path: ``store.fault_entries()`` and
     its grouping) over ``--rollup-robots`` x 50 entries, against one bare SQL GROUP BY.

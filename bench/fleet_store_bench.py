@@ -17,9 +17,11 @@ The fleet store's figures of bench_fleet.py: delivery accounting, ingest and the
 
 - :func:`delivery_line`: every robot's outbox against the store's tables after the run (the
   router kill, the link outage): dreams made, stored, superseded, pending, lost, twice.
-- :func:`ingest_line`: ``FleetStore.receive`` of one sealed envelope a robot into an empty
-  PostgreSQL database, against a bare ``executemany`` of the very rows it wrote, in one
-  transaction, into another empty database of the same server and schema.
+- :func:`ingest_line`: the store keeping one sealed envelope a robot into an empty PostgreSQL
+  database, as ``fleet serve`` keeps a queue (``receive_many``, ``MAX_TAKEN`` at a time; one
+  ``receive`` a delivery is reported beside it, ``one_by_one_*``), against a bare
+  ``executemany`` of the very rows it wrote, in one transaction, into another empty database
+  of the same server and schema.
 - :func:`rollup_line`: "the same fault on N robots" as ``robot-memory fleet report`` computes it
   (``store.fault_entries()`` and ``report``'s grouping) over robots x 50 entries written with
   COPY, against one bare ``GROUP BY signature`` on the same table.
@@ -41,6 +43,7 @@ from robot_memory.fleet.envelope import Provenance
 from robot_memory.fleet.envelope import Trust
 from robot_memory.fleet.fleet_store import fault_signature
 from robot_memory.fleet.fleet_store import FleetStore
+from robot_memory.fleet.fleet_store import MAX_TAKEN
 from robot_memory.rcan.schema import MemoryDocument
 from robot_memory.rcan.writer import render
 from robot_memory.testing.fleet_servers import new_database
@@ -119,15 +122,25 @@ def _sealed(robots: list, at: dt.datetime) -> list:
     return found
 
 
-def _ours(server, trust: Trust, sealed: list, now: dt.datetime) -> tuple:
+def _ours(server, trust: Trust, sealed: list, now: dt.datetime, together: bool) -> tuple:
+    """
+    Return the seconds the store takes to keep every delivery, and its database's URL.
+
+    ``together``: as ``fleet serve`` keeps a queue of deliveries, ``MAX_TAKEN`` at a time
+    (``receive_many``); else one ``receive`` a delivery, as when they come one by one.
+    """
     url = new_database(server)
     with FleetStore(url, trust) as store:
         began = time.perf_counter()
-        for raw, site, rrn in sealed:
-            ack = store.receive(raw, site, rrn, now)
-            if ack.status != 'stored':
-                raise SystemExit(f'bench_fleet: the store did not keep {rrn}: {ack.message}')
+        if together:
+            acks = [ack for first in range(0, len(sealed), MAX_TAKEN)
+                    for ack in store.receive_many(sealed[first:first + MAX_TAKEN], now)]
+        else:
+            acks = [store.receive(raw, site, rrn, now) for raw, site, rrn in sealed]
         took = time.perf_counter() - began
+    for ack in acks:
+        if ack.status != 'stored':
+            raise SystemExit(f'bench_fleet: the store did not keep {ack.rrn}: {ack.message}')
     return took, url
 
 
@@ -152,10 +165,11 @@ def ingest_line(args, server, robots: list) -> dict:
     now = dt.datetime.now(UTC)
     sealed = _sealed(robots, now - dt.timedelta(minutes=1))
     trust = Trust({robot['rrn']: pathlib.Path(robot['public_key']) for robot in robots})
-    ours, bare, url = [], [], None
+    ours, single, bare, url = [], [], [], None
     for _ in range(1 if args.quick else 3):
-        took, url = _ours(server, trust, sealed, now)
+        took, url = _ours(server, trust, sealed, now, together=True)
         ours.append(took)
+        single.append(_ours(server, trust, sealed, now, together=False)[0])
     rows = {}
     with psycopg.connect(url) as conn:
         for table in TABLES:
@@ -166,12 +180,16 @@ def ingest_line(args, server, robots: list) -> dict:
         bare.append(_bare(server, rows))
     count = sum(len(rows[table]['values']) for table in TABLES)
     ours_s, bare_s = statistics.median(ours), statistics.median(bare)
+    single_s = statistics.median(single)
     return {'bench': 'fleet_ingest', 'n': len(sealed), 'rows': count,
+            'path': f'receive_many, {MAX_TAKEN} queued deliveries at a time (fleet serve)',
             'payloads_per_s': round(len(sealed) / ours_s, 1),
             'rows_per_s': round(count / ours_s), 'ms': round(ours_s * 1000, 1),
             'baseline': 'bare executemany of the same rows, one transaction, same server',
             'baseline_ms': round(bare_s * 1000, 1), 'baseline_rows_per_s': round(count / bare_s),
             'ratio': round(bare_s / ours_s, 3), 'goal_ratio': GOAL_INGEST_RATIO,
+            'one_by_one_ms': round(single_s * 1000, 1),
+            'one_by_one_ratio': round(bare_s / single_s, 3),
             'repeats': len(ours),
             'met': None if args.quick else bare_s / ours_s >= GOAL_INGEST_RATIO}
 

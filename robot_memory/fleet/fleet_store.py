@@ -40,6 +40,7 @@ minute; the robots and the current entries stay.
 import collections
 import dataclasses
 import datetime as dt
+import functools
 import json
 import math
 from typing import Optional
@@ -60,6 +61,8 @@ from robot_memory.substrate.textrules import content_hash
 
 DEFAULT_RETENTION_DAYS = 90.0
 FORGET_EVERY_S = 60.0  # retention runs with a delivery at most this often
+MAX_BATCH = 16  # deliveries kept in one transaction by receive_many
+MAX_TAKEN = 64  # deliveries fleet serve takes from its queue at once
 _TIME = 'DOUBLE PRECISION'
 MIGRATIONS = (
     ('0001_tables', [
@@ -134,6 +137,30 @@ class Ack:
         return dataclasses.asdict(self)
 
 
+def _rounds(deliveries: list) -> list:
+    """
+    Return batches of ``(index, (raw, site, rrn))``: one delivery a robot, MAX_BATCH at most.
+
+    A robot's n-th delivery goes in a batch after its (n-1)-th, so it is judged (duplicate,
+    replayed) against what that one wrote, as if they had come one at a time.
+    """
+    rounds: list = []
+    seen: collections.Counter = collections.Counter()
+    for index, delivery in deliveries:
+        number = seen[delivery[2]]
+        seen[delivery[2]] += 1
+        if number == len(rounds):
+            rounds.append([])
+        rounds[number].append((index, delivery))
+    return [batch for found in rounds for batch in _chunks(found, MAX_BATCH)]
+
+
+@functools.lru_cache(maxsize=1024)
+def _tags_json(tags: tuple) -> str:
+    """Return an entry's tags as the JSON list kept (a fleet's entries share few tag sets)."""
+    return json.dumps(list(tags), ensure_ascii=False)
+
+
 def _chunks(items: list, size: int) -> list:
     return [items[first:first + size] for first in range(0, len(items), size)]
 
@@ -173,81 +200,175 @@ class FleetStore:
 
     def receive(self, raw: bytes, key_site: str, key_rrn: str, now: dt.datetime) -> Ack:
         """Check and keep one delivery; a refusal is counted and answered, never raised."""
-        try:
-            envelope = open_envelope(raw, key_site, key_rrn, self.trust, now)
-            with self.db.transaction():
-                return self._keep(envelope, _epoch(now))
-        except Refused as refused:
-            self._count(refused, _epoch(now))
-            return Ack('refused', refused.rrn, reason=refused.reason, message=str(refused))
+        # alone: a database error raises (the delivery is not acknowledged), as it always did
+        return self._receive([(raw, key_site, key_rrn)], now, alone=True)[0]
 
-    def _keep(self, envelope: Envelope, now: float) -> Ack:
-        rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
-        sent_at, dream_at = _epoch(envelope.sent_at), _epoch(envelope.provenance.dream_at)
-        # one read: the robot's newest payload, whether this dream is kept, its active faults
+    def receive_many(self, deliveries, now: dt.datetime) -> list:
+        """
+        Check and keep several deliveries ``(raw, key_site, key_rrn)``; return an ack each.
+
+        Each delivery is checked on its own (``open_envelope``) and answered on its own; the
+        ones that pass are kept together, a transaction for up to :data:`MAX_BATCH` of them
+        (one read, then a statement a table), so a queue of deliveries costs a few round
+        trips rather than four each. A robot's
+        second delivery in the queue is judged after its first is kept. Refusals are counted
+        as alone. When the database refuses a batch, its deliveries are kept again one by one:
+        one bad delivery fails alone, answered ``failed`` (not acknowledged, so its robot
+        sends it again), and the rest are kept.
+        """
+        return self._receive(list(deliveries), now, alone=False)
+
+    def _receive(self, deliveries: list, now: dt.datetime, alone: bool) -> list:
+        at = _epoch(now)
+        acks: list = [None] * len(deliveries)
+        refusals: list = []
+
+        def check(batch: list) -> tuple:
+            opened, refused = [], []
+            for index, (raw, key_site, key_rrn) in batch:
+                try:
+                    opened.append((index, open_envelope(raw, key_site, key_rrn, self.trust, now)))
+                except Refused as refusal:
+                    refused.append((index, refusal))
+            return opened, refused
+
+        for batch in _rounds(list(enumerate(deliveries))):  # a robot's deliveries in order
+            opened, refused = check(batch)
+            refusals += refused
+            if opened:
+                for index, answer in self._keep_batch(opened, at, alone):
+                    if isinstance(answer, Refused):
+                        refusals.append((index, answer))
+                    else:
+                        acks[index] = answer
+        if refusals:
+            self._count_all([refused for _, refused in refusals], at)
+        for index, refused in refusals:
+            acks[index] = Ack('refused', refused.rrn, reason=refused.reason,
+                              message=str(refused))
+        return acks
+
+    def _keep_batch(self, batch: list, now: float, alone: bool) -> list:
+        """Keep a batch in one transaction; on an error, each delivery in one of its own."""
+        try:
+            with self.db.transaction():
+                return self._keep(batch, now)
+        except Exception as error:  # noqa: B902 - any database error: each alone, below
+            if alone:
+                raise
+            if len(batch) == 1:
+                index, envelope = batch[0]
+                return [(index, Ack('failed', envelope.rrn, envelope.provenance.dream_id,
+                                    message=f'the store could not keep dream '
+                                    f'{envelope.provenance.dream_id} of {envelope.rrn}: '
+                                    f'{type(error).__name__}: {error}'[:1000]))]
+        return [answer for one in batch for answer in self._keep_batch([one], now, False)]
+
+    def _keep(self, batch: list, now: float) -> list:
+        """Keep the batch's deliveries (one a robot); return (index, Ack or Refused) each."""
+        keys = [(envelope.rrn, envelope.provenance.dream_id,
+                 _epoch(envelope.provenance.dream_at)) for _, envelope in batch]
+        # one read: each robot's newest payload, whether its dream is kept, its active faults
         found = self.db.rows(
-            'SELECT r.last_sent_at, (SELECT count(*) FROM fleet_dreams WHERE rrn = k.rrn AND '
-            'dream_id = ? AND dream_at = ?) AS kept, e.signature FROM (SELECT CAST(? AS TEXT) '
-            'AS rrn) k LEFT JOIN fleet_robots r ON r.rrn = k.rrn LEFT JOIN fleet_entries e ON '
-            "e.rrn = k.rrn AND e.status = 'active'", (dream_id, dream_at, rrn))
-        known = found[0]
+            'SELECT k.column1 AS rrn, r.last_sent_at, (SELECT count(*) FROM fleet_dreams d '
+            'WHERE d.rrn = k.column1 AND d.dream_id = k.column2 AND d.dream_at = k.column3) AS '
+            'kept, e.signature FROM (VALUES '
+            + ', '.join(['(CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS DOUBLE PRECISION))']
+                        * len(keys))
+            + ') k LEFT JOIN fleet_robots r ON r.rrn = k.column1 LEFT JOIN fleet_entries e ON '
+            "e.rrn = k.column1 AND e.status = 'active'", [value for key in keys for value in key])
+        known = {row['rrn']: row for row in found}
+        before = collections.defaultdict(list)
+        for row in found:
+            if row['signature']:
+                before[row['rrn']].append(row['signature'])
+        answers, keeping = [], []
+        for index, envelope in batch:
+            answer = self._judge(envelope, known[envelope.rrn], now)
+            answers.append((index, answer))
+            if isinstance(answer, Ack) and answer.status == 'stored':
+                keeping.append(envelope)
+        with self.db.batch():  # writes only: sent together, their errors raised at its end
+            for index, answer in answers:
+                if isinstance(answer, Ack) and answer.status == 'duplicate':
+                    self.db.execute('UPDATE fleet_robots SET last_heard = ? WHERE rrn = ?',
+                                    (now, answer.rrn))
+            if keeping:
+                self._write(keeping, before, now)
+            self._forget_old(now)
+        return answers
+
+    def _judge(self, envelope: Envelope, known: dict, now: float):
+        """Return the Ack (stored, duplicate) or the Refused (replayed) of one delivery."""
+        rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
         if known['kept']:
-            self.db.execute('UPDATE fleet_robots SET last_heard = ? WHERE rrn = ?', (now, rrn))
             return Ack('duplicate', rrn, dream_id,
                        message=f'dream {dream_id} of {rrn} was kept before; nothing changed')
-        if known['last_sent_at'] is not None and sent_at <= known['last_sent_at']:
+        if known['last_sent_at'] is not None \
+                and _epoch(envelope.sent_at) <= known['last_sent_at']:
             kept = format_iso(from_epoch(known['last_sent_at']))
-            raise Refused('replayed', f'sent at {format_iso(envelope.sent_at)}, not after the '
-                          f'newest payload kept ({kept})',
-                          'an old or repeated payload is ignored; nothing changed', rrn)
-        provenance = envelope.provenance
-        with self.db.batch():  # writes only: sent together, their errors raised at its end
-            self.db.execute(
-                'INSERT INTO fleet_robots (rrn, site, model, firmware, first_heard, last_heard, '
-                'last_sent_at, last_dream, last_dream_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON '
-                'CONFLICT (rrn) DO UPDATE SET site = excluded.site, model = excluded.model, '
-                'firmware = excluded.firmware, last_heard = excluded.last_heard, last_sent_at = '
-                'excluded.last_sent_at, last_dream = excluded.last_dream, last_dream_at = '
-                'excluded.last_dream_at',
-                (rrn, provenance.site, provenance.model, provenance.firmware, now, now, sent_at,
-                 dream_id, dream_at))
-            self.db.execute(
-                'INSERT INTO fleet_dreams (rrn, dream_id, dream_at, site, model, firmware, '
-                'sent_at, received_at, entry_count, payload_signature, provenance_signature) '
-                'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rrn, dream_id, dream_at) '
-                'DO NOTHING',
-                (rrn, dream_id, dream_at, provenance.site, provenance.model, provenance.firmware,
-                 sent_at, now, len(envelope.payload.entries), envelope.payload.signature,
-                 envelope.provenance_signature))
-            signatures = [fault_signature(entry.type, entry.text)
-                          for entry in envelope.payload.entries]
-            self._keep_entries(envelope, signatures, sent_at)
-            self._count_faults(signatures, [row['signature'] for row in found if row['signature']])
-            self._forget_old(now)
+            return Refused('replayed', f'sent at {format_iso(envelope.sent_at)}, not after the '
+                           f'newest payload kept ({kept})',
+                           'an old or repeated payload is ignored; nothing changed', rrn)
         return Ack('stored', rrn, dream_id, message=f'dream {dream_id} of {rrn} kept: '
                    f'{len(envelope.payload.entries)} entries')
 
-    def _keep_entries(self, envelope: Envelope, signatures: list, at: float) -> None:
-        """Write the dream's entries and each entry's newest state: a statement a table."""
-        rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
-        dream_at = _epoch(envelope.provenance.dream_at)
-        rows = [(rrn, entry.id, signature, entry.type, entry.text, entry.confidence,
-                 entry.observation_count, json.dumps(list(entry.tags), ensure_ascii=False),
-                 _epoch(entry.first_seen), _epoch(entry.last_reinforced))
-                for entry, signature in zip(envelope.payload.entries, signatures)]
-        # (ids are unique: open_envelope checked them)
+    def _write(self, envelopes: list, before: dict, now: float) -> None:
+        """Write the deliveries that are new (one a robot): a statement a table for them all."""
+        robots, dreams = [], []
+        for envelope in envelopes:
+            provenance = envelope.provenance
+            sent_at, dream_at = _epoch(envelope.sent_at), _epoch(provenance.dream_at)
+            robots.append((envelope.rrn, provenance.site, provenance.model, provenance.firmware,
+                           now, now, sent_at, provenance.dream_id, dream_at))
+            dreams.append((envelope.rrn, provenance.dream_id, dream_at, provenance.site,
+                           provenance.model, provenance.firmware, sent_at, now,
+                           len(envelope.payload.entries), envelope.payload.signature,
+                           envelope.provenance_signature))
+        self.db.insert_many(
+            'INSERT INTO fleet_robots (rrn, site, model, firmware, first_heard, last_heard, '
+            'last_sent_at, last_dream, last_dream_at)', '(?, ?, ?, ?, ?, ?, ?, ?, ?)', robots,
+            'ON CONFLICT (rrn) DO UPDATE SET site = excluded.site, model = excluded.model, '
+            'firmware = excluded.firmware, last_heard = excluded.last_heard, last_sent_at = '
+            'excluded.last_sent_at, last_dream = excluded.last_dream, last_dream_at = '
+            'excluded.last_dream_at')
+        self.db.insert_many(
+            'INSERT INTO fleet_dreams (rrn, dream_id, dream_at, site, model, firmware, '
+            'sent_at, received_at, entry_count, payload_signature, provenance_signature)',
+            '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', dreams,
+            'ON CONFLICT (rrn, dream_id, dream_at) DO NOTHING')
+        signatures = {envelope.rrn: [fault_signature(entry.type, entry.text)
+                                     for entry in envelope.payload.entries]
+                      for envelope in envelopes}
+        self._keep_entries(envelopes, signatures, now)
+        self._count_faults([value for envelope in envelopes for value in
+                            signatures[envelope.rrn]],
+                           [value for envelope in envelopes for value in before[envelope.rrn]])
+
+    def _keep_entries(self, envelopes: list, signatures: dict, at: float) -> None:
+        """Write the dreams' entries and each entry's newest state: a statement a table."""
+        rows, dream_rows = [], []
+        for envelope in envelopes:
+            rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
+            dream_at = _epoch(envelope.provenance.dream_at)
+            for entry, signature in zip(envelope.payload.entries, signatures[rrn]):
+                row = (rrn, entry.id, signature, entry.type, entry.text, entry.confidence,
+                       entry.observation_count, _tags_json(tuple(entry.tags)),
+                       _epoch(entry.first_seen), _epoch(entry.last_reinforced))
+                rows.append(row + (at, dream_id, dream_at))
+                dream_rows.append(row + (dream_id, dream_at))
+        # (ids are unique within a payload, open_envelope checked them; one payload a robot)
         columns = ('rrn, entry_id, signature, type, text, confidence, observation_count, tags, '
                    'first_seen, last_reinforced')
         self.db.insert_many(
             f'INSERT INTO fleet_dream_entries ({columns}, dream_id, dream_at)',
-            '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [row + (dream_id, dream_at) for row in rows],
+            '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', dream_rows,
             'ON CONFLICT (rrn, dream_id, dream_at, entry_id) DO NOTHING')
         # reinforced: when the observation count last grew (kept when this dream's is the same)
         self.db.insert_many(
             f'INSERT INTO fleet_entries ({columns}, first_heard, reinforced_at, resolved_at, '
             'last_dream, last_dream_at, status)',
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, 'active')",
-            [row + (at, dream_id, dream_at) for row in rows],
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, 'active')", rows,
             'ON CONFLICT (rrn, entry_id) DO UPDATE SET signature = excluded.signature, '
             'type = excluded.type, text = excluded.text, confidence = excluded.confidence, '
             'observation_count = excluded.observation_count, tags = excluded.tags, '
@@ -258,10 +379,14 @@ class FleetStore:
             'resolved_at = NULL, last_dream = excluded.last_dream, '
             "last_dream_at = excluded.last_dream_at, status = 'active'")
         # active before and not in this (new) dream: the robot resolved them
-        self.db.execute(
-            "UPDATE fleet_entries SET status = 'resolved', resolved_at = ?, last_dream = ?, "
-            "last_dream_at = ? WHERE rrn = ? AND status = 'active' AND NOT (last_dream = ? AND "
-            'last_dream_at = ?)', (at, dream_id, dream_at, rrn, dream_id, dream_at))
+        for envelope in envelopes:
+            dream_id = envelope.provenance.dream_id
+            dream_at = _epoch(envelope.provenance.dream_at)
+            self.db.execute(
+                "UPDATE fleet_entries SET status = 'resolved', resolved_at = ?, last_dream = ?, "
+                "last_dream_at = ? WHERE rrn = ? AND status = 'active' AND NOT (last_dream = ? "
+                'AND last_dream_at = ?)', (at, dream_id, dream_at, envelope.rrn, dream_id,
+                                           dream_at))
 
     def _count_faults(self, after: list, before: list) -> None:
         """Add to each fault signature's count of active entries what this delivery changed."""
@@ -293,12 +418,16 @@ class FleetStore:
         self._count(refused, _epoch(now))
 
     def _count(self, refused: Refused, now: float) -> None:
-        with self.db.transaction():
-            self.db.execute(
-                'INSERT INTO fleet_refusals (reason, count, last_at, last_message) VALUES '
-                '(?, 1, ?, ?) ON CONFLICT (reason) DO UPDATE SET count = fleet_refusals.count '
-                '+ 1, last_at = excluded.last_at, last_message = excluded.last_message',
-                (refused.reason, now, str(refused)[:1000]))
+        self._count_all([refused], now)
+
+    def _count_all(self, refusals: list, now: float) -> None:
+        with self.db.transaction(), self.db.batch():
+            for refused in refusals:
+                self.db.execute(
+                    'INSERT INTO fleet_refusals (reason, count, last_at, last_message) VALUES '
+                    '(?, 1, ?, ?) ON CONFLICT (reason) DO UPDATE SET count = '
+                    'fleet_refusals.count + 1, last_at = excluded.last_at, last_message = '
+                    'excluded.last_message', (refused.reason, now, str(refused)[:1000]))
 
     # ------------------------------------------------------------------ reading
 

@@ -24,6 +24,7 @@ import dataclasses
 import datetime as dt
 import json
 import pathlib
+import queue
 import threading
 from typing import Any
 from typing import Callable
@@ -34,6 +35,7 @@ from robot_memory.fleet import keys
 from robot_memory.fleet import lesson_store
 from robot_memory.fleet.fleet_store import Ack
 from robot_memory.fleet.fleet_store import FleetStore
+from robot_memory.fleet.fleet_store import MAX_TAKEN
 from robot_memory.fleet.lessons import open_lesson
 from robot_memory.fleet.outbox import Outbox
 from robot_memory.fleet.refusals import FleetError
@@ -195,8 +197,12 @@ class StoreServer:
     """
     The fleet store on Zenoh: the payload subscriber and the ingest, report, robot queryables.
 
-    With the fleet's public key: the lessons queryable too, and a subscriber that refuses and
-    counts every lesson on the fleet's key space that the fleet key did not sign.
+    Deliveries (published payloads and ingest queries) wait in a queue that one serving
+    thread drains: what came while the store wrote the last ones is kept together
+    (``FleetStore.receive_many``, up to ``MAX_TAKEN``), each delivery still checked, logged
+    and answered on its own. With the fleet's public key: the lessons queryable too, and a
+    subscriber that refuses and counts every lesson on the fleet's key space that the fleet
+    key did not sign.
     """
 
     def __init__(self, session, store: FleetStore, clock: Callable[[], dt.datetime],
@@ -206,7 +212,11 @@ class StoreServer:
         self.clock = clock
         self.log = log
         self.fleet_public_key = fleet_public_key
-        self._lock = threading.Lock()  # one delivery at a time on the store's connection
+        self._lock = threading.Lock()  # one user at a time of the store's connection
+        self._queue: queue.Queue = queue.Queue()  # (key, raw, query or None); None: stop
+        self._serving = threading.Thread(target=self._serve, name='fleet-store-ingest',
+                                         daemon=True)
+        self._serving.start()
         self._declared = [
             session.declare_subscriber(keys.ALL_PAYLOADS, self._on_sample),
             session.declare_queryable(keys.ALL_INGEST, self._on_ingest),
@@ -220,23 +230,60 @@ class StoreServer:
             ]
 
     def close(self) -> None:
-        """Undeclare the subscriber and the queryables."""
+        """Undeclare the subscriber and the queryables; answer what waits, then stop serving."""
         for declared in self._declared:
             declared.undeclare()
         self._declared = []
+        self._queue.put(None)
+        self._serving.join()
 
     def receive(self, key: str, raw: bytes) -> Ack:
         """Keep one delivery that came on ``key``; log and return the ack."""
-        found = keys.site_and_rrn(key)
+        return self.receive_many([(key, raw)])[0]
+
+    def receive_many(self, deliveries: list) -> list:
+        """Keep deliveries ``(key, raw)`` together; log and return each one's ack."""
+        checked = []
+        for key, raw in deliveries:
+            found = keys.site_and_rrn(key)  # the subscriptions' key expressions make None rare
+            site, rrn = found if found is not None else ('', '')
+            checked.append((raw, site, rrn))
         with self._lock:
-            if found is None:  # the subscriptions' key expressions make this rare
-                site, rrn = '', ''
-            else:
-                site, rrn = found
-            ack = self.store.receive(raw, site, rrn, self.clock())
-        self.log(f'fleet serve: {key}: {ack.status}'
-                 + (f' ({ack.reason})' if ack.reason else '') + f': {ack.message}')
-        return ack
+            acks = self.store.receive_many(checked, self.clock())
+        if len(deliveries) > 1:
+            self.log(f'fleet serve: {len(deliveries)} deliveries kept together')
+        for (key, _), ack in zip(deliveries, acks):
+            self.log(f'fleet serve: {key}: {ack.status}'
+                     + (f' ({ack.reason})' if ack.reason else '') + f': {ack.message}')
+        return acks
+
+    def _serve(self) -> None:
+        """Keep what waits in the queue, up to MAX_TAKEN at once, until close()."""
+        stopping = False
+        while not stopping:
+            waiting = [self._queue.get()]
+            while len(waiting) < MAX_TAKEN and not self._queue.empty():
+                waiting.append(self._queue.get())
+            stopping = None in waiting
+            waiting = [item for item in waiting if item is not None]
+            if waiting:
+                self._guarded(f'{len(waiting)} deliveries', lambda: self._answer(waiting))
+
+    def _answer(self, waiting: list) -> None:
+        try:
+            acks = self.receive_many([(key, raw) for key, raw, _ in waiting])
+            for (_, _, query), ack in zip(waiting, acks):
+                if query is None:
+                    continue
+                body = json.dumps(ack.to_data(), ensure_ascii=False).encode('utf-8')
+                if ack.acknowledged:
+                    query.reply(query.key_expr, body)
+                else:
+                    query.reply_err(body)
+        finally:
+            for _, _, query in waiting:
+                if query is not None:
+                    query.drop()  # answered (or not, on an error): the querier stops waiting
 
     def _guarded(self, what: str, action: Callable[[], Any]) -> None:
         try:
@@ -245,19 +292,11 @@ class StoreServer:
             self.log(f'fleet serve: {what} failed: {type(error).__name__}: {error}')
 
     def _on_sample(self, sample) -> None:
-        self._guarded('a published payload', lambda: self.receive(
-            str(sample.key_expr), sample.payload.to_bytes()))
+        self._queue.put((str(sample.key_expr), sample.payload.to_bytes(), None))
 
     def _on_ingest(self, query) -> None:
-        def answer():
-            raw = query.payload.to_bytes() if query.payload is not None else b''
-            ack = self.receive(str(query.key_expr), raw)
-            body = json.dumps(ack.to_data(), ensure_ascii=False).encode('utf-8')
-            if ack.acknowledged:
-                query.reply(query.key_expr, body)
-            else:
-                query.reply_err(body)
-        self._guarded('a delivery', answer)
+        raw = query.payload.to_bytes() if query.payload is not None else b''
+        self._queue.put((str(query.key_expr), raw, query))
 
     def _on_report(self, query) -> None:
         def answer():
