@@ -57,7 +57,9 @@ Replay and ordering
 import base64
 import dataclasses
 import datetime as dt
+import functools
 import json
+import os
 import pathlib
 import re
 import stat
@@ -370,7 +372,19 @@ def load_private_key(path):
 
 
 def load_public_key(path):
-    """Load an Ed25519 public key (PEM)."""
+    """Load an Ed25519 public key (PEM); parsed again only when the file changed."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        _read_key_file(path, 'public key')  # raises FederationError, saying why
+        raise
+    return _parsed_public_key(str(path), (found.st_ino, found.st_size, found.st_mtime_ns))
+
+
+# A fleet store checks two signatures a delivery with a few robots' keys: reading and parsing
+# the PEM each time cost more than the check. The file's identity is part of the key.
+@functools.lru_cache(maxsize=256)
+def _parsed_public_key(path: str, identity: tuple):
     serialization, ed25519 = _crypto()
     data = _read_key_file(path, 'public key')
     try:

@@ -349,6 +349,24 @@ def test_signed_payload_is_accepted_when_signatures_are_required(keys):
     assert payload.signature and len(payload.entries) == 3
 
 
+def test_a_public_key_file_replaced_in_place_is_used_at_once(keys, tmp_path):
+    paths, signing = keys
+    sender = policy(private_key_path=paths['a'][0])
+    payload = wire(build_payload(robot_a(), NOW, sender))
+    assert validate_payload(payload, signing, NOW, B).signature  # A's key, loaded (and kept)
+    generate_keypair(tmp_path / 'new.pem', tmp_path / 'new.pub')  # A's key is rotated:
+    paths['a'][1].unlink()
+    (tmp_path / 'new.pub').rename(paths['a'][1])  # the same path now holds another key
+    with pytest.raises(PeerRejected) as caught:
+        validate_payload(payload, signing, NOW, B)
+    assert caught.value.kind == 'signature', caught.value
+    renewed = policy(private_key_path=tmp_path / 'new.pem')
+    assert validate_payload(wire(build_payload(robot_a(), NOW, renewed)), signing, NOW, B)
+    paths['a'][1].unlink()
+    with pytest.raises(FederationError, match='cannot read the public key'):
+        validate_payload(payload, signing, NOW, B)
+
+
 def test_float32_confidence_still_verifies(keys):
     paths, signing = keys
     data = wire(build_payload(robot_a(), NOW, policy(private_key_path=paths['a'][0])))
