@@ -32,7 +32,8 @@ Lines:
     put and its delivery), against sending its whole robot-memory.md once.
 ``fleet_ingest``  the store keeping sealed envelopes as ``fleet serve`` keeps a queue of them
     (``FleetStore.receive_many``; one ``receive`` each beside it) against a bare batched INSERT
-    (psycopg ``executemany`` in one transaction) of the same rows into the same server.
+    (psycopg ``executemany`` in one transaction) of the same rows into the same server, timed
+    in turn in each of 5 repeats; ``ratio`` is the median of the repeats' ratios.
 ``fleet_rollup``  "same fault on N robots" (the report's path: ``store.fault_entries()`` and
     its grouping) over ``--rollup-robots`` x 50 entries, against one bare SQL GROUP BY.
 ``fleet_delivery``  dreams made, stored, superseded by a newer stored one, pending, lost and

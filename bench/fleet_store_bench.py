@@ -54,6 +54,7 @@ from fleet_robots import robot_entries
 TABLES = ('fleet_robots', 'fleet_dreams', 'fleet_dream_entries', 'fleet_entries',
           'fleet_fault_counts')
 GOAL_INGEST_RATIO, GOAL_ROLLUP_MS = 0.5, 200.0
+REPEATS = 5  # of the ingest: the store, then the bare INSERT, in turn
 
 
 def _document(robot: dict) -> MemoryDocument:
@@ -160,38 +161,50 @@ def _bare(server, rows: dict) -> float:
         return time.perf_counter() - began
 
 
-def ingest_line(args, server, robots: list) -> dict:
-    """Return the store's ingest against a bare batched INSERT of the same rows."""
-    now = dt.datetime.now(UTC)
-    sealed = _sealed(robots, now - dt.timedelta(minutes=1))
-    trust = Trust({robot['rrn']: pathlib.Path(robot['public_key']) for robot in robots})
-    ours, single, bare, url = [], [], [], None
-    for _ in range(1 if args.quick else 3):
-        took, url = _ours(server, trust, sealed, now, together=True)
-        ours.append(took)
-        single.append(_ours(server, trust, sealed, now, together=False)[0])
+def _rows_of(url: str) -> dict:
+    """Return every row the store wrote, table by table, for the bare INSERT to write again."""
     rows = {}
     with psycopg.connect(url) as conn:
         for table in TABLES:
             cursor = conn.execute(f'SELECT * FROM {table}')
             rows[table] = {'names': [column.name for column in cursor.description],
                            'values': cursor.fetchall()}
-    for _ in range(1 if args.quick else 3):
+    return rows
+
+
+def ingest_line(args, server, robots: list) -> dict:
+    """
+    Return the store's ingest against a bare batched INSERT of the same rows.
+
+    Each repeat times the store, then the bare INSERT of what it wrote, one after the other,
+    so both meet the same load; ``ratio`` is the median of the repeats' ratios.
+    """
+    now = dt.datetime.now(UTC)
+    sealed = _sealed(robots, now - dt.timedelta(minutes=1))
+    trust = Trust({robot['rrn']: pathlib.Path(robot['public_key']) for robot in robots})
+    ours, single, bare, rows = [], [], [], {}
+    for _ in range(1 if args.quick else REPEATS):
+        took, url = _ours(server, trust, sealed, now, together=True)
+        ours.append(took)
+        rows = rows or _rows_of(url)
         bare.append(_bare(server, rows))
+        single.append(_ours(server, trust, sealed, now, together=False)[0])
     count = sum(len(rows[table]['values']) for table in TABLES)
     ours_s, bare_s = statistics.median(ours), statistics.median(bare)
     single_s = statistics.median(single)
+    ratio = statistics.median(mine_bare / mine for mine, mine_bare in zip(ours, bare))
     return {'bench': 'fleet_ingest', 'n': len(sealed), 'rows': count,
             'path': f'receive_many, {MAX_TAKEN} queued deliveries at a time (fleet serve)',
             'payloads_per_s': round(len(sealed) / ours_s, 1),
             'rows_per_s': round(count / ours_s), 'ms': round(ours_s * 1000, 1),
             'baseline': 'bare executemany of the same rows, one transaction, same server',
             'baseline_ms': round(bare_s * 1000, 1), 'baseline_rows_per_s': round(count / bare_s),
-            'ratio': round(bare_s / ours_s, 3), 'goal_ratio': GOAL_INGEST_RATIO,
+            'ratio': round(ratio, 3), 'ratios': [round(b / o, 3) for o, b in zip(ours, bare)],
+            'goal_ratio': GOAL_INGEST_RATIO,
             'one_by_one_ms': round(single_s * 1000, 1),
             'one_by_one_ratio': round(bare_s / single_s, 3),
             'repeats': len(ours),
-            'met': None if args.quick else bare_s / ours_s >= GOAL_INGEST_RATIO}
+            'met': None if args.quick else ratio >= GOAL_INGEST_RATIO}
 
 
 def _fill(url: str, robots: int, per_robot: int) -> int:
