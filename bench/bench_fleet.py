@@ -203,13 +203,7 @@ class Fleet:
         for worker in self.workers:
             worker.stop()
         for child in reversed(self.children):
-            if child.process.poll() is None:
-                child.process.terminate()
-                try:
-                    child.process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    child.process.kill()
-                    child.process.wait()
+            child.stop()  # SIGTERM, SIGKILL after 20 s
 
 
 def _schedule(args) -> dict:
