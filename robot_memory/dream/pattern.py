@@ -255,6 +255,8 @@ def describe(history: History, now: dt.datetime, timezone: str = 'UTC',
         possible -= 1  # today is not over
     share = len(days_seen) / max(1, possible)
     days = f'on {len(days_seen)} of the last {span_days} days'
+    # Once a day: the count says nothing the days do not ("22 times on 22 of ..." is long).
+    times = f'{len(episodes)} times {days}' if len(episodes) > len(days_seen) else days
     when = (f', usually {_clock(window[0])}-{_clock(window[1])} {offset}'
             if window is not None else '')
     flips = [item[3] for item in episodes]
@@ -262,7 +264,7 @@ def describe(history: History, now: dt.datetime, timezone: str = 'UTC',
     if len(spells) * 2 >= len(flips):
         rate = statistics.median(spells)
         return Description('flapping', f'about {round(rate)} flips in {duration_text(typical)}, '
-                                       f'{len(episodes)} times {days}{when}')
+                                       f'{times}{when}')
     scheduled = (window is not None and len(days_seen) >= SCHEDULE_DAYS
                  and share >= SCHEDULE_SHARE
                  and _window(starts, [0.0] * len(starts), SCHEDULE_MIN / 60.0) is not None)
@@ -271,7 +273,7 @@ def describe(history: History, now: dt.datetime, timezone: str = 'UTC',
         every = 'weekdays' if weekdays else 'daily'
         return Description('routine', f'{every} {_clock(window[0])}-{_clock(window[1])} '
                                       f'{offset}, {days}, {how_long}')
-    return Description('intermittent', f'{len(episodes)} times {days}{when}, {how_long}')
+    return Description('intermittent', f'{times}{when}, {how_long}')
 
 
 def _weekdays_only(days_seen: list, first: dt.date, today: dt.date) -> bool:

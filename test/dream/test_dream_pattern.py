@@ -86,7 +86,7 @@ def test_an_afternoon_fault_is_restated_with_its_window_and_keeps_its_id(robot):
         entry, = robot.entries(day)
         ids.add(entry.id)
     assert len(ids) == 1
-    assert entry.text == ('Intermittent: battery: percentage (base) reports WARN: Low - 5 times '
+    assert entry.text == ('Intermittent: battery: percentage (base) reports WARN: Low - '
                           'on 5 of the last 6 days, usually 16:30-17:09 UTC-4, '
                           'typically 39 min')
     reasons = [record.reason for record in robot.store.history(entry.id)]
@@ -169,7 +169,7 @@ def test_statuses_that_start_and_stop_together_are_one_entry_naming_the_others(r
     assert len(texts) == 2, texts
     assert texts[0].startswith('Intermittent: battery: percentage (base) reports ERROR: Critical '
                                '(together with voltage: Low voltage; dock: status: Battery '
-                               'critical) - 4 times on 4 of the last')
+                               'critical) - on 4 of the last')
     assert texts[1].startswith('Intermittent: lidar: scan rate')
     assert not any('only while' in text for text in texts)  # a partner is no state
 
@@ -313,4 +313,4 @@ def test_a_fault_pruned_between_rare_episodes_comes_back_under_its_id_restated(r
     entry, = robot.entries(21)
     assert entry.id == first.id
     assert entry.text.startswith('Intermittent: battery: percentage (base) reports WARN: Low - '
-                                 '5 times on 5 of the last 23 days')
+                                 'on 5 of the last 23 days')
