@@ -331,20 +331,34 @@ def build_context_scan(document: MemoryDocument, now: dt.datetime,
     under: list = []
     ranked = _ranked(document.entries, now, config, threshold, below=under)
     below = _below_highest(under, now)
-    peers = []
+    ranked_peers = []
     if include_peers:
         for block in document.peer_context or []:
             lines = _ranked(block.entries, now, config, threshold, block.last_synced, block.rrn)
-            peers.append((block, len(lines), iter(lines)))
+            ranked_peers.append((block, lines))
     window = _recent_window(config, min_confidence)
-    return _assemble(document, now, config, token_budget, threshold,
-                     (len(ranked), iter(ranked)),
-                     lambda: _recent_scan(document.entries, now, config, window), peers, below,
-                     _chosen(document, relevant, now, config, threshold))
+    chosen = _chosen(document, relevant, now, config, threshold)
+
+    def fill(reserve):
+        return _assemble(document, now, config, token_budget, threshold,
+                         (len(ranked), iter(ranked)),
+                         lambda: _recent_scan(document.entries, now, config, window),
+                         [(block, len(lines), iter(lines)) for block, lines in ranked_peers],
+                         below, chosen, reserve)
+    return _filled(fill)
+
+
+def _filled(fill) -> ContextBlock:
+    """
+    Return the block: filled with no room kept for the "Left out" line, or again with it.
+
+    ``fill(False)`` when every line fits whole; else ``fill(True)``, which keeps that room.
+    """
+    return fill(False) or fill(True)
 
 
 def _assemble(document, now, config, token_budget, threshold, own, recent, peers, below,
-              chosen=()):
+              chosen=(), reserve=True):
     """
     Fill the budget: own faults, the weak-recent section, own conditions, then the peers'.
 
@@ -356,8 +370,10 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
     before the weak-recent section. ``recent()`` returns the weak recent entries as
     (confidence, entry) in rank order; those the budget leaves out count as omitted, like
     own and peer entries. ``chosen``: ContextLines relevant to the query, lifted first.
+    Without ``reserve`` no room is kept for the "Left out" line, and a block that leaves
+    anything out, or cuts a line, is None: fill it again with the room kept (:func:`_filled`).
     """
-    filler = Filler(config.token_budget if not token_budget else token_budget)
+    filler = Filler(config.token_budget if not token_budget else token_budget, reserve)
     eligible, items = own
     lifted: set = set()
     if chosen:
@@ -395,6 +411,8 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
         shown_peers.extend(added)
         omitted += eligible - len(added) - (len(held) - before)
     named = []
+    if (omitted or filler.truncated) and not reserve:
+        return None  # not every line fits whole: fill again, keeping the room
     if omitted:  # name what the budget left out
         named, cut = filler.close(left_out(
             filler, shown + shown_recent + shown_peers, items, collected,
@@ -426,7 +444,6 @@ def _build_indexed(document, now, config, token_budget, include_peers, min_confi
         ranked = _ranked(entries, now, config, threshold, reference, source, under)
         return len(ranked), iter(ranked), _below_highest(under, now)
 
-    eligible, items, below = section_plan(index.own, document.entries, None, '')
     window = _recent_window(config, min_confidence)
     if window is not None and index.own.usable:
         def recent():
@@ -434,12 +451,17 @@ def _build_indexed(document, now, config, token_budget, include_peers, min_confi
     else:
         def recent():
             return _recent_scan(document.entries, now, config, window)
-    peers = []
-    if include_peers:
-        for block, section in zip(document.peer_context or [], index.peers):
-            peer_eligible, peer_items, _ = section_plan(section, block.entries,
-                                                        block.last_synced, block.rrn)
-            peers.append((block, peer_eligible, peer_items))
-    return _assemble(document, now, config, token_budget, threshold, (eligible, items),
-                     recent, peers, below,
-                     _chosen(document, relevant, now, config, threshold))
+    chosen = _chosen(document, relevant, now, config, threshold)
+
+    def fill(reserve):
+        # A walk is read once: each fill plans its sections again (O(log n) each).
+        eligible, items, below = section_plan(index.own, document.entries, None, '')
+        peers = []
+        if include_peers:
+            for block, section in zip(document.peer_context or [], index.peers):
+                peer_eligible, peer_items, _ = section_plan(section, block.entries,
+                                                            block.last_synced, block.rrn)
+                peers.append((block, peer_eligible, peer_items))
+        return _assemble(document, now, config, token_budget, threshold, (eligible, items),
+                         recent, peers, below, chosen, reserve)
+    return _filled(fill)
