@@ -26,6 +26,7 @@ import dataclasses
 import datetime as dt
 import json
 import math
+import re
 import statistics
 from typing import Optional
 import zoneinfo
@@ -288,6 +289,30 @@ def entry_text(base: str, description: Optional[Description]) -> str:
     if description is None:
         return base
     return f'{description.label.capitalize()}: {base} - {description.phrase}'
+
+
+# A diagnostic's name as the default rule words it: '<node>: <status> (<hardware id>) reports'.
+_NODE_NAME = re.compile(r'^(?P<node>[^\s:()]+): (?P<rest>[^()]+?) \((?P<hardware>[^()]+)\)'
+                        r'(?= reports )')
+_NOT_ALNUM = re.compile(r'[^a-z0-9]')
+
+
+def without_node(text: str) -> str:
+    """
+    Return a dream's text without the node prefix that only repeats the hardware id.
+
+    ``turtlebot4_diagnostics: Battery Percentage (Turtlebot4) reports ...`` is
+    ``Battery Percentage (Turtlebot4) reports ...``: the id's letters and digits are in the
+    node's name (three or more of them), so the prefix says nothing the id does not, and
+    costs the brain six tokens a line. Any other text is returned as it is.
+    """
+    match = _NODE_NAME.match(text)
+    if match is None:
+        return text
+    hardware = _NOT_ALNUM.sub('', match['hardware'].lower())
+    if len(hardware) < 3 or hardware not in _NOT_ALNUM.sub('', match['node'].lower()):
+        return text
+    return text[len(match['node']) + 2:]
 
 
 def rule_text(text: str) -> str:

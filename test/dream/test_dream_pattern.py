@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from robot_memory.dream.autodream import dream
+from robot_memory.dream.pattern import without_node
 from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.rules import Rules
@@ -314,3 +315,34 @@ def test_a_fault_pruned_between_rare_episodes_comes_back_under_its_id_restated(r
     assert entry.id == first.id
     assert entry.text.startswith('Intermittent: battery: percentage (base) reports WARN: Low - '
                                  'on 5 of the last 23 days')
+
+
+def test_a_node_prefix_that_repeats_the_hardware_id_is_left_out_and_the_id_kept(robot):
+    """Issue 38, point 5: 'base_diagnostics: battery (base)' says 'base' twice."""
+    ids, texts = set(), []
+    for day in range(5):
+        robot.status(day, 20.5, 40, 'base_diagnostics: battery', 'Low')
+        robot.dream(day)
+        entry, = robot.entries(day)
+        ids.add(entry.id)
+        texts.append(entry.text)
+    assert len(ids) == 1
+    assert texts[0] == 'battery (base) reports WARN: Low'  # before a pattern shows, too
+    assert texts[-1].startswith('Intermittent: battery (base) reports WARN: Low - on 5 of '
+                                'the last 6 days'), texts[-1]
+
+
+@pytest.mark.parametrize('text, said', [
+    ('turtlebot4_diagnostics: Battery Percentage (Turtlebot4) reports WARN: Low',
+     'Battery Percentage (Turtlebot4) reports WARN: Low'),
+    ('a200_0000/platform: Temperature (a200-0000) reports WARN: hot',
+     'Temperature (a200-0000) reports WARN: hot'),
+    # A node that does not name the id, an id too short to tell, a log: kept as they are.
+    ('ur_hardware_interface: Safety mode (ur5e) reports WARN: PROTECTIVE_STOP', None),
+    ('io_board: Relay (io) reports ERROR: stuck', None),
+    ('battery: percentage (base) reports WARN: Low', None),
+    ('behavior_server logs ERROR repeatedly: Goal <uuid> aborted', None),
+])
+def test_without_node_drops_only_a_prefix_that_names_the_hardware_id(text, said):
+
+    assert without_node(text) == (said or text)
