@@ -220,6 +220,25 @@ GOALS = [
              lambda rs: all(r['condition_recall'] >= 0.9 and r['false_conditions'] == 0
                             and r['advice_safe'].split('/')[0] == r['advice_safe'].split('/')[1]
                             for r in rs)),
+    _quality('Block lines: mean <= 200 characters on every profile',
+             lambda rs: f'max {_worst(rs, "chars_per_line"):g} characters '
+                        f'({_worst(rs, "tokens_per_line"):g} tokens) a line',
+             lambda rs: 'entry lines of the final 400-token block, band and percentage '
+                        'left out',
+             lambda rs: all(r['chars_per_line'] is None or r['chars_per_line'] <= 200
+                            for r in rs)),
+    _quality('Block at 400 tokens: every fault and condition, or names what it left out',
+             lambda rs: f'min {_worst(rs, "coverage_400", min):g} shown; '
+                        f'{sum(len(r["left_out_named"]) for r in rs)} of '
+                        f'{sum(len(r["left_out"]) for r in rs)} left out named',
+             lambda rs: 'planted recurring faults and routine/constant conditions with an '
+                        'entry in the block without a budget',
+             lambda rs: all(r['left_out_named'] == r['left_out'] for r in rs)),
+    _quality('No fault labelled normal by the dream',
+             lambda rs: f'{sum(len(r["filed_normal"]) for r in rs)} filed as normal',
+             lambda rs: 'planted faults, every night, after the bench plays the person '
+                        'reviewing proposals',
+             lambda rs: all(not r['filed_normal'] for r in rs)),
     _goal('Context signals <= 1 MB per robot-day, 30 signals at 10 Hz', 'bench_signals.py',
           'signals_size', {}, lambda r: f'{_mb(r["bytes_per_day"] / 1e6)} a day',
           lambda r: f'{_mb(r["baseline_bytes_per_day"] / 1e6)} as raw floats (x{r["ratio"]:g})',

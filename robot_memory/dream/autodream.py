@@ -108,6 +108,7 @@ from robot_memory.dream.pattern import GAP_S
 from robot_memory.dream.pattern import History
 from robot_memory.dream.pattern import rule_text
 from robot_memory.dream.pattern import STATUS_GAP_S
+from robot_memory.dream.pattern import without_node
 from robot_memory.dream.recovery import as_config
 from robot_memory.dream.recovery import file_hash
 from robot_memory.dream.recovery import prune  # noqa: F401 - autodream.prune, as before
@@ -437,7 +438,9 @@ class _Dream(IncidentMerging, ManualEdits, ResolveAndPrune):
                 entry = None
             unlinked = self._restated_entries(linked) if entry is None else None
             if unlinked:  # usually none: spare masking the text of each new entry
-                entry = unlinked.get(message_pattern(text))
+                # Restated, the text may have lost its node prefix (pattern.without_node).
+                entry = unlinked.get(message_pattern(text)) or unlinked.get(
+                    message_pattern(without_node(text)))
             if entry is None or entry.id in linked:
                 continue
             if entry.type == entry_type or (entry.type == 'resolved' and

@@ -32,6 +32,12 @@ mean and count of a speed, a temperature, a voltage). The rule, per signal:
   thresholds tried on that signal (Bonferroni); across signals the Holm step-down at
   ALPHA keeps only those that pass, so trying 200 signals does not make one look causal.
 
+A condition must also tell something beyond the fault's hours of the day (the same test
+as ``cooccurrence.marks_the_hours``): within the quarter hours of the day the fault's
+episodes touch, the fault side must still hold the fault at a lift of MIN_LIFT against
+that fault-free time. A signal that merely marks working time (a lidar's rate, high all day
+and nil on the dock at night) holds through a daytime fault's hours anyway: not stated.
+
 Of the signals that pass, only the one with the highest gain is stated: two signals that
 move together (a wheel speed and the commanded speed) give one condition, the one that
 separates best. A fault that depends on no signal gets none. A signal the rules mark as
@@ -60,6 +66,8 @@ ADVICE_MARGIN = 0.1
 ADVICE_MIN_S = 3600.0
 NEAR_SHARE = 0.2
 ROUND_SHARE = 0.02
+SLOT_S = 900.0
+DAY_S = 86400.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,6 +172,16 @@ class Prepared:
         self.means = list(means)
         self.interval_s = interval_s
         self.sorted = sorted(self.means)
+        self._slots: Optional[dict] = None
+
+    def slot_values(self) -> dict:
+        """{quarter hour of the day: sorted means of the intervals starting in it}, once."""
+        if self._slots is None:
+            slots: dict = {}
+            for start, mean in zip(self.starts, self.means):
+                slots.setdefault(slot_of(start), []).append(mean)
+            self._slots = {slot: sorted(values) for slot, values in slots.items()}
+        return self._slots
 
     def counter(self) -> bool:
         """Whether the signal only ever grows (a counter, an odometer): not a condition."""
@@ -187,6 +205,46 @@ class Prepared:
             high = bisect.bisect_right(self.starts, end + step)
             found.update(range(low, high))
         return found
+
+
+def slot_of(stamp: float) -> int:
+    """Return the quarter hour of the (UTC) day ``stamp`` falls in."""
+    return int(stamp % DAY_S // SLOT_S)
+
+
+def fault_slots(episodes: list) -> set:
+    """Return the quarter hours of the day the episodes touch (a day at most of each)."""
+    slots: set = set()
+    for start, end, *_ in episodes:
+        moment = start - start % SLOT_S
+        while moment <= min(end, start + DAY_S - SLOT_S):
+            slots.add(slot_of(moment))
+            moment += SLOT_S
+    return slots
+
+
+def marks_the_hours(signal: 'Prepared', near: set, best: '_Best', valued: int,
+                    slots: set) -> bool:
+    """
+    Whether the split says no more than the fault's hours of the day (see the module).
+
+    Its lift, recomputed against the fault-free intervals of the quarter hours ``slots``
+    only (``near``: the intervals the episodes touch, not fault-free), is under MIN_LIFT.
+    """
+    by_slot = signal.slot_values()
+    excluded: dict = {}
+    for index in near:
+        excluded.setdefault(slot_of(signal.starts[index]), []).append(signal.means[index])
+    free = free_hits = 0
+    for slot in slots:
+        ordered = by_slot.get(slot, [])
+        out = sorted(excluded.get(slot, ()))
+        free += len(ordered) - len(out)
+        free_hits += _count(ordered, out, best.threshold, best.op)
+    if free <= 0:
+        return False  # the fault fills its hours: no fault-free time there to judge by
+    lift = (best.hits / (best.hits + free_hits)) / (valued / (valued + free))
+    return lift < MIN_LIFT
 
 
 def _count(ordered: list, excluded: list, value: float, op: str, strict: bool = False) -> int:
@@ -306,7 +364,7 @@ def find(episodes: list, signals: dict, controllable=lambda name: False,
     """
     if len(episodes) < MIN_EPISODES:
         return None
-    tested: list[tuple[float, str, Optional[_Best], list, list]] = []
+    tested: list[tuple[float, str, Optional[_Best], list, list, set]] = []
     for name in sorted(signals):
         signal = signals[name]
         if len(signal.means) * signal.interval_s < MIN_FREE_S or signal.counter():
@@ -323,13 +381,15 @@ def find(episodes: list, signals: dict, controllable=lambda name: False,
         if (len(signal.means) - len(excluded)) * signal.interval_s < MIN_FREE_S:
             continue
         best = _stump(values, len(episodes), signal.sorted, excluded)
-        tested.append((best.p_value if best else 1.0, name, best, values, excluded))
+        tested.append((best.p_value if best else 1.0, name, best, values, excluded, near))
     passed = []
-    for rank, (p_value, name, best, values, excluded) in enumerate(sorted(
+    slots = fault_slots(episodes)
+    for rank, (p_value, name, best, values, excluded, near) in enumerate(sorted(
             tested, key=lambda item: (item[0], item[1]))):
         if best is None or p_value * (len(tested) - rank) > ALPHA:
             break  # Holm: the first that fails stops the rest
-        passed.append((best.top, name, best, values, excluded))
+        if not marks_the_hours(signals[name], near, best, len(values), slots):
+            passed.append((best.top, name, best, values, excluded))
     if not passed:
         return None
     _, name, best, values, excluded = max(passed, key=lambda item: (item[0], item[1]))

@@ -26,6 +26,7 @@ import dataclasses
 import datetime as dt
 import json
 import math
+import re
 import statistics
 from typing import Optional
 import zoneinfo
@@ -255,6 +256,8 @@ def describe(history: History, now: dt.datetime, timezone: str = 'UTC',
         possible -= 1  # today is not over
     share = len(days_seen) / max(1, possible)
     days = f'on {len(days_seen)} of the last {span_days} days'
+    # Once a day: the count says nothing the days do not ("22 times on 22 of ..." is long).
+    times = f'{len(episodes)} times {days}' if len(episodes) > len(days_seen) else days
     when = (f', usually {_clock(window[0])}-{_clock(window[1])} {offset}'
             if window is not None else '')
     flips = [item[3] for item in episodes]
@@ -262,7 +265,7 @@ def describe(history: History, now: dt.datetime, timezone: str = 'UTC',
     if len(spells) * 2 >= len(flips):
         rate = statistics.median(spells)
         return Description('flapping', f'about {round(rate)} flips in {duration_text(typical)}, '
-                                       f'{len(episodes)} times {days}{when}')
+                                       f'{times}{when}')
     scheduled = (window is not None and len(days_seen) >= SCHEDULE_DAYS
                  and share >= SCHEDULE_SHARE
                  and _window(starts, [0.0] * len(starts), SCHEDULE_MIN / 60.0) is not None)
@@ -271,7 +274,7 @@ def describe(history: History, now: dt.datetime, timezone: str = 'UTC',
         every = 'weekdays' if weekdays else 'daily'
         return Description('routine', f'{every} {_clock(window[0])}-{_clock(window[1])} '
                                       f'{offset}, {days}, {how_long}')
-    return Description('intermittent', f'{len(episodes)} times {days}{when}, {how_long}')
+    return Description('intermittent', f'{times}{when}, {how_long}')
 
 
 def _weekdays_only(days_seen: list, first: dt.date, today: dt.date) -> bool:
@@ -286,6 +289,30 @@ def entry_text(base: str, description: Optional[Description]) -> str:
     if description is None:
         return base
     return f'{description.label.capitalize()}: {base} - {description.phrase}'
+
+
+# A diagnostic's name as the default rule words it: '<node>: <status> (<hardware id>) reports'.
+_NODE_NAME = re.compile(r'^(?P<node>[^\s:()]+): (?P<rest>[^()]+?) \((?P<hardware>[^()]+)\)'
+                        r'(?= reports )')
+_NOT_ALNUM = re.compile(r'[^a-z0-9]')
+
+
+def without_node(text: str) -> str:
+    """
+    Return a dream's text without the node prefix that only repeats the hardware id.
+
+    ``turtlebot4_diagnostics: Battery Percentage (Turtlebot4) reports ...`` is
+    ``Battery Percentage (Turtlebot4) reports ...``: the id's letters and digits are in the
+    node's name (three or more of them), so the prefix says nothing the id does not, and
+    costs the brain six tokens a line. Any other text is returned as it is.
+    """
+    match = _NODE_NAME.match(text)
+    if match is None:
+        return text
+    hardware = _NOT_ALNUM.sub('', match['hardware'].lower())
+    if len(hardware) < 3 or hardware not in _NOT_ALNUM.sub('', match['node'].lower()):
+        return text
+    return text[len(match['node']) + 2:]
 
 
 def rule_text(text: str) -> str:

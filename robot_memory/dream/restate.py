@@ -32,6 +32,7 @@ from robot_memory.dream.pattern import describe
 from robot_memory.dream.pattern import entry_text
 from robot_memory.dream.pattern import History
 from robot_memory.dream.pattern import rule_text
+from robot_memory.dream.pattern import without_node
 from robot_memory.evidence.observations import message_pattern
 from robot_memory.evidence.rules import clean_text
 from robot_memory.evidence.rules import reported
@@ -160,8 +161,10 @@ def speaker(text: str, links: list, rules) -> Optional[tuple]:
             # The dream's own restated text, whose link's history was lost (the evidence
             # database was rebuilt): stated again from the evidence there is, not left stale.
             bare = message_pattern(rule_text(text))
-        rule = message_pattern(rule)
-        if mine == rule or (not history.text and (mine.startswith(rule) or bare == rule)):
+        # Restated, the rule's text may have lost a node prefix (pattern.without_node).
+        rules_said = {message_pattern(rule), message_pattern(without_node(rule))}
+        if mine in rules_said or (not history.text and (
+                mine.startswith(tuple(rules_said)) or bare in rules_said)):
             found.append((link, payload, history))
     return found[0] if found else None
 
@@ -248,7 +251,8 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
     link, payload, history = spoken
     if not history.episodes:
         return None
-    base = _with_others(rules.candidate_text(link['source'], payload), link, links)
+    base = _with_others(without_node(rules.candidate_text(link['source'], payload)), link,
+                        links)
     state = sources.get(link['source_key']) or {}
     ok = state.get('last_ok') is not None and state['last_ok'] > history.episodes[0][0]
     found = describe(history, now, timezone, ok)

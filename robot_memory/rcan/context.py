@@ -30,7 +30,8 @@ never takes the place of a higher one; its last line names what the budget left 
 Text reaches the brain and terminals neutralised (:func:`neutralise`): control and
 bidirectional-override characters are shown as ``\uXXXX`` escapes, the file keeps them.
 
-Two ways to the same block. Without an index every call decays and sorts every entry
+Two ways to the same block (the index in ``context_index``, the line in ``context_line``).
+Without an index every call decays and sorts every entry
 (O(n log n)). With a :class:`ContextIndex` (built once per file load, see
 ``document_cache``) a call costs O(log n + what is shown): all entries of a section share
 one decay rate ``r``, so ``c − r × days(since, now)`` is ``K − r × D(now)`` with the
@@ -49,18 +50,13 @@ entries reinforced within ``recent_hours`` whose stored confidence could be unde
 threshold there, and only when the own entries left room for it.
 """
 
-import array
-import bisect
 import dataclasses
 import datetime as dt
-import heapq
-import math
 import operator
 from typing import Optional
 from typing import TYPE_CHECKING
 
 from robot_memory.common.timeutil import format_iso
-from robot_memory.common.timeutil import UTC
 from robot_memory.rcan import relevance
 from robot_memory.rcan import untrusted
 from robot_memory.rcan.context_fill import CONDITIONS  # noqa: F401 - the public names
@@ -72,7 +68,14 @@ from robot_memory.rcan.context_fill import Filler
 from robot_memory.rcan.context_fill import is_condition  # noqa: F401
 from robot_memory.rcan.context_fill import left_out
 from robot_memory.rcan.context_fill import without
-from robot_memory.rcan.lifecycle import band
+from robot_memory.rcan.context_index import below_key
+from robot_memory.rcan.context_index import ContextIndex
+from robot_memory.rcan.context_index import in_rank_order
+from robot_memory.rcan.context_line import ContextLine
+from robot_memory.rcan.context_line import format_line
+from robot_memory.rcan.context_line import percent
+from robot_memory.rcan.context_line import plural
+from robot_memory.rcan.context_line import threshold_percent
 from robot_memory.rcan.lifecycle import DEFAULTS
 from robot_memory.rcan.lifecycle import effective_confidence
 from robot_memory.rcan.schema import MemoryDocument
@@ -83,47 +86,6 @@ from robot_memory.rcan.untrusted import neutralise
 if TYPE_CHECKING:  # pydantic, imported only where a config is validated
     from robot_memory.rcan.lifecycle import AnyConfig
     from robot_memory.rcan.schema_models import MemoryEntry
-
-
-def plural(count: int, word: str, words: str = '') -> str:
-    """``1 entry``, ``2 entries``: a count with its noun (``words``: an irregular plural)."""
-    if count == 1:
-        return f'1 {word}'
-    return f'{count} {words or word + "s"}'
-
-
-def percent(confidence: float, config: 'AnyConfig' = DEFAULTS) -> int:
-    """
-    Confidence as a whole percentage, truncated as the reference does (0.7996 is 79%).
-
-    It never reaches a threshold of ``config`` (band, injection, prune) that the confidence
-    is below, so ``🟡 [80%]`` or ``🟢 [50%]`` cannot be printed. The one home of every
-    percentage the product prints.
-    """
-    # The 1e-6 absorbs float noise: 0.29 * 100 is 28.999999999999996.
-    scaled = confidence * 100
-    value = math.floor(scaled + 1e-6)
-    if value <= scaled:  # not lifted by the noise margin: below every bound the confidence is
-        return max(0, value)
-    for bound in (config.band_high, config.band_medium, config.inject_min, config.prune_min):
-        if confidence < bound:
-            value = min(value, math.ceil(bound * 100 - 1e-6) - 1)
-    return max(0, min(100, value))
-
-
-def threshold_percent(value: float) -> str:
-    """Return a configured threshold as a percentage, exactly (0.3 is '30%', 0.305 is '30.5%')."""
-    return f'{round(value * 100, 4):g}%'
-
-
-@dataclasses.dataclass(frozen=True)
-class ContextLine:
-    """One injected entry: the entry, its effective confidence and its formatted line."""
-
-    entry: object
-    effective_confidence: float
-    line: str
-    source_rrn: str = ''
 
 
 @dataclasses.dataclass
@@ -160,11 +122,6 @@ class ContextBlock:
     framing: str = untrusted.FRAMING
     relevant: list = dataclasses.field(default_factory=list)
     left_out: list = dataclasses.field(default_factory=list)
-
-
-def format_line(text: str, confidence: float, config: 'AnyConfig' = DEFAULTS) -> str:
-    """``🔴 [92%] text`` for one entry, its text neutralised."""
-    return f'{band(confidence, config)} [{percent(confidence, config)}%] {neutralise(text)}'
 
 
 def summary(block: ContextBlock) -> str:
@@ -275,10 +232,6 @@ def _ranked(entries, now, config, threshold, reference=None, source='', below=No
     return _RankedLines(scored, config, source)
 
 
-def _below_key(confidence, stamp, entry, order):
-    return (-confidence, -stamp, entry.id, order)
-
-
 def _below_highest(below, now):
     """(count, highest confidence, its entry) of (confidence, entry, order) items."""
     if not below:
@@ -286,7 +239,7 @@ def _below_highest(below, now):
     # The key orders by confidence first: only the items at the highest need the rest of it.
     highest = max(map(operator.itemgetter(0), below))
     confidence, entry, _ = min((item for item in below if item[0] == highest),
-                               key=lambda item: _below_key(
+                               key=lambda item: below_key(
                                    item[0], (item[1].last_reinforced or now).timestamp(),
                                    item[1], item[2]))
     return len(below), confidence, entry
@@ -318,14 +271,7 @@ def _recent_scan(entries, now, config, window):
         confidence = effective_confidence(entry, now, config)
         if confidence < config.inject_min:
             recent.append((confidence, entry, order))
-    return _in_rank_order(recent, now)
-
-
-def _in_rank_order(scored, now) -> list:
-    """(confidence, entry, document order) as (confidence, entry) in rank order."""
-    scored.sort(key=lambda item: (-item[0], -(item[1].last_reinforced or now).timestamp(),
-                                  item[1].id, item[2]))
-    return [(confidence, entry) for confidence, entry, _ in scored]
+    return in_rank_order(recent, now)
 
 
 def peer_header(rrn: str, last_synced: dt.datetime) -> str:
@@ -385,20 +331,34 @@ def build_context_scan(document: MemoryDocument, now: dt.datetime,
     under: list = []
     ranked = _ranked(document.entries, now, config, threshold, below=under)
     below = _below_highest(under, now)
-    peers = []
+    ranked_peers = []
     if include_peers:
         for block in document.peer_context or []:
             lines = _ranked(block.entries, now, config, threshold, block.last_synced, block.rrn)
-            peers.append((block, len(lines), iter(lines)))
+            ranked_peers.append((block, lines))
     window = _recent_window(config, min_confidence)
-    return _assemble(document, now, config, token_budget, threshold,
-                     (len(ranked), iter(ranked)),
-                     lambda: _recent_scan(document.entries, now, config, window), peers, below,
-                     _chosen(document, relevant, now, config, threshold))
+    chosen = _chosen(document, relevant, now, config, threshold)
+
+    def fill(reserve):
+        return _assemble(document, now, config, token_budget, threshold,
+                         (len(ranked), iter(ranked)),
+                         lambda: _recent_scan(document.entries, now, config, window),
+                         [(block, len(lines), iter(lines)) for block, lines in ranked_peers],
+                         below, chosen, reserve)
+    return _filled(fill)
+
+
+def _filled(fill) -> ContextBlock:
+    """
+    Return the block: filled with no room kept for the "Left out" line, or again with it.
+
+    ``fill(False)`` when every line fits whole; else ``fill(True)``, which keeps that room.
+    """
+    return fill(False) or fill(True)
 
 
 def _assemble(document, now, config, token_budget, threshold, own, recent, peers, below,
-              chosen=()):
+              chosen=(), reserve=True):
     """
     Fill the budget: own faults, the weak-recent section, own conditions, then the peers'.
 
@@ -410,8 +370,10 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
     before the weak-recent section. ``recent()`` returns the weak recent entries as
     (confidence, entry) in rank order; those the budget leaves out count as omitted, like
     own and peer entries. ``chosen``: ContextLines relevant to the query, lifted first.
+    Without ``reserve`` no room is kept for the "Left out" line, and a block that leaves
+    anything out, or cuts a line, is None: fill it again with the room kept (:func:`_filled`).
     """
-    filler = Filler(config.token_budget if not token_budget else token_budget)
+    filler = Filler(config.token_budget if not token_budget else token_budget, reserve)
     eligible, items = own
     lifted: set = set()
     if chosen:
@@ -449,6 +411,8 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
         shown_peers.extend(added)
         omitted += eligible - len(added) - (len(held) - before)
     named = []
+    if (omitted or filler.truncated) and not reserve:
+        return None  # not every line fits whole: fill again, keeping the room
     if omitted:  # name what the budget left out
         named, cut = filler.close(left_out(
             filler, shown + shown_recent + shown_peers, items, collected,
@@ -466,207 +430,6 @@ def _assemble(document, now, config, token_budget, threshold, own, recent, peers
                         left_out=named)
 
 
-# ---------------------------------------------------------------------------- indexed path
-
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
-# |K − r·D(now) − (c − r·days)| plus the 1e-9 rounding of effective_confidence stays below
-# 1e-8 for any datetime (|D| < 3e6 days, r ≤ 1); the slack is a hundred times that.
-_SLACK = 1e-6
-# More entries stamped at or after now than this (a clock that went back) and the section
-# is scanned instead: each of them is placed by its stored confidence, one by one.
-_MAX_UNDECAYED = 256
-
-
-def _days_since_epoch(moment: dt.datetime) -> float:
-    return (moment - _EPOCH).total_seconds() / 86400.0
-
-
-class _SectionIndex:
-    """One section (own entries or one peer block) in descending order of ``K``."""
-
-    def __init__(self, entries, rate: float, reference: Optional[dt.datetime]):
-        rows = []
-        self.usable = True
-        for order, entry in enumerate(entries):
-            if entry.type == 'resolved':
-                continue
-            since = entry.last_reinforced or reference
-            if since is None:  # no clock to decay from: not an entry this index can place
-                self.usable = False
-                return
-            key = entry.confidence + rate * _days_since_epoch(since)
-            rows.append((-key, order, entry, since))
-        rows.sort(key=lambda row: row[0])
-        self.rate = rate
-        self.reference = reference
-        # Numbers in arrays (8 bytes each, not a Python object and a pointer): the index
-        # of memory_node's 10,000-entry document holds 1 MB less.
-        self.neg_keys = array.array('d', [row[0] for row in rows])
-        self.orders = array.array('q', [row[1] for row in rows])
-        self.entries = [row[2] for row in rows]
-        # The tie-break of the scan, computed the same way: newest since first.
-        self.stamps = array.array('d', [(row[3]).timestamp() for row in rows])
-        by_since = sorted(range(len(rows)), key=lambda position: rows[position][3])
-        self.since_sorted = [rows[position][3] for position in by_since]
-        self.since_positions = array.array('q', by_since)
-        self._weak: dict = {}
-
-    def __len__(self) -> int:
-        return len(self.entries)
-
-    def plan(self, now: dt.datetime, config: 'AnyConfig', threshold: float):
-        """
-        (eligible count, walker, highest below) at ``now``; None when it must be scanned.
-
-        The highest below ``threshold`` is (confidence, entry) or None.
-        """
-        if threshold <= 0.0:
-            return None
-        undecayed = self.since_positions[bisect.bisect_left(self.since_sorted, now):]
-        if len(undecayed) > _MAX_UNDECAYED:
-            return None
-        offset = self.rate * _days_since_epoch(now)
-        surely = bisect.bisect_right(self.neg_keys, -(threshold + _SLACK + offset))
-        maybe = bisect.bisect_right(self.neg_keys, -(threshold - _SLACK + offset))
-        skip = set(undecayed)
-        reference = self.reference
-        entries = self.entries
-        eligible = surely - sum(1 for position in undecayed if position < surely)
-        below = []
-        for position in range(surely, maybe):
-            if position in skip:
-                continue
-            confidence = effective_confidence(entries[position], now, config, reference)
-            if confidence >= threshold:
-                eligible += 1
-            else:
-                below.append((position, confidence))
-        heap = []
-        for position in undecayed:
-            confidence = effective_confidence(entries[position], now, config, reference)
-            if confidence >= threshold:
-                eligible += 1
-                heap.append(self._heap_item(position, confidence))
-            else:
-                below.append((position, confidence))
-        # Past maybe every decaying entry is below: the highest is within float noise of the
-        # first one's key, so the candidates are the few keys that close to it — unless that
-        # is about 0, where the clamp ties every later entry (read them all then: rare, as
-        # prune_min removes entries long before, and only for the tie-break).
-        first = maybe
-        while first < len(entries) and first in skip:
-            first += 1
-        if first < len(entries):
-            floor = self.neg_keys[first] + 2 * _SLACK
-            if -self.neg_keys[first] - offset <= 2 * _SLACK:
-                floor = float('inf')
-            position = first
-            while position < len(entries) and self.neg_keys[position] <= floor:
-                if position not in skip:
-                    below.append((position, effective_confidence(entries[position], now, config,
-                                                                 reference)))
-                position += 1
-        highest = None
-        if below:
-            position, confidence = min(below, key=lambda item: _below_key(
-                item[1], self.stamps[item[0]], entries[item[0]], self.orders[item[0]]))
-            highest = (confidence, entries[position])
-        heapq.heapify(heap)
-        return eligible, _Walk(self, now, config, threshold, offset, maybe, skip, heap), highest
-
-    def weak_recent(self, now: dt.datetime, config: 'AnyConfig', window) -> list:
-        """
-        Return (confidence, entry) of own entries under inject_min reinforced within ``window``.
-
-        In rank order.
-        """
-        key = (config.inject_min, window)
-        candidates = self._weak.get(key)
-        if candidates is None:
-            # Within the window an entry decays by at most rate × window: only those stored
-            # below inject_min + that can be under inject_min there.
-            ceiling = config.inject_min + self.rate * window.total_seconds() / 86400.0 + _SLACK
-            positions = [position for position in self.since_positions
-                         if self.entries[position].confidence < ceiling]
-            candidates = ([self.entries[position].last_reinforced for position in positions],
-                          positions)
-            self._weak[key] = candidates
-        stamps, positions = candidates
-        recent = []
-        for position in positions[bisect.bisect_left(stamps, now - window):]:
-            entry = self.entries[position]
-            confidence = effective_confidence(entry, now, config)
-            if confidence < config.inject_min:
-                recent.append((confidence, entry, self.orders[position]))
-        return _in_rank_order(recent, now)
-
-    def _heap_item(self, position: int, confidence: float):
-        entry = self.entries[position]
-        return (-confidence, -self.stamps[position], entry.id, self.orders[position], position)
-
-
-class _Walk:
-    """The eligible entries of a section in the scan's exact order, lazily."""
-
-    def __init__(self, section, now, config, threshold, offset, end, skip, heap):
-        self.section = section
-        self.now = now
-        self.config = config
-        self.threshold = threshold
-        self.offset = offset
-        self.end = end
-        self.skip = skip
-        self.heap = heap
-
-    def lines(self, source: str):
-        """Yield the section's ContextLines in order; stop reading when the caller stops."""
-        section, heap, skip, end = self.section, self.heap, self.skip, self.end
-        now, config, threshold = self.now, self.config, self.threshold
-        reference, entries, neg_keys = section.reference, section.entries, section.neg_keys
-        limit = self.offset - 2 * _SLACK
-        position = 0
-        while True:
-            while position < end and position in skip:
-                position += 1
-            # Every unread entry decays to at most a + slack, with a its approximation: a
-            # heap top above a + 2·slack is placed before all of them.
-            if heap and (position >= end or heap[0][0] < neg_keys[position] + limit):
-                item = heapq.heappop(heap)
-                confidence = -item[0]
-                entry = entries[item[4]]
-                yield ContextLine(entry, confidence, format_line(entry.text, confidence, config),
-                                  source)
-                continue
-            if position >= end:
-                return
-            confidence = effective_confidence(entries[position], now, config, reference)
-            if confidence >= threshold:
-                heapq.heappush(heap, section._heap_item(position, confidence))
-            position += 1
-
-
-class ContextIndex:
-    """
-    The sections of one document in decay-invariant order, for one decay rate.
-
-    Build it once per loaded document (``DocumentCache.context_index`` does) and pass it
-    to :func:`build_context`. The document must not change while the index is used.
-    """
-
-    def __init__(self, document: MemoryDocument, config: 'AnyConfig' = DEFAULTS):
-        self.document = document
-        self.rate = config.decay_per_day
-        self.own = _SectionIndex(document.entries, self.rate, None)
-        self.peers = [_SectionIndex(block.entries, self.rate, block.last_synced)
-                      for block in document.peer_context or []]
-        self._peer_count = len(document.peer_context or [])
-
-    def serves(self, document: MemoryDocument, config: 'AnyConfig') -> bool:
-        """Return True when this index was built from ``document`` for ``config``'s decay rate."""
-        return (document is self.document and config.decay_per_day == self.rate
-                and len(document.peer_context or []) == self._peer_count)
-
-
 def _build_indexed(document, now, config, token_budget, include_peers, min_confidence,
                    index: ContextIndex, relevant=()) -> ContextBlock:
     threshold = _threshold(config, min_confidence)
@@ -681,7 +444,6 @@ def _build_indexed(document, now, config, token_budget, include_peers, min_confi
         ranked = _ranked(entries, now, config, threshold, reference, source, under)
         return len(ranked), iter(ranked), _below_highest(under, now)
 
-    eligible, items, below = section_plan(index.own, document.entries, None, '')
     window = _recent_window(config, min_confidence)
     if window is not None and index.own.usable:
         def recent():
@@ -689,12 +451,17 @@ def _build_indexed(document, now, config, token_budget, include_peers, min_confi
     else:
         def recent():
             return _recent_scan(document.entries, now, config, window)
-    peers = []
-    if include_peers:
-        for block, section in zip(document.peer_context or [], index.peers):
-            peer_eligible, peer_items, _ = section_plan(section, block.entries,
-                                                        block.last_synced, block.rrn)
-            peers.append((block, peer_eligible, peer_items))
-    return _assemble(document, now, config, token_budget, threshold, (eligible, items),
-                     recent, peers, below,
-                     _chosen(document, relevant, now, config, threshold))
+    chosen = _chosen(document, relevant, now, config, threshold)
+
+    def fill(reserve):
+        # A walk is read once: each fill plans its sections again (O(log n) each).
+        eligible, items, below = section_plan(index.own, document.entries, None, '')
+        peers = []
+        if include_peers:
+            for block, section in zip(document.peer_context or [], index.peers):
+                peer_eligible, peer_items, _ = section_plan(section, block.entries,
+                                                            block.last_synced, block.rrn)
+                peers.append((block, peer_eligible, peer_items))
+        return _assemble(document, now, config, token_budget, threshold, (eligible, items),
+                         recent, peers, below, chosen, reserve)
+    return _filled(fill)

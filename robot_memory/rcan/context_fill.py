@@ -20,9 +20,11 @@ Split from ``context`` (the block's ranking and sections): the token estimate, t
 fit, the test that tells a labelled routine or constant condition from a fault, and the
 block's last line when the budget left entries out: ``Left out for the budget: Charger
 (routine); Wireless (constant) and 3 more`` (:func:`left_out`, :meth:`Filler.close`). The
-filler keeps room for that line from the start (:data:`LEFT_OUT_RESERVE`: a few names, or
-the count alone), so a block that leaves anything out always says so within its budget; what
-it names is each entry's subject (:func:`short_name`), in block order, as many as fit.
+block is filled first without keeping room for that line: when everything fits, the
+block shows it all. Only when something is left out (or cut) is it filled again keeping room for the
+line from the start (``reserve``, :data:`LEFT_OUT_RESERVE`: a few names, or the count
+alone), so a block that leaves anything out always says so within its budget; what it names
+is each entry's subject (:func:`short_name`), in block order, as many as fit.
 """
 
 import dataclasses
@@ -59,10 +61,11 @@ LEFT_OUT_RESERVE = -(-(1 + len(LEFT_OUT) + _NAMES_BYTES) // 4) + 1
 class Filler:
     """The lines of a block within a token budget, in the order they are offered."""
 
-    def __init__(self, budget: int):
+    def __init__(self, budget: int, reserve: bool = True):
         # The header opens a block that has a line; its cost is kept aside from the start,
-        # and so is the room of the shortest "Left out for the budget" line (close).
-        self.budget = budget - estimate_tokens(untrusted.HEADER) - 1 - LEFT_OUT_RESERVE
+        # and, with ``reserve``, so is the room of the shortest "Left out" line (close).
+        self.reserve = LEFT_OUT_RESERVE if reserve else 0
+        self.budget = budget - estimate_tokens(untrusted.HEADER) - 1 - self.reserve
         self.lines: list[str] = []
         self.costs: list[int] = []
         self.used = 0
@@ -156,7 +159,7 @@ class Filler:
         """
         if count <= 0:
             return [], None
-        self.budget += LEFT_OUT_RESERVE
+        self.budget += self.reserve
         dropped = None
         named, text = self._names(left, count)
         last = self.owners[-1] if self.owners else None

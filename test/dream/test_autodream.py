@@ -83,7 +83,7 @@ def test_intermittent_encoder_fault_on_14_of_20_nights_ends_high(robot):
     # The entry states its pattern: intermittent, on how many nights, at what time.
     assert block.text.split('\n', 1)[1].startswith(
         '🔴 [85%] Intermittent: base: left encoder (wheel_left) reports WARN: dropped')
-    assert ' times on 14 of the last 21 days, usually 20:00-' in block.text
+    assert ' - on 14 of the last 21 days, usually 20:00-' in block.text
     actions = [record.action for record in robot.store.history(entry.id)]
     assert actions == ['create'] + ['reinforce'] * 13
 

@@ -159,3 +159,54 @@ def test_a_planted_threshold_is_found_within_ten_percent_and_advice_is_safe(seed
     assert abs(found.threshold - threshold) <= 0.1 * threshold
     if found.advice:
         assert found.safe_value < threshold
+
+
+def _working_day(seed):
+    """
+    Ten days: a lidar's rate, 8 Hz while the robot works (07:00-22:00), 0 on the dock.
+
+    A speed that varies while it works, and two daytime faults: one at random working
+    minutes, one only at speeds of 0.45 or more.
+    """
+    rng = random.Random(seed)
+    count = int(DAYS * 86400 / STEP)
+    starts = [index * STEP for index in range(count)]
+    working = [7 * 3600 <= start % 86400 < 22 * 3600 for start in starts]
+    rate = [rng.uniform(7.8, 8.0) if on else 0.0 for on in working]
+    speed = [value if on else 0.0 for value, on in zip(_speeds(rng, count), working)]
+    signals = {'lidar: Actual frequency (Hz)': Prepared('lidar: Actual frequency (Hz)', starts,
+                                                        rate, STEP),
+               '/cmd_vel linear.x': Prepared('/cmd_vel linear.x', starts, speed, STEP)}
+    anytime, fast = [], []
+    for index in range(0, count, 10):
+        if not working[index]:
+            continue
+        start = starts[index] + rng.uniform(0, 500)
+        if rng.random() < 0.03:
+            anytime.append([start, start + 120, 3, 1])
+        if speed[index] >= 0.45 and rng.random() < 0.08:
+            fast.append([start, start + 120, 3, 1])
+    return signals, anytime, fast
+
+
+def test_a_signal_that_marks_working_time_is_no_condition():
+    """A daytime fault happens while the lidar runs; so does every working minute (point 5)."""
+    signals, anytime, _ = _working_day(5)
+    assert len(anytime) >= 30
+    lidar = {'lidar: Actual frequency (Hz)': signals['lidar: Actual frequency (Hz)']}
+    # Over the whole day the split passes every other test: its lift is 24/15.
+    values = [lidar['lidar: Actual frequency (Hz)'].means[int(start // STEP)]
+              for start, *_ in anytime]
+    best = conditions._stump(values, len(anytime), lidar['lidar: Actual frequency (Hz)'].sorted,
+                             [])
+    assert best is not None and best.op == '>=' and best.p_value < conditions.ALPHA
+    # Within the fault's own hours the lidar runs anyway: it says nothing, and is not stated.
+    assert find(anytime, lidar) is None
+    assert find(anytime, signals) is None
+
+
+def test_a_real_condition_within_working_hours_is_still_found():
+    signals, _, fast = _working_day(6)
+    found = find(fast, signals, lambda name: 'cmd_vel' in name, _speed_words)
+    assert found is not None and found.signal == '/cmd_vel linear.x'
+    assert found.op == '>=' and abs(found.threshold - 0.45) <= 0.045

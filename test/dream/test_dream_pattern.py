@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from robot_memory.dream.autodream import dream
+from robot_memory.dream.pattern import without_node
 from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.evidence.observations import DiagnosticObservation
 from robot_memory.evidence.rules import Rules
@@ -86,7 +87,7 @@ def test_an_afternoon_fault_is_restated_with_its_window_and_keeps_its_id(robot):
         entry, = robot.entries(day)
         ids.add(entry.id)
     assert len(ids) == 1
-    assert entry.text == ('Intermittent: battery: percentage (base) reports WARN: Low - 5 times '
+    assert entry.text == ('Intermittent: battery: percentage (base) reports WARN: Low - '
                           'on 5 of the last 6 days, usually 16:30-17:09 UTC-4, '
                           'typically 39 min')
     reasons = [record.reason for record in robot.store.history(entry.id)]
@@ -169,7 +170,7 @@ def test_statuses_that_start_and_stop_together_are_one_entry_naming_the_others(r
     assert len(texts) == 2, texts
     assert texts[0].startswith('Intermittent: battery: percentage (base) reports ERROR: Critical '
                                '(together with voltage: Low voltage; dock: status: Battery '
-                               'critical) - 4 times on 4 of the last')
+                               'critical) - on 4 of the last')
     assert texts[1].startswith('Intermittent: lidar: scan rate')
     assert not any('only while' in text for text in texts)  # a partner is no state
 
@@ -313,4 +314,35 @@ def test_a_fault_pruned_between_rare_episodes_comes_back_under_its_id_restated(r
     entry, = robot.entries(21)
     assert entry.id == first.id
     assert entry.text.startswith('Intermittent: battery: percentage (base) reports WARN: Low - '
-                                 '5 times on 5 of the last 23 days')
+                                 'on 5 of the last 23 days')
+
+
+def test_a_node_prefix_that_repeats_the_hardware_id_is_left_out_and_the_id_kept(robot):
+    """Issue 38, point 5: 'base_diagnostics: battery (base)' says 'base' twice."""
+    ids, texts = set(), []
+    for day in range(5):
+        robot.status(day, 20.5, 40, 'base_diagnostics: battery', 'Low')
+        robot.dream(day)
+        entry, = robot.entries(day)
+        ids.add(entry.id)
+        texts.append(entry.text)
+    assert len(ids) == 1
+    assert texts[0] == 'battery (base) reports WARN: Low'  # before a pattern shows, too
+    assert texts[-1].startswith('Intermittent: battery (base) reports WARN: Low - on 5 of '
+                                'the last 6 days'), texts[-1]
+
+
+@pytest.mark.parametrize('text, said', [
+    ('turtlebot4_diagnostics: Battery Percentage (Turtlebot4) reports WARN: Low',
+     'Battery Percentage (Turtlebot4) reports WARN: Low'),
+    ('a200_0000/platform: Temperature (a200-0000) reports WARN: hot',
+     'Temperature (a200-0000) reports WARN: hot'),
+    # A node that does not name the id, an id too short to tell, a log: kept as they are.
+    ('ur_hardware_interface: Safety mode (ur5e) reports WARN: PROTECTIVE_STOP', None),
+    ('io_board: Relay (io) reports ERROR: stuck', None),
+    ('battery: percentage (base) reports WARN: Low', None),
+    ('behavior_server logs ERROR repeatedly: Goal <uuid> aborted', None),
+])
+def test_without_node_drops_only_a_prefix_that_names_the_hardware_id(text, said):
+
+    assert without_node(text) == (said or text)

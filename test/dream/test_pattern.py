@@ -86,7 +86,7 @@ def test_a_short_fault_late_each_afternoon_is_intermittent_with_its_window():
     found = describe(history(*weekdays), now(14), TORONTO)
     assert found.label == 'intermittent'
     assert not is_condition(entry_text('Battery Percentage reports WARN: Low', found))
-    assert found.phrase == (f'{len(weekdays)} times on {len(weekdays)} of the last 15 days, '
+    assert found.phrase == (f'on {len(weekdays)} of the last 15 days, '
                             'usually 16:15-17:22 UTC-4, typically 45 min')
 
 
@@ -126,7 +126,7 @@ def test_a_status_that_flaps_is_labelled_flapping_with_how_often():
     assert [item[3] for item in found.episodes] == [150] * 6  # one spell a night
     described = describe(found, now(6), TORONTO)
     assert described == described.__class__(
-        'flapping', 'about 150 flips in 15 min, 6 times on 6 of the last 7 days, usually '
+        'flapping', 'about 150 flips in 15 min, on 6 of the last 7 days, usually '
                     '21:30-21:45 UTC-4')
     assert rule_text(entry_text('Dock Status reports WARN: Dock not visible', described)) == \
         'Dock Status reports WARN: Dock not visible'
@@ -151,7 +151,7 @@ def test_scattered_faults_have_no_window():
     episodes = [(at(day, hour), at(day, hour) + 120) for day, hour in
                 ((0, 1), (2, 9), (3, 15), (5, 20), (8, 4), (9, 12))]
     found = describe(history(*episodes), now(10), TORONTO)
-    assert found == found.__class__('intermittent', '6 times on 6 of the last 11 days, '
+    assert found == found.__class__('intermittent', 'on 6 of the last 11 days, '
                                                     'typically 2 min')
 
 

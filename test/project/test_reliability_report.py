@@ -258,8 +258,13 @@ def test_runs_of_some_scripts_merge_and_only_full_runs_are_judged(tmp_path):
         'Memory quality: every routine or constant condition labelled': 'yes',
         'Evidence <= 5 MB per robot-day at 1 Hz': 'yes',
         "A night's dream <= 2 s (median a profile)": 'yes',
-        # The test's result file predates the learned conditions: their goal is not judged.
-        'Learned conditions: recall >= 0.9, no false condition, all advice safe': 'not judged'}
+        # The test's result file predates the learned conditions and the block's figures:
+        # their goals are not judged.
+        'Learned conditions: recall >= 0.9, no false condition, all advice safe': 'not judged',
+        'Block lines: mean <= 200 characters on every profile': 'not judged',
+        'Block at 400 tokens: every fault and condition, or names what it left out':
+            'not judged',
+        'No fault labelled normal by the dream': 'not judged'}
     assert 'min 0.9 over 2 profiles | 20 planted recurring faults' in \
         goals['Memory quality: fault recall >= 0.95 on every profile']
     # Every script has its row: how and when it ran, on which commit, the load.

@@ -35,6 +35,7 @@ from robot_memory.rcan.context import recent_header
 from robot_memory.rcan.context import summary
 from robot_memory.rcan.context_fill import LEFT_OUT
 from robot_memory.rcan.context_fill import LEFT_OUT_RESERVE
+from robot_memory.rcan.context_fill import short_name
 from robot_memory.rcan.lifecycle import LifecycleConfig
 from robot_memory.rcan.schema import MemoryDocument
 from robot_memory.rcan.schema import MemoryEntry
@@ -220,10 +221,12 @@ def test_token_budget_is_respected_and_omitted_entries_are_counted(budget):
 
 
 def test_the_most_confident_entries_are_kept_when_the_budget_is_short():
-    entries = [entry('mem-low', 0.4, text='same length text'),
-               entry('mem-high', 0.95, text='same length text'),
-               entry('mem-mid', 0.7, text='same length text')]
-    budget = HEAD_COST + estimate_tokens('🔴 [95%] same length text') + 1
+    # Lines longer than the room kept for the "Left out" line: it cannot hold a second one.
+    text = 'same length text, ' * 6
+    entries = [entry('mem-low', 0.4, text=text),
+               entry('mem-high', 0.95, text=text),
+               entry('mem-mid', 0.7, text=text)]
+    budget = HEAD_COST + estimate_tokens(f'🔴 [95%] {text.strip()}') + 1
     block = build_context(document(entries), T0, token_budget=budget)
     assert [item.entry.id for item in block.entries] == ['mem-high']
     assert block.omitted == 2
@@ -259,8 +262,10 @@ def ranking(doc, now=T0, config=LifecycleConfig()):
 
 def test_a_short_budget_never_skips_a_higher_entry_to_fit_a_lower_one():
     """Check that a budget of 15 keeps the 🔴 92% entry rather than a 🟡 65% one that fits."""
+    # Longer than the budget and the room kept for the "Left out" line together.
     doc = document([entry('mem-high', 0.92, text='Left wheel encoder intermittent under load, '
-                          'prefer at most 0.3 m/s on ramps and carpets'),
+                          'prefer at most 0.3 m/s on ramps and carpets, and slower still on '
+                          'the loading dock where the floor plates are loose and wet'),
                     entry('mem-mid', 0.65, text='Doorway lip')], None)
     budget = 15 + HEAD_COST
     block = build_context(doc, T0, LifecycleConfig(recent_hours=0), token_budget=budget)
@@ -492,8 +497,9 @@ def test_the_block_opens_with_its_framing_and_the_header_is_in_the_budget():
     assert block.token_estimate == estimate_tokens(block.text)
     # A budget with no room for a line says what it left out; with no room for the header
     # and that either, the block is empty: never a header alone.
-    tight = build_context(document([entry('mem-a', 0.9)]), T0, token_budget=HEAD_COST)
-    assert tight.text == HEAD + LEFT_OUT + 'note mem-a' and tight.omitted == 1
+    long = 'note mem-a, a line longer than the room kept for the "Left out" line, and more'
+    tight = build_context(document([entry('mem-a', 0.9, long)]), T0, token_budget=HEAD_COST)
+    assert tight.text == HEAD + LEFT_OUT + short_name(long) and tight.omitted == 1
     assert [item.entry.id for item in tight.left_out] == ['mem-a']
     assert estimate_tokens(tight.text) <= HEAD_COST
     tighter = build_context(document([entry('mem-a', 0.9)]), T0,

@@ -209,3 +209,24 @@ def test_a_cut_fault_line_gives_way_unless_it_is_red():
     block = blocks(document(FAULTS + long_names), budget)
     assert block.truncated and len(block.entries) == len(FAULTS), block.text
     assert FAULTS[3][0] not in [item.entry.id for item in block.left_out]
+
+
+def test_a_block_that_fits_whole_keeps_no_room_for_the_left_out_line():
+    """
+    Every line shown within the budget, or the block says what it left out (issue 38, 5).
+
+    The room for the "Left out" line is kept only when something is left out: at the budget
+    the whole block's lines take (at most a token over, per section), every fault and
+    condition is shown, though that room (LEFT_OUT_RESERVE) would not fit on top of them.
+    """
+    whole = blocks(document(FAULTS + CONDITIONS), 1000)
+    need = sum(estimate_tokens(line) + 1 for line in whole.text.split('\n'))
+    exact = blocks(document(FAULTS + CONDITIONS), need)
+    assert exact.text == whole.text and exact.omitted == 0 and LEFT_OUT not in exact.text
+    # Less than that by the room the line takes, and the last condition no longer fits:
+    # the block says so by name, within the budget.
+    short = blocks(document(FAULTS + CONDITIONS), need - LEFT_OUT_RESERVE)
+    assert short.omitted >= 1 and short.text.split('\n')[-1].startswith(LEFT_OUT)
+    assert estimate_tokens(short.text) <= need - LEFT_OUT_RESERVE
+    named = [item.entry.id for item in short.left_out]
+    assert named and named[-1] == whole.entries[-1].entry.id or short.omitted > len(named)
