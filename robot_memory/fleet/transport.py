@@ -43,6 +43,7 @@ from robot_memory.fleet.refusals import Refused
 from robot_memory.fleet.report import build_report
 
 DEFAULT_TIMEOUT_S = 10.0
+QUEUED = 4 * MAX_TAKEN  # deliveries waiting for fleet serve at most
 
 
 def zenoh_module():
@@ -213,7 +214,9 @@ class StoreServer:
         self.log = log
         self.fleet_public_key = fleet_public_key
         self._lock = threading.Lock()  # one user at a time of the store's connection
-        self._queue: queue.Queue = queue.Queue()  # (key, raw, query or None); None: stop
+        # (key, raw, query or None); None: stop. Bounded: when the store falls behind, Zenoh's
+        # callback waits here, as it waited for the store before there was a queue.
+        self._queue: queue.Queue = queue.Queue(maxsize=QUEUED)
         self._serving = threading.Thread(target=self._serve, name='fleet-store-ingest',
                                          daemon=True)
         self._serving.start()
