@@ -235,8 +235,14 @@ def run_rounds(args, fleet: Fleet, robots: list, start: dt.datetime) -> dict:
         if number == plan['kill_round']:
             fleet.routers[plan['kill_site']] = fleet.start_router(plan['kill_site'])
             time.sleep(2.0)  # the restarted router links up; its robots reconnect
+        took = [item['latency_s'] for item in found if item.get('latency_s')]
         print(json.dumps({'bench': 'fleet_round', 'round': number, 'fleet_time': format_iso(at),
-                          'delivered': sum(1 for item in found if item.get('latency_s')),
+                          'delivered': len(took),
+                          'p50_s': round(statistics.median(took), 4) if took else None,
+                          'p99_s': round(_percentile(took, 0.99), 4) if took else None,
+                          'outbox_p99_s': round(_percentile(
+                              [item.get('book_s', 0.0) for item in found], 0.99), 4)
+                          if found else None,
                           'not_delivered': sum(1 for item in found if item['online']
                                                and not item.get('latency_s')),
                           'offline': len(offline), 'router_killed': number in fault_rounds}),

@@ -111,7 +111,7 @@ class Robot:
         self.document = MemoryDocument(rrn=self.rrn, last_updated=start, entries=robot_entries(
             profile, spec['index'], spec['entries'], start))
         self.policy = FederationPolicy(private_key_path=pathlib.Path(spec['private_key']))
-        self.outbox = Outbox(directory / f'{self.rrn}.outbox.db')
+        self.outbox = TimedOutbox(directory / f'{self.rrn}.outbox.db')
         self.session = None
         self._declared: list = []
         self._latest = None
@@ -149,12 +149,12 @@ class Robot:
         if waiting is None:
             return {'status': 'nothing', 'bytes': 0}
         sent = len(keys.ingest_key(self.site, self.rrn)) + len(waiting.envelope)
-        began = time.perf_counter()
+        began, booked = time.perf_counter(), self.outbox.book_s
         done = deliver(self.session, self.outbox, at, timeout_s)
         took = time.perf_counter() - began
         status = done.ack.status if done.ack is not None else 'no_answer'
         return {'status': status, 'bytes': sent, 's': took, 'dream_id': done.dream_id,
-                'superseded': len(done.superseded)}
+                'superseded': len(done.superseded), 'book_s': self.outbox.book_s - booked}
 
     def dream(self, dream_id: int, at: dt.datetime, online: bool, timeout_s: float) -> dict:
         """Seal, publish and deliver one dream; return its latency, answer and bytes."""
@@ -172,6 +172,7 @@ class Robot:
         acked = result['status'] in ('stored', 'duplicate')
         return {'rrn': self.rrn, 'dream_id': dream_id, 'online': True, 'status': result['status'],
                 'latency_s': latency if acked else None, 'bytes': put + result['bytes'],
+                'book_s': result.get('book_s', 0.0),
                 'put_bytes': put, 'envelope_bytes': len(envelope),
                 'superseded': result.get('superseded', 0)}
 
@@ -181,6 +182,26 @@ class Robot:
         return {'rrn': self.rrn, 'made': self.made,
                 'dreams': [[row[0], row[1], row[2]] for row in rows],
                 'entries': sorted(entry.id for entry in self.document.entries)}
+
+
+class TimedOutbox(Outbox):
+    """An outbox that adds up the seconds it spends recording the store's answers."""
+
+    book_s = 0.0
+
+    def acknowledge(self, *args, **kwargs) -> None:
+        began = time.perf_counter()
+        try:
+            super().acknowledge(*args, **kwargs)
+        finally:
+            self.book_s += time.perf_counter() - began
+
+    def note(self, *args, **kwargs) -> None:
+        began = time.perf_counter()
+        try:
+            super().note(*args, **kwargs)
+        finally:
+            self.book_s += time.perf_counter() - began
 
 
 def _dream_all(robots: list, command: dict, pool) -> list:
