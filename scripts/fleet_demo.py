@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 
 from robot_memory.cli.main import main as robot_memory
 from robot_memory.common.timeutil import UTC
@@ -184,7 +185,10 @@ def _fleet(args, directory: pathlib.Path, store_url: str, started: list) -> int:
                               '--connect', store_endpoint], 'router listening',
                              directory / f'router-{site}.log'))
     time.sleep(1.0)  # the routers' links to the store come up
-    print(f'fleet demo: store {store_url.split("?")[0]}, sites {", ".join(routers)}, '
+    sockets = urllib.parse.parse_qs(urllib.parse.urlsplit(store_url).query).get('host')
+    server = f' (its server in {pathlib.Path(sockets[0]).parent}, removed at the end)' \
+        if sockets else ''
+    print(f'fleet demo: store {store_url.split("?")[0]}{server}, sites {", ".join(routers)}, '
           f'{len(robots)} robots; files in {directory}')
     for rrn, site, model, firmware, _ in robots:
         dream_and_push(*made[rrn], site, model, firmware, routers[site])
