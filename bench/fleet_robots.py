@@ -189,19 +189,18 @@ class TimedOutbox(Outbox):
 
     book_s = 0.0
 
-    def acknowledge(self, *args, **kwargs) -> None:
+    def _timed(self, method, *args, **kwargs) -> None:
         began = time.perf_counter()
         try:
-            super().acknowledge(*args, **kwargs)
+            method(*args, **kwargs)
         finally:
             self.book_s += time.perf_counter() - began
 
+    def acknowledge(self, *args, **kwargs) -> None:
+        self._timed(super().acknowledge, *args, **kwargs)
+
     def note(self, *args, **kwargs) -> None:
-        began = time.perf_counter()
-        try:
-            super().note(*args, **kwargs)
-        finally:
-            self.book_s += time.perf_counter() - began
+        self._timed(super().note, *args, **kwargs)
 
 
 def _dream_all(robots: list, command: dict, pool) -> list:
