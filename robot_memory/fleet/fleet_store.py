@@ -30,8 +30,9 @@ checks it (``fleet.envelope.open_envelope``), and keeps it in one transaction:
   delivery, so the report finds the faults on several robots without reading every entry;
 - ``fleet_refusals``: one counter per refusal reason, with the last message.
 
-A delivery is one read and then its writes, a statement a table (multi-row, sent together:
-``FleetDatabase.insert_many`` and ``batch``), not a round trip an entry. A delivery older than
+A delivery is one read and then its writes, a statement a table (multi-row: on PostgreSQL
+by COPY, ``FleetDatabase.insert_many`` and ``insert_new``), not a round trip an entry; a batch
+of deliveries shares them. A delivery older than
 the robot's newest kept one is refused as ``replayed``. Dreams older than ``retention_days``
 (by receipt) and entries resolved that long ago are deleted with a delivery, at most once a
 minute; the robots and the current entries stay.
@@ -64,6 +65,10 @@ FORGET_EVERY_S = 60.0  # retention runs with a delivery at most this often
 MAX_BATCH = 16  # deliveries kept in one transaction by receive_many
 MAX_TAKEN = 64  # deliveries fleet serve takes from its queue at once
 _TIME = 'DOUBLE PRECISION'
+# the SQL types of the ? of each multi-row write (on PostgreSQL: COPY, FleetDatabase)
+_ROBOT_TYPES = ('TEXT',) * 4 + (_TIME,) * 3 + ('BIGINT', _TIME)
+_DREAM_TYPES = ('TEXT', 'BIGINT', _TIME) + ('TEXT',) * 3 + (_TIME, _TIME, 'BIGINT', 'TEXT', 'TEXT')
+_ENTRY_TYPES = ('TEXT',) * 5 + ('DOUBLE PRECISION', 'BIGINT', 'TEXT', _TIME, _TIME)
 MIGRATIONS = (
     ('0001_tables', [
         f'CREATE TABLE fleet_robots (rrn TEXT PRIMARY KEY, site TEXT NOT NULL, model TEXT NOT '
@@ -210,11 +215,10 @@ class FleetStore:
         Each delivery is checked on its own (``open_envelope``) and answered on its own; the
         ones that pass are kept together, a transaction for up to :data:`MAX_BATCH` of them
         (one read, then a statement a table), so a queue of deliveries costs a few round
-        trips rather than four each. A robot's
-        second delivery in the queue is judged after its first is kept. Refusals are counted
-        as alone. When the database refuses a batch, its deliveries are kept again one by one:
-        one bad delivery fails alone, answered ``failed`` (not acknowledged, so its robot
-        sends it again), and the rest are kept.
+        trips rather than four each. A robot's second delivery in the queue is judged after
+        its first is kept. Refusals are counted as alone. When the database refuses a batch,
+        its deliveries are kept again one by one: one bad delivery fails alone, answered
+        ``failed`` (not acknowledged, so its robot sends it again), and the rest are kept.
         """
         return self._receive(list(deliveries), now, alone=False)
 
@@ -288,13 +292,13 @@ class FleetStore:
             answers.append((index, answer))
             if isinstance(answer, Ack) and answer.status == 'stored':
                 keeping.append(envelope)
+        if keeping:
+            self._write(keeping, before, now)  # a statement a table (COPY: not in a batch)
         with self.db.batch():  # writes only: sent together, their errors raised at its end
             for index, answer in answers:
                 if isinstance(answer, Ack) and answer.status == 'duplicate':
                     self.db.execute('UPDATE fleet_robots SET last_heard = ? WHERE rrn = ?',
                                     (now, answer.rrn))
-            if keeping:
-                self._write(keeping, before, now)
             self._forget_old(now)
         return answers
 
@@ -331,12 +335,11 @@ class FleetStore:
             'ON CONFLICT (rrn) DO UPDATE SET site = excluded.site, model = excluded.model, '
             'firmware = excluded.firmware, last_heard = excluded.last_heard, last_sent_at = '
             'excluded.last_sent_at, last_dream = excluded.last_dream, last_dream_at = '
-            'excluded.last_dream_at')
-        self.db.insert_many(
-            'INSERT INTO fleet_dreams (rrn, dream_id, dream_at, site, model, firmware, '
-            'sent_at, received_at, entry_count, payload_signature, provenance_signature)',
-            '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', dreams,
-            'ON CONFLICT (rrn, dream_id, dream_at) DO NOTHING')
+            'excluded.last_dream_at', _ROBOT_TYPES)
+        # new dreams (judged in this transaction; a store keeping one meanwhile: an error)
+        self.db.insert_new('fleet_dreams', (
+            'rrn', 'dream_id', 'dream_at', 'site', 'model', 'firmware', 'sent_at', 'received_at',
+            'entry_count', 'payload_signature', 'provenance_signature'), dreams, _DREAM_TYPES)
         signatures = {envelope.rrn: [fault_signature(entry.type, entry.text)
                                      for entry in envelope.payload.entries]
                       for envelope in envelopes}
@@ -360,10 +363,9 @@ class FleetStore:
         # (ids are unique within a payload, open_envelope checked them; one payload a robot)
         columns = ('rrn, entry_id, signature, type, text, confidence, observation_count, tags, '
                    'first_seen, last_reinforced')
-        self.db.insert_many(
-            f'INSERT INTO fleet_dream_entries ({columns}, dream_id, dream_at)',
-            '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', dream_rows,
-            'ON CONFLICT (rrn, dream_id, dream_at, entry_id) DO NOTHING')
+        # the new dreams' entries: as their dreams, no conflict clause (insert_new)
+        self.db.insert_new('fleet_dream_entries', tuple(columns.split(', ')) + (
+            'dream_id', 'dream_at'), dream_rows, _ENTRY_TYPES + ('BIGINT', _TIME))
         # reinforced: when the observation count last grew (kept when this dream's is the same)
         self.db.insert_many(
             f'INSERT INTO fleet_entries ({columns}, first_heard, reinforced_at, resolved_at, '
@@ -377,16 +379,19 @@ class FleetStore:
             'fleet_entries.observation_count THEN excluded.first_heard '
             'ELSE fleet_entries.reinforced_at END, '
             'resolved_at = NULL, last_dream = excluded.last_dream, '
-            "last_dream_at = excluded.last_dream_at, status = 'active'")
+            "last_dream_at = excluded.last_dream_at, status = 'active'",
+            _ENTRY_TYPES + (_TIME, 'BIGINT', _TIME))
         # active before and not in this (new) dream: the robot resolved them
-        for envelope in envelopes:
-            dream_id = envelope.provenance.dream_id
-            dream_at = _epoch(envelope.provenance.dream_at)
-            self.db.execute(
-                "UPDATE fleet_entries SET status = 'resolved', resolved_at = ?, last_dream = ?, "
-                "last_dream_at = ? WHERE rrn = ? AND status = 'active' AND NOT (last_dream = ? "
-                'AND last_dream_at = ?)', (at, dream_id, dream_at, envelope.rrn, dream_id,
-                                           dream_at))
+        dreams = [(envelope.rrn, envelope.provenance.dream_id,
+                   _epoch(envelope.provenance.dream_at)) for envelope in envelopes]
+        self.db.execute(
+            "UPDATE fleet_entries SET status = 'resolved', resolved_at = ?, last_dream = "
+            'd.column2, last_dream_at = d.column3 FROM (VALUES '
+            + ', '.join(['(CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS DOUBLE PRECISION))']
+                        * len(dreams))
+            + ") AS d WHERE fleet_entries.rrn = d.column1 AND fleet_entries.status = 'active' "
+            'AND NOT (fleet_entries.last_dream = d.column2 AND fleet_entries.last_dream_at = '
+            'd.column3)', [at] + [value for dream in dreams for value in dream])
 
     def _count_faults(self, after: list, before: list) -> None:
         """Add to each fault signature's count of active entries what this delivery changed."""
@@ -397,7 +402,7 @@ class FleetStore:
             'INSERT INTO fleet_fault_counts (signature, entries)', '(?, ?)',
             sorted((signature, delta) for signature, delta in change.items() if delta),
             'ON CONFLICT (signature) DO UPDATE SET entries = fleet_fault_counts.entries + '
-            'excluded.entries')
+            'excluded.entries', ('TEXT', 'BIGINT'))
 
     def _forget_old(self, now: float) -> None:
         if abs(now - self._forgot_at) < FORGET_EVERY_S:
