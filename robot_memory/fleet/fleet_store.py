@@ -55,6 +55,7 @@ from robot_memory.fleet.envelope import Trust
 from robot_memory.fleet.refusals import FleetError
 from robot_memory.fleet.refusals import REASONS
 from robot_memory.fleet.refusals import Refused
+from robot_memory.fleet.report import LABELS
 from robot_memory.fleet.sql import connect
 from robot_memory.fleet.sql import FleetDatabase
 from robot_memory.fleet.sql import migrate
@@ -453,35 +454,36 @@ class FleetStore:
         """
         Return the active entries of each fault signature that two or more active entries share.
 
-        ``(rows, texts)``: ``rows`` are tuples ``(signature, rrn, entry_id, model, firmware,
-        site)`` (the provenance of the entry's last dream, as :meth:`entries` gives it) sorted
-        by signature, RRN and entry; ``texts`` maps each signature to ``(type, text)`` of its
-        first row. The signatures come from ``fleet_fault_counts`` (active entries a signature,
-        kept by :meth:`receive`), so the cost grows with the shared faults' entries, not with
-        every entry of the fleet.
+        ``(groups, texts)``: ``groups`` maps each such signature to its rows ``(signature, rrn,
+        entry_id, labels)`` sorted by RRN and entry: ``labels`` are the model, firmware and
+        site of the entry's last dream (as :meth:`entries` gives them) in one text, None
+        without that dream (``report.provenance`` splits them). ``texts`` maps each signature
+        to ``(type, text)`` of its first row. The signatures come from ``fleet_fault_counts``
+        (active entries a signature, kept by :meth:`receive`), so the cost grows with the
+        shared faults' entries, not with every entry of the fleet. The rows are grouped as
+        the server sends them (``FleetDatabase.grouped``), and the three labels come as one
+        value: fewer values to read, and one to count.
         """
         signatures = [row[0] for row in self.db.tuples(
             'SELECT signature FROM fleet_fault_counts WHERE entries >= 2')]
-        rows = []
+        groups: dict = {}
         for chunk in _chunks(signatures, 500):
-            rows += self.db.tuples(
-                'SELECT e.signature, e.rrn, e.entry_id, d.model, d.firmware, d.site FROM '
-                'fleet_entries e LEFT JOIN fleet_dreams d ON d.rrn = e.rrn AND d.dream_id = '
-                "e.last_dream AND d.dream_at = e.last_dream_at WHERE e.status = 'active' AND "
-                f'e.signature IN ({", ".join("?" * len(chunk))})', chunk)
-        rows.sort()  # by signature, RRN, entry: unique, so the provenance never compares
-        first, seen = [], set()
-        for row in rows:
-            if row[0] not in seen:
-                seen.add(row[0])
-                first.append(row[1:3])
+            groups.update(self.db.grouped(
+                'SELECT e.signature, e.rrn, e.entry_id, d.model || ? || d.firmware || ? || '
+                'd.site FROM fleet_entries e LEFT JOIN fleet_dreams d ON d.rrn = e.rrn AND '
+                'd.dream_id = e.last_dream AND d.dream_at = e.last_dream_at WHERE e.status = '
+                f"'active' AND e.signature IN ({', '.join('?' * len(chunk))})",
+                [LABELS, LABELS] + chunk))
+        for rows in groups.values():
+            rows.sort()  # by RRN, entry (one signature): unique, so the labels never compare
+        first = [rows[0][1:3] for rows in groups.values()]
         texts: dict = {}
         for chunk in _chunks(first, 400):
             texts.update((row[0], row[1:]) for row in self.db.tuples(
                 'SELECT signature, type, text FROM fleet_entries WHERE (rrn, entry_id) IN '
                 f'(VALUES {", ".join(["(?, ?)"] * len(chunk))})',
                 [value for pair in chunk for value in pair]))
-        return rows, texts
+        return groups, texts
 
     def changed_since(self, since: float) -> list:
         """Return the entries first heard, reinforced (still active) or resolved since ``since``."""

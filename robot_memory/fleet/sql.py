@@ -25,8 +25,10 @@ psycopg 3, imported only then; ``sqlite:///path``, ``sqlite:path`` or a plain pa
 file. Times are stored as Unix seconds (``DOUBLE PRECISION``) so both compare them alike.
 """
 
+import collections
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import pathlib
 import sqlite3
@@ -42,6 +44,7 @@ from robot_memory.errors import MissingExtra
 from robot_memory.fleet.refusals import FleetError
 
 BUSY_TIMEOUT_S = 10.0
+STREAM_ROWS = 2000  # rows a chunk of FleetDatabase.grouped on PostgreSQL
 POSTGRES_SCHEMES = ('postgresql://', 'postgres://')
 MIGRATIONS_TABLE = 'fleet_migrations'
 
@@ -101,20 +104,26 @@ class FleetDatabase:
         self.conn = self.reopen()
         self.reconnects += 1
 
-    def _run(self, sql: str, parameters, retry: bool) -> Any:
+    def _attempt(self, action: Callable[[], Any], retry: bool) -> Any:
+        """Return ``action()``, on a connection opened again when lost (``retry``: once more)."""
         if self.reopen is not None and self._broken():
             self._reconnect()
         try:
-            cursor = self.conn.cursor()
-            cursor.execute(self.dialect.statement(sql), tuple(parameters))
-            return cursor
+            return action()
         except self.lost:
             if not (retry and self.reopen is not None and self._broken()):
                 raise
         self._reconnect()
-        cursor = self.conn.cursor()
-        cursor.execute(self.dialect.statement(sql), tuple(parameters))
-        return cursor
+        return action()
+
+    def _run(self, sql: str, parameters, retry: bool) -> Any:
+        statement, values = self.dialect.statement(sql), tuple(parameters)
+
+        def run() -> Any:
+            cursor = self.conn.cursor()
+            cursor.execute(statement, values)
+            return cursor
+        return self._attempt(run, retry)
 
     def execute(self, sql: str, parameters=()) -> Any:
         """Run one statement (inside the current transaction, if any); return its cursor."""
@@ -198,6 +207,30 @@ class FleetDatabase:
         with self._lock:
             return list(map(tuple, self._run(sql, parameters, retry=not self._depth).fetchall()))
 
+    def grouped(self, sql: str, parameters=()) -> dict:
+        """
+        Return the rows of a SELECT as tuples, in lists by their first column, in their order.
+
+        On PostgreSQL the rows are grouped as they come, in chunks (psycopg's ``stream``, with
+        libpq 17 or later), while the server still reads the next ones: a large read (the
+        report's 40,000 fault entries) costs about its slower half, not both one after the
+        other. Otherwise the rows are read, then grouped.
+        """
+        statement, values = self.dialect.statement(sql), tuple(parameters)
+
+        def read() -> dict:
+            cursor = self.conn.cursor()
+            if self.dialect.name == POSTGRES.name and _streams_chunks():
+                found = cursor.stream(statement, values, size=STREAM_ROWS)
+            else:
+                found = cursor.execute(statement, values)
+            groups = collections.defaultdict(list)
+            for row in found:  # tuples (psycopg's and sqlite3's default rows)
+                groups[row[0]].append(row)
+            return dict(groups)
+        with self._lock:
+            return self._attempt(read, retry=not self._depth)
+
     def rows(self, sql: str, parameters=()) -> list:
         """Return the rows of a SELECT as dicts (column name to value)."""
         with self._lock:
@@ -255,6 +288,14 @@ class FleetDatabase:
         """Close the connection."""
         with self._lock:
             self.conn.close()
+
+
+@functools.lru_cache(maxsize=1)
+def _streams_chunks() -> bool:
+    """Return True when psycopg can stream rows in chunks (psycopg 3.2 and libpq 17 or later)."""
+    import psycopg  # lazy: as in _connect_postgres, which checked that it is installed
+    capabilities = getattr(psycopg, 'capabilities', None)  # psycopg 3.2 and later
+    return bool(capabilities is not None and capabilities.has_stream_chunked())
 
 
 def _copy(cursor: Any, target: str, rows: list, types: tuple) -> None:

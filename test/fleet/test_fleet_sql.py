@@ -16,6 +16,7 @@
 
 import pytest
 
+from robot_memory.fleet import sql
 from robot_memory.fleet.sql import connect
 
 # the fleet's fixtures: store_url (SQLite, PostgreSQL)
@@ -77,3 +78,17 @@ def test_new_rows_are_inserted_and_a_key_already_there_rolls_the_transaction_bac
             db.insert_new('counts', columns, [('c', 3, 3.0, 'new')], types)
             db.insert_new('counts', columns, [('a', 9, 9.0, 'new')], types)
     assert _all(db) == [('a', 1, 1.0, 'new'), ('b', 2, None, 'new')]
+
+
+@pytest.mark.parametrize('chunks', [True, False], ids=['streamed', 'read_then_grouped'])
+def test_rows_are_grouped_by_their_first_column_in_their_order(db, monkeypatch, chunks):
+    # streamed in chunks where psycopg and libpq can (PostgreSQL), else read and grouped
+    monkeypatch.setattr(sql, '_streams_chunks', lambda: chunks)
+    monkeypatch.setattr(sql, 'STREAM_ROWS', 2)  # several chunks of these few rows
+    db.insert_many(*UPSERT[:2], [(f'{name}{number}', number, None) for number in range(5)
+                                 for name in 'ba'], UPSERT[2], TYPES)
+    found = db.grouped('SELECT substr(name, 1, 1), name, n FROM counts WHERE n > ? ORDER BY '
+                       'n, name', (0,))
+    assert found == {'a': [('a', 'a1', 1), ('a', 'a2', 2), ('a', 'a3', 3), ('a', 'a4', 4)],
+                     'b': [('b', 'b1', 1), ('b', 'b2', 2), ('b', 'b3', 3), ('b', 'b4', 4)]}
+    assert list(found) == ['a', 'b'] and db.grouped('SELECT name FROM counts WHERE n < 0') == {}
