@@ -63,7 +63,7 @@ from robot_memory.substrate.textrules import content_hash
 
 DEFAULT_RETENTION_DAYS = 90.0
 FORGET_EVERY_S = 60.0  # retention runs with a delivery at most this often
-MAX_BATCH = 16  # deliveries kept in one transaction by receive_many
+MAX_BATCH = 64  # deliveries kept in one transaction by receive_many
 MAX_TAKEN = 64  # deliveries fleet serve takes from its queue at once
 _TIME = 'DOUBLE PRECISION'
 # the SQL types of the ? of each multi-row write (on PostgreSQL: COPY, FleetDatabase)
@@ -294,7 +294,10 @@ class FleetStore:
             if isinstance(answer, Ack) and answer.status == 'stored':
                 keeping.append(envelope)
         if keeping:
-            self._write(keeping, before, now)  # a statement a table (COPY: not in a batch)
+            # a robot never heard from has no entries yet (robots stay, entries go with them)
+            heard = {envelope.rrn for envelope in keeping
+                     if known[envelope.rrn]['last_sent_at'] is not None}
+            self._write(keeping, before, heard, now)  # a statement a table (not in a batch)
         with self.db.batch():  # writes only: sent together, their errors raised at its end
             for index, answer in answers:
                 if isinstance(answer, Ack) and answer.status == 'duplicate':
@@ -318,7 +321,7 @@ class FleetStore:
         return Ack('stored', rrn, dream_id, message=f'dream {dream_id} of {rrn} kept: '
                    f'{len(envelope.payload.entries)} entries')
 
-    def _write(self, envelopes: list, before: dict, now: float) -> None:
+    def _write(self, envelopes: list, before: dict, heard: set, now: float) -> None:
         """Write the deliveries that are new (one a robot): a statement a table for them all."""
         robots, dreams = [], []
         for envelope in envelopes:
@@ -344,14 +347,20 @@ class FleetStore:
         signatures = {envelope.rrn: [fault_signature(entry.type, entry.text)
                                      for entry in envelope.payload.entries]
                       for envelope in envelopes}
-        self._keep_entries(envelopes, signatures, now)
+        self._keep_entries(envelopes, signatures, heard, now)
         self._count_faults([value for envelope in envelopes for value in
                             signatures[envelope.rrn]],
                            [value for envelope in envelopes for value in before[envelope.rrn]])
 
-    def _keep_entries(self, envelopes: list, signatures: dict, at: float) -> None:
-        """Write the dreams' entries and each entry's newest state: a statement a table."""
-        rows, dream_rows = [], []
+    def _keep_entries(self, envelopes: list, signatures: dict, heard: set, at: float) -> None:
+        """
+        Write the dreams' entries and each entry's newest state: a statement a table.
+
+        The entries of a robot never heard from (not in ``heard``) are new: inserted as they
+        are, without a conflict clause (``insert_new``: a store keeping the robot's first
+        dream meanwhile makes this one fail, and it comes again); the others are upserted.
+        """
+        rows, new_rows, dream_rows = [], [], []
         for envelope in envelopes:
             rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
             dream_at = _epoch(envelope.provenance.dream_at)
@@ -359,7 +368,10 @@ class FleetStore:
                 row = (rrn, entry.id, signature, entry.type, entry.text, entry.confidence,
                        entry.observation_count, _tags_json(tuple(entry.tags)),
                        _epoch(entry.first_seen), _epoch(entry.last_reinforced))
-                rows.append(row + (at, dream_id, dream_at))
+                if rrn in heard:
+                    rows.append(row + (at, dream_id, dream_at))
+                else:
+                    new_rows.append(row + (at, None, None, dream_id, dream_at, 'active'))
                 dream_rows.append(row + (dream_id, dream_at))
         # (ids are unique within a payload, open_envelope checked them; one payload a robot)
         columns = ('rrn, entry_id, signature, type, text, confidence, observation_count, tags, '
@@ -367,6 +379,9 @@ class FleetStore:
         # the new dreams' entries: as their dreams, no conflict clause (insert_new)
         self.db.insert_new('fleet_dream_entries', tuple(columns.split(', ')) + (
             'dream_id', 'dream_at'), dream_rows, _ENTRY_TYPES + ('BIGINT', _TIME))
+        self.db.insert_new('fleet_entries', tuple(columns.split(', ')) + (
+            'first_heard', 'reinforced_at', 'resolved_at', 'last_dream', 'last_dream_at',
+            'status'), new_rows, _ENTRY_TYPES + (_TIME, _TIME, _TIME, 'BIGINT', _TIME, 'TEXT'))
         # reinforced: when the observation count last grew (kept when this dream's is the same)
         self.db.insert_many(
             f'INSERT INTO fleet_entries ({columns}, first_heard, reinforced_at, resolved_at, '
@@ -384,7 +399,10 @@ class FleetStore:
             _ENTRY_TYPES + (_TIME, 'BIGINT', _TIME))
         # active before and not in this (new) dream: the robot resolved them
         dreams = [(envelope.rrn, envelope.provenance.dream_id,
-                   _epoch(envelope.provenance.dream_at)) for envelope in envelopes]
+                   _epoch(envelope.provenance.dream_at)) for envelope in envelopes
+                  if envelope.rrn in heard]
+        if not dreams:
+            return
         self.db.execute(
             "UPDATE fleet_entries SET status = 'resolved', resolved_at = ?, last_dream = "
             'd.column2, last_dream_at = d.column3 FROM (VALUES '
