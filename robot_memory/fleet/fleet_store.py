@@ -30,8 +30,9 @@ checks it (``fleet.envelope.open_envelope``), and keeps it in one transaction:
   delivery, so the report finds the faults on several robots without reading every entry;
 - ``fleet_refusals``: one counter per refusal reason, with the last message.
 
-A delivery is one read and then its writes, a statement a table (multi-row, sent together:
-``FleetDatabase.insert_many`` and ``batch``), not a round trip an entry. A delivery older than
+A delivery is one read and then its writes, a statement a table (multi-row: on PostgreSQL
+by COPY, ``FleetDatabase.insert_many`` and ``insert_new``), not a round trip an entry; a batch
+of deliveries shares them. A delivery older than
 the robot's newest kept one is refused as ``replayed``. Dreams older than ``retention_days``
 (by receipt) and entries resolved that long ago are deleted with a delivery, at most once a
 minute; the robots and the current entries stay.
@@ -54,6 +55,7 @@ from robot_memory.fleet.envelope import Trust
 from robot_memory.fleet.refusals import FleetError
 from robot_memory.fleet.refusals import REASONS
 from robot_memory.fleet.refusals import Refused
+from robot_memory.fleet.report import LABELS
 from robot_memory.fleet.sql import connect
 from robot_memory.fleet.sql import FleetDatabase
 from robot_memory.fleet.sql import migrate
@@ -61,9 +63,13 @@ from robot_memory.substrate.textrules import content_hash
 
 DEFAULT_RETENTION_DAYS = 90.0
 FORGET_EVERY_S = 60.0  # retention runs with a delivery at most this often
-MAX_BATCH = 16  # deliveries kept in one transaction by receive_many
+MAX_BATCH = 64  # deliveries kept in one transaction by receive_many
 MAX_TAKEN = 64  # deliveries fleet serve takes from its queue at once
 _TIME = 'DOUBLE PRECISION'
+# the SQL types of the ? of each multi-row write (on PostgreSQL: COPY, FleetDatabase)
+_ROBOT_TYPES = ('TEXT',) * 4 + (_TIME,) * 3 + ('BIGINT', _TIME)
+_DREAM_TYPES = ('TEXT', 'BIGINT', _TIME) + ('TEXT',) * 3 + (_TIME, _TIME, 'BIGINT', 'TEXT', 'TEXT')
+_ENTRY_TYPES = ('TEXT',) * 5 + ('DOUBLE PRECISION', 'BIGINT', 'TEXT', _TIME, _TIME)
 MIGRATIONS = (
     ('0001_tables', [
         f'CREATE TABLE fleet_robots (rrn TEXT PRIMARY KEY, site TEXT NOT NULL, model TEXT NOT '
@@ -210,11 +216,10 @@ class FleetStore:
         Each delivery is checked on its own (``open_envelope``) and answered on its own; the
         ones that pass are kept together, a transaction for up to :data:`MAX_BATCH` of them
         (one read, then a statement a table), so a queue of deliveries costs a few round
-        trips rather than four each. A robot's
-        second delivery in the queue is judged after its first is kept. Refusals are counted
-        as alone. When the database refuses a batch, its deliveries are kept again one by one:
-        one bad delivery fails alone, answered ``failed`` (not acknowledged, so its robot
-        sends it again), and the rest are kept.
+        trips rather than four each. A robot's second delivery in the queue is judged after
+        its first is kept. Refusals are counted as alone. When the database refuses a batch,
+        its deliveries are kept again one by one: one bad delivery fails alone, answered
+        ``failed`` (not acknowledged, so its robot sends it again), and the rest are kept.
         """
         return self._receive(list(deliveries), now, alone=False)
 
@@ -288,13 +293,16 @@ class FleetStore:
             answers.append((index, answer))
             if isinstance(answer, Ack) and answer.status == 'stored':
                 keeping.append(envelope)
+        if keeping:
+            # a robot never heard from has no entries yet (robots stay, entries go with them)
+            heard = {envelope.rrn for envelope in keeping
+                     if known[envelope.rrn]['last_sent_at'] is not None}
+            self._write(keeping, before, heard, now)  # a statement a table (not in a batch)
         with self.db.batch():  # writes only: sent together, their errors raised at its end
             for index, answer in answers:
                 if isinstance(answer, Ack) and answer.status == 'duplicate':
                     self.db.execute('UPDATE fleet_robots SET last_heard = ? WHERE rrn = ?',
                                     (now, answer.rrn))
-            if keeping:
-                self._write(keeping, before, now)
             self._forget_old(now)
         return answers
 
@@ -313,7 +321,7 @@ class FleetStore:
         return Ack('stored', rrn, dream_id, message=f'dream {dream_id} of {rrn} kept: '
                    f'{len(envelope.payload.entries)} entries')
 
-    def _write(self, envelopes: list, before: dict, now: float) -> None:
+    def _write(self, envelopes: list, before: dict, heard: set, now: float) -> None:
         """Write the deliveries that are new (one a robot): a statement a table for them all."""
         robots, dreams = [], []
         for envelope in envelopes:
@@ -331,23 +339,28 @@ class FleetStore:
             'ON CONFLICT (rrn) DO UPDATE SET site = excluded.site, model = excluded.model, '
             'firmware = excluded.firmware, last_heard = excluded.last_heard, last_sent_at = '
             'excluded.last_sent_at, last_dream = excluded.last_dream, last_dream_at = '
-            'excluded.last_dream_at')
-        self.db.insert_many(
-            'INSERT INTO fleet_dreams (rrn, dream_id, dream_at, site, model, firmware, '
-            'sent_at, received_at, entry_count, payload_signature, provenance_signature)',
-            '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', dreams,
-            'ON CONFLICT (rrn, dream_id, dream_at) DO NOTHING')
+            'excluded.last_dream_at', _ROBOT_TYPES)
+        # new dreams (judged in this transaction; a store keeping one meanwhile: an error)
+        self.db.insert_new('fleet_dreams', (
+            'rrn', 'dream_id', 'dream_at', 'site', 'model', 'firmware', 'sent_at', 'received_at',
+            'entry_count', 'payload_signature', 'provenance_signature'), dreams, _DREAM_TYPES)
         signatures = {envelope.rrn: [fault_signature(entry.type, entry.text)
                                      for entry in envelope.payload.entries]
                       for envelope in envelopes}
-        self._keep_entries(envelopes, signatures, now)
+        self._keep_entries(envelopes, signatures, heard, now)
         self._count_faults([value for envelope in envelopes for value in
                             signatures[envelope.rrn]],
                            [value for envelope in envelopes for value in before[envelope.rrn]])
 
-    def _keep_entries(self, envelopes: list, signatures: dict, at: float) -> None:
-        """Write the dreams' entries and each entry's newest state: a statement a table."""
-        rows, dream_rows = [], []
+    def _keep_entries(self, envelopes: list, signatures: dict, heard: set, at: float) -> None:
+        """
+        Write the dreams' entries and each entry's newest state: a statement a table.
+
+        The entries of a robot never heard from (not in ``heard``) are new: inserted as they
+        are, without a conflict clause (``insert_new``: a store keeping the robot's first
+        dream meanwhile makes this one fail, and it comes again); the others are upserted.
+        """
+        rows, new_rows, dream_rows = [], [], []
         for envelope in envelopes:
             rrn, dream_id = envelope.rrn, envelope.provenance.dream_id
             dream_at = _epoch(envelope.provenance.dream_at)
@@ -355,15 +368,20 @@ class FleetStore:
                 row = (rrn, entry.id, signature, entry.type, entry.text, entry.confidence,
                        entry.observation_count, _tags_json(tuple(entry.tags)),
                        _epoch(entry.first_seen), _epoch(entry.last_reinforced))
-                rows.append(row + (at, dream_id, dream_at))
+                if rrn in heard:
+                    rows.append(row + (at, dream_id, dream_at))
+                else:
+                    new_rows.append(row + (at, None, None, dream_id, dream_at, 'active'))
                 dream_rows.append(row + (dream_id, dream_at))
         # (ids are unique within a payload, open_envelope checked them; one payload a robot)
         columns = ('rrn, entry_id, signature, type, text, confidence, observation_count, tags, '
                    'first_seen, last_reinforced')
-        self.db.insert_many(
-            f'INSERT INTO fleet_dream_entries ({columns}, dream_id, dream_at)',
-            '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', dream_rows,
-            'ON CONFLICT (rrn, dream_id, dream_at, entry_id) DO NOTHING')
+        # the new dreams' entries: as their dreams, no conflict clause (insert_new)
+        self.db.insert_new('fleet_dream_entries', tuple(columns.split(', ')) + (
+            'dream_id', 'dream_at'), dream_rows, _ENTRY_TYPES + ('BIGINT', _TIME))
+        self.db.insert_new('fleet_entries', tuple(columns.split(', ')) + (
+            'first_heard', 'reinforced_at', 'resolved_at', 'last_dream', 'last_dream_at',
+            'status'), new_rows, _ENTRY_TYPES + (_TIME, _TIME, _TIME, 'BIGINT', _TIME, 'TEXT'))
         # reinforced: when the observation count last grew (kept when this dream's is the same)
         self.db.insert_many(
             f'INSERT INTO fleet_entries ({columns}, first_heard, reinforced_at, resolved_at, '
@@ -377,16 +395,22 @@ class FleetStore:
             'fleet_entries.observation_count THEN excluded.first_heard '
             'ELSE fleet_entries.reinforced_at END, '
             'resolved_at = NULL, last_dream = excluded.last_dream, '
-            "last_dream_at = excluded.last_dream_at, status = 'active'")
+            "last_dream_at = excluded.last_dream_at, status = 'active'",
+            _ENTRY_TYPES + (_TIME, 'BIGINT', _TIME))
         # active before and not in this (new) dream: the robot resolved them
-        for envelope in envelopes:
-            dream_id = envelope.provenance.dream_id
-            dream_at = _epoch(envelope.provenance.dream_at)
-            self.db.execute(
-                "UPDATE fleet_entries SET status = 'resolved', resolved_at = ?, last_dream = ?, "
-                "last_dream_at = ? WHERE rrn = ? AND status = 'active' AND NOT (last_dream = ? "
-                'AND last_dream_at = ?)', (at, dream_id, dream_at, envelope.rrn, dream_id,
-                                           dream_at))
+        dreams = [(envelope.rrn, envelope.provenance.dream_id,
+                   _epoch(envelope.provenance.dream_at)) for envelope in envelopes
+                  if envelope.rrn in heard]
+        if not dreams:
+            return
+        self.db.execute(
+            "UPDATE fleet_entries SET status = 'resolved', resolved_at = ?, last_dream = "
+            'd.column2, last_dream_at = d.column3 FROM (VALUES '
+            + ', '.join(['(CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS DOUBLE PRECISION))']
+                        * len(dreams))
+            + ") AS d WHERE fleet_entries.rrn = d.column1 AND fleet_entries.status = 'active' "
+            'AND NOT (fleet_entries.last_dream = d.column2 AND fleet_entries.last_dream_at = '
+            'd.column3)', [at] + [value for dream in dreams for value in dream])
 
     def _count_faults(self, after: list, before: list) -> None:
         """Add to each fault signature's count of active entries what this delivery changed."""
@@ -397,7 +421,7 @@ class FleetStore:
             'INSERT INTO fleet_fault_counts (signature, entries)', '(?, ?)',
             sorted((signature, delta) for signature, delta in change.items() if delta),
             'ON CONFLICT (signature) DO UPDATE SET entries = fleet_fault_counts.entries + '
-            'excluded.entries')
+            'excluded.entries', ('TEXT', 'BIGINT'))
 
     def _forget_old(self, now: float) -> None:
         if abs(now - self._forgot_at) < FORGET_EVERY_S:
@@ -448,35 +472,36 @@ class FleetStore:
         """
         Return the active entries of each fault signature that two or more active entries share.
 
-        ``(rows, texts)``: ``rows`` are tuples ``(signature, rrn, entry_id, model, firmware,
-        site)`` (the provenance of the entry's last dream, as :meth:`entries` gives it) sorted
-        by signature, RRN and entry; ``texts`` maps each signature to ``(type, text)`` of its
-        first row. The signatures come from ``fleet_fault_counts`` (active entries a signature,
-        kept by :meth:`receive`), so the cost grows with the shared faults' entries, not with
-        every entry of the fleet.
+        ``(groups, texts)``: ``groups`` maps each such signature to its rows ``(signature, rrn,
+        entry_id, labels)`` sorted by RRN and entry: ``labels`` are the model, firmware and
+        site of the entry's last dream (as :meth:`entries` gives them) in one text, None
+        without that dream (``report.provenance`` splits them). ``texts`` maps each signature
+        to ``(type, text)`` of its first row. The signatures come from ``fleet_fault_counts``
+        (active entries a signature, kept by :meth:`receive`), so the cost grows with the
+        shared faults' entries, not with every entry of the fleet. The rows are grouped as
+        the server sends them (``FleetDatabase.grouped``), and the three labels come as one
+        value: fewer values to read, and one to count.
         """
         signatures = [row[0] for row in self.db.tuples(
             'SELECT signature FROM fleet_fault_counts WHERE entries >= 2')]
-        rows = []
+        groups: dict = {}
         for chunk in _chunks(signatures, 500):
-            rows += self.db.tuples(
-                'SELECT e.signature, e.rrn, e.entry_id, d.model, d.firmware, d.site FROM '
-                'fleet_entries e LEFT JOIN fleet_dreams d ON d.rrn = e.rrn AND d.dream_id = '
-                "e.last_dream AND d.dream_at = e.last_dream_at WHERE e.status = 'active' AND "
-                f'e.signature IN ({", ".join("?" * len(chunk))})', chunk)
-        rows.sort()  # by signature, RRN, entry: unique, so the provenance never compares
-        first, seen = [], set()
-        for row in rows:
-            if row[0] not in seen:
-                seen.add(row[0])
-                first.append(row[1:3])
+            groups.update(self.db.grouped(
+                'SELECT e.signature, e.rrn, e.entry_id, d.model || ? || d.firmware || ? || '
+                'd.site FROM fleet_entries e LEFT JOIN fleet_dreams d ON d.rrn = e.rrn AND '
+                'd.dream_id = e.last_dream AND d.dream_at = e.last_dream_at WHERE e.status = '
+                f"'active' AND e.signature IN ({', '.join('?' * len(chunk))})",
+                [LABELS, LABELS] + chunk))
+        for rows in groups.values():
+            rows.sort()  # by RRN, entry (one signature): unique, so the labels never compare
+        first = [rows[0][1:3] for rows in groups.values()]
         texts: dict = {}
         for chunk in _chunks(first, 400):
             texts.update((row[0], row[1:]) for row in self.db.tuples(
                 'SELECT signature, type, text FROM fleet_entries WHERE (rrn, entry_id) IN '
                 f'(VALUES {", ".join(["(?, ?)"] * len(chunk))})',
                 [value for pair in chunk for value in pair]))
-        return rows, texts
+        return groups, texts
 
     def changed_since(self, since: float) -> list:
         """Return the entries first heard, reinforced (still active) or resolved since ``since``."""

@@ -30,8 +30,6 @@ The fleet report: what the fleet store's robots say together, as data and as tex
 
 import collections
 import datetime as dt
-import itertools
-import operator
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
@@ -40,29 +38,52 @@ from robot_memory.fleet.refusals import REASONS
 
 DEFAULT_DAYS = 7.0
 DEFAULT_SILENT_AFTER_S = 36 * 3600.0
+LABELS = '\x1f'  # between model, firmware and site in store.fault_entries() (never in a label)
 
 
 def _iso(seconds) -> object:
     return format_iso(from_epoch(seconds)) if seconds is not None else None
 
 
-def _counted(rows: list, column: int) -> dict:
-    return dict(sorted(collections.Counter(map(operator.itemgetter(column), rows)).items()))
+def provenance(labels) -> tuple:
+    """Return ``(model, firmware, site)`` of a row of ``store.fault_entries()`` (or Nones)."""
+    return tuple(labels.split(LABELS)) if labels is not None else (None, None, None)
 
 
-def _same_fault(rows: list, texts: dict) -> list:
-    """Group ``store.fault_entries()`` by signature: each fault on two robots or more."""
+def _sorted(counts: collections.Counter) -> dict:
+    return dict(sorted(counts.items()))
+
+
+def _same_fault(groups: dict, texts: dict) -> list:
+    """Roll up ``store.fault_entries()`` by signature: each fault on two robots or more."""
     faults = []
-    for signature, grouped in itertools.groupby(rows, key=operator.itemgetter(0)):
-        group = list(grouped)  # sorted by RRN and entry: robots in order, each once
-        robots = list(dict.fromkeys(map(operator.itemgetter(1), group)))
+    for signature, group in groups.items():
+        # one pass over the entries (sorted by RRN and entry): robots in order, each once
+        robots: list = []
+        entries: list = []
+        counts: dict = {}
+        last = None
+        for _, rrn, entry_id, labels in group:
+            if rrn != last:
+                robots.append(rrn)
+                last = rrn
+            entries.append({'rrn': rrn, 'entry_id': entry_id})
+            counts[labels] = counts.get(labels, 0) + 1
         if len(robots) < 2:
             continue
+        by_model: collections.Counter = collections.Counter()
+        by_firmware: collections.Counter = collections.Counter()
+        by_site: collections.Counter = collections.Counter()
+        for labels, count in counts.items():  # a few a fault: its entries' dreams
+            model, firmware, site = provenance(labels)
+            by_model[model] += count
+            by_firmware[firmware] += count
+            by_site[site] += count
         entry_type, text = texts[signature]
         faults.append({'signature': signature, 'type': entry_type, 'text': text,
-                       'robots': robots, 'count': len(robots), 'by_model': _counted(group, 3),
-                       'entries': [{'rrn': row[1], 'entry_id': row[2]} for row in group],
-                       'by_firmware': _counted(group, 4), 'by_site': _counted(group, 5)})
+                       'robots': robots, 'count': len(robots), 'by_model': _sorted(by_model),
+                       'entries': entries, 'by_firmware': _sorted(by_firmware),
+                       'by_site': _sorted(by_site)})
     faults.sort(key=lambda fault: (-fault['count'], fault['signature']))
     return faults
 

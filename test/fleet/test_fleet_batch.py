@@ -24,6 +24,7 @@ from robot_memory.fleet import keys
 from robot_memory.fleet.fleet_store import FleetStore
 from robot_memory.fleet.transport import open_session
 from robot_memory.fleet.transport import StoreServer
+from robot_memory.testing.fleet_servers import new_database
 from support.fleet import A
 from support.fleet import B
 from support.fleet import C
@@ -132,6 +133,32 @@ def test_a_delivery_the_database_refuses_fails_alone_and_the_batch_is_kept(
     assert store.db.value('SELECT entries FROM fleet_fault_counts') == 2
     with pytest.raises(Exception, match='model broken refused'):
         store.receive(broken, robots.b.site, B, NOW)  # alone, the error is the caller's
+
+
+def test_a_dream_another_store_keeps_meanwhile_fails_and_is_never_counted_twice(
+        postgres, robots):
+    # two stores on one PostgreSQL: the other keeps the dream between this one's read and
+    # its writes (SQLite has one writer at a time: BEGIN IMMEDIATE waits for the other)
+    url = new_database(postgres)
+    raw = robots.a.envelope([entry('mem-enc00001', ENCODER), entry('mem-lid00001', LIDAR)], 1)
+    with FleetStore(url, robots.trust) as store, FleetStore(url, robots.trust) as other:
+        judge, kept = store._judge, []
+
+        def judged_then_kept_by_the_other(envelope, known, now):
+            answer = judge(envelope, known, now)
+            if not kept:
+                kept.append(other.receive(raw, robots.a.site, A, NOW))
+            return answer
+
+        store._judge = judged_then_kept_by_the_other
+        [ack] = store.receive_many([(raw, robots.a.site, A)], NOW)
+        assert kept[0].status == 'stored'
+        # its writes met the dream kept: rolled back, not acknowledged; the robot sends again
+        assert (ack.status, ack.acknowledged) == ('failed', False)
+        assert store.receive(raw, robots.a.site, A, NOW).status == 'duplicate'
+        assert store.dream_count(A) == 1 and len(store.entries(A)) == 2
+        assert store.db.tuples('SELECT entries FROM fleet_fault_counts') == [(1,), (1,)]
+        assert store.db.value('SELECT count(*) FROM fleet_dream_entries') == 2
 
 
 def test_the_server_keeps_what_waits_together_and_answers_each_delivery(store, robots):
