@@ -282,7 +282,16 @@ class FleetDatabase:
             finally:
                 self._depth = 0
                 self._staged.clear()  # commit and rollback empty them (ON COMMIT DELETE ROWS)
-            self.conn.cursor().execute('COMMIT')
+            try:
+                self.conn.cursor().execute('COMMIT')
+            except BaseException:
+                # PostgreSQL rolled the transaction back, the tables it made too; SQLite keeps
+                # it open (a deferred constraint): end it, so the next block starts afresh
+                self._staging.clear()
+                if not self._broken():
+                    with contextlib.suppress(Exception):  # none open: the error raised below
+                        self.conn.cursor().execute('ROLLBACK')
+                raise
 
     def close(self) -> None:
         """Close the connection."""

@@ -62,6 +62,22 @@ def test_what_a_rolled_back_transaction_staged_is_gone_and_the_next_one_writes(d
     assert _all(db) == [('b', 2, 2.0, 'new')]
 
 
+def test_after_a_commit_that_failed_the_next_transaction_stages_and_writes(db):
+    # a deferred check fails the COMMIT itself, after the first staged write of the connection
+    if db.dialect.name == 'sqlite':
+        db.execute('PRAGMA foreign_keys = ON')
+    db.execute('CREATE TABLE owners (name TEXT PRIMARY KEY)')
+    db.execute('CREATE TABLE owned (name TEXT REFERENCES owners (name) DEFERRABLE INITIALLY '
+               'DEFERRED)')
+    with pytest.raises(Exception, match='(?i)foreign key'):
+        with db.transaction():
+            db.insert_many(*UPSERT[:2], [('a', 1, 1.0)], UPSERT[2], TYPES)
+            db.execute('INSERT INTO owned (name) VALUES (?)', ('nobody',))
+    assert _all(db) == []
+    db.insert_many(*UPSERT[:2], [('b', 2, 2.0)], UPSERT[2], TYPES)
+    assert _all(db) == [('b', 2, 2.0, 'new')]
+
+
 def test_rows_of_the_wrong_width_are_refused_before_anything_is_written(db):
     with pytest.raises(ValueError, match='3 types'):
         db.insert_many(*UPSERT[:2], [('a', 1, 1.0, 'extra')], UPSERT[2], TYPES)
