@@ -35,6 +35,7 @@ from robot_memory.dream.conditions import Finder
 from robot_memory.dream.conditions import new_condition
 from robot_memory.dream.cooccurrence import ok_states
 from robot_memory.dream.distiller import RuleDistiller
+from robot_memory.dream.normal import JUDGEMENTS
 from robot_memory.dream.pattern import History
 from robot_memory.dream.pattern import KEEP_DAYS
 from robot_memory.dream.pattern import STATUS_GAP_S
@@ -43,6 +44,7 @@ from robot_memory.dream.restate import restate
 from robot_memory.dream.restate import source_states
 from robot_memory.dream.restate import speaker
 from robot_memory.dream.restate import start_and_stop_together
+from robot_memory.evidence.proposal_queue import waiting_or_answered
 from robot_memory.evidence.runs import state_rows
 from robot_memory.rcan import untrusted
 from robot_memory.rcan.schema import MemoryEntry
@@ -110,6 +112,9 @@ def merges(links: dict, by_id: dict, rules) -> list:
     return [(root(entry_id), entry_id) for entry_id in ordered if root(entry_id) != entry_id]
 
 
+JUDGED, RELEASED = 0, 1  # which proposal of the dream's own IncidentMerging._asked is about
+
+
 class HeldText:
     """
     ``(entry id, text, text)`` of a held entry, read when the queue takes it (a reword).
@@ -159,6 +164,7 @@ class IncidentMerging:
     states: Optional[list] = None  # the other sources' states, built once a dream
     ok_states: Optional[dict] = None  # the states statuses' OK reports hold (cooccurrence)
     conditions: Optional[Finder] = None  # learned conditions (dream.conditions), once a dream
+    asked: Optional[tuple] = None  # (judged, released) entry ids: see _asked
     store: Any
     _replace: Callable[..., None]
     _log: Callable[..., None]
@@ -209,7 +215,36 @@ class IncidentMerging:
         if restated and restated[2] and links:  # routine or constant: a person's call
             link = min(links, key=lambda item: item['signature'])
             self.report.rewords.append(Judgement(self.by_id, link, restated[2]))
+            self._now_asked(link, JUDGED)
         return restated
+
+    def _asked(self, link: dict, which: int) -> bool:
+        """
+        Whether a person has the entry's judgement or release before them, or answered it.
+
+        ``which``: JUDGED (its routine wording) or RELEASED (a held text's release). The
+        link's history keeps what was proposed, so it is proposed once; one that expired
+        unanswered (or was never queued: the queue could not be written) is proposed again,
+        or the entry would stay as it is for good. An entry without an id yet was never asked.
+        """
+        if self.asked is None:
+            judged, released = set(), set()
+            db = getattr(self.store, 'db', None)
+            for target, payload in waiting_or_answered(db, 'reword') if db is not None else ():
+                after = payload.get('after') if isinstance(payload, dict) else None
+                if not isinstance(after, str):
+                    continue
+                if after.startswith(JUDGEMENTS):
+                    judged.add(target)
+                elif payload.get('before') == after:
+                    released.add(target)
+            self.asked = (judged, released)
+        return not link['entry_id'] or link['entry_id'] in self.asked[which]
+
+    def _now_asked(self, link: dict, which: int) -> None:
+        """Count the entry of ``link`` as asked for the rest of this dream."""
+        if link['entry_id'] and self.asked is not None:
+            self.asked[which].add(link['entry_id'])
 
     def _hold(self, text: str, links: list) -> None:
         """
@@ -226,12 +261,13 @@ class IncidentMerging:
         link = min(links, key=lambda item: item['signature'])
         entry = self.by_id.get(link['entry_id'] or '')
         history = History.from_json(link['history'])
-        if history.held == key or (entry is not None
-                                   and entry.extras.get(untrusted.RELEASED) == key):
+        if (history.held == key and self._asked(link, RELEASED)) or (
+                entry is not None and entry.extras.get(untrusted.RELEASED) == key):
             return
         history.held = key
         link['history'] = history.to_json()
         self.report.rewords.append(HeldText(self.by_id, link))
+        self._now_asked(link, RELEASED)
 
     def _restate(self, text: str, links: list) -> Optional[tuple]:
         if self.states is None:  # once a dream, after the histories
@@ -243,7 +279,9 @@ class IncidentMerging:
                                      KEEP_DAYS)
         finder = self.conditions
         finder.last = None
+        again = bool(links) and not self._asked(min(links, key=lambda item: item['signature']),
+                                                JUDGED)
         restated = restate(text, links, self.rules, self.sources, self.now,
-                           self.config.timezone, self.states, self.ok_states, finder)
+                           self.config.timezone, self.states, self.ok_states, finder, again)
         new_condition(self.report, text, restated, links, finder.last)
         return restated

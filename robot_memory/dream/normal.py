@@ -47,6 +47,8 @@ from robot_memory.dream.pattern import rule_text
 # What the dream's factual labels say instead of a judgement, by the judgement held back.
 FACTS = {'routine': 'recurring', 'constant': 'since'}
 LABELS = tuple(FACTS.values())
+# How an entry text the dream proposes as a person's call begins ("Routine: ...").
+JUDGEMENTS = tuple(f'{label.capitalize()}: ' for label in FACTS)
 ERROR_LEVELS = {'diagnostic': 2, 'log': 40}
 
 
@@ -94,9 +96,8 @@ def restated_since(text: str, before: str, after: str) -> bool:
     proposal applies while the entry still carries a fact label over the same rule text.
     """
     facts = tuple(f'{label.capitalize()}: ' for label in LABELS)
-    judgements = tuple(f'{label.capitalize()}: ' for label in FACTS)
     return (text.startswith(facts) and before.startswith(facts)
-            and after.startswith(judgements) and rule_text(text) == rule_text(before))
+            and after.startswith(JUDGEMENTS) and rule_text(text) == rule_text(before))
 
 
 def declared(found, rule: str) -> Description:

@@ -230,7 +230,7 @@ def _only_while(history: History, links: list, everything: list, held: dict,
 
 def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
             everything: Optional[list] = None, held: Optional[dict] = None,
-            conditions=None) -> Optional[tuple]:
+            conditions=None, again: bool = False) -> Optional[tuple]:
     """
     Return (text, label, judgement text or None) stating the pattern of the evidence, or None.
 
@@ -243,7 +243,8 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
     ``held`` (``cooccurrence.ok_states``) the states their OK reports hold;
     ``conditions(episodes)`` (``dream.conditions.Finder``) the learned condition, if any.
     A routine or constant pattern that is not the dream's to call normal (``dream.normal``) is
-    stated as a fact; the routine text is returned once, for a person to approve.
+    stated as a fact; the routine text is returned once, for a person to approve, and
+    ``again`` when the last time it was proposed nobody answered (it expired).
     """
     spoken = speaker(text, links, rules)
     if spoken is None:
@@ -281,7 +282,7 @@ def restate(text: str, links: list, rules, sources: dict, now, timezone: str,
     history.text = restated
     proposed = None
     key = normal.proposal_key(judgement, base)
-    if key is not None and history.normal != key:
+    if key is not None and (history.normal != key or again):
         history.normal = key
         proposed = clean_text(entry_text(base, judgement))
     link['history'] = history.to_json()

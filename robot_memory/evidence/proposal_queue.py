@@ -215,6 +215,23 @@ def _proposal(row) -> Proposal:
                     data['outcome'])
 
 
+def waiting_or_answered(db, kind: str) -> list:
+    """
+    Return ``(target, payload)`` of each proposal of ``kind`` pending or decided by a person.
+
+    Expired and replaced proposals are left out: nobody answered them, so what proposed them
+    may ask again (the dream's judgements and releases, ``dream.incidents``). Only reads; a
+    database without the queue yet has none.
+    """
+    conn = db.conn
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'proposals'"
+                    ).fetchone() is None:
+        return []
+    return [(target, json.loads(payload)) for target, payload in conn.execute(
+        "SELECT target, payload FROM proposals WHERE kind = ? AND status IN ('pending', "
+        "'approved', 'rejected')", (kind,))]
+
+
 class ProposalQueue:
     """
     The queue in the evidence database; ``db`` is an open ``sqlite_db.PlainDatabase``.

@@ -133,6 +133,43 @@ def test_an_error_at_every_mission_start_is_a_recurring_fault_until_a_person_say
     robot.store.close()
 
 
+def _judgements(queue, entry_id, status=None):
+    rows = queue.db.conn.execute('SELECT id FROM proposals WHERE target = ? ORDER BY id',
+                                 (entry_id,)).fetchall()
+    found = [queue.get(row[0]) for row in rows]
+    return [item for item in found if status is None or item.status == status]
+
+
+def test_a_judgement_left_to_expire_is_proposed_again_and_a_rejected_one_is_not(tmp_path):
+    # A week away from the page must not lose the call: the entry would stay a fault for
+    # good, and approving the expired proposal only says "propose it again", which is the
+    # dream's to do.
+    robot = Robot(tmp_path)
+    [entry] = _mission_starts(robot, 2)
+    queue = ProposalQueue(robot.store.db)
+    [first] = _judgements(queue, entry.id)
+    seen = []
+    for day in range(9, 19):  # past the week a proposal waits
+        robot.report(day, 12, 20, 'motor_driver: Current', 2, 'Overcurrent')
+        robot.dream(day)
+        seen.append([item.status for item in _judgements(queue, entry.id)])
+    assert ['expired'] in seen  # the night it expired: nothing new yet
+    assert seen[-1] == ['expired', 'pending']  # the next night: asked again, once
+    [expired, again] = _judgements(queue, entry.id)
+    assert (expired.id, expired.status) == (first.id, 'expired')
+    assert again.payload['after'].startswith('Routine: motor_driver: Current')
+    later = DAY0 + dt.timedelta(days=19, hours=8)
+    decide_proposal(queue, again.id, 'reject', 'operator', 'a fault, not a routine', later,
+                    memory_file=robot.memory)
+    for day in range(19, 30):
+        robot.report(day, 12, 20, 'motor_driver: Current', 2, 'Overcurrent')
+        robot.dream(day)
+    assert [item.status for item in _judgements(queue, entry.id)] == ['expired', 'rejected']
+    [entry] = robot.entries(29)
+    assert entry.text.startswith('Recurring: motor_driver: Current'), entry.text
+    robot.store.close()
+
+
 def test_a_camera_that_died_after_ok_reports_is_a_change_shown_as_a_fault(tmp_path):
     robot = Robot(tmp_path)
     for day in range(2):

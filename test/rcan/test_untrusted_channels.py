@@ -252,3 +252,19 @@ def test_the_corpus_through_the_page_edit_form_is_held_until_approved_there(tmp_
         assert status != 200 and 'reject proposal' in page, page
     finally:
         thread.stop()
+
+
+def test_a_release_left_to_expire_is_proposed_again_once(robot):
+    # Unanswered for the week a proposal waits, the held entry would stay held for good:
+    # the next dream asks again, once, while the new proposal waits.
+    for day in range(12):
+        robot.store.add(LogObservation(DAY0 + dt.timedelta(days=day, hours=9),
+                                       'teleop_bridge', 40, OVERRIDE))
+        robot.dream(DAY0 + dt.timedelta(days=day + 1, hours=3))
+    queue = ProposalQueue(robot.store.db)
+    rows = queue.db.conn.execute("SELECT id FROM proposals WHERE kind = 'reword' ORDER BY id")
+    releases = [item for item in (queue.get(row[0]) for row in rows.fetchall())
+                if item.payload['before'] == item.payload['after']]
+    assert [item.status for item in releases] == ['expired', 'pending']
+    assert releases[0].target == releases[1].target
+    assert 'release' in releases[1].summary
