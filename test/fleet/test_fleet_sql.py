@@ -14,10 +14,16 @@
 
 """The SQL layer's multi-row writes: the same rows on both dialects, staged or not."""
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
 from robot_memory.fleet import sql
 from robot_memory.fleet.sql import connect
+from robot_memory.testing.fleet_servers import new_database
 
 # the fleet's fixtures: store_url (SQLite, PostgreSQL)
 pytest_plugins = ('support.fleet_fixtures',)
@@ -108,3 +114,37 @@ def test_rows_are_grouped_by_their_first_column_in_their_order(db, monkeypatch, 
     assert found == {'a': [('a', 'a1', 1), ('a', 'a2', 2), ('a', 'a3', 3), ('a', 'a4', 4)],
                      'b': [('b', 'b1', 1), ('b', 'b2', 2), ('b', 'b3', 3), ('b', 'b4', 4)]}
     assert list(found) == ['a', 'b'] and db.grouped('SELECT name FROM counts WHERE n < 0') == {}
+
+
+OS_LIBPQ_SCRIPT = """
+import json, sys
+import psycopg
+from robot_memory.fleet import sql
+db = sql.connect(sys.argv[1])
+db.execute('CREATE TABLE counts (name TEXT PRIMARY KEY, n BIGINT NOT NULL, at DOUBLE '
+           'PRECISION, state TEXT NOT NULL)')
+upsert = json.loads(sys.argv[2])
+with db.transaction():
+    db.insert_many(*upsert[:2], [(f'{name}{number}', number, 0.5) for number in range(5)
+                                 for name in 'ba'], upsert[2], json.loads(sys.argv[3]))
+found = db.grouped('SELECT substr(name, 1, 1), name, n FROM counts WHERE n > ? ORDER BY n, name',
+                   (2,))
+print(json.dumps({'impl': psycopg.pq.__impl__, 'libpq': psycopg.pq.version(),
+                  'streams': sql._streams_chunks(), 'found': found}))
+"""
+
+
+def test_the_sql_layer_works_with_the_os_libpq_streamed_or_read_then_grouped(postgres):
+    # psycopg without its binary wheel (Debian's python3-psycopg, pip's pure-Python one)
+    # loads the OS's libpq: before libpq 17 (Debian 12 has 15) rows cannot be streamed in
+    # chunks, and the roll-up reads them, then groups. The real library decides here.
+    env = dict(os.environ, PSYCOPG_IMPL='python')
+    done = subprocess.run([sys.executable, '-c', OS_LIBPQ_SCRIPT, new_database(postgres),
+                           json.dumps(UPSERT), json.dumps(TYPES)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report['impl'] == 'python'
+    assert report['streams'] == (report['libpq'] >= 170000)
+    assert report['found'] == {'a': [['a', 'a3', 3], ['a', 'a4', 4]],
+                               'b': [['b', 'b3', 3], ['b', 'b4', 4]]}
