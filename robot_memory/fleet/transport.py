@@ -137,6 +137,21 @@ def _answer(reply) -> Optional[Ack]:
                    message=f'the store answered something that is not an ack: {data[:200]!r}')
 
 
+def _for_delivery(ack: Ack, rrn: str, dream_id: int) -> Ack:
+    """
+    Return ``ack``, or a refusal when it acknowledges another robot's or another dream's payload.
+
+    The store names the dream it kept or had; an answer about another one (a second store
+    of another fleet on the same key, a program answering on it by mistake) must not make
+    the robot forget the payload that is waiting.
+    """
+    if ack.acknowledged and (ack.rrn, ack.dream_id) != (rrn, dream_id):
+        return Ack('refused', ack.rrn, ack.dream_id, reason='malformed',
+                   message=f'the store answered {ack.status} for dream {ack.dream_id!r:.20} of '
+                           f'{ack.rrn!r:.40}, not for this delivery (dream {dream_id} of {rrn})')
+    return ack
+
+
 @dataclasses.dataclass(frozen=True)
 class Delivery:
     """What one push achieved: the ack (None: no store answered) and the outbox after it."""
@@ -154,7 +169,8 @@ def deliver(session, outbox: Outbox, now: dt.datetime,
 
     The store's ingest queryable answers an ack; the payload stays pending when no store
     answers or the store refuses it (nothing learned is lost), and is acknowledged, with the
-    older pending ones it supersedes, when the store kept it now or before.
+    older pending ones it supersedes, when the store kept it now or before: an answer that
+    names another robot or dream is taken as a refusal (:func:`_for_delivery`).
     """
     waiting = outbox.next()
     if waiting is None:
@@ -164,6 +180,7 @@ def deliver(session, outbox: Outbox, now: dt.datetime,
                              payload=waiting.envelope, timeout=timeout_s):
         ack = _answer(reply)
         if ack is not None:
+            ack = _for_delivery(ack, waiting.rrn, waiting.dream_id)
             break
     if ack is not None and ack.acknowledged:
         outbox.acknowledge(waiting, f'{ack.status}: {ack.message}', now)

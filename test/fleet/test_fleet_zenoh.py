@@ -151,6 +151,39 @@ def test_a_robot_pushes_through_a_router_and_catches_up_after_the_link_drops(
     assert store.wait_for('wrong_key')
 
 
+def test_an_answer_about_another_dream_does_not_make_the_robot_forget_its_payload(
+        router, robot_a, capsys):
+    # Something answers on the store's ingest key (another fleet's store, a program by
+    # mistake) with a "stored" for a dream that is not the one waiting: the robot keeps it.
+    memory, config = robot_a
+    _dream(memory, capsys)
+    said = {'dream_id': 99, 'rrn': A}
+    other = open_session('client', connect=[router])
+
+    def answer(query):
+        query.reply(query.key_expr, json.dumps(dict(said, status='stored')).encode())
+    queryable = other.declare_queryable(keys.ingest_key('depot-north', A), answer)
+    try:
+        def pushed():
+            code, out, err = _push(memory, config, router, capsys)
+            return (code, err) if 'no fleet store answered' not in err else None
+        code, err = _until(pushed, 'the answering session was never reached')
+        assert code == 1 and 'dream 1 not delivered, refused (malformed)' in err
+        assert f"stored for dream 99 of '{A}', not for this delivery (dream 1 of {A})" in err
+        assert Outbox(outbox_path(memory)).counts() == {'pending': 1, 'acked': 0,
+                                                        'superseded': 0}
+        said.update(rrn=B, dream_id=1)  # another robot's dream 1: not this one either
+        code, out, err = _push(memory, config, router, capsys)
+        assert code == 1 and f"of '{B}', not for this delivery" in err
+        said.update(rrn=A)  # the answer names this robot and dream: acknowledged
+        code, out, err = _push(memory, config, router, capsys)
+        assert (code, err) == (0, '') and 'dream 1 acknowledged (stored)' in out
+        assert Outbox(outbox_path(memory)).counts()['acked'] == 1
+    finally:
+        queryable.undeclare()
+        other.close()
+
+
 def test_a_robot_answers_queries_for_its_payload_and_shows_it_is_alive(router, robots):
     now = dt.datetime.now(UTC)
     sealed = robots.a.envelope([entry('mem-enc00001', ENCODER, at=now)], 4, at=now)
