@@ -52,6 +52,7 @@ from robot_memory.federation.peer_context import verify_signature
 from robot_memory.fleet.keys import check_rrn
 from robot_memory.fleet.keys import check_site
 from robot_memory.fleet.refusals import FleetError
+from robot_memory.fleet.refusals import json_of
 from robot_memory.fleet.refusals import Refused
 from robot_memory.rcan.lifecycle import DEFAULT_CONFIG
 from robot_memory.rcan.lifecycle import LifecycleConfig
@@ -215,8 +216,8 @@ def _decode(raw: bytes, key_rrn: Optional[str], trust: Trust) -> dict:
         raise Refused('oversized', f'{len(raw)} bytes (at most {trust.max_bytes})',
                       'the robot must share fewer or shorter entries', key_rrn)
     try:
-        data = json.loads(bytes(raw).decode('utf-8'))
-    except (UnicodeDecodeError, ValueError) as error:
+        data = json_of(raw)
+    except ValueError as error:  # not UTF-8, not JSON, nested too deeply
         raise Refused('malformed', f'not UTF-8 JSON ({error})'[:200], _MALFORMED_ADVICE,
                       key_rrn) from None
     if not isinstance(data, dict) or data.get('format') != FORMAT:

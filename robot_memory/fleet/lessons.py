@@ -49,6 +49,7 @@ from robot_memory.federation.peer_context import SIGNATURE_BYTES
 from robot_memory.fleet.keys import check_rrn
 from robot_memory.fleet.keys import check_site
 from robot_memory.fleet.refusals import FleetError
+from robot_memory.fleet.refusals import json_of
 from robot_memory.fleet.refusals import Refused
 from robot_memory.rcan.schema import MemoryDocument
 from robot_memory.rcan.schema import PeerBlock
@@ -167,7 +168,7 @@ def open_lesson(raw: bytes, public_key_path) -> Lesson:
         raise Refused('oversized', f'a lesson of {len(raw)} bytes (at most {MAX_LESSON_BYTES})',
                       _ADVICE)
     try:
-        data = _fields(json.loads(bytes(raw).decode('utf-8')))
+        data = _fields(json_of(raw))
         scope, value = check_scope(data['scope'], data['scope_value'])
         lesson = Lesson(
             _text(data, 'lesson_id', 40), data['action'], scope, value,

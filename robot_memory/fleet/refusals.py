@@ -19,6 +19,8 @@ Every payload the fleet store refuses is a :class:`Refused` with one of :data:`R
 store counts each reason and ``robot-memory fleet report`` shows the counts.
 """
 
+import json
+from typing import Any
 from typing import Optional
 
 from robot_memory.errors import RobotMemoryError
@@ -52,3 +54,17 @@ class Refused(FleetError):
         self.rrn = rrn
         sender = rrn if rrn is not None else 'an unidentified robot'
         super().__init__(f'payload from {sender} refused ({reason}): {detail}; {advice}')
+
+
+def json_of(raw: bytes) -> Any:
+    """
+    Return the JSON value of bytes from the network; ValueError when they are not UTF-8 JSON.
+
+    JSON nested deeper than Python's recursion limit (a few kilobytes of ``[`` from anyone)
+    makes ``json.loads`` raise RecursionError: malformed input like any other, never an
+    exception that stops the store's queue or the node's fleet thread.
+    """
+    try:
+        return json.loads(bytes(raw).decode('utf-8'))
+    except RecursionError:
+        raise ValueError('nested too deeply') from None

@@ -39,6 +39,7 @@ from robot_memory.fleet.fleet_store import MAX_TAKEN
 from robot_memory.fleet.lessons import open_lesson
 from robot_memory.fleet.outbox import Outbox
 from robot_memory.fleet.refusals import FleetError
+from robot_memory.fleet.refusals import json_of
 from robot_memory.fleet.refusals import Refused
 from robot_memory.fleet.report import build_report
 
@@ -128,7 +129,7 @@ def _answer(reply) -> Optional[Ack]:
     sample = reply.ok
     data = sample.payload.to_bytes() if sample is not None else reply.err.payload.to_bytes()
     try:
-        fields = json.loads(data.decode('utf-8'))
+        fields = json_of(data)
         return Ack(fields['status'], fields.get('rrn'), fields.get('dream_id'),
                    reason=str(fields.get('reason') or ''),
                    message=str(fields.get('message') or ''))

@@ -35,7 +35,6 @@ entry id, so ``robot-memory history peer:fleet:<lesson>`` shows where it came fr
 
 import dataclasses
 import datetime as dt
-import json
 import threading
 from typing import Any
 from typing import Optional
@@ -53,6 +52,7 @@ from robot_memory.fleet.lessons import open_lesson
 from robot_memory.fleet.outbox import Outbox
 from robot_memory.fleet.outbox import outbox_path
 from robot_memory.fleet.refusals import FleetError
+from robot_memory.fleet.refusals import json_of
 from robot_memory.fleet.refusals import Refused
 from robot_memory.fleet.transport import answer_payload
 from robot_memory.fleet.transport import declare_presence
@@ -232,7 +232,7 @@ class FleetLink:
             if reply.ok is None:
                 continue
             try:
-                found = json.loads(reply.ok.payload.to_bytes())
+                found = json_of(reply.ok.payload.to_bytes())
                 messages = [str(message).encode('utf-8') for message in found]
             except (ValueError, TypeError):
                 continue  # a malformed answer: as no answer

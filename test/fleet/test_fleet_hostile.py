@@ -24,14 +24,20 @@ store keeps from a changed envelope must be exactly what the robot signed.
 
 import json
 
+from hypothesis import example
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 import pytest
 
 from robot_memory.federation.peer_context import canonical_bytes
+from robot_memory.federation.peer_context import generate_keypair
 from robot_memory.fleet.envelope import open_envelope
 from robot_memory.fleet.fleet_store import FleetStore
+from robot_memory.fleet.lessons import Lesson
+from robot_memory.fleet.lessons import lesson_id_of
+from robot_memory.fleet.lessons import open_lesson
+from robot_memory.fleet.lessons import seal_lesson
 from robot_memory.fleet.refusals import REASONS
 from robot_memory.fleet.refusals import Refused
 from support.fleet import A
@@ -53,6 +59,7 @@ JSON = st.recursive(
     max_leaves=12)
 # where a field sits in an envelope: the envelope, its payload, its first entry
 PLACES = st.sampled_from([(), ('payload',), ('payload', 'entries', 0)])
+LESSON_PLACES = st.sampled_from([(), ('entry',)])
 
 
 def _sealed(robots) -> bytes:
@@ -61,11 +68,11 @@ def _sealed(robots) -> bytes:
 
 
 @st.composite
-def changed(draw, original: bytes) -> bytes:
+def changed(draw, original: bytes, places=PLACES) -> bytes:
     """Return the robot's envelope with one field replaced by any JSON value, or removed."""
     data = json.loads(original)
     place = data
-    for step in draw(PLACES):
+    for step in draw(places):
         place = place[step]
     key = draw(st.sampled_from(sorted(place)) | st.text(max_size=12))
     if key in place and draw(st.booleans()):
@@ -75,8 +82,13 @@ def changed(draw, original: bytes) -> bytes:
     return json.dumps(data, allow_nan=True).encode('utf-8')
 
 
+# JSON nested deeper than Python's recursion limit: a few kilobytes from anyone
+NESTED = st.builds(lambda opener, depth: opener * depth, st.sampled_from([b'[', b'{"a":']),
+                   st.integers(min_value=500, max_value=30000))
+
+
 def _deliveries(original: bytes):
-    return st.one_of(st.binary(max_size=300), changed(original),
+    return st.one_of(st.binary(max_size=300), changed(original), NESTED,
                      st.builds(lambda raw, cut: raw[:cut], changed(original),
                                st.integers(min_value=0, max_value=len(original))))
 
@@ -93,6 +105,7 @@ def test_any_delivery_is_opened_or_refused_and_only_as_signed(robots):
     signed = _signed(open_envelope(original, SITE, A, robots.trust, NOW))
 
     @settings(max_examples=300, deadline=None)
+    @example(raw=b'[' * 50000)
     @given(raw=_deliveries(original))
     def check(raw):
         try:
@@ -127,3 +140,28 @@ def test_the_store_answers_every_hostile_delivery_and_keeps_only_what_was_signed
         assert store.dream_count(A) <= 1
         assert sorted(row['text'] for row in store.entries(A)) in ([], sorted([ENCODER,
                                                                                LIDAR]))
+
+
+def test_any_lesson_message_is_opened_or_refused(tmp_path):
+    private, public = tmp_path / 'fleet.pem', tmp_path / 'fleet.pub'
+    generate_keypair(private, public)
+    issued = NOW
+    lesson = Lesson(lesson_id_of(A, 'mem-enc00001', 'site', SITE, issued), 'promote', 'site',
+                    SITE, issued, A, 'mem-enc00001', {'type': 'hardware_observation',
+                                                      'text': ENCODER, 'confidence': 0.9,
+                                                      'tags': ['fleet']}, 'ops', 'seen on 9')
+    original = seal_lesson(lesson, private)
+    assert open_lesson(original, public) == lesson
+
+    @settings(max_examples=200, deadline=None)
+    @example(raw=b'{"a":' * 20000)
+    @given(raw=st.one_of(st.binary(max_size=300), NESTED, changed(original, LESSON_PLACES)))
+    def check(raw):
+        try:
+            opened = open_lesson(raw, public)
+        except Refused as refused:
+            assert refused.reason in REASONS and str(refused) and refused.advice
+            return
+        assert opened == lesson
+
+    check()

@@ -158,16 +158,20 @@ def test_an_answer_about_another_dream_does_not_make_the_robot_forget_its_payloa
     memory, config = robot_a
     _dream(memory, capsys)
     said = {'dream_id': 99, 'rrn': A}
+    nested = [b'[' * 50000]  # JSON deeper than Python's recursion limit, first
     other = open_session('client', connect=[router])
 
     def answer(query):
-        query.reply(query.key_expr, json.dumps(dict(said, status='stored')).encode())
+        query.reply(query.key_expr, nested.pop() if nested else
+                    json.dumps(dict(said, status='stored')).encode())
     queryable = other.declare_queryable(keys.ingest_key('depot-north', A), answer)
     try:
         def pushed():
             code, out, err = _push(memory, config, router, capsys)
             return (code, err) if 'no fleet store answered' not in err else None
         code, err = _until(pushed, 'the answering session was never reached')
+        assert code == 1 and "not an ack: b'[[[[" in err
+        code, out, err = _push(memory, config, router, capsys)
         assert code == 1 and 'dream 1 not delivered, refused (malformed)' in err
         assert f"stored for dream 99 of '{A}', not for this delivery (dream 1 of {A})" in err
         assert Outbox(outbox_path(memory)).counts() == {'pending': 1, 'acked': 0,
