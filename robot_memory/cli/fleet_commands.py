@@ -252,11 +252,13 @@ def cmd_serve(args, memory) -> int:
     stop = threading.Event()
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, lambda *_: stop.set())
-    with FleetStore(args.store, _trust(args), args.retention_days) as store:
+    with FleetStore(args.store, _trust(args), args.retention_days) as store, \
+            FleetStore(args.store, _trust(args), args.retention_days) as reader:
         session = open_session('router', args.listen, args.connect, _tls(args))
         try:
             server = StoreServer(session, store, lambda: dt.datetime.now(UTC),
-                                 lambda line: print(line, flush=True), args.fleet_public_key)
+                                 lambda line: print(line, flush=True), args.fleet_public_key,
+                                 reader)
             print(f'fleet serve: store {store.db.where} ({store.db.dialect.name}), listening '
                   f'on {", ".join(args.listen)}', flush=True)
             wait_for_stop(stop)

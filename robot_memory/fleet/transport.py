@@ -222,16 +222,24 @@ class StoreServer:
     and answered on its own. With the fleet's public key: the lessons queryable too, and a
     subscriber that refuses and counts every lesson on the fleet's key space that the fleet
     key did not sign.
+
+    ``reader``: a second FleetStore on the same database (its own connection) that answers
+    the queries (the report, a robot's entries, lessons). A report over thousands of robots
+    takes seconds; on the ingest's connection every delivery waited for it. Without one, the
+    queries share the ingest's connection and wait for it, and it for them.
     """
 
     def __init__(self, session, store: FleetStore, clock: Callable[[], dt.datetime],
-                 log: Callable[[str], Any] = print, fleet_public_key=None):
+                 log: Callable[[str], Any] = print, fleet_public_key=None,
+                 reader: Optional[FleetStore] = None):
         self.session = session
         self.store = store
         self.clock = clock
         self.log = log
         self.fleet_public_key = fleet_public_key
         self._lock = threading.Lock()  # one user at a time of the store's connection
+        self.reader = reader if reader is not None else store
+        self._read_lock = threading.Lock() if reader is not None else self._lock
         # (key, raw, query or None); None: stop. Bounded: when the store falls behind, Zenoh's
         # callback waits here, as it waited for the store before there was a queue.
         self._queue: queue.Queue = queue.Queue(maxsize=QUEUED)
@@ -321,16 +329,16 @@ class StoreServer:
 
     def _on_report(self, query) -> None:
         def answer():
-            with self._lock:
-                report = build_report(self.store, self.clock())
+            with self._read_lock:
+                report = build_report(self.reader, self.clock())
             query.reply(keys.REPORT, json.dumps(report, ensure_ascii=False).encode('utf-8'))
         self._guarded('a report query', answer)
 
     def _on_robot(self, query) -> None:
         def answer():
             rrn = str(query.key_expr).rsplit('/', 1)[-1]
-            with self._lock:
-                entries = self.store.entries(keys.check_rrn(rrn))
+            with self._read_lock:
+                entries = self.reader.entries(keys.check_rrn(rrn))
             query.reply(keys.robot_key(rrn), json.dumps(
                 {'rrn': rrn, 'entries': entries}, ensure_ascii=False).encode('utf-8'))
         self._guarded('a robot query', answer)
@@ -338,8 +346,8 @@ class StoreServer:
     def _on_lessons(self, query) -> None:
         def answer():
             site, model = str(query.key_expr).split('/')[-2:]
-            with self._lock:
-                found = lesson_store.messages_for(self.store, site, model)
+            with self._read_lock:
+                found = lesson_store.messages_for(self.reader, site, model)
             # one reply, even with no lesson: the robot knows the store answered
             query.reply(query.key_expr, json.dumps(
                 [message.decode('utf-8') for message in found]).encode('utf-8'))

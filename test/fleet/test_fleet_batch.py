@@ -204,3 +204,39 @@ def test_the_server_keeps_what_waits_together_and_answers_each_delivery(store, r
     assert 'fleet serve: 3 deliveries kept together' in lines
     assert store.dream_count(A) == 2 and store.dream_count(C) == 0
     assert store.refusals()['forged'] == 1
+
+
+@pytest.mark.parametrize('own_reader', [True, False], ids=['reader', 'one_connection'])
+def test_queries_are_answered_while_the_store_writes_on_a_connection_of_their_own(
+        store_url, robots, own_reader):
+    # A report over thousands of robots takes seconds: on the ingest's connection every
+    # delivery waited for it (and it for them). fleet serve gives the queries their own.
+    endpoint = f'tcp/127.0.0.1:{free_port()}'
+    with FleetStore(store_url, robots.trust) as store, \
+            FleetStore(store_url, robots.trust) as reader:
+        raw = robots.a.envelope([entry('mem-enc00001', ENCODER)], 1)
+        assert store.receive(raw, robots.a.site, A, NOW).status == 'stored'
+        store_session = open_session('router', [endpoint])
+        server = StoreServer(store_session, store, lambda: NOW + HOUR, lambda line: None,
+                             reader=reader if own_reader else None)
+        client = open_session('client', connect=[endpoint])
+
+        def answer(key):
+            for reply in client.get(key, timeout=3.0):
+                if reply.ok is not None:
+                    return json.loads(reply.ok.payload.to_bytes())
+            return None
+        try:
+            until(lambda: answer(keys.REPORT), 'the store answered no report')
+            with server._lock:  # the ingest's connection is busy writing a batch
+                report = answer(keys.REPORT)
+                entries = answer(keys.robot_key(A))
+        finally:
+            server.close()
+            client.close()
+            store_session.close()
+    if not own_reader:  # the queries waited for the writer, past the querier's timeout
+        assert (report, entries) == (None, None)
+        return
+    assert report['dreams_kept'] == 1 and [robot['rrn'] for robot in report['robots']] == [A]
+    assert [row['text'] for row in entries['entries']] == [ENCODER]
