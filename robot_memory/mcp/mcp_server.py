@@ -375,12 +375,13 @@ class Server:
     def handle(self, message):
         """Return the reply to one JSON-RPC message (None for a notification)."""
         if not isinstance(message, dict) or message.get('jsonrpc') != '2.0' or \
-                not isinstance(message.get('method'), str):
+                not isinstance(message.get('method'), str) or not _valid_id(message):
             if isinstance(message, dict) and 'method' not in message and \
                     ('result' in message or 'error' in message):
                 return None  # a reply to a request we never send
-            return _error(message.get('id') if isinstance(message, dict) else None,
-                          INVALID_REQUEST, 'not a JSON-RPC 2.0 request')
+            return _error(message.get('id') if isinstance(message, dict) and _valid_id(message)
+                          else None, INVALID_REQUEST,
+                          'not a JSON-RPC 2.0 request (an id is a string, a number or null)')
         if 'id' not in message:
             return None  # notifications (initialized, cancelled, ...) need no answer
         method, params = message['method'], message.get('params') or {}
@@ -410,6 +411,8 @@ class Server:
                 message = json.loads(line)
             except ValueError as error:
                 reply = _error(None, PARSE_ERROR, f'not JSON: {error}')
+            except RecursionError:  # deeper than Python's limit: refused, the server goes on
+                reply = _error(None, PARSE_ERROR, 'JSON nested too deeply')
             else:
                 if isinstance(message, list):  # a batch (protocol 2025-03-26)
                     reply = [answer for answer in map(self.handle, message) if answer] or None
@@ -437,6 +440,13 @@ def tool_error(name: str, error: BaseException) -> dict:
     """
     return {'content': [{'type': 'text', 'text': f'Error executing tool {name}: {error}'}],
             'isError': True}
+
+
+def _valid_id(message: dict) -> bool:
+    """Whether the request's id, if any, is one JSON-RPC 2.0 allows: string, number or null."""
+    request_id = message.get('id')
+    return request_id is None or (isinstance(request_id, (str, int, float))
+                                  and not isinstance(request_id, bool))
 
 
 def _error(request_id, code: int, message: str) -> dict:

@@ -20,8 +20,10 @@ SHELL, TERM; no PYTHONPATH, no sourced ROS), as Claude Desktop and other MCP cli
 The installed command must run in it by itself.
 """
 
+import json
 import os
 import pathlib
+import subprocess
 
 import anyio
 from mcp import ClientSession
@@ -298,3 +300,23 @@ def test_get_context_counts_what_the_budget_drops_and_schemas_state_ranges(tmp_p
         text = result.content[0].text
         assert text.startswith(f'Error executing tool {"teleport" if name == "teleport" else ""}')
         assert words in text, (name, text)
+
+
+def test_a_line_no_request_can_be_is_answered_and_the_server_goes_on(tmp_path):
+    # An agent's client that sends JSON nested past Python's recursion limit, or an id that
+    # is not a string, number or null, gets a JSON-RPC error; the server answers what follows.
+    memory_path = tmp_path / 'robot-memory.md'
+    memory_path.write_text(SPEC_EXAMPLE, encoding='utf-8')
+    lines = ['[' * 50000, '{"jsonrpc": "2.0", "id": [[1]], "method": "ping"}',
+             '{"jsonrpc": "2.0", "id": ' + '{"a": ' * 50 + '1' + '}' * 50 + ', "method": "ping"}',
+             '{"jsonrpc": "2.0", "id": 7, "method": "ping"}']
+    done = subprocess.run([installed_command(), 'mcp', '--file', str(memory_path)],
+                          input='\n'.join(lines) + '\n', capture_output=True, text=True,
+                          timeout=120, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr[-2000:]
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(reply['id'], reply.get('error', {}).get('code')) for reply in replies] == [
+        (None, -32700), (None, -32600), (None, -32600), (7, None)]
+    assert replies[0]['error']['message'] == 'JSON nested too deeply'
+    assert 'an id is a string, a number or null' in replies[1]['error']['message']
+    assert replies[3]['result'] == {}
