@@ -252,8 +252,9 @@ def cmd_serve(args, memory) -> int:
     stop = threading.Event()
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, lambda *_: stop.set())
-    with FleetStore(args.store, _trust(args), args.retention_days) as store, \
-            FleetStore(args.store, _trust(args), args.retention_days) as reader:
+    trust = _trust(args)  # the robots file, read once for both connections
+    with FleetStore(args.store, trust, args.retention_days) as store, \
+            FleetStore(args.store, trust, args.retention_days) as reader:
         session = open_session('router', args.listen, args.connect, _tls(args))
         try:
             server = StoreServer(session, store, lambda: dt.datetime.now(UTC),
