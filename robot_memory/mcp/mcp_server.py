@@ -379,9 +379,10 @@ class Server:
             if isinstance(message, dict) and 'method' not in message and \
                     ('result' in message or 'error' in message):
                 return None  # a reply to a request we never send
-            return _error(message.get('id') if isinstance(message, dict) and _valid_id(message)
-                          else None, INVALID_REQUEST,
-                          'not a JSON-RPC 2.0 request (an id is a string, a number or null)')
+            valid_id = not isinstance(message, dict) or _valid_id(message)
+            return _error(message.get('id') if isinstance(message, dict) and valid_id else None,
+                          INVALID_REQUEST, 'not a JSON-RPC 2.0 request' + (
+                              '' if valid_id else ' (an id is a string, a number or null)'))
         if 'id' not in message:
             return None  # notifications (initialized, cancelled, ...) need no answer
         method, params = message['method'], message.get('params') or {}
