@@ -295,8 +295,9 @@ class NodeSettings(BaseModel):
                                                'fleet store has not acknowledged yet')
     fleet_public_key: str = _frozen(
         default='', description="The fleet's Ed25519 public key (PEM): fleet lessons it signed "
-                                'are taken in as peer entries from the fleet; empty: no lessons '
-                                'are taken')
+                                "are taken in as peer entries from the fleet, and the store's "
+                                'acks must carry its signature (fleet serve --fleet-key); empty: '
+                                'no lessons are taken and unsigned acks are believed')
     fleet_tls_ca: str = _frozen(default='', description="With tls/ endpoints: the fleet CA's "
                                                         'certificate (PEM)')
     fleet_tls_cert: str = _frozen(default='', description="With tls/ endpoints: this robot's "

@@ -176,7 +176,8 @@ def _fleet(args, directory: pathlib.Path, store_url: str, started: list) -> int:
     store_endpoint = f'tcp/127.0.0.1:{free_port()}'
     started.append(Child(['-m', 'robot_memory.cli.main', 'fleet', 'serve', '--store', store_url,
                           '--listen', store_endpoint, '--robots', str(listing),
-                          '--fleet-public-key', str(fleet_public)], 'fleet serve: store',
+                          '--fleet-public-key', str(fleet_public), '--fleet-key',
+                          str(fleet_key)], 'fleet serve: store',
                          directory / 'store.log'))
     routers = {}
     for site in sorted({robot[1] for robot in robots}):

@@ -112,6 +112,10 @@ def add_commands(subparsers, common_parents) -> None:
     serve.add_argument('--fleet-public-key', metavar='PEM',
                        help="the fleet's Ed25519 public key: answer robots' lesson queries, "
                             'and refuse and count lessons it did not sign')
+    serve.add_argument('--fleet-key', metavar='PEM',
+                       help="the fleet's Ed25519 private key (fleet keygen): sign every ack, "
+                            'which robots with fleet_public_key require before they forget a '
+                            'payload')
     lessons = _add_lesson_commands(actions)
     for parser in (serve, report, *lessons):
         parser.set_defaults(file=None, config=None)
@@ -211,7 +215,8 @@ def cmd_push(args, memory) -> int:
             raise FleetError(f'{error}; {outbox.counts()["pending"]} payloads wait in '
                              f'{outbox.path} and go with the next push') from None
         try:
-            done = deliver(session, outbox, now, args.timeout)
+            done = deliver(session, outbox, now, args.timeout,
+                           configured.node.fleet_public_key or None)
         finally:
             session.close()
     return _said(done, outbox.path)
@@ -243,6 +248,27 @@ def _trust(args):
     return Trust(read_robots(lines, args.robots), max_bytes=args.max_bytes)
 
 
+def _ack_key(args):
+    """Return the fleet's private key that signs acks (None without --fleet-key), checked."""
+    if not args.fleet_key:
+        return None
+    # lazy: the fleet's crypto, 150 ms of --help
+    from cryptography.exceptions import InvalidSignature
+    from robot_memory.federation.peer_context import load_private_key
+    from robot_memory.federation.peer_context import load_public_key
+    key = load_private_key(args.fleet_key)
+    if args.fleet_public_key:
+        probe = b'robot-memory fleet serve: the two keys make a pair'
+        try:
+            load_public_key(args.fleet_public_key).verify(key.sign(probe), probe)
+        except InvalidSignature:
+            raise ValueError(f'--fleet-key {args.fleet_key} and --fleet-public-key '
+                             f'{args.fleet_public_key} are not one key pair: robots would '
+                             "refuse this store's acks or its lessons; give the fleet's pair "
+                             '(fleet keygen made both)') from None
+    return key
+
+
 def cmd_serve(args, memory) -> int:
     """Run the fleet store on Zenoh until SIGINT or SIGTERM."""
     from robot_memory.fleet.fleet_store import FleetStore  # lazy: the fleet, 250-500 ms of --help
@@ -253,13 +279,14 @@ def cmd_serve(args, memory) -> int:
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, lambda *_: stop.set())
     trust = _trust(args)  # the robots file, read once for both connections
+    fleet_key = _ack_key(args)
     with FleetStore(args.store, trust, args.retention_days) as store, \
             FleetStore(args.store, trust, args.retention_days) as reader:
         session = open_session('router', args.listen, args.connect, _tls(args))
         try:
             server = StoreServer(session, store, lambda: dt.datetime.now(UTC),
                                  lambda line: print(line, flush=True), args.fleet_public_key,
-                                 reader)
+                                 reader, fleet_key)
             print(f'fleet serve: store {store.db.where} ({store.db.dialect.name}), listening '
                   f'on {", ".join(args.listen)}', flush=True)
             wait_for_stop(stop)

@@ -132,6 +132,7 @@ class Ack:
     dream_id: Optional[int] = None
     reason: str = ''
     message: str = ''
+    signature: str = ''  # base64 Ed25519 of fleet.acks.ack_bytes by the fleet key; '' unsigned
 
     @property
     def acknowledged(self) -> bool:

@@ -31,6 +31,7 @@ from typing import Callable
 from typing import Optional
 
 from robot_memory.errors import MissingExtra
+from robot_memory.fleet import acks
 from robot_memory.fleet import keys
 from robot_memory.fleet import lesson_store
 from robot_memory.fleet.fleet_store import Ack
@@ -132,7 +133,8 @@ def _answer(reply) -> Optional[Ack]:
         fields = json_of(data)
         return Ack(fields['status'], fields.get('rrn'), fields.get('dream_id'),
                    reason=str(fields.get('reason') or ''),
-                   message=str(fields.get('message') or ''))
+                   message=str(fields.get('message') or ''),
+                   signature=str(fields.get('signature') or ''))
     except (ValueError, TypeError, AttributeError, KeyError):
         return Ack('refused', None, reason='malformed',
                    message=f'the store answered something that is not an ack: {data[:200]!r}')
@@ -164,14 +166,15 @@ class Delivery:
 
 
 def deliver(session, outbox: Outbox, now: dt.datetime,
-            timeout_s: float = DEFAULT_TIMEOUT_S) -> Delivery:
+            timeout_s: float = DEFAULT_TIMEOUT_S, fleet_public_key=None) -> Delivery:
     """
     Deliver the newest pending payload to the fleet store and record its answer.
 
     The store's ingest queryable answers an ack; the payload stays pending when no store
     answers or the store refuses it (nothing learned is lost), and is acknowledged, with the
     older pending ones it supersedes, when the store kept it now or before: an answer that
-    names another robot or dream is taken as a refusal (:func:`_for_delivery`).
+    names another robot or dream is taken as a refusal (:func:`_for_delivery`). With the
+    fleet's public key (a PEM path), so is one the fleet key did not sign (:mod:`.acks`).
     """
     waiting = outbox.next()
     if waiting is None:
@@ -182,6 +185,8 @@ def deliver(session, outbox: Outbox, now: dt.datetime,
         ack = _answer(reply)
         if ack is not None:
             ack = _for_delivery(ack, waiting.rrn, waiting.dream_id)
+            if fleet_public_key is not None:
+                ack = acks.checked(ack, waiting.envelope, fleet_public_key)
             break
     if ack is not None and ack.acknowledged:
         outbox.acknowledge(waiting, f'{ack.status}: {ack.message}', now)
@@ -223,6 +228,9 @@ class StoreServer:
     subscriber that refuses and counts every lesson on the fleet's key space that the fleet
     key did not sign.
 
+    ``fleet_key``: the fleet's Ed25519 private key (loaded): every ack answered is signed with
+    it (:mod:`.acks`), so robots that know the fleet's public key can tell it came from here.
+
     ``reader``: a second FleetStore on the same database (its own connection) that answers
     the queries (the report, a robot's entries, lessons). A report over thousands of robots
     takes seconds; on the ingest's connection every delivery waited for it. Without one, the
@@ -231,12 +239,13 @@ class StoreServer:
 
     def __init__(self, session, store: FleetStore, clock: Callable[[], dt.datetime],
                  log: Callable[[str], Any] = print, fleet_public_key=None,
-                 reader: Optional[FleetStore] = None):
+                 reader: Optional[FleetStore] = None, fleet_key=None):
         self.session = session
         self.store = store
         self.clock = clock
         self.log = log
         self.fleet_public_key = fleet_public_key
+        self.fleet_key = fleet_key
         self._lock = threading.Lock()  # one user at a time of the store's connection
         self.reader = reader if reader is not None else store
         self._read_lock = threading.Lock() if reader is not None else self._lock
@@ -278,13 +287,13 @@ class StoreServer:
             site, rrn = found if found is not None else ('', '')
             checked.append((raw, site, rrn))
         with self._lock:
-            acks = self.store.receive_many(checked, self.clock())
+            answers = self.store.receive_many(checked, self.clock())
         if len(deliveries) > 1:
             self.log(f'fleet serve: {len(deliveries)} deliveries kept together')
-        for (key, _), ack in zip(deliveries, acks):
+        for (key, _), ack in zip(deliveries, answers):
             self.log(f'fleet serve: {key}: {ack.status}'
                      + (f' ({ack.reason})' if ack.reason else '') + f': {ack.message}')
-        return acks
+        return answers
 
     def _serve(self) -> None:
         """Keep what waits in the queue, up to MAX_TAKEN at once, until close()."""
@@ -300,10 +309,12 @@ class StoreServer:
 
     def _answer(self, waiting: list) -> None:
         try:
-            acks = self.receive_many([(key, raw) for key, raw, _ in waiting])
-            for (_, _, query), ack in zip(waiting, acks):
+            answered = self.receive_many([(key, raw) for key, raw, _ in waiting])
+            for (_, raw, query), ack in zip(waiting, answered):
                 if query is None:
                     continue
+                if self.fleet_key is not None:
+                    ack = acks.sign(ack, raw, self.fleet_key)
                 body = json.dumps(ack.to_data(), ensure_ascii=False).encode('utf-8')
                 if ack.acknowledged:
                     query.reply(query.key_expr, body)

@@ -207,7 +207,7 @@ class FleetLink:
 
     def _deliver(self) -> None:
         now = self.node.clock_.now()
-        done = deliver(self.session, self.outbox, now)
+        done = deliver(self.session, self.outbox, now, fleet_public_key=self.fleet_key)
         self.pending = done.counts['pending']
         if done.ack is not None and done.ack.acknowledged:
             self.acknowledged += 1

@@ -20,6 +20,7 @@ import sys
 
 from robot_memory.cli.main import main
 from robot_memory.common.timeutil import UTC
+from robot_memory.federation.peer_context import generate_keypair
 from robot_memory.fleet.outbox import outbox_path
 from support.fleet import A
 from support.fleet import B
@@ -91,6 +92,25 @@ def test_serve_refuses_a_bad_robots_file_and_a_missing_store_directory(tmp_path,
     assert main(serve + ['--store', str(tmp_path / 'nowhere' / 'fleet.db')]) == 1
     assert 'nowhere does not exist, so the fleet store fleet.db cannot be made there' in \
         capsys.readouterr().err
+
+
+def test_serve_refuses_a_fleet_key_that_is_not_the_pair_of_its_public_key(tmp_path, capsys):
+    # the key that signs acks and the one that checks lessons must be the fleet's one pair:
+    # otherwise robots would refuse every ack, or every lesson, of a store that looks fine
+    listing = tmp_path / 'robots.txt'
+    listing.write_text('', encoding='utf-8')
+    generate_keypair(tmp_path / 'fleet.pem', tmp_path / 'fleet.pub')
+    generate_keypair(tmp_path / 'other.pem', tmp_path / 'other.pub')
+    serve = ['fleet', 'serve', '--listen', 'tcp/127.0.0.1:9', '--robots', str(listing),
+             '--store', str(tmp_path / 'fleet.db'), '--fleet-key', str(tmp_path / 'fleet.pem')]
+    assert main(serve + ['--fleet-public-key', str(tmp_path / 'other.pub')]) == 1
+    err = capsys.readouterr().err
+    assert 'fleet.pem and --fleet-public-key' in err and 'are not one key pair' in err
+    (tmp_path / 'fleet.pem').chmod(0o644)
+    assert main(serve) == 1
+    assert 'fleet.pem is readable by others (mode 644); run chmod 600 on it' in \
+        capsys.readouterr().err
+    assert not (tmp_path / 'fleet.db').exists()  # refused before anything was made
 
 
 def _without(module: str, argv: list, cwd) -> subprocess.CompletedProcess:

@@ -29,8 +29,12 @@ import pytest
 
 from robot_memory.cli.main import main
 from robot_memory.common.timeutil import UTC
+from robot_memory.federation.peer_context import generate_keypair
+from robot_memory.federation.peer_context import load_private_key
+from robot_memory.fleet import acks
 from robot_memory.fleet import keys
 from robot_memory.fleet.envelope import open_envelope
+from robot_memory.fleet.fleet_store import Ack
 from robot_memory.fleet.outbox import Outbox
 from robot_memory.fleet.outbox import outbox_path
 from robot_memory.fleet.refusals import FleetError
@@ -186,6 +190,58 @@ def test_an_answer_about_another_dream_does_not_make_the_robot_forget_its_payloa
     finally:
         queryable.undeclare()
         other.close()
+
+
+def test_a_robot_that_knows_the_fleet_key_forgets_only_on_the_stores_signed_ack(
+        tmp_path, robots, router, robot_a, capsys):
+    # Anyone on the site's network can answer on the ingest key. A robot with the fleet's
+    # public key takes a "stored" only when the fleet key signed it for the bytes it sent.
+    memory, _ = robot_a
+    generate_keypair(tmp_path / 'fleet.pem', tmp_path / 'fleet.pub')
+    generate_keypair(tmp_path / 'other.pem', tmp_path / 'other.pub')
+    config = write_config(tmp_path / 'fleet-params.yaml', A, robots.a.private_key,
+                          tmp_path / 'fleet.pub')
+    _dream(memory, capsys)
+    signer = [None, load_private_key(tmp_path / 'other.pem')]  # unsigned, then another key
+    rogue = open_session('client', connect=[router])
+
+    def answer(query):
+        ack = Ack('stored', A, 1, message='dream 1 of A kept')
+        if signer[0] is not None:
+            ack = acks.sign(ack, query.payload.to_bytes(), signer[0])
+        query.reply(query.key_expr, json.dumps(ack.to_data()).encode())
+    queryable = rogue.declare_queryable(keys.ingest_key('depot-north', A), answer)
+    try:
+        def pushed():
+            code, out, err = _push(memory, config, router, capsys)
+            return (code, err) if 'no fleet store answered' not in err else None
+        code, err = _until(pushed, 'the answering session was never reached')
+        assert code == 1 and 'dream 1 not delivered, refused (unsigned_ack)' in err
+        assert 'the answer stored for dream 1 carries no signature of the fleet key' in err
+        signer.pop(0)
+        code, out, err = _push(memory, config, router, capsys)
+        assert code == 1 and 'is not signed by the fleet key' in err
+        assert Outbox(outbox_path(memory)).counts() == {'pending': 1, 'acked': 0,
+                                                        'superseded': 0}
+    finally:
+        queryable.undeclare()
+        rogue.close()
+    listing = tmp_path / 'robots.txt'
+    listing.write_text(f'{A}={robots.a.public_key}\n')
+    store = Child(['-m', 'robot_memory.cli.main', 'fleet', 'serve', '--store',
+                   str(tmp_path / 'fleet.db'), '--listen', f'tcp/127.0.0.1:{free_port()}',
+                   '--connect', router, '--robots', str(listing), '--fleet-key',
+                   str(tmp_path / 'fleet.pem'), '--fleet-public-key', str(tmp_path / 'fleet.pub')],
+                  child_env(), 'fleet serve: store')
+    try:
+        def delivered():
+            code, out, err = _push(memory, config, router, capsys)
+            return (code, out, err) if 'no fleet store answered' not in err else None
+        code, out, err = _until(delivered, 'the store never answered')
+        assert (code, err) == (0, '') and 'dream 1 acknowledged (stored)' in out
+        assert Outbox(outbox_path(memory)).counts()['acked'] == 1
+    finally:
+        assert store.stop() == 0
 
 
 def test_a_robot_answers_queries_for_its_payload_and_shows_it_is_alive(router, robots):

@@ -181,7 +181,7 @@ def test_the_node_takes_fleet_lessons_over_tls_refuses_forged_ones_and_drops_rev
     listing = tmp_path / 'robots.txt'
     listing.write_text(f'{RRN}={public}\n{B}={robots.b.public_key}\n')
     store = _store(tmp_path, router, listing, '--fleet-public-key', str(fleet_public),
-                   *_tls_options(tls['store']))
+                   '--fleet-key', str(fleet_key), *_tls_options(tls['store']))
     ca, certificate, key = (str(path) for path in tls['robot'])
     node = NodeProcess(tmp_path, 'fleet2', fleet_connect=[router], fleet_site='depot-south',
                        fleet_model='rover-2', fleet_public_key=str(fleet_public),

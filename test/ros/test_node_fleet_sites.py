@@ -141,7 +141,8 @@ def test_two_sites_learn_each_others_lessons_only_through_the_store_beside_their
         children.append(Child(
             ['-m', 'robot_memory.cli.main', 'fleet', 'serve', '--store', str(database),
              '--listen', f'tcp/127.0.0.1:{free_port()}', '--connect', hub, '--robots',
-             str(listing), '--fleet-public-key', str(fleet_public)], child_env(),
+             str(listing), '--fleet-public-key', str(fleet_public), '--fleet-key',
+             str(fleet_key)], child_env(),
             'fleet serve: store'))
         for rrn, router in ((NORTH, north), (SOUTH, south)):
             nodes[rrn] = _robot(tmp_path, rrn, router, fleet_public, robot_keys[rrn],

@@ -126,9 +126,11 @@ def write_memory(path: pathlib.Path, rrn: str, entries, at: dt.datetime) -> None
     path.write_bytes(render(MemoryDocument(rrn=rrn, last_updated=at, entries=list(entries))))
 
 
-def write_config(path: pathlib.Path, rrn: str, private_key: pathlib.Path) -> pathlib.Path:
-    """Write memory_node's parameters file naming the robot's RRN and signing key."""
-    path.write_text(f'/**:\n  ros__parameters:\n    rrn: "{rrn}"\n    federation:\n'
+def write_config(path: pathlib.Path, rrn: str, private_key: pathlib.Path,
+                 fleet_public_key=None) -> pathlib.Path:
+    """Write memory_node's parameters file: the robot's RRN, signing key, fleet key if given."""
+    fleet = f'    fleet_public_key: "{fleet_public_key}"\n' if fleet_public_key else ''
+    path.write_text(f'/**:\n  ros__parameters:\n    rrn: "{rrn}"\n{fleet}    federation:\n'
                     f'      private_key_path: "{private_key}"\n', encoding='utf-8')
     return path
 
