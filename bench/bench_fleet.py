@@ -25,9 +25,10 @@ spread over ``--spread-s`` seconds of real time. Mid-run one site's router is ki
 and restarted on its port, and one robot's link is down for an hour of fleet time.
 
 Lines:
-``fleet_latency``  p50/p99 seconds from a robot's publish to the store's ack, rounds without a
-    fault (a delivery not acked within ``--timeout-s`` counts as the timeout: a lower bound);
-    the baseline is the same Zenoh get answered by a bare queryable that keeps nothing.
+``fleet_latency``  p50/p99 seconds from a robot's publish to the store's ack (signed with the
+    fleet key, checked by the robot), rounds without a fault (a delivery not acked within
+    ``--timeout-s`` counts as the timeout: a lower bound); the baseline is the same Zenoh get
+    answered by a bare queryable that keeps nothing.
 ``fleet_bytes``  bytes a robot sends per robot-day when nothing changes (one nightly dream: its
     put and its delivery), against sending its whole robot-memory.md once.
 ``fleet_ingest``  the store keeping sealed envelopes as ``fleet serve`` keeps a queue of them
@@ -145,6 +146,8 @@ def _drained(child: Child) -> Child:
 def make_robots(args, directory: pathlib.Path, start: dt.datetime) -> list:
     """Make each robot's key pair; return their specs, sites in turn."""
     (directory / 'keys').mkdir()
+    # the fleet's pair: the store signs its acks, robots take only acks it signed
+    generate_keypair(directory / 'keys' / 'fleet.pem', directory / 'keys' / 'fleet.pub')
     robots = []
     for index in range(args.robots):
         rrn = f'RRN-{index + 1:012d}'
@@ -169,7 +172,8 @@ class Fleet:
         self.store_endpoint = f'tcp/127.0.0.1:{free_port()}'
         self.store = _drained(Child(
             ['-m', 'robot_memory.cli.main', 'fleet', 'serve', '--store', store_url, '--listen',
-             self.store_endpoint, '--robots', str(directory / 'robots.txt')], _env(),
+             self.store_endpoint, '--robots', str(directory / 'robots.txt'), '--fleet-key',
+             str(directory / 'keys' / 'fleet.pem')], _env(),
             'fleet serve: store'))
         self.children.append(self.store)
         self.endpoints = [f'tcp/127.0.0.1:{free_port()}' for _ in SITES]

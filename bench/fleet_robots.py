@@ -112,6 +112,7 @@ class Robot:
             profile, spec['index'], spec['entries'], start))
         self.policy = FederationPolicy(private_key_path=pathlib.Path(spec['private_key']))
         self.outbox = TimedOutbox(directory / f'{self.rrn}.outbox.db')
+        self.fleet_public_key = directory / 'keys' / 'fleet.pub'  # acks must be signed by it
         self.session = None
         self._declared: list = []
         self._latest = None
@@ -150,7 +151,7 @@ class Robot:
             return {'status': 'nothing', 'bytes': 0}
         sent = len(keys.ingest_key(self.site, self.rrn)) + len(waiting.envelope)
         began, booked = time.perf_counter(), self.outbox.book_s
-        done = deliver(self.session, self.outbox, at, timeout_s)
+        done = deliver(self.session, self.outbox, at, timeout_s, self.fleet_public_key)
         took = time.perf_counter() - began
         status = done.ack.status if done.ack is not None else 'no_answer'
         return {'status': status, 'bytes': sent, 's': took, 'dream_id': done.dream_id,
