@@ -57,6 +57,17 @@ _seconds = _above_zero(3600)
 _amount = _above_zero(36_500)
 
 
+def _count(text: str) -> int:
+    """Return a whole number from 0 to 1,000,000 (an argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a whole number') from None
+    if not 0 <= value <= 1_000_000:
+        raise argparse.ArgumentTypeError('must be from 0 to 1000000')
+    return value
+
+
 def _tls(args):
     from robot_memory.fleet.transport import tls_files  # lazy: the fleet, 250-500 ms of --help
     return tls_files(args.tls_ca, args.tls_cert, args.tls_key)
@@ -109,6 +120,10 @@ def add_commands(subparsers, common_parents) -> None:
                         help='a robot not heard from for longer is silent (default 36)')
     report.add_argument('--at', type=parse_iso_argument, metavar='ISO-TIME',
                         help='report as of this moment instead of now')
+    report.add_argument('--most', type=_count, default=20, metavar='N',
+                        help='as text, list at most N items a section, silent robots and the '
+                             'faults on the most robots first (default 20; 0: all; --json '
+                             'gives all)')
     serve.add_argument('--fleet-public-key', metavar='PEM',
                        help="the fleet's Ed25519 public key: answer robots' lesson queries, "
                             'and refuse and count lessons it did not sign')
@@ -305,7 +320,7 @@ def cmd_report(args, memory) -> int:
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
-        print(format_report(report), end='')
+        print(format_report(report, args.most or None), end='')
     return 0
 
 

@@ -30,6 +30,7 @@ The fleet report: what the fleet store's robots say together, as data and as tex
 
 import collections
 import datetime as dt
+from typing import Optional
 
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
@@ -142,36 +143,58 @@ def _counts(mapping: dict) -> str:
     return ', '.join(f'{key} {value}' for key, value in mapping.items())
 
 
-def format_report(report: dict) -> str:
-    """Return the report as text for people."""
+def _most(items: list, most: Optional[int]) -> tuple:
+    """Return the first ``most`` items (all when None) and the line saying how many are left."""
+    if most is None or len(items) <= most:
+        return items, []
+    return items[:most], [f'  ... and {len(items) - most} more (--most 0 lists all, --json '
+                          'gives all)']
+
+
+def format_report(report: dict, most: Optional[int] = None) -> str:
+    """
+    Return the report as text for people.
+
+    ``most``: each list (robots, the same fault, each kind of the week, disagreements) shows
+    at most that many items and says how many more there are; None shows all. Silent robots
+    come first in the robots' list, the faults on the most robots first in theirs.
+    """
     lines = [f'Fleet report at {report["at"]}: {len(report["robots"])} robots, '
              f'{report["dreams_kept"]} dreams kept']
     lines.append('\nRobots (last heard from):')
-    for robot in report['robots']:
+    robots, more = _most(sorted(report['robots'], key=lambda robot: not robot['silent']), most)
+    for robot in robots:
         flag = '  SILENT' if robot['silent'] else ''
         lines.append(f'  {robot["rrn"]}  {robot["site"]}  {robot["model"]} '
                      f'{robot["firmware"]}  {robot["last_heard"]}  dream {robot["last_dream"]}'
                      f'{flag}')
+    lines += more
     hours = report['silent_after_s'] / 3600
     lines.append(f'Silent longer than {hours:g} h: {", ".join(report["silent"]) or "none"}')
     lines.append('\nThe same fault on several robots:')
-    for fault in report['same_fault']:
+    faults, more = _most(report['same_fault'], most)
+    for fault in faults:
         lines.append(f'  {fault["count"]} robots  [{fault["signature"]}] {fault["text"]}')
         lines.append(f'    by model: {_counts(fault["by_model"])}; by firmware: '
                      f'{_counts(fault["by_firmware"])}; by site: {_counts(fault["by_site"])}')
+    lines += more
     if not report['same_fault']:
         lines.append('  none')
     week = report['week']
     lines.append(f'\nThe last {report["days"]:g} days: {len(week["learned"])} learned, '
                  f'{len(week["reinforced"])} reinforced, {len(week["resolved"])} resolved')
     for kind in ('learned', 'reinforced', 'resolved'):
-        for item in week[kind]:
+        items, more = _most(week[kind], most)
+        for item in items:
             lines.append(f'  {kind:<10} {item["rrn"]}  {item["text"]}')
+        lines += more
     lines.append('\nRobots that disagree (one resolved what others still see):')
-    for item in report['disagreements']:
+    items, more = _most(report['disagreements'], most)
+    for item in items:
         lines.append(f'  [{item["signature"]}] {item["text"]}: resolved by '
                      f'{", ".join(item["resolved_by"])}; still seen by '
                      f'{", ".join(item["still_seen_by"])}')
+    lines += more
     if not report['disagreements']:
         lines.append('  none')
     lines.append('\nRefused payloads: ' + _counts(report['refusals']))

@@ -18,6 +18,7 @@ import datetime as dt
 
 import pytest
 
+from robot_memory.cli.main import main
 from robot_memory.fleet.fleet_store import FleetStore
 from robot_memory.fleet.fleet_store import MIGRATIONS
 from robot_memory.fleet.refusals import FleetError
@@ -173,6 +174,48 @@ def test_the_report_rolls_up_faults_silence_the_week_and_disagreements(store, ro
     # a week later nothing of it is "this week" any more
     assert build_report(store, NOW + 8 * DAY)['week'] == {'learned': [], 'reinforced': [],
                                                           'resolved': []}
+
+
+def test_fleet_report_most_caps_each_list_of_the_text_and_refuses_a_negative_count(
+        store, store_url, robots, capsys):
+    _fleet_week(store, robots)
+    report = ['fleet', 'report', '--store', store_url, '--at', '2026-04-01T12:00:00Z']
+    assert main(report + ['--most', '1']) == 0
+    text = capsys.readouterr().out
+    robots_listed = [line for line in text.splitlines() if line.startswith('  RRN-')]
+    assert robots_listed == [line for line in robots_listed if line.endswith('SILENT')] \
+        and len(robots_listed) == 1  # the silent one first
+    assert '  ... and 2 more (--most 0 lists all, --json gives all)' in text
+    assert main(report + ['--most', '0']) == 0
+    assert len([line for line in capsys.readouterr().out.splitlines()
+                if line.startswith('  RRN-')]) == 3
+    with pytest.raises(SystemExit) as exited:
+        main(report + ['--most', '-1'])
+    assert exited.value.code == 2 and 'must be from 0 to 1000000' in capsys.readouterr().err
+
+
+def test_the_text_report_of_a_large_fleet_lists_the_most_items_a_section_silent_first():
+    # a fleet of 500 robots must not print 500 lines a section: the first N, silent robots
+    # first, the faults on the most robots first, and how many more there are
+    robots = [{'rrn': f'RRN-{index:012d}', 'site': 's', 'model': 'm', 'firmware': 'f',
+               'last_heard': '2026-01-01T00:00:00Z', 'last_dream': 1, 'silent': index >= 497}
+              for index in range(500)]
+    fault = {'signature': 'sig', 'text': 'encoder', 'count': 2, 'by_model': {},
+             'by_firmware': {}, 'by_site': {}}
+    week = {kind: [{'rrn': robot['rrn'], 'text': 'encoder'} for robot in robots[:30]]
+            for kind in ('learned', 'reinforced', 'resolved')}
+    report = {'at': '2026-01-02T00:00:00Z', 'robots': robots, 'dreams_kept': 500,
+              'silent_after_s': 36 * 3600.0, 'silent': [robot['rrn'] for robot in robots[497:]],
+              'same_fault': [dict(fault, signature=f'sig{n}', count=40 - n) for n in range(30)],
+              'days': 7.0, 'week': week, 'disagreements': [], 'refusals': {'forged': 0}}
+    text = format_report(report, most=5)
+    listed = [line for line in text.splitlines() if line.startswith('  RRN-')]
+    assert len(listed) == 5 and all(line.endswith('SILENT') for line in listed[:3])
+    assert '  ... and 495 more (--most 0 lists all, --json gives all)' in text
+    assert '  40 robots  [sig0]' in text and '  36 robots  [sig4]' in text
+    assert '[sig5]' not in text and '  ... and 25 more' in text
+    assert text.count('  learned    ') == 5 and text.count('  ... and 25 more') == 4
+    assert len(format_report(report).splitlines()) > 600  # None: everything, as --json
 
 
 def test_the_store_reconnects_after_postgresql_restarts_and_nothing_is_counted_twice(
