@@ -17,6 +17,7 @@
 import dataclasses
 import json
 
+from robot_memory.common import jsontext
 from robot_memory.common.fileio import append_durably
 from robot_memory.common.timeutil import format_iso
 from robot_memory.rcan.memory_file import size_text
@@ -109,7 +110,7 @@ def _archived_at(path, when: str) -> set:
         if when not in line:
             continue
         try:
-            record = json.loads(line)
+            record = jsontext.loads(line)
         except ValueError:
             continue
         if isinstance(record, dict) and record.get('archived_at') == when:

@@ -38,6 +38,7 @@ import time
 from typing import Optional
 from typing import Protocol
 
+from robot_memory.common import jsontext
 from robot_memory.rcan import untrusted
 from robot_memory.rcan.schema import check_printable
 from robot_memory.rcan.schema import MAX_TEXT_CHARS
@@ -177,12 +178,12 @@ class OpenAICompatibleDistiller:
         import urllib.request  # lazy: 8 ms and 1.3 MB of a dream without an LLM distiller
         request = urllib.request.Request(self.url, data=body, headers=headers, method='POST')
         with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-            reply = json.loads(response.read(1 << 20).decode('utf-8'))
+            reply = jsontext.loads(response.read(1 << 20).decode('utf-8'))
         content = reply['choices'][0]['message']['content']
         content = content.strip()
         if content.startswith('```'):
             content = content.strip('`').removeprefix('json').strip()
-        answer = json.loads(content)
+        answer = jsontext.loads(content)
         if not isinstance(answer, dict):
             raise ValueError('the reply is not a JSON object of numbered texts')
         return answer

@@ -34,6 +34,7 @@ from typing import Any
 from typing import Optional
 from typing import Sequence
 
+from robot_memory.common import jsontext
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
 
@@ -119,7 +120,7 @@ class DreamIntent:
     def from_json(cls, text: str) -> 'DreamIntent':
         """Read a record written by :meth:`to_json` or an older version; ValueError if damaged."""
         try:
-            data = json.loads(text)
+            data = jsontext.loads(text)
         except ValueError as error:
             raise ValueError(f'the intent record is not JSON ({error})') from None
         if not isinstance(data, dict):

@@ -57,6 +57,7 @@ from typing import NoReturn
 from typing import Optional
 from typing import Union
 
+from robot_memory.common import jsontext
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import to_utc
@@ -508,7 +509,7 @@ def parse_line(text: Union[str, bytes], line: Optional[int] = None) -> ParsedLin
         except UnicodeDecodeError as error:
             raise ObservationError(f'not valid UTF-8 at byte {error.start}', line) from None
     try:
-        data = json.loads(text, parse_constant=lambda name: _NON_FINITE[name])
+        data = jsontext.loads(text, parse_constant=lambda name: _NON_FINITE[name])
     except ValueError as error:
         raise ObservationError(f'not valid JSON: {error}', line) from None
     return from_dict(data, line)

@@ -19,10 +19,10 @@ Every payload the fleet store refuses is a :class:`Refused` with one of :data:`R
 store counts each reason and ``robot-memory fleet report`` shows the counts.
 """
 
-import json
 from typing import Any
 from typing import Optional
 
+from robot_memory.common import jsontext
 from robot_memory.errors import RobotMemoryError
 
 # reason -> what it means, for people (docs/fleet.md lists the same)
@@ -60,11 +60,7 @@ def json_of(raw: bytes) -> Any:
     """
     Return the JSON value of bytes from the network; ValueError when they are not UTF-8 JSON.
 
-    JSON nested deeper than Python's recursion limit (a few kilobytes of ``[`` from anyone)
-    makes ``json.loads`` raise RecursionError: malformed input like any other, never an
-    exception that stops the store's queue or the node's fleet thread.
+    Nested too deeply is malformed like any other (:mod:`robot_memory.common.jsontext`), never
+    an exception that stops the store's queue or the node's fleet thread.
     """
-    try:
-        return json.loads(bytes(raw).decode('utf-8'))
-    except RecursionError:
-        raise ValueError('nested too deeply') from None
+    return jsontext.loads(bytes(raw).decode('utf-8'))

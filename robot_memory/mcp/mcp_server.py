@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 from typing import Union
 
 from robot_memory import __version__
+from robot_memory.common import jsontext
 from robot_memory.common.timeutil import UTC
 from robot_memory.errors import MemoryFileError
 from robot_memory.errors import RobotMemoryError
@@ -409,11 +410,9 @@ class Server:
             if not line.strip():
                 continue
             try:
-                message = json.loads(line)
-            except ValueError as error:
+                message = jsontext.loads(line)
+            except ValueError as error:  # nested too deeply too: refused, the server goes on
                 reply = _error(None, PARSE_ERROR, f'not JSON: {error}')
-            except RecursionError:  # deeper than Python's limit: refused, the server goes on
-                reply = _error(None, PARSE_ERROR, 'JSON nested too deeply')
             else:
                 if isinstance(message, list):  # a batch (protocol 2025-03-26)
                     reply = [answer for answer in map(self.handle, message) if answer] or None

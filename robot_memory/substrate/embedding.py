@@ -47,6 +47,7 @@ from typing import Sequence
 from typing import TYPE_CHECKING
 import zlib
 
+from robot_memory.common import jsontext
 from robot_memory.substrate.textrules import tokens
 
 if TYPE_CHECKING:  # numpy is imported where a vector is made, not at start-up
@@ -336,7 +337,7 @@ def _model_digest(model_path: pathlib.Path, folder: pathlib.Path, remember: bool
     key = f'{model_path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}'
     notes = folder / DIGESTS
     try:
-        known = json.loads(notes.read_text(encoding='utf-8'))
+        known = jsontext.loads(notes.read_text(encoding='utf-8'))
         known = known if isinstance(known, dict) else {}
     except (OSError, ValueError):
         known = {}

@@ -28,6 +28,7 @@ import re
 from typing import Any
 from typing import Optional
 
+from robot_memory.common import jsontext
 from robot_memory.substrate.errors import SubstrateError
 
 
@@ -44,12 +45,12 @@ def parse_json_object(text: str, what: str, max_bytes: int = MAX_CONTEXT_BYTES) 
     if len(text.encode('utf-8', 'surrogatepass')) > max_bytes:
         raise SubstrateError(f'{what} is larger than {max_bytes} bytes; send less')
     try:
-        value = json.loads(text)
+        value = jsontext.loads(text)
     except json.JSONDecodeError as error:
+        if error.msg == jsontext.NESTED_TOO_DEEPLY:
+            raise SubstrateError(f'{what} nests too deeply; flatten it') from None
         raise SubstrateError(f'{what} is not JSON ({error.msg} at column {error.colno})') \
             from None
-    except RecursionError:
-        raise SubstrateError(f'{what} nests too deeply; flatten it') from None
     if not isinstance(value, dict):
         raise SubstrateError(f'{what} must be a JSON object, e.g. {{"room": "kitchen"}}')
     check_json(value, what, max_bytes)

@@ -39,6 +39,7 @@ import re
 from typing import Optional
 import uuid
 
+from robot_memory.common import jsontext
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.substrate import textrules
@@ -270,7 +271,7 @@ def import_chunks(substrate, source, now: dt.datetime) -> ImportReport:
         try:
             if path.stat().st_size > _MAX_FILE:
                 raise SubstrateError(f'larger than {_MAX_FILE} bytes')
-            chunk = json.loads(path.read_text(encoding='utf-8'))
+            chunk = jsontext.loads(path.read_text(encoding='utf-8'))
             if not isinstance(chunk, dict):
                 raise SubstrateError('a chunk file holds one JSON object')
             record = _record_from_chunk(chunk, archived, now)

@@ -31,6 +31,7 @@ from typing import Any
 from typing import Optional
 from typing import TYPE_CHECKING
 
+from robot_memory.common import jsontext
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import from_epoch
 from robot_memory.common.timeutil import parse_iso
@@ -313,7 +314,7 @@ def archived_entries(memory) -> list:
     with handle:
         for line in handle:
             try:
-                record = json.loads(line)
+                record = jsontext.loads(line)
                 found.append((record['archived_at'], MemoryEntry.model_validate(record['entry'])))
             except (ValueError, KeyError, TypeError):
                 continue  # a damaged line of the archive is skipped, never rewritten

@@ -143,6 +143,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             reply = b'{}'
         elif self.path.startswith('/garbage/'):
             reply = b'<html>502 Bad Gateway</html>'
+        elif self.path.startswith('/deep/'):  # nested past Python's recursion limit
+            reply = b'[' * 100_000
+        elif self.path.startswith('/deep-content/'):  # a model answering a deep "object"
+            reply = json.dumps({'choices': [{'message': {'content': '{"1": ' * 50_000}}]}) \
+                .encode()
         else:
             items = json.loads(body['messages'][1]['content'])
             texts = {key: GOOD_TEXT if key == '1' else 'y' * 600 for key in items}
@@ -186,6 +191,15 @@ def test_http_distiller_falls_back_on_a_garbage_reply(server):
     distiller = OpenAICompatibleDistiller(url + '/garbage/v1', 'm', timeout_s=2.0)
     assert distiller.rewrite([candidate('a', 'rule a')]) == {'a': 'rule a'}
     assert 'JSONDecodeError' in distiller.errors[0]
+
+
+@pytest.mark.parametrize('prefix', ['/deep/v1', '/deep-content/v1'])
+def test_http_distiller_falls_back_on_a_reply_nested_too_deeply(server, prefix):
+    # RecursionError escaped the distiller's fallback and ended the whole dream
+    _, url = server
+    distiller = OpenAICompatibleDistiller(url + prefix, 'm', timeout_s=2.0)
+    assert distiller.rewrite([candidate('a', 'rule a')]) == {'a': 'rule a'}
+    assert 'JSONDecodeError: JSON nested too deeply' in distiller.errors[0]
 
 
 def test_http_distiller_falls_back_on_a_timeout_and_stops_asking(server):

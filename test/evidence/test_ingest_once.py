@@ -129,6 +129,24 @@ def test_refused_lines_are_refused_again_and_nothing_is_counted_twice(tmp_path, 
     assert evidence(tmp_path) == kept
 
 
+def test_a_line_nested_too_deeply_is_refused_and_the_lines_after_it_are_kept(
+        tmp_path, capsys):
+    # json.loads raises RecursionError on it: the command died with a traceback and took
+    # nothing of the lines that followed
+    lines = report_lines(0.2)
+    clean = tmp_path / 'clean'
+    clean.mkdir()
+    write(clean / 'day.jsonl', lines)
+    assert run(capsys, clean, clean / 'day.jsonl')[0] == 0
+    lines.insert(5, '[' * 100_000 + '\n')
+    source = tmp_path / 'day.jsonl'
+    write(source, lines)
+    code, out, err = run(capsys, tmp_path, source)
+    assert code == 1 and f'{source}:6: refused' in err and 'JSON nested too deeply' in err
+    assert 'Traceback' not in err
+    assert evidence(tmp_path) == evidence(clean)  # every other line, as without it
+
+
 def database_lines(database) -> int:
     """Lines an ingest recorded as handled, read without writing (0 before the first)."""
     try:

@@ -317,6 +317,6 @@ def test_a_line_no_request_can_be_is_answered_and_the_server_goes_on(tmp_path):
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert [(reply['id'], reply.get('error', {}).get('code')) for reply in replies] == [
         (None, -32700), (None, -32600), (None, -32600), (7, None)]
-    assert replies[0]['error']['message'] == 'JSON nested too deeply'
+    assert replies[0]['error']['message'].startswith('not JSON: JSON nested too deeply')
     assert 'an id is a string, a number or null' in replies[1]['error']['message']
     assert replies[3]['result'] == {}
