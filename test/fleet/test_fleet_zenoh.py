@@ -99,6 +99,14 @@ def _push(memory, config, endpoint, capsys) -> tuple:
     return code, out, err
 
 
+def _push_until_answered(memory, config, endpoint, capsys) -> tuple:
+    """Push until something answers on the ingest key (the routes take a moment to settle)."""
+    def pushed():
+        code, out, err = _push(memory, config, endpoint, capsys)
+        return (code, out, err) if 'no fleet store answered' not in err else None
+    return _until(pushed, 'nothing ever answered on the ingest key')
+
+
 def test_a_robot_pushes_through_a_router_and_catches_up_after_the_link_drops(
         tmp_path, robots, store_url, router, robot_a, capsys):
     memory, config = robot_a
@@ -170,10 +178,7 @@ def test_an_answer_about_another_dream_does_not_make_the_robot_forget_its_payloa
                     json.dumps(dict(said, status='stored')).encode())
     queryable = other.declare_queryable(keys.ingest_key('depot-north', A), answer)
     try:
-        def pushed():
-            code, out, err = _push(memory, config, router, capsys)
-            return (code, err) if 'no fleet store answered' not in err else None
-        code, err = _until(pushed, 'the answering session was never reached')
+        code, _, err = _push_until_answered(memory, config, router, capsys)
         assert code == 1 and "not an ack: b'[[[[" in err
         code, out, err = _push(memory, config, router, capsys)
         assert code == 1 and 'dream 1 not delivered, refused (malformed)' in err
@@ -212,10 +217,7 @@ def test_a_robot_that_knows_the_fleet_key_forgets_only_on_the_stores_signed_ack(
         query.reply(query.key_expr, json.dumps(ack.to_data()).encode())
     queryable = rogue.declare_queryable(keys.ingest_key('depot-north', A), answer)
     try:
-        def pushed():
-            code, out, err = _push(memory, config, router, capsys)
-            return (code, err) if 'no fleet store answered' not in err else None
-        code, err = _until(pushed, 'the answering session was never reached')
+        code, _, err = _push_until_answered(memory, config, router, capsys)
         assert code == 1 and 'dream 1 not delivered, refused (unsigned_ack)' in err
         assert 'the answer stored for dream 1 carries no signature of the fleet key' in err
         signer.pop(0)
@@ -234,10 +236,7 @@ def test_a_robot_that_knows_the_fleet_key_forgets_only_on_the_stores_signed_ack(
                    str(tmp_path / 'fleet.pem'), '--fleet-public-key', str(tmp_path / 'fleet.pub')],
                   child_env(), 'fleet serve: store')
     try:
-        def delivered():
-            code, out, err = _push(memory, config, router, capsys)
-            return (code, out, err) if 'no fleet store answered' not in err else None
-        code, out, err = _until(delivered, 'the store never answered')
+        code, out, err = _push_until_answered(memory, config, router, capsys)
         assert (code, err) == (0, '') and 'dream 1 acknowledged (stored)' in out
         assert Outbox(outbox_path(memory)).counts()['acked'] == 1
     finally:
