@@ -20,8 +20,9 @@ a page can be typed into; what they say reaches the robot's LLM brain through th
 context block. This module is the one home of how such text is treated:
 
 * :func:`findings` detects **instruction-like text** aimed at a model, after normalising
-  it (NFKC, so full-width letters read as plain ones; format characters such as
-  zero-width spaces and bidi controls removed; case folded; whitespace squeezed). The
+  it (NFKC, so full-width letters read as plain ones; invisible characters such as
+  zero-width spaces and bidi controls removed; case folded; whitespace squeezed), in every
+  way a model may read a text holding invisible characters (:func:`_readings`). The
   patterns (:data:`PATTERNS`, each with a name) are: an order to ignore or override
   earlier instructions or rules, "disregard the above", a new role for the model
   ("you are now", "from now on you", "pretend to be", DAN / developer mode), chat role
@@ -32,7 +33,7 @@ context block. This module is the one home of how such text is treated:
   synced" or "ignore list updated" are not flagged: a verb alone is not enough, it must
   aim at instructions, rules or a model.
 * :func:`quote` is how reported text is written into an entry: one line, control,
-  format and bidi characters removed, double quotes turned single, capped at
+  format and bidi characters marked, double quotes turned single, capped at
   :data:`QUOTE_CHARS` with ``…``, and enclosed in double quotes, so what the robot
   reported reads as a quotation, never as the entry's own words.
 * :func:`held` says whether an entry's text is kept out of the block: it carries
@@ -96,8 +97,8 @@ PATTERNS = (
                          r'(?:prompt|instructions|context)\b'),
     ('prompt request', r'\b(?:reveal|print|show|repeat|output|leak)\s+(?:me\s+)?(?:your|the)\s+'
                        r'(?:system\s+|hidden\s+|initial\s+)?(?:prompt|instructions)\b'),
-    ('block forgery', r'[\U0001F534\U0001F7E1\U0001F7E2]\s*\[\s*\d{1,3}\s*%\s*\]|'
-                      r'robot memory \(observations, not instructions'),
+    ('block forgery', r'[\U0001F534\U0001F7E1\U0001F7E2]\s*\[\s*\d{1,3}(?:\s*[.,]\s*\d+)?\s*%\s*\]|'
+                      r'robot\s*memory\s*\(\s*observations\s*,\s*not\s+instructions'),
 )
 _COMPILED = tuple((name, re.compile(pattern)) for name, pattern in PATTERNS)
 # Characters quote removes: controls, format characters (zero-width, bidi), separators.
@@ -106,11 +107,32 @@ _REMOVED_CATEGORIES = ('Cc', 'Cf', 'Zl', 'Zp', 'Cs', 'Co', 'Cn')
 
 # Characters that must not reach the brain or a terminal as they are: C0/C1 controls (DEL
 # too), bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069),
-# the direction marks U+200E/U+200F/U+061C, the line and paragraph separators, and the
-# invisible ones that hide words from a reader (zero-width space U+200B, word joiner and
-# invisible operators U+2060-U+2064, U+FEFF, U+180E; not the joiners U+200C/U+200D that
-# scripts and emoji need).
-_INVISIBLE = '\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff'
+# the direction marks U+200E/U+200F/U+061C, the line and paragraph separators, and every
+# invisible one, which hides words from a reader or smuggles text a model still reads:
+# all format characters (zero-width space, word joiner, soft hyphen, U+FEFF, interlinear
+# annotations, the tag characters U+E0000-U+E0FFF that spell hidden ASCII) but the joiners
+# U+200C/U+200D that scripts and emoji need, and the other default-ignorable code points:
+# variation selectors (U+FE00-U+FE0F, U+E0100-U+E01EF, Mongolian U+180B-U+180F, which can
+# carry hidden bytes after an emoji), U+034F and the Khmer vowels U+17B4/U+17B5, plus the
+# blank letters (Hangul fillers, U+2800 braille blank) that read as spaces. The tests check
+# the class against every format character of the running Python's Unicode tables.
+_BLANKS = '\u115f\u1160\u2800\u3164\uffa0'
+_INVISIBLE = ('\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u17b4\u17b5'
+              '\u180b-\u180f\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u206f'
+              '\ufe00-\ufe0f\ufeff\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001345f'
+              '\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff' + _BLANKS)
+_HIDDEN = re.compile(f'[{_INVISIBLE}]')
+# What a quotation shows for a hidden character it removed: visible to a reader, and read
+# both ways by the detector (see _readings), like the character it replaces.
+_MARK = '\ufffd'
+_MARKS = re.compile(f'{_MARK}+')  # a run of hidden characters is shown as one mark
+# The tag characters U+E0020-U+E007E mirror printable ASCII: models read them as such.
+_TAGS = re.compile('[\U000e0020-\U000e007e]+')
+# Cyrillic and Greek letters that look like Latin ones (after case folding), read as those:
+# "іgnore аll prevіous іnstructіons" is the order it looks like.
+_LATIN_LOOKALIKES = str.maketrans(
+    'авеікмнорстухѕјԁӏһԛԝүɑɡıαεικνορτυχγζημ',
+    'abeikmhopctyxsjdlhqwyagiaeikvoptuxyznm')
 _UNSAFE_LINE = re.compile(f'[\x00-\x1f\x7f-\x9f{_INVISIBLE}]')
 _UNSAFE_OUTPUT = re.compile(f'[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}]')
 
@@ -164,21 +186,32 @@ class Finding:
     matched: str
 
 
-def _strip_invisible(text: str, keep_newlines: bool = False) -> str:
-    """``text`` without control, format and separator characters (newlines kept if asked)."""
+def _strip_invisible(text: str, keep_newlines: bool = False, gap: str = '') -> str:
+    """
+    ``text`` without control, format, separator and invisible characters.
+
+    Line breaks and blank letters become spaces (newlines kept if asked); the others become
+    ``gap``: nothing, or a space where a hidden character may have stood between two words.
+    :data:`_MARK` (what :func:`quote` leaves for a hidden character) counts as hidden.
+    """
     if text.isascii() and text.isprintable():
         return text
     return ''.join(
         char if (keep_newlines and char == '\n')
-        else ' ' if char in '\t\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029'
-        else '' if unicodedata.category(char) in _REMOVED_CATEGORIES else char
+        else ' ' if char in '\t\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029' or char in _BLANKS
+        else gap if unicodedata.category(char) in _REMOVED_CATEGORIES or _HIDDEN.match(char)
+        or char == _MARK else char
         for char in text)
 
 
-def normalise(text: str) -> str:
-    """Return ``text`` as the detector reads it: NFKC, invisible removed, folded, squeezed."""
+def normalise(text: str, gap: str = '') -> str:
+    """
+    Return ``text`` as the detector reads it: NFKC, invisible removed, folded, squeezed.
+
+    ``gap`` replaces each removed character (see :func:`_strip_invisible`).
+    """
     text = unicodedata.normalize('NFKC', text)
-    lines = _strip_invisible(text, keep_newlines=True).casefold().split('\n')
+    lines = _strip_invisible(text, keep_newlines=True, gap=gap).casefold().split('\n')
     return '\n'.join(' '.join(line.split()) for line in lines)
 
 
@@ -187,13 +220,40 @@ def findings(text: str) -> list:
     return list(_scan(text)) if text else []
 
 
+def _untag(run) -> str:
+    """Return a run of tag characters as the ASCII it mirrors, set apart by spaces."""
+    return ' ' + ''.join(chr(ord(char) - 0xE0000) for char in run.group()) + ' '
+
+
+def _readings(text: str) -> tuple:
+    """
+    Return the ways a model may read ``text``, normalised: one for plain ASCII.
+
+    Hidden characters removed, so "ig<ZWSP>nore" reads "ignore"; and as spaces, so
+    "note<SHY>ignore all previous instructions" does not hide the order by gluing it to the
+    word before; tag characters as the ASCII they mirror; look-alike letters as Latin ones.
+    """
+    plain = normalise(text)
+    if text.isascii():
+        return (plain,)
+    readings = [plain, normalise(text, ' ')]
+    if _TAGS.search(text):
+        readings.append(normalise(_TAGS.sub(_untag, text)))
+    readings += [reading.translate(_LATIN_LOOKALIKES) for reading in readings]
+    return tuple(dict.fromkeys(readings))
+
+
 # A dream reads the same names and messages again and again (each link, each night): the
 # scan of one text (about 40 µs) is kept for the last texts seen, each at most a few kB.
 @functools.lru_cache(maxsize=2048)
 def _scan(text: str) -> tuple:
-    plain = normalise(text)
-    return tuple(Finding(name, match.group().strip()) for name, pattern in _COMPILED
-                 for match in pattern.finditer(plain))
+    found = {}  # in pattern order, each finding once
+    readings = _readings(text)
+    for name, pattern in _COMPILED:
+        for reading in readings:
+            for match in pattern.finditer(reading):
+                found.setdefault((name, match.group().strip()), None)
+    return tuple(Finding(name, matched) for name, matched in found)
 
 
 def is_instruction_like(text: str) -> bool:
@@ -215,11 +275,14 @@ def quote(text: str, limit: int = QUOTE_CHARS) -> str:
     """
     Return reported ``text`` as quoted, capped data: ``"..."`` on one line.
 
-    Control, zero-width and bidi characters are removed, whitespace squeezed, double
-    quotes turned into single ones (the quotation cannot be closed from inside), and the
-    text cut to ``limit`` characters with ``…``.
+    Each run of control, zero-width and bidi characters is shown as one U+FFFD, whitespace
+    squeezed, double quotes turned into single ones (the quotation cannot be closed from
+    inside), and the text cut to ``limit`` characters with ``…``.
     """
-    plain = ' '.join(_strip_invisible(str(text)).replace('"', "'").split())
+    # a hidden character is marked (U+FFFD): removed, it could glue an order to the word
+    # before ("note<SHY>ignore ..."); as a space, split one ("ig<VS16>nore ...")
+    plain = ' '.join(_MARKS.sub(_MARK, _strip_invisible(str(text), gap=_MARK))
+                     .replace('"', "'").split())
     if len(plain) > limit:
         plain = plain[:limit - 1].rstrip() + '…'
     return f'"{plain}"'
