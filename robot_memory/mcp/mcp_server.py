@@ -419,7 +419,7 @@ class Server:
                 else:
                     reply = self.handle(message)
             if reply is not None:
-                writer.write(json.dumps(reply, ensure_ascii=False).encode('utf-8') + b'\n')
+                writer.write(_encoded(reply) + b'\n')
                 writer.flush()
 
 
@@ -447,6 +447,20 @@ def _valid_id(message: dict) -> bool:
     request_id = message.get('id')
     return request_id is None or (isinstance(request_id, (str, int, float))
                                   and not isinstance(request_id, bool))
+
+
+def _encoded(reply) -> bytes:
+    r"""
+    Return a reply as one line of UTF-8 JSON.
+
+    A request may carry lone surrogates (``"\ud800"`` is valid JSON); an answer that echoes
+    one cannot be UTF-8, and raising here ended the session. Such a reply is sent with JSON's
+    ASCII escapes instead, which say the same.
+    """
+    try:
+        return json.dumps(reply, ensure_ascii=False).encode('utf-8')
+    except UnicodeEncodeError:
+        return json.dumps(reply).encode('ascii')
 
 
 def _error(request_id, code: int, message: str) -> dict:

@@ -38,6 +38,7 @@ table, whichever copy of the file it was read from.
 
 import collections
 import datetime as dt
+import re
 import sqlite3
 import threading
 from typing import Optional
@@ -61,6 +62,7 @@ _vectors_lock = threading.Lock()  # the node answers GetContext on several threa
 # FTS5 tables of candidate texts (keyword_index), newest last: one a document the process
 # serves is plenty; a few let the CLI's and a bench's documents take turns.
 _INDEX_CACHE_SIZE = 4
+_SURROGATES = re.compile('[\ud800-\udfff]')
 _indexes: collections.OrderedDict = collections.OrderedDict()
 _indexes_lock = threading.Lock()
 
@@ -74,7 +76,9 @@ def check_query(query) -> str:
     if len(query) > MAX_QUERY:
         raise SubstrateError(f'query is {len(query)} characters; the limit is {MAX_QUERY} '
                              '(say the task in a sentence)')
-    return query.strip()
+    # a lone surrogate (bytes that were not UTF-8 on a command line, "\\ud800" in JSON) is
+    # no character a tokenizer or SQLite takes: read as the replacement character
+    return _SURROGATES.sub('\ufffd', query).strip()
 
 
 def relevant_ids(document, query: str, now: dt.datetime, config=DEFAULTS,

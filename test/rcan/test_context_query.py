@@ -98,6 +98,12 @@ def test_a_query_is_checked():
         check_query('x' * 4001)
     with pytest.raises(SubstrateError, match='must be text'):
         check_query(42)
+    # bytes that were not UTF-8 on a command line arrive as lone surrogates: the tokenizer
+    # raised TypeError on them (a traceback from show --query, an MCP tool error)
+    assert check_query('wheel \udcff\ud800') == 'wheel \ufffd\ufffd'
+    doc = document()
+    assert relevant_ids(doc, 'kitchen \udcff', T0) == ['e-door']
+    assert 'e-door' in relevant_ids(doc, 'kitchn doorwy \udcff', T0, embedder=HashingEmbedder())
 
 
 def test_without_a_query_nothing_changes():

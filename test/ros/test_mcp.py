@@ -309,14 +309,26 @@ def test_a_line_no_request_can_be_is_answered_and_the_server_goes_on(tmp_path):
     memory_path.write_text(SPEC_EXAMPLE, encoding='utf-8')
     lines = ['[' * 50000, '{"jsonrpc": "2.0", "id": [[1]], "method": "ping"}',
              '{"jsonrpc": "2.0", "id": ' + '{"a": ' * 50 + '1' + '}' * 50 + ', "method": "ping"}',
-             '{"jsonrpc": "2.0", "id": 7, "method": "ping"}']
+             '{"jsonrpc": "2.0", "id": 7, "method": "ping"}',
+             # lone surrogates are valid JSON: an answer echoing one ended the session
+             '{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": '
+             '"get_context", "arguments": {"\\ud800": 1}}}',
+             '{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "\\udc80"}}',
+             '{"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": '
+             '"get_context", "arguments": {"query": "wheel \\udcff"}}}',
+             '{"jsonrpc": "2.0", "id": 11, "method": "ping"}']
     done = subprocess.run([installed_command(), 'mcp', '--file', str(memory_path)],
                           input='\n'.join(lines) + '\n', capture_output=True, text=True,
                           timeout=120, cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr[-2000:]
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert [(reply['id'], reply.get('error', {}).get('code')) for reply in replies] == [
-        (None, -32700), (None, -32600), (None, -32600), (7, None)]
+        (None, -32700), (None, -32600), (None, -32600), (7, None), (8, None), (9, None),
+        (10, None), (11, None)]
+    assert replies[4]['result']['isError'] and '\ud800' in replies[4]['result']['content'][0][
+        'text']
+    assert not replies[6]['result'].get('isError'), replies[6]  # the query read with U+FFFD
+    assert 'Traceback' not in done.stderr
     assert replies[0]['error']['message'].startswith('not JSON: JSON nested too deeply')
     assert 'an id is a string, a number or null' in replies[1]['error']['message']
     assert replies[3]['result'] == {}
