@@ -288,7 +288,9 @@ class MemoryFile:
         with self.lock():
             original = self.read_bytes() if self.exists() else None
             try:
-                if original is None:
+                # An empty file is unreadable (parse_bytes): set aside when asked, so a dream
+                # restores its entries from the snapshot; otherwise a new memory (touch).
+                if original is None or (on_corrupt != 'set_aside' and not original.strip()):
                     result = LoadResult(new_document(rrn or UNSET_RRN, now))
                 else:
                     result = parse_bytes(original, now, rrn or UNSET_RRN)

@@ -226,6 +226,14 @@ def parse_bytes(data: bytes, now: dt.datetime, default_rrn: str = UNSET_RRN,
     it): own entries of the writer's form come as ``schema.EntryRecord`` and the file's
     lines are not kept for a fast save.
     """
+    if not data.strip():
+        # Not a free-form file to migrate (that would read as every entry deleted by hand):
+        # a crash or a power cut while the file was written leaves it so.
+        raise MemoryFileError('the file is empty: a new one, or one cut by a crash or a power '
+                              'cut while it was written; the next dream starts it, or sets it '
+                              "aside and restores the entries from the last dream's snapshot")
+    if b'\n' not in data and b'\r' in data:  # an editor's old Mac line ends: one line, else
+        data = data.replace(b'\r', b'\n')
     with _collector_paused():
         result = _parse_bytes(data, now, default_rrn, read_only)
     if result.quarantined:

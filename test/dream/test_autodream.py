@@ -356,6 +356,41 @@ def test_an_unreadable_file_is_set_aside_and_restored_from_the_snapshot(robot):
     assert not any('text below the front matter' in problem for problem in report.problems)
 
 
+@pytest.mark.parametrize('left', [b'', b'\n  \n'])
+def test_an_empty_file_after_a_dream_is_restored_never_read_as_every_entry_deleted(robot, left):
+    # A power cut while the file is written can leave it empty: it was read as a free-form
+    # file of no entries, so every entry was recorded as deleted by hand.
+    robot.fault(0)
+    robot.dream(0)
+    entry, = robot.entries(0).values()
+    robot.memory.path.write_bytes(left)
+    report = robot.dream(1)
+    assert any('restored from the last dream' in problem for problem in report.problems)
+    assert robot.entries(1)[entry.id].text == entry.text
+    assert report.manual == [] and robot.store.history(entry.id)[-1].reason != \
+        'entry deleted by hand; its evidence starts over'
+    [aside] = robot.memory.path.parent.glob('robot-memory.md.corrupt-*')
+    assert aside.read_bytes() == left
+
+
+def test_an_empty_file_before_the_first_dream_is_a_new_memory(robot):
+    robot.memory.path.write_bytes(b'')  # touch robot-memory.md
+    robot.fault(0)
+    report = robot.dream(0)
+    assert len(report.created) == 1 and len(robot.entries(0)) == 1
+    assert list(robot.memory.path.parent.glob('robot-memory.md.corrupt-*')) == []
+
+
+def test_a_file_with_old_mac_line_ends_is_read_not_migrated_as_free_form(robot):
+    robot.fault(0)
+    robot.dream(0)
+    before = robot.entries(0)
+    robot.memory.path.write_bytes(robot.memory.path.read_bytes().replace(b'\n', b'\r'))
+    report = robot.dream(1)
+    assert report.manual == [] and set(robot.entries(1)) == set(before)
+    assert list(robot.memory.path.parent.glob('robot-memory.md.legacy-*')) == []
+
+
 HAND_WRITTEN = (
     '---\nschema_version: "1.0"\nrrn: RRN-000000000007\nlast_updated: 2026-05-01T00:00:00Z\n'
     'entries:\n  - id: mem-byhand01\n    type: environment_note\n'
