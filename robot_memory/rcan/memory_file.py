@@ -42,6 +42,7 @@ import glob
 import json
 import os
 import pathlib
+import stat
 import time
 from typing import Iterator
 from typing import Optional
@@ -116,6 +117,11 @@ def new_document(rrn: str, now: dt.datetime) -> MemoryDocument:
     return MemoryDocument(rrn=rrn, last_updated=now, body=body)
 
 
+def _kind(mode: int) -> str:
+    return ('a directory' if stat.S_ISDIR(mode) else 'a FIFO' if stat.S_ISFIFO(mode)
+            else 'a socket' if stat.S_ISSOCK(mode) else 'a device')
+
+
 class MemoryFile:
     """robot-memory.md on disk: lock-free reads, locked read-modify-write updates."""
 
@@ -149,8 +155,16 @@ class MemoryFile:
     def read_bytes(self) -> bytes:
         """Return the file's bytes; a missing file is a MemoryFileError with advice."""
         try:
-            with open(self.path, 'rb') as handle:
-                size = os.fstat(handle.fileno()).st_size
+            # O_NONBLOCK: a FIFO in the file's place is refused here, not waited on for ever
+            # while a writer holds the lock (no effect on a regular file)
+            with open(os.open(self.path, os.O_RDONLY | os.O_NONBLOCK), 'rb') as handle:
+                found = os.fstat(handle.fileno())
+                if not stat.S_ISREG(found.st_mode):
+                    raise MemoryFileError(
+                        f'not a regular file ({_kind(found.st_mode)}), so it was not read and is '
+                        'left as it is; give the path of the memory file, or move this aside',
+                        self.path)
+                size = found.st_size
                 data = b''
                 if size <= self.max_bytes:
                     # As large as the file is: read(max_bytes + 1) would allocate the

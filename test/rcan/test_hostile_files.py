@@ -160,6 +160,30 @@ def test_a_gigabyte_file_is_refused_unread(tmp_path, now):
     assert sorted(item.name for item in tmp_path.iterdir() if '.corrupt-' in item.name) == []
 
 
+def test_a_fifo_or_a_directory_in_the_files_place_is_refused_not_waited_on(tmp_path, now):
+    # open() of a FIFO waits for a writer: a dream waited for ever holding the writers'
+    # lock, and the node's writes behind it timed out
+    fifo = tmp_path / 'fifo' / 'robot-memory.md'
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    folder = tmp_path / 'folder' / 'robot-memory.md'
+    folder.mkdir(parents=True)
+    for path, kind in ((fifo, 'a FIFO'), (folder, 'a directory')):
+        with pytest.raises(MemoryFileError, match='not a regular file|Is a directory'):
+            MemoryFile(path).load(now)
+        for command in ('show', 'dream'):
+            completed = subprocess.run(cli_command(command, '--file', path, '--at', AT),
+                                       capture_output=True, text=True, timeout=60,
+                                       env=child_env())
+            assert completed.returncode == 1, completed.stderr
+            assert 'Traceback' not in completed.stderr
+        with MemoryFile(path).lock():  # nothing left holding it
+            pass
+    with pytest.raises(MemoryFileError, match=r'not a regular file \(a FIFO\)'):
+        MemoryFile(fifo).load(now)
+    assert fifo.is_fifo()
+
+
 def test_the_size_limit_is_configurable(tmp_path, now, monkeypatch):
     path = tmp_path / 'robot-memory.md'
     path.write_bytes(SPEC_EXAMPLE.encode('utf-8') + b'x' * 2000)
