@@ -178,6 +178,7 @@ class ReplaySummary:
 
 OWN = 'taken by an earlier replay of the same recording'
 OTHER = 'the same message (topic, source and stamp) came in another recording already taken'
+TWICE = 'the same recording given twice in one replay (a copy): taken once'
 LEGACY = ('recorded in the hours of another recording, taken before replays kept what each '
           'message was')
 _SIGNED = 1 << 31  # tags are stored as signed 32-bit integers: 4 bytes in SQLite
@@ -231,25 +232,50 @@ class _Progress:
         self.numbers = dict(conn.execute('SELECT bag, rowid FROM replay_bags'))
         # The stamps stored keys span: a message outside it needs no look-up.
         self.span = list(conn.execute('SELECT min(stamp), max(stamp) FROM replay_seen').fetchone())
-        self.pending: dict = {}  # content key -> bag, taken since the last write
+        # content key -> [bag, times, consumed] of the keys met since the last write: how
+        # many times the bag gave it (taken), and how many of those this replay met
+        self.pending: dict = {}
+        self.run: Optional[int] = None  # this replay's replay_runs id, from its first write
+        self._decided: Optional[tuple] = None  # (key, state) seen() found to take
         self.dirty: set = set()
         self.new_bags: dict = {}
 
     def seen(self, bag: str, topic: str, ns: int, ties: int, key: tuple) -> Optional[str]:
-        """Why a message was taken before (None if it was not); ``ties``: earlier at ns."""
+        """
+        Why a message was taken before (None if it was not); ``ties``: earlier at ns.
+
+        The same bytes twice in one recording are two messages: its n-th repeat in this
+        replay is taken unless an earlier replay of the recording took n of them (a replay
+        cut short, resumed). One that another recording gave is the same message.
+        """
         if self.legacy:
             why = self._legacy(bag, topic, ns, ties)
             if why is not None:
                 return why
-        earlier = self.pending.get(key)
-        if earlier is not None:  # the same bytes twice in one recording are two messages
-            return None if earlier == bag else OTHER
-        low, high = self.span
-        if low is not None and low <= key[0] <= high:
-            bags = [row[0] for row in self.conn.execute(
-                'SELECT bag FROM replay_seen WHERE stamp = ? AND tag = ?', key)]
-            if bags:
-                return OWN if self.numbers.get(bag) in bags else OTHER
+        state = self.pending.get(key)
+        if state is not None and state[0] != bag:
+            return OTHER
+        if state is None:
+            low, high = self.span
+            if low is None or not low <= key[0] <= high:
+                self._decided = (key, [bag, 1, 1])
+                return None
+            rows = self.conn.execute('SELECT bag, times, run, consumed FROM replay_seen WHERE '
+                                     'stamp = ? AND tag = ?', key).fetchall()
+            mine = [row for row in rows if row[0] == self.numbers.get(bag)]
+            if not mine:
+                if rows:
+                    return OTHER
+                self._decided = (key, [bag, 1, 1])
+                return None
+            _, times, run, consumed = mine[0]
+            state = [bag, times, consumed if run == self.run else 0]
+        state[2] += 1  # this replay meets its n-th repeat
+        if state[2] <= state[1]:
+            self.pending[key] = state  # remembered, so the next repeat is the n+1-th
+            return OWN
+        state[1] = state[2]
+        self._decided = (key, state)
         return None
 
     def _legacy(self, bag: str, topic: str, ns: int, ties: int) -> Optional[str]:
@@ -273,7 +299,10 @@ class _Progress:
                 state[2] += 1
             state[0] = min(state[0], ns)
             state[3] += 1
-        self.pending[key] = bag
+        decided = self._decided
+        self.pending[key] = decided[1] if decided is not None and decided[0] == key \
+            else [bag, 1, 1]
+        self._decided = None
         self.dirty.add((bag, topic))
 
     def write(self, conn) -> None:
@@ -283,13 +312,19 @@ class _Progress:
                          'VALUES (?, ?, ?, ?, ?)', (bag, *row))
         self.new_bags = {}
         numbers = self.numbers
-        for bag in set(self.pending.values()) - numbers.keys():
+        for bag in {state[0] for state in self.pending.values()} - numbers.keys():
             numbers[bag] = conn.execute('SELECT rowid FROM replay_bags WHERE bag = ?',
                                         (bag,)).fetchone()[0]
         if self.pending:
-            conn.executemany('INSERT OR IGNORE INTO replay_seen (stamp, tag, bag) VALUES '
-                             '(?, ?, ?)', [(stamp, tag, numbers[bag])
-                                           for (stamp, tag), bag in self.pending.items()])
+            if self.run is None:
+                self.run = conn.execute('INSERT INTO replay_runs (started) VALUES (?)',
+                                        (format_iso(dt.datetime.now(dt.timezone.utc)),)).lastrowid
+            conn.executemany(
+                'INSERT INTO replay_seen (stamp, tag, bag, times, run, consumed) VALUES '
+                '(?, ?, ?, ?, ?, ?) ON CONFLICT (stamp, tag, bag) DO UPDATE SET times = '
+                'excluded.times, run = excluded.run, consumed = excluded.consumed',
+                [(stamp, tag, numbers[bag], times, self.run, consumed)
+                 for (stamp, tag), (bag, times, consumed) in self.pending.items()])
             stamps = [stamp for stamp, _ in self.pending]
             low, high = self.span
             self.span = [min(stamps) if low is None else min(low, min(stamps)),
@@ -404,6 +439,13 @@ def replay(paths, store, memory, options: ReplayOptions,
                 bag = read.open_bag(path, options.msg_dirs)
             except read.RecordingError as error:
                 summary.refused.append((str(path), str(error).removeprefix(f'{path}: ')))
+                continue
+            twin = next((other for other in bags if other.identity == bag.identity), None)
+            if twin is not None:  # a copy given too: its messages would count twice
+                summary.skip(TWICE, bag.message_count)
+                summary.notes.append(f'{path}: the same recording as {twin.path} (the same '
+                                     'bytes): taken once')
+                bag.close()
                 continue
             why = _check(bag, options, state.robots)
             if why is not None:
@@ -529,6 +571,9 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
         why = state.seen(bag.identity, topic, ns, at_ns, key)
         if why is not None:
             summary.skip(why)
+            if len(state.pending) >= FLUSH_MESSAGES:  # a resumed replay's repeats met
+                flush()
+                since_flush = 0
             continue
         state.take(bag.identity, topic, ns, key)
         if ns < early_ns:

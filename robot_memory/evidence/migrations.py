@@ -216,3 +216,23 @@ def _signals(db: PlainDatabase) -> None:
     """
     db.execute('CREATE TABLE IF NOT EXISTS signal_hours (name TEXT NOT NULL, hour INTEGER NOT '
                'NULL, data BLOB NOT NULL, PRIMARY KEY (hour, name)) WITHOUT ROWID')
+
+
+@MIGRATIONS(name='0011_replay_repeats')
+def _replay_repeats(db: PlainDatabase) -> None:
+    """
+    Count how many times a recording gave one message (stamp and tag): ``replay_seen.times``.
+
+    A recording may hold the same message more than once (a header stamp stuck on one
+    value, the same status again): each is evidence. Without the count, a later part of one
+    replay (after a flush or a dream) took a repeat for a message "taken by an earlier
+    replay" and left it out. ``run`` (the replay that last met the row: a ``replay_runs``
+    id, small, so a row stays about 25 bytes) and ``consumed`` (how many of its repeats that
+    replay has met) let a resumed replay skip exactly the repeats taken before and take the
+    rest (robot_memory.bags.replay).
+    """
+    for column in ('times INTEGER NOT NULL DEFAULT 1', 'run INTEGER NOT NULL DEFAULT 0',
+                   'consumed INTEGER NOT NULL DEFAULT 0'):
+        db.execute(f'ALTER TABLE replay_seen ADD COLUMN {column}')
+    db.execute('CREATE TABLE IF NOT EXISTS replay_runs (id INTEGER PRIMARY KEY AUTOINCREMENT, '
+               'started TEXT NOT NULL)')

@@ -150,3 +150,51 @@ def test_a_database_replayed_into_before_content_keys_still_resumes_its_recordin
     whole = run(tmp_path, wheels)  # another recording: its first half in the cut's hours
     assert whole.skipped == {replay.LEGACY: len(WHEELS) // 2}
     assert stored(tmp_path) == len(WHEELS)
+
+
+STUCK = [(START + dt.timedelta(seconds=20 * step), None,
+          obs.diagnostic(START, 'motor: left', 'hw0', 2, 'overcurrent'))
+         for step in range(9000)]  # a driver whose header stamp never moves: 50 hours
+
+
+def test_a_message_repeated_in_one_recording_is_taken_each_time_whatever_flushes_between(
+        tmp_path):
+    # Each repeat is evidence. After a flush (a dream, every 20,000 messages) a repeat was
+    # taken for a message an earlier replay took: 12 of 600 were kept with dreams on.
+    bag = bag_writer.write_bag(tmp_path / 'stuck', STUCK, 'mcap')
+    first = run(tmp_path, bag, nightly=(3, 0))
+    assert len(first.dreams) == 2 and first.skipped == {}
+    assert first.observations == len(STUCK)
+    again = run(tmp_path, bag)
+    assert again.observations == 0 and again.skipped == {replay.OWN: len(STUCK)}
+
+
+def test_a_replay_cut_short_resumes_with_exactly_the_repeats_it_had_not_taken(tmp_path):
+    bag = bag_writer.write_bag(tmp_path / 'stuck', STUCK, 'mcap')
+    ticks = iter(range(10**6))
+
+    def stop(state):
+        if state['messages'] >= replay.PROGRESS_EVERY and not state.get('final'):
+            raise replay.Interrupted()
+    options = replay.ReplayOptions(nightly=None)
+    with EvidenceStore(tmp_path / 'robot-memory.db', batch_size=10**9) as store:
+        cut = replay.replay([bag], store, MemoryFile(tmp_path / 'robot-memory.md'), options,
+                            progress=stop, clock=lambda: next(ticks) * 100.0)
+    assert cut.interrupted and cut.observations == replay.PROGRESS_EVERY
+    rest = run(tmp_path, bag)
+    assert rest.observations == len(STUCK) - replay.PROGRESS_EVERY
+    assert rest.skipped == {replay.OWN: replay.PROGRESS_EVERY}
+    assert run(tmp_path, bag).observations == 0
+
+
+def test_the_same_recording_given_twice_in_one_replay_is_taken_once(tmp_path):
+    wheels = bag_writer.write_bag(tmp_path / 'wheels', WHEELS, 'mcap')
+    copy = tmp_path / 'copy'
+    copy.mkdir()
+    for part in wheels.iterdir():
+        (copy / part.name).write_bytes(part.read_bytes())
+    summary = run(tmp_path, wheels, copy, wheels)
+    assert summary.observations == len(WHEELS) and stored(tmp_path) == len(WHEELS)
+    assert summary.skipped == {replay.TWICE: len(WHEELS)}  # the spelling twice: found once
+    assert any('the same recording as' in note and 'taken once' in note
+               for note in summary.notes), summary.notes

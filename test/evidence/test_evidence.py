@@ -93,7 +93,8 @@ def test_migrations_are_named_and_applied_once(tmp_path):
                                               '0003_undo_history', '0004_replay_progress',
                                               '0005_signature_history', '0006_observation_runs',
                                               '0007_ingest_progress', '0008_replay_content',
-                                              '0009_blackbox', '0010_signals']
+                                              '0009_blackbox', '0010_signals',
+                                              '0011_replay_repeats']
         rows = list(store.db.query('SELECT name FROM migrations ORDER BY id'))
         assert [row['name'] for row in rows] == store.applied_migrations()
 
