@@ -28,9 +28,13 @@ replay resumes with what it had not written, a message that another recording ga
 already is not taken again, and another device's messages of the same hours are taken.
 """
 
+import contextlib
 import dataclasses
 import datetime as dt
+import fcntl
 import heapq
+import os
+import pathlib
 import time
 from typing import Callable
 from typing import Optional
@@ -39,9 +43,12 @@ import zlib
 
 from robot_memory.bags import read
 from robot_memory.common import cdr
+from robot_memory.common.fileio import FILE_MODE
+from robot_memory.common.fileio import side_file
 from robot_memory.common.timeutil import format_iso
 from robot_memory.dream import autodream
 from robot_memory.dream.schedule import next_nightly
+from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence import clock as evidence_clock
 from robot_memory.evidence import observations
 from robot_memory.evidence import runs
@@ -426,7 +433,39 @@ def replay(paths, store, memory, options: ReplayOptions,
 
     ``progress(state)`` is called now and then with messages, bytes and total figures;
     ``clock`` is the wall clock of those reports (the memory's clock is the recording's).
+    One replay into a memory at a time (ReplayBusy): two at once each found a message not
+    yet taken and took it, so what both recordings hold was counted twice.
     """
+    with _only_replay(store):
+        return _replay(paths, store, memory, options, progress, clock)
+
+
+class ReplayBusy(RobotMemoryError, ValueError):
+    """Another replay into the same memory is running."""
+
+
+@contextlib.contextmanager
+def _only_replay(store):
+    """Hold ``<database>.replay.lock`` (no lock for a database in memory: a dry run)."""
+    path = getattr(store, 'path', None)
+    if path is None:
+        yield
+        return
+    lock = side_file(pathlib.Path(path), '.replay.lock')
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ReplayBusy(f'another replay into {pathlib.Path(path).name} is running: wait '
+                             'for it to end (or stop it), then run this one; nothing was taken '
+                             'by this one') from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _replay(paths, store, memory, options: ReplayOptions, progress, clock) -> ReplaySummary:
     summary = ReplaySummary()
     found, problems = read.find(paths)
     summary.refused.extend((problem.split(': ', 1)[0], problem.split(': ', 1)[-1])

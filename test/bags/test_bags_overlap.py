@@ -22,7 +22,11 @@ whole; the same messages in a second recording count once.
 
 import contextlib
 import datetime as dt
+import fcntl
+import os
 import sqlite3
+
+import pytest
 
 from robot_memory.bags import replay
 from robot_memory.evidence import observations as obs
@@ -198,3 +202,21 @@ def test_the_same_recording_given_twice_in_one_replay_is_taken_once(tmp_path):
     assert summary.skipped == {replay.TWICE: len(WHEELS)}  # the spelling twice: found once
     assert any('the same recording as' in note and 'taken once' in note
                for note in summary.notes), summary.notes
+
+
+def test_a_second_replay_into_the_same_memory_waits_its_turn_and_takes_nothing(tmp_path):
+    # Two replays at once each found a message not yet taken and took it: what both
+    # recordings hold was counted twice (3,000 of 1,500), both exiting 0.
+    wheels = bag_writer.write_bag(tmp_path / 'wheels', WHEELS, 'mcap')
+    run(tmp_path, bag_writer.write_bag(tmp_path / 'lidar', LIDAR, 'mcap'))
+    before = stored(tmp_path)
+    fd = os.open(tmp_path / 'robot-memory.db.replay.lock', os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as the other replay holds it
+        with pytest.raises(replay.ReplayBusy, match='another replay into robot-memory.db is '
+                                                    'running'):
+            run(tmp_path, wheels)
+        assert stored(tmp_path) == before
+    finally:
+        os.close(fd)
+    assert run(tmp_path, wheels).observations == len(WHEELS)
