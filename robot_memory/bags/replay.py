@@ -62,6 +62,8 @@ PROGRESS_EVERY = 4096  # messages between two looks at the wall clock
 OWN_NODE = 'memory_node'  # memory_node's own health reports and log are not evidence
 FUTURE_WHY = ("recorded after this machine's clock (evidence from the future): the recording "
               "robot's clock ran ahead, or this one is behind; fix the clock and replay again")
+SIM_TIME_WHY = ('recorded before 2000: simulation time (use_sim_time) or a clock not yet set, '
+                "which cannot place evidence in the robot's life")
 UNSTAMPED = read.datetime_of(0)  # kept observations' stamp: each report is added at its own
 
 
@@ -405,7 +407,7 @@ def _check(bag: read.Bag, options: ReplayOptions, robots: dict) -> Optional[str]
                     f'message: the {bag.unread_bytes:,} bytes after its header hold no whole '
                     'message, so nothing in it can be read')
         return 'the recording holds no messages'
-    if bag.start_ns < read.EARLIEST_NS:
+    if bag.end_ns <= read.EARLIEST_NS:  # every message: one early message is skipped alone
         stamped = format_iso(read.datetime_of(bag.start_ns))
         return (f'its messages are stamped {stamped}, before 2000: it was recorded on '
                 'simulation time (use_sim_time), which cannot place evidence in the '
@@ -580,6 +582,9 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
         bag = bags[index]
         if future_ns is not None and ns > future_ns:  # not taken: a replay later takes it
             summary.skip(FUTURE_WHY)
+            continue
+        if ns < read.EARLIEST_NS:  # a message before the robot's clock was set, say
+            summary.skip(SIM_TIME_WHY)
             continue
         if next_dream is None and options.nightly is not None:
             since = ns if taken_until is None else min(ns, taken_until)

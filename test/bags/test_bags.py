@@ -356,6 +356,22 @@ def test_a_bag_stamped_in_1970_is_refused_as_sim_time(tmp_path):
     assert 'simulation time' in summary['refused'][0]['why']
 
 
+def test_one_message_before_2000_is_skipped_alone_not_the_whole_recording(tmp_path):
+    # A latched /robot_description at log time 0, or one status sent before the clock was
+    # set, had the whole recording refused as simulation time: nothing taken
+    epoch = dt.datetime(1970, 1, 1, 0, 0, 5, tzinfo=UTC)
+    day = robot_day(hours=2)
+    items = day + [(0, '/robot_description', ('std_msgs/msg/String', {'data': '<robot/>'})),
+                   (epoch, None, obs.diagnostic(epoch, 'base: left encoder', 'wheel_left', 2,
+                                                'dropped 12 ticks'))]
+    bag = bag_writer.write_bag(tmp_path / 'bag', items, 'mcap')
+    code, summary = replay_json(tmp_path, bag)
+    assert code == 0 and summary['refused'] == [], summary['refused']
+    evidence = [item for item in day if item[2].source != 'telemetry']
+    assert sum(summary['taken'].values()) == len(evidence)
+    assert summary['skipped'][replay.SIM_TIME_WHY] == 1
+
+
 def test_a_bag_of_another_robot_is_refused_unless_accepted(tmp_path):
     first = bag_writer.write_bag(tmp_path / 'mine', robot_day(hours=1), 'mcap',
                                  custom={'hostname': 'robot-a'})
