@@ -253,6 +253,14 @@ class Bag:
         """Return {topic: message type} of the recording."""
         return {conn.topic: conn.msgtype for conn in self.reader.connections}
 
+    def topic_types(self) -> dict:
+        """Return {topic: {message type: messages}}: a topic may carry more than one type."""
+        found: dict = {}
+        for conn in self.reader.connections:
+            kinds = found.setdefault(conn.topic, {})
+            kinds[conn.msgtype] = kinds.get(conn.msgtype, 0) + conn.msgcount
+        return found
+
     def counts(self) -> dict:
         """Return {topic: messages} as the recording's index says."""
         counts: dict[str, int] = {}
@@ -260,9 +268,14 @@ class Bag:
             counts[conn.topic] = counts.get(conn.topic, 0) + conn.msgcount
         return counts
 
-    def messages(self, topics) -> Iterator[tuple]:
-        """Yield (recorded ns, topic, message type, raw bytes) of ``topics``, oldest first."""
-        connections = [conn for conn in self.reader.connections if conn.topic in topics]
+    def messages(self, topics, types: Optional[dict] = None) -> Iterator[tuple]:
+        """
+        Yield (recorded ns, topic, message type, raw bytes) of ``topics``, oldest first.
+
+        ``types`` ({topic: message type}): only the messages of that type on each topic.
+        """
+        connections = [conn for conn in self.reader.connections if conn.topic in topics
+                       and (types is None or types.get(conn.topic) == conn.msgtype)]
         if not connections:
             return
         try:

@@ -362,31 +362,48 @@ def _plan(bag: read.Bag, options: ReplayOptions, summary: ReplaySummary) -> dict
     def recorded(topic):
         return options.remap.get(topic, topic)
 
+    typed = bag.topic_types()
+    handled = set()  # topics whose every message is taken or counted here
+
+    def evidence(topic, role, node_topic, allowed):
+        # A topic may carry another type beside the evidence's (a stray publisher): the
+        # evidence is taken and the others counted; the type registered last used to decide.
+        kinds = typed.get(topic, {})
+        chosen = next((kind for kind in sorted(kinds) if kind in allowed), None)
+        if chosen is not None:
+            plan[topic] = (role, node_topic, chosen)
+        for kind, count in sorted(kinds.items()):
+            if kind != chosen and count:
+                summary.skip(f'{topic}: messages of type {kind}, not '
+                             f'{chosen or " or ".join(sorted(allowed))}', count)
+        handled.add(topic)
+
     diagnostics = recorded('/diagnostics')
-    if topics.get(diagnostics) in read.DIAGNOSTICS_TYPES:
-        plan[diagnostics] = ('diagnostic', '/diagnostics', topics[diagnostics])
+    evidence(diagnostics, 'diagnostic', '/diagnostics', read.DIAGNOSTICS_TYPES)
     rosout = recorded('/rosout')
     if bag.ros1 and rosout not in topics:
         rosout = recorded('/rosout_agg')
-    if topics.get(rosout) in read.LOG_TYPES:
-        plan[rosout] = ('log', '/rosout', topics[rosout])
+    evidence(rosout, 'log', '/rosout', read.LOG_TYPES)
     for topic, type_name in options.telemetry:
         name = recorded(topic)
-        if name not in topics:
+        kinds = typed.get(name, {})
+        if not kinds or name in plan:
             continue
-        if topics[name] != type_name:
-            summary.skip(f'{name}: recorded as {topics[name]}, configured as {type_name}',
-                         counts.get(name, 0))
+        handled.add(name)
+        for kind, count in sorted(kinds.items()):
+            if kind != type_name and count:
+                summary.skip(f'{name}: recorded as {kind}, configured as {type_name}', count)
+        if type_name not in kinds:
             continue
         if not bag.knows(type_name):
-            summary.skip(f'{name}: {read.missing_type_message(type_name)}', counts.get(name, 0))
+            summary.skip(f'{name}: {read.missing_type_message(type_name)}', kinds[type_name])
             continue
         plan[name] = ('telemetry', topic, type_name)
     for topic, (role, node_topic, type_name) in plan.items():  # how its messages are known
         plan[topic] = (role, node_topic, type_name, bag.stamp_offset(type_name),
                        zlib.crc32(node_topic.encode()))
     for topic, count in counts.items():
-        if topic not in plan and count:
+        if topic not in handled and count:
             summary.skip('topics that are not evidence (not /diagnostics, /rosout or configured '
                          'telemetry)', count)
     for node_topic, recorded_topic in sorted(options.remap.items()):
@@ -547,7 +564,8 @@ def status_reader(store, skip_prefix: str) -> cdr.StatusCache:
 
 
 def _stream(index: int, bag: read.Bag, plan: dict):
-    for ns, topic, type_name, raw in bag.messages(plan):
+    for ns, topic, type_name, raw in bag.messages(plan, {topic: step[2]
+                                                         for topic, step in plan.items()}):
         yield ns, index, topic, type_name, raw
 
 

@@ -372,6 +372,22 @@ def test_one_message_before_2000_is_skipped_alone_not_the_whole_recording(tmp_pa
     assert summary['skipped'][replay.SIM_TIME_WHY] == 1
 
 
+@pytest.mark.parametrize('stray_first', [False, True])
+def test_a_stray_type_on_diagnostics_hides_none_of_the_diagnostics(tmp_path, stray_first):
+    # The type registered last on a topic decided: a std_msgs/String publisher on
+    # /diagnostics after the real one had every diagnostic skipped as "not evidence"
+    day = [item for item in robot_day(hours=2) if item[2].source == 'diagnostic']
+    stray = [(START + dt.timedelta(seconds=30), '/diagnostics',
+              ('std_msgs/msg/String', {'data': 'hello'}))] * 3
+    bag = bag_writer.write_bag(tmp_path / 'bag', stray + day if stray_first else day + stray,
+                               'mcap')
+    code, summary = replay_json(tmp_path, bag)
+    assert code == 0 and summary['taken'] == {'/diagnostics': len(day)}
+    assert summary['skipped'] == {
+        '/diagnostics: messages of type std_msgs/msg/String, not '
+        'diagnostic_msgs/msg/DiagnosticArray': 3}
+
+
 def test_a_bag_of_another_robot_is_refused_unless_accepted(tmp_path):
     first = bag_writer.write_bag(tmp_path / 'mine', robot_day(hours=1), 'mcap',
                                  custom={'hostname': 'robot-a'})
