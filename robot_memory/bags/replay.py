@@ -681,6 +681,20 @@ def _tie(ties: dict, identity, topic: str, ns: int) -> int:
     return at_ns
 
 
+def _log(bag, raw, type_name: str):
+    """Return a recorded log message; text that is not UTF-8 read as memory_node reads it."""
+    try:
+        return bag.decode(raw, type_name)
+    except Exception:  # noqa: B902 - the library refuses a string that is not UTF-8
+        if bag.ros1 or type_name != 'rcl_interfaces/msg/Log':
+            raise
+        try:
+            return cdr.log_record(raw)
+        except cdr.CdrError:
+            pass
+        raise
+
+
 def _take(role, bag, raw, topic, type_name, node_topic, stamp, store, statuses,
           summary) -> None:
     """Add one message's evidence to the store, or note in ``summary`` why it was refused."""
@@ -697,7 +711,7 @@ def _take(role, bag, raw, topic, type_name, node_topic, stamp, store, statuses,
             summary.observations += len(taken_now)
             summary.waiting += len(taken_now)
         elif role == 'log':
-            item = observations.log_record(bag.decode(raw, type_name), stamp, OWN_NODE,
+            item = observations.log_record(_log(bag, raw, type_name), stamp, OWN_NODE,
                                            ros1=bag.ros1)
             if item is not None:
                 store.add(item)

@@ -15,6 +15,8 @@
 """
 Reading a serialized ``diagnostic_msgs/msg/DiagnosticArray`` straight from its CDR bytes.
 
+(And a ``rcl_interfaces/msg/Log``, for recordings: :func:`log_record`.)
+
 Why: in a flood of diagnostics most of memory_node's time went into rclpy building Python
 message objects (every field through a generated property setter), about 85 us for an
 array of 5 statuses, to then read 5 fields of each. Taking the message serialized and
@@ -44,6 +46,7 @@ No rclpy here: plain bytes in, plain tuples out.
 
 from bisect import bisect_right
 import struct
+from typing import NamedTuple
 from typing import Optional
 
 from robot_memory.errors import RobotMemoryError
@@ -163,6 +166,50 @@ def diagnostic_statuses(raw: bytes) -> list:
     except (struct.error, IndexError):
         raise CdrError(f'the message ends before its last field ({size} bytes)') from None
     return result
+
+
+class LogRecord(NamedTuple):
+    """The fields of a ``rcl_interfaces/msg/Log`` that evidence reads (as rclpy's message)."""
+
+    level: int
+    name: str
+    msg: str
+    file: str
+    function: str
+    line: int
+
+
+def log_record(raw: bytes) -> LogRecord:
+    """
+    Return a serialized ``rcl_interfaces/msg/Log``, its strings decoded as rclpy decodes them.
+
+    For recordings: a library that refuses a log whose text is not UTF-8 (a driver printing
+    a Latin-1 ``°``) would drop what memory_node, through rclpy, takes. CdrError when the
+    bytes are not read here.
+    """
+    size = len(raw)
+    if size < _HEADER + 9 or raw[0] != 0 or raw[1] not in _U32:
+        raise CdrError(f'encapsulation {bytes(raw[:2]).hex()} is not plain CDR')
+    unpack = _U32[raw[1]]
+    level = raw[_STAMPED]                                   # after stamp: sec, nanosec
+    pos = _STAMPED + 1
+    texts = []
+    try:
+        for _ in range(4):                                  # name, msg, file, function
+            pos += -(pos - _HEADER) % 4
+            (length,) = unpack(raw, pos)
+            pos += 4
+            end = pos + length
+            if end > size:
+                raise CdrError(f'a string of {length} bytes at byte {pos} runs past the end')
+            cut = raw.find(b'\0', pos, end)
+            texts.append(bytes(raw[pos:end if cut < 0 else cut]).decode('utf-8', 'replace'))
+            pos = end
+        pos += -(pos - _HEADER) % 4
+        (line,) = unpack(raw, pos)
+    except struct.error:
+        raise CdrError(f'the message ends before its last field ({size} bytes)') from None
+    return LogRecord(level, *texts, line)
 
 
 class StatusCache:

@@ -38,6 +38,7 @@ import pytest
 
 from robot_memory.bags import read
 from robot_memory.bags import replay
+from robot_memory.common import cdr
 from robot_memory.evidence import observations as obs
 from robot_memory.evidence.evidence_store import EvidenceStore
 from robot_memory.rcan.memory_file import MemoryFile
@@ -224,3 +225,33 @@ def test_a_replay_says_when_messages_were_too_far_out_of_order_to_hold(tmp_path,
     assert summary.taken == {'/diagnostics': 3000, '/rosout': 1000}
     [note] = [note for note in summary.notes if 'out of time order' in note]
     assert 'more than 100 held back' in note
+
+
+def test_a_log_whose_text_is_not_utf8_is_taken_as_memory_node_takes_it(tmp_path):
+    # rosbags refuses a string that is not UTF-8; rclpy (memory_node) reads it with U+FFFD.
+    # Every such /rosout message was skipped as "cannot be deserialized".
+    type_name = 'rcl_interfaces/msg/Log'
+    text, _ = STORE.generate_msgdef(type_name, ros_version=2)
+    path = tmp_path / 'latin1.mcap'
+    with open(path, 'wb') as handle:
+        writer = Writer(handle)
+        writer.start(profile='ros2', library='robot_memory tests')
+        channel = writer.register_channel(
+            '/rosout', 'cdr', writer.register_schema(type_name, 'ros2msg', text.encode()))
+        for step in range(40):
+            at = START + dt.timedelta(hours=step)  # over a night: a dream writes the entry
+            record = obs.log(at, 'motor_driver', 40, 'motor at 80 XC, stopping', 'm.cpp', 'run',
+                             7)
+            fields = bag_writer.message_data(record)[2]
+            raw = bytes(STORE.serialize_cdr(bag_writer.build(STORE, type_name, fields),
+                                            type_name))
+            assert cdr.log_record(raw) == cdr.LogRecord(40, 'motor_driver',
+                                                        'motor at 80 XC, stopping', 'm.cpp',
+                                                        'run', 7)  # as rosbags reads it
+            writer.add_message(channel, read.ns_of(at), raw.replace(b'80 XC', b'80 \xb0C'),
+                               read.ns_of(at))
+        writer.finish()
+    summary, kept = replayed(tmp_path, 'latin1', path)
+    assert summary.taken == {'/rosout': 40} and summary.skipped == {}
+    assert summary.observations == 40
+    assert any('motor at 80 \ufffdC, stopping' in entry[0] for entry in kept), kept
