@@ -494,7 +494,7 @@ def cmd_ingest(args, memory: 'MemoryFile') -> int:
     # store writes only when ingest says, with the progress that makes a second run skip.
     with handle, _store(args, memory, command_options.rules(args), batch_size=10**9) as store:
         _warn_store(store)
-        summary = ingest.ingest(store, iter(handle), name, _now(args), say)
+        summary = ingest.ingest(store, ingest.bounded_lines(handle), name, _now(args), say)
     lines = summary.lines()
     failure = lines.pop() if summary.failed else None  # what was not stored, and what to do
     for line in lines:
@@ -685,6 +685,10 @@ def main(argv=None) -> int:
             return refusal.refuse(args.command, error)
         except BrokenPipeError:
             return 0
+        except Exception as error:  # noqa: B902 - the file system's, SQLite's: one line
+            if not refusal.unforeseen(error):
+                raise
+            return refusal.refuse_unforeseen(args.command, error)
     finally:
         sys.stdout, sys.stderr = out, err
 

@@ -18,7 +18,9 @@ How ``robot-memory`` refuses: the one conversion of an error into a message and 
 A command raises; ``main`` (and a command that goes on past one failure, as ``approve
 all``) catches ``RobotMemoryError`` (every refusal of the core derives from it) and the
 standard library's ``ValueError``, and answers with :func:`refuse`: the message on
-standard error after the command's name, and the exit code.
+standard error after the command's name, and the exit code. What no refusal foresaw (a
+file system's or SQLite's error, a date out of range) is said in one line too
+(:func:`refuse_unforeseen`), never as a traceback.
 """
 
 import sys
@@ -41,3 +43,32 @@ def refuse(command: str, error: BaseException) -> int:
     """
     print(f'robot-memory {command}: {error}', file=sys.stderr)
     return exit_code(error)
+
+
+def unforeseen(error: BaseException) -> bool:
+    """Whether ``error`` is one :func:`refuse_unforeseen` says: OSError, OverflowError, SQLite's."""
+    sqlite3 = sys.modules.get('sqlite3')  # not imported: none of its errors can be raised
+    return isinstance(error, (OSError, OverflowError)) or (
+        sqlite3 is not None and isinstance(error, sqlite3.Error))
+
+
+def refuse_unforeseen(command: str, error: BaseException) -> int:
+    """
+    Say an error no refusal foresaw (the file system's, SQLite's, a date out of range).
+
+    One line, as a refusal, never a traceback: what failed and the system's words for it,
+    then what to look at. Exit code 1.
+    """
+    if isinstance(error, OSError):
+        where = f' {error.filename}' if error.filename else ''
+        what = f'cannot use{where}: {error.strerror or error}'
+        advice = 'check that path, its permissions and the free space on its disk'
+    elif isinstance(error, OverflowError):
+        what = f'a date or number out of range ({error})'
+        advice = 'give a time between the years 1900 and 9000'
+    else:  # sqlite3.Error
+        what = f'the database refused: {error}'
+        advice = ('check the free space and permissions of the memory database (a full disk, a '
+                  'read-only file); what was not written is written by the next run')
+    print(f'robot-memory {command}: {what}; {advice}', file=sys.stderr)
+    return 1

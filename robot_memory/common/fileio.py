@@ -43,10 +43,22 @@ def side_file(path: pathlib.Path, suffix: str) -> pathlib.Path:
 
 
 def fsync_directory(directory: pathlib.Path) -> None:
-    """Make a rename or a new file in ``directory`` durable (fsync of the directory)."""
-    fd = os.open(directory, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0))
+    """
+    Make a rename or a new file in ``directory`` durable (fsync of the directory).
+
+    Best effort once the rename is done: a directory this user may write but not read
+    (mode 0300), or a file system that cannot sync a directory (EINVAL), made a command fail
+    after its file was already replaced, the dream left "in progress".
+    """
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0))
+    except PermissionError:
+        return
     try:
         os.fsync(fd)
+    except OSError as error:
+        if error.errno not in (errno.EINVAL, errno.ENOTSUP):
+            raise
     finally:
         os.close(fd)
 

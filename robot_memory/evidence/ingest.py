@@ -155,6 +155,24 @@ class Progress:
         self.dirty = set()
 
 
+def bounded_lines(handle, most: int = observations.MAX_LINE_BYTES) -> Iterator[str]:
+    """
+    Yield the lines of a text stream, each read at most ``most`` + 1 characters at a time.
+
+    A line longer than ``most`` is yielded cut there (refused as too long) and the rest of it
+    read past in pieces: a file without line ends (a NUL-filled card, a stray binary) read
+    as one line filled memory until the process died.
+    """
+    while True:
+        line = handle.readline(most + 1)
+        if not line:
+            return
+        rest = line
+        while len(rest) > most and not rest.endswith('\n'):
+            rest = handle.readline(most + 1)
+        yield line
+
+
 def ingest(store: EvidenceStore, lines: Iterator[str], name: str, now: dt.datetime,
            say: Callable[[str], None]) -> IngestSummary:
     """

@@ -300,8 +300,21 @@ def connect(path, busy_timeout_s: float) -> PlainDatabase:
             raise SubstrateError(f'cannot open the memory database {target} ({error}); '
                                  'it was left as it is: retry when the process holding '
                                  'it is done') from None
+        if not _damaged(error):  # a full disk, a read-only file: not damage either
+            raise SubstrateError(f'cannot write the memory database {target} ({error}); it '
+                                 'was left as it is: check the free space on its disk and its '
+                                 'permissions, then retry') from None
         raise SubstrateError(f'{target} is not a usable memory database ({error}); move it '
                              'aside and a new one is created') from None
+
+
+def _damaged(error: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite's error says the file is damaged or not a database (else: the disk)."""
+    name = getattr(error, 'sqlite_errorname', '')
+    if name:
+        return name.startswith(('SQLITE_CORRUPT', 'SQLITE_NOTADB'))
+    words = ('disk I/O', 'disk is full', 'readonly', 'unable to open')
+    return not any(word in str(error) for word in words)
 
 
 def audit_rows(conn, record_id: str) -> list:
