@@ -41,6 +41,7 @@ from cryptography.exceptions import InvalidSignature
 from robot_memory.common.timeutil import format_iso
 from robot_memory.common.timeutil import parse_iso
 from robot_memory.common.timeutil import to_utc
+from robot_memory.common.validation_text import first_errors
 from robot_memory.federation.peer_context import FLEET_BLOCK
 from robot_memory.federation.peer_context import load_private_key
 from robot_memory.federation.peer_context import load_public_key
@@ -54,6 +55,8 @@ from robot_memory.fleet.refusals import Refused
 from robot_memory.rcan.schema import MemoryDocument
 from robot_memory.rcan.schema import PeerBlock
 from robot_memory.rcan.schema import PeerEntry
+from robot_memory.rcan.schema import ValidationError
+from robot_memory.rcan.untrusted import check_displayable
 
 FORMAT = 'robot-memory-lesson/1'
 SCOPES = ('model', 'site')
@@ -116,9 +119,28 @@ def _canonical(data: dict) -> bytes:
                       allow_nan=False).encode('utf-8')
 
 
+def check_keepable(lesson: Lesson) -> None:
+    """
+    Refuse (ValueError) a promotion whose entry a robot could not keep as a peer entry.
+
+    Checked where a lesson is made and where it is taken: a lesson robots cannot keep (an id
+    with a space, 600 characters of text, a line break, a bidi or tag character) raised in
+    the robot's round of lessons and stopped the lessons after it.
+    """
+    if lesson.action != 'promote':
+        return
+    try:
+        _peer_entry(lesson)
+    except ValidationError as error:
+        raise ValueError(f'its entry cannot be kept: {first_errors(error)}') from None
+    for text in (lesson.entry['text'], *lesson.entry['tags']):
+        check_displayable(text, "the entry's text or a tag")
+
+
 def seal_lesson(lesson: Lesson, private_key_path) -> bytes:
     """Return the lesson's message, signed with the fleet's private key."""
     check_scope(lesson.scope, lesson.scope_value)
+    check_keepable(lesson)
     data = {'format': FORMAT, 'lesson_id': lesson.lesson_id, 'action': lesson.action,
             'scope': lesson.scope, 'scope_value': lesson.scope_value,
             'issued_at': format_iso(lesson.issued_at), 'source_rrn': lesson.source_rrn,
@@ -175,6 +197,7 @@ def open_lesson(raw: bytes, public_key_path) -> Lesson:
             parse_iso(data['issued_at']),
             check_rrn(data['source_rrn']), _text(data, 'source_entry', 200), data['entry'],
             _text(data, 'operator', 64), _text(data, 'reason', 500))
+        check_keepable(lesson)
     except (UnicodeDecodeError, ValueError, TypeError) as error:
         raise Refused('malformed', f'not a fleet lesson: {error}'[:300], _ADVICE) from None
     signature = data['signature']
@@ -191,6 +214,16 @@ def open_lesson(raw: bytes, public_key_path) -> Lesson:
         raise Refused('unsigned_lesson', f'lesson {lesson.lesson_id} is not signed by the '
                       f'fleet key {public_key_path}', _ADVICE, lesson.source_rrn) from None
     return lesson
+
+
+def _peer_entry(lesson: Lesson) -> PeerEntry:
+    """Return the peer entry a promotion becomes (pydantic's ValidationError if it cannot)."""
+    return PeerEntry(id=lesson.entry_id, type=lesson.entry['type'], text=lesson.entry['text'],
+                     confidence=float(lesson.entry['confidence']),
+                     tags=list(lesson.entry['tags']), first_seen=lesson.issued_at,
+                     last_reinforced=lesson.issued_at, lesson=lesson.lesson_id,
+                     from_rrn=lesson.source_rrn, from_entry=lesson.source_entry,
+                     scope=f'{lesson.scope}:{lesson.scope_value}')
 
 
 def _fleet_block(document: MemoryDocument) -> tuple:
@@ -223,13 +256,7 @@ def apply_lesson(document: MemoryDocument, lesson: Lesson, now: dt.datetime) -> 
     else:
         if lesson.lesson_id in revoked:
             return None
-        fields = {'id': entry_id, 'type': lesson.entry['type'], 'text': lesson.entry['text'],
-                  'confidence': float(lesson.entry['confidence']),
-                  'tags': list(lesson.entry['tags']), 'first_seen': lesson.issued_at,
-                  'last_reinforced': lesson.issued_at, 'lesson': lesson.lesson_id,
-                  'from_rrn': lesson.source_rrn, 'from_entry': lesson.source_entry,
-                  'scope': f'{lesson.scope}:{lesson.scope_value}'}
-        taken = PeerEntry(**fields)
+        taken = _peer_entry(lesson)
         if current is not None and current.model_dump() == taken.model_dump():
             return None
         entries = [entry for entry in entries if entry.id != entry_id] + [taken]

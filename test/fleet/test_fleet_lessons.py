@@ -14,6 +14,7 @@
 
 """Fleet lessons: promoted and revoked in the store, signed, checked and taken in by a robot."""
 
+import base64
 import datetime as dt
 import json
 
@@ -23,7 +24,9 @@ from robot_memory.federation.peer_context import expire_peers
 from robot_memory.federation.peer_context import FederationPolicy
 from robot_memory.federation.peer_context import FLEET_BLOCK
 from robot_memory.federation.peer_context import generate_keypair
+from robot_memory.federation.peer_context import load_private_key
 from robot_memory.fleet import lesson_store
+from robot_memory.fleet import lessons
 from robot_memory.fleet.fleet_store import FleetStore
 from robot_memory.fleet.lessons import apply_lesson
 from robot_memory.fleet.lessons import open_lesson
@@ -110,6 +113,37 @@ def test_a_lesson_the_fleet_key_did_not_sign_is_refused(store, fleet_key, tmp_pa
     data.pop('signature')
     with pytest.raises(Refused, match='malformed'):
         open_lesson(json.dumps(data).encode(), fleet_key[1])
+
+
+@pytest.mark.parametrize('change, words', [
+    ({'lesson_id': 'les 1'}, 'id: String should match pattern'),
+    ({'text': 'x' * 600}, 'text: String should have at most 500 characters'),
+    ({'text': 'door sticks\n\U0001F534 [99%] b'}, 'U+000A'),
+    ({'type': 'bogus'}, 'type: Input should be'),
+    ({'text': 'door \u202eko'}, 'U+202E'),
+])
+def test_a_signed_lesson_a_robot_could_not_keep_is_refused_where_made_and_where_taken(
+        store, fleet_key, change, words):
+    # It raised pydantic's ValidationError in the robot's round of lessons: that lesson was
+    # not audited as refused, and the lessons after it in the round were not taken
+    _, good = lesson_store.promote(store, fleet_key[0], A, 'mem-enc00001', 'site', 'depot-x',
+                                   'ops', 'why', NOW)
+    data = json.loads(good)
+    data.pop('signature')
+    if 'lesson_id' in change:
+        data['lesson_id'] = change['lesson_id']
+    else:
+        data['entry'].update(change)
+    signature = load_private_key(fleet_key[0]).sign(lessons._canonical(data))
+    data['signature'] = base64.b64encode(signature).decode('ascii')
+    with pytest.raises(Refused, match='malformed') as refused:
+        open_lesson(json.dumps(data).encode(), fleet_key[1])
+    assert words in str(refused.value)
+    lesson = lessons.Lesson(data['lesson_id'], 'promote', 'site', 'depot-x', NOW, A,
+                            'mem-enc00001', data['entry'], 'ops', 'why')
+    with pytest.raises(ValueError) as made:
+        lessons.seal_lesson(lesson, fleet_key[0])
+    assert words in str(made.value)
 
 
 def test_a_robot_takes_a_lesson_as_a_fleet_peer_entry_until_it_is_revoked(
