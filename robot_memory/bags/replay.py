@@ -640,8 +640,8 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
         state.take(bag.identity, topic, ns, key)
         if ns < early_ns:
             summary.early += 1
-        taken[topic] = taken.get(topic, 0) + 1
-        _take(role, bag, raw, topic, type_name, node_topic, stamp, store, statuses, summary)
+        if _take(role, bag, raw, topic, type_name, node_topic, stamp, store, statuses, summary):
+            taken[topic] = taken.get(topic, 0) + 1  # else skipped, saying why: not both
         since_flush += 1
         if since_flush >= FLUSH_MESSAGES:
             flush()
@@ -696,8 +696,8 @@ def _log(bag, raw, type_name: str):
 
 
 def _take(role, bag, raw, topic, type_name, node_topic, stamp, store, statuses,
-          summary) -> None:
-    """Add one message's evidence to the store, or note in ``summary`` why it was refused."""
+          summary) -> bool:
+    """Add one message's evidence to the store; False (``summary`` says why) if refused."""
     try:
         if role == 'diagnostic':
             reports = bag.statuses(raw, type_name, statuses)
@@ -725,5 +725,8 @@ def _take(role, bag, raw, topic, type_name, node_topic, stamp, store, statuses,
             summary.waiting += 1
     except (observations.ObservationError, read.RecordingError) as error:
         summary.skip(f'refused: {error}')
+        return False
     except Exception as error:  # noqa: B902 - a message the library cannot deserialize
         summary.skip(f'{topic}: a message that cannot be deserialized ({type(error).__name__})')
+        return False
+    return True

@@ -255,3 +255,30 @@ def test_a_log_whose_text_is_not_utf8_is_taken_as_memory_node_takes_it(tmp_path)
     assert summary.taken == {'/rosout': 40} and summary.skipped == {}
     assert summary.observations == 40
     assert any('motor at 80 \ufffdC, stopping' in entry[0] for entry in kept), kept
+
+
+def test_a_message_that_cannot_be_read_is_counted_skipped_not_also_taken(tmp_path):
+    # the summary said 200 taken and 100 skipped of 200 messages
+    type_name = 'diagnostic_msgs/msg/DiagnosticArray'
+    text, _ = STORE.generate_msgdef(type_name, ros_version=2)
+    path = tmp_path / 'garbled.mcap'
+    with open(path, 'wb') as handle:
+        writer = Writer(handle)
+        writer.start(profile='ros2', library='robot_memory tests')
+        channel = writer.register_channel(
+            '/diagnostics', 'cdr', writer.register_schema(type_name, 'ros2msg', text.encode()))
+        garbled = 0
+        for step, (at, message) in enumerate(ITEMS[:300]):
+            topic, kind, fields = bag_writer.message_data(message)
+            if topic != '/diagnostics':
+                continue
+            raw = bytes(STORE.serialize_cdr(bag_writer.build(STORE, kind, fields), kind))
+            garbled += step % 2
+            writer.add_message(channel, read.ns_of(at), raw[:13] if step % 2 else raw,
+                               read.ns_of(at))
+        writer.finish()
+    summary, _ = replayed(tmp_path, 'garbled', path)
+    assert summary.recordings[0]['messages'] == 225 and garbled == 75
+    assert summary.taken == {'/diagnostics': 150}
+    assert summary.skipped == {
+        '/diagnostics: a message that cannot be deserialized (SerdeError)': 75}
