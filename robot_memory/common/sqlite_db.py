@@ -295,7 +295,7 @@ def apply_migrations(migrations: MigrationSet, db: PlainDatabase) -> None:
 
 def create_private_file(path: pathlib.Path) -> None:
     """
-    Create ``path`` empty with mode 0600 if it is missing; make it 0600 either way.
+    Create ``path`` empty with mode 0600 if it is missing; make it (and its WAL files) 0600.
 
     An existing database is never opened here: closing any descriptor of a file drops
     every POSIX lock this process holds on it, including the shared lock of a SQLite
@@ -310,6 +310,12 @@ def create_private_file(path: pathlib.Path) -> None:
     else:
         os.close(fd)
     os.chmod(path, FILE_MODE)
+    # SQLite makes its -wal and -shm with the database's mode: made while it was read-only
+    # (0400: its damage check reads it), a read-only -shm kept every later writer out with
+    # "attempt to write a readonly database" though the database itself was 0600 again.
+    for suffix in ('-wal', '-shm'):
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(side_file(path, suffix), FILE_MODE)
 
 
 def _primary_code(error: BaseException) -> Optional[int]:

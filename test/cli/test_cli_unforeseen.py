@@ -23,6 +23,7 @@ import pytest
 
 from robot_memory.cli.main import main
 from robot_memory.common import fileio
+from robot_memory.common.sqlite_db import create_private_file
 from robot_memory.evidence.ingest import bounded_lines
 from robot_memory.substrate import record_tables
 from support.samples import SPEC_EXAMPLE
@@ -85,3 +86,15 @@ def test_a_line_without_an_end_is_read_in_pieces_and_cut():
     lines = list(bounded_lines(stream, most=1000))
     assert lines[0] == '{"a": 1}\n' and lines[1] == '\0' * 1001
     assert lines[2:] == ['{"b": 2}\n', 'x' * 25]
+
+
+def test_wal_files_made_while_the_database_was_read_only_are_made_writable_again(tmp_path):
+    # the damage check reads a 0400 database: SQLite made its -shm 0400 too, and every later
+    # writer (the database 0600 again) failed with "attempt to write a readonly database"
+    database = tmp_path / 'robot-memory.db'
+    for path in (database, tmp_path / 'robot-memory.db-shm', tmp_path / 'robot-memory.db-wal'):
+        path.write_bytes(b'')
+        path.chmod(0o400)
+    create_private_file(database)
+    assert {path.name: path.stat().st_mode & 0o777 for path in tmp_path.iterdir()} == {
+        'robot-memory.db': 0o600, 'robot-memory.db-shm': 0o600, 'robot-memory.db-wal': 0o600}
