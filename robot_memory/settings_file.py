@@ -35,6 +35,7 @@ from pydantic import ValidationError
 import yaml
 
 from robot_memory.common import validation_text
+from robot_memory.common.fileio import read_settings_text
 from robot_memory.errors import MemoryFileError
 from robot_memory.evidence.proposal_queue import ProposalSettings
 from robot_memory.federation.peer_context import FederationPolicy
@@ -238,7 +239,7 @@ def read_parameters_file(path, node_name: str = 'robot_memory') -> dict:
     """
     path = pathlib.Path(path).expanduser()
     try:
-        data = yaml.load(path.read_text(encoding='utf-8'), Loader=yaml.CSafeLoader) or {}
+        data = yaml.load(read_settings_text(path), Loader=yaml.CSafeLoader) or {}
     except OSError as error:
         raise MemoryFileError(f'cannot read the config file: {error.strerror}', path) from None
     except yaml.YAMLError as error:

@@ -42,6 +42,23 @@ def side_file(path: pathlib.Path, suffix: str) -> pathlib.Path:
     return path.with_name(path.name + suffix)
 
 
+SETTINGS_MAX_BYTES = 1 << 20  # a rules or parameters file is a few kilobytes
+
+
+def read_settings_text(path, most: int = SETTINGS_MAX_BYTES) -> str:
+    """
+    Return a small text file (rules, parameters), reading at most ``most`` + 1 bytes of it.
+
+    OSError (EFBIG) when it is larger: ``--rules /dev/zero`` read until memory ran out.
+    """
+    with open(path, 'rb') as handle:
+        data = handle.read(most + 1)
+    if len(data) > most:
+        raise OSError(errno.EFBIG, f'larger than {most // 1024} KiB, so not a settings file '
+                                   'this could be')
+    return data.decode('utf-8')
+
+
 def fsync_directory(directory: pathlib.Path) -> None:
     """
     Make a rename or a new file in ``directory`` durable (fsync of the directory).

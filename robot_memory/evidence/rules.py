@@ -56,6 +56,7 @@ from pydantic import ValidationError
 import yaml
 
 from robot_memory.common import validation_text
+from robot_memory.common.fileio import read_settings_text
 from robot_memory.errors import RobotMemoryError
 from robot_memory.evidence.observations import DIAGNOSTIC_LEVELS
 from robot_memory.evidence.observations import DiagnosticObservation
@@ -259,7 +260,7 @@ class Rules:
         """Read and validate a YAML rules file."""
         path = pathlib.Path(path).expanduser()
         try:
-            data = yaml.load(path.read_text(encoding='utf-8'), Loader=yaml.CSafeLoader)
+            data = yaml.load(read_settings_text(path), Loader=yaml.CSafeLoader)
         except OSError as error:
             raise RulesError(f'{path}: cannot read the rules file: {error.strerror}') from None
         except yaml.YAMLError as error:

@@ -98,3 +98,15 @@ def test_wal_files_made_while_the_database_was_read_only_are_made_writable_again
     create_private_file(database)
     assert {path.name: path.stat().st_mode & 0o777 for path in tmp_path.iterdir()} == {
         'robot-memory.db': 0o600, 'robot-memory.db-shm': 0o600, 'robot-memory.db-wal': 0o600}
+
+
+@pytest.mark.parametrize('option, what', [('--rules', 'rules'), ('--config', 'config')])
+def test_a_rules_or_parameters_file_of_megabytes_is_refused_unread(memory, capsys, option,
+                                                                   what):
+    # --rules /dev/zero read until memory ran out (a hang without a limit)
+    big = memory.parent / 'huge.yaml'
+    with open(big, 'wb') as handle:
+        handle.truncate(8 << 20)  # sparse: no disk used
+    assert main(['dream', '--file', str(memory), option, str(big)]) == 1
+    err = capsys.readouterr().err
+    assert f'cannot read the {what} file: larger than 1024 KiB' in err
