@@ -227,30 +227,40 @@ def test_a_replay_says_when_messages_were_too_far_out_of_order_to_hold(tmp_path,
     assert 'more than 100 held back' in note
 
 
-def test_a_log_whose_text_is_not_utf8_is_taken_as_memory_node_takes_it(tmp_path):
-    # rosbags refuses a string that is not UTF-8; rclpy (memory_node) reads it with U+FFFD.
-    # Every such /rosout message was skipped as "cannot be deserialized".
-    type_name = 'rcl_interfaces/msg/Log'
+def one_topic_mcap(path: pathlib.Path, topic: str, type_name: str, messages) -> pathlib.Path:
+    """Write ``messages`` ((recorded time, raw CDR bytes)) on one topic; return ``path``."""
     text, _ = STORE.generate_msgdef(type_name, ros_version=2)
-    path = tmp_path / 'latin1.mcap'
     with open(path, 'wb') as handle:
         writer = Writer(handle)
         writer.start(profile='ros2', library='robot_memory tests')
         channel = writer.register_channel(
-            '/rosout', 'cdr', writer.register_schema(type_name, 'ros2msg', text.encode()))
-        for step in range(40):
-            at = START + dt.timedelta(hours=step)  # over a night: a dream writes the entry
-            record = obs.log(at, 'motor_driver', 40, 'motor at 80 XC, stopping', 'm.cpp', 'run',
-                             7)
-            fields = bag_writer.message_data(record)[2]
-            raw = bytes(STORE.serialize_cdr(bag_writer.build(STORE, type_name, fields),
-                                            type_name))
-            assert cdr.log_record(raw) == cdr.LogRecord(40, 'motor_driver',
-                                                        'motor at 80 XC, stopping', 'm.cpp',
-                                                        'run', 7)  # as rosbags reads it
-            writer.add_message(channel, read.ns_of(at), raw.replace(b'80 XC', b'80 \xb0C'),
-                               read.ns_of(at))
+            topic, 'cdr', writer.register_schema(type_name, 'ros2msg', text.encode()))
+        for at, raw in messages:
+            writer.add_message(channel, read.ns_of(at), raw, read.ns_of(at))
         writer.finish()
+    return path
+
+
+def serialized(message) -> bytes:
+    """Return an observation's message as CDR bytes, as a ROS 2 recorder writes it."""
+    _, type_name, fields = bag_writer.message_data(message)
+    return bytes(STORE.serialize_cdr(bag_writer.build(STORE, type_name, fields), type_name))
+
+
+def test_a_log_whose_text_is_not_utf8_is_taken_as_memory_node_takes_it(tmp_path):
+    # rosbags refuses a string that is not UTF-8; rclpy (memory_node) reads it with U+FFFD.
+    # Every such /rosout message was skipped as "cannot be deserialized".
+    messages = []
+    for step in range(40):
+        at = START + dt.timedelta(hours=step)  # over a night: a dream writes the entry
+        raw = serialized(obs.log(at, 'motor_driver', 40, 'motor at 80 XC, stopping', 'm.cpp',
+                                 'run', 7))
+        assert cdr.log_record(raw) == cdr.LogRecord(40, 'motor_driver',
+                                                    'motor at 80 XC, stopping', 'm.cpp', 'run',
+                                                    7)  # as rosbags reads it
+        messages.append((at, raw.replace(b'80 XC', b'80 \xb0C')))
+    path = one_topic_mcap(tmp_path / 'latin1.mcap', '/rosout', 'rcl_interfaces/msg/Log',
+                          messages)
     summary, kept = replayed(tmp_path, 'latin1', path)
     assert summary.taken == {'/rosout': 40} and summary.skipped == {}
     assert summary.observations == 40
@@ -259,26 +269,14 @@ def test_a_log_whose_text_is_not_utf8_is_taken_as_memory_node_takes_it(tmp_path)
 
 def test_a_message_that_cannot_be_read_is_counted_skipped_not_also_taken(tmp_path):
     # the summary said 200 taken and 100 skipped of 200 messages
-    type_name = 'diagnostic_msgs/msg/DiagnosticArray'
-    text, _ = STORE.generate_msgdef(type_name, ros_version=2)
-    path = tmp_path / 'garbled.mcap'
-    with open(path, 'wb') as handle:
-        writer = Writer(handle)
-        writer.start(profile='ros2', library='robot_memory tests')
-        channel = writer.register_channel(
-            '/diagnostics', 'cdr', writer.register_schema(type_name, 'ros2msg', text.encode()))
-        garbled = 0
-        for step, (at, message) in enumerate(ITEMS[:300]):
-            topic, kind, fields = bag_writer.message_data(message)
-            if topic != '/diagnostics':
-                continue
-            raw = bytes(STORE.serialize_cdr(bag_writer.build(STORE, kind, fields), kind))
-            garbled += step % 2
-            writer.add_message(channel, read.ns_of(at), raw[:13] if step % 2 else raw,
-                               read.ns_of(at))
-        writer.finish()
+    diagnostics = [(at, serialized(message)) for at, message in ITEMS[:300]
+                   if message.source == 'diagnostic']
+    messages = [(at, raw[:13] if step % 2 else raw) for step, (at, raw) in enumerate(diagnostics)]
+    path = one_topic_mcap(tmp_path / 'garbled.mcap', '/diagnostics',
+                          'diagnostic_msgs/msg/DiagnosticArray', messages)
     summary, _ = replayed(tmp_path, 'garbled', path)
-    assert summary.recordings[0]['messages'] == 225 and garbled == 75
-    assert summary.taken == {'/diagnostics': 150}
+    garbled = len(diagnostics) // 2
+    assert summary.recordings[0]['messages'] == len(diagnostics)
+    assert summary.taken == {'/diagnostics': len(diagnostics) - garbled}
     assert summary.skipped == {
-        '/diagnostics: a message that cannot be deserialized (SerdeError)': 75}
+        '/diagnostics: a message that cannot be deserialized (SerdeError)': garbled}
