@@ -58,7 +58,9 @@ if TYPE_CHECKING:
 
 FLUSH_MESSAGES = 20_000  # messages between two writes of observations and progress
 PROGRESS_S = 0.25  # wall seconds between two progress reports
-PROGRESS_EVERY = 4096  # messages between two looks at the wall clock
+# Messages between two looks at the wall clock, and so at Ctrl-C: at 4096 a recording of
+# fewer messages could not be stopped at all (a look costs 0.1 us a message at 256).
+PROGRESS_EVERY = 256
 OWN_NODE = 'memory_node'  # memory_node's own health reports and log are not evidence
 FUTURE_WHY = ("recorded after this machine's clock (evidence from the future): the recording "
               "robot's clock ran ahead, or this one is behind; fix the clock and replay again")

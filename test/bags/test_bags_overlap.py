@@ -220,3 +220,20 @@ def test_a_second_replay_into_the_same_memory_waits_its_turn_and_takes_nothing(t
     finally:
         os.close(fd)
     assert run(tmp_path, wheels).observations == len(WHEELS)
+
+
+def test_ctrl_c_stops_a_recording_of_a_few_hundred_messages(tmp_path):
+    # progress (and so Ctrl-C) was looked at every 4096 messages: a smaller recording ran on
+    bag = bag_writer.write_bag(tmp_path / 'wheels', WHEELS, 'mcap')
+    asked = []
+
+    def stop(state):
+        if state['messages'] and not state.get('final'):
+            asked.append(state['messages'])
+            raise replay.Interrupted()
+    options = replay.ReplayOptions(nightly=None)
+    with EvidenceStore(tmp_path / 'robot-memory.db', batch_size=10**9) as store:
+        cut = replay.replay([bag], store, MemoryFile(tmp_path / 'robot-memory.md'), options,
+                            progress=stop, clock=iter(range(10**6)).__next__)
+    assert len(WHEELS) < 4096 and cut.interrupted and asked == [replay.PROGRESS_EVERY]
+    assert run(tmp_path, bag).observations == len(WHEELS) - replay.PROGRESS_EVERY
