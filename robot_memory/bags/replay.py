@@ -492,7 +492,8 @@ def _replay(paths, store, memory, options: ReplayOptions, progress, clock) -> Re
     summary.refused.extend((problem.split(': ', 1)[0], problem.split(': ', 1)[-1])
                            for problem in problems)
     state = _Progress(store.db.conn)
-    bags, plans = [], []
+    bags: list = []
+    plans: list = []
     try:
         for path in found:
             try:

@@ -209,7 +209,8 @@ def log_record(raw: bytes) -> LogRecord:
         (line,) = unpack(raw, pos)
     except struct.error:
         raise CdrError(f'the message ends before its last field ({size} bytes)') from None
-    return LogRecord(level, *texts, line)
+    name, msg, file, function = texts
+    return LogRecord(level, name, msg, file, function, line)
 
 
 class StatusCache:

@@ -247,7 +247,7 @@ def _readings(text: str) -> tuple:
 # scan of one text (about 40 µs) is kept for the last texts seen, each at most a few kB.
 @functools.lru_cache(maxsize=2048)
 def _scan(text: str) -> tuple:
-    found = {}  # in pattern order, each finding once
+    found: dict = {}  # in pattern order, each finding once
     readings = _readings(text)
     for name, pattern in _COMPILED:
         for reading in readings:

@@ -120,6 +120,9 @@ def forget_targets(store, target: str, by: str, statuses: tuple, all_matches: bo
     """Return the rows ``forget`` acts on and how many matched: by id, else by every word."""
     if by in ('auto', 'id'):
         rows = store.rows('id = ?', (target,)) if len(target) <= MAX_RECORD_ID else []
+        # a record recall withholds from this caller is no record to it: by id as by query
+        # (a low-trust client hard-deleted, or learned the id and type of, what it may not see)
+        rows = [row for row in rows if SENSITIVITIES.index(row['sensitivity']) <= highest]
         if rows:
             row = rows[0]
             if action == 'archive' and row['status'] == 'archived':
