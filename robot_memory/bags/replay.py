@@ -574,9 +574,7 @@ def _stream(index: int, bag: read.Bag, plan: dict):
 
 def _run(bags, plans, store, memory, options, state, summary, progress, clock) -> None:
     rules = options.rules or store.rules
-    cursor = store.dream_cursor()
-    last_dream = cursor.last_dream_at
-    summary.last_dream = last_dream
+    last_dream = summary.last_dream = store.dream_cursor().last_dream_at
     early_ns = read.ns_of(last_dream) if last_dream is not None else -1
     total = sum(sum(bag.counts().get(topic, 0) for topic in plan)
                 for bag, plan in zip(bags, plans))
@@ -601,11 +599,9 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
                            for index, (bag, plan) in enumerate(zip(bags, plans))))
     for ns, index, topic, type_name, raw in merged:
         bag = bags[index]
-        if future_ns is not None and ns > future_ns:  # not taken: a replay later takes it
-            summary.skip(FUTURE_WHY)
-            continue
-        if ns < read.EARLIEST_NS:  # a message before the robot's clock was set, say
-            summary.skip(SIM_TIME_WHY)
+        why = _out_of_time(ns, future_ns)
+        if why is not None:
+            summary.skip(why)
             continue
         if next_dream is None and options.nightly is not None:
             since = ns if taken_until is None else min(ns, taken_until)
@@ -655,6 +651,15 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
         progress({'messages': done, 'total': total, 'bytes': done_bytes,
                   'total_bytes': total_bytes, 'elapsed': summary.elapsed_s, 'at': summary.last,
                   'final': True})
+
+
+def _out_of_time(ns: int, future_ns: Optional[int]) -> Optional[str]:
+    """Why a message's time keeps it out, or None: after this machine's clock, before 2000."""
+    if future_ns is not None and ns > future_ns:  # not taken: a replay later takes it
+        return FUTURE_WHY
+    if ns < read.EARLIEST_NS:  # a message before the robot's clock was set, say
+        return SIM_TIME_WHY
+    return None
 
 
 def _dreams_due(ns, next_dream, last_dream, flush, store, memory, rules, options, summary):
