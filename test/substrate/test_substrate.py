@@ -353,6 +353,28 @@ def test_trust_redacts_one_level_above_and_withholds_further(store):
         store.recall('door', trust='admin', now=NOW)
 
 
+def test_a_record_withheld_from_a_caller_cannot_be_forgotten_by_it_even_by_id(store):
+    # A low-trust MCP client could hard-delete (and, dry, read the type of) a record recall
+    # withheld from it, by its id: the query path checked the level, the id path did not
+    kept = store.learn('The lab safe is behind the blue panel', now=NOW,
+                       sensitivity='high').record_id
+    medium = store.learn('The spare key is in the red box', now=NOW,
+                         sensitivity='medium').record_id
+    assert store.recall('lab safe', trust='low', now=NOW).withheld == 1
+    for hard, dry_run in ((True, True), (True, False), (False, False)):
+        with pytest.raises(SubstrateError) as refused:
+            store.forget(kept, 'tidy up', now=NOW, hard=hard, dry_run=dry_run, trust='low')
+        assert 'no record has that id' in str(refused.value)
+        assert 'semantic' not in str(refused.value)
+        with pytest.raises(SubstrateError, match=f"no record with id '{kept}'"):
+            store.forget(kept, 'tidy up', now=NOW, hard=hard, by='id', trust='low')
+    assert store.get(kept).status == 'active'
+    # one level above the caller's is redacted, as recall redacts it, and can be forgotten
+    done = store.forget(medium, 'tidy up', now=NOW, trust='low')
+    assert done.ids == [medium] and done.records[0]['text'] == '[redacted: medium sensitivity]'
+    assert store.forget(kept, 'tidy up', now=NOW, trust='high').ids == [kept]
+
+
 def test_hybrid_recall_finds_paraphrases(vector_store):
     target = vector_store.learn('The robot recharges at the docking station in the garage',
                                 now=NOW)
