@@ -54,7 +54,8 @@ def forget(store, target: str, reason: str, now: dt.datetime, hard: bool = False
     restored (to their status before the archive, or contested when a live fact now
     conflicts) until they are hard-deleted; the audit entry outlives a hard delete.
     ``trust`` (the caller's level, as in ``recall``): a query skips the records recall
-    would withhold, and the reply redacts the text of those it would redact.
+    would withhold, an id naming one is no record's id, and the reply redacts the text of
+    those it would redact.
     """
     reason = check_reason(reason)
     if by not in ('auto', 'id', 'query'):

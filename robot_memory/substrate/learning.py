@@ -201,8 +201,10 @@ def find_duplicate(store, kind: str, text: str, vector=None) -> Optional[tuple]:
         return rows[0], 'exact', 1.0
     if kind == 'episodic':
         return None
-    # "The dock is not safe" is no duplicate of "the dock is safe", however similar.
+    # "The dock is not safe" is no duplicate of "the dock is safe", however similar; nor is
+    # "marker 12 near shelf A12" of "marker 11 near shelf A11" (textrules.figures).
     negated = textrules.negated(text)
+    figures = textrules.figures(text)
     words = textrules.content_tokens(text)
     seqs = jaccard_candidates(store.db.conn, text, words, store.jaccard_threshold,
                               store.common_words)
@@ -215,7 +217,8 @@ def find_duplicate(store, kind: str, text: str, vector=None) -> Optional[tuple]:
         best = None
         for row in store.rows_by_seq(seqs):
             if row['type'] != kind or row['status'] not in LIVE or \
-                    textrules.negated(row['text']) != negated:
+                    textrules.negated(row['text']) != negated or \
+                    textrules.figures(row['text']) != figures:
                 continue
             similarity = textrules.jaccard(words, textrules.content_tokens(row['text']))
             if similarity >= store.jaccard_threshold and (best is None or similarity > best[2]):
@@ -228,7 +231,8 @@ def find_duplicate(store, kind: str, text: str, vector=None) -> Optional[tuple]:
         for seq, similarity in store.vector_index().near(vector, store.cosine_threshold, 10):
             row = store.rows_by_seq([seq])
             if row and row[0]['type'] == kind and row[0]['status'] in LIVE and \
-                    textrules.negated(row[0]['text']) == negated:
+                    textrules.negated(row[0]['text']) == negated and \
+                    textrules.figures(row[0]['text']) == figures:
                 return row[0], 'cosine', round(similarity, 4)
     return None
 

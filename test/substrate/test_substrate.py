@@ -375,6 +375,17 @@ def test_a_record_withheld_from_a_caller_cannot_be_forgotten_by_it_even_by_id(st
     assert store.forget(kept, 'tidy up', now=NOW, trust='high').ids == [kept]
 
 
+def test_texts_that_differ_in_their_numbers_are_two_facts_not_a_duplicate(vector_store):
+    # merged as a cosine duplicate: a recall for marker 12 found only the marker-11 record
+    first = vector_store.learn('Robot A observed marker number 11 near shelf A11', now=NOW)
+    second = vector_store.learn('Robot A observed marker number 12 near shelf A12', now=NOW)
+    assert second.record_id != first.record_id and second.action == 'created'
+    hits = vector_store.recall('marker 12 shelf A12', now=NOW).hits
+    assert hits[0].id == second.record_id
+    again = vector_store.learn('Robot A observed marker number 12 near shelf A12.', now=NOW)
+    assert again.record_id == second.record_id  # the same figures: still one fact
+
+
 def test_hybrid_recall_finds_paraphrases(vector_store):
     target = vector_store.learn('The robot recharges at the docking station in the garage',
                                 now=NOW)
@@ -475,7 +486,10 @@ def test_forget_shows_no_more_than_recall_would_to_the_caller(store):
     assert preview.records[0]['text'] == '[redacted: high sensitivity]'
     with pytest.raises(SubstrateError, match='no live record matches'):
         store.forget('vault alarm 9090', 'x', NOW, trust='medium')
-    assert store.forget(hidden, 'by id', NOW, trust='medium').ids == [hidden]
+    # by id as by query: a record withheld from the caller is no record to it
+    with pytest.raises(SubstrateError, match='no record has that id'):
+        store.forget(hidden, 'by id', NOW, trust='medium')
+    assert store.forget(hidden, 'by id', NOW, trust='hyper').ids == [hidden]
 
 
 def test_an_archived_record_is_restored_until_it_is_hard_deleted(store):

@@ -331,19 +331,31 @@ class _TableEmbedder:
                             for text in texts])
 
 
+def _letters(number: int) -> str:
+    """Return ``number`` written in letters (0 is a, 26 is ba): a name without a digit."""
+    word = ''
+    while True:
+        number, digit = divmod(number, 26)
+        word = chr(ord('a') + digit) + word
+        if not number:
+            return word
+
+
 def test_a_learn_finds_its_cosine_duplicate_among_thousands(tmp_path):
     # No word in common with any stored text, so only the vector check can find the
     # duplicate; the stored ones just below the threshold must not be taken for it.
-    stored = [f'zone{number} sample{number * 7} reading' for number in range(3000)]
+    # words without digits: texts whose numbers differ are never duplicates (figures)
+    stored = [f'zone{_letters(number)} sample{_letters(number * 7)} reading'
+              for number in range(3000)]
     vectors = _unit_rows(len(stored), 64, seed=21)
     table = dict(zip(stored, vectors))
     probes = {}
     for number, target in enumerate(range(17, 3000, 150)):
-        probe = f'fresh probe {number} unlike anything'
+        probe = f'fresh probe {_letters(number)} unlike anything'
         table[probe] = _near_rows(vectors[target], [0.952], seed=40 + number)[0]
         probes[probe] = target
     # Just below: 0.94 to the probes' vectors, yet not duplicates.
-    table['decoy text alpha'] = _near_rows(table['fresh probe 0 unlike anything'], [0.94],
+    table['decoy text alpha'] = _near_rows(table['fresh probe a unlike anything'], [0.94],
                                            seed=60)[0]
     with Substrate(tmp_path / 'robot-memory.db', embedder=_TableEmbedder(table, 64)) as store:
         store.learn_many(stored + ['decoy text alpha'], NOW, type='semantic')
