@@ -65,7 +65,7 @@ def refuse_unforeseen(command: str, error: BaseException) -> int:
         advice = 'check that path, its permissions and the free space on its disk'
     elif isinstance(error, OverflowError):
         what = f'a date or number out of range ({error})'
-        advice = 'give a time between the years 1900 and 9000'
+        advice = 'give a smaller number, or a time between the years 1900 and 9000'
     else:  # sqlite3.Error
         what = f'the database refused: {error}'
         advice = ('check the free space and permissions of the memory database (a full disk, a '

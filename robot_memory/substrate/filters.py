@@ -170,8 +170,9 @@ def check_point(point, what: str = 'near') -> tuple:
     """Return a position as a tuple of 2 or 3 finite floats."""
     try:
         values = tuple(float(value) for value in point)
-    except (TypeError, ValueError):
-        raise SubstrateError(f'{what} must be 2 or 3 numbers (x, y[, z]), got {point!r}') from None
+    except (TypeError, ValueError, OverflowError):  # 10**400 is no float
+        raise SubstrateError(f'{what} must be 2 or 3 numbers (x, y[, z]), got '
+                             f'{str(point)[:80]}') from None
     if len(values) not in (2, 3) or not all(math.isfinite(value) for value in values):
         raise SubstrateError(f'{what} must be 2 or 3 finite numbers (x, y[, z]), got {point!r}')
     return values
@@ -186,7 +187,11 @@ def position_of(context: dict, parts: tuple = ('position',)) -> Optional[tuple]:
         return None
     if not all(isinstance(item, (int, float)) and not isinstance(item, bool) for item in value):
         return None
-    return tuple(float(item) for item in value)
+    try:  # one record's odd position (10**400, 1e308) makes it one without a position
+        point = tuple(float(item) for item in value)
+    except OverflowError:
+        return None
+    return point if all(math.isfinite(item) for item in point) else None
 
 
 def distance(left: tuple, right: tuple) -> float:
@@ -194,4 +199,4 @@ def distance(left: tuple, right: tuple) -> float:
     size = max(len(left), len(right))
     left = left + (0.0,) * (size - len(left))
     right = right + (0.0,) * (size - len(right))
-    return math.sqrt(sum((a - b) ** 2 for a, b in zip(left, right)))
+    return math.hypot(*(a - b for a, b in zip(left, right)))  # no overflow of (a - b) ** 2

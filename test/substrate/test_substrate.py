@@ -386,6 +386,18 @@ def test_texts_that_differ_in_their_numbers_are_two_facts_not_a_duplicate(vector
     assert again.record_id == second.record_id  # the same figures: still one fact
 
 
+def test_a_position_too_large_for_a_float_is_refused_or_no_position(store):
+    # near: [10**400, 0] raised OverflowError; one record at [1e300, 0] broke every near
+    # recall that matched it ((a - b) ** 2 overflowed)
+    with pytest.raises(SubstrateError, match='near must be 2 or 3 numbers'):
+        store.recall('lamp', near=[10**400, 0], now=NOW)
+    far = store.learn('The lamp is in room ten', now=NOW, context={'position': [1e300, 0]})
+    huge = store.learn('The lamp shade is in room nine', now=NOW,
+                       context={'position': [10**400, 0]})
+    found = store.recall('lamp', near=[0, 0], now=NOW)
+    assert {hit.id for hit in found.hits} >= {far.record_id, huge.record_id}
+
+
 def test_hybrid_recall_finds_paraphrases(vector_store):
     target = vector_store.learn('The robot recharges at the docking station in the garage',
                                 now=NOW)
