@@ -35,6 +35,7 @@ with the official client SDK.
 
 import datetime as dt
 import json
+import math
 import pathlib
 import sys
 import traceback
@@ -364,7 +365,13 @@ class Server:
         if not isinstance(name, str):
             raise _RpcError(INVALID_PARAMS, 'tools/call needs params.name, the tool to call')
         try:
-            reply = self.tools.call(name, params.get('arguments') or {})
+            arguments = params.get('arguments')
+            if arguments is None:
+                arguments = {}
+            if not isinstance(arguments, dict):  # false, 0, "" were taken for no arguments
+                raise ValueError(f"arguments must be an object of the tool's fields, got "
+                                 f'{json.dumps(arguments)[:80]}')
+            reply = self.tools.call(name, arguments)
         except (RobotMemoryError, ValueError) as error:  # bad arguments, the core's refusals
             return tool_error(name, error)
         except Exception as error:  # noqa: B902 - a failure: said too, its traceback logged
@@ -414,7 +421,10 @@ class Server:
             except ValueError as error:  # nested too deeply too: refused, the server goes on
                 reply = _error(None, PARSE_ERROR, f'not JSON: {error}')
             else:
-                if isinstance(message, list):  # a batch (protocol 2025-03-26)
+                if message == []:  # an empty batch is one invalid request (JSON-RPC 2.0, 6)
+                    reply = _error(None, INVALID_REQUEST, 'an empty batch: send at least one '
+                                   'request')
+                elif isinstance(message, list):  # a batch (protocol 2025-03-26)
                     reply = [answer for answer in map(self.handle, message) if answer] or None
                 else:
                     reply = self.handle(message)
@@ -445,6 +455,8 @@ def tool_error(name: str, error: BaseException) -> dict:
 def _valid_id(message: dict) -> bool:
     """Whether the request's id, if any, is one JSON-RPC 2.0 allows: string, number or null."""
     request_id = message.get('id')
+    if isinstance(request_id, float) and not math.isfinite(request_id):
+        return False  # NaN, 1e400: echoed, they are not JSON
     return request_id is None or (isinstance(request_id, (str, int, float))
                                   and not isinstance(request_id, bool))
 

@@ -316,7 +316,14 @@ def test_a_line_no_request_can_be_is_answered_and_the_server_goes_on(tmp_path):
              '{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "\\udc80"}}',
              '{"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": '
              '"get_context", "arguments": {"query": "wheel \\udcff"}}}',
-             '{"jsonrpc": "2.0", "id": 11, "method": "ping"}']
+             '{"jsonrpc": "2.0", "id": 11, "method": "ping"}',
+             # an empty batch is one invalid request; a non-finite id echoed is no JSON;
+             # arguments that are not an object are refused, not read as none
+             '[]', '{"jsonrpc": "2.0", "id": NaN, "method": "ping"}',
+             '{"jsonrpc": "2.0", "id": 1e400, "method": "ping"}',
+             '{"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"name": '
+             '"get_context", "arguments": false}}',
+             '{"jsonrpc": "2.0", "id": 13, "method": "ping"}']
     done = subprocess.run([installed_command(), 'mcp', '--file', str(memory_path)],
                           input='\n'.join(lines) + '\n', capture_output=True, text=True,
                           timeout=120, cwd=str(tmp_path))
@@ -324,7 +331,11 @@ def test_a_line_no_request_can_be_is_answered_and_the_server_goes_on(tmp_path):
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert [(reply['id'], reply.get('error', {}).get('code')) for reply in replies] == [
         (None, -32700), (None, -32600), (None, -32600), (7, None), (8, None), (9, None),
-        (10, None), (11, None)]
+        (10, None), (11, None), (None, -32600), (None, -32600), (None, -32600), (12, None),
+        (13, None)]
+    assert replies[11]['error']['message'].startswith('an empty batch')
+    assert replies[14]['result']['isError'] and 'arguments must be an object' in replies[14][
+        'result']['content'][0]['text']
     assert replies[4]['result']['isError'] and '\ud800' in replies[4]['result']['content'][0][
         'text']
     assert not replies[6]['result'].get('isError'), replies[6]  # the query read with U+FFFD
