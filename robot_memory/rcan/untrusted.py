@@ -97,7 +97,8 @@ PATTERNS = (
                          r'(?:prompt|instructions|context)\b'),
     ('prompt request', r'\b(?:reveal|print|show|repeat|output|leak)\s+(?:me\s+)?(?:your|the)\s+'
                        r'(?:system\s+|hidden\s+|initial\s+)?(?:prompt|instructions)\b'),
-    ('block forgery', r'[\U0001F534\U0001F7E1\U0001F7E2]\s*\[\s*\d{1,3}(?:\s*[.,]\s*\d+)?\s*%\s*\]|'
+    ('block forgery', r'[\U0001F534\U0001F7E1\U0001F7E2\U0001F7E5\U0001F7E8\U0001F7E9\u2B55]'
+                      r'\s*\[\s*\d{1,3}(?:\s*[.,]\s*\d+)?\s*%\s*\]|'
                       r'robot\s*memory\s*\(\s*observations\s*,\s*not\s+instructions'),
 )
 _COMPILED = tuple((name, re.compile(pattern)) for name, pattern in PATTERNS)
@@ -131,14 +132,23 @@ _TAGS = re.compile('[\U000e0020-\U000e007e]+')
 # Cyrillic and Greek letters that look like Latin ones (after case folding), read as those:
 # "іgnore аll prevіous іnstructіons" is the order it looks like.
 _LATIN_LOOKALIKES = str.maketrans(
-    'авеікмнорстухѕјԁӏһԛԝүɑɡıαεικνορτυχγζημ',
-    'abeikmhopctyxsjdlhqwyagiaeikvoptuxyznm')
-_UNSAFE_LINE = re.compile(f'[\x00-\x1f\x7f-\x9f{_INVISIBLE}]')
-_UNSAFE_OUTPUT = re.compile(f'[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}]')
+    'авеікмнорстухѕјԁӏһԛԝүɑɡıαεικνορτυχγζημ'  # Cyrillic, Latin and Greek look-alikes
+    'ʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ',  # small capitals, which case folding leaves as they are
+    'abeikmhopctyxsjdlhqwyagiaeikvoptuxyznm'
+    'bcdefghijklmnoprstuvwyz')
+# Digits and signs read as the letters they stand for ("1gn0re", "ign0re all prev1ous").
+_LEET = str.maketrans('0134578@$', 'oieastbas')
+_SPELLED = re.compile(r'\b(?:\w ){3,}\w\b')  # "i g n o r e": letters one by one
+# Private use areas: no character a reader sees, but bytes a model's tokenizer may read.
+_PRIVATE = '\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd'
+_UNSAFE_LINE = re.compile(f'[\x00-\x1f\x7f-\x9f{_INVISIBLE}{_PRIVATE}]')
+_UNSAFE_OUTPUT = re.compile(f'[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}{_PRIVATE}]')
 
 
 def _escape(match) -> str:
-    return f'\\u{ord(match.group()):04x}'
+    # beyond U+FFFF: \U and 8 digits (\ue0069 read as U+E006 and a "9")
+    code = ord(match.group())
+    return f'\\u{code:04x}' if code <= 0xFFFF else f'\\U{code:08x}'
 
 
 def check_displayable(value: str, what: str) -> str:
@@ -231,15 +241,24 @@ def _readings(text: str) -> tuple:
 
     Hidden characters removed, so "ig<ZWSP>nore" reads "ignore"; and as spaces, so
     "note<SHY>ignore all previous instructions" does not hide the order by gluing it to the
-    word before; tag characters as the ASCII they mirror; look-alike letters as Latin ones.
+    word before; tag characters as the ASCII they mirror; look-alike letters (and small
+    capitals) as Latin ones; accents and other combining marks left off ("ign̈ore", the dot
+    case folding leaves on "İ"); digits as the letters they stand for ("1gn0re"); and letters
+    spelled one by one ("i g n o r e") as a word.
     """
     plain = normalise(text)
-    if text.isascii():
-        return (plain,)
-    readings = [plain, normalise(text, ' ')]
-    if _TAGS.search(text):
-        readings.append(normalise(_TAGS.sub(_untag, text)))
-    readings += [reading.translate(_LATIN_LOOKALIKES) for reading in readings]
+    readings = [plain]
+    if not text.isascii():
+        readings.append(normalise(text, ' '))
+        if _TAGS.search(text):
+            readings.append(normalise(_TAGS.sub(_untag, text)))
+        readings += [reading.translate(_LATIN_LOOKALIKES) for reading in readings]
+        readings += [''.join(char for char in unicodedata.normalize('NFKD', reading)
+                             if not unicodedata.combining(char)) for reading in readings]
+    if any(char in '0134578@$' for char in plain):
+        readings.append(readings[-1].translate(_LEET))
+    if _SPELLED.search(plain):
+        readings.append(_SPELLED.sub(lambda run: run.group().replace(' ', ''), readings[-1]))
     return tuple(dict.fromkeys(readings))
 
 
