@@ -202,9 +202,14 @@ class Page:
             if len(body) > MAX_FORM_BYTES:
                 raise Refused(413, f'the form is over {MAX_FORM_BYTES} bytes; nothing was '
                                    'changed')
+        kind = request.headers.get('content-type', '').split(';')[0].strip().lower()
+        if kind != 'application/x-www-form-urlencoded':
+            raise Refused(415, f'a change is sent as a form (application/x-www-form-urlencoded),'
+                               f' not {kind[:60] or "without a type"}; nothing was changed')
         try:
+            # strict: bytes that are not UTF-8 were stored as U+FFFD in the entry's text
             fields = urllib.parse.parse_qs(body.decode('utf-8'), keep_blank_values=True,
-                                           max_num_fields=50)
+                                           max_num_fields=50, errors='strict')
         except (UnicodeDecodeError, ValueError) as error:
             raise Refused(400, f'the form could not be read ({error}); nothing was changed')
         form = {key: values[-1] for key, values in fields.items()}
@@ -228,7 +233,7 @@ class Page:
         values.update(
             request=request, path=request.url.path, read_only=self.config.read_only,
             can_change=can_change, csrf=csrf_mark(self.config.token) if can_change else '',
-            actor=request.cookies.get(ACTOR_COOKIE, ''),
+            actor=urllib.parse.unquote(request.cookies.get(ACTOR_COOKIE, '')),
             host=self.config.host, has_token=self._has_token(request),
             fleet_on=self.config.fleet is not None)
         text = self.templates.get_template(name).render(**values)
@@ -244,7 +249,10 @@ class Page:
                            message=error.message, back=back)
 
     def _done(self, request: Request, response: HTMLResponse, actor: str) -> HTMLResponse:
-        response.set_cookie(ACTOR_COOKIE, actor, httponly=True, samesite='strict')
+        # Percent-encoded: a header is Latin-1, so "田中" raised after the change was made and
+        # the page said it was refused, "nothing was changed".
+        response.set_cookie(ACTOR_COOKIE, urllib.parse.quote(actor), httponly=True,
+                            samesite='strict')
         return response
 
     async def guarded(self, request: Request, handler) -> HTMLResponse:

@@ -23,6 +23,7 @@ import datetime as dt
 import html
 
 from robot_memory.common.timeutil import from_epoch
+from robot_memory.rcan.untrusted import neutralise
 
 WIDTH = 640
 HEIGHT = 180
@@ -33,9 +34,14 @@ EVENT_COLOURS = {'create': '#3465a4', 'reinforce': '#4e9a06', 'resolve': '#06989
                  'approve': '#75507b', 'peer_merge': '#c4a000', 'undo': '#ce5c00'}
 
 
+def _text(value) -> str:
+    """Return text for the SVG: control, bidi and invisible characters escaped, then HTML."""
+    return html.escape(neutralise(str(value)))
+
+
 def _svg(body: list, title: str, height: int = HEIGHT) -> str:
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" '
-            f'role="img" class="chart"><title>{html.escape(title)}</title>'
+            f'role="img" class="chart"><title>{_text(title)}</title>'
             + ''.join(body) + '</svg>')
 
 
@@ -64,14 +70,14 @@ def confidence_chart(points: list, events: list, thresholds: dict) -> str:
         body.append(f'<line x1="{PAD}" x2="{WIDTH - PAD}" y1="{y(value):.1f}" '
                     f'y2="{y(value):.1f}" stroke="#bbb" stroke-dasharray="4 3"/>'
                     f'<text x="{WIDTH - PAD - 2}" y="{y(value) - 2:.1f}" font-size="9" '
-                    f'text-anchor="end" fill="#777">{html.escape(name)}</text>')
+                    f'text-anchor="end" fill="#777">{_text(name)}</text>')
     path = ' '.join(f'{"M" if index == 0 else "L"}{x(at):.1f},{y(value):.1f}'
                     for index, (at, value) in enumerate(points))
     body.append(f'<path d="{path}" fill="none" stroke="#204a87" stroke-width="2"/>')
     for at, action in events:
         colour = EVENT_COLOURS.get(action, '#000')
         body.append(f'<circle cx="{x(at):.1f}" cy="{HEIGHT - PAD + 8}" r="4" fill="{colour}">'
-                    f'<title>{html.escape(action)} {_day(at)}</title></circle>')
+                    f'<title>{_text(action)} {_day(at)}</title></circle>')
     body.append(f'<text x="{PAD}" y="{HEIGHT - 4}" font-size="10">{_day(first)}</text>'
                 f'<text x="{WIDTH - PAD}" y="{HEIGHT - 4}" font-size="10" text-anchor="end">'
                 f'{_day(last)}</text><text x="4" y="{y(1.0) + 4:.1f}" font-size="10">1.0</text>'
@@ -81,7 +87,7 @@ def confidence_chart(points: list, events: list, thresholds: dict) -> str:
         colour = EVENT_COLOURS.get(action, '#000')
         body.append(f'<circle cx="{PAD + 8 + index * 90}" cy="12" r="4" '
                     f'fill="{colour}"/><text x="{PAD + 16 + index * 90}" '
-                    f'y="16" font-size="10">{html.escape(action)}</text>')
+                    f'y="16" font-size="10">{_text(action)}</text>')
     return _svg(body, 'confidence over time')
 
 
@@ -93,12 +99,12 @@ def _axes(title: str, x_label: str, y_label: str, top: int, height: int = HEIGHT
     """Return a chart's visible title and axis names (not only tooltips)."""
     middle = PAD + (height - PAD - 24) / 2
     return [f'<text x="{WIDTH / 2:.0f}" y="14" font-size="12" font-weight="bold" '
-            f'text-anchor="middle" class="chart-title">{html.escape(title)}</text>',
+            f'text-anchor="middle" class="chart-title">{_text(title)}</text>',
             f'<text x="{WIDTH / 2:.0f}" y="{height - 2}" font-size="10" text-anchor="middle" '
-            f'class="axis-label">{html.escape(x_label)}</text>',
+            f'class="axis-label">{_text(x_label)}</text>',
             f'<text x="10" y="{middle:.0f}" font-size="10" text-anchor="middle" '
             f'transform="rotate(-90 10 {middle:.0f})" class="axis-label">'
-            f'{html.escape(y_label)}</text>',
+            f'{_text(y_label)}</text>',
             f'<text x="{PAD - 3}" y="{PAD + 4}" font-size="10" text-anchor="end">{top}</text>',
             f'<text x="{PAD - 3}" y="{height - 24}" font-size="10" text-anchor="end">0</text>']
 
@@ -135,14 +141,14 @@ def daily_chart(daily: dict) -> str:
             y = PAD + plot_h - (stacked[slot] / top * plot_h) - height
             body.append(f'<rect x="{PAD + slot * bar:.1f}" y="{y:.1f}" '
                         f'width="{max(bar - 1, 1):.1f}" height="{height:.1f}" fill="{colour}">'
-                        f'<title>{html.escape(day)}: {value} × {html.escape(signature)}'
+                        f'<title>{_text(day)}: {value} × {_text(signature)}'
                         '</title></rect>')
             stacked[slot] += value
         row = HEIGHT + 6 + index * LEGEND_ROW
         body.append(f'<rect x="{PAD}" y="{row}" width="8" height="8" fill="{colour}"/>'
                     f'<text x="{PAD + 12}" y="{row + 8}" font-size="10" class="legend">'
-                    f'<title>{html.escape(signature)}</title>'
-                    f'{html.escape(_legend_name(signature))}</text>')
+                    f'<title>{_text(signature)}</title>'
+                    f'{_text(_legend_name(signature))}</text>')
     body.append(f'<text x="{PAD}" y="{HEIGHT - 12}" font-size="10">{days[0]}</text>'
                 f'<text x="{WIDTH - PAD}" y="{HEIGHT - 12}" font-size="10" text-anchor="end">'
                 f'{days[-1]}</text>')

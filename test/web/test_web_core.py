@@ -225,6 +225,40 @@ def test_a_bad_edit_is_refused_and_the_file_keeps_its_bytes(demo):
     assert memory.path.read_bytes() == before
 
 
+def test_an_actor_outside_latin1_is_answered_as_done_and_remembered(demo):
+    # The actor goes back in a cookie; a header is Latin-1: the change was made, then the
+    # page said it was refused and "nothing was changed"
+    memory, client = demo
+    entry_id = entry_ids(memory)[0]
+    status, page = client.change(f'/entries/{entry_id}/edit', text='Encoder drops ticks',
+                                 reason='clearer', actor='田中 Łukasz')
+    assert status == 200 and 'text changed; audited as manual' in page, page
+    with EvidenceStore(memory.path.with_suffix('.db')) as store:
+        assert store.history(entry_id)[-1].actor == 'web:田中 Łukasz'
+
+
+def test_a_form_that_is_not_utf8_or_not_a_form_changes_nothing(demo):
+    memory, client = demo
+    entry_id = entry_ids(memory)[0]
+    before = memory.path.read_bytes()
+    form = urllib.parse.urlencode({'csrf': csrf_mark(TOKEN), 'actor': 'dana', 'reason': 'x'})
+    status, page = client.request(f'/entries/{entry_id}/edit', token=TOKEN, headers={
+        'Origin': client.base}, body=(form + '&text=%ff%fe%fd').encode())
+    assert status == 400 and 'the form could not be read' in page  # was stored as U+FFFD
+    status, page = client.request(f'/entries/{entry_id}/edit', token=TOKEN, headers={
+        'Origin': client.base, 'Content-Type': 'text/plain'},
+        body=(form + '&text=new').encode())
+    assert status == 415 and 'not text/plain' in page
+    assert memory.path.read_bytes() == before
+
+
+def test_a_charts_text_is_shown_as_the_brain_gets_it():
+    from robot_memory.web import charts
+    svg = charts.daily_chart({'cam: \u202efront \U000e0069 \x1b[31m': {'2026-05-01': 3}})
+    assert '\u202e' not in svg and '\U000e0069' not in svg and '\x1b' not in svg
+    assert '\\u202e' in svg and '\\U000e0069' in svg
+
+
 def test_edit_entry_refuses_an_edit_that_changes_nothing(tmp_path):
     memory = web_demo.build(tmp_path, dt.datetime.now(UTC), nights=2)
     [entry, *_] = memory.load(dt.datetime.now(UTC)).document.entries
