@@ -23,6 +23,7 @@ a ``manual`` audit record naming the person. An edit by an editor is taken in by
 dream with the same audit action.
 """
 
+import contextlib
 import datetime as dt
 import json
 from typing import Any
@@ -87,8 +88,13 @@ def edit_entry(store, memory_file, entry_id: str, now: dt.datetime, actor: str, 
         raise EditError('give a new text or new tags; nothing was changed')
     if not memory_file.exists():
         raise EditError(f'there is no memory file at {memory_file.path}')
+    # The database's write lock is taken inside the file's (the order a dream takes them)
+    # and before the file is written: an edit while another process held the database
+    # wrote the file, then failed, saying "nothing was changed". Now a failure before the
+    # file is saved changes nothing, and the database commits only once it is saved.
+    database = contextlib.ExitStack()
     try:
-        with memory_file.update(now, on_corrupt='raise') as result:
+        with database, memory_file.update(now, on_corrupt='raise') as result:
             document = result.document
             position = entry_index(document.entries, entry_id)
             if position is None:
@@ -110,19 +116,21 @@ def edit_entry(store, memory_file, entry_id: str, now: dt.datetime, actor: str, 
             if canonical(updated) == canonical(entry):
                 raise EditError(f'entry {entry_id} already reads so; nothing was changed')
             document.entries[position] = updated
+            before, after = canonical(entry), canonical(updated)
+            detail = {'change': 'edited', 'before': json.loads(before),
+                      'after': json.loads(after)}
+            database.enter_context(store.db.atomic(immediate=True))
+            conn = store.db.conn
+            # The prior version is the file's entry as it was: a hand edit made since the last
+            # dream is what an undo gives back, not the dream's snapshot of before it.
+            conn.execute('INSERT INTO entry_versions (at, entry_id, prior, manual) VALUES '
+                         '(?, ?, ?, 1)', (now.timestamp(), entry_id, before))
+            conn.execute('UPDATE snapshot SET data = ? WHERE entry_id = ?', (after, entry_id))
+            write_audit(conn, [(format_iso(now), entry_id, 'manual', actor,
+                                f'edited by hand: {reason}',
+                                json.dumps(detail, ensure_ascii=False, sort_keys=True), None)])
     except MemoryFileError as error:
         raise EditError(str(error)) from None
-    before, after = canonical(entry), canonical(updated)
-    detail = {'change': 'edited', 'before': json.loads(before), 'after': json.loads(after)}
-    with store.db.atomic(immediate=True):
-        conn = store.db.conn
-        conn.execute('INSERT INTO entry_versions (at, entry_id, prior, manual) VALUES '
-                     '(?, ?, coalesce((SELECT data FROM snapshot WHERE entry_id = ?), ?), 1)',
-                     (now.timestamp(), entry_id, entry_id, before))
-        conn.execute('UPDATE snapshot SET data = ? WHERE entry_id = ?', (after, entry_id))
-        write_audit(conn, [(format_iso(now), entry_id, 'manual', actor,
-                            f'edited by hand: {reason}',
-                            json.dumps(detail, ensure_ascii=False, sort_keys=True), None)])
     if untrusted.held(updated.text, updated.extras):
         detail['held'] = _propose_release(store, entry_id, updated.text, now, actor)
     return detail

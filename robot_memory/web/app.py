@@ -262,6 +262,11 @@ class Page:
         except (RobotMemoryError, ValueError) as error:  # a Refused among them
             return self.refusal(request, refused(error))
         except sqlite3.DatabaseError as error:  # a damaged file, or one locked for too long
+            if 'locked' in str(error) or 'busy' in str(error):  # it passes: never move it aside
+                return self.refusal(request, Refused(503, (
+                    f'the database {self.config.source.db_path.name} is busy: another writer '
+                    '(a dream, memory_node) held it for too long; try again in a moment; '
+                    'nothing was changed')))
             return self.refusal(request, Refused(503, (
                 f'the database {self.config.source.db_path} cannot be read now ({error}); '
                 'try again; if it stays so, move the file aside (robot-memory dream starts a '

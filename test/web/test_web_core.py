@@ -21,6 +21,7 @@ A real uvicorn server on a thread serves a demo memory; requests go through urll
 
 import datetime as dt
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -257,6 +258,44 @@ def test_a_charts_text_is_shown_as_the_brain_gets_it():
     svg = charts.daily_chart({'cam: \u202efront \U000e0069 \x1b[31m': {'2026-05-01': 3}})
     assert '\u202e' not in svg and '\U000e0069' not in svg and '\x1b' not in svg
     assert '\\u202e' in svg and '\\U000e0069' in svg
+
+
+def test_an_edit_while_the_database_is_held_changes_nothing_at_all(tmp_path):
+    # The file was written, then the database refused: "nothing was changed" was untrue,
+    # and the edit could not be undone (no version kept)
+    memory = web_demo.build(tmp_path, dt.datetime.now(UTC), nights=2)
+    [entry, *_] = memory.load(dt.datetime.now(UTC)).document.entries
+    before = memory.path.read_bytes()
+    holder = sqlite3.connect(memory.path.with_suffix('.db'), isolation_level=None)
+    try:
+        holder.execute('BEGIN IMMEDIATE')
+        with EvidenceStore(memory.path.with_suffix('.db'), busy_timeout_s=0.2) as store:
+            with pytest.raises(sqlite3.OperationalError, match='locked'):
+                edit_entry(store, memory, entry.id, dt.datetime.now(UTC), 'dana', 'clearer',
+                           text='Encoder drops ticks')
+    finally:
+        holder.execute('ROLLBACK')
+        holder.close()
+    assert memory.path.read_bytes() == before
+
+
+def test_undo_after_a_hand_edit_in_the_file_gives_the_hand_edit_back(demo):
+    # The version kept before a page edit was the dream's snapshot: a person's edit of the
+    # file since the last dream was lost by an undo to the moment before the page edit
+    memory, client = demo
+    entry_id = entry_ids(memory)[0]
+    [entry] = [item for item in memory.load(dt.datetime.now(UTC)).document.entries
+               if item.id == entry_id]
+    memory.path.write_text(memory.path.read_text().replace(entry.text, 'HAND EDIT C'))
+    time.sleep(0.01)
+    between = dt.datetime.now(UTC).isoformat()
+    time.sleep(0.01)
+    status, page = client.change(f'/entries/{entry_id}/edit', text='WEB D', reason='page')
+    assert status == 200, page
+    status, page = client.change('/review/undo', to=between, confirm='yes', reason='back')
+    assert status == 200, page
+    texts = {item.id: item.text for item in memory.load(dt.datetime.now(UTC)).document.entries}
+    assert texts[entry_id] == 'HAND EDIT C'
 
 
 def test_edit_entry_refuses_an_edit_that_changes_nothing(tmp_path):
