@@ -34,6 +34,7 @@ from robot_memory.substrate.vocabulary import MEMORY_TYPES
 from robot_memory.substrate.vocabulary import SENSITIVITIES
 
 TAG = re.compile(r'^[\w][\w\-:./]*$', re.UNICODE)
+_SURROGATE = re.compile('[\ud800-\udfff]')
 
 
 def first_error(error) -> str:
@@ -62,6 +63,7 @@ def check_text(text) -> str:
         raise SubstrateError('text is empty; say what to remember')
     if '\x00' in stripped:
         raise SubstrateError('text contains a NUL character; remove it')
+    _refuse_surrogate(stripped, 'text')
     if len(text) > MAX_TEXT:
         raise SubstrateError(f'text is {len(text)} characters; the limit is {MAX_TEXT} '
                              '(split it into several memories)')
@@ -108,7 +110,21 @@ def check_reason(reason) -> str:
     if len(reason) > MAX_REASON:
         raise SubstrateError(f'reason is {len(reason)} characters; the limit is '
                              f'{MAX_REASON} (shorten it)')
+    _refuse_surrogate(reason, 'reason')
     return reason.strip()
+
+
+def _refuse_surrogate(value: str, what: str) -> None:
+    r"""
+    Refuse a lone surrogate ("\ud800" in JSON, bytes that were not UTF-8 on a command line).
+
+    SQLite stores UTF-8: it failed later with the codec's own words, naming no field.
+    """
+    found = _SURROGATE.search(value)
+    if found is not None:
+        raise SubstrateError(f'{what} holds a lone surrogate (U+{ord(found.group()):04X}) at '
+                             f'position {found.start()}, which is no character: send UTF-8 '
+                             'text')
 
 
 def check_provenance(provenance) -> list:

@@ -398,6 +398,17 @@ def test_a_position_too_large_for_a_float_is_refused_or_no_position(store):
     assert {hit.id for hit in found.hits} >= {far.record_id, huge.record_id}
 
 
+def test_a_lone_surrogate_is_refused_naming_the_field(store):
+    # it failed in SQLite's encoding with the codec's words, naming no field
+    with pytest.raises(SubstrateError, match=r'text holds a lone surrogate \(U\+D800\) at '
+                                             'position 9'):
+        store.learn('the dock \ud800 is here', now=NOW)
+    kept = store.learn('the dock is here', now=NOW).record_id
+    with pytest.raises(SubstrateError, match='reason holds a lone surrogate'):
+        store.forget(kept, 'tidy \udcff', NOW)
+    assert store.get(kept).status == 'active'
+
+
 def test_hybrid_recall_finds_paraphrases(vector_store):
     target = vector_store.learn('The robot recharges at the docking station in the garage',
                                 now=NOW)
