@@ -106,6 +106,16 @@ def write_new(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None:
     fsync_directory(path.parent)
 
 
+def _hint(error: OSError, full: str) -> str:
+    """Return what to do about a failed write: ``full`` for a full disk or quota, else why."""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return full
+    if error.errno == errno.EFBIG:
+        return ('the file would be larger than this process may write (ulimit -f) or the file '
+                'system allows; raise the limit or free space')
+    return 'check permissions'
+
+
 def write_atomic(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None:
     """
     Replace ``path`` with ``data``: temp file, fsync, rename, fsync of the directory.
@@ -131,8 +141,7 @@ def write_atomic(path: pathlib.Path, data: bytes, mode: int = FILE_MODE) -> None
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
         if isinstance(error, OSError):
-            hint = ('the disk is full; free space and the write will succeed'
-                    if error.errno in (errno.ENOSPC, errno.EDQUOT) else 'check permissions')
+            hint = _hint(error, 'the disk is full; free space and the write will succeed')
             raise MemoryFileError(f'write failed ({error.strerror}); the previous file is '
                                   f'intact; {hint}', path) from None
         raise
@@ -171,8 +180,7 @@ def append_durably(path: pathlib.Path, lines: list) -> None:
                 os.fsync(fd)
             raise
     except OSError as error:
-        hint = ('the disk is full; free space and retry'
-                if error.errno in (errno.ENOSPC, errno.EDQUOT) else 'check permissions')
+        hint = _hint(error, 'the disk is full; free space and retry')
         raise MemoryFileError(f'cannot append to {path.name} ({error.strerror}); nothing was '
                               f'changed in the memory file; {hint}', path) from None
     finally:

@@ -18,6 +18,8 @@ import errno
 import io
 import os
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -26,6 +28,7 @@ from robot_memory.common import fileio
 from robot_memory.common.sqlite_db import create_private_file
 from robot_memory.evidence.ingest import bounded_lines
 from robot_memory.substrate import record_tables
+from support.processes import child_env
 from support.samples import SPEC_EXAMPLE
 
 
@@ -110,3 +113,22 @@ def test_a_rules_or_parameters_file_of_megabytes_is_refused_unread(memory, capsy
     assert main(['dream', '--file', str(memory), option, str(big)]) == 1
     err = capsys.readouterr().err
     assert f'cannot read the {what} file: larger than 1024 KiB' in err
+
+
+def test_a_write_over_the_file_size_limit_is_named_as_such(tmp_path):
+    # EFBIG (ulimit -f, a FAT file system) was answered "check permissions"
+    code = (
+        'import resource, signal, sys\n'
+        'signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n'
+        'resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))\n'
+        'from robot_memory.common.fileio import write_atomic\n'
+        'from robot_memory.errors import MemoryFileError\n'
+        'import pathlib\n'
+        'try:\n'
+        f'    write_atomic(pathlib.Path({str(tmp_path / "big.md")!r}), b"x" * 5000)\n'
+        'except MemoryFileError as error:\n'
+        '    print(error)\n')
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                          env=child_env(), timeout=60)
+    assert 'larger than this process may write (ulimit -f)' in done.stdout, done
+    assert 'check permissions' not in done.stdout
