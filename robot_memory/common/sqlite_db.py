@@ -57,6 +57,7 @@ from robot_memory.common.fileio import FILE_MODE
 from robot_memory.common.fileio import fsync_directory
 from robot_memory.common.fileio import kept_name
 from robot_memory.common.fileio import side_file
+from robot_memory.errors import RobotMemoryError
 
 # Primary SQLite result codes: a damaged file, and a full disk.
 _SQLITE_CORRUPT_CODES = (11, 26)
@@ -293,6 +294,37 @@ def apply_migrations(migrations: MigrationSet, db: PlainDatabase) -> None:
         migrations.apply_pending(db)
 
 
+class ForeignDatabase(RobotMemoryError, ValueError):
+    """The database file holds another application's tables, none of robot_memory's."""
+
+
+def _refuse_foreign(path: pathlib.Path) -> None:
+    """
+    Refuse a database that holds tables but none of robot_memory's (``--db other-app.db``).
+
+    Its tables were added to and its mode changed to 0600. Read through SQLite, read-only,
+    as ``damage_found`` reads (never opened directly). A file SQLite cannot read is left to
+    the caller's check of damage.
+    """
+    if os.stat(path).st_size == 0:
+        return
+    try:
+        conn = sqlite3.connect(f'{pathlib.Path(path).resolve().as_uri()}?mode=ro', uri=True)
+        try:
+            names = [name for name, in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return
+    ours = any(name == 'migrations' or name.endswith('_migrations') for name in names)
+    if names and not ours:
+        shown = ', '.join(sorted(names)[:5]) + (', ...' if len(names) > 5 else '')
+        raise ForeignDatabase(f"{path} holds another application's tables ({shown}), none of "
+                              "robot_memory's; it was left as it is: give a database of its "
+                              'own (a new file, or robot-memory.db beside the memory file)')
+
+
 def create_private_file(path: pathlib.Path) -> None:
     """
     Create ``path`` empty with mode 0600 if it is missing; make it (and its WAL files) 0600.
@@ -306,7 +338,7 @@ def create_private_file(path: pathlib.Path) -> None:
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, FILE_MODE)
     except FileExistsError:
-        pass
+        _refuse_foreign(path)
     else:
         os.close(fd)
     os.chmod(path, FILE_MODE)

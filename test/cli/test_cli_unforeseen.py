@@ -132,3 +132,16 @@ def test_a_write_over_the_file_size_limit_is_named_as_such(tmp_path):
                           env=child_env(), timeout=60)
     assert 'larger than this process may write (ulimit -f)' in done.stdout, done
     assert 'check permissions' not in done.stdout
+
+
+def test_another_applications_database_is_left_as_it_is(tmp_path, memory, capsys):
+    # learn --db other-app.db added robot_memory's tables to it and made it mode 0600
+    other = tmp_path / 'other-app.db'
+    with sqlite3.connect(other) as conn:
+        conn.execute('CREATE TABLE contacts (name TEXT)')
+    other.chmod(0o644)
+    before = other.read_bytes()
+    assert main(['learn', '--file', str(memory), '--db', str(other), 'the dock is here']) == 1
+    err = capsys.readouterr().err
+    assert "holds another application's tables (contacts), none of robot_memory's" in err
+    assert other.read_bytes() == before and other.stat().st_mode & 0o777 == 0o644
