@@ -71,6 +71,8 @@ from robot_memory.web.guards import SECURITY_HEADERS
 from robot_memory.web.guards import SecurityHeaders
 from robot_memory.web.guards import ServerTiming
 from robot_memory.web.guards import token_cookie
+from robot_memory.web.refusals import Refused
+from robot_memory.web.refusals import refused
 
 HERE = pathlib.Path(__file__).resolve().parent
 ACTOR_COOKIE = 'robot_memory_actor'
@@ -89,31 +91,6 @@ TRUST_LEVELS = SENSITIVITIES  # the typed memory's own levels, lowest first
 PAGE_WORDS = {'reason': 'the reason box', 'dream': 'the dream to take back',
               'to': 'the time to restore', 'undo': 'the undo to undo',
               'log': 'the Review page lists them'}
-
-
-class Refused(RobotMemoryError):
-    """A request the page refuses: the status and a message saying what to do."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def refused(error: Exception) -> Refused:
-    """
-    Return the page's refusal of ``error``: a Refused as it is, any other one a 409.
-
-    The one conversion of the page: ``Page.guarded`` answers every ``RobotMemoryError``
-    (and ``ValueError``) of a handler with it. The page says "Refused." before the message,
-    and that nothing was changed.
-    """
-    if isinstance(error, Refused):
-        return error
-    said = str(error)
-    if 'nothing was changed' not in said:
-        said += '; nothing was changed'
-    return Refused(409, said)
 
 
 @dataclasses.dataclass
