@@ -484,11 +484,12 @@ def _run(bags, plans, store, memory, options, state, summary, progress, clock) -
                 flush()
                 since_flush = 0
             continue
+        if not _take(role, bag, raw, topic, type_name, node_topic, stamp, store, statuses,
+                     summary):
+            continue  # skipped, saying why; not recorded taken, so a later replay may take it
         state.take(bag.identity, topic, ns, key)
-        if ns < early_ns:
-            summary.early += 1
-        if _take(role, bag, raw, topic, type_name, node_topic, stamp, store, statuses, summary):
-            taken[topic] = taken.get(topic, 0) + 1  # else skipped, saying why: not both
+        summary.early += ns < early_ns  # taken from before the last dream
+        taken[topic] = taken.get(topic, 0) + 1
         since_flush += 1
         if since_flush >= FLUSH_MESSAGES:
             flush()

@@ -118,12 +118,14 @@ class Progress:
                 return None
             _, times, run, consumed = mine[0]
             state = [bag, times, consumed if run == self.run else 0]
-        state[2] += 1  # this replay meets its n-th repeat
-        if state[2] <= state[1]:
+        met = state[2] + 1  # this replay meets its n-th repeat
+        if met <= state[1]:
+            state[2] = met
             self.pending[key] = state  # remembered, so the next repeat is the n+1-th
             return OWN
-        state[1] = state[2]
-        self._decided = (key, state)
+        # taken only once take() says so: a message that cannot be read stays untaken, and
+        # a later replay (a later version that reads it) takes it
+        self._decided = (key, [bag, met, met])
         return None
 
     def _legacy(self, bag: str, topic: str, ns: int, ties: int) -> Optional[str]:

@@ -280,3 +280,8 @@ def test_a_message_that_cannot_be_read_is_counted_skipped_not_also_taken(tmp_pat
     assert summary.taken == {'/diagnostics': len(diagnostics) - garbled}
     assert summary.skipped == {
         '/diagnostics: a message that cannot be deserialized (SerdeError)': garbled}
+    # not recorded as taken: a replay again (a later version that reads them) meets them again
+    again, _ = replayed(tmp_path, 'garbled', path)
+    assert again.skipped == {
+        '/diagnostics: a message that cannot be deserialized (SerdeError)': garbled,
+        replay.OWN: len(diagnostics) - garbled}
