@@ -333,8 +333,8 @@ def test_a_line_no_request_can_be_is_answered_and_the_server_goes_on(tmp_path):
         (None, -32700), (None, -32600), (None, -32600), (7, None), (8, None), (9, None),
         (10, None), (11, None), (None, -32600), (None, -32600), (None, -32600), (12, None),
         (13, None)]
-    assert replies[11]['error']['message'].startswith('an empty batch')
-    assert replies[14]['result']['isError'] and 'arguments must be an object' in replies[14][
+    assert replies[8]['error']['message'].startswith('an empty batch')
+    assert replies[11]['result']['isError'] and 'arguments must be an object' in replies[11][
         'result']['content'][0]['text']
     assert replies[4]['result']['isError'] and '\ud800' in replies[4]['result']['content'][0][
         'text']

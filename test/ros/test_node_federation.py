@@ -459,13 +459,15 @@ _MUTATIONS = {
         [math.nan, math.inf, -math.inf, -0.5, -1e-6, 1.0001, 1.5, 3.4e38, -3.4e38]), False),
     'text_long': (r'\btext\b', st.integers(501, 200_000), False),
     'text_blank': (r'\btext\b', st.sampled_from(['', ' ', '\t', '\u3000 \u2003']), False),
-    'text_control': (r'\btext\b', st.sampled_from(['\x01', '\x1b[31m', '\x7f', '\x85', '\u2028',
-                                                  '\ufeff', '\n', '\r']), False),
+    # control, invisible (a tag character, private use) and line-breaking characters
+    'text_control': (r'\btext\b', st.sampled_from(
+        ['\x01', '\x1b[31m', '\x7f', '\x85', '\u2028', '\ufeff', '\n', '\r', '\U000e0041 tag',
+         '\U0010fffd private']), False),
     # the middleware cuts a string at a NUL: what arrives is blank, or no longer what was signed
     'text_nul': (r'\btext\b|\bsignature\b', st.sampled_from(['\x00', '\x00x', 'wet\x00 floor']),
                  False),
     'text_unicode': (None, st.sampled_from(
-        ['e\u0301\u0301\u0301', '𝕎𝕖𝕥', '\U000e0041 tag', '\ufdd0 noncharacter',
+        ['e\u0301\u0301\u0301', '𝕎𝕖𝕥', '\ufdd0 noncharacter',
          '- [x]: "y" # z', '&anchor *alias !!str', 'שלום world']),
         True),
     # bidirectional overrides make text read differently from what it says
@@ -490,7 +492,7 @@ _MUTATIONS = {
         [[''], [' '], ['x' * 65], ['a\x01b'], ['\u2028'], [f't{index}' for index in range(33)]]),
         False),
     'entries_many': (r'\bentries\b', st.integers(MAX_ENTRIES + 1, 3000), False),
-    'payload_bytes': (r'\bbytes\b', st.sampled_from(['🤖', '\U0010fffd']), False),
+    'payload_bytes': (r'\bbytes\b', st.sampled_from(['🤖', '\U0001d538']), False),
     'sent_at_future': (r'\bsent_at\b', _FUTURE_S, False),
     'sent_at_past': (r'\bsent_at\b', st.floats(MAX_AGE_S + 1.0, 200 * 365 * 86400.0), False),
     'last_reinforced_future': (r'\blast_reinforced\b', _FUTURE_S, False),
